@@ -1,0 +1,77 @@
+use serde::{Deserialize, Serialize};
+
+use crate::{Attempt, Sourced};
+
+/// The NVIDIA driver and the GPUs it exposes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DriverFacts {
+    /// Every source tried, in order, with its outcome.
+    #[serde(default)]
+    pub attempts: Vec<Attempt>,
+    /// Driver version as the source spelled it, e.g. `580.159.04`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<Sourced<String>>,
+    /// Highest CUDA version the driver supports, e.g. `13.0` (cuDriverGetVersion, NVML, nvidia-smi).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cuda: Option<Sourced<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_module: Option<KernelModule>,
+    #[serde(default)]
+    pub gpus: Vec<Gpu>,
+    /// Compute processes holding GPU memory (from NVML or nvidia-smi).
+    #[serde(default)]
+    pub processes: Vec<GpuProcess>,
+}
+
+impl DriverFacts {
+    /// True when some source positively showed a loaded NVIDIA kernel driver.
+    pub fn driver_found(&self) -> bool {
+        self.version.is_some()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct KernelModule {
+    /// `open` or `proprietary`, from the NVRM banner.
+    pub flavour: String,
+    /// The banner line itself.
+    pub banner: String,
+}
+
+/// One GPU as the driver reports it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Gpu {
+    pub index: u32,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uuid: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bus_id: Option<String>,
+    /// `major.minor`, e.g. `9.0`; absent when no source gave it (procfs does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_capability: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_total_mib: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_used_mib: Option<u64>,
+    /// `Enabled` / `Disabled`, as the driver spells it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig_mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persistence_mode: Option<String>,
+    /// Where these facts came from.
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct GpuProcess {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_uuid: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_index: Option<u32>,
+    pub pid: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used_mib: Option<u64>,
+}

@@ -1,0 +1,171 @@
+//! The Snapshot: every fact cudoctor collects about a machine, and nothing it concludes.
+//!
+//! This crate is the contract between collection (I/O) and analysis (pure rules). It holds plain
+//! data only. Facts keep the raw spelling they were read in (`"580.159.04"`, `"9.0"`); the rules
+//! parse them with the knowledge base's version types. A fact that could not be read is absent
+//! and the reason is kept in an [`Attempt`], so a report can say why it does not know.
+
+mod driver;
+mod environment;
+mod images;
+mod platform;
+mod python;
+mod toolkit;
+
+pub use driver::{DriverFacts, Gpu, GpuProcess, KernelModule};
+pub use environment::{relevant_variable, EnvVars};
+pub use images::{KernelImages, LibraryImages, LibraryLinks, LinkedLibrary, LoaderFacts};
+pub use platform::{ContainerFacts, PlatformFacts};
+pub use python::{CondaPackage, Package, PythonEnv, PythonEnvKind, TorchBuild};
+pub use toolkit::{NvccOnPath, SymlinkChain, Toolkit, ToolkitFacts};
+
+use serde::{Deserialize, Serialize};
+
+/// Bumped whenever a field changes meaning or is removed; adding optional fields keeps it.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Everything known about one machine at one moment.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Snapshot {
+    pub schema_version: u32,
+    /// The cudoctor version that collected it.
+    pub tool_version: String,
+    /// Seconds since the Unix epoch when collection started (absent in fixtures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collected_at: Option<u64>,
+    /// The filesystem root the facts were read under ("/" on a real machine).
+    pub root: String,
+    #[serde(default)]
+    pub host: HostFacts,
+    #[serde(default)]
+    pub driver: DriverFacts,
+    #[serde(default)]
+    pub toolkit: ToolkitFacts,
+    #[serde(default)]
+    pub python_envs: Vec<PythonEnv>,
+    /// The environment variables that bear on CUDA, by name.
+    #[serde(default)]
+    pub env: EnvVars,
+    #[serde(default)]
+    pub platform: PlatformFacts,
+    /// Kernel images of CUDA libraries; absent when that probe did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_images: Option<KernelImages>,
+    /// What the dynamic loader would resolve; absent when that probe did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loader: Option<LoaderFacts>,
+    /// Results of runtime probes (`--deep`), kept as the probe's own JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deep: Option<serde_json::Value>,
+}
+
+impl Snapshot {
+    pub fn new(tool_version: &str, root: &str) -> Self {
+        Snapshot {
+            schema_version: SCHEMA_VERSION,
+            tool_version: tool_version.to_string(),
+            root: root.to_string(),
+            ..Default::default()
+        }
+    }
+
+    /// The Python environment rules speak of first: the one the user asked for or activated.
+    pub fn primary_env(&self) -> Option<&PythonEnv> {
+        self.python_envs.first()
+    }
+}
+
+/// Operating system facts.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostFacts {
+    /// `linux`, `windows`, `macos` (the OS the tool ran on).
+    pub os: String,
+    /// CPU architecture, e.g. `x86_64`.
+    pub arch: String,
+    /// PRETTY_NAME from os-release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distro: Option<String>,
+    /// Kernel release from /proc/sys/kernel/osrelease.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_count: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_total_mib: Option<u64>,
+}
+
+/// One try at reading a fact from one source, kept so the report can say where facts came from
+/// and why a source said nothing.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Attempt {
+    /// What was asked: `nvml`, `libcuda`, `/proc/driver/nvidia/version`, `nvidia-smi`, ...
+    pub source: String,
+    pub outcome: Outcome,
+    /// A human sentence: what was found, or why nothing was.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The source answered.
+    Ok,
+    /// The source does not exist here (no such file, library or program).
+    Absent,
+    /// The source exists but failed (error status, unreadable, garbage output).
+    Failed,
+    /// The source did not answer in time.
+    TimedOut,
+    /// Not tried (switched off, or not needed).
+    Skipped,
+}
+
+impl Attempt {
+    pub fn new(source: impl Into<String>, outcome: Outcome, detail: impl Into<String>) -> Self {
+        Attempt {
+            source: source.into(),
+            outcome,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// A value with the source it was read from, so a finding can cite it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub source: String,
+}
+
+impl<T> Sourced<T> {
+    pub fn new(value: T, source: impl Into<String>) -> Self {
+        Sourced {
+            value,
+            source: source.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshot_round_trips_through_json() {
+        let mut snap = Snapshot::new("0.1.0", "/");
+        snap.driver.version = Some(Sourced::new("580.159.04".into(), "nvml"));
+        let json = serde_json::to_string(&snap).unwrap();
+        let back: Snapshot = serde_json::from_str(&json).unwrap();
+        assert_eq!(snap, back);
+        assert!(json.contains("\"schema_version\":1"));
+    }
+
+    #[test]
+    fn old_snapshots_missing_sections_still_load() {
+        let back: Snapshot =
+            serde_json::from_str(r#"{"schema_version":1,"tool_version":"x","root":"/"}"#).unwrap();
+        assert!(back.python_envs.is_empty());
+        assert!(back.driver.gpus.is_empty());
+    }
+}

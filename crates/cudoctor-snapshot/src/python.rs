@@ -1,0 +1,93 @@
+use serde::{Deserialize, Serialize};
+
+/// One Python environment, read from its files without running Python.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PythonEnv {
+    /// The environment's prefix (`sys.prefix`).
+    pub prefix: String,
+    pub kind: PythonEnvKind,
+    /// Why it was inspected: `--python`, `VIRTUAL_ENV`, `CONDA_PREFIX`, `python3 on PATH`.
+    #[serde(default)]
+    pub found_via: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpreter: Option<String>,
+    /// `3.12` or `3.12.3`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_version: Option<String>,
+    #[serde(default)]
+    pub site_packages: Vec<String>,
+    /// Packages that matter for CUDA (torch and friends, every `nvidia-*`), by normalised name.
+    #[serde(default)]
+    pub packages: Vec<Package>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torch: Option<TorchBuild>,
+    /// conda's record of CUDA packages (`cudatoolkit`, `pytorch-cuda`, `cuda-toolkit`, `pytorch`).
+    #[serde(default)]
+    pub conda_packages: Vec<CondaPackage>,
+    /// Problems met while reading this environment.
+    #[serde(default)]
+    pub errors: Vec<String>,
+}
+
+impl PythonEnv {
+    pub fn package(&self, name: &str) -> Option<&Package> {
+        self.packages.iter().find(|p| p.name == name)
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PythonEnvKind {
+    Venv,
+    Conda,
+    #[default]
+    System,
+}
+
+/// An installed distribution.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Package {
+    /// Normalised (PEP 503): lower case, runs of `-_.` as `-`.
+    pub name: String,
+    pub version: String,
+    /// The site-packages directory it lives in.
+    pub location: String,
+}
+
+/// What `torch/version.py` says about the installed torch.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct TorchBuild {
+    /// `__version__`, e.g. `2.11.0+cu130`.
+    pub version: String,
+    /// `cuda`: the CUDA runtime the build targets, `None` for CPU or ROCm builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hip: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_version: Option<String>,
+    /// The torch package directory.
+    pub path: String,
+}
+
+impl TorchBuild {
+    /// The local version label, e.g. `cu130` from `2.11.0+cu130`.
+    pub fn local_label(&self) -> Option<&str> {
+        self.version.split_once('+').map(|(_, l)| l)
+    }
+
+    /// The public version, e.g. `2.11.0`.
+    pub fn public_version(&self) -> &str {
+        self.version.split('+').next().unwrap_or(&self.version)
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CondaPackage {
+    pub name: String,
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+}
