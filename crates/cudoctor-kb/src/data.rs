@@ -1,0 +1,335 @@
+//! The data files: their names, the embedded copies, and the rows as they are written in TOML.
+//! Typed tables are built from these rows in `lib.rs`.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::KbError;
+use crate::version::{ComputeCapability, CudaVersion, DriverVersion};
+
+/// The schema version every data file must declare.
+pub const SCHEMA_VERSION: u32 = 1;
+
+pub const TOOLKITS: &str = "toolkits.toml";
+pub const DRIVERS: &str = "drivers.toml";
+pub const MINOR_COMPAT: &str = "minor_compat.toml";
+pub const TORCH: &str = "torch.toml";
+pub const ARCH_LISTS: &str = "arch_lists.toml";
+pub const GPUS: &str = "gpus.toml";
+pub const NVCC: &str = "nvcc.toml";
+
+/// Every data file a knowledge-base directory may hold.
+pub const FILE_NAMES: [&str; 7] = [
+    TOOLKITS,
+    DRIVERS,
+    MINOR_COMPAT,
+    TORCH,
+    ARCH_LISTS,
+    GPUS,
+    NVCC,
+];
+
+fn embedded_text(name: &str) -> Option<&'static str> {
+    Some(match name {
+        TOOLKITS => include_str!("../data/toolkits.toml"),
+        DRIVERS => include_str!("../data/drivers.toml"),
+        MINOR_COMPAT => include_str!("../data/minor_compat.toml"),
+        TORCH => include_str!("../data/torch.toml"),
+        ARCH_LISTS => include_str!("../data/arch_lists.toml"),
+        GPUS => include_str!("../data/gpus.toml"),
+        NVCC => include_str!("../data/nvcc.toml"),
+        _ => return None,
+    })
+}
+
+/// The text of every data file, keyed by file name, with where each came from.
+pub(crate) struct Texts {
+    files: Vec<(&'static str, String)>,
+}
+
+impl Texts {
+    pub(crate) fn embedded() -> Texts {
+        Texts {
+            files: FILE_NAMES
+                .iter()
+                .filter_map(|name| embedded_text(name).map(|t| (*name, t.to_string())))
+                .collect(),
+        }
+    }
+
+    /// Files present in `dir` replace the embedded ones of the same name.
+    pub(crate) fn overlay_dir(dir: &Path) -> Result<Texts, KbError> {
+        let mut texts = Texts::embedded();
+        let mut found = 0;
+        for (name, text) in &mut texts.files {
+            let path = dir.join(name);
+            match std::fs::read_to_string(&path) {
+                Ok(t) => {
+                    *text = t;
+                    found += 1;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(source) => return Err(KbError::Read { path, source }),
+            }
+        }
+        if found == 0 {
+            // Also covers a directory that does not exist: reading it is an error worth naming.
+            if let Err(source) = std::fs::read_dir(dir) {
+                return Err(KbError::Read {
+                    path: dir.to_path_buf(),
+                    source,
+                });
+            }
+            return Err(KbError::NoDataFiles(dir.to_path_buf()));
+        }
+        Ok(texts)
+    }
+
+    pub(crate) fn parse<T: serde::de::DeserializeOwned + HasSchema>(
+        &self,
+        name: &'static str,
+    ) -> Result<T, KbError> {
+        let text = self
+            .files
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| t.as_str())
+            .unwrap_or_default();
+        let parsed: T = toml::from_str(text).map_err(|e| KbError::Parse {
+            file: name.to_string(),
+            message: e.to_string(),
+        })?;
+        if parsed.schema_version() != SCHEMA_VERSION {
+            return Err(KbError::Schema {
+                file: name.to_string(),
+                found: parsed.schema_version(),
+                supported: SCHEMA_VERSION,
+            });
+        }
+        Ok(parsed)
+    }
+}
+
+pub(crate) trait HasSchema {
+    fn schema_version(&self) -> u32;
+}
+
+macro_rules! file_struct {
+    ($name:ident, $field:ident, $row:ty) => {
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub(crate) struct $name {
+            pub schema_version: u32,
+            #[serde(default)]
+            pub $field: Vec<$row>,
+        }
+        impl HasSchema for $name {
+            fn schema_version(&self) -> u32 {
+                self.schema_version
+            }
+        }
+    };
+}
+
+file_struct!(ToolkitsFile, toolkit, ToolkitRelease);
+file_struct!(DriversFile, branch, DriverBranch);
+file_struct!(MinorCompatFile, major, MinorCompat);
+file_struct!(TorchFile, release, TorchReleaseRow);
+file_struct!(ArchListsFile, arch_list, ArchListRow);
+file_struct!(GpusFile, gpu, GpuModel);
+file_struct!(NvccFile, range, ArchRange);
+
+/// One CUDA Toolkit release and the minimum driver NVIDIA lists for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolkitRelease {
+    /// major.minor of the toolkit.
+    pub version: CudaVersion,
+    /// "GA", "Update 1", "RC (11.0.1)" ... as NVIDIA's table names the release.
+    pub release: String,
+    pub linux_min_driver: DriverVersion,
+    #[serde(default)]
+    pub windows_min_driver: Option<DriverVersion>,
+    pub source: String,
+    /// True where the value was read from a third-party copy only.
+    #[serde(default)]
+    pub secondary: bool,
+}
+
+impl ToolkitRelease {
+    pub fn is_release_candidate(&self) -> bool {
+        self.release.starts_with("RC")
+    }
+}
+
+/// One NVIDIA driver branch (R580 ...) and the highest CUDA it runs natively.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverBranch {
+    pub branch: u32,
+    /// None: not confirmed (R565, R615 ...).
+    #[serde(default)]
+    pub max_cuda: Option<CudaVersion>,
+    #[serde(default)]
+    pub note: Option<String>,
+    pub source: String,
+    #[serde(default)]
+    pub secondary: bool,
+}
+
+/// NVIDIA's minor-version compatibility floor for one CUDA major version.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MinorCompat {
+    pub cuda_major: u32,
+    pub linux_floor: DriverVersion,
+    #[serde(default)]
+    pub windows_floor: Option<DriverVersion>,
+    /// NVIDIA's wording of the driver range, for reports.
+    pub driver_range: String,
+    pub source: String,
+}
+
+/// A GPU product family with one compute capability.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuModel {
+    /// Product names as NVIDIA writes them ("H200", "RTX 4090", "Quadro RTX 6000").
+    pub names: Vec<String>,
+    pub cc: ComputeCapability,
+    pub architecture: String,
+    #[serde(default)]
+    pub note: Option<String>,
+    pub source: String,
+    #[serde(default)]
+    pub secondary: bool,
+}
+
+/// The range of real architectures nvcc of the toolkits `from..=to` can compile for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArchRange {
+    pub from: CudaVersion,
+    pub to: CudaVersion,
+    #[serde(default)]
+    pub lowest: Option<ComputeCapability>,
+    #[serde(default)]
+    pub highest: Option<ComputeCapability>,
+    #[serde(default)]
+    pub note: Option<String>,
+    pub source: String,
+    #[serde(default)]
+    pub secondary: bool,
+}
+
+impl ArchRange {
+    pub fn contains_toolkit(&self, c: CudaVersion) -> bool {
+        self.from <= c && c <= self.to
+    }
+
+    /// Whether nvcc can target `cc`: None when the relevant end of the range is unknown.
+    pub fn can_target(&self, cc: ComputeCapability) -> Option<bool> {
+        if let Some(low) = self.lowest {
+            if cc < low {
+                return Some(false);
+            }
+        }
+        if let Some(high) = self.highest {
+            if cc > high {
+                return Some(false);
+            }
+        }
+        match (self.lowest, self.highest) {
+            (Some(_), Some(_)) => Some(true),
+            _ => None,
+        }
+    }
+}
+
+/// How sure an arch-list row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ArchListBasis {
+    /// Read from the build script on the release branch.
+    Release,
+    /// Read from a real installed wheel.
+    Observed,
+    /// Read from a main-branch build script of that era; the release may differ.
+    Snapshot,
+}
+
+impl ArchListBasis {
+    pub fn describe(&self) -> &'static str {
+        match self {
+            ArchListBasis::Release => "from the release branch's build script",
+            ArchListBasis::Observed => "observed in an installed wheel",
+            ArchListBasis::Snapshot => {
+                "from a main-branch build script of that era (the release may differ)"
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ArchListRow {
+    pub torch: Vec<String>,
+    pub variant: String,
+    pub archs: Vec<String>,
+    pub basis: ArchListBasis,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TorchReleaseRow {
+    pub version: String,
+    #[serde(default)]
+    pub variants: Vec<String>,
+    #[serde(default)]
+    pub pypi_default: Option<String>,
+    #[serde(default)]
+    pub torchvision: Option<String>,
+    #[serde(default)]
+    pub torchaudio: Option<String>,
+    #[serde(default)]
+    pub torchaudio_absent: Option<String>,
+    #[serde(default)]
+    pub python: Vec<String>,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    pub sources: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_name_has_embedded_text() {
+        for name in FILE_NAMES {
+            assert!(embedded_text(name).is_some(), "{name} not embedded");
+        }
+        assert!(embedded_text("nope.toml").is_none());
+    }
+
+    #[test]
+    fn arch_range_can_target() {
+        let r = ArchRange {
+            from: CudaVersion::new(12, 0),
+            to: CudaVersion::new(12, 6),
+            lowest: Some(ComputeCapability::new(5, 0)),
+            highest: Some(ComputeCapability::new(9, 0)),
+            note: None,
+            source: "test".into(),
+            secondary: false,
+        };
+        assert_eq!(r.can_target(ComputeCapability::new(8, 6)), Some(true));
+        assert_eq!(r.can_target(ComputeCapability::new(3, 7)), Some(false));
+        assert_eq!(r.can_target(ComputeCapability::new(12, 0)), Some(false));
+        let open = ArchRange { highest: None, ..r };
+        assert_eq!(open.can_target(ComputeCapability::new(12, 0)), None);
+        assert_eq!(open.can_target(ComputeCapability::new(3, 7)), Some(false));
+    }
+}

@@ -1,0 +1,252 @@
+//! cudoctor's knowledge base: the sourced version tables of the CUDA stack, embedded at build
+//! time and queried through typed functions.
+//!
+//! Tables (one TOML file each under `data/`, every row with its source):
+//! toolkit -> minimum driver, driver branch -> highest CUDA, minor-version compatibility floors,
+//! PyTorch release -> CUDA variants / PyPI default / torchvision / torchaudio / Python,
+//! variant -> TORCH_CUDA_ARCH_LIST, GPU name -> compute capability, toolkit -> nvcc arch range.
+//! Unknown facts are absent and every query says so with `None` / `Unknown`.
+
+mod data;
+mod error;
+mod gpu;
+mod invariants;
+mod support;
+mod torch;
+mod version;
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+pub use data::{
+    ArchListBasis, ArchRange, DriverBranch, GpuModel, MinorCompat, ToolkitRelease, FILE_NAMES,
+    SCHEMA_VERSION,
+};
+pub use error::KbError;
+pub use gpu::name_words;
+pub use support::DriverSupport;
+pub use torch::{
+    coverage, python_series, ArchEntry, Coverage, TorchRelease, TorchVariant, TorchVersion,
+};
+pub use version::{ComputeCapability, CudaVersion, DriverVersion, VersionError};
+
+use data::Texts;
+
+/// The loaded tables. Obtain with [`Kb::embedded`] or [`Kb::from_dir`].
+#[derive(Debug, Clone)]
+pub struct Kb {
+    toolkits: Vec<ToolkitRelease>,
+    branches: Vec<DriverBranch>,
+    minor_compat: Vec<MinorCompat>,
+    torch: Vec<TorchRelease>,
+    gpus: Vec<GpuModel>,
+    nvcc: Vec<ArchRange>,
+    /// Arch-list rows that name a release or variant absent from the torch table.
+    dangling_arch_lists: Vec<String>,
+}
+
+static EMBEDDED: OnceLock<Result<Kb, String>> = OnceLock::new();
+
+impl Kb {
+    /// The tables built into this binary, parsed once.
+    ///
+    /// # Panics
+    /// Only if the embedded data is broken, which the crate's tests rule out before release.
+    pub fn embedded() -> &'static Kb {
+        match Kb::try_embedded() {
+            Ok(kb) => kb,
+            Err(e) => panic!("cudoctor's embedded knowledge base is invalid: {e}"),
+        }
+    }
+
+    /// The embedded tables, or why they failed to load (for callers that must never panic).
+    pub fn try_embedded() -> Result<&'static Kb, &'static str> {
+        EMBEDDED
+            .get_or_init(|| Kb::build(&Texts::embedded()).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// Embedded tables with files of the same names from `dir` (a user's newer data) replacing
+    /// them. The result must pass the same consistency checks as the embedded data.
+    pub fn from_dir(dir: &Path) -> Result<Kb, KbError> {
+        Kb::build(&Texts::overlay_dir(dir)?)
+    }
+
+    fn build(texts: &Texts) -> Result<Kb, KbError> {
+        let toolkits: data::ToolkitsFile = texts.parse(data::TOOLKITS)?;
+        let drivers: data::DriversFile = texts.parse(data::DRIVERS)?;
+        let minor: data::MinorCompatFile = texts.parse(data::MINOR_COMPAT)?;
+        let torch_file: data::TorchFile = texts.parse(data::TORCH)?;
+        let arch_lists: data::ArchListsFile = texts.parse(data::ARCH_LISTS)?;
+        let gpus: data::GpusFile = texts.parse(data::GPUS)?;
+        let nvcc: data::NvccFile = texts.parse(data::NVCC)?;
+
+        let (torch, dangling_arch_lists) =
+            invariants::assemble_torch(torch_file.release, &arch_lists.arch_list)?;
+
+        let mut toolkits = toolkits.toolkit;
+        toolkits.sort_by(|a, b| {
+            a.version
+                .cmp(&b.version)
+                .then(a.linux_min_driver.cmp(&b.linux_min_driver))
+        });
+        let mut branches = drivers.branch;
+        branches.sort_by_key(|b| b.branch);
+        let mut nvcc = nvcc.range;
+        nvcc.sort_by_key(|r| r.from);
+
+        let kb = Kb {
+            toolkits,
+            branches,
+            minor_compat: minor.major,
+            torch,
+            gpus: gpus.gpu,
+            nvcc,
+            dangling_arch_lists,
+        };
+        let problems = kb.check_invariants();
+        if problems.is_empty() {
+            Ok(kb)
+        } else {
+            Err(KbError::Invariants(problems))
+        }
+    }
+
+    /// Every inconsistency in the tables (empty when sound). See `invariants.rs` for the list.
+    pub fn check_invariants(&self) -> Vec<String> {
+        invariants::check(self)
+    }
+
+    // ---- driver and toolkit ------------------------------------------------------------------
+
+    /// The highest CUDA the driver's branch runs natively (nvidia-smi's "CUDA Version");
+    /// None when the branch is unknown or its value unconfirmed (R565, R615).
+    pub fn driver_max_cuda(&self, d: &DriverVersion) -> Option<CudaVersion> {
+        self.driver_branch(d.branch())?.max_cuda
+    }
+
+    /// The table row of a driver branch.
+    pub fn driver_branch(&self, branch: u32) -> Option<&DriverBranch> {
+        self.branches.iter().find(|b| b.branch == branch)
+    }
+
+    /// The minimum Linux x86_64 driver of the toolkit's GA release (release candidates ignored).
+    pub fn toolkit_min_driver(&self, c: CudaVersion) -> Option<DriverVersion> {
+        self.toolkit_ga(c).map(|t| t.linux_min_driver.clone())
+    }
+
+    /// The minimum Windows x86_64 driver of the toolkit's GA release, where NVIDIA lists one.
+    pub fn toolkit_min_driver_windows(&self, c: CudaVersion) -> Option<DriverVersion> {
+        self.toolkit_ga(c)?.windows_min_driver.clone()
+    }
+
+    /// The GA row of a toolkit version (the lowest-driver non-RC row).
+    pub fn toolkit_ga(&self, c: CudaVersion) -> Option<&ToolkitRelease> {
+        self.toolkits
+            .iter()
+            .filter(|t| t.version == c && !t.is_release_candidate())
+            .min_by(|a, b| a.linux_min_driver.cmp(&b.linux_min_driver))
+    }
+
+    /// NVIDIA's minor-version compatibility floor (Linux) for a CUDA major:
+    /// 11 -> 450.80.02, 12 -> 525.60.13, 13 -> 580 (NVIDIA states the branch only).
+    pub fn minor_compat_floor(&self, cuda_major: u32) -> Option<DriverVersion> {
+        self.minor_compat_row(cuda_major)
+            .map(|m| m.linux_floor.clone())
+    }
+
+    /// The full minor-version compatibility row of a CUDA major.
+    pub fn minor_compat_row(&self, cuda_major: u32) -> Option<&MinorCompat> {
+        self.minor_compat
+            .iter()
+            .find(|m| m.cuda_major == cuda_major)
+    }
+
+    /// Whether a (Linux) driver runs code built for CUDA `c`, and in which mode.
+    pub fn driver_support(&self, d: &DriverVersion, c: CudaVersion) -> DriverSupport {
+        support::driver_support(self, d, c)
+    }
+
+    // ---- PyTorch -----------------------------------------------------------------------------
+
+    /// A release by version: "2.11.0", "2.11.0+cu130" (local part ignored) or a series "2.11"
+    /// (its newest patch release in the table).
+    pub fn torch(&self, version: &str) -> Option<&TorchRelease> {
+        let wanted: TorchVersion = version.parse().ok()?;
+        if wanted.parts.len() == 2 {
+            let series = wanted.series();
+            return self
+                .torch
+                .iter()
+                .rfind(|r| r.parsed_version().is_some_and(|v| v.series() == series));
+        }
+        self.torch
+            .iter()
+            .find(|r| r.parsed_version().is_some_and(|v| v.parts == wanted.parts))
+    }
+
+    /// Every release, oldest first.
+    pub fn torch_releases(&self) -> &[TorchRelease] {
+        &self.torch
+    }
+
+    /// The newest release in the table.
+    pub fn newest_torch(&self) -> Option<&TorchRelease> {
+        self.torch.last()
+    }
+
+    /// Every (release, variant) whose CUDA this driver runs (natively or through minor-version
+    /// compatibility), newest release first, newest CUDA first within a release.
+    pub fn variants_for_driver(
+        &self,
+        d: &DriverVersion,
+    ) -> Vec<(&TorchRelease, &TorchVariant, DriverSupport)> {
+        let mut out = Vec::new();
+        for release in self.torch.iter().rev() {
+            for variant in release.variants.iter().rev() {
+                let s = self.driver_support(d, variant.cuda);
+                if s.runs() == Some(true) {
+                    out.push((release, variant, s));
+                }
+            }
+        }
+        out
+    }
+
+    // ---- GPUs and nvcc -----------------------------------------------------------------------
+
+    /// The product a reported GPU name stands for ("NVIDIA H200" -> H200, 9.0).
+    pub fn gpu(&self, name: &str) -> Option<&GpuModel> {
+        gpu::find(&self.gpus, name)
+    }
+
+    /// Every GPU row.
+    pub fn gpus(&self) -> &[GpuModel] {
+        &self.gpus
+    }
+
+    /// The arch range nvcc of toolkit `c` can compile for.
+    pub fn nvcc_arch_range(&self, c: CudaVersion) -> Option<&ArchRange> {
+        self.nvcc.iter().find(|r| r.contains_toolkit(c))
+    }
+
+    // ---- raw tables --------------------------------------------------------------------------
+
+    pub fn toolkits(&self) -> &[ToolkitRelease] {
+        &self.toolkits
+    }
+    pub fn driver_branches(&self) -> &[DriverBranch] {
+        &self.branches
+    }
+    pub fn minor_compat(&self) -> &[MinorCompat] {
+        &self.minor_compat
+    }
+    pub fn nvcc_ranges(&self) -> &[ArchRange] {
+        &self.nvcc
+    }
+    /// The newest toolkit version in the table.
+    pub fn newest_toolkit(&self) -> Option<CudaVersion> {
+        self.toolkits.iter().map(|t| t.version).max()
+    }
+}

@@ -1,0 +1,68 @@
+//! Whether a driver runs code built for a CUDA version, the way NVIDIA's compatibility rules
+//! say: natively at or above the toolkit's minimum driver, else through minor-version
+//! compatibility at or above the major's floor (CUDA 11.1 and later), else not at all.
+
+use serde::Serialize;
+
+use crate::version::{CudaVersion, DriverVersion};
+use crate::Kb;
+
+/// How a driver runs code built with one CUDA version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DriverSupport {
+    /// At or above the toolkit's minimum driver (or within a branch that carries this CUDA).
+    Native,
+    /// Below the toolkit's minimum but at or above the major's floor: runs, except JIT of PTX
+    /// newer than the driver and some newer APIs.
+    MinorVersionCompat { floor: DriverVersion },
+    /// Cannot run. `needed_native` runs it fully; `needed_floor` is the least that runs it at
+    /// all (minor-version compatibility). Either may be unknown.
+    TooOld {
+        needed_native: Option<DriverVersion>,
+        needed_floor: Option<DriverVersion>,
+    },
+    /// Neither the toolkit's minimum nor its major's floor is known.
+    Unknown,
+}
+
+impl DriverSupport {
+    /// Some(true) when the code runs (natively or through minor-version compatibility),
+    /// Some(false) when it cannot, None when unknown.
+    pub fn runs(&self) -> Option<bool> {
+        match self {
+            DriverSupport::Native | DriverSupport::MinorVersionCompat { .. } => Some(true),
+            DriverSupport::TooOld { .. } => Some(false),
+            DriverSupport::Unknown => None,
+        }
+    }
+}
+
+pub(crate) fn driver_support(kb: &Kb, d: &DriverVersion, c: CudaVersion) -> DriverSupport {
+    let native_min = kb.toolkit_min_driver(c);
+    match &native_min {
+        Some(min) if d >= min => return DriverSupport::Native,
+        Some(_) => {}
+        // Toolkit not in the table (e.g. newer than the data): the branch's ceiling decides.
+        None => {
+            if kb.driver_max_cuda(d).is_some_and(|max| max >= c) {
+                return DriverSupport::Native;
+            }
+        }
+    }
+    // Minor-version compatibility exists from CUDA 11.1 on; for 11.0 itself the toolkit's own
+    // minimum is the only rule.
+    let floor = if c >= CudaVersion::new(11, 1) {
+        kb.minor_compat_floor(c.major)
+    } else {
+        None
+    };
+    match (&floor, &native_min) {
+        (Some(f), _) if d >= f => DriverSupport::MinorVersionCompat { floor: f.clone() },
+        (None, None) => DriverSupport::Unknown,
+        _ => DriverSupport::TooOld {
+            needed_native: native_min,
+            needed_floor: floor,
+        },
+    }
+}

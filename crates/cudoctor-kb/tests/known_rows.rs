@@ -1,0 +1,293 @@
+//! Known facts the embedded tables must give, and the invariants they must keep.
+
+use cudoctor_kb::{
+    ComputeCapability, Coverage, CudaVersion, DriverSupport, DriverVersion, Kb, TorchVersion,
+};
+
+fn kb() -> &'static Kb {
+    Kb::embedded()
+}
+fn cuda(s: &str) -> CudaVersion {
+    s.parse().unwrap()
+}
+fn drv(s: &str) -> DriverVersion {
+    s.parse().unwrap()
+}
+fn cc(s: &str) -> ComputeCapability {
+    s.parse().unwrap()
+}
+
+#[test]
+fn embedded_data_is_consistent() {
+    let problems = kb().check_invariants();
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn driver_ceilings() {
+    assert_eq!(kb().driver_max_cuda(&drv("580.159.04")), Some(cuda("13.0")));
+    assert_eq!(kb().driver_max_cuda(&drv("535.104.05")), Some(cuda("12.2")));
+    assert_eq!(kb().driver_max_cuda(&drv("470.82.01")), Some(cuda("11.4")));
+    assert_eq!(kb().driver_max_cuda(&drv("450.80.02")), Some(cuda("11.0")));
+    assert_eq!(kb().driver_max_cuda(&drv("570.86.10")), Some(cuda("12.8")));
+    // Unconfirmed and unknown branches stay unknown.
+    assert_eq!(kb().driver_max_cuda(&drv("565.57.01")), None);
+    assert_eq!(kb().driver_max_cuda(&drv("615.10")), None);
+    assert_eq!(kb().driver_max_cuda(&drv("999.1")), None);
+}
+
+#[test]
+fn toolkit_minimums() {
+    assert_eq!(
+        kb().toolkit_min_driver(cuda("13.0")),
+        Some(drv("580.65.06"))
+    );
+    assert_eq!(
+        kb().toolkit_min_driver(cuda("12.4")),
+        Some(drv("550.54.14"))
+    );
+    assert_eq!(kb().toolkit_min_driver(cuda("12.8")), Some(drv("570.26")));
+    // 11.0's GA, not its release candidate.
+    assert_eq!(
+        kb().toolkit_min_driver(cuda("11.0")),
+        Some(drv("450.51.05"))
+    );
+    assert_eq!(kb().toolkit_min_driver(cuda("12.7")), None);
+    assert_eq!(kb().toolkit_min_driver(cuda("13.4")), None);
+    assert_eq!(
+        kb().toolkit_min_driver_windows(cuda("12.4")),
+        Some(drv("551.61"))
+    );
+    assert_eq!(kb().toolkit_min_driver_windows(cuda("13.0")), None);
+}
+
+#[test]
+fn minor_compat_floors() {
+    assert_eq!(kb().minor_compat_floor(11), Some(drv("450.80.02")));
+    assert_eq!(kb().minor_compat_floor(12), Some(drv("525.60.13")));
+    assert_eq!(kb().minor_compat_floor(13), Some(drv("580")));
+    assert_eq!(kb().minor_compat_floor(10), None);
+}
+
+#[test]
+fn driver_support_cases() {
+    let k = kb();
+    // cu130 needs >= 580.
+    assert_eq!(
+        k.driver_support(&drv("580.159.04"), cuda("13.0")),
+        DriverSupport::Native
+    );
+    assert_eq!(
+        k.driver_support(&drv("575.57.08"), cuda("13.0")),
+        DriverSupport::TooOld {
+            needed_native: Some(drv("580.65.06")),
+            needed_floor: Some(drv("580")),
+        }
+    );
+    // A 12.8 wheel on R535: minor-version compatibility, not "too old".
+    assert_eq!(
+        k.driver_support(&drv("535.104.05"), cuda("12.8")),
+        DriverSupport::MinorVersionCompat {
+            floor: drv("525.60.13")
+        }
+    );
+    // 13.2 on R580: minor-version compatibility.
+    assert_eq!(
+        k.driver_support(&drv("580.95.05"), cuda("13.2")),
+        DriverSupport::MinorVersionCompat { floor: drv("580") }
+    );
+    // Older majors run natively on new drivers.
+    assert_eq!(
+        k.driver_support(&drv("580.159.04"), cuda("11.8")),
+        DriverSupport::Native
+    );
+    // R470 cannot run 12.x at all.
+    assert_eq!(
+        k.driver_support(&drv("470.82.01"), cuda("12.1")),
+        DriverSupport::TooOld {
+            needed_native: Some(drv("530.30.02")),
+            needed_floor: Some(drv("525.60.13")),
+        }
+    );
+    // R450 before the 11.x floor vs at it.
+    assert!(matches!(
+        k.driver_support(&drv("450.51.05"), cuda("11.3")),
+        DriverSupport::TooOld { .. }
+    ));
+    assert!(matches!(
+        k.driver_support(&drv("450.80.02"), cuda("11.8")),
+        DriverSupport::MinorVersionCompat { .. }
+    ));
+    // A toolkit newer than the data on an R580 driver: the 13.x floor still applies.
+    assert_eq!(
+        k.driver_support(&drv("580.159.04"), cuda("13.4")),
+        DriverSupport::MinorVersionCompat { floor: drv("580") }
+    );
+    // 10.x has no minor-version compatibility.
+    assert_eq!(
+        k.driver_support(&drv("418.39"), cuda("10.2")),
+        DriverSupport::TooOld {
+            needed_native: Some(drv("440.33")),
+            needed_floor: None,
+        }
+    );
+    assert_eq!(
+        k.driver_support(&drv("999.1"), cuda("14.0")),
+        DriverSupport::Unknown
+    );
+}
+
+#[test]
+fn torch_2_11_row() {
+    let r = kb().torch("2.11.0").expect("2.11.0 in table");
+    assert_eq!(r.torchvision.as_deref(), Some("0.26.0"));
+    assert_eq!(r.torchaudio.as_deref(), Some("2.11.0"));
+    assert_eq!(r.pypi_default.as_deref(), Some("cu130"));
+    let tags: Vec<_> = r.variants.iter().map(|v| v.tag.as_str()).collect();
+    assert_eq!(tags, ["cu126", "cu128", "cu130"]);
+    assert_eq!(kb().torch("2.11.0+cu130"), Some(r));
+    assert!(r.supports_python("3.12.3"));
+    assert!(!r.supports_python("3.9"));
+    // The wheel observed on the H200 machine: sm_90 natively, no Pascal, no PTX.
+    let cu130 = r.variant("cu130").unwrap();
+    assert_eq!(cu130.coverage(cc("9.0")), Some(Coverage::Native));
+    assert_eq!(cu130.covers(cc("6.1")), Some(false));
+    assert_eq!(cu130.covers(cc("7.0")), Some(false));
+}
+
+#[test]
+fn torch_lookup_by_series_and_unknowns() {
+    let r = kb().torch("2.1").unwrap();
+    assert_eq!(r.version, "2.1.2");
+    assert!(kb().torch("0.4.1").is_none());
+    assert!(kb().torch("banana").is_none());
+    assert!(kb().torch("2.12.0.dev20260101+cu130").is_none());
+    assert_eq!(
+        kb().torch("2.5.1").unwrap().pypi_default.as_deref(),
+        Some("cu124")
+    );
+    assert_eq!(
+        kb().torch("2.0.0").unwrap().torchvision.as_deref(),
+        Some("0.15.1")
+    );
+    // 1.12 is covered with its variants.
+    let r = kb().torch("1.12.1").unwrap();
+    assert_eq!(r.variant("cu116").unwrap().cuda, cuda("11.6"));
+    assert_eq!(r.variant("cu102").unwrap().covers(cc("3.7")), Some(true));
+}
+
+#[test]
+fn torch_releases_sorted_and_cover_1_12_onwards() {
+    let versions: Vec<TorchVersion> = kb()
+        .torch_releases()
+        .iter()
+        .map(|r| r.version.parse().unwrap())
+        .collect();
+    assert!(versions.windows(2).all(|w| w[0] < w[1]));
+    for series in [
+        "1.12", "1.13", "2.0", "2.5", "2.9", "2.10", "2.11", "2.12", "2.13",
+    ] {
+        assert!(kb().torch(series).is_some(), "{series} missing");
+    }
+}
+
+#[test]
+fn arch_facts_users_rely_on() {
+    let k = kb();
+    // cu118 builds still carry Kepler sm_37; cu121 dropped it.
+    let r = k.torch("2.3.1").unwrap();
+    assert_eq!(r.variant("cu118").unwrap().covers(cc("3.7")), Some(true));
+    assert_eq!(r.variant("cu121").unwrap().covers(cc("3.7")), Some(false));
+    // An RTX 4090 (8.9) runs 2.5's cu124 through sm_86 code.
+    assert_eq!(
+        k.torch("2.5.1")
+            .unwrap()
+            .variant("cu124")
+            .unwrap()
+            .coverage(cc("8.9")),
+        Some(Coverage::BinaryCompatible { from: cc("8.6") })
+    );
+    // Unknown arch lists stay unknown.
+    assert_eq!(
+        k.torch("2.7.0")
+            .unwrap()
+            .variant("cu128")
+            .unwrap()
+            .covers(cc("12.0")),
+        None
+    );
+}
+
+#[test]
+fn gpu_names() {
+    let k = kb();
+    let check = |name: &str, want: Option<&str>| {
+        assert_eq!(k.gpu(name).map(|g| g.cc), want.map(cc), "{name}");
+    };
+    check("NVIDIA H200", Some("9.0"));
+    check("NVIDIA H100 80GB HBM3", Some("9.0"));
+    check("NVIDIA GH200 480GB", Some("9.0"));
+    check("NVIDIA GeForce RTX 4090", Some("8.9"));
+    check("NVIDIA GeForce RTX 5090", Some("12.0"));
+    check("Tesla V100-SXM2-32GB", Some("7.0"));
+    check("NVIDIA A100-SXM4-80GB", Some("8.0"));
+    check("Tesla T4", Some("7.5"));
+    check("NVIDIA GeForce GTX 1080 Ti", Some("6.1"));
+    check("NVIDIA TITAN X (Pascal)", Some("6.1"));
+    check("GeForce GTX TITAN X", Some("5.2"));
+    check("Tesla P100-PCIE-16GB", Some("6.0"));
+    check("Tesla K80", Some("3.7"));
+    check("NVIDIA RTX 6000 Ada Generation", Some("8.9"));
+    check("Quadro RTX 6000", Some("7.5"));
+    check("NVIDIA RTX A6000", Some("8.6"));
+    check("NVIDIA RTX PRO 6000 Blackwell Server Edition", Some("12.0"));
+    check("NVIDIA RTX 4000 SFF Ada Generation", Some("8.9"));
+    check("NVIDIA L40S", Some("8.9"));
+    check("NVIDIA B200", Some("10.0"));
+    check("NVIDIA GB10", Some("12.1"));
+    check("NVIDIA GeForce RTX 4070 Ti SUPER", Some("8.9"));
+    // Not confirmed: stay unknown rather than guessed from a similar name.
+    check("NVIDIA H20", None);
+    check("NVIDIA H800", None);
+    check("NVIDIA A10G", None);
+    check("NVIDIA GeForce GTX 1660 SUPER", None);
+    check("", None);
+    check("AMD Instinct MI300X", None);
+}
+
+#[test]
+fn nvcc_ranges() {
+    let k = kb();
+    let r = k.nvcc_arch_range(cuda("12.4")).unwrap();
+    assert_eq!((r.lowest, r.highest), (Some(cc("5.0")), Some(cc("9.0"))));
+    let r = k.nvcc_arch_range(cuda("13.0")).unwrap();
+    assert_eq!((r.lowest, r.highest), (Some(cc("7.5")), None));
+    assert_eq!(r.can_target(cc("6.1")), Some(false));
+    assert!(k.nvcc_arch_range(cuda("12.7")).is_none());
+    assert!(k.nvcc_arch_range(cuda("8.0")).is_none());
+}
+
+#[test]
+fn variants_for_driver_respects_ceiling() {
+    let k = kb();
+    let got = k.variants_for_driver(&drv("470.82.01"));
+    assert!(!got.is_empty());
+    assert!(got.iter().all(|(_, v, _)| v.cuda.major <= 11));
+    assert!(got.iter().any(|(_, v, _)| v.tag == "cu118"));
+    let got = k.variants_for_driver(&drv("535.104.05"));
+    assert!(got.iter().any(|(_, v, _)| v.tag == "cu128"));
+    assert!(got.iter().all(|(_, v, _)| v.cuda.major <= 12));
+}
+
+#[test]
+fn every_row_has_sources() {
+    let k = kb();
+    assert!(k.toolkits().iter().all(|t| !t.source.trim().is_empty()));
+    assert!(k
+        .driver_branches()
+        .iter()
+        .all(|b| !b.source.trim().is_empty()));
+    assert!(k.gpus().iter().all(|g| !g.source.trim().is_empty()));
+    assert!(k.nvcc_ranges().iter().all(|r| !r.source.trim().is_empty()));
+    assert!(k.torch_releases().iter().all(|r| !r.sources.is_empty()));
+}
