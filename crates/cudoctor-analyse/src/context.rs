@@ -1,0 +1,199 @@
+//! What every rule sees: the snapshot, the knowledge base, and a few derived views that several
+//! rules need (parsed versions, compute capabilities filled in from GPU names).
+
+use cudoctor_kb::{ComputeCapability, CudaVersion, DriverVersion, Kb};
+use cudoctor_snapshot::{Gpu, PythonEnv, Snapshot, TorchBuild};
+
+pub struct Context<'a> {
+    pub snap: &'a Snapshot,
+    pub kb: &'a Kb,
+}
+
+/// A GPU with its compute capability, read or inferred from its name.
+#[derive(Debug, Clone)]
+pub struct GpuView<'a> {
+    pub gpu: &'a Gpu,
+    pub cc: Option<ComputeCapability>,
+    /// Where `cc` came from: the driver, or the knowledge base by name.
+    pub cc_source: &'static str,
+}
+
+impl GpuView<'_> {
+    /// "GPU 0 (NVIDIA H200, sm_90)".
+    pub fn label(&self) -> String {
+        match self.cc {
+            Some(cc) => format!("GPU {} ({}, {})", self.gpu.index, self.gpu.name, cc.sm()),
+            None => format!("GPU {} ({})", self.gpu.index, self.gpu.name),
+        }
+    }
+}
+
+/// A Python environment with torch installed.
+#[derive(Debug, Clone, Copy)]
+pub struct TorchEnv<'a> {
+    pub env: &'a PythonEnv,
+    pub torch: &'a TorchBuild,
+}
+
+impl TorchEnv<'_> {
+    /// The CUDA runtime the wheel targets, `None` for CPU and ROCm builds.
+    pub fn cuda(&self) -> Option<CudaVersion> {
+        self.torch.cuda.as_deref()?.parse().ok()
+    }
+
+    /// "torch 2.11.0+cu130 in /opt/venv".
+    pub fn label(&self) -> String {
+        format!("torch {} in {}", self.torch.version, self.env.prefix)
+    }
+}
+
+impl<'a> Context<'a> {
+    pub fn new(snap: &'a Snapshot, kb: &'a Kb) -> Self {
+        Context { snap, kb }
+    }
+
+    pub fn var(&self, name: &str) -> Option<&'a str> {
+        self.snap
+            .env
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+
+    pub fn driver_version(&self) -> Option<DriverVersion> {
+        self.snap.driver.version.as_ref()?.value.parse().ok()
+    }
+
+    /// The highest CUDA the driver runs, and where that fact came from: the driver itself, or the
+    /// knowledge base by branch when the driver did not say.
+    pub fn driver_max_cuda(&self) -> Option<(CudaVersion, String)> {
+        if let Some(s) = &self.snap.driver.max_cuda {
+            if let Ok(c) = s.value.parse() {
+                return Some((c, s.source.clone()));
+            }
+        }
+        let d = self.driver_version()?;
+        self.kb
+            .driver_max_cuda(&d)
+            .map(|c| (c, format!("knowledge base: driver branch R{}", d.branch())))
+    }
+
+    /// "driver 580.159.04 (from nvml)".
+    pub fn driver_evidence(&self) -> String {
+        match &self.snap.driver.version {
+            Some(v) => format!("driver {} (from {})", v.value, v.source),
+            None => "no NVIDIA driver found".to_string(),
+        }
+    }
+
+    pub fn gpus(&self) -> Vec<GpuView<'a>> {
+        self.snap
+            .driver
+            .gpus
+            .iter()
+            .map(|gpu| {
+                let read = gpu
+                    .compute_capability
+                    .as_deref()
+                    .and_then(|c| c.parse().ok());
+                match read {
+                    Some(cc) => GpuView {
+                        gpu,
+                        cc: Some(cc),
+                        cc_source: "driver",
+                    },
+                    None => GpuView {
+                        gpu,
+                        cc: self.kb.gpu(&gpu.name).map(|m| m.cc),
+                        cc_source: "knowledge base, by GPU name",
+                    },
+                }
+            })
+            .collect()
+    }
+
+    /// Every environment that has torch, the primary one first.
+    pub fn torch_envs(&self) -> Vec<TorchEnv<'a>> {
+        self.snap
+            .python_envs
+            .iter()
+            .filter_map(|env| env.torch.as_ref().map(|torch| TorchEnv { env, torch }))
+            .collect()
+    }
+
+    /// True when anything suggests this machine is meant to have a GPU.
+    pub fn expects_gpu(&self) -> bool {
+        !self.snap.driver.gpus.is_empty()
+            || !self.snap.platform.device_nodes.is_empty()
+            || self.torch_envs().iter().any(|t| t.cuda().is_some())
+            || !self.snap.toolkit.toolkits.is_empty()
+    }
+}
+
+/// The major.minor of a dotted version string ("13.0.88" -> 13.0).
+pub fn cuda_of(version: &str) -> Option<CudaVersion> {
+    version.parse().ok()
+}
+
+/// The toolkit an extension build would use, found the way `torch.utils.cpp_extension` does:
+/// CUDA_HOME, then CUDA_PATH, then the `nvcc` on PATH, then /usr/local/cuda.
+#[derive(Debug, Clone)]
+pub struct BuildToolkit {
+    /// The directory as the setting names it.
+    pub home: String,
+    /// Which setting chose it.
+    pub chosen_by: String,
+    /// Its version, when the toolkit was found on disk.
+    pub version: Option<String>,
+    /// False when the directory holds no toolkit cudoctor could find.
+    pub exists: bool,
+}
+
+impl Context<'_> {
+    pub fn build_toolkit(&self) -> Option<BuildToolkit> {
+        let tk = &self.snap.toolkit;
+        let lookup = |home: &str| {
+            let real = if home == "/usr/local/cuda" {
+                tk.usr_local_cuda
+                    .as_ref()
+                    .and_then(|c| c.resolved.clone())
+                    .unwrap_or_else(|| home.to_string())
+            } else {
+                home.trim_end_matches('/').to_string()
+            };
+            tk.toolkits
+                .iter()
+                .find(|t| t.root == real || t.found_via.iter().any(|v| v == "CUDA_HOME" || v == "CUDA_PATH") && self.var("CUDA_HOME").or(self.var("CUDA_PATH")) == Some(home))
+        };
+        let (home, chosen_by) = if let Some(h) = self.var("CUDA_HOME") {
+            (h.to_string(), "CUDA_HOME".to_string())
+        } else if let Some(h) = self.var("CUDA_PATH") {
+            (h.to_string(), "CUDA_PATH".to_string())
+        } else if let Some(n) = &tk.nvcc_on_path {
+            let home = n
+                .path
+                .strip_suffix("/bin/nvcc")
+                .unwrap_or(&n.path)
+                .to_string();
+            (home, "nvcc on PATH".to_string())
+        } else if tk.usr_local_cuda.as_ref().is_some_and(|c| c.resolved.is_some()) {
+            ("/usr/local/cuda".to_string(), "/usr/local/cuda".to_string())
+        } else {
+            return None;
+        };
+        let found = lookup(&home).or_else(|| {
+            // nvcc on PATH inside the toolkit the setting names, after links.
+            tk.nvcc_on_path
+                .as_ref()
+                .filter(|n| n.path.starts_with(home.trim_end_matches('/')))
+                .and_then(|n| n.toolkit_root.as_deref())
+                .and_then(|r| tk.by_root(r))
+        });
+        Some(BuildToolkit {
+            home,
+            chosen_by,
+            version: found.and_then(|t| t.version.clone()),
+            exists: found.is_some(),
+        })
+    }
+}

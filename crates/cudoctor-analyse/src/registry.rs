@@ -1,0 +1,61 @@
+//! The list of rules. Adding a rule: one file under `rules/`, one line here.
+
+use crate::rule::Rule;
+use crate::rules;
+
+pub static RULES: &[&Rule] = &[
+    &rules::no_driver::RULE,
+    &rules::no_gpu_visible::RULE,
+    &rules::driver_library_mismatch::RULE,
+    &rules::driver_too_old_for_torch::RULE,
+    &rules::gpu_memory_in_use::RULE,
+    &rules::nvcc_missing::RULE,
+    &rules::nvcc_torch_major_mismatch::RULE,
+    &rules::toolkit_selection_disagrees::RULE,
+    &rules::toolkit_newer_than_driver::RULE,
+    &rules::smi_cuda_is_a_ceiling::RULE,
+    &rules::cuda_home_invalid::RULE,
+    &rules::cpu_only_torch::RULE,
+    &rules::companion_mismatch::RULE,
+    &rules::conda_cudatoolkit_mismatch::RULE,
+    &rules::no_torch_found::RULE,
+    &rules::torch_arch_list_lacks_gpu::RULE,
+];
+
+/// The rule with this code (case-insensitive).
+pub fn rule_by_code(code: &str) -> Option<&'static Rule> {
+    RULES
+        .iter()
+        .copied()
+        .find(|r| r.code.eq_ignore_ascii_case(code) || r.name == code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_and_names_are_unique_and_documented() {
+        let mut codes = HashSet::new();
+        let mut names = HashSet::new();
+        for r in RULES {
+            assert!(codes.insert(r.code), "duplicate code {}", r.code);
+            assert!(names.insert(r.name), "duplicate name {}", r.name);
+            let (prefix, digits) = r.code.split_at(r.code.len().saturating_sub(3));
+            assert!(prefix.len() >= 2 && prefix.chars().all(|c| c.is_ascii_uppercase()), "{}", r.code);
+            assert!(digits.len() == 3 && digits.chars().all(|c| c.is_ascii_digit()), "{}", r.code);
+            assert!(!r.summary.is_empty());
+            for section in ["## What it checks", "## Why it matters", "## How to fix"] {
+                assert!(r.docs.contains(section), "{} docs lack {section}", r.code);
+            }
+        }
+    }
+
+    #[test]
+    fn lookup_by_code_or_name() {
+        assert_eq!(rule_by_code("drv001").unwrap().code, "DRV001");
+        assert_eq!(rule_by_code("no-driver").unwrap().code, "DRV001");
+        assert!(rule_by_code("XYZ999").is_none());
+    }
+}

@@ -1,0 +1,112 @@
+use crate::context::TorchEnv;
+use crate::{Context, Finding, Layer, Rule, Severity};
+
+pub static RULE: Rule = Rule {
+    code: "FW002",
+    name: "companion-mismatch",
+    layer: Layer::Framework,
+    severity: Severity::Error,
+    summary: "torchvision or torchaudio is not the release paired with torch, or is built for another CUDA",
+    docs: r#"## What it checks
+torchvision and torchaudio against the versions released with the installed torch (knowledge
+base), and their `+cuXXX` local label against torch's.
+
+## Why it matters
+Each torchvision/torchaudio release is built against one torch release: with another torch,
+`import torchvision` fails with "operator torchvision::nms does not exist" or an undefined
+symbol; with another CUDA variant, its CUDA ops fail with "Detected that PyTorch and torchvision
+were compiled with different CUDA major versions".
+
+## How to fix
+Install the paired versions from the same index as torch (the report prints the command).
+"#,
+    check,
+};
+
+fn check(ctx: &Context) -> Vec<Finding> {
+    ctx.torch_envs()
+        .into_iter()
+        .flat_map(|t| {
+            ["torchvision", "torchaudio"]
+                .into_iter()
+                .filter_map(move |name| judge(ctx, t, name))
+        })
+        .collect()
+}
+
+fn judge(ctx: &Context, t: TorchEnv, name: &str) -> Option<Finding> {
+    let pkg = t.env.package(name)?;
+    let (public, label) = match pkg.version.split_once('+') {
+        Some((p, l)) => (p, Some(l)),
+        None => (pkg.version.as_str(), None),
+    };
+    let release = ctx.kb.torch(t.torch.public_version());
+    let expected = release.and_then(|r| match name {
+        "torchvision" => r.torchvision.clone(),
+        _ => r.torchaudio.clone(),
+    });
+    let torch_label = t.torch.local_label();
+    let version_wrong = expected.as_deref().is_some_and(|e| e != public);
+    // Wheels from PyPI carry no label; a mismatch is only real when both carry one.
+    let label_wrong = matches!((label, torch_label), (Some(a), Some(b)) if a != b);
+    if !version_wrong && !label_wrong {
+        return None;
+    }
+    let mut f = Finding::new(&RULE, "")
+        .evidence(format!("torch {} in {}", t.torch.version, t.env.prefix))
+        .evidence(format!("{name} {} in {}", pkg.version, pkg.location));
+    if let Some(e) = &expected {
+        f = f.evidence(format!("torch {} was released with {name} {e} (knowledge base)", t.torch.public_version()));
+    }
+    f.title = if version_wrong {
+        format!("{name} {} does not belong to torch {}", pkg.version, t.torch.version)
+    } else {
+        format!("{name} {} is built for another CUDA than torch {}", pkg.version, t.torch.version)
+    };
+    f = f.cause(if version_wrong {
+        format!("{name} is compiled against one torch release; with another, importing it fails (\"operator torchvision::nms does not exist\", undefined symbols) or its ops misbehave.")
+    } else {
+        format!("{name} and torch carry different CUDA variants: its CUDA ops fail (\"compiled with different CUDA major versions\").")
+    });
+    let want = expected.unwrap_or_else(|| public.to_string());
+    let index = torch_label
+        .filter(|l| l.starts_with("cu") || *l == "cpu")
+        .map(|l| format!(" --index-url https://download.pytorch.org/whl/{l}"))
+        .unwrap_or_default();
+    f = f.fix(format!(
+        "{}/bin/python -m pip install torch=={} {name}=={want}{index}",
+        t.env.prefix,
+        t.torch.public_version()
+    ));
+    Some(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::*;
+
+    #[test]
+    fn the_released_pair_is_fine() {
+        assert!(run(&RULE, &h200()).is_empty());
+    }
+
+    #[test]
+    fn a_vision_from_another_release_is_reported() {
+        let mut s = h200();
+        s.python_envs[0] = torch_env("/v", "2.11.0+cu130", Some("13.0"), &[("torchvision", "0.25.0+cu130")]);
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].fix[0].contains("torchvision==0.26.0"), "{:?}", f[0].fix);
+        assert!(f[0].fix[0].contains("whl/cu130"));
+    }
+
+    #[test]
+    fn another_cuda_label_is_reported() {
+        let mut s = h200();
+        s.python_envs[0] = torch_env("/v", "2.11.0+cu130", Some("13.0"), &[("torchaudio", "2.11.0+cu126")]);
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].title.contains("another CUDA"));
+    }
+}

@@ -1,0 +1,87 @@
+use crate::{Context, Finding, Layer, Rule, Severity};
+
+pub static RULE: Rule = Rule {
+    code: "DRV003",
+    name: "driver-library-mismatch",
+    layer: Layer::Driver,
+    severity: Severity::Error,
+    summary: "The loaded kernel module and the driver's user-space libraries are different versions",
+    docs: r#"## What it checks
+Whether the kernel module's version (/proc/driver/nvidia/version, /sys/module/nvidia/version)
+equals the version NVML or nvidia-smi report, and whether nvidia-smi failed with "Driver/library
+version mismatch".
+
+## Why it matters
+After a driver upgrade without a reboot, the old kernel module stays loaded while the new
+libraries are on disk. nvidia-smi then fails with "Failed to initialize NVML: Driver/library
+version mismatch" and CUDA cannot start.
+
+## How to fix
+Reboot, or unload and reload the module when no process uses the GPU:
+`sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia`.
+"#,
+    check,
+};
+
+fn check(ctx: &Context) -> Vec<Finding> {
+    let d = &ctx.snap.driver;
+    let module = d
+        .attempts
+        .iter()
+        .find(|a| a.source.ends_with("/version") && a.outcome == cudoctor_snapshot::Outcome::Ok)
+        .map(|a| (a.source.clone(), a.detail.clone()));
+    let says_mismatch = d
+        .attempts
+        .iter()
+        .find(|a| a.detail.contains("Driver/library version mismatch"));
+    let mut f = Finding::new(&RULE, "Kernel module and driver libraries differ: reboot needed");
+    match (&module, &d.version) {
+        (Some((src, module_v)), Some(lib)) if lib.source != *src && *module_v != lib.value => {
+            f = f
+                .evidence(format!("kernel module {module_v} (from {src})"))
+                .evidence(format!("user-space driver {} (from {})", lib.value, lib.source));
+        }
+        _ => match says_mismatch {
+            Some(a) => f = f.evidence(format!("{}: {}", a.source, a.detail)),
+            None => return Vec::new(),
+        },
+    }
+    vec![f
+        .cause("The driver was upgraded (or downgraded) but the old kernel module is still loaded; the new libraries refuse to talk to it.")
+        .fix("sudo reboot")
+        .fix("or, with no GPU process running: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia")]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::*;
+    use cudoctor_snapshot::{Attempt, Outcome};
+
+    #[test]
+    fn module_and_library_versions_differ() {
+        let mut s = h200();
+        s.driver.attempts.push(Attempt::new("/proc/driver/nvidia/version", Outcome::Ok, "570.86.15"));
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].evidence[0].contains("570.86.15"));
+    }
+
+    #[test]
+    fn nvidia_smi_reporting_the_mismatch() {
+        let mut s = machine(None, &[]);
+        s.driver.attempts.push(Attempt::new(
+            "nvidia-smi --query-gpu",
+            Outcome::Failed,
+            "exit status 18: Failed to initialize NVML: Driver/library version mismatch",
+        ));
+        assert_eq!(run(&RULE, &s).len(), 1);
+    }
+
+    #[test]
+    fn same_versions_are_fine() {
+        let mut s = h200();
+        s.driver.attempts.push(Attempt::new("/proc/driver/nvidia/version", Outcome::Ok, "580.159.04"));
+        assert!(run(&RULE, &s).is_empty());
+    }
+}

@@ -1,0 +1,188 @@
+use cudoctor_kb::{CudaVersion, DriverSupport, DriverVersion};
+
+use crate::context::TorchEnv;
+use crate::{Confidence, Context, Finding, Layer, Rule, Severity};
+
+pub static RULE: Rule = Rule {
+    code: "DRV004",
+    name: "driver-too-old-for-torch",
+    layer: Layer::Driver,
+    severity: Severity::Error,
+    summary: "The driver cannot run the CUDA runtime inside the installed torch wheel",
+    docs: r#"## What it checks
+The CUDA version torch was built with (`torch.version.cuda`, the `+cuXXX` of the wheel) against
+the driver, by NVIDIA's rules: a driver runs a CUDA runtime natively when it is at least that
+toolkit's minimum driver; since CUDA 11.1 it also runs any newer runtime *of the same major*
+through minor-version compatibility when it is at least the major's floor (450.80.02 for 11.x,
+525.60.13 for 12.x, 580 for 13.x). The often-quoted rule "torch's CUDA must be <= the CUDA Version
+nvidia-smi shows" is stricter than NVIDIA's: this rule says which case applies.
+
+## Why it matters
+A runtime the driver cannot carry fails at the first CUDA call: "The NVIDIA driver on your
+system is too old (found version 11040)", or `torch.cuda.is_available()` is False with "CUDA
+driver version is insufficient for CUDA runtime version". Through minor-version compatibility
+most code runs, but PTX newer than the driver cannot be JIT-compiled.
+
+## How to fix
+Either upgrade the driver to the branch the report names, or install the torch build for a CUDA
+version this driver carries (the report prints the pip command).
+"#,
+    check,
+};
+
+fn check(ctx: &Context) -> Vec<Finding> {
+    let Some(driver) = ctx.driver_version() else {
+        return Vec::new();
+    };
+    let max = ctx.driver_max_cuda();
+    ctx.torch_envs()
+        .into_iter()
+        .filter_map(|t| judge(ctx, &driver, max.as_ref(), t))
+        .collect()
+}
+
+fn judge(
+    ctx: &Context,
+    driver: &DriverVersion,
+    max: Option<&(CudaVersion, String)>,
+    t: TorchEnv,
+) -> Option<Finding> {
+    let cuda = t.cuda()?;
+    let torch_ev = format!("{} built for CUDA {cuda} (torch/version.py)", t.label());
+    let max_ev = max.map(|(c, src)| format!("driver's highest CUDA: {c} (from {src})"));
+    // The driver's own answer is final when it covers the runtime.
+    if max.is_some_and(|(m, _)| *m >= cuda) {
+        return None;
+    }
+    let support = ctx.kb.driver_support(driver, cuda);
+    let mut f = Finding::new(&RULE, "")
+        .evidence(ctx.driver_evidence())
+        .evidence(torch_ev);
+    if let Some(m) = max_ev {
+        f = f.evidence(m);
+    }
+    match support {
+        DriverSupport::Native => None,
+        DriverSupport::MinorVersionCompat { floor } => {
+            let mut f = f
+                .severity(Severity::Info)
+                .cause(format!(
+                    "CUDA {cuda} is newer than this driver's own CUDA, but the driver is at or above the CUDA {}.x floor ({floor}), so NVIDIA's minor-version compatibility runs it. The tutorial rule \"torch CUDA <= nvidia-smi CUDA\" is too strict here. Limits: PTX newer than the driver cannot be JIT-compiled, and a few newer APIs are missing.",
+                    cuda.major
+                ));
+            f.title = format!("torch's CUDA {cuda} runs on driver {driver} through minor-version compatibility");
+            f = f.fix(format!("Nothing required. For full native support, upgrade the driver to {} or newer.", native_min(ctx, cuda)));
+            Some(f)
+        }
+        DriverSupport::TooOld {
+            needed_native,
+            needed_floor,
+        } => {
+            let least = needed_floor.clone().or(needed_native.clone());
+            let mut f = f.cause(match &needed_floor {
+                Some(floor) => format!(
+                    "torch bundles the CUDA {cuda} runtime. This driver is below the CUDA {}.x minor-version-compatibility floor ({floor}), so the runtime refuses it: CUDA calls fail with \"driver too old\" / \"CUDA driver version is insufficient\".",
+                    cuda.major
+                ),
+                None => format!("torch bundles the CUDA {cuda} runtime, which needs a newer driver than {driver}."),
+            });
+            f.title = format!("Driver {driver} is too old for {}", t.label());
+            if let Some(least) = least {
+                f = f.fix(format!(
+                    "Upgrade the NVIDIA driver to {least} or newer (branch R{} or later), then reboot",
+                    least.branch()
+                ));
+            }
+            if let Some(cmd) = fitting_torch(ctx, driver, t) {
+                f = f.fix(format!("or install a torch build this driver runs: {cmd}"));
+            }
+            Some(f)
+        }
+        DriverSupport::Unknown => {
+            let mut f = f
+                .severity(Severity::Warning)
+                .confidence(Confidence::Unsure)
+                .cause(format!("The knowledge base has no minimum driver for CUDA {cuda}, and the driver's highest CUDA is lower. It may not run; this cannot be decided from known facts."));
+            f.title = format!("Unsure whether driver {driver} runs torch's CUDA {cuda}");
+            Some(f)
+        }
+    }
+}
+
+fn native_min(ctx: &Context, cuda: CudaVersion) -> String {
+    ctx.kb
+        .toolkit_min_driver(cuda)
+        .map(|d| d.to_string())
+        .unwrap_or_else(|| "the driver that ships with it".into())
+}
+
+/// The pip command for the same torch release (else the newest) in a CUDA variant this driver
+/// runs and whose arch list covers every GPU.
+fn fitting_torch(ctx: &Context, driver: &DriverVersion, t: TorchEnv) -> Option<String> {
+    let ccs: Vec<_> = ctx.gpus().iter().filter_map(|g| g.cc).collect();
+    let public = t.torch.public_version();
+    let candidates = ctx.kb.variants_for_driver(driver);
+    let pick = candidates
+        .iter()
+        .filter(|(_, v, _)| ccs.iter().all(|cc| v.covers(*cc) != Some(false)))
+        .find(|(r, _, _)| r.version == public)
+        .or_else(|| {
+            candidates
+                .iter()
+                .find(|(_, v, _)| ccs.iter().all(|cc| v.covers(*cc) != Some(false)))
+        })?;
+    let (release, variant, _) = pick;
+    Some(format!(
+        "pip install torch=={} --index-url https://download.pytorch.org/whl/{}",
+        release.version, variant.tag
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::*;
+
+    fn with_torch(driver: &str, max: &str, torch: &str, cuda: &str) -> Vec<Finding> {
+        let mut s = machine(Some((driver, max)), &[("NVIDIA A100-SXM4-80GB", "8.0")]);
+        s.python_envs.push(torch_env("/v", torch, Some(cuda), &[]));
+        run(&RULE, &s)
+    }
+
+    #[test]
+    fn a_driver_that_covers_the_runtime_is_silent() {
+        assert!(run(&RULE, &h200()).is_empty());
+        assert!(with_torch("550.54.14", "12.4", "2.5.1+cu121", "12.1").is_empty());
+    }
+
+    #[test]
+    fn a_newer_minor_of_the_same_major_runs_through_minor_version_compatibility() {
+        let f = with_torch("535.104.05", "12.2", "2.7.0+cu128", "12.8");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(f[0].cause.contains("minor-version compatibility"));
+    }
+
+    #[test]
+    fn a_newer_major_is_an_error_with_both_fixes() {
+        let f = with_torch("535.104.05", "12.2", "2.11.0+cu130", "13.0");
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].fix[0].contains("580"), "{:?}", f[0].fix);
+        assert!(f[0].fix.iter().any(|x| x.contains("--index-url https://download.pytorch.org/whl/cu12")), "{:?}", f[0].fix);
+    }
+
+    #[test]
+    fn below_the_major_floor_is_an_error() {
+        let f = with_torch("470.82.01", "11.4", "2.1.0+cu121", "12.1");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].fix[0].contains("525.60.13"), "{:?}", f[0].fix);
+    }
+
+    #[test]
+    fn cpu_torch_is_not_judged_here() {
+        let mut s = machine(Some(("470.82.01", "11.4")), &[]);
+        s.python_envs.push(torch_env("/v", "2.5.1+cpu", None, &[]));
+        assert!(run(&RULE, &s).is_empty());
+    }
+}

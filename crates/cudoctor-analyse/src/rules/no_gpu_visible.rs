@@ -1,0 +1,50 @@
+use crate::{Context, Finding, Layer, Rule, Severity};
+
+pub static RULE: Rule = Rule {
+    code: "DRV002",
+    name: "no-gpu-visible",
+    layer: Layer::Driver,
+    severity: Severity::Error,
+    summary: "The driver is loaded but shows no GPU",
+    docs: r#"## What it checks
+Whether a loaded driver reports at least one GPU.
+
+## Why it matters
+A driver with no GPU means the GPU fell off the bus, is bound to another driver (vfio), was
+excluded, or the container was given none. CUDA then reports "no CUDA-capable device".
+
+## How to fix
+Check `nvidia-smi` and `dmesg | grep -i nvrm` for Xid errors or "GPU has fallen off the bus"; a
+reboot or a reseat may be needed. In a container, pass GPUs with `--gpus all` and check
+NVIDIA_VISIBLE_DEVICES.
+"#,
+    check,
+};
+
+fn check(ctx: &Context) -> Vec<Finding> {
+    if !ctx.snap.driver.driver_found() || !ctx.snap.driver.gpus.is_empty() {
+        return Vec::new();
+    }
+    let mut f = Finding::new(&RULE, "The NVIDIA driver is loaded but no GPU is visible")
+        .evidence(ctx.driver_evidence())
+        .cause("The driver answered but listed no GPU: the device is missing, failed, excluded, or hidden from this container.")
+        .fix("nvidia-smi")
+        .fix("sudo dmesg | grep -iE 'nvrm|xid'   # look for Xid errors or 'fallen off the bus'");
+    if let Some(v) = ctx.var("NVIDIA_VISIBLE_DEVICES") {
+        f = f.evidence(format!("NVIDIA_VISIBLE_DEVICES={v}"));
+    }
+    vec![f]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::*;
+
+    #[test]
+    fn driver_without_gpus_is_an_error() {
+        assert_eq!(run(&RULE, &machine(Some(("580.65.06", "13.0")), &[])).len(), 1);
+        assert!(run(&RULE, &h200()).is_empty());
+        assert!(run(&RULE, &machine(None, &[])).is_empty());
+    }
+}

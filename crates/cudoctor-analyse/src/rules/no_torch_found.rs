@@ -1,0 +1,49 @@
+use crate::{Context, Finding, Layer, Rule, Severity};
+
+pub static RULE: Rule = Rule {
+    code: "FW004",
+    name: "no-torch-found",
+    layer: Layer::Framework,
+    severity: Severity::Info,
+    summary: "No Python environment with PyTorch was found",
+    docs: r#"## What it checks
+Which Python environments were inspected (active venv, conda env, python3/python on PATH,
+`--python`) and whether any has torch.
+
+## Why it matters
+Framework, kernel-image and library checks need the environment your jobs run in. If it was not
+found, they had nothing to judge.
+
+## How to fix
+Activate the environment, or point at it: `cudoctor check --python /path/to/venv/bin/python`.
+"#,
+    check,
+};
+
+fn check(ctx: &Context) -> Vec<Finding> {
+    if !ctx.torch_envs().is_empty() {
+        return Vec::new();
+    }
+    let mut f = Finding::new(&RULE, "No PyTorch found in the inspected Python environments")
+        .cause("Framework checks were skipped: none of the environments below has torch installed.")
+        .fix("cudoctor check --python /path/to/env/bin/python   # to inspect another environment");
+    if ctx.snap.python_envs.is_empty() {
+        f = f.evidence("no Python environment found (no VIRTUAL_ENV, CONDA_PREFIX, or python3 on PATH)");
+    }
+    for e in &ctx.snap.python_envs {
+        f = f.evidence(format!("{} ({}, via {})", e.prefix, e.python_version.as_deref().unwrap_or("?"), e.found_via.join(", ")));
+    }
+    vec![f]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::*;
+
+    #[test]
+    fn reported_only_without_torch() {
+        assert_eq!(run(&RULE, &machine(None, &[])).len(), 1);
+        assert!(run(&RULE, &h200()).is_empty());
+    }
+}

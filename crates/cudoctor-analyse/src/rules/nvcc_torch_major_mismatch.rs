@@ -1,0 +1,93 @@
+use crate::context::cuda_of;
+use crate::{Context, Finding, Layer, Rule, Severity};
+
+pub static RULE: Rule = Rule {
+    code: "TK002",
+    name: "nvcc-torch-major-mismatch",
+    layer: Layer::Toolkit,
+    severity: Severity::Warning,
+    summary: "The toolkit an extension build would use has another CUDA major than torch",
+    docs: r#"## What it checks
+The toolkit that `torch.utils.cpp_extension` would pick (CUDA_HOME, CUDA_PATH, nvcc on PATH,
+/usr/local/cuda, in that order) against the CUDA version torch was built with.
+
+## Why it matters
+torch refuses to build an extension with a toolkit of another major: "RuntimeError: The detected
+CUDA version (11.8) mismatches the version that was used to compile PyTorch (12.1). Please make
+sure to use the same CUDA versions." A different minor only warns.
+
+## How to fix
+Point CUDA_HOME at an installed toolkit of torch's major (the report lists them), or install one,
+or install the torch build for the toolkit's CUDA.
+"#,
+    check,
+};
+
+fn check(ctx: &Context) -> Vec<Finding> {
+    let Some(build) = ctx.build_toolkit() else {
+        return Vec::new();
+    };
+    let Some(nvcc) = build.version.as_deref().and_then(cuda_of) else {
+        return Vec::new();
+    };
+    ctx.torch_envs()
+        .into_iter()
+        .filter_map(|t| {
+            let cuda = t.cuda()?;
+            if cuda.major == nvcc.major {
+                return None;
+            }
+            let mut f = Finding::new(
+                &RULE,
+                format!("Extension builds would use CUDA {nvcc}, but {} was built with CUDA {cuda}", t.label()),
+            )
+            .evidence(format!("{} = {} -> toolkit {}", build.chosen_by, build.home, build.version.as_deref().unwrap_or("?")))
+            .evidence(format!("{} built for CUDA {cuda} (torch/version.py)", t.label()))
+            .cause(format!("torch.utils.cpp_extension refuses a toolkit whose major differs from torch's: building flash-attn, apex, DeepSpeed ops and the like fails with \"The detected CUDA version ({nvcc}) mismatches the version that was used to compile PyTorch ({cuda})\". Running existing wheels is not affected."));
+            let same_major: Vec<_> = ctx
+                .snap
+                .toolkit
+                .toolkits
+                .iter()
+                .filter(|tk| tk.nvcc.is_some() && tk.version.as_deref().and_then(cuda_of).is_some_and(|v| v.major == cuda.major))
+                .collect();
+            if same_major.is_empty() {
+                f = f.fix(format!("Install CUDA Toolkit {cuda} (or any {}.x) and point CUDA_HOME at it", cuda.major));
+            }
+            for tk in same_major {
+                f = f.fix(format!("export CUDA_HOME={} PATH={}/bin:$PATH", tk.root, tk.root));
+            }
+            Some(f)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::*;
+    use cudoctor_snapshot::Toolkit;
+
+    #[test]
+    fn different_major_is_reported_with_the_matching_toolkit() {
+        let mut s = h200();
+        s.python_envs[0] = torch_env("/v", "2.5.1+cu121", Some("12.1"), &[]);
+        s.toolkit.toolkits.push(Toolkit {
+            root: "/usr/local/cuda-12.1".into(),
+            version: Some("12.1.105".into()),
+            nvcc: Some("/usr/local/cuda-12.1/bin/nvcc".into()),
+            ..Default::default()
+        });
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].fix[0].contains("/usr/local/cuda-12.1"));
+    }
+
+    #[test]
+    fn same_major_is_fine() {
+        assert!(run(&RULE, &h200()).is_empty());
+        let mut s = h200();
+        s.python_envs[0] = torch_env("/v", "2.12.0+cu132", Some("13.2"), &[]);
+        assert!(run(&RULE, &s).is_empty());
+    }
+}

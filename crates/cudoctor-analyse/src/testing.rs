@@ -1,0 +1,90 @@
+//! Small builders for hand-made snapshots in rule tests.
+
+use cudoctor_kb::Kb;
+use cudoctor_snapshot::{
+    Gpu, NvccOnPath, Package, PythonEnv, PythonEnvKind, Snapshot, Sourced, Toolkit, TorchBuild,
+};
+
+use crate::{Context, Finding, Rule};
+
+pub fn run(rule: &Rule, snap: &Snapshot) -> Vec<Finding> {
+    (rule.check)(&Context::new(snap, Kb::embedded()))
+}
+
+pub fn machine(driver: Option<(&str, &str)>, gpus: &[(&str, &str)]) -> Snapshot {
+    let mut s = Snapshot::new("test", "/");
+    if let Some((version, cuda)) = driver {
+        s.driver.version = Some(Sourced::new(version.to_string(), "nvml"));
+        s.driver.max_cuda = Some(Sourced::new(cuda.to_string(), "libcuda"));
+    }
+    s.driver.gpus = gpus
+        .iter()
+        .enumerate()
+        .map(|(i, (name, cc))| Gpu {
+            index: i as u32,
+            name: name.to_string(),
+            compute_capability: (!cc.is_empty()).then(|| cc.to_string()),
+            memory_total_mib: Some(81920),
+            memory_used_mib: Some(0),
+            source: "nvml".into(),
+            ..Default::default()
+        })
+        .collect();
+    s
+}
+
+/// A healthy H200 machine like the real one in the fixtures.
+pub fn h200() -> Snapshot {
+    let mut s = machine(
+        Some(("580.159.04", "13.0")),
+        &[("NVIDIA H200", "9.0"), ("NVIDIA H200", "9.0")],
+    );
+    s.python_envs
+        .push(torch_env("/opt/venv", "2.11.0+cu130", Some("13.0"), &[("torchvision", "0.26.0+cu130"), ("torchaudio", "2.11.0+cu130")]));
+    s.toolkit.toolkits.push(Toolkit {
+        root: "/usr/local/cuda-13.0".into(),
+        version: Some("13.0.88".into()),
+        version_source: Some("nvcc --version".into()),
+        found_via: vec!["/usr/local/cuda*".into()],
+        nvcc: Some("/usr/local/cuda-13.0/bin/nvcc".into()),
+    });
+    s.toolkit.nvcc_on_path = Some(NvccOnPath {
+        path: "/usr/local/cuda/bin/nvcc".into(),
+        resolved: "/usr/local/cuda-13.0/bin/nvcc".into(),
+        version: Some("13.0.88".into()),
+        toolkit_root: Some("/usr/local/cuda-13.0".into()),
+    });
+    s.env.insert("CUDA_HOME".into(), "/usr/local/cuda".into());
+    s
+}
+
+pub fn torch_env(prefix: &str, version: &str, cuda: Option<&str>, others: &[(&str, &str)]) -> PythonEnv {
+    let sp = format!("{prefix}/lib/python3.12/site-packages");
+    let mut packages = vec![Package {
+        name: "torch".into(),
+        version: version.into(),
+        location: sp.clone(),
+    }];
+    for (n, v) in others {
+        packages.push(Package {
+            name: n.to_string(),
+            version: v.to_string(),
+            location: sp.clone(),
+        });
+    }
+    PythonEnv {
+        prefix: prefix.into(),
+        kind: PythonEnvKind::Venv,
+        found_via: vec!["VIRTUAL_ENV".into()],
+        python_version: Some("3.12".into()),
+        site_packages: vec![sp.clone()],
+        packages,
+        torch: Some(TorchBuild {
+            version: version.into(),
+            cuda: cuda.map(str::to_string),
+            path: format!("{sp}/torch"),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}

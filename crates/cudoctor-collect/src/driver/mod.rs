@@ -1,0 +1,371 @@
+//! The driver layer: which driver is loaded, the highest CUDA it runs, and its GPUs.
+//!
+//! Sources, cheapest first, each recorded as an [`Attempt`]: the kernel module's files in /sys
+//! and /proc, NVML and libcuda loaded at run time, and `nvidia-smi` run with a timeout. Later
+//! sources fill only what earlier ones left unknown, except GPUs, where the richest list wins.
+
+mod dynamic;
+pub mod procfs;
+pub mod smi;
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use cudoctor_snapshot::{Attempt, DriverFacts, Gpu, Outcome, Sourced};
+
+use crate::host::{CommandOutcome, Host};
+
+const PROC_VERSION: &str = "/proc/driver/nvidia/version";
+const SYS_VERSION: &str = "/sys/module/nvidia/version";
+const PROC_GPUS: &str = "/proc/driver/nvidia/gpus";
+
+pub fn collect(host: &Host) -> DriverFacts {
+    let mut facts = DriverFacts::default();
+    read_sysfs(host, &mut facts);
+    read_procfs(host, &mut facts);
+    if host.dynamic_loading {
+        read_nvml(host, &mut facts);
+        read_libcuda(host, &mut facts);
+    } else {
+        let why = "dynamic loading is off under --root";
+        facts
+            .attempts
+            .push(Attempt::new("nvml", Outcome::Skipped, why));
+        facts
+            .attempts
+            .push(Attempt::new("libcuda", Outcome::Skipped, why));
+    }
+    let needs_smi = facts.version.is_none()
+        || facts.max_cuda.is_none()
+        || facts.gpus.iter().any(|g| g.compute_capability.is_none());
+    if needs_smi {
+        read_nvidia_smi(host, &mut facts);
+    } else {
+        facts.attempts.push(Attempt::new(
+            "nvidia-smi",
+            Outcome::Skipped,
+            "earlier sources gave every fact",
+        ));
+    }
+    facts
+}
+
+fn set_version(facts: &mut DriverFacts, version: String, source: &str) {
+    if facts.version.is_none() {
+        facts.version = Some(Sourced::new(version, source));
+    }
+}
+
+fn set_max_cuda(facts: &mut DriverFacts, cuda: String, source: &str) {
+    if facts.max_cuda.is_none() {
+        facts.max_cuda = Some(Sourced::new(cuda, source));
+    }
+}
+
+fn read_sysfs(host: &Host, facts: &mut DriverFacts) {
+    match host.read_text(SYS_VERSION) {
+        Ok(text) => {
+            let v = text.trim().to_string();
+            if procfs::looks_like_driver_version(&v) {
+                facts.attempts.push(Attempt::new(SYS_VERSION, Outcome::Ok, &v));
+                set_version(facts, v, SYS_VERSION);
+            } else {
+                facts.attempts.push(Attempt::new(
+                    SYS_VERSION,
+                    Outcome::Failed,
+                    format!("unexpected content {:?}", truncate(&v, 60)),
+                ));
+            }
+        }
+        Err(e) => facts
+            .attempts
+            .push(Attempt::new(SYS_VERSION, Outcome::Absent, e.to_string())),
+    }
+}
+
+fn read_procfs(host: &Host, facts: &mut DriverFacts) {
+    match host.read_text(PROC_VERSION) {
+        Ok(text) => {
+            facts.kernel_module = procfs::kernel_module(&text);
+            match procfs::driver_version_from_banner(&text) {
+                Some(v) => {
+                    facts
+                        .attempts
+                        .push(Attempt::new(PROC_VERSION, Outcome::Ok, &v));
+                    set_version(facts, v, PROC_VERSION);
+                }
+                None => facts.attempts.push(Attempt::new(
+                    PROC_VERSION,
+                    Outcome::Failed,
+                    "no NVRM version line",
+                )),
+            }
+        }
+        Err(e) => facts
+            .attempts
+            .push(Attempt::new(PROC_VERSION, Outcome::Absent, e.to_string())),
+    }
+    let buses = host.list_dir(PROC_GPUS);
+    let gpus: Vec<Gpu> = buses
+        .iter()
+        .enumerate()
+        .filter_map(|(i, bus)| {
+            let text = host
+                .read_text(&format!("{PROC_GPUS}/{bus}/information"))
+                .ok()?;
+            procfs::gpu_from_information(&text, i as u32)
+        })
+        .collect();
+    if !buses.is_empty() {
+        facts.attempts.push(Attempt::new(
+            PROC_GPUS,
+            if gpus.is_empty() {
+                Outcome::Failed
+            } else {
+                Outcome::Ok
+            },
+            format!("{} GPU(s)", gpus.len()),
+        ));
+    }
+    let mut gpus = gpus;
+    gpus.sort_by_key(|g| g.index);
+    facts.gpus = gpus;
+}
+
+/// Runs `f` on a thread and gives up after `timeout`: a wedged driver can hang NVML forever, and
+/// the report must still come out. The abandoned thread ends with the process.
+fn with_timeout<T: Send + 'static>(
+    timeout: Duration,
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, Option<String>> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(timeout) {
+        Ok(r) => r.map_err(Some),
+        Err(_) => Err(None),
+    }
+}
+
+fn read_nvml(host: &Host, facts: &mut DriverFacts) {
+    match with_timeout(host.command_timeout, dynamic::nvml_facts) {
+        Ok(n) => {
+            let detail = format!(
+                "driver {}, {} GPU(s){}",
+                n.driver_version.as_deref().unwrap_or("?"),
+                n.gpus.len(),
+                if n.notes.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", n.notes.join("; "))
+                }
+            );
+            facts.attempts.push(Attempt::new("nvml", Outcome::Ok, detail));
+            if let Some(v) = n.driver_version {
+                // NVML speaks for the loaded driver more exactly than the module banner.
+                facts.version = Some(Sourced::new(v, "nvml"));
+            }
+            if let Some(c) = n.max_cuda_int {
+                set_max_cuda(facts, cuda_from_int(c), "nvml");
+            }
+            if !n.gpus.is_empty() {
+                facts.gpus = n.gpus;
+                facts.processes = n.processes;
+            }
+        }
+        Err(Some(e)) => facts
+            .attempts
+            .push(Attempt::new("nvml", outcome_of_load_error(&e), e)),
+        Err(None) => facts.attempts.push(Attempt::new(
+            "nvml",
+            Outcome::TimedOut,
+            format!("no answer in {:?}", host.command_timeout),
+        )),
+    }
+}
+
+fn read_libcuda(host: &Host, facts: &mut DriverFacts) {
+    match with_timeout(host.command_timeout, dynamic::libcuda_driver_version) {
+        Ok(v) => {
+            let cuda = cuda_from_int(v);
+            facts.attempts.push(Attempt::new(
+                "libcuda",
+                Outcome::Ok,
+                format!("cuDriverGetVersion = {v} ({cuda})"),
+            ));
+            // libcuda is the authority on what it can run: it replaces NVML's copy of the same fact.
+            facts.max_cuda = Some(Sourced::new(cuda, "libcuda cuDriverGetVersion"));
+        }
+        Err(Some(e)) => facts
+            .attempts
+            .push(Attempt::new("libcuda", outcome_of_load_error(&e), e)),
+        Err(None) => facts.attempts.push(Attempt::new(
+            "libcuda",
+            Outcome::TimedOut,
+            format!("no answer in {:?}", host.command_timeout),
+        )),
+    }
+}
+
+fn outcome_of_load_error(e: &str) -> Outcome {
+    if e.contains("cannot open shared object") || e.contains("No such file") {
+        Outcome::Absent
+    } else {
+        Outcome::Failed
+    }
+}
+
+/// 13000 -> "13.0", 12040 -> "12.4".
+pub fn cuda_from_int(v: i32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+fn read_nvidia_smi(host: &Host, facts: &mut DriverFacts) {
+    let Some(smi) = host.which("nvidia-smi") else {
+        facts.attempts.push(Attempt::new(
+            "nvidia-smi",
+            Outcome::Absent,
+            "not found on PATH",
+        ));
+        return;
+    };
+    let query = |fields: &str| {
+        host.run(
+            &smi,
+            &[
+                &format!("--query-gpu={fields}"),
+                "--format=csv,noheader,nounits",
+            ],
+        )
+    };
+    let mut out = query(smi::GPU_QUERY);
+    if let CommandOutcome::Exited { stdout, stderr, .. } = &out {
+        if smi::refuses_field(&format!("{stdout}{stderr}")) {
+            out = query(smi::GPU_QUERY_OLD);
+        }
+    }
+    match out {
+        CommandOutcome::Exited {
+            status: Some(0),
+            stdout,
+            ..
+        } => {
+            let (gpus, driver) = smi::parse_gpu_query(&stdout);
+            facts.attempts.push(Attempt::new(
+                format!("{smi} --query-gpu"),
+                if gpus.is_empty() {
+                    Outcome::Failed
+                } else {
+                    Outcome::Ok
+                },
+                format!("{} GPU(s)", gpus.len()),
+            ));
+            if let Some(d) = driver {
+                set_version(facts, d, "nvidia-smi");
+            }
+            merge_gpus(facts, gpus);
+        }
+        other => {
+            record_command_failure(facts, &format!("{smi} --query-gpu"), other);
+            return;
+        }
+    }
+    if facts.max_cuda.is_none() {
+        match host.run(&smi, &[]) {
+            CommandOutcome::Exited { stdout, .. } => {
+                let (driver, cuda) = smi::parse_banner(&stdout);
+                if let Some(d) = driver {
+                    set_version(facts, d, "nvidia-smi");
+                }
+                match cuda {
+                    Some(c) => {
+                        facts
+                            .attempts
+                            .push(Attempt::new(smi.clone(), Outcome::Ok, format!("CUDA Version {c}")));
+                        set_max_cuda(facts, c, "nvidia-smi banner");
+                    }
+                    None => facts.attempts.push(Attempt::new(
+                        smi.clone(),
+                        Outcome::Failed,
+                        "no CUDA Version in the banner",
+                    )),
+                }
+            }
+            other => record_command_failure(facts, &smi, other),
+        }
+    }
+    if facts.processes.is_empty() {
+        if let CommandOutcome::Exited {
+            status: Some(0),
+            stdout,
+            ..
+        } = host.run(
+            &smi,
+            &[
+                &format!("--query-compute-apps={}", smi::APPS_QUERY),
+                "--format=csv,noheader,nounits",
+            ],
+        ) {
+            facts.processes = smi::parse_apps_query(&stdout);
+        }
+    }
+}
+
+/// Keeps the GPU list with the most facts: nvidia-smi knows compute capability, procfs does not.
+fn merge_gpus(facts: &mut DriverFacts, from_smi: Vec<Gpu>) {
+    if from_smi.is_empty() {
+        return;
+    }
+    if facts.gpus.is_empty() || facts.gpus.iter().all(|g| g.source != "nvml") {
+        facts.gpus = from_smi;
+        return;
+    }
+    for gpu in &mut facts.gpus {
+        if gpu.compute_capability.is_none() {
+            if let Some(s) = from_smi.iter().find(|s| s.uuid == gpu.uuid) {
+                gpu.compute_capability = s.compute_capability.clone();
+            }
+        }
+    }
+}
+
+fn record_command_failure(facts: &mut DriverFacts, what: &str, outcome: CommandOutcome) {
+    let (o, detail) = match outcome {
+        CommandOutcome::Exited { status, stdout, stderr } => (
+            Outcome::Failed,
+            format!(
+                "exit status {}: {}",
+                status.map_or("signal".to_string(), |s| s.to_string()),
+                truncate(first_line(&format!("{stderr}{stdout}")), 200)
+            ),
+        ),
+        CommandOutcome::NotStarted(e) => (Outcome::Failed, e),
+        CommandOutcome::TimedOut(t) => (Outcome::TimedOut, format!("no answer in {t:?}")),
+    };
+    facts.attempts.push(Attempt::new(what, o, detail));
+}
+
+pub(crate) fn first_line(s: &str) -> &str {
+    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim()
+}
+
+pub(crate) fn truncate(s: &str, max: usize) -> &str {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuda_ints_decode() {
+        assert_eq!(cuda_from_int(13000), "13.0");
+        assert_eq!(cuda_from_int(12040), "12.4");
+        assert_eq!(cuda_from_int(11080), "11.8");
+    }
+}

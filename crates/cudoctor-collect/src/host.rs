@@ -1,0 +1,360 @@
+//! The one seam between probes and the machine: a filesystem root, an environment map and a
+//! command runner with a timeout. Tests hand probes a temp dir laid out like `/`.
+
+use std::collections::BTreeMap;
+use std::io::{self, Read};
+use std::path::{Component, Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Largest text file a probe reads; larger ones are cut (procfs files and version files are tiny).
+const MAX_TEXT_FILE: u64 = 4 << 20;
+/// Most output kept from one child process.
+const MAX_COMMAND_OUTPUT: u64 = 8 << 20;
+/// Most symlinks followed while resolving one path (Linux's own limit).
+const MAX_SYMLINK_HOPS: usize = 40;
+
+#[derive(Debug, Clone)]
+pub struct Host {
+    /// Real directory that stands for the machine's `/`.
+    root: PathBuf,
+    env: BTreeMap<String, String>,
+    /// Whether NVML and libcuda may be loaded into this process (off under a fake root).
+    pub dynamic_loading: bool,
+    pub command_timeout: Duration,
+}
+
+/// What a child process did.
+#[derive(Debug, Clone)]
+pub enum CommandOutcome {
+    /// It exited (with any status).
+    Exited {
+        status: Option<i32>,
+        stdout: String,
+        stderr: String,
+    },
+    /// It could not be started (not found, not executable).
+    NotStarted(String),
+    /// It outlived the timeout and was killed.
+    TimedOut(Duration),
+}
+
+impl Host {
+    /// This machine, as the current process sees it.
+    pub fn real(command_timeout: Duration) -> Host {
+        Host {
+            root: PathBuf::from("/"),
+            env: process_env(),
+            dynamic_loading: true,
+            command_timeout,
+        }
+    }
+
+    /// A machine laid out under `root`; the environment is still this process's.
+    pub fn rooted(root: PathBuf, env: BTreeMap<String, String>, command_timeout: Duration) -> Host {
+        let is_real_root = root == Path::new("/");
+        Host {
+            root,
+            env,
+            dynamic_loading: is_real_root,
+            command_timeout,
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn env(&self) -> &BTreeMap<String, String> {
+        &self.env
+    }
+
+    pub fn var(&self, name: &str) -> Option<&str> {
+        self.env
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+
+    /// The real path of a machine path (`/proc/x` -> `<root>/proc/x`). Relative paths are taken
+    /// from the machine's `/`.
+    pub fn real_path(&self, machine_path: &str) -> PathBuf {
+        let mut real = self.root.clone();
+        for comp in Path::new(machine_path).components() {
+            if let Component::Normal(c) = comp {
+                real.push(c);
+            }
+        }
+        real
+    }
+
+    pub fn exists(&self, p: &str) -> bool {
+        self.real_path(p).exists()
+    }
+
+    pub fn is_dir(&self, p: &str) -> bool {
+        self.real_path(p).is_dir()
+    }
+
+    pub fn is_file(&self, p: &str) -> bool {
+        self.real_path(p).is_file()
+    }
+
+    /// Reads a small text file; invalid UTF-8 is replaced, huge files are cut.
+    pub fn read_text(&self, p: &str) -> io::Result<String> {
+        let file = std::fs::File::open(self.real_path(p))?;
+        let mut bytes = Vec::new();
+        file.take(MAX_TEXT_FILE).read_to_end(&mut bytes)?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// Names in a directory, sorted; empty when it cannot be read.
+    pub fn list_dir(&self, p: &str) -> Vec<String> {
+        let mut names: Vec<String> = match std::fs::read_dir(self.real_path(p)) {
+            Ok(rd) => rd
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        names.sort();
+        names
+    }
+
+    /// Follows every symlink in `p` inside the root, returning the real machine path and each
+    /// link target met on the way. `None` when the chain is broken, loops, or leaves no file.
+    pub fn resolve(&self, p: &str) -> Option<(String, Vec<String>)> {
+        let mut hops = Vec::new();
+        let mut pending: Vec<String> = components(p).into_iter().rev().collect();
+        let mut current: Vec<String> = Vec::new();
+        let mut followed = 0usize;
+        while let Some(comp) = pending.pop() {
+            match comp.as_str() {
+                "." => continue,
+                ".." => {
+                    current.pop();
+                    continue;
+                }
+                _ => {}
+            }
+            current.push(comp);
+            let machine = join_machine(&current);
+            let real = self.real_path(&machine);
+            let meta = std::fs::symlink_metadata(&real).ok()?;
+            if meta.file_type().is_symlink() {
+                followed += 1;
+                if followed > MAX_SYMLINK_HOPS {
+                    return None;
+                }
+                let target = std::fs::read_link(&real).ok()?;
+                let target = target.to_string_lossy().into_owned();
+                current.pop();
+                let absolute = if target.starts_with('/') {
+                    current.clear();
+                    target.clone()
+                } else {
+                    format!("{}/{}", join_machine(&current), target)
+                };
+                hops.push(normalise(&absolute));
+                for c in components(&target).into_iter().rev() {
+                    pending.push(c);
+                }
+            }
+        }
+        Some((join_machine(&current), hops))
+    }
+
+    /// Every match of `name` on PATH, in PATH order, as machine paths (links not followed).
+    pub fn which_all(&self, name: &str) -> Vec<String> {
+        let mut hits = Vec::new();
+        for dir in self.path_entries() {
+            let candidate = format!("{}/{}", dir.trim_end_matches('/'), name);
+            if self.is_file(&candidate) && !hits.contains(&candidate) {
+                hits.push(candidate);
+            }
+        }
+        hits
+    }
+
+    pub fn which(&self, name: &str) -> Option<String> {
+        self.which_all(name).into_iter().next()
+    }
+
+    /// PATH split, relative and empty entries dropped (a probe must not depend on the cwd).
+    pub fn path_entries(&self) -> Vec<String> {
+        split_path_list(self.var("PATH").unwrap_or(""))
+    }
+
+    /// Runs a program given by machine path, with no stdin, a timeout and bounded output.
+    pub fn run(&self, program: &str, args: &[&str]) -> CommandOutcome {
+        self.run_with_env(program, args, &[])
+    }
+
+    /// As [`Host::run`], adding variables to the child's environment.
+    pub fn run_with_env(
+        &self,
+        program: &str,
+        args: &[&str],
+        extra_env: &[(&str, &str)],
+    ) -> CommandOutcome {
+        let mut cmd = Command::new(self.real_path(program));
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in extra_env {
+            cmd.env(k, v);
+        }
+        run_with_timeout(cmd, self.command_timeout)
+    }
+}
+
+/// Splits a `:`-separated list, keeping absolute entries only.
+pub fn split_path_list(list: &str) -> Vec<String> {
+    list.split(':')
+        .filter(|e| e.starts_with('/'))
+        .map(str::to_string)
+        .collect()
+}
+
+fn process_env() -> BTreeMap<String, String> {
+    std::env::vars_os()
+        .map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        })
+        .collect()
+}
+
+fn components(p: &str) -> Vec<String> {
+    p.split('/')
+        .filter(|c| !c.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn join_machine(parts: &[String]) -> String {
+    format!("/{}", parts.join("/"))
+}
+
+/// Removes `.` and `..` and doubled slashes from a machine path, textually.
+pub fn normalise(p: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for c in components(p) {
+        match c.as_str() {
+            "." => {}
+            ".." => {
+                out.pop();
+            }
+            _ => out.push(c),
+        }
+    }
+    join_machine(&out)
+}
+
+/// Runs `cmd`, killing it after `timeout`. Output is read on threads so a chatty child cannot
+/// block on a full pipe.
+pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> CommandOutcome {
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return CommandOutcome::NotStarted(e.to_string()),
+    };
+    let stdout = child.stdout.take().map(spawn_reader);
+    let stderr = child.stderr.take().map(spawn_reader);
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if started.elapsed() >= timeout => break None,
+            Ok(None) => thread::sleep(Duration::from_millis(2)),
+            Err(e) => return CommandOutcome::NotStarted(e.to_string()),
+        }
+    };
+    let Some(status) = status else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return CommandOutcome::TimedOut(timeout);
+    };
+    let collect = |h: Option<thread::JoinHandle<String>>| {
+        h.and_then(|h| h.join().ok()).unwrap_or_default()
+    };
+    CommandOutcome::Exited {
+        status: status.code(),
+        stdout: collect(stdout),
+        stderr: collect(stderr),
+    }
+}
+
+fn spawn_reader<R: Read + Send + 'static>(r: R) -> thread::JoinHandle<String> {
+    thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let mut limited = r.take(MAX_COMMAND_OUTPUT);
+        let _ = limited.read_to_end(&mut bytes);
+        // Drain the rest so the child never blocks on a full pipe.
+        let mut rest = limited.into_inner();
+        let _ = io::copy(&mut rest, &mut io::sink());
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn fake() -> (tempfile::TempDir, Host) {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::rooted(
+            dir.path().to_path_buf(),
+            BTreeMap::new(),
+            Duration::from_secs(2),
+        );
+        (dir, host)
+    }
+
+    #[test]
+    fn resolves_absolute_links_inside_the_root() {
+        let (dir, host) = fake();
+        std::fs::create_dir_all(dir.path().join("usr/local/cuda-13.0/bin")).unwrap();
+        std::fs::create_dir_all(dir.path().join("etc/alternatives")).unwrap();
+        symlink("/usr/local/cuda-13.0", dir.path().join("etc/alternatives/cuda")).unwrap();
+        symlink("/etc/alternatives/cuda", dir.path().join("usr/local/cuda")).unwrap();
+        let (real, hops) = host.resolve("/usr/local/cuda/bin").unwrap();
+        assert_eq!(real, "/usr/local/cuda-13.0/bin");
+        assert_eq!(hops, vec!["/etc/alternatives/cuda", "/usr/local/cuda-13.0"]);
+    }
+
+    #[test]
+    fn resolves_relative_links_and_reports_loops() {
+        let (dir, host) = fake();
+        std::fs::create_dir_all(dir.path().join("opt/a")).unwrap();
+        symlink("a", dir.path().join("opt/b")).unwrap();
+        assert_eq!(host.resolve("/opt/b").unwrap().0, "/opt/a");
+        symlink("loop2", dir.path().join("opt/loop1")).unwrap();
+        symlink("loop1", dir.path().join("opt/loop2")).unwrap();
+        assert!(host.resolve("/opt/loop1").is_none());
+        assert!(host.resolve("/opt/missing").is_none());
+    }
+
+    #[test]
+    fn a_hung_program_is_killed_at_the_timeout() {
+        let mut cmd = Command::new("sleep");
+        cmd.arg("30").stdout(Stdio::piped()).stderr(Stdio::piped());
+        let started = Instant::now();
+        let out = run_with_timeout(cmd, Duration::from_millis(200));
+        assert!(matches!(out, CommandOutcome::TimedOut(_)));
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_missing_program_is_reported_not_started() {
+        let (_dir, host) = fake();
+        assert!(matches!(
+            host.run("/usr/bin/nvidia-smi", &[]),
+            CommandOutcome::NotStarted(_)
+        ));
+    }
+}

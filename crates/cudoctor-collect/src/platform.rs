@@ -1,0 +1,156 @@
+//! Where the tool runs: a container, WSL2, and whether the GPU reached it.
+
+use cudoctor_snapshot::{ContainerFacts, HostFacts, PlatformFacts};
+
+use crate::host::Host;
+
+/// Directories where a driver's user-space libraries live on common layouts.
+const DRIVER_LIB_DIRS: &[&str] = &[
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/lib/x86_64-linux-gnu",
+    "/usr/local/nvidia/lib64",
+    "/usr/local/nvidia/lib",
+    "/usr/lib/wsl/lib",
+];
+
+pub fn collect(host: &Host) -> PlatformFacts {
+    let osrelease = host.read_text("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let proc_version = host.read_text("/proc/version").unwrap_or_default();
+    let wsl = is_wsl(&osrelease, &proc_version) || host.is_dir("/usr/lib/wsl/lib");
+    let device_nodes = host
+        .list_dir("/dev")
+        .into_iter()
+        .filter(|n| n.starts_with("nvidia") || n == "dxg")
+        .map(|n| format!("/dev/{n}"))
+        .collect();
+    let mut libcuda_paths = Vec::new();
+    for dir in DRIVER_LIB_DIRS {
+        for name in host.list_dir(dir) {
+            if name.starts_with("libcuda.so") {
+                libcuda_paths.push(format!("{dir}/{name}"));
+            }
+        }
+    }
+    let mut cuda_compat_paths = Vec::new();
+    for name in host.list_dir("/usr/local") {
+        if !name.starts_with("cuda") {
+            continue;
+        }
+        let compat = format!("/usr/local/{name}/compat");
+        if host.list_dir(&compat).iter().any(|f| f.starts_with("libcuda.so")) {
+            cuda_compat_paths.push(compat);
+        }
+    }
+    PlatformFacts {
+        container: container(host),
+        wsl,
+        device_nodes,
+        libcuda_paths,
+        cuda_compat_paths,
+    }
+}
+
+pub fn is_wsl(osrelease: &str, proc_version: &str) -> bool {
+    let t = format!("{osrelease} {proc_version}").to_lowercase();
+    t.contains("microsoft") || t.contains("wsl")
+}
+
+fn container(host: &Host) -> Option<ContainerFacts> {
+    let mut evidence = Vec::new();
+    let mut runtime = None;
+    let mut note = |rt: &str, ev: String, runtime: &mut Option<String>| {
+        evidence.push(ev);
+        if runtime.is_none() {
+            *runtime = Some(rt.to_string());
+        }
+    };
+    if host.exists("/.dockerenv") {
+        note("docker", "/.dockerenv exists".into(), &mut runtime);
+    }
+    if host.exists("/run/.containerenv") {
+        note("podman", "/run/.containerenv exists".into(), &mut runtime);
+    }
+    if host.var("KUBERNETES_SERVICE_HOST").is_some() {
+        note("kubernetes", "KUBERNETES_SERVICE_HOST is set".into(), &mut runtime);
+    }
+    for var in ["APPTAINER_CONTAINER", "SINGULARITY_CONTAINER"] {
+        if host.var(var).is_some() {
+            note("apptainer", format!("{var} is set"), &mut runtime);
+        }
+    }
+    if let Ok(cgroup) = host.read_text("/proc/1/cgroup") {
+        for (marker, rt) in [
+            ("kubepods", "kubernetes"),
+            ("docker", "docker"),
+            ("containerd", "containerd"),
+            ("libpod", "podman"),
+            ("lxc", "lxc"),
+        ] {
+            if cgroup.contains(marker) {
+                note(rt, format!("/proc/1/cgroup mentions {marker}"), &mut runtime);
+                break;
+            }
+        }
+    }
+    if let Ok(env) = host.read_text("/proc/1/environ") {
+        if env.split('\0').any(|kv| kv.starts_with("container=")) {
+            note("unknown", "PID 1 has a `container` variable".into(), &mut runtime);
+        }
+    }
+    runtime.map(|runtime| ContainerFacts { runtime, evidence })
+}
+
+pub fn host_facts(host: &Host) -> HostFacts {
+    let distro = host.read_text("/etc/os-release").ok().and_then(|t| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+            .map(|v| v.trim_matches('"').to_string())
+    });
+    let kernel = host
+        .read_text("/proc/sys/kernel/osrelease")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty());
+    let cpu_count = host
+        .read_text("/proc/cpuinfo")
+        .ok()
+        .map(|t| t.lines().filter(|l| l.starts_with("processor")).count() as u32)
+        .filter(|&n| n > 0)
+        .or_else(|| {
+            (host.root() == std::path::Path::new("/"))
+                .then(|| std::thread::available_parallelism().map(|n| n.get() as u32).ok())
+                .flatten()
+        });
+    let memory_total_mib = host.read_text("/proc/meminfo").ok().and_then(|t| {
+        let kb: u64 = t
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()?;
+        Some(kb / 1024)
+    });
+    HostFacts {
+        os: std::env::consts::OS.to_string(),
+        arch: std::env::consts::ARCH.to_string(),
+        distro,
+        kernel,
+        cpu_count,
+        memory_total_mib,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_wsl_kernels() {
+        assert!(is_wsl("5.15.153.1-microsoft-standard-WSL2", ""));
+        assert!(!is_wsl("6.18.44-fc-v657-gpu", "Linux version 6.18.44"));
+    }
+}

@@ -1,0 +1,118 @@
+//! Python environments, read from their files alone: no interpreter is started on this path.
+
+pub mod site;
+
+use cudoctor_snapshot::{PythonEnv, PythonEnvKind};
+
+use crate::host::Host;
+
+/// Finds and reads every Python environment worth inspecting, the most specific first:
+/// `--python`, the active venv, the active conda env, then `python3`/`python` on PATH.
+pub fn collect(host: &Host, explicit: &[String]) -> Vec<PythonEnv> {
+    let mut envs: Vec<PythonEnv> = Vec::new();
+    let add = |prefix: Option<(String, Option<String>)>, via: &str, envs: &mut Vec<PythonEnv>| {
+        let Some((prefix, interpreter)) = prefix else {
+            return;
+        };
+        if let Some(e) = envs.iter_mut().find(|e| e.prefix == prefix) {
+            if !e.found_via.iter().any(|v| v == via) {
+                e.found_via.push(via.to_string());
+            }
+            return;
+        }
+        envs.push(read_env(host, &prefix, interpreter, via));
+    };
+    for p in explicit {
+        add(prefix_of(host, p), "--python", &mut envs);
+    }
+    if let Some(v) = host.var("VIRTUAL_ENV") {
+        add(prefix_of(host, v), "VIRTUAL_ENV", &mut envs);
+    }
+    if let Some(c) = host.var("CONDA_PREFIX") {
+        add(prefix_of(host, c), "CONDA_PREFIX", &mut envs);
+    }
+    for name in ["python3", "python"] {
+        for hit in host.which_all(name) {
+            add(prefix_of(host, &hit), &format!("{name} on PATH"), &mut envs);
+        }
+    }
+    envs
+}
+
+/// The environment prefix for an interpreter path or a prefix directory, with the interpreter.
+/// A venv's `bin/python` is a link to the base interpreter, so the venv is recognised before
+/// links are followed.
+fn prefix_of(host: &Host, path: &str) -> Option<(String, Option<String>)> {
+    let path = crate::host::normalise(path);
+    if host.is_dir(&path) {
+        let interp = ["bin/python3", "bin/python", "python.exe"]
+            .iter()
+            .map(|b| format!("{}/{b}", path.trim_end_matches('/')))
+            .find(|p| host.exists(p));
+        return Some((path, interp));
+    }
+    if !host.exists(&path) {
+        return None;
+    }
+    let parent = |p: &str| p.rsplit_once('/').map(|(d, _)| d.to_string());
+    let bin = parent(&path)?;
+    let candidate = parent(&bin).filter(|p| !p.is_empty()).unwrap_or_else(|| "/".into());
+    if host.is_file(&format!("{candidate}/pyvenv.cfg")) || host.is_dir(&format!("{candidate}/conda-meta")) {
+        return Some((candidate, Some(path)));
+    }
+    let (real, _) = host.resolve(&path)?;
+    let real_bin = parent(&real)?;
+    let prefix = parent(&real_bin).filter(|p| !p.is_empty()).unwrap_or_else(|| "/".into());
+    Some((prefix, Some(path)))
+}
+
+fn read_env(host: &Host, prefix: &str, interpreter: Option<String>, via: &str) -> PythonEnv {
+    let cfg = host.read_text(&format!("{prefix}/pyvenv.cfg")).ok();
+    let kind = if cfg.is_some() {
+        PythonEnvKind::Venv
+    } else if host.is_dir(&format!("{prefix}/conda-meta")) {
+        PythonEnvKind::Conda
+    } else {
+        PythonEnvKind::System
+    };
+    let mut env = PythonEnv {
+        prefix: prefix.to_string(),
+        kind,
+        found_via: vec![via.to_string()],
+        interpreter,
+        ..Default::default()
+    };
+    let cfg_version = cfg.as_deref().and_then(|c| cfg_value(c, "version").or_else(|| cfg_value(c, "version_info")));
+    let lib_versions = lib_python_versions(host, prefix);
+    env.python_version = cfg_version.or_else(|| lib_versions.first().cloned());
+    env.site_packages = site::site_packages_dirs(host, prefix, kind, &lib_versions, cfg.as_deref());
+    site::read_packages(host, &mut env);
+    if kind == PythonEnvKind::Conda {
+        env.conda_packages = site::conda_packages(host, prefix);
+    }
+    env
+}
+
+/// A `key = value` line of pyvenv.cfg.
+pub fn cfg_value(cfg: &str, key: &str) -> Option<String> {
+    cfg.lines().find_map(|l| {
+        let (k, v) = l.split_once('=')?;
+        (k.trim() == key).then(|| v.trim().to_string())
+    })
+}
+
+/// `3.12` for each `lib/python3.12` directory, newest first.
+fn lib_python_versions(host: &Host, prefix: &str) -> Vec<String> {
+    let mut versions: Vec<String> = ["lib", "lib64"]
+        .iter()
+        .flat_map(|lib| host.list_dir(&format!("{prefix}/{lib}")))
+        .filter_map(|name| name.strip_prefix("python").map(str::to_string))
+        .filter(|v| v.starts_with('3') && v.contains('.') && v.trim_end_matches('t').replace('.', "").chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    versions.sort_by_key(|v| {
+        let mut it = v.trim_end_matches('t').split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+        std::cmp::Reverse((it.next().unwrap_or(0), it.next().unwrap_or(0)))
+    });
+    versions.dedup();
+    versions
+}

@@ -1,0 +1,274 @@
+//! What is installed in a Python environment, from `*.dist-info` / `*.egg-info` directory names
+//! (the fastest source: no file is opened per package) and `torch/version.py`.
+
+use cudoctor_snapshot::{CondaPackage, Package, PythonEnv, PythonEnvKind, TorchBuild};
+
+use crate::host::Host;
+
+/// Distributions recorded in a snapshot besides every `nvidia-*` and `cuda-*` one.
+const INTERESTING: &[&str] = &[
+    "torch", "torchvision", "torchaudio", "triton", "pytorch-triton", "xformers", "flash-attn",
+    "flash-attn-3", "vllm", "sglang", "deepspeed", "bitsandbytes", "apex", "jax", "jaxlib",
+    "tensorflow", "onnxruntime-gpu", "tensorrt", "transformer-engine", "mamba-ssm",
+    "causal-conv1d", "sageattention", "flashinfer-python", "xgrammar", "accelerate",
+    "transformers", "auto-gptq", "autoawq", "llama-cpp-python", "paddlepaddle-gpu", "mmcv",
+    "detectron2", "torch-scatter", "torch-sparse", "torch-geometric", "spconv", "nvidia-dali",
+];
+
+/// Conda packages that decide which CUDA runtime a conda env carries.
+const CONDA_INTERESTING: &[&str] = &[
+    "cudatoolkit", "pytorch-cuda", "cuda-toolkit", "cuda-version", "cuda-runtime", "cuda-cudart",
+    "cuda-nvcc", "pytorch", "pytorch-gpu", "cudnn", "nccl", "magma-cuda",
+];
+
+pub fn is_interesting(name: &str) -> bool {
+    INTERESTING.contains(&name)
+        || name.starts_with("nvidia-")
+        || name.starts_with("cuda-")
+        || name.starts_with("cupy")
+        || name.starts_with("jax-cuda")
+        || name.starts_with("torch-")
+}
+
+/// PEP 503 normalisation: lower case, runs of `-`, `_`, `.` become one `-`.
+pub fn normalise_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut last_sep = false;
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !last_sep {
+                out.push('-');
+            }
+            last_sep = true;
+        } else {
+            out.extend(c.to_lowercase());
+            last_sep = false;
+        }
+    }
+    out
+}
+
+pub fn site_packages_dirs(
+    host: &Host,
+    prefix: &str,
+    kind: PythonEnvKind,
+    lib_versions: &[String],
+    cfg: Option<&str>,
+) -> Vec<String> {
+    let mut dirs = Vec::new();
+    for v in lib_versions {
+        for lib in ["lib", "lib64"] {
+            for sub in ["site-packages", "dist-packages"] {
+                dirs.push(format!("{prefix}/{lib}/python{v}/{sub}"));
+            }
+        }
+    }
+    if kind == PythonEnvKind::System {
+        // Debian and Ubuntu put packages here; /usr/local/lib holds pip's system installs.
+        dirs.push(format!("{prefix}/lib/python3/dist-packages"));
+        if prefix == "/usr" {
+            for v in lib_versions {
+                dirs.push(format!("/usr/local/lib/python{v}/dist-packages"));
+            }
+        }
+    }
+    let user_site_visible = match kind {
+        PythonEnvKind::Venv => false,
+        _ => true,
+    };
+    let system_site = cfg
+        .and_then(|c| super::cfg_value(c, "include-system-site-packages"))
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    if user_site_visible || system_site {
+        if let Some(home) = host.var("HOME") {
+            for v in lib_versions {
+                dirs.push(format!("{}/.local/lib/python{v}/site-packages", home.trim_end_matches('/')));
+            }
+        }
+    }
+    let mut seen = Vec::new();
+    dirs.into_iter()
+        .filter(|d| host.is_dir(d))
+        .filter(|d| {
+            let key = host.resolve(d).map(|(r, _)| r).unwrap_or_else(|| d.clone());
+            if seen.contains(&key) {
+                false
+            } else {
+                seen.push(key);
+                true
+            }
+        })
+        .collect()
+}
+
+/// Fills `packages` and `torch` from the environment's site-packages directories.
+pub fn read_packages(host: &Host, env: &mut PythonEnv) {
+    for sp in env.site_packages.clone() {
+        for entry in host.list_dir(&sp) {
+            let Some((name, version)) = dist_name_version(&entry) else {
+                continue;
+            };
+            let version = match version {
+                Some(v) => v,
+                None => match pkg_info_version(host, &format!("{sp}/{entry}")) {
+                    Some(v) => v,
+                    None => continue,
+                },
+            };
+            let name = normalise_name(&name);
+            if is_interesting(&name) && env.package(&name).is_none() {
+                env.packages.push(Package {
+                    name,
+                    version,
+                    location: sp.clone(),
+                });
+            }
+        }
+        if env.torch.is_none() {
+            let version_py = format!("{sp}/torch/version.py");
+            match host.read_text(&version_py) {
+                Ok(text) => match parse_torch_version_py(&text, &format!("{sp}/torch")) {
+                    Some(t) => env.torch = Some(t),
+                    None => env.errors.push(format!("{version_py}: no __version__ found")),
+                },
+                Err(e) if host.is_dir(&format!("{sp}/torch")) => {
+                    env.errors.push(format!("{version_py}: {e}"))
+                }
+                Err(_) => {}
+            }
+        }
+    }
+    env.packages.sort_by(|a, b| a.name.cmp(&b.name));
+}
+
+/// `torch-2.11.0+cu130.dist-info` -> (`torch`, `2.11.0+cu130`); `foo.egg-info` -> (`foo`, None).
+pub fn dist_name_version(entry: &str) -> Option<(String, Option<String>)> {
+    let stem = entry
+        .strip_suffix(".dist-info")
+        .or_else(|| entry.strip_suffix(".egg-info"))?;
+    match stem.split_once('-') {
+        Some((name, rest)) => {
+            // egg-info names may carry `-py3.11` after the version.
+            let version = rest.split("-py").next().unwrap_or(rest);
+            Some((name.to_string(), Some(version.to_string())))
+        }
+        None => Some((stem.to_string(), None)),
+    }
+}
+
+fn pkg_info_version(host: &Host, dir: &str) -> Option<String> {
+    let text = host
+        .read_text(&format!("{dir}/PKG-INFO"))
+        .or_else(|_| host.read_text(&format!("{dir}/METADATA")))
+        .ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("Version:"))
+        .map(|v| v.trim().to_string())
+}
+
+/// The assignments of torch/version.py. Only literals are read; the file is never executed.
+pub fn parse_torch_version_py(text: &str, torch_dir: &str) -> Option<TorchBuild> {
+    let value = |key: &str| -> Option<Option<String>> {
+        text.lines().find_map(|l| {
+            let (lhs, rhs) = l.split_once('=')?;
+            let lhs = lhs.split(':').next()?.trim();
+            if lhs != key {
+                return None;
+            }
+            let rhs = rhs.trim();
+            if rhs == "None" {
+                return Some(None);
+            }
+            let quoted = rhs
+                .strip_prefix('\'')
+                .and_then(|r| r.strip_suffix('\''))
+                .or_else(|| rhs.strip_prefix('"').and_then(|r| r.strip_suffix('"')))?;
+            Some(Some(quoted.to_string()))
+        })
+    };
+    let version = value("__version__")??;
+    Some(TorchBuild {
+        version,
+        cuda: value("cuda").flatten(),
+        hip: value("hip").flatten(),
+        git_version: value("git_version").flatten(),
+        path: torch_dir.to_string(),
+    })
+}
+
+/// conda's records (`conda-meta/<name>-<version>-<build>.json`) for CUDA-bearing packages.
+pub fn conda_packages(host: &Host, prefix: &str) -> Vec<CondaPackage> {
+    let meta = format!("{prefix}/conda-meta");
+    host.list_dir(&meta)
+        .into_iter()
+        .filter_map(|f| {
+            let stem = f.strip_suffix(".json")?;
+            let (rest, build) = stem.rsplit_once('-')?;
+            let (name, version) = rest.rsplit_once('-')?;
+            if !CONDA_INTERESTING.contains(&name) {
+                return None;
+            }
+            let channel = host
+                .read_text(&format!("{meta}/{f}"))
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .and_then(|v| v.get("channel").and_then(|c| c.as_str()).map(str::to_string));
+            Some(CondaPackage {
+                name: name.to_string(),
+                version: version.to_string(),
+                build: Some(build.to_string()),
+                channel,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_real_torch_version_file() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/fixtures/real/h200x2-torch2.11-cu130/torchversion.txt"
+        );
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return;
+        };
+        let t = parse_torch_version_py(&text, "/x/torch").unwrap();
+        assert_eq!(t.version, "2.11.0+cu130");
+        assert_eq!(t.cuda.as_deref(), Some("13.0"));
+        assert_eq!(t.hip, None);
+        assert_eq!(t.git_version.as_deref(), Some("70d99e998b4955e0049d13a98d77ae1b14db1f45"));
+    }
+
+    #[test]
+    fn reads_old_style_and_cpu_version_files() {
+        let old = "__version__ = '1.13.1+cu117'\ndebug = False\ncuda = '11.7'\ngit_version = 'abc'\nhip = None\n";
+        let t = parse_torch_version_py(old, "t").unwrap();
+        assert_eq!(t.cuda.as_deref(), Some("11.7"));
+        let cpu = "__version__ = '2.5.1+cpu'\ncuda: Optional[str] = None\n";
+        assert_eq!(parse_torch_version_py(cpu, "t").unwrap().cuda, None);
+        assert!(parse_torch_version_py("garbage = (", "t").is_none());
+    }
+
+    #[test]
+    fn dist_info_names() {
+        assert_eq!(
+            dist_name_version("torch-2.11.0+cu130.dist-info"),
+            Some(("torch".into(), Some("2.11.0+cu130".into())))
+        );
+        assert_eq!(
+            dist_name_version("nvidia_cudnn_cu13-9.19.0.56.dist-info"),
+            Some(("nvidia_cudnn_cu13".into(), Some("9.19.0.56".into())))
+        );
+        assert_eq!(
+            dist_name_version("apex-0.1-py3.10.egg-info"),
+            Some(("apex".into(), Some("0.1".into())))
+        );
+        assert_eq!(dist_name_version("torch"), None);
+        assert_eq!(normalise_name("Flash_Attn"), "flash-attn");
+        assert_eq!(normalise_name("nvidia_cudnn_cu13"), "nvidia-cudnn-cu13");
+    }
+}

@@ -1,0 +1,227 @@
+//! CUDA Toolkits on disk, and which one PATH, CUDA_HOME and /usr/local/cuda select.
+
+use cudoctor_snapshot::{Attempt, NvccOnPath, Outcome, PythonEnv, SymlinkChain, Toolkit, ToolkitFacts};
+
+use crate::host::{CommandOutcome, Host};
+
+/// Shell start-up files of the user whose settings may only live there.
+const USER_RC_FILES: &[&str] = &[".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile"];
+const SYSTEM_RC_FILES: &[&str] = &["/etc/environment", "/etc/profile", "/etc/bash.bashrc"];
+
+pub fn collect(host: &Host, envs: &[PythonEnv]) -> ToolkitFacts {
+    let mut facts = ToolkitFacts::default();
+    let mut candidates: Vec<(String, String)> = Vec::new();
+    for parent in ["/usr/local", "/opt"] {
+        for name in host.list_dir(parent) {
+            if name.starts_with("cuda") {
+                candidates.push((format!("{parent}/{name}"), format!("{parent}/cuda*")));
+            }
+        }
+    }
+    for var in ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR"] {
+        if let Some(v) = host.var(var) {
+            candidates.push((v.to_string(), var.to_string()));
+        }
+    }
+    if let Some(prefix) = host.var("CONDA_PREFIX") {
+        candidates.push((prefix.to_string(), "CONDA_PREFIX".to_string()));
+    }
+    for env in envs {
+        for sp in &env.site_packages {
+            // pip's nvidia-cuda-nvcc: nvidia/cuda_nvcc (CUDA 12 wheels), nvidia/cu13 (CUDA 13 wheels).
+            for sub in ["nvidia/cuda_nvcc", "nvidia/cu13", "nvidia/cu12"] {
+                candidates.push((
+                    format!("{sp}/{sub}"),
+                    format!("pip nvidia-cuda-nvcc in {}", env.prefix),
+                ));
+            }
+        }
+    }
+    for (path, via) in candidates {
+        add_toolkit(host, &mut facts, &path, &via);
+    }
+    facts.toolkits.sort_by(|a, b| a.root.cmp(&b.root));
+    facts.usr_local_cuda = host.resolve("/usr/local/cuda").map(|(real, hops)| SymlinkChain {
+        path: "/usr/local/cuda".to_string(),
+        hops,
+        resolved: Some(real),
+    });
+    if facts.usr_local_cuda.is_none() && symlink_exists(host, "/usr/local/cuda") {
+        facts.usr_local_cuda = Some(SymlinkChain {
+            path: "/usr/local/cuda".to_string(),
+            hops: Vec::new(),
+            resolved: None,
+        });
+    }
+    facts.nvcc_on_path = nvcc_on_path(host, &mut facts);
+    facts.shell_settings = shell_settings(host);
+    facts
+}
+
+fn symlink_exists(host: &Host, p: &str) -> bool {
+    std::fs::symlink_metadata(host.real_path(p)).is_ok()
+}
+
+/// Records the toolkit at `path` (after following links) when it looks like one: it has
+/// `bin/nvcc`, or a version file.
+fn add_toolkit(host: &Host, facts: &mut ToolkitFacts, path: &str, via: &str) {
+    let Some((root, _)) = host.resolve(path) else {
+        return;
+    };
+    if !host.is_dir(&root) {
+        return;
+    }
+    if let Some(existing) = facts.toolkits.iter_mut().find(|t| t.root == root) {
+        if !existing.found_via.iter().any(|v| v == via) {
+            existing.found_via.push(via.to_string());
+        }
+        return;
+    }
+    let nvcc = format!("{root}/bin/nvcc");
+    let has_nvcc = host.is_file(&nvcc);
+    let (version, source) = toolkit_version(host, &root, has_nvcc.then_some(nvcc.as_str()));
+    if !has_nvcc && version.is_none() {
+        return;
+    }
+    if let (None, true) = (&version, has_nvcc) {
+        facts.attempts.push(Attempt::new(
+            format!("{root} version"),
+            Outcome::Failed,
+            "no version.json, version.txt, or readable `nvcc --version`",
+        ));
+    }
+    facts.toolkits.push(Toolkit {
+        root,
+        version,
+        version_source: source,
+        found_via: vec![via.to_string()],
+        nvcc: has_nvcc.then_some(nvcc),
+    });
+}
+
+/// The toolkit's version from its files, else from running its nvcc.
+fn toolkit_version(host: &Host, root: &str, nvcc: Option<&str>) -> (Option<String>, Option<String>) {
+    if let Ok(text) = host.read_text(&format!("{root}/version.json")) {
+        if let Some(v) = version_from_json(&text) {
+            return (Some(v), Some("version.json".into()));
+        }
+    }
+    if let Ok(text) = host.read_text(&format!("{root}/version.txt")) {
+        if let Some(v) = text.split_whitespace().last().filter(|v| v.contains('.')) {
+            return (Some(v.to_string()), Some("version.txt".into()));
+        }
+    }
+    if let Some(nvcc) = nvcc {
+        if let CommandOutcome::Exited { stdout, .. } = host.run(nvcc, &["--version"]) {
+            if let Some(v) = parse_nvcc_version(&stdout) {
+                return (Some(v), Some("nvcc --version".into()));
+            }
+        }
+    }
+    (None, None)
+}
+
+/// `{"cuda": {"version": "13.0.2"}}` from a toolkit's version.json.
+pub fn version_from_json(text: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let s = v.get("cuda")?.get("version")?.as_str()?;
+    Some(s.to_string())
+}
+
+/// `Cuda compilation tools, release 13.0, V13.0.88` -> `13.0.88`.
+pub fn parse_nvcc_version(text: &str) -> Option<String> {
+    let line = text.lines().find(|l| l.contains("release"))?;
+    if let Some(v) = line.split_whitespace().find(|t| t.starts_with('V')) {
+        let v = &v[1..];
+        if v.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())) {
+            return Some(v.to_string());
+        }
+    }
+    let after = line.split("release").nth(1)?;
+    let v = after.trim().trim_start_matches(',').split(',').next()?.trim();
+    (!v.is_empty()).then(|| v.to_string())
+}
+
+fn nvcc_on_path(host: &Host, facts: &mut ToolkitFacts) -> Option<NvccOnPath> {
+    let path = host.which("nvcc")?;
+    let resolved = host.resolve(&path).map(|(r, _)| r).unwrap_or_else(|| path.clone());
+    let toolkit_root = resolved
+        .strip_suffix("/bin/nvcc")
+        .map(str::to_string);
+    let known = toolkit_root
+        .as_deref()
+        .and_then(|r| facts.toolkits.iter().find(|t| t.root == r));
+    let version = match known {
+        Some(t) => t.version.clone(),
+        None => match host.run(&path, &["--version"]) {
+            CommandOutcome::Exited { stdout, .. } => parse_nvcc_version(&stdout),
+            _ => None,
+        },
+    };
+    if known.is_none() {
+        if let Some(root) = &toolkit_root {
+            add_toolkit(host, facts, root, "nvcc on PATH");
+        }
+    }
+    Some(NvccOnPath {
+        path,
+        resolved,
+        version,
+        toolkit_root,
+    })
+}
+
+/// Lines of shell start-up files that set CUDA paths, as `file:line: text`.
+fn shell_settings(host: &Host) -> Vec<String> {
+    let mut files: Vec<String> = SYSTEM_RC_FILES.iter().map(|s| s.to_string()).collect();
+    for name in host.list_dir("/etc/profile.d") {
+        files.push(format!("/etc/profile.d/{name}"));
+    }
+    if let Some(home) = host.var("HOME") {
+        for rc in USER_RC_FILES {
+            files.push(format!("{}/{rc}", home.trim_end_matches('/')));
+        }
+    }
+    let mut hits = Vec::new();
+    for file in files {
+        let Ok(text) = host.read_text(&file) else {
+            continue;
+        };
+        for (i, line) in text.lines().enumerate() {
+            let t = line.trim();
+            if t.starts_with('#') {
+                continue;
+            }
+            let sets_path = t.contains("CUDA_HOME")
+                || t.contains("CUDA_PATH")
+                || (t.contains("cuda") && (t.contains("PATH") || t.contains("LD_LIBRARY_PATH")));
+            if sets_path && hits.len() < 50 {
+                hits.push(format!("{file}:{}: {}", i + 1, crate::driver::truncate(t, 200)));
+            }
+        }
+    }
+    hits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_real_nvcc_banner() {
+        let text = "nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2025 NVIDIA Corporation\nBuilt on Wed_Aug_20_01:58:59_PM_PDT_2025\nCuda compilation tools, release 13.0, V13.0.88\nBuild cuda_13.0.r13.0/compiler.36424714_0\n";
+        assert_eq!(parse_nvcc_version(text).as_deref(), Some("13.0.88"));
+        assert_eq!(
+            parse_nvcc_version("Cuda compilation tools, release 11.8, Vgarbage").as_deref(),
+            Some("11.8")
+        );
+        assert_eq!(parse_nvcc_version("garbage"), None);
+    }
+
+    #[test]
+    fn reads_version_json() {
+        let text = r#"{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}, "cuda_cudart": {"version": "12.4.127"}}"#;
+        assert_eq!(version_from_json(text).as_deref(), Some("12.4.1"));
+        assert_eq!(version_from_json("{not json"), None);
+    }
+}
