@@ -1,0 +1,476 @@
+//! Cross-checks an explanation with a machine's facts. Pure: no I/O, no clock.
+//!
+//! Says what the machine confirms, turns generic fixes into exact ones (the torch variant to
+//! install, the driver branch needed, the toolkit to point CUDA_HOME at), and says so when the
+//! machine contradicts the message (the log was produced somewhere else).
+
+use crate::category::Category;
+use crate::facts::{MachineFacts, Platform};
+use crate::fields::FieldKind;
+use crate::knowledge::{self, cuda_variant, major_minor, variant_cuda, Knowledge};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The index PyTorch publishes its CUDA wheels on; the variant ("cu128") is appended.
+const TORCH_INDEX: &str = "https://download.pytorch.org/whl";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The machine's facts fit the explanation.
+    Consistent,
+    /// The machine's facts contradict the message: it was probably produced elsewhere.
+    Contradicts,
+    /// The facts needed to judge were not available.
+    Inconclusive,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MachineCheck {
+    pub verdict: Verdict,
+    pub evidence: Vec<String>,
+    /// Machine-specific fixes, to be shown before the signature's generic ones.
+    pub fixes: Vec<String>,
+    pub contradictions: Vec<String>,
+}
+
+struct Check<'a> {
+    facts: &'a MachineFacts,
+    kb: &'a Knowledge,
+    evidence: Vec<String>,
+    fixes: Vec<String>,
+    contradictions: Vec<String>,
+    consistent: bool,
+}
+
+impl Check<'_> {
+    fn fact(&mut self, s: String) {
+        self.evidence.push(s);
+    }
+    fn agree(&mut self, s: String) {
+        self.consistent = true;
+        self.evidence.push(s);
+    }
+    fn contradict(&mut self, s: String) {
+        self.contradictions.push(s);
+    }
+    fn fix(&mut self, s: String) {
+        if !self.fixes.contains(&s) {
+            self.fixes.push(s);
+        }
+    }
+    fn windows(&self) -> bool {
+        self.facts.platform == Platform::Windows
+    }
+    fn gpu_archs(&self) -> Vec<(String, String)> {
+        self.facts
+            .gpus
+            .iter()
+            .filter_map(|g| {
+                let cc = g.compute_capability.as_deref()?;
+                Some((g.name.clone(), FieldKind::Arch.normalize(cc)?))
+            })
+            .collect()
+    }
+    /// The pip command for a torch variant, pinned to the installed release when it offers it.
+    fn torch_install(&self, variant: &str) -> String {
+        let release = self.facts.torch_version.as_deref().and_then(|v| self.kb.torch_release(v));
+        let pin = match release {
+            Some(r) if r.variants.iter().any(|v| v == variant) => {
+                let mut s = format!("torch=={}.*", r.torch);
+                if let Some(tv) = &r.torchvision {
+                    s.push_str(&format!(" torchvision=={tv}.*"));
+                } else {
+                    s.push_str(" torchvision");
+                }
+                if let Some(ta) = &r.torchaudio {
+                    s.push_str(&format!(" torchaudio=={ta}.*"));
+                } else {
+                    s.push_str(" torchaudio");
+                }
+                s
+            }
+            _ => "torch torchvision torchaudio".to_string(),
+        };
+        format!("pip install --force-reinstall {pin} --index-url {TORCH_INDEX}/{variant}")
+    }
+    /// The newest variant among `candidates` that the driver can run (all when the driver is unknown).
+    fn pick_variant_for_driver(&self, candidates: &[String]) -> Option<String> {
+        let driver = self.facts.driver_version.as_deref();
+        let platform = self.facts.platform;
+        candidates
+            .iter()
+            .filter(|v| match (driver, variant_cuda(v)) {
+                (Some(d), Some(c)) => self.kb.driver_runs(d, &c, platform) != Some(false),
+                _ => true,
+            })
+            .next_back()
+            .cloned()
+    }
+}
+
+/// Checks `category` and the message's `fields` against `facts`.
+pub fn cross_check(
+    category: Category,
+    fields: &BTreeMap<String, String>,
+    facts: &MachineFacts,
+    kb: &Knowledge,
+) -> MachineCheck {
+    let mut c = Check { facts, kb, evidence: Vec::new(), fixes: Vec::new(), contradictions: Vec::new(), consistent: false };
+    describe_machine(&mut c);
+    match category {
+        Category::DriverTooOld => driver_too_old(&mut c, fields),
+        Category::DriverMissing => driver_missing(&mut c),
+        Category::CpuOnlyWheel => cpu_only(&mut c),
+        Category::NoKernelImage => no_kernel_image(&mut c, fields),
+        Category::ToolkitMismatch | Category::CudaHomeMissing => toolkit(&mut c, fields, category),
+        Category::VersionSuffixMismatch => suffix(&mut c, fields),
+        Category::AbiMismatch => {
+            if let Some(t) = &facts.torch_version {
+                c.fix(format!("Installed PyTorch here is {t}: install the extension build made for exactly this version (and its CUDA and C++ ABI), or rebuild it against it."));
+            }
+        }
+        Category::LibraryPath => library_path(&mut c, fields),
+        Category::Container => container(&mut c, fields),
+        Category::WindowsDll => {
+            if !matches!(facts.platform, Platform::Windows | Platform::Unknown) {
+                c.contradict("The message is from Windows, but this machine is not a Windows machine: it was produced elsewhere.".to_string());
+            } else if facts.platform == Platform::Windows {
+                c.agree("This machine runs Windows.".to_string());
+            }
+        }
+        Category::SdpaFallback => sdpa(&mut c, fields),
+        Category::OutOfMemory => oom(&mut c, fields),
+        Category::Nccl => {
+            if facts.gpus.len() == 1 {
+                c.fact("This machine has one GPU; NCCL between GPUs of this machine is not involved (multi-node?).".to_string());
+            }
+            if facts.platform == Platform::Container {
+                c.agree("This runs in a container: check its /dev/shm size (df -h /dev/shm); Docker's default is 64 MB.".to_string());
+            }
+        }
+        Category::NotEnvironment => {
+            c.fact("This kind of error does not depend on the installation; the machine's setup is not the cause.".to_string());
+        }
+        Category::Unknown => {}
+    }
+    let verdict = if !c.contradictions.is_empty() {
+        Verdict::Contradicts
+    } else if c.consistent {
+        Verdict::Consistent
+    } else {
+        Verdict::Inconclusive
+    };
+    MachineCheck { verdict, evidence: c.evidence, fixes: c.fixes, contradictions: c.contradictions }
+}
+
+fn describe_machine(c: &mut Check) {
+    let f = c.facts;
+    if let Some(d) = &f.driver_version {
+        let max = f.driver_max_cuda.as_deref().map(|m| format!(" (supports CUDA up to {m})")).unwrap_or_default();
+        c.fact(format!("Driver {d}{max}."));
+    }
+    if let Some(t) = &f.torch_version {
+        let cuda = f.torch_cuda.as_deref().map(|x| format!(", built with CUDA {x}")).unwrap_or_else(|| ", no CUDA (CPU-only build)".to_string());
+        c.fact(format!("PyTorch {t}{cuda}."));
+    }
+}
+
+fn driver_too_old(c: &mut Check, fields: &BTreeMap<String, String>) {
+    let f = c.facts;
+    let found = fields.get("found_cuda").filter(|v| major_minor(v).is_some());
+    if let (Some(found), Some(max)) = (found, f.driver_max_cuda.as_deref()) {
+        if major_minor(max) > major_minor(found) {
+            c.contradict(format!("The message says the driver supports CUDA {found}, but this machine's driver supports CUDA {max}: the message comes from another machine or from before a driver update."));
+        } else {
+            c.agree(format!("This machine's driver supports CUDA {max}, as the message says."));
+        }
+    }
+    let platform = f.platform;
+    if let Some(tc) = f.torch_cuda.as_deref() {
+        let needed = major_minor(tc).and_then(|(maj, _)| c.kb.driver_floor(maj, platform).map(str::to_string));
+        if let Some(floor) = needed {
+            let shipped = c.kb.toolkit_driver(tc, platform).map(|d| format!(" (CUDA {tc} itself shipped with {d})")).unwrap_or_default();
+            c.fix(format!("Update the NVIDIA driver to {floor} or newer, which runs any CUDA {} build{shipped}.", tc.split('.').next().unwrap_or(tc)));
+            if let Some(d) = f.driver_version.as_deref() {
+                if c.kb.driver_runs(d, tc, platform) == Some(false) {
+                    c.agree(format!("Driver {d} is older than {floor}, the minimum for PyTorch's CUDA {tc}."));
+                } else if c.kb.driver_runs(d, tc, platform) == Some(true) {
+                    c.contradict(format!("Driver {d} can run PyTorch's CUDA {tc}: on this machine the installed PyTorch should not hit this error."));
+                }
+            }
+        }
+        // Or a torch build the current driver can run.
+        if let Some(d) = f.driver_version.as_deref() {
+            let release = f.torch_version.as_deref().and_then(|v| c.kb.torch_release(v));
+            let variants: Vec<String> = release.map(|r| r.variants.clone()).unwrap_or_default();
+            let fitting: Vec<String> = variants
+                .iter()
+                .filter(|v| variant_cuda(v).is_some_and(|cu| c.kb.driver_runs(d, &cu, platform) == Some(true)))
+                .cloned()
+                .collect();
+            if let Some(best) = fitting.last() {
+                c.fix(format!("Or keep the driver and install the {best} build, which driver {d} can run: {}", c.torch_install(best)));
+            } else if release.is_some() {
+                c.fix(format!("No CUDA build of this PyTorch release runs on driver {d}; update the driver, or use an older PyTorch release with a CUDA variant the driver supports."));
+            }
+        }
+    }
+}
+
+fn driver_missing(c: &mut Check) {
+    let f = c.facts;
+    if f.driver_version.is_some() && f.platform != Platform::Container {
+        c.contradict("This machine has a working driver: the message comes from elsewhere (another machine or a container without GPU access).".to_string());
+    }
+    if f.platform == Platform::Container && f.driver_version.is_none() {
+        c.agree("This is a container and no driver is visible inside it: start it with --gpus all (NVIDIA Container Toolkit).".to_string());
+        c.fix("docker run --gpus all ... (after installing and configuring the NVIDIA Container Toolkit on the host).".to_string());
+    }
+    if f.platform == Platform::Wsl {
+        c.fix("Under WSL the driver is the Windows one: update the NVIDIA driver on Windows; do not install a Linux driver inside WSL.".to_string());
+    }
+}
+
+fn cpu_only(c: &mut Check) {
+    let f = c.facts;
+    let is_cpu_build = f.torch_version.as_deref().map(|v| v.contains("+cpu")).unwrap_or(false)
+        || (f.torch_version.is_some() && f.torch_cuda.is_none());
+    if is_cpu_build {
+        c.agree("The installed PyTorch here is a CPU-only build.".to_string());
+    } else if let Some(tc) = &f.torch_cuda {
+        c.contradict(format!("The PyTorch inspected here is a CUDA {tc} build: the message comes from another environment (another venv, conda env or interpreter)."));
+    }
+    let archs: Vec<String> = c.gpu_archs().into_iter().map(|(_, a)| a).collect();
+    if !archs.is_empty() {
+        let release = f.torch_version.as_deref().and_then(|v| c.kb.torch_release(v));
+        let mut candidates = c.kb.variants_for_gpus(&archs, release);
+        if candidates.is_empty() {
+            candidates = c.kb.variants_for_gpus(&archs, None);
+        }
+        if let Some(v) = c.pick_variant_for_driver(&candidates) {
+            c.fix(format!("Install the {v} build, which has kernels for this machine's GPUs and runs on its driver: {}", c.torch_install(&v)));
+        }
+    }
+}
+
+fn no_kernel_image(c: &mut Check, fields: &BTreeMap<String, String>) {
+    let f = c.facts;
+    let gpus = c.gpu_archs();
+    if gpus.is_empty() {
+        return;
+    }
+    if let Some(arch) = fields.get("arch") {
+        if !gpus.iter().any(|(_, a)| a == arch) {
+            let here: Vec<String> = gpus.iter().map(|(n, a)| format!("{n} ({a})")).collect();
+            c.contradict(format!("The message is about a {arch} GPU, but this machine has {}: it comes from another machine.", here.join(", ")));
+        }
+    }
+    // Which architectures does the installed torch carry? Prefer the real list, else the published one.
+    let (list, from) = match (&f.torch_arch_list, f.torch_cuda.as_deref().and_then(cuda_variant)) {
+        (Some(l), _) => (Some((l.clone(), Vec::new())), "the installed PyTorch"),
+        (None, Some(v)) => (c.kb.variant_arch(&v).map(|va| (va.sass.clone(), va.ptx.clone())), "the published builds of this CUDA variant"),
+        _ => (None, ""),
+    };
+    let Some((sass, ptx)) = list else {
+        return;
+    };
+    let missing: Vec<&(String, String)> = gpus
+        .iter()
+        .filter(|(_, a)| knowledge::arch_runs(a, &sass, &ptx) == Some(false))
+        .collect();
+    if missing.is_empty() {
+        c.agree(format!("{} has code for every GPU here ({}), so the missing kernel image is in an extension (flash-attn, xformers, a custom op...): rebuild that extension for this GPU.", capitalize(from), sass.join(" ")));
+        if let Some((_, a)) = gpus.first() {
+            if let Some(mm) = crate::fields::arch_major_minor(a) {
+                c.fix(format!("Rebuild the failing extension for this GPU: TORCH_CUDA_ARCH_LIST=\"{}.{}\" pip install --no-build-isolation --force-reinstall --no-cache-dir <package>", mm.0, mm.1));
+            }
+        }
+        return;
+    }
+    let names: Vec<String> = missing.iter().map(|(n, a)| format!("{n} ({a})")).collect();
+    c.agree(format!("{} lacks code for {}: it carries {}.", capitalize(from), names.join(", "), sass.join(" ")));
+    let archs: Vec<String> = gpus.iter().map(|(_, a)| a.clone()).collect();
+    let release = f.torch_version.as_deref().and_then(|v| c.kb.torch_release(v));
+    let in_release = c.kb.variants_for_gpus(&archs, release);
+    if let Some(v) = c.pick_variant_for_driver(&in_release) {
+        c.fix(format!("Install the {v} build of this PyTorch release, which has kernels for {}: {}", archs.join(", "), c.torch_install(&v)));
+    } else {
+        let any = c.kb.variants_for_gpus(&archs, None);
+        if let Some(v) = c.pick_variant_for_driver(&any) {
+            let newer = c.kb.newest_release_with(std::slice::from_ref(&v)).map(|r| format!(" (offered by PyTorch {} among others)", r.torch)).unwrap_or_default();
+            c.fix(format!("No build of the installed PyTorch release covers {}; install a {v} build{newer}: pip install --force-reinstall torch torchvision torchaudio --index-url {TORCH_INDEX}/{v}", archs.join(", ")));
+        }
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().collect::<String>() + chars.as_str(),
+        None => String::new(),
+    }
+}
+
+fn toolkit(c: &mut Check, fields: &BTreeMap<String, String>, category: Category) {
+    let f = c.facts;
+    if category == Category::ToolkitMismatch {
+        if let (Some(detected), Some(nvcc)) = (fields.get("detected_cuda"), f.nvcc_version.as_deref()) {
+            if major_minor(detected) == major_minor(nvcc) {
+                c.agree(format!("The nvcc on PATH here is CUDA {nvcc}, as in the message."));
+            } else {
+                c.contradict(format!("The message saw nvcc from CUDA {detected}, but the nvcc here is CUDA {nvcc}: the build ran elsewhere or with another PATH/CUDA_HOME."));
+            }
+        }
+        if let (Some(tc_msg), Some(tc)) = (fields.get("torch_cuda"), f.torch_cuda.as_deref()) {
+            if major_minor(tc_msg).is_some() && major_minor(tc_msg) != major_minor(tc) {
+                c.contradict(format!("The message's PyTorch was built with CUDA {tc_msg}; the PyTorch here is CUDA {tc}."));
+            }
+        }
+    } else if let Some(home) = &f.cuda_home {
+        c.fact(format!("CUDA_HOME is set here to {home}; check that {home}/bin/nvcc exists."));
+    } else {
+        c.agree("CUDA_HOME is not set on this machine.".to_string());
+    }
+    // The toolkit to use: the one matching torch's CUDA major.minor, else its major.
+    let Some(tc) = f.torch_cuda.as_deref() else {
+        return;
+    };
+    let want = major_minor(tc);
+    let exact = f.toolkits.iter().find(|t| t.version.as_deref().and_then(major_minor) == want);
+    let same_major = f.toolkits.iter().find(|t| t.version.as_deref().and_then(major_minor).map(|m| m.0) == want.map(|w| w.0));
+    match exact.or(same_major) {
+        Some(t) => {
+            let v = t.version.as_deref().unwrap_or("?");
+            c.fix(format!("Use the CUDA {v} toolkit at {} for PyTorch's CUDA {tc}: export CUDA_HOME={} PATH={}/bin:$PATH, then rebuild.", t.root, t.root, t.root));
+        }
+        None => {
+            let found: Vec<String> = f.toolkits.iter().map(|t| format!("{} ({})", t.version.as_deref().unwrap_or("?"), t.root)).collect();
+            let have = if found.is_empty() { "none was found".to_string() } else { format!("found: {}", found.join(", ")) };
+            c.fix(format!("Install a CUDA {tc} toolkit (PyTorch's CUDA; {have}), e.g. pip install nvidia-cuda-nvcc-cu{} or the NVIDIA toolkit {tc}, and point CUDA_HOME at it.", tc.split('.').next().unwrap_or(tc)));
+        }
+    }
+}
+
+fn suffix(c: &mut Check, fields: &BTreeMap<String, String>) {
+    let f = c.facts;
+    let Some(tc) = f.torch_cuda.as_deref() else {
+        return;
+    };
+    if let Some(msg_tc) = fields.get("torch_cuda") {
+        if major_minor(msg_tc).is_some() && major_minor(msg_tc) != major_minor(tc) {
+            c.contradict(format!("The message's PyTorch is CUDA {msg_tc}; the PyTorch here is CUDA {tc}: the message comes from another environment."));
+        } else if major_minor(msg_tc).is_some() {
+            c.agree(format!("The PyTorch here is CUDA {tc}, as in the message."));
+        }
+    }
+    if let Some(v) = cuda_variant(tc) {
+        c.fix(format!("Reinstall the companions from PyTorch's own index so all share {v}: {}", c.torch_install(&v)));
+    }
+}
+
+fn library_path(c: &mut Check, fields: &BTreeMap<String, String>) {
+    let f = c.facts;
+    let Some(lib) = fields.get("lib") else {
+        return;
+    };
+    if lib.starts_with("libcuda.so") {
+        match f.platform {
+            Platform::Wsl => c.fix("This is WSL: export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH (libcuda comes from the Windows driver there).".to_string()),
+            Platform::Container => c.fix("This is a container: start it with --gpus all so the host's libcuda is mounted.".to_string()),
+            _ => {}
+        }
+        if f.driver_version.is_some() && f.platform != Platform::Container {
+            c.fact("A driver is installed here; check that its libcuda.so.1 is in ldconfig -p.".to_string());
+        }
+        return;
+    }
+    // "libcudart.so.11.0" -> 11; compare with the CUDA major of the installed torch.
+    let soname_major = lib.split(".so.").nth(1).and_then(|v| v.split('.').next()).and_then(|v| v.parse::<u32>().ok());
+    if let (Some(want), Some(tc)) = (soname_major, f.torch_cuda.as_deref()) {
+        if lib.starts_with("libcudart") || lib.starts_with("libcublas") || lib.starts_with("libcufft") || lib.starts_with("libcusparse") || lib.starts_with("libnvrtc") {
+            if let Some((have, _)) = major_minor(tc) {
+                if have != want {
+                    c.agree(format!("{lib} is a CUDA {want} library, but this environment's PyTorch uses CUDA {have}: a package built for CUDA {want} is installed next to a CUDA {have} stack. Install that package's CUDA {have} build."));
+                } else {
+                    c.fact(format!("PyTorch here uses CUDA {have}; its {lib} should come from the pip nvidia-* packages or the PyTorch wheel."));
+                }
+            }
+        }
+    }
+}
+
+fn container(c: &mut Check, fields: &BTreeMap<String, String>) {
+    let f = c.facts;
+    if let (Some(req), Some(max)) = (fields.get("required_cuda"), f.driver_max_cuda.as_deref()) {
+        if major_minor(max) >= major_minor(req) && major_minor(req).is_some() {
+            c.contradict(format!("The image needs CUDA {req}, and this machine's driver supports CUDA {max}: on this host the requirement holds; the message comes from another host."));
+        } else {
+            c.agree(format!("This host's driver supports CUDA {max}, older than the image's CUDA {req}."));
+            if let Some(d) = c.kb.toolkit_driver(req, f.platform) {
+                c.fix(format!("Update the host driver to {d} or newer (the driver CUDA {req} shipped with), or use an image built for CUDA {max} or older."));
+            }
+        }
+    }
+}
+
+fn sdpa(c: &mut Check, fields: &BTreeMap<String, String>) {
+    let gpus = c.gpu_archs();
+    if let Some(arch) = fields.get("arch") {
+        if !gpus.is_empty() && !gpus.iter().any(|(_, a)| a == arch) {
+            c.contradict(format!("The message is about a {arch} GPU, which this machine does not have."));
+        }
+    }
+    let old: Vec<String> = gpus
+        .iter()
+        .filter(|(_, a)| crate::fields::arch_major_minor(a).is_some_and(|(maj, _)| maj < 8))
+        .map(|(n, a)| format!("{n} ({a})"))
+        .collect();
+    if !old.is_empty() {
+        c.agree(format!("{} predates Ampere (sm_80): flash attention cannot run on it; memory-efficient attention is the fast path there.", old.join(", ")));
+    }
+    if c.windows() && fields.get("kernel").is_some_and(|k| k.to_ascii_lowercase().contains("flash")) {
+        c.agree("This is Windows, where the official PyTorch builds have no flash attention kernel.".to_string());
+    }
+}
+
+fn oom(c: &mut Check, fields: &BTreeMap<String, String>) {
+    let f = c.facts;
+    let total = fields.get("total").and_then(|t| parse_gib(t));
+    let gpu_index: usize = fields.get("gpu").and_then(|g| g.parse().ok()).unwrap_or(0);
+    let here = f.gpus.get(gpu_index).and_then(|g| g.memory_mib.map(|m| (g.name.clone(), m as f64 / 1024.0)));
+    if let (Some(total), Some((name, mem))) = (total, here) {
+        if (total - mem).abs() > mem.max(total) * 0.15 {
+            c.contradict(format!("The message's GPU has {total:.1} GiB; GPU {gpu_index} here ({name}) has {mem:.1} GiB: the message comes from another machine."));
+        } else {
+            c.agree(format!("GPU {gpu_index} here ({name}) has {mem:.1} GiB, as in the message."));
+        }
+    }
+}
+
+/// "8.00 GiB" -> 8.0; "512.00 MiB" -> 0.5
+fn parse_gib(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.find(|ch: char| ch.is_ascii_alphabetic())?);
+    let n: f64 = num.trim().parse().ok()?;
+    let unit = unit.trim().to_ascii_lowercase();
+    Some(match unit.chars().next()? {
+        't' => n * 1024.0,
+        'g' => n,
+        'm' => n / 1024.0,
+        'k' => n / (1024.0 * 1024.0),
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gib_parsing() {
+        assert_eq!(parse_gib("8.00 GiB"), Some(8.0));
+        assert_eq!(parse_gib("512.00 MiB"), Some(0.5));
+        assert_eq!(parse_gib("lots"), None);
+    }
+}

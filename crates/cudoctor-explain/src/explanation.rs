@@ -1,0 +1,92 @@
+//! The result of `explain`: what the CLI prints as text or JSON.
+
+use crate::category::Category;
+use crate::crosscheck::MachineCheck;
+use crate::signatures::Role;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One log line that supports the answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MatchedLine {
+    /// 1-based line number in the input.
+    pub line_no: u64,
+    /// The cleaned line (colour codes and rank prefix removed), possibly shortened.
+    pub text: String,
+    /// The rank prefix the line carried (`[rank3]:`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u32>,
+    /// The signature that matched it.
+    pub signature: String,
+}
+
+/// Another signature that matched somewhere, not the answer (noted, e.g. an earlier warning).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AlsoSeen {
+    pub signature: String,
+    pub category: Category,
+    pub role: Role,
+    pub line_no: u64,
+    pub text: String,
+    /// How many lines this signature matched in total.
+    pub count: u64,
+}
+
+/// What was looked for, per category (shown when nothing matched).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LookedFor {
+    pub category: Category,
+    pub signatures: Vec<String>,
+}
+
+/// Counters of the scan, for the curious and for tests of the bounds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ScanStats {
+    pub lines: u64,
+    pub bytes: u64,
+    /// Lines longer than the per-line cap; only their first part was examined.
+    pub truncated_lines: u64,
+    /// Lines the literal prefilter let through to the regexes.
+    pub candidate_lines: u64,
+    /// A read error that ended the scan early (the answer covers what was read before it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_error: Option<String>,
+}
+
+/// The explanation of an error message or a log.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    pub category: Category,
+    /// How sure the category is (0..1); 0 for unknown.
+    pub confidence: f32,
+    /// A one-line name of the problem.
+    pub title: String,
+    pub cause: String,
+    /// Steps, most specific first; machine-specific steps come before the generic ones.
+    pub fix: Vec<String>,
+    pub matched: Vec<MatchedLine>,
+    /// Values read from the message (versions, architectures, library and symbol names).
+    pub fields: BTreeMap<String, String>,
+    /// The id of the winning signature; `None` when unknown.
+    pub signature: Option<String>,
+    /// Facts that support or qualify the answer (from the machine and from other log lines).
+    pub evidence: Vec<String>,
+    /// Other signatures that matched (earlier warnings, later symptoms).
+    pub also_seen: Vec<AlsoSeen>,
+    /// Present when nothing matched: what was looked for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub looked_for: Vec<LookedFor>,
+    /// The cross-check with a machine's facts, when facts were given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine: Option<MachineCheck>,
+    /// Where the signature's knowledge comes from.
+    pub sources: Vec<String>,
+    pub stats: ScanStats,
+}
+
+impl Explanation {
+    /// True when a signature explained the input.
+    pub fn is_known(&self) -> bool {
+        self.category != Category::Unknown
+    }
+}

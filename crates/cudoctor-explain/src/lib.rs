@@ -1,0 +1,286 @@
+//! `cudoctor explain`: from an error message or a whole log to the cause and the fix.
+//!
+//! The engine reads any `BufRead` line by line with a bounded buffer, matches each cleaned line
+//! against a signature database kept as data (`data/signatures.toml`), and picks the first
+//! causal error. Given the facts of a machine it cross-checks the answer (a pure function) and
+//! makes the fixes exact. Nothing here touches the machine itself.
+//!
+//! ```
+//! let log = "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).";
+//! let e = cudoctor_explain::explain_str(log, None);
+//! assert_eq!(e.category, cudoctor_explain::Category::DriverTooOld);
+//! assert_eq!(e.fields.get("found_cuda").map(String::as_str), Some("11.4"));
+//! ```
+
+pub mod category;
+pub mod crosscheck;
+pub mod explanation;
+pub mod facts;
+pub mod fields;
+pub mod knowledge;
+pub mod prefilter;
+pub mod render;
+pub mod scanner;
+pub mod signatures;
+pub mod template;
+
+pub use category::Category;
+pub use crosscheck::{cross_check, MachineCheck, Verdict};
+pub use explanation::{AlsoSeen, Explanation, LookedFor, MatchedLine, ScanStats};
+pub use facts::{GpuFact, MachineFacts, Platform, ToolkitFact};
+pub use signatures::{DbError, Role, SignatureDb};
+
+use prefilter::Prefilter;
+use scanner::{pick_winner, scan, ScanOutcome};
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, Cursor};
+use std::sync::OnceLock;
+
+/// Lines shown in `matched`.
+const MAX_MATCHED: usize = 10;
+/// Entries in `also_seen`.
+const MAX_ALSO_SEEN: usize = 20;
+
+/// Why the engine could not be set up (only possible with a broken built-in data file, which
+/// the tests rule out, or a user-supplied database).
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Signatures(#[from] DbError),
+    #[error("knowledge data is not valid: {0}")]
+    Knowledge(String),
+}
+
+/// A signature database with its prefilter and the knowledge for cross-checks.
+pub struct Engine {
+    db: SignatureDb,
+    prefilter: Prefilter,
+    kb: knowledge::Knowledge,
+}
+
+impl Engine {
+    /// An engine over a given signature database (e.g. a user's newer file) and the built-in knowledge.
+    pub fn new(db: SignatureDb) -> Result<Engine, EngineError> {
+        let kb = knowledge::builtin().map_err(|e| EngineError::Knowledge(e.to_string()))?.clone();
+        let prefilter = Prefilter::new(db.signatures.iter().flat_map(|s| s.patterns.iter().map(|r| r.as_str())));
+        Ok(Engine { db, prefilter, kb })
+    }
+
+    pub fn signatures(&self) -> &SignatureDb {
+        &self.db
+    }
+
+    pub fn prefilter(&self) -> &Prefilter {
+        &self.prefilter
+    }
+
+    /// Explains what `input` yields, cross-checked with `facts` when given.
+    pub fn explain<R: BufRead>(&self, input: R, facts: Option<&MachineFacts>) -> Explanation {
+        let outcome = scan(input, &self.db, &self.prefilter);
+        let mut e = self.build(outcome);
+        if let Some(facts) = facts {
+            self.apply_facts(&mut e, facts);
+        }
+        e
+    }
+
+    /// Adds a machine cross-check to an explanation (replacing an earlier one).
+    pub fn apply_facts(&self, e: &mut Explanation, facts: &MachineFacts) {
+        if !e.is_known() {
+            return;
+        }
+        let check = cross_check(e.category, &e.fields, facts, &self.kb);
+        let mut fixes = check.fixes.clone();
+        fixes.extend(e.fix.iter().filter(|f| !check.fixes.contains(f)).cloned());
+        e.fix = fixes;
+        let mut evidence: Vec<String> = check.evidence.clone();
+        evidence.extend(check.contradictions.iter().map(|c| format!("Contradiction: {c}")));
+        evidence.extend(e.evidence.iter().cloned());
+        e.evidence = evidence;
+        e.machine = Some(check);
+    }
+
+    fn build(&self, outcome: ScanOutcome) -> Explanation {
+        let ScanOutcome { seen, stats, nonblank_lines } = outcome;
+        let winner = pick_winner(&self.db, &seen);
+        let mut also_seen: Vec<AlsoSeen> = Vec::new();
+        for (index, s) in seen.iter().enumerate() {
+            let (Some(hit), Some(sig)) = (&s.first, self.db.get(index)) else {
+                continue;
+            };
+            if Some(index) == winner {
+                continue;
+            }
+            also_seen.push(AlsoSeen {
+                signature: sig.id.clone(),
+                category: sig.category,
+                role: sig.role,
+                line_no: hit.line_no,
+                text: hit.text.clone(),
+                count: s.count,
+            });
+        }
+        also_seen.sort_by_key(|a| a.line_no);
+        also_seen.truncate(MAX_ALSO_SEEN);
+
+        let Some(win) = winner.and_then(|w| Some((w, self.db.get(w)?, seen.get(w)?))) else {
+            return self.unknown(&seen, stats, nonblank_lines, also_seen);
+        };
+        let (win_index, sig, win_seen) = win;
+        let mut fields = win_seen.first.as_ref().map(|h| h.fields.clone()).unwrap_or_default();
+        let cause = sig.render_cause(&fields);
+        let fix = sig.render_fixes(&fields);
+        // Fields from other signatures of the same category help the cross-check (e.g. the
+        // architecture named by an earlier warning); they never change the texts above.
+        for (index, s) in seen.iter().enumerate() {
+            if index == win_index || self.db.get(index).map(|o| o.category) != Some(sig.category) {
+                continue;
+            }
+            if let Some(hit) = &s.first {
+                for (k, v) in &hit.fields {
+                    fields.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+        }
+        let mut matched: Vec<MatchedLine> = Vec::new();
+        for (index, s) in seen.iter().enumerate() {
+            let Some(other) = self.db.get(index) else { continue };
+            if index != win_index && other.category != sig.category {
+                continue;
+            }
+            for (line_no, text, rank) in &s.lines {
+                matched.push(MatchedLine { line_no: *line_no, text: text.clone(), rank: *rank, signature: other.id.clone() });
+            }
+        }
+        matched.sort_by_key(|m| m.line_no);
+        matched.dedup_by(|a, b| a.line_no == b.line_no && a.text == b.text);
+        matched.truncate(MAX_MATCHED);
+
+        let mut evidence = Vec::new();
+        if win_seen.count > 1 {
+            let ranks = if win_seen.ranks.is_empty() {
+                String::new()
+            } else {
+                format!(" on ranks {}", join_ranks(&win_seen.ranks))
+            };
+            evidence.push(format!("The same error appears {} times{ranks}.", win_seen.count));
+        }
+        for a in also_seen.iter().filter(|a| a.category != sig.category && a.role != Role::Context) {
+            let title = self.db.by_id(&a.signature).map(|s| s.title.as_str()).unwrap_or_default();
+            let when = if a.line_no < matched.first().map(|m| m.line_no).unwrap_or(0) { "earlier" } else { "later" };
+            evidence.push(format!("Also seen {when} (line {}, {:?}): {title}.", a.line_no, a.role).replace("Cause", "error").replace("Symptom", "error").replace("Warning", "warning"));
+        }
+        Explanation {
+            category: sig.category,
+            confidence: sig.confidence,
+            title: sig.title.clone(),
+            cause,
+            fix,
+            matched,
+            fields,
+            signature: Some(sig.id.clone()),
+            evidence,
+            also_seen,
+            looked_for: Vec::new(),
+            machine: None,
+            sources: sig.sources.clone(),
+            stats,
+        }
+    }
+
+    fn unknown(&self, seen: &[scanner::SignatureSeen], stats: ScanStats, nonblank: u64, also_seen: Vec<AlsoSeen>) -> Explanation {
+        let mut looked: BTreeMap<Category, Vec<String>> = BTreeMap::new();
+        for s in &self.db.signatures {
+            if s.category != Category::Unknown {
+                looked.entry(s.category).or_default().push(s.title.clone());
+            }
+        }
+        let looked_for = looked.into_iter().map(|(category, signatures)| LookedFor { category, signatures }).collect();
+        // A generic CUDA error without a cause is shown as context, never as a cause.
+        let context = seen.iter().enumerate().find_map(|(i, s)| {
+            let sig = self.db.get(i)?;
+            (sig.role == Role::Context).then_some(())?;
+            Some((sig, s.first.as_ref()?, s))
+        });
+        let (title, cause, fix, matched, fields) = if nonblank == 0 {
+            let why = stats.read_error.as_ref().map(|e| format!(" (reading stopped: {e})")).unwrap_or_default();
+            ("Nothing to explain".to_string(), format!("Nothing to explain: the input is empty{why}."), Vec::new(), Vec::new(), BTreeMap::new())
+        } else if let Some((sig, hit, s)) = context {
+            let matched = s
+                .lines
+                .iter()
+                .map(|(line_no, text, rank)| MatchedLine { line_no: *line_no, text: text.clone(), rank: *rank, signature: sig.id.clone() })
+                .collect();
+            (sig.title.clone(), sig.render_cause(&hit.fields), sig.render_fixes(&hit.fields), matched, hit.fields.clone())
+        } else {
+            (
+                "No known error found".to_string(),
+                "No known error signature matched the input, so no cause can be named.".to_string(),
+                Vec::new(),
+                Vec::new(),
+                BTreeMap::new(),
+            )
+        };
+        Explanation {
+            category: Category::Unknown,
+            confidence: 0.0,
+            title,
+            cause,
+            fix,
+            matched,
+            fields,
+            signature: None,
+            evidence: Vec::new(),
+            also_seen,
+            looked_for,
+            machine: None,
+            sources: Vec::new(),
+            stats,
+        }
+    }
+}
+
+fn join_ranks(ranks: &BTreeSet<u32>) -> String {
+    ranks.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// The engine over the built-in data, built on first use.
+pub fn builtin_engine() -> Result<&'static Engine, &'static EngineError> {
+    static ENGINE: OnceLock<Result<Engine, EngineError>> = OnceLock::new();
+    ENGINE
+        .get_or_init(|| {
+            let db = SignatureDb::from_toml(signatures::BUILTIN_TOML)?;
+            Engine::new(db)
+        })
+        .as_ref()
+}
+
+/// Explains a message or a log read from `r` (a file, standard input...), cross-checked with
+/// `facts` when given. Never fails: a broken built-in database (ruled out by the tests) or a
+/// read error is reported inside the explanation.
+pub fn explain_reader<R: BufRead>(r: R, facts: Option<&MachineFacts>) -> Explanation {
+    match builtin_engine() {
+        Ok(engine) => engine.explain(r, facts),
+        Err(e) => Explanation {
+            category: Category::Unknown,
+            confidence: 0.0,
+            title: "The signature database could not be loaded".to_string(),
+            cause: format!("Internal error: {e}"),
+            fix: Vec::new(),
+            matched: Vec::new(),
+            fields: BTreeMap::new(),
+            signature: None,
+            evidence: Vec::new(),
+            also_seen: Vec::new(),
+            looked_for: Vec::new(),
+            machine: None,
+            sources: Vec::new(),
+            stats: ScanStats::default(),
+        },
+    }
+}
+
+/// Explains a message held in memory.
+pub fn explain_str(text: &str, facts: Option<&MachineFacts>) -> Explanation {
+    explain_reader(Cursor::new(text.as_bytes()), facts)
+}

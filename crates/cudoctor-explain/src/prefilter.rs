@@ -1,0 +1,173 @@
+//! A cheap test that rules out most log lines before the regexes run.
+//!
+//! For every trigger pattern we derive, from its syntax tree, a set of literal strings of which
+//! at least one must occur in any line the pattern matches (compared in ASCII lowercase). A line
+//! containing none of them cannot match any pattern, so the regex set is skipped. This is exact
+//! (never skips a line that would match): only literal runs the regex truly requires are used,
+//! and a case-insensitive letter whose class also holds non-ASCII folds (k -> KELVIN SIGN,
+//! s -> LONG S) ends a run instead of being guessed.
+
+use regex_syntax::hir::{Class, Hir, HirKind};
+
+/// Literals, lowercase, one of which a match must contain. `None`: nothing is required.
+pub fn required_literals(pattern: &str) -> Option<Vec<String>> {
+    let hir = regex_syntax::parse(pattern).ok()?;
+    let set = required(&hir)?;
+    let mut out: Vec<String> = set.into_iter().filter(|s| !s.is_empty()).collect();
+    out.sort();
+    out.dedup();
+    (!out.is_empty()).then_some(out)
+}
+
+fn required(hir: &Hir) -> Option<Vec<String>> {
+    match hir.kind() {
+        HirKind::Literal(lit) => Some(vec![String::from_utf8_lossy(&lit.0).to_ascii_lowercase()]),
+        HirKind::Capture(c) => required(&c.sub),
+        HirKind::Repetition(r) if r.min >= 1 => required(&r.sub),
+        HirKind::Alternation(branches) => {
+            let mut all = Vec::new();
+            for b in branches {
+                all.extend(required(b)?);
+            }
+            Some(all)
+        }
+        HirKind::Concat(children) => concat(children),
+        HirKind::Class(_) => letter(hir).map(|c| vec![c.to_string()]),
+        _ => None,
+    }
+}
+
+/// The best required set of a concatenation: either a run of adjacent literal characters, or
+/// the best set required by one child. "Best" = the one whose shortest literal is longest.
+fn concat(children: &[Hir]) -> Option<Vec<String>> {
+    let mut candidates: Vec<Vec<String>> = Vec::new();
+    let mut run = String::new();
+    for child in children {
+        let piece = match child.kind() {
+            HirKind::Literal(lit) => Some(String::from_utf8_lossy(&lit.0).to_ascii_lowercase()),
+            HirKind::Class(_) => letter(child).map(|c| c.to_string()),
+            _ => None,
+        };
+        match piece {
+            Some(p) => run.push_str(&p),
+            None => {
+                if !run.is_empty() {
+                    candidates.push(vec![std::mem::take(&mut run)]);
+                }
+                if let Some(set) = required(child) {
+                    candidates.push(set);
+                }
+            }
+        }
+    }
+    if !run.is_empty() {
+        candidates.push(vec![run]);
+    }
+    candidates.into_iter().max_by_key(|set| set.iter().map(String::len).min().unwrap_or(0))
+}
+
+/// A class that stands for one ASCII character up to ASCII case ([Cc], [x]) -> that lowercase char.
+fn letter(hir: &Hir) -> Option<char> {
+    let HirKind::Class(class) = hir.kind() else {
+        return None;
+    };
+    let mut members: Vec<char> = Vec::new();
+    match class {
+        Class::Unicode(u) => {
+            for r in u.ranges() {
+                if (r.end() as u32) - (r.start() as u32) > 2 {
+                    return None;
+                }
+                let mut c = r.start();
+                loop {
+                    members.push(c);
+                    if c == r.end() {
+                        break;
+                    }
+                    c = char::from_u32(c as u32 + 1)?;
+                }
+            }
+        }
+        Class::Bytes(b) => {
+            for r in b.ranges() {
+                for byte in r.start()..=r.end() {
+                    members.push(byte as char);
+                }
+            }
+        }
+    }
+    let first = *members.first()?;
+    if !first.is_ascii() {
+        return None;
+    }
+    let lower = first.to_ascii_lowercase();
+    members
+        .iter()
+        .all(|c| c.is_ascii() && c.to_ascii_lowercase() == lower)
+        .then_some(lower)
+}
+
+/// All literals of a database, with any literal that contains another one dropped
+/// (if "nccl" is present, "nccl warn" adds nothing to the test).
+#[derive(Debug, Clone, Default)]
+pub struct Prefilter {
+    literals: Vec<String>,
+    /// False when some pattern requires no literal: every line must then go to the regexes.
+    usable: bool,
+}
+
+impl Prefilter {
+    pub fn new<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Prefilter {
+        let mut all = Vec::new();
+        for p in patterns {
+            match required_literals(p) {
+                Some(lits) => all.extend(lits),
+                None => return Prefilter { literals: Vec::new(), usable: false },
+            }
+        }
+        all.sort_by_key(String::len);
+        all.dedup();
+        let mut kept: Vec<String> = Vec::new();
+        for lit in all {
+            if !kept.iter().any(|k| lit.contains(k.as_str())) {
+                kept.push(lit);
+            }
+        }
+        Prefilter { literals: kept, usable: true }
+    }
+
+    /// Whether `line_lower` (already ASCII-lowercased) may match some pattern.
+    pub fn may_match(&self, line_lower: &str) -> bool {
+        !self.usable || self.literals.iter().any(|l| line_lower.contains(l.as_str()))
+    }
+
+    pub fn literals(&self) -> &[String] {
+        &self.literals
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extracts_required_runs() {
+        assert_eq!(required_literals("abc(?:d|e)fgh").unwrap_or_default(), vec!["fgh"]);
+        let got = required_literals("(?i)CUDA driver version is insufficient").unwrap_or_default();
+        // 's' folds to LONG S under (?i), so runs break there; what remains is still required.
+        assert!(got.iter().all(|l| "cuda driver version is insufficient".contains(l.as_str())), "{got:?}");
+        assert!(got.iter().all(|l| l.len() >= 3), "{got:?}");
+        assert_eq!(required_literals("a|bcd").unwrap_or_default(), vec!["a", "bcd"]);
+        assert_eq!(required_literals(r"x?\d+"), None);
+    }
+
+    #[test]
+    fn prefilter_is_a_superset_of_the_regex() {
+        let pats = ["(?i)no kernel image is available", "NCCL WARN (?P<w>.+)", "undefined symbol: (?P<s>_ZN\\w+)"];
+        let pf = Prefilter::new(pats);
+        for line in ["RuntimeError: CUDA error: NO KERNEL IMAGE is available", "x NCCL WARN boom", "a.so: undefined symbol: _ZN3c10"] {
+            assert!(pf.may_match(&line.to_ascii_lowercase()), "{line}");
+        }
+        assert!(!pf.may_match("epoch 3 step 100 loss 0.25"));
+    }
+}

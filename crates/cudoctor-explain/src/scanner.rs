@@ -1,0 +1,395 @@
+//! Streaming scan of a log: bounded line reading, cleaning, matching, and picking the first
+//! causal error. Memory stays bounded whatever the input size: one capped line buffer, a
+//! window of a few lines for pending matches, and a fixed number of kept lines per signature.
+
+use crate::explanation::ScanStats;
+use crate::prefilter::Prefilter;
+use crate::signatures::{Role, SignatureDb};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::io::{self, BufRead};
+
+/// Bytes of one line that are kept and examined; the rest of a longer line is read and dropped.
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+/// Lines after a triggering line that field extraction may look at (messages spread over lines).
+pub const FOLLOW_LINES: usize = 3;
+/// Bytes of each line kept in an extraction window.
+const WINDOW_LINE_BYTES: usize = 4 * 1024;
+/// Distinct lines kept per signature (the rest are only counted).
+const KEPT_LINES_PER_SIGNATURE: usize = 5;
+/// Ranks remembered per signature.
+const MAX_RANKS: usize = 64;
+/// Bytes of a matched line kept for display.
+const DISPLAY_BYTES: usize = 600;
+
+/// A raw line read with a bounded buffer.
+#[derive(Debug)]
+pub struct RawLine {
+    pub bytes: Vec<u8>,
+    pub truncated: bool,
+    /// Bytes consumed from the input for this line, including the newline.
+    pub consumed: u64,
+}
+
+/// Reads `\n`-terminated lines, keeping at most `cap` bytes of each.
+pub struct BoundedLines<R> {
+    inner: R,
+    cap: usize,
+    buf: Vec<u8>,
+}
+
+impl<R: BufRead> BoundedLines<R> {
+    pub fn new(inner: R, cap: usize) -> Self {
+        BoundedLines { inner, cap, buf: Vec::with_capacity(cap.min(8192)) }
+    }
+
+    /// The next line, `Ok(None)` at the end of input.
+    pub fn next_line(&mut self) -> io::Result<Option<RawLine>> {
+        self.buf.clear();
+        let mut truncated = false;
+        let mut consumed: u64 = 0;
+        let mut saw_any = false;
+        loop {
+            let available = match self.inner.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if available.is_empty() {
+                if !saw_any {
+                    return Ok(None);
+                }
+                break;
+            }
+            saw_any = true;
+            let (chunk_len, newline) = match available.iter().position(|&b| b == b'\n') {
+                Some(i) => (i, true),
+                None => (available.len(), false),
+            };
+            let room = self.cap.saturating_sub(self.buf.len());
+            let take = room.min(chunk_len);
+            self.buf.extend_from_slice(available.get(..take).unwrap_or_default());
+            if chunk_len > room {
+                truncated = true;
+            }
+            let used = chunk_len + usize::from(newline);
+            self.inner.consume(used);
+            consumed += used as u64;
+            if newline {
+                break;
+            }
+        }
+        Ok(Some(RawLine { bytes: std::mem::take(&mut self.buf), truncated, consumed }))
+    }
+}
+
+/// Turns raw bytes into the text the patterns see: lossy UTF-8, no trailing CR, no ANSI
+/// escape sequences, no other control characters. A bare CR inside a line (progress bars
+/// redrawing themselves) separates segments, each examined on its own.
+pub fn clean_segments(raw: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(raw);
+    let text = text.strip_suffix('\r').unwrap_or(&text);
+    let mut out = Vec::new();
+    for segment in text.split('\r') {
+        let cleaned = strip_ansi_and_controls(segment);
+        let trimmed = cleaned.trim();
+        if !trimmed.is_empty() {
+            out.push(trimmed.to_string());
+        }
+    }
+    out
+}
+
+fn strip_ansi_and_controls(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            match chars.peek() {
+                // CSI: ESC [ params final-byte(0x40..=0x7e)
+                Some('[') => {
+                    chars.next();
+                    for n in chars.by_ref() {
+                        if ('\u{40}'..='\u{7e}').contains(&n) {
+                            break;
+                        }
+                    }
+                }
+                // OSC: ESC ] ... BEL or ESC \
+                Some(']') => {
+                    chars.next();
+                    while let Some(n) = chars.next() {
+                        if n == '\u{7}' {
+                            break;
+                        }
+                        if n == '\u{1b}' {
+                            chars.next();
+                            break;
+                        }
+                    }
+                }
+                Some(_) => {
+                    chars.next();
+                }
+                None => {}
+            }
+            continue;
+        }
+        if c == '\t' {
+            out.push(' ');
+        } else if !c.is_control() {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Removes a distributed-launcher prefix and returns the rank it named:
+/// `[rank3]:`, `[80746] [rank0]:`, `(VllmWorker rank=1 pid=2699412)`, `[1,0]<stderr>:`.
+pub fn strip_rank_prefix(line: &str) -> (Option<u32>, &str) {
+    let mut rest = line;
+    // "[12345] " process-id prefix some launchers add before the rank tag
+    if let Some(after) = rest.strip_prefix('[') {
+        if let Some(close) = after.find(']') {
+            let inner = after.get(..close).unwrap_or_default();
+            if !inner.is_empty() && inner.chars().all(|c| c.is_ascii_digit()) {
+                rest = after.get(close + 1..).unwrap_or_default().trim_start();
+            }
+        }
+    }
+    if let Some(after) = rest.strip_prefix("[rank") {
+        if let Some(close) = after.find("]:") {
+            if let Ok(rank) = after.get(..close).unwrap_or_default().parse::<u32>() {
+                return (Some(rank), after.get(close + 2..).unwrap_or_default().trim_start());
+            }
+        }
+    }
+    if let Some(after) = rest.strip_prefix('(') {
+        if let Some(close) = after.find(')') {
+            let inner = after.get(..close).unwrap_or_default();
+            if inner.contains("pid=") {
+                let rank = inner
+                    .split_whitespace()
+                    .find_map(|w| w.strip_prefix("rank="))
+                    .and_then(|r| r.parse().ok());
+                return (rank, after.get(close + 1..).unwrap_or_default().trim_start());
+            }
+        }
+    }
+    // mpirun --tag-output: "[1,0]<stderr>:"
+    if let Some(after) = rest.strip_prefix('[') {
+        if let Some(close) = after.find(']') {
+            let inner = after.get(..close).unwrap_or_default();
+            if let Some((_, rank)) = inner.split_once(',') {
+                if let Ok(rank) = rank.parse::<u32>() {
+                    let tail = after.get(close + 1..).unwrap_or_default();
+                    let tail = tail
+                        .strip_prefix("<stderr>:")
+                        .or_else(|| tail.strip_prefix("<stdout>:"))
+                        .unwrap_or(tail);
+                    return (Some(rank), tail.trim_start());
+                }
+            }
+        }
+    }
+    (None, rest)
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", s.get(..end).unwrap_or_default())
+}
+
+/// The first accepted match of a signature.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    pub line_no: u64,
+    pub text: String,
+    pub rank: Option<u32>,
+    pub fields: BTreeMap<String, String>,
+}
+
+/// Everything the scan remembers about one signature.
+#[derive(Debug, Clone, Default)]
+pub struct SignatureSeen {
+    pub first: Option<Hit>,
+    pub count: u64,
+    /// Up to KEPT_LINES_PER_SIGNATURE distinct lines: (line_no, text, rank).
+    pub lines: Vec<(u64, String, Option<u32>)>,
+    pub ranks: BTreeSet<u32>,
+}
+
+/// A triggered signature waiting for the lines that follow it.
+struct Pending {
+    sig: usize,
+    line_no: u64,
+    text: String,
+    rank: Option<u32>,
+    window: Vec<String>,
+}
+
+/// What a scan found, before it is turned into an explanation.
+#[derive(Debug, Default)]
+pub struct ScanOutcome {
+    /// Indexed like the database's signatures.
+    pub seen: Vec<SignatureSeen>,
+    pub stats: ScanStats,
+    /// Lines that were not blank after cleaning.
+    pub nonblank_lines: u64,
+}
+
+/// Scans `input` against `db`.
+pub fn scan<R: BufRead>(input: R, db: &SignatureDb, prefilter: &Prefilter) -> ScanOutcome {
+    let mut out = ScanOutcome { seen: vec![SignatureSeen::default(); db.signatures.len()], ..Default::default() };
+    let mut reader = BoundedLines::new(input, MAX_LINE_BYTES);
+    let mut pending: VecDeque<Pending> = VecDeque::new();
+    let mut line_no: u64 = 0;
+    loop {
+        let raw = match reader.next_line() {
+            Ok(Some(raw)) => raw,
+            Ok(None) => break,
+            Err(e) => {
+                out.stats.read_error = Some(e.to_string());
+                break;
+            }
+        };
+        line_no += 1;
+        out.stats.lines = line_no;
+        out.stats.bytes += raw.consumed;
+        if raw.truncated {
+            out.stats.truncated_lines += 1;
+        }
+        for segment in clean_segments(&raw.bytes) {
+            out.nonblank_lines += 1;
+            let (rank, text) = strip_rank_prefix(&segment);
+            // Feed the windows of earlier triggers first: this line follows them.
+            let window_piece = shorten(text, WINDOW_LINE_BYTES);
+            for p in pending.iter_mut() {
+                p.window.push(window_piece.clone());
+            }
+            while pending.front().is_some_and(|p| p.window.len() > FOLLOW_LINES) {
+                if let Some(done) = pending.pop_front() {
+                    complete(done, db, &mut out.seen);
+                }
+            }
+            let lower = text.to_ascii_lowercase();
+            if !prefilter.may_match(&lower) {
+                continue;
+            }
+            out.stats.candidate_lines += 1;
+            for sig in db.triggered(text) {
+                pending.push_back(Pending {
+                    sig,
+                    line_no,
+                    text: shorten(text, DISPLAY_BYTES),
+                    rank,
+                    window: vec![window_piece.clone()],
+                });
+            }
+        }
+    }
+    while let Some(done) = pending.pop_front() {
+        complete(done, db, &mut out.seen);
+    }
+    out
+}
+
+/// Extracts the fields of a finished pending match and records it if its constraints hold.
+fn complete(p: Pending, db: &SignatureDb, seen: &mut [SignatureSeen]) {
+    let Some(sig) = db.get(p.sig) else {
+        return;
+    };
+    let first_line = p.window.first().map(String::as_str).unwrap_or_default();
+    let mut fields = BTreeMap::new();
+    for re in &sig.patterns {
+        sig.collect_fields(re, first_line, &mut fields);
+    }
+    let joined = p.window.join(" ");
+    for re in &sig.extract {
+        sig.collect_fields(re, &joined, &mut fields);
+    }
+    if !sig.constraints_hold(&fields) {
+        return;
+    }
+    let Some(entry) = seen.get_mut(p.sig) else {
+        return;
+    };
+    entry.count += 1;
+    if let Some(rank) = p.rank {
+        if entry.ranks.len() < MAX_RANKS {
+            entry.ranks.insert(rank);
+        }
+    }
+    if entry.lines.len() < KEPT_LINES_PER_SIGNATURE && !entry.lines.iter().any(|(_, t, _)| *t == p.text) {
+        entry.lines.push((p.line_no, p.text.clone(), p.rank));
+    }
+    if entry.first.is_none() {
+        entry.first = Some(Hit { line_no: p.line_no, text: p.text, rank: p.rank, fields });
+    }
+}
+
+/// Picks the answer: the earliest `cause`; else the earliest `symptom`; else the earliest
+/// `warning`. On the same line, the more confident signature wins. `context` never wins.
+pub fn pick_winner(db: &SignatureDb, seen: &[SignatureSeen]) -> Option<usize> {
+    let mut best: Option<(Role, u64, i64, usize)> = None;
+    for (index, s) in seen.iter().enumerate() {
+        let (Some(hit), Some(sig)) = (s.first.as_ref(), db.get(index)) else {
+            continue;
+        };
+        if sig.role == Role::Context {
+            continue;
+        }
+        // Higher confidence first on ties: negate a fixed-point value.
+        let key = (sig.role, hit.line_no, -((sig.confidence * 1000.0) as i64), index);
+        if best.is_none_or(|b| key < b) {
+            best = Some(key);
+        }
+    }
+    best.map(|(_, _, _, index)| index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    #[test]
+    fn bounded_lines_cap_and_consume() {
+        let mut data = vec![b'a'; 100];
+        data.push(b'\n');
+        data.extend_from_slice(b"short\r\nlast");
+        let mut r = BoundedLines::new(Cursor::new(data), 10);
+        let first = r.next_line().ok().flatten().map(|l| (l.bytes.len(), l.truncated, l.consumed));
+        assert_eq!(first, Some((10, true, 101)));
+        let second = r.next_line().ok().flatten().map(|l| (l.bytes, l.truncated));
+        assert_eq!(second, Some((b"short\r".to_vec(), false)));
+        let third = r.next_line().ok().flatten().map(|l| l.bytes);
+        assert_eq!(third, Some(b"last".to_vec()));
+        assert!(matches!(r.next_line(), Ok(None)));
+    }
+
+    #[test]
+    fn cleaning_removes_colour_and_splits_cr() {
+        let segs = clean_segments(b"\x1b[31mERROR\x1b[0m: boom\x1b]0;title\x07 ok\r");
+        assert_eq!(segs, vec!["ERROR: boom ok"]);
+        let segs = clean_segments(b" 10%|##  |\r100%|####|\rRuntimeError: x");
+        assert_eq!(segs.last().map(String::as_str), Some("RuntimeError: x"));
+        let segs = clean_segments(&[0xff, 0xfe, b'o', b'k', 0x00]);
+        assert_eq!(segs, vec!["\u{fffd}\u{fffd}ok"]);
+    }
+
+    #[test]
+    fn rank_prefixes() {
+        assert_eq!(strip_rank_prefix("[rank3]: RuntimeError: x"), (Some(3), "RuntimeError: x"));
+        assert_eq!(strip_rank_prefix("[80746] [rank0]:[E321 02:07] W"), (Some(0), "[E321 02:07] W"));
+        assert_eq!(strip_rank_prefix("(VllmWorker rank=1 pid=26) ERROR x"), (Some(1), "ERROR x"));
+        assert_eq!(strip_rank_prefix("(RayWorkerWrapper pid=11305) ERROR x"), (None, "ERROR x"));
+        assert_eq!(strip_rank_prefix("[1,2]<stderr>:boom"), (Some(2), "boom"));
+        assert_eq!(strip_rank_prefix("[WARNING] plain"), (None, "[WARNING] plain"));
+    }
+}

@@ -1,0 +1,303 @@
+//! The signature database: error patterns kept as data (`data/signatures.toml`), parsed once.
+
+use crate::category::Category;
+use crate::fields::FieldKind;
+use crate::template;
+use regex::{Regex, RegexSet};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
+
+/// The built-in database, embedded at build time.
+pub const BUILTIN_TOML: &str = include_str!("../data/signatures.toml");
+
+/// How much a match says about the root cause. Decides which match wins in a log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Names the root cause itself ("driver too old", "undefined symbol ..."). The first one wins.
+    Cause,
+    /// A generic failure that follows from some cause ("unhandled system error"). Wins only
+    /// when no cause matched.
+    Symptom,
+    /// A warning that often precedes a failure. Wins only when nothing else matched.
+    Warning,
+    /// Never the answer: a generic error shown as context when nothing explains the input.
+    Context,
+}
+
+/// Why the database could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("signature data is not valid TOML: {0}")]
+    Toml(#[from] toml::de::Error),
+    #[error("signature {id}: unknown category {category:?}")]
+    Category { id: String, category: String },
+    #[error("signature {id}: pattern {pattern:?} does not compile: {message}")]
+    Pattern { id: String, pattern: String, message: String },
+    #[error("signature {id}: field {field:?} has unknown kind {kind:?}")]
+    FieldKind { id: String, field: String, kind: String },
+    #[error("signature {id}: confidence {value} is outside 0..=1")]
+    Confidence { id: String, value: f32 },
+    #[error("the patterns do not compile as one set: {0}")]
+    Set(String),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDb {
+    schema: u32,
+    signature: Vec<RawSignature>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSignature {
+    id: String,
+    category: String,
+    role: Role,
+    confidence: f32,
+    #[serde(rename = "match")]
+    patterns: Vec<String>,
+    #[serde(default)]
+    extract: Vec<String>,
+    #[serde(default)]
+    fields: BTreeMap<String, String>,
+    #[serde(default)]
+    defaults: BTreeMap<String, String>,
+    #[serde(default)]
+    require_equal: Vec<[String; 2]>,
+    #[serde(default)]
+    require_different: Vec<[String; 2]>,
+    title: String,
+    cause: String,
+    fix: Vec<String>,
+    sources: Vec<String>,
+}
+
+/// One compiled signature.
+#[derive(Debug)]
+pub struct Signature {
+    pub id: String,
+    pub category: Category,
+    pub role: Role,
+    pub confidence: f32,
+    /// A line matching any of these triggers the signature; named groups become fields.
+    pub patterns: Vec<Regex>,
+    /// Run over the triggering line and the lines after it, to pick up fields a message
+    /// spreads over several lines.
+    pub extract: Vec<Regex>,
+    pub fields: BTreeMap<String, FieldKind>,
+    pub defaults: BTreeMap<String, String>,
+    /// Pairs of fields that must be equal (both known) for the signature to apply.
+    pub require_equal: Vec<[String; 2]>,
+    /// Pairs of fields that must differ (both known) for the signature to apply.
+    pub require_different: Vec<[String; 2]>,
+    pub title: String,
+    pub cause: String,
+    pub fix: Vec<String>,
+    pub sources: Vec<String>,
+}
+
+impl Signature {
+    /// Normalises named captures into `fields` (first value wins; unknown groups are ignored).
+    pub fn collect_fields(&self, re: &Regex, text: &str, fields: &mut BTreeMap<String, String>) {
+        let Some(caps) = re.captures(text) else {
+            return;
+        };
+        for name in re.capture_names().flatten() {
+            if fields.contains_key(name) {
+                continue;
+            }
+            let (Some(kind), Some(m)) = (self.fields.get(name), caps.name(name)) else {
+                continue;
+            };
+            if let Some(value) = kind.normalize(m.as_str()) {
+                fields.insert(name.to_string(), value);
+            }
+        }
+    }
+
+    /// Whether the extracted fields satisfy the equal/different constraints. An unknown field
+    /// fails the constraint: a signature that needs it cannot be sure it applies.
+    pub fn constraints_hold(&self, fields: &BTreeMap<String, String>) -> bool {
+        let pair = |p: &[String; 2]| (fields.get(&p[0]), fields.get(&p[1]));
+        self.require_equal.iter().all(|p| matches!(pair(p), (Some(a), Some(b)) if a == b))
+            && self
+                .require_different
+                .iter()
+                .all(|p| matches!(pair(p), (Some(a), Some(b)) if a != b))
+    }
+
+    pub fn render_cause(&self, fields: &BTreeMap<String, String>) -> String {
+        template::render(&self.cause, fields, &self.defaults)
+    }
+
+    pub fn render_fixes(&self, fields: &BTreeMap<String, String>) -> Vec<String> {
+        self.fix.iter().map(|f| template::render(f, fields, &self.defaults)).collect()
+    }
+}
+
+/// All signatures plus one `RegexSet` over every trigger pattern (one pass per line).
+#[derive(Debug)]
+pub struct SignatureDb {
+    pub schema: u32,
+    pub signatures: Vec<Signature>,
+    set: RegexSet,
+    /// For each pattern in `set`, the index of its signature.
+    owner: Vec<usize>,
+}
+
+impl SignatureDb {
+    /// Parses and compiles a database from TOML text.
+    pub fn from_toml(text: &str) -> Result<SignatureDb, DbError> {
+        let raw: RawDb = toml::from_str(text)?;
+        let mut signatures = Vec::with_capacity(raw.signature.len());
+        let mut all_patterns = Vec::new();
+        let mut owner = Vec::new();
+        for (index, s) in raw.signature.into_iter().enumerate() {
+            let category = Category::parse(&s.category).ok_or_else(|| DbError::Category {
+                id: s.id.clone(),
+                category: s.category.clone(),
+            })?;
+            if !(0.0..=1.0).contains(&s.confidence) {
+                return Err(DbError::Confidence { id: s.id, value: s.confidence });
+            }
+            let compile = |p: &String| {
+                Regex::new(p).map_err(|e| DbError::Pattern {
+                    id: s.id.clone(),
+                    pattern: p.clone(),
+                    message: e.to_string(),
+                })
+            };
+            let patterns = s.patterns.iter().map(compile).collect::<Result<Vec<_>, _>>()?;
+            let extract = s.extract.iter().map(compile).collect::<Result<Vec<_>, _>>()?;
+            let mut fields = BTreeMap::new();
+            for (name, kind) in &s.fields {
+                let k = FieldKind::parse(kind).ok_or_else(|| DbError::FieldKind {
+                    id: s.id.clone(),
+                    field: name.clone(),
+                    kind: kind.clone(),
+                })?;
+                fields.insert(name.clone(), k);
+            }
+            for p in &s.patterns {
+                all_patterns.push(p.clone());
+                owner.push(index);
+            }
+            signatures.push(Signature {
+                id: s.id,
+                category,
+                role: s.role,
+                confidence: s.confidence,
+                patterns,
+                extract,
+                fields,
+                defaults: s.defaults,
+                require_equal: s.require_equal,
+                require_different: s.require_different,
+                title: s.title,
+                cause: s.cause,
+                fix: s.fix,
+                sources: s.sources,
+            });
+        }
+        let set = RegexSet::new(&all_patterns).map_err(|e| DbError::Set(e.to_string()))?;
+        Ok(SignatureDb { schema: raw.schema, signatures, set, owner })
+    }
+
+    /// The signatures whose trigger patterns match `line`, each once, in database order.
+    pub fn triggered(&self, line: &str) -> Vec<usize> {
+        let mut hit: Vec<usize> = self.set.matches(line).iter().filter_map(|p| self.owner.get(p).copied()).collect();
+        hit.dedup();
+        hit
+    }
+
+    pub fn get(&self, index: usize) -> Option<&Signature> {
+        self.signatures.get(index)
+    }
+
+    pub fn by_id(&self, id: &str) -> Option<&Signature> {
+        self.signatures.iter().find(|s| s.id == id)
+    }
+
+    /// Problems with the data that parsing alone does not catch. Empty means sound.
+    /// Checked by the tests on the built-in data; a user-supplied database can be checked too.
+    pub fn invariant_violations(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        let mut ids = BTreeSet::new();
+        for s in &self.signatures {
+            if !ids.insert(s.id.as_str()) {
+                problems.push(format!("duplicate id {}", s.id));
+            }
+            if s.patterns.is_empty() {
+                problems.push(format!("{}: no trigger pattern", s.id));
+            }
+            if s.fix.is_empty() {
+                problems.push(format!("{}: no fix", s.id));
+            }
+            if s.sources.is_empty() {
+                problems.push(format!("{}: no source", s.id));
+            }
+            if (s.category == Category::Unknown) != (s.role == Role::Context) {
+                problems.push(format!("{}: the unknown category goes with role context, and only with it", s.id));
+            }
+            let mut captured = BTreeSet::new();
+            for re in s.patterns.iter().chain(&s.extract) {
+                for name in re.capture_names().flatten() {
+                    captured.insert(name.to_string());
+                    if !s.fields.contains_key(name) {
+                        problems.push(format!("{}: group {name} has no declared field kind", s.id));
+                    }
+                }
+            }
+            let used: BTreeSet<String> = std::iter::once(s.cause.as_str())
+                .chain(s.fix.iter().map(String::as_str))
+                .flat_map(template::placeholders)
+                .map(str::to_string)
+                .collect();
+            let constrained: BTreeSet<String> =
+                s.require_equal.iter().chain(&s.require_different).flatten().cloned().collect();
+            for name in s.fields.keys() {
+                if !captured.contains(name) {
+                    problems.push(format!("{}: field {name} is declared but never captured", s.id));
+                }
+                if !used.contains(name) && !constrained.contains(name) {
+                    problems.push(format!("{}: field {name} is extracted but no template uses it", s.id));
+                }
+            }
+            // A placeholder must always have a value: a default, or a group every trigger captures.
+            for name in &used {
+                let in_every_trigger = s
+                    .patterns
+                    .iter()
+                    .all(|re| re.capture_names().flatten().any(|n| n == name));
+                if !s.defaults.contains_key(name) && !in_every_trigger {
+                    problems.push(format!("{}: placeholder {{{name}}} may be empty and has no default", s.id));
+                }
+                if !s.fields.contains_key(name) {
+                    problems.push(format!("{}: placeholder {{{name}}} is not a declared field", s.id));
+                }
+            }
+            for pair in s.require_equal.iter().chain(&s.require_different) {
+                for name in pair {
+                    if !s.fields.contains_key(name) {
+                        problems.push(format!("{}: constraint names unknown field {name}", s.id));
+                    }
+                }
+            }
+        }
+        for c in Category::ALL {
+            if c != Category::Unknown && !self.signatures.iter().any(|s| s.category == c) {
+                problems.push(format!("category {c} has no signature"));
+            }
+        }
+        problems
+    }
+}
+
+/// The built-in database, parsed on first use.
+pub fn builtin() -> Result<&'static SignatureDb, &'static DbError> {
+    static DB: OnceLock<Result<SignatureDb, DbError>> = OnceLock::new();
+    DB.get_or_init(|| SignatureDb::from_toml(BUILTIN_TOML)).as_ref()
+}
