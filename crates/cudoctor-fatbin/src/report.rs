@@ -1,0 +1,118 @@
+//! The JSON shape of `cudoctor kernels --format json`:
+//! `{"libraries": [{"path", "sass": [...], "ptx": [...], "error"?}], "gpus": [...verdicts...]}`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::compat::{verdict, ComputeCapability, CudaVersion, ImageSet, Verdict};
+use crate::error::ScanError;
+use crate::scan::FileImages;
+
+/// One library in the report.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LibraryReport {
+    pub path: String,
+    pub sass: Vec<String>,
+    pub ptx: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lto: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ptx_isa: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl LibraryReport {
+    /// The report line of one scan result.
+    pub fn new(path: &std::path::Path, result: &Result<FileImages, ScanError>) -> Self {
+        let path = path.to_string_lossy().into_owned();
+        match result {
+            Ok(img) => LibraryReport {
+                path,
+                sass: img.sass.clone(),
+                ptx: img.ptx.clone(),
+                lto: img.lto.clone(),
+                ptx_isa: img.ptx_isa.clone(),
+                error: None,
+            },
+            Err(e) => LibraryReport {
+                path,
+                error: Some(e.to_string()),
+                ..LibraryReport::default()
+            },
+        }
+    }
+}
+
+/// A GPU to judge libraries for: a present one, or a what-if (`--gpu sm_120`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuTarget {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub compute_capability: ComputeCapability,
+}
+
+/// The verdict on one library for one GPU.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LibraryVerdict {
+    pub path: String,
+    #[serde(flatten)]
+    pub verdict: Verdict,
+}
+
+/// Verdicts for one GPU.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuReport {
+    #[serde(flatten)]
+    pub gpu: GpuTarget,
+    pub libraries: Vec<LibraryVerdict>,
+}
+
+/// The whole `kernels` report.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelsReport {
+    pub libraries: Vec<LibraryReport>,
+    pub gpus: Vec<GpuReport>,
+    /// The driver's highest CUDA version used for the PTX checks, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_cuda: Option<String>,
+}
+
+/// Builds the report. Libraries without any fat binary (ordinary ELF files) are left out;
+/// failed scans are kept with their error. Verdicts cover libraries with kernel images only.
+pub fn kernels_report(
+    scans: &[(PathBuf, Result<FileImages, ScanError>)],
+    gpus: &[GpuTarget],
+    driver_cuda: Option<CudaVersion>,
+) -> KernelsReport {
+    let kept: Vec<&(PathBuf, Result<FileImages, ScanError>)> = scans
+        .iter()
+        .filter(|(_, r)| r.as_ref().map_or(true, FileImages::has_fatbin))
+        .collect();
+    let libraries = kept.iter().map(|(p, r)| LibraryReport::new(p, r)).collect();
+    let gpus = gpus
+        .iter()
+        .map(|g| GpuReport {
+            gpu: g.clone(),
+            libraries: kept
+                .iter()
+                .filter_map(|(p, r)| {
+                    let img = r.as_ref().ok()?;
+                    Some(LibraryVerdict {
+                        path: p.to_string_lossy().into_owned(),
+                        verdict: verdict(&ImageSet::of(img), g.compute_capability, driver_cuda),
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    KernelsReport {
+        libraries,
+        gpus,
+        driver_cuda: driver_cuda.map(|v| v.to_string()),
+    }
+}

@@ -1,0 +1,194 @@
+//! Finding candidate libraries under a directory (a site-packages, a toolkit's lib/).
+
+use std::collections::HashSet;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Directories deeper than this below the start are not entered.
+const MAX_DEPTH: usize = 40;
+/// Stop after visiting this many directory entries (a huge tree is not a Python env).
+const MAX_VISITS: usize = 2_000_000;
+
+/// Files under `dir` that may carry CUDA kernels: shared libraries (`*.so`, `*.so.*`) and ELF
+/// executables. Cheap: names and metadata only, plus a 4-byte read of executable files without
+/// a library name. Directory symlinks are not followed (no loops); a file symlink counts only
+/// when its target is not already listed (wheels ship `libfoo.so -> libfoo.so.12`), so every
+/// file appears once. Sorted. Unreadable directories are skipped.
+pub fn find_cuda_libraries(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<(PathBuf, FileId)> = Vec::new();
+    let mut links: Vec<PathBuf> = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    let mut visits = 0usize;
+    while let Some((d, depth)) = stack.pop() {
+        let Ok(rd) = fs::read_dir(&d) else { continue };
+        for entry in rd.flatten() {
+            visits += 1;
+            if visits > MAX_VISITS {
+                break;
+            }
+            let path = entry.path();
+            let Ok(ft) = entry.file_type() else { continue };
+            if ft.is_dir() {
+                if depth < MAX_DEPTH {
+                    stack.push((path, depth + 1));
+                }
+            } else if ft.is_symlink() {
+                if is_library_name(&entry.file_name().to_string_lossy()) {
+                    links.push(path);
+                }
+            } else if ft.is_file() {
+                let Ok(md) = entry.metadata() else { continue };
+                let name = entry.file_name();
+                if is_library_name(&name.to_string_lossy())
+                    || (is_executable(&md) && starts_with_elf_magic(&path))
+                {
+                    files.push((path, FileId::of(&md)));
+                }
+            }
+        }
+    }
+    let mut seen: HashSet<FileId> = files.iter().map(|(_, id)| *id).collect();
+    let mut out: Vec<PathBuf> = files.into_iter().map(|(p, _)| p).collect();
+    links.sort();
+    for link in links {
+        // Follows the link: only regular files count, each once.
+        let Ok(md) = fs::metadata(&link) else {
+            continue;
+        };
+        if md.is_file() && seen.insert(FileId::of(&md)) {
+            out.push(link);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `libfoo.so`, `libfoo.so.12`, `libfoo.so.12.1.3`, `_C.cpython-312-x86_64-linux-gnu.so`.
+fn is_library_name(name: &str) -> bool {
+    name.ends_with(".so") || name.contains(".so.")
+}
+
+fn starts_with_elf_magic(path: &Path) -> bool {
+    let mut magic = [0u8; 4];
+    fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && &magic == b"\x7fELF"
+}
+
+#[cfg(unix)]
+fn is_executable(md: &fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    md.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_md: &fs::Metadata) -> bool {
+    false
+}
+
+/// Identity of a file, to list hard links and symlink targets once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct FileId(u64, u64);
+
+impl FileId {
+    #[cfg(unix)]
+    fn of(md: &fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        FileId(md.dev(), md.ino())
+    }
+
+    #[cfg(not(unix))]
+    fn of(md: &fs::Metadata) -> Self {
+        // No inode numbers: identity by size and mtime is a heuristic, good enough to merge
+        // the same file reached twice.
+        let mtime = md
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as u64);
+        FileId(md.len(), mtime)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn library_names() {
+        for yes in [
+            "libcudart.so",
+            "libcudnn.so.9",
+            "libcupti.so.2025.1.1",
+            "_C.cpython-312-x86_64-linux-gnu.so",
+            "x.abi3.so",
+        ] {
+            assert!(is_library_name(yes), "{yes}");
+        }
+        for no in ["foo.py", "libx.a", "so", "notes.sox", "libfoo.solib"] {
+            assert!(!is_library_name(no), "{no}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn walks_dedups_links_and_skips_dir_links() {
+        use std::os::unix::fs::{symlink, PermissionsExt};
+        let root =
+            std::env::temp_dir().join(format!("cudoctor-fatbin-walk-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let lib = root.join("site-packages/nvidia/cu13/lib");
+        fs::create_dir_all(&lib).unwrap();
+        fs::write(lib.join("libcublas.so.13"), b"\x7fELF....").unwrap();
+        symlink("libcublas.so.13", lib.join("libcublas.so")).unwrap();
+        fs::write(lib.join("readme.txt"), b"hi").unwrap();
+        let bin = root.join("site-packages/torch/bin");
+        fs::create_dir_all(&bin).unwrap();
+        fs::write(bin.join("torch_shm_manager"), b"\x7fELF....").unwrap();
+        fs::set_permissions(
+            bin.join("torch_shm_manager"),
+            fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        fs::write(bin.join("script"), b"#!/bin/sh\n").unwrap();
+        fs::set_permissions(bin.join("script"), fs::Permissions::from_mode(0o755)).unwrap();
+        // A loop through a directory symlink must not be followed.
+        symlink(&root, root.join("site-packages/loop")).unwrap();
+        // A link to a library outside the tree counts once.
+        let outside = root.join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        fs::write(outside.join("libext.so.1"), b"\x7fELF").unwrap();
+        symlink(
+            outside.join("libext.so.1"),
+            root.join("site-packages/libext.so"),
+        )
+        .unwrap();
+
+        let found = find_cuda_libraries(&root.join("site-packages"));
+        let rel: Vec<String> = found
+            .iter()
+            .map(|p| {
+                p.strip_prefix(&root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        assert_eq!(
+            rel,
+            [
+                "site-packages/libext.so",
+                "site-packages/nvidia/cu13/lib/libcublas.so.13",
+                "site-packages/torch/bin/torch_shm_manager",
+            ]
+        );
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn missing_dir_gives_nothing() {
+        assert!(find_cuda_libraries(Path::new("/nonexistent/cudoctor/dir")).is_empty());
+    }
+}
