@@ -121,6 +121,28 @@ pub enum Outcome {
     Skipped,
 }
 
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Outcome::Ok => "ok",
+            Outcome::Absent => "absent",
+            Outcome::Failed => "failed",
+            Outcome::TimedOut => "timed out",
+            Outcome::Skipped => "skipped",
+        })
+    }
+}
+
+impl std::fmt::Display for Attempt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.source, self.outcome)?;
+        if !self.detail.is_empty() {
+            write!(f, " ({})", self.detail)?;
+        }
+        Ok(())
+    }
+}
+
 impl Attempt {
     pub fn new(source: impl Into<String>, outcome: Outcome, detail: impl Into<String>) -> Self {
         Attempt {

@@ -32,7 +32,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .driver
         .attempts
         .iter()
-        .map(|a| format!("{}: {:?}{}", a.source, a.outcome, if a.detail.is_empty() { String::new() } else { format!(" ({})", a.detail) }))
+        .map(|a| a.to_string())
         .collect();
     let mut f = Finding::new(&RULE, "No NVIDIA driver is loaded");
     for t in tried {

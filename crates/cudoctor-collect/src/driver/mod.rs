@@ -263,7 +263,11 @@ fn read_nvidia_smi(host: &Host, facts: &mut DriverFacts) {
                 format!("{} GPU(s)", gpus.len()),
             ));
             if let Some(d) = driver {
-                set_version(facts, d, "nvidia-smi");
+                // nvidia-smi speaks for the user-space driver; when it differs from the kernel
+                // module's banner, the user-space view is the one programs get (DRV003 compares).
+                if facts.version.as_ref().is_none_or(|v| v.source != "nvml") {
+                    facts.version = Some(Sourced::new(d, "nvidia-smi"));
+                }
             }
             merge_gpus(facts, gpus);
         }

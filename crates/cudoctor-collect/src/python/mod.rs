@@ -56,6 +56,19 @@ fn prefix_of(host: &Host, path: &str) -> Option<(String, Option<String>)> {
     }
     let parent = |p: &str| p.rsplit_once('/').map(|(d, _)| d.to_string());
     let bin = parent(&path)?;
+    if bin.ends_with("/shims") {
+        // pyenv: the shim is a script that runs the selected version's interpreter.
+        let root = parent(&bin)?;
+        let name = path.rsplit('/').next().unwrap_or("python");
+        let version = host
+            .var("PYENV_VERSION")
+            .map(str::to_string)
+            .or_else(|| host.read_text(&format!("{root}/version")).ok())
+            .and_then(|v| v.split_whitespace().next().map(str::to_string))?;
+        let prefix = format!("{root}/versions/{version}");
+        let interp = format!("{prefix}/bin/{name}");
+        return host.exists(&interp).then_some((prefix, Some(interp)));
+    }
     let candidate = parent(&bin).filter(|p| !p.is_empty()).unwrap_or_else(|| "/".into());
     if host.is_file(&format!("{candidate}/pyvenv.cfg")) || host.is_dir(&format!("{candidate}/conda-meta")) {
         return Some((candidate, Some(path)));

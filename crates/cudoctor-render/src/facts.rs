@@ -1,0 +1,184 @@
+//! The facts shown under each layer heading, shared by the text and Markdown renderers.
+
+use cudoctor_analyse::Layer;
+use cudoctor_snapshot::{Outcome, PythonEnvKind, Snapshot};
+
+/// One line of facts: a short label and its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fact {
+    pub label: String,
+    pub value: String,
+}
+
+fn fact(label: impl Into<String>, value: impl Into<String>) -> Fact {
+    Fact {
+        label: label.into(),
+        value: value.into(),
+    }
+}
+
+pub fn layer_facts(layer: Layer, s: &Snapshot) -> Vec<Fact> {
+    match layer {
+        Layer::Platform => platform(s),
+        Layer::Driver => driver(s),
+        Layer::Toolkit => toolkit(s),
+        Layer::Framework => framework(s),
+        Layer::Kernels => kernels(s),
+        Layer::Libraries => libraries(s),
+        Layer::Acceleration | Layer::Multigpu => Vec::new(),
+    }
+}
+
+fn platform(s: &Snapshot) -> Vec<Fact> {
+    let h = &s.host;
+    let mut os = format!("{} {}", h.distro.as_deref().unwrap_or(&h.os), h.arch);
+    if let Some(k) = &h.kernel {
+        os.push_str(&format!(", kernel {k}"));
+    }
+    let mut out = vec![fact("system", os)];
+    if let Some(c) = &s.platform.container {
+        out.push(fact("container", format!("{} ({})", c.runtime, c.evidence.join("; "))));
+    }
+    if s.platform.wsl {
+        out.push(fact("WSL", "yes"));
+    }
+    if s.root != "/" {
+        out.push(fact("root", s.root.clone()));
+    }
+    out
+}
+
+fn driver(s: &Snapshot) -> Vec<Fact> {
+    let d = &s.driver;
+    let mut out = Vec::new();
+    match &d.version {
+        Some(v) => {
+            let mut line = v.value.clone();
+            if let Some(m) = &d.kernel_module {
+                line.push_str(&format!(" ({} kernel module)", m.flavour));
+            }
+            line.push_str(&format!("  [{}]", v.source));
+            out.push(fact("driver", line));
+        }
+        None => out.push(fact("driver", "none found")),
+    }
+    if let Some(c) = &d.max_cuda {
+        out.push(fact("max CUDA", format!("{}  [{}]  (a ceiling, not an installed toolkit)", c.value, c.source)));
+    }
+    for g in &d.gpus {
+        let mut line = g.name.clone();
+        if let Some(cc) = &g.compute_capability {
+            line.push_str(&format!("  cc {cc}"));
+        }
+        if let (Some(used), Some(total)) = (g.memory_used_mib, g.memory_total_mib) {
+            line.push_str(&format!("  {used}/{total} MiB"));
+        }
+        if let Some(bus) = &g.bus_id {
+            line.push_str(&format!("  {bus}"));
+        }
+        if g.mig_mode.as_deref() == Some("Enabled") {
+            line.push_str("  MIG on");
+        }
+        out.push(fact(format!("GPU {}", g.index), line));
+    }
+    let failed: Vec<String> = d
+        .attempts
+        .iter()
+        .filter(|a| matches!(a.outcome, Outcome::Failed | Outcome::TimedOut))
+        .map(|a| format!("{}: {}", a.source, a.detail))
+        .collect();
+    for f in failed {
+        out.push(fact("probe failed", f));
+    }
+    out
+}
+
+fn toolkit(s: &Snapshot) -> Vec<Fact> {
+    let t = &s.toolkit;
+    let mut out = Vec::new();
+    match &t.nvcc_on_path {
+        Some(n) => out.push(fact(
+            "nvcc",
+            format!("{} -> {} ({})", n.path, n.resolved, n.version.as_deref().unwrap_or("version unknown")),
+        )),
+        None => out.push(fact("nvcc", "not on PATH")),
+    }
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(v) = s.env.get(var) {
+            out.push(fact(var, v.clone()));
+        }
+    }
+    if let Some(l) = &t.usr_local_cuda {
+        let target = l.resolved.clone().unwrap_or_else(|| "broken link".into());
+        let via = if l.hops.len() > 1 {
+            format!(" (via {})", l.hops[..l.hops.len() - 1].join(" -> "))
+        } else {
+            String::new()
+        };
+        out.push(fact("/usr/local/cuda", format!("{target}{via}")));
+    }
+    for tk in &t.toolkits {
+        out.push(fact(
+            "toolkit",
+            format!("{} {}  [{}]", tk.version.as_deref().unwrap_or("?"), tk.root, tk.found_via.join(", ")),
+        ));
+    }
+    if let Some(l) = s.env.get("LD_LIBRARY_PATH") {
+        out.push(fact("LD_LIBRARY_PATH", l.clone()));
+    }
+    out
+}
+
+fn framework(s: &Snapshot) -> Vec<Fact> {
+    let mut out = Vec::new();
+    for e in &s.python_envs {
+        let kind = match e.kind {
+            PythonEnvKind::Venv => "venv",
+            PythonEnvKind::Conda => "conda",
+            PythonEnvKind::System => "system",
+        };
+        out.push(fact(
+            "python env",
+            format!("{} ({kind}, Python {}, via {})", e.prefix, e.python_version.as_deref().unwrap_or("?"), e.found_via.join(", ")),
+        ));
+        if let Some(t) = &e.torch {
+            let cuda = match (&t.cuda, &t.hip) {
+                (Some(c), _) => format!("CUDA {c}"),
+                (None, Some(h)) => format!("ROCm {h}"),
+                (None, None) => "CPU only".into(),
+            };
+            out.push(fact("  torch", format!("{} ({cuda})", t.version)));
+        }
+        let named: Vec<String> = e
+            .packages
+            .iter()
+            .filter(|p| p.name != "torch")
+            .map(|p| format!("{} {}", p.name, p.version))
+            .collect();
+        if !named.is_empty() {
+            out.push(fact("  packages", named.join(", ")));
+        }
+        for c in &e.conda_packages {
+            out.push(fact("  conda", format!("{} {}", c.name, c.version)));
+        }
+    }
+    if out.is_empty() {
+        out.push(fact("python env", "none found"));
+    }
+    out
+}
+
+fn kernels(s: &Snapshot) -> Vec<Fact> {
+    let Some(k) = &s.kernel_images else {
+        return Vec::new();
+    };
+    let with_images = k.libraries.iter().filter(|l| !l.sass.is_empty() || !l.ptx.is_empty()).count();
+    vec![fact("scanned", format!("{} libraries, {with_images} with CUDA kernels", k.libraries.len()))]
+}
+
+fn libraries(s: &Snapshot) -> Vec<Fact> {
+    let Some(l) = &s.loader else {
+        return Vec::new();
+    };
+    vec![fact("resolved", format!("{} objects", l.objects.len()))]
+}

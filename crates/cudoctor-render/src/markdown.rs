@@ -1,0 +1,67 @@
+//! A report to paste into a GitHub issue: headings per layer, facts as a table, fixes in code blocks.
+
+use std::fmt::Write;
+
+use cudoctor_analyse::{Finding, Layer};
+
+use crate::{layer_facts, plural, Report};
+
+pub fn render_markdown(report: &Report) -> String {
+    let mut out = String::new();
+    let s = report.snapshot;
+    let sum = report.summary();
+    let _ = writeln!(out, "## cudoctor {} report\n", s.tool_version);
+    let _ = writeln!(
+        out,
+        "**{}, {}, {}**{}\n",
+        plural(sum.errors, "error", "errors"),
+        plural(sum.warnings, "warning", "warnings"),
+        plural(sum.infos, "note", "notes"),
+        report
+            .first_broken_layer()
+            .map(|l| format!(" — first broken link: {l}"))
+            .unwrap_or_default()
+    );
+    for layer in Layer::ALL {
+        let facts = layer_facts(layer, s);
+        let findings: Vec<&Finding> = report.findings.iter().filter(|f| f.layer == layer).collect();
+        if facts.is_empty() && findings.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "### {}\n", layer.title());
+        if !facts.is_empty() {
+            let _ = writeln!(out, "| | |\n|---|---|");
+            for f in &facts {
+                let _ = writeln!(out, "| {} | {} |", cell(f.label.trim()), cell(&f.value));
+            }
+            let _ = writeln!(out);
+        }
+        for f in findings {
+            let _ = writeln!(out, "- **{}** `{}` {}", f.severity.name(), f.code, f.title);
+            for e in &f.evidence {
+                let _ = writeln!(out, "  - evidence: {}", inline(e));
+            }
+            if !f.cause.is_empty() {
+                let _ = writeln!(out, "  - why: {}", f.cause);
+            }
+            if !f.fix.is_empty() {
+                let _ = writeln!(out, "  - fix:\n\n    ```sh");
+                for fix in &f.fix {
+                    let _ = writeln!(out, "    {fix}");
+                }
+                let _ = writeln!(out, "    ```\n");
+            }
+        }
+        let _ = writeln!(out);
+    }
+    out
+}
+
+/// A table cell: pipes escaped, code-formatted when it looks like a path or version.
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+fn inline(s: &str) -> String {
+    format!("`{}`", s.replace('`', "'"))
+}

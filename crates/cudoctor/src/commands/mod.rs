@@ -1,0 +1,4 @@
+pub mod check;
+pub mod diff;
+pub mod fleet;
+pub mod rule;

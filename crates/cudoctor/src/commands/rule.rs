@@ -1,0 +1,45 @@
+//! `cudoctor rule CODE` and `cudoctor rules`.
+
+use anyhow::bail;
+use cudoctor_analyse::{rule_by_code, RULES};
+
+use crate::cli::Format;
+use crate::Outcome;
+
+pub fn show(code: &str) -> anyhow::Result<Outcome> {
+    let Some(rule) = rule_by_code(code) else {
+        bail!("no rule {code:?}; `cudoctor rules` lists them");
+    };
+    println!("# {} ({})\n", rule.code, rule.name);
+    println!("{}\n", rule.summary);
+    println!(
+        "Layer: {}. Default severity: {}.\n",
+        rule.layer.name(),
+        rule.severity.name()
+    );
+    print!("{}", rule.docs);
+    Ok(Outcome::Healthy)
+}
+
+pub fn list(format: Format) -> anyhow::Result<Outcome> {
+    match format {
+        Format::Json => {
+            let rows: Vec<serde_json::Value> = RULES
+                .iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "code": r.code, "name": r.name, "layer": r.layer.name(),
+                        "severity": r.severity.name(), "summary": r.summary,
+                    })
+                })
+                .collect();
+            println!("{}", serde_json::to_string_pretty(&rows)?);
+        }
+        Format::Text | Format::Markdown => {
+            for r in RULES {
+                println!("{:7} {:9} {:8} {}", r.code, r.layer.name(), r.severity.name(), r.summary);
+            }
+        }
+    }
+    Ok(Outcome::Healthy)
+}

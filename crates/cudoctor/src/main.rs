@@ -1,0 +1,50 @@
+//! The `cudoctor` binary: parses the command line and hands off to a library crate. Exit status:
+//! 0 healthy, 1 problems found, 2 usage or internal error.
+
+mod cli;
+mod commands;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{Cli, Command};
+
+/// What a command concluded, mapped to the exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Healthy,
+    ProblemsFound,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match std::panic::catch_unwind(|| run(cli)) {
+        Ok(Ok(Outcome::Healthy)) => ExitCode::SUCCESS,
+        Ok(Ok(Outcome::ProblemsFound)) => ExitCode::from(1),
+        Ok(Err(e)) => {
+            eprintln!("cudoctor: error: {e:#}");
+            ExitCode::from(2)
+        }
+        Err(_) => {
+            eprintln!("cudoctor: internal error (a bug: please report it with the message above)");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    match cli.command {
+        None => commands::check::run(&cli.check),
+        Some(Command::Check(args)) => commands::check::run(&args),
+        Some(Command::Rule { code }) => commands::rule::show(&code),
+        Some(Command::Rules { format }) => commands::rule::list(format),
+        Some(Command::Diff {
+            before,
+            after,
+            format,
+        }) => commands::diff::run(&before, &after, format),
+        Some(Command::Fleet { snapshots, format }) => commands::fleet::run(&snapshots, format),
+    }
+}

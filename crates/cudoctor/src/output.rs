@@ -1,0 +1,79 @@
+//! Shared plumbing of the commands: colour decisions, loading inputs, the knowledge base.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{bail, Context as _};
+use cudoctor_collect::Host;
+use cudoctor_kb::Kb;
+use cudoctor_render::Style;
+use cudoctor_snapshot::{Snapshot, SCHEMA_VERSION};
+
+use crate::cli::MachineArgs;
+
+/// Colour only on a terminal, never when NO_COLOR is set; CLICOLOR_FORCE forces it.
+pub fn style() -> Style {
+    let set = |k: &str| std::env::var_os(k).is_some_and(|v| !v.is_empty() && v != "0");
+    let color = if set("NO_COLOR") {
+        false
+    } else if set("CLICOLOR_FORCE") {
+        true
+    } else {
+        std::io::stdout().is_terminal()
+    };
+    Style { color }
+}
+
+pub fn knowledge_base(args: &MachineArgs) -> anyhow::Result<Kb> {
+    match &args.kb {
+        Some(dir) => Kb::from_dir(dir).with_context(|| format!("reading the knowledge base in {}", dir.display())),
+        None => match Kb::try_embedded() {
+            Ok(kb) => Ok(kb.clone()),
+            Err(e) => bail!("the built-in knowledge base is invalid: {e}"),
+        },
+    }
+}
+
+pub fn host(args: &MachineArgs) -> anyhow::Result<Host> {
+    if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 3600.0) {
+        bail!("--timeout must be between 0 and 3600 seconds, got {}", args.timeout);
+    }
+    let timeout = Duration::from_secs_f64(args.timeout);
+    match &args.root {
+        None => Ok(Host::real(timeout)),
+        Some(root) => {
+            if !root.is_dir() {
+                bail!("--root {}: not a directory", root.display());
+            }
+            let real = Host::real(timeout);
+            Ok(Host::rooted(root.clone(), real.env().clone(), timeout))
+        }
+    }
+}
+
+/// Reads a snapshot file with a clear message for every way it can be wrong.
+pub fn read_snapshot(path: &Path) -> anyhow::Result<Snapshot> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read snapshot {}", path.display()))?;
+    let value: serde_json::Value = serde_json::from_slice(&bytes)
+        .with_context(|| format!("{} is not JSON", path.display()))?;
+    // Accept both a bare snapshot and a whole `--format json` report.
+    let value = match value.get("snapshot") {
+        Some(inner) if value.get("findings").is_some() => inner.clone(),
+        _ => value,
+    };
+    let version = value.get("schema_version").and_then(|v| v.as_u64());
+    match version {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        Some(v) => bail!(
+            "{} has snapshot schema {v}; this cudoctor reads schema {SCHEMA_VERSION}",
+            path.display()
+        ),
+        None => bail!("{} is not a cudoctor snapshot (no schema_version)", path.display()),
+    }
+    serde_json::from_value(value).with_context(|| format!("{} is not a valid cudoctor snapshot", path.display()))
+}
+
+pub fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
