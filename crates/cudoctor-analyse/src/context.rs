@@ -161,9 +161,13 @@ impl Context<'_> {
             } else {
                 home.trim_end_matches('/').to_string()
             };
-            tk.toolkits
-                .iter()
-                .find(|t| t.root == real || t.found_via.iter().any(|v| v == "CUDA_HOME" || v == "CUDA_PATH") && self.var("CUDA_HOME").or(self.var("CUDA_PATH")) == Some(home))
+            tk.toolkits.iter().find(|t| {
+                t.root == real
+                    || t.found_via
+                        .iter()
+                        .any(|v| v == "CUDA_HOME" || v == "CUDA_PATH")
+                        && self.var("CUDA_HOME").or(self.var("CUDA_PATH")) == Some(home)
+            })
         };
         let (home, chosen_by) = if let Some(h) = self.var("CUDA_HOME") {
             (h.to_string(), "CUDA_HOME".to_string())
@@ -176,7 +180,11 @@ impl Context<'_> {
                 .unwrap_or(&n.path)
                 .to_string();
             (home, "nvcc on PATH".to_string())
-        } else if tk.usr_local_cuda.as_ref().is_some_and(|c| c.resolved.is_some()) {
+        } else if tk
+            .usr_local_cuda
+            .as_ref()
+            .is_some_and(|c| c.resolved.is_some())
+        {
             ("/usr/local/cuda".to_string(), "/usr/local/cuda".to_string())
         } else {
             return None;

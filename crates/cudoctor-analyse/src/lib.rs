@@ -33,5 +33,8 @@ pub fn analyse(snap: &Snapshot, kb: &Kb) -> Vec<Finding> {
 }
 
 fn layer_rank(l: Layer) -> usize {
-    Layer::ALL.iter().position(|x| *x == l).unwrap_or(usize::MAX)
+    Layer::ALL
+        .iter()
+        .position(|x| *x == l)
+        .unwrap_or(usize::MAX)
 }

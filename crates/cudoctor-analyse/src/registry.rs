@@ -43,8 +43,16 @@ mod tests {
             assert!(codes.insert(r.code), "duplicate code {}", r.code);
             assert!(names.insert(r.name), "duplicate name {}", r.name);
             let (prefix, digits) = r.code.split_at(r.code.len().saturating_sub(3));
-            assert!(prefix.len() >= 2 && prefix.chars().all(|c| c.is_ascii_uppercase()), "{}", r.code);
-            assert!(digits.len() == 3 && digits.chars().all(|c| c.is_ascii_digit()), "{}", r.code);
+            assert!(
+                prefix.len() >= 2 && prefix.chars().all(|c| c.is_ascii_uppercase()),
+                "{}",
+                r.code
+            );
+            assert!(
+                digits.len() == 3 && digits.chars().all(|c| c.is_ascii_digit()),
+                "{}",
+                r.code
+            );
             assert!(!r.summary.is_empty());
             for section in ["## What it checks", "## Why it matters", "## How to fix"] {
                 assert!(r.docs.contains(section), "{} docs lack {section}", r.code);

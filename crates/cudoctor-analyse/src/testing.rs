@@ -39,8 +39,15 @@ pub fn h200() -> Snapshot {
         Some(("580.159.04", "13.0")),
         &[("NVIDIA H200", "9.0"), ("NVIDIA H200", "9.0")],
     );
-    s.python_envs
-        .push(torch_env("/opt/venv", "2.11.0+cu130", Some("13.0"), &[("torchvision", "0.26.0+cu130"), ("torchaudio", "2.11.0+cu130")]));
+    s.python_envs.push(torch_env(
+        "/opt/venv",
+        "2.11.0+cu130",
+        Some("13.0"),
+        &[
+            ("torchvision", "0.26.0+cu130"),
+            ("torchaudio", "2.11.0+cu130"),
+        ],
+    ));
     s.toolkit.toolkits.push(Toolkit {
         root: "/usr/local/cuda-13.0".into(),
         version: Some("13.0.88".into()),
@@ -58,7 +65,12 @@ pub fn h200() -> Snapshot {
     s
 }
 
-pub fn torch_env(prefix: &str, version: &str, cuda: Option<&str>, others: &[(&str, &str)]) -> PythonEnv {
+pub fn torch_env(
+    prefix: &str,
+    version: &str,
+    cuda: Option<&str>,
+    others: &[(&str, &str)],
+) -> PythonEnv {
     let sp = format!("{prefix}/lib/python3.12/site-packages");
     let mut packages = vec![Package {
         name: "torch".into(),

@@ -89,21 +89,33 @@ impl Host {
         real
     }
 
+    /// The real path to open for a machine path. Under a fake root, symlinks inside it are
+    /// followed within the root (an absolute link target means the machine's `/`, not ours).
+    pub fn fs_path(&self, machine_path: &str) -> PathBuf {
+        if self.root == Path::new("/") {
+            return PathBuf::from(machine_path);
+        }
+        match self.resolve(machine_path) {
+            Some((real, _)) => self.real_path(&real),
+            None => self.real_path(machine_path),
+        }
+    }
+
     pub fn exists(&self, p: &str) -> bool {
-        self.real_path(p).exists()
+        self.fs_path(p).exists()
     }
 
     pub fn is_dir(&self, p: &str) -> bool {
-        self.real_path(p).is_dir()
+        self.fs_path(p).is_dir()
     }
 
     pub fn is_file(&self, p: &str) -> bool {
-        self.real_path(p).is_file()
+        self.fs_path(p).is_file()
     }
 
     /// Reads a small text file; invalid UTF-8 is replaced, huge files are cut.
     pub fn read_text(&self, p: &str) -> io::Result<String> {
-        let file = std::fs::File::open(self.real_path(p))?;
+        let file = std::fs::File::open(self.fs_path(p))?;
         let mut bytes = Vec::new();
         file.take(MAX_TEXT_FILE).read_to_end(&mut bytes)?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
@@ -111,7 +123,7 @@ impl Host {
 
     /// Names in a directory, sorted; empty when it cannot be read.
     pub fn list_dir(&self, p: &str) -> Vec<String> {
-        let mut names: Vec<String> = match std::fs::read_dir(self.real_path(p)) {
+        let mut names: Vec<String> = match std::fs::read_dir(self.fs_path(p)) {
             Ok(rd) => rd
                 .filter_map(Result::ok)
                 .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -198,7 +210,7 @@ impl Host {
         args: &[&str],
         extra_env: &[(&str, &str)],
     ) -> CommandOutcome {
-        let mut cmd = Command::new(self.real_path(program));
+        let mut cmd = Command::new(self.fs_path(program));
         cmd.args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -278,9 +290,8 @@ pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> CommandOutcome {
         let _ = child.wait();
         return CommandOutcome::TimedOut(timeout);
     };
-    let collect = |h: Option<thread::JoinHandle<String>>| {
-        h.and_then(|h| h.join().ok()).unwrap_or_default()
-    };
+    let collect =
+        |h: Option<thread::JoinHandle<String>>| h.and_then(|h| h.join().ok()).unwrap_or_default();
     CommandOutcome::Exited {
         status: status.code(),
         stdout: collect(stdout),
@@ -320,7 +331,11 @@ mod tests {
         let (dir, host) = fake();
         std::fs::create_dir_all(dir.path().join("usr/local/cuda-13.0/bin")).unwrap();
         std::fs::create_dir_all(dir.path().join("etc/alternatives")).unwrap();
-        symlink("/usr/local/cuda-13.0", dir.path().join("etc/alternatives/cuda")).unwrap();
+        symlink(
+            "/usr/local/cuda-13.0",
+            dir.path().join("etc/alternatives/cuda"),
+        )
+        .unwrap();
         symlink("/etc/alternatives/cuda", dir.path().join("usr/local/cuda")).unwrap();
         let (real, hops) = host.resolve("/usr/local/cuda/bin").unwrap();
         assert_eq!(real, "/usr/local/cuda-13.0/bin");

@@ -17,7 +17,9 @@ const DRIVER_LIB_DIRS: &[&str] = &[
 ];
 
 pub fn collect(host: &Host) -> PlatformFacts {
-    let osrelease = host.read_text("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let osrelease = host
+        .read_text("/proc/sys/kernel/osrelease")
+        .unwrap_or_default();
     let proc_version = host.read_text("/proc/version").unwrap_or_default();
     let wsl = is_wsl(&osrelease, &proc_version) || host.is_dir("/usr/lib/wsl/lib");
     let device_nodes = host
@@ -40,7 +42,11 @@ pub fn collect(host: &Host) -> PlatformFacts {
             continue;
         }
         let compat = format!("/usr/local/{name}/compat");
-        if host.list_dir(&compat).iter().any(|f| f.starts_with("libcuda.so")) {
+        if host
+            .list_dir(&compat)
+            .iter()
+            .any(|f| f.starts_with("libcuda.so"))
+        {
             cuda_compat_paths.push(compat);
         }
     }
@@ -74,7 +80,11 @@ fn container(host: &Host) -> Option<ContainerFacts> {
         note("podman", "/run/.containerenv exists".into(), &mut runtime);
     }
     if host.var("KUBERNETES_SERVICE_HOST").is_some() {
-        note("kubernetes", "KUBERNETES_SERVICE_HOST is set".into(), &mut runtime);
+        note(
+            "kubernetes",
+            "KUBERNETES_SERVICE_HOST is set".into(),
+            &mut runtime,
+        );
     }
     for var in ["APPTAINER_CONTAINER", "SINGULARITY_CONTAINER"] {
         if host.var(var).is_some() {
@@ -90,14 +100,22 @@ fn container(host: &Host) -> Option<ContainerFacts> {
             ("lxc", "lxc"),
         ] {
             if cgroup.contains(marker) {
-                note(rt, format!("/proc/1/cgroup mentions {marker}"), &mut runtime);
+                note(
+                    rt,
+                    format!("/proc/1/cgroup mentions {marker}"),
+                    &mut runtime,
+                );
                 break;
             }
         }
     }
     if let Ok(env) = host.read_text("/proc/1/environ") {
         if env.split('\0').any(|kv| kv.starts_with("container=")) {
-            note("unknown", "PID 1 has a `container` variable".into(), &mut runtime);
+            note(
+                "unknown",
+                "PID 1 has a `container` variable".into(),
+                &mut runtime,
+            );
         }
     }
     runtime.map(|runtime| ContainerFacts { runtime, evidence })
@@ -121,7 +139,11 @@ pub fn host_facts(host: &Host) -> HostFacts {
         .filter(|&n| n > 0)
         .or_else(|| {
             (host.root() == std::path::Path::new("/"))
-                .then(|| std::thread::available_parallelism().map(|n| n.get() as u32).ok())
+                .then(|| {
+                    std::thread::available_parallelism()
+                        .map(|n| n.get() as u32)
+                        .ok()
+                })
                 .flatten()
         });
     let memory_total_mib = host.read_text("/proc/meminfo").ok().and_then(|t| {

@@ -1,11 +1,19 @@
 //! CUDA Toolkits on disk, and which one PATH, CUDA_HOME and /usr/local/cuda select.
 
-use cudoctor_snapshot::{Attempt, NvccOnPath, Outcome, PythonEnv, SymlinkChain, Toolkit, ToolkitFacts};
+use cudoctor_snapshot::{
+    Attempt, NvccOnPath, Outcome, PythonEnv, SymlinkChain, Toolkit, ToolkitFacts,
+};
 
 use crate::host::{CommandOutcome, Host};
 
 /// Shell start-up files of the user whose settings may only live there.
-const USER_RC_FILES: &[&str] = &[".bashrc", ".bash_profile", ".profile", ".zshrc", ".zprofile"];
+const USER_RC_FILES: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+];
 const SYSTEM_RC_FILES: &[&str] = &["/etc/environment", "/etc/profile", "/etc/bash.bashrc"];
 
 pub fn collect(host: &Host, envs: &[PythonEnv]) -> ToolkitFacts {
@@ -18,7 +26,12 @@ pub fn collect(host: &Host, envs: &[PythonEnv]) -> ToolkitFacts {
             }
         }
     }
-    for var in ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_TOOLKIT_ROOT_DIR"] {
+    for var in [
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "CUDA_ROOT",
+        "CUDA_TOOLKIT_ROOT_DIR",
+    ] {
         if let Some(v) = host.var(var) {
             candidates.push((v.to_string(), var.to_string()));
         }
@@ -41,11 +54,13 @@ pub fn collect(host: &Host, envs: &[PythonEnv]) -> ToolkitFacts {
         add_toolkit(host, &mut facts, &path, &via);
     }
     facts.toolkits.sort_by(|a, b| a.root.cmp(&b.root));
-    facts.usr_local_cuda = host.resolve("/usr/local/cuda").map(|(real, hops)| SymlinkChain {
-        path: "/usr/local/cuda".to_string(),
-        hops,
-        resolved: Some(real),
-    });
+    facts.usr_local_cuda = host
+        .resolve("/usr/local/cuda")
+        .map(|(real, hops)| SymlinkChain {
+            path: "/usr/local/cuda".to_string(),
+            hops,
+            resolved: Some(real),
+        });
     if facts.usr_local_cuda.is_none() && symlink_exists(host, "/usr/local/cuda") {
         facts.usr_local_cuda = Some(SymlinkChain {
             path: "/usr/local/cuda".to_string(),
@@ -100,7 +115,11 @@ fn add_toolkit(host: &Host, facts: &mut ToolkitFacts, path: &str, via: &str) {
 }
 
 /// The toolkit's version from its files, else from running its nvcc.
-fn toolkit_version(host: &Host, root: &str, nvcc: Option<&str>) -> (Option<String>, Option<String>) {
+fn toolkit_version(
+    host: &Host,
+    root: &str,
+    nvcc: Option<&str>,
+) -> (Option<String>, Option<String>) {
     if let Ok(text) = host.read_text(&format!("{root}/version.json")) {
         if let Some(v) = version_from_json(&text) {
             return (Some(v), Some("version.json".into()));
@@ -133,21 +152,29 @@ pub fn parse_nvcc_version(text: &str) -> Option<String> {
     let line = text.lines().find(|l| l.contains("release"))?;
     if let Some(v) = line.split_whitespace().find(|t| t.starts_with('V')) {
         let v = &v[1..];
-        if v.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())) {
+        if v.split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        {
             return Some(v.to_string());
         }
     }
     let after = line.split("release").nth(1)?;
-    let v = after.trim().trim_start_matches(',').split(',').next()?.trim();
+    let v = after
+        .trim()
+        .trim_start_matches(',')
+        .split(',')
+        .next()?
+        .trim();
     (!v.is_empty()).then(|| v.to_string())
 }
 
 fn nvcc_on_path(host: &Host, facts: &mut ToolkitFacts) -> Option<NvccOnPath> {
     let path = host.which("nvcc")?;
-    let resolved = host.resolve(&path).map(|(r, _)| r).unwrap_or_else(|| path.clone());
-    let toolkit_root = resolved
-        .strip_suffix("/bin/nvcc")
-        .map(str::to_string);
+    let resolved = host
+        .resolve(&path)
+        .map(|(r, _)| r)
+        .unwrap_or_else(|| path.clone());
+    let toolkit_root = resolved.strip_suffix("/bin/nvcc").map(str::to_string);
     let known = toolkit_root
         .as_deref()
         .and_then(|r| facts.toolkits.iter().find(|t| t.root == r));
@@ -196,7 +223,11 @@ fn shell_settings(host: &Host) -> Vec<String> {
                 || t.contains("CUDA_PATH")
                 || (t.contains("cuda") && (t.contains("PATH") || t.contains("LD_LIBRARY_PATH")));
             if sets_path && hits.len() < 50 {
-                hits.push(format!("{file}:{}: {}", i + 1, crate::driver::truncate(t, 200)));
+                hits.push(format!(
+                    "{file}:{}: {}",
+                    i + 1,
+                    crate::driver::truncate(t, 200)
+                ));
             }
         }
     }

@@ -37,7 +37,10 @@ fn platform(s: &Snapshot) -> Vec<Fact> {
     }
     let mut out = vec![fact("system", os)];
     if let Some(c) = &s.platform.container {
-        out.push(fact("container", format!("{} ({})", c.runtime, c.evidence.join("; "))));
+        out.push(fact(
+            "container",
+            format!("{} ({})", c.runtime, c.evidence.join("; ")),
+        ));
     }
     if s.platform.wsl {
         out.push(fact("WSL", "yes"));
@@ -63,7 +66,13 @@ fn driver(s: &Snapshot) -> Vec<Fact> {
         None => out.push(fact("driver", "none found")),
     }
     if let Some(c) = &d.max_cuda {
-        out.push(fact("max CUDA", format!("{}  [{}]  (a ceiling, not an installed toolkit)", c.value, c.source)));
+        out.push(fact(
+            "max CUDA",
+            format!(
+                "{}  [{}]  (a ceiling, not an installed toolkit)",
+                c.value, c.source
+            ),
+        ));
     }
     for g in &d.gpus {
         let mut line = g.name.clone();
@@ -99,7 +108,12 @@ fn toolkit(s: &Snapshot) -> Vec<Fact> {
     match &t.nvcc_on_path {
         Some(n) => out.push(fact(
             "nvcc",
-            format!("{} -> {} ({})", n.path, n.resolved, n.version.as_deref().unwrap_or("version unknown")),
+            format!(
+                "{} -> {} ({})",
+                n.path,
+                n.resolved,
+                n.version.as_deref().unwrap_or("version unknown")
+            ),
         )),
         None => out.push(fact("nvcc", "not on PATH")),
     }
@@ -120,7 +134,12 @@ fn toolkit(s: &Snapshot) -> Vec<Fact> {
     for tk in &t.toolkits {
         out.push(fact(
             "toolkit",
-            format!("{} {}  [{}]", tk.version.as_deref().unwrap_or("?"), tk.root, tk.found_via.join(", ")),
+            format!(
+                "{} {}  [{}]",
+                tk.version.as_deref().unwrap_or("?"),
+                tk.root,
+                tk.found_via.join(", ")
+            ),
         ));
     }
     if let Some(l) = s.env.get("LD_LIBRARY_PATH") {
@@ -139,7 +158,12 @@ fn framework(s: &Snapshot) -> Vec<Fact> {
         };
         out.push(fact(
             "python env",
-            format!("{} ({kind}, Python {}, via {})", e.prefix, e.python_version.as_deref().unwrap_or("?"), e.found_via.join(", ")),
+            format!(
+                "{} ({kind}, Python {}, via {})",
+                e.prefix,
+                e.python_version.as_deref().unwrap_or("?"),
+                e.found_via.join(", ")
+            ),
         ));
         if let Some(t) = &e.torch {
             let cuda = match (&t.cuda, &t.hip) {
@@ -172,8 +196,18 @@ fn kernels(s: &Snapshot) -> Vec<Fact> {
     let Some(k) = &s.kernel_images else {
         return Vec::new();
     };
-    let with_images = k.libraries.iter().filter(|l| !l.sass.is_empty() || !l.ptx.is_empty()).count();
-    vec![fact("scanned", format!("{} libraries, {with_images} with CUDA kernels", k.libraries.len()))]
+    let with_images = k
+        .libraries
+        .iter()
+        .filter(|l| !l.sass.is_empty() || !l.ptx.is_empty())
+        .count();
+    vec![fact(
+        "scanned",
+        format!(
+            "{} libraries, {with_images} with CUDA kernels",
+            k.libraries.len()
+        ),
+    )]
 }
 
 fn libraries(s: &Snapshot) -> Vec<Fact> {

@@ -24,7 +24,11 @@ pub fn render_markdown(report: &Report) -> String {
     );
     for layer in Layer::ALL {
         let facts = layer_facts(layer, s);
-        let findings: Vec<&Finding> = report.findings.iter().filter(|f| f.layer == layer).collect();
+        let findings: Vec<&Finding> = report
+            .findings
+            .iter()
+            .filter(|f| f.layer == layer)
+            .collect();
         if facts.is_empty() && findings.is_empty() {
             continue;
         }

@@ -46,7 +46,11 @@ pub fn render_text(report: &Report, style: Style) -> String {
     );
     for layer in Layer::ALL {
         let facts = layer_facts(layer, s);
-        let findings: Vec<&Finding> = report.findings.iter().filter(|f| f.layer == layer).collect();
+        let findings: Vec<&Finding> = report
+            .findings
+            .iter()
+            .filter(|f| f.layer == layer)
+            .collect();
         if facts.is_empty() && findings.is_empty() {
             continue;
         }
@@ -56,7 +60,11 @@ pub fn render_text(report: &Report, style: Style) -> String {
             _ => style.paint("32", "✓"),
         };
         let _ = writeln!(out, "\n{mark} {}", style.bold(layer.title()));
-        let width = facts.iter().map(|f| f.label.chars().count()).max().unwrap_or(0);
+        let width = facts
+            .iter()
+            .map(|f| f.label.chars().count())
+            .max()
+            .unwrap_or(0);
         for f in &facts {
             let _ = writeln!(out, "    {:width$}  {}", f.label, f.value, width = width);
         }
@@ -80,7 +88,11 @@ pub fn render_text(report: &Report, style: Style) -> String {
         plural(sum.infos, "note", "notes"),
     );
     if !report.findings.is_empty() {
-        let _ = writeln!(out, "{}", style.dim("Details of any code: cudoctor rule CODE"));
+        let _ = writeln!(
+            out,
+            "{}",
+            style.dim("Details of any code: cudoctor rule CODE")
+        );
     }
     out
 }

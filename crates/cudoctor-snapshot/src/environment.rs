@@ -20,7 +20,9 @@ const EXACT: &[&str] = &[
     "WSL_INTEROP",
 ];
 
-const PREFIXES: &[&str] = &["CUDA", "NCCL_", "NVIDIA_", "NV_", "CUDNN", "TORCH_", "PYTORCH_"];
+const PREFIXES: &[&str] = &[
+    "CUDA", "NCCL_", "NVIDIA_", "NV_", "CUDNN", "TORCH_", "PYTORCH_",
+];
 
 /// True for a variable worth recording in a snapshot.
 pub fn relevant_variable(name: &str) -> bool {

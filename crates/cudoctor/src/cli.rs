@@ -63,13 +63,13 @@ pub enum Format {
 pub struct MachineArgs {
     /// Take the machine from this directory instead of `/` (for tests and for inspecting a mounted image).
     /// Dynamic loading of NVML and libcuda is off under a root other than `/`.
-    #[arg(long, value_name = "DIR", global = true)]
+    #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
     /// Seconds to wait for nvidia-smi, nvcc and the driver libraries before giving up.
-    #[arg(long, value_name = "SECONDS", default_value_t = 5.0, global = true)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     pub timeout: f64,
     /// Read knowledge-base files from this directory, overriding the built-in ones of the same name.
-    #[arg(long, value_name = "DIR", global = true)]
+    #[arg(long, value_name = "DIR")]
     pub kb: Option<PathBuf>,
 }
 

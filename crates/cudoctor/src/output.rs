@@ -27,7 +27,8 @@ pub fn style() -> Style {
 
 pub fn knowledge_base(args: &MachineArgs) -> anyhow::Result<Kb> {
     match &args.kb {
-        Some(dir) => Kb::from_dir(dir).with_context(|| format!("reading the knowledge base in {}", dir.display())),
+        Some(dir) => Kb::from_dir(dir)
+            .with_context(|| format!("reading the knowledge base in {}", dir.display())),
         None => match Kb::try_embedded() {
             Ok(kb) => Ok(kb.clone()),
             Err(e) => bail!("the built-in knowledge base is invalid: {e}"),
@@ -37,7 +38,10 @@ pub fn knowledge_base(args: &MachineArgs) -> anyhow::Result<Kb> {
 
 pub fn host(args: &MachineArgs) -> anyhow::Result<Host> {
     if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 3600.0) {
-        bail!("--timeout must be between 0 and 3600 seconds, got {}", args.timeout);
+        bail!(
+            "--timeout must be between 0 and 3600 seconds, got {}",
+            args.timeout
+        );
     }
     let timeout = Duration::from_secs_f64(args.timeout);
     match &args.root {
@@ -54,7 +58,8 @@ pub fn host(args: &MachineArgs) -> anyhow::Result<Host> {
 
 /// Reads a snapshot file with a clear message for every way it can be wrong.
 pub fn read_snapshot(path: &Path) -> anyhow::Result<Snapshot> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read snapshot {}", path.display()))?;
+    let bytes =
+        std::fs::read(path).with_context(|| format!("cannot read snapshot {}", path.display()))?;
     let value: serde_json::Value = serde_json::from_slice(&bytes)
         .with_context(|| format!("{} is not JSON", path.display()))?;
     // Accept both a bare snapshot and a whole `--format json` report.
@@ -69,9 +74,13 @@ pub fn read_snapshot(path: &Path) -> anyhow::Result<Snapshot> {
             "{} has snapshot schema {v}; this cudoctor reads schema {SCHEMA_VERSION}",
             path.display()
         ),
-        None => bail!("{} is not a cudoctor snapshot (no schema_version)", path.display()),
+        None => bail!(
+            "{} is not a cudoctor snapshot (no schema_version)",
+            path.display()
+        ),
     }
-    serde_json::from_value(value).with_context(|| format!("{} is not a valid cudoctor snapshot", path.display()))
+    serde_json::from_value(value)
+        .with_context(|| format!("{} is not a valid cudoctor snapshot", path.display()))
 }
 
 pub fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {

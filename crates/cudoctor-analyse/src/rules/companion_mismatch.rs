@@ -56,12 +56,21 @@ fn judge(ctx: &Context, t: TorchEnv, name: &str) -> Option<Finding> {
         .evidence(format!("torch {} in {}", t.torch.version, t.env.prefix))
         .evidence(format!("{name} {} in {}", pkg.version, pkg.location));
     if let Some(e) = &expected {
-        f = f.evidence(format!("torch {} was released with {name} {e} (knowledge base)", t.torch.public_version()));
+        f = f.evidence(format!(
+            "torch {} was released with {name} {e} (knowledge base)",
+            t.torch.public_version()
+        ));
     }
     f.title = if version_wrong {
-        format!("{name} {} does not belong to torch {}", pkg.version, t.torch.version)
+        format!(
+            "{name} {} does not belong to torch {}",
+            pkg.version, t.torch.version
+        )
     } else {
-        format!("{name} {} is built for another CUDA than torch {}", pkg.version, t.torch.version)
+        format!(
+            "{name} {} is built for another CUDA than torch {}",
+            pkg.version, t.torch.version
+        )
     };
     f = f.cause(if version_wrong {
         format!("{name} is compiled against one torch release; with another, importing it fails (\"operator torchvision::nms does not exist\", undefined symbols) or its ops misbehave.")
@@ -94,17 +103,31 @@ mod tests {
     #[test]
     fn a_vision_from_another_release_is_reported() {
         let mut s = h200();
-        s.python_envs[0] = torch_env("/v", "2.11.0+cu130", Some("13.0"), &[("torchvision", "0.25.0+cu130")]);
+        s.python_envs[0] = torch_env(
+            "/v",
+            "2.11.0+cu130",
+            Some("13.0"),
+            &[("torchvision", "0.25.0+cu130")],
+        );
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 1);
-        assert!(f[0].fix[0].contains("torchvision==0.26.0"), "{:?}", f[0].fix);
+        assert!(
+            f[0].fix[0].contains("torchvision==0.26.0"),
+            "{:?}",
+            f[0].fix
+        );
         assert!(f[0].fix[0].contains("whl/cu130"));
     }
 
     #[test]
     fn another_cuda_label_is_reported() {
         let mut s = h200();
-        s.python_envs[0] = torch_env("/v", "2.11.0+cu130", Some("13.0"), &[("torchaudio", "2.11.0+cu126")]);
+        s.python_envs[0] = torch_env(
+            "/v",
+            "2.11.0+cu130",
+            Some("13.0"),
+            &[("torchaudio", "2.11.0+cu126")],
+        );
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 1);
         assert!(f[0].title.contains("another CUDA"));

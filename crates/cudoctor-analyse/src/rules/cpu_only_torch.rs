@@ -50,7 +50,12 @@ fn check(ctx: &Context) -> Vec<Finding> {
 /// The newest CUDA variant of any release the driver runs, else the PyPI default's.
 fn suggest_variant(ctx: &Context) -> String {
     ctx.driver_version()
-        .and_then(|d| ctx.kb.variants_for_driver(&d).first().map(|(_, v, _)| v.tag.clone()))
+        .and_then(|d| {
+            ctx.kb
+                .variants_for_driver(&d)
+                .first()
+                .map(|(_, v, _)| v.tag.clone())
+        })
         .unwrap_or_else(|| "cu126".to_string())
 }
 
@@ -65,7 +70,11 @@ mod tests {
         s.python_envs[0] = torch_env("/v", "2.11.0+cpu", None, &[]);
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 1);
-        assert!(f[0].fix[0].contains("--index-url https://download.pytorch.org/whl/cu1"), "{:?}", f[0].fix);
+        assert!(
+            f[0].fix[0].contains("--index-url https://download.pytorch.org/whl/cu1"),
+            "{:?}",
+            f[0].fix
+        );
         assert!(run(&RULE, &h200()).is_empty());
     }
 

@@ -52,7 +52,8 @@ mod tests {
     #[test]
     fn a_dangling_cuda_home_is_reported() {
         let mut s = h200();
-        s.env.insert("CUDA_HOME".into(), "/usr/local/cuda-11.8".into());
+        s.env
+            .insert("CUDA_HOME".into(), "/usr/local/cuda-11.8".into());
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 1);
         assert!(f[0].fix[0].contains("/usr/local/cuda-13.0"));

@@ -5,7 +5,8 @@ pub static RULE: Rule = Rule {
     name: "driver-library-mismatch",
     layer: Layer::Driver,
     severity: Severity::Error,
-    summary: "The loaded kernel module and the driver's user-space libraries are different versions",
+    summary:
+        "The loaded kernel module and the driver's user-space libraries are different versions",
     docs: r#"## What it checks
 Whether the kernel module's version (/proc/driver/nvidia/version, /sys/module/nvidia/version)
 equals the version NVML or nvidia-smi report, and whether nvidia-smi failed with "Driver/library
@@ -34,12 +35,18 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .attempts
         .iter()
         .find(|a| a.detail.contains("Driver/library version mismatch"));
-    let mut f = Finding::new(&RULE, "Kernel module and driver libraries differ: reboot needed");
+    let mut f = Finding::new(
+        &RULE,
+        "Kernel module and driver libraries differ: reboot needed",
+    );
     match (&module, &d.version) {
         (Some((src, module_v)), Some(lib)) if lib.source != *src && *module_v != lib.value => {
             f = f
                 .evidence(format!("kernel module {module_v} (from {src})"))
-                .evidence(format!("user-space driver {} (from {})", lib.value, lib.source));
+                .evidence(format!(
+                    "user-space driver {} (from {})",
+                    lib.value, lib.source
+                ));
         }
         _ => match says_mismatch {
             Some(a) => f = f.evidence(format!("{}: {}", a.source, a.detail)),
@@ -61,7 +68,11 @@ mod tests {
     #[test]
     fn module_and_library_versions_differ() {
         let mut s = h200();
-        s.driver.attempts.push(Attempt::new("/proc/driver/nvidia/version", Outcome::Ok, "570.86.15"));
+        s.driver.attempts.push(Attempt::new(
+            "/proc/driver/nvidia/version",
+            Outcome::Ok,
+            "570.86.15",
+        ));
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 1);
         assert!(f[0].evidence[0].contains("570.86.15"));
@@ -81,7 +92,11 @@ mod tests {
     #[test]
     fn same_versions_are_fine() {
         let mut s = h200();
-        s.driver.attempts.push(Attempt::new("/proc/driver/nvidia/version", Outcome::Ok, "580.159.04"));
+        s.driver.attempts.push(Attempt::new(
+            "/proc/driver/nvidia/version",
+            Outcome::Ok,
+            "580.159.04",
+        ));
         assert!(run(&RULE, &s).is_empty());
     }
 }

@@ -70,8 +70,13 @@ fn judge(
                     "CUDA {cuda} is newer than this driver's own CUDA, but the driver is at or above the CUDA {}.x floor ({floor}), so NVIDIA's minor-version compatibility runs it. The tutorial rule \"torch CUDA <= nvidia-smi CUDA\" is too strict here. Limits: PTX newer than the driver cannot be JIT-compiled, and a few newer APIs are missing.",
                     cuda.major
                 ));
-            f.title = format!("torch's CUDA {cuda} runs on driver {driver} through minor-version compatibility");
-            f = f.fix(format!("Nothing required. For full native support, upgrade the driver to {} or newer.", native_min(ctx, cuda)));
+            f.title = format!(
+                "torch's CUDA {cuda} runs on driver {driver} through minor-version compatibility"
+            );
+            f = f.fix(format!(
+                "Nothing required. For full native support, upgrade the driver to {} or newer.",
+                native_min(ctx, cuda)
+            ));
             Some(f)
         }
         DriverSupport::TooOld {
@@ -169,7 +174,13 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);
         assert!(f[0].fix[0].contains("580"), "{:?}", f[0].fix);
-        assert!(f[0].fix.iter().any(|x| x.contains("--index-url https://download.pytorch.org/whl/cu12")), "{:?}", f[0].fix);
+        assert!(
+            f[0].fix
+                .iter()
+                .any(|x| x.contains("--index-url https://download.pytorch.org/whl/cu12")),
+            "{:?}",
+            f[0].fix
+        );
     }
 
     #[test]

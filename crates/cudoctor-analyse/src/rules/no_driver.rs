@@ -84,10 +84,14 @@ mod tests {
     #[test]
     fn cuda_torch_without_a_driver_is_an_error() {
         let mut s = machine(None, &[]);
-        s.python_envs.push(torch_env("/v", "2.11.0+cu130", Some("13.0"), &[]));
+        s.python_envs
+            .push(torch_env("/v", "2.11.0+cu130", Some("13.0"), &[]));
         let f = run(&RULE, &s);
         assert_eq!(f[0].severity, Severity::Error);
-        assert!(f[0].evidence.iter().any(|e| e.contains("torch 2.11.0+cu130")));
+        assert!(f[0]
+            .evidence
+            .iter()
+            .any(|e| e.contains("torch 2.11.0+cu130")));
     }
 
     #[test]

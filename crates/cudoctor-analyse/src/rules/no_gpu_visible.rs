@@ -43,7 +43,10 @@ mod tests {
 
     #[test]
     fn driver_without_gpus_is_an_error() {
-        assert_eq!(run(&RULE, &machine(Some(("580.65.06", "13.0")), &[])).len(), 1);
+        assert_eq!(
+            run(&RULE, &machine(Some(("580.65.06", "13.0")), &[])).len(),
+            1
+        );
         assert!(run(&RULE, &h200()).is_empty());
         assert!(run(&RULE, &machine(None, &[])).is_empty());
     }

@@ -24,14 +24,24 @@ fn check(ctx: &Context) -> Vec<Finding> {
     if !ctx.torch_envs().is_empty() {
         return Vec::new();
     }
-    let mut f = Finding::new(&RULE, "No PyTorch found in the inspected Python environments")
-        .cause("Framework checks were skipped: none of the environments below has torch installed.")
-        .fix("cudoctor check --python /path/to/env/bin/python   # to inspect another environment");
+    let mut f = Finding::new(
+        &RULE,
+        "No PyTorch found in the inspected Python environments",
+    )
+    .cause("Framework checks were skipped: none of the environments below has torch installed.")
+    .fix("cudoctor check --python /path/to/env/bin/python   # to inspect another environment");
     if ctx.snap.python_envs.is_empty() {
-        f = f.evidence("no Python environment found (no VIRTUAL_ENV, CONDA_PREFIX, or python3 on PATH)");
+        f = f.evidence(
+            "no Python environment found (no VIRTUAL_ENV, CONDA_PREFIX, or python3 on PATH)",
+        );
     }
     for e in &ctx.snap.python_envs {
-        f = f.evidence(format!("{} ({}, via {})", e.prefix, e.python_version.as_deref().unwrap_or("?"), e.found_via.join(", ")));
+        f = f.evidence(format!(
+            "{} ({}, via {})",
+            e.prefix,
+            e.python_version.as_deref().unwrap_or("?"),
+            e.found_via.join(", ")
+        ));
     }
     vec![f]
 }

@@ -24,7 +24,8 @@ already on disk, the report prints the lines for each.
 
 fn check(ctx: &Context) -> Vec<Finding> {
     let tk = &ctx.snap.toolkit;
-    if tk.nvcc_on_path.is_some() || ctx.var("CUDA_HOME").is_some() || ctx.var("CUDA_PATH").is_some() {
+    if tk.nvcc_on_path.is_some() || ctx.var("CUDA_HOME").is_some() || ctx.var("CUDA_PATH").is_some()
+    {
         return Vec::new();
     }
     let mut f = Finding::new(&RULE, "No nvcc on PATH and CUDA_HOME is not set")
@@ -33,7 +34,11 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .cause("Running PyTorch wheels needs no CUDA Toolkit (they bundle the runtime). Building CUDA extensions does.");
     let with_nvcc: Vec<_> = tk.toolkits.iter().filter(|t| t.nvcc.is_some()).collect();
     if with_nvcc.is_empty() {
-        let major = ctx.torch_envs().iter().find_map(|t| t.cuda()).map(|c| c.to_string());
+        let major = ctx
+            .torch_envs()
+            .iter()
+            .find_map(|t| t.cuda())
+            .map(|c| c.to_string());
         f = f.fix(match major {
             Some(c) => format!("Only to build extensions: install CUDA Toolkit {c} (matching torch), then set CUDA_HOME and PATH"),
             None => "Only to build extensions: install a CUDA Toolkit, then set CUDA_HOME and PATH".to_string(),

@@ -22,7 +22,10 @@ Nothing to fix.
 };
 
 fn check(ctx: &Context) -> Vec<Finding> {
-    let (Some((max, source)), Some(nvcc)) = (ctx.driver_max_cuda(), ctx.snap.toolkit.nvcc_on_path.as_ref()) else {
+    let (Some((max, source)), Some(nvcc)) = (
+        ctx.driver_max_cuda(),
+        ctx.snap.toolkit.nvcc_on_path.as_ref(),
+    ) else {
         return Vec::new();
     };
     let Some(v) = nvcc.version.as_deref().and_then(cuda_of) else {

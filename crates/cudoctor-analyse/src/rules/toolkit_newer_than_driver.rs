@@ -35,7 +35,12 @@ fn check(ctx: &Context) -> Vec<Finding> {
     }
     let base = Finding::new(&RULE, "")
         .evidence(ctx.driver_evidence())
-        .evidence(format!("{} = {} -> CUDA Toolkit {}", build.chosen_by, build.home, build.version.as_deref().unwrap_or("?")));
+        .evidence(format!(
+            "{} = {} -> CUDA Toolkit {}",
+            build.chosen_by,
+            build.home,
+            build.version.as_deref().unwrap_or("?")
+        ));
     let mut f = match ctx.kb.driver_support(&driver, version) {
         DriverSupport::Native => return Vec::new(),
         DriverSupport::MinorVersionCompat { floor } => base
@@ -66,7 +71,12 @@ fn check(ctx: &Context) -> Vec<Finding> {
         })
         .collect();
     for t in older {
-        f = f.fix(format!("or select the installed toolkit {}: export CUDA_HOME={} PATH={}/bin:$PATH", t.version.as_deref().unwrap_or("?"), t.root, t.root));
+        f = f.fix(format!(
+            "or select the installed toolkit {}: export CUDA_HOME={} PATH={}/bin:$PATH",
+            t.version.as_deref().unwrap_or("?"),
+            t.root,
+            t.root
+        ));
     }
     vec![f]
 }

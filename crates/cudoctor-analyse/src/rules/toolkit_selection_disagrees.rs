@@ -84,7 +84,10 @@ mod tests {
         s.toolkit.toolkits[0].found_via.push("CUDA_HOME".into());
         s.toolkit.usr_local_cuda = Some(SymlinkChain {
             path: "/usr/local/cuda".into(),
-            hops: vec!["/etc/alternatives/cuda".into(), "/usr/local/cuda-13.0".into()],
+            hops: vec![
+                "/etc/alternatives/cuda".into(),
+                "/usr/local/cuda-13.0".into(),
+            ],
             resolved: Some("/usr/local/cuda-13.0".into()),
         });
         assert!(run(&RULE, &s).is_empty());
@@ -93,7 +96,8 @@ mod tests {
     #[test]
     fn cuda_home_elsewhere_is_reported() {
         let mut s = h200();
-        s.env.insert("CUDA_HOME".into(), "/usr/local/cuda-12.4".into());
+        s.env
+            .insert("CUDA_HOME".into(), "/usr/local/cuda-12.4".into());
         s.toolkit.toolkits.push(Toolkit {
             root: "/usr/local/cuda-12.4".into(),
             version: Some("12.4.131".into()),

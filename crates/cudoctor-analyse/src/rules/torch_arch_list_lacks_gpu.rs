@@ -42,18 +42,25 @@ fn check(ctx: &Context) -> Vec<Finding> {
 /// Architectures of torch's own libraries from a scan, when one ran.
 fn scanned_archs(ctx: &Context, t: TorchEnv) -> Option<(Vec<ArchEntry>, String)> {
     let images = ctx.snap.kernel_images.as_ref()?;
-    let lib = images
-        .libraries
-        .iter()
-        .find(|l| l.path.starts_with(&t.torch.path) && l.path.contains("libtorch_cuda") && l.error.is_none())?;
+    let lib = images.libraries.iter().find(|l| {
+        l.path.starts_with(&t.torch.path) && l.path.contains("libtorch_cuda") && l.error.is_none()
+    })?;
     let mut entries = Vec::new();
     for s in &lib.sass {
-        if let Ok(cc) = s.trim_start_matches("sm_").trim_end_matches(['a', 'f']).parse::<ComputeCapability>() {
+        if let Ok(cc) = s
+            .trim_start_matches("sm_")
+            .trim_end_matches(['a', 'f'])
+            .parse::<ComputeCapability>()
+        {
             entries.push(ArchEntry { cc, ptx: false });
         }
     }
     for p in &lib.ptx {
-        if let Ok(cc) = p.trim_start_matches("compute_").trim_end_matches(['a', 'f']).parse::<ComputeCapability>() {
+        if let Ok(cc) = p
+            .trim_start_matches("compute_")
+            .trim_end_matches(['a', 'f'])
+            .parse::<ComputeCapability>()
+        {
             entries.push(ArchEntry { cc, ptx: true });
         }
     }
@@ -68,19 +75,35 @@ fn judge(ctx: &Context, t: TorchEnv, g: &GpuView) -> Option<Finding> {
         Some((e, s)) => (e, s, Confidence::Certain),
         None => {
             let v = variant?;
-            (v.archs()?, format!("TORCH_CUDA_ARCH_LIST of torch {} {} (knowledge base)", t.torch.public_version(), v.tag), Confidence::Likely)
+            (
+                v.archs()?,
+                format!(
+                    "TORCH_CUDA_ARCH_LIST of torch {} {} (knowledge base)",
+                    t.torch.public_version(),
+                    v.tag
+                ),
+                Confidence::Likely,
+            )
         }
     };
     let coverage = cudoctor_kb::coverage(&entries, cc);
     let list: Vec<String> = entries.iter().map(|e| e.to_string()).collect();
     let mut f = Finding::new(&RULE, "")
         .confidence(confidence)
-        .evidence(format!("{} (compute capability from {})", g.label(), g.cc_source))
+        .evidence(format!(
+            "{} (compute capability from {})",
+            g.label(),
+            g.cc_source
+        ))
         .evidence(format!("{}: {}", source, list.join(" ")));
     match coverage {
         Coverage::Native | Coverage::BinaryCompatible { .. } => None,
         Coverage::PtxJit { from } => {
-            f.title = format!("{} runs torch only through PTX JIT from {}", g.label(), from.compute());
+            f.title = format!(
+                "{} runs torch only through PTX JIT from {}",
+                g.label(),
+                from.compute()
+            );
             f = f
                 .severity(Severity::Warning)
                 .cause(format!("torch has no machine code for {} but PTX for {}: the driver compiles kernels at first launch (slow start, large JIT cache) and fails if the PTX is newer than the driver.", cc.sm(), from.compute()));
@@ -100,7 +123,11 @@ fn judge(ctx: &Context, t: TorchEnv, g: &GpuView) -> Option<Finding> {
 /// Adds the newest variant (same release first) that covers `cc` and that the driver runs.
 fn with_variant_fix(ctx: &Context, t: TorchEnv, cc: ComputeCapability, mut f: Finding) -> Finding {
     let driver = ctx.driver_version();
-    let runs = |c| driver.as_ref().map_or(true, |d| ctx.kb.driver_support(d, c).runs() != Some(false));
+    let runs = |c| {
+        driver
+            .as_ref()
+            .map_or(true, |d| ctx.kb.driver_support(d, c).runs() != Some(false))
+    };
     let mut best = None;
     for release in ctx.kb.torch_releases().iter().rev() {
         for v in release.variants.iter().rev() {

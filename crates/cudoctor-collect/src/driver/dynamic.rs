@@ -84,10 +84,9 @@ impl Nvml<'_> {
     fn read_all(&self) -> Result<NvmlFacts, String> {
         let mut facts = NvmlFacts::default();
         let mut buf = [0 as c_char; 96];
-        let get_version = self
-            .sym::<unsafe extern "C" fn(*mut c_char, c_uint) -> c_int>(
-                b"nvmlSystemGetDriverVersion\0",
-            )?;
+        let get_version = self.sym::<unsafe extern "C" fn(*mut c_char, c_uint) -> c_int>(
+            b"nvmlSystemGetDriverVersion\0",
+        )?;
         // SAFETY: buffer and its length match.
         if unsafe { get_version(buf.as_mut_ptr(), buf.len() as c_uint) } == NVML_SUCCESS {
             facts.driver_version = Some(c_string(&buf));
@@ -133,7 +132,9 @@ impl Nvml<'_> {
             source: "nvml".to_string(),
             ..Default::default()
         };
-        gpu.name = self.string_of(dev, b"nvmlDeviceGetName\0").unwrap_or_default();
+        gpu.name = self
+            .string_of(dev, b"nvmlDeviceGetName\0")
+            .unwrap_or_default();
         gpu.uuid = self.string_of(dev, b"nvmlDeviceGetUUID\0");
         gpu.bus_id = self.bus_id(dev);
         if let Ok(f) = self.sym::<unsafe extern "C" fn(Device, *mut c_int, *mut c_int) -> c_int>(

@@ -68,7 +68,9 @@ fn read_sysfs(host: &Host, facts: &mut DriverFacts) {
         Ok(text) => {
             let v = text.trim().to_string();
             if procfs::looks_like_driver_version(&v) {
-                facts.attempts.push(Attempt::new(SYS_VERSION, Outcome::Ok, &v));
+                facts
+                    .attempts
+                    .push(Attempt::new(SYS_VERSION, Outcome::Ok, &v));
                 set_version(facts, v, SYS_VERSION);
             } else {
                 facts.attempts.push(Attempt::new(
@@ -162,7 +164,9 @@ fn read_nvml(host: &Host, facts: &mut DriverFacts) {
                     format!("; {}", n.notes.join("; "))
                 }
             );
-            facts.attempts.push(Attempt::new("nvml", Outcome::Ok, detail));
+            facts
+                .attempts
+                .push(Attempt::new("nvml", Outcome::Ok, detail));
             if let Some(v) = n.driver_version {
                 // NVML speaks for the loaded driver more exactly than the module banner.
                 facts.version = Some(Sourced::new(v, "nvml"));
@@ -285,9 +289,11 @@ fn read_nvidia_smi(host: &Host, facts: &mut DriverFacts) {
                 }
                 match cuda {
                     Some(c) => {
-                        facts
-                            .attempts
-                            .push(Attempt::new(smi.clone(), Outcome::Ok, format!("CUDA Version {c}")));
+                        facts.attempts.push(Attempt::new(
+                            smi.clone(),
+                            Outcome::Ok,
+                            format!("CUDA Version {c}"),
+                        ));
                         set_max_cuda(facts, c, "nvidia-smi banner");
                     }
                     None => facts.attempts.push(Attempt::new(
@@ -337,7 +343,11 @@ fn merge_gpus(facts: &mut DriverFacts, from_smi: Vec<Gpu>) {
 
 fn record_command_failure(facts: &mut DriverFacts, what: &str, outcome: CommandOutcome) {
     let (o, detail) = match outcome {
-        CommandOutcome::Exited { status, stdout, stderr } => (
+        CommandOutcome::Exited {
+            status,
+            stdout,
+            stderr,
+        } => (
             Outcome::Failed,
             format!(
                 "exit status {}: {}",
@@ -352,7 +362,10 @@ fn record_command_failure(facts: &mut DriverFacts, what: &str, outcome: CommandO
 }
 
 pub(crate) fn first_line(s: &str) -> &str {
-    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim()
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
 }
 
 pub(crate) fn truncate(s: &str, max: usize) -> &str {

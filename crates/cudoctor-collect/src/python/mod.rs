@@ -69,13 +69,19 @@ fn prefix_of(host: &Host, path: &str) -> Option<(String, Option<String>)> {
         let interp = format!("{prefix}/bin/{name}");
         return host.exists(&interp).then_some((prefix, Some(interp)));
     }
-    let candidate = parent(&bin).filter(|p| !p.is_empty()).unwrap_or_else(|| "/".into());
-    if host.is_file(&format!("{candidate}/pyvenv.cfg")) || host.is_dir(&format!("{candidate}/conda-meta")) {
+    let candidate = parent(&bin)
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "/".into());
+    if host.is_file(&format!("{candidate}/pyvenv.cfg"))
+        || host.is_dir(&format!("{candidate}/conda-meta"))
+    {
         return Some((candidate, Some(path)));
     }
     let (real, _) = host.resolve(&path)?;
     let real_bin = parent(&real)?;
-    let prefix = parent(&real_bin).filter(|p| !p.is_empty()).unwrap_or_else(|| "/".into());
+    let prefix = parent(&real_bin)
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "/".into());
     Some((prefix, Some(path)))
 }
 
@@ -95,7 +101,9 @@ fn read_env(host: &Host, prefix: &str, interpreter: Option<String>, via: &str) -
         interpreter,
         ..Default::default()
     };
-    let cfg_version = cfg.as_deref().and_then(|c| cfg_value(c, "version").or_else(|| cfg_value(c, "version_info")));
+    let cfg_version = cfg
+        .as_deref()
+        .and_then(|c| cfg_value(c, "version").or_else(|| cfg_value(c, "version_info")));
     let lib_versions = lib_python_versions(host, prefix);
     env.python_version = cfg_version.or_else(|| lib_versions.first().cloned());
     env.site_packages = site::site_packages_dirs(host, prefix, kind, &lib_versions, cfg.as_deref());
@@ -120,10 +128,20 @@ fn lib_python_versions(host: &Host, prefix: &str) -> Vec<String> {
         .iter()
         .flat_map(|lib| host.list_dir(&format!("{prefix}/{lib}")))
         .filter_map(|name| name.strip_prefix("python").map(str::to_string))
-        .filter(|v| v.starts_with('3') && v.contains('.') && v.trim_end_matches('t').replace('.', "").chars().all(|c| c.is_ascii_digit()))
+        .filter(|v| {
+            v.starts_with('3')
+                && v.contains('.')
+                && v.trim_end_matches('t')
+                    .replace('.', "")
+                    .chars()
+                    .all(|c| c.is_ascii_digit())
+        })
         .collect();
     versions.sort_by_key(|v| {
-        let mut it = v.trim_end_matches('t').split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+        let mut it = v
+            .trim_end_matches('t')
+            .split('.')
+            .map(|p| p.parse::<u32>().unwrap_or(0));
         std::cmp::Reverse((it.next().unwrap_or(0), it.next().unwrap_or(0)))
     });
     versions.dedup();

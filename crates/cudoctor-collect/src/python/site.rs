@@ -7,18 +7,59 @@ use crate::host::Host;
 
 /// Distributions recorded in a snapshot besides every `nvidia-*` and `cuda-*` one.
 const INTERESTING: &[&str] = &[
-    "torch", "torchvision", "torchaudio", "triton", "pytorch-triton", "xformers", "flash-attn",
-    "flash-attn-3", "vllm", "sglang", "deepspeed", "bitsandbytes", "apex", "jax", "jaxlib",
-    "tensorflow", "onnxruntime-gpu", "tensorrt", "transformer-engine", "mamba-ssm",
-    "causal-conv1d", "sageattention", "flashinfer-python", "xgrammar", "accelerate",
-    "transformers", "auto-gptq", "autoawq", "llama-cpp-python", "paddlepaddle-gpu", "mmcv",
-    "detectron2", "torch-scatter", "torch-sparse", "torch-geometric", "spconv", "nvidia-dali",
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "triton",
+    "pytorch-triton",
+    "xformers",
+    "flash-attn",
+    "flash-attn-3",
+    "vllm",
+    "sglang",
+    "deepspeed",
+    "bitsandbytes",
+    "apex",
+    "jax",
+    "jaxlib",
+    "tensorflow",
+    "onnxruntime-gpu",
+    "tensorrt",
+    "transformer-engine",
+    "mamba-ssm",
+    "causal-conv1d",
+    "sageattention",
+    "flashinfer-python",
+    "xgrammar",
+    "accelerate",
+    "transformers",
+    "auto-gptq",
+    "autoawq",
+    "llama-cpp-python",
+    "paddlepaddle-gpu",
+    "mmcv",
+    "detectron2",
+    "torch-scatter",
+    "torch-sparse",
+    "torch-geometric",
+    "spconv",
+    "nvidia-dali",
 ];
 
 /// Conda packages that decide which CUDA runtime a conda env carries.
 const CONDA_INTERESTING: &[&str] = &[
-    "cudatoolkit", "pytorch-cuda", "cuda-toolkit", "cuda-version", "cuda-runtime", "cuda-cudart",
-    "cuda-nvcc", "pytorch", "pytorch-gpu", "cudnn", "nccl", "magma-cuda",
+    "cudatoolkit",
+    "pytorch-cuda",
+    "cuda-toolkit",
+    "cuda-version",
+    "cuda-runtime",
+    "cuda-cudart",
+    "cuda-nvcc",
+    "pytorch",
+    "pytorch-gpu",
+    "cudnn",
+    "nccl",
+    "magma-cuda",
 ];
 
 pub fn is_interesting(name: &str) -> bool {
@@ -82,7 +123,10 @@ pub fn site_packages_dirs(
     if user_site_visible || system_site {
         if let Some(home) = host.var("HOME") {
             for v in lib_versions {
-                dirs.push(format!("{}/.local/lib/python{v}/site-packages", home.trim_end_matches('/')));
+                dirs.push(format!(
+                    "{}/.local/lib/python{v}/site-packages",
+                    home.trim_end_matches('/')
+                ));
             }
         }
     }
@@ -129,7 +173,9 @@ pub fn read_packages(host: &Host, env: &mut PythonEnv) {
             match host.read_text(&version_py) {
                 Ok(text) => match parse_torch_version_py(&text, &format!("{sp}/torch")) {
                     Some(t) => env.torch = Some(t),
-                    None => env.errors.push(format!("{version_py}: no __version__ found")),
+                    None => env
+                        .errors
+                        .push(format!("{version_py}: no __version__ found")),
                 },
                 Err(e) if host.is_dir(&format!("{sp}/torch")) => {
                     env.errors.push(format!("{version_py}: {e}"))
@@ -212,7 +258,11 @@ pub fn conda_packages(host: &Host, prefix: &str) -> Vec<CondaPackage> {
                 .read_text(&format!("{meta}/{f}"))
                 .ok()
                 .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-                .and_then(|v| v.get("channel").and_then(|c| c.as_str()).map(str::to_string));
+                .and_then(|v| {
+                    v.get("channel")
+                        .and_then(|c| c.as_str())
+                        .map(str::to_string)
+                });
             Some(CondaPackage {
                 name: name.to_string(),
                 version: version.to_string(),
@@ -240,7 +290,10 @@ mod tests {
         assert_eq!(t.version, "2.11.0+cu130");
         assert_eq!(t.cuda.as_deref(), Some("13.0"));
         assert_eq!(t.hip, None);
-        assert_eq!(t.git_version.as_deref(), Some("70d99e998b4955e0049d13a98d77ae1b14db1f45"));
+        assert_eq!(
+            t.git_version.as_deref(),
+            Some("70d99e998b4955e0049d13a98d77ae1b14db1f45")
+        );
     }
 
     #[test]

@@ -12,7 +12,13 @@ use crate::output::{knowledge_base, read_snapshot};
 use crate::Outcome;
 
 /// Facts that change on every run and say nothing about the stack.
-const NOISE: &[&str] = &["collected_at", "tool_version", "attempts", "processes", "memory_used_mib"];
+const NOISE: &[&str] = &[
+    "collected_at",
+    "tool_version",
+    "attempts",
+    "processes",
+    "memory_used_mib",
+];
 
 pub fn run(before: &Path, after: &Path, format: Format) -> anyhow::Result<Outcome> {
     let a = read_snapshot(before)?;
@@ -41,8 +47,14 @@ pub fn run(before: &Path, after: &Path, format: Format) -> anyhow::Result<Outcom
     let key = |f: &cudoctor_analyse::Finding| format!("{} {}", f.code, f.title);
     let findings_a: Vec<String> = analyse(&a, &kb).iter().map(key).collect();
     let findings_b: Vec<String> = analyse(&b, &kb).iter().map(key).collect();
-    let appeared: Vec<&String> = findings_b.iter().filter(|f| !findings_a.contains(f)).collect();
-    let resolved: Vec<&String> = findings_a.iter().filter(|f| !findings_b.contains(f)).collect();
+    let appeared: Vec<&String> = findings_b
+        .iter()
+        .filter(|f| !findings_a.contains(f))
+        .collect();
+    let resolved: Vec<&String> = findings_a
+        .iter()
+        .filter(|f| !findings_b.contains(f))
+        .collect();
     match format {
         Format::Json => {
             let rows: Vec<Value> = changes
@@ -94,7 +106,11 @@ fn walk(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
                 if NOISE.contains(&k.as_str()) {
                     continue;
                 }
-                let p = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
                 walk(&p, child, out);
             }
         }
@@ -102,7 +118,13 @@ fn walk(prefix: &str, v: &Value, out: &mut BTreeMap<String, String>) {
             for (i, item) in items.iter().enumerate() {
                 let id = ["uuid", "prefix", "name", "root", "path", "index"]
                     .iter()
-                    .find_map(|k| item.get(k).map(|x| x.as_str().map(str::to_string).unwrap_or_else(|| x.to_string())))
+                    .find_map(|k| {
+                        item.get(k).map(|x| {
+                            x.as_str()
+                                .map(str::to_string)
+                                .unwrap_or_else(|| x.to_string())
+                        })
+                    })
                     .unwrap_or_else(|| i.to_string());
                 walk(&format!("{prefix}[{id}]"), item, out);
             }

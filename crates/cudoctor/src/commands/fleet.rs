@@ -40,7 +40,11 @@ pub fn run(files: &[PathBuf], format: Format) -> anyhow::Result<Outcome> {
             for (_, r) in &rows {
                 *counts.entry(r[c].as_str()).or_default() += 1;
             }
-            counts.into_iter().max_by_key(|(_, n)| *n).map(|(v, _)| v.to_string()).unwrap_or_default()
+            counts
+                .into_iter()
+                .max_by_key(|(_, n)| *n)
+                .map(|(v, _)| v.to_string())
+                .unwrap_or_default()
         })
         .collect();
     let failing = rows.iter().filter(|(_, r)| r[5] != "0").count();
@@ -49,12 +53,21 @@ pub fn run(files: &[PathBuf], format: Format) -> anyhow::Result<Outcome> {
             let nodes: Vec<serde_json::Value> = rows
                 .iter()
                 .map(|(node, r)| {
-                    let drift: Vec<&str> = (0..COLUMNS.len() - 1).filter(|&c| r[c] != majority[c]).map(|c| COLUMNS[c]).collect();
-                    let facts: BTreeMap<&str, &String> = COLUMNS.iter().copied().zip(r.iter()).collect();
+                    let drift: Vec<&str> = (0..COLUMNS.len() - 1)
+                        .filter(|&c| r[c] != majority[c])
+                        .map(|c| COLUMNS[c])
+                        .collect();
+                    let facts: BTreeMap<&str, &String> =
+                        COLUMNS.iter().copied().zip(r.iter()).collect();
                     serde_json::json!({"node": node, "facts": facts, "drift": drift})
                 })
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&serde_json::json!({"nodes": nodes, "failing": failing}))?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(
+                    &serde_json::json!({"nodes": nodes, "failing": failing})
+                )?
+            );
         }
         Format::Text | Format::Markdown => {
             let mut widths: Vec<usize> = COLUMNS.iter().map(|c| c.len()).collect();
@@ -72,15 +85,26 @@ pub fn run(files: &[PathBuf], format: Format) -> anyhow::Result<Outcome> {
             for (node, r) in &rows {
                 print!("{node:name_w$}");
                 for (c, v) in r.iter().enumerate() {
-                    let mark = if c < COLUMNS.len() - 1 && *v != majority[c] { "*" } else { "" };
+                    let mark = if c < COLUMNS.len() - 1 && *v != majority[c] {
+                        "*"
+                    } else {
+                        ""
+                    };
                     print!("  {:w$}", format!("{v}{mark}"), w = widths[c]);
                 }
                 println!();
             }
-            println!("\n* differs from most nodes. {failing} of {} nodes have errors.", rows.len());
+            println!(
+                "\n* differs from most nodes. {failing} of {} nodes have errors.",
+                rows.len()
+            );
         }
     }
-    Ok(if failing > 0 { Outcome::ProblemsFound } else { Outcome::Healthy })
+    Ok(if failing > 0 {
+        Outcome::ProblemsFound
+    } else {
+        Outcome::Healthy
+    })
 }
 
 fn facts(s: &Snapshot, errors: &[String]) -> Vec<String> {
@@ -89,15 +113,32 @@ fn facts(s: &Snapshot, errors: &[String]) -> Vec<String> {
         for g in &s.driver.gpus {
             *names.entry(g.name.as_str()).or_default() += 1;
         }
-        names.iter().map(|(n, c)| format!("{c}x {n}")).collect::<Vec<_>>().join(", ")
+        names
+            .iter()
+            .map(|(n, c)| format!("{c}x {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
     vec![
         or_dash(s.driver.version.as_ref().map(|v| v.value.clone())),
         or_dash(s.driver.max_cuda.as_ref().map(|v| v.value.clone())),
         if gpus.is_empty() { "-".into() } else { gpus },
-        or_dash(s.primary_env().and_then(|e| e.torch.as_ref()).map(|t| t.version.clone())),
-        or_dash(s.toolkit.nvcc_on_path.as_ref().and_then(|n| n.version.clone())),
-        if errors.is_empty() { "0".into() } else { format!("{} ({})", errors.len(), errors.join(",")) },
+        or_dash(
+            s.primary_env()
+                .and_then(|e| e.torch.as_ref())
+                .map(|t| t.version.clone()),
+        ),
+        or_dash(
+            s.toolkit
+                .nvcc_on_path
+                .as_ref()
+                .and_then(|n| n.version.clone()),
+        ),
+        if errors.is_empty() {
+            "0".into()
+        } else {
+            format!("{} ({})", errors.len(), errors.join(","))
+        },
     ]
 }

@@ -37,7 +37,13 @@ pub fn list(format: Format) -> anyhow::Result<Outcome> {
         }
         Format::Text | Format::Markdown => {
             for r in RULES {
-                println!("{:7} {:9} {:8} {}", r.code, r.layer.name(), r.severity.name(), r.summary);
+                println!(
+                    "{:7} {:9} {:8} {}",
+                    r.code,
+                    r.layer.name(),
+                    r.severity.name(),
+                    r.summary
+                );
             }
         }
     }

@@ -1,0 +1,286 @@
+//! The command line end to end: formats, saved snapshots, bad input, hung and garbage tools.
+
+mod support;
+
+use support::{FakeMachine, Gpu};
+
+#[test]
+fn text_report_of_the_h200_machine() {
+    let m = FakeMachine::h200();
+    let r = m.run(&["check"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    insta::assert_snapshot!("h200_text", r.stdout);
+}
+
+#[test]
+fn markdown_report_of_a_broken_machine() {
+    let mut m = FakeMachine::new();
+    m.driver(
+        "535.104.05",
+        "12.2",
+        &[Gpu::new("NVIDIA A100-SXM4-80GB", "8.0")],
+    );
+    m.venv(
+        "/opt/venv",
+        "2.11.0+cu130",
+        Some("13.0"),
+        &[("torchvision", "0.25.0")],
+    );
+    let r = m.run(&["check", "--format", "markdown"]);
+    assert_eq!(r.code, 1);
+    insta::assert_snapshot!("broken_markdown", r.stdout);
+}
+
+#[test]
+fn json_report_has_the_documented_shape() {
+    let (v, code) = FakeMachine::h200().json();
+    assert_eq!(code, 0);
+    assert_eq!(v["schema_version"], 1);
+    for f in v["findings"].as_array().unwrap() {
+        for key in [
+            "code", "layer", "severity", "title", "evidence", "cause", "fix",
+        ] {
+            assert!(f.get(key).is_some(), "finding lacks {key}: {f}");
+        }
+        let layer = f["layer"].as_str().unwrap();
+        assert!([
+            "driver",
+            "toolkit",
+            "framework",
+            "kernels",
+            "libraries",
+            "acceleration",
+            "multigpu",
+            "platform"
+        ]
+        .contains(&layer));
+        assert!(["error", "warning", "info"].contains(&f["severity"].as_str().unwrap()));
+    }
+}
+
+#[test]
+fn a_saved_snapshot_gives_the_same_report() {
+    let m = FakeMachine::h200();
+    let saved = m.root().join("snap.json");
+    let live = m.run(&[
+        "check",
+        "--format",
+        "json",
+        "--save",
+        saved.to_str().unwrap(),
+    ]);
+    let replay = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args([
+            "check",
+            "--format",
+            "json",
+            "--snapshot",
+            saved.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let a: serde_json::Value = serde_json::from_str(&live.stdout).unwrap();
+    let b: serde_json::Value = serde_json::from_slice(&replay.stdout).unwrap();
+    assert_eq!(a["findings"], b["findings"]);
+    assert_eq!(a["snapshot"]["driver"], b["snapshot"]["driver"]);
+}
+
+#[test]
+fn strict_fails_on_warnings() {
+    let mut m = FakeMachine::new();
+    m.driver(
+        "580.159.04",
+        "13.0",
+        &[Gpu {
+            name: "NVIDIA L4",
+            cc: "8.9",
+            total_mib: 23034,
+            used_mib: 22000,
+        }],
+    );
+    assert_eq!(m.run(&["check"]).code, 0);
+    assert_eq!(m.run(&["check", "--strict"]).code, 1);
+}
+
+#[test]
+fn a_hung_nvidia_smi_is_abandoned_at_the_timeout() {
+    let m = FakeMachine::new();
+    m.script("/usr/bin/nvidia-smi", "sleep 30");
+    let started = std::time::Instant::now();
+    let r = m.run(&["check", "--timeout", "0.5", "--format", "json"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let attempts = v["snapshot"]["driver"]["attempts"].as_array().unwrap();
+    assert!(
+        attempts.iter().any(|a| a["outcome"] == "timed_out"),
+        "{attempts:#?}"
+    );
+}
+
+#[test]
+fn garbage_from_nvidia_smi_is_recorded_not_fatal() {
+    let m = FakeMachine::new();
+    m.script("/usr/bin/nvidia-smi", "head -c 3000 /dev/urandom; exit 0");
+    let r = m.run(&["check", "--format", "json"]);
+    assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(v["snapshot"]["driver"]["gpus"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn nvidia_smi_failing_with_an_error_is_recorded() {
+    let m = FakeMachine::new();
+    m.script(
+        "/usr/bin/nvidia-smi",
+        "echo 'Failed to initialize NVML: Driver/library version mismatch'; exit 18",
+    );
+    let r = m.run(&["check", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let codes: Vec<_> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect();
+    assert!(codes.contains(&"DRV003".to_string()), "{codes:?}");
+}
+
+#[test]
+fn bad_inputs_exit_2_with_a_message() {
+    let m = FakeMachine::new();
+    m.file("/bad.json", "{not json");
+    m.file("/other.json", "{\"hello\": 1}");
+    m.file("/future.json", "{\"schema_version\": 99}");
+    for (file, says) in [
+        ("/bad.json", "not JSON"),
+        ("/other.json", "not a cudoctor snapshot"),
+        ("/future.json", "schema 99"),
+        ("/missing.json", "cannot read"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+            .args(["check", "--snapshot"])
+            .arg(m.real(file))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{file}: {err}");
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["check", "--root", "/definitely/not/here"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["--no-such-flag"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn non_utf8_paths_do_not_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let m = FakeMachine::new();
+    let weird = std::ffi::OsStr::from_bytes(b"/tmp/\xff\xfe-snapshot.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["check", "--snapshot"])
+        .arg(weird)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // A site-packages entry whose name is not UTF-8.
+    let sp = m.real("/opt/venv/lib/python3.12/site-packages");
+    std::fs::create_dir_all(&sp).unwrap();
+    std::fs::create_dir(sp.join(std::ffi::OsStr::from_bytes(b"\xff\xfe-1.0.dist-info"))).unwrap();
+    m.file("/opt/venv/pyvenv.cfg", "version = 3.12.1\n");
+    let mut m = m;
+    m.var("VIRTUAL_ENV", "/opt/venv");
+    let r = m.run(&["check"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn rule_documentation_and_listing() {
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["rule", "DRV004"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("minor-version compatibility"), "{text}");
+    let out = run(&["rule", "NOPE01"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(&["rules", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.as_array().unwrap().len() >= 16);
+}
+
+#[test]
+fn diff_names_what_changed_after_an_upgrade() {
+    let mut before = FakeMachine::new();
+    before.driver(
+        "535.104.05",
+        "12.2",
+        &[Gpu::new("NVIDIA A100-SXM4-80GB", "8.0")],
+    );
+    before.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let a = before.root().join("a.json");
+    before.run(&["check", "--save", a.to_str().unwrap()]);
+    let mut after = FakeMachine::new();
+    after.driver(
+        "580.159.04",
+        "13.0",
+        &[Gpu::new("NVIDIA A100-SXM4-80GB", "8.0")],
+    );
+    after.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let b = before.root().join("b.json");
+    after.run(&["check", "--save", b.to_str().unwrap()]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["diff", a.to_str().unwrap(), b.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("driver.version.value: 535.104.05 -> 580.159.04"),
+        "{text}"
+    );
+    assert!(text.contains("resolved:    DRV004"), "{text}");
+}
+
+#[test]
+fn fleet_marks_the_odd_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for (i, driver) in ["580.159.04", "580.159.04", "570.86.15"].iter().enumerate() {
+        let mut m = FakeMachine::new();
+        m.driver(
+            driver,
+            if driver.starts_with("580") {
+                "13.0"
+            } else {
+                "12.8"
+            },
+            &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
+        );
+        m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+        let p = dir.path().join(format!("node{i}.json"));
+        m.run(&["check", "--save", p.to_str().unwrap()]);
+        paths.push(p);
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .arg("fleet")
+        .args(&paths)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("570.86.15*"), "{text}");
+    assert!(text.contains("1 of 3 nodes have errors"), "{text}");
+    assert_eq!(out.status.code(), Some(1));
+}
