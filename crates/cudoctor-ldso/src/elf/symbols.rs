@@ -1,0 +1,911 @@
+//! Dynamic symbols with GNU symbol versioning (`.gnu.version`, `.gnu.version_d`,
+//! `.gnu.version_r`), and symbol lookup by the object's own hash table, with glibc's rules for
+//! matching a versioned or unversioned reference (`check_match` in elf/dl-lookup.c).
+
+use std::collections::HashMap;
+use std::fmt;
+
+use super::{ElfClass, ElfFile};
+use crate::error::ElfError;
+use crate::read::{le_u16, le_u32, le_u64, range_fits, read_vec, ReadAt};
+
+const SHN_UNDEF: u16 = 0;
+const SHN_ABS: u16 = 0xfff1;
+const SHT_DYNSYM: u32 = 11;
+
+const STB_LOCAL: u8 = 0;
+const STB_GLOBAL: u8 = 1;
+const STB_WEAK: u8 = 2;
+const STB_GNU_UNIQUE: u8 = 10;
+
+const STT_NOTYPE: u8 = 0;
+const STT_OBJECT: u8 = 1;
+const STT_FUNC: u8 = 2;
+const STT_COMMON: u8 = 5;
+const STT_TLS: u8 = 6;
+const STT_GNU_IFUNC: u8 = 10;
+
+/// Version index flags (versym entries).
+const VERSYM_HIDDEN: u16 = 0x8000;
+const VERSYM_INDEX: u16 = 0x7fff;
+/// vd_flags: the version definition naming the file itself.
+const VER_FLG_BASE: u16 = 0x1;
+/// vna_flags: a weak version requirement (missing is a warning, not an error).
+const VER_FLG_WEAK: u16 = 0x2;
+
+/// Hard caps against garbage counts.
+const MAX_VERSION_ENTRIES: u64 = 1 << 16;
+
+/// Binding of a dynamic symbol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SymbolBinding {
+    Local,
+    Global,
+    Weak,
+    GnuUnique,
+    Other(u8),
+}
+
+impl SymbolBinding {
+    fn from_info(info: u8) -> Self {
+        match info >> 4 {
+            STB_LOCAL => SymbolBinding::Local,
+            STB_GLOBAL => SymbolBinding::Global,
+            STB_WEAK => SymbolBinding::Weak,
+            STB_GNU_UNIQUE => SymbolBinding::GnuUnique,
+            other => SymbolBinding::Other(other),
+        }
+    }
+}
+
+/// One entry of `.dynsym`, with its version resolved.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SymbolInfo {
+    pub name: String,
+    /// Version name: for a definition, its `.gnu.version_d` entry; for an undefined symbol, the
+    /// `.gnu.version_r` requirement. `None` for unversioned symbols.
+    pub version: Option<String>,
+    /// For a definition: a non-default version (`foo@V`, not `foo@@V`).
+    pub version_hidden: bool,
+    /// For an undefined symbol: the library the version requirement names.
+    pub version_file: Option<String>,
+    pub defined: bool,
+    pub binding: SymbolBinding,
+    /// `STT_*` value.
+    pub kind: u8,
+}
+
+/// An undefined symbol an object needs from the rest of the process.
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub struct SymbolRequirement {
+    pub name: String,
+    pub version: Option<String>,
+    /// The library the version belongs to (from `.gnu.version_r`).
+    pub version_file: Option<String>,
+    /// `foo@V` requested as hidden (rare; it then only matches exactly `V`).
+    #[serde(skip)]
+    pub hidden: bool,
+    pub weak: bool,
+}
+
+impl fmt::Display for SymbolRequirement {
+    /// `name` or `name@VERSION`, the form `nm -D` and `readelf` users know.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.version {
+            Some(v) => write!(f, "{}@{}", self.name, v),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+/// A version definition (`.gnu.version_d`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct VersionDefinition {
+    pub index: u16,
+    pub name: String,
+    /// The base definition names the file itself and is not matched by versioned references.
+    pub is_base: bool,
+}
+
+/// A version requirement (`.gnu.version_r`): versions needed from one library.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct VersionNeed {
+    pub file: String,
+    pub versions: Vec<VersionNeedEntry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct VersionNeedEntry {
+    pub index: u16,
+    pub name: String,
+    pub weak: bool,
+    pub hidden: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct RawSym {
+    name: u32,
+    info: u8,
+    shndx: u16,
+    value: u64,
+}
+
+impl RawSym {
+    fn binding(&self) -> u8 {
+        self.info >> 4
+    }
+
+    fn kind(&self) -> u8 {
+        self.info & 0xf
+    }
+
+    /// A definition other objects can bind to (glibc's do_lookup_x filters).
+    fn is_exported_definition(&self) -> bool {
+        if self.shndx == SHN_UNDEF {
+            return false;
+        }
+        let kind = self.kind();
+        if self.value == 0 && self.shndx != SHN_ABS && kind != STT_TLS {
+            return false;
+        }
+        if !matches!(
+            kind,
+            STT_NOTYPE | STT_OBJECT | STT_FUNC | STT_COMMON | STT_TLS | STT_GNU_IFUNC
+        ) {
+            return false;
+        }
+        matches!(self.binding(), STB_GLOBAL | STB_WEAK | STB_GNU_UNIQUE)
+    }
+}
+
+enum HashIndex {
+    Gnu {
+        symoffset: u32,
+        buckets: Vec<u32>,
+        chains: Vec<u32>,
+    },
+    Sysv {
+        buckets: Vec<u32>,
+        chains: Vec<u32>,
+    },
+    /// Neither table present: an index we build ourselves, keyed by the SysV hash.
+    Own(HashMap<u32, Vec<u32>>),
+}
+
+/// The dynamic symbol table of one object, held in memory for lookups.
+pub struct SymbolTable {
+    syms: Vec<RawSym>,
+    strtab: Vec<u8>,
+    versym: Option<Vec<u16>>,
+    /// Version definitions by index (base included).
+    verdefs: Vec<VersionDefinition>,
+    verneeds: Vec<VersionNeed>,
+    index: HashIndex,
+}
+
+impl fmt::Debug for SymbolTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SymbolTable")
+            .field("symbols", &self.syms.len())
+            .field("strtab_bytes", &self.strtab.len())
+            .field("verdefs", &self.verdefs)
+            .field("verneeds", &self.verneeds)
+            .finish()
+    }
+}
+
+/// ELF SysV hash (DT_HASH, also vd_hash/vna_hash).
+pub fn elf_hash(name: &[u8]) -> u32 {
+    let mut h: u32 = 0;
+    for &c in name {
+        h = (h << 4).wrapping_add(u32::from(c));
+        let g = h & 0xf000_0000;
+        if g != 0 {
+            h ^= g >> 24;
+        }
+        h &= !g;
+    }
+    h
+}
+
+/// GNU hash (DT_GNU_HASH), djb2.
+pub fn gnu_hash(name: &[u8]) -> u32 {
+    name.iter().fold(5381u32, |h, &c| {
+        h.wrapping_mul(33).wrapping_add(u32::from(c))
+    })
+}
+
+impl<R: ReadAt> ElfFile<R> {
+    /// Read the dynamic symbol table, its versions and hash table into memory. Only the
+    /// tables are read (for libtorch_cpu.so that is tens of MB of a 500 MB file).
+    pub fn symbol_table(&self) -> Result<SymbolTable, ElfError> {
+        let Some(dynamic) = self.dynamic() else {
+            return Ok(SymbolTable::empty());
+        };
+        let t = dynamic.tables;
+        let Some(symtab_addr) = t.symtab else {
+            return Ok(SymbolTable::empty());
+        };
+        let strtab_addr = t
+            .strtab
+            .ok_or_else(|| ElfError::malformed("DT_SYMTAB without DT_STRTAB"))?;
+        let (str_off, str_len) = self.strtab_span(strtab_addr, t.strsz)?;
+        let strtab = read_vec(self.source(), str_off, str_len)?;
+
+        let class = self.class();
+        let syment = match class {
+            ElfClass::Elf32 => 16u64,
+            ElfClass::Elf64 => 24u64,
+        };
+        if let Some(declared) = t.syment {
+            if declared != syment {
+                return Err(ElfError::malformed(format!(
+                    "DT_SYMENT {declared}, expected {syment}"
+                )));
+            }
+        }
+        let word = match class {
+            ElfClass::Elf32 => 4u64,
+            ElfClass::Elf64 => 8u64,
+        };
+        let mut index = None;
+        let mut nsyms = None;
+        if let Some(addr) = t.gnu_hash {
+            let (idx, n) = self.read_gnu_hash(addr, word)?;
+            index = Some(idx);
+            nsyms = Some(n);
+        }
+        if let Some(addr) = t.hash {
+            let (buckets, chains) = self.read_sysv_hash(addr)?;
+            let n = chains.len() as u64;
+            nsyms = Some(nsyms.map_or(n, |g: u64| g.max(n)));
+            if index.is_none() {
+                index = Some(HashIndex::Sysv { buckets, chains });
+            }
+        }
+        if let Some(n) = self.dynsym_count_from_sections(symtab_addr, syment)? {
+            nsyms = Some(nsyms.map_or(n, |h: u64| h.max(n)));
+        }
+        let nsyms = nsyms.ok_or_else(|| {
+            ElfError::malformed(
+                "cannot size the dynamic symbol table (no hash table, no section headers)",
+            )
+        })?;
+        let (sym_off, sym_avail) = self
+            .vaddr_span(symtab_addr)
+            .ok_or_else(|| ElfError::malformed("DT_SYMTAB is not in any loaded segment"))?;
+        let sym_bytes_len = nsyms
+            .checked_mul(syment)
+            .filter(|&l| l <= sym_avail)
+            .ok_or(ElfError::Truncated {
+                what: "dynamic symbol table",
+                offset: sym_off,
+                len: nsyms.saturating_mul(syment),
+                size: self.source().size(),
+            })?;
+        let raw = read_vec(self.source(), sym_off, sym_bytes_len)?;
+        let syms: Vec<RawSym> = raw
+            .chunks_exact(syment as usize)
+            .map(|e| match class {
+                ElfClass::Elf64 => RawSym {
+                    name: le_u32(e, 0).unwrap_or(0),
+                    info: e.get(4).copied().unwrap_or(0),
+                    shndx: le_u16(e, 6).unwrap_or(0),
+                    value: le_u64(e, 8).unwrap_or(0),
+                },
+                ElfClass::Elf32 => RawSym {
+                    name: le_u32(e, 0).unwrap_or(0),
+                    value: u64::from(le_u32(e, 4).unwrap_or(0)),
+                    info: e.get(12).copied().unwrap_or(0),
+                    shndx: le_u16(e, 14).unwrap_or(0),
+                },
+            })
+            .collect();
+
+        let versym = match t.versym {
+            Some(addr) => {
+                let (off, avail) = self
+                    .vaddr_span(addr)
+                    .ok_or_else(|| ElfError::malformed("DT_VERSYM is not in any loaded segment"))?;
+                let len = (syms.len() as u64) * 2;
+                if len > avail {
+                    return Err(ElfError::Truncated {
+                        what: ".gnu.version",
+                        offset: off,
+                        len,
+                        size: self.source().size(),
+                    });
+                }
+                let raw = read_vec(self.source(), off, len)?;
+                Some(
+                    raw.chunks_exact(2)
+                        .map(|c| le_u16(c, 0).unwrap_or(0))
+                        .collect(),
+                )
+            }
+            None => None,
+        };
+        let verdefs = match t.verdef {
+            Some(addr) => self.read_verdefs(addr, t.verdefnum.unwrap_or(0), &strtab)?,
+            None => Vec::new(),
+        };
+        let verneeds = match t.verneed {
+            Some(addr) => self.read_verneeds(addr, t.verneednum.unwrap_or(0), &strtab)?,
+            None => Vec::new(),
+        };
+        let mut table = SymbolTable {
+            syms,
+            strtab,
+            versym,
+            verdefs,
+            verneeds,
+            index: HashIndex::Own(HashMap::new()),
+        };
+        table.index = match index {
+            Some(i) => i,
+            None => HashIndex::Own(table.build_own_index()),
+        };
+        Ok(table)
+    }
+
+    /// Returns the index and the number of symbols implied by the table.
+    fn read_gnu_hash(&self, addr: u64, word: u64) -> Result<(HashIndex, u64), ElfError> {
+        let (off, avail) = self
+            .vaddr_span(addr)
+            .ok_or_else(|| ElfError::malformed("DT_GNU_HASH is not in any loaded segment"))?;
+        let size = self.source().size();
+        let head = read_vec(self.source(), off, 16.min(avail))?;
+        let bad = || ElfError::malformed("truncated DT_GNU_HASH header");
+        let nbuckets = le_u32(&head, 0).ok_or_else(bad)?;
+        let symoffset = le_u32(&head, 4).ok_or_else(bad)?;
+        let bloom_size = le_u32(&head, 8).ok_or_else(bad)?;
+        let buckets_off = 16u64 + u64::from(bloom_size) * word;
+        let buckets_len = u64::from(nbuckets) * 4;
+        if nbuckets == 0 || buckets_off + buckets_len > avail {
+            return Err(ElfError::Truncated {
+                what: "DT_GNU_HASH buckets",
+                offset: off,
+                len: buckets_off + buckets_len,
+                size,
+            });
+        }
+        let raw = read_vec(self.source(), off + buckets_off, buckets_len)?;
+        let buckets: Vec<u32> = raw
+            .chunks_exact(4)
+            .map(|c| le_u32(c, 0).unwrap_or(0))
+            .collect();
+        let chains_off = off + buckets_off + buckets_len;
+        let chains_avail = avail - buckets_off - buckets_len;
+        // The symbol count is the end of the chain that starts at the highest bucket.
+        let max_bucket = buckets.iter().copied().max().unwrap_or(0);
+        let nsyms = if max_bucket < symoffset {
+            u64::from(symoffset)
+        } else {
+            let mut i = u64::from(max_bucket - symoffset);
+            loop {
+                if (i + 1) * 4 > chains_avail {
+                    return Err(ElfError::malformed(
+                        "DT_GNU_HASH chain runs off its segment",
+                    ));
+                }
+                let v = read_vec(self.source(), chains_off + i * 4, 4)?;
+                if le_u32(&v, 0).ok_or_else(bad)? & 1 == 1 {
+                    break;
+                }
+                i += 1;
+            }
+            u64::from(symoffset) + i + 1
+        };
+        let chain_count = nsyms.saturating_sub(u64::from(symoffset));
+        let chains = if chain_count == 0 {
+            Vec::new()
+        } else {
+            let raw = read_vec(self.source(), chains_off, chain_count * 4)?;
+            raw.chunks_exact(4)
+                .map(|c| le_u32(c, 0).unwrap_or(0))
+                .collect()
+        };
+        Ok((
+            HashIndex::Gnu {
+                symoffset,
+                buckets,
+                chains,
+            },
+            nsyms,
+        ))
+    }
+
+    fn read_sysv_hash(&self, addr: u64) -> Result<(Vec<u32>, Vec<u32>), ElfError> {
+        let (off, avail) = self
+            .vaddr_span(addr)
+            .ok_or_else(|| ElfError::malformed("DT_HASH is not in any loaded segment"))?;
+        let head = read_vec(self.source(), off, 8.min(avail))?;
+        let bad = || ElfError::malformed("truncated DT_HASH header");
+        let nbucket = u64::from(le_u32(&head, 0).ok_or_else(bad)?);
+        let nchain = u64::from(le_u32(&head, 4).ok_or_else(bad)?);
+        let len = (nbucket + nchain) * 4;
+        if nbucket == 0 || 8 + len > avail {
+            return Err(ElfError::Truncated {
+                what: "DT_HASH",
+                offset: off,
+                len: 8 + len,
+                size: self.source().size(),
+            });
+        }
+        let raw = read_vec(self.source(), off + 8, len)?;
+        let words: Vec<u32> = raw
+            .chunks_exact(4)
+            .map(|c| le_u32(c, 0).unwrap_or(0))
+            .collect();
+        let (b, c) = words.split_at(nbucket as usize);
+        Ok((b.to_vec(), c.to_vec()))
+    }
+
+    /// The SHT_DYNSYM section's entry count, when section headers exist and agree with
+    /// DT_SYMTAB. Garbage section headers are ignored (ld.so never reads them).
+    fn dynsym_count_from_sections(
+        &self,
+        symtab_addr: u64,
+        syment: u64,
+    ) -> Result<Option<u64>, ElfError> {
+        let h = self.header();
+        let shentsize = match self.class() {
+            ElfClass::Elf32 => 40u16,
+            ElfClass::Elf64 => 64u16,
+        };
+        if h.shoff == 0 || h.shnum == 0 || h.shentsize != shentsize {
+            return Ok(None);
+        }
+        let total = u64::from(h.shnum) * u64::from(shentsize);
+        if !range_fits(self.source().size(), h.shoff, total) {
+            return Ok(None);
+        }
+        let raw = read_vec(self.source(), h.shoff, total)?;
+        for sh in raw.chunks_exact(usize::from(shentsize)) {
+            let (sh_type, addr, size) = match self.class() {
+                ElfClass::Elf64 => (le_u32(sh, 4), le_u64(sh, 16), le_u64(sh, 32)),
+                ElfClass::Elf32 => (
+                    le_u32(sh, 4),
+                    le_u32(sh, 12).map(u64::from),
+                    le_u32(sh, 20).map(u64::from),
+                ),
+            };
+            if sh_type == Some(SHT_DYNSYM) && addr == Some(symtab_addr) {
+                return Ok(size.map(|s| s / syment));
+            }
+        }
+        Ok(None)
+    }
+
+    fn read_verdefs(
+        &self,
+        addr: u64,
+        count: u64,
+        strtab: &[u8],
+    ) -> Result<Vec<VersionDefinition>, ElfError> {
+        let (mut off, _) = self
+            .vaddr_span(addr)
+            .ok_or_else(|| ElfError::malformed("DT_VERDEF is not in any loaded segment"))?;
+        let mut out = Vec::new();
+        for _ in 0..count.min(MAX_VERSION_ENTRIES) {
+            let e = read_vec(self.source(), off, 20)?;
+            let bad = || ElfError::malformed("short Verdef");
+            let flags = le_u16(&e, 2).ok_or_else(bad)?;
+            let ndx = le_u16(&e, 4).ok_or_else(bad)?;
+            let cnt = le_u16(&e, 6).ok_or_else(bad)?;
+            let aux = u64::from(le_u32(&e, 12).ok_or_else(bad)?);
+            let next = u64::from(le_u32(&e, 16).ok_or_else(bad)?);
+            if cnt > 0 {
+                let a = read_vec(self.source(), off + aux, 8)?;
+                let name_off = le_u32(&a, 0).ok_or_else(bad)?;
+                out.push(VersionDefinition {
+                    index: ndx & VERSYM_INDEX,
+                    name: str_at(strtab, name_off)?,
+                    is_base: flags & VER_FLG_BASE != 0,
+                });
+            }
+            if next == 0 {
+                break;
+            }
+            off = off
+                .checked_add(next)
+                .ok_or_else(|| ElfError::malformed("Verdef chain overflows"))?;
+        }
+        Ok(out)
+    }
+
+    fn read_verneeds(
+        &self,
+        addr: u64,
+        count: u64,
+        strtab: &[u8],
+    ) -> Result<Vec<VersionNeed>, ElfError> {
+        let (mut off, _) = self
+            .vaddr_span(addr)
+            .ok_or_else(|| ElfError::malformed("DT_VERNEED is not in any loaded segment"))?;
+        let mut out = Vec::new();
+        for _ in 0..count.min(MAX_VERSION_ENTRIES) {
+            let e = read_vec(self.source(), off, 16)?;
+            let bad = || ElfError::malformed("short Verneed");
+            let cnt = le_u16(&e, 2).ok_or_else(bad)?;
+            let file = le_u32(&e, 4).ok_or_else(bad)?;
+            let aux = u64::from(le_u32(&e, 8).ok_or_else(bad)?);
+            let next = u64::from(le_u32(&e, 12).ok_or_else(bad)?);
+            let mut versions = Vec::new();
+            let mut aoff = off
+                .checked_add(aux)
+                .ok_or_else(|| ElfError::malformed("Vernaux offset overflows"))?;
+            for _ in 0..cnt {
+                let a = read_vec(self.source(), aoff, 16)?;
+                let flags = le_u16(&a, 4).ok_or_else(bad)?;
+                let other = le_u16(&a, 6).ok_or_else(bad)?;
+                let name = le_u32(&a, 8).ok_or_else(bad)?;
+                let anext = u64::from(le_u32(&a, 12).ok_or_else(bad)?);
+                versions.push(VersionNeedEntry {
+                    index: other & VERSYM_INDEX,
+                    name: str_at(strtab, name)?,
+                    weak: flags & VER_FLG_WEAK != 0,
+                    hidden: other & VERSYM_HIDDEN != 0,
+                });
+                if anext == 0 {
+                    break;
+                }
+                aoff = aoff
+                    .checked_add(anext)
+                    .ok_or_else(|| ElfError::malformed("Vernaux chain overflows"))?;
+            }
+            out.push(VersionNeed {
+                file: str_at(strtab, file)?,
+                versions,
+            });
+            if next == 0 {
+                break;
+            }
+            off = off
+                .checked_add(next)
+                .ok_or_else(|| ElfError::malformed("Verneed chain overflows"))?;
+        }
+        Ok(out)
+    }
+}
+
+fn str_at(strtab: &[u8], off: u32) -> Result<String, ElfError> {
+    let bytes = cstr_bytes(strtab, off)
+        .ok_or_else(|| ElfError::malformed(format!("string offset {off} outside .dynstr")))?;
+    Ok(String::from_utf8_lossy(bytes).into_owned())
+}
+
+fn cstr_bytes(strtab: &[u8], off: u32) -> Option<&[u8]> {
+    let rest = strtab.get(off as usize..)?;
+    let end = rest.iter().position(|&b| b == 0)?;
+    rest.get(..end)
+}
+
+/// A version a reference asks for.
+#[derive(Debug, Clone, Copy)]
+pub struct VersionRequest<'a> {
+    pub name: &'a str,
+    pub hidden: bool,
+}
+
+impl SymbolTable {
+    fn empty() -> Self {
+        SymbolTable {
+            syms: Vec::new(),
+            strtab: Vec::new(),
+            versym: None,
+            verdefs: Vec::new(),
+            verneeds: Vec::new(),
+            index: HashIndex::Own(HashMap::new()),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.syms.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.syms.is_empty()
+    }
+
+    pub fn version_definitions(&self) -> &[VersionDefinition] {
+        &self.verdefs
+    }
+
+    pub fn version_needs(&self) -> &[VersionNeed] {
+        &self.verneeds
+    }
+
+    /// True when the object defines at least one version (has `.gnu.version_d`).
+    pub fn has_version_definitions(&self) -> bool {
+        !self.verdefs.is_empty()
+    }
+
+    fn name_bytes(&self, sym: &RawSym) -> &[u8] {
+        cstr_bytes(&self.strtab, sym.name).unwrap_or_default()
+    }
+
+    fn verdef_name(&self, index: u16) -> Option<&VersionDefinition> {
+        self.verdefs.iter().find(|d| d.index == index)
+    }
+
+    fn verneed_entry(&self, index: u16) -> Option<(&VersionNeed, &VersionNeedEntry)> {
+        self.verneeds
+            .iter()
+            .find_map(|n| n.versions.iter().find(|v| v.index == index).map(|v| (n, v)))
+    }
+
+    /// glibc's `l_versions[ndx].hash != 0`: the index names a real (non-base) version of this
+    /// object, either defined or required.
+    fn index_names_version(&self, index: u16) -> Option<&str> {
+        if let Some(d) = self.verdef_name(index) {
+            return if d.is_base {
+                None
+            } else {
+                Some(d.name.as_str())
+            };
+        }
+        self.verneed_entry(index).map(|(_, v)| v.name.as_str())
+    }
+
+    /// All symbols, decoded (allocates one `String` per symbol: meant for listing, not lookup).
+    pub fn symbols(&self) -> Vec<SymbolInfo> {
+        self.syms
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(i, s)| {
+                let vs = self.versym.as_ref().and_then(|v| v.get(i)).copied();
+                let defined = s.shndx != SHN_UNDEF;
+                let (version, version_file, hidden) = match vs {
+                    Some(v) if v & VERSYM_INDEX >= 2 => {
+                        let idx = v & VERSYM_INDEX;
+                        if defined {
+                            (
+                                self.verdef_name(idx).map(|d| d.name.clone()),
+                                None,
+                                v & VERSYM_HIDDEN != 0,
+                            )
+                        } else {
+                            match self.verneed_entry(idx) {
+                                Some((n, e)) => {
+                                    (Some(e.name.clone()), Some(n.file.clone()), e.hidden)
+                                }
+                                None => {
+                                    (self.verdef_name(idx).map(|d| d.name.clone()), None, false)
+                                }
+                            }
+                        }
+                    }
+                    _ => (None, None, false),
+                };
+                SymbolInfo {
+                    name: String::from_utf8_lossy(self.name_bytes(s)).into_owned(),
+                    version,
+                    version_hidden: hidden,
+                    version_file,
+                    defined,
+                    binding: SymbolBinding::from_info(s.info),
+                    kind: s.kind(),
+                }
+            })
+            .collect()
+    }
+
+    /// Names (with versions) this object exports to the rest of the process.
+    pub fn exported(&self) -> Vec<SymbolInfo> {
+        self.symbols_where(|s| s.is_exported_definition())
+    }
+
+    fn symbols_where(&self, keep: impl Fn(&RawSym) -> bool) -> Vec<SymbolInfo> {
+        let all = self.symbols();
+        self.syms
+            .iter()
+            .skip(1)
+            .zip(all)
+            .filter(|(raw, _)| keep(raw))
+            .map(|(_, info)| info)
+            .collect()
+    }
+
+    /// Undefined dynamic symbols (the object's imports), weak ones flagged.
+    pub fn requirements(&self) -> Vec<SymbolRequirement> {
+        let mut out = Vec::new();
+        for (i, s) in self.syms.iter().enumerate().skip(1) {
+            if s.shndx != SHN_UNDEF {
+                continue;
+            }
+            let bind = s.binding();
+            if bind != STB_GLOBAL && bind != STB_WEAK {
+                continue;
+            }
+            let name = self.name_bytes(s);
+            if name.is_empty() {
+                continue;
+            }
+            let vs = self
+                .versym
+                .as_ref()
+                .and_then(|v| v.get(i))
+                .copied()
+                .unwrap_or(0);
+            let idx = vs & VERSYM_INDEX;
+            let (version, version_file, hidden) = if idx >= 2 {
+                match self.verneed_entry(idx) {
+                    Some((n, e)) => (Some(e.name.clone()), Some(n.file.clone()), e.hidden),
+                    None => match self.verdef_name(idx) {
+                        Some(d) if !d.is_base => (Some(d.name.clone()), None, false),
+                        _ => (None, None, false),
+                    },
+                }
+            } else {
+                (None, None, false)
+            };
+            out.push(SymbolRequirement {
+                name: String::from_utf8_lossy(name).into_owned(),
+                version,
+                version_file,
+                hidden,
+                weak: bind == STB_WEAK,
+            });
+        }
+        out
+    }
+
+    /// Indices of every symbol named `name`, found through the object's hash table.
+    fn candidates(&self, name: &[u8]) -> Vec<u32> {
+        let mut out = Vec::new();
+        match &self.index {
+            HashIndex::Gnu {
+                symoffset,
+                buckets,
+                chains,
+            } => {
+                let h = gnu_hash(name);
+                let Some(&start) = buckets.get((h as usize) % buckets.len().max(1)) else {
+                    return out;
+                };
+                if start == 0 || start < *symoffset {
+                    return out;
+                }
+                let mut i = start;
+                loop {
+                    let Some(&c) = chains.get((i - symoffset) as usize) else {
+                        break;
+                    };
+                    if (c | 1) == (h | 1) && self.name_at(i) == Some(name) {
+                        out.push(i);
+                    }
+                    if c & 1 == 1 {
+                        break;
+                    }
+                    i += 1;
+                }
+            }
+            HashIndex::Sysv { buckets, chains } => {
+                let h = elf_hash(name);
+                let Some(&start) = buckets.get((h as usize) % buckets.len().max(1)) else {
+                    return out;
+                };
+                let mut i = start;
+                // A cyclic chain in a garbage file must not loop forever.
+                for _ in 0..=chains.len() {
+                    if i == 0 {
+                        break;
+                    }
+                    if self.name_at(i) == Some(name) {
+                        out.push(i);
+                    }
+                    match chains.get(i as usize) {
+                        Some(&n) => i = n,
+                        None => break,
+                    }
+                }
+            }
+            HashIndex::Own(map) => {
+                if let Some(v) = map.get(&elf_hash(name)) {
+                    out.extend(v.iter().copied().filter(|&i| self.name_at(i) == Some(name)));
+                }
+            }
+        }
+        out
+    }
+
+    fn name_at(&self, i: u32) -> Option<&[u8]> {
+        self.syms.get(i as usize).map(|s| self.name_bytes(s))
+    }
+
+    fn build_own_index(&self) -> HashMap<u32, Vec<u32>> {
+        let mut map: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (i, s) in self.syms.iter().enumerate().skip(1) {
+            if s.is_exported_definition() {
+                map.entry(elf_hash(self.name_bytes(s)))
+                    .or_default()
+                    .push(i as u32);
+            }
+        }
+        map
+    }
+
+    /// Does this object provide a definition that glibc would bind `name` (with `version`)
+    /// to? Mirrors `check_match` and the single-versioned-symbol rule of `do_lookup_x`.
+    pub fn defines(&self, name: &str, version: Option<VersionRequest<'_>>) -> bool {
+        let mut versioned_candidates = 0u32;
+        for i in self.candidates(name.as_bytes()) {
+            let Some(sym) = self.syms.get(i as usize) else {
+                continue;
+            };
+            if !sym.is_exported_definition() {
+                continue;
+            }
+            let Some(versym) = &self.versym else {
+                // No version information in the definer: any reference matches.
+                return true;
+            };
+            let vs = versym.get(i as usize).copied().unwrap_or(0);
+            let ndx = vs & VERSYM_INDEX;
+            let def_hidden = vs & VERSYM_HIDDEN != 0;
+            match version {
+                Some(req) => {
+                    let def_version = self.index_names_version(ndx);
+                    if def_version == Some(req.name) {
+                        return true;
+                    }
+                    // An unversioned, non-hidden definition satisfies a versioned reference.
+                    if !(req.hidden || def_version.is_some() || def_hidden) {
+                        return true;
+                    }
+                }
+                None => {
+                    if ndx < 3 {
+                        return true;
+                    }
+                    if !def_hidden {
+                        versioned_candidates += 1;
+                    }
+                }
+            }
+        }
+        // An unversioned reference binds to the only default-versioned definition.
+        versioned_candidates == 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_functions_match_the_reference_values() {
+        // Values from the ELF gABI and the GNU hash description.
+        assert_eq!(elf_hash(b""), 0);
+        assert_eq!(elf_hash(b"printf"), 0x077905a6);
+        assert_eq!(elf_hash(b"exit"), 0x0006cf04);
+        assert_eq!(gnu_hash(b""), 0x00001505);
+        assert_eq!(gnu_hash(b"printf"), 0x156b2bb8);
+        assert_eq!(gnu_hash(b"exit"), 0x7c967e3f);
+    }
+
+    #[test]
+    fn requirement_display_includes_version() {
+        let r = SymbolRequirement {
+            name: "_ZSt4cout".into(),
+            version: Some("GLIBCXX_3.4".into()),
+            version_file: Some("libstdc++.so.6".into()),
+            hidden: false,
+            weak: false,
+        };
+        assert_eq!(r.to_string(), "_ZSt4cout@GLIBCXX_3.4");
+    }
+
+    #[test]
+    fn cstr_bytes_is_bounds_checked() {
+        let tab = b"\0abc\0de";
+        assert_eq!(cstr_bytes(tab, 1), Some(b"abc".as_slice()));
+        assert_eq!(cstr_bytes(tab, 5), None); // unterminated
+        assert_eq!(cstr_bytes(tab, 99), None);
+    }
+}
