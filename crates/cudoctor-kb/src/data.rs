@@ -298,6 +298,10 @@ pub(crate) struct TorchReleaseRow {
     #[serde(default)]
     pub python: Vec<String>,
     #[serde(default)]
+    pub torchvision_python: Vec<String>,
+    #[serde(default)]
+    pub torchaudio_python: Vec<String>,
+    #[serde(default)]
     pub notes: Vec<String>,
     pub sources: Vec<String>,
 }

@@ -70,6 +70,8 @@ pub(crate) fn assemble_torch(
                 torchaudio: row.torchaudio,
                 torchaudio_absent: row.torchaudio_absent,
                 python: row.python,
+                torchvision_python: row.torchvision_python,
+                torchaudio_python: row.torchaudio_python,
                 notes: row.notes,
                 sources: row.sources,
             },
@@ -285,7 +287,12 @@ fn torch(kb: &Kb, p: &mut Vec<String>) {
         if r.python.is_empty() {
             p.push(format!("torch {v}: no Python versions"));
         }
-        for py in &r.python {
+        for py in r
+            .python
+            .iter()
+            .chain(&r.torchvision_python)
+            .chain(&r.torchaudio_python)
+        {
             let body = py.strip_suffix('t').unwrap_or(py);
             let ok = body.split_once('.').is_some_and(|(a, b)| {
                 a == "3" && !b.is_empty() && b.bytes().all(|c| c.is_ascii_digit())

@@ -24,8 +24,12 @@ pub struct TorchRelease {
     pub torchaudio: Option<String>,
     /// Why there is no torchaudio for this release, when it is known that none was published.
     pub torchaudio_absent: Option<String>,
-    /// Python versions of the release ("3.10" ... "3.14t" for free-threaded builds).
+    /// Python versions torch publishes Linux x86_64 wheels for ("3.10" ... "3.14t" for
+    /// free-threaded builds).
     pub python: Vec<String>,
+    /// The same for the paired torchvision / torchaudio; empty when not recorded.
+    pub torchvision_python: Vec<String>,
+    pub torchaudio_python: Vec<String>,
     /// Facts about the release that are worth telling a user.
     pub notes: Vec<String>,
     pub sources: Vec<String>,
@@ -151,10 +155,30 @@ impl TorchRelease {
         self.variant(self.pypi_default.as_deref()?)
     }
 
-    /// Whether the release published wheels for `python` ("3.12", "3.12.3", "3.14t").
+    /// Whether torch itself published wheels for `python` ("3.12", "3.12.3", "3.14t").
     pub fn supports_python(&self, python: &str) -> bool {
         let wanted = python_series(python);
         self.python.iter().any(|p| p == &wanted)
+    }
+
+    /// Python versions for which torch and its recorded companions all have wheels: what an
+    /// install of the three together needs.
+    pub fn stack_python(&self) -> Vec<String> {
+        self.python
+            .iter()
+            .filter(|p| {
+                [&self.torchvision_python, &self.torchaudio_python]
+                    .iter()
+                    .all(|c| c.is_empty() || c.contains(p))
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Whether torch, torchvision and torchaudio (where recorded) all have wheels for `python`.
+    pub fn supports_python_stack(&self, python: &str) -> bool {
+        let wanted = python_series(python);
+        self.stack_python().contains(&wanted)
     }
 
     /// The parsed release version.

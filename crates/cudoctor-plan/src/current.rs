@@ -1,0 +1,158 @@
+//! The environment as it is, against the plan: already right, or exactly what to change.
+
+use cudoctor_kb::{CudaVersion, Kb, TorchVersion};
+
+use crate::fit::Fit;
+use crate::model::{CurrentEnv, CurrentVerdict, Plan, PlanInput, ResolvedGpu};
+
+/// The build tag of an installed torch: its local version ("cu130", "cpu"), else the CUDA of
+/// torch/version.py (PyPI wheels carry no local version), else "cpu" when version.py says none.
+fn build_tag(v: &TorchVersion, cuda: Option<CudaVersion>) -> Option<String> {
+    if let Some(local) = &v.local {
+        return Some(local.clone());
+    }
+    cuda.map(|c| c.tag())
+}
+
+pub(crate) fn judge(
+    kb: &Kb,
+    cur: &CurrentEnv,
+    input: &PlanInput,
+    gpus: &[ResolvedGpu],
+    plan: &Plan,
+) -> CurrentVerdict {
+    let mut findings = Vec::new();
+    let mut problems = Vec::new();
+    let Some(torch_text) = &cur.torch else {
+        return CurrentVerdict {
+            ok: false,
+            findings: vec!["torch is not installed".into()],
+            changes: plan.commands.pip.iter().cloned().collect(),
+        };
+    };
+    let Ok(tv) = torch_text.parse::<TorchVersion>() else {
+        return CurrentVerdict {
+            ok: false,
+            findings: vec![format!(
+                "torch {torch_text} is a pre-release or unreadable version: no table describes it"
+            )],
+            changes: plan.commands.pip.iter().cloned().collect(),
+        };
+    };
+    let tag = build_tag(&tv, cur.torch_cuda);
+    let release = kb.torch(&tv.public());
+    match (&release, &tag) {
+        (None, _) => findings.push(format!(
+            "torch {torch_text} is not a release in the knowledge base; its fit cannot be judged"
+        )),
+        (Some(_), None) => findings.push(format!(
+            "the CUDA build of torch {torch_text} is unknown (no +cuXXX suffix and no CUDA version from torch/version.py)"
+        )),
+        (Some(r), Some(t)) if t == "cpu" => {
+            if gpus.is_empty() && input.driver.is_none() {
+                findings.push(format!("torch {} CPU build on a machine without NVIDIA GPUs", r.version));
+            } else {
+                problems.push(format!(
+                    "torch {torch_text} is a CPU-only build on a machine with NVIDIA GPUs: torch.cuda.is_available() is False"
+                ));
+            }
+        }
+        (Some(r), Some(t)) => match r.variant(t) {
+            None => findings.push(format!(
+                "torch {} has no {t} build in the knowledge base (known: {})",
+                r.version,
+                r.variants.iter().map(|v| v.tag.as_str()).collect::<Vec<_>>().join(", ")
+            )),
+            Some(v) => {
+                let fit = Fit::new(kb, r, v, input.driver.as_ref(), gpus);
+                match fit.rejection(input.driver.as_ref()) {
+                    Some(why) => problems.push(why),
+                    None => findings.push(format!(
+                        "torch {torch_text} ({t}) runs on this driver and reaches every GPU"
+                    )),
+                }
+                for g in &fit.gpus {
+                    if matches!(g, crate::fit::GpuFit::Unknown { .. }) {
+                        findings.push(g.text().to_string());
+                    }
+                }
+            }
+        },
+    }
+    if let Some(r) = release {
+        companion(
+            "torchvision",
+            cur.torchvision.as_deref(),
+            r.torchvision.as_deref(),
+            tag.as_deref(),
+            torch_text,
+            &mut findings,
+            &mut problems,
+        );
+        companion(
+            "torchaudio",
+            cur.torchaudio.as_deref(),
+            r.torchaudio.as_deref(),
+            tag.as_deref(),
+            torch_text,
+            &mut findings,
+            &mut problems,
+        );
+        if plan.torch.as_deref().is_some_and(|p| p != r.version) && problems.is_empty() {
+            findings.push(format!(
+                "a newer build fits this machine: torch {} {} (optional upgrade)",
+                plan.torch.as_deref().unwrap_or_default(),
+                plan.variant.as_deref().unwrap_or_default()
+            ));
+        }
+    }
+    let ok = problems.is_empty();
+    let mut changes = Vec::new();
+    if !ok {
+        findings.extend(problems);
+        match (&plan.commands.pip, &plan.torch, &plan.variant) {
+            (Some(cmd), Some(t), Some(v)) => {
+                changes.push(format!("install torch {t} {v} and its companions: {cmd}"));
+            }
+            _ => changes.push("no build in the knowledge base fits; see the plan's reasons".into()),
+        }
+    }
+    CurrentVerdict {
+        ok,
+        findings,
+        changes,
+    }
+}
+
+/// torchvision / torchaudio: the release that pairs with torch, built for the same variant.
+fn companion(
+    name: &str,
+    installed: Option<&str>,
+    expected: Option<&str>,
+    torch_tag: Option<&str>,
+    torch_text: &str,
+    findings: &mut Vec<String>,
+    problems: &mut Vec<String>,
+) {
+    let Some(installed) = installed else { return };
+    let Ok(v) = installed.parse::<TorchVersion>() else {
+        findings.push(format!("{name} {installed}: unreadable version"));
+        return;
+    };
+    match expected {
+        Some(e) if v.public() != e => problems.push(format!(
+            "{name} {installed} does not pair with torch {torch_text} (the pair is {name} {e}): importing it fails or misbehaves"
+        )),
+        Some(_) => {}
+        None => findings.push(format!(
+            "which {name} pairs with torch {torch_text} is not in the knowledge base"
+        )),
+    }
+    if let (Some(local), Some(t)) = (&v.local, torch_tag) {
+        if local != t {
+            problems.push(format!(
+                "{name} {installed} is built for {local} but torch for {t}: its CUDA ops fail to load"
+            ));
+        }
+    }
+}

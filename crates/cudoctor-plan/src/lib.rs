@@ -1,0 +1,117 @@
+//! `cudoctor plan`: the right torch / torchvision / torchaudio build and CUDA variant for a
+//! driver, a set of GPUs and a Python version, as install commands, with the reasoning.
+//!
+//! Pure: every fact comes from the inputs and the knowledge base (`cudoctor-kb`); no I/O.
+//!
+//! ```
+//! use cudoctor_kb::Kb;
+//! use cudoctor_plan::{plan, PlanInput};
+//! let input = PlanInput {
+//!     driver: Some("535.104.05".parse().unwrap()),
+//!     gpus: vec!["NVIDIA GeForce RTX 3090".into()],
+//!     python: Some("3.11".into()),
+//!     ..PlanInput::default()
+//! };
+//! let p = plan(Kb::embedded(), &input).unwrap();
+//! assert!(p.variant.unwrap().starts_with("cu12"));
+//! ```
+
+mod build;
+mod choose;
+mod commands;
+mod current;
+mod fit;
+mod model;
+mod reverse;
+
+pub use choose::plan;
+pub use commands::{commands, parse_pip, ParsedPip, PYTORCH_INDEX};
+pub use model::{
+    Avoid, BuildInput, BuildPlan, Commands, CurrentEnv, CurrentVerdict, DriverUpgrade,
+    InstalledToolkit, Installer, Plan, PlanInput, ResolvedGpu,
+};
+pub use reverse::{reverse, ReverseAnswer, VariantRequirements};
+
+use cudoctor_kb::{ComputeCapability, Kb};
+
+/// Why no plan could be made from the inputs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("unknown GPU {0:?}: its compute capability is not in the knowledge base; give it as sm_XY or X.Y (nvidia-smi --query-gpu=compute_cap --format=csv)")]
+    UnknownGpu(String),
+    #[error("torch {0:?} is not a release in the knowledge base")]
+    UnknownTorch(String),
+    #[error("torch {torch} has no CUDA {cuda} build (its variants: {variants})")]
+    NoSuchVariant {
+        torch: String,
+        cuda: String,
+        variants: String,
+    },
+    #[error("unknown installer {0:?}: use pip, uv or conda")]
+    UnknownInstaller(String),
+}
+
+/// Reads each GPU as a compute capability ("sm_86", "8.6") or a product name ("RTX 3090").
+pub fn resolve_gpus(kb: &Kb, gpus: &[String]) -> Result<Vec<ResolvedGpu>, PlanError> {
+    gpus.iter()
+        .map(|g| {
+            if let Ok(cc) = g.parse::<ComputeCapability>() {
+                return Ok(ResolvedGpu {
+                    given: g.clone(),
+                    cc,
+                    architecture: architecture_of(kb, cc),
+                });
+            }
+            let model = kb.gpu(g).ok_or_else(|| PlanError::UnknownGpu(g.clone()))?;
+            Ok(ResolvedGpu {
+                given: g.clone(),
+                cc: model.cc,
+                architecture: Some(model.architecture.clone()),
+            })
+        })
+        .collect()
+}
+
+/// The architecture name of a capability, when every product of that capability shares one.
+fn architecture_of(kb: &Kb, cc: ComputeCapability) -> Option<String> {
+    let mut names = kb
+        .gpus()
+        .iter()
+        .filter(|g| g.cc == cc)
+        .map(|g| g.architecture.as_str());
+    let first = names.next()?;
+    names.all(|n| n == first).then(|| first.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpus_resolve_by_name_or_capability() {
+        let kb = Kb::embedded();
+        let got = resolve_gpus(
+            kb,
+            &[
+                "sm_61".into(),
+                "RTX 4090".into(),
+                "12.0".into(),
+                "NVIDIA H200".into(),
+            ],
+        )
+        .unwrap();
+        let ccs: Vec<String> = got.iter().map(|g| g.cc.to_string()).collect();
+        assert_eq!(ccs, ["6.1", "8.9", "12.0", "9.0"]);
+        assert_eq!(got[0].architecture.as_deref(), Some("Pascal"));
+        assert_eq!(
+            resolve_gpus(kb, &["NVIDIA H20".into()]),
+            Err(PlanError::UnknownGpu("NVIDIA H20".into()))
+        );
+    }
+
+    #[test]
+    fn installer_parses() {
+        assert_eq!("UV".parse::<Installer>().unwrap(), Installer::Uv);
+        assert!("poetry".parse::<Installer>().is_err());
+    }
+}

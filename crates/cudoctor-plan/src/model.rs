@@ -1,0 +1,167 @@
+//! What a plan is asked (inputs) and what it answers (the serialisable Plan).
+
+use serde::{Deserialize, Serialize};
+
+use cudoctor_kb::{ComputeCapability, CudaVersion, DriverVersion};
+
+/// Which installer's command the user wants first. All available commands are produced anyway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Installer {
+    #[default]
+    Pip,
+    Uv,
+    Conda,
+}
+
+impl std::str::FromStr for Installer {
+    type Err = crate::PlanError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "pip" => Ok(Installer::Pip),
+            "uv" => Ok(Installer::Uv),
+            "conda" | "mamba" => Ok(Installer::Conda),
+            _ => Err(crate::PlanError::UnknownInstaller(s.to_string())),
+        }
+    }
+}
+
+/// The versions installed in the environment being judged (from its dist-info / version.py),
+/// as the package reports them: "2.11.0+cu130", "0.26.0+cu130", "2.11.0".
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CurrentEnv {
+    pub torch: Option<String>,
+    pub torchvision: Option<String>,
+    pub torchaudio: Option<String>,
+    /// torch/version.py `cuda` ("13.0"), None for a CPU build or when unread. Used when the
+    /// version has no "+cuXXX" suffix (wheels from PyPI).
+    pub torch_cuda: Option<CudaVersion>,
+}
+
+/// One CUDA toolkit installed on the machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstalledToolkit {
+    pub version: CudaVersion,
+    /// Its root directory (what CUDA_HOME should name), e.g. "/usr/local/cuda-13.0".
+    pub path: String,
+}
+
+/// The machine's resources for compiling CUDA extensions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BuildInput {
+    /// Total memory in GiB.
+    pub memory_gib: Option<f64>,
+    /// Logical CPU cores.
+    pub cores: Option<u32>,
+    pub toolkits: Vec<InstalledToolkit>,
+}
+
+/// Everything a plan depends on. Leave a field empty when it is not known.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlanInput {
+    /// The NVIDIA driver; None when no driver is installed (or none was detected).
+    pub driver: Option<DriverVersion>,
+    /// GPUs as names ("NVIDIA GeForce RTX 3090", "RTX 3090") or capabilities ("sm_86", "8.6"),
+    /// one entry per GPU. Empty: a machine without NVIDIA GPUs.
+    pub gpus: Vec<String>,
+    /// The Python the packages are for ("3.11", "3.12.3", "3.14t").
+    pub python: Option<String>,
+    /// Wanted torch release or series ("2.5", "2.5.1").
+    pub torch: Option<String>,
+    /// Wanted CUDA variant ("12.4").
+    pub cuda: Option<CudaVersion>,
+    pub installer: Installer,
+    /// The environment to compare against, if any.
+    pub current: Option<CurrentEnv>,
+    /// Inputs for the extension-build advice; None skips that section.
+    pub build: Option<BuildInput>,
+}
+
+/// A GPU as the plan understood it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResolvedGpu {
+    /// As given.
+    pub given: String,
+    pub cc: ComputeCapability,
+    /// The architecture name ("Ampere"), when the product is in the table.
+    pub architecture: Option<String>,
+}
+
+/// Install commands for the chosen build. A missing command comes with a note saying why.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Commands {
+    pub pip: Option<String>,
+    pub uv: Option<String>,
+    pub conda: Option<String>,
+    /// The same build from PyPI without an extra index, where PyPI's default build is this one.
+    pub pip_pypi: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// A build not to install, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Avoid {
+    /// "torch 2.11.0 cu130", "plain `pip install torch` (2.11.0, cu130)".
+    pub what: String,
+    pub why: String,
+}
+
+/// Upgrading the driver as an alternative that gives a better stack.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DriverUpgrade {
+    /// The least driver that runs the better build natively ("580.65.06"), when known.
+    pub min_driver: Option<DriverVersion>,
+    /// The least driver that runs it at all (minor-version compatibility floor).
+    pub min_driver_compat: Option<DriverVersion>,
+    /// The driver branch to install ("R580").
+    pub branch: Option<String>,
+    pub torch: String,
+    pub variant: String,
+    pub why: String,
+}
+
+/// Advice for compiling CUDA extensions against the chosen torch.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct BuildPlan {
+    /// "8.6;8.9" for the present GPUs; None without GPUs.
+    pub torch_cuda_arch_list: Option<String>,
+    pub max_jobs: Option<u32>,
+    /// The toolkit to point CUDA_HOME at; None when no installed toolkit matches.
+    pub cuda_home: Option<String>,
+    /// The toolkit version to install when none matches.
+    pub install_toolkit: Option<CudaVersion>,
+    pub notes: Vec<String>,
+}
+
+/// How the current environment compares with the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CurrentVerdict {
+    /// True when nothing needs to change.
+    pub ok: bool,
+    /// What was found, good or bad.
+    pub findings: Vec<String>,
+    /// What to change (empty when ok).
+    pub changes: Vec<String>,
+}
+
+/// The answer: the build to install and why.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Plan {
+    /// "cu124", "cpu", or None when nothing fits.
+    pub variant: Option<String>,
+    pub torch: Option<String>,
+    pub torchvision: Option<String>,
+    pub torchaudio: Option<String>,
+    pub commands: Commands,
+    pub reasons: Vec<String>,
+    pub avoid: Vec<Avoid>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub driver_upgrade: Option<DriverUpgrade>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build: Option<BuildPlan>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current: Option<CurrentVerdict>,
+    pub gpus: Vec<ResolvedGpu>,
+    /// Things the user should know that are not reasons for the choice (unknown facts ...).
+    pub warnings: Vec<String>,
+}
