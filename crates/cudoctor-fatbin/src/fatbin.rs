@@ -58,6 +58,7 @@ pub(crate) mod flags {
     pub const OPAQUE: u64 = 0x1_0000;
     pub const ARCH_SPECIFIC: u64 = 0x10_0000;
     pub const FAMILY_SPECIFIC: u64 = 0x20_0000;
+    pub const COMPAT_BLOCK: u64 = 0x100_0000;
 }
 
 /// What an entry holds.
@@ -375,7 +376,12 @@ fn walk_entry<S: ReadAt + ?Sized>(
     let kind = entry_kind(fixed.kind);
     entry.kind = kind;
     if let Some(arch_kind) = arch_kind(kind) {
-        let (variant, source) = match variant_from_flags(fixed.flags) {
+        let from_header = variant_from_flags(fixed.flags).or_else(|| {
+            (kind == EntryKind::Sass)
+                .then(|| compat_arch_specific(&h, &fixed))
+                .flatten()
+        });
+        let (variant, source) = match from_header {
             Some(v) => (v, SuffixSource::Header),
             None if opts.peek_payloads && needs_peek(kind, &fixed) => {
                 let payload = peek::Payload {
@@ -476,6 +482,7 @@ struct Fixed {
     header_size: u32,
     payload_size: u64,
     compressed_size: u32,
+    options_offset: u32,
     minor: u16,
     major: u16,
     arch: u32,
@@ -492,6 +499,7 @@ impl Fixed {
             header_size: u32_at(h, 4),
             payload_size: u64_at(h, 8),
             compressed_size: u32_at(h, 16),
+            options_offset: u32_at(h, 20),
             minor: u16_at(h, 24),
             major: u16_at(h, 26),
             arch: u32_at(h, 28),
@@ -547,17 +555,54 @@ fn variant_from_flags(f: u64) -> Option<Variant> {
     }
 }
 
-/// Whether the header leaves the suffix open: only targets that have `a` forms (sm_90 and
-/// sm_100 on), and only in fat binaries from before CUDA 13 (cubin code version below 1.8, PTX
-/// ISA below 9.0), which did not set the flag bits. A CUDA 13 header without the bits is plain.
+/// Whether the header leaves the suffix open, so that only the payload can tell: targets
+/// that have `a` forms (sm_90, and sm_100 on) whose header has neither the flag bits nor a
+/// compat block saying "not `a`" — fat binaries written by CUDA 12 tools. Exception: a cubin
+/// for sm_90 or older with code version 1.8 comes from a CUDA 13 ptxas, which never sets the
+/// `a` bit in `e_flags` (research §1.9), so its payload cannot say more than the header.
 fn needs_peek(kind: EntryKind, f: &Fixed) -> bool {
     let may_have_suffix = f.arch == 90 || f.arch >= 100;
-    let pre_cuda13 = match kind {
-        EntryKind::Sass => (f.major, f.minor) < (1, 8),
+    let payload_can_tell = match kind {
+        EntryKind::Sass => f.arch >= 100 || (f.major, f.minor) < (1, 8),
         EntryKind::Ptx => f.major < 9,
         _ => false,
     };
-    may_have_suffix && pre_cuda13
+    may_have_suffix && payload_can_tell
+}
+
+/// The `a` marker from the copy of the cubin's `.nv.compat` section that CUDA 13 fat binaries
+/// keep in the entry header (flag 0x1000000; research §1.5–1.6): 4-byte records
+/// `[_, format, attribute, value]`, format 4 followed by `value` bytes of data; attribute 0x09
+/// (format 2) is 1 for `a` targets and 0 otherwise. `None` when the block or the attribute is
+/// absent (ptxas 12.9 writes the block without attribute 0x09).
+fn compat_arch_specific(h: &[u8], f: &Fixed) -> Option<Variant> {
+    const MAX_BLOCK: usize = 1024;
+    if f.flags & flags::COMPAT_BLOCK == 0 || f.options_offset == 0 {
+        return None;
+    }
+    let header = f.header_size as usize;
+    let at = f.options_offset as usize;
+    if at.checked_add(8)? > header {
+        return None;
+    }
+    let off = u32_at(h, at) as usize;
+    let len = u32_at(h, at + 4) as usize;
+    if len > MAX_BLOCK || off.checked_add(len)? > header {
+        return None;
+    }
+    let block = h.get(off..off + len)?;
+    let mut i = 0usize;
+    while let Some(&[_, format, attribute, value]) = block.get(i..i + 4) {
+        if format == 2 && attribute == 0x09 {
+            return Some(if value != 0 {
+                Variant::ArchSpecific
+            } else {
+                Variant::Plain
+            });
+        }
+        i += 4 + if format == 4 { usize::from(value) } else { 0 };
+    }
+    None
 }
 
 /// The identifier string when it lies inside the header bytes already read.

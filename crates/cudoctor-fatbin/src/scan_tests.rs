@@ -285,6 +285,63 @@ fn cuda13_headers_are_trusted_without_peeking() {
     assert_eq!(img.sass, ["sm_90"]);
 }
 
+/// `.nv.compat` copies as nvcc 13.5 and ptxas 12.9 write them (dumped from real builds).
+const COMPAT_13_A: &str = "0002090100040b08000000000000000000030e40";
+const COMPAT_13_PLAIN: &str =
+    "0002090000020c000002020100030d01010307010102030000040b08005000000000000000030e40";
+const COMPAT_129: &str = "00020201000205050002030000020601";
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn compat_block_in_the_header_gives_the_suffix_without_decompressing() {
+    // The payload is deliberately not a cubin: only the header may be read.
+    let sec = section_of(&[container(&[
+        Entry::sass(103)
+            .compat_block(&hex(COMPAT_13_A))
+            .zstd(b"not a cubin"),
+        Entry::sass(120)
+            .compat_block(&hex(COMPAT_13_PLAIN))
+            .zstd(b"not a cubin"),
+    ])]);
+    let img = scan(&elf_with(&sec));
+    assert_eq!(img.sass, ["sm_103a", "sm_120"]);
+    assert!(img
+        .entries
+        .iter()
+        .all(|e| e.suffix_source == SuffixSource::Header));
+}
+
+#[test]
+fn compat_block_without_the_attribute_falls_back_to_the_cubin() {
+    // ptxas 12.9's sm_100a cubin: ABI 8 with the 0x8 bit; code version 1.8 like CUDA 13.
+    let sec = section_of(&[container(&[
+        Entry::sass(100)
+            .compat_block(&hex(COMPAT_129))
+            .zstd(&cubin_header(8, 0x0600_640a)),
+        Entry::sass(120)
+            .compat_block(&hex(COMPAT_129))
+            .lz4(&cubin_header(8, 0x0600_7802)),
+    ])]);
+    let img = scan(&elf_with(&sec));
+    assert_eq!(img.sass, ["sm_100a", "sm_120"]);
+    assert_eq!(img.entries[0].suffix_source, SuffixSource::Payload);
+}
+
+#[test]
+fn corrupt_compat_block_is_ignored() {
+    let mut e = Entry::sass(100).compat_block(&hex(COMPAT_13_A));
+    // Point the block far outside the header.
+    e.extension[..4].copy_from_slice(&0xffff_fff0u32.to_le_bytes());
+    let sec = section_of(&[container(&[e])]);
+    assert_eq!(scan(&elf_with(&sec)).sass, ["sm_100"]);
+}
+
 #[test]
 fn corrupt_compressed_payload_only_loses_the_suffix() {
     let mut e = Entry::sass(90)

@@ -99,6 +99,7 @@ pub(crate) struct Entry {
     pub compressed_size: u32,
     pub uncompressed_size: u64,
     pub identifier: Option<String>,
+    pub options_offset: u32,
     /// Bytes written right after the fixed 64 (e.g. a concat table).
     pub extension: Vec<u8>,
 }
@@ -116,8 +117,24 @@ impl Entry {
             compressed_size: 0,
             uncompressed_size: 0,
             identifier: None,
+            options_offset: 0,
             extension: Vec::new(),
         }
+    }
+
+    /// A copy of a cubin's `.nv.compat` block in the header's options area (flag 0x1000000).
+    pub fn compat_block(mut self, block: &[u8]) -> Self {
+        self.flags |= 0x100_0000;
+        self.options_offset = 64;
+        let mut ext = Vec::new();
+        ext.extend_from_slice(&72u32.to_le_bytes());
+        ext.extend_from_slice(&(block.len() as u32).to_le_bytes());
+        ext.extend_from_slice(block);
+        while ext.len() & 7 != 0 {
+            ext.push(0);
+        }
+        self.extension = ext;
+        self
     }
 
     pub fn sass(arch: u32) -> Self {
@@ -210,6 +227,7 @@ impl Entry {
         put32(&mut h, 4, header_size);
         put64(&mut h, 8, self.payload.len() as u64);
         put32(&mut h, 16, self.compressed_size);
+        put32(&mut h, 20, self.options_offset);
         put16(&mut h, 24, self.minor);
         put16(&mut h, 26, self.major);
         put32(&mut h, 28, self.arch);
