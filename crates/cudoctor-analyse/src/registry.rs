@@ -20,6 +20,10 @@ pub static RULES: &[&Rule] = &[
     &rules::conda_cudatoolkit_mismatch::RULE,
     &rules::no_torch_found::RULE,
     &rules::torch_arch_list_lacks_gpu::RULE,
+    &rules::container_without_gpu::RULE,
+    &rules::require_cuda_unmet::RULE,
+    &rules::wsl_linux_driver::RULE,
+    &rules::toolkits_side_by_side::RULE,
 ];
 
 /// The rule with this code (case-insensitive).

@@ -251,3 +251,60 @@ fn compute_capability_is_inferred_from_the_name_when_the_driver_does_not_say() {
     let (v, _) = m.json();
     assert!(v["snapshot"]["driver"]["gpus"][0]["compute_capability"].is_null());
 }
+
+#[test]
+fn plt001_container_started_without_gpus() {
+    let mut m = FakeMachine::new();
+    m.file("/.dockerenv", "");
+    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let errors = m.codes("error");
+    assert!(errors.contains(&"PLT001".to_string()), "{errors:?}");
+    assert!(errors.contains(&"DRV001".to_string()));
+}
+
+#[test]
+fn plt002_image_needs_newer_cuda_than_the_driver() {
+    let mut m = FakeMachine::new();
+    m.driver("550.54.14", "12.4", &h100());
+    m.var(
+        "NVIDIA_REQUIRE_CUDA",
+        "cuda>=13.0 brand=tesla,driver>=535,driver<536",
+    );
+    assert!(m.codes("error").contains(&"PLT002".to_string()));
+    m.file("/usr/local/cuda-13.0/compat/libcuda.so.580.65.06", "");
+    assert!(m.codes("warning").contains(&"PLT002".to_string()));
+}
+
+#[test]
+fn plt003_linux_driver_inside_wsl() {
+    let m = FakeMachine::new();
+    m.file(
+        "/proc/sys/kernel/osrelease",
+        "5.15.153.1-microsoft-standard-WSL2\n",
+    );
+    m.file("/usr/lib/wsl/lib/libcuda.so.1", "");
+    assert!(m.codes("error").is_empty());
+    m.file("/usr/lib/x86_64-linux-gnu/libcuda.so.1", "");
+    assert_eq!(m.codes("error"), vec!["PLT003"]);
+}
+
+#[test]
+fn tk007_side_by_side_toolkits_and_user_only_settings() {
+    let mut m = FakeMachine::h200();
+    m.toolkit("12.8.93");
+    m.var("HOME", "/home/ml");
+    m.file(
+        "/home/ml/.bashrc",
+        "export PATH=/usr/local/cuda/bin:$PATH\n",
+    );
+    let (v, _) = m.json();
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "TK007")
+        .expect("TK007");
+    let fixes = f["fix"].to_string();
+    assert!(fixes.contains("CUDA_HOME=/usr/local/cuda-12.8"), "{fixes}");
+    assert!(fixes.contains("/etc/profile.d/cuda.sh"), "{fixes}");
+}
