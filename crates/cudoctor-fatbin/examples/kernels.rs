@@ -30,6 +30,10 @@ fn main() {
                 }
             }
             "--driver" => driver = args.next().as_deref().and_then(CudaVersion::parse),
+            flag if flag.starts_with('-') => {
+                eprintln!("unknown option {flag}");
+                std::process::exit(2);
+            }
             _ => {
                 let p = PathBuf::from(a);
                 if p.is_dir() {
