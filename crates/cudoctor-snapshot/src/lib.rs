@@ -5,16 +5,27 @@
 //! parse them with the knowledge base's version types. A fact that could not be read is absent
 //! and the reason is kept in an [`Attempt`], so a report can say why it does not know.
 
+mod deep;
 mod driver;
 mod environment;
 mod images;
+mod multigpu;
 mod platform;
 mod python;
 mod toolkit;
 
+pub use deep::{
+    AllReduceProbe, AllReduceRun, CompileProbe, CudaRuntime, DeepFacts, DeviceProbe,
+    ExtensionProbe, MathSettings, ProbeResult, ProbeRun, ProbeStatus, PythonInfo, RaisedError,
+    SdpaBackend, SdpaBackendProbe, SdpaDefault, SdpaProbe, SdpaRun, StageTime, TorchInfo,
+};
 pub use driver::{DriverFacts, Gpu, GpuProcess, KernelModule};
 pub use environment::{relevant_variable, EnvVars};
 pub use images::{KernelImages, LibraryImages, LibraryLinks, LinkedLibrary, LoaderFacts};
+pub use multigpu::{
+    GpuPair, LinkClass, MultiGpuFacts, NcclLibrary, NvLink, P2pStatus, PathLevel, Topology,
+    TopologyGpu,
+};
 pub use platform::{ContainerFacts, PlatformFacts};
 pub use python::{CondaPackage, Package, PythonEnv, PythonEnvKind, TorchBuild};
 pub use toolkit::{NvccOnPath, SymlinkChain, Toolkit, ToolkitFacts};
@@ -54,9 +65,12 @@ pub struct Snapshot {
     /// What the dynamic loader would resolve; absent when that probe did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loader: Option<LoaderFacts>,
-    /// Results of runtime probes (`--deep`), kept as the probe's own JSON.
+    /// Results of runtime probes (`--deep`); absent when they did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub deep: Option<serde_json::Value>,
+    pub deep: Option<DeepFacts>,
+    /// GPU topology and NCCL libraries; absent when that probe did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multigpu: Option<MultiGpuFacts>,
 }
 
 impl Snapshot {

@@ -1,0 +1,557 @@
+//! Facts from the runtime probes (`cudoctor check --deep`): a script run in each target Python
+//! interpreter as a child process, which imports torch and measures what really runs.
+//!
+//! [`ProbeResult`] is the probe script's own JSON, typed: every field is optional so a probe of
+//! an older torch (or one that stopped half-way) still loads. [`ProbeRun`] wraps it with how the
+//! child process ended, so a crash on `import torch` or a hang is a fact, not a lost report.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Every runtime probe that ran, one per Python environment.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DeepFacts {
+    #[serde(default)]
+    pub runs: Vec<ProbeRun>,
+}
+
+impl DeepFacts {
+    /// The run for the environment with this prefix.
+    pub fn run_for(&self, env_prefix: &str) -> Option<&ProbeRun> {
+        self.runs
+            .iter()
+            .find(|r| r.env_prefix.as_deref() == Some(env_prefix))
+    }
+
+    /// Results of runs that produced any, with their run.
+    pub fn results(&self) -> impl Iterator<Item = (&ProbeRun, &ProbeResult)> {
+        self.runs
+            .iter()
+            .filter_map(|r| r.result.as_ref().map(|res| (r, res)))
+    }
+}
+
+/// One execution of the probe script in one interpreter.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ProbeRun {
+    /// The interpreter run (`/opt/venv/bin/python`).
+    pub interpreter: String,
+    /// The environment it belongs to, as in `python_envs[].prefix`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env_prefix: Option<String>,
+    pub status: ProbeStatus,
+    /// A sentence on how it ended. For [`ProbeStatus::ImportFailed`] this is the exception text
+    /// itself (`ImportError: libcudnn.so.9: cannot open shared object file`), kept whole so the
+    /// explain engine can match it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+    /// The probe stage running when it stopped (`import torch`, `sdpa`, `all-reduce`...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_stage: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The signal that ended it (11 for SIGSEGV, 6 for SIGABRT...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_s: Option<f64>,
+    /// The end of the child's stderr, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_tail: Option<String>,
+    /// What the probe reported; partial when it stopped early.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<ProbeResult>,
+}
+
+/// How a probe run ended.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeStatus {
+    /// The probe finished and reported.
+    Ok,
+    /// The interpreter has no torch (`ModuleNotFoundError: No module named 'torch'`).
+    NoTorch,
+    /// `import torch` raised (ImportError, OSError): the text is in `detail`.
+    ImportFailed,
+    /// The child died: a signal, or an exit without a final report.
+    Crashed,
+    /// The child outlived its time and was killed; `last_stage` says where it hung.
+    TimedOut,
+    /// The interpreter could not be started.
+    NotStarted,
+    /// The child exited but printed no report that could be read.
+    #[default]
+    BadOutput,
+}
+
+impl ProbeStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeStatus::Ok => "ok",
+            ProbeStatus::NoTorch => "no torch",
+            ProbeStatus::ImportFailed => "import failed",
+            ProbeStatus::Crashed => "crashed",
+            ProbeStatus::TimedOut => "timed out",
+            ProbeStatus::NotStarted => "not started",
+            ProbeStatus::BadOutput => "unreadable output",
+        }
+    }
+}
+
+/// The probe script's report (its JSON, typed).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ProbeResult {
+    /// Version of the probe's output format.
+    #[serde(default)]
+    pub probe_version: u32,
+    /// True when the probe reached its end; false for the last partial report of a run that
+    /// stopped early.
+    #[serde(default)]
+    pub complete: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<PythonInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torch: Option<TorchInfo>,
+    /// Why `import torch` failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torch_import_error: Option<RaisedError>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda: Option<CudaRuntime>,
+    /// Per visible device: init, a small matmul, bf16.
+    #[serde(default)]
+    pub devices: Vec<DeviceProbe>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<MathSettings>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sdpa: Option<SdpaProbe>,
+    /// flash_attn, xformers: import and one call, when installed.
+    #[serde(default)]
+    pub extensions: Vec<ExtensionProbe>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compile: Option<CompileProbe>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all_reduce: Option<AllReduceProbe>,
+    /// Each stage with its duration, or why it was skipped.
+    #[serde(default)]
+    pub stages: Vec<StageTime>,
+    /// Unexpected exceptions of stages, `stage: text`.
+    #[serde(default)]
+    pub errors: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PythonInfo {
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executable: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+}
+
+/// torch as it describes itself once imported.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TorchInfo {
+    pub version: String,
+    /// `torch.version.cuda`; absent for CPU and ROCm builds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hip: Option<String>,
+    /// `torch.backends.cudnn.version()`, e.g. 91900.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cudnn: Option<u64>,
+    /// `torch.cuda.nccl.version()` joined with dots, e.g. `2.28.9`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nccl: Option<String>,
+    /// `torch.cuda.get_arch_list()`.
+    #[serde(default)]
+    pub arch_list: Vec<String>,
+    /// `torch.__file__`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Seconds `import torch` took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub import_s: Option<f64>,
+}
+
+/// An exception as the probe caught it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RaisedError {
+    /// The exception class, e.g. `ImportError`, `OSError`, `ModuleNotFoundError`.
+    pub kind: String,
+    pub message: String,
+    /// The last lines of the traceback.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceback: Option<String>,
+}
+
+impl RaisedError {
+    /// `ImportError: message`, the way Python prints it.
+    pub fn text(&self) -> String {
+        format!("{}: {}", self.kind, self.message)
+    }
+}
+
+/// `torch.cuda` at run time.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CudaRuntime {
+    /// `torch.cuda.is_available()`.
+    pub available: bool,
+    /// `torch.cuda.device_count()`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_count: Option<u32>,
+    /// Why CUDA is unavailable, in torch's own words (its warnings, or the error of a forced
+    /// initialisation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable_reason: Option<String>,
+    /// Warnings torch raised while answering.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// CUDA_VISIBLE_DEVICES as the probe saw it (absent when unset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub visible_devices: Option<String>,
+}
+
+/// One visible device: initialised, a small matmul run and checked.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DeviceProbe {
+    /// torch's device index (after CUDA_VISIBLE_DEVICES).
+    pub index: u32,
+    #[serde(default)]
+    pub name: String,
+    /// `major.minor`, e.g. `9.0`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_mib: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_mib: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bf16_supported: Option<bool>,
+    /// Median time of a 1024x1024 fp32 matmul.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matmul_ms: Option<f64>,
+    /// Whether the matmul gave the known answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matmul_ok: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Math-precision and backend switches as the process starts with them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MathSettings {
+    /// `torch.backends.cuda.matmul.allow_tf32`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matmul_allow_tf32: Option<bool>,
+    /// `torch.backends.cudnn.allow_tf32`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cudnn_allow_tf32: Option<bool>,
+    /// `torch.get_float32_matmul_precision()`: `highest`, `high`, `medium`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub float32_matmul_precision: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cudnn_enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cudnn_available: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flash_sdp_enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_efficient_sdp_enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cudnn_sdp_enabled: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub math_sdp_enabled: Option<bool>,
+}
+
+/// The attention backends of `scaled_dot_product_attention`, as torch names them in
+/// `torch.nn.attention.SDPBackend`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum SdpaBackend {
+    FlashAttention,
+    EfficientAttention,
+    CudnnAttention,
+    Math,
+    /// A name this version of cudoctor does not know.
+    #[serde(other)]
+    Unknown,
+}
+
+impl SdpaBackend {
+    pub const FUSED: [SdpaBackend; 3] = [
+        SdpaBackend::FlashAttention,
+        SdpaBackend::EfficientAttention,
+        SdpaBackend::CudnnAttention,
+    ];
+
+    /// Short name for reports: `flash`, `mem-efficient`, `cuDNN`, `math`.
+    pub fn short(self) -> &'static str {
+        match self {
+            SdpaBackend::FlashAttention => "flash",
+            SdpaBackend::EfficientAttention => "mem-efficient",
+            SdpaBackend::CudnnAttention => "cuDNN",
+            SdpaBackend::Math => "math",
+            SdpaBackend::Unknown => "unknown",
+        }
+    }
+
+    /// torch's switch for this backend, e.g. `torch.backends.cuda.enable_flash_sdp`.
+    pub fn torch_switch(self) -> Option<&'static str> {
+        match self {
+            SdpaBackend::FlashAttention => Some("torch.backends.cuda.enable_flash_sdp"),
+            SdpaBackend::EfficientAttention => Some("torch.backends.cuda.enable_mem_efficient_sdp"),
+            SdpaBackend::CudnnAttention => Some("torch.backends.cuda.enable_cudnn_sdp"),
+            SdpaBackend::Math => Some("torch.backends.cuda.enable_math_sdp"),
+            SdpaBackend::Unknown => None,
+        }
+    }
+
+    pub fn is_fused(self) -> bool {
+        Self::FUSED.contains(&self)
+    }
+}
+
+/// scaled_dot_product_attention measured per backend and under the default dispatch.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SdpaProbe {
+    /// torch device index the measurements ran on.
+    #[serde(default)]
+    pub device: u32,
+    /// `bfloat16` (or `float16` where bf16 is unsupported).
+    #[serde(default)]
+    pub dtype: String,
+    #[serde(default)]
+    pub batch: u32,
+    #[serde(default)]
+    pub heads: u32,
+    #[serde(default)]
+    pub head_dim: u32,
+    #[serde(default)]
+    pub causal: bool,
+    /// True when the probe was told to switch off the fused backends before measuring the default
+    /// dispatch (a test of the rules, never a user setting).
+    #[serde(default)]
+    pub forced_fallback: bool,
+    /// Each backend forced in turn with `sdpa_kernel`.
+    #[serde(default)]
+    pub backends: Vec<SdpaBackendProbe>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<SdpaDefault>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl SdpaProbe {
+    pub fn backend(&self, b: SdpaBackend) -> Option<&SdpaBackendProbe> {
+        self.backends.iter().find(|p| p.backend == b)
+    }
+
+    /// Fused backends that ran on this GPU and dtype.
+    pub fn working_fused(&self) -> Vec<&SdpaBackendProbe> {
+        self.backends
+            .iter()
+            .filter(|b| b.backend.is_fused() && b.available)
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SdpaBackendProbe {
+    pub backend: SdpaBackend,
+    /// Whether a call with only this backend allowed ran.
+    pub available: bool,
+    /// Why not: torch's warnings and error text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub runs: Vec<SdpaRun>,
+}
+
+/// One measurement at one sequence length.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SdpaRun {
+    pub seq_len: u32,
+    /// Median milliseconds per call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms: Option<f64>,
+    /// Memory the call added at its peak (torch.cuda.max_memory_allocated after a reset, less
+    /// what was allocated before), MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_mib: Option<f64>,
+    /// Why it was not measured (e.g. it would need more than 40% of free memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What the default dispatch did.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SdpaDefault {
+    /// The backend the profiler showed running; absent when it could not tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub picked: Option<SdpaBackend>,
+    #[serde(default)]
+    pub runs: Vec<SdpaRun>,
+    /// GPU kernel names the profiler recorded for one default call.
+    #[serde(default)]
+    pub kernels: Vec<String>,
+    /// aten operator names recorded for the same call.
+    #[serde(default)]
+    pub ops: Vec<String>,
+    /// torch's warnings during the default call (reasons fused kernels were not used).
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+impl SdpaDefault {
+    pub fn run_at(&self, seq_len: u32) -> Option<&SdpaRun> {
+        self.runs.iter().find(|r| r.seq_len == seq_len)
+    }
+}
+
+impl SdpaBackendProbe {
+    pub fn run_at(&self, seq_len: u32) -> Option<&SdpaRun> {
+        self.runs.iter().find(|r| r.seq_len == seq_len)
+    }
+}
+
+/// An attention extension (flash_attn, xformers): import and one call.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ExtensionProbe {
+    /// The import name: `flash_attn`, `xformers`.
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    pub imported: bool,
+    /// Whether one attention call ran (absent when not tried).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_ok: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// torch.compile: did inductor generate and run a Triton kernel?
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CompileProbe {
+    /// True when a kernel was generated, ran, and gave the eager answer.
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triton_version: Option<String>,
+    /// `torch._inductor.metrics.generated_kernel_count` after the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernels_generated: Option<u32>,
+    /// Whether the compiled function matched eager.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correct: Option<bool>,
+    /// Seconds of the first (compiling) call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compile_s: Option<f64>,
+    /// Why it fell back or failed: the exception text, or what the counters showed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_reason: Option<String>,
+    #[serde(default)]
+    pub graph_breaks: Vec<String>,
+    /// Why the test did not run (no GPU, no time left).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+/// An NCCL all-reduce across every visible GPU, one process per GPU.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct AllReduceProbe {
+    /// Number of processes (GPUs).
+    pub world: u32,
+    /// The NCCL version the workers' torch reported, e.g. `2.28.9`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nccl_version: Option<String>,
+    #[serde(default)]
+    pub results: Vec<AllReduceRun>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    /// NCCL_* variables the workers ran with.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+impl AllReduceProbe {
+    /// The measurement at the largest message size.
+    pub fn largest(&self) -> Option<&AllReduceRun> {
+        self.results
+            .iter()
+            .filter(|r| r.busbw_gbps.is_some())
+            .max_by_key(|r| r.size_mib)
+    }
+}
+
+/// One message size. Bandwidths in GB/s (10^9 bytes), as nccl-tests reports them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct AllReduceRun {
+    pub size_mib: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms: Option<f64>,
+    /// Bytes / time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub algbw_gbps: Option<f64>,
+    /// algbw * 2(n-1)/n: comparable with the link's bandwidth whatever the GPU count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busbw_gbps: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct StageTime {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backend_names_match_torch() {
+        let b: SdpaBackend = serde_json::from_str("\"CUDNN_ATTENTION\"").unwrap();
+        assert_eq!(b, SdpaBackend::CudnnAttention);
+        let b: SdpaBackend = serde_json::from_str("\"OVERRIDEABLE\"").unwrap();
+        assert_eq!(b, SdpaBackend::Unknown);
+        assert_eq!(
+            serde_json::to_string(&SdpaBackend::EfficientAttention).unwrap(),
+            "\"EFFICIENT_ATTENTION\""
+        );
+    }
+
+    #[test]
+    fn a_minimal_probe_result_loads() {
+        let r: ProbeResult = serde_json::from_str(r#"{"probe_version":1}"#).unwrap();
+        assert!(r.torch.is_none());
+        assert!(!r.complete);
+    }
+
+    #[test]
+    fn largest_all_reduce_is_by_size() {
+        let p = AllReduceProbe {
+            world: 2,
+            results: vec![
+                AllReduceRun {
+                    size_mib: 1024,
+                    busbw_gbps: Some(327.1),
+                    ..Default::default()
+                },
+                AllReduceRun {
+                    size_mib: 64,
+                    busbw_gbps: Some(265.2),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        };
+        assert_eq!(p.largest().map(|r| r.size_mib), Some(1024));
+    }
+}
