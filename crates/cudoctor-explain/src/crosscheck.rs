@@ -74,7 +74,11 @@ impl Check<'_> {
     }
     /// The pip command for a torch variant, pinned to the installed release when it offers it.
     fn torch_install(&self, variant: &str) -> String {
-        let release = self.facts.torch_version.as_deref().and_then(|v| self.kb.torch_release(v));
+        let release = self
+            .facts
+            .torch_version
+            .as_deref()
+            .and_then(|v| self.kb.torch_release(v));
         let pin = match release {
             Some(r) if r.variants.iter().any(|v| v == variant) => {
                 let mut s = format!("torch=={}.*", r.torch);
@@ -100,11 +104,10 @@ impl Check<'_> {
         let platform = self.facts.platform;
         candidates
             .iter()
-            .filter(|v| match (driver, variant_cuda(v)) {
+            .rfind(|v| match (driver, variant_cuda(v)) {
                 (Some(d), Some(c)) => self.kb.driver_runs(d, &c, platform) != Some(false),
                 _ => true,
             })
-            .next_back()
             .cloned()
     }
 }
@@ -116,7 +119,14 @@ pub fn cross_check(
     facts: &MachineFacts,
     kb: &Knowledge,
 ) -> MachineCheck {
-    let mut c = Check { facts, kb, evidence: Vec::new(), fixes: Vec::new(), contradictions: Vec::new(), consistent: false };
+    let mut c = Check {
+        facts,
+        kb,
+        evidence: Vec::new(),
+        fixes: Vec::new(),
+        contradictions: Vec::new(),
+        consistent: false,
+    };
     describe_machine(&mut c);
     match category {
         Category::DriverTooOld => driver_too_old(&mut c, fields),
@@ -161,40 +171,63 @@ pub fn cross_check(
     } else {
         Verdict::Inconclusive
     };
-    MachineCheck { verdict, evidence: c.evidence, fixes: c.fixes, contradictions: c.contradictions }
+    MachineCheck {
+        verdict,
+        evidence: c.evidence,
+        fixes: c.fixes,
+        contradictions: c.contradictions,
+    }
 }
 
 fn describe_machine(c: &mut Check) {
     let f = c.facts;
     if let Some(d) = &f.driver_version {
-        let max = f.driver_max_cuda.as_deref().map(|m| format!(" (supports CUDA up to {m})")).unwrap_or_default();
+        let max = f
+            .driver_max_cuda
+            .as_deref()
+            .map(|m| format!(" (supports CUDA up to {m})"))
+            .unwrap_or_default();
         c.fact(format!("Driver {d}{max}."));
     }
     if let Some(t) = &f.torch_version {
-        let cuda = f.torch_cuda.as_deref().map(|x| format!(", built with CUDA {x}")).unwrap_or_else(|| ", no CUDA (CPU-only build)".to_string());
+        let cuda = f
+            .torch_cuda
+            .as_deref()
+            .map(|x| format!(", built with CUDA {x}"))
+            .unwrap_or_else(|| ", no CUDA (CPU-only build)".to_string());
         c.fact(format!("PyTorch {t}{cuda}."));
     }
 }
 
 fn driver_too_old(c: &mut Check, fields: &BTreeMap<String, String>) {
     let f = c.facts;
-    let found = fields.get("found_cuda").filter(|v| major_minor(v).is_some());
+    let found = fields
+        .get("found_cuda")
+        .filter(|v| major_minor(v).is_some());
     if let (Some(found), Some(max)) = (found, f.driver_max_cuda.as_deref()) {
         if major_minor(max) > major_minor(found) {
             c.contradict(format!("The message says the driver supports CUDA {found}, but this machine's driver supports CUDA {max}: the message comes from another machine or from before a driver update."));
         } else {
-            c.agree(format!("This machine's driver supports CUDA {max}, as the message says."));
+            c.agree(format!(
+                "This machine's driver supports CUDA {max}, as the message says."
+            ));
         }
     }
     let platform = f.platform;
     if let Some(tc) = f.torch_cuda.as_deref() {
-        let needed = major_minor(tc).and_then(|(maj, _)| c.kb.driver_floor(maj, platform).map(str::to_string));
+        let needed = major_minor(tc)
+            .and_then(|(maj, _)| c.kb.driver_floor(maj, platform).map(str::to_string));
         if let Some(floor) = needed {
-            let shipped = c.kb.toolkit_driver(tc, platform).map(|d| format!(" (CUDA {tc} itself shipped with {d})")).unwrap_or_default();
+            let shipped =
+                c.kb.toolkit_driver(tc, platform)
+                    .map(|d| format!(" (CUDA {tc} itself shipped with {d})"))
+                    .unwrap_or_default();
             c.fix(format!("Update the NVIDIA driver to {floor} or newer, which runs any CUDA {} build{shipped}.", tc.split('.').next().unwrap_or(tc)));
             if let Some(d) = f.driver_version.as_deref() {
                 if c.kb.driver_runs(d, tc, platform) == Some(false) {
-                    c.agree(format!("Driver {d} is older than {floor}, the minimum for PyTorch's CUDA {tc}."));
+                    c.agree(format!(
+                        "Driver {d} is older than {floor}, the minimum for PyTorch's CUDA {tc}."
+                    ));
                 } else if c.kb.driver_runs(d, tc, platform) == Some(true) {
                     c.contradict(format!("Driver {d} can run PyTorch's CUDA {tc}: on this machine the installed PyTorch should not hit this error."));
                 }
@@ -202,15 +235,24 @@ fn driver_too_old(c: &mut Check, fields: &BTreeMap<String, String>) {
         }
         // Or a torch build the current driver can run.
         if let Some(d) = f.driver_version.as_deref() {
-            let release = f.torch_version.as_deref().and_then(|v| c.kb.torch_release(v));
+            let release = f
+                .torch_version
+                .as_deref()
+                .and_then(|v| c.kb.torch_release(v));
             let variants: Vec<String> = release.map(|r| r.variants.clone()).unwrap_or_default();
             let fitting: Vec<String> = variants
                 .iter()
-                .filter(|v| variant_cuda(v).is_some_and(|cu| c.kb.driver_runs(d, &cu, platform) == Some(true)))
+                .filter(|v| {
+                    variant_cuda(v)
+                        .is_some_and(|cu| c.kb.driver_runs(d, &cu, platform) == Some(true))
+                })
                 .cloned()
                 .collect();
             if let Some(best) = fitting.last() {
-                c.fix(format!("Or keep the driver and install the {best} build, which driver {d} can run: {}", c.torch_install(best)));
+                c.fix(format!(
+                    "Or keep the driver and install the {best} build, which driver {d} can run: {}",
+                    c.torch_install(best)
+                ));
             } else if release.is_some() {
                 c.fix(format!("No CUDA build of this PyTorch release runs on driver {d}; update the driver, or use an older PyTorch release with a CUDA variant the driver supports."));
             }
@@ -234,7 +276,11 @@ fn driver_missing(c: &mut Check) {
 
 fn cpu_only(c: &mut Check) {
     let f = c.facts;
-    let is_cpu_build = f.torch_version.as_deref().map(|v| v.contains("+cpu")).unwrap_or(false)
+    let is_cpu_build = f
+        .torch_version
+        .as_deref()
+        .map(|v| v.contains("+cpu"))
+        .unwrap_or(false)
         || (f.torch_version.is_some() && f.torch_cuda.is_none());
     if is_cpu_build {
         c.agree("The installed PyTorch here is a CPU-only build.".to_string());
@@ -243,7 +289,10 @@ fn cpu_only(c: &mut Check) {
     }
     let archs: Vec<String> = c.gpu_archs().into_iter().map(|(_, a)| a).collect();
     if !archs.is_empty() {
-        let release = f.torch_version.as_deref().and_then(|v| c.kb.torch_release(v));
+        let release = f
+            .torch_version
+            .as_deref()
+            .and_then(|v| c.kb.torch_release(v));
         let mut candidates = c.kb.variants_for_gpus(&archs, release);
         if candidates.is_empty() {
             candidates = c.kb.variants_for_gpus(&archs, None);
@@ -267,9 +316,16 @@ fn no_kernel_image(c: &mut Check, fields: &BTreeMap<String, String>) {
         }
     }
     // Which architectures does the installed torch carry? Prefer the real list, else the published one.
-    let (list, from) = match (&f.torch_arch_list, f.torch_cuda.as_deref().and_then(cuda_variant)) {
+    let (list, from) = match (
+        &f.torch_arch_list,
+        f.torch_cuda.as_deref().and_then(cuda_variant),
+    ) {
         (Some(l), _) => (Some((l.clone(), Vec::new())), "the installed PyTorch"),
-        (None, Some(v)) => (c.kb.variant_arch(&v).map(|va| (va.sass.clone(), va.ptx.clone())), "the published builds of this CUDA variant"),
+        (None, Some(v)) => (
+            c.kb.variant_arch(&v)
+                .map(|va| (va.sass.clone(), va.ptx.clone())),
+            "the published builds of this CUDA variant",
+        ),
         _ => (None, ""),
     };
     let Some((sass, ptx)) = list else {
@@ -289,16 +345,31 @@ fn no_kernel_image(c: &mut Check, fields: &BTreeMap<String, String>) {
         return;
     }
     let names: Vec<String> = missing.iter().map(|(n, a)| format!("{n} ({a})")).collect();
-    c.agree(format!("{} lacks code for {}: it carries {}.", capitalize(from), names.join(", "), sass.join(" ")));
+    c.agree(format!(
+        "{} lacks code for {}: it carries {}.",
+        capitalize(from),
+        names.join(", "),
+        sass.join(" ")
+    ));
     let archs: Vec<String> = gpus.iter().map(|(_, a)| a.clone()).collect();
-    let release = f.torch_version.as_deref().and_then(|v| c.kb.torch_release(v));
+    let release = f
+        .torch_version
+        .as_deref()
+        .and_then(|v| c.kb.torch_release(v));
     let in_release = c.kb.variants_for_gpus(&archs, release);
     if let Some(v) = c.pick_variant_for_driver(&in_release) {
-        c.fix(format!("Install the {v} build of this PyTorch release, which has kernels for {}: {}", archs.join(", "), c.torch_install(&v)));
+        c.fix(format!(
+            "Install the {v} build of this PyTorch release, which has kernels for {}: {}",
+            archs.join(", "),
+            c.torch_install(&v)
+        ));
     } else {
         let any = c.kb.variants_for_gpus(&archs, None);
         if let Some(v) = c.pick_variant_for_driver(&any) {
-            let newer = c.kb.newest_release_with(std::slice::from_ref(&v)).map(|r| format!(" (offered by PyTorch {} among others)", r.torch)).unwrap_or_default();
+            let newer =
+                c.kb.newest_release_with(std::slice::from_ref(&v))
+                    .map(|r| format!(" (offered by PyTorch {} among others)", r.torch))
+                    .unwrap_or_default();
             c.fix(format!("No build of the installed PyTorch release covers {}; install a {v} build{newer}: pip install --force-reinstall torch torchvision torchaudio --index-url {TORCH_INDEX}/{v}", archs.join(", ")));
         }
     }
@@ -315,9 +386,13 @@ fn capitalize(s: &str) -> String {
 fn toolkit(c: &mut Check, fields: &BTreeMap<String, String>, category: Category) {
     let f = c.facts;
     if category == Category::ToolkitMismatch {
-        if let (Some(detected), Some(nvcc)) = (fields.get("detected_cuda"), f.nvcc_version.as_deref()) {
+        if let (Some(detected), Some(nvcc)) =
+            (fields.get("detected_cuda"), f.nvcc_version.as_deref())
+        {
             if major_minor(detected) == major_minor(nvcc) {
-                c.agree(format!("The nvcc on PATH here is CUDA {nvcc}, as in the message."));
+                c.agree(format!(
+                    "The nvcc on PATH here is CUDA {nvcc}, as in the message."
+                ));
             } else {
                 c.contradict(format!("The message saw nvcc from CUDA {detected}, but the nvcc here is CUDA {nvcc}: the build ran elsewhere or with another PATH/CUDA_HOME."));
             }
@@ -328,7 +403,9 @@ fn toolkit(c: &mut Check, fields: &BTreeMap<String, String>, category: Category)
             }
         }
     } else if let Some(home) = &f.cuda_home {
-        c.fact(format!("CUDA_HOME is set here to {home}; check that {home}/bin/nvcc exists."));
+        c.fact(format!(
+            "CUDA_HOME is set here to {home}; check that {home}/bin/nvcc exists."
+        ));
     } else {
         c.agree("CUDA_HOME is not set on this machine.".to_string());
     }
@@ -337,16 +414,30 @@ fn toolkit(c: &mut Check, fields: &BTreeMap<String, String>, category: Category)
         return;
     };
     let want = major_minor(tc);
-    let exact = f.toolkits.iter().find(|t| t.version.as_deref().and_then(major_minor) == want);
-    let same_major = f.toolkits.iter().find(|t| t.version.as_deref().and_then(major_minor).map(|m| m.0) == want.map(|w| w.0));
+    let exact = f
+        .toolkits
+        .iter()
+        .find(|t| t.version.as_deref().and_then(major_minor) == want);
+    let same_major = f
+        .toolkits
+        .iter()
+        .find(|t| t.version.as_deref().and_then(major_minor).map(|m| m.0) == want.map(|w| w.0));
     match exact.or(same_major) {
         Some(t) => {
             let v = t.version.as_deref().unwrap_or("?");
             c.fix(format!("Use the CUDA {v} toolkit at {} for PyTorch's CUDA {tc}: export CUDA_HOME={} PATH={}/bin:$PATH, then rebuild.", t.root, t.root, t.root));
         }
         None => {
-            let found: Vec<String> = f.toolkits.iter().map(|t| format!("{} ({})", t.version.as_deref().unwrap_or("?"), t.root)).collect();
-            let have = if found.is_empty() { "none was found".to_string() } else { format!("found: {}", found.join(", ")) };
+            let found: Vec<String> = f
+                .toolkits
+                .iter()
+                .map(|t| format!("{} ({})", t.version.as_deref().unwrap_or("?"), t.root))
+                .collect();
+            let have = if found.is_empty() {
+                "none was found".to_string()
+            } else {
+                format!("found: {}", found.join(", "))
+            };
             c.fix(format!("Install a CUDA {tc} toolkit (PyTorch's CUDA; {have}), e.g. pip install nvidia-cuda-nvcc-cu{} or the NVIDIA toolkit {tc}, and point CUDA_HOME at it.", tc.split('.').next().unwrap_or(tc)));
         }
     }
@@ -365,7 +456,10 @@ fn suffix(c: &mut Check, fields: &BTreeMap<String, String>) {
         }
     }
     if let Some(v) = cuda_variant(tc) {
-        c.fix(format!("Reinstall the companions from PyTorch's own index so all share {v}: {}", c.torch_install(&v)));
+        c.fix(format!(
+            "Reinstall the companions from PyTorch's own index so all share {v}: {}",
+            c.torch_install(&v)
+        ));
     }
 }
 
@@ -381,14 +475,26 @@ fn library_path(c: &mut Check, fields: &BTreeMap<String, String>) {
             _ => {}
         }
         if f.driver_version.is_some() && f.platform != Platform::Container {
-            c.fact("A driver is installed here; check that its libcuda.so.1 is in ldconfig -p.".to_string());
+            c.fact(
+                "A driver is installed here; check that its libcuda.so.1 is in ldconfig -p."
+                    .to_string(),
+            );
         }
         return;
     }
     // "libcudart.so.11.0" -> 11; compare with the CUDA major of the installed torch.
-    let soname_major = lib.split(".so.").nth(1).and_then(|v| v.split('.').next()).and_then(|v| v.parse::<u32>().ok());
+    let soname_major = lib
+        .split(".so.")
+        .nth(1)
+        .and_then(|v| v.split('.').next())
+        .and_then(|v| v.parse::<u32>().ok());
     if let (Some(want), Some(tc)) = (soname_major, f.torch_cuda.as_deref()) {
-        if lib.starts_with("libcudart") || lib.starts_with("libcublas") || lib.starts_with("libcufft") || lib.starts_with("libcusparse") || lib.starts_with("libnvrtc") {
+        if lib.starts_with("libcudart")
+            || lib.starts_with("libcublas")
+            || lib.starts_with("libcufft")
+            || lib.starts_with("libcusparse")
+            || lib.starts_with("libnvrtc")
+        {
             if let Some((have, _)) = major_minor(tc) {
                 if have != want {
                     c.agree(format!("{lib} is a CUDA {want} library, but this environment's PyTorch uses CUDA {have}: a package built for CUDA {want} is installed next to a CUDA {have} stack. Install that package's CUDA {have} build."));
@@ -406,7 +512,9 @@ fn container(c: &mut Check, fields: &BTreeMap<String, String>) {
         if major_minor(max) >= major_minor(req) && major_minor(req).is_some() {
             c.contradict(format!("The image needs CUDA {req}, and this machine's driver supports CUDA {max}: on this host the requirement holds; the message comes from another host."));
         } else {
-            c.agree(format!("This host's driver supports CUDA {max}, older than the image's CUDA {req}."));
+            c.agree(format!(
+                "This host's driver supports CUDA {max}, older than the image's CUDA {req}."
+            ));
             if let Some(d) = c.kb.toolkit_driver(req, f.platform) {
                 c.fix(format!("Update the host driver to {d} or newer (the driver CUDA {req} shipped with), or use an image built for CUDA {max} or older."));
             }
@@ -418,7 +526,9 @@ fn sdpa(c: &mut Check, fields: &BTreeMap<String, String>) {
     let gpus = c.gpu_archs();
     if let Some(arch) = fields.get("arch") {
         if !gpus.is_empty() && !gpus.iter().any(|(_, a)| a == arch) {
-            c.contradict(format!("The message is about a {arch} GPU, which this machine does not have."));
+            c.contradict(format!(
+                "The message is about a {arch} GPU, which this machine does not have."
+            ));
         }
     }
     let old: Vec<String> = gpus
@@ -429,8 +539,15 @@ fn sdpa(c: &mut Check, fields: &BTreeMap<String, String>) {
     if !old.is_empty() {
         c.agree(format!("{} predates Ampere (sm_80): flash attention cannot run on it; memory-efficient attention is the fast path there.", old.join(", ")));
     }
-    if c.windows() && fields.get("kernel").is_some_and(|k| k.to_ascii_lowercase().contains("flash")) {
-        c.agree("This is Windows, where the official PyTorch builds have no flash attention kernel.".to_string());
+    if c.windows()
+        && fields
+            .get("kernel")
+            .is_some_and(|k| k.to_ascii_lowercase().contains("flash"))
+    {
+        c.agree(
+            "This is Windows, where the official PyTorch builds have no flash attention kernel."
+                .to_string(),
+        );
     }
 }
 
@@ -438,12 +555,17 @@ fn oom(c: &mut Check, fields: &BTreeMap<String, String>) {
     let f = c.facts;
     let total = fields.get("total").and_then(|t| parse_gib(t));
     let gpu_index: usize = fields.get("gpu").and_then(|g| g.parse().ok()).unwrap_or(0);
-    let here = f.gpus.get(gpu_index).and_then(|g| g.memory_mib.map(|m| (g.name.clone(), m as f64 / 1024.0)));
+    let here = f
+        .gpus
+        .get(gpu_index)
+        .and_then(|g| g.memory_mib.map(|m| (g.name.clone(), m as f64 / 1024.0)));
     if let (Some(total), Some((name, mem))) = (total, here) {
         if (total - mem).abs() > mem.max(total) * 0.15 {
             c.contradict(format!("The message's GPU has {total:.1} GiB; GPU {gpu_index} here ({name}) has {mem:.1} GiB: the message comes from another machine."));
         } else {
-            c.agree(format!("GPU {gpu_index} here ({name}) has {mem:.1} GiB, as in the message."));
+            c.agree(format!(
+                "GPU {gpu_index} here ({name}) has {mem:.1} GiB, as in the message."
+            ));
         }
     }
 }

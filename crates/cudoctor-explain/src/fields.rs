@@ -40,7 +40,9 @@ impl FieldKind {
     /// Normalises a raw capture. `None` when the capture cannot be read as this kind
     /// (the field then stays unknown rather than holding a guess).
     pub fn normalize(self, raw: &str) -> Option<String> {
-        let raw = raw.trim().trim_matches(|c| c == '"' || c == '\'' || c == '`');
+        let raw = raw
+            .trim()
+            .trim_matches(|c| c == '"' || c == '\'' || c == '`');
         if raw.is_empty() {
             return None;
         }
@@ -139,20 +141,41 @@ mod tests {
 
     #[test]
     fn cuda_int_values() {
-        assert_eq!(FieldKind::CudaInt.normalize("11040").as_deref(), Some("11.4"));
+        assert_eq!(
+            FieldKind::CudaInt.normalize("11040").as_deref(),
+            Some("11.4")
+        );
         assert_eq!(FieldKind::CudaInt.normalize("9000").as_deref(), Some("9.0"));
-        assert_eq!(FieldKind::CudaInt.normalize("10010").as_deref(), Some("10.1"));
-        assert_eq!(FieldKind::CudaInt.normalize("12080").as_deref(), Some("12.8"));
+        assert_eq!(
+            FieldKind::CudaInt.normalize("10010").as_deref(),
+            Some("10.1")
+        );
+        assert_eq!(
+            FieldKind::CudaInt.normalize("12080").as_deref(),
+            Some("12.8")
+        );
         assert_eq!(FieldKind::CudaInt.normalize("abc"), None);
         assert_eq!(FieldKind::CudaInt.normalize("12"), None);
     }
 
     #[test]
     fn cuda_suffix_values() {
-        assert_eq!(FieldKind::CudaSuffix.normalize("cu121").as_deref(), Some("12.1"));
-        assert_eq!(FieldKind::CudaSuffix.normalize("118").as_deref(), Some("11.8"));
-        assert_eq!(FieldKind::CudaSuffix.normalize("1201").as_deref(), Some("12.1"));
-        assert_eq!(FieldKind::CudaSuffix.normalize("12.4").as_deref(), Some("12.4"));
+        assert_eq!(
+            FieldKind::CudaSuffix.normalize("cu121").as_deref(),
+            Some("12.1")
+        );
+        assert_eq!(
+            FieldKind::CudaSuffix.normalize("118").as_deref(),
+            Some("11.8")
+        );
+        assert_eq!(
+            FieldKind::CudaSuffix.normalize("1201").as_deref(),
+            Some("12.1")
+        );
+        assert_eq!(
+            FieldKind::CudaSuffix.normalize("12.4").as_deref(),
+            Some("12.4")
+        );
         assert_eq!(FieldKind::CudaSuffix.normalize("cpu"), None);
     }
 
@@ -167,7 +190,11 @@ mod tests {
             ("compute_120", "sm_120"),
             ("12.0", "sm_120"),
         ] {
-            assert_eq!(FieldKind::Arch.normalize(raw).as_deref(), Some(want), "{raw}");
+            assert_eq!(
+                FieldKind::Arch.normalize(raw).as_deref(),
+                Some(want),
+                "{raw}"
+            );
         }
         assert_eq!(FieldKind::Arch.normalize("sm_N"), None);
         assert_eq!(arch_major_minor("sm_120"), Some((12, 0)));

@@ -112,14 +112,24 @@ fn cmp_versions(a: &str, b: &str) -> std::cmp::Ordering {
 impl Knowledge {
     /// The oldest driver that runs programs built with CUDA `major`.x (minor-version compatibility).
     pub fn driver_floor(&self, cuda_major: u32, platform: Platform) -> Option<&str> {
-        let row = self.driver_floor.iter().find(|r| r.cuda_major == cuda_major)?;
-        Some(if platform == Platform::Windows { &row.windows } else { &row.linux })
+        let row = self
+            .driver_floor
+            .iter()
+            .find(|r| r.cuda_major == cuda_major)?;
+        Some(if platform == Platform::Windows {
+            &row.windows
+        } else {
+            &row.linux
+        })
     }
 
     /// The driver that shipped with toolkit `cuda` ("12.1").
     pub fn toolkit_driver(&self, cuda: &str, platform: Platform) -> Option<&str> {
         let (maj, min) = major_minor(cuda)?;
-        let row = self.toolkit_driver.iter().find(|r| major_minor(&r.cuda) == Some((maj, min)))?;
+        let row = self
+            .toolkit_driver
+            .iter()
+            .find(|r| major_minor(&r.cuda) == Some((maj, min)))?;
         if platform == Platform::Windows {
             row.windows.as_deref()
         } else {
@@ -140,7 +150,9 @@ impl Knowledge {
     /// The release entry for a torch version ("2.7.1+cu128" -> the "2.7" row).
     pub fn torch_release(&self, torch_version: &str) -> Option<&TorchRelease> {
         let (maj, min) = major_minor(torch_version)?;
-        self.torch_release.iter().find(|r| major_minor(&r.torch) == Some((maj, min)))
+        self.torch_release
+            .iter()
+            .find(|r| major_minor(&r.torch) == Some((maj, min)))
     }
 
     pub fn variant_arch(&self, variant: &str) -> Option<&VariantArch> {
@@ -149,12 +161,19 @@ impl Knowledge {
 
     /// Variants (with known arch lists) whose published builds run on every one of `gpus`,
     /// oldest CUDA first. Restricted to `release`'s variants when given.
-    pub fn variants_for_gpus(&self, gpus: &[String], release: Option<&TorchRelease>) -> Vec<String> {
+    pub fn variants_for_gpus(
+        &self,
+        gpus: &[String],
+        release: Option<&TorchRelease>,
+    ) -> Vec<String> {
         let mut out: Vec<String> = self
             .variant_arch
             .iter()
             .filter(|v| release.is_none_or(|r| r.variants.contains(&v.variant)))
-            .filter(|v| gpus.iter().all(|g| arch_runs(g, &v.sass, &v.ptx) == Some(true)))
+            .filter(|v| {
+                gpus.iter()
+                    .all(|g| arch_runs(g, &v.sass, &v.ptx) == Some(true))
+            })
             .map(|v| v.variant.clone())
             .collect();
         out.sort_by(|a, b| {
@@ -189,11 +208,26 @@ mod tests {
     fn known_rows() {
         let kb = kb();
         assert_eq!(kb.driver_floor(12, Platform::Linux), Some("525.60.13"));
-        assert_eq!(kb.toolkit_driver("12.1", Platform::Linux), Some("530.30.02"));
-        assert_eq!(kb.driver_runs("470.86", "12.1", Platform::Linux), Some(false));
-        assert_eq!(kb.driver_runs("470.86", "11.8", Platform::Linux), Some(true));
-        assert_eq!(kb.driver_runs("580.159.04", "13.0", Platform::Linux), Some(true));
-        assert_eq!(kb.torch_release("2.7.1+cu128").map(|r| r.variants.clone()), Some(vec!["cu118".into(), "cu126".into(), "cu128".into()]));
+        assert_eq!(
+            kb.toolkit_driver("12.1", Platform::Linux),
+            Some("530.30.02")
+        );
+        assert_eq!(
+            kb.driver_runs("470.86", "12.1", Platform::Linux),
+            Some(false)
+        );
+        assert_eq!(
+            kb.driver_runs("470.86", "11.8", Platform::Linux),
+            Some(true)
+        );
+        assert_eq!(
+            kb.driver_runs("580.159.04", "13.0", Platform::Linux),
+            Some(true)
+        );
+        assert_eq!(
+            kb.torch_release("2.7.1+cu128").map(|r| r.variants.clone()),
+            Some(vec!["cu118".into(), "cu126".into(), "cu128".into()])
+        );
         assert_eq!(variant_cuda("cu128").as_deref(), Some("12.8"));
         assert_eq!(cuda_variant("13.0").as_deref(), Some("cu130"));
     }
@@ -203,15 +237,23 @@ mod tests {
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         assert_eq!(arch_runs("sm_86", &s(&["sm_80"]), &[]), Some(true));
         assert_eq!(arch_runs("sm_120", &s(&["sm_90"]), &[]), Some(false));
-        assert_eq!(arch_runs("sm_120", &s(&["sm_90"]), &s(&["sm_90"])), Some(true));
-        assert_eq!(arch_runs("sm_61", &s(&["sm_70", "sm_75"]), &[]), Some(false));
+        assert_eq!(
+            arch_runs("sm_120", &s(&["sm_90"]), &s(&["sm_90"])),
+            Some(true)
+        );
+        assert_eq!(
+            arch_runs("sm_61", &s(&["sm_70", "sm_75"]), &[]),
+            Some(false)
+        );
     }
 
     #[test]
     fn blackwell_and_pascal_variants() {
         let kb = kb();
         let blackwell = kb.variants_for_gpus(&["sm_120".to_string()], None);
-        assert!(blackwell.contains(&"cu128".to_string()) && !blackwell.contains(&"cu126".to_string()));
+        assert!(
+            blackwell.contains(&"cu128".to_string()) && !blackwell.contains(&"cu126".to_string())
+        );
         let pascal = kb.variants_for_gpus(&["sm_61".to_string()], None);
         assert!(pascal.contains(&"cu126".to_string()) && !pascal.contains(&"cu128".to_string()));
     }

@@ -61,8 +61,14 @@ pub struct Engine {
 impl Engine {
     /// An engine over a given signature database (e.g. a user's newer file) and the built-in knowledge.
     pub fn new(db: SignatureDb) -> Result<Engine, EngineError> {
-        let kb = knowledge::builtin().map_err(|e| EngineError::Knowledge(e.to_string()))?.clone();
-        let prefilter = Prefilter::new(db.signatures.iter().flat_map(|s| s.patterns.iter().map(|r| r.as_str())));
+        let kb = knowledge::builtin()
+            .map_err(|e| EngineError::Knowledge(e.to_string()))?
+            .clone();
+        let prefilter = Prefilter::new(
+            db.signatures
+                .iter()
+                .flat_map(|s| s.patterns.iter().map(|r| r.as_str())),
+        );
         Ok(Engine { db, prefilter, kb })
     }
 
@@ -94,14 +100,23 @@ impl Engine {
         fixes.extend(e.fix.iter().filter(|f| !check.fixes.contains(f)).cloned());
         e.fix = fixes;
         let mut evidence: Vec<String> = check.evidence.clone();
-        evidence.extend(check.contradictions.iter().map(|c| format!("Contradiction: {c}")));
+        evidence.extend(
+            check
+                .contradictions
+                .iter()
+                .map(|c| format!("Contradiction: {c}")),
+        );
         evidence.extend(e.evidence.iter().cloned());
         e.evidence = evidence;
         e.machine = Some(check);
     }
 
     fn build(&self, outcome: ScanOutcome) -> Explanation {
-        let ScanOutcome { seen, stats, nonblank_lines } = outcome;
+        let ScanOutcome {
+            seen,
+            stats,
+            nonblank_lines,
+        } = outcome;
         let winner = pick_winner(&self.db, &seen);
         let mut also_seen: Vec<AlsoSeen> = Vec::new();
         for (index, s) in seen.iter().enumerate() {
@@ -127,7 +142,11 @@ impl Engine {
             return self.unknown(&seen, stats, nonblank_lines, also_seen);
         };
         let (win_index, sig, win_seen) = win;
-        let mut fields = win_seen.first.as_ref().map(|h| h.fields.clone()).unwrap_or_default();
+        let mut fields = win_seen
+            .first
+            .as_ref()
+            .map(|h| h.fields.clone())
+            .unwrap_or_default();
         let cause = sig.render_cause(&fields);
         let fix = sig.render_fixes(&fields);
         // Fields from other signatures of the same category help the cross-check (e.g. the
@@ -144,12 +163,19 @@ impl Engine {
         }
         let mut matched: Vec<MatchedLine> = Vec::new();
         for (index, s) in seen.iter().enumerate() {
-            let Some(other) = self.db.get(index) else { continue };
+            let Some(other) = self.db.get(index) else {
+                continue;
+            };
             if index != win_index && other.category != sig.category {
                 continue;
             }
             for (line_no, text, rank) in &s.lines {
-                matched.push(MatchedLine { line_no: *line_no, text: text.clone(), rank: *rank, signature: other.id.clone() });
+                matched.push(MatchedLine {
+                    line_no: *line_no,
+                    text: text.clone(),
+                    rank: *rank,
+                    signature: other.id.clone(),
+                });
             }
         }
         matched.sort_by_key(|m| m.line_no);
@@ -163,12 +189,34 @@ impl Engine {
             } else {
                 format!(" on ranks {}", join_ranks(&win_seen.ranks))
             };
-            evidence.push(format!("The same error appears {} times{ranks}.", win_seen.count));
+            evidence.push(format!(
+                "The same error appears {} times{ranks}.",
+                win_seen.count
+            ));
         }
-        for a in also_seen.iter().filter(|a| a.category != sig.category && a.role != Role::Context) {
-            let title = self.db.by_id(&a.signature).map(|s| s.title.as_str()).unwrap_or_default();
-            let when = if a.line_no < matched.first().map(|m| m.line_no).unwrap_or(0) { "earlier" } else { "later" };
-            evidence.push(format!("Also seen {when} (line {}, {:?}): {title}.", a.line_no, a.role).replace("Cause", "error").replace("Symptom", "error").replace("Warning", "warning"));
+        for a in also_seen
+            .iter()
+            .filter(|a| a.category != sig.category && a.role != Role::Context)
+        {
+            let title = self
+                .db
+                .by_id(&a.signature)
+                .map(|s| s.title.as_str())
+                .unwrap_or_default();
+            let when = if a.line_no < matched.first().map(|m| m.line_no).unwrap_or(0) {
+                "earlier"
+            } else {
+                "later"
+            };
+            evidence.push(
+                format!(
+                    "Also seen {when} (line {}, {:?}): {title}.",
+                    a.line_no, a.role
+                )
+                .replace("Cause", "error")
+                .replace("Symptom", "error")
+                .replace("Warning", "warning"),
+            );
         }
         Explanation {
             category: sig.category,
@@ -188,14 +236,26 @@ impl Engine {
         }
     }
 
-    fn unknown(&self, seen: &[scanner::SignatureSeen], stats: ScanStats, nonblank: u64, also_seen: Vec<AlsoSeen>) -> Explanation {
+    fn unknown(
+        &self,
+        seen: &[scanner::SignatureSeen],
+        stats: ScanStats,
+        nonblank: u64,
+        also_seen: Vec<AlsoSeen>,
+    ) -> Explanation {
         let mut looked: BTreeMap<Category, Vec<String>> = BTreeMap::new();
         for s in &self.db.signatures {
             if s.category != Category::Unknown {
                 looked.entry(s.category).or_default().push(s.title.clone());
             }
         }
-        let looked_for = looked.into_iter().map(|(category, signatures)| LookedFor { category, signatures }).collect();
+        let looked_for = looked
+            .into_iter()
+            .map(|(category, signatures)| LookedFor {
+                category,
+                signatures,
+            })
+            .collect();
         // A generic CUDA error without a cause is shown as context, never as a cause.
         let context = seen.iter().enumerate().find_map(|(i, s)| {
             let sig = self.db.get(i)?;
@@ -203,15 +263,36 @@ impl Engine {
             Some((sig, s.first.as_ref()?, s))
         });
         let (title, cause, fix, matched, fields) = if nonblank == 0 {
-            let why = stats.read_error.as_ref().map(|e| format!(" (reading stopped: {e})")).unwrap_or_default();
-            ("Nothing to explain".to_string(), format!("Nothing to explain: the input is empty{why}."), Vec::new(), Vec::new(), BTreeMap::new())
+            let why = stats
+                .read_error
+                .as_ref()
+                .map(|e| format!(" (reading stopped: {e})"))
+                .unwrap_or_default();
+            (
+                "Nothing to explain".to_string(),
+                format!("Nothing to explain: the input is empty{why}."),
+                Vec::new(),
+                Vec::new(),
+                BTreeMap::new(),
+            )
         } else if let Some((sig, hit, s)) = context {
             let matched = s
                 .lines
                 .iter()
-                .map(|(line_no, text, rank)| MatchedLine { line_no: *line_no, text: text.clone(), rank: *rank, signature: sig.id.clone() })
+                .map(|(line_no, text, rank)| MatchedLine {
+                    line_no: *line_no,
+                    text: text.clone(),
+                    rank: *rank,
+                    signature: sig.id.clone(),
+                })
                 .collect();
-            (sig.title.clone(), sig.render_cause(&hit.fields), sig.render_fixes(&hit.fields), matched, hit.fields.clone())
+            (
+                sig.title.clone(),
+                sig.render_cause(&hit.fields),
+                sig.render_fixes(&hit.fields),
+                matched,
+                hit.fields.clone(),
+            )
         } else {
             (
                 "No known error found".to_string(),
@@ -241,7 +322,11 @@ impl Engine {
 }
 
 fn join_ranks(ranks: &BTreeSet<u32>) -> String {
-    ranks.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+    ranks
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The engine over the built-in data, built on first use.

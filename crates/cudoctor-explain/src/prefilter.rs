@@ -63,7 +63,9 @@ fn concat(children: &[Hir]) -> Option<Vec<String>> {
     if !run.is_empty() {
         candidates.push(vec![run]);
     }
-    candidates.into_iter().max_by_key(|set| set.iter().map(String::len).min().unwrap_or(0))
+    candidates
+        .into_iter()
+        .max_by_key(|set| set.iter().map(String::len).min().unwrap_or(0))
 }
 
 /// A class that stands for one ASCII character up to ASCII case ([Cc], [x]) -> that lowercase char.
@@ -109,11 +111,27 @@ fn letter(hir: &Hir) -> Option<char> {
 
 /// All literals of a database, with any literal that contains another one dropped
 /// (if "nccl" is present, "nccl warn" adds nothing to the test).
+///
+/// The test runs on every log line, so it is built to be cheap even in unoptimised builds: the
+/// line's lowercase byte pairs are hashed into a small bit set, and a literal is searched for
+/// only when all of its byte pairs are in that set (rare for ordinary log lines).
 #[derive(Debug, Clone, Default)]
 pub struct Prefilter {
     literals: Vec<String>,
+    /// For each literal, the hashed bigrams it contains.
+    bigrams: Vec<Vec<u16>>,
     /// False when some pattern requires no literal: every line must then go to the regexes.
     usable: bool,
+}
+
+const BIGRAM_BITS: usize = 4096;
+
+/// Hash of an ASCII-case-folded byte pair into 0..BIGRAM_BITS. Folding sets bit 0x20 of every
+/// byte, which maps 'A' and 'a' together; the collisions it adds only cost an exact test.
+fn bigram_hash(a: u8, b: u8) -> u16 {
+    let a = u16::from(a | 0x20) & 0x7f;
+    let b = u16::from(b | 0x20) & 0x7f;
+    ((a << 5) ^ b) % (BIGRAM_BITS as u16)
 }
 
 impl Prefilter {
@@ -122,7 +140,13 @@ impl Prefilter {
         for p in patterns {
             match required_literals(p) {
                 Some(lits) => all.extend(lits),
-                None => return Prefilter { literals: Vec::new(), usable: false },
+                None => {
+                    return Prefilter {
+                        literals: Vec::new(),
+                        bigrams: Vec::new(),
+                        usable: false,
+                    }
+                }
             }
         }
         all.sort_by_key(String::len);
@@ -133,12 +157,57 @@ impl Prefilter {
                 kept.push(lit);
             }
         }
-        Prefilter { literals: kept, usable: true }
+        let bigrams = kept
+            .iter()
+            .map(|l| {
+                let mut v: Vec<u16> = l
+                    .as_bytes()
+                    .windows(2)
+                    .map(|w| bigram_hash(w[0], w[1]))
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            })
+            .collect();
+        Prefilter {
+            literals: kept,
+            bigrams,
+            usable: true,
+        }
     }
 
-    /// Whether `line_lower` (already ASCII-lowercased) may match some pattern.
-    pub fn may_match(&self, line_lower: &str) -> bool {
-        !self.usable || self.literals.iter().any(|l| line_lower.contains(l.as_str()))
+    /// Whether `line` may match some pattern (compared ASCII case-insensitively).
+    pub fn may_match(&self, line: &str) -> bool {
+        if !self.usable {
+            return true;
+        }
+        let bytes = line.as_bytes();
+        let mut set = [0u64; BIGRAM_BITS / 64];
+        let mut prev = match bytes.first() {
+            Some(b) => *b,
+            None => return false,
+        };
+        for &b in bytes.get(1..).unwrap_or_default() {
+            let h = usize::from(bigram_hash(prev, b));
+            set[h >> 6] |= 1 << (h & 63);
+            prev = b;
+        }
+        let mut lower: Option<String> = None;
+        'literals: for (lit, grams) in self.literals.iter().zip(&self.bigrams) {
+            // Single-byte literals have no bigram; they go straight to the exact test.
+            for &g in grams {
+                let h = usize::from(g);
+                if set[h >> 6] & (1 << (h & 63)) == 0 {
+                    continue 'literals;
+                }
+            }
+            let lower = lower.get_or_insert_with(|| line.to_ascii_lowercase());
+            if lower.contains(lit.as_str()) {
+                return true;
+            }
+        }
+        false
     }
 
     pub fn literals(&self) -> &[String] {
@@ -152,20 +221,38 @@ mod tests {
 
     #[test]
     fn extracts_required_runs() {
-        assert_eq!(required_literals("abc(?:d|e)fgh").unwrap_or_default(), vec!["fgh"]);
+        assert_eq!(
+            required_literals("abc(?:d|e)fgh").unwrap_or_default(),
+            vec!["fgh"]
+        );
         let got = required_literals("(?i)CUDA driver version is insufficient").unwrap_or_default();
         // 's' folds to LONG S under (?i), so runs break there; what remains is still required.
-        assert!(got.iter().all(|l| "cuda driver version is insufficient".contains(l.as_str())), "{got:?}");
+        assert!(
+            got.iter()
+                .all(|l| "cuda driver version is insufficient".contains(l.as_str())),
+            "{got:?}"
+        );
         assert!(got.iter().all(|l| l.len() >= 3), "{got:?}");
-        assert_eq!(required_literals("a|bcd").unwrap_or_default(), vec!["a", "bcd"]);
+        assert_eq!(
+            required_literals("a|bcd").unwrap_or_default(),
+            vec!["a", "bcd"]
+        );
         assert_eq!(required_literals(r"x?\d+"), None);
     }
 
     #[test]
     fn prefilter_is_a_superset_of_the_regex() {
-        let pats = ["(?i)no kernel image is available", "NCCL WARN (?P<w>.+)", "undefined symbol: (?P<s>_ZN\\w+)"];
+        let pats = [
+            "(?i)no kernel image is available",
+            "NCCL WARN (?P<w>.+)",
+            "undefined symbol: (?P<s>_ZN\\w+)",
+        ];
         let pf = Prefilter::new(pats);
-        for line in ["RuntimeError: CUDA error: NO KERNEL IMAGE is available", "x NCCL WARN boom", "a.so: undefined symbol: _ZN3c10"] {
+        for line in [
+            "RuntimeError: CUDA error: NO KERNEL IMAGE is available",
+            "x NCCL WARN boom",
+            "a.so: undefined symbol: _ZN3c10",
+        ] {
             assert!(pf.may_match(&line.to_ascii_lowercase()), "{line}");
         }
         assert!(!pf.may_match("epoch 3 step 100 loss 0.25"));

@@ -23,7 +23,9 @@ pub fn to_text(e: &Explanation) -> String {
     if let Some(check) = &e.machine {
         let verdict = match check.verdict {
             Verdict::Consistent => "this machine fits the explanation",
-            Verdict::Contradicts => "this machine contradicts the message (it was probably produced elsewhere)",
+            Verdict::Contradicts => {
+                "this machine contradicts the message (it was probably produced elsewhere)"
+            }
             Verdict::Inconclusive => "not enough facts to confirm on this machine",
         };
         let _ = writeln!(out, "\nMachine: {verdict}");

@@ -6,7 +6,7 @@ use crate::explanation::ScanStats;
 use crate::prefilter::Prefilter;
 use crate::signatures::{Role, SignatureDb};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, Read};
 
 /// Bytes of one line that are kept and examined; the rest of a longer line is read and dropped.
 pub const MAX_LINE_BYTES: usize = 64 * 1024;
@@ -39,46 +39,72 @@ pub struct BoundedLines<R> {
 
 impl<R: BufRead> BoundedLines<R> {
     pub fn new(inner: R, cap: usize) -> Self {
-        BoundedLines { inner, cap, buf: Vec::with_capacity(cap.min(8192)) }
+        BoundedLines {
+            inner,
+            cap,
+            buf: Vec::with_capacity(cap.min(8192)),
+        }
     }
 
     /// The next line, `Ok(None)` at the end of input.
+    ///
+    /// Uses `read_until`, whose newline search is std's precompiled memchr: fast even in
+    /// unoptimised builds, which matters for scanning hundreds of megabytes in tests.
     pub fn next_line(&mut self) -> io::Result<Option<RawLine>> {
         self.buf.clear();
-        let mut truncated = false;
-        let mut consumed: u64 = 0;
-        let mut saw_any = false;
-        loop {
-            let available = match self.inner.fill_buf() {
-                Ok(b) => b,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            if available.is_empty() {
-                if !saw_any {
-                    return Ok(None);
-                }
-                break;
-            }
-            saw_any = true;
-            let (chunk_len, newline) = match available.iter().position(|&b| b == b'\n') {
-                Some(i) => (i, true),
-                None => (available.len(), false),
-            };
-            let room = self.cap.saturating_sub(self.buf.len());
-            let take = room.min(chunk_len);
-            self.buf.extend_from_slice(available.get(..take).unwrap_or_default());
-            if chunk_len > room {
-                truncated = true;
-            }
-            let used = chunk_len + usize::from(newline);
-            self.inner.consume(used);
-            consumed += used as u64;
-            if newline {
-                break;
-            }
+        let cap = self.cap as u64;
+        let mut consumed = read_until_retry(&mut (&mut self.inner).take(cap), &mut self.buf)?;
+        if consumed == 0 {
+            return Ok(None);
         }
-        Ok(Some(RawLine { bytes: std::mem::take(&mut self.buf), truncated, consumed }))
+        if self.buf.last() == Some(&b'\n') {
+            self.buf.pop();
+            return Ok(Some(RawLine {
+                bytes: std::mem::take(&mut self.buf),
+                truncated: false,
+                consumed,
+            }));
+        }
+        if consumed < cap {
+            // End of input without a final newline.
+            return Ok(Some(RawLine {
+                bytes: std::mem::take(&mut self.buf),
+                truncated: false,
+                consumed,
+            }));
+        }
+        // The line is longer than the cap: read and drop the rest of it, a chunk at a time.
+        let mut scratch = Vec::with_capacity(64 * 1024);
+        let mut truncated = false;
+        loop {
+            scratch.clear();
+            let n = read_until_retry(&mut (&mut self.inner).take(64 * 1024), &mut scratch)?;
+            consumed += n;
+            if n == 0 {
+                break;
+            }
+            if scratch.last() == Some(&b'\n') {
+                // Only a newline right after the cap means the line was not cut.
+                truncated |= n > 1;
+                break;
+            }
+            truncated = true;
+        }
+        Ok(Some(RawLine {
+            bytes: std::mem::take(&mut self.buf),
+            truncated,
+            consumed,
+        }))
+    }
+}
+
+fn read_until_retry<R: BufRead>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<u64> {
+    loop {
+        match r.read_until(b'\n', buf) {
+            Ok(n) => return Ok(n as u64),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
     }
 }
 
@@ -89,6 +115,14 @@ pub fn clean_segments(raw: &[u8]) -> Vec<String> {
     let text = String::from_utf8_lossy(raw);
     let text = text.strip_suffix('\r').unwrap_or(&text);
     let mut out = Vec::new();
+    if !text.bytes().any(|b| b < 0x20 || b == 0x7f) {
+        // The common case: nothing to strip.
+        let trimmed = text.trim();
+        if !trimmed.is_empty() {
+            out.push(trimmed.to_string());
+        }
+        return out;
+    }
     for segment in text.split('\r') {
         let cleaned = strip_ansi_and_controls(segment);
         let trimmed = cleaned.trim();
@@ -159,7 +193,10 @@ pub fn strip_rank_prefix(line: &str) -> (Option<u32>, &str) {
     if let Some(after) = rest.strip_prefix("[rank") {
         if let Some(close) = after.find("]:") {
             if let Ok(rank) = after.get(..close).unwrap_or_default().parse::<u32>() {
-                return (Some(rank), after.get(close + 2..).unwrap_or_default().trim_start());
+                return (
+                    Some(rank),
+                    after.get(close + 2..).unwrap_or_default().trim_start(),
+                );
             }
         }
     }
@@ -171,7 +208,10 @@ pub fn strip_rank_prefix(line: &str) -> (Option<u32>, &str) {
                     .split_whitespace()
                     .find_map(|w| w.strip_prefix("rank="))
                     .and_then(|r| r.parse().ok());
-                return (rank, after.get(close + 1..).unwrap_or_default().trim_start());
+                return (
+                    rank,
+                    after.get(close + 1..).unwrap_or_default().trim_start(),
+                );
             }
         }
     }
@@ -245,7 +285,10 @@ pub struct ScanOutcome {
 
 /// Scans `input` against `db`.
 pub fn scan<R: BufRead>(input: R, db: &SignatureDb, prefilter: &Prefilter) -> ScanOutcome {
-    let mut out = ScanOutcome { seen: vec![SignatureSeen::default(); db.signatures.len()], ..Default::default() };
+    let mut out = ScanOutcome {
+        seen: vec![SignatureSeen::default(); db.signatures.len()],
+        ..Default::default()
+    };
     let mut reader = BoundedLines::new(input, MAX_LINE_BYTES);
     let mut pending: VecDeque<Pending> = VecDeque::new();
     let mut line_no: u64 = 0;
@@ -268,19 +311,24 @@ pub fn scan<R: BufRead>(input: R, db: &SignatureDb, prefilter: &Prefilter) -> Sc
             out.nonblank_lines += 1;
             let (rank, text) = strip_rank_prefix(&segment);
             // Feed the windows of earlier triggers first: this line follows them.
-            let window_piece = shorten(text, WINDOW_LINE_BYTES);
-            for p in pending.iter_mut() {
-                p.window.push(window_piece.clone());
-            }
-            while pending.front().is_some_and(|p| p.window.len() > FOLLOW_LINES) {
-                if let Some(done) = pending.pop_front() {
-                    complete(done, db, &mut out.seen);
+            if !pending.is_empty() {
+                let window_piece = shorten(text, WINDOW_LINE_BYTES);
+                for p in pending.iter_mut() {
+                    p.window.push(window_piece.clone());
+                }
+                while pending
+                    .front()
+                    .is_some_and(|p| p.window.len() > FOLLOW_LINES)
+                {
+                    if let Some(done) = pending.pop_front() {
+                        complete(done, db, &mut out.seen);
+                    }
                 }
             }
-            let lower = text.to_ascii_lowercase();
-            if !prefilter.may_match(&lower) {
+            if !prefilter.may_match(text) {
                 continue;
             }
+            let window_piece = shorten(text, WINDOW_LINE_BYTES);
             out.stats.candidate_lines += 1;
             for sig in db.triggered(text) {
                 pending.push_back(Pending {
@@ -325,11 +373,18 @@ fn complete(p: Pending, db: &SignatureDb, seen: &mut [SignatureSeen]) {
             entry.ranks.insert(rank);
         }
     }
-    if entry.lines.len() < KEPT_LINES_PER_SIGNATURE && !entry.lines.iter().any(|(_, t, _)| *t == p.text) {
+    if entry.lines.len() < KEPT_LINES_PER_SIGNATURE
+        && !entry.lines.iter().any(|(_, t, _)| *t == p.text)
+    {
         entry.lines.push((p.line_no, p.text.clone(), p.rank));
     }
     if entry.first.is_none() {
-        entry.first = Some(Hit { line_no: p.line_no, text: p.text, rank: p.rank, fields });
+        entry.first = Some(Hit {
+            line_no: p.line_no,
+            text: p.text,
+            rank: p.rank,
+            fields,
+        });
     }
 }
 
@@ -345,7 +400,12 @@ pub fn pick_winner(db: &SignatureDb, seen: &[SignatureSeen]) -> Option<usize> {
             continue;
         }
         // Higher confidence first on ties: negate a fixed-point value.
-        let key = (sig.role, hit.line_no, -((sig.confidence * 1000.0) as i64), index);
+        let key = (
+            sig.role,
+            hit.line_no,
+            -((sig.confidence * 1000.0) as i64),
+            index,
+        );
         if best.is_none_or(|b| key < b) {
             best = Some(key);
         }
@@ -364,7 +424,11 @@ mod tests {
         data.push(b'\n');
         data.extend_from_slice(b"short\r\nlast");
         let mut r = BoundedLines::new(Cursor::new(data), 10);
-        let first = r.next_line().ok().flatten().map(|l| (l.bytes.len(), l.truncated, l.consumed));
+        let first = r
+            .next_line()
+            .ok()
+            .flatten()
+            .map(|l| (l.bytes.len(), l.truncated, l.consumed));
         assert_eq!(first, Some((10, true, 101)));
         let second = r.next_line().ok().flatten().map(|l| (l.bytes, l.truncated));
         assert_eq!(second, Some((b"short\r".to_vec(), false)));
@@ -385,11 +449,26 @@ mod tests {
 
     #[test]
     fn rank_prefixes() {
-        assert_eq!(strip_rank_prefix("[rank3]: RuntimeError: x"), (Some(3), "RuntimeError: x"));
-        assert_eq!(strip_rank_prefix("[80746] [rank0]:[E321 02:07] W"), (Some(0), "[E321 02:07] W"));
-        assert_eq!(strip_rank_prefix("(VllmWorker rank=1 pid=26) ERROR x"), (Some(1), "ERROR x"));
-        assert_eq!(strip_rank_prefix("(RayWorkerWrapper pid=11305) ERROR x"), (None, "ERROR x"));
+        assert_eq!(
+            strip_rank_prefix("[rank3]: RuntimeError: x"),
+            (Some(3), "RuntimeError: x")
+        );
+        assert_eq!(
+            strip_rank_prefix("[80746] [rank0]:[E321 02:07] W"),
+            (Some(0), "[E321 02:07] W")
+        );
+        assert_eq!(
+            strip_rank_prefix("(VllmWorker rank=1 pid=26) ERROR x"),
+            (Some(1), "ERROR x")
+        );
+        assert_eq!(
+            strip_rank_prefix("(RayWorkerWrapper pid=11305) ERROR x"),
+            (None, "ERROR x")
+        );
         assert_eq!(strip_rank_prefix("[1,2]<stderr>:boom"), (Some(2), "boom"));
-        assert_eq!(strip_rank_prefix("[WARNING] plain"), (None, "[WARNING] plain"));
+        assert_eq!(
+            strip_rank_prefix("[WARNING] plain"),
+            (None, "[WARNING] plain")
+        );
     }
 }

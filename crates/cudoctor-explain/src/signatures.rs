@@ -34,9 +34,17 @@ pub enum DbError {
     #[error("signature {id}: unknown category {category:?}")]
     Category { id: String, category: String },
     #[error("signature {id}: pattern {pattern:?} does not compile: {message}")]
-    Pattern { id: String, pattern: String, message: String },
+    Pattern {
+        id: String,
+        pattern: String,
+        message: String,
+    },
     #[error("signature {id}: field {field:?} has unknown kind {kind:?}")]
-    FieldKind { id: String, field: String, kind: String },
+    FieldKind {
+        id: String,
+        field: String,
+        kind: String,
+    },
     #[error("signature {id}: confidence {value} is outside 0..=1")]
     Confidence { id: String, value: f32 },
     #[error("the patterns do not compile as one set: {0}")]
@@ -122,7 +130,9 @@ impl Signature {
     /// fails the constraint: a signature that needs it cannot be sure it applies.
     pub fn constraints_hold(&self, fields: &BTreeMap<String, String>) -> bool {
         let pair = |p: &[String; 2]| (fields.get(&p[0]), fields.get(&p[1]));
-        self.require_equal.iter().all(|p| matches!(pair(p), (Some(a), Some(b)) if a == b))
+        self.require_equal
+            .iter()
+            .all(|p| matches!(pair(p), (Some(a), Some(b)) if a == b))
             && self
                 .require_different
                 .iter()
@@ -134,7 +144,10 @@ impl Signature {
     }
 
     pub fn render_fixes(&self, fields: &BTreeMap<String, String>) -> Vec<String> {
-        self.fix.iter().map(|f| template::render(f, fields, &self.defaults)).collect()
+        self.fix
+            .iter()
+            .map(|f| template::render(f, fields, &self.defaults))
+            .collect()
     }
 }
 
@@ -161,7 +174,10 @@ impl SignatureDb {
                 category: s.category.clone(),
             })?;
             if !(0.0..=1.0).contains(&s.confidence) {
-                return Err(DbError::Confidence { id: s.id, value: s.confidence });
+                return Err(DbError::Confidence {
+                    id: s.id,
+                    value: s.confidence,
+                });
             }
             let compile = |p: &String| {
                 Regex::new(p).map_err(|e| DbError::Pattern {
@@ -170,8 +186,16 @@ impl SignatureDb {
                     message: e.to_string(),
                 })
             };
-            let patterns = s.patterns.iter().map(compile).collect::<Result<Vec<_>, _>>()?;
-            let extract = s.extract.iter().map(compile).collect::<Result<Vec<_>, _>>()?;
+            let patterns = s
+                .patterns
+                .iter()
+                .map(compile)
+                .collect::<Result<Vec<_>, _>>()?;
+            let extract = s
+                .extract
+                .iter()
+                .map(compile)
+                .collect::<Result<Vec<_>, _>>()?;
             let mut fields = BTreeMap::new();
             for (name, kind) in &s.fields {
                 let k = FieldKind::parse(kind).ok_or_else(|| DbError::FieldKind {
@@ -203,12 +227,22 @@ impl SignatureDb {
             });
         }
         let set = RegexSet::new(&all_patterns).map_err(|e| DbError::Set(e.to_string()))?;
-        Ok(SignatureDb { schema: raw.schema, signatures, set, owner })
+        Ok(SignatureDb {
+            schema: raw.schema,
+            signatures,
+            set,
+            owner,
+        })
     }
 
     /// The signatures whose trigger patterns match `line`, each once, in database order.
     pub fn triggered(&self, line: &str) -> Vec<usize> {
-        let mut hit: Vec<usize> = self.set.matches(line).iter().filter_map(|p| self.owner.get(p).copied()).collect();
+        let mut hit: Vec<usize> = self
+            .set
+            .matches(line)
+            .iter()
+            .filter_map(|p| self.owner.get(p).copied())
+            .collect();
         hit.dedup();
         hit
     }
@@ -240,7 +274,10 @@ impl SignatureDb {
                 problems.push(format!("{}: no source", s.id));
             }
             if (s.category == Category::Unknown) != (s.role == Role::Context) {
-                problems.push(format!("{}: the unknown category goes with role context, and only with it", s.id));
+                problems.push(format!(
+                    "{}: the unknown category goes with role context, and only with it",
+                    s.id
+                ));
             }
             let mut captured = BTreeSet::new();
             for re in s.patterns.iter().chain(&s.extract) {
@@ -256,14 +293,25 @@ impl SignatureDb {
                 .flat_map(template::placeholders)
                 .map(str::to_string)
                 .collect();
-            let constrained: BTreeSet<String> =
-                s.require_equal.iter().chain(&s.require_different).flatten().cloned().collect();
+            let constrained: BTreeSet<String> = s
+                .require_equal
+                .iter()
+                .chain(&s.require_different)
+                .flatten()
+                .cloned()
+                .collect();
             for name in s.fields.keys() {
                 if !captured.contains(name) {
-                    problems.push(format!("{}: field {name} is declared but never captured", s.id));
+                    problems.push(format!(
+                        "{}: field {name} is declared but never captured",
+                        s.id
+                    ));
                 }
                 if !used.contains(name) && !constrained.contains(name) {
-                    problems.push(format!("{}: field {name} is extracted but no template uses it", s.id));
+                    problems.push(format!(
+                        "{}: field {name} is extracted but no template uses it",
+                        s.id
+                    ));
                 }
             }
             // A placeholder must always have a value: a default, or a group every trigger captures.
@@ -273,10 +321,16 @@ impl SignatureDb {
                     .iter()
                     .all(|re| re.capture_names().flatten().any(|n| n == name));
                 if !s.defaults.contains_key(name) && !in_every_trigger {
-                    problems.push(format!("{}: placeholder {{{name}}} may be empty and has no default", s.id));
+                    problems.push(format!(
+                        "{}: placeholder {{{name}}} may be empty and has no default",
+                        s.id
+                    ));
                 }
                 if !s.fields.contains_key(name) {
-                    problems.push(format!("{}: placeholder {{{name}}} is not a declared field", s.id));
+                    problems.push(format!(
+                        "{}: placeholder {{{name}}} is not a declared field",
+                        s.id
+                    ));
                 }
             }
             for pair in s.require_equal.iter().chain(&s.require_different) {
@@ -299,5 +353,6 @@ impl SignatureDb {
 /// The built-in database, parsed on first use.
 pub fn builtin() -> Result<&'static SignatureDb, &'static DbError> {
     static DB: OnceLock<Result<SignatureDb, DbError>> = OnceLock::new();
-    DB.get_or_init(|| SignatureDb::from_toml(BUILTIN_TOML)).as_ref()
+    DB.get_or_init(|| SignatureDb::from_toml(BUILTIN_TOML))
+        .as_ref()
 }

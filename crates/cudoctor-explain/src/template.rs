@@ -69,7 +69,10 @@ mod tests {
         f.insert("a".to_string(), "1".to_string());
         let mut d = BTreeMap::new();
         d.insert("b".to_string(), "two".to_string());
-        assert_eq!(render("x {a} {b} {c} {not valid} {", &f, &d), "x 1 two unknown {not valid} {");
+        assert_eq!(
+            render("x {a} {b} {c} {not valid} {", &f, &d),
+            "x 1 two unknown {not valid} {"
+        );
         assert_eq!(placeholders("{a} and {b_c} {x y}"), vec!["a", "b_c"]);
     }
 }

@@ -38,10 +38,19 @@ fn corpus_is_well_formed_and_covers_every_category() {
     let mut covered = BTreeSet::new();
     for c in &cases {
         assert!(ids.insert(c.id.as_str()), "duplicate id {}", c.id);
-        assert!(c.source.starts_with("https://github.com/"), "{}: source must be a public thread", c.id);
-        assert!(!c.established.trim().is_empty(), "{}: say what the thread established", c.id);
+        assert!(
+            c.source.starts_with("https://github.com/"),
+            "{}: source must be a public thread",
+            c.id
+        );
+        assert!(
+            !c.established.trim().is_empty(),
+            "{}: say what the thread established",
+            c.id
+        );
         assert!(!c.text.trim().is_empty(), "{}: empty text", c.id);
-        let cat = Category::parse(&c.expected).unwrap_or_else(|| panic!("{}: unknown category {}", c.id, c.expected));
+        let cat = Category::parse(&c.expected)
+            .unwrap_or_else(|| panic!("{}: unknown category {}", c.id, c.expected));
         covered.insert(cat);
     }
     for c in Category::ALL {
@@ -62,20 +71,35 @@ fn corpus_accuracy() {
         if got == c.expected {
             entry.0 += 1;
         } else {
-            misses.push(format!("  {} expected {} got {} ({:?})", c.id, c.expected, got, e.signature));
+            misses.push(format!(
+                "  {} expected {} got {} ({:?})",
+                c.id, c.expected, got, e.signature
+            ));
         }
     }
     let (ok, total) = per.values().fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
     println!("{:<26} {:>7} {:>9}", "category", "correct", "accuracy");
     for (cat, (good, all)) in &per {
-        println!("{cat:<26} {good:>3}/{all:<3} {:>8.1}%", 100.0 * f64::from(*good) / f64::from(*all));
+        println!(
+            "{cat:<26} {good:>3}/{all:<3} {:>8.1}%",
+            100.0 * f64::from(*good) / f64::from(*all)
+        );
     }
     let overall = f64::from(ok) / f64::from(total);
-    println!("{:<26} {ok:>3}/{total:<3} {:>8.1}%", "overall", 100.0 * overall);
+    println!(
+        "{:<26} {ok:>3}/{total:<3} {:>8.1}%",
+        "overall",
+        100.0 * overall
+    );
     if !misses.is_empty() {
         println!("misclassified:\n{}", misses.join("\n"));
     }
-    assert!(overall >= MIN_OVERALL_ACCURACY, "overall accuracy {:.1}% is below {:.0}%", 100.0 * overall, 100.0 * MIN_OVERALL_ACCURACY);
+    assert!(
+        overall >= MIN_OVERALL_ACCURACY,
+        "overall accuracy {:.1}% is below {:.0}%",
+        100.0 * overall,
+        100.0 * MIN_OVERALL_ACCURACY
+    );
 }
 
 #[test]
@@ -85,7 +109,12 @@ fn every_known_answer_names_lines_and_fixes() {
         if e.is_known() {
             assert!(!e.matched.is_empty(), "{}: no matched line", c.id);
             assert!(!e.fix.is_empty(), "{}: no fix", c.id);
-            assert!(!e.cause.contains("unknown"), "{}: cause has an unfilled field: {}", c.id, e.cause);
+            assert!(
+                !e.cause.contains("unknown"),
+                "{}: cause has an unfilled field: {}",
+                c.id,
+                e.cause
+            );
         }
     }
 }

@@ -3,7 +3,11 @@
 use cudoctor_explain::{explain_str, GpuFact, MachineFacts, Platform, ToolkitFact, Verdict};
 
 fn gpu(name: &str, cc: &str, mib: u64) -> GpuFact {
-    GpuFact { name: name.into(), compute_capability: Some(cc.into()), memory_mib: Some(mib) }
+    GpuFact {
+        name: name.into(),
+        compute_capability: Some(cc.into()),
+        memory_mib: Some(mib),
+    }
 }
 
 /// The real 2xH200 machine of shared/fixtures/real/h200x2-torch2.11-cu130.
@@ -12,13 +16,24 @@ fn h200() -> MachineFacts {
         platform: Platform::Linux,
         driver_version: Some("580.159.04".into()),
         driver_max_cuda: Some("13.0".into()),
-        gpus: vec![gpu("NVIDIA H200", "9.0", 143771), gpu("NVIDIA H200", "9.0", 143771)],
+        gpus: vec![
+            gpu("NVIDIA H200", "9.0", 143771),
+            gpu("NVIDIA H200", "9.0", 143771),
+        ],
         torch_version: Some("2.11.0+cu130".into()),
         torch_cuda: Some("13.0".into()),
-        torch_arch_list: Some(["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"].iter().map(|s| s.to_string()).collect()),
+        torch_arch_list: Some(
+            ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        ),
         nvcc_version: Some("13.0".into()),
         cuda_home: None,
-        toolkits: vec![ToolkitFact { version: Some("13.0".into()), root: "/usr/local/cuda-13.0".into() }],
+        toolkits: vec![ToolkitFact {
+            version: Some("13.0".into()),
+            root: "/usr/local/cuda-13.0".into(),
+        }],
     }
 }
 
@@ -34,26 +49,54 @@ fn blackwell_without_sm120_gets_the_exact_variant() {
         torch_arch_list: None,
         ..Default::default()
     };
-    let e = explain_str("RuntimeError: CUDA error: no kernel image is available for execution on the device", Some(&facts));
-    let check = e.machine.clone().unwrap_or_else(|| panic!("no machine check"));
+    let e = explain_str(
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        Some(&facts),
+    );
+    let check = e
+        .machine
+        .clone()
+        .unwrap_or_else(|| panic!("no machine check"));
     assert_eq!(check.verdict, Verdict::Consistent, "{check:?}");
     let first = e.fix.first().cloned().unwrap_or_default();
-    assert!(first.contains("cu128") && first.contains("torch==2.7.*") && first.contains("/whl/cu128"), "{first}");
+    assert!(
+        first.contains("cu128") && first.contains("torch==2.7.*") && first.contains("/whl/cu128"),
+        "{first}"
+    );
 }
 
 #[test]
 fn kernel_image_error_when_torch_has_the_arch_points_at_extensions() {
-    let e = explain_str("RuntimeError: CUDA error: no kernel image is available for execution on the device", Some(&h200()));
-    assert!(e.evidence.iter().any(|x| x.contains("extension")), "{:?}", e.evidence);
-    assert!(e.fix.first().is_some_and(|f| f.contains("TORCH_CUDA_ARCH_LIST=\"9.0\"")), "{:?}", e.fix);
+    let e = explain_str(
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        Some(&h200()),
+    );
+    assert!(
+        e.evidence.iter().any(|x| x.contains("extension")),
+        "{:?}",
+        e.evidence
+    );
+    assert!(
+        e.fix
+            .first()
+            .is_some_and(|f| f.contains("TORCH_CUDA_ARCH_LIST=\"9.0\"")),
+        "{:?}",
+        e.fix
+    );
 }
 
 #[test]
 fn arch_message_from_another_machine_is_a_contradiction() {
     let log = "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.";
     let e = explain_str(log, Some(&h200()));
-    assert_eq!(e.machine.as_ref().map(|m| m.verdict), Some(Verdict::Contradicts));
-    assert!(e.evidence.iter().any(|x| x.starts_with("Contradiction") && x.contains("sm_120")));
+    assert_eq!(
+        e.machine.as_ref().map(|m| m.verdict),
+        Some(Verdict::Contradicts)
+    );
+    assert!(e
+        .evidence
+        .iter()
+        .any(|x| x.starts_with("Contradiction") && x.contains("sm_120")));
 }
 
 #[test]
@@ -67,46 +110,96 @@ fn old_driver_gets_a_driver_branch_and_a_fitting_build() {
         torch_cuda: Some("12.1".into()),
         ..Default::default()
     };
-    let e = explain_str("RuntimeError: The NVIDIA driver on your system is too old (found version 11040).", Some(&facts));
-    assert_eq!(e.machine.as_ref().map(|m| m.verdict), Some(Verdict::Consistent));
+    let e = explain_str(
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).",
+        Some(&facts),
+    );
+    assert_eq!(
+        e.machine.as_ref().map(|m| m.verdict),
+        Some(Verdict::Consistent)
+    );
     assert!(e.fix.iter().any(|f| f.contains("525.60.13")), "{:?}", e.fix);
-    assert!(e.fix.iter().any(|f| f.contains("cu118") && f.contains("torch==2.1.*")), "{:?}", e.fix);
+    assert!(
+        e.fix
+            .iter()
+            .any(|f| f.contains("cu118") && f.contains("torch==2.1.*")),
+        "{:?}",
+        e.fix
+    );
 }
 
 #[test]
 fn driver_message_contradicted_by_a_newer_driver() {
-    let e = explain_str("RuntimeError: The NVIDIA driver on your system is too old (found version 11040).", Some(&h200()));
-    assert_eq!(e.machine.as_ref().map(|m| m.verdict), Some(Verdict::Contradicts));
+    let e = explain_str(
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).",
+        Some(&h200()),
+    );
+    assert_eq!(
+        e.machine.as_ref().map(|m| m.verdict),
+        Some(Verdict::Contradicts)
+    );
 }
 
 #[test]
 fn toolkit_mismatch_points_cuda_home_at_the_matching_toolkit() {
     let mut facts = h200();
     facts.nvcc_version = Some("12.4".into());
-    facts.toolkits.push(ToolkitFact { version: Some("12.4".into()), root: "/usr/local/cuda-12.4".into() });
+    facts.toolkits.push(ToolkitFact {
+        version: Some("12.4".into()),
+        root: "/usr/local/cuda-12.4".into(),
+    });
     let e = explain_str("RuntimeError: The detected CUDA version (12.4) mismatches the version that was used to compile PyTorch (13.0).", Some(&facts));
-    assert_eq!(e.machine.as_ref().map(|m| m.verdict), Some(Verdict::Consistent));
-    assert!(e.fix.first().is_some_and(|f| f.contains("CUDA_HOME=/usr/local/cuda-13.0")), "{:?}", e.fix);
+    assert_eq!(
+        e.machine.as_ref().map(|m| m.verdict),
+        Some(Verdict::Consistent)
+    );
+    assert!(
+        e.fix
+            .first()
+            .is_some_and(|f| f.contains("CUDA_HOME=/usr/local/cuda-13.0")),
+        "{:?}",
+        e.fix
+    );
 }
 
 #[test]
 fn windows_message_on_linux_is_from_elsewhere() {
-    let e = explain_str(r#"OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed. Error loading "...\c10.dll" or one of its dependencies."#, Some(&h200()));
-    assert_eq!(e.machine.as_ref().map(|m| m.verdict), Some(Verdict::Contradicts));
+    let e = explain_str(
+        r#"OSError: [WinError 1114] A dynamic link library (DLL) initialization routine failed. Error loading "...\c10.dll" or one of its dependencies."#,
+        Some(&h200()),
+    );
+    assert_eq!(
+        e.machine.as_ref().map(|m| m.verdict),
+        Some(Verdict::Contradicts)
+    );
 }
 
 #[test]
 fn oom_from_a_smaller_gpu_is_from_elsewhere() {
     let e = explain_str("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total capacty of 8.00 GiB of which 0 bytes is free.", Some(&h200()));
-    assert_eq!(e.machine.as_ref().map(|m| m.verdict), Some(Verdict::Contradicts));
+    assert_eq!(
+        e.machine.as_ref().map(|m| m.verdict),
+        Some(Verdict::Contradicts)
+    );
 }
 
 #[test]
 fn container_requirement_against_the_host_driver() {
-    let facts = MachineFacts { driver_version: Some("550.144.03".into()), driver_max_cuda: Some("12.4".into()), ..Default::default() };
+    let facts = MachineFacts {
+        driver_version: Some("550.144.03".into()),
+        driver_max_cuda: Some("12.4".into()),
+        ..Default::default()
+    };
     let e = explain_str("nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.8, please update your driver to a newer version, or use an earlier cuda container: unknown", Some(&facts));
-    assert_eq!(e.machine.as_ref().map(|m| m.verdict), Some(Verdict::Consistent));
-    assert!(e.fix.first().is_some_and(|f| f.contains("570.26")), "{:?}", e.fix);
+    assert_eq!(
+        e.machine.as_ref().map(|m| m.verdict),
+        Some(Verdict::Consistent)
+    );
+    assert!(
+        e.fix.first().is_some_and(|f| f.contains("570.26")),
+        "{:?}",
+        e.fix
+    );
 }
 
 #[test]

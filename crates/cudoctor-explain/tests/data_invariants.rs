@@ -14,7 +14,11 @@ fn db() -> &'static SignatureDb {
 #[test]
 fn builtin_database_has_no_invariant_violations() {
     let problems = db().invariant_violations();
-    assert!(problems.is_empty(), "signature data problems:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "signature data problems:\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
@@ -34,8 +38,16 @@ fn every_trigger_pattern_has_a_required_literal() {
     for s in &db().signatures {
         for p in &s.patterns {
             let lits = required_literals(p.as_str());
-            let shortest = lits.as_ref().and_then(|l| l.iter().map(String::len).min()).unwrap_or(0);
-            assert!(shortest >= 4, "{}: pattern {:?} requires no literal of 4+ bytes ({lits:?})", s.id, p.as_str());
+            let shortest = lits
+                .as_ref()
+                .and_then(|l| l.iter().map(String::len).min())
+                .unwrap_or(0);
+            assert!(
+                shortest >= 4,
+                "{}: pattern {:?} requires no literal of 4+ bytes ({lits:?})",
+                s.id,
+                p.as_str()
+            );
         }
     }
 }
@@ -43,22 +55,49 @@ fn every_trigger_pattern_has_a_required_literal() {
 #[test]
 fn broken_data_gives_typed_errors() {
     assert!(SignatureDb::from_toml("schema = ").is_err());
-    let bad_regex = BUILTIN_TOML.replacen("match = ['(?i)NVIDIA driver on your system is too old']", "match = ['(unclosed']", 1);
-    assert!(matches!(SignatureDb::from_toml(&bad_regex), Err(cudoctor_explain::DbError::Pattern { .. })));
-    let bad_cat = BUILTIN_TOML.replacen("category = \"driver_too_old\"", "category = \"driver_too_young\"", 1);
-    assert!(matches!(SignatureDb::from_toml(&bad_cat), Err(cudoctor_explain::DbError::Category { .. })));
+    let bad_regex = BUILTIN_TOML.replacen(
+        "match = ['(?i)NVIDIA driver on your system is too old']",
+        "match = ['(unclosed']",
+        1,
+    );
+    assert!(matches!(
+        SignatureDb::from_toml(&bad_regex),
+        Err(cudoctor_explain::DbError::Pattern { .. })
+    ));
+    let bad_cat = BUILTIN_TOML.replacen(
+        "category = \"driver_too_old\"",
+        "category = \"driver_too_young\"",
+        1,
+    );
+    assert!(matches!(
+        SignatureDb::from_toml(&bad_cat),
+        Err(cudoctor_explain::DbError::Category { .. })
+    ));
 }
 
 #[test]
 fn duplicate_ids_and_unused_fields_are_reported() {
-    let dup = BUILTIN_TOML.replacen("id = \"cuda-insufficient-driver\"", "id = \"torch-driver-too-old\"", 1);
+    let dup = BUILTIN_TOML.replacen(
+        "id = \"cuda-insufficient-driver\"",
+        "id = \"torch-driver-too-old\"",
+        1,
+    );
     let db = SignatureDb::from_toml(&dup).unwrap_or_else(|e| panic!("{e}"));
-    assert!(db.invariant_violations().iter().any(|p| p.contains("duplicate id")));
+    assert!(db
+        .invariant_violations()
+        .iter()
+        .any(|p| p.contains("duplicate id")));
     let unused = BUILTIN_TOML.replacen(
         "cause = \"The program asked for {tried} more",
         "cause = \"The program asked for more",
         1,
     );
     let db = SignatureDb::from_toml(&unused).unwrap_or_else(|e| panic!("{e}"));
-    assert!(db.invariant_violations().iter().any(|p| p.contains("field tried")), "{:?}", db.invariant_violations());
+    assert!(
+        db.invariant_violations()
+            .iter()
+            .any(|p| p.contains("field tried")),
+        "{:?}",
+        db.invariant_violations()
+    );
 }

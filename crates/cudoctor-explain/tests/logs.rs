@@ -41,13 +41,25 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
     assert_eq!(e.category, Category::OutOfMemory);
     assert_eq!(e.fields.get("tried").map(String::as_str), Some("2.00 GiB"));
     assert_eq!(e.fields.get("total").map(String::as_str), Some("23.65 GiB"));
-    assert!(e.also_seen.iter().any(|a| a.category == Category::SdpaFallback && a.role == Role::Warning));
-    assert!(e.evidence.iter().any(|x| x.contains("earlier") && x.contains("warning")), "{:?}", e.evidence);
+    assert!(e
+        .also_seen
+        .iter()
+        .any(|a| a.category == Category::SdpaFallback && a.role == Role::Warning));
+    assert!(
+        e.evidence
+            .iter()
+            .any(|x| x.contains("earlier") && x.contains("warning")),
+        "{:?}",
+        e.evidence
+    );
 }
 
 #[test]
 fn a_warning_alone_is_the_answer() {
-    let e = explain_str("UserWarning: 1Torch was not compiled with flash attention.", None);
+    let e = explain_str(
+        "UserWarning: 1Torch was not compiled with flash attention.",
+        None,
+    );
     assert_eq!(e.category, Category::SdpaFallback);
 }
 
@@ -63,7 +75,10 @@ fn interleaved_ranks_find_the_first_rank_failure() {
     assert_eq!(e.category, Category::OutOfMemory);
     assert_eq!(e.matched.first().and_then(|m| m.rank), Some(3));
     assert!(e.matched.iter().all(|m| !m.text.starts_with("[rank")));
-    let timeouts = e.also_seen.iter().find(|a| a.signature == "nccl-collective-timeout");
+    let timeouts = e
+        .also_seen
+        .iter()
+        .find(|a| a.signature == "nccl-collective-timeout");
     assert_eq!(timeouts.map(|t| t.count), Some(2));
 }
 
@@ -76,7 +91,13 @@ fn repeated_errors_across_ranks_are_counted_once() {
     let e = explain_str(&log, None);
     assert_eq!(e.category, Category::Nccl);
     assert_eq!(e.matched.len(), 1, "{:?}", e.matched);
-    assert!(e.evidence.iter().any(|x| x.contains("8 times") && x.contains("0, 1, 2")), "{:?}", e.evidence);
+    assert!(
+        e.evidence
+            .iter()
+            .any(|x| x.contains("8 times") && x.contains("0, 1, 2")),
+        "{:?}",
+        e.evidence
+    );
 }
 
 #[test]
@@ -84,16 +105,28 @@ fn colour_codes_and_crlf_are_ignored() {
     let log = "\x1b[1;31mERROR\x1b[0m \x1b[33mImportError: libcudart.so.12: cannot open shared object file: No such file or directory\x1b[0m\r\nnext\r\n";
     let e = explain_str(log, None);
     assert_eq!(e.category, Category::LibraryPath);
-    assert_eq!(e.fields.get("lib").map(String::as_str), Some("libcudart.so.12"));
-    assert!(e.matched.iter().all(|m| !m.text.contains('\x1b') && !m.text.contains('\r')));
+    assert_eq!(
+        e.fields.get("lib").map(String::as_str),
+        Some("libcudart.so.12")
+    );
+    assert!(e
+        .matched
+        .iter()
+        .all(|m| !m.text.contains('\x1b') && !m.text.contains('\r')));
 }
 
 #[test]
 fn a_generic_cuda_error_is_context_not_a_cause() {
-    let e = explain_str("RuntimeError: CUDA error: unspecified launch failure\n", None);
+    let e = explain_str(
+        "RuntimeError: CUDA error: unspecified launch failure\n",
+        None,
+    );
     assert_eq!(e.category, Category::Unknown);
     assert_eq!(e.confidence, 0.0);
-    assert!(e.cause.contains("unspecified launch failure") && e.cause.contains("nothing in the input identifies"));
+    assert!(
+        e.cause.contains("unspecified launch failure")
+            && e.cause.contains("nothing in the input identifies")
+    );
     assert_eq!(e.matched.len(), 1);
     assert!(!e.looked_for.is_empty());
 }
@@ -105,7 +138,10 @@ fn nothing_matched_lists_what_was_looked_for() {
     assert!(e.fix.is_empty() && e.matched.is_empty());
     for c in Category::ALL {
         if c != Category::Unknown {
-            assert!(e.looked_for.iter().any(|l| l.category == c), "{c} missing from looked_for");
+            assert!(
+                e.looked_for.iter().any(|l| l.category == c),
+                "{c} missing from looked_for"
+            );
         }
     }
 }
@@ -113,12 +149,15 @@ fn nothing_matched_lists_what_was_looked_for() {
 #[test]
 fn json_has_the_documented_shape() {
     let e = explain_str("AssertionError: Torch not compiled with CUDA enabled", None);
-    let v: serde_json::Value = serde_json::from_str(&cudoctor_explain::render::to_json(&e)).unwrap_or_default();
+    let v: serde_json::Value =
+        serde_json::from_str(&cudoctor_explain::render::to_json(&e)).unwrap_or_default();
     assert_eq!(v["category"], "cpu_only_wheel");
     assert!(v["confidence"].as_f64().is_some_and(|c| c > 0.9));
     assert!(v["cause"].is_string() && v["fix"].is_array() && v["evidence"].is_array());
     assert_eq!(v["matched"][0]["line_no"], 1);
-    assert!(v["matched"][0]["text"].as_str().is_some_and(|t| t.contains("Torch not compiled")));
+    assert!(v["matched"][0]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("Torch not compiled")));
     assert_eq!(v["signature"], "torch-not-compiled-with-cuda");
     assert!(v["fields"].is_object());
     let text = cudoctor_explain::render::to_text(&e);
@@ -127,7 +166,10 @@ fn json_has_the_documented_shape() {
 
 #[test]
 fn windows_messages_are_explained_on_any_os() {
-    let e = explain_str(r#"OSError: [WinError 126] The specified module could not be found. Error loading "C:\venv\Lib\site-packages\torch\lib\c10.dll" or one of its dependencies."#, None);
+    let e = explain_str(
+        r#"OSError: [WinError 126] The specified module could not be found. Error loading "C:\venv\Lib\site-packages\torch\lib\c10.dll" or one of its dependencies."#,
+        None,
+    );
     assert_eq!(e.category, Category::WindowsDll);
     assert_eq!(e.fields.get("dll").map(String::as_str), Some("c10.dll"));
     let e = explain_str("Microsoft Visual C++ Redistributable is not installed, this may lead to the DLL load failure.", None);
