@@ -40,7 +40,7 @@ const ENTRY_READ: u64 = 1024;
 const GAP_CHUNK: u64 = 64 << 10;
 /// Guard against hostile files: more entries than this in one file is refused
 /// (cuBLASLt 13, the largest library seen, has about 5,700).
-const MAX_ENTRIES: usize = 1_000_000;
+const MAX_ENTRIES: usize = 200_000;
 /// Sub-entries of one concatenated group (CUDA 13 `-concat`); a build has one per target.
 const MAX_CONCAT: u64 = 4096;
 /// Identifier strings longer than this are not kept.

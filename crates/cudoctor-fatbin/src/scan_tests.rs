@@ -503,8 +503,13 @@ fn mutations_never_panic() {
         container(&[
             concat_entry(&[(86, 0x11), (90, 0x11 | A)]),
             Entry::kind(8, 80).flags(0x1_8000),
+            Entry::sass(100).compat_block(&hex(COMPAT_13_PLAIN)),
+            Entry::sass(100)
+                .compat_block(&hex(COMPAT_129))
+                .zstd(&cubin_header(8, 0x0600_640a)),
         ]),
     ]);
+    // The unmutated file must scan as expected, or the fuzzing below would test nothing.
     let base = ElfBuilder::new()
         .section(".nv_fatbin", &sec)
         .section(
@@ -513,6 +518,12 @@ fn mutations_never_panic() {
         )
         .section(".nvFatBinSegment", &[0xb1, 0x43, 0x62, 0x46, 1, 0, 0, 0])
         .build();
+    let clean = scan_bytes(&base).expect("base scans");
+    assert_eq!(clean.entries.len(), 10);
+    assert_eq!(
+        clean.sass,
+        ["sm_80", "sm_86", "sm_90a", "sm_100", "sm_100a"]
+    );
     let iters: u64 = std::env::var("CUDOCTOR_FUZZ_ITERS")
         .ok()
         .and_then(|s| s.parse().ok())

@@ -547,3 +547,41 @@ fn cuda12_cubins_match_cuobjdump() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Optional: real libraries (e.g. NVIDIA's wheels, a torch install) listed in
+/// `CUDOCTOR_REAL_LIBS` (paths or directories, `:`-separated) must list exactly what cuobjdump
+/// lists, image for image. Off unless the variable is set.
+#[test]
+fn real_libraries_match_cuobjdump() {
+    let Some(list) = std::env::var_os("CUDOCTOR_REAL_LIBS") else {
+        return;
+    };
+    let Some(tools) = get_tools("real_libraries_match_cuobjdump") else {
+        return;
+    };
+    let mut paths = Vec::new();
+    for p in std::env::split_paths(&list) {
+        if p.is_dir() {
+            paths.extend(cudoctor_fatbin::find_cuda_libraries(&p));
+        } else {
+            paths.push(p);
+        }
+    }
+    let mut checked = 0;
+    for (path, result) in cudoctor_fatbin::scan_many(&paths, 2) {
+        let img = result.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        if !img.has_fatbin() {
+            continue;
+        }
+        assert_eq!(
+            ours(&img, false),
+            cuobjdump(&tools, &path, false),
+            "{}",
+            path.display()
+        );
+        checked += 1;
+    }
+    loud(&format!(
+        "real_libraries_match_cuobjdump: {checked} libraries identical to cuobjdump"
+    ));
+}
