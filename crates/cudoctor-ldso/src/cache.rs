@@ -109,8 +109,10 @@ pub struct LdCache {
     pub entries: Vec<CacheEntry>,
     /// "ldconfig (GNU libc) stable release version 2.36", when recorded.
     pub generator: Option<String>,
-    /// glibc-hwcaps subdirectory names, in the file's (sorted) order.
-    pub hwcaps_subdirs: Vec<String>,
+    /// glibc-hwcaps subdirectory names, in the file's (sorted) order; `None` where the
+    /// recorded string offset is unusable. (glibc reads these offsets from the start of the
+    /// file, which ldconfig's "compat" format gets wrong; ld.so then never matches them.)
+    pub hwcaps_subdirs: Vec<Option<String>>,
     /// True when the entries carry hwcap words (new format): ld.so then applies hwcap rules.
     has_hwcap_fields: bool,
 }
@@ -400,10 +402,10 @@ fn parse_new(data: &[u8], start: usize) -> Result<LdCache, CacheError> {
 
     let (generator, hwcaps_offsets) = parse_extensions(data, extension_offset)?;
     // glibc-hwcaps string offsets count from the start of the file.
-    let mut hwcaps_subdirs = Vec::with_capacity(hwcaps_offsets.len());
-    for off in &hwcaps_offsets {
-        hwcaps_subdirs.push(string_at(data, *off, "glibc-hwcaps name")?);
-    }
+    let hwcaps_subdirs: Vec<Option<String>> = hwcaps_offsets
+        .iter()
+        .map(|off| string_at(data, *off, "glibc-hwcaps name").ok())
+        .collect();
     let mut entries = Vec::with_capacity(nlibs);
     for i in 0..nlibs {
         let base = NEW_HEADER + i * NEW_ENTRY;
@@ -421,7 +423,10 @@ fn parse_new(data: &[u8], start: usize) -> Result<LdCache, CacheError> {
             hwcaps_subdir: None,
         };
         if entry.is_hwcaps_extension() {
-            entry.hwcaps_subdir = hwcaps_subdirs.get((hwcap & 0xffff_ffff) as usize).cloned();
+            entry.hwcaps_subdir = hwcaps_subdirs
+                .get((hwcap & 0xffff_ffff) as usize)
+                .cloned()
+                .flatten();
         }
         entries.push(entry);
     }
@@ -685,7 +690,10 @@ mod tests {
         assert_eq!(c.format, CacheFormat::New);
         assert_eq!(c.entries.len(), 8);
         assert_eq!(c.generator.as_deref(), Some("ldconfig (test)"));
-        assert_eq!(c.hwcaps_subdirs, ["x86-64-v3", "x86-64-v4"]);
+        assert_eq!(
+            c.hwcaps_subdirs,
+            [Some("x86-64-v3".to_string()), Some("x86-64-v4".to_string())]
+        );
         assert_eq!(c.entries[3].hwcaps_subdir.as_deref(), Some("x86-64-v3"));
         let lines = c.ldconfig_p_lines("/etc/ld.so.cache");
         assert_eq!(lines[0], "8 libs found in cache `/etc/ld.so.cache'");

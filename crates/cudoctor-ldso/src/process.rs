@@ -604,7 +604,7 @@ impl Process {
     fn cache_lookup(&mut self, name: &str) -> Option<String> {
         if let CacheState::NotRead = self.cache {
             let path = self.env.config.cache_path.clone();
-            self.cache = match self.fs.resolve(&path).and_then(|p| std::fs::read(p)) {
+            self.cache = match self.fs.resolve(&path).and_then(std::fs::read) {
                 Ok(bytes) => match LdCache::parse(&bytes) {
                     Ok(c) => CacheState::Loaded(Box::new(c)),
                     Err(e) => {

@@ -384,18 +384,23 @@ impl<R: ReadAt> ElfFile<R> {
         let nsyms = if max_bucket < symoffset {
             u64::from(symoffset)
         } else {
+            // Walk the last chain in 4 KiB reads until its terminating entry (low bit set).
             let mut i = u64::from(max_bucket - symoffset);
-            loop {
-                if (i + 1) * 4 > chains_avail {
+            'walk: loop {
+                let start = i * 4;
+                if start + 4 > chains_avail {
                     return Err(ElfError::malformed(
                         "DT_GNU_HASH chain runs off its segment",
                     ));
                 }
-                let v = read_vec(self.source(), chains_off + i * 4, 4)?;
-                if le_u32(&v, 0).ok_or_else(bad)? & 1 == 1 {
-                    break;
+                let take = (chains_avail - start).min(4096) & !3;
+                let block = read_vec(self.source(), chains_off + start, take)?;
+                for w in block.chunks_exact(4) {
+                    if le_u32(w, 0).ok_or_else(bad)? & 1 == 1 {
+                        break 'walk;
+                    }
+                    i += 1;
                 }
-                i += 1;
             }
             u64::from(symoffset) + i + 1
         };
@@ -527,6 +532,8 @@ impl<R: ReadAt> ElfFile<R> {
             .vaddr_span(addr)
             .ok_or_else(|| ElfError::malformed("DT_VERNEED is not in any loaded segment"))?;
         let mut out = Vec::new();
+        // One budget for all Vernaux records, against garbage counts.
+        let mut budget = MAX_VERSION_ENTRIES;
         for _ in 0..count.min(MAX_VERSION_ENTRIES) {
             let e = read_vec(self.source(), off, 16)?;
             let bad = || ElfError::malformed("short Verneed");
@@ -539,6 +546,9 @@ impl<R: ReadAt> ElfFile<R> {
                 .checked_add(aux)
                 .ok_or_else(|| ElfError::malformed("Vernaux offset overflows"))?;
             for _ in 0..cnt {
+                budget = budget
+                    .checked_sub(1)
+                    .ok_or_else(|| ElfError::malformed("too many version requirements"))?;
                 let a = read_vec(self.source(), aoff, 16)?;
                 let flags = le_u16(&a, 4).ok_or_else(bad)?;
                 let other = le_u16(&a, 6).ok_or_else(bad)?;
@@ -772,10 +782,7 @@ impl SymbolTable {
                     return out;
                 }
                 let mut i = start;
-                loop {
-                    let Some(&c) = chains.get((i - symoffset) as usize) else {
-                        break;
-                    };
+                while let Some(&c) = chains.get((i - symoffset) as usize) {
                     if (c | 1) == (h | 1) && self.name_at(i) == Some(name) {
                         out.push(i);
                     }
