@@ -21,10 +21,9 @@ const MAX_RANKS: usize = 64;
 /// Bytes of a matched line kept for display.
 const DISPLAY_BYTES: usize = 600;
 
-/// A raw line read with a bounded buffer.
-#[derive(Debug)]
-pub struct RawLine {
-    pub bytes: Vec<u8>,
+/// What reading one line did; the kept bytes are in `BoundedLines::line`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineInfo {
     pub truncated: bool,
     /// Bytes consumed from the input for this line, including the newline.
     pub consumed: u64,
@@ -50,7 +49,7 @@ impl<R: BufRead> BoundedLines<R> {
     ///
     /// Uses `read_until`, whose newline search is std's precompiled memchr: fast even in
     /// unoptimised builds, which matters for scanning hundreds of megabytes in tests.
-    pub fn next_line(&mut self) -> io::Result<Option<RawLine>> {
+    pub fn next_line(&mut self) -> io::Result<Option<LineInfo>> {
         self.buf.clear();
         let cap = self.cap as u64;
         let mut consumed = read_until_retry(&mut (&mut self.inner).take(cap), &mut self.buf)?;
@@ -59,16 +58,14 @@ impl<R: BufRead> BoundedLines<R> {
         }
         if self.buf.last() == Some(&b'\n') {
             self.buf.pop();
-            return Ok(Some(RawLine {
-                bytes: std::mem::take(&mut self.buf),
+            return Ok(Some(LineInfo {
                 truncated: false,
                 consumed,
             }));
         }
         if consumed < cap {
             // End of input without a final newline.
-            return Ok(Some(RawLine {
-                bytes: std::mem::take(&mut self.buf),
+            return Ok(Some(LineInfo {
                 truncated: false,
                 consumed,
             }));
@@ -90,11 +87,15 @@ impl<R: BufRead> BoundedLines<R> {
             }
             truncated = true;
         }
-        Ok(Some(RawLine {
-            bytes: std::mem::take(&mut self.buf),
+        Ok(Some(LineInfo {
             truncated,
             consumed,
         }))
+    }
+
+    /// The kept bytes of the line last read (without its newline).
+    pub fn line(&self) -> &[u8] {
+        &self.buf
     }
 }
 
@@ -283,64 +284,102 @@ pub struct ScanOutcome {
     pub nonblank_lines: u64,
 }
 
+/// The scan's working state: pending matches and what was found so far.
+struct State<'a> {
+    db: &'a SignatureDb,
+    prefilter: &'a Prefilter,
+    pending: VecDeque<Pending>,
+    out: ScanOutcome,
+}
+
+impl State<'_> {
+    /// Feeds one cleaned, non-empty segment of line `line_no`.
+    fn feed(&mut self, line_no: u64, segment: &str) {
+        self.out.nonblank_lines += 1;
+        let (rank, text) = strip_rank_prefix(segment);
+        // Feed the windows of earlier triggers first: this line follows them.
+        if !self.pending.is_empty() {
+            let window_piece = shorten(text, WINDOW_LINE_BYTES);
+            for p in self.pending.iter_mut() {
+                p.window.push(window_piece.clone());
+            }
+            while self
+                .pending
+                .front()
+                .is_some_and(|p| p.window.len() > FOLLOW_LINES)
+            {
+                if let Some(done) = self.pending.pop_front() {
+                    complete(done, self.db, &mut self.out.seen);
+                }
+            }
+        }
+        if !self.prefilter.may_match(text) {
+            return;
+        }
+        self.out.stats.candidate_lines += 1;
+        let window_piece = shorten(text, WINDOW_LINE_BYTES);
+        for sig in self.db.triggered(text) {
+            self.pending.push_back(Pending {
+                sig,
+                line_no,
+                text: shorten(text, DISPLAY_BYTES),
+                rank,
+                window: vec![window_piece.clone()],
+            });
+        }
+    }
+}
+
 /// Scans `input` against `db`.
 pub fn scan<R: BufRead>(input: R, db: &SignatureDb, prefilter: &Prefilter) -> ScanOutcome {
-    let mut out = ScanOutcome {
+    let out = ScanOutcome {
         seen: vec![SignatureSeen::default(); db.signatures.len()],
         ..Default::default()
     };
+    let mut state = State {
+        db,
+        prefilter,
+        pending: VecDeque::new(),
+        out,
+    };
     let mut reader = BoundedLines::new(input, MAX_LINE_BYTES);
-    let mut pending: VecDeque<Pending> = VecDeque::new();
     let mut line_no: u64 = 0;
     loop {
-        let raw = match reader.next_line() {
-            Ok(Some(raw)) => raw,
+        let info = match reader.next_line() {
+            Ok(Some(info)) => info,
             Ok(None) => break,
             Err(e) => {
-                out.stats.read_error = Some(e.to_string());
+                state.out.stats.read_error = Some(e.to_string());
                 break;
             }
         };
         line_no += 1;
-        out.stats.lines = line_no;
-        out.stats.bytes += raw.consumed;
-        if raw.truncated {
-            out.stats.truncated_lines += 1;
+        state.out.stats.lines = line_no;
+        state.out.stats.bytes += info.consumed;
+        if info.truncated {
+            state.out.stats.truncated_lines += 1;
         }
-        for segment in clean_segments(&raw.bytes) {
-            out.nonblank_lines += 1;
-            let (rank, text) = strip_rank_prefix(&segment);
-            // Feed the windows of earlier triggers first: this line follows them.
-            if !pending.is_empty() {
-                let window_piece = shorten(text, WINDOW_LINE_BYTES);
-                for p in pending.iter_mut() {
-                    p.window.push(window_piece.clone());
-                }
-                while pending
-                    .front()
-                    .is_some_and(|p| p.window.len() > FOLLOW_LINES)
-                {
-                    if let Some(done) = pending.pop_front() {
-                        complete(done, db, &mut out.seen);
-                    }
-                }
+        let raw = reader.line();
+        let text = String::from_utf8_lossy(raw);
+        let text = text.strip_suffix('\r').unwrap_or(&text);
+        if text.bytes().any(|b| b < 0x20 || b == 0x7f) {
+            for segment in clean_segments(raw) {
+                state.feed(line_no, &segment);
             }
-            if !prefilter.may_match(text) {
-                continue;
-            }
-            let window_piece = shorten(text, WINDOW_LINE_BYTES);
-            out.stats.candidate_lines += 1;
-            for sig in db.triggered(text) {
-                pending.push_back(Pending {
-                    sig,
-                    line_no,
-                    text: shorten(text, DISPLAY_BYTES),
-                    rank,
-                    window: vec![window_piece.clone()],
-                });
+        } else {
+            // The common case: nothing to strip, nothing to allocate.
+            let trimmed = text.trim();
+            if !trimmed.is_empty() {
+                state.feed(line_no, trimmed);
             }
         }
     }
+    let State {
+        db,
+        mut pending,
+        mut out,
+        ..
+    } = state;
     while let Some(done) = pending.pop_front() {
         complete(done, db, &mut out.seen);
     }
@@ -424,17 +463,33 @@ mod tests {
         data.push(b'\n');
         data.extend_from_slice(b"short\r\nlast");
         let mut r = BoundedLines::new(Cursor::new(data), 10);
-        let first = r
-            .next_line()
-            .ok()
-            .flatten()
-            .map(|l| (l.bytes.len(), l.truncated, l.consumed));
-        assert_eq!(first, Some((10, true, 101)));
-        let second = r.next_line().ok().flatten().map(|l| (l.bytes, l.truncated));
-        assert_eq!(second, Some((b"short\r".to_vec(), false)));
-        let third = r.next_line().ok().flatten().map(|l| l.bytes);
-        assert_eq!(third, Some(b"last".to_vec()));
+        let first = r.next_line().ok().flatten();
+        assert_eq!(
+            first,
+            Some(LineInfo {
+                truncated: true,
+                consumed: 101
+            })
+        );
+        assert_eq!(r.line().len(), 10);
+        let second = r.next_line().ok().flatten();
+        assert_eq!(
+            second,
+            Some(LineInfo {
+                truncated: false,
+                consumed: 7
+            })
+        );
+        assert_eq!(r.line(), b"short\r");
+        assert!(r.next_line().ok().flatten().is_some());
+        assert_eq!(r.line(), b"last");
         assert!(matches!(r.next_line(), Ok(None)));
+        // A line exactly as long as the cap is not truncated.
+        let mut r = BoundedLines::new(Cursor::new(b"0123456789\nx".to_vec()), 10);
+        assert_eq!(
+            r.next_line().ok().flatten().map(|i| i.truncated),
+            Some(false)
+        );
     }
 
     #[test]
