@@ -37,7 +37,11 @@ fn venv_site() -> Option<PathBuf> {
 
 fn tool(var: &str, rel: &str) -> Option<PathBuf> {
     if let Some(p) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(p));
+        let p = PathBuf::from(p);
+        if !p.is_file() {
+            loud(&format!("{var}={} does not exist", p.display()));
+        }
+        return p.is_file().then_some(p);
     }
     let p = venv_site()?.join(rel);
     p.is_file().then_some(p)
