@@ -265,7 +265,7 @@ impl ArchListBasis {
             ArchListBasis::Release => "from the release branch's build script",
             ArchListBasis::Observed => "observed in an installed wheel",
             ArchListBasis::Snapshot => {
-                "from a main-branch build script of that era (the release may differ)"
+                "from a main-branch build script of that era; the release may differ"
             }
         }
     }
@@ -287,6 +287,8 @@ pub(crate) struct TorchReleaseRow {
     pub version: String,
     #[serde(default)]
     pub variants: Vec<String>,
+    #[serde(default)]
+    pub variants_incomplete: bool,
     #[serde(default)]
     pub pypi_default: Option<String>,
     #[serde(default)]

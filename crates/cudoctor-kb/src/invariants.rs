@@ -65,6 +65,7 @@ pub(crate) fn assemble_torch(
             TorchRelease {
                 version: row.version,
                 variants,
+                variants_incomplete: row.variants_incomplete,
                 pypi_default: row.pypi_default,
                 torchvision: row.torchvision,
                 torchaudio: row.torchaudio,

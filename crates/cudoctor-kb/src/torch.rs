@@ -16,6 +16,8 @@ pub struct TorchRelease {
     pub version: String,
     /// Linux x86_64 CUDA wheels on PyTorch's own index, oldest CUDA first.
     pub variants: Vec<TorchVariant>,
+    /// True when more variants may exist than `variants` lists (only some were confirmed).
+    pub variants_incomplete: bool,
     /// The CUDA build a plain install from PyPI gets on Linux x86_64 ("cu130"); None: unknown.
     pub pypi_default: Option<String>,
     /// The matching torchvision; None: unknown.

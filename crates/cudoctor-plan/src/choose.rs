@@ -83,7 +83,13 @@ fn search<'k>(
                 skipped,
             };
         }
-        let why: Vec<String> = fits.iter().filter_map(|f| f.rejection(driver)).collect();
+        let mut why: Vec<String> = fits.iter().filter_map(|f| f.rejection(driver)).collect();
+        if release.variants_incomplete {
+            why.push(format!(
+                "(only some CUDA variants of torch {} are in the knowledge base; another variant may fit)",
+                release.version
+            ));
+        }
         if why.is_empty() {
             skipped.push(format!(
                 "torch {} has no {} build",
@@ -463,17 +469,28 @@ fn driver_upgrade(
     } else {
         None
     };
-    let branch = min
+    // The least branch that runs it at all; the native minimum is reported beside it.
+    let branch = compat
         .as_ref()
-        .or(compat.as_ref())
+        .or(min.as_ref())
         .map(|m| format!("R{} or newer", m.branch()));
+    let need = match (&compat, &min) {
+        (Some(f), Some(m)) => format!(
+            "driver >= {f} runs CUDA {cuda} through minor-version compatibility, >= {m} natively"
+        ),
+        (None, Some(m)) => format!("driver >= {m} runs CUDA {cuda}"),
+        (Some(f), None) => {
+            format!("driver >= {f} runs CUDA {cuda} through minor-version compatibility")
+        }
+        (None, None) => format!("the driver minimum for CUDA {cuda} is not in the knowledge base"),
+    };
     let why = match chosen {
         None => format!(
-            "driver {d} runs no build that fits; a driver that runs CUDA {cuda} allows torch {} {}",
+            "driver {d} runs no build that fits; {need}, which allows torch {} {}",
             free.release.version, target.variant.tag
         ),
         Some(c) => format!(
-            "driver {d} limits you to torch {}; a driver that runs CUDA {cuda} allows torch {} {}",
+            "driver {d} limits you to torch {}; {need}, which allows torch {} {}",
             c.release.version, free.release.version, target.variant.tag
         ),
     };

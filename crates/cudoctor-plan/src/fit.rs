@@ -91,7 +91,7 @@ pub(crate) fn gpu_fit(
             .map(|b| b.describe())
             .unwrap_or("source not recorded");
         let (how, jit) = describe(c, gpu);
-        let how = format!("{label} {how} (arch list {basis})");
+        let how = format!("{label} {how}; arch list {basis}");
         return if c.runs() {
             GpuFit::Yes { how, jit }
         } else {
