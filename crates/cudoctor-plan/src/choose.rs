@@ -144,6 +144,14 @@ pub fn plan(kb: &Kb, input: &PlanInput) -> Result<Plan, PlanError> {
     } else {
         gpu_plan(kb, &releases, input, &gpus, &mut plan);
     }
+    if input.installer == crate::Installer::Conda
+        && plan.variant.is_some()
+        && plan.commands.conda.is_none()
+    {
+        plan.warnings.push(
+            "no conda command for this build (see commands.notes): run the pip command inside the conda env".into(),
+        );
+    }
     if let Some(cur) = &input.current {
         plan.current = Some(current::judge(kb, cur, input, &gpus, &plan));
     }

@@ -98,6 +98,17 @@ pub struct Commands {
     pub notes: Vec<String>,
 }
 
+impl Commands {
+    /// The command for the installer the user prefers, when there is one.
+    pub fn preferred(&self, installer: Installer) -> Option<&str> {
+        match installer {
+            Installer::Pip => self.pip.as_deref(),
+            Installer::Uv => self.uv.as_deref(),
+            Installer::Conda => self.conda.as_deref(),
+        }
+    }
+}
+
 /// A build not to install, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Avoid {

@@ -280,6 +280,19 @@ fn wanted_torch_and_cuda_are_respected() {
         Some("pip install torch==2.5.1+cu124 torchvision==0.20.1 torchaudio==2.5.1 --index-url https://download.pytorch.org/whl/cu124")
     );
     assert!(p.commands.conda.is_some());
+    assert_eq!(
+        p.commands.preferred(cudoctor_plan::Installer::Conda),
+        p.commands.conda.as_deref()
+    );
+    // After 2.5 there is no conda command, and a conda user is told what to do instead.
+    let mut c = input(Some("580.159.04"), &["sm_90"], Some("3.12"));
+    c.installer = cudoctor_plan::Installer::Conda;
+    let p = plan(kb(), &c).unwrap();
+    assert_eq!(p.commands.preferred(c.installer), None);
+    assert!(p
+        .warnings
+        .iter()
+        .any(|w| w.contains("inside the conda env")));
     i.cuda = Some("13.0".parse().unwrap());
     assert!(plan(kb(), &i).is_err());
     i.torch = Some("9.9".into());
@@ -438,4 +451,26 @@ fn plans_serialise_to_the_documented_json_shape() {
             "missing commands.{key}"
         );
     }
+}
+
+#[test]
+fn odd_inputs_give_errors_or_empty_plans_never_panics() {
+    assert!(plan(kb(), &input(None, &[""], None)).is_err());
+    let p = plan(kb(), &input(Some("1.0"), &["sm_90"], Some("python"))).unwrap();
+    assert_eq!(p.variant, None);
+    let mut i = input(Some("999.99.99"), &["sm_200"], Some("3.12"));
+    i.torch = Some("2.x".into());
+    assert!(plan(kb(), &i).is_err());
+    i.torch = None;
+    // A driver newer than the tables and a GPU newer than every arch list: no known build has
+    // code for it, so nothing is recommended rather than a guess.
+    let p = plan(kb(), &i).unwrap();
+    assert!(p.variant.is_none() || !p.warnings.is_empty(), "{p:#?}");
+    i.current = Some(CurrentEnv {
+        torch: Some("2.12.0.dev20260101+cu130".into()),
+        torchvision: Some("garbage".into()),
+        ..CurrentEnv::default()
+    });
+    let cur = plan(kb(), &i).unwrap().current.unwrap();
+    assert!(!cur.ok);
 }
