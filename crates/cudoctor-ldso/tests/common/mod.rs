@@ -181,11 +181,13 @@ pub fn ldd(file: &Path, llp: Option<&str>, relocs: bool) -> LddOutput {
 /// The object lines `ldd` prints for a process whose executable was loaded with
 /// `load_executable`, in order: walking the objects in load order (which is ld.so's
 /// breadth-first order), each DT_NEEDED entry that brought in a new object adds that object,
-/// each missing entry adds a "not found" line (ld.so adds a placeholder object for each),
-/// and the dynamic loader appears where it is first needed.
+/// each missing entry adds a "not found" line (ld.so adds a placeholder object for each).
+/// The dynamic loader's own line goes where rtld.c moves it: right after the last real
+/// object that entered the search list before it (placeholders are not in that list).
 pub fn ldd_view(report: &LibsReport, interpreter: &str) -> Vec<LddObject> {
     let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
-    let mut out = Vec::new();
+    let mut out: Vec<LddObject> = Vec::new();
+    let mut last_real: Option<usize> = None;
     let objects: Vec<&cudoctor_ldso::ObjectReport> = report
         .objects
         .iter()
@@ -202,16 +204,25 @@ pub fn ldd_view(report: &LibsReport, interpreter: &str) -> Vec<LddObject> {
                     path: None,
                 }),
                 Some(p) => {
-                    if seen.insert(p.clone()) {
-                        let name = if p == interpreter {
-                            p.clone()
-                        } else {
-                            n.name.clone()
-                        };
+                    if !seen.insert(p.clone()) {
+                        continue;
+                    }
+                    if p == interpreter {
+                        let at = last_real.map_or(0, |i| i + 1);
+                        out.insert(
+                            at,
+                            LddObject {
+                                name: p.clone(),
+                                path: Some(p.clone()),
+                            },
+                        );
+                        last_real = Some(at);
+                    } else {
                         out.push(LddObject {
-                            name,
+                            name: n.name.clone(),
                             path: Some(p.clone()),
                         });
+                        last_real = Some(out.len() - 1);
                     }
                 }
             }
