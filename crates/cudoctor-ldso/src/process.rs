@@ -282,7 +282,7 @@ impl Process {
     ) -> Result<Vec<ObjectReport>, LoadError> {
         let first_new = self.objects.len();
         let caller = self.main;
-        let idx = match self.map_object(caller, path, as_main) {
+        let idx = match self.map_object(caller, path, true) {
             Outcome::Found { idx, .. } => idx,
             Outcome::Missing { error } => {
                 return Err(match error {
@@ -420,7 +420,8 @@ impl Process {
     }
 
     /// `_dl_map_object`: find `name` for `loader`, mapping it if it is not loaded yet.
-    fn map_object(&mut self, loader: Option<usize>, name: &str, as_main: bool) -> Outcome {
+    /// `requested` marks the object named by a load call itself (no DT_NEEDED brought it in).
+    fn map_object(&mut self, loader: Option<usize>, name: &str, requested: bool) -> Outcome {
         if let Some(idx) = self.objects.iter().position(|o| o.matches(name)) {
             if let Some(o) = self.objects.get_mut(idx) {
                 if !o.names.iter().any(|n| n == name) {
@@ -453,13 +454,13 @@ impl Process {
                 return Outcome::Missing { error: None };
             };
             return match self.probe(&path) {
-                Probe::Found(c) => self.register(*c, &path, name, loader, Via::Direct, as_main),
+                Probe::Found(c) => self.register(*c, &path, name, loader, Via::Direct, requested),
                 Probe::Fatal(e) => Outcome::Missing { error: Some(e) },
                 Probe::NotFound | Probe::Skipped => Outcome::Missing { error: None },
             };
         }
         match self.search(loader, name) {
-            Ok(Some((c, path, via))) => self.register(*c, &path, name, loader, via, as_main),
+            Ok(Some((c, path, via))) => self.register(*c, &path, name, loader, via, requested),
             Ok(None) => Outcome::Missing { error: None },
             Err(e) => Outcome::Missing { error: Some(e) },
         }
@@ -677,7 +678,7 @@ impl Process {
         name: &str,
         loader: Option<usize>,
         via: Via,
-        as_main: bool,
+        requested: bool,
     ) -> Outcome {
         if let Some(idx) = self
             .objects
@@ -721,7 +722,7 @@ impl Process {
                 unresolved_symbols: Vec::new(),
                 soname,
                 real_path: c.real_path,
-                loaded_by: if as_main { None } else { loaded_by },
+                loaded_by: if requested { None } else { loaded_by },
                 symbols_checked: false,
                 missing_versions: Vec::new(),
                 errors: Vec::new(),

@@ -408,6 +408,12 @@ fn direct_paths_and_already_loaded_objects() {
         .find(|n| n.name == "libbase.so.1")
         .unwrap();
     assert_eq!(base.via, Via::Rpath);
+    assert_eq!(first[0].loaded_by, None);
+    let base_obj = first
+        .iter()
+        .find(|o| o.soname.as_deref() == Some("libbase.so.1"))
+        .unwrap();
+    assert_eq!(base_obj.loaded_by.as_deref(), Some(first[0].path.as_str()));
     assert!(base
         .resolved
         .as_deref()
