@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::cache::{CacheEntry, LdCache};
 use crate::error::LoadError;
 use crate::families::{cuda_library, library_stem, CudaFamily};
 use crate::process::{LoadOptions, Process, ProcessEnv};
@@ -191,6 +192,16 @@ pub fn loaded_cuda_libraries(
         .collect()
 }
 
+/// ld.so.cache entries of one CUDA family (the copies installed system-wide), to set
+/// against the copy a process really loads.
+pub fn cache_entries_of_family(cache: &LdCache, family: CudaFamily) -> Vec<&CacheEntry> {
+    cache
+        .entries
+        .iter()
+        .filter(|e| cuda_library(&e.name).is_some_and(|l| l.family == family))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,6 +294,26 @@ mod tests {
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].otherwise_via, Via::Runpath);
         assert!(find_ld_library_path_shadowing(&with, &with).is_empty());
+    }
+
+    #[test]
+    fn cache_entries_by_family() {
+        let data = crate::cache::test_util::old_format(&[
+            (
+                "libcudnn.so.9",
+                "/usr/lib/x86_64-linux-gnu/libcudnn.so.9",
+                0x303,
+            ),
+            (
+                "libcudnn_ops.so.9",
+                "/usr/lib/x86_64-linux-gnu/libcudnn_ops.so.9",
+                0x303,
+            ),
+            ("libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6", 0x303),
+        ]);
+        let cache = LdCache::parse(&data).unwrap();
+        assert_eq!(cache_entries_of_family(&cache, CudaFamily::Cudnn).len(), 2);
+        assert!(cache_entries_of_family(&cache, CudaFamily::Nccl).is_empty());
     }
 
     #[test]

@@ -33,8 +33,9 @@ pub mod report;
 pub mod rootfs;
 
 pub use analysis::{
-    find_copy_conflicts, find_ld_library_path_shadowing, ld_library_path_shadowing,
-    loaded_cuda_libraries, missing_libraries, CopyConflict, LibraryCopy, MissingLibrary, Shadowing,
+    cache_entries_of_family, find_copy_conflicts, find_ld_library_path_shadowing,
+    ld_library_path_shadowing, loaded_cuda_libraries, missing_libraries, CopyConflict, LibraryCopy,
+    MissingLibrary, Shadowing,
 };
 pub use cache::{CacheEntry, CacheFormat, CacheSelection, LdCache};
 pub use config::LoaderConfig;

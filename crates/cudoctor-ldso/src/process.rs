@@ -602,7 +602,25 @@ impl Process {
         dirs
     }
 
+    /// The inspected machine's ld.so.cache as this process sees it (read on first use;
+    /// `None` when absent or unusable, see [`Process::warnings`]).
+    pub fn ld_cache(&mut self) -> Option<&LdCache> {
+        self.read_cache();
+        match &self.cache {
+            CacheState::Loaded(c) => Some(c),
+            _ => None,
+        }
+    }
+
     fn cache_lookup(&mut self, name: &str) -> Option<String> {
+        self.read_cache();
+        match &self.cache {
+            CacheState::Loaded(c) => c.lookup(name, &self.env.config.cache).map(str::to_string),
+            _ => None,
+        }
+    }
+
+    fn read_cache(&mut self) {
         if let CacheState::NotRead = self.cache {
             let path = self.env.config.cache_path.clone();
             self.cache = match self.fs.resolve(&path).and_then(std::fs::read) {
@@ -616,10 +634,6 @@ impl Process {
                 },
                 Err(_) => CacheState::Absent,
             };
-        }
-        match &self.cache {
-            CacheState::Loaded(c) => c.lookup(name, &self.env.config.cache).map(str::to_string),
-            _ => None,
         }
     }
 

@@ -6,7 +6,9 @@ mod common;
 
 use std::path::Path;
 
-use common::{build_so, ldd, ldd_view, LddObject, TempTree};
+use common::{
+    build_so, ldd, ldd_view, ldd_view_with_preloads, ldd_with_preload, LddObject, TempTree,
+};
 use cudoctor_ldso::{
     find_copy_conflicts, find_ld_library_path_shadowing, LibsReport, LoadOptions, LoaderConfig,
     Process, ProcessEnv, SymbolCheck, Via,
@@ -478,4 +480,28 @@ fn report_json_has_the_documented_shape() {
     assert!(top["unresolved_symbols"].is_array());
     let back: LibsReport = serde_json::from_value(json).unwrap();
     assert_eq!(back, p.report_without_loader());
+}
+
+#[test]
+fn ld_preload_objects_satisfy_later_needs() {
+    let s = Scenario::build();
+    let mid = s.t.s("lib/libmid.so");
+    let deep2 = s.t.s("c/libdeep2.so");
+    let mut env = host_env(None);
+    env.ld_preload = Some(deep2.clone());
+    let mut p = Process::new(env);
+    p.load_executable(&mid, LoadOptions::default()).unwrap();
+    let r = p.report();
+    // Normally missing for libmid (RUNPATH is not inherited), here the preloaded object.
+    let n = needed(&r, &mid, "libdeep2.so");
+    assert_eq!(n.via, Via::Loaded);
+    assert_eq!(n.resolved.as_deref(), Some(deep2.as_str()));
+    let real = ldd_with_preload(Path::new(&mid), None, Some(&deep2), false);
+    assert_eq!(
+        ldd_view_with_preloads(&r, &interpreter(), &[&deep2]),
+        real.objects,
+        "ldd:\n{}{}",
+        real.stdout,
+        real.stderr
+    );
 }

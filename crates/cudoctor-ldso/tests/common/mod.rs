@@ -97,6 +97,16 @@ pub struct LddOutput {
 
 /// Run the real ldd with exactly the given LD_LIBRARY_PATH (none when `None`).
 pub fn ldd(file: &Path, llp: Option<&str>, relocs: bool) -> LddOutput {
+    ldd_with_preload(file, llp, None, relocs)
+}
+
+/// Same, with LD_PRELOAD.
+pub fn ldd_with_preload(
+    file: &Path,
+    llp: Option<&str>,
+    preload: Option<&str>,
+    relocs: bool,
+) -> LddOutput {
     let mut cmd = Command::new("ldd");
     if relocs {
         cmd.arg("-r");
@@ -106,6 +116,9 @@ pub fn ldd(file: &Path, llp: Option<&str>, relocs: bool) -> LddOutput {
         .env_remove("LD_PRELOAD");
     if let Some(l) = llp {
         cmd.env("LD_LIBRARY_PATH", l);
+    }
+    if let Some(p) = preload {
+        cmd.env("LD_PRELOAD", p);
     }
     let out = cmd
         .output()
@@ -185,6 +198,15 @@ pub fn ldd(file: &Path, llp: Option<&str>, relocs: bool) -> LddOutput {
 /// The dynamic loader's own line goes where rtld.c moves it: right after the last real
 /// object that entered the search list before it (placeholders are not in that list).
 pub fn ldd_view(report: &LibsReport, interpreter: &str) -> Vec<LddObject> {
+    ldd_view_with_preloads(report, interpreter, &[])
+}
+
+/// Same, for a process started with LD_PRELOAD (given as paths): they follow the executable.
+pub fn ldd_view_with_preloads(
+    report: &LibsReport,
+    interpreter: &str,
+    preloads: &[&str],
+) -> Vec<LddObject> {
     let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     let mut out: Vec<LddObject> = Vec::new();
     let mut last_real: Option<usize> = None;
@@ -195,6 +217,14 @@ pub fn ldd_view(report: &LibsReport, interpreter: &str) -> Vec<LddObject> {
         .collect();
     if let Some(main) = objects.first() {
         seen.insert(main.path.clone());
+    }
+    for p in preloads {
+        seen.insert(p.to_string());
+        out.push(LddObject {
+            name: p.to_string(),
+            path: Some(p.to_string()),
+        });
+        last_real = Some(out.len() - 1);
     }
     for o in &objects {
         for n in &o.needed {
