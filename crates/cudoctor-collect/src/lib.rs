@@ -1,8 +1,10 @@
 //! Probes that read a machine's CUDA stack into a [`Snapshot`]. Collection never judges and never
 //! fails as a whole: each probe records what it found or why it found nothing.
 
+pub mod deep;
 pub mod driver;
 pub mod host;
+pub mod multigpu;
 pub mod platform;
 pub mod python;
 pub mod toolkit;
@@ -19,6 +21,8 @@ pub use host::Host;
 pub struct Options {
     /// Interpreters or environment prefixes given with `--python`.
     pub python: Vec<String>,
+    /// Run the runtime probes (`--deep`) with these options; `None` leaves them out.
+    pub deep: Option<deep::DeepOptions>,
 }
 
 /// Reads the machine behind `host`. Independent probes run on their own threads.
@@ -40,6 +44,10 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         let host_facts = s.spawn(|| platform::host_facts(host));
         let envs = python::collect(host, &options.python);
         let toolkit = toolkit::collect(host, &envs);
+        snap.multigpu = Some(multigpu::collect(host, &envs));
+        if let Some(deep_options) = &options.deep {
+            snap.deep = Some(deep::collect(host, &envs, deep_options));
+        }
         snap.python_envs = envs;
         snap.toolkit = toolkit;
         snap.driver = driver.join().unwrap_or_default();

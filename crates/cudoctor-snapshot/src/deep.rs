@@ -443,6 +443,13 @@ pub struct CompileProbe {
     /// `torch._inductor.metrics.generated_kernel_count` after the call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernels_generated: Option<u32>,
+    /// Distinct `triton_*` kernels the profiler saw run during a compiled call: the proof that
+    /// inductor's code, not eager torch, ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triton_kernels_ran: Option<u32>,
+    /// Their names (a few).
+    #[serde(default)]
+    pub triton_kernels: Vec<String>,
     /// Whether the compiled function matched eager.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub correct: Option<bool>,

@@ -74,9 +74,6 @@ impl TopologyGpu {
 pub struct NvLink {
     pub link: u32,
     pub active: bool,
-    /// NVLink version, e.g. `4.0` (from nvmlDeviceGetNvLinkVersion).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
     /// PCI bus id of the far end (a GPU, or an NVSwitch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote_bus_id: Option<String>,

@@ -1,0 +1,3 @@
+"""A stand-in for triton in cudoctor's probe tests."""
+
+__version__ = "3.5.0"
