@@ -24,6 +24,19 @@ pub static RULES: &[&Rule] = &[
     &rules::require_cuda_unmet::RULE,
     &rules::wsl_linux_driver::RULE,
     &rules::toolkits_side_by_side::RULE,
+    &rules::attention_falls_back_to_math::RULE,
+    &rules::fused_attention_unavailable::RULE,
+    &rules::compile_falls_back::RULE,
+    &rules::cuda_unavailable_at_runtime::RULE,
+    &rules::torch_probe_failed::RULE,
+    &rules::gpu_smoke_test_fails::RULE,
+    &rules::attention_extension_broken::RULE,
+    &rules::allreduce_bandwidth_low::RULE,
+    &rules::p2p_disabled_by_env::RULE,
+    &rules::visible_devices_hide_gpus::RULE,
+    &rules::gpus_without_p2p::RULE,
+    &rules::allreduce_fails::RULE,
+    &rules::nccl_version_differs::RULE,
 ];
 
 /// The rule with this code (case-insensitive).

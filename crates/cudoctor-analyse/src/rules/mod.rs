@@ -1,22 +1,36 @@
 //! One file per rule. Each holds the rule's code, documentation, check and tests.
 
+pub mod allreduce_bandwidth_low;
+pub mod allreduce_fails;
+pub mod attention_extension_broken;
+pub mod attention_falls_back_to_math;
 pub mod companion_mismatch;
+pub mod compile_falls_back;
 pub mod conda_cudatoolkit_mismatch;
 pub mod container_without_gpu;
 pub mod cpu_only_torch;
 pub mod cuda_home_invalid;
+pub mod cuda_unavailable_at_runtime;
+pub mod deep_support;
 pub mod driver_library_mismatch;
 pub mod driver_too_old_for_torch;
+pub mod fused_attention_unavailable;
 pub mod gpu_memory_in_use;
+pub mod gpu_smoke_test_fails;
+pub mod gpus_without_p2p;
+pub mod nccl_version_differs;
 pub mod no_driver;
 pub mod no_gpu_visible;
 pub mod no_torch_found;
 pub mod nvcc_missing;
 pub mod nvcc_torch_major_mismatch;
+pub mod p2p_disabled_by_env;
 pub mod require_cuda_unmet;
 pub mod smi_cuda_is_a_ceiling;
 pub mod toolkit_newer_than_driver;
 pub mod toolkit_selection_disagrees;
 pub mod toolkits_side_by_side;
 pub mod torch_arch_list_lacks_gpu;
+pub mod torch_probe_failed;
+pub mod visible_devices_hide_gpus;
 pub mod wsl_linux_driver;
