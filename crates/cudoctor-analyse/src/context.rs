@@ -205,3 +205,71 @@ impl Context<'_> {
         })
     }
 }
+
+/// How a GPU can run one scanned library, by NVIDIA's binary-compatibility rules (including the
+/// `a`/`f` variants and PTX too new for the driver): see cudoctor-fatbin's `compat`.
+pub fn library_verdict(
+    lib: &cudoctor_snapshot::LibraryImages,
+    cc: ComputeCapability,
+    driver_cuda: Option<CudaVersion>,
+) -> cudoctor_fatbin::compat::Verdict {
+    use cudoctor_fatbin::compat;
+    let images = compat::ImageSet::from_names(&lib.sass, &lib.ptx, &lib.ptx_isa);
+    let gpu = compat::ComputeCapability::new(cc.major, cc.minor);
+    let driver = driver_cuda.map(|c| compat::CudaVersion::new(c.major, c.minor));
+    compat::verdict(&images, gpu, driver)
+}
+
+impl Context<'_> {
+    /// Every object of every emulated process, with the process's environment prefix.
+    pub fn loaded_objects(&self) -> Vec<(&str, &cudoctor_snapshot::LibraryLinks)> {
+        self.snap
+            .loader
+            .iter()
+            .flat_map(|l| &l.processes)
+            .flat_map(|p| p.objects.iter().map(move |o| (p.env_prefix.as_str(), o)))
+            .collect()
+    }
+
+    /// The Python distribution that owns a scanned library, when known.
+    pub fn owner_of(&self, path: &str) -> Option<&str> {
+        self.snap
+            .kernel_images
+            .as_ref()?
+            .libraries
+            .iter()
+            .find(|l| l.path == path)
+            .and_then(|l| l.package.as_deref())
+    }
+}
+
+/// The pip package that ships a CUDA library of `family` for CUDA `major` (NVIDIA's wheel names:
+/// `-cu11`/`-cu12` suffixes; CUDA 13 toolkit libraries without one, cuDNN and NCCL with `-cu13`).
+pub fn pip_package_for(family: cudoctor_ldso::CudaFamily, major: Option<&str>) -> Option<String> {
+    use cudoctor_ldso::CudaFamily as F;
+    let base = match family {
+        F::Cudart => "nvidia-cuda-runtime",
+        F::Cudnn => "nvidia-cudnn",
+        F::Nccl => "nvidia-nccl",
+        F::Cublas | F::CublasLt => "nvidia-cublas",
+        F::Cufft => "nvidia-cufft",
+        F::Curand => "nvidia-curand",
+        F::Cusparse => "nvidia-cusparse",
+        F::Cusolver => "nvidia-cusolver",
+        F::Nvrtc => "nvidia-cuda-nvrtc",
+        F::NvJitLink => "nvidia-nvjitlink",
+        _ => return None,
+    };
+    // The soname major of toolkit libraries is the CUDA major for cudart, cublas and nvrtc only;
+    // for the others the CUDA major is unknown from the name alone.
+    let cuda_major = match family {
+        F::Cudart | F::Cublas | F::CublasLt | F::Nvrtc | F::NvJitLink => major?.parse::<u32>().ok(),
+        _ => None,
+    };
+    Some(match (family, cuda_major) {
+        (F::Cudnn | F::Nccl, _) => format!("{base}-cu12 (CUDA 12) or {base}-cu13 (CUDA 13)"),
+        (_, Some(13..)) => base.to_string(),
+        (_, Some(m)) => format!("{base}-cu{m}"),
+        (_, None) => format!("{base}-cu12 (CUDA 12) or {base} (CUDA 13)"),
+    })
+}

@@ -101,6 +101,14 @@ impl Host {
         }
     }
 
+    /// The machine path of a real path under the root (the inverse of [`Host::real_path`]).
+    pub fn machine_path(&self, real: &Path) -> String {
+        match real.strip_prefix(&self.root) {
+            Ok(rest) if self.root != Path::new("/") => format!("/{}", rest.to_string_lossy()),
+            _ => real.to_string_lossy().into_owned(),
+        }
+    }
+
     pub fn exists(&self, p: &str) -> bool {
         self.fs_path(p).exists()
     }

@@ -4,6 +4,8 @@
 pub mod deep;
 pub mod driver;
 pub mod host;
+pub mod kernels;
+pub mod libraries;
 pub mod multigpu;
 pub mod platform;
 pub mod python;
@@ -23,6 +25,10 @@ pub struct Options {
     pub python: Vec<String>,
     /// Run the runtime probes (`--deep`) with these options; `None` leaves them out.
     pub deep: Option<deep::DeepOptions>,
+    /// Skip reading the kernel images of torch and its extensions.
+    pub skip_kernel_scan: bool,
+    /// Skip emulating the dynamic loader for torch and its extensions.
+    pub skip_loader: bool,
 }
 
 /// Reads the machine behind `host`. Independent probes run on their own threads.
@@ -44,6 +50,12 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         let host_facts = s.spawn(|| platform::host_facts(host));
         let envs = python::collect(host, &options.python);
         let toolkit = toolkit::collect(host, &envs);
+        if !options.skip_kernel_scan {
+            snap.kernel_images = Some(kernels::collect(host, &envs));
+        }
+        if !options.skip_loader {
+            snap.loader = Some(libraries::collect(host, &envs, snap.kernel_images.as_ref()));
+        }
         snap.multigpu = Some(multigpu::collect(host, &envs));
         if let Some(deep_options) = &options.deep {
             snap.deep = Some(deep::collect(host, &envs, deep_options));

@@ -196,23 +196,65 @@ fn kernels(s: &Snapshot) -> Vec<Fact> {
     let Some(k) = &s.kernel_images else {
         return Vec::new();
     };
-    let with_images = k
+    let with_code: Vec<_> = k
         .libraries
         .iter()
         .filter(|l| !l.sass.is_empty() || !l.ptx.is_empty())
-        .count();
-    vec![fact(
+        .collect();
+    if with_code.is_empty() {
+        return vec![fact(
+            "scanned",
+            format!("no CUDA kernels found ({})", k.scope),
+        )];
+    }
+    let mut out = vec![fact(
         "scanned",
         format!(
-            "{} libraries, {with_images} with CUDA kernels",
-            k.libraries.len()
+            "{} libraries with CUDA kernels ({})",
+            with_code.len(),
+            k.scope
         ),
-    )]
+    )];
+    for l in with_code
+        .iter()
+        .filter(|l| l.path.contains("libtorch_cuda"))
+    {
+        let archs: Vec<&str> = l.sass.iter().chain(&l.ptx).map(String::as_str).collect();
+        out.push(fact("torch", format!("{}  ({})", archs.join(" "), l.path)));
+    }
+    out
 }
+
+/// Library families shown under "Libraries": what torch really loads.
+const SHOWN: &[(&str, &str)] = &[
+    ("libcudart.so", "CUDA runtime"),
+    ("libcudnn.so", "cuDNN"),
+    ("libnccl.so", "NCCL"),
+    ("libcublas.so", "cuBLAS"),
+];
 
 fn libraries(s: &Snapshot) -> Vec<Fact> {
     let Some(l) = &s.loader else {
         return Vec::new();
     };
-    vec![fact("resolved", format!("{} objects", l.objects.len()))]
+    let mut out = Vec::new();
+    for p in &l.processes {
+        for (prefix, label) in SHOWN {
+            for o in p
+                .objects
+                .iter()
+                .filter(|o| o.soname.as_deref().unwrap_or(&o.path).starts_with(prefix))
+            {
+                out.push(fact(
+                    *label,
+                    format!(
+                        "{}  [{}]",
+                        o.real_path.as_deref().unwrap_or(&o.path),
+                        p.env_prefix
+                    ),
+                ));
+            }
+        }
+    }
+    out
 }

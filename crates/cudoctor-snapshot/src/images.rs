@@ -1,8 +1,13 @@
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// GPU architectures carried by CUDA libraries (from their fat binaries).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct KernelImages {
+    /// What was scanned: `torch and CUDA extensions` (the default check) or `paths`.
+    #[serde(default)]
+    pub scope: String,
     #[serde(default)]
     pub libraries: Vec<LibraryImages>,
 }
@@ -19,26 +24,58 @@ pub struct LibraryImages {
     /// PTX architectures, e.g. `compute_90`.
     #[serde(default)]
     pub ptx: Vec<String>,
+    /// PTX ISA version of each PTX architecture (`compute_90` -> `8.8`), where the header says.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ptx_isa: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
-/// What the dynamic loader would resolve for the libraries of one process.
+/// What the dynamic loader would resolve for the processes cudoctor emulates: for each Python
+/// environment with torch, `import torch` followed by each CUDA extension.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct LoaderFacts {
     #[serde(default)]
+    pub processes: Vec<ProcessLinks>,
+    /// Copies of CUDA libraries in /etc/ld.so.cache (the system-wide ones), by soname.
+    #[serde(default)]
+    pub cache_copies: Vec<CachedLibrary>,
+    /// Problems met while emulating the loader.
+    #[serde(default)]
+    pub errors: Vec<String>,
+}
+
+/// One emulated process.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ProcessLinks {
+    /// The Python environment's prefix.
+    pub env_prefix: String,
+    /// Every object of the process in load order.
+    #[serde(default)]
     pub objects: Vec<LibraryLinks>,
+    /// Libraries LD_LIBRARY_PATH supplies in place of what would load without it.
+    #[serde(default)]
+    pub shadowed: Vec<ShadowedLibrary>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct LibraryLinks {
     pub path: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub package: Option<String>,
+    pub soname: Option<String>,
+    /// The same file with links resolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub real_path: Option<String>,
+    /// The object whose DT_NEEDED brought this one in; absent for objects loaded directly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded_by: Option<String>,
     #[serde(default)]
     pub needed: Vec<LinkedLibrary>,
+    /// Undefined symbols nothing in the process provides (only when `symbols_checked`).
     #[serde(default)]
     pub unresolved_symbols: Vec<String>,
+    #[serde(default)]
+    pub symbols_checked: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -48,6 +85,26 @@ pub struct LinkedLibrary {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolved: Option<String>,
-    /// rpath, ld_library_path, runpath, cache, default, loaded, missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub real_path: Option<String>,
+    /// rpath, ld_library_path, runpath, cache, default, loaded, direct, missing.
     pub via: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ShadowedLibrary {
+    pub object: String,
+    pub name: String,
+    pub from_ld_library_path: String,
+    /// What would load without LD_LIBRARY_PATH; absent when nothing would.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub otherwise: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CachedLibrary {
+    pub name: String,
+    pub path: String,
 }

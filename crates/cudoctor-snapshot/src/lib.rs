@@ -21,7 +21,10 @@ pub use deep::{
 };
 pub use driver::{DriverFacts, Gpu, GpuProcess, KernelModule};
 pub use environment::{relevant_variable, EnvVars};
-pub use images::{KernelImages, LibraryImages, LibraryLinks, LinkedLibrary, LoaderFacts};
+pub use images::{
+    CachedLibrary, KernelImages, LibraryImages, LibraryLinks, LinkedLibrary, LoaderFacts,
+    ProcessLinks, ShadowedLibrary,
+};
 pub use multigpu::{
     GpuPair, LinkClass, MultiGpuFacts, NcclLibrary, NvLink, P2pStatus, PathLevel, Topology,
     TopologyGpu,

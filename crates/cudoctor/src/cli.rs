@@ -25,6 +25,14 @@ pub struct Cli {
 pub enum Command {
     /// The layered diagnosis of this machine (the default).
     Check(CheckArgs),
+    /// Which GPU architectures each CUDA library carries, and which GPU cannot run it.
+    Kernels(KernelsArgs),
+    /// Which copy of each library every component really loads (ld.so emulated), and unresolved symbols.
+    Libs(LibsArgs),
+    /// The right torch/torchvision/torchaudio build for this driver and these GPUs, as commands.
+    Plan(PlanArgs),
+    /// Read an error message or a whole log, name the cause, check it against this machine, give the fix.
+    Explain(ExplainArgs),
     /// Print the documentation of one finding code (e.g. `cudoctor rule DRV004`).
     Rule {
         /// A code such as DRV004, or a rule name such as driver-too-old-for-torch.
@@ -90,6 +98,84 @@ pub struct CheckArgs {
     /// Exit 1 on warnings too, not only on errors.
     #[arg(long)]
     pub strict: bool,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct KernelsArgs {
+    /// Libraries or directories to scan. Default: every CUDA library of each Python environment found.
+    pub paths: Vec<String>,
+    /// Judge for this GPU instead of the present ones (a name such as "RTX 5090", or sm_120 / 12.0). Repeatable.
+    #[arg(long, value_name = "NAME|sm_XX")]
+    pub gpu: Vec<String>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Python interpreter or environment prefix whose libraries to scan (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub python: Vec<String>,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PlanArgs {
+    /// Plan for this driver instead of the detected one (e.g. 470.82.01).
+    #[arg(long, value_name = "VERSION")]
+    pub driver: Option<String>,
+    /// Plan for these GPUs instead of the detected ones ("RTX 3090", sm_86, 8.6). Repeatable, one per GPU.
+    #[arg(long, value_name = "NAME|sm_XX")]
+    pub gpu: Vec<String>,
+    /// Wanted CUDA variant (e.g. 12.4).
+    #[arg(long, value_name = "X.Y")]
+    pub cuda: Option<String>,
+    /// Wanted torch release or series (e.g. 2.5 or 2.5.1).
+    #[arg(long, value_name = "VERSION")]
+    pub torch: Option<String>,
+    /// Python version the packages are for (default: the detected environment's).
+    #[arg(long, value_name = "X.Y")]
+    pub python: Option<String>,
+    #[arg(long, value_name = "pip|uv|conda", default_value = "pip")]
+    pub installer: String,
+    /// Ignore this machine: plan only from the flags given.
+    #[arg(long)]
+    pub no_detect: bool,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExplainArgs {
+    /// A log file, or `-` for standard input (the default).
+    #[arg(default_value = "-")]
+    pub input: String,
+    /// Cross-check with a saved snapshot instead of this machine.
+    #[arg(long, value_name = "FILE")]
+    pub snapshot: Option<PathBuf>,
+    /// Do not look at this machine at all.
+    #[arg(long)]
+    pub no_machine: bool,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct LibsArgs {
+    /// Libraries to load, in order, into one emulated process. Default: `import torch` followed by
+    /// each CUDA extension, for each Python environment found.
+    pub paths: Vec<String>,
+    /// Check the undefined symbols of every loaded object, not only of the ones named.
+    #[arg(long)]
+    pub all_symbols: bool,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Python interpreter or environment prefix to inspect (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub python: Vec<String>,
     #[command(flatten)]
     pub machine: MachineArgs,
 }

@@ -38,6 +38,10 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     match cli.command {
         None => commands::check::run(&cli.check),
         Some(Command::Check(args)) => commands::check::run(&args),
+        Some(Command::Kernels(args)) => commands::kernels::run(&args),
+        Some(Command::Libs(args)) => commands::libs::run(&args),
+        Some(Command::Plan(args)) => commands::plan::run(&args),
+        Some(Command::Explain(args)) => commands::explain::run(&args),
         Some(Command::Rule { code }) => commands::rule::show(&code),
         Some(Command::Rules { format }) => commands::rule::list(format),
         Some(Command::Diff {

@@ -1,6 +1,8 @@
-use cudoctor_kb::{ArchEntry, ComputeCapability, Coverage};
+use cudoctor_fatbin::compat::Verdict;
+use cudoctor_kb::ComputeCapability;
+use cudoctor_snapshot::LibraryImages;
 
-use crate::context::{GpuView, TorchEnv};
+use crate::context::{library_verdict, GpuView, TorchEnv};
 use crate::{Confidence, Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -10,16 +12,18 @@ pub static RULE: Rule = Rule {
     severity: Severity::Error,
     summary: "torch carries no kernel image (SASS or PTX) a present GPU can run",
     docs: r#"## What it checks
-For each GPU, whether torch's CUDA libraries carry machine code (SASS) for its compute capability
-(or an older minor of the same major), or PTX of an older architecture the driver can JIT. The
-architectures come from the fat binaries inside libtorch_cuda.so when they were scanned, else
-from the build's TORCH_CUDA_ARCH_LIST in the knowledge base.
+For each GPU, whether torch's libtorch_cuda.so carries machine code (SASS) the GPU runs — its own
+architecture, or an older minor of the same major, but an `a` (arch-specific) image only on
+exactly its architecture — or PTX of an older architecture the driver can JIT. The architectures
+are read from the fat binaries inside the library; without a scan, from the build's
+TORCH_CUDA_ARCH_LIST in the knowledge base (then the finding says "likely").
 
 ## Why it matters
 Without an image, every kernel launch fails: "CUDA error: no kernel image is available for
 execution on the device", or torch warns "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is
 not compatible with the current PyTorch installation". New GPUs on old wheels (sm_120 on cu124)
-and old GPUs on new wheels (sm_61 on cu128) hit this.
+and old GPUs on new wheels (sm_61 on cu128) hit this. A PTX-only match works but compiles every
+kernel at first launch, and fails when the PTX is newer than the driver.
 
 ## How to fix
 Install a torch CUDA variant whose arch list includes the GPU (the report names one).
@@ -29,65 +33,48 @@ Install a torch CUDA variant whose arch list includes the GPU (the report names 
 
 fn check(ctx: &Context) -> Vec<Finding> {
     let gpus = ctx.gpus();
-    ctx.torch_envs()
-        .into_iter()
-        .filter(|t| t.cuda().is_some())
-        .flat_map(|t| {
-            let gpus = gpus.clone();
-            gpus.into_iter().filter_map(move |g| judge(ctx, t, &g))
-        })
-        .collect()
+    let mut out = Vec::new();
+    for t in ctx.torch_envs().into_iter().filter(|t| t.cuda().is_some()) {
+        for g in &gpus {
+            out.extend(judge(ctx, t, g));
+        }
+    }
+    out
 }
 
-/// Architectures of torch's own libraries from a scan, when one ran.
-fn scanned_archs(ctx: &Context, t: TorchEnv) -> Option<(Vec<ArchEntry>, String)> {
-    let images = ctx.snap.kernel_images.as_ref()?;
-    let lib = images.libraries.iter().find(|l| {
+/// torch's main CUDA library as scanned, when a scan ran.
+fn scanned_torch<'a>(ctx: &Context<'a>, t: TorchEnv) -> Option<&'a LibraryImages> {
+    ctx.snap.kernel_images.as_ref()?.libraries.iter().find(|l| {
         l.path.starts_with(&t.torch.path) && l.path.contains("libtorch_cuda") && l.error.is_none()
-    })?;
-    let mut entries = Vec::new();
-    for s in &lib.sass {
-        if let Ok(cc) = s
-            .trim_start_matches("sm_")
-            .trim_end_matches(['a', 'f'])
-            .parse::<ComputeCapability>()
-        {
-            entries.push(ArchEntry { cc, ptx: false });
-        }
-    }
-    for p in &lib.ptx {
-        if let Ok(cc) = p
-            .trim_start_matches("compute_")
-            .trim_end_matches(['a', 'f'])
-            .parse::<ComputeCapability>()
-        {
-            entries.push(ArchEntry { cc, ptx: true });
-        }
-    }
-    Some((entries, format!("fat binaries of {}", lib.path)))
+    })
 }
 
 fn judge(ctx: &Context, t: TorchEnv, g: &GpuView) -> Option<Finding> {
     let cc = g.cc?;
-    let release = ctx.kb.torch(t.torch.public_version());
-    let variant = release.and_then(|r| r.variant(t.torch.local_label()?));
-    let (entries, source, confidence) = match scanned_archs(ctx, t) {
-        Some((e, s)) => (e, s, Confidence::Certain),
+    let driver_cuda = ctx.driver_max_cuda().map(|(c, _)| c);
+    let (verdict, source, archs, confidence) = match scanned_torch(ctx, t) {
+        Some(lib) => (
+            library_verdict(lib, cc, driver_cuda),
+            format!("fat binaries of {}", lib.path),
+            lib.sass.iter().chain(&lib.ptx).cloned().collect::<Vec<_>>(),
+            Confidence::Certain,
+        ),
         None => {
-            let v = variant?;
+            let release = ctx.kb.torch(t.torch.public_version())?;
+            let variant = release.variant(t.torch.local_label()?)?;
+            let list = variant.arch_list.clone()?;
+            let lib = arch_list_images(&list);
             (
-                v.archs()?,
+                library_verdict(&lib, cc, driver_cuda),
                 format!(
                     "TORCH_CUDA_ARCH_LIST of torch {} {} (knowledge base)",
-                    t.torch.public_version(),
-                    v.tag
+                    release.version, variant.tag
                 ),
+                list,
                 Confidence::Likely,
             )
         }
     };
-    let coverage = cudoctor_kb::coverage(&entries, cc);
-    let list: Vec<String> = entries.iter().map(|e| e.to_string()).collect();
     let mut f = Finding::new(&RULE, "")
         .confidence(confidence)
         .evidence(format!(
@@ -95,41 +82,63 @@ fn judge(ctx: &Context, t: TorchEnv, g: &GpuView) -> Option<Finding> {
             g.label(),
             g.cc_source
         ))
-        .evidence(format!("{}: {}", source, list.join(" ")));
-    match coverage {
-        Coverage::Native | Coverage::BinaryCompatible { .. } => None,
-        Coverage::PtxJit { from } => {
-            f.title = format!(
-                "{} runs torch only through PTX JIT from {}",
-                g.label(),
-                from.compute()
-            );
-            f = f
-                .severity(Severity::Warning)
-                .cause(format!("torch has no machine code for {} but PTX for {}: the driver compiles kernels at first launch (slow start, large JIT cache) and fails if the PTX is newer than the driver.", cc.sm(), from.compute()));
-            Some(with_variant_fix(ctx, t, cc, f))
+        .evidence(format!("{source}: {}", archs.join(" ")));
+    match verdict {
+        Verdict::Native { .. } => return None,
+        Verdict::PtxJit { via } => {
+            f.title = format!("{} runs torch only through PTX JIT from {via}", g.label());
+            f = f.severity(Severity::Warning).cause(format!(
+                "torch has no machine code {} can run, only PTX ({via}): the driver compiles every kernel at first launch (minutes of start-up, a large JIT cache), and fails if the PTX is newer than the driver.",
+                cc.sm()
+            ));
         }
-        Coverage::Missing => {
+        Verdict::PtxTooNewForDriver {
+            via,
+            ptx_isa,
+            needs_cuda,
+            driver_cuda,
+            ..
+        } => {
+            f.title = format!(
+                "{} could only JIT torch's PTX {via}, which is too new for the driver",
+                g.label()
+            );
+            f = f.cause(format!(
+                "No machine code for {}; the PTX {via} (ISA {ptx_isa}) needs a driver for CUDA {needs_cuda}, and this one supports {driver_cuda}: \"the provided PTX was compiled with an unsupported toolchain\".",
+                cc.sm()
+            ));
+        }
+        Verdict::NoImage => {
             f.title = format!("{} has no kernel image in {}", g.label(), t.label());
             f = f.cause(format!(
                 "torch carries no SASS for {} and no PTX it could JIT: every CUDA kernel fails with \"no kernel image is available for execution on the device\".",
                 cc.sm()
             ));
-            Some(with_variant_fix(ctx, t, cc, f))
         }
+    }
+    Some(with_variant_fix(ctx, t, cc, f))
+}
+
+/// The images a TORCH_CUDA_ARCH_LIST such as ["8.0", "9.0+PTX"] produces.
+fn arch_list_images(list: &[String]) -> LibraryImages {
+    let req = cudoctor_fatbin::compat::parse_torch_arch_list(&list.join(";"));
+    LibraryImages {
+        sass: req.sass.iter().map(|a| a.name()).collect(),
+        ptx: req.ptx.iter().map(|a| a.name()).collect(),
+        ..Default::default()
     }
 }
 
 /// Adds the newest variant (same release first) that covers `cc` and that the driver runs.
-fn with_variant_fix(ctx: &Context, t: TorchEnv, cc: ComputeCapability, mut f: Finding) -> Finding {
+fn with_variant_fix(ctx: &Context, t: TorchEnv, cc: ComputeCapability, f: Finding) -> Finding {
     let driver = ctx.driver_version();
     let runs = |c| {
         driver
             .as_ref()
-            .map_or(true, |d| ctx.kb.driver_support(d, c).runs() != Some(false))
+            .is_none_or(|d| ctx.kb.driver_support(d, c).runs() != Some(false))
     };
     let mut best = None;
-    for release in ctx.kb.torch_releases().iter().rev() {
+    'releases: for release in ctx.kb.torch_releases().iter().rev() {
         for v in release.variants.iter().rev() {
             if v.covers(cc) == Some(true) && runs(v.cuda) {
                 let same = release.version == t.torch.public_version();
@@ -137,45 +146,52 @@ fn with_variant_fix(ctx: &Context, t: TorchEnv, cc: ComputeCapability, mut f: Fi
                     best = Some((release.version.clone(), v.tag.clone()));
                 }
                 if same {
-                    break;
+                    break 'releases;
                 }
             }
         }
     }
-    if let Some((version, tag)) = best {
-        f = f.fix(format!(
+    match best {
+        Some((version, tag)) => f.fix(format!(
             "{}/bin/python -m pip install --force-reinstall torch=={version} --index-url https://download.pytorch.org/whl/{tag}",
             t.env.prefix
-        ));
-    } else {
-        f = f.fix(format!("No known torch build covers {} on this driver: build torch from source with TORCH_CUDA_ARCH_LIST={}", cc.sm(), cc));
+        )),
+        None => f.fix(format!(
+            "No known torch build covers {} on this driver: build torch from source with TORCH_CUDA_ARCH_LIST={cc}",
+            cc.sm()
+        )),
     }
-    f
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::*;
-    use cudoctor_snapshot::{KernelImages, LibraryImages};
+    use cudoctor_snapshot::KernelImages;
+
+    fn with_torch_lib(sass: &[&str], ptx: &[&str]) -> cudoctor_snapshot::Snapshot {
+        let mut s = h200();
+        s.kernel_images = Some(KernelImages {
+            scope: "test".into(),
+            libraries: vec![LibraryImages {
+                path: "/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so".into(),
+                sass: sass.iter().map(|x| x.to_string()).collect(),
+                ptx: ptx.iter().map(|x| x.to_string()).collect(),
+                ..Default::default()
+            }],
+        });
+        s
+    }
 
     #[test]
     fn hopper_on_cu130_is_covered() {
         assert!(run(&RULE, &h200()).is_empty());
+        assert!(run(&RULE, &with_torch_lib(&["sm_80", "sm_90"], &[])).is_empty());
     }
 
     #[test]
     fn a_scanned_library_without_the_arch_is_an_error() {
-        let mut s = h200();
-        s.kernel_images = Some(KernelImages {
-            libraries: vec![LibraryImages {
-                path: "/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so".into(),
-                sass: vec!["sm_80".into(), "sm_86".into()],
-                ptx: vec![],
-                ..Default::default()
-            }],
-        });
-        let f = run(&RULE, &s);
+        let f = run(&RULE, &with_torch_lib(&["sm_80", "sm_86"], &[]));
         assert_eq!(f.len(), 2, "{f:?}");
         assert_eq!(f[0].severity, Severity::Error);
         assert_eq!(f[0].confidence, Confidence::Certain);
@@ -184,16 +200,32 @@ mod tests {
 
     #[test]
     fn ptx_only_coverage_is_a_warning() {
-        let mut s = h200();
-        s.kernel_images = Some(KernelImages {
-            libraries: vec![LibraryImages {
-                path: "/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so".into(),
-                sass: vec!["sm_80".into()],
-                ptx: vec!["compute_80".into()],
-                ..Default::default()
-            }],
-        });
-        let f = run(&RULE, &s);
+        let f = run(&RULE, &with_torch_lib(&["sm_80"], &["compute_80"]));
         assert_eq!(f[0].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn an_arch_specific_image_does_not_run_on_a_later_minor() {
+        // sm_90a runs on 9.0 only; here the GPU is 9.0, so it runs.
+        assert!(run(&RULE, &with_torch_lib(&["sm_90a"], &[])).is_empty());
+        let mut s = with_torch_lib(&["sm_100a"], &[]);
+        s.driver.gpus[0].compute_capability = Some("10.3".into());
+        s.driver.gpus.truncate(1);
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "sm_100a must not serve a 10.3 GPU: {f:?}");
+    }
+
+    #[test]
+    fn without_a_scan_the_knowledge_base_list_is_used_and_marked_likely() {
+        let mut s = machine(
+            Some(("580.159.04", "13.0")),
+            &[("NVIDIA GeForce GTX 1080 Ti", "6.1")],
+        );
+        s.python_envs
+            .push(torch_env("/v", "2.11.0+cu130", Some("13.0"), &[]));
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].confidence, Confidence::Likely);
+        assert!(f[0].fix[0].contains("cu126"), "{:?}", f[0].fix);
     }
 }

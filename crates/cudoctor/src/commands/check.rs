@@ -16,6 +16,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
             let host = host(&args.machine)?;
             let options = Options {
                 python: args.python.clone(),
+                ..Default::default()
             };
             cudoctor_collect::collect(&host, &options, env!("CARGO_PKG_VERSION"))
         }

@@ -1,0 +1,133 @@
+use std::collections::BTreeMap;
+
+use cudoctor_ldso::{cuda_library, CudaFamily};
+
+use crate::{Context, Finding, Layer, Rule, Severity};
+
+pub static RULE: Rule = Rule {
+    code: "LIB002",
+    name: "duplicate-library-copies",
+    layer: Layer::Libraries,
+    severity: Severity::Error,
+    summary: "One process loads two different copies of the same CUDA library",
+    docs: r#"## What it checks
+In the emulated process (`import torch`, then each CUDA extension), whether two objects are copies
+of the same CUDA library (by name, e.g. libcudart.so.12 and libcudart.so.13, or two files named
+libcudnn.so.9).
+
+## Why it matters
+Two CUDA runtimes in one process keep separate state: memory allocated through one is unknown to
+the other, streams and events do not mix, and errors such as "invalid device context",
+"CUBLAS_STATUS_NOT_INITIALIZED" or crashes at exit follow. Two cuDNN or NCCL copies of
+different versions give "cuDNN version incompatibility" or undefined behaviour. It happens when
+an extension was built against another toolkit or another CUDA major than torch.
+
+## How to fix
+Rebuild or reinstall the extension against the CUDA that torch uses, so that it resolves torch's
+copy.
+"#,
+    check,
+};
+
+fn check(ctx: &Context) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for p in ctx.snap.loader.iter().flat_map(|l| &l.processes) {
+        // stem -> [(major, path, loaded_by)]
+        let mut copies: BTreeMap<String, Vec<(Option<String>, &str, Option<&str>, CudaFamily)>> =
+            BTreeMap::new();
+        for o in &p.objects {
+            let Some(lib) = cuda_library(o.soname.as_deref().unwrap_or(&o.path)) else {
+                continue;
+            };
+            if lib.family.is_driver_library() {
+                continue;
+            }
+            let path = o.real_path.as_deref().unwrap_or(&o.path);
+            let entry = copies.entry(lib.stem.clone()).or_default();
+            if !entry.iter().any(|(_, p2, _, _)| *p2 == path) {
+                entry.push((lib.major.clone(), path, o.loaded_by.as_deref(), lib.family));
+            }
+        }
+        for (stem, list) in copies.into_iter().filter(|(_, l)| l.len() > 1) {
+            let majors: Vec<&Option<String>> = list.iter().map(|(m, ..)| m).collect();
+            let different_majors = majors.windows(2).any(|w| w[0] != w[1]);
+            let family = list[0].3;
+            let severity = if different_majors
+                || matches!(
+                    family,
+                    CudaFamily::Cudart | CudaFamily::Cudnn | CudaFamily::Nccl
+                ) {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            let mut f = Finding::new(&RULE, format!("Two copies of lib{stem} in one process ({})", p.env_prefix))
+                .severity(severity)
+                .cause(format!(
+                    "torch and an extension load different lib{stem} files into the same process: their state is separate, so handles, memory and streams of one are invalid in the other."
+                ))
+                .fix("Reinstall the extension built against this torch's CUDA, so it uses torch's copy (pip install --force-reinstall --no-build-isolation <extension>)");
+            for (major, path, by, _) in &list {
+                f = f.evidence(format!(
+                    "{path}{}{}",
+                    major
+                        .as_ref()
+                        .map(|m| format!(" (soname major {m})"))
+                        .unwrap_or_default(),
+                    by.map(|b| format!(", needed by {b}")).unwrap_or_default()
+                ));
+            }
+            out.push(f);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::*;
+    use cudoctor_snapshot::{LibraryLinks, LoaderFacts, ProcessLinks};
+
+    fn obj(path: &str, soname: &str, by: &str) -> LibraryLinks {
+        LibraryLinks {
+            path: path.into(),
+            soname: Some(soname.into()),
+            loaded_by: Some(by.into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn two_cuda_runtimes_are_an_error() {
+        let mut s = h200();
+        s.loader = Some(LoaderFacts {
+            processes: vec![ProcessLinks {
+                env_prefix: "/opt/venv".into(),
+                objects: vec![
+                    obj(
+                        "/opt/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13",
+                        "libcudart.so.13",
+                        "libtorch_cuda.so",
+                    ),
+                    obj(
+                        "/usr/local/cuda-12.4/lib64/libcudart.so.12",
+                        "libcudart.so.12",
+                        "my_ext.so",
+                    ),
+                    obj(
+                        "/opt/venv/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9",
+                        "libcudnn.so.9",
+                        "libtorch_cuda.so",
+                    ),
+                ],
+                shadowed: vec![],
+            }],
+            ..Default::default()
+        });
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].evidence.iter().any(|e| e.contains("my_ext.so")));
+    }
+}

@@ -1,0 +1,136 @@
+//! Kernel images of the CUDA libraries a Python environment loads: torch's own and its CUDA
+//! extensions. Reads ELF and fat-binary headers only (cudoctor-fatbin), in parallel.
+
+use std::path::PathBuf;
+
+use cudoctor_fatbin::{default_threads, find_cuda_libraries, scan_many};
+use cudoctor_snapshot::{KernelImages, LibraryImages, PythonEnv};
+
+use crate::host::Host;
+
+/// Top-level modules that ship CUDA kernels of their own (compiled extensions). NVIDIA's own
+/// `nvidia/*` libraries are left out of the default check: they carry every supported arch.
+const EXTENSION_MODULES: &[&str] = &[
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "flash_attn",
+    "flash_attn_3",
+    "hopper",
+    "xformers",
+    "vllm",
+    "vllm_flash_attn",
+    "bitsandbytes",
+    "apex",
+    "deepspeed",
+    "sageattention",
+    "mamba_ssm",
+    "causal_conv1d",
+    "flashinfer",
+    "transformer_engine",
+    "torch_scatter",
+    "torch_sparse",
+    "torch_cluster",
+    "torch_spline_conv",
+    "spconv",
+    "mmcv",
+    "detectron2",
+    "auto_gptq",
+    "awq",
+    "exllamav2",
+    "llama_cpp",
+    "sgl_kernel",
+    "xgrammar",
+    "triton",
+    "fbgemm_gpu",
+    "torchao",
+    "natten",
+    "pointnet2_ops",
+    "gsplat",
+    "tinycudann",
+    "nvdiffrast",
+    "pytorch3d",
+];
+
+/// Scans torch and the CUDA extensions of each environment.
+pub fn collect(host: &Host, envs: &[PythonEnv]) -> KernelImages {
+    let mut paths: Vec<(String, String)> = Vec::new();
+    for env in envs {
+        for sp in &env.site_packages {
+            for entry in host.list_dir(sp) {
+                let machine = format!("{sp}/{entry}");
+                let is_ext_file = entry.contains(".so") && host.is_file(&machine);
+                let module = entry.split('.').next().unwrap_or(&entry);
+                let found = if is_ext_file {
+                    vec![machine]
+                } else if EXTENSION_MODULES.contains(&module) && host.is_dir(&machine) {
+                    expand(host, &machine)
+                } else {
+                    continue;
+                };
+                for m in found {
+                    if !paths.iter().any(|(p, _)| *p == m) {
+                        paths.push((m, owner(env, module)));
+                    }
+                }
+            }
+        }
+    }
+    let mut images = scan(host, &paths);
+    images.scope = "torch and CUDA extensions of each Python environment".into();
+    images
+}
+
+/// Scans the given machine paths (files or directories) with each library's owner label.
+pub fn scan(host: &Host, paths: &[(String, String)]) -> KernelImages {
+    let real: Vec<PathBuf> = paths.iter().map(|(p, _)| host.fs_path(p)).collect();
+    let results = scan_many(&real, default_threads());
+    let libraries = results
+        .into_iter()
+        .zip(paths)
+        .map(|((_, result), (machine, owner))| {
+            let mut lib = LibraryImages {
+                path: machine.clone(),
+                package: (!owner.is_empty()).then(|| owner.clone()),
+                ..Default::default()
+            };
+            match result {
+                Ok(img) => {
+                    lib.sass = img.sass;
+                    lib.ptx = img.ptx;
+                    lib.ptx_isa = img.ptx_isa;
+                }
+                Err(e) => lib.error = Some(e.to_string()),
+            }
+            lib
+        })
+        .collect();
+    KernelImages {
+        scope: "paths".into(),
+        libraries,
+    }
+}
+
+/// Expands directories into the libraries under them (machine paths).
+pub fn expand(host: &Host, path: &str) -> Vec<String> {
+    if host.is_dir(path) {
+        find_cuda_libraries(&host.fs_path(path))
+            .iter()
+            .map(|p| host.machine_path(p))
+            .collect()
+    } else {
+        vec![path.to_string()]
+    }
+}
+
+/// The installed distribution a top-level module most likely belongs to: the longest package
+/// name that the module name starts with (`flash_attn_2_cuda` -> `flash-attn`).
+fn owner(env: &PythonEnv, module: &str) -> String {
+    let m = module.replace('_', "-").to_lowercase();
+    env.packages
+        .iter()
+        .filter(|p| m.starts_with(&p.name))
+        .max_by_key(|p| p.name.len())
+        .map(|p| p.name.clone())
+        .unwrap_or_else(|| module.to_string())
+}

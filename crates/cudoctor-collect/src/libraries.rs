@@ -1,0 +1,142 @@
+//! Which copy of each library torch and its extensions really load, by emulating glibc's loader
+//! (cudoctor-ldso) for `import torch` followed by each CUDA extension, in one process per
+//! Python environment. Nothing is loaded or run.
+
+use cudoctor_ldso::{
+    cache_entries_of_family, ld_library_path_shadowing, CudaFamily, ElfFile, LibsReport,
+    LoadOptions, Process, ProcessEnv, SymbolCheck,
+};
+use cudoctor_snapshot::{
+    CachedLibrary, KernelImages, LibraryLinks, LinkedLibrary, LoaderFacts, ProcessLinks, PythonEnv,
+    ShadowedLibrary,
+};
+
+use crate::host::Host;
+
+/// CUDA families whose system-wide copies are worth setting against what torch loads.
+const REPORTED_FAMILIES: &[CudaFamily] = &[
+    CudaFamily::Cudart,
+    CudaFamily::Cudnn,
+    CudaFamily::Nccl,
+    CudaFamily::Cublas,
+];
+
+pub fn collect(host: &Host, envs: &[PythonEnv], images: Option<&KernelImages>) -> LoaderFacts {
+    let mut facts = LoaderFacts::default();
+    let process_env = || ProcessEnv::new(host.root()).with_vars(host.env().iter());
+    for env in envs {
+        let Some(torch) = &env.torch else { continue };
+        let mut order: Vec<(String, LoadOptions)> = Vec::new();
+        let global_deps = format!("{}/lib/libtorch_global_deps.so", torch.path);
+        if host.is_file(&global_deps) {
+            order.push((global_deps, LoadOptions::default()));
+        }
+        for name in host.list_dir(&torch.path) {
+            if name.starts_with("_C") && name.ends_with(".so") {
+                order.push((format!("{}/{name}", torch.path), LoadOptions::default()));
+            }
+        }
+        // Extensions: every scanned library outside torch that carries device code or links
+        // torch itself, its symbols checked against what the process exports.
+        for lib in images.map(|i| i.libraries.as_slice()).unwrap_or_default() {
+            let in_env = env
+                .site_packages
+                .iter()
+                .any(|sp| lib.path.starts_with(sp.as_str()));
+            if !in_env || lib.path.starts_with(&torch.path) || lib.path.contains("/nvidia/") {
+                continue;
+            }
+            let has_code = !lib.sass.is_empty() || !lib.ptx.is_empty();
+            if has_code || links_torch(host, &lib.path) {
+                order.push((
+                    lib.path.clone(),
+                    LoadOptions::check_symbols(SymbolCheck::Requested),
+                ));
+            }
+        }
+        let mut process = Process::new(process_env());
+        if let Some(python) = &env.interpreter {
+            // The interpreter's own exports (Py*) satisfy extensions' Python symbols.
+            let _ = process.load_executable(python, LoadOptions::default());
+        }
+        for (path, opts) in &order {
+            if let Err(e) = process.load(path, *opts) {
+                facts.errors.push(format!("{path}: {e}"));
+            }
+        }
+        let report = process.report_without_loader();
+        let paths: Vec<String> = order.iter().map(|(p, _)| p.clone()).collect();
+        let shadowed = match ld_library_path_shadowing(&process_env(), &paths) {
+            Ok(s) => s
+                .into_iter()
+                .map(|s| ShadowedLibrary {
+                    object: s.object,
+                    name: s.name,
+                    from_ld_library_path: s.from_ld_library_path,
+                    otherwise: s.otherwise,
+                })
+                .collect(),
+            Err(e) => {
+                facts
+                    .errors
+                    .push(format!("LD_LIBRARY_PATH comparison: {e}"));
+                Vec::new()
+            }
+        };
+        facts.processes.push(ProcessLinks {
+            env_prefix: env.prefix.clone(),
+            objects: links(&report),
+            shadowed,
+        });
+        if facts.cache_copies.is_empty() {
+            if let Some(cache) = process.ld_cache() {
+                for family in REPORTED_FAMILIES {
+                    for e in cache_entries_of_family(cache, *family) {
+                        facts.cache_copies.push(CachedLibrary {
+                            name: e.name.clone(),
+                            path: e.path.clone(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    facts
+}
+
+/// True for a library that links torch's own C++ libraries (a torch extension).
+fn links_torch(host: &Host, path: &str) -> bool {
+    ElfFile::open(&host.fs_path(path)).is_ok_and(|elf| {
+        elf.needed()
+            .iter()
+            .any(|n| n.starts_with("libc10") || n.starts_with("libtorch"))
+    })
+}
+
+/// The loader's report as snapshot facts.
+pub fn links(report: &LibsReport) -> Vec<LibraryLinks> {
+    report
+        .objects
+        .iter()
+        .map(|o| LibraryLinks {
+            path: o.path.clone(),
+            soname: o.soname.clone(),
+            real_path: o.real_path.clone(),
+            loaded_by: o.loaded_by.clone(),
+            needed: o
+                .needed
+                .iter()
+                .map(|n| LinkedLibrary {
+                    name: n.name.clone(),
+                    resolved: n.resolved.clone(),
+                    real_path: n.real_path.clone(),
+                    via: n.via.as_str().to_string(),
+                    error: n.error.clone(),
+                })
+                .collect(),
+            unresolved_symbols: o.unresolved_symbols.clone(),
+            symbols_checked: o.symbols_checked,
+            error: None,
+        })
+        .collect()
+}

@@ -1,0 +1,112 @@
+//! `cudoctor explain [FILE|-]`: the cause of an error message or log, checked against this
+//! machine (or a saved snapshot), with the fix.
+
+use std::fs::File;
+use std::io::{self, BufReader};
+
+use anyhow::{bail, Context as _};
+use cudoctor_collect::Options;
+use cudoctor_explain::{GpuFact, MachineFacts, Platform, ToolkitFact};
+use cudoctor_snapshot::Snapshot;
+
+use crate::cli::{ExplainArgs, Format};
+use crate::output::{host, read_snapshot};
+use crate::Outcome;
+
+pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
+    let engine = match cudoctor_explain::builtin_engine() {
+        Ok(e) => e,
+        Err(e) => bail!("the built-in signature database is invalid: {e}"),
+    };
+    let facts = if args.no_machine {
+        None
+    } else {
+        let snap = match &args.snapshot {
+            Some(p) => read_snapshot(p)?,
+            None => cudoctor_collect::collect(
+                &host(&args.machine)?,
+                &Options::default(),
+                env!("CARGO_PKG_VERSION"),
+            ),
+        };
+        Some(machine_facts(&snap))
+    };
+    let explanation = if args.input == "-" {
+        engine.explain(io::stdin().lock(), facts.as_ref())
+    } else {
+        let f = File::open(&args.input).with_context(|| format!("cannot read {}", args.input))?;
+        engine.explain(BufReader::with_capacity(1 << 16, f), facts.as_ref())
+    };
+    match args.format {
+        Format::Json => print!("{}", cudoctor_explain::render::to_json(&explanation)),
+        _ => print!("{}", cudoctor_explain::render::to_text(&explanation)),
+    }
+    Ok(if explanation.is_known() {
+        Outcome::ProblemsFound
+    } else {
+        Outcome::Healthy
+    })
+}
+
+/// The facts the explain engine cross-checks against, from a snapshot.
+pub fn machine_facts(s: &Snapshot) -> MachineFacts {
+    let env = s
+        .python_envs
+        .iter()
+        .find(|e| e.torch.is_some())
+        .or(s.primary_env());
+    let torch = env.and_then(|e| e.torch.as_ref());
+    let torch_arch_list = torch.and_then(|t| {
+        let lib = s
+            .kernel_images
+            .as_ref()?
+            .libraries
+            .iter()
+            .find(|l| l.path.starts_with(&t.path) && l.path.contains("libtorch_cuda"))?;
+        Some(lib.sass.iter().chain(&lib.ptx).cloned().collect())
+    });
+    let platform = if s.platform.wsl {
+        Platform::Wsl
+    } else if s.platform.container.is_some() {
+        Platform::Container
+    } else if s.host.os == "windows" {
+        Platform::Windows
+    } else if s.host.os == "linux" {
+        Platform::Linux
+    } else {
+        Platform::Unknown
+    };
+    MachineFacts {
+        platform,
+        driver_version: s.driver.version.as_ref().map(|v| v.value.clone()),
+        driver_max_cuda: s.driver.max_cuda.as_ref().map(|v| v.value.clone()),
+        gpus: s
+            .driver
+            .gpus
+            .iter()
+            .map(|g| GpuFact {
+                name: g.name.clone(),
+                compute_capability: g.compute_capability.clone(),
+                memory_mib: g.memory_total_mib,
+            })
+            .collect(),
+        torch_version: torch.map(|t| t.version.clone()),
+        torch_cuda: torch.and_then(|t| t.cuda.clone()),
+        torch_arch_list,
+        nvcc_version: s
+            .toolkit
+            .nvcc_on_path
+            .as_ref()
+            .and_then(|n| n.version.clone()),
+        cuda_home: s.env.get("CUDA_HOME").or(s.env.get("CUDA_PATH")).cloned(),
+        toolkits: s
+            .toolkit
+            .toolkits
+            .iter()
+            .map(|t| ToolkitFact {
+                version: t.version.clone(),
+                root: t.root.clone(),
+            })
+            .collect(),
+    }
+}

@@ -1,0 +1,178 @@
+//! `cudoctor kernels [PATH..]`: the GPU architectures each CUDA library carries, and for each
+//! GPU (present, or named with --gpu) whether it runs natively, through PTX JIT, or not at all.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use anyhow::bail;
+use cudoctor_collect::{driver, kernels, python};
+use cudoctor_fatbin::compat::{ComputeCapability, CudaVersion, Verdict};
+use cudoctor_fatbin::report::{kernels_report, GpuTarget, KernelsReport};
+use cudoctor_fatbin::{default_threads, scan_many};
+
+use crate::cli::{Format, KernelsArgs};
+use crate::output::{host, knowledge_base};
+use crate::Outcome;
+
+pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
+    let host = host(&args.machine)?;
+    let kb = knowledge_base(&args.machine)?;
+    let machine_paths: Vec<String> = if args.paths.is_empty() {
+        let envs = python::collect(&host, &args.python);
+        if envs.is_empty() {
+            bail!("no Python environment found; name libraries or directories to scan");
+        }
+        envs.iter()
+            .flat_map(|e| {
+                e.site_packages
+                    .iter()
+                    .flat_map(|sp| kernels::expand(&host, sp))
+            })
+            .collect()
+    } else {
+        let mut out = Vec::new();
+        for p in &args.paths {
+            let abs = absolute(p)?;
+            if !host.exists(&abs) {
+                bail!("{p}: no such file or directory");
+            }
+            out.extend(kernels::expand(&host, &abs));
+        }
+        out
+    };
+    let mut targets = Vec::new();
+    let mut driver_cuda = None;
+    if args.gpu.is_empty() {
+        let facts = driver::collect(&host);
+        driver_cuda = facts
+            .max_cuda
+            .as_ref()
+            .and_then(|c| CudaVersion::parse(&c.value));
+        for g in &facts.gpus {
+            let cc = g
+                .compute_capability
+                .as_deref()
+                .and_then(ComputeCapability::parse)
+                .or_else(|| {
+                    kb.gpu(&g.name)
+                        .map(|m| ComputeCapability::new(m.cc.major, m.cc.minor))
+                });
+            if let Some(cc) = cc {
+                targets.push(GpuTarget {
+                    index: Some(g.index),
+                    name: Some(g.name.clone()),
+                    compute_capability: cc,
+                });
+            }
+        }
+    } else {
+        for g in &args.gpu {
+            let cc = ComputeCapability::parse(g).or_else(|| {
+                kb.gpu(g)
+                    .map(|m| ComputeCapability::new(m.cc.major, m.cc.minor))
+            });
+            match cc {
+                Some(cc) => targets.push(GpuTarget { index: None, name: Some(g.clone()), compute_capability: cc }),
+                None => bail!("--gpu {g:?}: not a compute capability (sm_90, 9.0) or a GPU the knowledge base knows"),
+            }
+        }
+    }
+    let real: Vec<PathBuf> = machine_paths.iter().map(|p| host.fs_path(p)).collect();
+    let scans: Vec<(PathBuf, _)> = scan_many(&real, default_threads())
+        .into_iter()
+        .zip(&machine_paths)
+        .map(|((_, r), m)| (PathBuf::from(m), r))
+        .collect();
+    let mut report = kernels_report(&scans, &targets, driver_cuda);
+    // Libraries without device code say nothing about GPUs; keep them out of the listing.
+    report
+        .libraries
+        .retain(|l| l.error.is_some() || !l.sass.is_empty() || !l.ptx.is_empty());
+    let keep: Vec<String> = report.libraries.iter().map(|l| l.path.clone()).collect();
+    for g in &mut report.gpus {
+        g.libraries.retain(|l| keep.contains(&l.path));
+    }
+    let failing = report
+        .gpus
+        .iter()
+        .any(|g| g.libraries.iter().any(|l| !l.verdict.runs()));
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Text | Format::Markdown => print!("{}", text(&report)),
+    }
+    Ok(if failing {
+        Outcome::ProblemsFound
+    } else {
+        Outcome::Healthy
+    })
+}
+
+fn absolute(p: &str) -> anyhow::Result<String> {
+    if p.starts_with('/') {
+        return Ok(p.to_string());
+    }
+    let cwd = std::env::current_dir()?;
+    Ok(cwd.join(p).to_string_lossy().into_owned())
+}
+
+fn text(r: &KernelsReport) -> String {
+    let mut out = String::new();
+    for lib in &r.libraries {
+        let _ = writeln!(out, "{}", lib.path);
+        match &lib.error {
+            Some(e) => {
+                let _ = writeln!(out, "    error: {e}");
+            }
+            None => {
+                let _ = writeln!(out, "    SASS  {}", join(&lib.sass));
+                let _ = writeln!(out, "    PTX   {}", join(&lib.ptx));
+            }
+        }
+        for g in &r.gpus {
+            let Some(v) = g.libraries.iter().find(|l| l.path == lib.path) else {
+                continue;
+            };
+            let who = match (g.gpu.index, &g.gpu.name) {
+                (Some(i), Some(n)) => format!("GPU {i} {n}"),
+                (_, Some(n)) => n.clone(),
+                _ => String::new(),
+            };
+            let cc = g.gpu.compute_capability.sm_name();
+            let verdict = match &v.verdict {
+                Verdict::Native { via } => format!("runs natively ({via})"),
+                Verdict::PtxJit { via } => {
+                    format!("runs through PTX JIT from {via} (slow first launch)")
+                }
+                Verdict::PtxTooNewForDriver {
+                    via,
+                    needs_cuda,
+                    driver_cuda,
+                    ..
+                } => {
+                    format!(
+                        "CANNOT RUN: PTX {via} needs CUDA {needs_cuda}, driver has {driver_cuda}"
+                    )
+                }
+                Verdict::NoImage => "CANNOT RUN: no kernel image".to_string(),
+            };
+            let _ = writeln!(out, "    {who} ({cc}): {verdict}");
+        }
+    }
+    let with_code = r.libraries.len();
+    let _ = writeln!(out, "\n{with_code} libraries with CUDA kernels.");
+    if r.gpus.is_empty() {
+        let _ = writeln!(
+            out,
+            "No GPU to judge for: none found (use --gpu sm_XX for a what-if)."
+        );
+    }
+    out
+}
+
+fn join(v: &[String]) -> String {
+    if v.is_empty() {
+        "-".into()
+    } else {
+        v.join(" ")
+    }
+}

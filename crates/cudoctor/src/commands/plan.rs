@@ -1,0 +1,295 @@
+//! `cudoctor plan`: the torch build for this driver, these GPUs and this Python, as commands.
+
+use std::fmt::Write;
+use std::str::FromStr;
+
+use anyhow::Context as _;
+use cudoctor_collect::Options;
+use cudoctor_kb::{CudaVersion, DriverVersion};
+use cudoctor_plan::{
+    BuildInput, CurrentEnv, InstalledToolkit, Installer, Plan, PlanInput, ReverseAnswer,
+};
+use cudoctor_snapshot::Snapshot;
+
+use crate::cli::{Format, PlanArgs};
+use crate::output::{host, knowledge_base};
+use crate::Outcome;
+
+pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
+    let kb = knowledge_base(&args.machine)?;
+    let cuda = args
+        .cuda
+        .as_deref()
+        .map(|c| {
+            CudaVersion::from_str(c.trim_start_matches("cu")).with_context(|| format!("--cuda {c}"))
+        })
+        .transpose()?;
+    // The reverse question: which drivers and GPUs run this build?
+    if let (Some(torch), Some(_), None, true) =
+        (&args.torch, cuda, &args.driver, args.gpu.is_empty())
+    {
+        let answer = cudoctor_plan::reverse(&kb, torch, cuda)?;
+        match args.format {
+            Format::Json => println!("{}", serde_json::to_string_pretty(&answer)?),
+            _ => print!("{}", reverse_text(&answer)),
+        }
+        return Ok(Outcome::Healthy);
+    }
+    let snap = if args.no_detect {
+        None
+    } else {
+        let host = host(&args.machine)?;
+        Some(cudoctor_collect::collect(
+            &host,
+            &Options {
+                skip_kernel_scan: true,
+                ..Default::default()
+            },
+            env!("CARGO_PKG_VERSION"),
+        ))
+    };
+    let input = input(args, snap.as_ref(), cuda)?;
+    let plan = cudoctor_plan::plan(&kb, &input)?;
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&plan)?),
+        _ => print!("{}", plan_text(&plan, input.installer)),
+    }
+    let change_needed = plan.current.as_ref().is_some_and(|c| !c.ok);
+    Ok(if change_needed {
+        Outcome::ProblemsFound
+    } else {
+        Outcome::Healthy
+    })
+}
+
+fn input(
+    args: &PlanArgs,
+    snap: Option<&Snapshot>,
+    cuda: Option<CudaVersion>,
+) -> anyhow::Result<PlanInput> {
+    let driver = match &args.driver {
+        Some(d) => Some(DriverVersion::from_str(d).with_context(|| format!("--driver {d}"))?),
+        None => snap
+            .and_then(|s| s.driver.version.as_ref())
+            .and_then(|v| v.value.parse().ok()),
+    };
+    let gpus = if args.gpu.is_empty() {
+        snap.map(|s| {
+            s.driver
+                .gpus
+                .iter()
+                .map(|g| {
+                    g.compute_capability
+                        .clone()
+                        .unwrap_or_else(|| g.name.clone())
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+    } else {
+        args.gpu.clone()
+    };
+    let env = snap.and_then(|s| s.primary_env());
+    let python = args
+        .python
+        .clone()
+        .or_else(|| env.and_then(|e| e.python_version.clone()));
+    let current = env.and_then(|e| {
+        let t = e.torch.as_ref()?;
+        Some(CurrentEnv {
+            torch: Some(t.version.clone()),
+            torchvision: e.package("torchvision").map(|p| p.version.clone()),
+            torchaudio: e.package("torchaudio").map(|p| p.version.clone()),
+            torch_cuda: t.cuda.as_deref().and_then(|c| c.parse().ok()),
+        })
+    });
+    let build = snap.map(|s| BuildInput {
+        memory_gib: s.host.memory_total_mib.map(|m| m as f64 / 1024.0),
+        cores: s.host.cpu_count,
+        toolkits: s
+            .toolkit
+            .toolkits
+            .iter()
+            .filter(|t| t.nvcc.is_some())
+            .filter_map(|t| {
+                Some(InstalledToolkit {
+                    version: t.version.as_deref()?.parse().ok()?,
+                    path: t.root.clone(),
+                })
+            })
+            .collect(),
+    });
+    Ok(PlanInput {
+        driver,
+        gpus,
+        python,
+        torch: args.torch.clone(),
+        cuda,
+        installer: Installer::from_str(&args.installer)?,
+        current,
+        build,
+    })
+}
+
+fn plan_text(p: &Plan, installer: Installer) -> String {
+    let mut out = String::new();
+    match (&p.torch, &p.variant) {
+        (Some(t), Some(v)) => {
+            let _ = writeln!(out, "Install torch {t} ({v})");
+            let companions: Vec<String> = [
+                ("torchvision", &p.torchvision),
+                ("torchaudio", &p.torchaudio),
+            ]
+            .iter()
+            .filter_map(|(n, v)| v.as_ref().map(|v| format!("{n} {v}")))
+            .collect();
+            if !companions.is_empty() {
+                let _ = writeln!(out, "  with {}", companions.join(", "));
+            }
+        }
+        _ => {
+            let _ = writeln!(out, "No torch build fits these constraints.");
+        }
+    }
+    let preferred = p.commands.preferred(installer);
+    if let Some(cmd) = preferred {
+        let _ = writeln!(out, "\n  {cmd}");
+    }
+    for (label, cmd) in [
+        ("pip", &p.commands.pip),
+        ("uv", &p.commands.uv),
+        ("conda", &p.commands.conda),
+        ("pip (PyPI)", &p.commands.pip_pypi),
+    ] {
+        if let Some(c) = cmd {
+            if Some(c.as_str()) != preferred {
+                let _ = writeln!(out, "  {label}: {c}");
+            }
+        }
+    }
+    for n in &p.commands.notes {
+        let _ = writeln!(out, "  note: {n}");
+    }
+    section(&mut out, "Why", &p.reasons);
+    if !p.avoid.is_empty() {
+        let _ = writeln!(out, "\nAvoid");
+        for a in &p.avoid {
+            let _ = writeln!(out, "  - {}: {}", a.what, a.why);
+        }
+    }
+    if let Some(u) = &p.driver_upgrade {
+        let _ = writeln!(out, "\nOr upgrade the driver");
+        let _ = writeln!(
+            out,
+            "  - {} ({}) for torch {} {}: {}",
+            u.branch.as_deref().unwrap_or("a newer branch"),
+            u.min_driver
+                .as_ref()
+                .map(|d| format!(">= {d}"))
+                .unwrap_or_default(),
+            u.torch,
+            u.variant,
+            u.why
+        );
+    }
+    if let Some(c) = &p.current {
+        let _ = writeln!(
+            out,
+            "\nThis environment: {}",
+            if c.ok {
+                "already right"
+            } else {
+                "needs changes"
+            }
+        );
+        for f in &c.findings {
+            let _ = writeln!(out, "  - {f}");
+        }
+        for ch in &c.changes {
+            let _ = writeln!(out, "  change: {ch}");
+        }
+    }
+    if let Some(b) = &p.build {
+        let _ = writeln!(out, "\nBuilding CUDA extensions");
+        if let Some(a) = &b.torch_cuda_arch_list {
+            let _ = writeln!(out, "  export TORCH_CUDA_ARCH_LIST=\"{a}\"");
+        }
+        if let Some(j) = b.max_jobs {
+            let _ = writeln!(out, "  export MAX_JOBS={j}");
+        }
+        if let Some(h) = &b.cuda_home {
+            let _ = writeln!(out, "  export CUDA_HOME={h} PATH={h}/bin:$PATH");
+        }
+        if let Some(t) = &b.install_toolkit {
+            let _ = writeln!(
+                out,
+                "  install CUDA Toolkit {t} (no installed toolkit matches torch's CUDA major)"
+            );
+        }
+        for n in &b.notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+    }
+    section(&mut out, "Warnings", &p.warnings);
+    out
+}
+
+fn section(out: &mut String, title: &str, lines: &[String]) {
+    if lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n{title}");
+    for l in lines {
+        let _ = writeln!(out, "  - {l}");
+    }
+}
+
+fn reverse_text(a: &ReverseAnswer) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "torch {}", a.torch);
+    if let Some(v) = &a.torchvision {
+        let _ = writeln!(out, "  torchvision {v}");
+    }
+    if let Some(v) = &a.torchaudio {
+        let _ = writeln!(out, "  torchaudio {v}");
+    }
+    if !a.python.is_empty() {
+        let _ = writeln!(out, "  Python {}", a.python.join(", "));
+    }
+    for v in &a.variants {
+        let _ = writeln!(
+            out,
+            "\n{} (CUDA {}){}",
+            v.variant,
+            v.cuda,
+            if v.pypi_default {
+                ", the build plain `pip install torch` gets"
+            } else {
+                ""
+            }
+        );
+        let native = v
+            .min_driver
+            .as_ref()
+            .map_or("unknown".to_string(), |d| d.to_string());
+        let floor = v
+            .min_driver_compat
+            .as_ref()
+            .map_or("unknown".to_string(), |d| d.to_string());
+        let _ = writeln!(
+            out,
+            "  Linux driver: >= {native} natively; >= {floor} through minor-version compatibility"
+        );
+        if let Some(w) = &v.min_driver_windows {
+            let _ = writeln!(out, "  Windows driver: >= {w}");
+        }
+        let _ = writeln!(out, "  GPUs: {}", v.gpus);
+        if let Some(pip) = &v.commands.pip {
+            let _ = writeln!(out, "  {pip}");
+        }
+    }
+    for s in &a.sources {
+        let _ = writeln!(out, "source: {s}");
+    }
+    out
+}
