@@ -2,6 +2,7 @@
 //! (for a bug report). Renderers format; they decide nothing.
 
 mod facts;
+mod html;
 mod markdown;
 mod text;
 
@@ -10,6 +11,7 @@ use cudoctor_snapshot::{Snapshot, SCHEMA_VERSION};
 use serde::Serialize;
 
 pub use facts::{layer_facts, Fact};
+pub use html::{deep_layer_facts, render_html};
 pub use markdown::render_markdown;
 pub use text::{render_text, Style};
 
