@@ -49,9 +49,10 @@ fn judge(p: ProbeView) -> Option<Finding> {
     let mut f = Finding::new(
         &RULE,
         format!(
-            "attention falls back to the math kernel in {} although {} works",
+            "attention falls back to the math kernel in {} although {} {}",
             p.label(),
-            names.join(", ")
+            names.join(", "),
+            if names.len() == 1 { "works" } else { "work" }
         ),
     )
     .evidence(format!(
