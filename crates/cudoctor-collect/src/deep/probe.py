@@ -12,7 +12,8 @@ Exit status is 0 whenever a report was written, whatever it says.
 
 Options (arguments): --budget-s SECONDS, --seq-lens 1024,4096,16384, --sizes-mib 1,64,1024,
 --skip STAGE[,STAGE] (sdpa, extensions, compile, all-reduce), --disable-fused.
-The environment variable CUDOCTOR_PROBE_DISABLE_FUSED=1 does what --disable-fused does: it switches
+CUDOCTOR_PROBE_SKIP=stage,stage adds to --skip. The environment variable
+CUDOCTOR_PROBE_DISABLE_FUSED=1 does what --disable-fused does: it switches
 off the flash, memory-efficient and cuDNN attention backends before the default dispatch is
 measured, so a report shows (and the rules catch) a math fallback. It exists to test cudoctor.
 
@@ -123,7 +124,7 @@ def parse_args(argv):
         "budget_s": 110.0,
         "seq_lens": [1024, 4096, 16384],
         "sizes_mib": [1, 64, 1024],
-        "skip": set(),
+        "skip": set(x.strip() for x in os.environ.get("CUDOCTOR_PROBE_SKIP", "").split(",") if x.strip()),
         "disable_fused": os.environ.get("CUDOCTOR_PROBE_DISABLE_FUSED", "") not in ("", "0"),
     }
     it = iter(argv)
