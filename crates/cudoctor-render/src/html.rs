@@ -91,7 +91,12 @@ pub fn render_html(report: &Report) -> String {
     );
     for layer in Layer::ALL {
         let mut facts = layer_facts(layer, s);
-        facts.extend(deep_layer_facts(layer, s));
+        // Once `layer_facts` itself lists the deep facts, they must not show twice.
+        for f in deep_layer_facts(layer, s) {
+            if !facts.contains(&f) {
+                facts.push(f);
+            }
+        }
         let findings: Vec<&Finding> = report
             .findings
             .iter()
