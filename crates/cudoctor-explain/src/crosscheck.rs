@@ -5,9 +5,12 @@
 //! machine contradicts the message (the log was produced somewhere else).
 
 use crate::category::Category;
+use crate::compat::{self, cuda_version, parse_arch_list, BuildArchs};
 use crate::facts::{MachineFacts, Platform};
 use crate::fields::FieldKind;
-use crate::knowledge::{self, cuda_variant, major_minor, variant_cuda, Knowledge};
+use cudoctor_kb::{
+    coverage, ArchListBasis, ComputeCapability, Coverage, CudaVersion, Kb, TorchRelease,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -36,14 +39,14 @@ pub struct MachineCheck {
 
 struct Check<'a> {
     facts: &'a MachineFacts,
-    kb: &'a Knowledge,
+    kb: &'a Kb,
     evidence: Vec<String>,
     fixes: Vec<String>,
     contradictions: Vec<String>,
     consistent: bool,
 }
 
-impl Check<'_> {
+impl<'a> Check<'a> {
     fn fact(&mut self, s: String) {
         self.evidence.push(s);
     }
@@ -62,38 +65,36 @@ impl Check<'_> {
     fn windows(&self) -> bool {
         self.facts.platform == Platform::Windows
     }
-    fn gpu_archs(&self) -> Vec<(String, String)> {
+    /// Each GPU with its architecture: the reported compute capability, else the one the
+    /// knowledge base gives for its name.
+    fn gpu_archs(&self) -> Vec<Gpu> {
         self.facts
             .gpus
             .iter()
             .filter_map(|g| {
-                let cc = g.compute_capability.as_deref()?;
-                Some((g.name.clone(), FieldKind::Arch.normalize(cc)?))
+                let sm = match g.compute_capability.as_deref() {
+                    Some(cc) => FieldKind::Arch.normalize(cc)?,
+                    None => self.kb.gpu(&g.name)?.cc.sm(),
+                };
+                Some(Gpu {
+                    name: g.name.clone(),
+                    cc: sm.parse().ok()?,
+                    sm,
+                })
             })
             .collect()
     }
+    /// The release of the installed PyTorch, when the knowledge base knows it.
+    fn installed_release(&self) -> Option<&'a TorchRelease> {
+        compat::torch_release(self.kb, self.facts.torch_version.as_deref()?)
+    }
+    fn driver_runs(&self, driver: &str, cuda: CudaVersion) -> Option<bool> {
+        compat::driver_runs(self.kb, driver, cuda, self.facts.platform)
+    }
     /// The pip command for a torch variant, pinned to the installed release when it offers it.
     fn torch_install(&self, variant: &str) -> String {
-        let release = self
-            .facts
-            .torch_version
-            .as_deref()
-            .and_then(|v| self.kb.torch_release(v));
-        let pin = match release {
-            Some(r) if r.variants.iter().any(|v| v == variant) => {
-                let mut s = format!("torch=={}.*", r.torch);
-                if let Some(tv) = &r.torchvision {
-                    s.push_str(&format!(" torchvision=={tv}.*"));
-                } else {
-                    s.push_str(" torchvision");
-                }
-                if let Some(ta) = &r.torchaudio {
-                    s.push_str(&format!(" torchaudio=={ta}.*"));
-                } else {
-                    s.push_str(" torchaudio");
-                }
-                s
-            }
+        let pin = match self.installed_release() {
+            Some(r) if r.variant(variant).is_some() => release_pins(r),
             _ => "torch torchvision torchaudio".to_string(),
         };
         format!("pip install --force-reinstall {pin} --index-url {TORCH_INDEX}/{variant}")
@@ -101,23 +102,54 @@ impl Check<'_> {
     /// The newest variant among `candidates` that the driver can run (all when the driver is unknown).
     fn pick_variant_for_driver(&self, candidates: &[String]) -> Option<String> {
         let driver = self.facts.driver_version.as_deref();
-        let platform = self.facts.platform;
         candidates
             .iter()
-            .rfind(|v| match (driver, variant_cuda(v)) {
-                (Some(d), Some(c)) => self.kb.driver_runs(d, &c, platform) != Some(false),
+            .rfind(|v| match (driver, CudaVersion::from_tag(v).ok()) {
+                (Some(d), Some(c)) => self.driver_runs(d, c) != Some(false),
                 _ => true,
             })
             .cloned()
     }
 }
 
-/// Checks `category` and the message's `fields` against `facts`.
+/// A GPU of the machine with a known architecture.
+struct Gpu {
+    name: String,
+    /// "sm_90", as message fields spell it.
+    sm: String,
+    cc: ComputeCapability,
+}
+
+impl Gpu {
+    fn label(&self) -> String {
+        format!("{} ({})", self.name, self.sm)
+    }
+}
+
+/// `torch==2.7.* torchvision==0.22.* torchaudio==2.7.*` for a release: series pins, so pip takes
+/// the newest patch of each. A companion the kb does not know goes unpinned; torchaudio is left
+/// out where the kb knows none was published for the release.
+fn release_pins(r: &TorchRelease) -> String {
+    let series = compat::series(&r.version).unwrap_or_else(|| r.version.clone());
+    let mut s = format!("torch=={series}.*");
+    match r.torchvision.as_deref().and_then(compat::series) {
+        Some(tv) => s.push_str(&format!(" torchvision=={tv}.*")),
+        None => s.push_str(" torchvision"),
+    }
+    match r.torchaudio.as_deref().and_then(compat::series) {
+        Some(ta) => s.push_str(&format!(" torchaudio=={ta}.*")),
+        None if r.torchaudio_absent.is_some() => {}
+        None => s.push_str(" torchaudio"),
+    }
+    s
+}
+
+/// Checks `category` and the message's `fields` against `facts`, with the version facts of `kb`.
 pub fn cross_check(
     category: Category,
     fields: &BTreeMap<String, String>,
     facts: &MachineFacts,
-    kb: &Knowledge,
+    kb: &Kb,
 ) -> MachineCheck {
     let mut c = Check {
         facts,
@@ -203,9 +235,9 @@ fn driver_too_old(c: &mut Check, fields: &BTreeMap<String, String>) {
     let f = c.facts;
     let found = fields
         .get("found_cuda")
-        .filter(|v| major_minor(v).is_some());
+        .filter(|v| cuda_version(v).is_some());
     if let (Some(found), Some(max)) = (found, f.driver_max_cuda.as_deref()) {
-        if major_minor(max) > major_minor(found) {
+        if cuda_version(max) > cuda_version(found) {
             c.contradict(format!("The message says the driver supports CUDA {found}, but this machine's driver supports CUDA {max}: the message comes from another machine or from before a driver update."));
         } else {
             c.agree(format!(
@@ -215,46 +247,47 @@ fn driver_too_old(c: &mut Check, fields: &BTreeMap<String, String>) {
     }
     let platform = f.platform;
     if let Some(tc) = f.torch_cuda.as_deref() {
-        let needed = major_minor(tc)
-            .and_then(|(maj, _)| c.kb.driver_floor(maj, platform).map(str::to_string));
-        if let Some(floor) = needed {
-            let shipped =
-                c.kb.toolkit_driver(tc, platform)
-                    .map(|d| format!(" (CUDA {tc} itself shipped with {d})"))
-                    .unwrap_or_default();
-            c.fix(format!("Update the NVIDIA driver to {floor} or newer, which runs any CUDA {} build{shipped}.", tc.split('.').next().unwrap_or(tc)));
+        let cuda = cuda_version(tc);
+        let floor = cuda.and_then(|cu| compat::driver_floor(c.kb, cu.major, platform));
+        if let (Some(cu), Some(floor)) = (cuda, floor) {
+            let shipped = compat::toolkit_driver(c.kb, cu, platform)
+                .map(|d| format!(" (CUDA {tc} itself shipped with {d})"))
+                .unwrap_or_default();
+            c.fix(format!(
+                "Update the NVIDIA driver to {floor} or newer, which runs any CUDA {} build{shipped}.",
+                cu.major
+            ));
             if let Some(d) = f.driver_version.as_deref() {
-                if c.kb.driver_runs(d, tc, platform) == Some(false) {
-                    c.agree(format!(
+                match c.driver_runs(d, cu) {
+                    Some(false) => c.agree(format!(
                         "Driver {d} is older than {floor}, the minimum for PyTorch's CUDA {tc}."
-                    ));
-                } else if c.kb.driver_runs(d, tc, platform) == Some(true) {
-                    c.contradict(format!("Driver {d} can run PyTorch's CUDA {tc}: on this machine the installed PyTorch should not hit this error."));
+                    )),
+                    Some(true) => c.contradict(format!("Driver {d} can run PyTorch's CUDA {tc}: on this machine the installed PyTorch should not hit this error.")),
+                    None => {}
                 }
             }
         }
         // Or a torch build the current driver can run.
         if let Some(d) = f.driver_version.as_deref() {
-            let release = f
-                .torch_version
-                .as_deref()
-                .and_then(|v| c.kb.torch_release(v));
-            let variants: Vec<String> = release.map(|r| r.variants.clone()).unwrap_or_default();
-            let fitting: Vec<String> = variants
-                .iter()
-                .filter(|v| {
-                    variant_cuda(v)
-                        .is_some_and(|cu| c.kb.driver_runs(d, &cu, platform) == Some(true))
-                })
-                .cloned()
-                .collect();
-            if let Some(best) = fitting.last() {
+            let release = c.installed_release();
+            let fitting = release.and_then(|r| {
+                r.variants
+                    .iter()
+                    .rfind(|v| c.driver_runs(d, v.cuda) == Some(true))
+            });
+            if let Some(best) = fitting {
                 c.fix(format!(
-                    "Or keep the driver and install the {best} build, which driver {d} can run: {}",
-                    c.torch_install(best)
+                    "Or keep the driver and install the {} build, which driver {d} can run: {}",
+                    best.tag,
+                    c.torch_install(&best.tag)
                 ));
-            } else if release.is_some() {
-                c.fix(format!("No CUDA build of this PyTorch release runs on driver {d}; update the driver, or use an older PyTorch release with a CUDA variant the driver supports."));
+            } else if let Some(r) = release {
+                let which = if r.variants_incomplete {
+                    "None of the recorded CUDA builds of this PyTorch release (the record may be incomplete)"
+                } else {
+                    "No CUDA build of this PyTorch release"
+                };
+                c.fix(format!("{which} runs on driver {d}; update the driver, or use an older PyTorch release with a CUDA variant the driver supports."));
             }
         }
     }
@@ -287,15 +320,12 @@ fn cpu_only(c: &mut Check) {
     } else if let Some(tc) = &f.torch_cuda {
         c.contradict(format!("The PyTorch inspected here is a CUDA {tc} build: the message comes from another environment (another venv, conda env or interpreter)."));
     }
-    let archs: Vec<String> = c.gpu_archs().into_iter().map(|(_, a)| a).collect();
-    if !archs.is_empty() {
-        let release = f
-            .torch_version
-            .as_deref()
-            .and_then(|v| c.kb.torch_release(v));
-        let mut candidates = c.kb.variants_for_gpus(&archs, release);
+    let ccs: Vec<ComputeCapability> = c.gpu_archs().iter().map(|g| g.cc).collect();
+    if !ccs.is_empty() {
+        let release = c.installed_release();
+        let mut candidates = compat::builds_for_gpus(c.kb, &ccs, release);
         if candidates.is_empty() {
-            candidates = c.kb.variants_for_gpus(&archs, None);
+            candidates = compat::builds_for_gpus(c.kb, &ccs, None);
         }
         if let Some(v) = c.pick_variant_for_driver(&candidates) {
             c.fix(format!("Install the {v} build, which has kernels for this machine's GPUs and runs on its driver: {}", c.torch_install(&v)));
@@ -310,53 +340,70 @@ fn no_kernel_image(c: &mut Check, fields: &BTreeMap<String, String>) {
         return;
     }
     if let Some(arch) = fields.get("arch") {
-        if !gpus.iter().any(|(_, a)| a == arch) {
-            let here: Vec<String> = gpus.iter().map(|(n, a)| format!("{n} ({a})")).collect();
+        if !gpus.iter().any(|g| &g.sm == arch) {
+            let here: Vec<String> = gpus.iter().map(Gpu::label).collect();
             c.contradict(format!("The message is about a {arch} GPU, but this machine has {}: it comes from another machine.", here.join(", ")));
         }
     }
     // Which architectures does the installed torch carry? Prefer the real list, else the published one.
-    let (list, from) = match (
+    let release = c.installed_release();
+    let (entries, from) = match (
         &f.torch_arch_list,
-        f.torch_cuda.as_deref().and_then(cuda_variant),
+        f.torch_cuda.as_deref().and_then(cuda_version),
     ) {
-        (Some(l), _) => (Some((l.clone(), Vec::new())), "the installed PyTorch"),
-        (None, Some(v)) => (
-            c.kb.variant_arch(&v)
-                .map(|va| (va.sass.clone(), va.ptx.clone())),
-            "the published builds of this CUDA variant",
-        ),
-        _ => (None, ""),
+        (Some(list), _) => (parse_arch_list(list), "the installed PyTorch".to_string()),
+        (None, Some(cuda)) => {
+            let at = release.and_then(TorchRelease::parsed_version);
+            let Some(build) = compat::build_archs(c.kb, at.as_ref(), &cuda.tag()) else {
+                return;
+            };
+            let from = published_build(c, &build, &cuda.tag(), release);
+            (build.entries, from)
+        }
+        _ => return,
     };
-    let Some((sass, ptx)) = list else {
+    if entries.is_empty() {
         return;
-    };
-    let missing: Vec<&(String, String)> = gpus
-        .iter()
-        .filter(|(_, a)| knowledge::arch_runs(a, &sass, &ptx) == Some(false))
-        .collect();
-    if missing.is_empty() {
-        c.agree(format!("{} has code for every GPU here ({}), so the missing kernel image is in an extension (flash-attn, xformers, a custom op...): rebuild that extension for this GPU.", capitalize(from), sass.join(" ")));
-        if let Some((_, a)) = gpus.first() {
-            if let Some(mm) = crate::fields::arch_major_minor(a) {
-                c.fix(format!("Rebuild the failing extension for this GPU: TORCH_CUDA_ARCH_LIST=\"{}.{}\" pip install --no-build-isolation --force-reinstall --no-cache-dir <package>", mm.0, mm.1));
-            }
+    }
+    let carried = compat::display_entries(&entries);
+    let mut missing: Vec<String> = Vec::new();
+    let mut jit_only: Vec<(String, ComputeCapability)> = Vec::new();
+    for g in &gpus {
+        match coverage(&entries, g.cc) {
+            Coverage::Missing => missing.push(g.label()),
+            Coverage::PtxJit { from } => jit_only.push((g.label(), from)),
+            Coverage::Native | Coverage::BinaryCompatible { .. } => {}
+        }
+    }
+    if missing.is_empty() && jit_only.is_empty() {
+        c.agree(format!("{} has code for every GPU here ({carried}), so the missing kernel image is in an extension (flash-attn, xformers, a custom op...): rebuild that extension for this GPU.", capitalize(&from)));
+        if let Some(g) = gpus.first() {
+            c.fix(format!("Rebuild the failing extension for this GPU: TORCH_CUDA_ARCH_LIST=\"{}.{}\" pip install --no-build-isolation --force-reinstall --no-cache-dir <package>", g.cc.major, g.cc.minor));
         }
         return;
     }
-    let names: Vec<String> = missing.iter().map(|(n, a)| format!("{n} ({a})")).collect();
-    c.agree(format!(
-        "{} lacks code for {}: it carries {}.",
-        capitalize(from),
-        names.join(", "),
-        sass.join(" ")
-    ));
-    let archs: Vec<String> = gpus.iter().map(|(_, a)| a.clone()).collect();
-    let release = f
-        .torch_version
-        .as_deref()
-        .and_then(|v| c.kb.torch_release(v));
-    let in_release = c.kb.variants_for_gpus(&archs, release);
+    if !missing.is_empty() {
+        c.agree(format!(
+            "{} lacks code for {}: it carries {carried}.",
+            capitalize(&from),
+            missing.join(", ")
+        ));
+    }
+    for (gpu, ptx) in &jit_only {
+        // PTX is JIT-compiled by the driver at first use; code compiled without PTX (some of
+        // the build's kernels, its bundled libraries, extensions) has no image for this GPU.
+        c.agree(format!(
+            "{} has no machine code for {gpu}, only PTX for {} that the driver must JIT-compile: code built without PTX has no image for this GPU. It carries {carried}.",
+            capitalize(&from),
+            ptx.sm()
+        ));
+    }
+    let ccs: Vec<ComputeCapability> = gpus.iter().map(|g| g.cc).collect();
+    let archs: Vec<String> = gpus.iter().map(|g| g.sm.clone()).collect();
+    let in_release = match release {
+        Some(r) => compat::builds_for_gpus(c.kb, &ccs, Some(r)),
+        None => Vec::new(),
+    };
     if let Some(v) = c.pick_variant_for_driver(&in_release) {
         c.fix(format!(
             "Install the {v} build of this PyTorch release, which has kernels for {}: {}",
@@ -364,15 +411,37 @@ fn no_kernel_image(c: &mut Check, fields: &BTreeMap<String, String>) {
             c.torch_install(&v)
         ));
     } else {
-        let any = c.kb.variants_for_gpus(&archs, None);
+        let any = compat::builds_for_gpus(c.kb, &ccs, None);
         if let Some(v) = c.pick_variant_for_driver(&any) {
-            let newer =
-                c.kb.newest_release_with(std::slice::from_ref(&v))
-                    .map(|r| format!(" (offered by PyTorch {} among others)", r.torch))
-                    .unwrap_or_default();
+            let newer = compat::newest_release_with(c.kb, &v, &ccs)
+                .map(|r| format!(" (offered by PyTorch {} among others)", r.version))
+                .unwrap_or_default();
             c.fix(format!("No build of the installed PyTorch release covers {}; install a {v} build{newer}: pip install --force-reinstall torch torchvision torchaudio --index-url {TORCH_INDEX}/{v}", archs.join(", ")));
         }
     }
+}
+
+/// Names the published build whose arch list is used, and says how sure that list is.
+fn published_build(
+    c: &mut Check,
+    build: &BuildArchs,
+    tag: &str,
+    release: Option<&TorchRelease>,
+) -> String {
+    let recorded = &build.recorded_for.version;
+    if build.borrowed {
+        let asked = release
+            .map(|r| format!("PyTorch {}", r.version))
+            .unwrap_or_else(|| "the installed PyTorch".to_string());
+        c.fact(format!("The arch list of the {tag} build of {asked} is not recorded; the {tag} build of PyTorch {recorded} stands in for it."));
+    }
+    if build.basis == Some(ArchListBasis::Snapshot) {
+        c.fact(format!(
+            "The arch list of PyTorch {recorded}'s {tag} build is {}.",
+            ArchListBasis::Snapshot.describe()
+        ));
+    }
+    format!("the published {tag} build of PyTorch {recorded}")
 }
 
 fn capitalize(s: &str) -> String {
@@ -389,7 +458,7 @@ fn toolkit(c: &mut Check, fields: &BTreeMap<String, String>, category: Category)
         if let (Some(detected), Some(nvcc)) =
             (fields.get("detected_cuda"), f.nvcc_version.as_deref())
         {
-            if major_minor(detected) == major_minor(nvcc) {
+            if cuda_version(detected) == cuda_version(nvcc) {
                 c.agree(format!(
                     "The nvcc on PATH here is CUDA {nvcc}, as in the message."
                 ));
@@ -398,7 +467,7 @@ fn toolkit(c: &mut Check, fields: &BTreeMap<String, String>, category: Category)
             }
         }
         if let (Some(tc_msg), Some(tc)) = (fields.get("torch_cuda"), f.torch_cuda.as_deref()) {
-            if major_minor(tc_msg).is_some() && major_minor(tc_msg) != major_minor(tc) {
+            if cuda_version(tc_msg).is_some() && cuda_version(tc_msg) != cuda_version(tc) {
                 c.contradict(format!("The message's PyTorch was built with CUDA {tc_msg}; the PyTorch here is CUDA {tc}."));
             }
         }
@@ -413,15 +482,14 @@ fn toolkit(c: &mut Check, fields: &BTreeMap<String, String>, category: Category)
     let Some(tc) = f.torch_cuda.as_deref() else {
         return;
     };
-    let want = major_minor(tc);
+    let want = cuda_version(tc);
     let exact = f
         .toolkits
         .iter()
-        .find(|t| t.version.as_deref().and_then(major_minor) == want);
-    let same_major = f
-        .toolkits
-        .iter()
-        .find(|t| t.version.as_deref().and_then(major_minor).map(|m| m.0) == want.map(|w| w.0));
+        .find(|t| t.version.as_deref().and_then(cuda_version) == want);
+    let same_major = f.toolkits.iter().find(|t| {
+        t.version.as_deref().and_then(cuda_version).map(|m| m.major) == want.map(|w| w.major)
+    });
     match exact.or(same_major) {
         Some(t) => {
             let v = t.version.as_deref().unwrap_or("?");
@@ -449,13 +517,13 @@ fn suffix(c: &mut Check, fields: &BTreeMap<String, String>) {
         return;
     };
     if let Some(msg_tc) = fields.get("torch_cuda") {
-        if major_minor(msg_tc).is_some() && major_minor(msg_tc) != major_minor(tc) {
+        if cuda_version(msg_tc).is_some() && cuda_version(msg_tc) != cuda_version(tc) {
             c.contradict(format!("The message's PyTorch is CUDA {msg_tc}; the PyTorch here is CUDA {tc}: the message comes from another environment."));
-        } else if major_minor(msg_tc).is_some() {
+        } else if cuda_version(msg_tc).is_some() {
             c.agree(format!("The PyTorch here is CUDA {tc}, as in the message."));
         }
     }
-    if let Some(v) = cuda_variant(tc) {
+    if let Some(v) = cuda_version(tc).map(|cu| cu.tag()) {
         c.fix(format!(
             "Reinstall the companions from PyTorch's own index so all share {v}: {}",
             c.torch_install(&v)
@@ -495,7 +563,7 @@ fn library_path(c: &mut Check, fields: &BTreeMap<String, String>) {
             || lib.starts_with("libcusparse")
             || lib.starts_with("libnvrtc")
         {
-            if let Some((have, _)) = major_minor(tc) {
+            if let Some(have) = cuda_version(tc).map(|cu| cu.major) {
                 if have != want {
                     c.agree(format!("{lib} is a CUDA {want} library, but this environment's PyTorch uses CUDA {have}: a package built for CUDA {want} is installed next to a CUDA {have} stack. Install that package's CUDA {have} build."));
                 } else {
@@ -509,13 +577,15 @@ fn library_path(c: &mut Check, fields: &BTreeMap<String, String>) {
 fn container(c: &mut Check, fields: &BTreeMap<String, String>) {
     let f = c.facts;
     if let (Some(req), Some(max)) = (fields.get("required_cuda"), f.driver_max_cuda.as_deref()) {
-        if major_minor(max) >= major_minor(req) && major_minor(req).is_some() {
+        if cuda_version(max) >= cuda_version(req) && cuda_version(req).is_some() {
             c.contradict(format!("The image needs CUDA {req}, and this machine's driver supports CUDA {max}: on this host the requirement holds; the message comes from another host."));
         } else {
             c.agree(format!(
                 "This host's driver supports CUDA {max}, older than the image's CUDA {req}."
             ));
-            if let Some(d) = c.kb.toolkit_driver(req, f.platform) {
+            let shipped =
+                cuda_version(req).and_then(|r| compat::toolkit_driver(c.kb, r, f.platform));
+            if let Some(d) = shipped {
                 c.fix(format!("Update the host driver to {d} or newer (the driver CUDA {req} shipped with), or use an image built for CUDA {max} or older."));
             }
         }
@@ -525,7 +595,7 @@ fn container(c: &mut Check, fields: &BTreeMap<String, String>) {
 fn sdpa(c: &mut Check, fields: &BTreeMap<String, String>) {
     let gpus = c.gpu_archs();
     if let Some(arch) = fields.get("arch") {
-        if !gpus.is_empty() && !gpus.iter().any(|(_, a)| a == arch) {
+        if !gpus.is_empty() && !gpus.iter().any(|g| &g.sm == arch) {
             c.contradict(format!(
                 "The message is about a {arch} GPU, which this machine does not have."
             ));
@@ -533,8 +603,8 @@ fn sdpa(c: &mut Check, fields: &BTreeMap<String, String>) {
     }
     let old: Vec<String> = gpus
         .iter()
-        .filter(|(_, a)| crate::fields::arch_major_minor(a).is_some_and(|(maj, _)| maj < 8))
-        .map(|(n, a)| format!("{n} ({a})"))
+        .filter(|g| g.cc.major < 8)
+        .map(Gpu::label)
         .collect();
     if !old.is_empty() {
         c.agree(format!("{} predates Ampere (sm_80): flash attention cannot run on it; memory-efficient attention is the fast path there.", old.join(", ")));

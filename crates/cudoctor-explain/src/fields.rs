@@ -129,12 +129,6 @@ fn arch(raw: &str) -> Option<String> {
     }
 }
 
-/// Splits "sm_120" into (12, 0). Used by the arch compatibility rule.
-pub fn arch_major_minor(sm: &str) -> Option<(u32, u32)> {
-    let n: u32 = sm.strip_prefix("sm_")?.parse().ok()?;
-    Some((n / 10, n % 10))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,8 +191,13 @@ mod tests {
             );
         }
         assert_eq!(FieldKind::Arch.normalize("sm_N"), None);
-        assert_eq!(arch_major_minor("sm_120"), Some((12, 0)));
-        assert_eq!(arch_major_minor("sm_86"), Some((8, 6)));
+        // The cross-check reads normalised arch names as the knowledge base's capabilities.
+        let cc = |sm: &str| sm.parse::<cudoctor_kb::ComputeCapability>().ok();
+        assert_eq!(
+            cc("sm_120"),
+            Some(cudoctor_kb::ComputeCapability::new(12, 0))
+        );
+        assert_eq!(cc("sm_86"), Some(cudoctor_kb::ComputeCapability::new(8, 6)));
     }
 
     #[test]

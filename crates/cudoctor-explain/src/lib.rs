@@ -2,8 +2,9 @@
 //!
 //! The engine reads any `BufRead` line by line with a bounded buffer, matches each cleaned line
 //! against a signature database kept as data (`data/signatures.toml`), and picks the first
-//! causal error. Given the facts of a machine it cross-checks the answer (a pure function) and
-//! makes the fixes exact. Nothing here touches the machine itself.
+//! causal error. Given the facts of a machine it cross-checks the answer (a pure function) with
+//! the version facts of the knowledge base (`cudoctor-kb`) and makes the fixes exact. Nothing
+//! here touches the machine itself.
 //!
 //! ```
 //! let log = "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).";
@@ -13,11 +14,11 @@
 //! ```
 
 pub mod category;
+mod compat;
 pub mod crosscheck;
 pub mod explanation;
 pub mod facts;
 pub mod fields;
-pub mod knowledge;
 pub mod prefilter;
 pub mod render;
 pub mod scanner;
@@ -26,12 +27,14 @@ pub mod template;
 
 pub use category::Category;
 pub use crosscheck::{cross_check, MachineCheck, Verdict};
+pub use cudoctor_kb::Kb;
 pub use explanation::{AlsoSeen, Explanation, LookedFor, MatchedLine, ScanStats};
 pub use facts::{GpuFact, MachineFacts, Platform, ToolkitFact};
 pub use signatures::{DbError, Role, SignatureDb};
 
 use prefilter::Prefilter;
 use scanner::{pick_winner, scan, ScanOutcome};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, Cursor};
 use std::sync::OnceLock;
@@ -41,35 +44,49 @@ const MAX_MATCHED: usize = 10;
 /// Entries in `also_seen`.
 const MAX_ALSO_SEEN: usize = 20;
 
-/// Why the engine could not be set up (only possible with a broken built-in data file, which
-/// the tests rule out, or a user-supplied database).
+/// Why the engine could not be set up (only possible with broken built-in data, which the
+/// tests rule out, or a user-supplied database).
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error(transparent)]
     Signatures(#[from] DbError),
-    #[error("knowledge data is not valid: {0}")]
+    /// The embedded knowledge base does not load.
+    #[error("the knowledge base is not valid: {0}")]
     Knowledge(String),
 }
 
-/// A signature database with its prefilter and the knowledge for cross-checks.
+/// A signature database with its prefilter and the knowledge base for cross-checks.
 pub struct Engine {
     db: SignatureDb,
     prefilter: Prefilter,
-    kb: knowledge::Knowledge,
+    kb: Cow<'static, Kb>,
 }
 
 impl Engine {
-    /// An engine over a given signature database (e.g. a user's newer file) and the built-in knowledge.
+    /// An engine over a given signature database (e.g. a user's newer file) and the embedded
+    /// knowledge base.
     pub fn new(db: SignatureDb) -> Result<Engine, EngineError> {
-        let kb = knowledge::builtin()
-            .map_err(|e| EngineError::Knowledge(e.to_string()))?
-            .clone();
+        let kb = Kb::try_embedded().map_err(|e| EngineError::Knowledge(e.to_string()))?;
+        Ok(Engine::build_with(db, Cow::Borrowed(kb)))
+    }
+
+    /// An engine over a given signature database and knowledge base (e.g. `Kb::from_dir`).
+    pub fn with_kb(db: SignatureDb, kb: Kb) -> Engine {
+        Engine::build_with(db, Cow::Owned(kb))
+    }
+
+    fn build_with(db: SignatureDb, kb: Cow<'static, Kb>) -> Engine {
         let prefilter = Prefilter::new(
             db.signatures
                 .iter()
                 .flat_map(|s| s.patterns.iter().map(|r| r.as_str())),
         );
-        Ok(Engine { db, prefilter, kb })
+        Engine { db, prefilter, kb }
+    }
+
+    /// The knowledge base `explain` and `apply_facts` cross-check with.
+    pub fn kb(&self) -> &Kb {
+        &self.kb
     }
 
     pub fn signatures(&self) -> &SignatureDb {
@@ -82,20 +99,35 @@ impl Engine {
 
     /// Explains what `input` yields, cross-checked with `facts` when given.
     pub fn explain<R: BufRead>(&self, input: R, facts: Option<&MachineFacts>) -> Explanation {
+        self.explain_with_kb(input, facts, &self.kb)
+    }
+
+    /// As [`Engine::explain`], cross-checking with another knowledge base (`--kb DIR`).
+    pub fn explain_with_kb<R: BufRead>(
+        &self,
+        input: R,
+        facts: Option<&MachineFacts>,
+        kb: &Kb,
+    ) -> Explanation {
         let outcome = scan(input, &self.db, &self.prefilter);
         let mut e = self.build(outcome);
         if let Some(facts) = facts {
-            self.apply_facts(&mut e, facts);
+            self.apply_facts_with_kb(&mut e, facts, kb);
         }
         e
     }
 
     /// Adds a machine cross-check to an explanation (replacing an earlier one).
     pub fn apply_facts(&self, e: &mut Explanation, facts: &MachineFacts) {
+        self.apply_facts_with_kb(e, facts, &self.kb);
+    }
+
+    /// As [`Engine::apply_facts`], with another knowledge base (`--kb DIR`).
+    pub fn apply_facts_with_kb(&self, e: &mut Explanation, facts: &MachineFacts, kb: &Kb) {
         if !e.is_known() {
             return;
         }
-        let check = cross_check(e.category, &e.fields, facts, &self.kb);
+        let check = cross_check(e.category, &e.fields, facts, kb);
         let mut fixes = check.fixes.clone();
         fixes.extend(e.fix.iter().filter(|f| !check.fixes.contains(f)).cloned());
         e.fix = fixes;

@@ -1,6 +1,10 @@
 //! The machine cross-check: exact fixes from facts, and contradictions when the log came from elsewhere.
 
-use cudoctor_explain::{explain_str, GpuFact, MachineFacts, Platform, ToolkitFact, Verdict};
+use cudoctor_explain::{
+    builtin_engine, explain_str, Engine, GpuFact, Kb, MachineFacts, Platform, SignatureDb,
+    ToolkitFact, Verdict,
+};
+use std::io::Cursor;
 
 fn gpu(name: &str, cc: &str, mib: u64) -> GpuFact {
     GpuFact {
@@ -208,4 +212,99 @@ fn facts_deserialize_from_json() {
     let facts: MachineFacts = serde_json::from_str(json).unwrap_or_default();
     assert_eq!(facts.platform, Platform::Wsl);
     assert_eq!(facts.gpus.len(), 1);
+}
+
+/// A user's knowledge base (`--kb DIR`) replaces the embedded facts in the cross-check.
+#[test]
+fn another_knowledge_base_drives_the_cross_check() {
+    let dir = std::env::temp_dir().join(format!("cudoctor-explain-kb-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{e}"));
+    // The same rows as the embedded table, but a different 12.x floor (in the same branch).
+    let rows = [(11, "450.80.02"), (12, "525.85.12"), (13, "580")];
+    let mut text = String::from("schema_version = 1\n");
+    for (major, floor) in rows {
+        text.push_str(&format!("[[major]]\ncuda_major = {major}\nlinux_floor = \"{floor}\"\ndriver_range = \"test\"\nsource = \"test\"\n"));
+    }
+    std::fs::write(dir.join("minor_compat.toml"), text).unwrap_or_else(|e| panic!("{e}"));
+    let kb = Kb::from_dir(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let msg = "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).";
+    let facts = MachineFacts {
+        platform: Platform::Linux,
+        driver_version: Some("470.86".into()),
+        driver_max_cuda: Some("11.4".into()),
+        torch_version: Some("2.1.0+cu121".into()),
+        torch_cuda: Some("12.1".into()),
+        ..Default::default()
+    };
+    let names_floor = |fix: &[String], floor: &str| fix.iter().any(|f| f.contains(floor));
+
+    let builtin = builtin_engine().unwrap_or_else(|e| panic!("{e}"));
+    let embedded = builtin.explain(Cursor::new(msg), Some(&facts));
+    assert!(
+        names_floor(&embedded.fix, "525.60.13"),
+        "{:?}",
+        embedded.fix
+    );
+
+    let with_user_kb = builtin.explain_with_kb(Cursor::new(msg), Some(&facts), &kb);
+    assert!(
+        names_floor(&with_user_kb.fix, "525.85.12"),
+        "{:?}",
+        with_user_kb.fix
+    );
+    assert!(
+        !names_floor(&with_user_kb.fix, "525.60.13"),
+        "{:?}",
+        with_user_kb.fix
+    );
+
+    let db = SignatureDb::from_toml(cudoctor_explain::signatures::BUILTIN_TOML)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let engine = Engine::with_kb(db, kb);
+    let e = engine.explain(Cursor::new(msg), Some(&facts));
+    assert!(names_floor(&e.fix, "525.85.12"), "{:?}", e.fix);
+    assert_eq!(e.machine.map(|m| m.verdict), Some(Verdict::Consistent));
+}
+
+/// Without a reported compute capability the GPU's name is looked up in the knowledge base; a
+/// release whose arch list is not recorded borrows its neighbour's and says so; torchaudio is
+/// left out of the command for releases with no torchaudio.
+#[test]
+fn gpu_by_name_borrowed_arch_list_and_no_torchaudio() {
+    let facts = MachineFacts {
+        platform: Platform::Linux,
+        driver_version: Some("590.44.01".into()),
+        gpus: vec![GpuFact {
+            name: "NVIDIA GeForce RTX 5090".into(),
+            compute_capability: None,
+            memory_mib: None,
+        }],
+        torch_version: Some("2.13.0+cu126".into()),
+        torch_cuda: Some("12.6".into()),
+        ..Default::default()
+    };
+    let e = explain_str(
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        Some(&facts),
+    );
+    assert_eq!(
+        e.machine.as_ref().map(|m| m.verdict),
+        Some(Verdict::Consistent)
+    );
+    assert!(
+        e.evidence
+            .iter()
+            .any(|x| x.contains("not recorded") && x.contains("stands in")),
+        "{:?}",
+        e.evidence
+    );
+    let first = e.fix.first().cloned().unwrap_or_default();
+    assert!(
+        first.contains("torch==2.13.*") && first.contains("/whl/cu130"),
+        "{first}"
+    );
+    assert!(!first.contains("torchaudio"), "{first}");
 }
