@@ -11,8 +11,9 @@ pub mod platform;
 pub mod python;
 pub mod toolkit;
 
+use std::sync::Mutex;
 use std::thread;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use cudoctor_snapshot::{relevant_variable, Snapshot};
 
@@ -44,27 +45,82 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         .filter(|(k, _)| relevant_variable(k))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    let timings = Timings::from_env(host);
     thread::scope(|s| {
-        let driver = s.spawn(|| driver::collect(host));
-        let platform = s.spawn(|| platform::collect(host));
+        let driver = s.spawn(|| timings.time("driver", || driver::collect(host)));
+        let platform = s.spawn(|| timings.time("platform", || platform::collect(host)));
         let host_facts = s.spawn(|| platform::host_facts(host));
-        let envs = python::collect(host, &options.python);
-        let toolkit = toolkit::collect(host, &envs);
-        if !options.skip_kernel_scan {
-            snap.kernel_images = Some(kernels::collect(host, &envs));
-        }
-        if !options.skip_loader {
-            snap.loader = Some(libraries::collect(host, &envs, snap.kernel_images.as_ref()));
-        }
-        snap.multigpu = Some(multigpu::collect(host, &envs));
-        if let Some(deep_options) = &options.deep {
-            snap.deep = Some(deep::collect(host, &envs, deep_options));
-        }
+        let envs = timings.time("python", || python::collect(host, &options.python));
+        thread::scope(|s| {
+            let envs = &envs;
+            let toolkit = s.spawn(|| timings.time("toolkit", || toolkit::collect(host, envs)));
+            let multigpu = s.spawn(|| timings.time("multigpu", || multigpu::collect(host, envs)));
+            // The loader emulation takes its list of extensions from the kernel scan.
+            let binaries = s.spawn(|| {
+                let images = (!options.skip_kernel_scan)
+                    .then(|| timings.time("kernels", || kernels::collect(host, envs)));
+                let loader = (!options.skip_loader).then(|| {
+                    timings.time("loader", || libraries::collect(host, envs, images.as_ref()))
+                });
+                (images, loader)
+            });
+            if let Some(deep_options) = &options.deep {
+                snap.deep = Some(timings.time("deep", || deep::collect(host, envs, deep_options)));
+            }
+            (snap.kernel_images, snap.loader) = binaries.join().unwrap_or_default();
+            snap.multigpu = multigpu.join().ok();
+            snap.toolkit = toolkit.join().unwrap_or_default();
+        });
         snap.python_envs = envs;
-        snap.toolkit = toolkit;
         snap.driver = driver.join().unwrap_or_default();
         snap.platform = platform.join().unwrap_or_default();
         snap.host = host_facts.join().unwrap_or_default();
     });
+    timings.report();
     snap
+}
+
+/// Per-probe wall times, printed to stderr when CUDOCTOR_TIMINGS is set (for benchmarking where
+/// the time of a check goes; off by default).
+struct Timings {
+    enabled: bool,
+    started: Instant,
+    spans: Mutex<Vec<(&'static str, f64, f64)>>,
+}
+
+impl Timings {
+    fn from_env(host: &Host) -> Self {
+        Timings {
+            enabled: host.var("CUDOCTOR_TIMINGS").is_some(),
+            started: Instant::now(),
+            spans: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn time<T>(&self, name: &'static str, f: impl FnOnce() -> T) -> T {
+        if !self.enabled {
+            return f();
+        }
+        let begin = self.started.elapsed().as_secs_f64() * 1e3;
+        let out = f();
+        let end = self.started.elapsed().as_secs_f64() * 1e3;
+        if let Ok(mut spans) = self.spans.lock() {
+            spans.push((name, begin, end));
+        }
+        out
+    }
+
+    fn report(&self) {
+        if !self.enabled {
+            return;
+        }
+        if let Ok(spans) = self.spans.lock() {
+            for (name, begin, end) in spans.iter() {
+                eprintln!(
+                    "cudoctor timing: {name:9} {begin:7.1} ms -> {end:7.1} ms ({:.1} ms)",
+                    end - begin
+                );
+            }
+        }
+    }
 }

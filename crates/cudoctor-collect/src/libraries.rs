@@ -89,13 +89,21 @@ pub fn collect(host: &Host, envs: &[PythonEnv], images: Option<&KernelImages>) -
             shadowed,
         });
         if facts.cache_copies.is_empty() {
+            let mut seen: Vec<String> = Vec::new();
             if let Some(cache) = process.ld_cache() {
                 for family in REPORTED_FAMILIES {
                     for e in cache_entries_of_family(cache, *family) {
-                        facts.cache_copies.push(CachedLibrary {
-                            name: e.name.clone(),
-                            path: e.path.clone(),
-                        });
+                        // The unversioned development link names the same file as the soname.
+                        let real = host
+                            .resolve(&e.path)
+                            .map_or_else(|| e.path.clone(), |(r, _)| r);
+                        if !seen.contains(&real) {
+                            seen.push(real);
+                            facts.cache_copies.push(CachedLibrary {
+                                name: e.name.clone(),
+                                path: e.path.clone(),
+                            });
+                        }
                     }
                 }
             }

@@ -25,7 +25,7 @@ pub fn layer_facts(layer: Layer, s: &Snapshot) -> Vec<Fact> {
         Layer::Framework => framework(s),
         Layer::Kernels => kernels(s),
         Layer::Libraries => libraries(s),
-        Layer::Acceleration | Layer::Multigpu => Vec::new(),
+        Layer::Acceleration | Layer::Multigpu => crate::deep_layer_facts(layer, s),
     }
 }
 

@@ -64,6 +64,8 @@ pub enum Format {
     Text,
     Json,
     Markdown,
+    /// One self-contained HTML file with plots (check only).
+    Html,
 }
 
 /// Options shared by commands that look at a machine.
@@ -98,6 +100,21 @@ pub struct CheckArgs {
     /// Exit 1 on warnings too, not only on errors.
     #[arg(long)]
     pub strict: bool,
+    /// Also run the runtime probes in each environment's own interpreter (a child process): is CUDA
+    /// available and why not, attention backends timed, torch.compile, and an all-reduce across GPUs.
+    #[arg(long)]
+    pub deep: bool,
+    /// Seconds the runtime probe may take per interpreter.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 120.0,
+        requires = "deep"
+    )]
+    pub deep_timeout: f64,
+    /// Switch off the fused attention backends in the probe (to see what the fallback costs).
+    #[arg(long, requires = "deep", hide = true)]
+    pub deep_disable_fused: bool,
     #[command(flatten)]
     pub machine: MachineArgs,
 }

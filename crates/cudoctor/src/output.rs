@@ -86,3 +86,11 @@ pub fn read_snapshot(path: &Path) -> anyhow::Result<Snapshot> {
 pub fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
+
+/// Only `check` renders HTML; the other commands say so instead of printing something else.
+pub fn text_json_or_markdown(format: crate::cli::Format) -> anyhow::Result<()> {
+    if format == crate::cli::Format::Html {
+        bail!("--format html is only available for `cudoctor check`");
+    }
+    Ok(())
+}

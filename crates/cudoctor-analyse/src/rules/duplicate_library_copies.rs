@@ -29,12 +29,14 @@ copy.
     check,
 };
 
+/// One file of a library: (soname major, path, loaded by, family).
+type Copy<'a> = (Option<String>, &'a str, Option<&'a str>, CudaFamily);
+
 fn check(ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     for p in ctx.snap.loader.iter().flat_map(|l| &l.processes) {
         // stem -> [(major, path, loaded_by)]
-        let mut copies: BTreeMap<String, Vec<(Option<String>, &str, Option<&str>, CudaFamily)>> =
-            BTreeMap::new();
+        let mut copies: BTreeMap<String, Vec<Copy>> = BTreeMap::new();
         for o in &p.objects {
             let Some(lib) = cuda_library(o.soname.as_deref().unwrap_or(&o.path)) else {
                 continue;

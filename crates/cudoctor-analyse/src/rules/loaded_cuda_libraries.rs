@@ -25,9 +25,19 @@ Nothing to fix: this is information. Build extensions against the copy torch loa
     check,
 };
 
+const FAMILIES: [(CudaFamily, &str, &str); 4] = [
+    (CudaFamily::Cudnn, "cudnn", "nvidia-cudnn"),
+    (CudaFamily::Nccl, "nccl", "nvidia-nccl"),
+    (CudaFamily::Cublas, "cublas", "nvidia-cublas"),
+    (CudaFamily::Cudart, "cudart", "nvidia-cuda-runtime"),
+];
+
 fn check(ctx: &Context) -> Vec<Finding> {
     let Some(loader) = &ctx.snap.loader else {
         return Vec::new();
+    };
+    let is = |name: &str, family: CudaFamily, stem: &str| {
+        cuda_library(name).is_some_and(|l| l.family == family && l.stem == stem)
     };
     let mut out = Vec::new();
     for p in &loader.processes {
@@ -36,75 +46,37 @@ fn check(ctx: &Context) -> Vec<Finding> {
             .python_envs
             .iter()
             .find(|e| e.prefix == p.env_prefix);
-        for family in [
-            CudaFamily::Cudnn,
-            CudaFamily::Nccl,
-            CudaFamily::Cublas,
-            CudaFamily::Cudart,
-        ] {
+        let mut f = Finding::new(&RULE, format!("torch in {} loads its own CUDA libraries; the system has other copies", p.env_prefix))
+            .cause("Tools that read the system (collect_env, ldconfig -p) report the system-wide copies below, but torch uses the files listed as loaded.");
+        let mut differs = false;
+        for (family, stem, wheel) in FAMILIES {
             let loaded: Vec<&str> = p
                 .objects
                 .iter()
-                .filter(|o| {
-                    cuda_library(o.soname.as_deref().unwrap_or(&o.path))
-                        .is_some_and(|l| l.family == family && l.stem == family_stem(family))
-                })
+                .filter(|o| is(o.soname.as_deref().unwrap_or(&o.path), family, stem))
                 .map(|o| o.real_path.as_deref().unwrap_or(&o.path))
                 .collect();
             let Some(live) = loaded.first() else { continue };
-            let others: Vec<&str> = loader
-                .cache_copies
-                .iter()
-                .filter(|c| {
-                    cuda_library(&c.name)
-                        .is_some_and(|l| l.family == family && l.stem == family_stem(family))
-                })
-                .map(|c| c.path.as_str())
-                .filter(|c| !loaded.contains(c))
-                .collect();
-            if others.is_empty() {
-                continue;
-            }
-            let wheel = env.and_then(|e| {
-                e.packages.iter().find(|pkg| {
-                    live.contains("/site-packages/nvidia/")
-                        && pkg.name.starts_with(wheel_prefix(family))
-                })
-            });
-            let version = wheel
+            let version = env
+                .filter(|_| live.contains("/site-packages/nvidia/"))
+                .and_then(|e| e.packages.iter().find(|pkg| pkg.name.starts_with(wheel)))
                 .map(|w| format!(" {} (wheel {})", w.version, w.name))
                 .unwrap_or_default();
-            let mut f = Finding::new(&RULE, format!("torch loads {}{version} from {live}", family.as_str()))
-                .evidence(format!("emulated `import torch` in {}: {live}", p.env_prefix))
-                .cause(format!(
-                    "Other {} copies are registered system-wide but are not what torch uses; tools that read the system (collect_env, ldconfig -p) report those instead.",
-                    family.as_str()
-                ));
-            for o in others {
-                f = f.evidence(format!("also on the machine (ld.so.cache): {o}"));
+            f = f.evidence(format!("loaded: {stem}{version} {live}"));
+            for other in loader
+                .cache_copies
+                .iter()
+                .filter(|c| is(&c.name, family, stem) && !loaded.contains(&c.path.as_str()))
+            {
+                differs = true;
+                f = f.evidence(format!("not used: {stem} {} (ld.so.cache)", other.path));
             }
+        }
+        if differs {
             out.push(f);
         }
     }
     out
-}
-
-fn family_stem(f: CudaFamily) -> &'static str {
-    match f {
-        CudaFamily::Cudnn => "cudnn",
-        CudaFamily::Nccl => "nccl",
-        CudaFamily::Cublas => "cublas",
-        _ => "cudart",
-    }
-}
-
-fn wheel_prefix(f: CudaFamily) -> &'static str {
-    match f {
-        CudaFamily::Cudnn => "nvidia-cudnn",
-        CudaFamily::Nccl => "nvidia-nccl",
-        CudaFamily::Cublas => "nvidia-cublas",
-        _ => "nvidia-cuda-runtime",
-    }
 }
 
 #[cfg(test)]
@@ -138,10 +110,21 @@ mod tests {
         });
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 1, "{f:?}");
-        assert!(f[0].title.contains("9.19.0.56"), "{}", f[0].title);
+        assert!(
+            f[0].evidence[0].contains("9.19.0.56"),
+            "{:?}",
+            f[0].evidence
+        );
         assert!(f[0]
             .evidence
             .iter()
-            .any(|e| e.contains("/usr/lib/x86_64-linux-gnu/libcudnn.so.9")));
+            .any(|e| e.contains("not used: cudnn /usr/lib/x86_64-linux-gnu/libcudnn.so.9")));
+    }
+
+    #[test]
+    fn silent_when_there_is_no_other_copy() {
+        let mut s = h200();
+        s.loader = Some(LoaderFacts::default());
+        assert!(run(&RULE, &s).is_empty());
     }
 }

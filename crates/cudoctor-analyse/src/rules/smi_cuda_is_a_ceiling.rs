@@ -31,7 +31,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let Some(v) = nvcc.version.as_deref().and_then(cuda_of) else {
         return Vec::new();
     };
-    if v == max || v > max {
+    if v >= max {
         return Vec::new();
     }
     vec![Finding::new(&RULE, format!("Driver supports up to CUDA {max}; nvcc is CUDA {v}: normal"))

@@ -230,7 +230,7 @@ impl Nvml<'_> {
                     pid: p.pid,
                     name: None,
                     // NVML reports "not available" as the all-ones value.
-                    used_mib: (p.used_gpu_memory != u64::MAX).then(|| p.used_gpu_memory >> 20),
+                    used_mib: (p.used_gpu_memory != u64::MAX).then_some(p.used_gpu_memory >> 20),
                 })
                 .collect(),
         )

@@ -113,10 +113,7 @@ pub fn site_packages_dirs(
             }
         }
     }
-    let user_site_visible = match kind {
-        PythonEnvKind::Venv => false,
-        _ => true,
-    };
+    let user_site_visible = kind != PythonEnvKind::Venv;
     let system_site = cfg
         .and_then(|c| super::cfg_value(c, "include-system-site-packages"))
         .is_some_and(|v| v.eq_ignore_ascii_case("true"));

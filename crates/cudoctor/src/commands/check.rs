@@ -1,8 +1,14 @@
 //! `cudoctor check`: collect (or load) a snapshot, judge it, render it.
 
+use std::io::{IsTerminal, Write};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::bail;
 use cudoctor_analyse::{analyse, Severity};
+use cudoctor_collect::deep::{DeepOptions, ProbeProgress};
 use cudoctor_collect::Options;
-use cudoctor_render::{render_json, render_markdown, render_text, Report};
+use cudoctor_render::{render_html, render_json, render_markdown, render_text, Report};
 
 use crate::cli::{CheckArgs, Format};
 use crate::output::{host, knowledge_base, read_snapshot, style, write_file};
@@ -16,6 +22,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
             let host = host(&args.machine)?;
             let options = Options {
                 python: args.python.clone(),
+                deep: args.deep.then(|| deep_options(args)).transpose()?,
                 ..Default::default()
             };
             cudoctor_collect::collect(&host, &options, env!("CARGO_PKG_VERSION"))
@@ -34,6 +41,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
         Format::Text => render_text(&report, style()),
         Format::Json => render_json(&report),
         Format::Markdown => render_markdown(&report),
+        Format::Html => render_html(&report),
     };
     print!("{text}");
     let worst = findings.iter().map(|f| f.severity).min();
@@ -46,5 +54,29 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
         Outcome::ProblemsFound
     } else {
         Outcome::Healthy
+    })
+}
+
+fn deep_options(args: &CheckArgs) -> anyhow::Result<DeepOptions> {
+    if !(args.deep_timeout.is_finite() && args.deep_timeout > 0.0 && args.deep_timeout <= 3600.0) {
+        bail!(
+            "--deep-timeout must be between 0 and 3600 seconds, got {}",
+            args.deep_timeout
+        );
+    }
+    // Stage names on a terminal only; nothing on a pipe.
+    let progress: Option<cudoctor_collect::deep::ProgressFn> =
+        std::io::stderr().is_terminal().then(|| {
+            Arc::new(|p: &ProbeProgress| {
+                let mut err = std::io::stderr().lock();
+                let _ = write!(err, "\r\x1b[2K  probing {}: {} ...", p.interpreter, p.stage);
+                let _ = err.flush();
+            }) as cudoctor_collect::deep::ProgressFn
+        });
+    Ok(DeepOptions {
+        timeout: Duration::from_secs_f64(args.deep_timeout),
+        disable_fused: args.deep_disable_fused,
+        progress,
+        ..Default::default()
     })
 }

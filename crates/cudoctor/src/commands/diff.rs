@@ -21,6 +21,7 @@ const NOISE: &[&str] = &[
 ];
 
 pub fn run(before: &Path, after: &Path, format: Format) -> anyhow::Result<Outcome> {
+    crate::output::text_json_or_markdown(format)?;
     let a = read_snapshot(before)?;
     let b = read_snapshot(after)?;
     let kb = knowledge_base(&MachineArgs {
@@ -64,7 +65,7 @@ pub fn run(before: &Path, after: &Path, format: Format) -> anyhow::Result<Outcom
             let doc = serde_json::json!({"changes": rows, "findings_appeared": appeared, "findings_resolved": resolved});
             println!("{}", serde_json::to_string_pretty(&doc)?);
         }
-        Format::Text | Format::Markdown => {
+        Format::Text | Format::Markdown | Format::Html => {
             println!("{} -> {}", before.display(), after.display());
             if changes.is_empty() {
                 println!("No facts changed.");

@@ -10,14 +10,16 @@ use cudoctor_explain::{GpuFact, MachineFacts, Platform, ToolkitFact};
 use cudoctor_snapshot::Snapshot;
 
 use crate::cli::{ExplainArgs, Format};
-use crate::output::{host, read_snapshot};
+use crate::output::{host, knowledge_base, read_snapshot};
 use crate::Outcome;
 
 pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
+    crate::output::text_json_or_markdown(args.format)?;
     let engine = match cudoctor_explain::builtin_engine() {
         Ok(e) => e,
         Err(e) => bail!("the built-in signature database is invalid: {e}"),
     };
+    let kb = knowledge_base(&args.machine)?;
     let facts = if args.no_machine {
         None
     } else {
@@ -32,10 +34,10 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
         Some(machine_facts(&snap))
     };
     let explanation = if args.input == "-" {
-        engine.explain(io::stdin().lock(), facts.as_ref())
+        engine.explain_with_kb(io::stdin().lock(), facts.as_ref(), &kb)
     } else {
         let f = File::open(&args.input).with_context(|| format!("cannot read {}", args.input))?;
-        engine.explain(BufReader::with_capacity(1 << 16, f), facts.as_ref())
+        engine.explain_with_kb(BufReader::with_capacity(1 << 16, f), facts.as_ref(), &kb)
     };
     match args.format {
         Format::Json => print!("{}", cudoctor_explain::render::to_json(&explanation)),

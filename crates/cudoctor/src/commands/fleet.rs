@@ -13,6 +13,7 @@ use crate::Outcome;
 const COLUMNS: &[&str] = &["driver", "max CUDA", "GPUs", "torch", "nvcc", "errors"];
 
 pub fn run(files: &[PathBuf], format: Format) -> anyhow::Result<Outcome> {
+    crate::output::text_json_or_markdown(format)?;
     let kb = knowledge_base(&MachineArgs {
         root: None,
         timeout: 5.0,
@@ -69,7 +70,7 @@ pub fn run(files: &[PathBuf], format: Format) -> anyhow::Result<Outcome> {
                 )?
             );
         }
-        Format::Text | Format::Markdown => {
+        Format::Text | Format::Markdown | Format::Html => {
             let mut widths: Vec<usize> = COLUMNS.iter().map(|c| c.len()).collect();
             let name_w = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(4).max(4);
             for (_, r) in &rows {

@@ -15,6 +15,7 @@ use crate::output::{host, knowledge_base};
 use crate::Outcome;
 
 pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
+    crate::output::text_json_or_markdown(args.format)?;
     let host = host(&args.machine)?;
     let kb = knowledge_base(&args.machine)?;
     let machine_paths: Vec<String> = if args.paths.is_empty() {
@@ -98,7 +99,7 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
         .any(|g| g.libraries.iter().any(|l| !l.verdict.runs()));
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        Format::Text | Format::Markdown => print!("{}", text(&report)),
+        _ => print!("{}", text(&report)),
     }
     Ok(if failing {
         Outcome::ProblemsFound

@@ -13,6 +13,7 @@ use crate::output::host;
 use crate::Outcome;
 
 pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
+    crate::output::text_json_or_markdown(args.format)?;
     let host = host(&args.machine)?;
     let facts = if args.paths.is_empty() {
         let envs = python::collect(&host, &args.python);
@@ -38,7 +39,13 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
                     .to_string_lossy()
                     .into_owned()
             };
-            if let Err(e) = process.load(&abs, LoadOptions::check_symbols(mode)) {
+            // One file alone is resolved as `ldd FILE` does: as the process's main object.
+            let loaded = if args.paths.len() == 1 {
+                process.load_executable(&abs, LoadOptions::check_symbols(mode))
+            } else {
+                process.load(&abs, LoadOptions::check_symbols(mode))
+            };
+            if let Err(e) = loaded {
                 errors.push(format!("{p}: {e}"));
             }
         }

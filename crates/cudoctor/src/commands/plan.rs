@@ -16,6 +16,7 @@ use crate::output::{host, knowledge_base};
 use crate::Outcome;
 
 pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
+    crate::output::text_json_or_markdown(args.format)?;
     let kb = knowledge_base(&args.machine)?;
     let cuda = args
         .cuda

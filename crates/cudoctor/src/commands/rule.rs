@@ -22,6 +22,7 @@ pub fn show(code: &str) -> anyhow::Result<Outcome> {
 }
 
 pub fn list(format: Format) -> anyhow::Result<Outcome> {
+    crate::output::text_json_or_markdown(format)?;
     match format {
         Format::Json => {
             let rows: Vec<serde_json::Value> = RULES
@@ -35,7 +36,7 @@ pub fn list(format: Format) -> anyhow::Result<Outcome> {
                 .collect();
             println!("{}", serde_json::to_string_pretty(&rows)?);
         }
-        Format::Text | Format::Markdown => {
+        Format::Text | Format::Markdown | Format::Html => {
             for r in RULES {
                 println!(
                     "{:7} {:9} {:8} {}",
