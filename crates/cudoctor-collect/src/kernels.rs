@@ -54,6 +54,20 @@ const EXTENSION_MODULES: &[&str] = &[
 
 /// Scans torch and the CUDA extensions of each environment.
 pub fn collect(host: &Host, envs: &[PythonEnv]) -> KernelImages {
+    scan_extensions(host, &candidates(host, envs))
+}
+
+/// Scans the [`candidates`] of the environments.
+pub fn scan_extensions(host: &Host, candidates: &[(String, String)]) -> KernelImages {
+    let mut images = scan(host, candidates);
+    images.scope = "torch and CUDA extensions of each Python environment".into();
+    images
+}
+
+/// The libraries of torch and of compiled extensions in each environment's site-packages, with
+/// the distribution that owns each: top-level extension modules (`*.so`) and the directories of
+/// known CUDA-extension packages.
+pub fn candidates(host: &Host, envs: &[PythonEnv]) -> Vec<(String, String)> {
     let mut paths: Vec<(String, String)> = Vec::new();
     for env in envs {
         for sp in &env.site_packages {
@@ -76,9 +90,7 @@ pub fn collect(host: &Host, envs: &[PythonEnv]) -> KernelImages {
             }
         }
     }
-    let mut images = scan(host, &paths);
-    images.scope = "torch and CUDA extensions of each Python environment".into();
-    images
+    paths
 }
 
 /// Scans the given machine paths (files or directories) with each library's owner label.

@@ -51,23 +51,25 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         let platform = s.spawn(|| timings.time("platform", || platform::collect(host)));
         let host_facts = s.spawn(|| platform::host_facts(host));
         let envs = timings.time("python", || python::collect(host, &options.python));
+        let candidates = kernels::candidates(host, &envs);
         thread::scope(|s| {
             let envs = &envs;
+            let candidates = &candidates;
             let toolkit = s.spawn(|| timings.time("toolkit", || toolkit::collect(host, envs)));
             let multigpu = s.spawn(|| timings.time("multigpu", || multigpu::collect(host, envs)));
-            // The loader emulation takes its list of extensions from the kernel scan.
-            let binaries = s.spawn(|| {
-                let images = (!options.skip_kernel_scan)
-                    .then(|| timings.time("kernels", || kernels::collect(host, envs)));
-                let loader = (!options.skip_loader).then(|| {
-                    timings.time("loader", || libraries::collect(host, envs, images.as_ref()))
-                });
-                (images, loader)
+            let images = s.spawn(|| {
+                (!options.skip_kernel_scan)
+                    .then(|| timings.time("kernels", || kernels::scan_extensions(host, candidates)))
+            });
+            let loader = s.spawn(|| {
+                (!options.skip_loader)
+                    .then(|| timings.time("loader", || libraries::collect(host, envs, candidates)))
             });
             if let Some(deep_options) = &options.deep {
                 snap.deep = Some(timings.time("deep", || deep::collect(host, envs, deep_options)));
             }
-            (snap.kernel_images, snap.loader) = binaries.join().unwrap_or_default();
+            snap.kernel_images = images.join().unwrap_or_default();
+            snap.loader = loader.join().unwrap_or_default();
             snap.multigpu = multigpu.join().ok();
             snap.toolkit = toolkit.join().unwrap_or_default();
         });

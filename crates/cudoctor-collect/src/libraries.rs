@@ -7,7 +7,7 @@ use cudoctor_ldso::{
     LoadOptions, Process, ProcessEnv, SymbolCheck,
 };
 use cudoctor_snapshot::{
-    CachedLibrary, KernelImages, LibraryLinks, LinkedLibrary, LoaderFacts, ProcessLinks, PythonEnv,
+    CachedLibrary, LibraryLinks, LinkedLibrary, LoaderFacts, ProcessLinks, PythonEnv,
     ShadowedLibrary,
 };
 
@@ -21,7 +21,8 @@ const REPORTED_FAMILIES: &[CudaFamily] = &[
     CudaFamily::Cublas,
 ];
 
-pub fn collect(host: &Host, envs: &[PythonEnv], images: Option<&KernelImages>) -> LoaderFacts {
+/// `candidates` are the libraries of torch and its extensions ([`crate::kernels::candidates`]).
+pub fn collect(host: &Host, envs: &[PythonEnv], candidates: &[(String, String)]) -> LoaderFacts {
     let mut facts = LoaderFacts::default();
     let process_env = || ProcessEnv::new(host.root()).with_vars(host.env().iter());
     for env in envs {
@@ -36,20 +37,16 @@ pub fn collect(host: &Host, envs: &[PythonEnv], images: Option<&KernelImages>) -
                 order.push((format!("{}/{name}", torch.path), LoadOptions::default()));
             }
         }
-        // Extensions: every scanned library outside torch that carries device code or links
-        // torch itself, its symbols checked against what the process exports.
-        for lib in images.map(|i| i.libraries.as_slice()).unwrap_or_default() {
+        // Extensions: every compiled library outside torch that links torch itself, its
+        // symbols checked against what the process exports.
+        for (path, _) in candidates {
             let in_env = env
                 .site_packages
                 .iter()
-                .any(|sp| lib.path.starts_with(sp.as_str()));
-            if !in_env || lib.path.starts_with(&torch.path) || lib.path.contains("/nvidia/") {
-                continue;
-            }
-            let has_code = !lib.sass.is_empty() || !lib.ptx.is_empty();
-            if has_code || links_torch(host, &lib.path) {
+                .any(|sp| path.starts_with(sp.as_str()));
+            if in_env && !path.starts_with(&torch.path) && links_torch(host, path) {
                 order.push((
-                    lib.path.clone(),
+                    path.clone(),
                     LoadOptions::check_symbols(SymbolCheck::Requested),
                 ));
             }

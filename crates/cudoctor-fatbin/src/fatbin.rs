@@ -190,15 +190,25 @@ pub(crate) struct DataSection<'n> {
     pub relocatable: bool,
 }
 
-/// Walks every container of one section, appending to `walk`.
-pub(crate) fn walk_section<S: ReadAt + ?Sized>(
+/// Sections with fewer containers than this are walked on the calling thread.
+const PARALLEL_CONTAINERS: usize = 256;
+/// Most threads one section's walk uses (libtorch_cuda.so holds thousands of containers).
+const MAX_WALK_THREADS: usize = 8;
+
+/// Walks every container of one section, appending to `walk`. Container headers are found in
+/// order first (each gives the next one's offset); their entries are then read on several
+/// threads when there are many, and merged in file order, so the result (and the first error,
+/// by file position) is the same as a walk on one thread.
+pub(crate) fn walk_section<S: ReadAt + Sync + ?Sized>(
     src: &S,
     sec: &DataSection<'_>,
     opts: &ScanOptions,
     walk: &mut Walk,
 ) -> Result<(), ScanError> {
+    let mut containers: Vec<(u64, u64, u64)> = Vec::new();
     let mut p = sec.start;
     let mut gap_bytes: u64 = 0;
+    let mut first_error = None;
     while p.saturating_add(CONTAINER_HEADER) <= sec.end {
         let mut head = [0u8; CONTAINER_HEADER as usize];
         src.read_exact_at(&mut head, p)
@@ -211,10 +221,36 @@ pub(crate) fn walk_section<S: ReadAt + ?Sized>(
             p = next;
             continue;
         }
-        let cend = walk_container(src, sec, p, &head, opts, walk)?;
-        // The next container starts at the next 8-byte boundary (relative to the section).
-        let rel = cend - sec.start;
-        p = sec.start.saturating_add(rel.saturating_add(7) & !7);
+        match container_bounds(sec, p, &head) {
+            Ok((entries_start, cend)) => {
+                containers.push((p, entries_start, cend));
+                // The next container starts at the next 8-byte boundary (relative to the section).
+                let rel = cend - sec.start;
+                p = sec.start.saturating_add(rel.saturating_add(7) & !7);
+            }
+            Err(e) => {
+                // Entries of the containers before it are still read, as a walk in order would.
+                first_error = Some(e);
+                break;
+            }
+        }
+    }
+    let base = walk.containers();
+    let chunks = walk_containers(src, sec, &containers, base, opts)?;
+    let count = u32::try_from(containers.len()).unwrap_or(u32::MAX);
+    if sec.relocatable {
+        walk.reloc_containers = walk.reloc_containers.saturating_add(count);
+    } else {
+        walk.exec_containers = walk.exec_containers.saturating_add(count);
+    }
+    for chunk in chunks {
+        walk.warnings.extend(chunk.warnings);
+        for e in chunk.entries {
+            push(walk, e)?;
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
     }
     if p < sec.end {
         // Fewer than 16 bytes left: padding, or the start of a cut-off container.
@@ -232,6 +268,50 @@ pub(crate) fn walk_section<S: ReadAt + ?Sized>(
         ));
     }
     Ok(())
+}
+
+/// Reads the entries of `containers` (start, entries start, end), split into contiguous runs
+/// over threads; returns one partial walk per run, in order.
+fn walk_containers<S: ReadAt + Sync + ?Sized>(
+    src: &S,
+    sec: &DataSection<'_>,
+    containers: &[(u64, u64, u64)],
+    base: u32,
+    opts: &ScanOptions,
+) -> Result<Vec<Walk>, ScanError> {
+    let walk_run = |first: usize, run: &[(u64, u64, u64)]| -> Result<Walk, ScanError> {
+        let mut w = Walk::default();
+        for (i, &(_, mut q, cend)) in run.iter().enumerate() {
+            let index = base.saturating_add(u32::try_from(first + i).unwrap_or(u32::MAX));
+            while q.saturating_add(ENTRY_FIXED) <= cend {
+                q = walk_entry(src, sec, q, cend, index, opts, &mut w)?;
+            }
+        }
+        Ok(w)
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_WALK_THREADS);
+    if containers.len() < PARALLEL_CONTAINERS || threads < 2 {
+        return walk_run(0, containers).map(|w| vec![w]);
+    }
+    let per = containers.len().div_ceil(threads);
+    let results: Vec<Result<Walk, ScanError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = containers
+            .chunks(per)
+            .enumerate()
+            .map(|(i, run)| s.spawn(move || walk_run(i * per, run)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(ScanError::Corrupt("a walker thread failed".into())))
+            })
+            .collect()
+    });
+    // The earliest run's error is the first error in file order.
+    results.into_iter().collect()
 }
 
 /// From `from` (which does not hold the magic), finds the next 8-aligned offset that does, or the
@@ -270,15 +350,9 @@ fn find_next_magic<S: ReadAt + ?Sized>(
     Ok((sec.end, nonzero))
 }
 
-/// Walks one container whose 16-byte header is `head`, returning its end offset.
-fn walk_container<S: ReadAt + ?Sized>(
-    src: &S,
-    sec: &DataSection<'_>,
-    p: u64,
-    head: &[u8],
-    opts: &ScanOptions,
-    walk: &mut Walk,
-) -> Result<u64, ScanError> {
+/// Checks one container whose 16-byte header is `head`, returning where its entries start and
+/// where it ends.
+fn container_bounds(sec: &DataSection<'_>, p: u64, head: &[u8]) -> Result<(u64, u64), ScanError> {
     let version = u16_at(head, 4);
     let header_size = u64::from(u16_at(head, 6));
     let fat_size = u64_at(head, 8);
@@ -304,21 +378,11 @@ fn walk_container<S: ReadAt + ?Sized>(
                 sec.name, sec.end
             ))
         })?;
-    let index = walk.containers();
-    if sec.relocatable {
-        walk.reloc_containers = walk.reloc_containers.saturating_add(1);
-    } else {
-        walk.exec_containers = walk.exec_containers.saturating_add(1);
-    }
-    let mut q = p + header_size;
-    while q.saturating_add(ENTRY_FIXED) <= cend {
-        q = walk_entry(src, sec, q, cend, index, opts, walk)?;
-    }
-    Ok(cend)
+    Ok((p + header_size, cend))
 }
 
 /// Reads one entry at `q` (inside a container ending at `cend`), returns the next entry offset.
-fn walk_entry<S: ReadAt + ?Sized>(
+fn walk_entry<S: ReadAt + Sync + ?Sized>(
     src: &S,
     sec: &DataSection<'_>,
     q: u64,
@@ -406,7 +470,7 @@ fn walk_entry<S: ReadAt + ?Sized>(
 
 /// A CUDA 13 concatenated group (kind 0x100): a table of sub-entry headers after the fixed
 /// header, and one compressed blob holding the cubins (research §1.7). Listed from the table.
-fn concat_group<S: ReadAt + ?Sized>(
+fn concat_group<S: ReadAt + Sync + ?Sized>(
     src: &S,
     sec: &DataSection<'_>,
     q: u64,

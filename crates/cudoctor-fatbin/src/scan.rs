@@ -101,7 +101,7 @@ pub fn scan_bytes(data: &[u8]) -> Result<FileImages, ScanError> {
 }
 
 /// Scans any positioned-read source.
-pub fn scan_source<S: ReadAt + ?Sized>(
+pub fn scan_source<S: ReadAt + Sync + ?Sized>(
     src: &S,
     opts: &ScanOptions,
 ) -> Result<FileImages, ScanError> {

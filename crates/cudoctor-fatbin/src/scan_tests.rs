@@ -639,3 +639,38 @@ fn report_json_shape() {
         })
     );
 }
+
+#[test]
+fn many_containers_are_walked_in_parallel_with_the_same_result_as_in_order() {
+    // Enough containers to take the multi-threaded path; each entry's container index and the
+    // order of entries must be exactly those of a walk in file order.
+    let archs = [75, 80, 86, 90, 100, 120];
+    let containers: Vec<Vec<u8>> = (0..1000)
+        .map(|i| {
+            container(&[
+                Entry::sass(archs[i % archs.len()]),
+                Entry::ptx(archs[(i + 1) % archs.len()]),
+            ])
+        })
+        .collect();
+    let img = scan(&elf_with(&section_of(&containers)));
+    assert_eq!(img.containers, 1000);
+    assert_eq!(img.entries.len(), 2000);
+    for (i, e) in img.entries.iter().enumerate() {
+        assert_eq!(e.container as usize, i / 2, "entry {i}");
+        let want = if i % 2 == 0 {
+            archs[(i / 2) % archs.len()]
+        } else {
+            archs[(i / 2 + 1) % archs.len()]
+        };
+        assert_eq!(e.sm, want, "entry {i}");
+    }
+    assert!(img.entries.windows(2).all(|w| w[0].offset < w[1].offset));
+    assert_eq!(img.sass.len(), 6);
+
+    // A broken container late in the section is still an error, as in order.
+    let mut sec = section_of(&containers);
+    let last = sec.len() - 40;
+    sec.truncate(last);
+    assert!(scan_bytes(&elf_with(&sec)).is_err());
+}

@@ -284,3 +284,14 @@ fn fleet_marks_the_odd_node() {
     assert!(text.contains("1 of 3 nodes have errors"), "{text}");
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn the_readme_names_every_rule() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor")).args(["rules", "--format", "json"]).output().unwrap();
+    let rules: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for r in rules.as_array().unwrap() {
+        let code = r["code"].as_str().unwrap();
+        assert!(readme.contains(code), "README.md does not mention {code}");
+    }
+}

@@ -20,8 +20,7 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
         if !envs.iter().any(|e| e.torch.is_some()) {
             bail!("no Python environment with torch found; name the libraries to load, or use --python");
         }
-        let images = kernels::collect(&host, &envs);
-        libraries::collect(&host, &envs, Some(&images))
+        libraries::collect(&host, &envs, &kernels::candidates(&host, &envs))
     } else {
         let mode = if args.all_symbols {
             SymbolCheck::All

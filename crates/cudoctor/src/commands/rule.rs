@@ -39,7 +39,7 @@ pub fn list(format: Format) -> anyhow::Result<Outcome> {
         Format::Text | Format::Markdown | Format::Html => {
             for r in RULES {
                 println!(
-                    "{:7} {:9} {:8} {}",
+                    "{:7} {:12} {:8} {}",
                     r.code,
                     r.layer.name(),
                     r.severity.name(),
