@@ -8,10 +8,11 @@ use crate::category::Category;
 use crate::compat::{self, cuda_version, parse_arch_list, BuildArchs};
 use crate::facts::{MachineFacts, Platform};
 use crate::fields::FieldKind;
+use crate::visible_devices::{self, Visibility};
 use cudoctor_kb::{
     coverage, ArchListBasis, ComputeCapability, Coverage, CudaVersion, Kb, TorchRelease,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The index PyTorch publishes its CUDA wheels on; the variant ("cu128") is appended.
@@ -26,6 +27,29 @@ pub enum Verdict {
     Contradicts,
     /// The facts needed to judge were not available.
     Inconclusive,
+}
+
+/// A cross-check a signature asks for instead of its category's general one, because its
+/// message says more precisely what failed (`check = "..."` in the signature data).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FactsCheck {
+    /// The CUDA runtime loaded the driver library and counted zero devices ("No CUDA GPUs are
+    /// available", cudaErrorNoDevice): CUDA_VISIBLE_DEVICES is judged, and a working driver
+    /// is no contradiction, since that variable hides GPUs from CUDA but not from nvidia-smi.
+    VisibleDevices,
+    /// CUDA's initialisation failed below a driver that still answers nvidia-smi (the
+    /// nvidia_uvm module, /dev/nvidia-uvm): a working driver is no contradiction either.
+    CudaInit,
+}
+
+impl FactsCheck {
+    /// The category whose messages this check is made for.
+    pub fn category(self) -> Category {
+        match self {
+            FactsCheck::VisibleDevices | FactsCheck::CudaInit => Category::DriverMissing,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -151,6 +175,19 @@ pub fn cross_check(
     facts: &MachineFacts,
     kb: &Kb,
 ) -> MachineCheck {
+    cross_check_as(category, None, fields, facts, kb)
+}
+
+/// As [`cross_check`], with the check the winning signature asks for (its `check`); a check
+/// made for another category is ignored.
+pub fn cross_check_as(
+    category: Category,
+    check: Option<FactsCheck>,
+    fields: &BTreeMap<String, String>,
+    facts: &MachineFacts,
+    kb: &Kb,
+) -> MachineCheck {
+    let check = check.filter(|k| k.category() == category);
     let mut c = Check {
         facts,
         kb,
@@ -162,7 +199,11 @@ pub fn cross_check(
     describe_machine(&mut c);
     match category {
         Category::DriverTooOld => driver_too_old(&mut c, fields),
-        Category::DriverMissing => driver_missing(&mut c),
+        Category::DriverMissing => match check {
+            Some(FactsCheck::VisibleDevices) => zero_devices(&mut c),
+            Some(FactsCheck::CudaInit) => cuda_init(&mut c),
+            None => driver_missing(&mut c),
+        },
         Category::CpuOnlyWheel => cpu_only(&mut c),
         Category::NoKernelImage => no_kernel_image(&mut c, fields),
         Category::ToolkitMismatch | Category::CudaHomeMissing => toolkit(&mut c, fields, category),
@@ -304,6 +345,83 @@ fn driver_missing(c: &mut Check) {
     }
     if f.platform == Platform::Wsl {
         c.fix("Under WSL the driver is the Windows one: update the NVIDIA driver on Windows; do not install a Linux driver inside WSL.".to_string());
+    }
+}
+
+/// CUDA counted zero devices. CUDA_VISIBLE_DEVICES is the usual reason, and nvidia-smi ignores
+/// it, so a working driver here says nothing against the message; what the variable is set to
+/// here (or that it is unset while the driver lists GPUs) does.
+fn zero_devices(c: &mut Check) {
+    let f = c.facts;
+    let total = (!f.gpus.is_empty()).then_some(f.gpus.len());
+    let listed = total
+        .map(|n| format!(" of the {n} the driver lists"))
+        .unwrap_or_default();
+    match f.cuda_visible_devices.as_deref() {
+        Some(v) => match visible_devices::judge(v, total) {
+            Visibility::HidesAll => {
+                c.agree(format!("CUDA_VISIBLE_DEVICES is set here to {v:?}, which hides every GPU{listed}: CUDA programs started from this environment see none."));
+                c.fix("unset CUDA_VISIBLE_DEVICES  # every GPU becomes visible again".to_string());
+                match total {
+                    Some(n) => c.fix(format!("or name GPUs that exist: export CUDA_VISIBLE_DEVICES={}  # indices 0 to {}; nvidia-smi -L lists them", visible_devices::all_indices(n), n - 1)),
+                    None => c.fix("or name GPUs that exist: nvidia-smi -L lists their indices and UUIDs".to_string()),
+                }
+            }
+            Visibility::Shows { shown, exact } => {
+                let how_many = match (exact, total) {
+                    (true, Some(n)) => format!("shows {shown} of the {n} GPUs"),
+                    _ => format!("shows at least {shown} GPU(s)"),
+                };
+                c.contradict(format!("CUDA_VISIBLE_DEVICES is {v:?} here, which {how_many}: the failing program saw none, so it ran with another value (set by the script itself through os.environ, by its launch script or job scheduler) or in another container or machine."));
+                c.fix(format!("Find where the failing program's CUDA_VISIBLE_DEVICES comes from (grep -rn CUDA_VISIBLE_DEVICES in the project and its launch scripts) and make it name GPUs that exist{}.", total.map(|n| format!(": here, indices 0 to {}", n - 1)).unwrap_or_default()));
+            }
+            Visibility::Undecided => {
+                c.fact(format!("CUDA_VISIBLE_DEVICES is set here to {v:?}; whether it names GPUs that exist cannot be told from the facts."));
+                c.fix("Compare CUDA_VISIBLE_DEVICES with the GPUs that exist (nvidia-smi -L lists indices and UUIDs), or unset it.".to_string());
+            }
+        },
+        None if total.is_some() => {
+            let n = f.gpus.len();
+            c.contradict(format!("The driver here lists {n} GPU(s) and CUDA_VISIBLE_DEVICES is not set, so programs started from this environment see them: the log probably comes from another context (a job scheduler or launch script that sets CUDA_VISIBLE_DEVICES, the script itself through os.environ, a container started without GPUs) or another machine."));
+            c.fix(format!("Look for what sets CUDA_VISIBLE_DEVICES for the failing program but not here: its code (grep -rn CUDA_VISIBLE_DEVICES .), its launch script, the job scheduler's GPU allocation, or the container's --gpus option; remove it or make it name GPUs that exist (here, indices 0 to {}).", n - 1));
+        }
+        None => match (f.driver_version.as_deref(), f.platform) {
+            (_, Platform::Unknown) => {}
+            (None, Platform::Container) => {
+                c.agree("This is a container and no driver is visible inside it: start it with --gpus all (NVIDIA Container Toolkit).".to_string());
+                c.fix("docker run --gpus all ... (after installing and configuring the NVIDIA Container Toolkit on the host).".to_string());
+            }
+            (None, _) => {
+                c.agree("No NVIDIA driver answers on this machine either, so no program here sees a GPU.".to_string());
+                c.fix("Check 'nvidia-smi'; if it fails, install the NVIDIA driver or load its kernel module (lsmod | grep nvidia; dmesg | grep -i nvidia).".to_string());
+            }
+            (Some(d), _) => {
+                c.agree(format!("Driver {d} answers here but lists no GPU."));
+                c.fix("Check 'nvidia-smi -L' and the kernel log (dmesg | grep -i -e nvidia -e xid): the GPU may be disabled, fallen off the bus, or held by another driver (vfio, a VM passthrough).".to_string());
+            }
+        },
+    }
+    if f.platform == Platform::Wsl {
+        c.fix("Under WSL the driver is the Windows one: update the NVIDIA driver on Windows; do not install a Linux driver inside WSL.".to_string());
+    }
+}
+
+/// CUDA's initialisation failed with an unknown error. The driver answering here is expected
+/// (the broken part is below it); what can be said is what the machine shows.
+fn cuda_init(c: &mut Check) {
+    let f = c.facts;
+    match (f.driver_version.as_deref(), f.gpus.len()) {
+        (Some(d), n) if n > 0 => c.fact(format!("Driver {d} answers here and lists {n} GPU(s): nvidia-smi working does not rule this error out, since it does not use the nvidia_uvm module CUDA needs.")),
+        (None, 0) if f.platform != Platform::Unknown => {
+            c.fact("No NVIDIA driver answers on this machine: install or load it first.".to_string());
+        }
+        _ => {}
+    }
+    if f.platform == Platform::Container {
+        c.fix("In a container, /dev/nvidia-uvm must exist (ls -l /dev/nvidia-uvm*); on the host, create it with sudo nvidia-modprobe -u -c 0 and restart the container.".to_string());
+    }
+    if let Some(v) = f.cuda_visible_devices.as_deref() {
+        c.fact(format!("CUDA_VISIBLE_DEVICES is set here to {v:?}: changing it inside a program after CUDA has started gives this error too; set it before the program starts."));
     }
 }
 

@@ -67,4 +67,8 @@ pub struct MachineFacts {
     pub cuda_home: Option<String>,
     #[serde(default)]
     pub toolkits: Vec<ToolkitFact>,
+    /// CUDA_VISIBLE_DEVICES as set where the facts were taken: `None` when unset, `Some("")`
+    /// when set to the empty value (which hides every GPU).
+    #[serde(default)]
+    pub cuda_visible_devices: Option<String>,
 }

@@ -24,9 +24,10 @@ pub mod render;
 pub mod scanner;
 pub mod signatures;
 pub mod template;
+pub mod visible_devices;
 
 pub use category::Category;
-pub use crosscheck::{cross_check, MachineCheck, Verdict};
+pub use crosscheck::{cross_check, cross_check_as, FactsCheck, MachineCheck, Verdict};
 pub use cudoctor_kb::Kb;
 pub use explanation::{AlsoSeen, Explanation, LookedFor, MatchedLine, ScanStats};
 pub use facts::{GpuFact, MachineFacts, Platform, ToolkitFact};
@@ -127,7 +128,13 @@ impl Engine {
         if !e.is_known() {
             return;
         }
-        let check = cross_check(e.category, &e.fields, facts, kb);
+        // The winning signature may ask for a narrower check than its category's.
+        let asked = e
+            .signature
+            .as_deref()
+            .and_then(|id| self.db.by_id(id))
+            .and_then(|s| s.check);
+        let check = cross_check_as(e.category, asked, &e.fields, facts, kb);
         let mut fixes = check.fixes.clone();
         fixes.extend(e.fix.iter().filter(|f| !check.fixes.contains(f)).cloned());
         e.fix = fixes;

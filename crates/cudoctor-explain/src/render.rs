@@ -7,7 +7,7 @@ use std::fmt::Write;
 /// A human-readable report, no colour.
 pub fn to_text(e: &Explanation) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{} [{}", e.title, e.category);
+    let _ = write!(out, "{} [{}", e.title, e.category);
     if e.is_known() {
         let _ = write!(out, ", confidence {:.2}", e.confidence);
     }

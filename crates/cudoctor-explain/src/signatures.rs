@@ -1,6 +1,7 @@
 //! The signature database: error patterns kept as data (`data/signatures.toml`), parsed once.
 
 use crate::category::Category;
+use crate::crosscheck::FactsCheck;
 use crate::fields::FieldKind;
 use crate::template;
 use regex::{Regex, RegexSet};
@@ -77,6 +78,8 @@ struct RawSignature {
     require_equal: Vec<[String; 2]>,
     #[serde(default)]
     require_different: Vec<[String; 2]>,
+    #[serde(default)]
+    check: Option<FactsCheck>,
     title: String,
     cause: String,
     fix: Vec<String>,
@@ -101,6 +104,8 @@ pub struct Signature {
     pub require_equal: Vec<[String; 2]>,
     /// Pairs of fields that must differ (both known) for the signature to apply.
     pub require_different: Vec<[String; 2]>,
+    /// The machine cross-check this message calls for instead of its category's general one.
+    pub check: Option<FactsCheck>,
     pub title: String,
     pub cause: String,
     pub fix: Vec<String>,
@@ -220,6 +225,7 @@ impl SignatureDb {
                 defaults: s.defaults,
                 require_equal: s.require_equal,
                 require_different: s.require_different,
+                check: s.check,
                 title: s.title,
                 cause: s.cause,
                 fix: s.fix,
@@ -330,6 +336,16 @@ impl SignatureDb {
                     problems.push(format!(
                         "{}: placeholder {{{name}}} is not a declared field",
                         s.id
+                    ));
+                }
+            }
+            if let Some(check) = s.check {
+                if check.category() != s.category {
+                    problems.push(format!(
+                        "{}: check {check:?} applies to category {}, not {}",
+                        s.id,
+                        check.category(),
+                        s.category
                     ));
                 }
             }

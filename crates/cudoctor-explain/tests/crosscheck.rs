@@ -38,6 +38,7 @@ fn h200() -> MachineFacts {
             version: Some("13.0".into()),
             root: "/usr/local/cuda-13.0".into(),
         }],
+        cuda_visible_devices: None,
     }
 }
 
@@ -307,4 +308,149 @@ fn gpu_by_name_borrowed_arch_list_and_no_torchaudio() {
         "{first}"
     );
     assert!(!first.contains("torchaudio"), "{first}");
+}
+
+const NO_GPUS: &str = "RuntimeError: No CUDA GPUs are available";
+
+fn with_visible(value: &str) -> MachineFacts {
+    MachineFacts {
+        cuda_visible_devices: Some(value.into()),
+        ..h200()
+    }
+}
+
+/// An index the machine does not have hides every GPU, like an empty value.
+#[test]
+fn visible_devices_naming_a_missing_gpu_is_the_cause() {
+    let e = explain_str(NO_GPUS, Some(&with_visible("2")));
+    assert_eq!(e.category, cudoctor_explain::Category::DriverMissing);
+    assert_eq!(e.signature.as_deref(), Some("torch-no-cuda-gpus"));
+    assert_eq!(
+        e.machine.as_ref().map(|m| m.verdict),
+        Some(Verdict::Consistent)
+    );
+    assert!(
+        e.fix
+            .first()
+            .is_some_and(|f| f.starts_with("unset CUDA_VISIBLE_DEVICES")),
+        "{:?}",
+        e.fix
+    );
+}
+
+/// Where the variable shows GPUs, the failing program ran with another value.
+#[test]
+fn visible_devices_showing_gpus_means_another_context() {
+    let e = explain_str(NO_GPUS, Some(&with_visible("0")));
+    let check = e.machine.clone().unwrap_or_else(|| panic!("no check"));
+    assert_eq!(check.verdict, Verdict::Contradicts);
+    assert!(
+        check
+            .contradictions
+            .iter()
+            .any(|x| x.contains("shows 1 of the 2 GPUs") && x.contains("os.environ")),
+        "{check:?}"
+    );
+    assert!(
+        e.fix.iter().any(|f| f.contains("indices 0 to 1")),
+        "{:?}",
+        e.fix
+    );
+}
+
+/// UUIDs are not in the facts: nothing is claimed about them.
+#[test]
+fn visible_devices_by_uuid_is_left_undecided() {
+    let e = explain_str(NO_GPUS, Some(&with_visible("GPU-59ceb5ce")));
+    let check = e.machine.clone().unwrap_or_else(|| panic!("no check"));
+    assert_eq!(check.verdict, Verdict::Inconclusive, "{check:?}");
+    assert!(
+        e.evidence.iter().any(|x| x.contains("GPU-59ceb5ce")),
+        "{:?}",
+        e.evidence
+    );
+}
+
+/// The CUDA runtime's own wording gets the same check.
+#[test]
+fn no_cuda_capable_device_gets_the_visible_devices_check() {
+    let e = explain_str(
+        "RuntimeError: CUDA error: no CUDA-capable device is detected",
+        Some(&with_visible("")),
+    );
+    assert_eq!(e.signature.as_deref(), Some("cuda-no-device"));
+    assert_eq!(
+        e.machine.as_ref().map(|m| m.verdict),
+        Some(Verdict::Consistent)
+    );
+}
+
+/// In a container without a driver, or a machine without one, the machine agrees.
+#[test]
+fn no_gpus_where_no_driver_answers() {
+    let container = MachineFacts {
+        platform: Platform::Container,
+        ..Default::default()
+    };
+    let e = explain_str(NO_GPUS, Some(&container));
+    assert_eq!(
+        e.machine.as_ref().map(|m| m.verdict),
+        Some(Verdict::Consistent)
+    );
+    assert!(
+        e.fix.iter().any(|f| f.contains("--gpus all")),
+        "{:?}",
+        e.fix
+    );
+    let bare = MachineFacts {
+        platform: Platform::Linux,
+        ..Default::default()
+    };
+    let e = explain_str(NO_GPUS, Some(&bare));
+    assert_eq!(
+        e.machine.as_ref().map(|m| m.verdict),
+        Some(Verdict::Consistent)
+    );
+    // With no facts at all nothing is claimed.
+    let e = explain_str(NO_GPUS, Some(&MachineFacts::default()));
+    assert_eq!(
+        e.machine.as_ref().map(|m| m.verdict),
+        Some(Verdict::Inconclusive)
+    );
+}
+
+/// The "no driver" message keeps its check: a working driver here contradicts it.
+#[test]
+fn found_no_driver_on_a_working_machine_still_contradicts() {
+    let e = explain_str(
+        "RuntimeError: Found no NVIDIA driver on your system.",
+        Some(&with_visible("")),
+    );
+    assert_eq!(e.signature.as_deref(), Some("torch-no-driver"));
+    assert_eq!(
+        e.machine.as_ref().map(|m| m.verdict),
+        Some(Verdict::Contradicts)
+    );
+}
+
+/// "CUDA unknown error" happens while nvidia-smi works: no contradiction, the module fix first.
+#[test]
+fn cuda_unknown_error_is_not_contradicted_by_a_working_driver() {
+    let e = explain_str(
+        "UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.",
+        Some(&h200()),
+    );
+    assert_eq!(e.signature.as_deref(), Some("torch-cuda-unknown-error"));
+    let check = e.machine.clone().unwrap_or_else(|| panic!("no check"));
+    assert!(check.contradictions.is_empty(), "{check:?}");
+    assert!(
+        e.evidence.iter().any(|x| x.contains("nvidia_uvm")),
+        "{:?}",
+        e.evidence
+    );
+    assert!(
+        e.fix.iter().any(|f| f.contains("modprobe nvidia_uvm")),
+        "{:?}",
+        e.fix
+    );
 }

@@ -101,3 +101,30 @@ fn duplicate_ids_and_unused_fields_are_reported() {
         db.invariant_violations()
     );
 }
+
+#[test]
+fn a_check_made_for_another_category_is_reported() {
+    let moved = BUILTIN_TOML.replacen(
+        "check = \"visible_devices\"\nmatch = ['(?i)No CUDA GPUs are available']",
+        "check = \"visible_devices\"\nmatch = ['(?i)No CUDA GPUs are available']\n",
+        1,
+    );
+    assert_ne!(moved, BUILTIN_TOML, "the signature to alter was not found");
+    let wrong = moved.replacen(
+        "id = \"torch-no-cuda-gpus\"\ncategory = \"driver_missing\"",
+        "id = \"torch-no-cuda-gpus\"\ncategory = \"nccl\"",
+        1,
+    );
+    assert_ne!(wrong, moved, "the category to alter was not found");
+    let db = SignatureDb::from_toml(&wrong).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        db.invariant_violations()
+            .iter()
+            .any(|p| p.contains("torch-no-cuda-gpus") && p.contains("check")),
+        "{:?}",
+        db.invariant_violations()
+    );
+    let unknown_check =
+        BUILTIN_TOML.replacen("check = \"visible_devices\"", "check = \"visible_gpus\"", 1);
+    assert!(SignatureDb::from_toml(&unknown_check).is_err());
+}

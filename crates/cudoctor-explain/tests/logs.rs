@@ -162,6 +162,11 @@ fn json_has_the_documented_shape() {
     assert!(v["fields"].is_object());
     let text = cudoctor_explain::render::to_text(&e);
     assert!(text.contains("Cause:") && text.contains("Fix:") && text.contains("line 1"));
+    // The title, category and confidence share the first line.
+    assert_eq!(
+        text.lines().next(),
+        Some("A CPU-only build of PyTorch is installed [cpu_only_wheel, confidence 0.95]")
+    );
 }
 
 #[test]
