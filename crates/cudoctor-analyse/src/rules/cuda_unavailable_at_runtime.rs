@@ -18,9 +18,10 @@ torch alone does not say why; the reason text names the broken link (no driver l
 old for the wheel's CUDA, devices hidden, a container without GPUs).
 
 ## How to fix
-The reason text is torch's own; `cudoctor explain` maps it to a cause, and the driver, framework
-and platform findings of this report usually name the fix. If CUDA_VISIBLE_DEVICES is set, check
-that it names GPUs that exist.
+The reason text is torch's own. It is run through the explain engine: when that knows the
+message, its cause and fixes are added here (evidence `explain: <category> (<signature>)`). The
+driver, framework and platform findings of this report usually name the fix too. If
+CUDA_VISIBLE_DEVICES is set, check that it names GPUs that exist.
 "#,
     check,
 };
@@ -40,20 +41,24 @@ fn judge(p: ProbeView, driver_gpus: usize, visible: Option<&String>) -> Option<F
     if cuda.available {
         return None;
     }
-    let reason = cuda
+    let given = cuda
         .unavailable_reason
-        .clone()
-        .filter(|r| !r.trim().is_empty())
-        .unwrap_or_else(|| "torch gave no reason".into());
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty());
+    let reason = given.unwrap_or("torch gave no reason");
     let mut f = Finding::new(
         &RULE,
         format!("torch.cuda.is_available() is False in {}", p.label()),
     )
     .evidence(format!("torch {} built for CUDA {}", torch.version, torch.cuda.as_deref().unwrap_or("?")))
-    .evidence(format!("torch says: {}", reason.trim()))
+    .evidence(format!("torch says: {reason}"))
     .evidence(format!("GPUs the driver reports: {driver_gpus}"))
     .cause("torch is a CUDA build but cannot initialise CUDA in this process; the text above is its own reason, unchanged.")
-    .fix(format!("cudoctor explain <<'EOF'\n{}\nEOF", reason.trim()));
+    .fix(format!("cudoctor explain <<'EOF'\n{reason}\nEOF"));
+    if let Some(text) = given {
+        f = with_explanation(f, text);
+    }
     if let Some(v) = visible {
         f = f.evidence(format!("CUDA_VISIBLE_DEVICES={v:?}"));
         if driver_gpus > 0 {
@@ -61,6 +66,26 @@ fn judge(p: ProbeView, driver_gpus: usize, visible: Option<&String>) -> Option<F
         }
     }
     Some(f)
+}
+
+/// Runs a text torch printed (a reason, an exception) through the explain engine and, when it
+/// names a known cause, adds that cause and its fixes to `f`, the fixes first. Pure: the
+/// engine works on the text alone with its built-in data, without the machine.
+pub(crate) fn with_explanation(mut f: Finding, text: &str) -> Finding {
+    let e = cudoctor_explain::explain_str(text, None);
+    let (true, Some(signature)) = (e.is_known(), e.signature.as_deref()) else {
+        return f;
+    };
+    f = f.evidence(format!("explain: {} ({signature})", e.category));
+    f.cause = if f.cause.is_empty() {
+        e.cause.clone()
+    } else {
+        format!("{} {}", f.cause, e.cause)
+    };
+    let mut fixes = e.fix.clone();
+    fixes.extend(f.fix.into_iter().filter(|x| !e.fix.contains(x)));
+    f.fix = fixes;
+    f
 }
 
 #[cfg(test)]
@@ -85,6 +110,73 @@ mod tests {
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 1);
         assert!(f[0].evidence.iter().any(|e| e.ends_with(why)));
+    }
+
+    fn unavailable_because(why: &str) -> Vec<Finding> {
+        let mut s = h200_deep();
+        let cuda = result_mut(&mut s).cuda.as_mut().unwrap();
+        cuda.available = false;
+        cuda.device_count = Some(0);
+        cuda.unavailable_reason = Some(why.into());
+        run(&RULE, &s)
+    }
+
+    #[test]
+    fn a_known_reason_gets_the_explained_cause_and_fixes() {
+        // What the probe records with CUDA_VISIBLE_DEVICES="" (torch.cuda.init()'s error).
+        let f = unavailable_because("RuntimeError: No CUDA GPUs are available");
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].evidence
+                .iter()
+                .any(|e| e == "explain: driver_missing (torch-no-cuda-gpus)"),
+            "{:?}",
+            f[0].evidence
+        );
+        assert!(
+            f[0].cause.starts_with("torch is a CUDA build"),
+            "{}",
+            f[0].cause
+        );
+        assert!(
+            f[0].cause.contains("CUDA counted zero devices"),
+            "{}",
+            f[0].cause
+        );
+        assert!(
+            f[0].fix[0].contains("CUDA_VISIBLE_DEVICES"),
+            "{:?}",
+            f[0].fix
+        );
+        // The rule's own fix stays, after the explained ones.
+        assert!(f[0].fix.last().unwrap().starts_with("cudoctor explain"));
+
+        let f = unavailable_because("CUDA initialization: The NVIDIA driver on your system is too old (found version 12020).");
+        assert!(
+            f[0].evidence
+                .iter()
+                .any(|e| e == "explain: driver_too_old (torch-driver-too-old)"),
+            "{:?}",
+            f[0].evidence
+        );
+        assert!(f[0].cause.contains("12.2"), "{}", f[0].cause);
+    }
+
+    #[test]
+    fn an_unknown_reason_is_left_as_it_is() {
+        let f = unavailable_because("something no signature knows");
+        assert!(!f[0].evidence.iter().any(|e| e.starts_with("explain:")));
+        assert_eq!(f[0].fix.len(), 1);
+        assert!(f[0].fix[0].starts_with("cudoctor explain"));
+        assert!(f[0].cause.ends_with("its own reason, unchanged."));
+        let mut s = h200_deep();
+        result_mut(&mut s).cuda.as_mut().unwrap().available = false;
+        let f = run(&RULE, &s);
+        assert!(f[0]
+            .evidence
+            .iter()
+            .any(|e| e.ends_with("torch gave no reason")));
+        assert!(!f[0].evidence.iter().any(|e| e.starts_with("explain:")));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 use cudoctor_snapshot::ProbeStatus;
 
+use super::cuda_unavailable_at_runtime::with_explanation;
 use super::deep_support::first_line;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
@@ -20,8 +21,9 @@ same way; a hang in the all-reduce stage means multi-GPU jobs will hang too. Bec
 in a child process, cudoctor can still report it.
 
 ## How to fix
-ImportError and OSError texts go to `cudoctor explain`, which names the missing or mismatched
-library. A crash on import usually comes from mixed CUDA libraries (see the Libraries layer) or a
+ImportError and OSError texts are run through the explain engine: when it knows the message, its
+cause and fixes are added here (evidence `explain: <category> (<signature>)`), naming the missing
+or mismatched library. A crash on import usually comes from mixed CUDA libraries (see the Libraries layer) or a
 broken install: reinstall torch in a fresh environment. A hang names its stage; for the
 all-reduce, run with `NCCL_DEBUG=INFO`.
 "#,
@@ -40,10 +42,13 @@ fn check(ctx: &Context) -> Vec<Finding> {
             let mut f = match run.status {
                 ProbeStatus::Ok | ProbeStatus::NoTorch => return None,
                 ProbeStatus::NotStarted if run.detail.contains("--root") => return None,
-                ProbeStatus::ImportFailed => Finding::new(&RULE, format!("import torch fails in {place}"))
-                    .evidence(format!("{}: {}", run.interpreter, run.detail))
-                    .cause("torch is installed but cannot be imported; every program in this environment fails the same way.")
-                    .fix(format!("cudoctor explain <<'EOF'\n{}\nEOF", run.detail)),
+                ProbeStatus::ImportFailed => with_explanation(
+                    Finding::new(&RULE, format!("import torch fails in {place}"))
+                        .evidence(format!("{}: {}", run.interpreter, run.detail))
+                        .cause("torch is installed but cannot be imported; every program in this environment fails the same way.")
+                        .fix(format!("cudoctor explain <<'EOF'\n{}\nEOF", run.detail)),
+                    &run.detail,
+                ),
                 ProbeStatus::Crashed => Finding::new(&RULE, format!("Python crashed during \"{stage}\" in {place}"))
                     .evidence(run.detail.clone())
                     .cause(if stage == "import torch" {
@@ -115,7 +120,29 @@ mod tests {
         };
         let f = run(&RULE, &with_run(import));
         assert_eq!(f[0].severity, Severity::Error);
-        assert!(f[0].fix[0].contains("libcudnn.so.9"));
+        assert!(f[0].fix[0].contains("libcudnn.so.9"), "{:?}", f[0].fix);
+        assert!(
+            f[0].evidence
+                .iter()
+                .any(|e| e == "explain: library_path (cannot-open-cuda-library)"),
+            "{:?}",
+            f[0].evidence
+        );
+        assert!(
+            f[0].cause.starts_with("torch is installed"),
+            "{}",
+            f[0].cause
+        );
+        assert!(f[0].cause.len() > "torch is installed but cannot be imported; every program in this environment fails the same way.".len());
+        assert!(f[0].fix.last().unwrap().starts_with("cudoctor explain"));
+        let odd = ProbeRun {
+            status: ProbeStatus::ImportFailed,
+            detail: "ImportError: cannot import name 'x' from partially initialized module".into(),
+            ..base.clone()
+        };
+        let f = run(&RULE, &with_run(odd));
+        assert!(!f[0].evidence.iter().any(|e| e.starts_with("explain:")));
+        assert_eq!(f[0].fix.len(), 1);
         let crash = ProbeRun {
             status: ProbeStatus::Crashed,
             signal: Some(11),
