@@ -40,7 +40,7 @@ q = torch.randn(1, 8, 128, 64, device="cuda")
 with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
     F.scaled_dot_product_attention(q, q, q)'
 
-# cpu_only_wheel (message only): a CPU tensor asked to be pinned to CUDA with CUDA hidden
+# driver_missing (message only): a CPU tensor asked to be pinned to CUDA with CUDA hidden
 CUDA_VISIBLE_DEVICES="" run no_visible_gpu 'import torch; torch.zeros(1).cuda()'
 
 # nccl: an all-reduce with shared memory made unusable (tiny /dev/shm is not set up here;

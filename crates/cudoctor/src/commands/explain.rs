@@ -101,6 +101,7 @@ pub fn machine_facts(s: &Snapshot) -> MachineFacts {
             .as_ref()
             .and_then(|n| n.version.clone()),
         cuda_home: s.env.get("CUDA_HOME").or(s.env.get("CUDA_PATH")).cloned(),
+        cuda_visible_devices: s.env.get("CUDA_VISIBLE_DEVICES").cloned(),
         toolkits: s
             .toolkit
             .toolkits
