@@ -100,7 +100,11 @@ impl<'a> Context<'a> {
                     Some(cc) => GpuView {
                         gpu,
                         cc: Some(cc),
-                        cc_source: "driver",
+                        cc_source: if gpu.source.contains("what-if") {
+                            "--gpu (what-if)"
+                        } else {
+                            "driver"
+                        },
                     },
                     None => GpuView {
                         gpu,

@@ -100,6 +100,10 @@ pub struct CheckArgs {
     /// Exit 1 on warnings too, not only on errors.
     #[arg(long)]
     pub strict: bool,
+    /// What-if: judge the stack for these GPUs instead of the present ones ("RTX 5090", sm_120, 12.0).
+    /// Repeatable, one per GPU.
+    #[arg(long, value_name = "NAME|sm_XX")]
+    pub gpu: Vec<String>,
     /// Also run the runtime probes in each environment's own interpreter (a child process): is CUDA
     /// available and why not, attention backends timed, torch.compile, and an all-reduce across GPUs.
     #[arg(long)]

@@ -287,11 +287,43 @@ fn fleet_marks_the_odd_node() {
 
 #[test]
 fn the_readme_names_every_rule() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor")).args(["rules", "--format", "json"]).output().unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["rules", "--format", "json"])
+        .output()
+        .unwrap();
     let rules: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for r in rules.as_array().unwrap() {
         let code = r["code"].as_str().unwrap();
         assert!(readme.contains(code), "README.md does not mention {code}");
     }
+}
+
+#[test]
+fn gpu_what_if_judges_the_stack_for_another_gpu() {
+    let m = FakeMachine::h200();
+    assert_eq!(m.run(&["check"]).code, 0);
+    let r = m.run(&[
+        "check",
+        "--gpu",
+        "NVIDIA GeForce GTX 1080 Ti",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let krn = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "KRN001")
+        .expect("KRN001");
+    assert!(
+        krn["evidence"][0].as_str().unwrap().contains("what-if"),
+        "{krn:#}"
+    );
+    let bad = m.run(&["check", "--gpu", "no such gpu"]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("--gpu"), "{}", bad.stderr);
 }

@@ -28,6 +28,11 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
             cudoctor_collect::collect(&host, &options, env!("CARGO_PKG_VERSION"))
         }
     };
+    let snapshot = if args.gpu.is_empty() {
+        snapshot
+    } else {
+        what_if(snapshot, &args.gpu, &kb)?
+    };
     if let Some(path) = &args.save {
         let json = serde_json::to_string_pretty(&snapshot)?;
         write_file(path, &(json + "\n"))?;
@@ -79,4 +84,33 @@ fn deep_options(args: &CheckArgs) -> anyhow::Result<DeepOptions> {
         progress,
         ..Default::default()
     })
+}
+
+/// The snapshot with its GPUs replaced by the ones named on the command line, so every rule
+/// judges the stack for them. Memory and processes of the real GPUs are dropped with them.
+fn what_if(
+    mut snap: cudoctor_snapshot::Snapshot,
+    gpus: &[String],
+    kb: &cudoctor_kb::Kb,
+) -> anyhow::Result<cudoctor_snapshot::Snapshot> {
+    let mut replaced = Vec::new();
+    for (index, given) in gpus.iter().enumerate() {
+        let (name, cc) = match given.parse::<cudoctor_kb::ComputeCapability>() {
+            Ok(cc) => (format!("what-if {}", cc.sm()), cc),
+            Err(_) => match kb.gpu(given) {
+                Some(m) => (given.clone(), m.cc),
+                None => bail!("--gpu {given:?}: not a compute capability (sm_90, 9.0) or a GPU the knowledge base knows"),
+            },
+        };
+        replaced.push(cudoctor_snapshot::Gpu {
+            index: index as u32,
+            name,
+            compute_capability: Some(cc.to_string()),
+            source: "--gpu (what-if)".to_string(),
+            ..Default::default()
+        });
+    }
+    snap.driver.gpus = replaced;
+    snap.driver.processes.clear();
+    Ok(snap)
 }
