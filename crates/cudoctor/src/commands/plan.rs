@@ -74,7 +74,7 @@ fn input(
             .and_then(|s| s.driver.version.as_ref())
             .and_then(|v| v.value.parse().ok()),
     };
-    let gpus = if args.gpu.is_empty() {
+    let mut gpus: Vec<String> = if args.gpu.is_empty() {
         snap.map(|s| {
             s.driver
                 .gpus
@@ -90,6 +90,13 @@ fn input(
     } else {
         args.gpu.clone()
     };
+    // The plan depends on the set of GPU kinds; eight identical GPUs need one line, not eight.
+    let mut seen: Vec<String> = Vec::new();
+    gpus.retain(|g| {
+        let new = !seen.contains(g);
+        seen.push(g.clone());
+        new
+    });
     let env = snap.and_then(|s| s.primary_env());
     let python = args
         .python
