@@ -1,0 +1,207 @@
+//! The facts of the acceleration and multi-GPU layers: one line per runtime probe and what it
+//! measured, the GPU pairs' links, NCCL copies and settings, and the all-reduce bandwidth.
+
+use cudoctor_analyse::Layer;
+use cudoctor_snapshot::{ProbeRun, Snapshot};
+
+use crate::Fact;
+
+/// Facts of the acceleration and multi-GPU layers (the runtime probes and the topology), for
+/// every renderer that lists facts per layer.
+pub fn deep_layer_facts(layer: Layer, s: &Snapshot) -> Vec<Fact> {
+    let fact = |l: &str, v: String| Fact {
+        label: l.to_string(),
+        value: v,
+    };
+    let mut out = Vec::new();
+    match layer {
+        Layer::Acceleration => {
+            let Some(deep) = &s.deep else {
+                return out;
+            };
+            for run in &deep.runs {
+                out.push(fact("probe", probe_line(run)));
+                let Some(r) = &run.result else { continue };
+                if let Some(t) = &r.torch {
+                    let mut line = t.version.clone();
+                    if let Some(c) = &t.cuda {
+                        line.push_str(&format!(", CUDA {c}"));
+                    }
+                    if let Some(c) = t.cudnn {
+                        line.push_str(&format!(", cuDNN {c}"));
+                    }
+                    if let Some(n) = &t.nccl {
+                        line.push_str(&format!(", NCCL {n}"));
+                    }
+                    out.push(fact("  torch", line));
+                }
+                if let Some(c) = &r.cuda {
+                    let v = if c.available {
+                        format!("available, {} device(s)", c.device_count.unwrap_or(0))
+                    } else {
+                        format!(
+                            "not available: {}",
+                            c.unavailable_reason.as_deref().unwrap_or("no reason given")
+                        )
+                    };
+                    out.push(fact("  CUDA", v));
+                }
+                for d in &r.devices {
+                    let mut line = d.name.clone();
+                    if let Some(c) = &d.capability {
+                        line.push_str(&format!("  cc {c}"));
+                    }
+                    if let Some(b) = d.bf16_supported {
+                        line.push_str(if b { "  bf16" } else { "  no bf16" });
+                    }
+                    if let Some(ms) = d.matmul_ms {
+                        line.push_str(&format!("  matmul {ms:.3} ms"));
+                    }
+                    if d.matmul_ok == Some(false) {
+                        line.push_str("  WRONG RESULT");
+                    }
+                    if let Some(e) = &d.error {
+                        line.push_str(&format!("  error: {e}"));
+                    }
+                    out.push(fact(&format!("  GPU {}", d.index), line));
+                }
+                if let Some(st) = &r.settings {
+                    let b = |x: Option<bool>| x.map_or("?", |v| if v { "on" } else { "off" });
+                    out.push(fact(
+                        "  TF32",
+                        format!(
+                            "matmul {}, cuDNN {}, float32 matmul precision {}",
+                            b(st.matmul_allow_tf32),
+                            b(st.cudnn_allow_tf32),
+                            st.float32_matmul_precision.as_deref().unwrap_or("?")
+                        ),
+                    ));
+                }
+                if let Some(sdpa) = &r.sdpa {
+                    let picked = sdpa
+                        .default
+                        .as_ref()
+                        .and_then(|d| d.picked)
+                        .map_or("could not tell", |b| b.short());
+                    let works: Vec<&str> = sdpa
+                        .backends
+                        .iter()
+                        .map(|b| if b.available { b.backend.short() } else { "" })
+                        .filter(|x| !x.is_empty())
+                        .collect();
+                    out.push(fact(
+                        "  attention",
+                        format!(
+                            "default runs {picked}; working: {}{}",
+                            works.join(", "),
+                            if sdpa.forced_fallback {
+                                " (fused backends forced off for the test)"
+                            } else {
+                                ""
+                            }
+                        ),
+                    ));
+                }
+                for e in &r.extensions {
+                    let state = match (e.imported, e.call_ok) {
+                        (false, _) => "import fails",
+                        (true, Some(false)) => "call fails",
+                        (true, Some(true)) => "works",
+                        (true, None) => "imports",
+                    };
+                    out.push(fact(
+                        &format!("  {}", e.name),
+                        format!("{} {state}", e.version.as_deref().unwrap_or("")),
+                    ));
+                }
+                if let Some(c) = &r.compile {
+                    let v = match (&c.skipped, c.ok) {
+                        (Some(why), _) => format!("skipped: {why}"),
+                        (None, true) => format!(
+                            "Triton kernel ran{}",
+                            c.compile_s
+                                .map(|t| format!(" (first call {t:.1} s)"))
+                                .unwrap_or_default()
+                        ),
+                        (None, false) => format!(
+                            "falls back: {}",
+                            c.fallback_reason.as_deref().unwrap_or("?")
+                        ),
+                    };
+                    out.push(fact("  torch.compile", v));
+                }
+            }
+        }
+        Layer::Multigpu => {
+            if let Some(m) = &s.multigpu {
+                if let Some(t) = &m.topology {
+                    for p in &t.pairs {
+                        out.push(fact(
+                            &format!("GPU {} - GPU {}", p.a, p.b),
+                            format!(
+                                "{}{}",
+                                p.label(),
+                                match p.p2p_ok() {
+                                    Some(true) => ", P2P ok",
+                                    Some(false) => ", no P2P",
+                                    None => "",
+                                }
+                            ),
+                        ));
+                    }
+                }
+                for lib in &m.nccl_libraries {
+                    out.push(fact(
+                        "NCCL",
+                        format!(
+                            "{} {}  [{}]",
+                            lib.version.as_deref().unwrap_or("?"),
+                            lib.path,
+                            lib.origin
+                        ),
+                    ));
+                }
+            }
+            for (k, v) in s
+                .env
+                .iter()
+                .filter(|(k, _)| k.starts_with("NCCL_") || *k == "CUDA_VISIBLE_DEVICES")
+            {
+                out.push(fact(k, v.clone()));
+            }
+            if let Some(deep) = &s.deep {
+                for r in deep.runs.iter().filter_map(|r| r.result.as_ref()) {
+                    let Some(ar) = &r.all_reduce else { continue };
+                    let v = if let Some(e) = &ar.error {
+                        format!("fails: {e}")
+                    } else if let Some(why) = &ar.skipped {
+                        format!("skipped: {why}")
+                    } else {
+                        ar.results
+                            .iter()
+                            .filter_map(|x| {
+                                x.busbw_gbps
+                                    .map(|b| format!("{} MiB {b:.1} GB/s", x.size_mib))
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    out.push(fact(&format!("all-reduce ({} GPUs)", ar.world), v));
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+fn probe_line(run: &ProbeRun) -> String {
+    let mut line = format!("{}: {}", run.interpreter, run.status.name());
+    if let Some(t) = run.elapsed_s {
+        line.push_str(&format!(" in {t:.1} s"));
+    }
+    if !run.detail.is_empty() {
+        line.push_str(&format!(" — {}", run.detail));
+    }
+    line
+}

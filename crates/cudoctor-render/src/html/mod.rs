@@ -1,0 +1,200 @@
+//! One self-contained HTML file: the same sections as the text report, plus pictures where people
+//! would rather look than read — attention time and memory against sequence length per backend,
+//! all-reduce bandwidth per message size, and the GPU topology as a matrix. Inline CSS and SVG
+//! only: no script, no external asset, so it opens anywhere and can be attached to a ticket.
+
+mod attention;
+mod deep_facts;
+mod plots;
+mod style;
+mod topology;
+
+use std::fmt::Write;
+
+use cudoctor_analyse::{Confidence, Finding, Layer, Severity};
+use cudoctor_snapshot::Snapshot;
+
+use crate::{layer_facts, plural, Report};
+
+pub use deep_facts::deep_layer_facts;
+
+use attention::attention_section;
+use plots::allreduce_svg;
+use style::CSS;
+use topology::topology_svg;
+
+/// The HTML report.
+pub fn render_html(report: &Report) -> String {
+    let s = report.snapshot;
+    let sum = report.summary();
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>cudoctor {} report</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        esc(&s.tool_version)
+    );
+    let _ = writeln!(
+        out,
+        "<h1>cudoctor {} — CUDA stack check</h1>",
+        esc(&s.tool_version)
+    );
+    let verdict = match report.first_broken_layer() {
+        Some(l) => format!("The first broken link: {l}."),
+        None if sum.warnings > 0 => "No errors; see the warnings below.".into(),
+        None => "No problems found.".into(),
+    };
+    let _ = writeln!(
+        out,
+        "<p class=\"summary\">{}, {}, {}. {}</p>",
+        plural(sum.errors, "error", "errors"),
+        plural(sum.warnings, "warning", "warnings"),
+        plural(sum.infos, "note", "notes"),
+        esc(&verdict)
+    );
+    for layer in Layer::ALL {
+        let mut facts = layer_facts(layer, s);
+        // Once `layer_facts` itself lists the deep facts, they must not show twice.
+        for f in deep_layer_facts(layer, s) {
+            if !facts.contains(&f) {
+                facts.push(f);
+            }
+        }
+        let findings: Vec<&Finding> = report
+            .findings
+            .iter()
+            .filter(|f| f.layer == layer)
+            .collect();
+        let pictures = pictures(layer, s);
+        if facts.is_empty() && findings.is_empty() && pictures.is_empty() {
+            continue;
+        }
+        let (class, mark) = match findings.iter().map(|f| f.severity).min() {
+            Some(Severity::Error) => ("error", "✗"),
+            Some(Severity::Warning) => ("warning", "!"),
+            _ => ("ok", "✓"),
+        };
+        let _ = writeln!(
+            out,
+            "<section id=\"{}\">\n<h2><span class=\"mark {class}\">{mark}</span>{}</h2>",
+            layer.name(),
+            esc(layer.title())
+        );
+        if !facts.is_empty() {
+            out.push_str("<table class=\"facts\">\n");
+            for f in &facts {
+                let _ = writeln!(
+                    out,
+                    "<tr><td>{}</td><td>{}</td></tr>",
+                    esc(f.label.trim()),
+                    esc(&f.value)
+                );
+            }
+            out.push_str("</table>\n");
+        }
+        out.push_str(&pictures);
+        for f in findings {
+            write_finding(&mut out, f);
+        }
+        out.push_str("</section>\n");
+    }
+    out.push_str("<p class=\"note\">Details of any code: <code>cudoctor rule CODE</code>. Timings are medians; memory is what a call added at its peak.</p>\n");
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+fn write_finding(out: &mut String, f: &Finding) {
+    let sev = f.severity.name();
+    let unsure = match f.confidence {
+        Confidence::Certain => "",
+        Confidence::Likely => " (likely)",
+        Confidence::Unsure => " (unsure)",
+    };
+    let _ = writeln!(
+        out,
+        "<div class=\"finding {sev}\"><span class=\"sev {sev}\">{sev}</span> <span class=\"code\">[{}]</span> <span class=\"title\">{}{}</span>",
+        esc(&f.code),
+        esc(&f.title),
+        unsure
+    );
+    if !f.evidence.is_empty() {
+        out.push_str("<ul>");
+        for e in &f.evidence {
+            let _ = write!(out, "<li>{}</li>", esc(e));
+        }
+        out.push_str("</ul>\n");
+    }
+    if !f.cause.is_empty() {
+        let _ = writeln!(out, "<div><b>Why:</b> {}</div>", esc(&f.cause));
+    }
+    if !f.fix.is_empty() {
+        let _ = writeln!(
+            out,
+            "<div><b>Fix:</b></div><pre>{}</pre>",
+            esc(&f.fix.join("\n"))
+        );
+    }
+    out.push_str("</div>\n");
+}
+
+/// The plots of a layer.
+fn pictures(layer: Layer, s: &Snapshot) -> String {
+    let mut out = String::new();
+    match layer {
+        Layer::Acceleration => {
+            for r in s
+                .deep
+                .iter()
+                .flat_map(|d| d.runs.iter())
+                .filter_map(|r| r.result.as_ref())
+            {
+                if let Some(sdpa) = &r.sdpa {
+                    out.push_str(&attention_section(r, sdpa));
+                }
+            }
+        }
+        Layer::Multigpu => {
+            let mut plots = String::new();
+            if let Some(t) = s.multigpu.as_ref().and_then(|m| m.topology.as_ref()) {
+                if t.gpus.len() >= 2 {
+                    plots.push_str(&topology_svg(t));
+                }
+            }
+            for ar in s
+                .deep
+                .iter()
+                .flat_map(|d| d.runs.iter())
+                .filter_map(|r| r.result.as_ref()?.all_reduce.as_ref())
+            {
+                if ar.results.iter().any(|x| x.busbw_gbps.is_some()) {
+                    plots.push_str(&allreduce_svg(ar));
+                }
+            }
+            if !plots.is_empty() {
+                let _ = writeln!(out, "<div class=\"plots\">{plots}</div>");
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Escapes text for HTML content and attribute values.
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
