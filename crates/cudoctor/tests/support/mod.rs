@@ -288,3 +288,143 @@ impl Run {
         }
     }
 }
+
+/// Builds a shared library with gcc at `machine_path` inside the fake machine.
+pub fn gcc(m: &FakeMachine, machine_path: &str, source: &str, args: &[&str]) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let src = dir.path().join("lib.c");
+    fs::write(&src, source).expect("write source");
+    let out = m.real(machine_path);
+    fs::create_dir_all(out.parent().expect("parent")).expect("mkdir");
+    let status = Command::new("gcc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .args(args)
+        .status()
+        .expect("gcc");
+    assert!(status.success(), "gcc failed for {machine_path}");
+}
+
+/// One entry of a fat binary, laid out byte by byte as nvcc's `fatbinary` writes it (see
+/// `shared/research/formats-and-crates.md` Part 1): a 64-byte header, then the payload.
+pub struct FatEntry {
+    /// 1 = PTX, 2 = ELF cubin.
+    pub kind: u16,
+    /// SM number as decimal (80 for sm_80).
+    pub arch: u32,
+    /// 0x11 = 64-bit, Linux host; 0x100000 = `a` target; 0x200000 = `f` target.
+    pub flags: u64,
+    /// ELF: code version; PTX: PTX ISA version.
+    pub major: u16,
+    pub minor: u16,
+    pub payload: Vec<u8>,
+}
+
+impl FatEntry {
+    /// A cubin for `sm_<arch>` as ptxas 13 writes its ELF header (ABI version 8, SM in bits
+    /// 8-15 of e_flags), uncompressed.
+    pub fn sass(arch: u32) -> Self {
+        let mut cubin = vec![0u8; 64];
+        cubin[..4].copy_from_slice(b"\x7fELF");
+        cubin[4] = 2;
+        cubin[5] = 1;
+        cubin[6] = 1;
+        cubin[7] = 65;
+        cubin[8] = 8;
+        cubin[18..20].copy_from_slice(&190u16.to_le_bytes());
+        let low = if arch >= 100 { 0x02 } else { 0x04 };
+        cubin[48..52].copy_from_slice(&(0x0600_0000 | (arch << 8) | low).to_le_bytes());
+        cubin.extend(std::iter::repeat_n(0x5a, 192));
+        FatEntry {
+            kind: 2,
+            arch,
+            flags: 0x11,
+            major: 1,
+            minor: 8,
+            payload: cubin,
+        }
+    }
+
+    /// PTX for `compute_<arch>` with PTX ISA `major.minor`, uncompressed text padded with NULs.
+    pub fn ptx(arch: u32, major: u16, minor: u16) -> Self {
+        let mut text =
+            format!("\n.version {major}.{minor}\n.target sm_{arch}\n.address_size 64\n\n")
+                .into_bytes();
+        text.resize(text.len().next_multiple_of(8) + 8, 0);
+        FatEntry {
+            kind: 1,
+            arch,
+            flags: 0x11,
+            major,
+            minor,
+            payload: text,
+        }
+    }
+
+    /// The arch-specific (`a`) variant.
+    pub fn arch_specific(mut self) -> Self {
+        self.flags |= 0x10_0000;
+        self
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        let mut payload = self.payload.clone();
+        payload.resize(payload.len().next_multiple_of(8), 0);
+        let mut h = vec![0u8; 64];
+        h[0..2].copy_from_slice(&self.kind.to_le_bytes());
+        h[2..4].copy_from_slice(&0x0101u16.to_le_bytes());
+        h[4..8].copy_from_slice(&64u32.to_le_bytes());
+        h[8..16].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+        // 16: compressed size 0, 20: no options, 24/26: minor/major.
+        h[24..26].copy_from_slice(&self.minor.to_le_bytes());
+        h[26..28].copy_from_slice(&self.major.to_le_bytes());
+        h[28..32].copy_from_slice(&self.arch.to_le_bytes());
+        h[40..48].copy_from_slice(&self.flags.to_le_bytes());
+        h.extend_from_slice(&payload);
+        h
+    }
+}
+
+/// A `.nv_fatbin` section's contents: one container per slice of entries, back to back at
+/// 8-byte boundaries (a library links one container per translation unit).
+pub fn fatbin_section(containers: &[&[FatEntry]]) -> Vec<u8> {
+    let mut section = Vec::new();
+    for entries in containers {
+        let body: Vec<u8> = entries.iter().flat_map(FatEntry::bytes).collect();
+        section.extend_from_slice(&0xBA55_ED50u32.to_le_bytes());
+        section.extend_from_slice(&1u16.to_le_bytes());
+        section.extend_from_slice(&16u16.to_le_bytes());
+        section.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        section.extend_from_slice(&body);
+        section.resize(section.len().next_multiple_of(8), 0);
+    }
+    section
+}
+
+/// A gcc-built shared library carrying `section` as its `.nv_fatbin`, the way nvcc links one.
+pub fn cuda_library(
+    m: &FakeMachine,
+    machine_path: &str,
+    source: &str,
+    args: &[&str],
+    section: &[u8],
+) {
+    gcc(m, machine_path, source, args);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let blob = dir.path().join("fatbin.bin");
+    fs::write(&blob, section).expect("write fatbin");
+    // objcopy warns that the new allocated section lies in no segment: true, and harmless for
+    // readers of section headers, so its output is shown only when it fails.
+    let out = Command::new("objcopy")
+        .arg(format!("--add-section=.nv_fatbin={}", blob.display()))
+        .args(["--set-section-flags", ".nv_fatbin=alloc,readonly"])
+        .arg(m.real(machine_path))
+        .output()
+        .expect("objcopy");
+    assert!(
+        out.status.success(),
+        "objcopy failed for {machine_path}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

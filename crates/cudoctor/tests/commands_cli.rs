@@ -1,0 +1,578 @@
+//! `cudoctor plan`, `cudoctor explain` and `check --format html` end to end, with the real
+//! binary: flags, output shapes, exit codes and bad input.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+use support::{FakeMachine, Gpu};
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs the binary with `args` (no machine root), feeding `stdin`.
+fn cudoctor(args: &[&str], stdin: &[u8]) -> Out {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run cudoctor");
+    let mut input = child.stdin.take().expect("stdin");
+    // A reader that exits early closes the pipe: that is not this test's concern.
+    let _ = input.write_all(stdin);
+    drop(input);
+    let out = child.wait_with_output().expect("wait");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn json(out: &Out) -> Value {
+    serde_json::from_str(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}{}", out.stdout, out.stderr))
+}
+
+const PLAN_470: [&str; 9] = [
+    "plan",
+    "--driver",
+    "470.82.01",
+    "--gpu",
+    "sm_86",
+    "--python",
+    "3.10",
+    "--no-detect",
+    "--format",
+];
+
+// ---------------------------------------------------------------- plan
+
+#[test]
+fn plan_for_an_old_driver_and_an_ampere_gpu() {
+    let r = cudoctor(&PLAN_470[..8], b"");
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // R470 runs CUDA 11.x only: the newest torch with a cu118 build and Python 3.10 wheels.
+    assert!(
+        r.stdout.starts_with("Install torch 2.7.1 (cu118)\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(
+            "pip install torch==2.7.1+cu118 torchvision==0.22.1 torchaudio==2.7.1 --index-url "
+        ),
+        "{}",
+        r.stdout
+    );
+    for section in ["\nWhy\n", "\nAvoid\n"] {
+        assert!(r.stdout.contains(section), "{section:?}: {}", r.stdout);
+    }
+    assert!(
+        r.stdout.contains("minor-version compatibility"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn plan_json_has_the_documented_keys() {
+    let mut args = PLAN_470.to_vec();
+    args.push("json");
+    let r = cudoctor(&args, b"");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = json(&r);
+    for key in [
+        "variant",
+        "torch",
+        "torchvision",
+        "torchaudio",
+        "commands",
+        "reasons",
+        "avoid",
+    ] {
+        assert!(v.get(key).is_some(), "plan lacks {key}: {v:#}");
+    }
+    assert_eq!(v["variant"], "cu118");
+    assert_eq!(v["torch"], "2.7.1");
+    assert_eq!(v["torchvision"], "0.22.1");
+    assert_eq!(v["torchaudio"], "2.7.1");
+    let commands = &v["commands"];
+    for key in ["pip", "uv", "conda"] {
+        assert!(
+            commands.get(key).is_some(),
+            "commands lacks {key}: {commands:#}"
+        );
+    }
+    assert!(
+        commands["pip"]
+            .as_str()
+            .unwrap()
+            .starts_with("pip install torch==2.7.1+cu118"),
+        "{commands:#}"
+    );
+    assert!(
+        commands["uv"]
+            .as_str()
+            .unwrap()
+            .contains("--torch-backend=cu118"),
+        "{commands:#}"
+    );
+    // PyTorch publishes no conda packages of this release: no command rather than a wrong one.
+    assert!(commands["conda"].is_null(), "{commands:#}");
+    let reasons = v["reasons"].as_array().unwrap();
+    assert!(!reasons.is_empty());
+    assert!(
+        reasons
+            .iter()
+            .all(|r| r.as_str().is_some_and(|s| !s.is_empty())),
+        "{reasons:#?}"
+    );
+    // Every variant the driver cannot run is named with why.
+    let avoid = v["avoid"].as_array().unwrap();
+    assert!(
+        avoid.iter().any(|a| a["what"] == "torch 2.7.1 cu126"
+            && a["why"].as_str().unwrap().contains("470.82.01")),
+        "{avoid:#?}"
+    );
+}
+
+#[test]
+fn plan_the_reverse_question_which_drivers_a_build_needs() {
+    let r = cudoctor(
+        &["plan", "--torch", "2.7", "--cuda", "12.8", "--no-detect"],
+        b"",
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.starts_with("torch 2.7.1\n"), "{}", r.stdout);
+    assert!(r.stdout.contains("cu128 (CUDA 12.8)"), "{}", r.stdout);
+    assert!(r.stdout.contains(">= 570.26 natively"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("pip install torch==2.7.1+cu128 torchvision==0.22.1 torchaudio==2.7.1"),
+        "{}",
+        r.stdout
+    );
+    let r = cudoctor(
+        &[
+            "plan",
+            "--torch",
+            "2.7",
+            "--cuda",
+            "12.8",
+            "--no-detect",
+            "--format",
+            "json",
+        ],
+        b"",
+    );
+    let v = json(&r);
+    assert_eq!(v["torch"], "2.7.1");
+    let variants = v["variants"].as_array().unwrap();
+    assert_eq!(variants.len(), 1, "{v:#}");
+    assert_eq!(variants[0]["variant"], "cu128");
+    assert_eq!(variants[0]["min_driver"], "570.26");
+}
+
+#[test]
+fn plan_rejects_bad_input_with_exit_2() {
+    let r = cudoctor(&["plan", "--driver", "garbage", "--no-detect"], b"");
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("--driver garbage"), "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+
+    let r = cudoctor(&["plan", "--torch", "9.9", "--no-detect"], b"");
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("9.9"), "{}", r.stderr);
+
+    let r = cudoctor(&["plan", "--gpu", "banana", "--no-detect"], b"");
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+
+    let r = cudoctor(&["plan", "--no-detect", "--format", "html"], b"");
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+}
+
+#[test]
+fn plan_detects_the_fake_machine() {
+    let mut m = FakeMachine::new();
+    m.driver(
+        "470.82.01",
+        "11.4",
+        &[Gpu::new("NVIDIA GeForce RTX 3090", "8.6")],
+    );
+    let r = m.run(&["plan", "--python", "3.10", "--format", "json"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["variant"], "cu118", "{v:#}");
+    assert_eq!(v["torch"], "2.7.1", "{v:#}");
+    assert_eq!(v["gpus"][0]["cc"], "8.6", "{v:#}");
+}
+
+// ---------------------------------------------------------------- explain
+
+const NO_KERNEL_IMAGE: &str = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nRuntimeError: CUDA error: no kernel image is available for execution on the device\nCUDA kernel errors might be asynchronously reported at some other API call.\n";
+
+#[test]
+fn explain_a_log_file_and_stdin_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("train.log");
+    std::fs::write(&log, NO_KERNEL_IMAGE).unwrap();
+    let from_file = cudoctor(
+        &[
+            "explain",
+            "--no-machine",
+            "--format",
+            "json",
+            log.to_str().unwrap(),
+        ],
+        b"",
+    );
+    let from_stdin = cudoctor(
+        &["explain", "--no-machine", "--format", "json", "-"],
+        NO_KERNEL_IMAGE.as_bytes(),
+    );
+    // No argument reads standard input too.
+    let default_stdin = cudoctor(
+        &["explain", "--no-machine", "--format", "json"],
+        NO_KERNEL_IMAGE.as_bytes(),
+    );
+    assert_eq!(
+        from_file.code, 1,
+        "a known cause exits 1: {}",
+        from_file.stderr
+    );
+    assert_eq!(from_stdin.code, 1);
+    let (a, b, c) = (json(&from_file), json(&from_stdin), json(&default_stdin));
+    assert_eq!(a, b);
+    assert_eq!(a, c);
+    for key in ["category", "confidence", "cause", "fix", "matched"] {
+        assert!(a.get(key).is_some(), "explanation lacks {key}: {a:#}");
+    }
+    assert_eq!(a["category"], "no_kernel_image");
+    let confidence = a["confidence"].as_f64().unwrap();
+    assert!((0.5..=1.0).contains(&confidence), "{confidence}");
+    assert!(!a["fix"].as_array().unwrap().is_empty());
+    assert_eq!(a["matched"][0]["line_no"], 3);
+    assert!(a["matched"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("no kernel image is available"));
+    // --no-machine: nothing about this machine.
+    assert!(a["machine"].is_null(), "{a:#}");
+}
+
+#[test]
+fn explain_text_names_the_cause_and_the_fix() {
+    let r = cudoctor(&["explain", "--no-machine"], NO_KERNEL_IMAGE.as_bytes());
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("\nCause: "), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("line 3: RuntimeError: CUDA error: no kernel image"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("\nFix:\n  1. "), "{}", r.stdout);
+}
+
+#[test]
+fn explain_text_header_is_one_line() {
+    let r = cudoctor(&["explain", "--no-machine"], NO_KERNEL_IMAGE.as_bytes());
+    let first = r.stdout.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        "A library has no code for this GPU's architecture [no_kernel_image, confidence 0.90]"
+    );
+    let r = cudoctor(&["explain", "--no-machine"], b"");
+    assert_eq!(
+        r.stdout.lines().next().unwrap_or_default(),
+        "Nothing to explain [unknown]"
+    );
+}
+
+#[test]
+fn explain_empty_input_and_binary_garbage_are_unknown_not_errors() {
+    let r = cudoctor(&["explain", "--no-machine", "--format", "json"], b"");
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v = json(&r);
+    assert_eq!(v["category"], "unknown");
+    assert!(v["cause"].as_str().unwrap().contains("empty"), "{v:#}");
+    assert!(v["matched"].as_array().unwrap().is_empty());
+
+    // Bytes of every value, NULs, invalid UTF-8 and one huge line.
+    let mut garbage: Vec<u8> = (0..=255u8).cycle().take(64 * 1024).collect();
+    garbage.extend(std::iter::repeat_n(b'x', 2 * 1024 * 1024));
+    garbage.extend_from_slice(b"\xff\xfe\n\0\0\n");
+    let r = cudoctor(&["explain", "--no-machine", "--format", "json"], &garbage);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    assert_eq!(json(&r)["category"], "unknown");
+    let r = cudoctor(&["explain", "--no-machine"], &garbage);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+
+    // A known message buried in garbage is still found.
+    let mut mixed = garbage.clone();
+    mixed.extend_from_slice(NO_KERNEL_IMAGE.as_bytes());
+    let r = cudoctor(&["explain", "--no-machine", "--format", "json"], &mixed);
+    assert_eq!(json(&r)["category"], "no_kernel_image");
+}
+
+#[test]
+fn explain_a_missing_file_exits_2() {
+    let r = cudoctor(
+        &["explain", "--no-machine", "/definitely/not/here.log"],
+        b"",
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("cannot read /definitely/not/here.log"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    let r = cudoctor(&["explain", "--no-machine", "--format", "html"], b"x");
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+}
+
+const DRIVER_TOO_OLD: &str = "RuntimeError: The NVIDIA driver on your system is too old (found version 12020). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA driver.\n";
+
+#[test]
+fn explain_cross_checks_with_the_machine() {
+    // The machine the message came from: driver 535 (CUDA 12.2) and a cu130 torch.
+    let mut m = FakeMachine::new();
+    m.driver(
+        "535.104.05",
+        "12.2",
+        &[Gpu::new("NVIDIA A100-SXM4-80GB", "8.0")],
+    );
+    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let mut cmd = m.command(&["explain", "--format", "json", "-"]);
+    let v = feed(&mut cmd, DRIVER_TOO_OLD);
+    assert_eq!(v["category"], "driver_too_old");
+    assert_eq!(v["machine"]["verdict"], "consistent", "{v:#}");
+    assert!(
+        v["machine"]["evidence"].to_string().contains("535.104.05"),
+        "{v:#}"
+    );
+
+    // A machine whose driver runs CUDA 13.0 did not print this message.
+    let m = FakeMachine::h200();
+    let mut cmd = m.command(&["explain", "--format", "json", "-"]);
+    let v = feed(&mut cmd, DRIVER_TOO_OLD);
+    assert_eq!(v["category"], "driver_too_old");
+    assert_eq!(v["machine"]["verdict"], "contradicts", "{v:#}");
+}
+
+#[test]
+#[ignore = "bug: when the machine contradicts the message, explain still gives the machine-tailored fixes of a machine that has the problem (\"Update the NVIDIA driver to 580 or newer\" on a 580.159.04 machine that already runs the cu130 torch)"]
+fn explain_gives_no_fix_the_machine_already_has() {
+    let m = FakeMachine::h200();
+    let mut cmd = m.command(&["explain", "--format", "json", "-"]);
+    let v = feed(&mut cmd, DRIVER_TOO_OLD);
+    assert_eq!(v["machine"]["verdict"], "contradicts", "{v:#}");
+    let fixes = format!("{} {}", v["fix"], v["machine"]["fixes"]);
+    assert!(
+        !fixes.contains("Update the NVIDIA driver to 580 or newer"),
+        "the driver is 580.159.04 already: {fixes}"
+    );
+    assert!(
+        !fixes.contains("install the cu130 build"),
+        "torch 2.11.0+cu130 is installed already: {fixes}"
+    );
+}
+
+fn feed(cmd: &mut Command, input: &str) -> Value {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run cudoctor");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+// ---------------------------------------------------------------- html
+
+/// The values of every link-like attribute (`src`, `href`, ...) of every tag in `html`, quoted
+/// or not. Text between tags is not looked at: escaped text (`&lt;img src=...`) is no tag.
+fn link_attributes(html: &str) -> Vec<String> {
+    const NAMES: [&str; 6] = ["src", "href", "xlink:href", "action", "srcset", "poster"];
+    let mut out = Vec::new();
+    for tag in html.split('<').skip(1).filter_map(|t| t.split('>').next()) {
+        let mut rest = tag;
+        // Skip the tag name, then read `name=value` pairs.
+        while let Some(ws) = rest.find(char::is_whitespace) {
+            rest = rest[ws..].trim_start();
+            let Some(eq) = rest.find('=') else { break };
+            let name = rest[..eq].trim().to_ascii_lowercase();
+            let after = rest[eq + 1..].trim_start();
+            let (value, tail) = match after.chars().next() {
+                Some(q @ ('"' | '\'')) => {
+                    let body = &after[1..];
+                    let end = body.find(q).unwrap_or(body.len());
+                    (&body[..end], body.get(end + 1..).unwrap_or(""))
+                }
+                _ => {
+                    let end = after.find(char::is_whitespace).unwrap_or(after.len());
+                    (&after[..end], &after[end..])
+                }
+            };
+            if NAMES.contains(&name.as_str()) {
+                out.push(value.trim().to_string());
+            }
+            rest = if tail.is_empty() { "" } else { tail };
+            if !rest.starts_with(char::is_whitespace) {
+                rest = match rest.find(char::is_whitespace) {
+                    Some(i) => &rest[i..],
+                    None => "",
+                };
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn link_attributes_reads_tags_only() {
+    let html = "<a href=\"https://x\">t</a><img  src='//y' alt=\"a b\"> src=https://text &lt;img src=https://z&gt;<use xlink:href=#p />";
+    assert_eq!(link_attributes(html), ["https://x", "//y", "#p"]);
+}
+
+fn assert_self_contained(html: &str) {
+    assert!(
+        html.starts_with("<!DOCTYPE html>"),
+        "{}",
+        &html[..200.min(html.len())]
+    );
+    assert!(html.trim_end().ends_with("</html>"));
+    for value in link_attributes(html) {
+        let v = value.to_ascii_lowercase();
+        assert!(
+            !(v.starts_with("http:") || v.starts_with("https:") || v.starts_with("//")),
+            "external resource: {value}"
+        );
+    }
+    let lower = html.to_ascii_lowercase();
+    for pattern in ["url(http", "url(\"http", "url('http", "url(//", "@import"] {
+        assert!(!lower.contains(pattern), "external resource: {pattern}");
+    }
+}
+
+#[test]
+fn html_report_of_a_broken_machine_is_self_contained() {
+    let mut m = FakeMachine::new();
+    m.driver(
+        "535.104.05",
+        "12.2",
+        &[Gpu::new("NVIDIA A100-SXM4-80GB", "8.0")],
+    );
+    m.venv(
+        "/opt/venv",
+        "2.11.0+cu130",
+        Some("13.0"),
+        &[("torchvision", "0.25.0")],
+    );
+    let r = m.run(&["check", "--format", "html"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_self_contained(&r.stdout);
+    // The fixes carry index URLs as text; the report may show them, never load them.
+    assert!(r.stdout.contains("DRV004"), "DRV004 missing");
+    assert!(r.stdout.contains("535.104.05"));
+}
+
+#[test]
+fn html_report_of_the_real_deep_run_has_plots_and_no_external_resources() {
+    let baseline = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/device-runs/2026-11-30-h200x2/deep/baseline.json");
+    let r = cudoctor(
+        &[
+            "check",
+            "--format",
+            "html",
+            "--snapshot",
+            baseline.to_str().unwrap(),
+        ],
+        b"",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_self_contained(&r.stdout);
+    assert!(r.stdout.contains("<svg"), "no plot in the deep report");
+}
+
+#[test]
+fn html_escapes_what_the_machine_reports() {
+    let m = FakeMachine::new();
+    let hostile = "<script>alert(1)</script><img src=https://example.invalid/x.png>";
+    let mut m = m;
+    m.driver("580.159.04", "13.0", &[Gpu::new(hostile, "9.0")]);
+    let r = m.run(&["check", "--format", "html"]);
+    assert!(r.code == 0 || r.code == 1, "{}", r.stderr);
+    assert!(!r.stdout.contains("<script>alert(1)"), "unescaped GPU name");
+    assert!(!r.stdout.contains("<img src=https"), "unescaped GPU name");
+    assert!(
+        r.stdout.contains("&lt;script&gt;"),
+        "the name is shown, escaped"
+    );
+    assert_self_contained(&r.stdout);
+}
+
+#[test]
+fn html_is_only_for_check() {
+    let m = FakeMachine::new();
+    for cmd in ["kernels", "libs"] {
+        let r = m.run(&[cmd, "--format", "html"]);
+        assert_eq!(r.code, 2, "{cmd}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("only available for `cudoctor check`"),
+            "{}",
+            r.stderr
+        );
+    }
+}
+
+// ---------------------------------------------------------------- pipes
+
+#[test]
+#[ignore = "bug: a reader that closes the pipe early (`cudoctor check --format json | head`) makes cudoctor panic on EPIPE and print 'internal error (a bug ...)' with a backtrace, exit 2"]
+fn a_closed_stdout_pipe_ends_quietly() {
+    let baseline = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/device-runs/2026-11-30-h200x2/deep/baseline.json");
+    // The JSON report is larger than a pipe's buffer, so writing it must meet the closed end.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["check", "--format", "json", "--snapshot"])
+        .arg(&baseline)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 16];
+    let mut stdout = child.stdout.take().unwrap();
+    stdout.read_exact(&mut head).unwrap();
+    drop(stdout);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!stderr.contains("internal error"), "{stderr}");
+}
