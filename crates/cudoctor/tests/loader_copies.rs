@@ -206,8 +206,9 @@ fn lib002_an_extension_of_torchs_cuda_major_shares_torchs_runtime() {
 }
 
 /// Writes ROOT/etc/ld.so.conf naming `dirs` and runs `ldconfig -r ROOT`, which writes
-/// ROOT/etc/ld.so.cache in the format of the glibc installed here. Returns false when ldconfig
-/// cannot do that here (not root, or no ldconfig).
+/// ROOT/etc/ld.so.cache in the format of the glibc installed here (glibc's ldconfig prefixes
+/// paths with ROOT rather than chroot()ing, so this needs no privileges). Returns false when
+/// there is no ldconfig that can do it.
 fn ldconfig(m: &FakeMachine, dirs: &[&str]) -> bool {
     m.file("/etc/ld.so.conf", &format!("{}\n", dirs.join("\n")));
     let ldconfig = ["/sbin/ldconfig", "/usr/sbin/ldconfig"]
@@ -245,7 +246,7 @@ fn lib005_torch_loads_the_wheels_cudnn_while_the_cache_lists_another() {
         &m,
         &["/usr/lib/x86_64-linux-gnu", "/usr/local/cuda-13.0/lib64"],
     ) {
-        eprintln!("ldconfig -r cannot write a cache here (needs root): LIB005 not tested");
+        eprintln!("no ldconfig that writes a cache with -r here: LIB005 not tested");
         return;
     }
     let (v, code) = m.json();
@@ -299,7 +300,7 @@ fn lib005_silent_when_the_cache_lists_only_what_torch_loads() {
     let m = machine_with_torch();
     // The cache names the wheel's own directory (as some images do): nothing else exists.
     if !ldconfig(&m, &[&format!("{SP}/nvidia/cudnn/lib")]) {
-        eprintln!("ldconfig -r cannot write a cache here (needs root): LIB005 not tested");
+        eprintln!("no ldconfig that writes a cache with -r here: LIB005 not tested");
         return;
     }
     let (v, _) = m.json();
