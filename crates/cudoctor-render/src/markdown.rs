@@ -2,45 +2,31 @@
 
 use std::fmt::Write;
 
-use cudoctor_analyse::{Finding, Layer};
-
-use crate::{layer_facts, plural, Report};
+use crate::Report;
 
 pub fn render_markdown(report: &Report) -> String {
     let mut out = String::new();
     let s = report.snapshot;
-    let sum = report.summary();
     let _ = writeln!(out, "## cudoctor {} report\n", s.tool_version);
     let _ = writeln!(
         out,
-        "**{}, {}, {}**{}\n",
-        plural(sum.errors, "error", "errors"),
-        plural(sum.warnings, "warning", "warnings"),
-        plural(sum.infos, "note", "notes"),
+        "**{}**{}\n",
+        report.summary().counts(),
         report
             .first_broken_layer()
             .map(|l| format!(" — first broken link: {l}"))
             .unwrap_or_default()
     );
-    for layer in Layer::ALL {
-        let facts = layer_facts(layer, s);
-        let findings: Vec<&Finding> = report
-            .findings
-            .iter()
-            .filter(|f| f.layer == layer)
-            .collect();
-        if facts.is_empty() && findings.is_empty() {
-            continue;
-        }
-        let _ = writeln!(out, "### {}\n", layer.title());
-        if !facts.is_empty() {
+    for section in report.sections().filter(|sec| !sec.is_empty()) {
+        let _ = writeln!(out, "### {}\n", section.layer.title());
+        if !section.facts.is_empty() {
             let _ = writeln!(out, "| | |\n|---|---|");
-            for f in &facts {
+            for f in &section.facts {
                 let _ = writeln!(out, "| {} | {} |", cell(f.label.trim()), cell(&f.value));
             }
             let _ = writeln!(out);
         }
-        for f in findings {
+        for f in section.findings {
             let _ = writeln!(out, "- **{}** `{}` {}", f.severity.name(), f.code, f.title);
             for e in &f.evidence {
                 let _ = writeln!(out, "  - evidence: {}", inline(e));

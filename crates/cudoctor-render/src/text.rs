@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use cudoctor_analyse::{Confidence, Finding, Layer, Severity};
+use cudoctor_analyse::{Finding, Severity};
 
-use crate::{layer_facts, plural, Report};
+use crate::{confidence_note, Report};
 
 /// Whether to colour. Decided by the caller (TTY, NO_COLOR), never here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,48 +44,33 @@ pub fn render_text(report: &Report, style: Style) -> String {
         "{}",
         style.bold(&format!("cudoctor {} — CUDA stack check", s.tool_version))
     );
-    for layer in Layer::ALL {
-        let facts = layer_facts(layer, s);
-        let findings: Vec<&Finding> = report
-            .findings
-            .iter()
-            .filter(|f| f.layer == layer)
-            .collect();
-        if facts.is_empty() && findings.is_empty() {
-            continue;
-        }
-        let mark = match findings.iter().map(|f| f.severity).min() {
+    for section in report.sections().filter(|sec| !sec.is_empty()) {
+        let mark = match section.worst() {
             Some(Severity::Error) => style.paint("31", "✗"),
             Some(Severity::Warning) => style.paint("33", "!"),
             _ => style.paint("32", "✓"),
         };
-        let _ = writeln!(out, "\n{mark} {}", style.bold(layer.title()));
-        let width = facts
+        let _ = writeln!(out, "\n{mark} {}", style.bold(section.layer.title()));
+        let width = section
+            .facts
             .iter()
             .map(|f| f.label.chars().count())
             .max()
             .unwrap_or(0);
-        for f in &facts {
+        for f in &section.facts {
             let _ = writeln!(out, "    {:width$}  {}", f.label, f.value, width = width);
         }
-        for f in findings {
+        for f in section.findings {
             write_finding(&mut out, f, style);
         }
     }
-    let sum = report.summary();
     let _ = writeln!(out);
-    let verdict = match report.first_broken_layer() {
-        Some(layer) => format!("The first broken link: {layer}."),
-        None if sum.warnings > 0 => "No errors; see the warnings above.".to_string(),
-        None => "No problems found.".to_string(),
-    };
     let _ = writeln!(
         out,
-        "{} {}, {}, {}. {verdict}",
+        "{} {}. {}",
         style.bold("Summary:"),
-        plural(sum.errors, "error", "errors"),
-        plural(sum.warnings, "warning", "warnings"),
-        plural(sum.infos, "note", "notes"),
+        report.summary().counts(),
+        report.verdict("above"),
     );
     if !report.findings.is_empty() {
         let _ = writeln!(
@@ -98,18 +83,13 @@ pub fn render_text(report: &Report, style: Style) -> String {
 }
 
 fn write_finding(out: &mut String, f: &Finding, style: Style) {
-    let unsure = match f.confidence {
-        Confidence::Certain => "",
-        Confidence::Likely => " (likely)",
-        Confidence::Unsure => " (unsure)",
-    };
     let _ = writeln!(
         out,
         "\n  {}[{}] {}{}",
         style.severity(f.severity),
         f.code,
         style.bold(&f.title),
-        unsure
+        confidence_note(f.confidence)
     );
     for e in &f.evidence {
         let _ = writeln!(out, "      {} {e}", style.dim("evidence:"));

@@ -11,10 +11,10 @@ mod topology;
 
 use std::fmt::Write;
 
-use cudoctor_analyse::{Confidence, Finding, Layer, Severity};
+use cudoctor_analyse::{Finding, Layer, Severity};
 use cudoctor_snapshot::Snapshot;
 
-use crate::{layer_facts, plural, Report};
+use crate::{confidence_note, Report};
 
 pub use deep_facts::deep_layer_facts;
 
@@ -26,7 +26,6 @@ use topology::topology_svg;
 /// The HTML report.
 pub fn render_html(report: &Report) -> String {
     let s = report.snapshot;
-    let sum = report.summary();
     let mut out = String::new();
     let _ = write!(
         out,
@@ -40,37 +39,18 @@ pub fn render_html(report: &Report) -> String {
         "<h1>cudoctor {} — CUDA stack check</h1>",
         esc(&s.tool_version)
     );
-    let verdict = match report.first_broken_layer() {
-        Some(l) => format!("The first broken link: {l}."),
-        None if sum.warnings > 0 => "No errors; see the warnings below.".into(),
-        None => "No problems found.".into(),
-    };
     let _ = writeln!(
         out,
-        "<p class=\"summary\">{}, {}, {}. {}</p>",
-        plural(sum.errors, "error", "errors"),
-        plural(sum.warnings, "warning", "warnings"),
-        plural(sum.infos, "note", "notes"),
-        esc(&verdict)
+        "<p class=\"summary\">{}. {}</p>",
+        report.summary().counts(),
+        esc(&report.verdict("below"))
     );
-    for layer in Layer::ALL {
-        let mut facts = layer_facts(layer, s);
-        // Once `layer_facts` itself lists the deep facts, they must not show twice.
-        for f in deep_layer_facts(layer, s) {
-            if !facts.contains(&f) {
-                facts.push(f);
-            }
-        }
-        let findings: Vec<&Finding> = report
-            .findings
-            .iter()
-            .filter(|f| f.layer == layer)
-            .collect();
-        let pictures = pictures(layer, s);
-        if facts.is_empty() && findings.is_empty() && pictures.is_empty() {
+    for section in report.sections() {
+        let pictures = pictures(section.layer, s);
+        if section.is_empty() && pictures.is_empty() {
             continue;
         }
-        let (class, mark) = match findings.iter().map(|f| f.severity).min() {
+        let (class, mark) = match section.worst() {
             Some(Severity::Error) => ("error", "✗"),
             Some(Severity::Warning) => ("warning", "!"),
             _ => ("ok", "✓"),
@@ -78,12 +58,12 @@ pub fn render_html(report: &Report) -> String {
         let _ = writeln!(
             out,
             "<section id=\"{}\">\n<h2><span class=\"mark {class}\">{mark}</span>{}</h2>",
-            layer.name(),
-            esc(layer.title())
+            section.layer.name(),
+            esc(section.layer.title())
         );
-        if !facts.is_empty() {
+        if !section.facts.is_empty() {
             out.push_str("<table class=\"facts\">\n");
-            for f in &facts {
+            for f in &section.facts {
                 let _ = writeln!(
                     out,
                     "<tr><td>{}</td><td>{}</td></tr>",
@@ -94,7 +74,7 @@ pub fn render_html(report: &Report) -> String {
             out.push_str("</table>\n");
         }
         out.push_str(&pictures);
-        for f in findings {
+        for f in section.findings {
             write_finding(&mut out, f);
         }
         out.push_str("</section>\n");
@@ -106,17 +86,12 @@ pub fn render_html(report: &Report) -> String {
 
 fn write_finding(out: &mut String, f: &Finding) {
     let sev = f.severity.name();
-    let unsure = match f.confidence {
-        Confidence::Certain => "",
-        Confidence::Likely => " (likely)",
-        Confidence::Unsure => " (unsure)",
-    };
     let _ = writeln!(
         out,
         "<div class=\"finding {sev}\"><span class=\"sev {sev}\">{sev}</span> <span class=\"code\">[{}]</span> <span class=\"title\">{}{}</span>",
         esc(&f.code),
         esc(&f.title),
-        unsure
+        confidence_note(f.confidence)
     );
     if !f.evidence.is_empty() {
         out.push_str("<ul>");

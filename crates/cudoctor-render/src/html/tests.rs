@@ -1,6 +1,6 @@
 use super::plots::tick;
 use super::*;
-use cudoctor_analyse::Finding;
+use cudoctor_analyse::{Confidence, Finding};
 use cudoctor_snapshot::{
     AllReduceProbe, AllReduceRun, DeepFacts, GpuPair, MultiGpuFacts, P2pStatus, PathLevel,
     ProbeResult, ProbeRun, ProbeStatus, SdpaBackend, SdpaBackendProbe, SdpaDefault, SdpaProbe,
