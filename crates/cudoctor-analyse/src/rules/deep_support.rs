@@ -1,7 +1,7 @@
 //! Shared views for the acceleration and multi-GPU rules: the runtime probes' results with a
 //! label for the environment each came from, number formatting, and test builders.
 
-use cudoctor_snapshot::{ProbeResult, ProbeRun};
+use cudoctor_snapshot::{DeepFacts, ProbeResult, ProbeRun};
 
 use crate::Context;
 
@@ -31,14 +31,10 @@ impl ProbeView<'_> {
 pub fn probes<'a>(ctx: &Context<'a>) -> Vec<ProbeView<'a>> {
     ctx.snap
         .deep
-        .as_ref()
-        .map(|d| {
-            d.runs
-                .iter()
-                .filter_map(|run| run.result.as_ref().map(|result| ProbeView { run, result }))
-                .collect()
-        })
-        .unwrap_or_default()
+        .iter()
+        .flat_map(DeepFacts::results)
+        .map(|(run, result)| ProbeView { run, result })
+        .collect()
 }
 
 pub fn ms(x: f64) -> String {

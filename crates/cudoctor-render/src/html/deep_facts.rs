@@ -170,7 +170,7 @@ pub fn deep_layer_facts(layer: Layer, s: &Snapshot) -> Vec<Fact> {
                 out.push(fact(k, v.clone()));
             }
             if let Some(deep) = &s.deep {
-                for r in deep.runs.iter().filter_map(|r| r.result.as_ref()) {
+                for (_, r) in deep.results() {
                     let Some(ar) = &r.all_reduce else { continue };
                     let v = if let Some(e) = &ar.error {
                         format!("fails: {e}")

@@ -12,7 +12,7 @@ mod topology;
 use std::fmt::Write;
 
 use cudoctor_analyse::{Finding, Layer, Severity};
-use cudoctor_snapshot::Snapshot;
+use cudoctor_snapshot::{DeepFacts, Snapshot};
 
 use crate::{confidence_note, Report};
 
@@ -118,12 +118,7 @@ fn pictures(layer: Layer, s: &Snapshot) -> String {
     let mut out = String::new();
     match layer {
         Layer::Acceleration => {
-            for r in s
-                .deep
-                .iter()
-                .flat_map(|d| d.runs.iter())
-                .filter_map(|r| r.result.as_ref())
-            {
+            for r in s.deep.iter().flat_map(DeepFacts::results).map(|(_, r)| r) {
                 if let Some(sdpa) = &r.sdpa {
                     out.push_str(&attention_section(r, sdpa));
                 }
@@ -139,8 +134,8 @@ fn pictures(layer: Layer, s: &Snapshot) -> String {
             for ar in s
                 .deep
                 .iter()
-                .flat_map(|d| d.runs.iter())
-                .filter_map(|r| r.result.as_ref()?.all_reduce.as_ref())
+                .flat_map(DeepFacts::results)
+                .filter_map(|(_, r)| r.all_reduce.as_ref())
             {
                 if ar.results.iter().any(|x| x.busbw_gbps.is_some()) {
                     plots.push_str(&allreduce_svg(ar));
