@@ -66,6 +66,8 @@ struct Check<'a> {
     kb: &'a Kb,
     evidence: Vec<String>,
     fixes: Vec<String>,
+    /// Fixes that stay right when the log came from elsewhere (they say how to find that place).
+    fixes_elsewhere: Vec<String>,
     contradictions: Vec<String>,
     consistent: bool,
 }
@@ -84,6 +86,12 @@ impl<'a> Check<'a> {
     fn fix(&mut self, s: String) {
         if !self.fixes.contains(&s) {
             self.fixes.push(s);
+        }
+    }
+    /// A fix that stays right when the machine contradicts the log.
+    fn fix_elsewhere(&mut self, s: String) {
+        if !self.fixes_elsewhere.contains(&s) {
+            self.fixes_elsewhere.push(s);
         }
     }
     fn windows(&self) -> bool {
@@ -193,6 +201,7 @@ pub fn cross_check_as(
         kb,
         evidence: Vec::new(),
         fixes: Vec::new(),
+        fixes_elsewhere: Vec::new(),
         contradictions: Vec::new(),
         consistent: false,
     };
@@ -244,10 +253,16 @@ pub fn cross_check_as(
     } else {
         Verdict::Inconclusive
     };
+    // Fixes tailored to this machine are wrong when the log came from another one.
+    let fixes = if verdict == Verdict::Contradicts {
+        c.fixes_elsewhere
+    } else {
+        c.fixes.into_iter().chain(c.fixes_elsewhere).collect()
+    };
     MachineCheck {
         verdict,
         evidence: c.evidence,
-        fixes: c.fixes,
+        fixes,
         contradictions: c.contradictions,
     }
 }
@@ -373,7 +388,7 @@ fn zero_devices(c: &mut Check) {
                     _ => format!("shows at least {shown} GPU(s)"),
                 };
                 c.contradict(format!("CUDA_VISIBLE_DEVICES is {v:?} here, which {how_many}: the failing program saw none, so it ran with another value (set by the script itself through os.environ, by its launch script or job scheduler) or in another container or machine."));
-                c.fix(format!("Find where the failing program's CUDA_VISIBLE_DEVICES comes from (grep -rn CUDA_VISIBLE_DEVICES in the project and its launch scripts) and make it name GPUs that exist{}.", total.map(|n| format!(": here, indices 0 to {}", n - 1)).unwrap_or_default()));
+                c.fix_elsewhere(format!("Find where the failing program's CUDA_VISIBLE_DEVICES comes from (grep -rn CUDA_VISIBLE_DEVICES in the project and its launch scripts) and make it name GPUs that exist{}.", total.map(|n| format!(": here, indices 0 to {}", n - 1)).unwrap_or_default()));
             }
             Visibility::Undecided => {
                 c.fact(format!("CUDA_VISIBLE_DEVICES is set here to {v:?}; whether it names GPUs that exist cannot be told from the facts."));
@@ -383,7 +398,7 @@ fn zero_devices(c: &mut Check) {
         None if total.is_some() => {
             let n = f.gpus.len();
             c.contradict(format!("The driver here lists {n} GPU(s) and CUDA_VISIBLE_DEVICES is not set, so programs started from this environment see them: the log probably comes from another context (a job scheduler or launch script that sets CUDA_VISIBLE_DEVICES, the script itself through os.environ, a container started without GPUs) or another machine."));
-            c.fix(format!("Look for what sets CUDA_VISIBLE_DEVICES for the failing program but not here: its code (grep -rn CUDA_VISIBLE_DEVICES .), its launch script, the job scheduler's GPU allocation, or the container's --gpus option; remove it or make it name GPUs that exist (here, indices 0 to {}).", n - 1));
+            c.fix_elsewhere(format!("Look for what sets CUDA_VISIBLE_DEVICES for the failing program but not here: its code (grep -rn CUDA_VISIBLE_DEVICES .), its launch script, the job scheduler's GPU allocation, or the container's --gpus option; remove it or make it name GPUs that exist (here, indices 0 to {}).", n - 1));
         }
         None => match (f.driver_version.as_deref(), f.platform) {
             (_, Platform::Unknown) => {}

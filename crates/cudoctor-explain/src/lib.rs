@@ -135,8 +135,18 @@ impl Engine {
             .and_then(|id| self.db.by_id(id))
             .and_then(|s| s.check);
         let check = cross_check_as(e.category, asked, &e.fields, facts, kb);
+        let elsewhere = check.verdict == Verdict::Contradicts;
         let mut fixes = check.fixes.clone();
-        fixes.extend(e.fix.iter().filter(|f| !check.fixes.contains(f)).cloned());
+        // When the log came from elsewhere, the signature's own fixes are for that machine.
+        fixes.extend(
+            e.fix
+                .iter()
+                .filter(|f| !check.fixes.contains(f))
+                .map(|f| match elsewhere {
+                    true => format!("On the machine that wrote the log: {f}"),
+                    false => f.clone(),
+                }),
+        );
         e.fix = fixes;
         let mut evidence: Vec<String> = check.evidence.clone();
         evidence.extend(

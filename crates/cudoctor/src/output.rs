@@ -94,3 +94,30 @@ pub fn text_json_or_markdown(format: crate::cli::Format) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Writes report text to standard output. A reader that went away (`cudoctor check | head`) ends
+/// the program quietly, as a pipeline expects; any other write error is reported.
+pub fn emit(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("cudoctor: error: cannot write the report: {e}");
+        std::process::exit(2);
+    }
+}
+
+/// `print!` through [`emit`].
+#[macro_export]
+macro_rules! out {
+    ($($t:tt)*) => { $crate::output::emit(&format!($($t)*)) };
+}
+
+/// `println!` through [`emit`].
+#[macro_export]
+macro_rules! outln {
+    () => { $crate::output::emit("\n") };
+    ($($t:tt)*) => { $crate::output::emit(&(format!($($t)*) + "\n")) };
+}

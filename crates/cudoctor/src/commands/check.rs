@@ -48,7 +48,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
         Format::Markdown => render_markdown(&report),
         Format::Html => render_html(&report),
     };
-    print!("{text}");
+    crate::out!("{text}");
     let worst = findings.iter().map(|f| f.severity).min();
     let failing = match worst {
         Some(Severity::Error) => true,

@@ -63,25 +63,25 @@ pub fn run(before: &Path, after: &Path, format: Format) -> anyhow::Result<Outcom
                 .map(|(op, k, va, vb)| serde_json::json!({"change": op, "fact": k, "before": va, "after": vb}))
                 .collect();
             let doc = serde_json::json!({"changes": rows, "findings_appeared": appeared, "findings_resolved": resolved});
-            println!("{}", serde_json::to_string_pretty(&doc)?);
+            crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
         }
         Format::Text | Format::Markdown | Format::Html => {
-            println!("{} -> {}", before.display(), after.display());
+            crate::outln!("{} -> {}", before.display(), after.display());
             if changes.is_empty() {
-                println!("No facts changed.");
+                crate::outln!("No facts changed.");
             }
             for (op, k, va, vb) in &changes {
                 match *op {
-                    "~" => println!("  ~ {k}: {va} -> {vb}"),
-                    "-" => println!("  - {k}: {va}"),
-                    _ => println!("  + {k}: {vb}"),
+                    "~" => crate::outln!("  ~ {k}: {va} -> {vb}"),
+                    "-" => crate::outln!("  - {k}: {va}"),
+                    _ => crate::outln!("  + {k}: {vb}"),
                 }
             }
             for f in &appeared {
-                println!("  new finding: {f}");
+                crate::outln!("  new finding: {f}");
             }
             for f in &resolved {
-                println!("  resolved:    {f}");
+                crate::outln!("  resolved:    {f}");
             }
         }
     }

@@ -40,8 +40,8 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
         engine.explain_with_kb(BufReader::with_capacity(1 << 16, f), facts.as_ref(), &kb)
     };
     match args.format {
-        Format::Json => print!("{}", cudoctor_explain::render::to_json(&explanation)),
-        _ => print!("{}", cudoctor_explain::render::to_text(&explanation)),
+        Format::Json => crate::out!("{}", cudoctor_explain::render::to_json(&explanation)),
+        _ => crate::out!("{}", cudoctor_explain::render::to_text(&explanation)),
     }
     Ok(if explanation.is_known() {
         Outcome::ProblemsFound

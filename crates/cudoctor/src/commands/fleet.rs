@@ -63,7 +63,7 @@ pub fn run(files: &[PathBuf], format: Format) -> anyhow::Result<Outcome> {
                     serde_json::json!({"node": node, "facts": facts, "drift": drift})
                 })
                 .collect();
-            println!(
+            crate::outln!(
                 "{}",
                 serde_json::to_string_pretty(
                     &serde_json::json!({"nodes": nodes, "failing": failing})
@@ -78,24 +78,24 @@ pub fn run(files: &[PathBuf], format: Format) -> anyhow::Result<Outcome> {
                     widths[c] = widths[c].max(v.len() + 1);
                 }
             }
-            print!("{:name_w$}", "node");
+            crate::out!("{:name_w$}", "node");
             for (c, h) in COLUMNS.iter().enumerate() {
-                print!("  {:w$}", h, w = widths[c]);
+                crate::out!("  {:w$}", h, w = widths[c]);
             }
-            println!();
+            crate::outln!();
             for (node, r) in &rows {
-                print!("{node:name_w$}");
+                crate::out!("{node:name_w$}");
                 for (c, v) in r.iter().enumerate() {
                     let mark = if c < COLUMNS.len() - 1 && *v != majority[c] {
                         "*"
                     } else {
                         ""
                     };
-                    print!("  {:w$}", format!("{v}{mark}"), w = widths[c]);
+                    crate::out!("  {:w$}", format!("{v}{mark}"), w = widths[c]);
                 }
-                println!();
+                crate::outln!();
             }
-            println!(
+            crate::outln!(
                 "\n* differs from most nodes. {failing} of {} nodes have errors.",
                 rows.len()
             );

@@ -98,8 +98,8 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
         .iter()
         .any(|g| g.libraries.iter().any(|l| !l.verdict.runs()));
     match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
-        _ => print!("{}", text(&report)),
+        Format::Json => crate::outln!("{}", serde_json::to_string_pretty(&report)?),
+        _ => crate::out!("{}", text(&report)),
     }
     Ok(if failing {
         Outcome::ProblemsFound

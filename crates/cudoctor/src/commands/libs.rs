@@ -66,9 +66,9 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
     match args.format {
         Format::Json => {
             let doc = serde_json::json!({ "objects": objects, "errors": facts.errors });
-            println!("{}", serde_json::to_string_pretty(&doc)?);
+            crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
         }
-        _ => print!("{}", text(&facts)),
+        _ => crate::out!("{}", text(&facts)),
     }
     if objects.is_empty() && !facts.errors.is_empty() {
         bail!("nothing could be loaded: {}", facts.errors.join("; "));

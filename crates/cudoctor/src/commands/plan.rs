@@ -31,8 +31,8 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
     {
         let answer = cudoctor_plan::reverse(&kb, torch, cuda)?;
         match args.format {
-            Format::Json => println!("{}", serde_json::to_string_pretty(&answer)?),
-            _ => print!("{}", reverse_text(&answer)),
+            Format::Json => crate::outln!("{}", serde_json::to_string_pretty(&answer)?),
+            _ => crate::out!("{}", reverse_text(&answer)),
         }
         return Ok(Outcome::Healthy);
     }
@@ -52,8 +52,8 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
     let input = input(args, snap.as_ref(), cuda)?;
     let plan = cudoctor_plan::plan(&kb, &input)?;
     match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&plan)?),
-        _ => print!("{}", plan_text(&plan, input.installer)),
+        Format::Json => crate::outln!("{}", serde_json::to_string_pretty(&plan)?),
+        _ => crate::out!("{}", plan_text(&plan, input.installer)),
     }
     let change_needed = plan.current.as_ref().is_some_and(|c| !c.ok);
     Ok(if change_needed {

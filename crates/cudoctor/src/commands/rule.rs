@@ -10,14 +10,14 @@ pub fn show(code: &str) -> anyhow::Result<Outcome> {
     let Some(rule) = rule_by_code(code) else {
         bail!("no rule {code:?}; `cudoctor rules` lists them");
     };
-    println!("# {} ({})\n", rule.code, rule.name);
-    println!("{}\n", rule.summary);
-    println!(
+    crate::outln!("# {} ({})\n", rule.code, rule.name);
+    crate::outln!("{}\n", rule.summary);
+    crate::outln!(
         "Layer: {}. Default severity: {}.\n",
         rule.layer.name(),
         rule.severity.name()
     );
-    print!("{}", rule.docs);
+    crate::out!("{}", rule.docs);
     Ok(Outcome::Healthy)
 }
 
@@ -34,11 +34,11 @@ pub fn list(format: Format) -> anyhow::Result<Outcome> {
                     })
                 })
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&rows)?);
+            crate::outln!("{}", serde_json::to_string_pretty(&rows)?);
         }
         Format::Text | Format::Markdown | Format::Html => {
             for r in RULES {
-                println!(
+                crate::outln!(
                     "{:7} {:12} {:8} {}",
                     r.code,
                     r.layer.name(),
