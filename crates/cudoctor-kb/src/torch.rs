@@ -7,7 +7,9 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use crate::data::ArchListBasis;
-use crate::version::{ComputeCapability, CudaVersion, VersionError};
+use crate::version::{
+    cmp_components, component, invalid, ComputeCapability, CudaVersion, VersionError,
+};
 
 /// One PyTorch release and what was published with it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -234,6 +236,7 @@ impl TorchVersion {
 impl FromStr for TorchVersion {
     type Err = VersionError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        const KIND: &str = "torch version";
         let s = s.trim();
         let s = s.strip_prefix('v').unwrap_or(s);
         if s.is_empty() {
@@ -241,38 +244,26 @@ impl FromStr for TorchVersion {
         }
         let (public, local) = match s.split_once('+') {
             Some((p, l)) if !l.is_empty() => (p, Some(l.to_string())),
-            Some(_) => {
-                return Err(VersionError::Invalid {
-                    kind: "torch version",
-                    input: s.to_string(),
-                    why: "empty local version",
-                })
-            }
+            Some(_) => return Err(invalid(KIND, s, "empty local version")),
             None => (s, None),
         };
         let parts = public
             .split('.')
             .map(|p| {
-                if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(VersionError::Invalid {
-                        kind: "torch version",
-                        input: s.to_string(),
-                        why: "expected a release such as 2.11.0 (pre-releases have no table row)",
-                    });
-                }
-                p.parse::<u32>().map_err(|_| VersionError::Invalid {
-                    kind: "torch version",
-                    input: s.to_string(),
-                    why: "component too large",
-                })
+                component(
+                    KIND,
+                    s,
+                    p,
+                    "expected a release such as 2.11.0 (pre-releases have no table row)",
+                )
             })
             .collect::<Result<Vec<_>, _>>()?;
         if !(2..=3).contains(&parts.len()) {
-            return Err(VersionError::Invalid {
-                kind: "torch version",
-                input: s.to_string(),
-                why: "expected major.minor or major.minor.patch",
-            });
+            return Err(invalid(
+                KIND,
+                s,
+                "expected major.minor or major.minor.patch",
+            ));
         }
         Ok(TorchVersion { parts, local })
     }
@@ -285,15 +276,7 @@ impl PartialOrd for TorchVersion {
 }
 impl Ord for TorchVersion {
     fn cmp(&self, other: &Self) -> Ordering {
-        let len = self.parts.len().max(other.parts.len());
-        (0..len)
-            .map(|i| {
-                let a = self.parts.get(i).copied().unwrap_or(0);
-                let b = other.parts.get(i).copied().unwrap_or(0);
-                a.cmp(&b)
-            })
-            .find(|o| o.is_ne())
-            .unwrap_or_else(|| self.local.cmp(&other.local))
+        cmp_components(&self.parts, &other.parts).then_with(|| self.local.cmp(&other.local))
     }
 }
 
@@ -371,5 +354,30 @@ mod tests {
         let a: TorchVersion = "2.10.0".parse().unwrap();
         let b: TorchVersion = "2.9.1".parse().unwrap();
         assert!(a > b);
+        let local: TorchVersion = "2.10.0+cu130".parse().unwrap();
+        assert!(local > a, "same release: the local part decides");
+        let short: TorchVersion = "2.10".parse().unwrap();
+        assert!(short < local);
+    }
+
+    #[test]
+    fn torch_version_errors_say_what_was_expected() {
+        let why = |s: &str| s.parse::<TorchVersion>().unwrap_err().to_string();
+        assert_eq!(
+            why("v2.12.0a0"),
+            "torch version \"2.12.0a0\": expected a release such as 2.11.0 (pre-releases have no table row)"
+        );
+        assert_eq!(
+            why("2.11.0+"),
+            "torch version \"2.11.0+\": empty local version"
+        );
+        assert_eq!(
+            why("2.99999999999"),
+            "torch version \"2.99999999999\": component too large"
+        );
+        assert_eq!(
+            why("2.1.0.1"),
+            "torch version \"2.1.0.1\": expected major.minor or major.minor.patch"
+        );
     }
 }

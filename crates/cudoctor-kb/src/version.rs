@@ -22,7 +22,7 @@ pub enum VersionError {
     },
 }
 
-fn invalid(kind: &'static str, input: &str, why: &'static str) -> VersionError {
+pub(crate) fn invalid(kind: &'static str, input: &str, why: &'static str) -> VersionError {
     VersionError::Invalid {
         kind,
         input: input.to_string(),
@@ -32,11 +32,36 @@ fn invalid(kind: &'static str, input: &str, why: &'static str) -> VersionError {
 
 /// Parses one dot-separated component made only of ASCII digits.
 fn number(kind: &'static str, input: &str, part: &str) -> Result<u32, VersionError> {
+    component(kind, input, part, "components must be decimal numbers")
+}
+
+/// Parses one component made only of ASCII digits; `not_digits` says why anything else is
+/// rejected, in the words that suit the kind of version.
+pub(crate) fn component(
+    kind: &'static str,
+    input: &str,
+    part: &str,
+    not_digits: &'static str,
+) -> Result<u32, VersionError> {
     if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(invalid(kind, input, "components must be decimal numbers"));
+        return Err(invalid(kind, input, not_digits));
     }
     part.parse::<u32>()
         .map_err(|_| invalid(kind, input, "component too large"))
+}
+
+/// Compares numeric components one by one; a missing trailing component counts as 0, so
+/// `[580]` and `[580, 0]` are equal.
+pub(crate) fn cmp_components(a: &[u32], b: &[u32]) -> Ordering {
+    let len = a.len().max(b.len());
+    (0..len)
+        .map(|i| {
+            let x = a.get(i).copied().unwrap_or(0);
+            let y = b.get(i).copied().unwrap_or(0);
+            x.cmp(&y)
+        })
+        .find(|o| o.is_ne())
+        .unwrap_or(Ordering::Equal)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -198,15 +223,7 @@ impl PartialOrd for DriverVersion {
 
 impl Ord for DriverVersion {
     fn cmp(&self, other: &Self) -> Ordering {
-        let len = self.parts.len().max(other.parts.len());
-        (0..len)
-            .map(|i| {
-                let a = self.parts.get(i).copied().unwrap_or(0);
-                let b = other.parts.get(i).copied().unwrap_or(0);
-                a.cmp(&b)
-            })
-            .find(|o| o.is_ne())
-            .unwrap_or(Ordering::Equal)
+        cmp_components(&self.parts, &other.parts)
     }
 }
 
@@ -378,6 +395,13 @@ mod tests {
         assert_eq!(drv("580"), drv("580.0"));
         assert_eq!(drv("525.60.13"), drv("525.60.13"));
         assert!(drv("470.82.01") < drv("470.82.1.5"));
+    }
+
+    #[test]
+    fn components_compare_with_missing_ones_as_zero() {
+        assert_eq!(cmp_components(&[580], &[580, 0, 0]), Ordering::Equal);
+        assert_eq!(cmp_components(&[580, 65], &[580]), Ordering::Greater);
+        assert_eq!(cmp_components(&[], &[1]), Ordering::Less);
     }
 
     #[test]
