@@ -23,6 +23,7 @@ pub static RULES: &[&Rule] = &[
     &rules::extension_lacks_gpu_arch::RULE,
     &rules::arch_list_env::RULE,
     &rules::nvcc_cannot_target_gpu::RULE,
+    &rules::unreadable_kernel_images::RULE,
     &rules::missing_library::RULE,
     &rules::duplicate_library_copies::RULE,
     &rules::ld_library_path_shadows::RULE,

@@ -530,3 +530,35 @@ fn kernels_command_reports_a_damaged_fat_binary_without_failing() {
     let r = m.run(&["kernels", "--gpu", "sm_90", "/opt/lib/libbroken.so"]);
     assert!(r.stdout.contains("error: truncated"), "{}", r.stdout);
 }
+
+#[test]
+fn krn005_check_reports_an_unreadable_extension() {
+    let mut m = FakeMachine::new();
+    m.driver(
+        "580.159.04",
+        "13.0",
+        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
+    );
+    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let mut section = fatbin_section(&[&[FatEntry::sass(90)]]);
+    section[8..16].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    cuda_library(
+        &m,
+        "/opt/venv/lib/python3.12/site-packages/broken_ext.cpython-312-x86_64-linux-gnu.so",
+        SOURCE,
+        &[],
+        &section,
+    );
+    let (v, _) = m.json();
+    let f = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "KRN005")
+        .unwrap_or_else(|| panic!("no KRN005: {:#}", v["findings"]));
+    assert_eq!(f["severity"], "warning");
+    assert!(
+        f["evidence"][0].as_str().unwrap().contains("truncated"),
+        "{f:#}"
+    );
+}

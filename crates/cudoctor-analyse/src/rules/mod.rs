@@ -39,6 +39,7 @@ pub mod toolkit_selection_disagrees;
 pub mod toolkits_side_by_side;
 pub mod torch_arch_list_lacks_gpu;
 pub mod torch_probe_failed;
+pub mod unreadable_kernel_images;
 pub mod unresolved_symbols;
 pub mod visible_devices_hide_gpus;
 pub mod wsl_linux_driver;
