@@ -7,6 +7,7 @@ pub mod host;
 pub mod kernels;
 pub mod libraries;
 pub mod multigpu;
+mod nvml;
 pub mod platform;
 pub mod python;
 pub mod toolkit;

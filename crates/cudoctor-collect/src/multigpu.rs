@@ -7,9 +7,13 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use cudoctor_snapshot::{Attempt, MultiGpuFacts, NcclLibrary, Outcome, PythonEnv};
+use cudoctor_snapshot::{
+    Attempt, GpuPair, MultiGpuFacts, NcclLibrary, NvLink, Outcome, P2pStatus, PathLevel, PythonEnv,
+    Topology, TopologyGpu,
+};
 
 use crate::host::{split_path_list, Host};
+use crate::nvml::{self, Device, Nvml};
 
 /// System directories where distributions install libnccl.
 const SYSTEM_LIB_DIRS: &[&str] = &[
@@ -24,7 +28,7 @@ const SYSTEM_LIB_DIRS: &[&str] = &[
 pub fn collect(host: &Host, envs: &[PythonEnv]) -> MultiGpuFacts {
     let mut facts = MultiGpuFacts::default();
     if host.dynamic_loading {
-        match with_timeout(host.command_timeout, nvml::topology) {
+        match with_timeout(host.command_timeout, nvml_topology) {
             Some(Ok((topology, notes))) => {
                 let mut detail = format!(
                     "{} GPU(s), {} pair(s)",
@@ -143,255 +147,115 @@ fn version_from_file_name(name: &str) -> Option<String> {
     .then(|| v.to_string())
 }
 
-/// NVML calls for topology. Only queries; NVML is initialised and shut down around them.
-mod nvml {
-    #![allow(unsafe_code)]
+/// NVML_NVLINK_MAX_LINKS in current headers; links past a GPU's count answer INVALID_ARGUMENT.
+const MAX_LINKS: u32 = 18;
 
-    use std::ffi::{c_char, c_int, c_uint, c_void};
+/// How the GPUs connect, from NVML, with notes on GPUs it could not open. Only queries; NVML
+/// is initialised and shut down around them.
+fn nvml_topology() -> Result<(Topology, Vec<String>), String> {
+    nvml::with_nvml(read_topology)
+}
 
-    use cudoctor_snapshot::{GpuPair, NvLink, P2pStatus, PathLevel, Topology, TopologyGpu};
-    use libloading::{Library, Symbol};
-
-    const NVML_LIBRARY: &str = "libnvidia-ml.so.1";
-    const NVML_SUCCESS: c_int = 0;
-    const NVML_ERROR_INVALID_ARGUMENT: c_int = 2;
-    const NVML_ERROR_NOT_SUPPORTED: c_int = 3;
-    /// NVML_NVLINK_MAX_LINKS in current headers; links past a GPU's count answer INVALID_ARGUMENT.
-    const MAX_LINKS: c_uint = 18;
-    /// nvmlGpuP2PCapsIndex_t: READ, WRITE, NVLINK, ATOMICS.
-    const P2P_READ: c_uint = 0;
-    const P2P_WRITE: c_uint = 1;
-    const P2P_NVLINK: c_uint = 2;
-    const P2P_ATOMICS: c_uint = 3;
-
-    type Device = *mut c_void;
-
-    pub fn topology() -> Result<(Topology, Vec<String>), String> {
-        // SAFETY: NVML is the driver's management library; init/query/shutdown is its intended use.
-        let lib = unsafe { Library::new(NVML_LIBRARY) }.map_err(|e| e.to_string())?;
-        let nvml = Nvml { lib: &lib };
-        let init = nvml.sym::<unsafe extern "C" fn() -> c_int>(b"nvmlInit_v2\0")?;
-        // SAFETY: no arguments.
-        let rc = unsafe { init() };
-        if rc != NVML_SUCCESS {
-            return Err(format!("nvmlInit_v2 returned NVML error {rc}"));
-        }
-        let result = nvml.read();
-        if let Ok(shutdown) = nvml.sym::<unsafe extern "C" fn() -> c_int>(b"nvmlShutdown\0") {
-            // SAFETY: no arguments; balances the init above.
-            let _ = unsafe { shutdown() };
-        }
-        result
+fn read_topology(nvml: &Nvml) -> Result<(Topology, Vec<String>), String> {
+    let count = nvml.device_count()?;
+    let by_index = nvml.handle_by_index()?;
+    let mut notes = Vec::new();
+    let mut devices: Vec<(TopologyGpu, Device)> = Vec::new();
+    // A driver never reports more than a few dozen GPUs; bound the loop against nonsense.
+    for index in 0..count.min(256) {
+        let dev = match by_index(index) {
+            Ok(dev) => dev,
+            Err(rc) => {
+                notes.push(format!("GPU {index}: handle: NVML error {rc}"));
+                continue;
+            }
+        };
+        let gpu = TopologyGpu {
+            index,
+            name: nvml.name(dev).unwrap_or_default(),
+            uuid: nvml.uuid(dev),
+            bus_id: nvml.pci_bus_id(dev),
+            nvlinks: nvlinks(nvml, dev),
+        };
+        devices.push((gpu, dev));
     }
-
-    struct Nvml<'l> {
-        lib: &'l Library,
-    }
-
-    impl Nvml<'_> {
-        fn sym<T>(&self, name: &[u8]) -> Result<Symbol<'_, T>, String> {
-            // SAFETY: every caller names the exact C signature NVML documents for `name`.
-            unsafe { self.lib.get(name) }.map_err(|e| e.to_string())
-        }
-
-        fn read(&self) -> Result<(Topology, Vec<String>), String> {
-            let count_fn =
-                self.sym::<unsafe extern "C" fn(*mut c_uint) -> c_int>(b"nvmlDeviceGetCount_v2\0")?;
-            let mut count: c_uint = 0;
-            // SAFETY: one out-parameter.
-            let rc = unsafe { count_fn(&mut count) };
-            if rc != NVML_SUCCESS {
-                return Err(format!("nvmlDeviceGetCount_v2 returned NVML error {rc}"));
-            }
-            let by_index = self.sym::<unsafe extern "C" fn(c_uint, *mut Device) -> c_int>(
-                b"nvmlDeviceGetHandleByIndex_v2\0",
-            )?;
-            let mut notes = Vec::new();
-            let mut devices: Vec<(TopologyGpu, Device)> = Vec::new();
-            // A driver never reports more than a few dozen GPUs; bound the loop against nonsense.
-            for index in 0..count.min(256) {
-                let mut dev: Device = std::ptr::null_mut();
-                // SAFETY: index < count; the out-parameter is a handle.
-                let rc = unsafe { by_index(index, &mut dev) };
-                if rc != NVML_SUCCESS {
-                    notes.push(format!("GPU {index}: handle: NVML error {rc}"));
-                    continue;
-                }
-                let gpu = TopologyGpu {
-                    index,
-                    name: self
-                        .string_of(dev, b"nvmlDeviceGetName\0")
-                        .unwrap_or_default(),
-                    uuid: self.string_of(dev, b"nvmlDeviceGetUUID\0"),
-                    bus_id: self.pci_bus_id(dev, None),
-                    nvlinks: self.nvlinks(dev),
-                };
-                devices.push((gpu, dev));
-            }
-            let mut pairs = Vec::new();
-            for (i, (a, da)) in devices.iter().enumerate() {
-                for (b, db) in devices.iter().skip(i + 1) {
-                    pairs.push(self.pair(a, *da, b, *db));
-                }
-            }
-            Ok((
-                Topology {
-                    source: "nvml".to_string(),
-                    gpus: devices.into_iter().map(|(g, _)| g).collect(),
-                    pairs,
-                },
-                notes,
-            ))
-        }
-
-        fn pair(&self, a: &TopologyGpu, da: Device, b: &TopologyGpu, db: Device) -> GpuPair {
-            let level = self
-                .sym::<unsafe extern "C" fn(Device, Device, *mut c_uint) -> c_int>(
-                    b"nvmlDeviceGetTopologyCommonAncestor\0",
-                )
-                .ok()
-                .and_then(|f| {
-                    let mut v: c_uint = 0;
-                    // SAFETY: two valid handles and one out-parameter (an enum, int-sized).
-                    (unsafe { f(da, db, &mut v) } == NVML_SUCCESS).then_some(v)
-                })
-                .and_then(PathLevel::from_nvml);
-            let p2p = |cap: c_uint| -> Option<P2pStatus> {
-                let f = self
-                    .sym::<unsafe extern "C" fn(Device, Device, c_uint, *mut c_uint) -> c_int>(
-                        b"nvmlDeviceGetP2PStatus\0",
-                    )
-                    .ok()?;
-                let mut status: c_uint = 0;
-                // SAFETY: two valid handles, a caps index NVML defines, one out-parameter.
-                (unsafe { f(da, db, cap, &mut status) } == NVML_SUCCESS)
-                    .then(|| P2pStatus::from_nvml(status))
-            };
-            let same = |x: &Option<String>, y: &Option<String>| match (x, y) {
-                (Some(x), Some(y)) => x.eq_ignore_ascii_case(y),
-                _ => false,
-            };
-            let links_a_to_b = a
-                .nvlinks
-                .iter()
-                .filter(|l| l.active && same(&l.remote_bus_id, &b.bus_id))
-                .count();
-            GpuPair {
-                a: a.index,
-                b: b.index,
-                level,
-                nvlinks: u32::try_from(links_a_to_b).unwrap_or(u32::MAX),
-                p2p_read: p2p(P2P_READ),
-                p2p_write: p2p(P2P_WRITE),
-                p2p_nvlink: p2p(P2P_NVLINK),
-                p2p_atomics: p2p(P2P_ATOMICS),
-            }
-        }
-
-        fn nvlinks(&self, dev: Device) -> Vec<NvLink> {
-            let Ok(state) = self.sym::<unsafe extern "C" fn(Device, c_uint, *mut c_uint) -> c_int>(
-                b"nvmlDeviceGetNvLinkState\0",
-            ) else {
-                return Vec::new();
-            };
-            let remote_type = self
-                .sym::<unsafe extern "C" fn(Device, c_uint, *mut c_uint) -> c_int>(
-                    b"nvmlDeviceGetNvLinkRemoteDeviceType\0",
-                )
-                .ok();
-            let mut links = Vec::new();
-            for link in 0..MAX_LINKS {
-                let mut active: c_uint = 0;
-                // SAFETY: a valid handle, a link index, one out-parameter (an enable state).
-                let rc = unsafe { state(dev, link, &mut active) };
-                if rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT {
-                    // No NVLink on this GPU, or past its last link.
-                    break;
-                }
-                if rc != NVML_SUCCESS {
-                    continue;
-                }
-                let active = active == 1;
-                let remote_kind = remote_type.as_ref().and_then(|f| {
-                    let mut t: c_uint = 0;
-                    // SAFETY: as above.
-                    (active && unsafe { f(dev, link, &mut t) } == NVML_SUCCESS).then(|| {
-                        match t {
-                            0 => "gpu",
-                            1 => "ibmnpu",
-                            2 => "switch",
-                            _ => "unknown",
-                        }
-                        .to_string()
-                    })
-                });
-                links.push(NvLink {
-                    link,
-                    active,
-                    remote_bus_id: if active {
-                        self.pci_bus_id(dev, Some(link))
-                    } else {
-                        None
-                    },
-                    remote_kind,
-                });
-            }
-            links
-        }
-
-        /// The device's own PCI bus id, or the far end of one of its NVLink links.
-        fn pci_bus_id(&self, dev: Device, link: Option<c_uint>) -> Option<String> {
-            // nvmlPciInfo_t: char busIdLegacy[16]; 5 x unsigned int; char busId[32] (68 bytes).
-            // A larger, aligned buffer keeps us safe should a driver write more.
-            let mut buf = [0u64; 32];
-            let bytes = buf.as_mut_ptr().cast::<u8>();
-            let rc = match link {
-                None => {
-                    let f = self
-                        .sym::<unsafe extern "C" fn(Device, *mut u8) -> c_int>(
-                            b"nvmlDeviceGetPciInfo_v3\0",
-                        )
-                        .ok()?;
-                    // SAFETY: the buffer (256 bytes) is larger than the struct.
-                    unsafe { f(dev, bytes) }
-                }
-                Some(l) => {
-                    let f = self
-                        .sym::<unsafe extern "C" fn(Device, c_uint, *mut u8) -> c_int>(
-                            b"nvmlDeviceGetNvLinkRemotePciInfo_v2\0",
-                        )
-                        .ok()?;
-                    // SAFETY: as above, with a link index.
-                    unsafe { f(dev, l, bytes) }
-                }
-            };
-            if rc != NVML_SUCCESS {
-                return None;
-            }
-            let raw: Vec<u8> = buf.iter().flat_map(|w| w.to_ne_bytes()).collect();
-            let field = raw.get(36..68)?;
-            let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
-            let s = String::from_utf8_lossy(field.get(..end)?).into_owned();
-            (!s.is_empty()).then_some(s)
-        }
-
-        fn string_of(&self, dev: Device, name: &[u8]) -> Option<String> {
-            let f = self
-                .sym::<unsafe extern "C" fn(Device, *mut c_char, c_uint) -> c_int>(name)
-                .ok()?;
-            let mut buf = [0 as c_char; 96];
-            // SAFETY: buffer and its length match; NVML NUL-terminates within it.
-            if unsafe { f(dev, buf.as_mut_ptr(), buf.len() as c_uint) } != NVML_SUCCESS {
-                return None;
-            }
-            let bytes: Vec<u8> = buf
-                .iter()
-                .take_while(|&&c| c != 0)
-                .map(|&c| c as u8)
-                .collect();
-            Some(String::from_utf8_lossy(&bytes).into_owned())
+    let mut pairs = Vec::new();
+    for (i, (a, da)) in devices.iter().enumerate() {
+        for (b, db) in devices.iter().skip(i + 1) {
+            pairs.push(pair(nvml, (a, *da), (b, *db)));
         }
     }
+    Ok((
+        Topology {
+            source: "nvml".to_string(),
+            gpus: devices.into_iter().map(|(g, _)| g).collect(),
+            pairs,
+        },
+        notes,
+    ))
+}
+
+fn pair(nvml: &Nvml, (a, da): (&TopologyGpu, Device), (b, db): (&TopologyGpu, Device)) -> GpuPair {
+    let level = nvml.common_ancestor(da, db).and_then(PathLevel::from_nvml);
+    let p2p = |cap| nvml.p2p_status(da, db, cap).map(P2pStatus::from_nvml);
+    let same = |x: &Option<String>, y: &Option<String>| match (x, y) {
+        (Some(x), Some(y)) => x.eq_ignore_ascii_case(y),
+        _ => false,
+    };
+    let links_a_to_b = a
+        .nvlinks
+        .iter()
+        .filter(|l| l.active && same(&l.remote_bus_id, &b.bus_id))
+        .count();
+    GpuPair {
+        a: a.index,
+        b: b.index,
+        level,
+        nvlinks: u32::try_from(links_a_to_b).unwrap_or(u32::MAX),
+        p2p_read: p2p(nvml::P2P_READ),
+        p2p_write: p2p(nvml::P2P_WRITE),
+        p2p_nvlink: p2p(nvml::P2P_NVLINK),
+        p2p_atomics: p2p(nvml::P2P_ATOMICS),
+    }
+}
+
+fn nvlinks(nvml: &Nvml, dev: Device) -> Vec<NvLink> {
+    let Some(state) = nvml.nvlink_state() else {
+        return Vec::new();
+    };
+    let mut links = Vec::new();
+    for link in 0..MAX_LINKS {
+        let active = match state(dev, link) {
+            Ok(active) => active,
+            // No NVLink on this GPU, or past its last link.
+            Err(nvml::ERROR_NOT_SUPPORTED | nvml::ERROR_INVALID_ARGUMENT) => break,
+            Err(_) => continue,
+        };
+        let remote_kind = if active {
+            nvml.nvlink_remote_type(dev, link).map(|t| {
+                match t {
+                    0 => "gpu",
+                    1 => "ibmnpu",
+                    2 => "switch",
+                    _ => "unknown",
+                }
+                .to_string()
+            })
+        } else {
+            None
+        };
+        links.push(NvLink {
+            link,
+            active,
+            remote_bus_id: if active {
+                nvml.nvlink_remote_bus_id(dev, link)
+            } else {
+                None
+            },
+            remote_kind,
+        });
+    }
+    links
 }
 
 #[cfg(test)]

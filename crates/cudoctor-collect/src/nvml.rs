@@ -1,0 +1,387 @@
+//! NVML, the driver's management library, loaded at run time (no link-time dependency) so the
+//! binary runs on machines with no driver at all. Every call into it is made here, behind safe
+//! functions: the driver layer and the multi-GPU layer only see Rust values. Only queries are
+//! made, never a change; NVML is initialised and shut down around them.
+#![allow(unsafe_code)]
+
+use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::marker::PhantomData;
+
+use libloading::{Library, Symbol};
+
+const LIBRARY: &str = "libnvidia-ml.so.1";
+const SUCCESS: c_int = 0;
+pub const ERROR_INVALID_ARGUMENT: c_int = 2;
+pub const ERROR_NOT_SUPPORTED: c_int = 3;
+
+/// nvmlGpuP2PCapsIndex_t: READ, WRITE, NVLINK, ATOMICS.
+pub const P2P_READ: c_uint = 0;
+pub const P2P_WRITE: c_uint = 1;
+pub const P2P_NVLINK: c_uint = 2;
+pub const P2P_ATOMICS: c_uint = 3;
+
+/// Loads NVML, initialises it, runs `f` and shuts NVML down again, whatever `f` returned.
+/// Errors: the loader's message, or `nvmlInit_v2 returned NVML error N`.
+pub fn with_nvml<T>(f: impl FnOnce(&Nvml) -> Result<T, String>) -> Result<T, String> {
+    // SAFETY: NVML is the driver's management library; loading it runs only its initialisers,
+    // and init/query/shutdown is its intended use.
+    let lib = unsafe { Library::new(LIBRARY) }.map_err(|e| e.to_string())?;
+    let nvml = Nvml { lib };
+    nvml.call0(b"nvmlInit_v2\0")?;
+    let result = f(&nvml);
+    let _ = nvml.call0(b"nvmlShutdown\0");
+    result
+}
+
+/// `name returned NVML error N`, the error text of a failed call.
+pub fn failed(name: &str, rc: c_int) -> String {
+    format!("{name} returned NVML error {rc}")
+}
+
+/// An initialised NVML.
+pub struct Nvml {
+    lib: Library,
+}
+
+/// A GPU's handle. It borrows the session that gave it, so it cannot be used after shutdown.
+#[derive(Clone, Copy)]
+pub struct Device<'n> {
+    raw: *mut c_void,
+    _session: PhantomData<&'n Nvml>,
+}
+
+/// nvmlMemory_t, in bytes.
+pub struct Memory {
+    pub total: u64,
+    pub used: u64,
+}
+
+/// One compute process on a GPU.
+pub struct Process {
+    pub pid: u32,
+    /// None where NVML cannot tell (it reports the all-ones value).
+    pub used_bytes: Option<u64>,
+}
+
+/// nvmlProcessInfo_t (v2/v3 layout).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct ProcessInfoV3 {
+    pid: c_uint,
+    used_gpu_memory: u64,
+    gpu_instance_id: c_uint,
+    compute_instance_id: c_uint,
+}
+
+type RawDevice = *mut c_void;
+
+impl Nvml {
+    fn sym<T>(&self, name: &[u8]) -> Result<Symbol<'_, T>, String> {
+        // SAFETY: every caller names the exact C signature NVML documents for `name`.
+        unsafe { self.lib.get(name) }.map_err(|e| e.to_string())
+    }
+
+    fn call0(&self, name: &[u8]) -> Result<(), String> {
+        let f = self.sym::<unsafe extern "C" fn() -> c_int>(name)?;
+        // SAFETY: nvmlInit_v2 / nvmlShutdown take no arguments.
+        match unsafe { f() } {
+            SUCCESS => Ok(()),
+            rc => {
+                let n = String::from_utf8_lossy(name.strip_suffix(b"\0").unwrap_or(name));
+                Err(failed(&n, rc))
+            }
+        }
+    }
+
+    /// nvmlSystemGetDriverVersion ("580.159.04"). Err when the library lacks the call, None
+    /// when the call fails.
+    pub fn driver_version(&self) -> Result<Option<String>, String> {
+        let f = self.sym::<unsafe extern "C" fn(*mut c_char, c_uint) -> c_int>(
+            b"nvmlSystemGetDriverVersion\0",
+        )?;
+        let mut buf = [0 as c_char; 96];
+        // SAFETY: buffer and its length match; NVML NUL-terminates within it.
+        let rc = unsafe { f(buf.as_mut_ptr(), buf.len() as c_uint) };
+        Ok((rc == SUCCESS).then(|| c_string(&buf)))
+    }
+
+    /// nvmlSystemGetCudaDriverVersion_v2: the highest CUDA the driver runs, 1000*major + 10*minor.
+    pub fn cuda_driver_version(&self) -> Option<i32> {
+        let f = self
+            .sym::<unsafe extern "C" fn(*mut c_int) -> c_int>(
+                b"nvmlSystemGetCudaDriverVersion_v2\0",
+            )
+            .ok()?;
+        let mut v: c_int = 0;
+        // SAFETY: one out-parameter.
+        (unsafe { f(&mut v) } == SUCCESS).then_some(v)
+    }
+
+    /// nvmlDeviceGetCount_v2.
+    pub fn device_count(&self) -> Result<u32, String> {
+        let f =
+            self.sym::<unsafe extern "C" fn(*mut c_uint) -> c_int>(b"nvmlDeviceGetCount_v2\0")?;
+        let mut count: c_uint = 0;
+        // SAFETY: one out-parameter.
+        match unsafe { f(&mut count) } {
+            SUCCESS => Ok(count),
+            rc => Err(failed("nvmlDeviceGetCount_v2", rc)),
+        }
+    }
+
+    /// nvmlDeviceGetHandleByIndex_v2, looked up once: Err when the library lacks it. The
+    /// function it returns gives a device's handle, or NVML's return code.
+    pub fn handle_by_index<'n>(
+        &'n self,
+    ) -> Result<impl Fn(u32) -> Result<Device<'n>, c_int> + 'n, String> {
+        let f = self.sym::<unsafe extern "C" fn(c_uint, *mut RawDevice) -> c_int>(
+            b"nvmlDeviceGetHandleByIndex_v2\0",
+        )?;
+        Ok(move |index: u32| {
+            let mut raw: RawDevice = std::ptr::null_mut();
+            // SAFETY: an index (NVML checks its range) and one out-parameter, a handle.
+            match unsafe { f(index, &mut raw) } {
+                SUCCESS => Ok(Device {
+                    raw,
+                    _session: PhantomData,
+                }),
+                rc => Err(rc),
+            }
+        })
+    }
+
+    /// nvmlDeviceGetName.
+    pub fn name(&self, dev: Device<'_>) -> Option<String> {
+        self.string_of(dev, b"nvmlDeviceGetName\0")
+    }
+
+    /// nvmlDeviceGetUUID.
+    pub fn uuid(&self, dev: Device<'_>) -> Option<String> {
+        self.string_of(dev, b"nvmlDeviceGetUUID\0")
+    }
+
+    fn string_of(&self, dev: Device<'_>, name: &[u8]) -> Option<String> {
+        let f = self
+            .sym::<unsafe extern "C" fn(RawDevice, *mut c_char, c_uint) -> c_int>(name)
+            .ok()?;
+        let mut buf = [0 as c_char; 96];
+        // SAFETY: a handle of this session; buffer and its length match; NVML NUL-terminates
+        // within it.
+        (unsafe { f(dev.raw, buf.as_mut_ptr(), buf.len() as c_uint) } == SUCCESS)
+            .then(|| c_string(&buf))
+    }
+
+    /// The device's own PCI bus id (nvmlDeviceGetPciInfo_v3).
+    pub fn pci_bus_id(&self, dev: Device<'_>) -> Option<String> {
+        let f = self
+            .sym::<unsafe extern "C" fn(RawDevice, *mut u8) -> c_int>(b"nvmlDeviceGetPciInfo_v3\0")
+            .ok()?;
+        // SAFETY: a handle of this session and a buffer larger than the struct (see bus_id_of).
+        bus_id_of(|buf| unsafe { f(dev.raw, buf) })
+    }
+
+    /// The PCI bus id at the far end of one NVLink link (nvmlDeviceGetNvLinkRemotePciInfo_v2).
+    pub fn nvlink_remote_bus_id(&self, dev: Device<'_>, link: u32) -> Option<String> {
+        let f = self
+            .sym::<unsafe extern "C" fn(RawDevice, c_uint, *mut u8) -> c_int>(
+                b"nvmlDeviceGetNvLinkRemotePciInfo_v2\0",
+            )
+            .ok()?;
+        // SAFETY: as in pci_bus_id, with a link index.
+        bus_id_of(|buf| unsafe { f(dev.raw, link, buf) })
+    }
+
+    /// nvmlDeviceGetCudaComputeCapability: (major, minor).
+    pub fn compute_capability(&self, dev: Device<'_>) -> Option<(i32, i32)> {
+        let f = self
+            .sym::<unsafe extern "C" fn(RawDevice, *mut c_int, *mut c_int) -> c_int>(
+                b"nvmlDeviceGetCudaComputeCapability\0",
+            )
+            .ok()?;
+        let (mut major, mut minor) = (0, 0);
+        // SAFETY: a handle of this session and two out-parameters.
+        (unsafe { f(dev.raw, &mut major, &mut minor) } == SUCCESS).then_some((major, minor))
+    }
+
+    /// nvmlDeviceGetMemoryInfo.
+    pub fn memory(&self, dev: Device<'_>) -> Option<Memory> {
+        let f = self
+            .sym::<unsafe extern "C" fn(RawDevice, *mut [u64; 3]) -> c_int>(
+                b"nvmlDeviceGetMemoryInfo\0",
+            )
+            .ok()?;
+        // nvmlMemory_t is { total, free, used } as unsigned long long.
+        let mut mem = [0u64; 3];
+        // SAFETY: a handle of this session; the struct is three u64.
+        (unsafe { f(dev.raw, &mut mem) } == SUCCESS).then_some(Memory {
+            total: mem[0],
+            used: mem[2],
+        })
+    }
+
+    /// Whether MIG is on now (nvmlDeviceGetMigMode's current mode). None on GPUs without MIG,
+    /// where the call answers NOT_SUPPORTED.
+    pub fn mig_enabled(&self, dev: Device<'_>) -> Option<bool> {
+        let f = self
+            .sym::<unsafe extern "C" fn(RawDevice, *mut c_uint, *mut c_uint) -> c_int>(
+                b"nvmlDeviceGetMigMode\0",
+            )
+            .ok()?;
+        let (mut current, mut pending) = (0, 0);
+        // SAFETY: a handle of this session and two out-parameters.
+        (unsafe { f(dev.raw, &mut current, &mut pending) } == SUCCESS).then_some(current == 1)
+    }
+
+    /// Whether persistence mode is on (nvmlDeviceGetPersistenceMode).
+    pub fn persistence_enabled(&self, dev: Device<'_>) -> Option<bool> {
+        let f = self
+            .sym::<unsafe extern "C" fn(RawDevice, *mut c_uint) -> c_int>(
+                b"nvmlDeviceGetPersistenceMode\0",
+            )
+            .ok()?;
+        let mut state = 0;
+        // SAFETY: a handle of this session and one out-parameter (an enum, int-sized).
+        (unsafe { f(dev.raw, &mut state) } == SUCCESS).then_some(state == 1)
+    }
+
+    /// nvmlDeviceGetComputeRunningProcesses_v3, at most 64 of them.
+    pub fn running_processes(&self, dev: Device<'_>) -> Option<Vec<Process>> {
+        let f = self
+            .sym::<unsafe extern "C" fn(RawDevice, *mut c_uint, *mut ProcessInfoV3) -> c_int>(
+                b"nvmlDeviceGetComputeRunningProcesses_v3\0",
+            )
+            .ok()?;
+        let mut infos = [ProcessInfoV3::default(); 64];
+        let mut count = infos.len() as c_uint;
+        // SAFETY: a handle of this session; count is the array's capacity and NVML writes at
+        // most that many entries.
+        if unsafe { f(dev.raw, &mut count, infos.as_mut_ptr()) } != SUCCESS {
+            return None;
+        }
+        let n = (count as usize).min(infos.len());
+        Some(
+            infos
+                .get(..n)?
+                .iter()
+                .map(|p| Process {
+                    pid: p.pid,
+                    used_bytes: (p.used_gpu_memory != u64::MAX).then_some(p.used_gpu_memory),
+                })
+                .collect(),
+        )
+    }
+
+    /// nvmlDeviceGetTopologyCommonAncestor: the nvmlGpuTopologyLevel_t of two GPUs' path.
+    pub fn common_ancestor(&self, a: Device<'_>, b: Device<'_>) -> Option<u32> {
+        let f = self
+            .sym::<unsafe extern "C" fn(RawDevice, RawDevice, *mut c_uint) -> c_int>(
+                b"nvmlDeviceGetTopologyCommonAncestor\0",
+            )
+            .ok()?;
+        let mut v: c_uint = 0;
+        // SAFETY: two handles of this session and one out-parameter (an enum, int-sized).
+        (unsafe { f(a.raw, b.raw, &mut v) } == SUCCESS).then_some(v)
+    }
+
+    /// nvmlDeviceGetP2PStatus for one capability (`P2P_READ` ...): an nvmlGpuP2PStatus_t.
+    pub fn p2p_status(&self, a: Device<'_>, b: Device<'_>, cap: c_uint) -> Option<u32> {
+        let f = self
+            .sym::<unsafe extern "C" fn(RawDevice, RawDevice, c_uint, *mut c_uint) -> c_int>(
+                b"nvmlDeviceGetP2PStatus\0",
+            )
+            .ok()?;
+        let mut status: c_uint = 0;
+        // SAFETY: two handles of this session, a caps index NVML defines, one out-parameter.
+        (unsafe { f(a.raw, b.raw, cap, &mut status) } == SUCCESS).then_some(status)
+    }
+
+    /// nvmlDeviceGetNvLinkState, looked up once: None when the library lacks it. The function
+    /// it returns tells whether one link is active, or NVML's return code.
+    pub fn nvlink_state<'n>(
+        &'n self,
+    ) -> Option<impl Fn(Device<'n>, u32) -> Result<bool, c_int> + 'n> {
+        let f = self
+            .sym::<unsafe extern "C" fn(RawDevice, c_uint, *mut c_uint) -> c_int>(
+                b"nvmlDeviceGetNvLinkState\0",
+            )
+            .ok()?;
+        Some(move |dev: Device<'n>, link: u32| {
+            let mut active: c_uint = 0;
+            // SAFETY: a handle of this session, a link index, one out-parameter (an enable state).
+            match unsafe { f(dev.raw, link, &mut active) } {
+                SUCCESS => Ok(active == 1),
+                rc => Err(rc),
+            }
+        })
+    }
+
+    /// nvmlDeviceGetNvLinkRemoteDeviceType: an nvmlIntNvLinkDeviceType_t (0 GPU, 1 IBM NPU,
+    /// 2 switch).
+    pub fn nvlink_remote_type(&self, dev: Device<'_>, link: u32) -> Option<u32> {
+        let f = self
+            .sym::<unsafe extern "C" fn(RawDevice, c_uint, *mut c_uint) -> c_int>(
+                b"nvmlDeviceGetNvLinkRemoteDeviceType\0",
+            )
+            .ok()?;
+        let mut t: c_uint = 0;
+        // SAFETY: a handle of this session, a link index, one out-parameter (an enum, int-sized).
+        (unsafe { f(dev.raw, link, &mut t) } == SUCCESS).then_some(t)
+    }
+}
+
+/// Runs one nvmlPciInfo_t query into a buffer and reads its `busId`.
+///
+/// nvmlPciInfo_t is char busIdLegacy[16]; 5 x unsigned int; char busId[32] (68 bytes). The
+/// buffer handed to `query` is larger (256 bytes) and aligned, in case a driver writes more.
+fn bus_id_of(query: impl FnOnce(*mut u8) -> c_int) -> Option<String> {
+    let mut buf = [0u64; 32];
+    if query(buf.as_mut_ptr().cast::<u8>()) != SUCCESS {
+        return None;
+    }
+    let raw: Vec<u8> = buf.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let field = raw.get(36..68)?;
+    let end = field.iter().position(|&b| b == 0).unwrap_or(field.len());
+    let s = String::from_utf8_lossy(field.get(..end)?).into_owned();
+    (!s.is_empty()).then_some(s)
+}
+
+/// The text of a NUL-terminated C string in a buffer (the whole buffer when NVML wrote no NUL).
+fn c_string(buf: &[c_char]) -> String {
+    let bytes: Vec<u8> = buf
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_strings_stop_at_the_first_nul_or_the_buffer_end() {
+        let mut buf = [0 as c_char; 8];
+        for (slot, b) in buf.iter_mut().zip(b"580.1\0xy") {
+            *slot = *b as c_char;
+        }
+        assert_eq!(c_string(&buf), "580.1");
+        let full = [b'a' as c_char; 4];
+        assert_eq!(c_string(&full), "aaaa");
+    }
+
+    #[test]
+    fn bus_id_is_read_from_its_offset() {
+        let id = bus_id_of(|p| {
+            let text = b"00000000:00:06.0";
+            for (i, b) in text.iter().enumerate() {
+                // SAFETY: the buffer is 256 bytes; 36 + 16 < 256.
+                unsafe { *p.add(36 + i) = *b };
+            }
+            SUCCESS
+        });
+        assert_eq!(id.as_deref(), Some("00000000:00:06.0"));
+        assert_eq!(bus_id_of(|_| ERROR_NOT_SUPPORTED), None);
+        assert_eq!(bus_id_of(|_| SUCCESS), None, "an empty id is no id");
+    }
+}
