@@ -10,7 +10,7 @@ pub struct Fact {
     pub value: String,
 }
 
-fn fact(label: impl Into<String>, value: impl Into<String>) -> Fact {
+pub(crate) fn fact(label: impl Into<String>, value: impl Into<String>) -> Fact {
     Fact {
         label: label.into(),
         value: value.into(),

@@ -4,15 +4,11 @@
 use cudoctor_analyse::Layer;
 use cudoctor_snapshot::{ProbeRun, Snapshot};
 
-use crate::Fact;
+use crate::facts::{fact, Fact};
 
 /// Facts of the acceleration and multi-GPU layers (the runtime probes and the topology), for
 /// every renderer that lists facts per layer.
 pub fn deep_layer_facts(layer: Layer, s: &Snapshot) -> Vec<Fact> {
-    let fact = |l: &str, v: String| Fact {
-        label: l.to_string(),
-        value: v,
-    };
     let mut out = Vec::new();
     match layer {
         Layer::Acceleration => {
@@ -63,7 +59,7 @@ pub fn deep_layer_facts(layer: Layer, s: &Snapshot) -> Vec<Fact> {
                     if let Some(e) = &d.error {
                         line.push_str(&format!("  error: {e}"));
                     }
-                    out.push(fact(&format!("  GPU {}", d.index), line));
+                    out.push(fact(format!("  GPU {}", d.index), line));
                 }
                 if let Some(st) = &r.settings {
                     let b = |x: Option<bool>| x.map_or("?", |v| if v { "on" } else { "off" });
@@ -110,7 +106,7 @@ pub fn deep_layer_facts(layer: Layer, s: &Snapshot) -> Vec<Fact> {
                         (true, None) => "imports",
                     };
                     out.push(fact(
-                        &format!("  {}", e.name),
+                        format!("  {}", e.name),
                         format!("{} {state}", e.version.as_deref().unwrap_or("")),
                     ));
                 }
@@ -137,7 +133,7 @@ pub fn deep_layer_facts(layer: Layer, s: &Snapshot) -> Vec<Fact> {
                 if let Some(t) = &m.topology {
                     for p in &t.pairs {
                         out.push(fact(
-                            &format!("GPU {} - GPU {}", p.a, p.b),
+                            format!("GPU {} - GPU {}", p.a, p.b),
                             format!(
                                 "{}{}",
                                 p.label(),
@@ -186,7 +182,7 @@ pub fn deep_layer_facts(layer: Layer, s: &Snapshot) -> Vec<Fact> {
                             .collect::<Vec<_>>()
                             .join(", ")
                     };
-                    out.push(fact(&format!("all-reduce ({} GPUs)", ar.world), v));
+                    out.push(fact(format!("all-reduce ({} GPUs)", ar.world), v));
                 }
             }
         }

@@ -39,12 +39,7 @@ pub(super) fn log_plot(title: &str, xlabel: &str, unit: &str, series: &[Series])
     let (x0, x1) = (x0 - pad, x1 + pad);
     let px = |v: f64| left + (lx(v) - x0) / (x1 - x0) * (w - left - right);
     let py = |v: f64| top + (1.0 - (lx(v) - y0) / (y1 - y0)) * (h - top - bottom);
-    let mut svg = String::new();
-    let _ = write!(
-        svg,
-        "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{}\">",
-        esc(title)
-    );
+    let mut svg = open_figure(w, h, title);
     let _ = write!(
         svg,
         "<rect x=\"{left}\" y=\"{top}\" width=\"{}\" height=\"{}\" fill=\"#fbfcfe\" stroke=\"#d9dee8\"/>",
@@ -148,6 +143,15 @@ pub(super) fn log_plot(title: &str, xlabel: &str, unit: &str, series: &[Series])
     svg
 }
 
+/// Opens a figure holding one SVG picture of `w` by `h` pixels; `label` names it for screen
+/// readers. The caller closes both elements.
+pub(super) fn open_figure(w: f64, h: f64, label: &str) -> String {
+    format!(
+        "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"{}\">",
+        esc(label)
+    )
+}
+
 fn value_text(v: f64, unit: &str) -> String {
     if v >= 100.0 {
         format!("{v:.0} {unit}")
@@ -186,11 +190,7 @@ pub(super) fn allreduce_svg(ar: &AllReduceProbe) -> String {
     let max = rows.iter().map(|r| r.1).fold(0.0, f64::max).max(1.0);
     let (w, bar_h, left, top) = (420.0, 22.0, 80.0, 30.0);
     let h = top + (bar_h + 8.0) * rows.len() as f64 + 24.0;
-    let mut svg = String::new();
-    let _ = write!(
-        svg,
-        "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"all-reduce bus bandwidth\">"
-    );
+    let mut svg = open_figure(w, h, "all-reduce bus bandwidth");
     let _ = write!(
         svg,
         "<text x=\"4\" y=\"16\" style=\"font-weight:600\">NCCL all-reduce over {} GPUs{}: bus bandwidth (GB/s)</text>",

@@ -5,6 +5,7 @@ use std::fmt::Write;
 use cudoctor_snapshot::{LinkClass, Topology};
 
 use super::esc;
+use super::plots::open_figure;
 
 /// The GPU-by-GPU matrix of `nvidia-smi topo -m`, coloured by link class.
 pub(super) fn topology_svg(t: &Topology) -> String {
@@ -14,11 +15,7 @@ pub(super) fn topology_svg(t: &Topology) -> String {
     // Wide enough for the legend below a small matrix.
     let w = (left + cell * n as f64 + 12.0).max(290.0);
     let h = top + cell * n as f64 + 40.0;
-    let mut svg = String::new();
-    let _ = write!(
-        svg,
-        "<figure><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"GPU topology\">"
-    );
+    let mut svg = open_figure(w, h, "GPU topology");
     let _ = write!(
         svg,
         "<text x=\"4\" y=\"16\" style=\"font-weight:600\">GPU topology (NVML)</text>"
