@@ -275,6 +275,20 @@ pub fn normalise(p: &str) -> String {
     join_machine(&out)
 }
 
+/// Runs `f` on a thread and gives up after `timeout` (`None`): a wedged driver can hang NVML or
+/// libcuda forever, and the report must still come out. The abandoned thread ends with the
+/// process.
+pub fn call_with_timeout<T: Send + 'static>(
+    timeout: Duration,
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Option<Result<T, String>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(timeout).ok()
+}
+
 /// Runs `cmd`, killing it after `timeout`. Output is read on threads so a chatty child cannot
 /// block on a full pipe.
 pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> CommandOutcome {

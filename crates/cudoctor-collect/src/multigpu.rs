@@ -3,10 +3,6 @@
 //! nvidia-smi; it is loaded at run time, asked with a time limit, and skipped under `--root`.
 //! The NCCL_* and CUDA_VISIBLE_DEVICES variables are already in the snapshot's `env`.
 
-use std::sync::mpsc;
-use std::thread;
-use std::time::Duration;
-
 use cudoctor_snapshot::{
     Attempt, GpuPair, MultiGpuFacts, NcclLibrary, NvLink, Outcome, P2pStatus, PathLevel, PythonEnv,
     Topology, TopologyGpu,
@@ -28,7 +24,7 @@ const SYSTEM_LIB_DIRS: &[&str] = &[
 pub fn collect(host: &Host, envs: &[PythonEnv]) -> MultiGpuFacts {
     let mut facts = MultiGpuFacts::default();
     if host.dynamic_loading {
-        match with_timeout(host.command_timeout, nvml_topology) {
+        match crate::host::call_with_timeout(host.command_timeout, nvml_topology) {
             Some(Ok((topology, notes))) => {
                 let mut detail = format!(
                     "{} GPU(s), {} pair(s)",
@@ -68,18 +64,6 @@ pub fn collect(host: &Host, envs: &[PythonEnv]) -> MultiGpuFacts {
     }
     facts.nccl_libraries = nccl_libraries(host, envs);
     facts
-}
-
-/// Runs `f` on a thread and gives up after `timeout`: a wedged driver can hang NVML.
-fn with_timeout<T: Send + 'static>(
-    timeout: Duration,
-    f: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> Option<Result<T, String>> {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(timeout).ok()
 }
 
 /// Every libnccl in the environments' wheels and in system library directories, one entry per
@@ -288,7 +272,11 @@ mod tests {
         std::fs::create_dir_all(&sys_lib).unwrap();
         std::fs::write(sys_lib.join("libnccl.so.2.21.5"), b"elf").unwrap();
         symlink("libnccl.so.2.21.5", sys_lib.join("libnccl.so.2")).unwrap();
-        let host = Host::rooted(root.to_path_buf(), BTreeMap::new(), Duration::from_secs(1));
+        let host = Host::rooted(
+            root.to_path_buf(),
+            BTreeMap::new(),
+            std::time::Duration::from_secs(1),
+        );
         let env = PythonEnv {
             prefix: "/opt/venv".into(),
             kind: PythonEnvKind::Venv,

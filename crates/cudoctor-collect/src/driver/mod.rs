@@ -8,13 +8,9 @@ mod dynamic;
 pub mod procfs;
 pub mod smi;
 
-use std::sync::mpsc;
-use std::thread;
-use std::time::Duration;
-
 use cudoctor_snapshot::{Attempt, DriverFacts, Gpu, Outcome, Sourced};
 
-use crate::host::{CommandOutcome, Host};
+use crate::host::{call_with_timeout, CommandOutcome, Host};
 
 const PROC_VERSION: &str = "/proc/driver/nvidia/version";
 const SYS_VERSION: &str = "/sys/module/nvidia/version";
@@ -135,25 +131,9 @@ fn read_procfs(host: &Host, facts: &mut DriverFacts) {
     facts.gpus = gpus;
 }
 
-/// Runs `f` on a thread and gives up after `timeout`: a wedged driver can hang NVML forever, and
-/// the report must still come out. The abandoned thread ends with the process.
-fn with_timeout<T: Send + 'static>(
-    timeout: Duration,
-    f: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> Result<T, Option<String>> {
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(timeout) {
-        Ok(r) => r.map_err(Some),
-        Err(_) => Err(None),
-    }
-}
-
 fn read_nvml(host: &Host, facts: &mut DriverFacts) {
-    match with_timeout(host.command_timeout, dynamic::nvml_facts) {
-        Ok(n) => {
+    match call_with_timeout(host.command_timeout, dynamic::nvml_facts) {
+        Some(Ok(n)) => {
             let detail = format!(
                 "driver {}, {} GPU(s){}",
                 n.driver_version.as_deref().unwrap_or("?"),
@@ -179,10 +159,10 @@ fn read_nvml(host: &Host, facts: &mut DriverFacts) {
                 facts.processes = n.processes;
             }
         }
-        Err(Some(e)) => facts
+        Some(Err(e)) => facts
             .attempts
             .push(Attempt::new("nvml", outcome_of_load_error(&e), e)),
-        Err(None) => facts.attempts.push(Attempt::new(
+        None => facts.attempts.push(Attempt::new(
             "nvml",
             Outcome::TimedOut,
             format!("no answer in {:?}", host.command_timeout),
@@ -191,8 +171,8 @@ fn read_nvml(host: &Host, facts: &mut DriverFacts) {
 }
 
 fn read_libcuda(host: &Host, facts: &mut DriverFacts) {
-    match with_timeout(host.command_timeout, dynamic::libcuda_driver_version) {
-        Ok(v) => {
+    match call_with_timeout(host.command_timeout, dynamic::libcuda_driver_version) {
+        Some(Ok(v)) => {
             let cuda = cuda_from_int(v);
             facts.attempts.push(Attempt::new(
                 "libcuda",
@@ -202,10 +182,10 @@ fn read_libcuda(host: &Host, facts: &mut DriverFacts) {
             // libcuda is the authority on what it can run: it replaces NVML's copy of the same fact.
             facts.max_cuda = Some(Sourced::new(cuda, "libcuda cuDriverGetVersion"));
         }
-        Err(Some(e)) => facts
+        Some(Err(e)) => facts
             .attempts
             .push(Attempt::new("libcuda", outcome_of_load_error(&e), e)),
-        Err(None) => facts.attempts.push(Attempt::new(
+        None => facts.attempts.push(Attempt::new(
             "libcuda",
             Outcome::TimedOut,
             format!("no answer in {:?}", host.command_timeout),
