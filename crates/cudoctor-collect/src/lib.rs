@@ -49,29 +49,36 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
     let timings = Timings::from_env(host);
     thread::scope(|s| {
         let driver = s.spawn(|| timings.time("driver", || driver::collect(host)));
+        let topology = s.spawn(|| timings.time("topology", || multigpu::topology_facts(host)));
         let platform = s.spawn(|| timings.time("platform", || platform::collect(host)));
         let host_facts = s.spawn(|| platform::host_facts(host));
         let envs = timings.time("python", || python::collect(host, &options.python));
-        let candidates = kernels::candidates(host, &envs);
         thread::scope(|s| {
             let envs = &envs;
-            let candidates = &candidates;
             let toolkit = s.spawn(|| timings.time("toolkit", || toolkit::collect(host, envs)));
-            let multigpu = s.spawn(|| timings.time("multigpu", || multigpu::collect(host, envs)));
-            let images = s.spawn(|| {
-                (!options.skip_kernel_scan)
-                    .then(|| timings.time("kernels", || kernels::scan_extensions(host, candidates)))
-            });
-            let loader = s.spawn(|| {
-                (!options.skip_loader)
-                    .then(|| timings.time("loader", || libraries::collect(host, envs, candidates)))
+            let nccl = s.spawn(|| multigpu::nccl_libraries(host, envs));
+            // The kernel scan and the loader emulation read the same libraries, side by side.
+            let binaries = s.spawn(|| {
+                let candidates = timings.time("listing", || kernels::candidates(host, envs));
+                thread::scope(|s| {
+                    let images = s.spawn(|| {
+                        (!options.skip_kernel_scan).then(|| {
+                            timings.time("kernels", || kernels::scan_extensions(host, &candidates))
+                        })
+                    });
+                    let loader = (!options.skip_loader).then(|| {
+                        timings.time("loader", || libraries::collect(host, envs, &candidates))
+                    });
+                    (images.join().unwrap_or_default(), loader)
+                })
             });
             if let Some(deep_options) = &options.deep {
                 snap.deep = Some(timings.time("deep", || deep::collect(host, envs, deep_options)));
             }
-            snap.kernel_images = images.join().unwrap_or_default();
-            snap.loader = loader.join().unwrap_or_default();
-            snap.multigpu = multigpu.join().ok();
+            (snap.kernel_images, snap.loader) = binaries.join().unwrap_or_default();
+            let mut multigpu = topology.join().unwrap_or_default();
+            multigpu.nccl_libraries = nccl.join().unwrap_or_default();
+            snap.multigpu = Some(multigpu);
             snap.toolkit = toolkit.join().unwrap_or_default();
         });
         snap.python_envs = envs;

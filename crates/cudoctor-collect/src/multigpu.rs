@@ -22,6 +22,14 @@ const SYSTEM_LIB_DIRS: &[&str] = &[
 ];
 
 pub fn collect(host: &Host, envs: &[PythonEnv]) -> MultiGpuFacts {
+    let mut facts = topology_facts(host);
+    facts.nccl_libraries = nccl_libraries(host, envs);
+    facts
+}
+
+/// The GPU topology from NVML alone (the slow part of this layer: it can start before anything
+/// else is known).
+pub fn topology_facts(host: &Host) -> MultiGpuFacts {
     let mut facts = MultiGpuFacts::default();
     if host.dynamic_loading {
         match crate::host::call_with_timeout(host.command_timeout, nvml_topology) {
@@ -62,7 +70,6 @@ pub fn collect(host: &Host, envs: &[PythonEnv]) -> MultiGpuFacts {
             "dynamic loading is off under --root",
         ));
     }
-    facts.nccl_libraries = nccl_libraries(host, envs);
     facts
 }
 
