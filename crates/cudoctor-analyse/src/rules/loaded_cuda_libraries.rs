@@ -47,7 +47,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
             .iter()
             .find(|e| e.prefix == p.env_prefix);
         let mut f = Finding::new(&RULE, format!("torch in {} loads its own CUDA libraries; the system has other copies", p.env_prefix))
-            .cause("Tools that read the system (collect_env, ldconfig -p) report the system-wide copies below, but torch uses the files listed as loaded.");
+            .cause("Tools that read the system (collect_env, ldconfig -p) report the system-wide copies (listed as not used), but torch uses the files listed as loaded.");
         let mut differs = false;
         for (family, stem, wheel) in FAMILIES {
             let loaded: Vec<&str> = p
