@@ -25,7 +25,12 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
                 deep: args.deep.then(|| deep_options(args)).transpose()?,
                 ..Default::default()
             };
-            cudoctor_collect::collect(&host, &options, env!("CARGO_PKG_VERSION"))
+            let snapshot = cudoctor_collect::collect(&host, &options, env!("CARGO_PKG_VERSION"));
+            if args.deep && std::io::stderr().is_terminal() {
+                // Clear the progress line before the report.
+                eprint!("\r\x1b[2K");
+            }
+            snapshot
         }
     };
     let snapshot = if args.gpu.is_empty() {
