@@ -327,3 +327,23 @@ fn gpu_what_if_judges_the_stack_for_another_gpu() {
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("--gpu"), "{}", bad.stderr);
 }
+
+#[test]
+fn a_user_knowledge_base_directory_is_used_and_checked() {
+    let m = FakeMachine::h200();
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../cudoctor-kb/data");
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(data).unwrap() {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_some_and(|e| e == "toml") {
+            std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+        }
+    }
+    let kb = dir.path().to_str().unwrap();
+    assert_eq!(m.run(&["check", "--kb", kb]).code, 0);
+    // A broken table is refused with its name, not used half-read.
+    std::fs::write(dir.path().join("drivers.toml"), "this is [not toml").unwrap();
+    let r = m.run(&["check", "--kb", kb]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("drivers.toml"), "{}", r.stderr);
+}
