@@ -2,27 +2,9 @@
 
 mod support;
 
-use std::process::Command;
-
-use support::{FakeMachine, Gpu};
+use support::{gcc, FakeMachine, Gpu};
 
 const SP: &str = "/opt/venv/lib/python3.12/site-packages";
-
-fn gcc(m: &FakeMachine, out: &str, source: &str, args: &[&str]) {
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("x.c");
-    std::fs::write(&src, source).unwrap();
-    let out_real = m.real(out);
-    std::fs::create_dir_all(out_real.parent().unwrap()).unwrap();
-    let status = Command::new("gcc")
-        .args(["-shared", "-fPIC", "-o"])
-        .arg(&out_real)
-        .arg(&src)
-        .args(args)
-        .status()
-        .expect("gcc");
-    assert!(status.success(), "gcc failed for {out}");
-}
 
 /// torch's `_C` needing libc10 and the CUDA runtime through RPATH, as torch wheels do, and an
 /// extension built against another torch (it calls a c10 function this libc10 lacks).
