@@ -1,17 +1,16 @@
 //! `cudoctor check`: collect (or load) a snapshot, judge it, render it.
 
-use std::io::{IsTerminal, Write};
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::bail;
 use cudoctor_analyse::{analyse, Severity};
-use cudoctor_collect::deep::{DeepOptions, ProbeProgress};
+use cudoctor_collect::deep::DeepOptions;
 use cudoctor_collect::Options;
 use cudoctor_render::{render_html, render_json, render_markdown, render_text, Report};
 
 use crate::cli::{CheckArgs, Format};
 use crate::output::{host, knowledge_base, read_snapshot, style, write_file};
+use crate::progress::Spinner;
 use crate::Outcome;
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
@@ -20,15 +19,21 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
         Some(path) => read_snapshot(path)?,
         None => {
             let host = host(&args.machine)?;
+            if args.deep {
+                check_deep_timeout(args.deep_timeout)?;
+            }
+            let spinner = args.deep.then(Spinner::start).flatten();
             let options = Options {
                 python: args.python.clone(),
-                deep: args.deep.then(|| deep_options(args)).transpose()?,
+                deep: args
+                    .deep
+                    .then(|| deep_options(args, spinner.as_ref()))
+                    .transpose()?,
                 ..Default::default()
             };
             let snapshot = cudoctor_collect::collect(&host, &options, env!("CARGO_PKG_VERSION"));
-            if args.deep && std::io::stderr().is_terminal() {
-                // Clear the progress line before the report.
-                eprint!("\r\x1b[2K");
+            if let Some(s) = spinner {
+                s.finish();
             }
             snapshot
         }
@@ -67,22 +72,15 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
     })
 }
 
-fn deep_options(args: &CheckArgs) -> anyhow::Result<DeepOptions> {
-    if !(args.deep_timeout.is_finite() && args.deep_timeout > 0.0 && args.deep_timeout <= 3600.0) {
-        bail!(
-            "--deep-timeout must be between 0 and 3600 seconds, got {}",
-            args.deep_timeout
-        );
+fn check_deep_timeout(seconds: f64) -> anyhow::Result<()> {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+        bail!("--deep-timeout must be between 0 and 3600 seconds, got {seconds}");
     }
-    // Stage names on a terminal only; nothing on a pipe.
-    let progress: Option<cudoctor_collect::deep::ProgressFn> =
-        std::io::stderr().is_terminal().then(|| {
-            Arc::new(|p: &ProbeProgress| {
-                let mut err = std::io::stderr().lock();
-                let _ = write!(err, "\r\x1b[2K  probing {}: {} ...", p.interpreter, p.stage);
-                let _ = err.flush();
-            }) as cudoctor_collect::deep::ProgressFn
-        });
+    Ok(())
+}
+
+fn deep_options(args: &CheckArgs, spinner: Option<&Spinner>) -> anyhow::Result<DeepOptions> {
+    let progress = spinner.map(Spinner::callback);
     Ok(DeepOptions {
         timeout: Duration::from_secs_f64(args.deep_timeout),
         disable_fused: args.deep_disable_fused,
