@@ -2,7 +2,7 @@
 //! machine (or a saved snapshot), with the fix.
 
 use std::fs::File;
-use std::io::{self, BufReader};
+use std::io::{self, BufReader, IsTerminal};
 
 use anyhow::{bail, Context as _};
 use cudoctor_collect::Options;
@@ -34,6 +34,9 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
         Some(machine_facts(&snap))
     };
     let explanation = if args.input == "-" {
+        if io::stdin().is_terminal() {
+            eprintln!("Paste the error message or log, then press Ctrl-D (or give a file: cudoctor explain FILE).");
+        }
         engine.explain_with_kb(io::stdin().lock(), facts.as_ref(), &kb)
     } else {
         let f = File::open(&args.input).with_context(|| format!("cannot read {}", args.input))?;
