@@ -208,7 +208,7 @@ pub fn python_series(python: &str) -> String {
 /// A PyTorch release version "2.11.0", with the local part ("+cu130") kept separately.
 /// Pre-release and dev versions ("2.12.0.dev20260101", "2.12.0a0") are rejected: no table row
 /// describes them.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone)]
 pub struct TorchVersion {
     pub parts: Vec<u32>,
     /// "cu130" for "2.11.0+cu130".
@@ -269,6 +269,25 @@ impl FromStr for TorchVersion {
     }
 }
 
+// Equality and hashing agree with the ordering: "2.11" and "2.11.0" are the same release.
+impl PartialEq for TorchVersion {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for TorchVersion {}
+impl std::hash::Hash for TorchVersion {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let significant = self
+            .parts
+            .iter()
+            .rposition(|&p| p != 0)
+            .map_or(0, |i| i + 1);
+        self.parts[..significant].hash(state);
+        self.local.hash(state);
+    }
+}
+
 impl PartialOrd for TorchVersion {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
@@ -289,6 +308,24 @@ mod tests {
     }
     fn list(s: &str) -> Vec<ArchEntry> {
         s.split(';').map(|e| e.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn equal_releases_compare_and_hash_alike() {
+        use std::collections::HashSet;
+        let a: TorchVersion = "2.11".parse().unwrap();
+        let b: TorchVersion = "2.11.0".parse().unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.cmp(&b), Ordering::Equal);
+        assert_eq!(HashSet::from([a, b]).len(), 1);
+        assert_ne!(
+            "2.11.1".parse::<TorchVersion>().unwrap(),
+            "2.11".parse().unwrap()
+        );
+        assert_ne!(
+            "2.11.0+cu130".parse::<TorchVersion>().unwrap(),
+            "2.11.0".parse().unwrap()
+        );
     }
 
     #[test]
