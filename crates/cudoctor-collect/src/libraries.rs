@@ -44,7 +44,7 @@ pub fn collect(host: &Host, envs: &[PythonEnv], candidates: &[(String, String)])
                 .site_packages
                 .iter()
                 .any(|sp| path.starts_with(sp.as_str()));
-            if in_env && !path.starts_with(&torch.path) && links_torch(host, path) {
+            if in_env && !torch.owns(path) && links_torch(host, path) {
                 order.push((
                     path.clone(),
                     LoadOptions::check_symbols(SymbolCheck::Requested),

@@ -76,6 +76,13 @@ impl TorchBuild {
         self.version.split_once('+').map(|(_, l)| l)
     }
 
+    /// True for a file inside the torch package directory (not `torchvision/`, which merely
+    /// shares the prefix).
+    pub fn owns(&self, path: &str) -> bool {
+        path.strip_prefix(self.path.as_str())
+            .is_some_and(|rest| rest.starts_with('/'))
+    }
+
     /// The public version, e.g. `2.11.0`.
     pub fn public_version(&self) -> &str {
         self.version.split('+').next().unwrap_or(&self.version)

@@ -34,11 +34,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
     };
     let gpus = ctx.gpus();
     let driver_cuda = ctx.driver_max_cuda().map(|(c, _)| c);
-    let torch_paths: Vec<&str> = ctx
-        .torch_envs()
-        .iter()
-        .map(|t| t.torch.path.as_str())
-        .collect();
+    let torches: Vec<&cudoctor_snapshot::TorchBuild> =
+        ctx.torch_envs().iter().map(|t| t.torch).collect();
     let all_ccs: Vec<String> = {
         let mut v: Vec<String> = gpus
             .iter()
@@ -53,7 +50,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
         // torch's own libraries are KRN001's; libraries without device code are not extensions.
         if lib.error.is_some()
             || (lib.sass.is_empty() && lib.ptx.is_empty())
-            || torch_paths.iter().any(|p| lib.path.starts_with(p))
+            || torches.iter().any(|t| t.owns(&lib.path))
         {
             continue;
         }
@@ -147,5 +144,21 @@ mod tests {
             "{:?}",
             f[0].fix
         );
+    }
+
+    #[test]
+    fn packages_named_like_torch_are_extensions_too() {
+        let mut s = h200();
+        let torch_dir = s.python_envs[0].torch.as_ref().unwrap().path.clone();
+        s.kernel_images = Some(KernelImages {
+            scope: "test".into(),
+            libraries: vec![LibraryImages {
+                path: format!("{torch_dir}_scatter/_scatter_cuda.so"),
+                package: Some("torch-scatter".into()),
+                sass: vec!["sm_80".into()],
+                ..Default::default()
+            }],
+        });
+        assert_eq!(run(&RULE, &s).len(), 2, "torch_scatter is not torch");
     }
 }

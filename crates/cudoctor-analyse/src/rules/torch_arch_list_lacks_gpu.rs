@@ -44,9 +44,12 @@ fn check(ctx: &Context) -> Vec<Finding> {
 
 /// torch's main CUDA library as scanned, when a scan ran.
 fn scanned_torch<'a>(ctx: &Context<'a>, t: TorchEnv) -> Option<&'a LibraryImages> {
-    ctx.snap.kernel_images.as_ref()?.libraries.iter().find(|l| {
-        l.path.starts_with(&t.torch.path) && l.path.contains("libtorch_cuda") && l.error.is_none()
-    })
+    ctx.snap
+        .kernel_images
+        .as_ref()?
+        .libraries
+        .iter()
+        .find(|l| t.torch.owns(&l.path) && l.path.contains("libtorch_cuda") && l.error.is_none())
 }
 
 fn judge(ctx: &Context, t: TorchEnv, g: &GpuView) -> Option<Finding> {

@@ -67,7 +67,7 @@ pub fn machine_facts(s: &Snapshot) -> MachineFacts {
             .as_ref()?
             .libraries
             .iter()
-            .find(|l| l.path.starts_with(&t.path) && l.path.contains("libtorch_cuda"))?;
+            .find(|l| t.owns(&l.path) && l.path.contains("libtorch_cuda"))?;
         Some(lib.sass.iter().chain(&lib.ptx).cloned().collect())
     });
     let platform = if s.platform.wsl {
