@@ -128,7 +128,12 @@ impl<'a> Context<'a> {
     /// True when anything suggests this machine is meant to have a GPU.
     pub fn expects_gpu(&self) -> bool {
         !self.snap.driver.gpus.is_empty()
-            || !self.snap.platform.device_nodes.is_empty()
+            || self
+                .snap
+                .platform
+                .device_nodes
+                .iter()
+                .any(|n| n.starts_with("/dev/nvidia"))
             || self.torch_envs().iter().any(|t| t.cuda().is_some())
             || !self.snap.toolkit.toolkits.is_empty()
     }
