@@ -1,7 +1,7 @@
 //! CUDA Toolkits on disk, and which one PATH, CUDA_HOME and /usr/local/cuda select.
 
 use cudoctor_snapshot::{
-    Attempt, NvccOnPath, Outcome, PythonEnv, SymlinkChain, Toolkit, ToolkitFacts,
+    Attempt, NvccOnPath, Outcome, PythonEnv, PythonEnvKind, SymlinkChain, Toolkit, ToolkitFacts,
 };
 
 use crate::host::{CommandOutcome, Host};
@@ -40,6 +40,10 @@ pub fn collect(host: &Host, envs: &[PythonEnv]) -> ToolkitFacts {
         candidates.push((prefix.to_string(), "CONDA_PREFIX".to_string()));
     }
     for env in envs {
+        if env.kind == PythonEnvKind::Conda {
+            // conda's cuda-toolkit / cuda-nvcc packages put nvcc in the env's own bin/.
+            candidates.push((env.prefix.clone(), format!("conda env {}", env.prefix)));
+        }
         for sp in &env.site_packages {
             // pip's nvidia-cuda-nvcc: nvidia/cuda_nvcc (CUDA 12 wheels), nvidia/cu13 (CUDA 13 wheels).
             for sub in ["nvidia/cuda_nvcc", "nvidia/cu13", "nvidia/cu12"] {

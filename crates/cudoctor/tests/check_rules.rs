@@ -308,3 +308,27 @@ fn tk007_side_by_side_toolkits_and_user_only_settings() {
     assert!(fixes.contains("CUDA_HOME=/usr/local/cuda-12.8"), "{fixes}");
     assert!(fixes.contains("/etc/profile.d/cuda.sh"), "{fixes}");
 }
+
+#[test]
+fn the_torch_python_imports_first_is_the_one_judged() {
+    // Debian/Ubuntu: pip's torch in /usr/local shadows the distribution's CPU build in /usr/lib.
+    let mut m = FakeMachine::new();
+    m.driver("580.159.04", "13.0", &h100());
+    m.file("/usr/bin/python3.12", "");
+    m.link("/usr/bin/python3", "python3.12");
+    m.dir("/usr/lib/python3.12");
+    m.file(
+        "/usr/lib/python3/dist-packages/torch/version.py",
+        "__version__ = '2.1.2'\ncuda = None\n",
+    );
+    m.file(
+        "/usr/local/lib/python3.12/dist-packages/torch/version.py",
+        "__version__ = '2.11.0+cu130'\ncuda = '13.0'\n",
+    );
+    let (v, _) = m.json();
+    let env = &v["snapshot"]["python_envs"][0];
+    assert_eq!(env["prefix"], "/usr");
+    assert_eq!(env["torch"]["version"], "2.11.0+cu130", "{env:#}");
+    assert!(env["errors"].to_string().contains("shadowed"), "{env:#}");
+    assert!(m.codes("error").is_empty(), "{:?}", m.codes("error"));
+}

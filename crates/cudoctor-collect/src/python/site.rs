@@ -89,6 +89,10 @@ pub fn normalise_name(name: &str) -> String {
     out
 }
 
+/// The environment's package directories in the order Python's `site` module puts them on
+/// `sys.path`, so the first torch found is the one `import torch` loads: the user site first
+/// (when visible), then the prefix's own directories (Debian's /usr/local before /usr), then, for
+/// a venv made with `--system-site-packages`, the base interpreter's.
 pub fn site_packages_dirs(
     host: &Host,
     prefix: &str,
@@ -96,28 +100,11 @@ pub fn site_packages_dirs(
     lib_versions: &[String],
     cfg: Option<&str>,
 ) -> Vec<String> {
-    let mut dirs = Vec::new();
-    for v in lib_versions {
-        for lib in ["lib", "lib64"] {
-            for sub in ["site-packages", "dist-packages"] {
-                dirs.push(format!("{prefix}/{lib}/python{v}/{sub}"));
-            }
-        }
-    }
-    if kind == PythonEnvKind::System {
-        // Debian and Ubuntu put packages here; /usr/local/lib holds pip's system installs.
-        dirs.push(format!("{prefix}/lib/python3/dist-packages"));
-        if prefix == "/usr" {
-            for v in lib_versions {
-                dirs.push(format!("/usr/local/lib/python{v}/dist-packages"));
-            }
-        }
-    }
-    let user_site_visible = kind != PythonEnvKind::Venv;
     let system_site = cfg
         .and_then(|c| super::cfg_value(c, "include-system-site-packages"))
         .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-    if user_site_visible || system_site {
+    let mut dirs = Vec::new();
+    if kind != PythonEnvKind::Venv || system_site {
         if let Some(home) = host.var("HOME") {
             for v in lib_versions {
                 dirs.push(format!(
@@ -125,6 +112,22 @@ pub fn site_packages_dirs(
                     home.trim_end_matches('/')
                 ));
             }
+        }
+    }
+    dirs.extend(prefix_dirs(prefix, lib_versions));
+    if system_site {
+        // pyvenv.cfg's `home` is the base interpreter's bin directory.
+        if let Some(base) = cfg.and_then(|c| super::cfg_value(c, "home")).and_then(|h| {
+            h.trim_end_matches('/')
+                .rsplit_once('/')
+                .map(|(p, _)| p.to_string())
+        }) {
+            let base = if base.is_empty() {
+                "/".to_string()
+            } else {
+                base
+            };
+            dirs.extend(prefix_dirs(&base, lib_versions));
         }
     }
     let mut seen = Vec::new();
@@ -140,6 +143,27 @@ pub fn site_packages_dirs(
             }
         })
         .collect()
+}
+
+/// A prefix's own package directories, in `site.getsitepackages()` order.
+fn prefix_dirs(prefix: &str, lib_versions: &[String]) -> Vec<String> {
+    let prefix = prefix.trim_end_matches('/');
+    let mut dirs = Vec::new();
+    if prefix == "/usr" {
+        // Debian and Ubuntu: pip's system installs in /usr/local come before the distribution's.
+        for v in lib_versions {
+            dirs.push(format!("/usr/local/lib/python{v}/dist-packages"));
+        }
+        dirs.push("/usr/lib/python3/dist-packages".to_string());
+    }
+    for v in lib_versions {
+        for lib in ["lib", "lib64"] {
+            for sub in ["site-packages", "dist-packages"] {
+                dirs.push(format!("{prefix}/{lib}/python{v}/{sub}"));
+            }
+        }
+    }
+    dirs
 }
 
 /// Fills `packages` and `torch` from the environment's site-packages directories.
@@ -165,7 +189,17 @@ pub fn read_packages(host: &Host, env: &mut PythonEnv) {
                 });
             }
         }
-        if env.torch.is_none() {
+        if let Some(first) = &env.torch {
+            // A second torch later on sys.path is never imported; say so, it confuses people.
+            if let Ok(text) = host.read_text(&format!("{sp}/torch/version.py")) {
+                if let Some(other) = parse_torch_version_py(&text, &format!("{sp}/torch")) {
+                    env.errors.push(format!(
+                        "torch {} in {} is shadowed by torch {} in {} (earlier on sys.path)",
+                        other.version, other.path, first.version, first.path
+                    ));
+                }
+            }
+        } else {
             let version_py = format!("{sp}/torch/version.py");
             match host.read_text(&version_py) {
                 Ok(text) => match parse_torch_version_py(&text, &format!("{sp}/torch")) {
