@@ -1,3 +1,6 @@
+use cudoctor_kb::CudaVersion;
+use cudoctor_snapshot::CondaPackage;
+
 use crate::context::cuda_of;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
@@ -18,8 +21,11 @@ the env may link the conda copy while torch uses its own, and a conda torch pair
 wrong `pytorch-cuda` loads a runtime it was not built for.
 
 ## How to fix
-Keep one source of CUDA per env: remove the stray package (`conda remove cudatoolkit`) or
-install the matching one.
+Keep one source of CUDA per env: remove a stray `cudatoolkit` (`conda remove --force
+cudatoolkit`) or `pytorch-cuda`; align `cuda-version` with torch's CUDA instead of removing it
+(conda would remove every package that depends on it). `cudatoolkit` ends at 11.x; for CUDA 12+
+conda's packages are `cuda-*`, pinned by `cuda-version=X.Y`. An env with a conda `pytorch` is
+not reported: these packages are then torch's own.
 "#,
     check,
 };
@@ -31,35 +37,120 @@ fn check(ctx: &Context) -> Vec<Finding> {
             let Some(cuda) = t.cuda() else {
                 return Vec::new();
             };
+            // A conda `pytorch` is built against the env's CUDA packages: `cuda-version` and
+            // `pytorch-cuda` are then torch's own runtime pins, not a second runtime.
+            if t.env.conda_packages.iter().any(|p| p.name == "pytorch") {
+                return Vec::new();
+            }
             t.env
                 .conda_packages
                 .iter()
-                .filter(|p| matches!(p.name.as_str(), "cudatoolkit" | "pytorch-cuda" | "cuda-version"))
                 .filter_map(|p| {
+                    if !matches!(p.name.as_str(), "cudatoolkit" | "pytorch-cuda" | "cuda-version") {
+                        return None;
+                    }
                     let v = cuda_of(&p.version)?;
                     if v.major == cuda.major && v.minor == cuda.minor {
                         return None;
                     }
-                    Some(
-                        Finding::new(&RULE, format!("conda {} {} differs from torch's CUDA {cuda}", p.name, p.version))
-                            .severity(if v.major != cuda.major { Severity::Warning } else { Severity::Info })
-                            .evidence(format!("conda-meta: {} {} ({})", p.name, p.version, p.channel.as_deref().unwrap_or("channel unknown")))
-                            .evidence(format!("{} built for CUDA {cuda}", t.label()))
-                            .cause("Two CUDA runtimes in one environment: extensions built here may link conda's copy while torch uses its own.")
-                            .fix(format!("conda remove -p {} {}   # if torch came from pip", t.env.prefix, p.name))
-                            .fix(format!("or: conda install -p {} {}={cuda}", t.env.prefix, p.name)),
-                    )
+                    let f = Finding::new(&RULE, format!("conda {} {} differs from torch's CUDA {cuda}", p.name, p.version))
+                        .severity(if v.major != cuda.major { Severity::Warning } else { Severity::Info })
+                        .evidence(format!("conda-meta: {} {} ({})", p.name, p.version, p.channel.as_deref().unwrap_or("channel unknown")))
+                        .evidence(format!("{} built for CUDA {cuda}, and no conda `pytorch` in the env (torch came from pip)", t.label()));
+                    Some(with_fixes(f, p, &t.env.prefix, cuda))
                 })
                 .collect()
         })
         .collect()
 }
 
+/// Cause and fixes by package. `cudatoolkit` ends at 11.x on conda (CUDA 12+ is split into
+/// `cuda-*` packages pinned by `cuda-version`); `pytorch-cuda` is the pytorch channel's
+/// selector for a conda `pytorch`, which this env does not have; `cuda-version` is a constraint
+/// that the env's `cuda-*` packages depend on, so removing it removes them.
+fn with_fixes(f: Finding, p: &CondaPackage, prefix: &str, cuda: CudaVersion) -> Finding {
+    let list = format!("conda list -p {prefix} cuda   # the conda CUDA packages in this env");
+    match p.name.as_str() {
+        "cudatoolkit" => {
+            let f = f
+                .cause("Two CUDA runtimes in one environment: extensions built here may link conda's cudatoolkit while torch uses the runtime its wheel brings.")
+                .fix(format!("conda remove -p {prefix} --force cudatoolkit   # torch's wheel brings its own runtime"));
+            if cuda.major <= 11 {
+                f.fix(format!("or: conda install -p {prefix} cudatoolkit={cuda}"))
+            } else {
+                f.fix(format!("or, if the env needs conda's CUDA libraries: conda install -p {prefix} cuda-version={cuda}   # cudatoolkit ends at 11.x; CUDA 12+ comes as cuda-* packages"))
+            }
+        }
+        "pytorch-cuda" => f
+            .cause("pytorch-cuda selects the CUDA of a conda `pytorch`; beside a pip torch it only pulls a second CUDA runtime into the environment.")
+            .fix(format!("conda remove -p {prefix} pytorch-cuda"))
+            .fix(list),
+        _ => {
+            let f = f
+                .cause(format!("cuda-version pins every conda cuda-* package in this env to CUDA {}; they form a second CUDA beside the runtime torch's wheel brings (CUDA {cuda}), and extensions built here may link them. Removing cuda-version would remove the packages that depend on it, so align it instead or remove those packages by name.", p.version));
+            let f = f.fix(list);
+            if cuda.major >= 12 {
+                f.fix(format!("conda install -p {prefix} cuda-version={cuda}   # moves conda's cuda-* packages to torch's CUDA"))
+            } else {
+                f
+            }
+        }
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::*;
-    use cudoctor_snapshot::CondaPackage;
+
+    fn conda(name: &str, version: &str) -> CondaPackage {
+        CondaPackage {
+            name: name.into(),
+            version: version.into(),
+            build: None,
+            channel: Some("conda-forge".into()),
+        }
+    }
+
+    #[test]
+    fn a_conda_pytorch_owns_its_cuda_pins() {
+        let mut s = h200();
+        let env = &mut s.python_envs[0];
+        env.conda_packages.push(conda("pytorch", "2.5.1"));
+        env.conda_packages.push(conda("cuda-version", "12.4"));
+        assert!(run(&RULE, &s).is_empty());
+    }
+
+    #[test]
+    fn fixes_name_packages_that_exist_and_never_force_remove_cuda_version() {
+        let mut s = h200();
+        let env = &mut s.python_envs[0];
+        env.conda_packages.push(conda("cuda-version", "12.4"));
+        env.conda_packages.push(conda("cudatoolkit", "11.8.0"));
+        env.conda_packages.push(conda("pytorch-cuda", "12.4"));
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 3, "{f:?}");
+        for x in f.iter().flat_map(|f| &f.fix) {
+            assert!(
+                !x.contains("cudatoolkit=1") || x.contains("cudatoolkit=11"),
+                "{x}"
+            );
+            assert!(!x.contains("pytorch-cuda=13"), "{x}");
+            assert!(
+                !x.contains("remove -p /opt/venv --force cuda-version"),
+                "{x}"
+            );
+            assert!(!(x.contains("remove") && x.contains("cuda-version")), "{x}");
+        }
+        let toolkit = f
+            .iter()
+            .find(|f| f.title.contains("cudatoolkit"))
+            .map(|f| &f.fix);
+        assert!(
+            toolkit.is_some_and(|fx| fx.iter().any(|x| x.contains("--force cudatoolkit"))
+                && fx.iter().any(|x| x.contains("cuda-version=13.0"))),
+            "{toolkit:?}"
+        );
+    }
 
     #[test]
     fn an_old_cudatoolkit_beside_a_new_wheel_is_reported() {
