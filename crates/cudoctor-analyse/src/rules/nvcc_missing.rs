@@ -44,10 +44,32 @@ fn check(ctx: &Context) -> Vec<Finding> {
             None => "Only to build extensions: install a CUDA Toolkit, then set CUDA_HOME and PATH".to_string(),
         });
     } else {
+        // With no CUDA_HOME, CUDA_PATH or nvcc on PATH, torch.utils.cpp_extension falls back to
+        // /usr/local/cuda: that toolkit is the one extension builds use.
+        let fallback = tk
+            .usr_local_cuda
+            .as_ref()
+            .and_then(|c| c.resolved.as_deref())
+            .map(|r| r.trim_end_matches('/'));
         for t in with_nvcc {
-            f = f
-                .evidence(format!("toolkit {} at {} is installed but not selected", t.version.as_deref().unwrap_or("?"), t.root))
-                .fix(format!("To use {}: export CUDA_HOME={} PATH={}/bin:$PATH LD_LIBRARY_PATH={}/lib64:$LD_LIBRARY_PATH", t.version.as_deref().unwrap_or(&t.root), t.root, t.root, t.root));
+            let version = t.version.as_deref().unwrap_or(&t.root);
+            if fallback == Some(t.root.as_str()) {
+                f = f.evidence(format!(
+                    "/usr/local/cuda -> {}: torch.utils.cpp_extension falls back to it, so extension builds use toolkit {version}; tools that call `nvcc` by name do not find it",
+                    t.root
+                ));
+            } else {
+                f = f.evidence(format!(
+                    "toolkit {version} at {} is installed but not selected",
+                    t.root
+                ));
+            }
+            // No LD_LIBRARY_PATH: the toolkit's libraries would shadow the ones torch's wheel
+            // brings (LIB003); builds need only CUDA_HOME and nvcc on PATH.
+            f = f.fix(format!(
+                "export CUDA_HOME={r} PATH={r}/bin:$PATH   # use CUDA {version}",
+                r = t.root
+            ));
         }
     }
     vec![f]
@@ -67,6 +89,30 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Info);
         assert!(f[0].fix[0].contains("export CUDA_HOME=/usr/local/cuda-13.0"));
+        assert!(!f[0].fix[0].contains("LD_LIBRARY_PATH"), "{:?}", f[0].fix);
+        assert!(f[0]
+            .evidence
+            .iter()
+            .any(|e| e.contains("installed but not selected")));
         assert!(run(&RULE, &h200()).is_empty());
+    }
+
+    #[test]
+    fn a_usr_local_cuda_link_is_the_build_fallback() {
+        let mut s = h200();
+        s.toolkit.nvcc_on_path = None;
+        s.env.remove("CUDA_HOME");
+        s.toolkit.usr_local_cuda = Some(cudoctor_snapshot::SymlinkChain {
+            resolved: Some("/usr/local/cuda-13.0".into()),
+            ..Default::default()
+        });
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].evidence.iter().any(|e| e.contains("falls back to it")),
+            "{:?}",
+            f[0].evidence
+        );
+        assert!(!f[0].evidence.iter().any(|e| e.contains("not selected")));
     }
 }
