@@ -10,8 +10,9 @@ pub static RULE: Rule = Rule {
 Every toolkit with an nvcc on disk, and the shell start-up files that set CUDA paths.
 
 ## Why it matters
-Side-by-side toolkits are normal, but which one a build uses depends on PATH, CUDA_HOME and
-LD_LIBRARY_PATH. Settings kept only in one user's ~/.bashrc are invisible to non-interactive
+Side-by-side toolkits are normal, but which one a build uses depends on PATH and CUDA_HOME.
+(Adding a toolkit's lib64 to LD_LIBRARY_PATH is not needed for builds and makes its libraries
+shadow the ones torch's wheel brings.) Settings kept only in one user's ~/.bashrc are invisible to non-interactive
 shells, cron jobs, systemd services, Jupyter kernels started elsewhere, and other users.
 
 ## How to fix
@@ -29,7 +30,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
         return Vec::new();
     }
     let mut f = Finding::new(&RULE, format!("{} CUDA Toolkits are installed side by side", with_nvcc.len()))
-        .cause("Which toolkit a build uses follows PATH, CUDA_HOME and LD_LIBRARY_PATH; the lines below switch between them.");
+        .cause("Which toolkit a build uses follows CUDA_HOME and the nvcc on PATH; the lines below switch between them.");
     if with_nvcc.len() < 2 {
         f.title = "CUDA settings live only in one user's shell start-up files".into();
     }
@@ -41,8 +42,10 @@ fn check(ctx: &Context) -> Vec<Finding> {
             t.found_via.join(", ")
         ));
         if with_nvcc.len() >= 2 {
+            // No LD_LIBRARY_PATH: the toolkit's libraries would shadow the ones torch's wheel
+            // brings (LIB003); builds need only CUDA_HOME and nvcc on PATH.
             f = f.fix(format!(
-                "CUDA {}: export CUDA_HOME={r} PATH={r}/bin:$PATH LD_LIBRARY_PATH={r}/lib64:$LD_LIBRARY_PATH",
+                "export CUDA_HOME={r} PATH={r}/bin:$PATH   # CUDA {}",
                 t.version.as_deref().unwrap_or("?"),
                 r = t.root
             ));
@@ -77,7 +80,14 @@ mod tests {
         });
         let f = run(&RULE, &s);
         assert_eq!(f[0].fix.len(), 2);
-        assert!(f[0].fix[1].contains("LD_LIBRARY_PATH=/usr/local/cuda-12.8/lib64"));
+        assert!(
+            f[0].fix[1].starts_with(
+                "export CUDA_HOME=/usr/local/cuda-12.8 PATH=/usr/local/cuda-12.8/bin:$PATH"
+            ),
+            "{:?}",
+            f[0].fix
+        );
+        assert!(f[0].fix.iter().all(|x| !x.contains("LD_LIBRARY_PATH")));
     }
 
     #[test]
