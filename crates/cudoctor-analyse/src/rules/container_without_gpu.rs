@@ -29,6 +29,12 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let Some(container) = &p.container else {
         return Vec::new();
     };
+    // The driver listing GPUs proves the container reaches them, whatever the markers say.
+    // Under WSL the GPU node is /dev/dxg and libcuda lives in /usr/lib/wsl/lib: the /dev/nvidia*
+    // and libcuda checks below do not apply there.
+    if !ctx.snap.driver.gpus.is_empty() || p.wsl {
+        return Vec::new();
+    }
     let visible = ctx.var("NVIDIA_VISIBLE_DEVICES");
     let hidden = matches!(visible, Some("void") | Some("none"));
     let missing_nodes = !p.device_nodes.iter().any(|n| {
@@ -104,5 +110,24 @@ mod tests {
         s.platform.libcuda_paths = vec!["/usr/lib/x86_64-linux-gnu/libcuda.so.1".into()];
         assert!(run(&RULE, &s).is_empty());
         assert!(run(&RULE, &machine(None, &[])).is_empty());
+    }
+
+    #[test]
+    fn gpus_listed_by_the_driver_are_never_a_finding() {
+        // No /dev/nvidia* recorded and no libcuda path found, yet the driver lists the GPUs.
+        let s = in_docker(h200());
+        assert!(s.platform.device_nodes.is_empty());
+        assert!(run(&RULE, &s).is_empty());
+    }
+
+    #[test]
+    fn wsl_has_dxg_instead_of_nvidia_nodes() {
+        let mut s = in_docker(machine(None, &[]));
+        s.python_envs
+            .push(torch_env("/v", "2.11.0+cu130", Some("13.0"), &[]));
+        assert_eq!(run(&RULE, &s).len(), 1);
+        s.platform.wsl = true;
+        s.platform.device_nodes = vec!["/dev/dxg".into()];
+        assert!(run(&RULE, &s).is_empty());
     }
 }
