@@ -282,3 +282,54 @@ pub fn pip_package_for(family: cudoctor_ldso::CudaFamily, major: Option<&str>) -
         (_, None) => format!("{base}-cu12 (CUDA 12) or {base} (CUDA 13)"),
     })
 }
+
+/// A torch build picked for this machine: a release and one of its variants.
+#[derive(Debug, Clone, Copy)]
+pub struct TorchPick<'k> {
+    pub release: &'k cudoctor_kb::TorchRelease,
+    pub variant: &'k cudoctor_kb::TorchVariant,
+}
+
+impl TorchPick<'_> {
+    /// The pip arguments that install this build in `env`: torch, plus the torchvision and
+    /// torchaudio released with it (knowledge base) for each one `env` has installed, from the
+    /// variant's index. "torch==2.11.0 torchvision==0.26.0 --index-url .../whl/cu130".
+    pub fn pip_args(&self, env: &PythonEnv) -> String {
+        let mut pins = vec![format!("torch=={}", self.release.version)];
+        let companions = [
+            ("torchvision", &self.release.torchvision),
+            ("torchaudio", &self.release.torchaudio),
+        ];
+        for (name, version) in companions {
+            if let (Some(v), Some(_)) = (version, env.package(name)) {
+                pins.push(format!("{name}=={v}"));
+            }
+        }
+        format!(
+            "{} --index-url https://download.pytorch.org/whl/{}",
+            pins.join(" "),
+            self.variant.tag
+        )
+    }
+}
+
+impl<'a> Context<'a> {
+    /// The torch build to suggest for this driver: the release `public` (else the newest) in a
+    /// CUDA variant the driver runs and whose arch list covers every GPU (an unknown arch list
+    /// is given the benefit of the doubt).
+    pub fn fitting_torch(&self, driver: &DriverVersion, public: &str) -> Option<TorchPick<'a>> {
+        let ccs: Vec<_> = self.gpus().iter().filter_map(|g| g.cc).collect();
+        let candidates = self.kb.variants_for_driver(driver);
+        let covers_all =
+            |v: &cudoctor_kb::TorchVariant| ccs.iter().all(|cc| v.covers(*cc) != Some(false));
+        let wanted = self.kb.torch(public);
+        let same_release =
+            |r: &cudoctor_kb::TorchRelease| wanted.is_some_and(|w| std::ptr::eq(w, r));
+        let (release, variant, _) = candidates
+            .iter()
+            .filter(|(_, v, _)| covers_all(v))
+            .find(|(r, _, _)| same_release(r))
+            .or_else(|| candidates.iter().find(|(_, v, _)| covers_all(v)))?;
+        Some(TorchPick { release, variant })
+    }
+}

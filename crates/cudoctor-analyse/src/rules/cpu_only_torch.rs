@@ -1,3 +1,4 @@
+use crate::context::{TorchEnv, TorchPick};
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -36,27 +37,40 @@ fn check(ctx: &Context) -> Vec<Finding> {
             for g in ctx.gpus() {
                 f = f.evidence(g.label());
             }
-            let variant = suggest_variant(ctx);
-            f.fix(format!(
-                "{}/bin/python -m pip install --force-reinstall torch=={} --index-url https://download.pytorch.org/whl/{variant}",
-                t.env.prefix,
-                t.torch.public_version()
-            ))
-            .fix("cudoctor plan   # for the full set of matching torchvision/torchaudio pins")
+            install(ctx, t, f)
         })
         .collect()
 }
 
-/// The newest CUDA variant of any release the driver runs, else the PyPI default's.
-fn suggest_variant(ctx: &Context) -> String {
-    ctx.driver_version()
-        .and_then(|d| {
-            ctx.kb
-                .variants_for_driver(&d)
-                .first()
-                .map(|(_, v, _)| v.tag.clone())
-        })
-        .unwrap_or_else(|| "cu126".to_string())
+/// The reinstall command: the installed release (else the newest) in a CUDA variant the driver
+/// runs and whose arch list covers every GPU, with the paired torchvision/torchaudio the
+/// environment has; without a driver version, the release's PyPI default variant.
+fn install(ctx: &Context, t: TorchEnv, mut f: Finding) -> Finding {
+    let python = format!("{}/bin/python", t.env.prefix);
+    let public = t.torch.public_version();
+    let pick = ctx
+        .driver_version()
+        .and_then(|d| ctx.fitting_torch(&d, public))
+        .or_else(|| {
+            let release = ctx.kb.torch(public)?;
+            let variant = release.pypi_default_variant()?;
+            Some(TorchPick { release, variant })
+        });
+    if let Some(pick) = pick {
+        f = f.fix(format!(
+            "{python} -m pip install --force-reinstall {}",
+            pick.pip_args(t.env)
+        ));
+        if pick.release.torchaudio.is_none() && t.env.package("torchaudio").is_some() {
+            if let Some(why) = &pick.release.torchaudio_absent {
+                f = f.fix(format!(
+                    "{python} -m pip uninstall -y torchaudio   # no torchaudio for torch {}: {why}",
+                    pick.release.version
+                ));
+            }
+        }
+    }
+    f.fix("cudoctor plan   # every matching build, with pip, uv and conda commands")
 }
 
 #[cfg(test)]
@@ -83,5 +97,22 @@ mod tests {
         let mut s = machine(None, &[]);
         s.python_envs.push(torch_env("/v", "2.11.0+cpu", None, &[]));
         assert!(run(&RULE, &s).is_empty());
+    }
+
+    #[test]
+    fn the_fix_pins_a_variant_the_installed_release_has() {
+        // torch 2.5.1 has no cu13x variant: the fix must not pair it with the driver's newest.
+        let mut s = h200();
+        s.python_envs[0] = torch_env("/v", "2.5.1+cpu", None, &[("torchvision", "0.20.1+cpu")]);
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1);
+        let kb = cudoctor_kb::Kb::embedded();
+        let release = kb.torch("2.5.1").expect("2.5.1 in the knowledge base");
+        let fix = &f[0].fix[0];
+        let tag = fix.rsplit("/whl/").next().unwrap_or_default();
+        assert!(release.variant(tag).is_some(), "{fix}");
+        assert!(fix.contains("torch==2.5.1 "), "{fix}");
+        assert!(fix.contains("torchvision==0.20.1"), "{fix}");
+        assert!(!fix.contains("torchaudio"), "{fix}");
     }
 }

@@ -98,8 +98,12 @@ fn judge(
                     least.branch()
                 ));
             }
-            if let Some(cmd) = fitting_torch(ctx, driver, t) {
-                f = f.fix(format!("or install a torch build this driver runs: {cmd}"));
+            if let Some(pick) = ctx.fitting_torch(driver, t.torch.public_version()) {
+                f = f.fix(format!(
+                    "or install a torch build this driver runs: {}/bin/python -m pip install {}",
+                    t.env.prefix,
+                    pick.pip_args(t.env)
+                ));
             }
             Some(f)
         }
@@ -119,28 +123,6 @@ fn native_min(ctx: &Context, cuda: CudaVersion) -> String {
         .toolkit_min_driver(cuda)
         .map(|d| d.to_string())
         .unwrap_or_else(|| "the driver that ships with it".into())
-}
-
-/// The pip command for the same torch release (else the newest) in a CUDA variant this driver
-/// runs and whose arch list covers every GPU.
-fn fitting_torch(ctx: &Context, driver: &DriverVersion, t: TorchEnv) -> Option<String> {
-    let ccs: Vec<_> = ctx.gpus().iter().filter_map(|g| g.cc).collect();
-    let public = t.torch.public_version();
-    let candidates = ctx.kb.variants_for_driver(driver);
-    let pick = candidates
-        .iter()
-        .filter(|(_, v, _)| ccs.iter().all(|cc| v.covers(*cc) != Some(false)))
-        .find(|(r, _, _)| r.version == public)
-        .or_else(|| {
-            candidates
-                .iter()
-                .find(|(_, v, _)| ccs.iter().all(|cc| v.covers(*cc) != Some(false)))
-        })?;
-    let (release, variant, _) = pick;
-    Some(format!(
-        "pip install torch=={} --index-url https://download.pytorch.org/whl/{}",
-        release.version, variant.tag
-    ))
 }
 
 #[cfg(test)]
