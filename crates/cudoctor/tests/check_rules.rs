@@ -271,6 +271,17 @@ fn plt002_image_needs_newer_cuda_than_the_driver() {
         "cuda>=13.0 brand=tesla,driver>=535,driver<536",
     );
     assert!(m.codes("error").contains(&"PLT002".to_string()));
+    // No clause of the variable holds on driver 550: cuda-compat does not make the runtime
+    // accept the image.
+    m.file("/usr/local/cuda-13.0/compat/libcuda.so.580.65.06", "");
+    assert!(m.codes("error").contains(&"PLT002".to_string()));
+    // On R535 the brand=tesla clause can hold: the image runs through forward compatibility.
+    let mut m = FakeMachine::new();
+    m.driver("535.104.05", "12.2", &h100());
+    m.var(
+        "NVIDIA_REQUIRE_CUDA",
+        "cuda>=13.0 brand=tesla,driver>=535,driver<536",
+    );
     m.file("/usr/local/cuda-13.0/compat/libcuda.so.580.65.06", "");
     assert!(m.codes("warning").contains(&"PLT002".to_string()));
 }
