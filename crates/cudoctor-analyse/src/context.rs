@@ -252,9 +252,10 @@ impl Context<'_> {
     }
 }
 
-/// The pip package that ships a CUDA library of `family` for CUDA `major` (NVIDIA's wheel names:
-/// `-cu11`/`-cu12` suffixes; CUDA 13 toolkit libraries without one, cuDNN and NCCL with `-cu13`).
-pub fn pip_package_for(family: cudoctor_ldso::CudaFamily, major: Option<&str>) -> Option<String> {
+/// The one pip package that ships a CUDA library of `family` for the CUDA major `cuda_major` of
+/// the torch that needs it (NVIDIA's wheel names: `-cu11`/`-cu12` suffixes; CUDA 13 toolkit
+/// libraries without one, cuDNN and NCCL with `-cu13`). `None` for libraries not shipped as wheels.
+pub fn pip_package_for_cuda(family: cudoctor_ldso::CudaFamily, cuda_major: u32) -> Option<String> {
     use cudoctor_ldso::CudaFamily as F;
     let base = match family {
         F::Cudart => "nvidia-cuda-runtime",
@@ -269,18 +270,72 @@ pub fn pip_package_for(family: cudoctor_ldso::CudaFamily, major: Option<&str>) -
         F::NvJitLink => "nvidia-nvjitlink",
         _ => return None,
     };
-    // The soname major of toolkit libraries is the CUDA major for cudart, cublas and nvrtc only;
-    // for the others the CUDA major is unknown from the name alone.
-    let cuda_major = match family {
-        F::Cudart | F::Cublas | F::CublasLt | F::Nvrtc | F::NvJitLink => major?.parse::<u32>().ok(),
-        _ => None,
-    };
     Some(match (family, cuda_major) {
-        (F::Cudnn | F::Nccl, _) => format!("{base}-cu12 (CUDA 12) or {base}-cu13 (CUDA 13)"),
-        (_, Some(13..)) => base.to_string(),
-        (_, Some(m)) => format!("{base}-cu{m}"),
-        (_, None) => format!("{base}-cu12 (CUDA 12) or {base} (CUDA 13)"),
+        (F::Cudnn | F::Nccl, m) => format!("{base}-cu{m}"),
+        (_, 13..) => base.to_string(),
+        (_, m) => format!("{base}-cu{m}"),
     })
+}
+
+/// The PyTorch wheel index of a torch local version label (`cu130`, `cpu`, `rocm6.2`), the
+/// index a `+label` build can only have come from. `None` for PyPI builds (no label) and for
+/// labels of other origins.
+pub fn torch_index_url(label: Option<&str>) -> Option<String> {
+    let label = label?;
+    let digits_after = |p: &str| {
+        label
+            .strip_prefix(p)
+            .is_some_and(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    };
+    (label == "cpu" || digits_after("cu") || digits_after("rocm"))
+        .then(|| format!("https://download.pytorch.org/whl/{label}"))
+}
+
+impl<'a> Context<'a> {
+    /// The environment whose site-packages holds `path`.
+    pub fn env_of_path(&self, path: &str) -> Option<&'a PythonEnv> {
+        self.snap.python_envs.iter().find(|e| {
+            e.site_packages.iter().any(|sp| {
+                path.strip_prefix(sp.trim_end_matches('/'))
+                    .is_some_and(|r| r.starts_with('/'))
+            })
+        })
+    }
+
+    /// The installed distribution (pip name) that owns a library: the kernel-image scan's owner
+    /// when it names an installed package, else the installed package whose name the library's
+    /// top-level module starts with (`flash_attn_2_cuda...so` -> `flash-attn`). `None` when no
+    /// installed distribution matches, so that no command names a package that is not there.
+    pub fn installed_package_of(&self, path: &str) -> Option<&'a str> {
+        let env = self.env_of_path(path)?;
+        if let Some(owner) = self.owner_of(path) {
+            if let Some(p) = env.package(owner) {
+                return Some(p.name.as_str());
+            }
+        }
+        let rest = env.site_packages.iter().find_map(|sp| {
+            path.strip_prefix(sp.trim_end_matches('/'))
+                .and_then(|r| r.strip_prefix('/'))
+        })?;
+        let top = rest.split(['/', '.']).next().unwrap_or(rest);
+        let module = top.replace('_', "-").to_ascii_lowercase();
+        env.packages
+            .iter()
+            .filter(|p| p.name != "torch" && module.starts_with(&p.name))
+            .max_by_key(|p| p.name.len())
+            .map(|p| p.name.as_str())
+    }
+}
+
+/// The pip command that rebuilds `package` from source against the torch of the interpreter
+/// `python` (`/opt/venv/bin/python`):
+/// `--no-binary` and `--no-cache-dir` so pip neither reinstalls the same wheel nor a cached
+/// local build, `--no-build-isolation` so the build sees this torch, `--no-deps` so torch
+/// itself stays as it is.
+pub fn pip_rebuild(python: &str, package: &str) -> String {
+    format!(
+        "{python} -m pip install --force-reinstall --no-deps --no-build-isolation --no-binary {package} --no-cache-dir {package}"
+    )
 }
 
 /// A torch build picked for this machine: a release and one of its variants.

@@ -1,6 +1,6 @@
 use cudoctor_ldso::{cuda_library, CudaFamily};
 
-use crate::context::pip_package_for;
+use crate::context::{pip_package_for_cuda, torch_index_url};
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -57,19 +57,46 @@ fn check(ctx: &Context) -> Vec<Finding> {
                         .fix("Install the NVIDIA driver, or in a container start it with GPUs: docker run --gpus all ...");
                 }
                 Some(family) => {
-                    let pkg =
-                        pip_package_for(family, lib.as_ref().and_then(|l| l.major.as_deref()));
+                    let torch = ctx.torch_envs().into_iter().find(|t| t.env.prefix == env);
+                    // The wheel must be of torch's CUDA major; for cudart, cuBLAS, NVRTC and
+                    // nvJitLink the soname major is that major too, a fallback when torch's is unknown.
+                    let soname_major = lib
+                        .as_ref()
+                        .and_then(|l| l.major.as_deref())
+                        .and_then(|m| m.parse::<u32>().ok())
+                        .filter(|_| {
+                            matches!(
+                                family,
+                                CudaFamily::Cudart
+                                    | CudaFamily::Cublas
+                                    | CudaFamily::CublasLt
+                                    | CudaFamily::Nvrtc
+                                    | CudaFamily::NvJitLink
+                            )
+                        });
+                    let cuda_major = torch
+                        .and_then(|t| t.cuda())
+                        .map(|c| c.major)
+                        .or(soname_major);
                     f = f.cause(format!(
                         "The import fails with \"{}: cannot open shared object file\". torch wheels take this library from an nvidia-* wheel; it was removed, or is of another CUDA major than this build needs.",
                         n.name
                     ));
-                    if let Some(pkg) = pkg {
+                    if let Some(pkg) = cuda_major.and_then(|m| pip_package_for_cuda(family, m)) {
                         f = f.fix(format!(
                             "{env}/bin/python -m pip install {pkg}   # provides {}",
                             n.name
                         ));
                     }
-                    f = f.fix("or reinstall torch so its CUDA dependencies come back: pip install --force-reinstall torch==<installed version> --index-url <the index it came from>");
+                    if let Some(t) = torch {
+                        let index = torch_index_url(t.torch.local_label())
+                            .map(|u| format!(" --index-url {u}"))
+                            .unwrap_or_default();
+                        f = f.fix(format!(
+                            "{env}/bin/python -m pip install --force-reinstall torch=={}{index}   # reinstalls torch with the CUDA libraries it depends on",
+                            t.torch.version
+                        ));
+                    }
                 }
                 None => {
                     f = f
@@ -93,9 +120,7 @@ mod tests {
     use crate::testing::*;
     use cudoctor_snapshot::{LibraryLinks, LinkedLibrary, LoaderFacts, ProcessLinks};
 
-    #[test]
-    fn a_missing_cudnn_is_an_error_naming_the_wheel() {
-        let mut s = h200();
+    fn missing(s: &mut cudoctor_snapshot::Snapshot, lib: &str) {
         s.loader = Some(LoaderFacts {
             processes: vec![ProcessLinks {
                 env_prefix: "/opt/venv".into(),
@@ -103,7 +128,7 @@ mod tests {
                     path: "/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so"
                         .into(),
                     needed: vec![LinkedLibrary {
-                        name: "libcudnn.so.9".into(),
+                        name: lib.into(),
                         via: "missing".into(),
                         ..Default::default()
                     }],
@@ -113,9 +138,59 @@ mod tests {
             }],
             ..Default::default()
         });
+    }
+
+    #[test]
+    fn a_missing_cudnn_is_an_error_naming_the_wheel() {
+        let mut s = h200();
+        missing(&mut s, "libcudnn.so.9");
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 1);
-        assert!(f[0].fix[0].contains("nvidia-cudnn-cu13"), "{:?}", f[0].fix);
+        assert_eq!(
+            f[0].fix[0],
+            "/opt/venv/bin/python -m pip install nvidia-cudnn-cu13   # provides libcudnn.so.9"
+        );
         assert!(run(&RULE, &h200()).is_empty());
+    }
+
+    #[test]
+    fn the_wheel_is_of_torchs_cuda_major_and_torch_comes_back_from_its_index() {
+        // cuFFT's soname major (12) is not the CUDA major: torch cu130 takes it from the
+        // unsuffixed CUDA 13 wheel.
+        let mut s = h200();
+        missing(&mut s, "libcufft.so.12");
+        let f = run(&RULE, &s);
+        assert!(
+            f[0].fix[0].starts_with("/opt/venv/bin/python -m pip install nvidia-cufft "),
+            "{:?}",
+            f[0].fix
+        );
+        assert!(
+            f[0].fix[1].starts_with("/opt/venv/bin/python -m pip install --force-reinstall torch==2.11.0+cu130 --index-url https://download.pytorch.org/whl/cu130 "),
+            "{:?}",
+            f[0].fix
+        );
+        assert!(f[0].fix.iter().all(|x| !x.contains('<')), "{:?}", f[0].fix);
+
+        // A cu128 torch needs the -cu12 wheels, cuDNN included.
+        let mut s = h200();
+        s.python_envs[0] = torch_env("/opt/venv", "2.9.1+cu128", Some("12.8"), &[]);
+        missing(&mut s, "libnccl.so.2");
+        let f = run(&RULE, &s);
+        assert!(
+            f[0].fix[0].contains("pip install nvidia-nccl-cu12 "),
+            "{:?}",
+            f[0].fix
+        );
+        assert!(f[0].fix[1].contains("--index-url https://download.pytorch.org/whl/cu128"));
+
+        // A PyPI build (no local label) is reinstalled from PyPI: no index is named.
+        let mut s = h200();
+        s.python_envs[0] = torch_env("/opt/venv", "2.9.1", Some("12.8"), &[]);
+        missing(&mut s, "libcublas.so.12");
+        let f = run(&RULE, &s);
+        assert!(f[0].fix[0].contains("pip install nvidia-cublas-cu12 "));
+        assert!(!f[0].fix[1].contains("--index-url"), "{:?}", f[0].fix);
+        assert!(f[0].fix[1].contains("torch==2.9.1 "), "{:?}", f[0].fix);
     }
 }
