@@ -360,8 +360,9 @@ fn acc003_compile_without_triton() {
         "{f:#}"
     );
     assert!(
-        fixes(f)
-            .contains("/opt/torch/.venv/bin/python -m pip install --force-reinstall torch==2.11.0"),
+        fixes(f).contains(
+            "/opt/torch/.venv/bin/python -m pip install torch==2.11.0+cu130 --index-url https://download.pytorch.org/whl/cu130"
+        ),
         "{f:#}"
     );
     assert!(fixes(f).contains("TORCH_LOGS=+dynamo,+inductor"), "{f:#}");

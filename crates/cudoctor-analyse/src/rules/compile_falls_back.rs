@@ -1,4 +1,5 @@
 use super::deep_support::{first_line, probes, ProbeView};
+use crate::context::torch_index_url;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -19,8 +20,9 @@ it fails outright (no C compiler for Triton's launcher, a triton that does not m
 ptxas missing), training scripts that compile crash at the first step.
 
 ## How to fix
-Read the reason: a missing `triton` is installed with the matching torch wheel (reinstall torch
-from the same index); "Failed to find C compiler" needs `gcc`; TORCH_COMPILE_DISABLE or
+Read the reason: a missing `triton` is installed by asking pip for the installed torch from its
+own index (pip keeps torch and adds the triton it requires); a broken one is reinstalled alone,
+at its version, with `--no-deps`; "Failed to find C compiler" needs `gcc`; TORCH_COMPILE_DISABLE or
 TORCHDYNAMO_DISABLE set in the environment switch compilation off. `TORCH_LOGS=+dynamo,+inductor`
 shows each decision.
 "#,
@@ -28,10 +30,13 @@ shows each decision.
 };
 
 fn check(ctx: &Context) -> Vec<Finding> {
-    probes(ctx).into_iter().filter_map(judge).collect()
+    probes(ctx)
+        .into_iter()
+        .filter_map(|p| judge(ctx, p))
+        .collect()
 }
 
-fn judge(p: ProbeView) -> Option<Finding> {
+fn judge(ctx: &Context, p: ProbeView) -> Option<Finding> {
     let c = p.result.compile.as_ref()?;
     if c.ok || c.skipped.is_some() {
         return None;
@@ -64,24 +69,28 @@ fn judge(p: ProbeView) -> Option<Finding> {
     }
     f = f.cause("Inductor did not produce or run a Triton kernel for a trivial function, so compiled models in this environment run eagerly or fail.");
     let lower = reason.to_ascii_lowercase();
-    if lower.contains("triton cannot be imported") || lower.contains("no module named 'triton'") {
-        let version = p.result.torch.as_ref().map(|t| {
-            t.version
-                .split('+')
-                .next()
-                .unwrap_or(&t.version)
-                .to_string()
-        });
-        f = f.fix(match version {
-            Some(v) => format!("{}/bin/python -m pip install --force-reinstall torch=={v}  # brings the triton it was built with", p.run.env_prefix.as_deref().unwrap_or("<env>")),
-            None => "reinstall torch from its index to get the matching triton".into(),
+    let python = p
+        .run
+        .env_prefix
+        .as_deref()
+        .map(|e| format!("{e}/bin/python"))
+        .unwrap_or_else(|| p.run.interpreter.clone());
+    if lower.contains("no module named 'triton'") {
+        f = f.fix(bring_triton(&python, &p));
+    } else if lower.contains("triton cannot be imported") || lower.contains("ptxas") {
+        // triton is there but broken: reinstall that one package, leaving torch alone.
+        f = f.fix(match installed_triton(ctx, &p, c.triton_version.as_deref()) {
+            Some((dist, version)) => format!(
+                "{python} -m pip install --force-reinstall --no-deps {dist}=={version}   # reinstalls only triton"
+            ),
+            None => bring_triton(&python, &p),
         });
     }
     if lower.contains("c compiler") || lower.contains("gcc") || lower.contains("cc1") {
         f = f.fix("sudo apt-get install -y gcc  # Triton compiles a small C launcher");
     }
     if lower.contains("ptxas") {
-        f = f.fix("triton's bundled ptxas is missing or cannot run: reinstall triton, or set TRITON_PTXAS_PATH to a CUDA toolkit's ptxas");
+        f = f.fix("or point Triton at a CUDA toolkit's ptxas: export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas");
     }
     for var in [
         "TORCH_COMPILE_DISABLE",
@@ -93,6 +102,48 @@ fn judge(p: ProbeView) -> Option<Finding> {
         }
     }
     Some(f.fix("TORCH_LOGS=+dynamo,+inductor python your_script.py  # shows why it fell back"))
+}
+
+/// The command that installs the triton the installed torch requires and nothing else: pip is
+/// asked for the torch that is already there (so it keeps it) from the index of its local label
+/// (so a missing or mismatched triton comes from there, as torch's own did).
+fn bring_triton(python: &str, p: &ProbeView) -> String {
+    match &p.result.torch {
+        Some(t) => {
+            let label = t.version.split_once('+').map(|(_, l)| l);
+            let index = torch_index_url(label)
+                .map(|u| format!(" --index-url {u}"))
+                .unwrap_or_default();
+            format!(
+                "{python} -m pip install torch=={}{index}   # torch is kept; pip adds the triton it requires",
+                t.version
+            )
+        }
+        None => format!(
+            "{python} -m pip install torch   # torch is kept; pip adds the triton it requires"
+        ),
+    }
+}
+
+/// The installed triton distribution (`triton`, or `pytorch-triton` for builds that take
+/// theirs from the PyTorch index) and its version.
+fn installed_triton(
+    ctx: &Context,
+    p: &ProbeView,
+    probed: Option<&str>,
+) -> Option<(String, String)> {
+    let env = ctx
+        .snap
+        .python_envs
+        .iter()
+        .find(|e| Some(e.prefix.as_str()) == p.run.env_prefix.as_deref());
+    let from_env = env.and_then(|e| {
+        ["pytorch-triton", "triton"]
+            .into_iter()
+            .find_map(|n| e.package(n))
+            .map(|pkg| (pkg.name.clone(), pkg.version.clone()))
+    });
+    from_env.or_else(|| probed.map(|v| ("triton".to_string(), v.to_string())))
 }
 
 #[cfg(test)]
@@ -141,6 +192,40 @@ mod tests {
             f[0].fix
                 .iter()
                 .any(|x| x.contains("apt-get install -y gcc")),
+            "{:?}",
+            f[0].fix
+        );
+    }
+
+    #[test]
+    fn a_missing_triton_comes_from_torchs_index_without_touching_torch() {
+        let mut s = h200_deep();
+        result_mut(&mut s).compile = Some(CompileProbe {
+            ok: false,
+            fallback_reason: Some("BackendCompilerFailed: backend='inductor' raised:\nModuleNotFoundError: No module named 'triton'".into()),
+            ..Default::default()
+        });
+        let f = run(&RULE, &s);
+        let fix = &f[0].fix[0];
+        assert!(
+            fix.ends_with("-m pip install torch==2.11.0+cu130 --index-url https://download.pytorch.org/whl/cu130   # torch is kept; pip adds the triton it requires"),
+            "{fix}"
+        );
+        assert!(!fix.contains("--force-reinstall"), "{fix}");
+    }
+
+    #[test]
+    fn a_broken_triton_is_reinstalled_alone_at_its_version() {
+        let mut s = h200_deep();
+        result_mut(&mut s).compile = Some(CompileProbe {
+            ok: false,
+            triton_version: Some("3.6.0".into()),
+            fallback_reason: Some("triton cannot be imported: ImportError: libtriton.so: cannot open shared object file".into()),
+            ..Default::default()
+        });
+        let f = run(&RULE, &s);
+        assert!(
+            f[0].fix[0].ends_with("-m pip install --force-reinstall --no-deps triton==3.6.0   # reinstalls only triton"),
             "{:?}",
             f[0].fix
         );
