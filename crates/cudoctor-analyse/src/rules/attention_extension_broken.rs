@@ -1,4 +1,5 @@
 use super::deep_support::{first_line, probes, ProbeView};
+use crate::context::pip_rebuild;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -17,9 +18,11 @@ import ("undefined symbol"), and models that try them either crash or quietly fa
 attention. A GPU older than the package supports fails at the first call.
 
 ## How to fix
-Rebuild or reinstall the package for the installed torch:
-`pip install --no-build-isolation --force-reinstall flash-attn` (a build needs nvcc matching
-torch's CUDA major), or install the xformers release made for this torch.
+Rebuild the package against the installed torch:
+`python -m pip install --force-reinstall --no-deps --no-build-isolation --no-binary flash-attn --no-cache-dir flash-attn`
+(`--no-deps` keeps torch as it is; `--no-binary` and `--no-cache-dir` keep pip from reinstalling
+the same wheel or its cached build; a build needs nvcc matching torch's CUDA major), or install
+the xformers release made for this torch.
 "#,
     check,
 };
@@ -35,6 +38,12 @@ fn judge(p: ProbeView) -> Vec<Finding> {
         .as_ref()
         .map(|t| t.version.clone())
         .unwrap_or_default();
+    let python = p
+        .run
+        .env_prefix
+        .as_deref()
+        .map(|e| format!("{e}/bin/python"))
+        .unwrap_or_else(|| p.run.interpreter.clone());
     p.result
         .extensions
         .iter()
@@ -52,8 +61,8 @@ fn judge(p: ProbeView) -> Vec<Finding> {
                     "The package is installed but cannot be used here; models that try it crash or fall back to slower attention."
                 })
                 .fix(format!(
-                    "{}/bin/python -m pip install --no-build-isolation --force-reinstall {pip_name}  # for torch {torch}",
-                    p.run.env_prefix.as_deref().unwrap_or("<env>")
+                    "{}   # rebuilds it against torch {torch}",
+                    pip_rebuild(&python, &pip_name)
                 ));
             f
         })
@@ -86,6 +95,9 @@ mod tests {
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 1);
         assert!(f[0].cause.contains("built against another torch"));
-        assert!(f[0].fix[0].contains("flash-attn"));
+        assert_eq!(
+            f[0].fix[0],
+            "/opt/venv/bin/python -m pip install --force-reinstall --no-deps --no-build-isolation --no-binary flash-attn --no-cache-dir flash-attn   # rebuilds it against torch 2.11.0+cu130"
+        );
     }
 }
