@@ -2,6 +2,7 @@ use std::collections::BTreeMap;
 
 use cudoctor_ldso::{cuda_library, CudaFamily};
 
+use crate::context::pip_rebuild;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -23,8 +24,10 @@ different versions give "cuDNN version incompatibility" or undefined behaviour. 
 an extension was built against another toolkit or another CUDA major than torch.
 
 ## How to fix
-Rebuild or reinstall the extension against the CUDA that torch uses, so that it resolves torch's
-copy.
+Rebuild the extension against the CUDA that torch uses, so that it resolves torch's copy:
+`CUDA_HOME=<toolkit of torch's CUDA major> python -m pip install --force-reinstall --no-deps
+--no-build-isolation --no-binary <pkg> --no-cache-dir <pkg>` (`--no-deps` keeps torch as it is;
+`--no-binary` and `--no-cache-dir` keep pip from reinstalling the same wheel or its cached build).
 "#,
     check,
 };
@@ -67,8 +70,10 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 .severity(severity)
                 .cause(format!(
                     "torch and an extension load different lib{stem} files into the same process: their state is separate, so handles, memory and streams of one are invalid in the other."
-                ))
-                .fix("Reinstall the extension built against this torch's CUDA, so it uses torch's copy (pip install --force-reinstall --no-build-isolation <extension>)");
+                ));
+            for fix in rebuild_fixes(ctx, &p.env_prefix, &list) {
+                f = f.fix(fix);
+            }
             for (major, path, by, _) in &list {
                 f = f.evidence(format!(
                     "{path}{}{}",
@@ -83,6 +88,53 @@ fn check(ctx: &Context) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// One rebuild command per extension that brought in a copy torch does not load: the
+/// installed package that owns the object whose DT_NEEDED named the copy, built against the
+/// toolkit of torch's CUDA major when the machine has one.
+fn rebuild_fixes(ctx: &Context, env: &str, copies: &[Copy]) -> Vec<String> {
+    let torch = ctx.torch_envs().into_iter().find(|t| t.env.prefix == env);
+    let by_torch = |by: Option<&str>| {
+        by.is_none_or(|b| torch.is_some_and(|t| t.torch.owns(b)) || b.contains("/nvidia/"))
+    };
+    let cuda = torch.and_then(|t| t.cuda());
+    let cuda_home = cuda
+        .and_then(|c| {
+            ctx.snap.toolkit.toolkits.iter().find(|tk| {
+                tk.version
+                    .as_deref()
+                    .and_then(|v| v.parse::<cudoctor_kb::CudaVersion>().ok())
+                    .is_some_and(|v| v.major == c.major)
+            })
+        })
+        .map(|tk| format!("CUDA_HOME={} ", tk.root))
+        .unwrap_or_default();
+    let against = cuda
+        .map(|c| format!("torch's CUDA {c}"))
+        .unwrap_or_else(|| "torch's CUDA".into());
+    let mut fixes: Vec<String> = Vec::new();
+    for (_, _, by, _) in copies.iter().filter(|(_, _, by, _)| !by_torch(*by)) {
+        let Some(by) = by else { continue };
+        let fix = match ctx.installed_package_of(by) {
+            Some(pkg) => format!(
+                "{cuda_home}{}   # rebuilds {pkg} against {against}",
+                pip_rebuild(&format!("{env}/bin/python"), pkg)
+            ),
+            None => format!(
+                "Rebuild {by} against {against} so it loads torch's copy (it belongs to no installed package cudoctor could find)"
+            ),
+        };
+        if !fixes.contains(&fix) {
+            fixes.push(fix);
+        }
+    }
+    if fixes.is_empty() {
+        fixes.push(format!(
+            "Rebuild the extension that loads the second copy against {against}, so it resolves torch's copy"
+        ));
+    }
+    fixes
 }
 
 #[cfg(test)]
@@ -131,5 +183,40 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].severity, Severity::Error);
         assert!(f[0].evidence.iter().any(|e| e.contains("my_ext.so")));
+    }
+
+    #[test]
+    fn the_extension_that_brings_the_copy_is_rebuilt_alone() {
+        let mut s = h200();
+        let sp = "/opt/venv/lib/python3.12/site-packages";
+        s.python_envs[0].packages.push(cudoctor_snapshot::Package {
+            name: "my-ext".into(),
+            version: "0.1".into(),
+            location: sp.into(),
+        });
+        s.loader = Some(LoaderFacts {
+            processes: vec![ProcessLinks {
+                env_prefix: "/opt/venv".into(),
+                objects: vec![
+                    obj(
+                        &format!("{sp}/nvidia/cu13/lib/libcudart.so.13"),
+                        "libcudart.so.13",
+                        &format!("{sp}/torch/lib/libtorch_cuda.so"),
+                    ),
+                    obj(
+                        "/usr/local/cuda-12.4/lib64/libcudart.so.12",
+                        "libcudart.so.12",
+                        &format!("{sp}/my_ext.cpython-312-x86_64-linux-gnu.so"),
+                    ),
+                ],
+                shadowed: vec![],
+            }],
+            ..Default::default()
+        });
+        let f = run(&RULE, &s);
+        assert_eq!(
+            f[0].fix,
+            vec!["CUDA_HOME=/usr/local/cuda-13.0 /opt/venv/bin/python -m pip install --force-reinstall --no-deps --no-build-isolation --no-binary my-ext --no-cache-dir my-ext   # rebuilds my-ext against torch's CUDA 13.0".to_string()]
+        );
     }
 }
