@@ -1,3 +1,4 @@
+use crate::context::pip_rebuild;
 use crate::rules::missing_library::short;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
@@ -32,7 +33,9 @@ GLIBCXX_3.4.32 means the extension was built with a newer compiler than the syst
 
 ## How to fix
 Reinstall the extension built for this torch: a prebuilt wheel matching torch's version and CUDA,
-or a source build with `--no-build-isolation` so it compiles against the installed torch.
+or a source build against the installed torch: `python -m pip install --force-reinstall --no-deps
+--no-build-isolation --no-binary <pkg> --no-cache-dir <pkg>` (without `--no-binary` and
+`--no-cache-dir` pip reinstalls the same wheel or its cached build; `--no-deps` keeps torch).
 "#,
     check,
 };
@@ -52,7 +55,11 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .filter(|(_, o)| o.symbols_checked && !o.unresolved_symbols.is_empty())
         .map(|(env, o)| {
             let torch_abi = o.unresolved_symbols.iter().filter(|s| TORCH_SYMBOLS.iter().any(|p| s.starts_with(p))).count();
-            let package = ctx.owner_of(&o.path).unwrap_or(short(&o.path)).to_string();
+            let installed = ctx.installed_package_of(&o.path);
+            let package = installed
+                .or(ctx.owner_of(&o.path))
+                .unwrap_or(short(&o.path))
+                .to_string();
             let shown: Vec<&String> = o.unresolved_symbols.iter().take(5).collect();
             let mut f = Finding::new(&RULE, format!("{package} needs {} symbol(s) nothing provides", o.unresolved_symbols.len()))
                 .evidence(format!("{}: undefined {}{}", o.path, shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "), if o.unresolved_symbols.len() > 5 { ", ..." } else { "" }))
@@ -62,11 +69,20 @@ fn check(ctx: &Context) -> Vec<Finding> {
             } else {
                 f.cause(format!("Importing it fails with \"undefined symbol: {}\": a library it was linked against is missing or of another version.", shown[0]))
             };
-            f.fix(format!(
-                "{env}/bin/python -m pip install --force-reinstall --no-deps --no-build-isolation {package}   # rebuild against torch {}",
-                torch_version(env)
-            ))
-            .fix(format!("or install the prebuilt {package} wheel made for torch {}", torch_version(env)))
+            match installed {
+                Some(pkg) => f
+                    .fix(format!(
+                        "{}   # rebuilds it against torch {}",
+                        pip_rebuild(&format!("{env}/bin/python"), pkg),
+                        torch_version(env)
+                    ))
+                    .fix(format!("or install the prebuilt {pkg} wheel made for torch {}", torch_version(env))),
+                None => f.fix(format!(
+                    "Rebuild {} against torch {} (it belongs to no installed package cudoctor could find)",
+                    o.path,
+                    torch_version(env)
+                )),
+            }
         })
         .collect()
 }
@@ -96,5 +112,23 @@ mod tests {
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 1);
         assert!(f[0].cause.contains("another torch release"));
+        // No installed distribution owns the file: no pip command names one.
+        assert!(
+            f[0].fix[0].starts_with("Rebuild /opt/venv/"),
+            "{:?}",
+            f[0].fix
+        );
+
+        s.python_envs[0].packages.push(cudoctor_snapshot::Package {
+            name: "flash-attn".into(),
+            version: "2.8.3".into(),
+            location: "/opt/venv/lib/python3.12/site-packages".into(),
+        });
+        let f = run(&RULE, &s);
+        assert!(f[0].title.starts_with("flash-attn needs"), "{}", f[0].title);
+        assert_eq!(
+            f[0].fix[0],
+            "/opt/venv/bin/python -m pip install --force-reinstall --no-deps --no-build-isolation --no-binary flash-attn --no-cache-dir flash-attn   # rebuilds it against torch 2.11.0+cu130"
+        );
     }
 }
