@@ -1,6 +1,6 @@
 use cudoctor_fatbin::compat::Verdict;
 
-use crate::context::library_verdict;
+use crate::context::{library_verdict, pip_rebuild, GpuView};
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -23,7 +23,12 @@ built on.
 
 ## How to fix
 Install a build of the package that includes the GPU's architecture, or rebuild it from source
-with `TORCH_CUDA_ARCH_LIST` naming every GPU you run on (the report prints the command).
+for every GPU you run on (the report prints the command): `TORCH_CUDA_ARCH_LIST` names the
+architectures of most extensions; flash-attn reads `FLASH_ATTN_CUDA_ARCHS` instead (`80;90;100;120`)
+and needs `FLASH_ATTENTION_FORCE_BUILD=TRUE`, or its setup downloads a prebuilt wheel. The build
+uses `--no-binary <pkg> --no-cache-dir` so pip neither reinstalls the same wheel nor a cached
+build, and `--no-deps --no-build-isolation` so it builds against the installed torch and keeps it.
+One finding covers every GPU of the same compute capability.
 "#,
     check,
 };
@@ -36,11 +41,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let driver_cuda = ctx.driver_max_cuda().map(|(c, _)| c);
     let torches: Vec<&cudoctor_snapshot::TorchBuild> =
         ctx.torch_envs().iter().map(|t| t.torch).collect();
-    let all_ccs: Vec<String> = {
-        let mut v: Vec<String> = gpus
-            .iter()
-            .filter_map(|g| g.cc.map(|c| c.to_string()))
-            .collect();
+    let all_ccs: Vec<cudoctor_kb::ComputeCapability> = {
+        let mut v: Vec<_> = gpus.iter().filter_map(|g| g.cc).collect();
         v.sort();
         v.dedup();
         v
@@ -54,34 +56,53 @@ fn check(ctx: &Context) -> Vec<Finding> {
         {
             continue;
         }
+        // One finding per compute capability: eight identical GPUs are one problem.
+        let mut by_cc: Vec<(cudoctor_kb::ComputeCapability, Vec<&GpuView>)> = Vec::new();
         for g in &gpus {
             let Some(cc) = g.cc else { continue };
+            match by_cc.iter_mut().find(|(c, _)| *c == cc) {
+                Some((_, list)) => list.push(g),
+                None => by_cc.push((cc, vec![g])),
+            }
+        }
+        for (cc, group) in &by_cc {
+            let cc = *cc;
             let verdict = library_verdict(lib, cc, driver_cuda);
             let package = lib.package.as_deref().unwrap_or("the extension");
+            let gpus_label = group_label(group, cc);
             let (severity, title, cause) = match &verdict {
                 Verdict::Native { .. } => continue,
                 Verdict::PtxJit { via } => (
                     Severity::Warning,
-                    format!("{package} runs on {} only through PTX JIT ({via})", g.label()),
+                    format!("{package} runs on {gpus_label} only through PTX JIT ({via})"),
                     "No machine code for this GPU: its kernels are compiled by the driver at first launch (slow start) and fail with a driver older than the PTX.".to_string(),
                 ),
                 Verdict::PtxTooNewForDriver { via, needs_cuda, .. } => (
                     Severity::Error,
-                    format!("{package} has only PTX for {}, too new for the driver", g.label()),
+                    format!("{package} has only PTX for {gpus_label}, too new for the driver"),
                     format!("Its PTX {via} needs a driver for CUDA {needs_cuda}: launching fails with \"the provided PTX was compiled with an unsupported toolchain\"."),
                 ),
                 Verdict::NoImage => (
                     Severity::Error,
-                    format!("{package} has no kernel image for {}", g.label()),
+                    format!("{package} has no kernel image for {gpus_label}"),
                     format!("The library carries code for {} only: its kernels fail on {} with \"no kernel image is available for execution on the device\" (or \"invalid device function\").", lib.sass.iter().chain(&lib.ptx).cloned().collect::<Vec<_>>().join(" "), cc.sm()),
                 ),
+            };
+            let indices: Vec<String> = group.iter().map(|g| g.gpu.index.to_string()).collect();
+            let names: Vec<&str> = {
+                let mut n: Vec<&str> = group.iter().map(|g| g.gpu.name.as_str()).collect();
+                n.dedup();
+                n
             };
             let mut f = Finding::new(&RULE, title)
                 .severity(severity)
                 .evidence(format!(
-                    "{} (compute capability from {})",
-                    g.label(),
-                    g.cc_source
+                    "GPU{} {} ({}, {}; compute capability from {})",
+                    if indices.len() > 1 { "s" } else { "" },
+                    indices.join(", "),
+                    names.join(", "),
+                    cc.sm(),
+                    group.first().map(|g| g.cc_source).unwrap_or("driver")
                 ))
                 .evidence(format!(
                     "{}: SASS {} PTX {}",
@@ -90,16 +111,79 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     list(&lib.ptx)
                 ))
                 .cause(cause);
-            if let Some(pkg) = &lib.package {
-                f = f.fix(format!(
-                    "TORCH_CUDA_ARCH_LIST=\"{}\" MAX_JOBS=4 pip install --no-build-isolation --no-binary {pkg} --force-reinstall --no-deps {pkg}   # rebuild for every GPU here",
-                    all_ccs.join(";")
-                ));
+            if let Some(fix) = rebuild_fix(ctx, lib, &all_ccs) {
+                f = f.fix(fix);
             }
             out.push(f);
         }
     }
     out
+}
+
+/// "GPU 0 (NVIDIA H200, sm_90)", or for several GPUs of one compute capability
+/// "GPUs 0, 1 (NVIDIA H200, sm_90)".
+fn group_label(group: &[&GpuView], cc: cudoctor_kb::ComputeCapability) -> String {
+    match group {
+        [one] => one.label(),
+        _ => {
+            let indices: Vec<String> = group.iter().map(|g| g.gpu.index.to_string()).collect();
+            let mut names: Vec<&str> = group.iter().map(|g| g.gpu.name.as_str()).collect();
+            names.dedup();
+            format!(
+                "GPUs {} ({}, {})",
+                indices.join(", "),
+                names.join(", "),
+                cc.sm()
+            )
+        }
+    }
+}
+
+/// The source build of the library's package for every GPU of the machine, in the environment
+/// that holds it. flash-attn's setup takes its architectures from FLASH_ATTN_CUDA_ARCHS (only
+/// 80, 90, 100 and 120: code for x.0 runs on every x.y) and downloads a prebuilt wheel unless
+/// FLASH_ATTENTION_FORCE_BUILD=TRUE; other extensions take TORCH_CUDA_ARCH_LIST.
+fn rebuild_fix(
+    ctx: &Context,
+    lib: &cudoctor_snapshot::LibraryImages,
+    ccs: &[cudoctor_kb::ComputeCapability],
+) -> Option<String> {
+    let pkg = lib.package.as_deref()?;
+    let python = ctx
+        .env_of_path(&lib.path)
+        .map(|e| format!("{}/bin/python", e.prefix))
+        .unwrap_or_else(|| "python".to_string());
+    let rebuild = pip_rebuild(&python, pkg);
+    if pkg == "flash-attn" {
+        let mut archs: Vec<&str> = ccs
+            .iter()
+            .filter_map(|cc| match cc.major {
+                8 => Some("80"),
+                9 => Some("90"),
+                10 => Some("100"),
+                12 => Some("120"),
+                _ => None,
+            })
+            .collect();
+        archs.dedup();
+        if archs.is_empty() {
+            return Some(format!(
+                "flash-attn's source build targets sm_80, sm_90, sm_100 and sm_120 only: no build of it runs on {}",
+                ccs.iter().map(|c| c.sm()).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        return Some(format!(
+            "FLASH_ATTENTION_FORCE_BUILD=TRUE FLASH_ATTN_CUDA_ARCHS=\"{}\" MAX_JOBS=4 {rebuild}   # rebuild for every GPU here",
+            archs.join(";")
+        ));
+    }
+    Some(format!(
+        "TORCH_CUDA_ARCH_LIST=\"{}\" MAX_JOBS=4 {rebuild}   # rebuild for every GPU here",
+        ccs.iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(";")
+    ))
 }
 
 fn list(v: &[String]) -> String {
@@ -137,12 +221,52 @@ mod tests {
             ],
         });
         let f = run(&RULE, &s);
-        assert_eq!(f.len(), 2, "{f:?}");
+        // Both H200s lack it: one finding naming both, not one per GPU.
+        assert_eq!(f.len(), 1, "{f:?}");
         assert!(f[0].title.contains("flash-attn"));
         assert!(
-            f[0].fix[0].contains("TORCH_CUDA_ARCH_LIST=\"9.0\""),
+            f[0].title.contains("GPUs 0, 1 (NVIDIA H200, sm_90)"),
+            "{}",
+            f[0].title
+        );
+        assert!(
+            f[0].evidence[0].starts_with("GPUs 0, 1 (NVIDIA H200, sm_90;"),
             "{:?}",
-            f[0].fix
+            f[0].evidence
+        );
+        assert_eq!(
+            f[0].fix[0],
+            "FLASH_ATTENTION_FORCE_BUILD=TRUE FLASH_ATTN_CUDA_ARCHS=\"90\" MAX_JOBS=4 /opt/venv/bin/python -m pip install --force-reinstall --no-deps --no-build-isolation --no-binary flash-attn --no-cache-dir flash-attn   # rebuild for every GPU here"
+        );
+    }
+
+    #[test]
+    fn other_extensions_are_rebuilt_with_torch_cuda_arch_list() {
+        let mut s = machine(
+            Some(("580.159.04", "13.0")),
+            &[("NVIDIA H200", "9.0"), ("NVIDIA GeForce RTX 3090", "8.6")],
+        );
+        s.python_envs
+            .push(torch_env("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]));
+        s.kernel_images = Some(KernelImages {
+            scope: "test".into(),
+            libraries: vec![LibraryImages {
+                path: "/opt/venv/lib/python3.12/site-packages/xformers/_C.so".into(),
+                package: Some("xformers".into()),
+                sass: vec!["sm_80".into()],
+                ..Default::default()
+            }],
+        });
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "sm_80 runs on the 3090: {f:?}");
+        assert!(
+            f[0].title.contains("GPU 0 (NVIDIA H200, sm_90)"),
+            "{}",
+            f[0].title
+        );
+        assert_eq!(
+            f[0].fix[0],
+            "TORCH_CUDA_ARCH_LIST=\"8.6;9.0\" MAX_JOBS=4 /opt/venv/bin/python -m pip install --force-reinstall --no-deps --no-build-isolation --no-binary xformers --no-cache-dir xformers   # rebuild for every GPU here"
         );
     }
 
@@ -159,6 +283,6 @@ mod tests {
                 ..Default::default()
             }],
         });
-        assert_eq!(run(&RULE, &s).len(), 2, "torch_scatter is not torch");
+        assert_eq!(run(&RULE, &s).len(), 1, "torch_scatter is not torch");
     }
 }
