@@ -64,6 +64,16 @@ pub struct ProbeRun {
     pub result: Option<ProbeResult>,
 }
 
+impl ProbeRun {
+    /// The interpreter to name in fix commands: the environment's `bin/python`, else the one run.
+    pub fn python_command(&self) -> String {
+        self.env_prefix
+            .as_deref()
+            .map(|e| format!("{e}/bin/python"))
+            .unwrap_or_else(|| self.interpreter.clone())
+    }
+}
+
 /// How a probe run ended.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]

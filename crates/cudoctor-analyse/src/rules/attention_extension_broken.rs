@@ -38,12 +38,7 @@ fn judge(p: ProbeView) -> Vec<Finding> {
         .as_ref()
         .map(|t| t.version.clone())
         .unwrap_or_default();
-    let python = p
-        .run
-        .env_prefix
-        .as_deref()
-        .map(|e| format!("{e}/bin/python"))
-        .unwrap_or_else(|| p.run.interpreter.clone());
+    let python = p.run.python_command();
     p.result
         .extensions
         .iter()

@@ -69,12 +69,7 @@ fn judge(ctx: &Context, p: ProbeView) -> Option<Finding> {
     }
     f = f.cause("Inductor did not produce or run a Triton kernel for a trivial function, so compiled models in this environment run eagerly or fail.");
     let lower = reason.to_ascii_lowercase();
-    let python = p
-        .run
-        .env_prefix
-        .as_deref()
-        .map(|e| format!("{e}/bin/python"))
-        .unwrap_or_else(|| p.run.interpreter.clone());
+    let python = p.run.python_command();
     if lower.contains("no module named 'triton'") {
         f = f.fix(bring_triton(&python, &p));
     } else if lower.contains("triton cannot be imported") || lower.contains("ptxas") {
