@@ -302,9 +302,11 @@ fn gpu_by_name_borrowed_arch_list_and_no_torchaudio() {
         "{:?}",
         e.evidence
     );
+    // The newest build the driver runs whose list covers sm_120: 2.13.0's cu132 list is not
+    // recorded and borrows 2.15.0's (observed in the wheel), which carries sm_120.
     let first = e.fix.first().cloned().unwrap_or_default();
     assert!(
-        first.contains("torch==2.13.*") && first.contains("/whl/cu130"),
+        first.contains("torch==2.13.*") && first.contains("/whl/cu132"),
         "{first}"
     );
     assert!(!first.contains("torchaudio"), "{first}");

@@ -1,7 +1,8 @@
 //! Known facts the embedded tables must give, and the invariants they must keep.
 
 use cudoctor_kb::{
-    ComputeCapability, Coverage, CudaVersion, DriverSupport, DriverVersion, Kb, TorchVersion,
+    ArchListBasis, ComputeCapability, Coverage, CudaVersion, DriverSupport, DriverVersion, Kb,
+    TorchVersion,
 };
 
 fn kb() -> &'static Kb {
@@ -216,6 +217,53 @@ fn arch_facts_users_rely_on() {
             .covers(cc("12.0")),
         None
     );
+}
+
+/// Arch lists read from the fat binaries of the wheels PyPI serves: exact-release rows with
+/// basis `observed`, and what they mean for GPUs whose own architecture is not in them.
+#[test]
+fn observed_pypi_wheel_arch_lists() {
+    let k = kb();
+    let list = |v: &str, tag: &str| {
+        let var = k
+            .torch(v)
+            .and_then(|r| r.variant(tag))
+            .unwrap_or_else(|| panic!("{v} {tag}"));
+        assert_eq!(
+            var.arch_list_basis,
+            Some(ArchListBasis::Observed),
+            "{v} {tag}"
+        );
+        var.arch_list.clone().unwrap_or_default().join(" ")
+    };
+    let cu128 = "7.0 7.5 8.0 8.6 9.0 10.0 12.0";
+    let cu13 = "7.5 8.0 8.6 9.0 10.0 12.0";
+    assert_eq!(list("2.8.0", "cu128"), cu128);
+    assert_eq!(list("2.9.1", "cu128"), cu128);
+    assert_eq!(list("2.10.0", "cu128"), cu128);
+    assert_eq!(list("2.12.0", "cu130"), cu13);
+    assert_eq!(list("2.13.0", "cu130"), cu13);
+    assert_eq!(list("2.14.1", "cu130"), cu13);
+    assert_eq!(list("2.15.0", "cu132"), cu13);
+    // Releases not read keep their older basis: 2.9.0 still uses the main-branch snapshot.
+    let snap = k.torch("2.9.0").and_then(|r| r.variant("cu128")).unwrap();
+    assert_eq!(snap.arch_list_basis, Some(ArchListBasis::Snapshot));
+
+    let pypi = |v: &str| k.torch(v).and_then(|r| r.pypi_default_variant()).unwrap();
+    // A B300 (10.3) and a GB10 (12.1) run the plain sm_100 / sm_120 code.
+    assert_eq!(
+        pypi("2.15.0").coverage(cc("10.3")),
+        Some(Coverage::BinaryCompatible { from: cc("10.0") })
+    );
+    assert_eq!(
+        pypi("2.14.1").coverage(cc("12.1")),
+        Some(Coverage::BinaryCompatible { from: cc("12.0") })
+    );
+    // cu13 builds dropped Volta; the cu128 builds of 2.8 - 2.10 still carry sm_70.
+    assert_eq!(pypi("2.12.0").covers(cc("7.0")), Some(false));
+    assert_eq!(pypi("2.10.0").coverage(cc("7.0")), Some(Coverage::Native));
+    // No PTX anywhere: an architecture newer than the list finds no kernel image.
+    assert_eq!(pypi("2.15.0").covers(cc("13.0")), Some(false));
 }
 
 #[test]
