@@ -55,11 +55,6 @@ const EXTENSION_MODULES: &[&str] = &[
     "pytorch3d",
 ];
 
-/// Scans torch and the CUDA extensions of each environment.
-pub fn collect(host: &Host, envs: &[PythonEnv]) -> KernelImages {
-    scan_extensions(host, &candidates(host, envs))
-}
-
 /// Scans the [`candidates`] of the environments.
 pub fn scan_extensions(host: &Host, candidates: &[(String, String)]) -> KernelImages {
     let mut images = scan(host, candidates);

@@ -12,6 +12,18 @@ pub struct KernelImages {
     pub libraries: Vec<LibraryImages>,
 }
 
+impl KernelImages {
+    /// The scanned libtorch_cuda libraries of one torch install, in scan order.
+    pub fn torch_cuda_libraries<'a>(
+        &'a self,
+        torch: &'a crate::TorchBuild,
+    ) -> impl Iterator<Item = &'a LibraryImages> + 'a {
+        self.libraries
+            .iter()
+            .filter(move |l| torch.owns(&l.path) && l.path.contains("libtorch_cuda"))
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct LibraryImages {
     pub path: String,

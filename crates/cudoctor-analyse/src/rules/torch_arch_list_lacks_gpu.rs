@@ -43,13 +43,12 @@ fn check(ctx: &Context) -> Vec<Finding> {
 }
 
 /// torch's main CUDA library as scanned, when a scan ran.
-fn scanned_torch<'a>(ctx: &Context<'a>, t: TorchEnv) -> Option<&'a LibraryImages> {
+fn scanned_torch<'a>(ctx: &Context<'a>, t: TorchEnv<'a>) -> Option<&'a LibraryImages> {
     ctx.snap
         .kernel_images
         .as_ref()?
-        .libraries
-        .iter()
-        .find(|l| t.torch.owns(&l.path) && l.path.contains("libtorch_cuda") && l.error.is_none())
+        .torch_cuda_libraries(t.torch)
+        .find(|l| l.error.is_none())
 }
 
 fn judge(ctx: &Context, t: TorchEnv, g: &GpuView) -> Option<Finding> {

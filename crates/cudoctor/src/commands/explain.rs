@@ -62,12 +62,7 @@ pub fn machine_facts(s: &Snapshot) -> MachineFacts {
         .or(s.primary_env());
     let torch = env.and_then(|e| e.torch.as_ref());
     let torch_arch_list = torch.and_then(|t| {
-        let lib = s
-            .kernel_images
-            .as_ref()?
-            .libraries
-            .iter()
-            .find(|l| t.owns(&l.path) && l.path.contains("libtorch_cuda"))?;
+        let lib = s.kernel_images.as_ref()?.torch_cuda_libraries(t).next()?;
         Some(lib.sass.iter().chain(&lib.ptx).cloned().collect())
     });
     let platform = if s.platform.wsl {
