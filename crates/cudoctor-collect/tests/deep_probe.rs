@@ -136,7 +136,10 @@ fn quick() -> DeepOptions {
 #[test]
 fn the_probe_reports_cleanly_in_this_machines_python() {
     let Some(py) = python3() else {
-        eprintln!("skipped: no python3 here");
+        cudoctor_testkit::skip_missing_tool(
+            "the_probe_reports_cleanly_in_this_machines_python",
+            "no python3 (with venv) here",
+        );
         return;
     };
     let run = run_probe(&py, None, &quick());
@@ -214,7 +217,10 @@ fn with_env(mut o: DeepOptions, vars: &[(&str, &str)]) -> DeepOptions {
 #[test]
 fn every_stage_runs_against_a_gpu_build() {
     let Some(env) = fake_torch_env() else {
-        eprintln!("skipped: no python3 here");
+        cudoctor_testkit::skip_missing_tool(
+            "every_stage_runs_against_a_gpu_build",
+            "no python3 (with venv) here",
+        );
         return;
     };
     let run = run_probe(
@@ -246,7 +252,10 @@ fn every_stage_runs_against_a_gpu_build() {
 #[test]
 fn forced_fallback_and_broken_pieces_are_reported() {
     let Some(env) = fake_torch_env() else {
-        eprintln!("skipped: no python3 here");
+        cudoctor_testkit::skip_missing_tool(
+            "forced_fallback_and_broken_pieces_are_reported",
+            "no python3 (with venv) here",
+        );
         return;
     };
     let mut o = with_env(
@@ -285,7 +294,10 @@ fn forced_fallback_and_broken_pieces_are_reported() {
 #[test]
 fn a_cpu_build_reports_no_gpu() {
     let Some(env) = fake_torch_env() else {
-        eprintln!("skipped: no python3 here");
+        cudoctor_testkit::skip_missing_tool(
+            "a_cpu_build_reports_no_gpu",
+            "no python3 (with venv) here",
+        );
         return;
     };
     let run = run_probe(
@@ -306,7 +318,10 @@ fn a_cpu_build_reports_no_gpu() {
 #[test]
 fn a_native_abort_mid_probe_is_a_crash_in_that_stage() {
     let Some(env) = fake_torch_env() else {
-        eprintln!("skipped: no python3 here");
+        cudoctor_testkit::skip_missing_tool(
+            "a_native_abort_mid_probe_is_a_crash_in_that_stage",
+            "no python3 (with venv) here",
+        );
         return;
     };
     let run = run_probe(
@@ -372,7 +387,10 @@ fn missing_and_failing_interpreters() {
 fn progress_reports_each_stage() {
     use std::sync::{Arc, Mutex};
     let Some(py) = python3() else {
-        eprintln!("skipped: no python3 here");
+        cudoctor_testkit::skip_missing_tool(
+            "progress_reports_each_stage",
+            "no python3 (with venv) here",
+        );
         return;
     };
     let seen = Arc::new(Mutex::new(Vec::<String>::new()));

@@ -14,7 +14,7 @@ fn gpu(name: &str, cc: &str, mib: u64) -> GpuFact {
     }
 }
 
-/// The real 2xH200 machine of shared/fixtures/real/h200x2-torch2.11-cu130.
+/// The real 2xH200 machine of tests/fixtures/real/h200x2-torch2.11-cu130.
 fn h200() -> MachineFacts {
     MachineFacts {
         platform: Platform::Linux,

@@ -108,13 +108,11 @@ fn every_observed_log_gets_its_expected_answer() {
     );
 }
 
-/// The copies are the logs as written on the machine (checked where the repository is present).
+/// The copies are the logs as written on the machine.
 #[test]
 fn copies_match_the_logs_in_the_repository() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    if !root.join(LOG_DIR).is_dir() {
-        return;
-    }
+    assert!(root.join(LOG_DIR).is_dir(), "{LOG_DIR} is missing");
     for c in cases() {
         let on_disk =
             std::fs::read_to_string(root.join(&c.log)).unwrap_or_else(|e| panic!("{}: {e}", c.log));

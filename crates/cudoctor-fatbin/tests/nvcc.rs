@@ -4,15 +4,16 @@
 //!
 //! Tools come from `CUDOCTOR_NVCC`, `CUDOCTOR_CUOBJDUMP` and `CUDOCTOR_PTXAS12`, or from the
 //! repository's `.venv-ci` (`scripts/ci/install-cuda-tools.sh` installs them). Without them the
-//! test says so loudly and passes — unless `CUDOCTOR_REQUIRE_CUDA_TOOLS=1`, as in CI.
+//! test is reported as skipped — and fails where `CUDOCTOR_REQUIRE_TOOLS=1` (or
+//! `CUDOCTOR_REQUIRE_CUDA_TOOLS=1`), as in CI.
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cudoctor_fatbin::{scan_file, Compression, FileImages, SuffixSource};
+use cudoctor_testkit::{loud, skip_missing_tool, skip_opt_in};
 
 struct Tools {
     nvcc: PathBuf,
@@ -55,28 +56,15 @@ fn tools() -> Option<Tools> {
     })
 }
 
-fn required() -> bool {
-    std::env::var("CUDOCTOR_REQUIRE_CUDA_TOOLS").as_deref() == Ok("1")
-}
-
-/// Writes past the test harness's output capture, so a skip is seen even when tests pass.
-fn loud(msg: &str) {
-    let _ = writeln!(std::io::stderr(), "\n{msg}\n");
-}
-
 fn get_tools(test: &str) -> Option<Tools> {
-    match tools() {
-        Some(t) => Some(t),
-        None if required() => panic!(
-            "{test}: nvcc/cuobjdump not found and CUDOCTOR_REQUIRE_CUDA_TOOLS=1; run scripts/ci/install-cuda-tools.sh"
-        ),
-        None => {
-            loud(&format!(
-                "*** SKIPPED {test}: no nvcc/cuobjdump (set CUDOCTOR_NVCC and CUDOCTOR_CUOBJDUMP, or run scripts/ci/install-cuda-tools.sh) ***"
-            ));
-            None
-        }
+    let found = tools();
+    if found.is_none() {
+        skip_missing_tool(
+            test,
+            "no nvcc/cuobjdump (set CUDOCTOR_NVCC and CUDOCTOR_CUOBJDUMP, or run scripts/ci/install-cuda-tools.sh)",
+        );
     }
+    found
 }
 
 fn run(cmd: &mut Command) -> String {
@@ -431,10 +419,10 @@ fn cuda12_cubins_match_cuobjdump() {
         return;
     };
     let Some(ptxas12) = tools.ptxas12.clone() else {
-        if required() {
-            panic!("CUDOCTOR_PTXAS12 not found and CUDOCTOR_REQUIRE_CUDA_TOOLS=1");
-        }
-        loud("*** SKIPPED cuda12_cubins_match_cuobjdump: no ptxas 12.9 (CUDOCTOR_PTXAS12) ***");
+        skip_missing_tool(
+            "cuda12_cubins_match_cuobjdump",
+            "no ptxas 12.9 (CUDOCTOR_PTXAS12)",
+        );
         return;
     };
     let bin = tools.nvcc.parent().expect("nvcc dir").to_path_buf();
@@ -558,6 +546,10 @@ fn cuda12_cubins_match_cuobjdump() {
 #[test]
 fn real_libraries_match_cuobjdump() {
     let Some(list) = std::env::var_os("CUDOCTOR_REAL_LIBS") else {
+        skip_opt_in(
+            "real_libraries_match_cuobjdump",
+            "CUDOCTOR_REAL_LIBS names libraries to compare",
+        );
         return;
     };
     let Some(tools) = get_tools("real_libraries_match_cuobjdump") else {

@@ -72,7 +72,10 @@ fn pip_resolves(cmd: &str, python: &str) {
 #[test]
 fn recommended_pins_resolve_on_pypi() {
     if !enabled() {
-        eprintln!("skipped: set CUDOCTOR_NETWORK_TESTS=1 to resolve recommended pins with pip");
+        cudoctor_testkit::skip_opt_in(
+            "recommended_pins_resolve_on_pypi",
+            "CUDOCTOR_NETWORK_TESTS=1 to resolve recommended pins with pip",
+        );
         return;
     }
     let cases = [

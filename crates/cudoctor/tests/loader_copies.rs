@@ -246,7 +246,10 @@ fn lib005_torch_loads_the_wheels_cudnn_while_the_cache_lists_another() {
         &m,
         &["/usr/lib/x86_64-linux-gnu", "/usr/local/cuda-13.0/lib64"],
     ) {
-        eprintln!("no ldconfig that writes a cache with -r here: LIB005 not tested");
+        cudoctor_testkit::skip_missing_tool(
+            "lib005_torch_loads_the_wheels_cudnn_while_the_cache_lists_another",
+            "no ldconfig that writes a cache with -r here",
+        );
         return;
     }
     let (v, code) = m.json();
@@ -300,7 +303,10 @@ fn lib005_silent_when_the_cache_lists_only_what_torch_loads() {
     let m = machine_with_torch();
     // The cache names the wheel's own directory (as some images do): nothing else exists.
     if !ldconfig(&m, &[&format!("{SP}/nvidia/cudnn/lib")]) {
-        eprintln!("no ldconfig that writes a cache with -r here: LIB005 not tested");
+        cudoctor_testkit::skip_missing_tool(
+            "lib005_silent_when_the_cache_lists_only_what_torch_loads",
+            "no ldconfig that writes a cache with -r here",
+        );
         return;
     }
     let (v, _) = m.json();

@@ -76,7 +76,7 @@ pub fn truthy(v: &str) -> bool {
 
 #[cfg(test)]
 pub mod fixtures {
-    //! The real 2xH200 machine's probe results (shared/fixtures/real/h200x2-torch2.11-cu130:
+    //! The real 2xH200 machine's probe results (tests/fixtures/real/h200x2-torch2.11-cu130:
     //! sdpa.txt, nccl_probe.txt, torch_info.txt), built by hand.
 
     use cudoctor_snapshot::{

@@ -60,20 +60,11 @@ pub fn gpu_from_information(text: &str, fallback_index: u32) -> Option<Gpu> {
 mod tests {
     use super::*;
 
-    const FIXTURES: &str = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/fixtures/real/h200x2-torch2.11-cu130"
-    );
-
-    fn fixture(name: &str) -> Option<String> {
-        std::fs::read_to_string(format!("{FIXTURES}/{name}")).ok()
-    }
+    use cudoctor_testkit::h200x2;
 
     #[test]
     fn reads_the_real_open_module_banner() {
-        let Some(text) = fixture("procver.txt") else {
-            return;
-        };
+        let text = h200x2("procver.txt");
         assert_eq!(driver_version_from_banner(&text).unwrap(), "580.159.04");
         assert_eq!(kernel_module(&text).unwrap().flavour, "open");
     }
@@ -93,9 +84,7 @@ mod tests {
 
     #[test]
     fn reads_the_real_gpu_information_files() {
-        let Some(text) = fixture("procgpus.txt") else {
-            return;
-        };
+        let text = h200x2("procgpus.txt");
         let gpus: Vec<Gpu> = text
             .split("== ")
             .filter(|s| !s.trim().is_empty())

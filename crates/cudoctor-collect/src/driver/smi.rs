@@ -94,16 +94,11 @@ fn mib(s: &str) -> Option<u64> {
 mod tests {
     use super::*;
 
-    const FIXTURES: &str = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/fixtures/real/h200x2-torch2.11-cu130"
-    );
+    use cudoctor_testkit::h200x2;
 
     #[test]
     fn reads_the_real_banner() {
-        let Ok(text) = std::fs::read_to_string(format!("{FIXTURES}/smi.txt")) else {
-            return;
-        };
+        let text = h200x2("smi.txt");
         let (driver, cuda) = parse_banner(&text);
         assert_eq!(driver.as_deref(), Some("580.159.04"));
         assert_eq!(cuda.as_deref(), Some("13.0"));
@@ -112,9 +107,7 @@ mod tests {
     #[test]
     fn reads_the_real_csv_query_with_header_and_units() {
         // The captured file has a header row and units; the parser skips the header and strips units.
-        let Ok(text) = std::fs::read_to_string(format!("{FIXTURES}/smi_csv.txt")) else {
-            return;
-        };
+        let text = h200x2("smi_csv.txt");
         // Columns there: index, name, uuid, driver_version, compute_cap, memory.total, pci.bus_id.
         let reordered: String = text
             .lines()

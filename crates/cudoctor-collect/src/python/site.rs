@@ -310,13 +310,7 @@ mod tests {
 
     #[test]
     fn reads_the_real_torch_version_file() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/fixtures/real/h200x2-torch2.11-cu130/torchversion.txt"
-        );
-        let Ok(text) = std::fs::read_to_string(path) else {
-            return;
-        };
+        let text = cudoctor_testkit::h200x2("torchversion.txt");
         let t = parse_torch_version_py(&text, "/x/torch").unwrap();
         assert_eq!(t.version, "2.11.0+cu130");
         assert_eq!(t.cuda.as_deref(), Some("13.0"));

@@ -16,7 +16,7 @@ fn run(seq_len: u32, ms: f64, peak: f64) -> SdpaRun {
     }
 }
 
-/// The real 2xH200 numbers (shared/fixtures/real: sdpa.txt, nccl_probe.txt).
+/// The real 2xH200 numbers (tests/fixtures/real: sdpa.txt, nccl_probe.txt).
 fn h200() -> Snapshot {
     let mut s = Snapshot::new("0.1.0", "/");
     let backend = |b, runs| SdpaBackendProbe {

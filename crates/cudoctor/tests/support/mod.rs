@@ -8,11 +8,6 @@ use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-pub const FIXTURES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/fixtures/real/h200x2-torch2.11-cu130"
-);
-
 pub struct FakeMachine {
     pub dir: tempfile::TempDir,
     pub env: Vec<(String, String)>,
@@ -111,8 +106,7 @@ impl FakeMachine {
             ));
         }
         self.file("/opt/fake/smi-query.txt", &query);
-        let banner = fs::read_to_string(format!("{FIXTURES}/smi.txt"))
-            .unwrap_or_default()
+        let banner = cudoctor_testkit::h200x2("smi.txt")
             .replace("580.159.04", version)
             .replace("CUDA Version: 13.0", &format!("CUDA Version: {max_cuda}"));
         self.file("/opt/fake/smi-banner.txt", &banner);

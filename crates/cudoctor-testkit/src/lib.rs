@@ -1,0 +1,56 @@
+//! Test support shared by the workspace's tests.
+//!
+//! - The real outputs captured on a 2×H200 machine live inside the repository
+//!   (`tests/fixtures/real/`), so a fresh clone tests them; a missing file fails the test.
+//! - A test whose tool is missing (python3, nvcc, an `ldconfig` that writes a cache with `-r`)
+//!   is skipped loudly — a `SKIPPED` line on stderr, past the harness's capture — and fails
+//!   instead where `CUDOCTOR_REQUIRE_TOOLS=1` (or `CUDOCTOR_REQUIRE_CUDA_TOOLS=1`), as in CI.
+//! - A test that is off unless asked for (network, a 1 GB log) says how to turn it on.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The repository's root (this crate sits at `crates/cudoctor-testkit`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The captures of the 2×H200 machine (driver 580.159.04, torch 2.11.0+cu130): its directory.
+pub fn h200x2_dir() -> PathBuf {
+    repo_root().join("tests/fixtures/real/h200x2-torch2.11-cu130")
+}
+
+/// One capture of the 2×H200 machine, e.g. `smi.txt`; panics when it is not in the repository.
+pub fn h200x2(name: &str) -> String {
+    let path = h200x2_dir().join(name);
+    std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("fixture {} cannot be read: {e}", path.display()))
+}
+
+/// Whether every tool a test needs must be present (CI): then a missing tool fails the test.
+pub fn tools_required() -> bool {
+    ["CUDOCTOR_REQUIRE_TOOLS", "CUDOCTOR_REQUIRE_CUDA_TOOLS"]
+        .iter()
+        .any(|v| std::env::var(v).as_deref() == Ok("1"))
+}
+
+/// Writes past the test harness's output capture, so a skip is seen even when tests pass.
+pub fn loud(msg: &str) {
+    let _ = writeln!(std::io::stderr(), "\n{msg}\n");
+}
+
+/// A test cannot run here because `missing` is not installed: reported as skipped, or a failure
+/// where tools are required. Call it and `return` from the test.
+pub fn skip_missing_tool(test: &str, missing: &str) {
+    if tools_required() {
+        panic!("{test}: {missing}, and CUDOCTOR_REQUIRE_TOOLS=1 requires it");
+    }
+    loud(&format!(
+        "*** SKIPPED {test}: {missing} (CUDOCTOR_REQUIRE_TOOLS=1 makes this a failure) ***"
+    ));
+}
+
+/// A test that is off unless asked for: reported as skipped with how to turn it on.
+pub fn skip_opt_in(test: &str, how: &str) {
+    loud(&format!("*** SKIPPED {test}: off unless {how} ***"));
+}
