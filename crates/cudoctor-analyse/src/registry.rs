@@ -32,6 +32,7 @@ pub static RULES: &[&Rule] = &[
     &rules::container_without_gpu::RULE,
     &rules::require_cuda_unmet::RULE,
     &rules::wsl_linux_driver::RULE,
+    &rules::security_module_blocks_gpu::RULE,
     &rules::toolkits_side_by_side::RULE,
     &rules::attention_falls_back_to_math::RULE,
     &rules::fused_attention_unavailable::RULE,

@@ -56,6 +56,7 @@ pub fn collect(host: &Host) -> PlatformFacts {
         device_nodes,
         libcuda_paths,
         cuda_compat_paths,
+        security: Some(crate::security::collect(host)),
     }
 }
 

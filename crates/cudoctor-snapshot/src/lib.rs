@@ -12,6 +12,7 @@ mod images;
 mod multigpu;
 mod platform;
 mod python;
+mod security;
 mod toolkit;
 
 pub use deep::{
@@ -31,6 +32,9 @@ pub use multigpu::{
 };
 pub use platform::{ContainerFacts, PlatformFacts};
 pub use python::{CondaPackage, Package, PythonEnv, PythonEnvKind, TorchBuild};
+pub use security::{
+    ApparmorFacts, Confinement, SecurityDenial, SecurityFacts, SecurityModule, SelinuxFacts,
+};
 pub use toolkit::{NvccOnPath, SymlinkChain, Toolkit, ToolkitFacts};
 
 use serde::{Deserialize, Serialize};

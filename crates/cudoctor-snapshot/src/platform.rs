@@ -17,6 +17,9 @@ pub struct PlatformFacts {
     /// `cuda-compat` forward-compatibility libraries found (e.g. `/usr/local/cuda-13.0/compat`).
     #[serde(default)]
     pub cuda_compat_paths: Vec<String>,
+    /// SELinux/AppArmor modes, this process's confinement, denials naming NVIDIA files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security: Option<crate::SecurityFacts>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]

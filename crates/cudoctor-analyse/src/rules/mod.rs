@@ -33,6 +33,7 @@ pub mod nvcc_missing;
 pub mod nvcc_torch_major_mismatch;
 pub mod p2p_disabled_by_env;
 pub mod require_cuda_unmet;
+pub mod security_module_blocks_gpu;
 pub mod smi_cuda_is_a_ceiling;
 pub mod toolkit_newer_than_driver;
 pub mod toolkit_selection_disagrees;
