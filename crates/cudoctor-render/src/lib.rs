@@ -4,6 +4,7 @@
 mod facts;
 mod html;
 mod markdown;
+mod prometheus;
 mod text;
 
 use cudoctor_analyse::{Confidence, Finding, Layer, Severity};
@@ -13,6 +14,7 @@ use serde::Serialize;
 pub use facts::{layer_facts, Fact};
 pub use html::{deep_layer_facts, render_html};
 pub use markdown::render_markdown;
+pub use prometheus::{escape_label_value, render_prometheus};
 pub use text::{render_text, Style};
 
 /// Everything a report shows.

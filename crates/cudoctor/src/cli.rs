@@ -66,6 +66,8 @@ pub enum Format {
     Markdown,
     /// One self-contained HTML file with plots (check only).
     Html,
+    /// Prometheus text exposition for node_exporter's textfile collector (check only).
+    Prometheus,
 }
 
 /// Options shared by commands that look at a machine.

@@ -89,8 +89,12 @@ pub fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
 
 /// Only `check` renders HTML; the other commands say so instead of printing something else.
 pub fn text_json_or_markdown(format: crate::cli::Format) -> anyhow::Result<()> {
-    if format == crate::cli::Format::Html {
-        bail!("--format html is only available for `cudoctor check`");
+    match format {
+        crate::cli::Format::Html => bail!("--format html is only available for `cudoctor check`"),
+        crate::cli::Format::Prometheus => {
+            bail!("--format prometheus is only available for `cudoctor check`")
+        }
+        _ => {}
     }
     Ok(())
 }

@@ -6,7 +6,9 @@ use anyhow::bail;
 use cudoctor_analyse::{analyse, Severity};
 use cudoctor_collect::deep::DeepOptions;
 use cudoctor_collect::Options;
-use cudoctor_render::{render_html, render_json, render_markdown, render_text, Report};
+use cudoctor_render::{
+    render_html, render_json, render_markdown, render_prometheus, render_text, Report,
+};
 
 use crate::cli::{CheckArgs, Format};
 use crate::output::{host, knowledge_base, read_snapshot, style, write_file};
@@ -14,6 +16,7 @@ use crate::progress::Spinner;
 use crate::Outcome;
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
+    let started = std::time::Instant::now();
     let kb = knowledge_base(&args.machine)?;
     let snapshot = match &args.snapshot {
         Some(path) => read_snapshot(path)?,
@@ -57,6 +60,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
         Format::Json => render_json(&report),
         Format::Markdown => render_markdown(&report),
         Format::Html => render_html(&report),
+        Format::Prometheus => render_prometheus(&report, started.elapsed().as_secs_f64()),
     };
     crate::out!("{text}");
     let worst = findings.iter().map(|f| f.severity).min();

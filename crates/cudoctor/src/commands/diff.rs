@@ -65,7 +65,7 @@ pub fn run(before: &Path, after: &Path, format: Format) -> anyhow::Result<Outcom
             let doc = serde_json::json!({"changes": rows, "findings_appeared": appeared, "findings_resolved": resolved});
             crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
         }
-        Format::Text | Format::Markdown | Format::Html => {
+        Format::Text | Format::Markdown | Format::Html | Format::Prometheus => {
             crate::outln!("{} -> {}", before.display(), after.display());
             if changes.is_empty() {
                 crate::outln!("No facts changed.");

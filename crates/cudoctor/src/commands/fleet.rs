@@ -70,7 +70,7 @@ pub fn run(files: &[PathBuf], format: Format) -> anyhow::Result<Outcome> {
                 )?
             );
         }
-        Format::Text | Format::Markdown | Format::Html => {
+        Format::Text | Format::Markdown | Format::Html | Format::Prometheus => {
             let mut widths: Vec<usize> = COLUMNS.iter().map(|c| c.len()).collect();
             let name_w = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(4).max(4);
             for (_, r) in &rows {

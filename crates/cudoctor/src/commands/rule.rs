@@ -36,7 +36,7 @@ pub fn list(format: Format) -> anyhow::Result<Outcome> {
                 .collect();
             crate::outln!("{}", serde_json::to_string_pretty(&rows)?);
         }
-        Format::Text | Format::Markdown | Format::Html => {
+        Format::Text | Format::Markdown | Format::Html | Format::Prometheus => {
             for r in RULES {
                 crate::outln!(
                     "{:7} {:12} {:8} {}",

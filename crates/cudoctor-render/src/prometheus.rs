@@ -1,0 +1,366 @@
+//! The Prometheus text exposition format (version 0.0.4), for node_exporter's textfile collector:
+//! one file per node, scraped with the node's other metrics, so alerts can fire on a driver that
+//! changed, a finding that appeared, or a probe that stopped answering.
+//!
+//! Every metric is a gauge describing the last check. Label values are escaped as the format
+//! requires (backslash, double quote and line feed); HELP texts escape backslash and line feed.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use cudoctor_analyse::{Layer, Severity};
+use cudoctor_snapshot::{Attempt, Outcome, ProbeStatus, Snapshot};
+
+use crate::Report;
+
+/// The exposition of one check. `check_seconds` is how long collection and judgement took.
+pub fn render_prometheus(report: &Report, check_seconds: f64) -> String {
+    let s = report.snapshot;
+    let mut out = Exposition::default();
+
+    out.family(
+        "cudoctor_findings",
+        "Findings of the last check, by severity, code and layer.",
+    );
+    let mut by_code: BTreeMap<(Severity, &str, Layer), usize> = BTreeMap::new();
+    for f in report.findings {
+        *by_code.entry((f.severity, &f.code, f.layer)).or_default() += 1;
+    }
+    for ((severity, code, layer), n) in &by_code {
+        out.sample(
+            "cudoctor_findings",
+            &[
+                ("severity", severity.name()),
+                ("code", code),
+                ("layer", layer.name()),
+            ],
+            *n as f64,
+        );
+    }
+
+    // Every severity always has a sample, so `cudoctor_findings_by_severity{severity="error"} > 0`
+    // works as an alert on a healthy node too.
+    out.family(
+        "cudoctor_findings_by_severity",
+        "Number of findings of the last check per severity.",
+    );
+    let summary = report.summary();
+    for (severity, n) in [
+        (Severity::Error, summary.errors),
+        (Severity::Warning, summary.warnings),
+        (Severity::Info, summary.infos),
+    ] {
+        out.sample(
+            "cudoctor_findings_by_severity",
+            &[("severity", severity.name())],
+            n as f64,
+        );
+    }
+
+    out.family(
+        "cudoctor_stack_info",
+        "The driver and the CUDA it can run, as labels; the value is always 1.",
+    );
+    let driver = s.driver.version.as_ref().map(|v| v.value.as_str());
+    let max_cuda = s.driver.max_cuda.as_ref().map(|v| v.value.as_str());
+    let flavour = s.driver.kernel_module.as_ref().map(|m| m.flavour.as_str());
+    out.sample(
+        "cudoctor_stack_info",
+        &[
+            ("driver", driver.unwrap_or("")),
+            ("max_cuda", max_cuda.unwrap_or("")),
+            ("kernel_module", flavour.unwrap_or("")),
+            ("tool_version", &s.tool_version),
+        ],
+        1.0,
+    );
+
+    out.family(
+        "cudoctor_torch_info",
+        "The torch build of each Python environment, as labels; the value is always 1.",
+    );
+    for env in &s.python_envs {
+        if let Some(t) = &env.torch {
+            out.sample(
+                "cudoctor_torch_info",
+                &[
+                    ("env", &env.prefix),
+                    ("version", &t.version),
+                    ("cuda", t.cuda.as_deref().unwrap_or("")),
+                    ("variant", t.local_label().unwrap_or("")),
+                ],
+                1.0,
+            );
+        }
+    }
+
+    out.family(
+        "cudoctor_gpu_info",
+        "Each GPU the driver lists, as labels; the value is always 1.",
+    );
+    for g in &s.driver.gpus {
+        let index = g.index.to_string();
+        out.sample(
+            "cudoctor_gpu_info",
+            &[
+                ("index", &index),
+                ("name", &g.name),
+                ("uuid", g.uuid.as_deref().unwrap_or("")),
+                (
+                    "compute_capability",
+                    g.compute_capability.as_deref().unwrap_or(""),
+                ),
+                ("mig_mode", g.mig_mode.as_deref().unwrap_or("")),
+            ],
+            1.0,
+        );
+    }
+    out.family("cudoctor_gpus", "Number of GPUs the driver lists.");
+    out.sample("cudoctor_gpus", &[], s.driver.gpus.len() as f64);
+    out.family(
+        "cudoctor_gpu_memory_total_bytes",
+        "Memory of each GPU, as the driver reports it.",
+    );
+    for g in &s.driver.gpus {
+        if let Some(mib) = g.memory_total_mib {
+            let index = g.index.to_string();
+            out.sample(
+                "cudoctor_gpu_memory_total_bytes",
+                &[("index", &index)],
+                (mib as f64) * 1024.0 * 1024.0,
+            );
+        }
+    }
+
+    out.family(
+        "cudoctor_probe_failed",
+        "Sources that failed or timed out during the last check, by section, source and outcome.",
+    );
+    let failures = probe_failures(s);
+    for ((section, source, outcome), n) in &failures {
+        out.sample(
+            "cudoctor_probe_failed",
+            &[
+                ("section", section),
+                ("source", source),
+                ("outcome", outcome),
+            ],
+            *n as f64,
+        );
+    }
+    out.family(
+        "cudoctor_probe_failures",
+        "Number of sources that failed or timed out during the last check.",
+    );
+    out.sample(
+        "cudoctor_probe_failures",
+        &[],
+        failures.values().sum::<usize>() as f64,
+    );
+
+    out.family(
+        "cudoctor_check_duration_seconds",
+        "How long the last check took to collect and judge.",
+    );
+    out.sample("cudoctor_check_duration_seconds", &[], check_seconds);
+    if let Some(at) = s.collected_at {
+        out.family(
+            "cudoctor_last_check_timestamp_seconds",
+            "When the last check started, in seconds since the Unix epoch.",
+        );
+        out.sample("cudoctor_last_check_timestamp_seconds", &[], at as f64);
+    }
+    out.text
+}
+
+/// Failed and timed-out attempts and probe runs, counted by (section, source, outcome).
+fn probe_failures(s: &Snapshot) -> BTreeMap<(&'static str, String, String), usize> {
+    let mut out: BTreeMap<(&'static str, String, String), usize> = BTreeMap::new();
+    let sections: [(&'static str, &[Attempt]); 3] = [
+        ("driver", &s.driver.attempts),
+        ("toolkit", &s.toolkit.attempts),
+        (
+            "multigpu",
+            s.multigpu.as_ref().map_or(&[][..], |m| &m.attempts),
+        ),
+    ];
+    for (section, attempts) in sections {
+        for a in attempts {
+            let outcome = match a.outcome {
+                Outcome::Failed => "failed",
+                Outcome::TimedOut => "timed_out",
+                Outcome::Ok | Outcome::Absent | Outcome::Skipped => continue,
+            };
+            *out.entry((section, a.source.clone(), outcome.to_string()))
+                .or_default() += 1;
+        }
+    }
+    for run in s.deep.iter().flat_map(|d| &d.runs) {
+        let outcome = match run.status {
+            ProbeStatus::Ok | ProbeStatus::NoTorch => continue,
+            ProbeStatus::ImportFailed => "import_failed",
+            ProbeStatus::Crashed => "crashed",
+            ProbeStatus::TimedOut => "timed_out",
+            ProbeStatus::NotStarted => "not_started",
+            ProbeStatus::BadOutput => "bad_output",
+        };
+        *out.entry(("deep", run.interpreter.clone(), outcome.to_string()))
+            .or_default() += 1;
+    }
+    out
+}
+
+#[derive(Default)]
+struct Exposition {
+    text: String,
+}
+
+impl Exposition {
+    fn family(&mut self, name: &str, help: &str) {
+        let _ = writeln!(self.text, "# HELP {name} {}", escape_help(help));
+        let _ = writeln!(self.text, "# TYPE {name} gauge");
+    }
+
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+        self.text.push_str(name);
+        if !labels.is_empty() {
+            self.text.push('{');
+            for (i, (k, v)) in labels.iter().enumerate() {
+                if i > 0 {
+                    self.text.push(',');
+                }
+                let _ = write!(self.text, "{k}=\"{}\"", escape_label_value(v));
+            }
+            self.text.push('}');
+        }
+        let _ = writeln!(self.text, " {}", number(value));
+    }
+}
+
+/// Label values: `\` as `\\`, `"` as `\"`, line feed as `\n`.
+pub fn escape_label_value(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// HELP texts: `\` as `\\`, line feed as `\n`.
+fn escape_help(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('\n', "\\n")
+}
+
+/// Go's float syntax as the format takes it: integers without a fraction, `NaN`, `+Inf`.
+fn number(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "+Inf" } else { "-Inf" }.into()
+    } else if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudoctor_analyse::Finding;
+    use cudoctor_snapshot::{Gpu, PythonEnv, Sourced, TorchBuild};
+
+    fn snapshot() -> Snapshot {
+        let mut s = Snapshot::new("0.1.0", "/");
+        s.collected_at = Some(1_796_118_686);
+        s.driver.version = Some(Sourced::new("580.159.04".into(), "nvml"));
+        s.driver.max_cuda = Some(Sourced::new("13.0".into(), "libcuda"));
+        s.driver.gpus.push(Gpu {
+            index: 0,
+            name: "NVIDIA \"H200\"\\x".into(),
+            compute_capability: Some("9.0".into()),
+            memory_total_mib: Some(143_771),
+            source: "nvml".into(),
+            ..Default::default()
+        });
+        s.driver
+            .attempts
+            .push(Attempt::new("nvidia-smi", Outcome::TimedOut, "after 5 s"));
+        s.python_envs.push(PythonEnv {
+            prefix: "/opt/env\nwith line".into(),
+            torch: Some(TorchBuild {
+                version: "2.11.0+cu130".into(),
+                cuda: Some("13.0".into()),
+                path: "/opt/env/torch".into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        s
+    }
+
+    fn finding(code: &str, layer: Layer, severity: Severity) -> Finding {
+        Finding {
+            code: code.into(),
+            layer,
+            severity,
+            title: "t".into(),
+            evidence: vec![],
+            cause: String::new(),
+            fix: vec![],
+            confidence: Default::default(),
+        }
+    }
+
+    #[test]
+    fn label_values_are_escaped() {
+        assert_eq!(escape_label_value(r#"a\b"c"#), r#"a\\b\"c"#);
+        assert_eq!(escape_label_value("a\nb"), "a\\nb");
+        let s = snapshot();
+        let text = render_prometheus(
+            &Report {
+                snapshot: &s,
+                findings: &[],
+            },
+            0.25,
+        );
+        assert!(text.contains(r#"name="NVIDIA \"H200\"\\x""#), "{text}");
+        assert!(text.contains(r#"env="/opt/env\nwith line""#), "{text}");
+        assert!(text.lines().all(|l| !l.is_empty()));
+    }
+
+    #[test]
+    fn findings_are_counted_per_code_and_every_severity_has_a_sample() {
+        let s = snapshot();
+        let findings = vec![
+            finding("LIB005", Layer::Libraries, Severity::Info),
+            finding("LIB005", Layer::Libraries, Severity::Info),
+            finding("DRV004", Layer::Driver, Severity::Error),
+        ];
+        let text = render_prometheus(
+            &Report {
+                snapshot: &s,
+                findings: &findings,
+            },
+            0.25,
+        );
+        assert!(text.contains(
+            "cudoctor_findings{severity=\"info\",code=\"LIB005\",layer=\"libraries\"} 2\n"
+        ));
+        assert!(text.contains(
+            "cudoctor_findings{severity=\"error\",code=\"DRV004\",layer=\"driver\"} 1\n"
+        ));
+        assert!(text.contains("cudoctor_findings_by_severity{severity=\"warning\"} 0\n"));
+        assert!(text.contains(
+            "cudoctor_probe_failed{section=\"driver\",source=\"nvidia-smi\",outcome=\"timed_out\"} 1\n"
+        ));
+        assert!(text.contains("cudoctor_check_duration_seconds 0.25\n"));
+        assert!(text.contains("cudoctor_gpu_memory_total_bytes{index=\"0\"} 150754820096\n"));
+        assert!(text.contains("cudoctor_last_check_timestamp_seconds 1796118686\n"));
+    }
+}
