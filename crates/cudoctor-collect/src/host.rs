@@ -4,14 +4,16 @@
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::runner;
 
 /// Largest text file a probe reads; larger ones are cut (procfs files and version files are tiny).
 const MAX_TEXT_FILE: u64 = 4 << 20;
 /// Most output kept from one child process.
-const MAX_COMMAND_OUTPUT: u64 = 8 << 20;
+const MAX_COMMAND_OUTPUT: usize = 8 << 20;
 /// Most symlinks followed while resolving one path (Linux's own limit).
 const MAX_SYMLINK_HOPS: usize = 40;
 
@@ -219,10 +221,7 @@ impl Host {
         extra_env: &[(&str, &str)],
     ) -> CommandOutcome {
         let mut cmd = Command::new(self.fs_path(program));
-        cmd.args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        cmd.args(args);
         for (k, v) in extra_env {
             cmd.env(k, v);
         }
@@ -289,54 +288,37 @@ pub fn call_with_timeout<T: Send + 'static>(
     rx.recv_timeout(timeout).ok()
 }
 
-/// Runs `cmd`, killing it after `timeout`. Output is read on threads so a chatty child cannot
-/// block on a full pipe.
-pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> CommandOutcome {
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => return CommandOutcome::NotStarted(e.to_string()),
+/// Runs `cmd` through the bounded [`runner`](crate::runner): the whole process group is killed
+/// after `timeout`, output is capped.
+pub fn run_with_timeout(cmd: Command, timeout: Duration) -> CommandOutcome {
+    let limits = runner::Limits {
+        max_stdout: MAX_COMMAND_OUTPUT,
+        max_stderr: MAX_COMMAND_OUTPUT,
+        ..runner::Limits::tool(timeout)
     };
-    let stdout = child.stdout.take().map(spawn_reader);
-    let stderr = child.stderr.take().map(spawn_reader);
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() >= timeout => break None,
-            Ok(None) => thread::sleep(Duration::from_millis(2)),
-            Err(e) => return CommandOutcome::NotStarted(e.to_string()),
-        }
-    };
-    let Some(status) = status else {
-        let _ = child.kill();
-        let _ = child.wait();
-        return CommandOutcome::TimedOut(timeout);
-    };
-    let collect =
-        |h: Option<thread::JoinHandle<String>>| h.and_then(|h| h.join().ok()).unwrap_or_default();
-    CommandOutcome::Exited {
-        status: status.code(),
-        stdout: collect(stdout),
-        stderr: collect(stderr),
+    let done = runner::run(cmd, &limits, None);
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    match done.ending {
+        runner::Ending::NotStarted(e) => CommandOutcome::NotStarted(e),
+        runner::Ending::TimedOut => CommandOutcome::TimedOut(timeout),
+        runner::Ending::Exited(code) => CommandOutcome::Exited {
+            status: Some(code),
+            stdout: text(&done.stdout),
+            stderr: text(&done.stderr),
+        },
+        runner::Ending::Signalled(_) => CommandOutcome::Exited {
+            status: None,
+            stdout: text(&done.stdout),
+            stderr: text(&done.stderr),
+        },
     }
-}
-
-fn spawn_reader<R: Read + Send + 'static>(r: R) -> thread::JoinHandle<String> {
-    thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let mut limited = r.take(MAX_COMMAND_OUTPUT);
-        let _ = limited.read_to_end(&mut bytes);
-        // Drain the rest so the child never blocks on a full pipe.
-        let mut rest = limited.into_inner();
-        let _ = io::copy(&mut rest, &mut io::sink());
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+    use std::time::Instant;
 
     fn fake() -> (tempfile::TempDir, Host) {
         let dir = tempfile::tempdir().unwrap();
@@ -379,7 +361,7 @@ mod tests {
     #[test]
     fn a_hung_program_is_killed_at_the_timeout() {
         let mut cmd = Command::new("sleep");
-        cmd.arg("30").stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.arg("30");
         let started = Instant::now();
         let out = run_with_timeout(cmd, Duration::from_millis(200));
         assert!(matches!(out, CommandOutcome::TimedOut(_)));

@@ -10,6 +10,7 @@ pub mod multigpu;
 mod nvml;
 pub mod platform;
 pub mod python;
+pub mod runner;
 pub mod security;
 pub mod toolkit;
 

@@ -39,7 +39,7 @@ pub fn knowledge_base(args: &MachineArgs) -> anyhow::Result<Kb> {
 pub fn host(args: &MachineArgs) -> anyhow::Result<Host> {
     if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 3600.0) {
         bail!(
-            "--timeout must be between 0 and 3600 seconds, got {}",
+            "--timeout must be more than 0 and at most 3600 seconds, got {}",
             args.timeout
         );
     }

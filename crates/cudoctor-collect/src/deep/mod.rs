@@ -5,17 +5,15 @@
 pub mod parse;
 
 use std::fmt;
-use std::io::{BufRead, BufReader, Read};
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Arc};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
 
 use cudoctor_snapshot::{DeepFacts, ProbeRun, ProbeStatus, PythonEnv};
 
 use crate::host::Host;
+use crate::runner;
 use parse::{classify, Ending, ProbeOutput};
 
 /// The probe script, run as `python -I -c PROBE_SCRIPT`.
@@ -25,11 +23,10 @@ pub const PROBE_SCRIPT: &str = include_str!("probe.py");
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Time kept back from the probe's own budget to write its report and exit.
 const BUDGET_MARGIN: Duration = Duration::from_secs(10);
-/// Most stdout kept from one probe (the report is a few tens of KiB).
-const MAX_STDOUT_LINE: u64 = 4 << 20;
+/// Most stdout kept from one probe, and the longest line read (the report is a few tens of KiB).
+const MAX_STDOUT: usize = 4 << 20;
+/// Most stderr kept (its tail).
 const MAX_STDERR: usize = 256 << 10;
-/// How long to wait for the rest of stderr once the child has ended.
-const STDERR_GRACE: Duration = Duration::from_secs(2);
 
 /// Called with each stage a probe starts, for a progress display.
 pub type ProgressFn = Arc<dyn Fn(&ProbeProgress) + Send + Sync>;
@@ -166,157 +163,45 @@ pub fn run_probe(interpreter: &str, env_prefix: Option<&str>, options: &DeepOpti
     if options.isolated {
         cmd.arg("-I");
     }
-    cmd.arg("-c")
-        .arg(PROBE_SCRIPT)
-        .args(options.probe_args())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.arg("-c").arg(PROBE_SCRIPT).args(options.probe_args());
     for (k, v) in &options.extra_env {
         cmd.env(k, v);
     }
-    let started = Instant::now();
-    let (ending, output, stderr) = match cmd.spawn() {
-        Ok(child) => supervise(child, interpreter, options),
-        Err(e) => (
-            Ending::NotStarted(e.to_string()),
-            ProbeOutput::default(),
-            String::new(),
-        ),
+    let limits = runner::Limits {
+        timeout: options.timeout,
+        max_stdout: MAX_STDOUT,
+        max_stderr: MAX_STDERR,
+        stderr_tail: true,
+    };
+    let mut output = ProbeOutput::default();
+    // Each line as it comes: for progress, and so a hang still leaves the stages it passed.
+    let mut on_line = |line: &str| {
+        if let Some(stage) = output.apply(line) {
+            if let Some(progress) = &options.progress {
+                progress(&ProbeProgress {
+                    interpreter,
+                    stage: &stage,
+                });
+            }
+        }
+    };
+    let done = runner::run(cmd, &limits, Some(&mut on_line));
+    let ending = match done.ending {
+        runner::Ending::Exited(code) => Ending::Exited(code),
+        runner::Ending::Signalled(sig) => Ending::Signalled(sig),
+        runner::Ending::TimedOut => Ending::TimedOut {
+            after_s: options.timeout.as_secs_f64(),
+        },
+        runner::Ending::NotStarted(e) => Ending::NotStarted(e),
     };
     classify(
         interpreter,
         env_prefix,
         ending,
         output,
-        &stderr,
-        started.elapsed().as_secs_f64(),
+        &String::from_utf8_lossy(&done.stderr),
+        done.elapsed.as_secs_f64(),
     )
-}
-
-/// Reads the child's stdout as it comes (for progress, and so a hang still leaves the stages it
-/// passed), kills it at the deadline, and returns how it ended.
-fn supervise(
-    mut child: Child,
-    interpreter: &str,
-    options: &DeepOptions,
-) -> (Ending, ProbeOutput, String) {
-    let deadline = Instant::now() + options.timeout;
-    let (tx, rx) = mpsc::channel::<String>();
-    let stdout_reader = child.stdout.take().map(|out| {
-        thread::spawn(move || {
-            let mut reader = BufReader::new(out);
-            loop {
-                let mut line = Vec::new();
-                match (&mut reader)
-                    .take(MAX_STDOUT_LINE)
-                    .read_until(b'\n', &mut line)
-                {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if tx
-                            .send(String::from_utf8_lossy(&line).into_owned())
-                            .is_err()
-                        {
-                            break;
-                        }
-                    }
-                }
-            }
-        })
-    });
-    let (err_tx, err_rx) = mpsc::channel::<String>();
-    if let Some(err) = child.stderr.take() {
-        thread::spawn(move || {
-            let mut kept: Vec<u8> = Vec::new();
-            let mut buf = [0u8; 8192];
-            let mut err = err;
-            while let Ok(n) = err.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                kept.extend_from_slice(buf.get(..n).unwrap_or(&[]));
-                if kept.len() > 2 * MAX_STDERR {
-                    // Keep the tail: the end of a traceback is what explains a failure.
-                    kept.drain(..kept.len() - MAX_STDERR);
-                }
-            }
-            let _ = err_tx.send(String::from_utf8_lossy(&kept).into_owned());
-        });
-    }
-    let mut output = ProbeOutput::default();
-    let mut timed_out = false;
-    loop {
-        let now = Instant::now();
-        if now >= deadline {
-            timed_out = true;
-            break;
-        }
-        match rx.recv_timeout(deadline - now) {
-            Ok(line) => {
-                if let Some(stage) = output.apply(&line) {
-                    if let Some(progress) = &options.progress {
-                        progress(&ProbeProgress {
-                            interpreter,
-                            stage: &stage,
-                        });
-                    }
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                timed_out = true;
-                break;
-            }
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        }
-    }
-    // Stdout closed: the child is exiting. Wait for it within what is left of the deadline.
-    let mut status = None;
-    while !timed_out {
-        match child.try_wait() {
-            Ok(Some(s)) => {
-                status = Some(s);
-                break;
-            }
-            Ok(None) if Instant::now() >= deadline => timed_out = true,
-            Ok(None) => thread::sleep(Duration::from_millis(5)),
-            Err(_) => break,
-        }
-    }
-    if timed_out {
-        // The probe's workers die with it (they ask the kernel for that at start).
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-    // Lines that arrived between the last read and the end.
-    while let Ok(line) = rx.try_recv() {
-        output.apply(&line);
-    }
-    if let Some(h) = stdout_reader {
-        if !timed_out {
-            let _ = h.join();
-        }
-    }
-    while let Ok(line) = rx.try_recv() {
-        output.apply(&line);
-    }
-    // A worker that outlived the probe could hold stderr open: wait for it only briefly.
-    let stderr = err_rx.recv_timeout(STDERR_GRACE).unwrap_or_default();
-    let ending = if timed_out {
-        Ending::TimedOut {
-            after_s: options.timeout.as_secs_f64(),
-        }
-    } else {
-        match status {
-            Some(s) => match (s.code(), s.signal()) {
-                (Some(code), _) => Ending::Exited(code),
-                (None, Some(sig)) => Ending::Signalled(sig),
-                (None, None) => Ending::Exited(-1),
-            },
-            None => Ending::Exited(-1),
-        }
-    };
-    (ending, output, stderr)
 }
 
 #[cfg(test)]

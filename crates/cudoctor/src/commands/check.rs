@@ -78,7 +78,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
 
 fn check_deep_timeout(seconds: f64) -> anyhow::Result<()> {
     if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
-        bail!("--deep-timeout must be between 0 and 3600 seconds, got {seconds}");
+        bail!("--deep-timeout must be more than 0 and at most 3600 seconds, got {seconds}");
     }
     Ok(())
 }
