@@ -388,3 +388,14 @@ impl<'a> Context<'a> {
         Some(TorchPick { release, variant })
     }
 }
+
+/// The shell line that selects the toolkit at `root` for this shell: CUDA_HOME and PATH only
+/// (LD_LIBRARY_PATH would shadow the libraries torch's wheels bring).
+pub fn export_cuda_home(root: &str) -> String {
+    let root = root.trim_end_matches('/');
+    format!(
+        "export CUDA_HOME={} PATH={}:$PATH",
+        cudoctor_plan::quote(root),
+        cudoctor_plan::quote(&format!("{root}/bin"))
+    )
+}

@@ -1,6 +1,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::rule::Rule;
+pub use cudoctor_plan::FixStep;
 
 /// The layers of the stack, in the order a person should check them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -84,10 +85,31 @@ pub enum Confidence {
     Unsure,
 }
 
+/// What a finding is about, as typed keys the cause pass links findings by (never their words).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Subject {
+    /// The torch build of the environment at `env`: its release, CUDA variant and paired
+    /// companions, what the build chooser (cudoctor-plan) changes as one command set.
+    TorchBuild { env: String },
+    /// One installed distribution (pip name) of the environment at `env`.
+    Package { env: String, name: String },
+    /// A shared library by file name (soname) that the environment at `env` lacks.
+    MissingLibrary { env: String, soname: String },
+    /// What the runtime probe of the environment at `env` saw (`--deep`).
+    Runtime { env: String },
+    /// The NVIDIA driver and the GPUs it shows.
+    Driver,
+}
+
 /// One judgement: what is wrong (or worth knowing), the facts behind it, why, and what to run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     pub code: String,
+    /// Unique within one report: the code, with `-N` for its Nth finding from the second on
+    /// ("LIB004", "LIB004-2"). Given by [`crate::analyse`].
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub id: String,
     pub layer: Layer,
     pub severity: Severity,
     pub title: String,
@@ -95,10 +117,19 @@ pub struct Finding {
     pub evidence: Vec<String>,
     /// Why this happens.
     pub cause: String,
-    /// Exact commands or steps, in order.
-    pub fix: Vec<String>,
+    /// Exact commands or steps, in order. Empty for a consequence: its cause's fix repairs it.
+    pub fix: Vec<FixStep>,
     #[serde(default, skip_serializing_if = "is_certain")]
     pub confidence: Confidence,
+    /// The code of the finding this one follows from (or that the same remedy repairs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caused_by: Option<String>,
+    /// The [`Finding::id`] of that finding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caused_by_id: Option<String>,
+    /// What the finding is about, the keys the cause pass links by.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub about: Vec<Subject>,
 }
 
 fn is_certain(c: &Confidence) -> bool {
@@ -110,6 +141,7 @@ impl Finding {
     pub fn new(rule: &Rule, title: impl Into<String>) -> Finding {
         Finding {
             code: rule.code.to_string(),
+            id: String::new(),
             layer: rule.layer,
             severity: rule.severity,
             title: title.into(),
@@ -117,6 +149,9 @@ impl Finding {
             cause: String::new(),
             fix: Vec::new(),
             confidence: Confidence::Certain,
+            caused_by: None,
+            caused_by_id: None,
+            about: Vec::new(),
         }
     }
 
@@ -135,13 +170,38 @@ impl Finding {
         self
     }
 
-    pub fn fix(mut self, f: impl Into<String>) -> Self {
-        self.fix.push(f.into());
+    /// A command line to run (quote machine-taken words with [`cudoctor_plan::quote`]).
+    pub fn shell(mut self, cmd: impl Into<String>) -> Self {
+        self.fix.push(FixStep::Shell(cmd.into()));
+        self
+    }
+
+    /// A step in words: an alternative, a precondition, what no command expresses.
+    pub fn prose(mut self, text: impl Into<String>) -> Self {
+        self.fix.push(FixStep::Prose(text.into()));
+        self
+    }
+
+    /// Steps made elsewhere (the build chooser), in order.
+    pub fn steps(mut self, steps: impl IntoIterator<Item = FixStep>) -> Self {
+        self.fix.extend(steps);
+        self
+    }
+
+    pub fn about(mut self, s: Subject) -> Self {
+        if !self.about.contains(&s) {
+            self.about.push(s);
+        }
         self
     }
 
     pub fn confidence(mut self, c: Confidence) -> Self {
         self.confidence = c;
         self
+    }
+
+    /// True when another finding of the report is its cause.
+    pub fn is_consequence(&self) -> bool {
+        self.caused_by.is_some()
     }
 }

@@ -15,7 +15,7 @@ use cudoctor_kb::Kb;
 use cudoctor_snapshot::Snapshot;
 
 pub use context::Context;
-pub use finding::{Confidence, Finding, Layer, Severity};
+pub use finding::{Confidence, Finding, FixStep, Layer, Severity, Subject};
 pub use registry::{rule_by_code, RULES};
 pub use rule::Rule;
 
@@ -29,7 +29,22 @@ pub fn analyse(snap: &Snapshot, kb: &Kb) -> Vec<Finding> {
             .then(a.severity.cmp(&b.severity))
             .then(a.code.cmp(&b.code))
     });
+    assign_ids(&mut findings);
     findings
+}
+
+/// Gives each finding its report-unique id: the code, then `CODE-2`, `CODE-3`... in order.
+fn assign_ids(findings: &mut [Finding]) {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for f in findings {
+        let n = seen.entry(f.code.clone()).or_insert(0);
+        *n += 1;
+        f.id = if *n == 1 {
+            f.code.clone()
+        } else {
+            format!("{}-{n}", f.code)
+        };
+    }
 }
 
 fn layer_rank(l: Layer) -> usize {

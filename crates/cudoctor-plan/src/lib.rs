@@ -21,11 +21,13 @@ mod choose;
 mod commands;
 mod current;
 mod fit;
+pub mod fix;
 mod model;
 mod reverse;
 
 pub use choose::plan;
 pub use commands::{commands, parse_pip, ParsedPip, PYTORCH_INDEX};
+pub use fix::{quote, FixStep};
 pub use model::{
     Avoid, BuildInput, BuildPlan, Commands, CurrentEnv, CurrentVerdict, DriverUpgrade,
     InstalledToolkit, Installer, Plan, PlanInput, ResolvedGpu,

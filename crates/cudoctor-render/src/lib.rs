@@ -7,7 +7,7 @@ mod markdown;
 mod prometheus;
 mod text;
 
-use cudoctor_analyse::{Confidence, Finding, Layer, Severity};
+use cudoctor_analyse::{Confidence, Finding, FixStep, Layer, Severity};
 use cudoctor_snapshot::{Snapshot, SCHEMA_VERSION};
 use serde::Serialize;
 
@@ -24,23 +24,36 @@ pub struct Report<'a> {
     pub findings: &'a [Finding],
 }
 
-/// Counts by severity.
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+/// Counts by severity of the root causes, and how many findings follow from them.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct Summary {
     pub errors: usize,
     pub warnings: usize,
     pub infos: usize,
+    /// Findings that follow from another one (`caused_by`), counted apart from the above.
+    pub consequences: usize,
+    /// The id of the first root-cause error (else warning), in checking order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_root_cause: Option<String>,
 }
 
 impl Summary {
-    /// "1 error, 0 warnings, 2 notes": the counts as every report's summary line words them.
+    /// "1 error, 0 warnings, 2 notes (and 3 consequences)": the counts as every report's
+    /// summary line words them.
     pub(crate) fn counts(&self) -> String {
-        format!(
+        let mut s = format!(
             "{}, {}, {}",
             plural(self.errors, "error", "errors"),
             plural(self.warnings, "warning", "warnings"),
             plural(self.infos, "note", "notes"),
-        )
+        );
+        if self.consequences > 0 {
+            s.push_str(&format!(
+                " (and {} that follow from them)",
+                plural(self.consequences, "finding", "findings")
+            ));
+        }
+        s
     }
 }
 
@@ -78,11 +91,36 @@ impl<'a> Report<'a> {
         })
     }
 
+    /// The findings that follow from `cause` (its `caused_by_id` names it).
+    pub(crate) fn consequences_of(&self, cause: &Finding) -> Vec<&'a Finding> {
+        self.findings
+            .iter()
+            .filter(|f| {
+                f.caused_by_id.as_deref() == Some(cause.id.as_str()) && !cause.id.is_empty()
+            })
+            .collect()
+    }
+
+    /// The first root cause: the first error without a cause, else the first such warning.
+    pub fn first_root_cause(&self) -> Option<&'a Finding> {
+        let roots = || self.findings.iter().filter(|f| !f.is_consequence());
+        roots()
+            .find(|f| f.severity == Severity::Error)
+            .or_else(|| roots().find(|f| f.severity == Severity::Warning))
+    }
+
     /// The summary's closing sentence; `warnings_at` says where the warnings stand relative to
     /// it on the page ("above", "below").
     pub(crate) fn verdict(&self, warnings_at: &str) -> String {
         match self.first_broken_layer() {
-            Some(layer) => format!("The first broken link: {layer}."),
+            Some(layer) => match self.first_root_cause() {
+                Some(root) => format!(
+                    "The first broken link: {layer}. Root cause: {} {}.",
+                    root.code,
+                    root.title.trim_end_matches('.')
+                ),
+                None => format!("The first broken link: {layer}."),
+            },
             None if self.summary().warnings > 0 => {
                 format!("No errors; see the warnings {warnings_at}.")
             }
@@ -91,11 +129,24 @@ impl<'a> Report<'a> {
     }
 
     pub fn summary(&self) -> Summary {
-        let count = |s| self.findings.iter().filter(|f| f.severity == s).count();
+        let count = |s| {
+            self.findings
+                .iter()
+                .filter(|f| f.severity == s && !f.is_consequence())
+                .count()
+        };
         Summary {
             errors: count(Severity::Error),
             warnings: count(Severity::Warning),
             infos: count(Severity::Info),
+            consequences: self.findings.iter().filter(|f| f.is_consequence()).count(),
+            first_root_cause: self.first_root_cause().map(|f| {
+                if f.id.is_empty() {
+                    f.code.clone()
+                } else {
+                    f.id.clone()
+                }
+            }),
         }
     }
 
@@ -103,7 +154,7 @@ impl<'a> Report<'a> {
     pub fn first_broken_layer(&self) -> Option<&'static str> {
         self.findings
             .iter()
-            .find(|f| f.severity == Severity::Error)
+            .find(|f| f.severity == Severity::Error && !f.is_consequence())
             .map(|f| f.layer.title())
     }
 }
@@ -134,6 +185,27 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// Consecutive fix steps grouped: runs of shell commands (for one code block each) and prose
+/// sentences, in order.
+pub(crate) enum FixPart<'a> {
+    Commands(Vec<&'a str>),
+    Prose(&'a str),
+}
+
+pub(crate) fn fix_parts(steps: &[FixStep]) -> Vec<FixPart<'_>> {
+    let mut parts: Vec<FixPart> = Vec::new();
+    for s in steps {
+        match s {
+            FixStep::Shell(c) => match parts.last_mut() {
+                Some(FixPart::Commands(v)) => v.push(c),
+                _ => parts.push(FixPart::Commands(vec![c])),
+            },
+            FixStep::Prose(p) => parts.push(FixPart::Prose(p)),
+        }
+    }
+    parts
+}
+
 /// What follows a finding's title when it is not certain.
 pub(crate) fn confidence_note(c: Confidence) -> &'static str {
     match c {
@@ -157,6 +229,10 @@ mod tests {
             cause: String::new(),
             fix: vec![],
             confidence: Confidence::Certain,
+            id: String::new(),
+            caused_by: None,
+            caused_by_id: None,
+            about: vec![],
         }
     }
 

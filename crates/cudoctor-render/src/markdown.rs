@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::Report;
+use crate::{fix_parts, FixPart, Report};
 
 pub fn render_markdown(report: &Report) -> String {
     let mut out = String::new();
@@ -17,6 +17,9 @@ pub fn render_markdown(report: &Report) -> String {
             .map(|l| format!(" — first broken link: {l}"))
             .unwrap_or_default()
     );
+    if let Some(root) = report.first_root_cause() {
+        let _ = writeln!(out, "Root cause: `{}` {}\n", root.code, root.title);
+    }
     for section in report.sections().filter(|sec| !sec.is_empty()) {
         let _ = writeln!(out, "### {}\n", section.layer.title());
         if !section.facts.is_empty() {
@@ -27,24 +30,62 @@ pub fn render_markdown(report: &Report) -> String {
             let _ = writeln!(out);
         }
         for f in section.findings {
-            let _ = writeln!(out, "- **{}** `{}` {}", f.severity.name(), f.code, f.title);
-            for e in &f.evidence {
-                let _ = writeln!(out, "  - evidence: {}", inline(e));
+            if let Some(code) = &f.caused_by {
+                let _ = writeln!(
+                    out,
+                    "- **{}** `{}` {} (because of `{code}`, shown under it)",
+                    f.severity.name(),
+                    f.code,
+                    f.title
+                );
+                continue;
             }
-            if !f.cause.is_empty() {
-                let _ = writeln!(out, "  - why: {}", f.cause);
-            }
-            if !f.fix.is_empty() {
-                let _ = writeln!(out, "  - fix:\n\n    ```sh");
-                for fix in &f.fix {
-                    let _ = writeln!(out, "    {fix}");
-                }
-                let _ = writeln!(out, "    ```\n");
+            write_finding(&mut out, f, "");
+            for c in report.consequences_of(f) {
+                let _ = writeln!(out, "  - because of `{}`, also:", f.code);
+                write_finding(&mut out, c, "    ");
             }
         }
         let _ = writeln!(out);
     }
     out
+}
+
+fn write_finding(out: &mut String, f: &cudoctor_analyse::Finding, indent: &str) {
+    let _ = writeln!(
+        out,
+        "{indent}- **{}** `{}` {}",
+        f.severity.name(),
+        f.code,
+        f.title
+    );
+    for e in &f.evidence {
+        let _ = writeln!(out, "{indent}  - evidence: {}", inline(e));
+    }
+    if !f.cause.is_empty() {
+        let _ = writeln!(out, "{indent}  - why: {}", f.cause);
+    }
+    if f.fix.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{indent}  - fix:");
+    // Commands go into code blocks that hold nothing else, so each block pastes into a shell.
+    for part in fix_parts(&f.fix) {
+        match part {
+            FixPart::Prose(p) => {
+                let _ = writeln!(out, "{indent}    - {p}");
+            }
+            FixPart::Commands(cmds) => {
+                let _ = writeln!(out, "\n{indent}    ```sh");
+                for c in cmds {
+                    for line in c.lines() {
+                        let _ = writeln!(out, "{indent}    {line}");
+                    }
+                }
+                let _ = writeln!(out, "{indent}    ```\n");
+            }
+        }
+    }
 }
 
 /// A table cell: pipes escaped, code-formatted when it looks like a path or version.

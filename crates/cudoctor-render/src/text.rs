@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use cudoctor_analyse::{Finding, Severity};
+use cudoctor_analyse::{Finding, FixStep, Severity};
 
 use crate::{confidence_note, Report};
 
@@ -61,7 +61,29 @@ pub fn render_text(report: &Report, style: Style) -> String {
             let _ = writeln!(out, "    {:width$}  {}", f.label, f.value, width = width);
         }
         for f in section.findings {
-            write_finding(&mut out, f, style);
+            match (&f.caused_by, &f.caused_by_id) {
+                (Some(code), _) => {
+                    let _ = writeln!(
+                        out,
+                        "\n  {}[{}] {} {}",
+                        style.severity(f.severity),
+                        f.code,
+                        f.title,
+                        style.dim(&format!("(because of {code}; shown under it)"))
+                    );
+                }
+                _ => {
+                    write_finding(&mut out, f, style, "  ");
+                    for c in report.consequences_of(f) {
+                        let _ = writeln!(
+                            out,
+                            "      {}",
+                            style.dim(&format!("because of {}, also:", f.code))
+                        );
+                        write_finding(&mut out, c, style, "        ");
+                    }
+                }
+            }
         }
     }
     let _ = writeln!(out);
@@ -82,23 +104,28 @@ pub fn render_text(report: &Report, style: Style) -> String {
     out
 }
 
-fn write_finding(out: &mut String, f: &Finding, style: Style) {
+fn write_finding(out: &mut String, f: &Finding, style: Style, indent: &str) {
     let _ = writeln!(
         out,
-        "\n  {}[{}] {}{}",
+        "\n{indent}{}[{}] {}{}",
         style.severity(f.severity),
         f.code,
         style.bold(&f.title),
         confidence_note(f.confidence)
     );
     for e in &f.evidence {
-        let _ = writeln!(out, "      {} {e}", style.dim("evidence:"));
+        let _ = writeln!(out, "{indent}    {} {e}", style.dim("evidence:"));
     }
     if !f.cause.is_empty() {
-        let _ = writeln!(out, "      {} {}", style.dim("why:"), f.cause);
+        let _ = writeln!(out, "{indent}    {} {}", style.dim("why:"), f.cause);
     }
-    for (i, fix) in f.fix.iter().enumerate() {
+    // Commands in green, each line exactly as it is to be run; prose in plain words.
+    for (i, step) in f.fix.iter().enumerate() {
         let label = if i == 0 { "fix:" } else { "    " };
-        let _ = writeln!(out, "      {} {}", style.dim(label), style.paint("32", fix));
+        let text = match step {
+            FixStep::Shell(c) => style.paint("32", c),
+            FixStep::Prose(p) => p.clone(),
+        };
+        let _ = writeln!(out, "{indent}    {} {text}", style.dim(label));
     }
 }

@@ -241,7 +241,10 @@ fn krn001_old_gpu_on_a_new_wheel() {
         .find(|f| f["code"] == "KRN001")
         .expect("KRN001");
     assert_eq!(f["severity"], "error");
-    assert!(f["fix"][0].as_str().unwrap().contains("cu126"), "{f:#}");
+    assert!(
+        f["fix"][0]["shell"].as_str().unwrap().contains("cu126"),
+        "{f:#}"
+    );
 }
 
 #[test]

@@ -63,7 +63,7 @@ fn krn002_extension_without_the_gpus_arch() {
     let evidence = f["evidence"].to_string();
     assert!(evidence.contains(EXT), "{evidence}");
     assert!(evidence.contains("SASS sm_80 sm_86 PTX none"), "{evidence}");
-    let fix = f["fix"][0].as_str().unwrap();
+    let fix = f["fix"][0]["shell"].as_str().unwrap();
     // flash-attn's setup reads its own arch list; sm_80 code covers the 3090 (8.6).
     assert!(fix.contains("FLASH_ATTN_CUDA_ARCHS=\"80;90\""), "{fix}");
     assert!(fix.contains("FLASH_ATTENTION_FORCE_BUILD=TRUE"), "{fix}");
@@ -241,7 +241,10 @@ fn krn003_arch_list_missing_a_present_gpu() {
         !evidence.contains("3090"),
         "8.0/8.6 cover the RTX 3090: {evidence}"
     );
-    assert_eq!(f["fix"][0], "export TORCH_CUDA_ARCH_LIST=\"9.0;8.6\"");
+    assert_eq!(
+        f["fix"][0]["shell"],
+        "export TORCH_CUDA_ARCH_LIST=\"9.0;8.6\""
+    );
     assert_eq!(code, 0);
 }
 
@@ -320,7 +323,10 @@ fn krn004_nvcc_13_on_a_pascal_gpu() {
     let evidence = f["evidence"].to_string();
     assert!(evidence.contains("CUDA Toolkit 13.0.88"), "{evidence}");
     assert!(evidence.contains("sm_75.."), "{evidence}");
-    assert!(f["fix"][0].as_str().unwrap().contains("sm_61"), "{f:#}");
+    assert!(
+        f["fix"][0]["prose"].as_str().unwrap().contains("sm_61"),
+        "{f:#}"
+    );
     assert_eq!(code, 0);
 }
 

@@ -108,7 +108,7 @@ fn lib001_the_cuda_runtime_wheel_was_removed() {
     let (v, _) = m.json();
     let f = finding(&v, "LIB001").unwrap_or_else(|| panic!("no LIB001: {:#}", v["findings"]));
     assert!(
-        f["fix"][0]
+        f["fix"][0]["shell"]
             .as_str()
             .unwrap()
             .contains("nvidia-cuda-runtime"),

@@ -116,12 +116,12 @@ fn judge(ctx: &Context, p: ProbeView, topology: Option<&Topology>) -> Option<Fin
     if let Some(v) = env("NCCL_P2P_DISABLE").filter(|v| truthy(v)) {
         f = f
             .evidence(format!("NCCL_P2P_DISABLE={v}"))
-            .fix("unset NCCL_P2P_DISABLE");
+            .shell("unset NCCL_P2P_DISABLE");
     }
     if let Some(v) = env("NCCL_P2P_LEVEL") {
         f = f.evidence(format!("NCCL_P2P_LEVEL={v}"));
     }
-    Some(f.fix("NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH cudoctor check --deep 2>&1 | grep -E 'via|Channel'"))
+    Some(f.shell("NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH cudoctor check --deep 2>&1 | grep -E 'via|Channel'"))
 }
 
 #[cfg(test)]

@@ -35,16 +35,16 @@ fn check(ctx: &Context) -> Vec<Finding> {
             let mut f = Finding::new(&RULE, format!("the NCCL all-reduce across {} GPUs fails in {}", ar.world, p.label()))
                 .evidence(first_line(error))
                 .cause("NCCL could not complete a collective between the local GPUs; distributed jobs fail or hang at their first all-reduce.")
-                .fix("NCCL_DEBUG=INFO cudoctor check --deep 2>&1 | tail -50");
+                .shell("NCCL_DEBUG=INFO cudoctor check --deep 2>&1 | tail -50");
             if let Some(v) = &ar.nccl_version {
                 f = f.evidence(format!("NCCL {v}"));
             }
             let lower = error.to_ascii_lowercase();
             if in_container && (lower.contains("system error") || lower.contains("shm") || lower.contains("bus error")) {
-                f = f.fix("docker run --ipc=host ...  # or --shm-size=8g: NCCL needs shared memory");
+                f = f.prose("NCCL needs shared memory: start the container with --ipc=host (or --shm-size=8g)");
             }
             if lower.contains("did not finish") {
-                f = f.fix("NCCL_P2P_DISABLE=1 cudoctor check --deep  # if this passes, peer-to-peer is broken");
+                f = f.shell("NCCL_P2P_DISABLE=1 cudoctor check --deep  # if this passes, peer-to-peer is broken");
             }
             Some(f)
         })

@@ -80,7 +80,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
         f = f.evidence(p);
     }
     if !ccs.is_empty() {
-        f = f.fix(format!("export TORCH_CUDA_ARCH_LIST=\"{}\"", ccs.join(";")));
+        f = f.shell(format!("export TORCH_CUDA_ARCH_LIST=\"{}\"", ccs.join(";")));
     }
     vec![f]
 }

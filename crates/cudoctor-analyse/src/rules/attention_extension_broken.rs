@@ -55,7 +55,7 @@ fn judge(p: ProbeView) -> Vec<Finding> {
                 } else {
                     "The package is installed but cannot be used here; models that try it crash or fall back to slower attention."
                 })
-                .fix(format!(
+                .shell(format!(
                     "{}   # rebuilds it against torch {torch}",
                     pip_rebuild(&python, &pip_name)
                 ));

@@ -94,19 +94,20 @@ fn judge(p: ProbeView) -> Option<Finding> {
     if sdpa.forced_fallback {
         f = f
             .cause("The probe itself switched the fused backends off before measuring the default (CUDOCTOR_PROBE_DISABLE_FUSED=1 or --disable-fused): this is the check of this rule, not a problem of the machine.")
-            .fix("run again without CUDOCTOR_PROBE_DISABLE_FUSED");
+            .prose("Run again without CUDOCTOR_PROBE_DISABLE_FUSED");
     } else if !off.is_empty() {
         f = f
             .evidence(format!("switched off when the process starts: {}", off.join(", ")))
             .cause("The fused backends are switched off before any user code runs (a sitecustomize or .pth hook, or a package that calls the switches at import), so every model in this environment pays the math kernel's cost.")
-            .fix(format!(
-                "find the call: grep -rn \"enable_flash_sdp\\|enable_mem_efficient_sdp\\|enable_cudnn_sdp\" {}",
-                p.run.env_prefix.as_deref().unwrap_or("<env>")
+            .prose("Find the call that switches them off:")
+            .shell(format!(
+                "grep -rn \"enable_flash_sdp\\|enable_mem_efficient_sdp\\|enable_cudnn_sdp\" {}",
+                cudoctor_plan::quote(p.run.env_prefix.as_deref().unwrap_or("."))
             ));
     } else {
         f = f
             .cause("torch's dispatcher chose the math kernel for this call although a fused kernel accepts the same inputs; torch's warnings above give its reasons.")
-            .fix("python -c \"import torch; print([torch.backends.cuda.flash_sdp_enabled(), torch.backends.cuda.mem_efficient_sdp_enabled(), torch.backends.cuda.cudnn_sdp_enabled()])\"");
+            .shell("python -c \"import torch; print([torch.backends.cuda.flash_sdp_enabled(), torch.backends.cuda.mem_efficient_sdp_enabled(), torch.backends.cuda.cudnn_sdp_enabled()])\"");
     }
     Some(f)
 }

@@ -100,7 +100,7 @@ fn judge(ctx: &Context, t: TorchEnv, name: &str) -> Option<Finding> {
         .filter(|l| l.starts_with("cu") || *l == "cpu")
         .map(|l| format!(" --index-url https://download.pytorch.org/whl/{l}"))
         .unwrap_or_default();
-    f = f.fix(format!(
+    f = f.shell(format!(
         "{}/bin/python -m pip install torch=={} {name}=={want}{index}",
         t.env.prefix,
         t.torch.public_version()

@@ -71,10 +71,10 @@ fn judge(ctx: &Context, p: ProbeView) -> Option<Finding> {
     let lower = reason.to_ascii_lowercase();
     let python = p.run.python_command();
     if lower.contains("no module named 'triton'") {
-        f = f.fix(bring_triton(&python, &p));
+        f = f.shell(bring_triton(&python, &p));
     } else if lower.contains("triton cannot be imported") || lower.contains("ptxas") {
         // triton is there but broken: reinstall that one package, leaving torch alone.
-        f = f.fix(match installed_triton(ctx, &p, c.triton_version.as_deref()) {
+        f = f.shell(match installed_triton(ctx, &p, c.triton_version.as_deref()) {
             Some((dist, version)) => format!(
                 "{python} -m pip install --force-reinstall --no-deps {dist}=={version}   # reinstalls only triton"
             ),
@@ -82,10 +82,12 @@ fn judge(ctx: &Context, p: ProbeView) -> Option<Finding> {
         });
     }
     if lower.contains("c compiler") || lower.contains("gcc") || lower.contains("cc1") {
-        f = f.fix("sudo apt-get install -y gcc  # Triton compiles a small C launcher");
+        f = f.shell("sudo apt-get install -y gcc  # Triton compiles a small C launcher");
     }
     if lower.contains("ptxas") {
-        f = f.fix("or point Triton at a CUDA toolkit's ptxas: export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas");
+        f = f
+            .prose("or point Triton at a CUDA toolkit's ptxas:")
+            .shell("export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas");
     }
     for var in [
         "TORCH_COMPILE_DISABLE",
@@ -93,10 +95,10 @@ fn judge(ctx: &Context, p: ProbeView) -> Option<Finding> {
         "TORCHDYNAMO_SUPPRESS_ERRORS",
     ] {
         if reason.contains(var) {
-            f = f.fix(format!("unset {var}"));
+            f = f.shell(format!("unset {var}"));
         }
     }
-    Some(f.fix("TORCH_LOGS=+dynamo,+inductor python your_script.py  # shows why it fell back"))
+    Some(f.prose("To see why it fell back, run your program with TORCH_LOGS=+dynamo,+inductor"))
 }
 
 /// The command that installs the triton the installed torch requires and nothing else: pip is

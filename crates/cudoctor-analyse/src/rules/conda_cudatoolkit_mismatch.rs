@@ -69,28 +69,29 @@ fn check(ctx: &Context) -> Vec<Finding> {
 /// selector for a conda `pytorch`, which this env does not have; `cuda-version` is a constraint
 /// that the env's `cuda-*` packages depend on, so removing it removes them.
 fn with_fixes(f: Finding, p: &CondaPackage, prefix: &str, cuda: CudaVersion) -> Finding {
-    let list = format!("conda list -p {prefix} cuda   # the conda CUDA packages in this env");
+    let q = cudoctor_plan::quote(prefix);
+    let list = format!("conda list -p {q} cuda   # the conda CUDA packages in this env");
     match p.name.as_str() {
         "cudatoolkit" => {
             let f = f
                 .cause("Two CUDA runtimes in one environment: extensions built here may link conda's cudatoolkit while torch uses the runtime its wheel brings.")
-                .fix(format!("conda remove -p {prefix} --force cudatoolkit   # torch's wheel brings its own runtime"));
+                .shell(format!("conda remove -p {q} --force cudatoolkit   # torch's wheel brings its own runtime"));
             if cuda.major <= 11 {
-                f.fix(format!("or: conda install -p {prefix} cudatoolkit={cuda}"))
+                f.prose("or keep it at torch's CUDA:").shell(format!("conda install -p {} cudatoolkit={cuda}", q))
             } else {
-                f.fix(format!("or, if the env needs conda's CUDA libraries: conda install -p {prefix} cuda-version={cuda}   # cudatoolkit ends at 11.x; CUDA 12+ comes as cuda-* packages"))
+                f.prose("or, if the env needs conda's CUDA libraries (cudatoolkit ends at 11.x; CUDA 12+ comes as cuda-* packages):").shell(format!("conda install -p {} cuda-version={cuda}", q))
             }
         }
         "pytorch-cuda" => f
             .cause("pytorch-cuda selects the CUDA of a conda `pytorch`; beside a pip torch it only pulls a second CUDA runtime into the environment.")
-            .fix(format!("conda remove -p {prefix} pytorch-cuda"))
-            .fix(list),
+            .shell(format!("conda remove -p {} pytorch-cuda", q))
+            .shell(list),
         _ => {
             let f = f
                 .cause(format!("cuda-version pins every conda cuda-* package in this env to CUDA {}; they form a second CUDA beside the runtime torch's wheel brings (CUDA {cuda}), and extensions built here may link them. Removing cuda-version would remove the packages that depend on it, so align it instead or remove those packages by name.", p.version));
-            let f = f.fix(list);
+            let f = f.shell(list);
             if cuda.major >= 12 {
-                f.fix(format!("conda install -p {prefix} cuda-version={cuda}   # moves conda's cuda-* packages to torch's CUDA"))
+                f.shell(format!("conda install -p {q} cuda-version={cuda}   # moves conda's cuda-* packages to torch's CUDA"))
             } else {
                 f
             }

@@ -72,7 +72,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
         } else {
             "The container runtime did not inject the GPU devices and driver libraries: it was started without GPU access or without the NVIDIA Container Toolkit."
         })
-        .fix(match rt {
+        .prose(match rt {
             "kubernetes" => "Request GPUs in the pod spec: resources.limits: {nvidia.com/gpu: 1} (needs the NVIDIA device plugin)",
             "podman" => "podman run --device nvidia.com/gpu=all ...   (CDI spec from: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml)",
             _ => "docker run --gpus all ...   (host needs the NVIDIA Container Toolkit: sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker)",

@@ -57,20 +57,20 @@ fn install(ctx: &Context, t: TorchEnv, mut f: Finding) -> Finding {
             Some(TorchPick { release, variant })
         });
     if let Some(pick) = pick {
-        f = f.fix(format!(
+        f = f.shell(format!(
             "{python} -m pip install --force-reinstall {}",
             pick.pip_args(t.env)
         ));
         if pick.release.torchaudio.is_none() && t.env.package("torchaudio").is_some() {
             if let Some(why) = &pick.release.torchaudio_absent {
-                f = f.fix(format!(
+                f = f.shell(format!(
                     "{python} -m pip uninstall -y torchaudio   # no torchaudio for torch {}: {why}",
                     pick.release.version
                 ));
             }
         }
     }
-    f.fix("cudoctor plan   # every matching build, with pip, uv and conda commands")
+    f.shell("cudoctor plan   # every matching build, with pip, uv and conda commands")
 }
 
 #[cfg(test)]

@@ -34,10 +34,10 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 .cause(format!("Builds that read {var} will look for nvcc, headers and libraries that are not there."));
             let installed: Vec<_> = tk.toolkits.iter().filter(|t| t.nvcc.is_some()).collect();
             if installed.is_empty() {
-                f = f.fix(format!("unset {var}   # or install a CUDA Toolkit and point {var} at it"));
+                f = f.shell(format!("unset {var}   # or install a CUDA Toolkit and point {var} at it"));
             }
             for t in installed {
-                f = f.fix(format!("export {var}={}   # CUDA {}", t.root, t.version.as_deref().unwrap_or("?")));
+                f = f.shell(format!("export {var}={}   # CUDA {}", cudoctor_plan::quote(&t.root), t.version.as_deref().unwrap_or("?")));
             }
             Some(f)
         })

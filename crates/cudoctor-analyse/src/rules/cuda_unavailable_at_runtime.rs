@@ -1,5 +1,5 @@
 use super::deep_support::{probes, ProbeView};
-use crate::{Context, Finding, Layer, Rule, Severity};
+use crate::{Context, Finding, FixStep, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
     code: "ACC004",
@@ -55,14 +55,14 @@ fn judge(p: ProbeView, driver_gpus: usize, visible: Option<&String>) -> Option<F
     .evidence(format!("torch says: {reason}"))
     .evidence(format!("GPUs the driver reports: {driver_gpus}"))
     .cause("torch is a CUDA build but cannot initialise CUDA in this process; the text above is its own reason, unchanged.")
-    .fix(format!("cudoctor explain <<'EOF'\n{reason}\nEOF"));
+    .shell(format!("cudoctor explain <<'EOF'\n{reason}\nEOF"));
     if let Some(text) = given {
         f = with_explanation(f, text);
     }
     if let Some(v) = visible {
         f = f.evidence(format!("CUDA_VISIBLE_DEVICES={v:?}"));
         if driver_gpus > 0 {
-            f = f.fix("unset CUDA_VISIBLE_DEVICES  # or list GPUs that exist (nvidia-smi -L)");
+            f = f.shell("unset CUDA_VISIBLE_DEVICES  # or list GPUs that exist (nvidia-smi -L)");
         }
     }
     Some(f)
@@ -82,8 +82,14 @@ pub(crate) fn with_explanation(mut f: Finding, text: &str) -> Finding {
     } else {
         format!("{} {}", f.cause, e.cause)
     };
-    let mut fixes = e.fix.clone();
-    fixes.extend(f.fix.into_iter().filter(|x| !e.fix.contains(x)));
+    // The explain engine's fixes are sentences of its signature data, not checked commands:
+    // they are shown as prose.
+    let mut fixes: Vec<FixStep> = e.fix.iter().cloned().map(FixStep::Prose).collect();
+    fixes.extend(
+        f.fix
+            .into_iter()
+            .filter(|x| !e.fix.iter().any(|t| t == x.text())),
+    );
     f.fix = fixes;
     f
 }

@@ -55,8 +55,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
     }
     vec![f
         .cause("The driver was upgraded (or downgraded) but the old kernel module is still loaded; the new libraries refuse to talk to it.")
-        .fix("sudo reboot")
-        .fix("or, with no GPU process running: sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia")]
+        .shell("sudo reboot")
+        .prose("or, with no GPU process running, reload the module:")
+        .shell("sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia")]
 }
 
 #[cfg(test)]

@@ -73,7 +73,7 @@ fn judge(
             f.title = format!(
                 "torch's CUDA {cuda} runs on driver {driver} through minor-version compatibility"
             );
-            f = f.fix(format!(
+            f = f.prose(format!(
                 "Nothing required. For full native support, upgrade the driver to {} or newer.",
                 native_min(ctx, cuda)
             ));
@@ -93,17 +93,19 @@ fn judge(
             });
             f.title = format!("Driver {driver} is too old for {}", t.label());
             if let Some(least) = least {
-                f = f.fix(format!(
+                f = f.prose(format!(
                     "Upgrade the NVIDIA driver to {least} or newer (branch R{} or later), then reboot",
                     least.branch()
                 ));
             }
             if let Some(pick) = ctx.fitting_torch(driver, t.torch.public_version()) {
-                f = f.fix(format!(
-                    "or install a torch build this driver runs: {}/bin/python -m pip install {}",
-                    t.env.prefix,
-                    pick.pip_args(t.env)
-                ));
+                f = f
+                    .prose("or install a torch build this driver runs:")
+                    .shell(format!(
+                        "{}/bin/python -m pip install {}",
+                        t.env.prefix,
+                        pick.pip_args(t.env)
+                    ));
             }
             Some(f)
         }

@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use cudoctor_ldso::{cuda_library, CudaFamily};
 
 use crate::context::pip_rebuild;
-use crate::{Context, Finding, Layer, Rule, Severity};
+use crate::{Context, Finding, FixStep, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
     code: "LIB002",
@@ -72,7 +72,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     "torch and an extension load different lib{stem} files into the same process: their state is separate, so handles, memory and streams of one are invalid in the other."
                 ));
             for fix in rebuild_fixes(ctx, &p.env_prefix, &list) {
-                f = f.fix(fix);
+                f = f.steps([fix]);
             }
             for (major, path, by, _) in &list {
                 f = f.evidence(format!(
@@ -93,7 +93,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
 /// One rebuild command per extension that brought in a copy torch does not load: the
 /// installed package that owns the object whose DT_NEEDED named the copy, built against the
 /// toolkit of torch's CUDA major when the machine has one.
-fn rebuild_fixes(ctx: &Context, env: &str, copies: &[Copy]) -> Vec<String> {
+fn rebuild_fixes(ctx: &Context, env: &str, copies: &[Copy]) -> Vec<FixStep> {
     let torch = ctx.torch_envs().into_iter().find(|t| t.env.prefix == env);
     let by_torch = |by: Option<&str>| {
         by.is_none_or(|b| torch.is_some_and(|t| t.torch.owns(b)) || b.contains("/nvidia/"))
@@ -113,26 +113,26 @@ fn rebuild_fixes(ctx: &Context, env: &str, copies: &[Copy]) -> Vec<String> {
     let against = cuda
         .map(|c| format!("torch's CUDA {c}"))
         .unwrap_or_else(|| "torch's CUDA".into());
-    let mut fixes: Vec<String> = Vec::new();
+    let mut fixes: Vec<FixStep> = Vec::new();
     for (_, _, by, _) in copies.iter().filter(|(_, _, by, _)| !by_torch(*by)) {
         let Some(by) = by else { continue };
         let fix = match ctx.installed_package_of(by) {
-            Some(pkg) => format!(
+            Some(pkg) => FixStep::Shell(format!(
                 "{cuda_home}{}   # rebuilds {pkg} against {against}",
                 pip_rebuild(&format!("{env}/bin/python"), pkg)
-            ),
-            None => format!(
+            )),
+            None => FixStep::Prose(format!(
                 "Rebuild {by} against {against} so it loads torch's copy (it belongs to no installed package cudoctor could find)"
-            ),
+            )),
         };
         if !fixes.contains(&fix) {
             fixes.push(fix);
         }
     }
     if fixes.is_empty() {
-        fixes.push(format!(
+        fixes.push(FixStep::Prose(format!(
             "Rebuild the extension that loads the second copy against {against}, so it resolves torch's copy"
-        ));
+        )));
     }
     fixes
 }

@@ -1,7 +1,7 @@
 use cudoctor_fatbin::compat::Verdict;
 
 use crate::context::{library_verdict, pip_rebuild, GpuView};
-use crate::{Context, Finding, Layer, Rule, Severity};
+use crate::{Context, Finding, FixStep, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
     code: "KRN002",
@@ -112,7 +112,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 ))
                 .cause(cause);
             if let Some(fix) = rebuild_fix(ctx, lib, &all_ccs) {
-                f = f.fix(fix);
+                f = f.steps([fix]);
             }
             out.push(f);
         }
@@ -147,7 +147,7 @@ fn rebuild_fix(
     ctx: &Context,
     lib: &cudoctor_snapshot::LibraryImages,
     ccs: &[cudoctor_kb::ComputeCapability],
-) -> Option<String> {
+) -> Option<FixStep> {
     let pkg = lib.package.as_deref()?;
     let python = ctx
         .env_of_path(&lib.path)
@@ -167,23 +167,23 @@ fn rebuild_fix(
             .collect();
         archs.dedup();
         if archs.is_empty() {
-            return Some(format!(
+            return Some(FixStep::Prose(format!(
                 "flash-attn's source build targets sm_80, sm_90, sm_100 and sm_120 only: no build of it runs on {}",
                 ccs.iter().map(|c| c.sm()).collect::<Vec<_>>().join(", ")
-            ));
+            )));
         }
-        return Some(format!(
+        return Some(FixStep::Shell(format!(
             "FLASH_ATTENTION_FORCE_BUILD=TRUE FLASH_ATTN_CUDA_ARCHS=\"{}\" MAX_JOBS=4 {rebuild}   # rebuild for every GPU here",
             archs.join(";")
-        ));
+        )));
     }
-    Some(format!(
+    Some(FixStep::Shell(format!(
         "TORCH_CUDA_ARCH_LIST=\"{}\" MAX_JOBS=4 {rebuild}   # rebuild for every GPU here",
         ccs.iter()
             .map(|c| c.to_string())
             .collect::<Vec<_>>()
             .join(";")
-    ))
+    )))
 }
 
 fn list(v: &[String]) -> String {

@@ -87,13 +87,15 @@ fn judge(p: ProbeView) -> Option<Finding> {
             .unwrap_or_else(|| "no reason given".into());
         f = f.evidence(format!("{}: {why}", b.backend.short()));
     }
-    f = f.fix("torch's reasons above say what each backend needs; where it names the GPU architecture, this GPU cannot run it");
+    f = f.prose("torch's reasons above say what each backend needs; where it names the GPU architecture, this GPU cannot run it");
     if p.result.torch.as_ref().is_some_and(|t| {
         t.version.starts_with("2.0")
             || t.version.starts_with("2.1.")
             || t.version.starts_with("2.2.")
     }) {
-        f = f.fix("a newer torch brings more backends (cuDNN attention arrived in later releases)");
+        f = f.prose(
+            "A newer torch brings more backends (cuDNN attention arrived in later releases)",
+        );
     }
     Some(f)
 }

@@ -42,8 +42,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
             let mut f = Finding::new(&RULE, format!("{} has {used} of {total} MiB in use", g.label()))
                 .evidence(format!("memory used {used} MiB of {total} MiB (from {})", g.gpu.source))
                 .cause("Other processes hold GPU memory; a new job gets only what is left and may fail with \"CUDA out of memory\".")
-                .fix("nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv")
-                .fix(format!("or use a free GPU: export CUDA_VISIBLE_DEVICES=<index other than {}>", g.gpu.index));
+                .shell("nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv")
+                .prose(format!("or use a free GPU: list GPUs other than {} in CUDA_VISIBLE_DEVICES", g.gpu.index));
             for h in holders {
                 f = f.evidence(h);
             }

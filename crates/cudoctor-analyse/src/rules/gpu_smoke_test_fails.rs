@@ -38,16 +38,16 @@ fn judge(p: ProbeView) -> Vec<Finding> {
                     Finding::new(&RULE, format!("{label} fails in torch in {}", p.label()))
                         .evidence(e.clone())
                         .cause("torch could not initialise this GPU or run a small matmul on it.")
-                        .fix("sudo dmesg | grep -i xid")
-                        .fix(format!("sudo nvidia-smi -r -i {}  # reset, once no job uses it", d.index)),
+                        .shell("sudo dmesg | grep -i xid")
+                        .shell(format!("sudo nvidia-smi -r -i {}  # reset, once no job uses it", d.index)),
                 );
             }
             (d.matmul_ok == Some(false)).then(|| {
                 Finding::new(&RULE, format!("{label} computes a wrong matmul in {}", p.label()))
                     .evidence("ones(1024,1024) @ ones(1024,1024) did not give 1024 everywhere")
                     .cause("The GPU returned wrong numbers for the simplest matmul: faulty memory or a broken GPU.")
-                    .fix("nvidia-smi -q -d ECC,PAGE_RETIREMENT")
-                    .fix(format!("export CUDA_VISIBLE_DEVICES=<the other GPUs>  # keep jobs off GPU {}", d.index))
+                    .shell("nvidia-smi -q -d ECC,PAGE_RETIREMENT")
+                    .prose(format!("Keep jobs off GPU {}: list only the other GPUs in CUDA_VISIBLE_DEVICES", d.index))
             })
         })
         .collect()

@@ -57,7 +57,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
         format!("{} GPU pair(s) have no peer-to-peer path", blocked.len()),
     )
     .cause("Copies and collectives between these GPUs go through host memory.")
-    .fix("nvidia-smi topo -m  # place a job's GPUs under one switch or NVLink");
+    .shell("nvidia-smi topo -m  # place a job's GPUs under one switch or NVLink");
     for b in blocked.iter().take(16) {
         f = f.evidence(b.clone());
     }

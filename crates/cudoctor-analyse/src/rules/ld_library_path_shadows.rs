@@ -41,8 +41,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     })
                     .evidence(format!("process emulated: `import torch` in {}", p.env_prefix))
                     .cause("LD_LIBRARY_PATH is searched before the object's own RUNPATH and the system cache, so it overrides the copy the package expects.")
-                    .fix(format!(
-                        "export LD_LIBRARY_PATH=<the same list without {}>",
+                    .prose(format!(
+                        "Remove {} from LD_LIBRARY_PATH (in the shell profile or module file that sets it)",
                         s.from_ld_library_path.rsplit_once('/').map(|(d, _)| d).unwrap_or(&s.from_ld_library_path)
                     ))
             })

@@ -54,7 +54,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 Some(CudaFamily::CudaDriver | CudaFamily::NvidiaMl) => {
                     f = f
                         .cause("libcuda is the NVIDIA driver's own library: without it no CUDA program starts.")
-                        .fix("Install the NVIDIA driver, or in a container start it with GPUs: docker run --gpus all ...");
+                        .prose("Install the NVIDIA driver, or in a container start it with GPUs (docker run --gpus all)");
                 }
                 Some(family) => {
                     let torch = ctx.torch_envs().into_iter().find(|t| t.env.prefix == env);
@@ -83,7 +83,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                         n.name
                     ));
                     if let Some(pkg) = cuda_major.and_then(|m| pip_package_for_cuda(family, m)) {
-                        f = f.fix(format!(
+                        f = f.shell(format!(
                             "{env}/bin/python -m pip install {pkg}   # provides {}",
                             n.name
                         ));
@@ -92,7 +92,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                         let index = torch_index_url(t.torch.local_label())
                             .map(|u| format!(" --index-url {u}"))
                             .unwrap_or_default();
-                        f = f.fix(format!(
+                        f = f.shell(format!(
                             "{env}/bin/python -m pip install --force-reinstall torch=={}{index}   # reinstalls torch with the CUDA libraries it depends on",
                             t.torch.version
                         ));
@@ -101,7 +101,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 None => {
                     f = f
                         .cause(format!("The import fails with \"{}: cannot open shared object file\".", n.name))
-                        .fix(format!("Install the package that provides {} or add its directory to LD_LIBRARY_PATH", n.name));
+                        .prose(format!("Install the package that provides {} or add its directory to LD_LIBRARY_PATH", n.name));
                 }
             }
             out.push(f);

@@ -64,7 +64,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     f = f.evidence(format!("{var}={v}"));
                 }
             }
-            Some(f.fix("remove the directory of the other libnccl from LD_LIBRARY_PATH / LD_PRELOAD"))
+            Some(f.prose("Remove the directory of the other libnccl from LD_LIBRARY_PATH / LD_PRELOAD"))
         })
         .collect()
 }

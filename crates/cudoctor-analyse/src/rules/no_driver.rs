@@ -55,12 +55,13 @@ fn check(ctx: &Context) -> Vec<Finding> {
             } else {
                 "No NVIDIA kernel driver is loaded, so no program can reach a GPU."
             })
-            .fix(if in_container {
+            .prose(if in_container {
                 "Start the container with GPUs: docker run --gpus all ... (needs the NVIDIA Container Toolkit on the host)"
             } else {
                 "Install the NVIDIA driver (Ubuntu: sudo ubuntu-drivers install; other systems: the distribution's nvidia-driver package) and reboot"
             })
-            .fix("Then check: nvidia-smi")
+            .prose("Then check:")
+            .shell("nvidia-smi")
     } else {
         f = f
             .severity(Severity::Info)

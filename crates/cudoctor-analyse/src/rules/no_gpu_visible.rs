@@ -28,8 +28,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let mut f = Finding::new(&RULE, "The NVIDIA driver is loaded but no GPU is visible")
         .evidence(ctx.driver_evidence())
         .cause("The driver answered but listed no GPU: the device is missing, failed, excluded, or hidden from this container.")
-        .fix("nvidia-smi")
-        .fix("sudo dmesg | grep -iE 'nvrm|xid'   # look for Xid errors or 'fallen off the bus'");
+        .shell("nvidia-smi")
+        .shell("sudo dmesg | grep -iE 'nvrm|xid'   # look for Xid errors or 'fallen off the bus'");
     if let Some(v) = ctx.var("NVIDIA_VISIBLE_DEVICES") {
         f = f.evidence(format!("NVIDIA_VISIBLE_DEVICES={v}"));
     }

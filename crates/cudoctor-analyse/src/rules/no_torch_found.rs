@@ -29,7 +29,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
         "No PyTorch found in the inspected Python environments",
     )
     .cause("Framework checks were skipped: none of the environments below has torch installed.")
-    .fix("cudoctor check --python /path/to/env/bin/python   # to inspect another environment");
+    .prose("To inspect another environment: cudoctor check --python PATH (its interpreter or its directory)");
     if ctx.snap.python_envs.is_empty() {
         f = f.evidence(
             "no Python environment found (no VIRTUAL_ENV, CONDA_PREFIX, or python3 on PATH)",

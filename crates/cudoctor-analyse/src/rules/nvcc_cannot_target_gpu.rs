@@ -60,7 +60,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     range.source
                 ))
                 .cause("Extension builds for this GPU fail with \"Unsupported gpu architecture\".")
-                .fix(format!(
+                .prose(format!(
                     "Install or select a CUDA Toolkit that supports {} and set CUDA_HOME to it",
                     cc.sm()
                 )),

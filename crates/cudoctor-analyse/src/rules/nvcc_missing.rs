@@ -39,7 +39,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
             .iter()
             .find_map(|t| t.cuda())
             .map(|c| c.to_string());
-        f = f.fix(match major {
+        f = f.prose(match major {
             Some(c) => format!("Only to build extensions: install CUDA Toolkit {c} (matching torch), then set CUDA_HOME and PATH"),
             None => "Only to build extensions: install a CUDA Toolkit, then set CUDA_HOME and PATH".to_string(),
         });
@@ -66,9 +66,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
             }
             // No LD_LIBRARY_PATH: the toolkit's libraries would shadow the ones torch's wheel
             // brings (LIB003); builds need only CUDA_HOME and nvcc on PATH.
-            f = f.fix(format!(
-                "export CUDA_HOME={r} PATH={r}/bin:$PATH   # use CUDA {version}",
-                r = t.root
+            f = f.shell(format!(
+                "{}   # use CUDA {version}",
+                crate::context::export_cuda_home(&t.root)
             ));
         }
     }

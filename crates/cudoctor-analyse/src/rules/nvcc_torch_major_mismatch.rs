@@ -52,10 +52,10 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 .filter(|tk| tk.nvcc.is_some() && tk.version.as_deref().and_then(cuda_of).is_some_and(|v| v.major == cuda.major))
                 .collect();
             if same_major.is_empty() {
-                f = f.fix(format!("Install CUDA Toolkit {cuda} (or any {}.x) and point CUDA_HOME at it", cuda.major));
+                f = f.prose(format!("Install CUDA Toolkit {cuda} (or any {}.x) and point CUDA_HOME at it", cuda.major));
             }
             for tk in same_major {
-                f = f.fix(format!("export CUDA_HOME={} PATH={}/bin:$PATH", tk.root, tk.root));
+                f = f.shell(crate::context::export_cuda_home(&tk.root));
             }
             Some(f)
         })

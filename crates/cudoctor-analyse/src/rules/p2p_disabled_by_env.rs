@@ -73,16 +73,16 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .evidence(format!("NVLink pairs (NVML): {}", nvlink_pairs.join(", ")))
         .cause("NCCL will not use NVLink between these GPUs: collectives go through host memory (or sockets), at a fraction of the link's bandwidth.");
     for (k, v) in &offending {
-        f = f.evidence(format!("{k}={v}")).fix(format!("unset {k}"));
+        f = f.evidence(format!("{k}={v}")).shell(format!("unset {k}"));
     }
     if let Some(v) = get("NCCL_SHM_DISABLE").filter(|v| truthy(v)) {
         f = f
             .evidence(format!(
                 "NCCL_SHM_DISABLE={v}: with P2P also off, NCCL falls back to sockets"
             ))
-            .fix("unset NCCL_SHM_DISABLE");
+            .shell("unset NCCL_SHM_DISABLE");
     }
-    vec![f.fix("grep -rn NCCL_ ~/.bashrc ~/.profile /etc/nccl.conf ~/.nccl.conf 2>/dev/null")]
+    vec![f.shell("grep -rn NCCL_ ~/.bashrc ~/.profile /etc/nccl.conf ~/.nccl.conf 2>/dev/null")]
 }
 
 #[cfg(test)]
@@ -102,8 +102,8 @@ mod tests {
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 1);
         assert!(f[0].evidence[0].contains("NV18"));
-        assert!(f[0].fix.contains(&"unset NCCL_P2P_DISABLE".to_string()));
-        assert!(f[0].fix.contains(&"unset NCCL_SHM_DISABLE".to_string()));
+        assert!(f[0].fix.iter().any(|x| x == "unset NCCL_P2P_DISABLE"));
+        assert!(f[0].fix.iter().any(|x| x == "unset NCCL_SHM_DISABLE"));
     }
 
     #[test]

@@ -186,10 +186,10 @@ fn check(ctx: &Context) -> Vec<Finding> {
         f = f.cause("No clause of NVIDIA_REQUIRE_CUDA holds on this host (space-separated clauses are alternatives, comma-separated conditions must all hold): the NVIDIA container runtime refuses the image, and with the check disabled the CUDA runtime inside fails with \"CUDA driver version is insufficient\".");
     }
     vec![f
-        .fix(format!(
+        .prose(format!(
             "Upgrade the host driver to one that supports CUDA {needed}"
         ))
-        .fix(format!("or use an image built for CUDA {max} or older"))]
+        .prose(format!("or use an image built for CUDA {max} or older"))]
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 use cudoctor_kb::DriverSupport;
 
-use crate::context::cuda_of;
+use crate::context::{cuda_of, export_cuda_home};
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -50,7 +50,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
             let least = needed_floor.or(needed_native);
             let mut f = base.cause(format!("Anything built with CUDA {version} fails on driver {driver}: \"CUDA driver version is insufficient for CUDA runtime version\"."));
             if let Some(least) = least {
-                f = f.fix(format!("Upgrade the driver to {least} or newer (R{} or later)", least.branch()));
+                f = f.prose(format!("Upgrade the driver to {least} or newer (R{} or later)", least.branch()));
             }
             f
         }
@@ -71,12 +71,12 @@ fn check(ctx: &Context) -> Vec<Finding> {
         })
         .collect();
     for t in older {
-        f = f.fix(format!(
-            "or select the installed toolkit {}: export CUDA_HOME={} PATH={}/bin:$PATH",
-            t.version.as_deref().unwrap_or("?"),
-            t.root,
-            t.root
-        ));
+        f = f
+            .prose(format!(
+                "or select the installed toolkit {}:",
+                t.version.as_deref().unwrap_or("?")
+            ))
+            .shell(export_cuda_home(&t.root));
     }
     vec![f]
 }

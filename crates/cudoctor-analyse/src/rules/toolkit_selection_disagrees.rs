@@ -67,8 +67,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
     }
     let target = picks.first().map(|(_, r)| r.clone()).unwrap_or_default();
     f = f
-        .fix(format!("export CUDA_HOME={target} PATH={target}/bin:$PATH   # make every selector agree on one toolkit"))
-        .fix("sudo update-alternatives --config cuda   # where /usr/local/cuda is managed by alternatives");
+        .shell(format!("{}   # make every selector agree on one toolkit", crate::context::export_cuda_home(&target)))
+        .shell("sudo update-alternatives --config cuda   # where /usr/local/cuda is managed by alternatives");
     vec![f]
 }
 

@@ -44,10 +44,10 @@ fn check(ctx: &Context) -> Vec<Finding> {
         if with_nvcc.len() >= 2 {
             // No LD_LIBRARY_PATH: the toolkit's libraries would shadow the ones torch's wheel
             // brings (LIB003); builds need only CUDA_HOME and nvcc on PATH.
-            f = f.fix(format!(
-                "export CUDA_HOME={r} PATH={r}/bin:$PATH   # CUDA {}",
-                t.version.as_deref().unwrap_or("?"),
-                r = t.root
+            f = f.shell(format!(
+                "{}   # CUDA {}",
+                crate::context::export_cuda_home(&t.root),
+                t.version.as_deref().unwrap_or("?")
             ));
         }
     }
@@ -57,7 +57,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
     if user_only {
         f = f
             .cause("CUDA paths are set only in a user's shell start-up files: cron, systemd services, non-interactive ssh commands, other users and some IDE or Jupyter kernels do not read them.")
-            .fix("Put the lines meant for every shell in /etc/profile.d/cuda.sh");
+            .prose("Put the lines meant for every shell in /etc/profile.d/cuda.sh");
     }
     vec![f]
 }

@@ -154,11 +154,11 @@ fn with_variant_fix(ctx: &Context, t: TorchEnv, cc: ComputeCapability, f: Findin
         }
     }
     match best {
-        Some((version, tag)) => f.fix(format!(
+        Some((version, tag)) => f.shell(format!(
             "{}/bin/python -m pip install --force-reinstall torch=={version} --index-url https://download.pytorch.org/whl/{tag}",
             t.env.prefix
         )),
-        None => f.fix(format!(
+        None => f.prose(format!(
             "No known torch build covers {} on this driver: build torch from source with TORCH_CUDA_ARCH_LIST={cc}",
             cc.sm()
         )),

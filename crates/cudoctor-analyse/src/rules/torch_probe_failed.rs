@@ -46,7 +46,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     Finding::new(&RULE, format!("import torch fails in {place}"))
                         .evidence(format!("{}: {}", run.interpreter, run.detail))
                         .cause("torch is installed but cannot be imported; every program in this environment fails the same way.")
-                        .fix(format!("cudoctor explain <<'EOF'\n{}\nEOF", run.detail)),
+                        .shell(format!("cudoctor explain <<'EOF'\n{}\nEOF", run.detail)),
                     &run.detail,
                 ),
                 ProbeStatus::Crashed => Finding::new(&RULE, format!("Python crashed during \"{stage}\" in {place}"))
@@ -56,25 +56,25 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     } else {
                         "The interpreter died inside a GPU operation of this stage: see the libraries layer and the driver's kernel log (dmesg) for the GPU's side."
                     })
-                    .fix(format!("{} -X faulthandler -c \"import torch; print(torch.cuda.is_available())\"", run.interpreter)),
+                    .shell(format!("{} -X faulthandler -c \"import torch; print(torch.cuda.is_available())\"", cudoctor_plan::quote(&run.interpreter))),
                 ProbeStatus::TimedOut => Finding::new(&RULE, format!("the probe hung during \"{stage}\" in {place}"))
                     .evidence(run.detail.clone())
                     .cause("The stage did not finish in time and was stopped; programs doing the same will hang.")
-                    .fix(if stage == "all-reduce" {
-                        "NCCL_DEBUG=INFO cudoctor check --deep  # shows where NCCL waits".to_string()
+                    .prose(if stage == "all-reduce" {
+                        "Run NCCL_DEBUG=INFO cudoctor check --deep to see where NCCL waits".to_string()
                     } else {
-                        "cudoctor check --deep with a larger --deep-timeout, to tell slow from hung".to_string()
+                        "Run cudoctor check --deep with a larger --deep-timeout, to tell slow from hung".to_string()
                     }),
                 ProbeStatus::NotStarted => Finding::new(&RULE, format!("the interpreter of {place} could not be started"))
                     .severity(Severity::Warning)
                     .evidence(run.detail.clone())
                     .cause("The environment's interpreter is missing or not executable (a moved or half-deleted environment).")
-                    .fix("recreate the environment, or pass the right one with --python"),
+                    .prose("Recreate the environment, or pass the right one with --python"),
                 ProbeStatus::BadOutput => Finding::new(&RULE, format!("the probe's report from {place} could not be read"))
                     .severity(Severity::Warning)
                     .evidence(run.detail.clone())
                     .cause("The child exited without a complete report; something in the environment replaced or closed its output.")
-                    .fix("cudoctor check --deep --format json  # and attach it to a bug report"),
+                    .shell("cudoctor check --deep --format json > cudoctor-report.json   # attach it to a bug report"),
             };
             if let Some(tail) = &run.stderr_tail {
                 f = f.evidence(format!("stderr ends: {}", first_line(tail.lines().last().unwrap_or(""))));

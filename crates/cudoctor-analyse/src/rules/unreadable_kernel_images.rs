@@ -38,8 +38,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     .confidence(Confidence::Unsure)
                     .evidence(format!("{}: {error}", lib.path))
                     .cause("Its GPU architectures are unknown, so whether it runs on this machine's GPUs cannot be judged; a damaged file may also fail to load.")
-                    .fix(format!("cuobjdump --list-elf --list-ptx {}", lib.path))
-                    .fix(format!("pip install --force-reinstall --no-deps {package}   # if the file is damaged")),
+                    .shell(format!("cuobjdump --list-elf --list-ptx {}", cudoctor_plan::quote(&lib.path)))
+                    .shell(format!("pip install --force-reinstall --no-deps {package}   # if the file is damaged")),
             )
         })
         .collect()

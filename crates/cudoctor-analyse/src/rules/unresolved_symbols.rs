@@ -71,13 +71,13 @@ fn check(ctx: &Context) -> Vec<Finding> {
             };
             match installed {
                 Some(pkg) => f
-                    .fix(format!(
+                    .shell(format!(
                         "{}   # rebuilds it against torch {}",
                         pip_rebuild(&format!("{env}/bin/python"), pkg),
                         torch_version(env)
                     ))
-                    .fix(format!("or install the prebuilt {pkg} wheel made for torch {}", torch_version(env))),
-                None => f.fix(format!(
+                    .prose(format!("or install the prebuilt {pkg} wheel made for torch {}", torch_version(env))),
+                None => f.prose(format!(
                     "Rebuild {} against torch {} (it belongs to no installed package cudoctor could find)",
                     o.path,
                     torch_version(env)

@@ -93,7 +93,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
     };
     vec![f
         .evidence(evidence)
-        .fix("unset CUDA_VISIBLE_DEVICES  # or list GPUs from: nvidia-smi -L")]
+        .shell("unset CUDA_VISIBLE_DEVICES  # or list GPUs from: nvidia-smi -L")]
 }
 
 #[cfg(test)]

@@ -40,8 +40,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let mut f = Finding::new(&RULE, "A Linux NVIDIA driver is installed inside WSL2")
         .evidence("WSL2 detected (kernel release or /usr/lib/wsl/lib)")
         .cause("Inside WSL2 the driver comes from Windows through /usr/lib/wsl/lib; a Linux libcuda from a driver package takes its place on the loader path and cannot reach the GPU.")
-        .fix("sudo apt-get remove --purge 'nvidia-driver-*' 'libnvidia-compute-*'   # keep only the toolkit (cuda-toolkit-X-Y)")
-        .fix("Update the NVIDIA driver on Windows instead");
+        .shell("sudo apt-get remove --purge 'nvidia-driver-*' 'libnvidia-compute-*'   # keep only the toolkit (cuda-toolkit-X-Y)")
+        .prose("Update the NVIDIA driver on Windows instead");
     for l in foreign {
         f = f.evidence(format!("Linux libcuda: {l}"));
     }

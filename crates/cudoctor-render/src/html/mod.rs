@@ -14,7 +14,7 @@ use std::fmt::Write;
 use cudoctor_analyse::{Finding, Layer, Severity};
 use cudoctor_snapshot::{DeepFacts, Snapshot};
 
-use crate::{confidence_note, Report};
+use crate::{confidence_note, fix_parts, FixPart, Report};
 
 pub use deep_facts::deep_layer_facts;
 
@@ -75,7 +75,18 @@ pub fn render_html(report: &Report) -> String {
         }
         out.push_str(&pictures);
         for f in section.findings {
-            write_finding(&mut out, f);
+            if let Some(code) = &f.caused_by {
+                let sev = f.severity.name();
+                let _ = writeln!(
+                    out,
+                    "<div class=\"finding {sev} consequence\"><span class=\"sev {sev}\">{sev}</span> <span class=\"code\">[{}]</span> <span class=\"title\">{}</span> (because of {}, shown under it)</div>",
+                    esc(&f.code),
+                    esc(&f.title),
+                    esc(code)
+                );
+                continue;
+            }
+            write_finding(&mut out, f, &report.consequences_of(f));
         }
         out.push_str("</section>\n");
     }
@@ -84,7 +95,7 @@ pub fn render_html(report: &Report) -> String {
     out
 }
 
-fn write_finding(out: &mut String, f: &Finding) {
+fn write_finding(out: &mut String, f: &Finding, consequences: &[&Finding]) {
     let sev = f.severity.name();
     let _ = writeln!(
         out,
@@ -104,11 +115,24 @@ fn write_finding(out: &mut String, f: &Finding) {
         let _ = writeln!(out, "<div><b>Why:</b> {}</div>", esc(&f.cause));
     }
     if !f.fix.is_empty() {
-        let _ = writeln!(
-            out,
-            "<div><b>Fix:</b></div><pre>{}</pre>",
-            esc(&f.fix.join("\n"))
-        );
+        out.push_str("<div><b>Fix:</b></div>\n");
+        // Each <pre> holds commands only, so it pastes into a shell as it is.
+        for part in fix_parts(&f.fix) {
+            match part {
+                FixPart::Prose(p) => {
+                    let _ = writeln!(out, "<p>{}</p>", esc(p));
+                }
+                FixPart::Commands(cmds) => {
+                    let _ = writeln!(out, "<pre>{}</pre>", esc(&cmds.join("\n")));
+                }
+            }
+        }
+    }
+    if !consequences.is_empty() {
+        let _ = writeln!(out, "<div><b>Because of {}, also:</b></div>", esc(&f.code));
+        for c in consequences {
+            write_finding(out, c, &[]);
+        }
     }
     out.push_str("</div>\n");
 }

@@ -180,8 +180,12 @@ fn findings_are_escaped_and_sectioned() {
         title: "attention falls back <math>".into(),
         evidence: vec!["a \"quoted\" fact".into()],
         cause: "because".into(),
-        fix: vec!["unset X && run".into()],
+        fix: vec![cudoctor_analyse::FixStep::Shell("unset X && run".into())],
         confidence: Confidence::Certain,
+        id: "ACC001".into(),
+        caused_by: None,
+        caused_by_id: None,
+        about: vec![],
     };
     let html = html_of(&h200(), &[f]);
     assert!(html.contains("attention falls back &lt;math&gt;"));
