@@ -256,7 +256,10 @@ mod tests {
             findings: &broken,
         };
         assert_eq!(r.summary().counts(), "2 errors, 0 warnings, 1 note");
-        assert_eq!(r.verdict("below"), "The first broken link: Driver.");
+        assert_eq!(
+            r.verdict("below"),
+            "The first broken link: Driver. Root cause: TST001 t."
+        );
         let r = Report {
             snapshot: &s,
             findings: &[],

@@ -27,7 +27,10 @@ fn fixes(f: &serde_json::Value) -> String {
         .as_array()
         .unwrap()
         .iter()
-        .map(|x| x.as_str().unwrap_or_default().to_string())
+        .map(|x| {
+            let step = x["shell"].as_str().or_else(|| x["prose"].as_str());
+            step.unwrap_or_default().to_string()
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -84,7 +87,7 @@ fn plt010_apparmor_denials_and_a_clean_log() {
         "{evidence}"
     );
     assert!(!evidence.contains("operstate"), "{evidence}");
-    assert!(fixes(&f).contains("sudo aa-complain '/usr/bin/snmpd'"));
+    assert!(fixes(&f).contains("sudo aa-complain /usr/bin/snmpd"));
 
     // The same modes with a log that names no NVIDIA file: nothing to say on a working machine.
     let clean: String = fixture("security/kmsg-apparmor-denials.txt")

@@ -191,11 +191,11 @@ fn with_fixes(
     ms.dedup();
     if ms.contains(&SecurityModule::Selinux) {
         f = f
-            .fix("getenforce   # confirm the mode")
-            .fix("sudo ausearch -m avc -ts recent | grep -i nvidia   # confirm the denials")
-            .fix("sudo setsebool -P container_use_devices on   # containers on an SELinux host: let container_t use devices")
-            .fix("sudo restorecon -Rv /dev/nvidia*   # after a driver install left the device files mislabelled")
-            .fix("sudo setenforce 0   # a temporary test only; sudo setenforce 1 reverts it");
+            .shell("getenforce   # confirm the mode")
+            .shell("sudo ausearch -m avc -ts recent | grep -i nvidia   # confirm the denials")
+            .shell("sudo setsebool -P container_use_devices on   # containers on an SELinux host: let container_t use devices")
+            .shell("sudo restorecon -Rv /dev/nvidia*   # after a driver install left the device files mislabelled")
+            .shell("sudo setenforce 0   # a temporary test only; sudo setenforce 1 reverts it");
     }
     if ms.contains(&SecurityModule::Apparmor) {
         let profile = sec
@@ -209,16 +209,17 @@ fn with_fixes(
                     .and_then(|c| c.apparmor_enforced_profile().map(str::to_string))
             });
         f = f
-            .fix("sudo aa-status   # confirm which profiles are enforced")
-            .fix(
+            .shell("sudo aa-status   # confirm which profiles are enforced")
+            .shell(
                 "sudo dmesg | grep 'apparmor=\"DENIED\"' | grep -i nvidia   # confirm the denials",
             );
         if let Some(p) = profile {
-            f = f.fix(format!(
-                "sudo aa-complain '{p}'   # a test: log instead of deny for this profile; aa-enforce reverts it"
+            f = f.shell(format!(
+                "sudo aa-complain {}   # a test: log instead of deny for this profile; aa-enforce reverts it",
+                cudoctor_plan::quote(&p)
             ));
         }
-        f = f.fix("docker run --security-opt apparmor=unconfined ...   # a test run of a container without its profile");
+        f = f.prose("As a test, run the container once with --security-opt apparmor=unconfined (without its profile)");
     }
     f
 }
@@ -307,6 +308,6 @@ mod tests {
         assert!(f[0]
             .fix
             .iter()
-            .any(|x| x.contains("aa-complain 'docker-default'")));
+            .any(|x| x.contains("aa-complain docker-default")));
     }
 }
