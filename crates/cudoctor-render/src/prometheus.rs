@@ -314,6 +314,10 @@ mod tests {
             cause: String::new(),
             fix: vec![],
             confidence: Default::default(),
+            id: code.into(),
+            caused_by: None,
+            caused_by_id: None,
+            about: vec![],
         }
     }
 
