@@ -338,6 +338,17 @@ pub fn pip_rebuild(python: &str, package: &str) -> String {
     )
 }
 
+/// The pip command that puts back the files of one installed distribution as its wheel has them:
+/// the same version (a local label such as `+cu130` keeps its PyTorch index), `--force-reinstall`
+/// because it is still registered, `--no-deps` so nothing else moves.
+pub fn pip_reinstall_exact(python: &str, package: &str, version: &str) -> String {
+    let label = version.split_once('+').map(|(_, l)| l);
+    let index = torch_index_url(label)
+        .map(|u| format!(" --index-url {u}"))
+        .unwrap_or_default();
+    format!("{python} -m pip install --force-reinstall --no-deps {package}=={version}{index}")
+}
+
 /// A torch build picked for this machine: a release and one of its variants.
 #[derive(Debug, Clone, Copy)]
 pub struct TorchPick<'k> {

@@ -19,6 +19,8 @@ pub static RULES: &[&Rule] = &[
     &rules::companion_mismatch::RULE,
     &rules::conda_cudatoolkit_mismatch::RULE,
     &rules::no_torch_found::RULE,
+    &rules::wheel_files_damaged::RULE,
+    &rules::wheel_files_overwritten::RULE,
     &rules::torch_arch_list_lacks_gpu::RULE,
     &rules::extension_lacks_gpu_arch::RULE,
     &rules::arch_list_env::RULE,

@@ -33,6 +33,8 @@ pub struct Options {
     pub skip_kernel_scan: bool,
     /// Skip emulating the dynamic loader for torch and its extensions.
     pub skip_loader: bool,
+    /// How many wheel files to hash against their RECORD (sizes are always checked).
+    pub wheel_hashing: python::record::Hashing,
 }
 
 /// Reads the machine behind `host`. Independent probes run on their own threads.
@@ -55,10 +57,17 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         let platform = s.spawn(|| timings.time("platform", || platform::collect(host)));
         let host_facts = s.spawn(|| platform::host_facts(host));
         let envs = timings.time("python", || python::collect(host, &options.python));
-        thread::scope(|s| {
+        let wheel_checks = thread::scope(|s| {
             let envs = &envs;
             let toolkit = s.spawn(|| timings.time("toolkit", || toolkit::collect(host, envs)));
             let nccl = s.spawn(|| multigpu::nccl_libraries(host, envs));
+            let wheels = s.spawn(|| {
+                timings.time("wheels", || {
+                    envs.iter()
+                        .map(|e| python::record::check(host, e, options.wheel_hashing))
+                        .collect::<Vec<_>>()
+                })
+            });
             // The kernel scan and the loader emulation read the same libraries, side by side.
             let binaries = s.spawn(|| {
                 let candidates = timings.time("listing", || kernels::candidates(host, envs));
@@ -82,7 +91,12 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
             multigpu.nccl_libraries = nccl.join().unwrap_or_default();
             snap.multigpu = Some(multigpu);
             snap.toolkit = toolkit.join().unwrap_or_default();
+            wheels.join().unwrap_or_default()
         });
+        let mut envs = envs;
+        for (env, check) in envs.iter_mut().zip(wheel_checks) {
+            env.wheel_check = check;
+        }
         snap.python_envs = envs;
         snap.driver = driver.join().unwrap_or_default();
         snap.platform = platform.join().unwrap_or_default();

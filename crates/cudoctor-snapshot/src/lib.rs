@@ -14,6 +14,7 @@ mod platform;
 mod python;
 mod security;
 mod toolkit;
+mod wheels;
 
 pub use deep::{
     AllReduceProbe, AllReduceRun, CompileProbe, CudaRuntime, DeepFacts, DeviceProbe,
@@ -36,6 +37,7 @@ pub use security::{
     ApparmorFacts, Confinement, SecurityDenial, SecurityFacts, SecurityModule, SelinuxFacts,
 };
 pub use toolkit::{NvccOnPath, SymlinkChain, Toolkit, ToolkitFacts};
+pub use wheels::{DamagedFile, FileProblem, PathOwner, SharedPath, WheelCheck};
 
 use serde::{Deserialize, Serialize};
 

@@ -27,6 +27,9 @@ pub struct PythonEnv {
     /// Problems met while reading this environment.
     #[serde(default)]
     pub errors: Vec<String>,
+    /// torch's and the nvidia-* wheels' files against their RECORDs; absent when not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wheel_check: Option<crate::WheelCheck>,
 }
 
 impl PythonEnv {

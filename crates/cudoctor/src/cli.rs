@@ -121,6 +121,10 @@ pub struct CheckArgs {
     /// Switch off the fused attention backends in the probe (to see what the fallback costs).
     #[arg(long, requires = "deep", hide = true)]
     pub deep_disable_fused: bool,
+    /// Hash every file of torch and the nvidia-* wheels against their RECORD (reads GBs). By default
+    /// every size is checked and only the small CUDA libraries are hashed.
+    #[arg(long)]
+    pub verify_wheels: bool,
     #[command(flatten)]
     pub machine: MachineArgs,
 }

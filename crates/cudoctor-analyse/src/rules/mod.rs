@@ -43,4 +43,6 @@ pub mod torch_probe_failed;
 pub mod unreadable_kernel_images;
 pub mod unresolved_symbols;
 pub mod visible_devices_hide_gpus;
+pub mod wheel_files_damaged;
+pub mod wheel_files_overwritten;
 pub mod wsl_linux_driver;

@@ -1,5 +1,6 @@
 //! Python environments, read from their files alone: no interpreter is started on this path.
 
+pub mod record;
 pub mod site;
 
 use cudoctor_snapshot::{PythonEnv, PythonEnvKind};

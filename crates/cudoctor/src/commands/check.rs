@@ -32,6 +32,11 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
                     .deep
                     .then(|| deep_options(args, spinner.as_ref()))
                     .transpose()?,
+                wheel_hashing: if args.verify_wheels {
+                    cudoctor_collect::python::record::Hashing::Full
+                } else {
+                    Default::default()
+                },
                 ..Default::default()
             };
             let snapshot = cudoctor_collect::collect(&host, &options, env!("CARGO_PKG_VERSION"));

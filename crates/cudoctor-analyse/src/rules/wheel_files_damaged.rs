@@ -1,0 +1,168 @@
+use std::collections::BTreeMap;
+
+use cudoctor_snapshot::{DamagedFile, FileProblem};
+
+use crate::context::pip_reinstall_exact;
+use crate::{Context, Finding, Layer, Rule, Severity};
+
+pub static RULE: Rule = Rule {
+    code: "FW010",
+    name: "wheel-files-damaged",
+    layer: Layer::Framework,
+    severity: Severity::Error,
+    summary: "Files of torch or an nvidia-* wheel do not match the wheel's RECORD",
+    docs: r#"## What it checks
+Every file that torch's and the nvidia-* distributions' `RECORD` lists (the wheel format's list of
+path, SHA-256 and size): missing files and sizes that differ always; the SHA-256 of the CUDA
+libraries (`nvidia/**.so*`, `torch/lib/*.so*`) within a small byte budget by default, so `check`
+never reads multi-GB libraries; every file with `check --verify-wheels`. A file that another
+installed distribution also lists, and whose content is that one's, is FW011, not this.
+
+## Why it matters
+An interrupted download or install, a full disk, or a hand-deleted library leaves a package
+registered but broken: `import torch` fails with "cannot open shared object file", symbols are
+missing, or CUDA silently reports no GPU. pip considers it installed, so `pip install` again does
+nothing.
+
+## How to fix
+Reinstall the damaged distribution at its version, alone:
+`python -m pip install --force-reinstall --no-deps <package>==<version>` (torch's `+cuXXX` builds
+from their PyTorch index). If the same file is damaged again, the installer's cached wheel is
+the bad copy: `python -m pip cache remove <name>` (or `uv cache clean <name>`) and reinstall.
+"#,
+    check,
+};
+
+fn check(ctx: &Context) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for env in &ctx.snap.python_envs {
+        let Some(w) = &env.wheel_check else { continue };
+        let mut by_package: BTreeMap<(&str, &str), Vec<&DamagedFile>> = BTreeMap::new();
+        for d in &w.damaged {
+            by_package
+                .entry((d.package.as_str(), d.version.as_str()))
+                .or_default()
+                .push(d);
+        }
+        let python = format!("{}/bin/python", env.prefix);
+        for ((package, version), files) in by_package {
+            let mut f = Finding::new(
+                &RULE,
+                format!(
+                    "{package} {version} in {} is damaged: {} file{} differ{} from its RECORD",
+                    env.prefix,
+                    files.len(),
+                    if files.len() == 1 { "" } else { "s" },
+                    if files.len() == 1 { "s" } else { "" }
+                ),
+            );
+            for d in files.iter().take(5) {
+                f = f.evidence(describe(d));
+            }
+            if files.len() > 5 {
+                f = f.evidence(format!("... and {} more", files.len() - 5));
+            }
+            f = f.evidence(coverage(w)).cause(
+                "The distribution is registered as installed but its files are not the wheel's (an interrupted install or download, a full disk, a deleted or edited file), so imports or CUDA calls fail in ways that look like a version problem.",
+            );
+            f = f.fix(format!(
+                "{}   # puts back {package}'s own files, nothing else changes",
+                pip_reinstall_exact(&python, package, version)
+            ));
+            if files.iter().any(|d| d.problem != FileProblem::Missing) {
+                f = f.fix(format!(
+                    "{python} -m pip cache remove {}   # only if the reinstalled file is damaged again: the cached wheel is the bad copy",
+                    package.replace('-', "_")
+                ));
+            }
+            out.push(f);
+        }
+    }
+    out
+}
+
+fn describe(d: &DamagedFile) -> String {
+    match d.problem {
+        FileProblem::Missing => format!("{}: missing (RECORD lists it)", d.path),
+        FileProblem::SizeDiffers => format!(
+            "{}: {} bytes, RECORD says {}",
+            d.path,
+            d.actual_size.unwrap_or(0),
+            d.recorded_size.unwrap_or(0)
+        ),
+        FileProblem::HashDiffers => {
+            format!("{}: same size, SHA-256 differs from RECORD", d.path)
+        }
+    }
+}
+
+/// What the check covered, so a clean result is read for what it is.
+pub fn coverage(w: &cudoctor_snapshot::WheelCheck) -> String {
+    let hashed = if w.full {
+        "every file hashed (--verify-wheels)".to_string()
+    } else {
+        format!(
+            "{} CUDA libraries hashed ({} MiB budget), {} left to --verify-wheels",
+            w.files_hashed,
+            w.hash_budget_bytes.unwrap_or(0) >> 20,
+            w.hashes_skipped
+        )
+    };
+    format!(
+        "RECORD check: {} files of {} distributions, sizes all checked, {hashed}",
+        w.files_checked,
+        w.packages.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{h200, run};
+    use cudoctor_snapshot::WheelCheck;
+
+    #[test]
+    fn one_finding_per_damaged_distribution_with_its_exact_reinstall() {
+        let mut s = h200();
+        let sp = s.python_envs[0].site_packages[0].clone();
+        let mut w = WheelCheck {
+            packages: vec![
+                "torch 2.11.0+cu130".into(),
+                "nvidia-cudnn-cu13 9.19.0.56".into(),
+            ],
+            files_checked: 100,
+            hash_budget_bytes: Some(16 << 20),
+            ..Default::default()
+        };
+        s.python_envs[0].wheel_check = Some(w.clone());
+        assert!(run(&RULE, &s).is_empty());
+        w.damaged.push(DamagedFile {
+            package: "nvidia-cudnn-cu13".into(),
+            version: "9.19.0.56".into(),
+            path: format!("{sp}/nvidia/cudnn/lib/libcudnn.so.9"),
+            problem: FileProblem::SizeDiffers,
+            recorded_size: Some(100),
+            actual_size: Some(50),
+        });
+        w.damaged.push(DamagedFile {
+            package: "torch".into(),
+            version: "2.11.0+cu130".into(),
+            path: format!("{sp}/torch/lib/libtorch_cuda.so"),
+            problem: FileProblem::Missing,
+            ..Default::default()
+        });
+        s.python_envs[0].wheel_check = Some(w);
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 2);
+        assert!(f[0].evidence[0].ends_with("libcudnn.so.9: 50 bytes, RECORD says 100"));
+        assert_eq!(
+            f[0].fix[0],
+            "/opt/venv/bin/python -m pip install --force-reinstall --no-deps nvidia-cudnn-cu13==9.19.0.56   # puts back nvidia-cudnn-cu13's own files, nothing else changes"
+        );
+        assert!(f[0].fix[1].contains("pip cache remove nvidia_cudnn_cu13"));
+        assert!(f[1].fix[0].contains(
+            "--no-deps torch==2.11.0+cu130 --index-url https://download.pytorch.org/whl/cu130"
+        ));
+        assert_eq!(f[1].fix.len(), 1, "a missing file needs no cache advice");
+    }
+}
