@@ -3,6 +3,7 @@ use std::collections::BTreeMap;
 use cudoctor_snapshot::{DamagedFile, FileProblem};
 
 use crate::context::pip_reinstall_exact;
+use crate::finding::Subject;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -44,7 +45,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 .or_default()
                 .push(d);
         }
-        let python = format!("{}/bin/python", env.prefix);
+        let python = cudoctor_plan::quote(&format!("{}/bin/python", env.prefix));
         for ((package, version), files) in by_package {
             let mut f = Finding::new(
                 &RULE,
@@ -65,12 +66,16 @@ fn check(ctx: &Context) -> Vec<Finding> {
             f = f.evidence(coverage(w)).cause(
                 "The distribution is registered as installed but its files are not the wheel's (an interrupted install or download, a full disk, a deleted or edited file), so imports or CUDA calls fail in ways that look like a version problem.",
             );
-            f = f.fix(format!(
+            f = f.about(Subject::Package {
+                env: env.prefix.clone(),
+                name: package.to_string(),
+            });
+            f = f.shell(format!(
                 "{}   # puts back {package}'s own files, nothing else changes",
                 pip_reinstall_exact(&python, package, version)
             ));
             if files.iter().any(|d| d.problem != FileProblem::Missing) {
-                f = f.fix(format!(
+                f = f.shell(format!(
                     "{python} -m pip cache remove {}   # only if the reinstalled file is damaged again: the cached wheel is the bad copy",
                     package.replace('-', "_")
                 ));

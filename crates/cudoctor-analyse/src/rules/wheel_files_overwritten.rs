@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 
 use crate::context::pip_reinstall_exact;
+use crate::finding::Subject;
 use crate::rules::wheel_files_damaged::coverage;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
@@ -54,7 +55,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     .push(sp.path.as_str());
             }
         }
-        let python = format!("{}/bin/python", env.prefix);
+        let python = cudoctor_plan::quote(&format!("{}/bin/python", env.prefix));
         for ((loser, winner), paths) in pairs {
             let title = match &winner {
                 Some(wn) => format!("{wn} overwrote {} file{} of {loser} in {}", paths.len(), if paths.len() == 1 { "" } else { "s" }, env.prefix),
@@ -90,16 +91,21 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 "Both wheels install a file at the same path; the one installed last replaced the other's, so one of them is registered but runs the other's library.",
             );
             if winner.is_none() {
-                f = f.fix(format!(
-                    "cudoctor check --python '{python}' --verify-wheels   # hashes the shared files to say whose they are"
+                f = f.shell(format!(
+                    "cudoctor check --python {python} --verify-wheels   # hashes the shared files to say whose they are"
                 ));
             }
-            f = f.fix("keep one CUDA major per environment: install the other framework in its own venv (uv venv / python -m venv), or a build of the same CUDA major");
+            f = f.prose("Keep one CUDA major per environment: install the other framework in its own venv (uv venv / python -m venv), or a build of the same CUDA major");
             if let Some((name, version)) = loser.split_once(' ') {
-                f = f.fix(format!(
-                    "{}   # then, with the other wheel gone, puts back {name}'s files",
-                    pip_reinstall_exact(&python, name, version)
-                ));
+                f = f
+                    .about(Subject::Package {
+                        env: env.prefix.clone(),
+                        name: name.to_string(),
+                    })
+                    .shell(format!(
+                        "{}   # then, with the other wheel gone, puts back {name}'s files",
+                        pip_reinstall_exact(&python, name, version)
+                    ));
             }
             out.push(f);
         }
