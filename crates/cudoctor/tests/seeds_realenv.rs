@@ -106,7 +106,7 @@ fn a_damaged_nvidia_wheel_is_named_and_an_intact_one_is_not() {
         .as_str()
         .unwrap()
         .ends_with("libcudart.so.13: same size, SHA-256 differs from RECORD"));
-    assert!(f[0]["fix"][0]
+    assert!(f[0]["fix"][0]["shell"]
         .as_str()
         .unwrap()
         .contains("-m pip install --force-reinstall --no-deps nvidia-cuda-runtime==13.2.86"));
