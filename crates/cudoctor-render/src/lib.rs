@@ -1,6 +1,7 @@
 //! Turns a snapshot and its findings into text (for a terminal), JSON (for programs) and Markdown
 //! (for a bug report). Renderers format; they decide nothing.
 
+mod compare;
 mod facts;
 mod html;
 mod markdown;
@@ -11,6 +12,10 @@ use cudoctor_analyse::{Confidence, Finding, FixStep, Layer, Severity};
 use cudoctor_snapshot::{Snapshot, SCHEMA_VERSION};
 use serde::Serialize;
 
+pub use compare::{
+    render_diff_html, render_diff_json, render_diff_markdown, render_diff_text, render_fleet_html,
+    render_fleet_json, render_fleet_markdown, render_fleet_text,
+};
 pub use facts::{layer_facts, Fact};
 pub use html::{deep_layer_facts, render_html};
 pub use markdown::render_markdown;

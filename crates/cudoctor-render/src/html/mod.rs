@@ -175,7 +175,7 @@ fn pictures(layer: Layer, s: &Snapshot) -> String {
 }
 
 /// Escapes text for HTML content and attribute values.
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -1,0 +1,512 @@
+//! The facts of a snapshot that matter when two machines are compared, each a (topic, name,
+//! value) triple with a stable name, so the same fact can be lined up across snapshots. The
+//! fleet report and `diff` both compare these; raw field changes come only after them.
+
+use std::collections::BTreeMap;
+
+use cudoctor_snapshot::{ProbeStatus, Snapshot};
+use serde::{Deserialize, Serialize};
+
+/// What a fact is about, in the order a reader should see changes: the driver first, the
+/// measurements of `--deep` and the host last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Topic {
+    Driver,
+    Gpus,
+    Toolkit,
+    Framework,
+    Packages,
+    Nccl,
+    Libraries,
+    Deep,
+    Host,
+}
+
+impl Topic {
+    pub fn title(self) -> &'static str {
+        match self {
+            Topic::Driver => "Driver",
+            Topic::Gpus => "GPUs",
+            Topic::Toolkit => "CUDA Toolkit",
+            Topic::Framework => "Framework builds",
+            Topic::Packages => "Packages",
+            Topic::Nccl => "NCCL",
+            Topic::Libraries => "CUDA libraries loaded",
+            Topic::Deep => "Runtime probes (--deep)",
+            Topic::Host => "Host",
+        }
+    }
+}
+
+/// One comparable fact. `measured` holds the number behind a timing or bandwidth, which is
+/// compared by relative change rather than by its spelling.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fact {
+    pub topic: Topic,
+    pub name: String,
+    pub value: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<f64>,
+}
+
+impl Fact {
+    fn new(topic: Topic, name: impl Into<String>, value: impl Into<String>) -> Fact {
+        Fact {
+            topic,
+            name: name.into(),
+            value: value.into(),
+            measured: None,
+        }
+    }
+
+    fn measured(topic: Topic, name: impl Into<String>, value: f64, unit: &str) -> Fact {
+        Fact {
+            topic,
+            name: name.into(),
+            value: format!("{} {unit}", round3(value)),
+            measured: Some(value),
+        }
+    }
+}
+
+/// Value of a fact the snapshot does not have.
+pub const ABSENT: &str = "(absent)";
+
+/// Sonames of the CUDA libraries whose loaded copy is worth comparing.
+const CUDA_LIBRARIES: &[&str] = &[
+    "libcudart",
+    "libcudnn",
+    "libnccl",
+    "libcublas",
+    "libcublasLt",
+    "libcufft",
+    "libcurand",
+    "libcusolver",
+    "libcusparse",
+    "libcusparseLt",
+    "libnvrtc",
+    "libnvJitLink",
+    "libcupti",
+    "libcuda",
+    "libnvshmem_host",
+    "libcufile",
+    "libnvToolsExt",
+];
+
+/// Every fact of `s` that matters, sorted by topic then name; names are unique.
+pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
+    let mut out = Vec::new();
+    let d = &s.driver;
+    let or_unknown = |v: Option<&str>| v.unwrap_or("unknown").to_string();
+    out.push(Fact::new(
+        Topic::Driver,
+        "driver version",
+        or_unknown(d.version.as_ref().map(|v| v.value.as_str())),
+    ));
+    out.push(Fact::new(
+        Topic::Driver,
+        "max CUDA",
+        or_unknown(d.max_cuda.as_ref().map(|v| v.value.as_str())),
+    ));
+    if let Some(m) = &d.kernel_module {
+        out.push(Fact::new(Topic::Driver, "kernel module", &m.flavour));
+    }
+
+    out.push(Fact::new(
+        Topic::Gpus,
+        "GPU count",
+        d.gpus.len().to_string(),
+    ));
+    if !d.gpus.is_empty() {
+        let models = counted(d.gpus.iter().map(|g| g.name.as_str()));
+        out.push(Fact::new(Topic::Gpus, "GPU model", models));
+        let ccs = counted(
+            d.gpus
+                .iter()
+                .map(|g| g.compute_capability.as_deref().unwrap_or("unknown")),
+        );
+        out.push(Fact::new(Topic::Gpus, "compute capability", ccs));
+        let mem = counted(d.gpus.iter().map(|g| {
+            g.memory_total_mib
+                .map(|m| format!("{m} MiB"))
+                .unwrap_or_else(|| "unknown".into())
+        }));
+        out.push(Fact::new(Topic::Gpus, "GPU memory", mem));
+        let modes: [(&str, Vec<Option<&str>>); 2] = [
+            (
+                "MIG mode",
+                d.gpus.iter().map(|g| g.mig_mode.as_deref()).collect(),
+            ),
+            (
+                "persistence mode",
+                d.gpus
+                    .iter()
+                    .map(|g| g.persistence_mode.as_deref())
+                    .collect(),
+            ),
+        ];
+        for (name, values) in modes {
+            if values.iter().any(Option::is_some) {
+                let v = counted(values.iter().map(|v| v.unwrap_or("unknown")));
+                out.push(Fact::new(Topic::Gpus, name, v));
+            }
+        }
+    }
+
+    let t = &s.toolkit;
+    let mut versions: Vec<&str> = t
+        .toolkits
+        .iter()
+        .map(|k| k.version.as_deref().unwrap_or("unknown"))
+        .collect();
+    versions.sort_unstable();
+    out.push(Fact::new(
+        Topic::Toolkit,
+        "toolkits",
+        if versions.is_empty() {
+            "none".to_string()
+        } else {
+            versions.join(", ")
+        },
+    ));
+    out.push(Fact::new(
+        Topic::Toolkit,
+        "nvcc on PATH",
+        match &t.nvcc_on_path {
+            Some(n) => n
+                .version
+                .clone()
+                .unwrap_or_else(|| "unknown version".into()),
+            None => "none".into(),
+        },
+    ));
+    if let Some(chain) = &t.usr_local_cuda {
+        out.push(Fact::new(
+            Topic::Toolkit,
+            "/usr/local/cuda",
+            chain.resolved.as_deref().unwrap_or("broken link"),
+        ));
+    }
+
+    for env in &s.python_envs {
+        let at = |what: &str| format!("{what} in {}", env.prefix);
+        if let Some(torch) = &env.torch {
+            out.push(Fact::new(Topic::Framework, at("torch"), &torch.version));
+            out.push(Fact::new(
+                Topic::Framework,
+                at("torch CUDA"),
+                torch.cuda.as_deref().unwrap_or("none (CPU or ROCm build)"),
+            ));
+        }
+        for p in &env.packages {
+            // torch itself is the framework build above.
+            if p.name != "torch" || env.torch.is_none() {
+                out.push(Fact::new(Topic::Packages, at(&p.name), &p.version));
+            }
+        }
+        for c in &env.conda_packages {
+            let v = match &c.build {
+                Some(b) => format!("{} ({b})", c.version),
+                None => c.version.clone(),
+            };
+            out.push(Fact::new(
+                Topic::Packages,
+                at(&format!("conda {}", c.name)),
+                v,
+            ));
+        }
+    }
+
+    if let Some(m) = &s.multigpu {
+        let mut by_origin: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for lib in &m.nccl_libraries {
+            by_origin
+                .entry(lib.origin.as_str())
+                .or_default()
+                .push(lib.version.as_deref().unwrap_or("unknown"));
+        }
+        for (origin, mut v) in by_origin {
+            v.sort_unstable();
+            v.dedup();
+            out.push(Fact::new(
+                Topic::Nccl,
+                format!("NCCL ({origin})"),
+                v.join(", "),
+            ));
+        }
+        if let Some(topo) = &m.topology {
+            if !topo.pairs.is_empty() {
+                let links = counted(topo.pairs.iter().map(|p| p.label()));
+                out.push(Fact::new(Topic::Gpus, "GPU links", links));
+            }
+        }
+    }
+
+    if let Some(loader) = &s.loader {
+        for p in &loader.processes {
+            for o in &p.objects {
+                let Some(soname) = o.soname.as_deref() else {
+                    continue;
+                };
+                let stem = soname.split(".so").next().unwrap_or(soname);
+                if !CUDA_LIBRARIES.contains(&stem) {
+                    continue;
+                }
+                let path = o.real_path.as_deref().unwrap_or(&o.path);
+                let shown = match lexical(path).strip_prefix(p.env_prefix.as_str()) {
+                    Some(rest) => format!("<env>{rest}"),
+                    None => lexical(path),
+                };
+                out.push(Fact::new(
+                    Topic::Libraries,
+                    format!("{soname} in {}", p.env_prefix),
+                    shown,
+                ));
+            }
+        }
+    }
+
+    if let Some(deep) = &s.deep {
+        for run in &deep.runs {
+            let env = run.env_prefix.as_deref().unwrap_or(&run.interpreter);
+            let at = |what: &str| format!("{what} in {env}");
+            out.push(Fact::new(Topic::Deep, at("probe"), run.status.name()));
+            let Some(r) = &run.result else { continue };
+            if run.status != ProbeStatus::Ok && run.status != ProbeStatus::NoTorch {
+                continue;
+            }
+            if let Some(c) = &r.cuda {
+                out.push(Fact::new(
+                    Topic::Deep,
+                    at("CUDA available"),
+                    if c.available { "yes" } else { "no" },
+                ));
+                if let Some(n) = c.device_count {
+                    out.push(Fact::new(Topic::Deep, at("GPUs torch sees"), n.to_string()));
+                }
+            }
+            if let Some(t) = &r.torch {
+                if let Some(n) = &t.nccl {
+                    out.push(Fact::new(Topic::Deep, at("NCCL torch reports"), n));
+                }
+                if let Some(c) = t.cudnn {
+                    out.push(Fact::new(
+                        Topic::Deep,
+                        at("cuDNN torch reports"),
+                        c.to_string(),
+                    ));
+                }
+            }
+            for dev in &r.devices {
+                if let Some(ms) = dev.matmul_ms {
+                    out.push(Fact::measured(
+                        Topic::Deep,
+                        at(&format!("matmul on GPU {}", dev.index)),
+                        ms,
+                        "ms",
+                    ));
+                }
+            }
+            if let Some(sdpa) = &r.sdpa {
+                if let Some(def) = &sdpa.default {
+                    out.push(Fact::new(
+                        Topic::Deep,
+                        at("attention backend picked"),
+                        def.picked.map(|b| b.short()).unwrap_or("unknown"),
+                    ));
+                }
+                let mut usable: Vec<&str> = sdpa
+                    .backends
+                    .iter()
+                    .filter(|b| b.available)
+                    .map(|b| b.backend.short())
+                    .collect();
+                usable.sort_unstable();
+                out.push(Fact::new(
+                    Topic::Deep,
+                    at("attention backends that run"),
+                    if usable.is_empty() {
+                        "none".to_string()
+                    } else {
+                        usable.join(", ")
+                    },
+                ));
+                for b in &sdpa.backends {
+                    if let Some(run) = b
+                        .runs
+                        .iter()
+                        .filter(|x| x.ms.is_some())
+                        .max_by_key(|x| x.seq_len)
+                    {
+                        out.push(Fact::measured(
+                            Topic::Deep,
+                            at(&format!(
+                                "attention {} at {} tokens",
+                                b.backend.short(),
+                                run.seq_len
+                            )),
+                            run.ms.unwrap_or_default(),
+                            "ms",
+                        ));
+                        if let Some(mib) = run.peak_mib {
+                            out.push(Fact::measured(
+                                Topic::Deep,
+                                at(&format!(
+                                    "attention {} memory at {} tokens",
+                                    b.backend.short(),
+                                    run.seq_len
+                                )),
+                                mib,
+                                "MiB",
+                            ));
+                        }
+                    }
+                }
+            }
+            if let Some(c) = &r.compile {
+                let v = if c.skipped.is_some() {
+                    "skipped"
+                } else if c.ok {
+                    "ok"
+                } else {
+                    "failed"
+                };
+                out.push(Fact::new(Topic::Deep, at("torch.compile"), v));
+            }
+            if let Some(ar) = &r.all_reduce {
+                if let Some(run) = ar.largest() {
+                    out.push(Fact::measured(
+                        Topic::Deep,
+                        at(&format!("all-reduce bus bandwidth at {} MiB", run.size_mib)),
+                        run.busbw_gbps.unwrap_or_default(),
+                        "GB/s",
+                    ));
+                } else if let Some(e) = &ar.error {
+                    out.push(Fact::new(Topic::Deep, at("all-reduce"), first_line(e)));
+                }
+            }
+        }
+    }
+
+    let h = &s.host;
+    if let Some(distro) = &h.distro {
+        out.push(Fact::new(Topic::Host, "distribution", distro));
+    }
+    if let Some(k) = &h.kernel {
+        out.push(Fact::new(Topic::Host, "kernel", k));
+    }
+    out.push(Fact::new(
+        Topic::Host,
+        "container",
+        s.platform
+            .container
+            .as_ref()
+            .map(|c| c.runtime.as_str())
+            .unwrap_or("none"),
+    ));
+
+    out.sort_by(|a, b| a.topic.cmp(&b.topic).then_with(|| a.name.cmp(&b.name)));
+    out.dedup_by(|a, b| a.topic == b.topic && a.name == b.name);
+    out
+}
+
+/// `["H200", "H200", "A100"]` -> `1× A100, 2× H200`; a single kind stays bare.
+fn counted<S: AsRef<str>>(items: impl Iterator<Item = S>) -> String {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for i in items {
+        *counts.entry(i.as_ref().to_string()).or_default() += 1;
+    }
+    if counts.len() == 1 {
+        return counts.into_keys().next().unwrap_or_default();
+    }
+    counts
+        .iter()
+        .map(|(v, n)| format!("{n}× {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `/a/b/../c` -> `/a/c`, textually (the loader's paths keep the `..` of `$ORIGIN/../`).
+fn lexical(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in path.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or(s)
+}
+
+fn round3(v: f64) -> f64 {
+    if v.abs() >= 100.0 {
+        (v * 10.0).round() / 10.0
+    } else {
+        (v * 1000.0).round() / 1000.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::device_snapshot;
+
+    #[test]
+    fn the_real_h200_snapshot_gives_the_facts_that_matter() {
+        let s = device_snapshot("2026-11-30-h200x2/check.json");
+        let facts = stack_facts(&s);
+        let get = |name: &str| {
+            facts
+                .iter()
+                .find(|f| f.name == name)
+                .map(|f| f.value.as_str())
+                .unwrap_or_else(|| panic!("no fact {name}: {facts:#?}"))
+        };
+        assert_eq!(get("driver version"), "580.159.04");
+        assert_eq!(get("max CUDA"), "13.0");
+        assert_eq!(get("GPU count"), "2");
+        assert_eq!(get("GPU model"), "NVIDIA H200");
+        assert_eq!(get("compute capability"), "9.0");
+        assert_eq!(get("toolkits"), "13.0.88");
+        assert_eq!(get("torch in /opt/torch/.venv"), "2.11.0+cu130");
+        assert_eq!(get("torchvision in /opt/torch/.venv"), "0.26.0");
+        assert_eq!(get("NCCL (system)"), "2.28.3");
+        assert_eq!(get("NCCL (wheel nvidia-nccl-cu13)"), "2.28.9");
+        assert_eq!(
+            get("libcudnn.so.9 in /opt/torch/.venv"),
+            "<env>/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9"
+        );
+        // Sorted by topic, names unique.
+        assert!(facts
+            .windows(2)
+            .all(|w| (w[0].topic, &w[0].name) < (w[1].topic, &w[1].name)));
+    }
+
+    #[test]
+    fn deep_runs_give_measured_facts() {
+        let s = device_snapshot("2026-11-30-h200x1/deep.json");
+        let facts = stack_facts(&s);
+        assert!(facts
+            .iter()
+            .any(|f| f.topic == Topic::Deep && f.name.starts_with("attention backend picked")));
+        assert!(facts.iter().any(|f| f.measured.is_some()));
+    }
+
+    #[test]
+    fn counted_and_lexical() {
+        assert_eq!(counted(["b", "a", "b"].into_iter()), "1× a, 2× b");
+        assert_eq!(counted(["a", "a"].into_iter()), "a");
+        assert_eq!(
+            lexical("/e/lib/torch/lib/../../nvidia/x.so"),
+            "/e/lib/nvidia/x.so"
+        );
+    }
+}

@@ -1,0 +1,418 @@
+//! The fleet report: many nodes' snapshots lined up fact by fact. For each fact the value most
+//! nodes have, and the nodes that differ; which findings only some nodes have; the nodes that
+//! failed to report, first.
+//!
+//! Nodes are added one at a time and only their facts are kept (interned), so memory grows with
+//! the number of nodes times the facts that matter, never with the size of the snapshots.
+
+use std::collections::{BTreeMap, HashMap};
+
+use cudoctor_analyse::{Finding, Layer, Severity};
+use cudoctor_snapshot::Snapshot;
+use serde::{Deserialize, Serialize};
+
+use crate::facts::{stack_facts, Topic, ABSENT};
+
+/// Why a node has no snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The task ran and failed (non-zero exit, crash, refused to start).
+    Failed,
+    /// It did not finish before the time limit.
+    TimedOut,
+    /// Allocated, but nothing came back from it.
+    NoOutput,
+    /// Output came back but is not a readable snapshot.
+    Unreadable,
+}
+
+impl FailureKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureKind::Failed => "failed",
+            FailureKind::TimedOut => "timed out",
+            FailureKind::NoOutput => "no output",
+            FailureKind::Unreadable => "unreadable",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedNode {
+    pub node: String,
+    pub kind: FailureKind,
+    /// What the scheduler or the node said.
+    pub detail: String,
+}
+
+/// A node that reported, with its error findings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeVerdict {
+    pub node: String,
+    pub errors: usize,
+    pub warnings: usize,
+    /// Codes of its errors, sorted.
+    pub error_codes: Vec<String>,
+}
+
+/// The nodes sharing one value of a fact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValueGroup {
+    pub value: String,
+    pub nodes: Vec<String>,
+}
+
+/// One fact across the fleet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FactSpread {
+    pub topic: Topic,
+    pub name: String,
+    /// The value most nodes have (on a tie, the one sorting first; `tie` says so).
+    pub majority: String,
+    pub majority_nodes: usize,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tie: bool,
+    /// The other values, most common first, each with its nodes.
+    pub others: Vec<ValueGroup>,
+}
+
+impl FactSpread {
+    pub fn drifts(&self) -> bool {
+        !self.others.is_empty()
+    }
+}
+
+/// One finding code across the fleet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FindingSpread {
+    pub code: String,
+    pub severity: Severity,
+    pub layer: Layer,
+    /// The title on the first node that has it (titles may name node-specific paths).
+    pub title: String,
+    /// The nodes that have it; empty when every reporting node has it.
+    pub nodes: Vec<String>,
+    pub count: usize,
+    pub on_every_node: bool,
+}
+
+/// The fleet report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FleetReport {
+    /// Nodes that reported a snapshot.
+    pub reported: usize,
+    /// Nodes that did not: failures first in every rendering.
+    pub failed: Vec<FailedNode>,
+    /// Reporting nodes with error findings, most errors first.
+    pub unhealthy: Vec<NodeVerdict>,
+    /// Every fact, those with drift first, then in topic order.
+    pub facts: Vec<FactSpread>,
+    /// Every finding code, those only some nodes have first, then by severity.
+    pub findings: Vec<FindingSpread>,
+}
+
+impl FleetReport {
+    pub fn drifting(&self) -> impl Iterator<Item = &FactSpread> {
+        self.facts.iter().filter(|f| f.drifts())
+    }
+
+    pub fn uniform(&self) -> impl Iterator<Item = &FactSpread> {
+        self.facts.iter().filter(|f| !f.drifts())
+    }
+
+    /// Something needs a look: a failed node, an error, drift, or a finding only some have.
+    pub fn has_problems(&self) -> bool {
+        !self.failed.is_empty()
+            || !self.unhealthy.is_empty()
+            || self.drifting().next().is_some()
+            || self.findings.iter().any(|f| !f.on_every_node)
+    }
+}
+
+#[derive(Default)]
+struct FindingAgg {
+    severity: Option<Severity>,
+    layer: Option<Layer>,
+    title: String,
+    nodes: Vec<u32>,
+}
+
+/// Builds a [`FleetReport`] node by node.
+#[derive(Default)]
+pub struct FleetBuilder {
+    names: Vec<String>,
+    verdicts: Vec<NodeVerdict>,
+    failed: Vec<FailedNode>,
+    /// (topic, fact name) -> index into `values`.
+    keys: HashMap<(Topic, String), usize>,
+    key_list: Vec<(Topic, String)>,
+    /// Per fact: value -> nodes having it.
+    values: Vec<HashMap<String, Vec<u32>>>,
+    findings: BTreeMap<String, FindingAgg>,
+}
+
+impl FleetBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a node that reported, with the findings of its snapshot.
+    pub fn add_node(&mut self, node: &str, snapshot: &Snapshot, findings: &[Finding]) {
+        let id = self.names.len() as u32;
+        self.names.push(node.to_string());
+        for fact in stack_facts(snapshot) {
+            let key = (fact.topic, fact.name);
+            let index = match self.keys.get(&key) {
+                Some(&i) => i,
+                None => {
+                    let i = self.values.len();
+                    self.keys.insert(key.clone(), i);
+                    self.key_list.push(key);
+                    self.values.push(HashMap::new());
+                    i
+                }
+            };
+            self.values[index].entry(fact.value).or_default().push(id);
+        }
+        let mut error_codes: Vec<String> = Vec::new();
+        let mut warnings = 0;
+        let mut errors = 0;
+        for f in findings {
+            match f.severity {
+                Severity::Error => {
+                    errors += 1;
+                    error_codes.push(f.code.clone());
+                }
+                Severity::Warning => warnings += 1,
+                Severity::Info => {}
+            }
+            let agg = self.findings.entry(f.code.clone()).or_default();
+            if agg.nodes.last() != Some(&id) {
+                agg.nodes.push(id);
+            }
+            // The worst severity any node gives the code.
+            if agg.severity.is_none_or(|s| f.severity < s) {
+                agg.severity = Some(f.severity);
+            }
+            if agg.title.is_empty() {
+                agg.title = f.title.clone();
+                agg.layer = Some(f.layer);
+            }
+        }
+        error_codes.sort();
+        error_codes.dedup();
+        self.verdicts.push(NodeVerdict {
+            node: node.to_string(),
+            errors,
+            warnings,
+            error_codes,
+        });
+    }
+
+    /// Adds a node that did not report.
+    pub fn add_failure(&mut self, node: &str, kind: FailureKind, detail: impl Into<String>) {
+        self.failed.push(FailedNode {
+            node: node.to_string(),
+            kind,
+            detail: detail.into(),
+        });
+    }
+
+    pub fn finish(self) -> FleetReport {
+        let total = self.names.len();
+        let name = |id: &u32| self.names[*id as usize].clone();
+        let mut facts: Vec<FactSpread> = Vec::with_capacity(self.key_list.len());
+        for (index, (topic, fact)) in self.key_list.iter().enumerate() {
+            let mut groups: Vec<(&String, &Vec<u32>)> = self.values[index].iter().collect();
+            let seen: usize = groups.iter().map(|(_, n)| n.len()).sum();
+            let mut absent: Vec<u32> = Vec::new();
+            if seen < total {
+                // Nodes without this fact at all (a package one node lacks).
+                let mut has = vec![false; total];
+                for (_, nodes) in &groups {
+                    for &n in *nodes {
+                        has[n as usize] = true;
+                    }
+                }
+                absent = (0..total as u32).filter(|&n| !has[n as usize]).collect();
+            }
+            let absent_value = ABSENT.to_string();
+            if !absent.is_empty() {
+                groups.push((&absent_value, &absent));
+            }
+            groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(b.0)));
+            let tie = groups.len() > 1 && groups[0].1.len() == groups[1].1.len();
+            let (majority, majority_nodes) = groups
+                .first()
+                .map(|(v, n)| ((*v).clone(), n.len()))
+                .unwrap_or_default();
+            let others = groups
+                .iter()
+                .skip(1)
+                .map(|(v, nodes)| ValueGroup {
+                    value: (*v).clone(),
+                    nodes: nodes.iter().map(name).collect(),
+                })
+                .collect();
+            facts.push(FactSpread {
+                topic: *topic,
+                name: fact.clone(),
+                majority,
+                majority_nodes,
+                tie,
+                others,
+            });
+        }
+        facts.sort_by(|a, b| {
+            b.drifts()
+                .cmp(&a.drifts())
+                .then(a.topic.cmp(&b.topic))
+                .then_with(|| a.name.cmp(&b.name))
+        });
+
+        let mut findings: Vec<FindingSpread> = self
+            .findings
+            .into_iter()
+            .map(|(code, agg)| {
+                let on_every_node = agg.nodes.len() == total;
+                FindingSpread {
+                    code,
+                    severity: agg.severity.unwrap_or(Severity::Info),
+                    layer: agg.layer.unwrap_or(Layer::Platform),
+                    title: agg.title,
+                    count: agg.nodes.len(),
+                    nodes: if on_every_node {
+                        Vec::new()
+                    } else {
+                        agg.nodes
+                            .iter()
+                            .map(|id| self.names[*id as usize].clone())
+                            .collect()
+                    },
+                    on_every_node,
+                }
+            })
+            .collect();
+        findings.sort_by(|a, b| {
+            a.on_every_node
+                .cmp(&b.on_every_node)
+                .then(a.severity.cmp(&b.severity))
+                .then_with(|| a.code.cmp(&b.code))
+        });
+
+        let mut unhealthy: Vec<NodeVerdict> =
+            self.verdicts.into_iter().filter(|v| v.errors > 0).collect();
+        unhealthy.sort_by(|a, b| b.errors.cmp(&a.errors).then_with(|| a.node.cmp(&b.node)));
+        let mut failed = self.failed;
+        failed.sort_by(|a, b| a.kind.cmp(&b.kind).then_with(|| a.node.cmp(&b.node)));
+        FleetReport {
+            reported: total,
+            failed,
+            unhealthy,
+            facts,
+            findings,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::device_snapshot;
+
+    fn finding(code: &str, severity: Severity) -> Finding {
+        Finding {
+            code: code.into(),
+            layer: Layer::Driver,
+            severity,
+            title: format!("{code} title"),
+            evidence: vec![],
+            cause: String::new(),
+            fix: vec![],
+            confidence: Default::default(),
+        }
+    }
+
+    #[test]
+    fn majority_drift_and_partial_findings() {
+        let base = device_snapshot("2026-11-30-h200x2/check.json");
+        let mut older = base.clone();
+        older.driver.version.as_mut().unwrap().value = "570.86.15".into();
+        let mut one_gpu = base.clone();
+        one_gpu.driver.gpus.truncate(1);
+        one_gpu.python_envs[0]
+            .packages
+            .retain(|p| p.name != "torchvision");
+
+        let mut b = FleetBuilder::new();
+        b.add_node("n1", &base, &[finding("LIB005", Severity::Info)]);
+        b.add_node("n2", &base, &[finding("LIB005", Severity::Info)]);
+        b.add_node(
+            "n3",
+            &older,
+            &[
+                finding("DRV004", Severity::Error),
+                finding("LIB005", Severity::Info),
+            ],
+        );
+        b.add_node("n4", &one_gpu, &[finding("LIB005", Severity::Info)]);
+        b.add_failure("n5", FailureKind::TimedOut, "no snapshot in 60 s");
+        let r = b.finish();
+
+        assert_eq!(r.reported, 4);
+        assert_eq!(r.failed[0].node, "n5");
+        assert_eq!(r.unhealthy.len(), 1);
+        assert_eq!(r.unhealthy[0].error_codes, vec!["DRV004"]);
+
+        let fact = |name: &str| r.facts.iter().find(|f| f.name == name).unwrap();
+        let driver = fact("driver version");
+        assert_eq!(driver.majority, "580.159.04");
+        assert_eq!(driver.majority_nodes, 3);
+        assert_eq!(
+            driver.others,
+            vec![ValueGroup {
+                value: "570.86.15".into(),
+                nodes: vec!["n3".into()]
+            }]
+        );
+        assert_eq!(fact("GPU count").others[0].nodes, vec!["n4"]);
+        let tv = fact("torchvision in /opt/torch/.venv");
+        assert_eq!(tv.others[0].value, ABSENT);
+        assert!(!fact("max CUDA").drifts());
+        // Drift first.
+        assert!(r.facts[0].drifts());
+
+        assert_eq!(r.findings[0].code, "DRV004");
+        assert_eq!(r.findings[0].nodes, vec!["n3"]);
+        let lib = r.findings.iter().find(|f| f.code == "LIB005").unwrap();
+        assert!(lib.on_every_node && lib.nodes.is_empty());
+        assert!(r.has_problems());
+    }
+
+    #[test]
+    fn identical_nodes_have_no_problems() {
+        let base = device_snapshot("2026-11-30-h200x2/check.json");
+        let mut b = FleetBuilder::new();
+        for n in ["a", "b", "c"] {
+            b.add_node(n, &base, &[]);
+        }
+        let r = b.finish();
+        assert!(!r.has_problems());
+        assert!(r.facts.iter().all(|f| f.majority_nodes == 3));
+    }
+
+    #[test]
+    fn a_tie_is_marked() {
+        let base = device_snapshot("2026-11-30-h200x2/check.json");
+        let mut other = base.clone();
+        other.driver.max_cuda.as_mut().unwrap().value = "12.8".into();
+        let mut b = FleetBuilder::new();
+        b.add_node("a", &base, &[]);
+        b.add_node("b", &other, &[]);
+        let r = b.finish();
+        let f = r.facts.iter().find(|f| f.name == "max CUDA").unwrap();
+        assert!(f.tie);
+        assert_eq!(f.majority, "12.8");
+    }
+}
