@@ -138,6 +138,64 @@ struct FindingAgg {
     nodes: Vec<u32>,
 }
 
+/// What the report keeps of one node: its facts and its findings' codes, not its snapshot.
+#[derive(Debug, Clone)]
+pub struct NodeSummary {
+    pub node: String,
+    pub facts: Vec<crate::facts::Fact>,
+    /// (code, severity, layer, title) of each finding.
+    pub findings: Vec<(String, Severity, Layer, String)>,
+}
+
+impl NodeSummary {
+    pub fn of(node: &str, snapshot: &Snapshot, findings: &[Finding]) -> NodeSummary {
+        NodeSummary {
+            node: node.to_string(),
+            facts: stack_facts(snapshot),
+            findings: findings
+                .iter()
+                .map(|f| (f.code.clone(), f.severity, f.layer, f.title.clone()))
+                .collect(),
+        }
+    }
+}
+
+/// `node2` before `node10`: digits compare as numbers.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, _) => return std::cmp::Ordering::Less,
+            (_, None) => return std::cmp::Ordering::Greater,
+            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
+                let n = x.iter().take_while(|c| c.is_ascii_digit()).count();
+                let m = y.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (dx, dy) = (&x[..n], &y[..m]);
+                let strip = |d: &[u8]| -> usize { d.iter().take_while(|&&c| c == b'0').count() };
+                let (tx, ty) = (&dx[strip(dx)..], &dy[strip(dy)..]);
+                let ord = tx
+                    .len()
+                    .cmp(&ty.len())
+                    .then_with(|| tx.cmp(ty))
+                    .then(n.cmp(&m));
+                if ord != std::cmp::Ordering::Equal {
+                    return ord;
+                }
+                x = &x[n..];
+                y = &y[m..];
+            }
+            (Some(c), Some(d)) => {
+                if c != d {
+                    return c.cmp(d);
+                }
+                x = &x[1..];
+                y = &y[1..];
+            }
+        }
+    }
+}
+
 /// Builds a [`FleetReport`] node by node.
 #[derive(Default)]
 pub struct FleetBuilder {
@@ -159,9 +217,18 @@ impl FleetBuilder {
 
     /// Adds a node that reported, with the findings of its snapshot.
     pub fn add_node(&mut self, node: &str, snapshot: &Snapshot, findings: &[Finding]) {
+        self.add_summary(NodeSummary::of(node, snapshot, findings));
+    }
+
+    /// Adds a node summarised beforehand (summaries can be made on several threads).
+    pub fn add_summary(&mut self, summary: NodeSummary) {
         let id = self.names.len() as u32;
-        self.names.push(node.to_string());
-        for fact in stack_facts(snapshot) {
+        let node = summary.node;
+        for fact in summary.facts {
+            // Timings differ on every node; the fleet compares what a node is, not its speed.
+            if fact.measured.is_some() {
+                continue;
+            }
             let key = (fact.topic, fact.name);
             let index = match self.keys.get(&key) {
                 Some(&i) => i,
@@ -178,36 +245,37 @@ impl FleetBuilder {
         let mut error_codes: Vec<String> = Vec::new();
         let mut warnings = 0;
         let mut errors = 0;
-        for f in findings {
-            match f.severity {
+        for (code, severity, layer, title) in summary.findings {
+            match severity {
                 Severity::Error => {
                     errors += 1;
-                    error_codes.push(f.code.clone());
+                    error_codes.push(code.clone());
                 }
                 Severity::Warning => warnings += 1,
                 Severity::Info => {}
             }
-            let agg = self.findings.entry(f.code.clone()).or_default();
+            let agg = self.findings.entry(code).or_default();
             if agg.nodes.last() != Some(&id) {
                 agg.nodes.push(id);
             }
             // The worst severity any node gives the code.
-            if agg.severity.is_none_or(|s| f.severity < s) {
-                agg.severity = Some(f.severity);
+            if agg.severity.is_none_or(|s| severity < s) {
+                agg.severity = Some(severity);
             }
             if agg.title.is_empty() {
-                agg.title = f.title.clone();
-                agg.layer = Some(f.layer);
+                agg.title = title;
+                agg.layer = Some(layer);
             }
         }
         error_codes.sort();
         error_codes.dedup();
         self.verdicts.push(NodeVerdict {
-            node: node.to_string(),
+            node: node.clone(),
             errors,
             warnings,
             error_codes,
         });
+        self.names.push(node);
     }
 
     /// Adds a node that did not report.
@@ -227,7 +295,8 @@ impl FleetBuilder {
             let mut groups: Vec<(&String, &Vec<u32>)> = self.values[index].iter().collect();
             let seen: usize = groups.iter().map(|(_, n)| n.len()).sum();
             let mut absent: Vec<u32> = Vec::new();
-            if seen < total {
+            // Runtime probes ran where --deep was asked: nodes without them are not drift.
+            if seen < total && *topic != Topic::Deep {
                 // Nodes without this fact at all (a package one node lacks).
                 let mut has = vec![false; total];
                 for (_, nodes) in &groups {
@@ -252,7 +321,7 @@ impl FleetBuilder {
                 .skip(1)
                 .map(|(v, nodes)| ValueGroup {
                     value: (*v).clone(),
-                    nodes: nodes.iter().map(name).collect(),
+                    nodes: sorted_names(nodes.iter().map(name).collect()),
                 })
                 .collect();
             facts.push(FactSpread {
@@ -285,10 +354,12 @@ impl FleetBuilder {
                     nodes: if on_every_node {
                         Vec::new()
                     } else {
-                        agg.nodes
-                            .iter()
-                            .map(|id| self.names[*id as usize].clone())
-                            .collect()
+                        sorted_names(
+                            agg.nodes
+                                .iter()
+                                .map(|id| self.names[*id as usize].clone())
+                                .collect(),
+                        )
                     },
                     on_every_node,
                 }
@@ -303,9 +374,17 @@ impl FleetBuilder {
 
         let mut unhealthy: Vec<NodeVerdict> =
             self.verdicts.into_iter().filter(|v| v.errors > 0).collect();
-        unhealthy.sort_by(|a, b| b.errors.cmp(&a.errors).then_with(|| a.node.cmp(&b.node)));
+        unhealthy.sort_by(|a, b| {
+            b.errors
+                .cmp(&a.errors)
+                .then_with(|| natural_cmp(&a.node, &b.node))
+        });
         let mut failed = self.failed;
-        failed.sort_by(|a, b| a.kind.cmp(&b.kind).then_with(|| a.node.cmp(&b.node)));
+        failed.sort_by(|a, b| {
+            a.kind
+                .cmp(&b.kind)
+                .then_with(|| natural_cmp(&a.node, &b.node))
+        });
         FleetReport {
             reported: total,
             failed,
@@ -316,22 +395,22 @@ impl FleetBuilder {
     }
 }
 
+fn sorted_names(mut names: Vec<String>) -> Vec<String> {
+    names.sort_by(|a, b| natural_cmp(a, b));
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::device_snapshot;
 
     fn finding(code: &str, severity: Severity) -> Finding {
-        Finding {
-            code: code.into(),
-            layer: Layer::Driver,
-            severity,
-            title: format!("{code} title"),
-            evidence: vec![],
-            cause: String::new(),
-            fix: vec![],
-            confidence: Default::default(),
-        }
+        serde_json::from_value(serde_json::json!({
+            "code": code, "layer": "driver", "severity": severity.name(),
+            "title": format!("{code} title"), "evidence": [], "cause": "", "fix": [],
+        }))
+        .unwrap()
     }
 
     #[test]
@@ -400,6 +479,13 @@ mod tests {
         let r = b.finish();
         assert!(!r.has_problems());
         assert!(r.facts.iter().all(|f| f.majority_nodes == 3));
+    }
+
+    #[test]
+    fn node_names_sort_naturally() {
+        let mut v = vec!["node10", "node2", "node1", "gpu-b", "node02"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(v, vec!["gpu-b", "node1", "node2", "node02", "node10"]);
     }
 
     #[test]

@@ -76,6 +76,44 @@ pub fn encode_failure(node: &str, detail: &str) -> String {
     format!("{TAG} {} failed {detail}\n", node_token(node))
 }
 
+/// Calls `f` with each line of `r` (with its line feed), holding at most `max` bytes: longer
+/// lines are skipped whole.
+pub fn for_each_line(mut r: impl BufRead, max: usize, mut f: impl FnMut(&str)) -> io::Result<()> {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let mut too_long = false;
+        let mut any = false;
+        loop {
+            let buf = r.fill_buf()?;
+            if buf.is_empty() {
+                break;
+            }
+            any = true;
+            let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (buf.len(), false),
+            };
+            if !too_long && line.len() + take <= max {
+                line.extend_from_slice(&buf[..take]);
+            } else {
+                too_long = true;
+                line.clear();
+            }
+            r.consume(take);
+            if done {
+                break;
+            }
+        }
+        if !any {
+            return Ok(());
+        }
+        if !too_long {
+            f(&String::from_utf8_lossy(&line));
+        }
+    }
+}
+
 #[derive(Default, Debug)]
 struct NodeState {
     json: String,
@@ -173,37 +211,8 @@ impl FrameReader {
     }
 
     /// Reads every line of `r` (lines longer than 64 KiB are skipped, being no frames).
-    pub fn feed(&mut self, mut r: impl BufRead) -> io::Result<()> {
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            let mut too_long = false;
-            loop {
-                let buf = r.fill_buf()?;
-                if buf.is_empty() {
-                    break;
-                }
-                let (take, done) = match buf.iter().position(|&b| b == b'\n') {
-                    Some(i) => (i + 1, true),
-                    None => (buf.len(), false),
-                };
-                if line.len() + take <= MAX_LINE {
-                    line.extend_from_slice(&buf[..take]);
-                } else {
-                    too_long = true;
-                }
-                r.consume(take);
-                if done {
-                    break;
-                }
-            }
-            if line.is_empty() && !too_long {
-                return Ok(());
-            }
-            if !too_long {
-                self.feed_line(&String::from_utf8_lossy(&line));
-            }
-        }
+    pub fn feed(&mut self, r: impl BufRead) -> io::Result<()> {
+        for_each_line(r, MAX_LINE, |l| self.feed_line(l))
     }
 
     /// What came back. `cut_off` says the output ended because the time limit struck, so a

@@ -13,6 +13,6 @@ pub(crate) mod testing;
 pub use diff::{diff, DiffReport, FactChange, FindingRef, RawChange};
 pub use facts::{stack_facts, Fact, Topic, ABSENT};
 pub use fleet::{
-    FactSpread, FailedNode, FailureKind, FindingSpread, FleetBuilder, FleetReport, NodeVerdict,
-    ValueGroup,
+    natural_cmp, FactSpread, FailedNode, FailureKind, FindingSpread, FleetBuilder, FleetReport,
+    NodeSummary, NodeVerdict, ValueGroup,
 };

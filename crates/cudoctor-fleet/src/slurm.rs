@@ -1,25 +1,27 @@
 //! Collection through Slurm: `srun` starts this same cudoctor as one task per allocated node
 //! (`cudoctor fleet node`), each task prints its snapshot as frames, and srun brings the
 //! output back. Slurm does the allocation, partitions, node selection and launching; srun's own
-//! error lines say which nodes failed. srun runs under the project's bounded runner, with its
-//! output in files so that what the nodes sent before a time limit is kept.
+//! error lines say which nodes failed. srun runs under the project's bounded runner, its output
+//! read line by line as it comes, so that what the nodes sent before a time limit is kept.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use cudoctor_collect::host::{run_with_timeout, CommandOutcome};
+use cudoctor_collect::runner::{self, Ending, Limits};
 
 use crate::fleet::FailureKind;
 use crate::frames::{FrameReader, Gathered};
 
 /// Most snapshot JSON kept per node.
 pub const MAX_NODE_SNAPSHOT: usize = 32 << 20;
-/// Most of srun's stderr read.
-const MAX_STDERR: u64 = 4 << 20;
+/// Most of srun's stderr kept.
+const MAX_STDERR: usize = 4 << 20;
+/// Longest stdout line passed on (frame lines are below 1 KiB).
+const MAX_LINE: usize = 64 << 10;
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -76,79 +78,36 @@ pub fn srun_command(req: &SrunRequest) -> Vec<String> {
 /// Runs srun and gathers the nodes' snapshots. An error only when srun could not run at all
 /// or failed before any node answered (the allocation was refused, no such partition).
 pub fn collect(req: &SrunRequest) -> Result<SrunOutcome, String> {
-    let dir = tempfile::Builder::new()
-        .prefix("cudoctor-fleet-")
-        .tempdir()
-        .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
-    let out_path = dir.path().join("stdout");
-    let err_path = dir.path().join("stderr");
-    let open =
-        |p: &PathBuf| File::create(p).map_err(|e| format!("cannot create {}: {e}", p.display()));
     let command = srun_command(req);
     let mut cmd = Command::new(&command[0]);
-    cmd.args(&command[1..])
-        .stdin(Stdio::null())
-        .stdout(open(&out_path)?)
-        .stderr(open(&err_path)?);
-    let outcome = run_with_timeout(cmd, req.timeout);
-    let (exit, timed_out) = match outcome {
-        CommandOutcome::NotStarted(e) => {
+    cmd.args(&command[1..]);
+    let limits = Limits {
+        timeout: req.timeout,
+        // Only lines are kept (each frame line is below 1 KiB); the frames go to the reader
+        // as they arrive, so what came before a time limit is not lost.
+        max_stdout: MAX_LINE,
+        max_stderr: MAX_STDERR,
+        stderr_tail: false,
+    };
+    let mut reader = FrameReader::new(MAX_NODE_SNAPSHOT);
+    let mut on_line = |line: &str| reader.feed_line(line);
+    let done = runner::run(cmd, &limits, Some(&mut on_line));
+    let (exit, timed_out) = match done.ending {
+        Ending::NotStarted(e) => {
             return Err(format!(
                 "cannot run {}: {e} (is this a Slurm login node with srun on PATH?)",
                 req.srun
             ))
         }
-        CommandOutcome::TimedOut(_) => (None, true),
-        CommandOutcome::Exited { status, .. } => (status, false),
+        Ending::TimedOut => (None, true),
+        Ending::Exited(code) => (Some(code), false),
+        Ending::Signalled(_) => (None, false),
     };
-    let mut reader = FrameReader::new(MAX_NODE_SNAPSHOT);
-    let stdout = File::open(&out_path).map_err(|e| format!("cannot read srun's output: {e}"))?;
-    reader
-        .feed(BufReader::new(stdout))
-        .map_err(|e| format!("cannot read srun's output: {e}"))?;
     let gathered = reader.finish(timed_out);
-    let mut stderr = String::new();
-    if let Ok(f) = File::open(&err_path) {
-        let mut bytes = Vec::new();
-        let _ = f.take(MAX_STDERR).read_to_end(&mut bytes);
-        stderr = String::from_utf8_lossy(&bytes).into_owned();
-    }
+    let stderr = String::from_utf8_lossy(&done.stderr).into_owned();
     let stderr_tail = tail(&stderr, 20);
 
-    let mut failures: BTreeMap<String, (FailureKind, String)> = BTreeMap::new();
-    for (node, kind, detail) in &gathered.failures {
-        failures.insert(node.clone(), (*kind, detail.clone()));
-    }
-    for (node, kind, detail) in parse_srun_stderr(&stderr) {
-        if gathered.snapshots.iter().any(|(n, _)| *n == node) {
-            continue;
-        }
-        let entry = failures.entry(node).or_insert((kind, String::new()));
-        if kind == FailureKind::TimedOut {
-            entry.0 = kind;
-        }
-        if !entry.1.contains(&detail) {
-            if !entry.1.is_empty() {
-                entry.1.push_str("; ");
-            }
-            entry.1.push_str(&detail);
-        }
-    }
-    // Nodes the step ran on that sent nothing at all.
-    let mut expected: Vec<String> = Vec::new();
-    for list in &gathered.nodelists {
-        expected.extend(expand_nodelist(&req.scontrol, list));
-    }
-    for node in expected {
-        if !gathered.seen.contains(&node) && !failures.contains_key(&node) {
-            let (kind, why) = if timed_out {
-                (FailureKind::TimedOut, "no output before the time limit")
-            } else {
-                (FailureKind::NoOutput, "allocated, but sent nothing")
-            };
-            failures.insert(node, (kind, why.to_string()));
-        }
-    }
+    let failures = node_failures(&gathered, &stderr, &req.scontrol, timed_out);
     if gathered.snapshots.is_empty() && failures.is_empty() {
         return Err(if timed_out {
             format!(
@@ -180,6 +139,51 @@ pub fn collect(req: &SrunRequest) -> Result<SrunOutcome, String> {
         failures,
         stderr_tail,
     })
+}
+
+/// Every node that did not report, with why: from its frames, from srun's and slurmstepd's
+/// error lines, and the nodes of the announced node lists that sent nothing.
+pub fn node_failures(
+    gathered: &Gathered,
+    stderr: &str,
+    scontrol: &str,
+    timed_out: bool,
+) -> BTreeMap<String, (FailureKind, String)> {
+    let mut failures: BTreeMap<String, (FailureKind, String)> = BTreeMap::new();
+    for (node, kind, detail) in &gathered.failures {
+        failures.insert(node.clone(), (*kind, detail.clone()));
+    }
+    for (node, kind, detail) in parse_srun_stderr(stderr) {
+        if gathered.snapshots.iter().any(|(n, _)| *n == node) {
+            continue;
+        }
+        let entry = failures.entry(node).or_insert((kind, String::new()));
+        if kind == FailureKind::TimedOut {
+            entry.0 = kind;
+        }
+        if !entry.1.contains(&detail) {
+            if !entry.1.is_empty() {
+                entry.1.push_str("; ");
+            }
+            entry.1.push_str(&detail);
+        }
+    }
+    // Nodes the step ran on that sent nothing at all.
+    let mut expected: Vec<String> = Vec::new();
+    for list in &gathered.nodelists {
+        expected.extend(expand_nodelist(scontrol, list));
+    }
+    for node in expected {
+        if !gathered.seen.contains(&node) && !failures.contains_key(&node) {
+            let (kind, why) = if timed_out {
+                (FailureKind::TimedOut, "no output before the time limit")
+            } else {
+                (FailureKind::NoOutput, "allocated, but sent nothing")
+            };
+            failures.insert(node, (kind, why.to_string()));
+        }
+    }
+    failures
 }
 
 /// The node failures srun and slurmstepd name on stderr:
@@ -266,11 +270,28 @@ fn tail(text: &str, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
-/// Reads frames from a log (an sbatch output file, `kubectl logs --prefix`).
-pub fn gather_from_log(r: impl BufRead) -> std::io::Result<Gathered> {
+/// Reads frames from a log (an sbatch output file, `kubectl logs --prefix`), with the srun and
+/// slurmstepd error lines among them (sbatch writes srun's stderr to the same file).
+pub fn gather_from_log(
+    mut r: impl BufRead,
+    scontrol: &str,
+) -> std::io::Result<(Gathered, BTreeMap<String, (FailureKind, String)>)> {
     let mut reader = FrameReader::new(MAX_NODE_SNAPSHOT);
-    reader.feed(r)?;
-    Ok(reader.finish(false))
+    let mut errors = String::new();
+    crate::frames::for_each_line(&mut r, MAX_LINE, |line| {
+        if (line.contains("srun: error: ") || line.contains("slurmstepd"))
+            && !line.contains(crate::frames::TAG)
+        {
+            if errors.len() < MAX_STDERR {
+                errors.push_str(line);
+            }
+        } else {
+            reader.feed_line(line);
+        }
+    })?;
+    let gathered = reader.finish(false);
+    let failures = node_failures(&gathered, &errors, scontrol, false);
+    Ok((gathered, failures))
 }
 
 #[cfg(test)]

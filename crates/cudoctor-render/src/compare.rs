@@ -29,11 +29,11 @@ fn fleet_headline(r: &FleetReport) -> String {
     let drift = r.drifting().count();
     let partial = r.findings.iter().filter(|f| !f.on_every_node).count();
     format!(
-        "{} reported, {} failed; {} with errors; {} differ across nodes; {} only some nodes have.",
+        "{} reported, {} failed; {} with errors; {} across nodes; {} only some nodes have.",
         plural(r.reported, "node", "nodes"),
         r.failed.len(),
         r.unhealthy.len(),
-        plural(drift, "fact", "facts"),
+        plural(drift, "fact differs", "facts differ"),
         plural(partial, "finding", "findings"),
     )
 }
@@ -116,15 +116,16 @@ pub fn render_fleet_text(r: &FleetReport) -> String {
         .collect();
     if !same.is_empty() && r.reported > 0 {
         let _ = writeln!(out, "\nThe same on every node");
+        let w = same.iter().map(|f| f.name.len()).max().unwrap_or(0).min(48);
         for f in &same {
-            let _ = writeln!(out, "  {:28} {}", f.name, f.majority);
+            let _ = writeln!(out, "  {:w$}  {}", f.name, f.majority);
         }
         let rest = r.uniform().count() - same.len();
         if rest > 0 {
             let _ = writeln!(
                 out,
-                "  and {} more (packages, libraries, host; --format json lists all)",
-                plural(rest, "fact", "facts")
+                "  and {rest} more {} (packages, libraries, host; --format json lists all)",
+                if rest == 1 { "fact" } else { "facts" }
             );
         }
     }
@@ -347,8 +348,13 @@ pub fn render_fleet_json(r: &FleetReport) -> String {
 
 fn diff_headline(d: &DiffReport) -> String {
     format!(
-        "{} that matter, {} appeared, {} gone, {}.",
+        "{} that {}, {} appeared, {} gone, {}.",
         plural(d.changes.len(), "change", "changes"),
+        if d.changes.len() == 1 {
+            "matters"
+        } else {
+            "matter"
+        },
         plural(d.findings_appeared.len(), "finding", "findings"),
         d.findings_gone.len(),
         plural(d.raw.len(), "raw field change", "raw field changes"),

@@ -43,20 +43,85 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
-    /// What changed between two saved snapshots (before/after an upgrade, node vs node).
+    /// What changed between two saved snapshots (before/after an upgrade, node vs node): driver,
+    /// GPUs, toolkits, builds and packages, NCCL, loaded libraries, then findings that appeared
+    /// or went away, then runtime measurements. Exit 0: nothing that matters changed; 1: something
+    /// did; 2: bad input.
     Diff {
         before: PathBuf,
         after: PathBuf,
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// Also list every raw field that changed.
+        #[arg(long)]
+        verbose: bool,
     },
-    /// Many nodes' snapshots side by side: drift, outliers, failing nodes.
-    Fleet {
-        #[arg(required = true)]
-        snapshots: Vec<PathBuf>,
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
-    },
+    /// Many nodes' snapshots side by side: failing nodes, the value most nodes have and the nodes
+    /// that differ, findings only some nodes have. Exit 0: all alike and healthy; 1: not.
+    Fleet(FleetArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct FleetArgs {
+    #[command(subcommand)]
+    pub command: Option<FleetCommand>,
+    /// Snapshot files, one per node (`check --save`, or `check --format json` reports); each
+    /// node is named by its file name without `.json`.
+    #[arg(required = true, value_name = "SNAPSHOT")]
+    pub snapshots: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FleetCommand {
+    /// Collect one snapshot per node through Slurm (`--slurm [SRUN ARGS..]`, last) or from a log
+    /// of `fleet node` output (`--from-log`), then print the fleet report.
+    Collect(FleetCollectArgs),
+    /// Collect this node's snapshot and print it as frames for `fleet collect`: what each srun
+    /// task, sbatch step or Kubernetes pod runs.
+    Node(FleetNodeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct FleetCollectArgs {
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Also write each node's snapshot to DIR/NODE.json, and the report to DIR/fleet.json.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Seconds the whole collection may take; srun's --time is set from it.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
+    pub timeout: f64,
+    /// Seconds each node waits for nvidia-smi, nvcc and the driver libraries.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub node_timeout: f64,
+    /// Read the frames from this file (`-`: standard input) instead of running srun: an sbatch
+    /// job's output, or `kubectl logs --prefix` of the DaemonSet in deploy/kubernetes.
+    #[arg(long, value_name = "FILE", conflicts_with = "slurm")]
+    pub from_log: Option<PathBuf>,
+    /// Run `cudoctor fleet node` on one task per allocated node through srun; everything after
+    /// --slurm goes to srun (e.g. `--slurm -N 4 -p gpu`).
+    #[arg(
+        long,
+        num_args = 0..,
+        allow_hyphen_values = true,
+        value_name = "SRUN ARGS"
+    )]
+    pub slurm: Option<Vec<String>>,
+}
+
+#[derive(Debug, Args)]
+pub struct FleetNodeArgs {
+    /// The node's name in the report. Default: SLURMD_NODENAME, then the host name.
+    #[arg(long, value_name = "NAME")]
+    pub node: Option<String>,
+    /// Python interpreter or environment prefix to inspect (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub python: Vec<String>,
+    #[command(flatten)]
+    pub machine: MachineArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

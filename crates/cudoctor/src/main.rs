@@ -49,7 +49,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             before,
             after,
             format,
-        }) => commands::diff::run(&before, &after, format),
-        Some(Command::Fleet { snapshots, format }) => commands::fleet::run(&snapshots, format),
+            verbose,
+        }) => commands::diff::run(&before, &after, format, verbose),
+        Some(Command::Fleet(args)) => commands::fleet::run(&args),
     }
 }

@@ -56,31 +56,52 @@ pub fn host(args: &MachineArgs) -> anyhow::Result<Host> {
     }
 }
 
+/// Largest snapshot file read (real ones are 100-200 KB).
+const MAX_SNAPSHOT_FILE: u64 = 64 << 20;
+
 /// Reads a snapshot file with a clear message for every way it can be wrong.
 pub fn read_snapshot(path: &Path) -> anyhow::Result<Snapshot> {
+    let meta = std::fs::metadata(path)
+        .with_context(|| format!("cannot read snapshot {}", path.display()))?;
+    if !meta.is_file() {
+        bail!("{} is not a regular file", path.display());
+    }
+    if meta.len() > MAX_SNAPSHOT_FILE {
+        bail!(
+            "{} is {} MiB; a snapshot is at most {} MiB",
+            path.display(),
+            meta.len() >> 20,
+            MAX_SNAPSHOT_FILE >> 20
+        );
+    }
     let bytes =
         std::fs::read(path).with_context(|| format!("cannot read snapshot {}", path.display()))?;
-    let value: serde_json::Value = serde_json::from_slice(&bytes)
-        .with_context(|| format!("{} is not JSON", path.display()))?;
+    snapshot_from_json(&bytes, &path.display().to_string())
+}
+
+/// Parses a snapshot (or a whole `--format json` report) named `what` in messages.
+pub fn snapshot_from_json(bytes: &[u8], what: &str) -> anyhow::Result<Snapshot> {
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).with_context(|| format!("{what} is not JSON"))?;
     // Accept both a bare snapshot and a whole `--format json` report.
-    let value = match value.get("snapshot") {
-        Some(inner) if value.get("findings").is_some() => inner.clone(),
-        _ => value,
+    let value = match value {
+        serde_json::Value::Object(mut map)
+            if map.contains_key("findings") && map.contains_key("snapshot") =>
+        {
+            map.remove("snapshot").unwrap_or_default()
+        }
+        other => other,
     };
     let version = value.get("schema_version").and_then(|v| v.as_u64());
     match version {
         Some(v) if v == u64::from(SCHEMA_VERSION) => {}
-        Some(v) => bail!(
-            "{} has snapshot schema {v}; this cudoctor reads schema {SCHEMA_VERSION}",
-            path.display()
-        ),
-        None => bail!(
-            "{} is not a cudoctor snapshot (no schema_version)",
-            path.display()
-        ),
+        Some(v) => {
+            bail!("{what} has snapshot schema {v}; this cudoctor reads schema {SCHEMA_VERSION}")
+        }
+        None => bail!("{what} is not a cudoctor snapshot (no schema_version)"),
     }
     serde_json::from_value(value)
-        .with_context(|| format!("{} is not a valid cudoctor snapshot", path.display()))
+        .with_context(|| format!("{what} is not a valid cudoctor snapshot"))
 }
 
 pub fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
