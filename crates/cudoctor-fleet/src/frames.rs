@@ -170,11 +170,10 @@ impl FrameReader {
             return;
         }
         match kind {
-            "begin" => {
-                if arg != "-" && !arg.is_empty() {
-                    self.nodelists.insert(arg.to_string());
-                }
+            "begin" if arg != "-" && !arg.is_empty() => {
+                self.nodelists.insert(arg.to_string());
             }
+            "begin" => {}
             "data" => {
                 let (seq, chunk) = arg.split_once(' ').unwrap_or((arg, ""));
                 match seq.parse::<usize>() {

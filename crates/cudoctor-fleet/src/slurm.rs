@@ -16,6 +16,9 @@ use cudoctor_collect::runner::{self, Ending, Limits};
 use crate::fleet::FailureKind;
 use crate::frames::{FrameReader, Gathered};
 
+/// Nodes that did not report: node -> (how, what was said).
+pub type NodeFailures = BTreeMap<String, (FailureKind, String)>;
+
 /// Most snapshot JSON kept per node.
 pub const MAX_NODE_SNAPSHOT: usize = 32 << 20;
 /// Most of srun's stderr kept.
@@ -51,7 +54,7 @@ pub struct SrunOutcome {
     pub exit: Option<i32>,
     pub timed_out: bool,
     /// Nodes that failed, from frames and srun's stderr, one entry per node.
-    pub failures: BTreeMap<String, (FailureKind, String)>,
+    pub failures: NodeFailures,
     /// The end of srun's stderr (for an allocation that failed as a whole).
     pub stderr_tail: String,
 }
@@ -148,7 +151,7 @@ pub fn node_failures(
     stderr: &str,
     scontrol: &str,
     timed_out: bool,
-) -> BTreeMap<String, (FailureKind, String)> {
+) -> NodeFailures {
     let mut failures: BTreeMap<String, (FailureKind, String)> = BTreeMap::new();
     for (node, kind, detail) in &gathered.failures {
         failures.insert(node.clone(), (*kind, detail.clone()));
@@ -275,7 +278,7 @@ fn tail(text: &str, lines: usize) -> String {
 pub fn gather_from_log(
     mut r: impl BufRead,
     scontrol: &str,
-) -> std::io::Result<(Gathered, BTreeMap<String, (FailureKind, String)>)> {
+) -> std::io::Result<(Gathered, NodeFailures)> {
     let mut reader = FrameReader::new(MAX_NODE_SNAPSHOT);
     let mut errors = String::new();
     crate::frames::for_each_line(&mut r, MAX_LINE, |line| {

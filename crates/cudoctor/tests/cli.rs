@@ -247,11 +247,18 @@ fn diff_names_what_changed_after_an_upgrade() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("driver.version.value: 535.104.05 -> 580.159.04"),
+    // What matters first: the driver, then the finding the upgrade resolved.
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[1], "Driver", "{text}");
+    assert_eq!(
+        lines[2], "  ~ driver version: 535.104.05 -> 580.159.04",
         "{text}"
     );
-    assert!(text.contains("resolved:    DRV004"), "{text}");
+    let gone = text
+        .find("Findings that went away")
+        .expect("a finding went away");
+    assert!(text[gone..].contains(" DRV004 "), "{text}");
+    assert_eq!(out.status.code(), Some(1));
 }
 
 #[test]
@@ -280,8 +287,11 @@ fn fleet_marks_the_odd_node() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("570.86.15*"), "{text}");
-    assert!(text.contains("1 of 3 nodes have errors"), "{text}");
+    assert!(text.contains("      570.86.15  on 1: node2"), "{text}");
+    assert!(
+        text.contains("3 nodes reported, 0 failed; 1 with errors"),
+        "{text}"
+    );
     assert_eq!(out.status.code(), Some(1));
 }
 
