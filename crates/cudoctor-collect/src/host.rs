@@ -40,6 +40,9 @@ pub enum CommandOutcome {
     NotStarted(String),
     /// It outlived the timeout and was killed.
     TimedOut(Duration),
+    /// It belongs to an inspected root (`--root`), whose programs are never run: a mounted
+    /// image is untrusted, and its programs were built for another machine anyway.
+    NotRunUnderRoot,
 }
 
 impl Host {
@@ -66,6 +69,12 @@ impl Host {
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Whether programs may run: only on the live machine. Under `--root` every fact comes from
+    /// files, or stays unknown as [`CommandOutcome::NotRunUnderRoot`].
+    pub fn runs_programs(&self) -> bool {
+        self.root == Path::new("/")
     }
 
     pub fn env(&self) -> &BTreeMap<String, String> {
@@ -220,6 +229,9 @@ impl Host {
         args: &[&str],
         extra_env: &[(&str, &str)],
     ) -> CommandOutcome {
+        if !self.runs_programs() {
+            return CommandOutcome::NotRunUnderRoot;
+        }
         let mut cmd = Command::new(self.fs_path(program));
         cmd.args(args);
         for (k, v) in extra_env {
@@ -370,10 +382,26 @@ mod tests {
 
     #[test]
     fn a_missing_program_is_reported_not_started() {
-        let (_dir, host) = fake();
+        let host = Host::real(Duration::from_secs(2));
         assert!(matches!(
-            host.run("/usr/bin/nvidia-smi", &[]),
+            host.run("/no/such/dir/nvidia-smi", &[]),
             CommandOutcome::NotStarted(_)
         ));
+    }
+
+    #[test]
+    fn programs_of_an_inspected_root_are_never_run() {
+        let (dir, host) = fake();
+        let marker = dir.path().join("ran");
+        let prog = dir.path().join("usr/bin/nvidia-smi");
+        std::fs::create_dir_all(prog.parent().unwrap()).unwrap();
+        std::fs::write(&prog, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(matches!(
+            host.run("/usr/bin/nvidia-smi", &[]),
+            CommandOutcome::NotRunUnderRoot
+        ));
+        assert!(!marker.exists());
     }
 }

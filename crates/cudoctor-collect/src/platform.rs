@@ -5,7 +5,7 @@ use cudoctor_snapshot::{ContainerFacts, HostFacts, PlatformFacts};
 use crate::host::Host;
 
 /// Directories where a driver's user-space libraries live on common layouts.
-const DRIVER_LIB_DIRS: &[&str] = &[
+pub(crate) const DRIVER_LIB_DIRS: &[&str] = &[
     "/usr/lib/x86_64-linux-gnu",
     "/usr/lib/aarch64-linux-gnu",
     "/usr/lib64",

@@ -122,7 +122,12 @@ fn kernel_log(host: &Host) -> (String, Attempt) {
                 ..
             } => {
                 let mut t = stdout;
-                t.truncate(MAX_LOG_BYTES.min(t.len()));
+                // Cut at a character boundary: the lossy text may hold multi-byte characters.
+                let mut cut = MAX_LOG_BYTES.min(t.len());
+                while !t.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                t.truncate(cut);
                 (
                     t,
                     Attempt::new("dmesg", Outcome::Ok, format!("/dev/kmsg: {kmsg_error}")),
@@ -151,6 +156,10 @@ fn kernel_log(host: &Host) -> (String, Attempt) {
                     Outcome::TimedOut,
                     format!("after {} s", d.as_secs()),
                 ),
+            ),
+            CommandOutcome::NotRunUnderRoot => (
+                String::new(),
+                Attempt::new("dmesg", Outcome::NotRunUnderRoot, ""),
             ),
         },
     }

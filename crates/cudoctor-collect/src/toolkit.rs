@@ -103,11 +103,19 @@ fn add_toolkit(host: &Host, facts: &mut ToolkitFacts, path: &str, via: &str) {
         return;
     }
     if let (None, true) = (&version, has_nvcc) {
-        facts.attempts.push(Attempt::new(
-            format!("{root} version"),
-            Outcome::Failed,
-            "no version.json, version.txt, or readable `nvcc --version`",
-        ));
+        facts.attempts.push(if host.runs_programs() {
+            Attempt::new(
+                format!("{root} version"),
+                Outcome::Failed,
+                "no version.json, version.txt, wheel metadata or readable `nvcc --version`",
+            )
+        } else {
+            Attempt::new(
+                format!("{nvcc} --version"),
+                Outcome::NotRunUnderRoot,
+                "no version.json, version.txt or wheel metadata",
+            )
+        });
     }
     facts.toolkits.push(Toolkit {
         root,
@@ -118,7 +126,8 @@ fn add_toolkit(host: &Host, facts: &mut ToolkitFacts, path: &str, via: &str) {
     });
 }
 
-/// The toolkit's version from its files, else from running its nvcc.
+/// The toolkit's version from its files (version.json, version.txt, the nvcc wheel's metadata),
+/// and only when none tells, from running its nvcc (never under `--root`).
 fn toolkit_version(
     host: &Host,
     root: &str,
@@ -134,7 +143,10 @@ fn toolkit_version(
             return (Some(v.to_string()), Some("version.txt".into()));
         }
     }
-    if let Some(nvcc) = nvcc {
+    if let Some(v) = nvcc_wheel_version(host, root) {
+        return (Some(v), Some("nvidia-cuda-nvcc wheel metadata".into()));
+    }
+    if let Some(nvcc) = nvcc.filter(|_| host.runs_programs()) {
         if let CommandOutcome::Exited { stdout, .. } = host.run(nvcc, &["--version"]) {
             if let Some(v) = parse_nvcc_version(&stdout) {
                 return (Some(v), Some("nvcc --version".into()));
@@ -142,6 +154,31 @@ fn toolkit_version(
         }
     }
     (None, None)
+}
+
+/// The version of the pip wheel that installed `<site-packages>/nvidia/<sub>/bin/nvcc`: the
+/// dist-info whose RECORD lists that file (CUDA 13's `nvidia/cu13` is shared by many wheels).
+fn nvcc_wheel_version(host: &Host, root: &str) -> Option<String> {
+    let (site_packages, sub) = root.rsplit_once("/nvidia/")?;
+    if sub.contains('/') {
+        return None;
+    }
+    let owned = format!("nvidia/{sub}/bin/nvcc,");
+    host.list_dir(site_packages).into_iter().find_map(|entry| {
+        let (name, version) = crate::python::site::dist_name_version(&entry)?;
+        let name = crate::python::site::normalise_name(&name);
+        if !name.starts_with("nvidia-cuda-nvcc") || !entry.ends_with(".dist-info") {
+            return None;
+        }
+        let record = host
+            .read_text(&format!("{site_packages}/{entry}/RECORD"))
+            .ok()?;
+        record
+            .lines()
+            .any(|l| l.starts_with(&owned))
+            .then_some(version)
+            .flatten()
+    })
 }
 
 /// `{"cuda": {"version": "13.0.2"}}` from a toolkit's version.json.
@@ -181,19 +218,28 @@ fn nvcc_on_path(host: &Host, facts: &mut ToolkitFacts) -> Option<NvccOnPath> {
     let toolkit_root = resolved.strip_suffix("/bin/nvcc").map(str::to_string);
     let known = toolkit_root
         .as_deref()
-        .and_then(|r| facts.toolkits.iter().find(|t| t.root == r));
-    let version = match known {
+        .is_some_and(|r| facts.by_root(r).is_some());
+    if !known {
+        if let Some(root) = &toolkit_root {
+            add_toolkit(host, facts, root, "nvcc on PATH");
+        }
+    }
+    // The owning toolkit's files answer first; the program runs only where nothing else tells.
+    let version = match toolkit_root.as_deref().and_then(|r| facts.by_root(r)) {
         Some(t) => t.version.clone(),
+        None if !host.runs_programs() => {
+            facts.attempts.push(Attempt::new(
+                format!("{path} --version"),
+                Outcome::NotRunUnderRoot,
+                "not inside a toolkit with version files",
+            ));
+            None
+        }
         None => match host.run(&path, &["--version"]) {
             CommandOutcome::Exited { stdout, .. } => parse_nvcc_version(&stdout),
             _ => None,
         },
     };
-    if known.is_none() {
-        if let Some(root) = &toolkit_root {
-            add_toolkit(host, facts, root, "nvcc on PATH");
-        }
-    }
     Some(NvccOnPath {
         path,
         resolved,

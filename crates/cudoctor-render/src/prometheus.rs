@@ -189,7 +189,9 @@ fn probe_failures(s: &Snapshot) -> BTreeMap<(&'static str, String, String), usiz
             let outcome = match a.outcome {
                 Outcome::Failed => "failed",
                 Outcome::TimedOut => "timed_out",
-                Outcome::Ok | Outcome::Absent | Outcome::Skipped => continue,
+                Outcome::Ok | Outcome::Absent | Outcome::Skipped | Outcome::NotRunUnderRoot => {
+                    continue
+                }
             };
             *out.entry((section, a.source.clone(), outcome.to_string()))
                 .or_default() += 1;
@@ -197,7 +199,7 @@ fn probe_failures(s: &Snapshot) -> BTreeMap<(&'static str, String, String), usiz
     }
     for run in s.deep.iter().flat_map(|d| &d.runs) {
         let outcome = match run.status {
-            ProbeStatus::Ok | ProbeStatus::NoTorch => continue,
+            ProbeStatus::Ok | ProbeStatus::NoTorch | ProbeStatus::NotRunUnderRoot => continue,
             ProbeStatus::ImportFailed => "import_failed",
             ProbeStatus::Crashed => "crashed",
             ProbeStatus::TimedOut => "timed_out",

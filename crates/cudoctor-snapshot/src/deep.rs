@@ -90,6 +90,8 @@ pub enum ProbeStatus {
     TimedOut,
     /// The interpreter could not be started.
     NotStarted,
+    /// The interpreter belongs to the inspected root (`--root`): never run.
+    NotRunUnderRoot,
     /// The child exited but printed no report that could be read.
     #[default]
     BadOutput,
@@ -104,6 +106,7 @@ impl ProbeStatus {
             ProbeStatus::Crashed => "crashed",
             ProbeStatus::TimedOut => "timed out",
             ProbeStatus::NotStarted => "not started",
+            ProbeStatus::NotRunUnderRoot => "not run (interpreter of the inspected root)",
             ProbeStatus::BadOutput => "unreadable output",
         }
     }

@@ -142,6 +142,8 @@ pub enum Outcome {
     TimedOut,
     /// Not tried (switched off, or not needed).
     Skipped,
+    /// A program of the inspected root (`--root`): never run, its fact stays unknown.
+    NotRunUnderRoot,
 }
 
 impl std::fmt::Display for Outcome {
@@ -152,6 +154,7 @@ impl std::fmt::Display for Outcome {
             Outcome::Failed => "failed",
             Outcome::TimedOut => "timed out",
             Outcome::Skipped => "skipped",
+            Outcome::NotRunUnderRoot => "not run (a program of the inspected root)",
         })
     }
 }

@@ -503,8 +503,8 @@ fn acc005_silent_without_torch_and_for_probes_not_run_under_a_root() {
     let run = json!({
         "interpreter": PYTHON,
         "env_prefix": ENV,
-        "status": "not_started",
-        "detail": "not run: the machine is inspected through --root"
+        "status": "not_run_under_root",
+        "detail": ""
     });
     let c = check(&report_with(run));
     c.none("ACC005");

@@ -91,3 +91,120 @@ fn the_timeout_message_states_the_range_it_accepts() {
     );
     assert_ne!(out.status.code(), Some(2), "3600 is in the stated range");
 }
+
+/// A program that leaves `marker` behind if anything ever runs it.
+fn trap(m: &support::FakeMachine, machine_path: &str, marker: &Path) {
+    m.script(
+        machine_path,
+        &format!(
+            "touch '{}'\necho 'Cuda compilation tools, release 13.0, V13.0.88'",
+            marker.display()
+        ),
+    );
+}
+
+#[test]
+fn nothing_of_an_inspected_root_is_ever_run() {
+    let mut m = support::FakeMachine::h200();
+    let marker = m.root().join("RAN");
+    for program in [
+        "/usr/bin/nvidia-smi",
+        "/usr/local/cuda-13.0/bin/nvcc",
+        "/usr/bin/python3.12",
+        "/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/bin/nvcc",
+        "/usr/bin/dmesg",
+        "/usr/bin/ldconfig",
+    ] {
+        trap(&m, program, &marker);
+    }
+    m.var(
+        "CUDA_HOME",
+        "/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13",
+    );
+    for args in [
+        &["check", "--format", "json"][..],
+        &["check", "--deep", "--format", "json"],
+        &["kernels"],
+        &["libs"],
+        &["plan"],
+    ] {
+        let r = m.run(args);
+        assert!(
+            !marker.exists(),
+            "{args:?} ran a program of the root: {}",
+            r.stderr
+        );
+    }
+    let r = m.run(&["check", "--deep", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let runs = v["snapshot"]["deep"]["runs"].as_array().unwrap();
+    assert!(!runs.is_empty(), "{:#}", v["snapshot"]["deep"]);
+    for run in runs {
+        assert_eq!(run["status"], "not_run_under_root", "{run:#}");
+    }
+    // The unknowns say why, as a typed status.
+    let attempts = v["snapshot"]["driver"]["attempts"].as_array().unwrap();
+    assert!(attempts
+        .iter()
+        .any(|a| a["outcome"] == "not_run_under_root"));
+    assert!(!marker.exists());
+}
+
+#[test]
+fn a_wheel_nvcc_version_comes_from_its_metadata_not_from_running_it() {
+    // On the live machine: the venv's nvcc is never run when its wheel's files tell the version.
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("RAN");
+    let sp = dir.path().join("venv/lib/python3.12/site-packages");
+    script(
+        &sp.join("nvidia/cu13/bin/nvcc"),
+        &format!(
+            "touch '{}'\necho 'Cuda compilation tools, release 13.0, V13.0.1'",
+            marker.display()
+        ),
+    );
+    let info = sp.join("nvidia_cuda_nvcc-13.5.37.dist-info");
+    fs::create_dir_all(&info).unwrap();
+    fs::write(
+        info.join("METADATA"),
+        "Metadata-Version: 2.1\nName: nvidia-cuda-nvcc\nVersion: 13.5.37\n",
+    )
+    .unwrap();
+    fs::write(
+        info.join("RECORD"),
+        "nvidia/cu13/bin/nvcc,sha256=abc,123\nnvidia_cuda_nvcc-13.5.37.dist-info/METADATA,,\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("venv/pyvenv.cfg"),
+        "home = /usr/bin\nversion = 3.12.3\n",
+    )
+    .unwrap();
+    let venv = dir.path().join("venv");
+    let (out, _) = live(
+        &sp.join("nvidia/cu13/bin"),
+        &[
+            "check",
+            "--python",
+            venv.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let toolkit = v["snapshot"]["toolkit"]["toolkits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["root"].as_str().unwrap().ends_with("nvidia/cu13"))
+        .unwrap_or_else(|| panic!("{:#}", v["snapshot"]["toolkit"]))
+        .clone();
+    assert_eq!(toolkit["version"], "13.5.37");
+    assert_eq!(toolkit["version_source"], "nvidia-cuda-nvcc wheel metadata");
+    assert_eq!(
+        v["snapshot"]["toolkit"]["nvcc_on_path"]["version"],
+        "13.5.37"
+    );
+    assert!(!marker.exists(), "the wheel's nvcc was run");
+}

@@ -40,8 +40,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
             let place = run.env_prefix.as_deref().unwrap_or(&run.interpreter);
             let stage = run.last_stage.as_deref().unwrap_or("start-up");
             let mut f = match run.status {
-                ProbeStatus::Ok | ProbeStatus::NoTorch => return None,
-                ProbeStatus::NotStarted if run.detail.contains("--root") => return None,
+                ProbeStatus::Ok | ProbeStatus::NoTorch | ProbeStatus::NotRunUnderRoot => {
+                    return None
+                }
                 ProbeStatus::ImportFailed => with_explanation(
                     Finding::new(&RULE, format!("import torch fails in {place}"))
                         .evidence(format!("{}: {}", run.interpreter, run.detail))
@@ -165,8 +166,7 @@ mod tests {
         let f = run(&RULE, &with_run(hang));
         assert!(f[0].fix[0].contains("NCCL_DEBUG=INFO"));
         let rooted = ProbeRun {
-            status: ProbeStatus::NotStarted,
-            detail: "runtime probes run only on the live machine, not under --root".into(),
+            status: ProbeStatus::NotRunUnderRoot,
             ..base
         };
         assert!(run(&RULE, &with_run(rooted)).is_empty());

@@ -5,7 +5,6 @@
 pub mod parse;
 
 use std::fmt;
-use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
@@ -135,7 +134,7 @@ pub fn collect(host: &Host, envs: &[PythonEnv], options: &DeepOptions) -> DeepFa
     if targets.is_empty() {
         targets.extend(envs.iter().find(|e| e.interpreter.is_some()));
     }
-    let live = host.root() == Path::new("/");
+    let live = host.runs_programs();
     let runs = targets
         .into_iter()
         .filter_map(|env| {
@@ -146,9 +145,7 @@ pub fn collect(host: &Host, envs: &[PythonEnv], options: &DeepOptions) -> DeepFa
                 ProbeRun {
                     interpreter: interpreter.to_string(),
                     env_prefix: Some(env.prefix.clone()),
-                    status: ProbeStatus::NotStarted,
-                    detail: "runtime probes run only on the live machine, not under --root"
-                        .to_string(),
+                    status: ProbeStatus::NotRunUnderRoot,
                     ..Default::default()
                 }
             })

@@ -35,6 +35,10 @@ pub fn collect(host: &Host) -> DriverFacts {
     let needs_smi = facts.version.is_none()
         || facts.max_cuda.is_none()
         || facts.gpus.iter().any(|g| g.compute_capability.is_none());
+    if !host.runs_programs() {
+        // Under --root, the user-space driver's version is in its libraries' file names.
+        read_user_space_file_names(host, &mut facts);
+    }
     if needs_smi {
         read_nvidia_smi(host, &mut facts);
     } else {
@@ -131,6 +135,28 @@ fn read_procfs(host: &Host, facts: &mut DriverFacts) {
     facts.gpus = gpus;
 }
 
+/// `libnvidia-ml.so.580.159.04` (or `libcuda.so.…`) in the driver's library directories: the
+/// version of the user-space driver, the one programs load, told by a file name.
+fn read_user_space_file_names(host: &Host, facts: &mut DriverFacts) {
+    let found = crate::platform::DRIVER_LIB_DIRS.iter().find_map(|dir| {
+        ["libnvidia-ml.so.", "libcuda.so."].iter().find_map(|stem| {
+            host.list_dir(dir).into_iter().find_map(|name| {
+                let v = name.strip_prefix(stem)?;
+                procfs::looks_like_driver_version(v)
+                    .then(|| (format!("{dir}/{name}"), v.to_string()))
+            })
+        })
+    });
+    let Some((path, version)) = found else {
+        return;
+    };
+    facts
+        .attempts
+        .push(Attempt::new(path.clone(), Outcome::Ok, &version));
+    // As nvidia-smi's answer would: the user-space view is the one programs get (DRV003 compares).
+    facts.version = Some(Sourced::new(version, path));
+}
+
 fn read_nvml(host: &Host, facts: &mut DriverFacts) {
     match call_with_timeout(host.command_timeout, dynamic::nvml_facts) {
         Some(Ok(n)) => {
@@ -215,6 +241,14 @@ fn read_nvidia_smi(host: &Host, facts: &mut DriverFacts) {
         ));
         return;
     };
+    if !host.runs_programs() {
+        facts.attempts.push(Attempt::new(
+            smi,
+            Outcome::NotRunUnderRoot,
+            "driver facts come from the root's /proc and /sys files only",
+        ));
+        return;
+    }
     let query = |fields: &str| {
         host.run(
             &smi,
@@ -337,6 +371,7 @@ fn record_command_failure(facts: &mut DriverFacts, what: &str, outcome: CommandO
         ),
         CommandOutcome::NotStarted(e) => (Outcome::Failed, e),
         CommandOutcome::TimedOut(t) => (Outcome::TimedOut, format!("no answer in {t:?}")),
+        CommandOutcome::NotRunUnderRoot => (Outcome::NotRunUnderRoot, String::new()),
     };
     facts.attempts.push(Attempt::new(what, o, detail));
 }

@@ -1,6 +1,8 @@
 //! Fake machines for end-to-end tests: a temp dir laid out like `/`, with procfs files, scripts
 //! that print real captured `nvidia-smi` output, toolkits and Python environments. The real
-//! binary runs against it with `--root`.
+//! binary runs against it with `--root`, where none of its programs is ever run: the scripts
+//! (nvidia-smi, nvcc) answer only through [`FakeMachine::run_live`], which runs the binary on
+//! this machine with the fake's program directories first on PATH.
 #![allow(dead_code)]
 
 use std::fs;
@@ -93,6 +95,11 @@ impl FakeMachine {
             &format!("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  {version}  Release Build  (dvs-builder@U22)\nGCC version:  gcc version 12.3.0\n"),
         );
         self.file("/sys/module/nvidia/version", &format!("{version}\n"));
+        // The user-space driver, as its package installs it (the file name tells the version).
+        self.file(
+            &format!("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.{version}"),
+            "",
+        );
         let mut query = String::new();
         for (i, g) in gpus.iter().enumerate() {
             let bus = format!("0000:00:{:02x}.0", 6 + i);
@@ -238,6 +245,33 @@ impl FakeMachine {
         cmd.arg("--root").arg(self.root());
         cmd.args(rest);
         cmd
+    }
+
+    /// The binary on this machine (no `--root`), with the fake's PATH entries (as real
+    /// directories inside it) first: how the scripts of the fake run, as the live machine's
+    /// tools. Only the programs come from the fake; files are this machine's.
+    pub fn run_live(&self, args: &[&str]) -> Run {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+        cmd.env_clear();
+        let mut path: Vec<String> = self
+            .path
+            .iter()
+            .map(|p| self.real(p).display().to_string())
+            .collect();
+        path.extend(["/usr/bin".to_string(), "/bin".to_string()]);
+        cmd.env("PATH", path.join(":"));
+        cmd.env("NO_COLOR", "1");
+        cmd.args(args);
+        let out = cmd.output().expect("run cudoctor");
+        Run::from(out, &self.root().display().to_string())
+    }
+
+    /// `run_live(["check", "--format", "json"])`, parsed.
+    pub fn json_live(&self) -> (serde_json::Value, i32) {
+        let r = self.run_live(&["check", "--format", "json"]);
+        let v = serde_json::from_str(&r.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", r.stdout, r.stderr));
+        (v, r.code)
     }
 
     pub fn run(&self, args: &[&str]) -> Run {
