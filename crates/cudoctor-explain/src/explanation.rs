@@ -48,9 +48,19 @@ pub struct ScanStats {
     pub truncated_lines: u64,
     /// Lines the literal prefilter let through to the regexes.
     pub candidate_lines: u64,
+    /// Lines holding a NUL byte (in the part examined): text logs have none, binary files many.
+    pub binary_lines: u64,
     /// A read error that ended the scan early (the answer covers what was read before it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_error: Option<String>,
+}
+
+impl ScanStats {
+    /// Whether the input looks like binary data rather than a text log: at least half of its
+    /// lines hold NUL bytes, which no log line does.
+    pub fn looks_binary(&self) -> bool {
+        self.binary_lines > 0 && self.binary_lines * 2 >= self.lines
+    }
 }
 
 /// The explanation of an error message or a log.

@@ -22,6 +22,14 @@ pub enum FieldKind {
     CudaSuffix,
     /// A GPU architecture in any spelling ("sm_120", "sm 7.5", "(8, 6)", "8.6") turned into "sm_XY".
     Arch,
+    /// A cuDNN version as CUDA libraries print it ("8906" = 8.9.6, "90501" = 9.5.1, "8.9.6").
+    CudnnInt,
+    /// A shared library or DLL name ("libcudart.so.12", "cudnn64_8.dll"), taken from a path if
+    /// need be. Adds `<field>_provider`: what ships it (see `crate::libraries`).
+    Library,
+    /// A linker symbol, demangled where it is a C++ name ("_ZN3c104cuda9SetDeviceEi" ->
+    /// "c10::cuda::SetDevice"). Adds `<field>_owner`: the library family that defines it.
+    Symbol,
 }
 
 impl FieldKind {
@@ -33,6 +41,9 @@ impl FieldKind {
             "cuda_int" => Some(FieldKind::CudaInt),
             "cuda_suffix" => Some(FieldKind::CudaSuffix),
             "arch" => Some(FieldKind::Arch),
+            "cudnn_int" => Some(FieldKind::CudnnInt),
+            "library" => Some(FieldKind::Library),
+            "symbol" => Some(FieldKind::Symbol),
             _ => None,
         }
     }
@@ -48,11 +59,131 @@ impl FieldKind {
         }
         match self {
             FieldKind::Text => Some(bounded(raw)),
-            FieldKind::Version => Some(bounded(raw.trim_end_matches('.'))),
+            FieldKind::Version => Some(bounded(&collapse_dots(raw.trim_end_matches('.')))),
             FieldKind::CudaInt => cuda_int(raw),
             FieldKind::CudaSuffix => cuda_suffix(raw),
             FieldKind::Arch => arch(raw),
+            FieldKind::CudnnInt => cudnn_int(raw),
+            FieldKind::Library => library(raw),
+            FieldKind::Symbol => Some(bounded(&symbol(raw))),
         }
+    }
+
+    /// The name of the field this kind derives from `field`, if any.
+    pub fn derived_name(self, field: &str) -> Option<String> {
+        match self {
+            FieldKind::Library => Some(format!("{field}_provider")),
+            FieldKind::Symbol => Some(format!("{field}_owner")),
+            _ => None,
+        }
+    }
+
+    /// The derived value for a normalised value of this kind.
+    pub fn derive(self, value: &str) -> Option<String> {
+        match self {
+            FieldKind::Library => crate::libraries::provider(value),
+            FieldKind::Symbol => Some(symbol_owner(value).to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// "2.0..0" (a typo seen in real reports) -> "2.0.0".
+fn collapse_dots(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c == '.' && out.ends_with('.') {
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// cuDNN's integer versions: 4 digits are major*1000 + minor*100 + patch (cuDNN 8 and the way
+/// JAX prints any version: 8906 = 8.9.6, 9100 = 9.1.0); 5 digits are major*10000 + minor*100 +
+/// patch (cuDNN 9's own CUDNN_VERSION: 90501 = 9.5.1). A dotted version is kept.
+fn cudnn_int(raw: &str) -> Option<String> {
+    if raw.contains('.') {
+        let parts: Vec<&str> = raw.split('.').collect();
+        return parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+            .then(|| raw.to_string());
+    }
+    let n: u32 = raw.parse().ok()?;
+    match raw.len() {
+        4 => Some(format!("{}.{}.{}", n / 1000, (n % 1000) / 100, n % 100)),
+        5 => Some(format!("{}.{}.{}", n / 10000, (n % 10000) / 100, n % 100)),
+        _ => None,
+    }
+}
+
+/// The file name of a library out of a path in either separator style.
+fn library(raw: &str) -> Option<String> {
+    let name = raw.rsplit(['/', '\\']).next()?.trim();
+    (!name.is_empty()).then(|| bounded(name))
+}
+
+/// Demangles the qualified name of an Itanium C++ symbol (`_ZN...E`, `_ZNK...E`, `_ZTIN...E`);
+/// parameter types are left out. Anything else is returned as it is.
+fn symbol(raw: &str) -> String {
+    let raw = raw.trim();
+    let rest = raw
+        .strip_prefix("_ZTIN")
+        .or_else(|| raw.strip_prefix("_ZTVN"))
+        .or_else(|| raw.strip_prefix("_ZNK"))
+        .or_else(|| raw.strip_prefix("_ZN"));
+    let Some(mut rest) = rest else {
+        return raw.to_string();
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    loop {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            break;
+        }
+        let Ok(len) = rest[..digits].parse::<usize>() else {
+            break;
+        };
+        let Some(name) = rest.get(digits..digits + len) else {
+            break;
+        };
+        parts.push(name);
+        rest = &rest[digits + len..];
+        // Constructors and destructors: C1/C2/D0/D1/D2 end the name.
+        if rest.starts_with(['C', 'D']) && rest.as_bytes().get(1).is_some_and(u8::is_ascii_digit) {
+            if let Some(last) = parts.last().copied() {
+                let ctor = if rest.starts_with('D') { "~" } else { "" };
+                return format!("{}::{ctor}{last} ({raw})", parts.join("::"));
+            }
+        }
+    }
+    if parts.is_empty() {
+        return raw.to_string();
+    }
+    format!("{} ({raw})", parts.join("::"))
+}
+
+/// Which library family defines a symbol, from its name: the evidence for who to rebuild.
+fn symbol_owner(symbol: &str) -> &'static str {
+    let s = symbol.trim();
+    let demangled = s.split(" (").next().unwrap_or(s);
+    let first = demangled.split("::").next().unwrap_or(demangled);
+    match first {
+        "c10" | "at" | "torch" | "caffe2" | "THPVariableClass" => "PyTorch (libc10 / libtorch)",
+        _ if first.starts_with("__nvJitLink") || first.starts_with("nvJitLink") => {
+            "nvJitLink (libnvJitLink, a CUDA library)"
+        }
+        _ if first.starts_with("cudnn") => "cuDNN (libcudnn)",
+        _ if first.starts_with("cublas") => "cuBLAS (libcublas)",
+        _ if first.starts_with("nccl") => "NCCL (libnccl)",
+        _ if first.starts_with("cusparse") => "cuSPARSE (libcusparse)",
+        _ if first.starts_with("cuda") || first.starts_with("__cuda") => {
+            "the CUDA runtime (libcudart)"
+        }
+        _ if first.starts_with("Py") || first.starts_with("_Py") => "the Python interpreter",
+        _ => "a library the message does not name",
     }
 }
 
@@ -198,6 +329,51 @@ mod tests {
             Some(cudoctor_kb::ComputeCapability::new(12, 0))
         );
         assert_eq!(cc("sm_86"), Some(cudoctor_kb::ComputeCapability::new(8, 6)));
+    }
+
+    #[test]
+    fn cudnn_versions_libraries_and_symbols() {
+        let n = |k: FieldKind, raw: &str| k.normalize(raw);
+        assert_eq!(n(FieldKind::CudnnInt, "8906").as_deref(), Some("8.9.6"));
+        assert_eq!(n(FieldKind::CudnnInt, "9100").as_deref(), Some("9.1.0"));
+        assert_eq!(n(FieldKind::CudnnInt, "90501").as_deref(), Some("9.5.1"));
+        assert_eq!(n(FieldKind::CudnnInt, "9.10.1").as_deref(), Some("9.10.1"));
+        assert_eq!(
+            n(FieldKind::Version, "2.0..0+cu118").as_deref(),
+            Some("2.0.0+cu118")
+        );
+        assert_eq!(
+            n(FieldKind::Library, r"C:\venv\Lib\torch\lib\c10.dll").as_deref(),
+            Some("c10.dll")
+        );
+        assert_eq!(
+            n(FieldKind::Library, "/usr/lib/libcudnn.so.8").as_deref(),
+            Some("libcudnn.so.8")
+        );
+        let sym = n(FieldKind::Symbol, "_ZN3c104cuda9SetDeviceEi").unwrap_or_default();
+        assert_eq!(sym, "c10::cuda::SetDevice (_ZN3c104cuda9SetDeviceEi)");
+        assert_eq!(
+            FieldKind::Symbol.derive(&sym).as_deref(),
+            Some("PyTorch (libc10 / libtorch)")
+        );
+        let sym = n(
+            FieldKind::Symbol,
+            "_ZN3c105ErrorC1ENS_14SourceLocationERKSs",
+        )
+        .unwrap_or_default();
+        assert!(sym.starts_with("c10::Error::Error ("), "{sym}");
+        let sym = n(
+            FieldKind::Symbol,
+            "_ZNK3c104Type14isSubtypeOfExtESt10shared_ptrIS0_EPSo",
+        )
+        .unwrap_or_default();
+        assert!(sym.starts_with("c10::Type::isSubtypeOfExt ("), "{sym}");
+        assert_eq!(
+            FieldKind::Symbol
+                .derive("__nvJitLinkAddData_12_1")
+                .as_deref(),
+            Some("nvJitLink (libnvJitLink, a CUDA library)")
+        );
     }
 
     #[test]

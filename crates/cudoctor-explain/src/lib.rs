@@ -19,6 +19,8 @@ pub mod crosscheck;
 pub mod explanation;
 pub mod facts;
 pub mod fields;
+pub mod libraries;
+pub mod normalize;
 pub mod prefilter;
 pub mod render;
 pub mod scanner;
@@ -160,13 +162,30 @@ impl Engine {
         e.machine = Some(check);
     }
 
+    /// The winner, or the most confident signature seen that refines it: a reason line in the log
+    /// (e.g. "Expected query, key and value to all be of dtype ...") makes a generic answer
+    /// ("No available kernel") specific.
+    fn refined(&self, winner: usize, seen: &[scanner::SignatureSeen]) -> usize {
+        let Some(win) = self.db.get(winner) else {
+            return winner;
+        };
+        seen.iter()
+            .enumerate()
+            .filter_map(|(i, s)| Some((i, s.first.as_ref()?, self.db.get(i)?)))
+            .filter(|(_, _, sig)| sig.refines.contains(&win.id))
+            // The most telling reason first (a dtype beats "this backend was disabled"), then
+            // the earliest line.
+            .min_by_key(|(i, hit, sig)| (-((sig.confidence * 1000.0) as i64), hit.line_no, *i))
+            .map_or(winner, |(i, _, _)| i)
+    }
+
     fn build(&self, outcome: ScanOutcome) -> Explanation {
         let ScanOutcome {
             seen,
             stats,
             nonblank_lines,
         } = outcome;
-        let winner = pick_winner(&self.db, &seen);
+        let winner = pick_winner(&self.db, &seen).map(|w| self.refined(w, &seen));
         let mut also_seen: Vec<AlsoSeen> = Vec::new();
         for (index, s) in seen.iter().enumerate() {
             let (Some(hit), Some(sig)) = (&s.first, self.db.get(index)) else {
@@ -311,7 +330,18 @@ impl Engine {
             (sig.role == Role::Context).then_some(())?;
             Some((sig, s.first.as_ref()?, s))
         });
-        let (title, cause, fix, matched, fields) = if nonblank == 0 {
+        let (title, cause, fix, matched, fields) = if stats.looks_binary() {
+            (
+                "The input is binary data, not a text log".to_string(),
+                format!(
+                    "Nothing to explain: the input is binary data, not a text log ({} bytes, {} of {} lines hold NUL bytes).",
+                    stats.bytes, stats.binary_lines, stats.lines
+                ),
+                vec!["Give the log file itself or paste the error text (a core dump, an archive or a disk image cannot be explained).".to_string()],
+                Vec::new(),
+                BTreeMap::new(),
+            )
+        } else if nonblank == 0 {
             let why = stats
                 .read_error
                 .as_ref()

@@ -210,6 +210,11 @@ impl Prefilter {
         false
     }
 
+    /// Bytes of the longest literal (how far a literal can reach across a line break).
+    pub fn longest_literal(&self) -> usize {
+        self.literals.iter().map(String::len).max().unwrap_or(0)
+    }
+
     pub fn literals(&self) -> &[String] {
         &self.literals
     }

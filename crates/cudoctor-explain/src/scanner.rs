@@ -3,6 +3,7 @@
 //! window of a few lines for pending matches, and a fixed number of kept lines per signature.
 
 use crate::explanation::ScanStats;
+use crate::normalize::{normalize, strip_log_prefix, Normalized};
 use crate::prefilter::Prefilter;
 use crate::signatures::{Role, SignatureDb};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -290,13 +291,33 @@ struct State<'a> {
     prefilter: &'a Prefilter,
     pending: VecDeque<Pending>,
     out: ScanOutcome,
+    /// The previous segment (bounded) and the signatures it triggered, for wrapped messages.
+    prev: String,
+    prev_candidate: bool,
+    prev_hits: Vec<usize>,
 }
 
+/// A line shorter than this is not taken for the first half of a terminal-wrapped message.
+const WRAP_MIN_CHARS: usize = 60;
+
 impl State<'_> {
-    /// Feeds one cleaned, non-empty segment of line `line_no`.
+    /// Feeds one cleaned, non-empty segment of line `line_no`: normalised (quotes, full-width
+    /// forms, escaped newlines...) into one or more segments first.
     fn feed(&mut self, line_no: u64, segment: &str) {
+        match normalize(segment) {
+            Normalized::Same(s) => self.feed_normalized(line_no, s),
+            Normalized::Rewritten(v) => {
+                for s in &v {
+                    self.feed_normalized(line_no, s);
+                }
+            }
+        }
+    }
+
+    fn feed_normalized(&mut self, line_no: u64, segment: &str) {
         self.out.nonblank_lines += 1;
-        let (rank, text) = strip_rank_prefix(segment);
+        let (rank, text) = strip_rank_prefix(strip_log_prefix(segment));
+        let text = strip_log_prefix(text);
         // Feed the windows of earlier triggers first: this line follows them.
         if !self.pending.is_empty() {
             let window_piece = shorten(text, WINDOW_LINE_BYTES);
@@ -313,12 +334,47 @@ impl State<'_> {
                 }
             }
         }
-        if !self.prefilter.may_match(text) {
-            return;
+        let candidate = self.prefilter.may_match(text);
+        let own: Vec<usize> = if candidate {
+            self.out.stats.candidate_lines += 1;
+            self.db.triggered(text)
+        } else {
+            Vec::new()
+        };
+        // A message wrapped by a terminal or a web page continues on the next line: a long line
+        // followed by one that goes on in lower case is also read as one line. The join is only
+        // matched when one half is a candidate or a literal crosses the break (checked on a
+        // short window around it, so ordinary logs pay little for this).
+        let mut joined_hits: Vec<usize> = Vec::new();
+        let mut joined_text = String::new();
+        if self.prev.len() >= WRAP_MIN_CHARS && text.starts_with(|c: char| c.is_ascii_lowercase()) {
+            let reach = self.prefilter.longest_literal();
+            let crossing = || {
+                let tail = tail_ref(&self.prev, reach);
+                let head = shorten_ref(text, reach);
+                self.prefilter.may_match(&format!("{tail} {head}"))
+            };
+            if candidate || self.prev_candidate || crossing() {
+                joined_text = format!("{} {text}", self.prev);
+                joined_hits = self
+                    .db
+                    .triggered(&joined_text)
+                    .into_iter()
+                    .filter(|s| !own.contains(s) && !self.prev_hits.contains(s))
+                    .collect();
+            }
         }
-        self.out.stats.candidate_lines += 1;
         let window_piece = shorten(text, WINDOW_LINE_BYTES);
-        for sig in self.db.triggered(text) {
+        for &sig in &joined_hits {
+            self.pending.push_back(Pending {
+                sig,
+                line_no: line_no.saturating_sub(1).max(1),
+                text: shorten(&joined_text, DISPLAY_BYTES),
+                rank,
+                window: vec![shorten(&joined_text, WINDOW_LINE_BYTES)],
+            });
+        }
+        for &sig in &own {
             self.pending.push_back(Pending {
                 sig,
                 line_no,
@@ -327,7 +383,37 @@ impl State<'_> {
                 window: vec![window_piece.clone()],
             });
         }
+        self.prev.clear();
+        if text.len() >= WRAP_MIN_CHARS {
+            self.prev.push_str(shorten_ref(text, WINDOW_LINE_BYTES));
+        }
+        self.prev_candidate = candidate;
+        self.prev_hits = own;
     }
+}
+
+/// The last `max` bytes of `s` (or fewer, at a character boundary).
+fn tail_ref(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut start = s.len() - max;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    s.get(start..).unwrap_or_default()
+}
+
+/// `s` cut to at most `max` bytes at a character boundary, without an ellipsis.
+fn shorten_ref(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s.get(..end).unwrap_or_default()
 }
 
 /// Scans `input` against `db`.
@@ -341,6 +427,9 @@ pub fn scan<R: BufRead>(input: R, db: &SignatureDb, prefilter: &Prefilter) -> Sc
         prefilter,
         pending: VecDeque::new(),
         out,
+        prev: String::new(),
+        prev_candidate: false,
+        prev_hits: Vec::new(),
     };
     let mut reader = BoundedLines::new(input, MAX_LINE_BYTES);
     let mut line_no: u64 = 0;
@@ -363,6 +452,9 @@ pub fn scan<R: BufRead>(input: R, db: &SignatureDb, prefilter: &Prefilter) -> Sc
         let text = String::from_utf8_lossy(raw);
         let text = text.strip_suffix('\r').unwrap_or(&text);
         if text.bytes().any(|b| b < 0x20 || b == 0x7f) {
+            if raw.contains(&0) {
+                state.out.stats.binary_lines += 1;
+            }
             for segment in clean_segments(raw) {
                 state.feed(line_no, &segment);
             }

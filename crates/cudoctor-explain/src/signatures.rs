@@ -80,6 +80,8 @@ struct RawSignature {
     require_different: Vec<[String; 2]>,
     #[serde(default)]
     check: Option<FactsCheck>,
+    #[serde(default)]
+    refines: Vec<String>,
     title: String,
     cause: String,
     fix: Vec<String>,
@@ -106,6 +108,9 @@ pub struct Signature {
     pub require_different: Vec<[String; 2]>,
     /// The machine cross-check this message calls for instead of its category's general one.
     pub check: Option<FactsCheck>,
+    /// Signatures whose generic answer this one makes specific: when both are seen in a log
+    /// and one of those wins, this one is reported instead (the reason line says what to do).
+    pub refines: Vec<String>,
     pub title: String,
     pub cause: String,
     pub fix: Vec<String>,
@@ -126,6 +131,9 @@ impl Signature {
                 continue;
             };
             if let Some(value) = kind.normalize(m.as_str()) {
+                if let (Some(derived), Some(v)) = (kind.derived_name(name), kind.derive(&value)) {
+                    fields.entry(derived).or_insert(v);
+                }
                 fields.insert(name.to_string(), value);
             }
         }
@@ -226,6 +234,7 @@ impl SignatureDb {
                 require_equal: s.require_equal,
                 require_different: s.require_different,
                 check: s.check,
+                refines: s.refines,
                 title: s.title,
                 cause: s.cause,
                 fix: s.fix,
@@ -266,6 +275,7 @@ impl SignatureDb {
     pub fn invariant_violations(&self) -> Vec<String> {
         let mut problems = Vec::new();
         let mut ids = BTreeSet::new();
+        let ids_all: BTreeSet<&str> = self.signatures.iter().map(|s| s.id.as_str()).collect();
         for s in &self.signatures {
             if !ids.insert(s.id.as_str()) {
                 problems.push(format!("duplicate id {}", s.id));
@@ -320,8 +330,22 @@ impl SignatureDb {
                     ));
                 }
             }
+            let derived: BTreeSet<String> = s
+                .fields
+                .iter()
+                .filter_map(|(n, k)| k.derived_name(n))
+                .collect();
             // A placeholder must always have a value: a default, or a group every trigger captures.
             for name in &used {
+                if derived.contains(name) {
+                    if !s.defaults.contains_key(name) {
+                        problems.push(format!(
+                            "{}: derived placeholder {{{name}}} may be empty and has no default",
+                            s.id
+                        ));
+                    }
+                    continue;
+                }
                 let in_every_trigger = s
                     .patterns
                     .iter()
@@ -347,6 +371,11 @@ impl SignatureDb {
                         check.category(),
                         s.category
                     ));
+                }
+            }
+            for r in &s.refines {
+                if !ids_all.contains(r.as_str()) {
+                    problems.push(format!("{}: refines unknown signature {r}", s.id));
                 }
             }
             for pair in s.require_equal.iter().chain(&s.require_different) {

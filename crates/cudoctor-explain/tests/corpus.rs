@@ -1,15 +1,30 @@
-//! Accuracy on real error texts from public bug reports (tests/corpus/corpus.toml).
+//! Accuracy on real error texts from public bug reports.
+//!
+//! Two files: `corpus/corpus.toml` (the first corpus, which the signatures were written from:
+//! all development material) and `corpus/public.toml` (reports collected later, split once into
+//! a development and a test half by source, with the seed recorded in the file). Signatures are
+//! written from development cases only; the test half is measured, and its misses are not
+//! printed, so that nobody tunes against them. The figures are recorded in docs/explain-corpus.md.
 
 use cudoctor_explain::{explain_str, Category};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-const CORPUS: &str = include_str!("corpus/corpus.toml");
+const FIRST: &str = include_str!("corpus/corpus.toml");
+const PUBLIC: &str = include_str!("corpus/public.toml");
 const MIN_OVERALL_ACCURACY: f64 = 0.90;
+const MIN_CATEGORY_ACCURACY: f64 = 0.80;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Corpus {
+struct FirstCorpus {
+    case: Vec<Case>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PublicCorpus {
+    split_seed: u64,
     case: Vec<Case>,
 }
 
@@ -18,26 +33,81 @@ struct Corpus {
 struct Case {
     id: String,
     source: String,
+    #[serde(default)]
+    half: Option<String>,
     established: String,
     expected: String,
     text: String,
 }
 
-fn corpus() -> Vec<Case> {
-    match toml::from_str::<Corpus>(CORPUS) {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Half {
+    Dev,
+    Test,
+}
+
+fn first() -> Vec<Case> {
+    match toml::from_str::<FirstCorpus>(FIRST) {
         Ok(c) => c.case,
-        Err(e) => panic!("corpus does not parse: {e}"),
+        Err(e) => panic!("corpus.toml does not parse: {e}"),
+    }
+}
+
+fn public() -> PublicCorpus {
+    match toml::from_str::<PublicCorpus>(PUBLIC) {
+        Ok(c) => c,
+        Err(e) => panic!("public.toml does not parse: {e}"),
+    }
+}
+
+/// FNV-1a, 64 bits: a fixed, dependency-free hash for the split.
+fn fnv1a64(data: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in data {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// The half a source belongs to: every case of one thread lands in the same half.
+fn half_of(seed: u64, source: &str) -> Half {
+    match fnv1a64(format!("{seed}:{source}").as_bytes()) & 1 {
+        0 => Half::Dev,
+        _ => Half::Test,
+    }
+}
+
+/// Every case with its half (the first corpus is all development material).
+fn all_cases() -> Vec<(Half, Case)> {
+    let p = public();
+    let mut out: Vec<(Half, Case)> = first().into_iter().map(|c| (Half::Dev, c)).collect();
+    for c in p.case {
+        let h = half_of(p.split_seed, &c.source);
+        out.push((h, c));
+    }
+    out
+}
+
+fn is_negative(c: &Case) -> bool {
+    c.expected == Category::NotEnvironment.as_str()
+}
+
+/// A negative is answered right by "not an environment problem" or by no diagnosis at all.
+fn correct(c: &Case, got: Category) -> bool {
+    if is_negative(c) {
+        matches!(got, Category::NotEnvironment | Category::Unknown)
+    } else {
+        got.as_str() == c.expected
     }
 }
 
 #[test]
-fn corpus_is_well_formed_and_covers_every_category() {
-    let cases = corpus();
-    assert!(cases.len() >= 40, "only {} cases", cases.len());
+fn corpus_is_well_formed_split_as_recorded_and_large_enough() {
+    let p = public();
     let mut ids = BTreeSet::new();
-    let mut covered = BTreeSet::new();
-    for c in &cases {
-        assert!(ids.insert(c.id.as_str()), "duplicate id {}", c.id);
+    for (h, c) in all_cases() {
+        assert!(ids.insert(c.id.clone()), "duplicate id {}", c.id);
         assert!(
             c.source.starts_with("https://github.com/"),
             "{}: source must be a public thread",
@@ -49,62 +119,169 @@ fn corpus_is_well_formed_and_covers_every_category() {
             c.id
         );
         assert!(!c.text.trim().is_empty(), "{}: empty text", c.id);
-        let cat = Category::parse(&c.expected)
-            .unwrap_or_else(|| panic!("{}: unknown category {}", c.id, c.expected));
-        covered.insert(cat);
+        // "unknown" (no cause can be named from the text) is a valid answer in the first corpus.
+        assert!(
+            Category::parse(&c.expected)
+                .is_some_and(|cat| cat != Category::Unknown || c.half.is_none()),
+            "{}: unknown category {}",
+            c.id,
+            c.expected
+        );
+        if let Some(recorded) = &c.half {
+            let want = match h {
+                Half::Dev => "dev",
+                Half::Test => "test",
+            };
+            assert_eq!(
+                recorded, want,
+                "{}: recorded half differs from the seeded split",
+                c.id
+            );
+        }
     }
-    for c in Category::ALL {
-        assert!(covered.contains(&c), "no corpus case for {c}");
+    for c in &p.case {
+        assert!(c.half.is_some(), "{}: public cases record their half", c.id);
+    }
+    // One source, one half: a thread cannot inform signatures and measure them at once.
+    let mut by_source: BTreeMap<&str, BTreeSet<Half>> = BTreeMap::new();
+    for c in &p.case {
+        by_source
+            .entry(c.source.as_str())
+            .or_default()
+            .insert(half_of(p.split_seed, &c.source));
+    }
+    assert!(by_source.values().all(|h| h.len() == 1));
+
+    // No test-half thread may be one the signatures were written from, nor repeat the first
+    // corpus (which is all development material).
+    let db = cudoctor_explain::signatures::builtin().unwrap_or_else(|e| panic!("{e}"));
+    let cited: BTreeSet<&str> = db
+        .signatures
+        .iter()
+        .flat_map(|s| s.sources.iter().map(String::as_str))
+        .collect();
+    let first_sources: BTreeSet<String> = first().into_iter().map(|c| c.source).collect();
+    for c in &p.case {
+        assert!(
+            !first_sources.contains(&c.source),
+            "{}: already in corpus.toml",
+            c.id
+        );
+        if half_of(p.split_seed, &c.source) == Half::Test {
+            assert!(
+                !cited.contains(c.source.as_str()),
+                "{}: a test-half thread is cited by a signature",
+                c.id
+            );
+        }
+    }
+
+    let cases = all_cases();
+    assert!(cases.len() >= 200, "only {} real reports", cases.len());
+    let negatives = cases.iter().filter(|(_, c)| is_negative(c)).count();
+    assert!(negatives >= 20, "only {negatives} negatives");
+    for cat in Category::ALL {
+        if cat == Category::Unknown {
+            continue;
+        }
+        let n = cases
+            .iter()
+            .filter(|(_, c)| c.expected == cat.as_str())
+            .count();
+        assert!(n >= 10, "only {n} cases for {cat}");
     }
 }
 
-#[test]
-fn corpus_accuracy() {
-    let cases = corpus();
-    let mut per: BTreeMap<String, (u32, u32)> = BTreeMap::new();
-    let mut misses = Vec::new();
-    for c in &cases {
+struct Tally {
+    per: BTreeMap<(Half, String), (u32, u32)>,
+    false_alarms: Vec<String>,
+    dev_misses: Vec<String>,
+}
+
+fn tally() -> Tally {
+    let mut t = Tally {
+        per: BTreeMap::new(),
+        false_alarms: Vec::new(),
+        dev_misses: Vec::new(),
+    };
+    for (h, c) in all_cases() {
         let e = explain_str(&c.text, None);
-        let got = e.category.as_str();
-        let entry = per.entry(c.expected.clone()).or_default();
+        let ok = correct(&c, e.category);
+        let entry = t.per.entry((h, c.expected.clone())).or_default();
         entry.1 += 1;
-        if got == c.expected {
+        if ok {
             entry.0 += 1;
         } else {
-            misses.push(format!(
-                "  {} expected {} got {} ({:?})",
-                c.id, c.expected, got, e.signature
-            ));
+            if is_negative(&c) {
+                t.false_alarms.push(format!("{} ({:?} half)", c.id, h));
+            }
+            if h == Half::Dev {
+                t.dev_misses.push(format!(
+                    "  {} expected {} got {} ({:?})",
+                    c.id, c.expected, e.category, e.signature
+                ));
+            }
         }
     }
-    let (ok, total) = per.values().fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
+    t
+}
+
+fn report(t: &Tally, half: Half) -> (f64, Vec<(String, f64, u32)>) {
+    println!("{half:?} half:");
     println!("{:<26} {:>7} {:>9}", "category", "correct", "accuracy");
-    for (cat, (good, all)) in &per {
-        println!(
-            "{cat:<26} {good:>3}/{all:<3} {:>8.1}%",
-            100.0 * f64::from(*good) / f64::from(*all)
-        );
+    let (mut ok, mut total) = (0u32, 0u32);
+    let mut cats = Vec::new();
+    for ((h, cat), (good, all)) in &t.per {
+        if *h != half {
+            continue;
+        }
+        ok += good;
+        total += all;
+        let acc = f64::from(*good) / f64::from(*all);
+        println!("{cat:<26} {good:>3}/{all:<3} {:>8.1}%", 100.0 * acc);
+        cats.push((cat.clone(), acc, *all));
     }
-    let overall = f64::from(ok) / f64::from(total);
+    let overall = f64::from(ok) / f64::from(total.max(1));
     println!(
         "{:<26} {ok:>3}/{total:<3} {:>8.1}%",
         "overall",
         100.0 * overall
     );
-    if !misses.is_empty() {
-        println!("misclassified:\n{}", misses.join("\n"));
+    (overall, cats)
+}
+
+#[test]
+fn corpus_accuracy_on_the_test_half() {
+    let t = tally();
+    let (dev, _) = report(&t, Half::Dev);
+    if !t.dev_misses.is_empty() {
+        println!("development misses:\n{}", t.dev_misses.join("\n"));
     }
+    let (overall, cats) = report(&t, Half::Test);
+    assert!(
+        t.false_alarms.is_empty(),
+        "false alarms on negatives: {:?}",
+        t.false_alarms
+    );
+    assert!(dev >= MIN_OVERALL_ACCURACY, "development half at {dev:.3}");
     assert!(
         overall >= MIN_OVERALL_ACCURACY,
-        "overall accuracy {:.1}% is below {:.0}%",
+        "test-half accuracy {:.1}% is below {:.0}%",
         100.0 * overall,
         100.0 * MIN_OVERALL_ACCURACY
     );
+    for (cat, acc, n) in cats {
+        assert!(
+            acc >= MIN_CATEGORY_ACCURACY,
+            "test-half accuracy for {cat} is {:.1}% (of {n})",
+            100.0 * acc
+        );
+    }
 }
 
 #[test]
 fn every_known_answer_names_lines_and_fixes() {
-    for c in corpus() {
+    for (_, c) in all_cases() {
         let e = explain_str(&c.text, None);
         if e.is_known() {
             assert!(!e.matched.is_empty(), "{}: no matched line", c.id);

@@ -327,6 +327,51 @@ fn explain_empty_input_and_binary_garbage_are_unknown_not_errors() {
 }
 
 #[test]
+fn explain_refuses_a_directory_and_a_device() {
+    let dir = std::env::temp_dir();
+    let dir = dir.to_string_lossy();
+    let r = cudoctor(&["explain", "--no-machine", &dir], b"");
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("is a directory, not a log file"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    if std::path::Path::new("/dev/zero").exists() {
+        let r = cudoctor(&["explain", "--no-machine", "/dev/zero"], b"");
+        assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains("is a device"), "{}", r.stderr);
+    }
+}
+
+#[test]
+fn explain_says_nul_bytes_are_binary_input_not_an_empty_log() {
+    // 200 MB of NUL bytes, as a file (the reproducer of the hostile-input probe).
+    let path = std::env::temp_dir().join(format!("cudoctor-nul-{}.bin", std::process::id()));
+    let f = std::fs::File::create(&path).expect("temp file");
+    f.set_len(200 * 1024 * 1024).expect("sparse 200 MB file");
+    drop(f);
+    let r = cudoctor(
+        &[
+            "explain",
+            "--no-machine",
+            "--format",
+            "json",
+            &path.to_string_lossy(),
+        ],
+        b"",
+    );
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v = json(&r);
+    assert_eq!(v["category"], "unknown");
+    let cause = v["cause"].as_str().unwrap_or_default();
+    assert!(cause.contains("binary data, not a text log"), "{cause}");
+    assert!(!cause.contains("empty"), "{cause}");
+}
+
+#[test]
 fn explain_a_missing_file_exits_2() {
     let r = cudoctor(
         &["explain", "--no-machine", "/definitely/not/here.log"],

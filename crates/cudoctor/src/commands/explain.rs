@@ -39,9 +39,14 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
         }
         engine.explain_with_kb(io::stdin().lock(), facts.as_ref(), &kb)
     } else {
+        refuse_non_log(&args.input)?;
         let f = File::open(&args.input).with_context(|| format!("cannot read {}", args.input))?;
         engine.explain_with_kb(BufReader::with_capacity(1 << 16, f), facts.as_ref(), &kb)
     };
+    // Input that could not be read at all is an error, not an empty log.
+    if let (0, Some(e)) = (explanation.stats.lines, &explanation.stats.read_error) {
+        bail!("cannot read {}: {e}", input_name(&args.input));
+    }
     match args.format {
         Format::Json => crate::out!("{}", cudoctor_explain::render::to_json(&explanation)),
         _ => crate::out!("{}", cudoctor_explain::render::to_text(&explanation)),
@@ -51,6 +56,32 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Healthy
     })
+}
+
+fn input_name(input: &str) -> &str {
+    if input == "-" {
+        "standard input"
+    } else {
+        input
+    }
+}
+
+/// A log is a regular file or a pipe (`<(command)`); a directory or a device (`/dev/zero`
+/// never ends) is refused with a clear message before anything is read.
+fn refuse_non_log(input: &str) -> anyhow::Result<()> {
+    let meta = std::fs::metadata(input).with_context(|| format!("cannot read {input}"))?;
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        bail!("{input} is a directory, not a log file: give one log file, or - to read standard input");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if kind.is_block_device() || kind.is_char_device() || kind.is_socket() {
+            bail!("{input} is a device or socket, not a log file: give one log file, or - to read standard input");
+        }
+    }
+    Ok(())
 }
 
 /// The facts the explain engine cross-checks against, from a snapshot.
