@@ -349,55 +349,76 @@ pub fn pip_reinstall_exact(python: &str, package: &str, version: &str) -> String
     format!("{python} -m pip install --force-reinstall --no-deps {package}=={version}{index}")
 }
 
-/// A torch build picked for this machine: a release and one of its variants.
-#[derive(Debug, Clone, Copy)]
-pub struct TorchPick<'k> {
-    pub release: &'k cudoctor_kb::TorchRelease,
-    pub variant: &'k cudoctor_kb::TorchVariant,
-}
-
-impl TorchPick<'_> {
-    /// The pip arguments that install this build in `env`: torch, plus the torchvision and
-    /// torchaudio released with it (knowledge base) for each one `env` has installed, from the
-    /// variant's index. "torch==2.11.0 torchvision==0.26.0 --index-url .../whl/cu130".
-    pub fn pip_args(&self, env: &PythonEnv) -> String {
-        let mut pins = vec![format!("torch=={}", self.release.version)];
-        let companions = [
-            ("torchvision", &self.release.torchvision),
-            ("torchaudio", &self.release.torchaudio),
-        ];
-        for (name, version) in companions {
-            if let (Some(v), Some(_)) = (version, env.package(name)) {
-                pins.push(format!("{name}=={v}"));
+impl<'a> Context<'a> {
+    /// The question the build chooser (cudoctor-plan) is asked for the torch of `t`: this
+    /// driver, these GPUs (one entry per compute capability), the env's Python, what is
+    /// installed, and the env's own interpreter and installer for the commands.
+    pub fn plan_input(&self, t: TorchEnv, fails_here: bool) -> cudoctor_plan::PlanInput {
+        let mut gpus: Vec<String> = Vec::new();
+        for g in self.gpus() {
+            let key =
+                g.cc.map(|c| c.to_string())
+                    .unwrap_or_else(|| g.gpu.name.clone());
+            if !gpus.contains(&key) {
+                gpus.push(key);
             }
         }
-        format!(
-            "{} --index-url https://download.pytorch.org/whl/{}",
-            pins.join(" "),
-            self.variant.tag
-        )
+        let env = t.env;
+        cudoctor_plan::PlanInput {
+            driver: self.driver_version(),
+            gpus,
+            python: env.python_version.clone(),
+            current: Some(cudoctor_plan::CurrentEnv {
+                torch: Some(t.torch.version.clone()),
+                torchvision: env.package("torchvision").map(|p| p.version.clone()),
+                torchaudio: env.package("torchaudio").map(|p| p.version.clone()),
+                torch_cuda: t.cuda(),
+                fails_here,
+            }),
+            target: Some(cudoctor_plan::TargetEnv {
+                prefix: env.prefix.clone(),
+                python: env_python(env),
+                installer: env.installer.as_ref().map(|i| i.kind).unwrap_or_default(),
+                conda_pytorch: env.conda_packages.iter().any(|p| p.name == "pytorch"),
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// The chooser's repair of the torch build of `t` (None when nothing needs to change or
+    /// the GPUs cannot be read): `plan` answers the same for the same machine.
+    pub fn torch_remedy(&self, t: TorchEnv) -> Option<cudoctor_plan::Remedy> {
+        cudoctor_plan::remedy(self.kb, &self.plan_input(t, false))
+            .ok()
+            .flatten()
+    }
+
+    /// The same, for a torch whose build was seen to fail here (its scanned kernel images).
+    pub fn torch_remedy_away(&self, t: TorchEnv) -> Option<cudoctor_plan::Remedy> {
+        cudoctor_plan::remedy(self.kb, &self.plan_input(t, true))
+            .ok()
+            .flatten()
     }
 }
 
-impl<'a> Context<'a> {
-    /// The torch build to suggest for this driver: the release `public` (else the newest) in a
-    /// CUDA variant the driver runs and whose arch list covers every GPU (an unknown arch list
-    /// is given the benefit of the doubt).
-    pub fn fitting_torch(&self, driver: &DriverVersion, public: &str) -> Option<TorchPick<'a>> {
-        let ccs: Vec<_> = self.gpus().iter().filter_map(|g| g.cc).collect();
-        let candidates = self.kb.variants_for_driver(driver);
-        let covers_all =
-            |v: &cudoctor_kb::TorchVariant| ccs.iter().all(|cc| v.covers(*cc) != Some(false));
-        let wanted = self.kb.torch(public);
-        let same_release =
-            |r: &cudoctor_kb::TorchRelease| wanted.is_some_and(|w| std::ptr::eq(w, r));
-        let (release, variant, _) = candidates
-            .iter()
-            .filter(|(_, v, _)| covers_all(v))
-            .find(|(r, _, _)| same_release(r))
-            .or_else(|| candidates.iter().find(|(_, v, _)| covers_all(v)))?;
-        Some(TorchPick { release, variant })
+impl Context<'_> {
+    /// The installed package a library file belongs to, as a subject (torch's own files too).
+    pub fn package_subject(&self, path: &str) -> Option<crate::Subject> {
+        let env = self.env_of_path(path)?;
+        let name = match &env.torch {
+            Some(t) if t.owns(path) => "torch",
+            _ => self.installed_package_of(path)?,
+        };
+        Some(crate::Subject::Package {
+            env: env.prefix.clone(),
+            name: name.to_string(),
+        })
     }
+}
+
+/// The interpreter fix commands name for an environment.
+pub fn env_python(env: &PythonEnv) -> String {
+    format!("{}/bin/python", env.prefix.trim_end_matches('/'))
 }
 
 /// The shell line that selects the toolkit at `root` for this shell: CUDA_HOME and PATH only

@@ -3,6 +3,7 @@
 //! Each rule lives in its own file under `rules/` with its code, documentation, check and tests;
 //! [`registry::RULES`] lists them. Rules do no I/O: everything they know is in the snapshot.
 
+pub mod causes;
 pub mod context;
 pub mod finding;
 pub mod registry;
@@ -30,6 +31,7 @@ pub fn analyse(snap: &Snapshot, kb: &Kb) -> Vec<Finding> {
             .then(a.code.cmp(&b.code))
     });
     assign_ids(&mut findings);
+    causes::link_causes(&mut findings);
     findings
 }
 

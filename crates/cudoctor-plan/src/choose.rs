@@ -41,13 +41,13 @@ fn candidate_releases<'k>(
 }
 
 /// The outcome of a search over releases.
-struct Search<'k> {
-    chosen: Option<Fit<'k>>,
+pub(crate) struct Search<'k> {
+    pub(crate) chosen: Option<Fit<'k>>,
     /// Newer releases passed over, with why.
     skipped: Vec<String>,
 }
 
-fn search<'k>(
+pub(crate) fn search<'k>(
     kb: &'k Kb,
     releases: &[&'k TorchRelease],
     input: &PlanInput,
@@ -152,6 +152,7 @@ pub fn plan(kb: &Kb, input: &PlanInput) -> Result<Plan, PlanError> {
             "no conda command for this build (see commands.notes): run the pip command inside the conda env".into(),
         );
     }
+    plan.remedy = crate::remedy::remedy(kb, input)?;
     if let Some(cur) = &input.current {
         plan.current = Some(current::judge(kb, cur, input, &gpus, &plan));
     }

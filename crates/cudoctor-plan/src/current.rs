@@ -7,7 +7,7 @@ use crate::model::{CurrentEnv, CurrentVerdict, Plan, PlanInput, ResolvedGpu};
 
 /// The build tag of an installed torch: its local version ("cu130", "cpu"), else the CUDA of
 /// torch/version.py (PyPI wheels carry no local version), else "cpu" when version.py says none.
-fn build_tag(v: &TorchVersion, cuda: Option<CudaVersion>) -> Option<String> {
+pub(crate) fn build_tag(v: &TorchVersion, cuda: Option<CudaVersion>) -> Option<String> {
     if let Some(local) = &v.local {
         return Some(local.clone());
     }
@@ -67,9 +67,17 @@ pub(crate) fn judge(
                 let fit = Fit::new(kb, r, v, input.driver.as_ref(), gpus);
                 match fit.rejection(input.driver.as_ref()) {
                     Some(why) => problems.push(why),
-                    None => findings.push(format!(
-                        "torch {torch_text} ({t}) runs on this driver and reaches every GPU"
-                    )),
+                    None => findings.push(match (gpus.is_empty(), input.driver.is_some()) {
+                        (false, _) => format!(
+                            "torch {torch_text} ({t}) runs on this driver and reaches every GPU"
+                        ),
+                        (true, true) => format!(
+                            "torch {torch_text} ({t}) runs on this driver (no GPU given, so kernel coverage was not judged)"
+                        ),
+                        (true, false) => format!(
+                            "torch {torch_text} ({t}): no driver or GPU given, so whether it runs here was not judged"
+                        ),
+                    }),
                 }
                 for g in &fit.gpus {
                     if matches!(g, crate::fit::GpuFit::Unknown { .. }) {
@@ -110,8 +118,9 @@ pub(crate) fn judge(
     let mut changes = Vec::new();
     if !ok {
         findings.extend(problems);
-        match (&plan.commands.pip, &plan.torch, &plan.variant) {
-            (Some(cmd), Some(t), Some(v)) => {
+        match (&plan.remedy, &plan.commands.pip, &plan.torch, &plan.variant) {
+            (Some(r), ..) => changes.extend(r.steps.iter().map(|s| s.text().to_string())),
+            (None, Some(cmd), Some(t), Some(v)) => {
                 changes.push(format!("install torch {t} {v} and its companions: {cmd}"));
             }
             _ => changes.push("no build in the knowledge base fits; see the plan's reasons".into()),

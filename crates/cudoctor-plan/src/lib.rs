@@ -23,15 +23,17 @@ mod current;
 mod fit;
 pub mod fix;
 mod model;
+mod remedy;
 mod reverse;
 
 pub use choose::plan;
 pub use commands::{commands, parse_pip, ParsedPip, PYTORCH_INDEX};
 pub use fix::{quote, FixStep};
 pub use model::{
-    Avoid, BuildInput, BuildPlan, Commands, CurrentEnv, CurrentVerdict, DriverUpgrade,
-    InstalledToolkit, Installer, Plan, PlanInput, ResolvedGpu,
+    parse_installer, Avoid, BuildInput, BuildPlan, Commands, CurrentEnv, CurrentVerdict,
+    DriverUpgrade, InstalledToolkit, Installer, Plan, PlanInput, ResolvedGpu, TargetEnv,
 };
+pub use remedy::{remedy, Remedy};
 pub use reverse::{reverse, ReverseAnswer, VariantRequirements};
 
 use cudoctor_kb::{ComputeCapability, Kb};
@@ -113,7 +115,7 @@ mod tests {
 
     #[test]
     fn installer_parses() {
-        assert_eq!("UV".parse::<Installer>().unwrap(), Installer::Uv);
-        assert!("poetry".parse::<Installer>().is_err());
+        assert_eq!(parse_installer("UV").unwrap(), Installer::Uv);
+        assert!(parse_installer("poetry").is_err());
     }
 }

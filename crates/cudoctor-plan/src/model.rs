@@ -4,26 +4,27 @@ use serde::{Deserialize, Serialize};
 
 use cudoctor_kb::{ComputeCapability, CudaVersion, DriverVersion};
 
-/// Which installer's command the user wants first. All available commands are produced anyway.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Installer {
-    #[default]
-    Pip,
-    Uv,
-    Conda,
+/// Which installer's command the user wants first (all commands are produced anyway), and the
+/// installer a target environment uses: one type with the snapshot's.
+pub use cudoctor_snapshot::Installer;
+
+/// Reads `pip`, `uv` or `conda` (`mamba`).
+pub fn parse_installer(s: &str) -> Result<Installer, crate::PlanError> {
+    s.parse()
+        .map_err(|_| crate::PlanError::UnknownInstaller(s.to_string()))
 }
 
-impl std::str::FromStr for Installer {
-    type Err = crate::PlanError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "pip" => Ok(Installer::Pip),
-            "uv" => Ok(Installer::Uv),
-            "conda" | "mamba" => Ok(Installer::Conda),
-            _ => Err(crate::PlanError::UnknownInstaller(s.to_string())),
-        }
-    }
+/// The environment a remedy is written for: commands name its interpreter and use its installer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetEnv {
+    /// The environment's prefix ("/opt/venv").
+    pub prefix: String,
+    /// Its interpreter ("/opt/venv/bin/python").
+    pub python: String,
+    pub installer: Installer,
+    /// torch in it is conda's `pytorch` package, not a pip wheel.
+    #[serde(default)]
+    pub conda_pytorch: bool,
 }
 
 /// The versions installed in the environment being judged (from its dist-info / version.py),
@@ -36,6 +37,10 @@ pub struct CurrentEnv {
     /// torch/version.py `cuda` ("13.0"), None for a CPU build or when unread. Used when the
     /// version has no "+cuXXX" suffix (wheels from PyPI).
     pub torch_cuda: Option<CudaVersion>,
+    /// The installed build was seen not to reach a GPU here (its scanned kernel images), whatever
+    /// the tables say: the remedy moves away from it.
+    #[serde(default)]
+    pub fails_here: bool,
 }
 
 /// One CUDA toolkit installed on the machine.
@@ -75,6 +80,9 @@ pub struct PlanInput {
     pub current: Option<CurrentEnv>,
     /// Inputs for the extension-build advice; None skips that section.
     pub build: Option<BuildInput>,
+    /// The environment to write the remedy for (with `current`); None: no remedy.
+    #[serde(default)]
+    pub target: Option<TargetEnv>,
 }
 
 /// A GPU as the plan understood it.
@@ -172,6 +180,10 @@ pub struct Plan {
     pub build: Option<BuildPlan>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub current: Option<CurrentVerdict>,
+    /// What repairs the current environment, as one command set: `check`'s fix for the same
+    /// machine and environment is this, word for word.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remedy: Option<crate::remedy::Remedy>,
     pub gpus: Vec<ResolvedGpu>,
     /// Things the user should know that are not reasons for the choice (unknown facts ...).
     pub warnings: Vec<String>,

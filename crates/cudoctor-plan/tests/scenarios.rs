@@ -337,6 +337,7 @@ fn the_h200_machine_is_already_right() {
         torchvision: Some("0.26.0+cu130".into()),
         torchaudio: Some("2.11.0+cu130".into()),
         torch_cuda: Some("13.0".parse().unwrap()),
+        fails_here: false,
     });
     let p = plan(kb(), &i).unwrap();
     let cur = p.current.unwrap();

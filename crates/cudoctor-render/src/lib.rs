@@ -54,8 +54,8 @@ impl Summary {
         );
         if self.consequences > 0 {
             s.push_str(&format!(
-                " (and {} that follow from them)",
-                plural(self.consequences, "finding", "findings")
+                " (and {})",
+                plural(self.consequences, "consequence", "consequences")
             ));
         }
         s

@@ -32,7 +32,9 @@ pub use multigpu::{
     TopologyGpu,
 };
 pub use platform::{ContainerFacts, PlatformFacts};
-pub use python::{CondaPackage, Package, PythonEnv, PythonEnvKind, TorchBuild};
+pub use python::{
+    CondaPackage, EnvInstaller, Installer, Package, PythonEnv, PythonEnvKind, TorchBuild,
+};
 pub use security::{
     ApparmorFacts, Confinement, SecurityDenial, SecurityFacts, SecurityModule, SelinuxFacts,
 };

@@ -30,6 +30,55 @@ pub struct PythonEnv {
     /// torch's and the nvidia-* wheels' files against their RECORDs; absent when not checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wheel_check: Option<crate::WheelCheck>,
+    /// How packages get installed into this environment, read from its files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub installer: Option<EnvInstaller>,
+}
+
+/// The tool that installs packages into an environment; fixes are written in its commands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Installer {
+    /// `python -m pip` inside the environment.
+    #[default]
+    Pip,
+    /// `uv pip install --python <interpreter>` (a uv-made venv has no pip).
+    Uv,
+    /// `conda install -p <prefix>` for conda's own packages (pip inside the env for the rest).
+    Conda,
+}
+
+impl Installer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Installer::Pip => "pip",
+            Installer::Uv => "uv",
+            Installer::Conda => "conda",
+        }
+    }
+}
+
+impl std::str::FromStr for Installer {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "pip" => Ok(Installer::Pip),
+            "uv" => Ok(Installer::Uv),
+            "conda" | "mamba" => Ok(Installer::Conda),
+            _ => Err(format!("unknown installer {s:?}: use pip, uv or conda")),
+        }
+    }
+}
+
+/// The installer of an environment and the file that says so.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvInstaller {
+    pub kind: Installer,
+    /// "pyvenv.cfg: uv = 0.9.5", "conda-meta/ in the prefix", "pip in site-packages".
+    pub evidence: String,
+    /// Whether pip is installed in the environment (a uv-made venv has none).
+    #[serde(default)]
+    pub has_pip: bool,
 }
 
 impl PythonEnv {

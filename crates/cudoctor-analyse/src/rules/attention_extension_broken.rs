@@ -48,7 +48,8 @@ fn judge(p: ProbeView) -> Vec<Finding> {
             let what = if e.imported { "fails to run" } else { "fails to import" };
             let error = e.error.as_deref().map(first_line).unwrap_or_else(|| "no error text".into());
             let pip_name = e.name.replace('_', "-");
-            let f = Finding::new(&RULE, format!("{}{version} {what} in {}", e.name, p.label()))
+            let mut f = Finding::new(&RULE, format!("{}{version} {what} in {}", e.name, p.label()))
+                .about(p.subject())
                 .evidence(error.clone())
                 .cause(if error.contains("undefined symbol") {
                     "The package's compiled extension was built against another torch: its C++ symbols do not match this one."
@@ -59,6 +60,12 @@ fn judge(p: ProbeView) -> Vec<Finding> {
                     "{}   # rebuilds it against torch {torch}",
                     pip_rebuild(&python, &pip_name)
                 ));
+            if let Some(env) = &p.run.env_prefix {
+                f = f.about(crate::Subject::Package {
+                    env: env.clone(),
+                    name: pip_name.clone(),
+                });
+            }
             f
         })
         .collect()

@@ -55,6 +55,7 @@ fn judge(p: ProbeView) -> Option<Finding> {
             if names.len() == 1 { "works" } else { "work" }
         ),
     )
+    .about(p.subject())
     .evidence(format!(
         "default dispatch ran the math backend ({} {}, {} heads of {}, causal)",
         sdpa.dtype,

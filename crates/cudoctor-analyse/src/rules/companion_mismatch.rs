@@ -1,5 +1,5 @@
 use crate::context::TorchEnv;
-use crate::{Context, Finding, Layer, Rule, Severity};
+use crate::{Context, Finding, Layer, Rule, Severity, Subject};
 
 pub static RULE: Rule = Rule {
     code: "FW002",
@@ -95,16 +95,24 @@ fn judge(ctx: &Context, t: TorchEnv, name: &str) -> Option<Finding> {
     } else {
         format!("{name} and torch carry different CUDA variants: its CUDA ops fail (\"compiled with different CUDA major versions\").")
     });
-    let want = expected.unwrap_or_else(|| public.to_string());
-    let index = torch_label
-        .filter(|l| l.starts_with("cu") || *l == "cpu")
-        .map(|l| format!(" --index-url https://download.pytorch.org/whl/{l}"))
-        .unwrap_or_default();
-    f = f.shell(format!(
-        "{}/bin/python -m pip install torch=={} {name}=={want}{index}",
-        t.env.prefix,
-        t.torch.public_version()
-    ));
+    f = f
+        .about(Subject::TorchBuild {
+            env: t.env.prefix.clone(),
+        })
+        .about(Subject::Package {
+            env: t.env.prefix.clone(),
+            name: name.to_string(),
+        });
+    match ctx.torch_remedy(t) {
+        Some(r) => f = f.steps(r.steps),
+        None => {
+            let want = expected.unwrap_or_else(|| public.to_string());
+            f = f.prose(format!(
+                "Install {name} {want} from the index torch {} came from",
+                t.torch.version
+            ));
+        }
+    }
     Some(f)
 }
 

@@ -51,6 +51,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
         &RULE,
         format!("This {} container has no GPU access", container.runtime),
     )
+    .about(crate::Subject::Driver)
     .evidence(format!("container: {}", container.evidence.join("; ")))
     .evidence(if missing_nodes {
         "no /dev/nvidia* device nodes".to_string()

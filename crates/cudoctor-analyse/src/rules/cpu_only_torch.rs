@@ -1,5 +1,5 @@
-use crate::context::{TorchEnv, TorchPick};
-use crate::{Context, Finding, Layer, Rule, Severity};
+use crate::context::TorchEnv;
+use crate::{Context, Finding, Layer, Rule, Severity, Subject};
 
 pub static RULE: Rule = Rule {
     code: "FW001",
@@ -42,35 +42,16 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .collect()
 }
 
-/// The reinstall command: the installed release (else the newest) in a CUDA variant the driver
-/// runs and whose arch list covers every GPU, with the paired torchvision/torchaudio the
-/// environment has; without a driver version, the release's PyPI default variant.
-fn install(ctx: &Context, t: TorchEnv, mut f: Finding) -> Finding {
-    let python = format!("{}/bin/python", t.env.prefix);
-    let public = t.torch.public_version();
-    let pick = ctx
-        .driver_version()
-        .and_then(|d| ctx.fitting_torch(&d, public))
-        .or_else(|| {
-            let release = ctx.kb.torch(public)?;
-            let variant = release.pypi_default_variant()?;
-            Some(TorchPick { release, variant })
-        });
-    if let Some(pick) = pick {
-        f = f.shell(format!(
-            "{python} -m pip install --force-reinstall {}",
-            pick.pip_args(t.env)
-        ));
-        if pick.release.torchaudio.is_none() && t.env.package("torchaudio").is_some() {
-            if let Some(why) = &pick.release.torchaudio_absent {
-                f = f.shell(format!(
-                    "{python} -m pip uninstall -y torchaudio   # no torchaudio for torch {}: {why}",
-                    pick.release.version
-                ));
-            }
-        }
+/// The chooser's command set: the installed release (else the newest) in a CUDA variant the
+/// driver runs and whose arch list covers every GPU, with the paired companions the env has.
+fn install(ctx: &Context, t: TorchEnv, f: Finding) -> Finding {
+    let f = f.about(Subject::TorchBuild {
+        env: t.env.prefix.clone(),
+    });
+    match ctx.torch_remedy(t) {
+        Some(r) => f.steps(r.steps),
+        None => f.prose("cudoctor plan prints every build that fits this machine"),
     }
-    f.shell("cudoctor plan   # every matching build, with pip, uv and conda commands")
 }
 
 #[cfg(test)]
@@ -111,7 +92,7 @@ mod tests {
         let fix = &f[0].fix[0];
         let tag = fix.rsplit("/whl/").next().unwrap_or_default();
         assert!(release.variant(tag).is_some(), "{fix}");
-        assert!(fix.contains("torch==2.5.1 "), "{fix}");
+        assert!(fix.contains("torch==2.5.1+"), "{fix}");
         assert!(fix.contains("torchvision==0.20.1"), "{fix}");
         assert!(!fix.contains("torchaudio"), "{fix}");
     }

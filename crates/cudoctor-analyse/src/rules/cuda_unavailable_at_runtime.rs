@@ -51,6 +51,7 @@ fn judge(p: ProbeView, driver_gpus: usize, visible: Option<&String>) -> Option<F
         &RULE,
         format!("torch.cuda.is_available() is False in {}", p.label()),
     )
+    .about(p.subject())
     .evidence(format!("torch {} built for CUDA {}", torch.version, torch.cuda.as_deref().unwrap_or("?")))
     .evidence(format!("torch says: {reason}"))
     .evidence(format!("GPUs the driver reports: {driver_gpus}"))

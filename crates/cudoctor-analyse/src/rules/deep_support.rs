@@ -13,6 +13,17 @@ pub struct ProbeView<'a> {
 }
 
 impl ProbeView<'_> {
+    /// What the probe's findings are about: the runtime of its environment.
+    pub fn subject(&self) -> crate::Subject {
+        crate::Subject::Runtime {
+            env: self
+                .run
+                .env_prefix
+                .clone()
+                .unwrap_or_else(|| self.run.interpreter.clone()),
+        }
+    }
+
     /// "torch 2.11.0+cu130 in /opt/venv", or the interpreter when torch did not report.
     pub fn label(&self) -> String {
         let place = self

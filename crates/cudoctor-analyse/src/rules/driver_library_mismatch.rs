@@ -38,7 +38,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let mut f = Finding::new(
         &RULE,
         "Kernel module and driver libraries differ: reboot needed",
-    );
+    )
+    .about(crate::Subject::Driver);
     match (&module, &d.version) {
         (Some((src, module_v)), Some(lib)) if lib.source != *src && *module_v != lib.value => {
             f = f

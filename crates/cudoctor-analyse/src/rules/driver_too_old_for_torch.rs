@@ -1,7 +1,7 @@
 use cudoctor_kb::{CudaVersion, DriverSupport, DriverVersion};
 
 use crate::context::TorchEnv;
-use crate::{Confidence, Context, Finding, Layer, Rule, Severity};
+use crate::{Confidence, Context, Finding, Layer, Rule, Severity, Subject};
 
 pub static RULE: Rule = Rule {
     code: "DRV004",
@@ -98,15 +98,14 @@ fn judge(
                     least.branch()
                 ));
             }
-            if let Some(pick) = ctx.fitting_torch(driver, t.torch.public_version()) {
+            if let Some(r) = ctx.torch_remedy(t) {
                 f = f
-                    .prose("or install a torch build this driver runs:")
-                    .shell(format!(
-                        "{}/bin/python -m pip install {}",
-                        t.env.prefix,
-                        pick.pip_args(t.env)
-                    ));
+                    .prose("or keep the driver and install a torch build it runs:")
+                    .steps(r.steps);
             }
+            f = f.about(Subject::TorchBuild {
+                env: t.env.prefix.clone(),
+            });
             Some(f)
         }
         DriverSupport::Unknown => {

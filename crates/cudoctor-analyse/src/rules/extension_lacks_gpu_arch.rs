@@ -47,7 +47,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
         v.dedup();
         v
     };
-    let mut out = Vec::new();
+    let mut out: Vec<Finding> = Vec::new();
+    // One finding per package and compute capability: its libraries come from one build.
+    let mut keys: Vec<(String, cudoctor_kb::ComputeCapability)> = Vec::new();
     for lib in &images.libraries {
         // torch's own libraries are KRN001's; libraries without device code are not extensions.
         if lib.error.is_some()
@@ -111,9 +113,31 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     list(&lib.ptx)
                 ))
                 .cause(cause);
-            if let Some(fix) = rebuild_fix(ctx, lib, &all_ccs) {
+            let key = (lib.package.clone().unwrap_or_else(|| lib.path.clone()), cc);
+            if let Some(k) = keys.iter().position(|k| *k == key) {
+                let first = &mut out[k];
+                first.evidence.extend(f.evidence.into_iter().skip(1));
+                first.severity = first.severity.min(f.severity);
+                continue;
+            }
+            if let Some(s) = ctx.package_subject(&lib.path) {
+                f = f.about(s);
+            } else if let (Some(env), Some(p)) = (ctx.env_of_path(&lib.path), &lib.package) {
+                f = f.about(crate::Subject::Package {
+                    env: env.prefix.clone(),
+                    name: p.clone(),
+                });
+            }
+            if package.starts_with("nvidia-") {
+                // NVIDIA's prebuilt libraries come with torch's CUDA; nobody rebuilds them.
+                f = f.prose(format!(
+                    "{package} is NVIDIA's prebuilt library of torch's CUDA: a torch CUDA variant whose libraries support {} brings a build that does (cudoctor plan names one)",
+                    cc.sm()
+                ));
+            } else if let Some(fix) = rebuild_fix(ctx, lib, &all_ccs) {
                 f = f.steps([fix]);
             }
+            keys.push(key);
             out.push(f);
         }
     }

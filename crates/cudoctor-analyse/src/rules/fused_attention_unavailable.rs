@@ -75,6 +75,7 @@ fn judge(p: ProbeView) -> Option<Finding> {
         .severity(Severity::Info)
         .cause("Some fused backends refuse this GPU or build; the default dispatch uses the ones that work.")
     };
+    f = f.about(p.subject());
     f = f.evidence(format!(
         "inputs: {} batch {}, {} heads of {}, causal",
         sdpa.dtype, sdpa.batch, sdpa.heads, sdpa.head_dim

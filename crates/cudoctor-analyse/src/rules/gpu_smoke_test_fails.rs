@@ -36,6 +36,7 @@ fn judge(p: ProbeView) -> Vec<Finding> {
             if let Some(e) = &d.error {
                 return Some(
                     Finding::new(&RULE, format!("{label} fails in torch in {}", p.label()))
+                        .about(p.subject())
                         .evidence(e.clone())
                         .cause("torch could not initialise this GPU or run a small matmul on it.")
                         .shell("sudo dmesg | grep -i xid")
@@ -44,6 +45,7 @@ fn judge(p: ProbeView) -> Vec<Finding> {
             }
             (d.matmul_ok == Some(false)).then(|| {
                 Finding::new(&RULE, format!("{label} computes a wrong matmul in {}", p.label()))
+                    .about(p.subject())
                     .evidence("ones(1024,1024) @ ones(1024,1024) did not give 1024 everywhere")
                     .cause("The GPU returned wrong numbers for the simplest matmul: faulty memory or a broken GPU.")
                     .shell("nvidia-smi -q -d ECC,PAGE_RETIREMENT")

@@ -1,6 +1,6 @@
 use cudoctor_ldso::{cuda_library, CudaFamily};
 
-use crate::context::{pip_package_for_cuda, torch_index_url};
+use crate::context::{pip_package_for_cuda, pip_rebuild, torch_index_url};
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -50,6 +50,18 @@ fn check(ctx: &Context) -> Vec<Finding> {
             if let Some(e) = &n.error {
                 f = f.evidence(format!("ld.so would stop with: {e}"));
             }
+            f = f.about(crate::Subject::MissingLibrary {
+                env: env.to_string(),
+                soname: n.name.clone(),
+            });
+            let owner = ctx.package_subject(&o.path);
+            let owner_name = match &owner {
+                Some(crate::Subject::Package { name, .. }) if name != "torch" => Some(name.clone()),
+                _ => None,
+            };
+            if let Some(s) = owner {
+                f = f.about(s);
+            }
             match lib.as_ref().map(|l| l.family) {
                 Some(CudaFamily::CudaDriver | CudaFamily::NvidiaMl) => {
                     f = f
@@ -74,10 +86,28 @@ fn check(ctx: &Context) -> Vec<Finding> {
                                     | CudaFamily::NvJitLink
                             )
                         });
-                    let cuda_major = torch
-                        .and_then(|t| t.cuda())
-                        .map(|c| c.major)
-                        .or(soname_major);
+                    let torch_major = torch.and_then(|t| t.cuda()).map(|c| c.major);
+                    // An extension that links another CUDA major than torch's was built for
+                    // another CUDA: no wheel of torch's major provides its file; it needs a build
+                    // for torch's CUDA.
+                    if let (Some(pkg), Some(m), Some(t)) = (&owner_name, soname_major, torch_major)
+                    {
+                        if m != t {
+                            f = f
+                                .evidence(format!("torch in {env} is built for CUDA {t}"))
+                                .cause(format!(
+                                    "{pkg} was built for CUDA {m} (it links {}), but torch here is a CUDA {t} build: its import fails with \"{}: cannot open shared object file\". Installing CUDA {m} libraries beside torch's would put two CUDA runtimes in one process.",
+                                    n.name, n.name
+                                ))
+                                .shell(format!(
+                                    "{}   # rebuilds {pkg} against torch's CUDA {t}",
+                                    pip_rebuild(&format!("{env}/bin/python"), pkg)
+                                ));
+                            out.push(f);
+                            continue;
+                        }
+                    }
+                    let cuda_major = torch_major.or(soname_major);
                     f = f.cause(format!(
                         "The import fails with \"{}: cannot open shared object file\". torch wheels take this library from an nvidia-* wheel; it was removed, or is of another CUDA major than this build needs.",
                         n.name

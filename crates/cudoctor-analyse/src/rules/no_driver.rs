@@ -34,7 +34,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .iter()
         .map(|a| a.to_string())
         .collect();
-    let mut f = Finding::new(&RULE, "No NVIDIA driver is loaded");
+    let mut f = Finding::new(&RULE, "No NVIDIA driver is loaded").about(crate::Subject::Driver);
     for t in tried {
         f = f.evidence(t);
     }

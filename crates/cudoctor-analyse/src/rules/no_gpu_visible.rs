@@ -26,6 +26,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
         return Vec::new();
     }
     let mut f = Finding::new(&RULE, "The NVIDIA driver is loaded but no GPU is visible")
+        .about(crate::Subject::Driver)
         .evidence(ctx.driver_evidence())
         .cause("The driver answered but listed no GPU: the device is missing, failed, excluded, or hidden from this container.")
         .shell("nvidia-smi")

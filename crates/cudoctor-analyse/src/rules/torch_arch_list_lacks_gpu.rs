@@ -3,7 +3,7 @@ use cudoctor_kb::ComputeCapability;
 use cudoctor_snapshot::LibraryImages;
 
 use crate::context::{library_verdict, GpuView, TorchEnv};
-use crate::{Confidence, Context, Finding, Layer, Rule, Severity};
+use crate::{Confidence, Context, Finding, Layer, Rule, Severity, Subject};
 
 pub static RULE: Rule = Rule {
     code: "KRN001",
@@ -118,7 +118,8 @@ fn judge(ctx: &Context, t: TorchEnv, g: &GpuView) -> Option<Finding> {
             ));
         }
     }
-    Some(with_variant_fix(ctx, t, cc, f))
+    let seen = confidence == Confidence::Certain;
+    Some(with_variant_fix(ctx, t, cc, f, seen))
 }
 
 /// The images a TORCH_CUDA_ARCH_LIST such as ["8.0", "9.0+PTX"] produces.
@@ -131,33 +132,25 @@ fn arch_list_images(list: &[String]) -> LibraryImages {
     }
 }
 
-/// Adds the newest variant (same release first) that covers `cc` and that the driver runs.
-fn with_variant_fix(ctx: &Context, t: TorchEnv, cc: ComputeCapability, f: Finding) -> Finding {
-    let driver = ctx.driver_version();
-    let runs = |c| {
-        driver
-            .as_ref()
-            .is_none_or(|d| ctx.kb.driver_support(d, c).runs() != Some(false))
+/// Adds the chooser's command set: the installed release in a variant that covers every GPU
+/// and that the driver runs (else the newest such release), with the paired companions.
+fn with_variant_fix(
+    ctx: &Context,
+    t: TorchEnv,
+    cc: ComputeCapability,
+    f: Finding,
+    seen: bool,
+) -> Finding {
+    let f = f.about(Subject::TorchBuild {
+        env: t.env.prefix.clone(),
+    });
+    let remedy = if seen {
+        ctx.torch_remedy_away(t)
+    } else {
+        ctx.torch_remedy(t)
     };
-    let mut best = None;
-    'releases: for release in ctx.kb.torch_releases().iter().rev() {
-        for v in release.variants.iter().rev() {
-            if v.covers(cc) == Some(true) && runs(v.cuda) {
-                let same = release.version == t.torch.public_version();
-                if best.is_none() || same {
-                    best = Some((release.version.clone(), v.tag.clone()));
-                }
-                if same {
-                    break 'releases;
-                }
-            }
-        }
-    }
-    match best {
-        Some((version, tag)) => f.shell(format!(
-            "{}/bin/python -m pip install --force-reinstall torch=={version} --index-url https://download.pytorch.org/whl/{tag}",
-            t.env.prefix
-        )),
+    match remedy {
+        Some(r) => f.steps(r.steps),
         None => f.prose(format!(
             "No known torch build covers {} on this driver: build torch from source with TORCH_CUDA_ARCH_LIST={cc}",
             cc.sm()

@@ -77,6 +77,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     .cause("The child exited without a complete report; something in the environment replaced or closed its output.")
                     .shell("cudoctor check --deep --format json > cudoctor-report.json   # attach it to a bug report"),
             };
+            f = f.about(crate::Subject::Runtime {
+                env: place.to_string(),
+            });
             if let Some(tail) = &run.stderr_tail {
                 f = f.evidence(format!("stderr ends: {}", first_line(tail.lines().last().unwrap_or(""))));
             }

@@ -64,6 +64,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
             let mut f = Finding::new(&RULE, format!("{package} needs {} symbol(s) nothing provides", o.unresolved_symbols.len()))
                 .evidence(format!("{}: undefined {}{}", o.path, shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "), if o.unresolved_symbols.len() > 5 { ", ..." } else { "" }))
                 .evidence(format!("torch {} in {env}", torch_version(env)));
+            if let Some(s) = ctx.package_subject(&o.path) {
+                f = f.about(s);
+            }
             f = if torch_abi > 0 {
                 f.cause(format!("{torch_abi} of them are torch's own C++ symbols: {package} was built against another torch release, and importing it fails with \"undefined symbol: {}\".", shown[0]))
             } else {

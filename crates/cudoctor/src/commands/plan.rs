@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use cudoctor_collect::Options;
 use cudoctor_kb::{CudaVersion, DriverVersion};
 use cudoctor_plan::{
-    BuildInput, CurrentEnv, InstalledToolkit, Installer, Plan, PlanInput, ReverseAnswer,
+    BuildInput, CurrentEnv, InstalledToolkit, Installer, Plan, PlanInput, ReverseAnswer, TargetEnv,
 };
 use cudoctor_snapshot::Snapshot;
 
@@ -109,7 +109,16 @@ fn input(
             torchvision: e.package("torchvision").map(|p| p.version.clone()),
             torchaudio: e.package("torchaudio").map(|p| p.version.clone()),
             torch_cuda: t.cuda.as_deref().and_then(|c| c.parse().ok()),
+            fails_here: false,
         })
+    });
+    // What-if planning (--gpu, --driver) asks about another machine: no remedy for this env.
+    let what_if = !args.gpu.is_empty() || args.driver.is_some();
+    let target = env.filter(|_| !what_if).map(|e| TargetEnv {
+        prefix: e.prefix.clone(),
+        python: cudoctor_analyse::context::env_python(e),
+        installer: e.installer.as_ref().map(|i| i.kind).unwrap_or_default(),
+        conda_pytorch: e.conda_packages.iter().any(|p| p.name == "pytorch"),
     });
     let build = snap.map(|s| BuildInput {
         memory_gib: s.host.memory_total_mib.map(|m| m as f64 / 1024.0),
@@ -133,9 +142,10 @@ fn input(
         python,
         torch: args.torch.clone(),
         cuda,
-        installer: Installer::from_str(&args.installer)?,
+        installer: cudoctor_plan::parse_installer(&args.installer)?,
         current,
         build,
+        target,
     })
 }
 

@@ -284,6 +284,7 @@ impl FakeMachine {
         let r = self.run(&["check", "--format", "json"]);
         let v = serde_json::from_str(&r.stdout)
             .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", r.stdout, r.stderr));
+        check_fixes(&v);
         (v, r.code)
     }
 
@@ -455,4 +456,98 @@ pub fn cuda_library(
         "objcopy failed for {machine_path}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Every fix of a JSON report is typed: each shell step parses as POSIX shell (`sh -n`), and
+/// every `torch`/`torchvision`/`torchaudio` pin names a release the knowledge base has (with
+/// the variant of the index it is installed from). A consequence (`caused_by`) has no fix.
+/// Called on every `check --format json` of the end-to-end suite.
+pub fn check_fixes(v: &serde_json::Value) {
+    for f in v["findings"].as_array().into_iter().flatten() {
+        let steps = f["fix"].as_array().expect("fix is a list");
+        if f.get("caused_by").is_some_and(|c| !c.is_null()) {
+            assert!(steps.is_empty(), "a consequence carries a fix: {f:#}");
+        }
+        for step in steps {
+            let obj = step.as_object().expect("a fix step is an object");
+            assert_eq!(obj.len(), 1, "{step}");
+            if let Some(prose) = step["prose"].as_str() {
+                assert!(!prose.is_empty());
+                continue;
+            }
+            let cmd = step["shell"]
+                .as_str()
+                .unwrap_or_else(|| panic!("a step is shell or prose: {step}"));
+            shell_parses(cmd);
+            pins_exist(cmd);
+        }
+    }
+}
+
+/// `sh -n`: the command is read, not run.
+pub fn shell_parses(cmd: &str) {
+    use std::io::Write;
+    let mut child = Command::new("sh")
+        .arg("-n")
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("sh");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(cmd.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("sh -n");
+    assert!(
+        out.status.success(),
+        "fix is not valid shell: {cmd}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Each `torch==V[+tag]`, `torchvision==V[+tag]`, `torchaudio==V[+tag]` names a release of the
+/// knowledge base, and torch's `+tag` (or the index's) a variant of it.
+pub fn pins_exist(cmd: &str) {
+    let kb = cudoctor_kb::Kb::embedded();
+    let words: Vec<&str> = cmd.split_whitespace().collect();
+    let index_tag = words
+        .iter()
+        .position(|w| *w == "--index-url")
+        .and_then(|i| words.get(i + 1))
+        .and_then(|u| u.strip_prefix("https://download.pytorch.org/whl/"));
+    for w in &words {
+        let Some((name, version)) = w.split_once("==") else {
+            continue;
+        };
+        let (public, tag) = match version.split_once('+') {
+            Some((p, t)) => (p, Some(t)),
+            None => (version, None),
+        };
+        let releases = kb.torch_releases();
+        match name {
+            "torch" => {
+                let r = kb
+                    .torch(public)
+                    .unwrap_or_else(|| panic!("torch {public} is no release: {cmd}"));
+                if let Some(t) = tag.or(index_tag) {
+                    assert!(r.variant(t).is_some(), "torch {public} has no {t}: {cmd}");
+                }
+            }
+            "torchvision" => assert!(
+                releases
+                    .iter()
+                    .any(|r| r.torchvision.as_deref() == Some(public)),
+                "torchvision {public} is paired with no torch: {cmd}"
+            ),
+            "torchaudio" => assert!(
+                releases
+                    .iter()
+                    .any(|r| r.torchaudio.as_deref() == Some(public)),
+                "torchaudio {public} is paired with no torch: {cmd}"
+            ),
+            _ => {}
+        }
+    }
 }

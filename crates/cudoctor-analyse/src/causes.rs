@@ -1,0 +1,325 @@
+//! The cause graph: a pass over the findings of one report that links each finding following
+//! from another to it (`caused_by`) and takes its fix away, so that one cause has one finding
+//! with one remedy. Links are made by the typed subjects rules attach ([`Subject`]), never by
+//! the words of a finding.
+
+use crate::finding::{Finding, Severity, Subject};
+
+/// The findings whose remedy is the build chooser's torch command set for one environment, in
+/// the order the root is picked: the one whose remedy covers the others comes first (a CPU
+/// build, a runtime the driver refuses, kernels missing for a GPU, then a companion mismatch;
+/// the chooser's command pairs every companion, so it repairs the mismatch too).
+const TORCH_BUILD_ORDER: &[&str] = &["FW001", "DRV004", "KRN001", "FW002"];
+
+/// Findings about one package, in root order: a missing library or undefined symbols say the
+/// package was built for another torch or CUDA; its kernel images and the runtime failures of
+/// its import follow from the same build.
+const PACKAGE_ORDER: &[&str] = &["LIB001", "LIB004", "LIB002", "KRN002", "ACC007"];
+
+/// Runtime findings (`--deep`) that the static layers explain.
+const RUNTIME_CODES: &[&str] = &["ACC001", "ACC002", "ACC004", "ACC005", "ACC006"];
+
+/// Driver-level findings that explain a runtime without CUDA.
+const DRIVER_CODES: &[&str] = &["DRV001", "DRV002", "DRV003", "PLT001", "PLT003", "MGPU003"];
+
+const COMPANIONS: &[&str] = &["torchvision", "torchaudio"];
+
+fn rank(order: &[&str], code: &str) -> usize {
+    order.iter().position(|c| *c == code).unwrap_or(order.len())
+}
+
+fn torch_build_env(f: &Finding) -> Option<&str> {
+    f.about.iter().find_map(|s| match s {
+        Subject::TorchBuild { env } => Some(env.as_str()),
+        _ => None,
+    })
+}
+
+fn packages(f: &Finding) -> impl Iterator<Item = (&str, &str)> {
+    f.about.iter().filter_map(|s| match s {
+        Subject::Package { env, name } => Some((env.as_str(), name.as_str())),
+        _ => None,
+    })
+}
+
+fn runtime_env(f: &Finding) -> Option<&str> {
+    f.about.iter().find_map(|s| match s {
+        Subject::Runtime { env } => Some(env.as_str()),
+        _ => None,
+    })
+}
+
+fn missing(f: &Finding) -> Option<(&str, &str)> {
+    f.about.iter().find_map(|s| match s {
+        Subject::MissingLibrary { env, soname } => Some((env.as_str(), soname.as_str())),
+        _ => None,
+    })
+}
+
+fn is_problem(f: &Finding) -> bool {
+    f.severity != Severity::Info
+}
+
+/// Links `consequence` to `cause` and takes its fix away.
+fn link(findings: &mut [Finding], consequence: usize, cause: usize) {
+    if consequence == cause || findings[consequence].caused_by.is_some() {
+        return;
+    }
+    let (code, id) = (findings[cause].code.clone(), findings[cause].id.clone());
+    let f = &mut findings[consequence];
+    f.caused_by = Some(code);
+    f.caused_by_id = Some(id);
+    f.fix.clear();
+}
+
+/// The root of a chain: follows `caused_by_id` up (ids are unique in a report).
+fn root_of(findings: &[Finding], mut i: usize) -> usize {
+    for _ in 0..findings.len() {
+        let Some(up) = findings[i].caused_by_id.as_deref() else {
+            break;
+        };
+        match findings.iter().position(|f| f.id == up) {
+            Some(j) => i = j,
+            None => break,
+        }
+    }
+    i
+}
+
+/// Links the findings of one report. Expects ids to be given already.
+pub fn link_causes(findings: &mut [Finding]) {
+    let n = findings.len();
+    // 1. One torch build per environment: one root among the findings its chooser repairs.
+    let mut torch_roots: Vec<(String, usize)> = Vec::new();
+    let envs: Vec<String> = {
+        let mut v: Vec<String> = findings
+            .iter()
+            .filter(|f| is_problem(f))
+            .filter_map(|f| torch_build_env(f).map(str::to_string))
+            .collect();
+        v.dedup();
+        v.sort();
+        v.dedup();
+        v
+    };
+    for env in &envs {
+        let members: Vec<usize> = (0..n)
+            .filter(|&i| {
+                is_problem(&findings[i])
+                    && torch_build_env(&findings[i]) == Some(env.as_str())
+                    && rank(TORCH_BUILD_ORDER, &findings[i].code) < TORCH_BUILD_ORDER.len()
+            })
+            .collect();
+        let Some(&root) = members
+            .iter()
+            .min_by_key(|&&i| (rank(TORCH_BUILD_ORDER, &findings[i].code), i))
+        else {
+            continue;
+        };
+        for &m in &members {
+            link(findings, m, root);
+        }
+        torch_roots.push((env.clone(), root));
+    }
+    let torch_root = |env: &str| torch_roots.iter().find(|(e, _)| e == env).map(|(_, r)| *r);
+
+    // 2. A companion's own findings follow from its torch build's root when that build's
+    // findings name the companion (FW002), or when torch itself lacks the GPU's kernels (KRN001)
+    // and the companion's kernels are missing the same way: the paired reinstall repairs both.
+    for i in 0..n {
+        if findings[i].caused_by.is_some() || torch_build_env(&findings[i]).is_some() {
+            continue;
+        }
+        let hit = packages(&findings[i])
+            .filter(|(_, name)| COMPANIONS.contains(name) || name.starts_with("nvidia-"))
+            .find_map(|(env, name)| {
+                let root = torch_root(env)?;
+                let named = (0..n).any(|j| {
+                    torch_build_env(&findings[j]) == Some(env)
+                        && packages(&findings[j]).any(|(_, p)| p == name)
+                });
+                let kernels = findings[i].code == "KRN002"
+                    && (0..n).any(|j| {
+                        findings[j].code == "KRN001" && torch_build_env(&findings[j]) == Some(env)
+                    });
+                (named || kernels).then_some(root)
+            });
+        if let Some(root) = hit {
+            link(findings, i, root);
+        }
+    }
+
+    // 3. One missing file needed by several libraries is one cause.
+    for i in 0..n {
+        let Some(key) = missing(&findings[i]) else {
+            continue;
+        };
+        if findings[i].caused_by.is_some() {
+            continue;
+        }
+        let key = (key.0.to_string(), key.1.to_string());
+        for j in (i + 1)..n {
+            if missing(&findings[j]) == Some((key.0.as_str(), key.1.as_str())) {
+                link(findings, j, i);
+            }
+        }
+    }
+
+    // 4. One package built for another torch or CUDA: one root among its findings.
+    let keys: Vec<(String, String)> = {
+        let mut v: Vec<(String, String)> = findings
+            .iter()
+            .filter(|f| is_problem(f) && f.caused_by.is_none())
+            .filter(|f| rank(PACKAGE_ORDER, &f.code) < PACKAGE_ORDER.len())
+            .flat_map(|f| packages(f).map(|(e, p)| (e.to_string(), p.to_string())))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    for (env, pkg) in &keys {
+        let members: Vec<usize> = (0..n)
+            .filter(|&i| {
+                is_problem(&findings[i])
+                    && findings[i].caused_by.is_none()
+                    && rank(PACKAGE_ORDER, &findings[i].code) < PACKAGE_ORDER.len()
+                    && packages(&findings[i]).any(|(e, p)| e == env && p == pkg)
+            })
+            .collect();
+        if let Some(&root) = members
+            .iter()
+            .min_by_key(|&&i| (rank(PACKAGE_ORDER, &findings[i].code), i))
+        {
+            for &m in &members {
+                link(findings, m, root);
+            }
+        }
+    }
+
+    // 5. The runtime (`--deep`) of an environment fails the way the static layers said it would:
+    // no driver or GPU, a torch build this machine cannot run, a library that cannot load.
+    for i in 0..n {
+        if findings[i].caused_by.is_some() || !RUNTIME_CODES.contains(&findings[i].code.as_str()) {
+            continue;
+        }
+        let Some(env) = runtime_env(&findings[i]).map(str::to_string) else {
+            continue;
+        };
+        let driver_root = (0..n).find(|&j| {
+            findings[j].severity == Severity::Error
+                && findings[j].caused_by.is_none()
+                && DRIVER_CODES.contains(&findings[j].code.as_str())
+        });
+        let build_root = torch_root(&env).filter(|&r| findings[r].severity == Severity::Error);
+        let library_root = (0..n).find(|&j| {
+            findings[j].severity == Severity::Error
+                && findings[j].caused_by.is_none()
+                && matches!(findings[j].code.as_str(), "LIB001" | "LIB004" | "LIB002")
+                && packages(&findings[j]).any(|(e, p)| e == env && p == "torch")
+        });
+        let code = findings[i].code.as_str();
+        let cause = match code {
+            // Attention backends: only a build that cannot run explains them.
+            "ACC001" | "ACC002" => build_root,
+            _ => driver_root.or(build_root).or(library_root),
+        };
+        if let Some(c) = cause {
+            let c = root_of(findings, c);
+            link(findings, i, c);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::{FixStep, Layer};
+
+    fn f(code: &str, about: Vec<Subject>) -> Finding {
+        Finding {
+            code: code.into(),
+            id: String::new(),
+            layer: Layer::Framework,
+            severity: Severity::Error,
+            title: code.into(),
+            evidence: vec![],
+            cause: String::new(),
+            fix: vec![FixStep::Shell(format!("fix {code}"))],
+            confidence: Default::default(),
+            caused_by: None,
+            caused_by_id: None,
+            about,
+        }
+    }
+
+    fn pkg(name: &str) -> Subject {
+        Subject::Package {
+            env: "/v".into(),
+            name: name.into(),
+        }
+    }
+
+    fn build() -> Subject {
+        Subject::TorchBuild { env: "/v".into() }
+    }
+
+    fn linked(mut v: Vec<Finding>) -> Vec<Finding> {
+        for (i, x) in v.iter_mut().enumerate() {
+            x.id = format!("{}-{i}", x.code);
+        }
+        link_causes(&mut v);
+        v
+    }
+
+    #[test]
+    fn a_wrong_companion_is_the_root_of_its_library_findings() {
+        let v = linked(vec![
+            f("FW002", vec![build(), pkg("torchvision")]),
+            f("LIB001", vec![pkg("torchvision")]),
+            f("LIB004", vec![pkg("torchvision")]),
+            f("LIB004", vec![pkg("flash-attn")]),
+        ]);
+        assert_eq!(v[0].caused_by, None);
+        assert_eq!(v[1].caused_by.as_deref(), Some("FW002"));
+        assert_eq!(v[2].caused_by_id.as_deref(), Some("FW002-0"));
+        assert!(v[1].fix.is_empty() && v[2].fix.is_empty());
+        // Another package's problem is its own root.
+        assert_eq!(v[3].caused_by, None);
+        assert!(!v[3].fix.is_empty());
+    }
+
+    #[test]
+    fn one_build_choice_repairs_kernels_and_companions() {
+        let v = linked(vec![
+            f("FW002", vec![build(), pkg("torchvision")]),
+            f("KRN001", vec![build()]),
+            f("KRN002", vec![pkg("torchvision")]),
+        ]);
+        assert_eq!(v[1].caused_by, None);
+        assert_eq!(v[0].caused_by.as_deref(), Some("KRN001"));
+        assert_eq!(v[2].caused_by.as_deref(), Some("KRN001"));
+    }
+
+    #[test]
+    fn runtime_failures_follow_the_driver() {
+        let mut drv = f("DRV001", vec![Subject::Driver]);
+        drv.layer = Layer::Driver;
+        let v = linked(vec![
+            drv,
+            f("ACC004", vec![Subject::Runtime { env: "/v".into() }]),
+        ]);
+        assert_eq!(v[1].caused_by.as_deref(), Some("DRV001"));
+    }
+
+    #[test]
+    fn an_extensions_findings_fold_into_one() {
+        let v = linked(vec![
+            f("KRN002", vec![pkg("flash-attn")]),
+            f("LIB004", vec![pkg("flash-attn")]),
+            f("ACC007", vec![pkg("flash-attn")]),
+        ]);
+        assert_eq!(v[1].caused_by, None);
+        assert_eq!(v[0].caused_by.as_deref(), Some("LIB004"));
+        assert_eq!(v[2].caused_by.as_deref(), Some("LIB004"));
+    }
+}

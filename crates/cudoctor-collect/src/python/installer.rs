@@ -1,0 +1,133 @@
+//! Which tool installs packages into an environment, read from its files: a uv-made venv says
+//! so in pyvenv.cfg (`uv = 0.9.5`) and has no pip; a conda env has `conda-meta/`; a
+//! distribution's `INSTALLER` file names the tool that installed it. Fixes are written for it.
+
+use cudoctor_snapshot::{EnvInstaller, Installer, PythonEnv};
+
+use crate::host::Host;
+
+/// The installer of `env`, whose site-packages are already known.
+pub fn detect(host: &Host, env: &PythonEnv) -> EnvInstaller {
+    let has_pip = env.site_packages.iter().any(|sp| {
+        host.is_dir(&format!("{sp}/pip"))
+            || host
+                .list_dir(sp)
+                .iter()
+                .any(|e| e.starts_with("pip-") && e.ends_with(".dist-info"))
+    });
+    if host.is_dir(&format!("{}/conda-meta", env.prefix)) {
+        return EnvInstaller {
+            kind: Installer::Conda,
+            evidence: format!("{}/conda-meta exists (a conda environment)", env.prefix),
+            has_pip,
+        };
+    }
+    let cfg = host.read_text(&format!("{}/pyvenv.cfg", env.prefix)).ok();
+    if let Some(uv) = cfg.as_deref().and_then(|c| super::cfg_value(c, "uv")) {
+        return EnvInstaller {
+            kind: if has_pip {
+                Installer::Pip
+            } else {
+                Installer::Uv
+            },
+            evidence: format!(
+                "{}/pyvenv.cfg: uv = {uv}{}",
+                env.prefix,
+                if has_pip {
+                    ", but pip is installed in it"
+                } else {
+                    " (made by uv, no pip inside)"
+                }
+            ),
+            has_pip,
+        };
+    }
+    // torch's INSTALLER file: the tool that put the packages that matter here.
+    let torch_installer = env.site_packages.iter().find_map(|sp| {
+        host.list_dir(sp)
+            .into_iter()
+            .filter(|e| e.starts_with("torch-") && e.ends_with(".dist-info"))
+            .find_map(|d| host.read_text(&format!("{sp}/{d}/INSTALLER")).ok())
+            .map(|t| (sp.clone(), t.trim().to_string()))
+    });
+    match torch_installer {
+        Some((sp, tool)) if tool == "uv" && !has_pip => EnvInstaller {
+            kind: Installer::Uv,
+            evidence: format!(
+                "{sp}/torch-*.dist-info/INSTALLER: uv, and no pip in the environment"
+            ),
+            has_pip,
+        },
+        _ => EnvInstaller {
+            kind: Installer::Pip,
+            evidence: if has_pip {
+                "pip is installed in the environment".to_string()
+            } else {
+                "no uv or conda marker (pip assumed; it is not installed in the environment)"
+                    .to_string()
+            },
+            has_pip,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    fn env_at(root: &std::path::Path, files: &[(&str, &str)]) -> (Host, PythonEnv) {
+        for (p, text) in files {
+            let real = root.join(p.trim_start_matches('/'));
+            std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+            std::fs::write(real, text).unwrap();
+        }
+        let host = Host::rooted(root.to_path_buf(), BTreeMap::new(), Duration::from_secs(1));
+        let env = PythonEnv {
+            prefix: "/e".into(),
+            site_packages: vec!["/e/lib/python3.12/site-packages".into()],
+            ..Default::default()
+        };
+        (host, env)
+    }
+
+    const SP: &str = "/e/lib/python3.12/site-packages";
+
+    #[test]
+    fn a_uv_made_venv_without_pip_is_uv() {
+        let d = tempfile::tempdir().unwrap();
+        let torch_installer = format!("{SP}/torch-2.11.0.dist-info/INSTALLER");
+        let (host, env) = env_at(
+            d.path(),
+            &[
+                (
+                    "/e/pyvenv.cfg",
+                    "home = /usr/bin\nuv = 0.9.5\nversion_info = 3.12.3\n",
+                ),
+                (&torch_installer, "uv\n"),
+            ],
+        );
+        let got = detect(&host, &env);
+        assert_eq!(got.kind, Installer::Uv);
+        assert!(!got.has_pip);
+        assert!(got.evidence.contains("uv = 0.9.5"), "{}", got.evidence);
+    }
+
+    #[test]
+    fn pip_venvs_conda_envs_and_uv_venvs_with_pip() {
+        let d = tempfile::tempdir().unwrap();
+        let pip = format!("{SP}/pip-25.0.dist-info/METADATA");
+        let (host, env) = env_at(
+            d.path(),
+            &[("/e/pyvenv.cfg", "home = /usr/bin\n"), (&pip, "")],
+        );
+        assert_eq!(detect(&host, &env).kind, Installer::Pip);
+        let d = tempfile::tempdir().unwrap();
+        let (host, env) = env_at(d.path(), &[("/e/pyvenv.cfg", "uv = 0.9.5\n"), (&pip, "")]);
+        assert_eq!(detect(&host, &env).kind, Installer::Pip);
+        let d = tempfile::tempdir().unwrap();
+        let (host, env) = env_at(d.path(), &[("/e/conda-meta/history", "")]);
+        assert_eq!(detect(&host, &env).kind, Installer::Conda);
+    }
+}

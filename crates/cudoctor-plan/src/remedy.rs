@@ -1,0 +1,339 @@
+//! The repair of one environment: the torch build to move to (keeping the installed release
+//! when one of its variants fits), with torchvision/torchaudio paired to it, as one command set
+//! in the environment's own installer. `check`'s fixes and `plan` both come from here.
+
+use serde::Serialize;
+
+use cudoctor_kb::{Kb, TorchRelease, TorchVariant, TorchVersion};
+
+use crate::commands::PYTORCH_INDEX;
+use crate::fit::Fit;
+use crate::fix::{quote, FixStep};
+use crate::model::{Installer, PlanInput, TargetEnv};
+use crate::{resolve_gpus, PlanError};
+
+/// The build an environment should move to, and the commands that get it there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Remedy {
+    /// The torch release ("2.11.0") and its variant ("cu126").
+    pub torch: String,
+    pub variant: String,
+    /// The companions the commands install (only those the environment has).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub torchvision: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub torchaudio: Option<String>,
+    /// True when the installed torch stays and only its companions change.
+    pub keeps_torch: bool,
+    pub steps: Vec<FixStep>,
+}
+
+/// How a companion pairs with torch: by release series. torchvision 0.26.x is made for torch
+/// 2.11.x; a torchaudio release names its torch by major.minor (2.11.1 requires torch>=2.11), so
+/// its patch releases pair with that series only. A generic (py3-none) torchaudio that merely
+/// requires `torch>=X` pairs with no later series: the knowledge base records no torchaudio for
+/// those releases, and the remedy uninstalls it rather than keep a companion nobody built for them.
+fn same_series(a: &str, b: &str) -> bool {
+    let series = |v: &str| {
+        let v: TorchVersion = v.parse().ok()?;
+        Some((*v.parts.first()?, *v.parts.get(1)?))
+    };
+    matches!((series(a), series(b)), (Some(x), Some(y)) if x == y)
+}
+
+fn label(version: &str) -> Option<&str> {
+    version.split_once('+').map(|(_, l)| l)
+}
+
+/// The remedy for `input.current` in `input.target` on this machine, or None when the installed
+/// build already fits and its companions pair (nothing to repair) or no torch is installed.
+pub fn remedy(kb: &Kb, input: &PlanInput) -> Result<Option<Remedy>, PlanError> {
+    let (Some(cur), Some(target)) = (&input.current, &input.target) else {
+        return Ok(None);
+    };
+    let Some(torch_text) = &cur.torch else {
+        return Ok(None);
+    };
+    let Ok(installed) = torch_text.parse::<TorchVersion>() else {
+        return Ok(None);
+    };
+    let gpus = resolve_gpus(kb, &input.gpus)?;
+    let driver = input.driver.as_ref();
+    let tag = crate::current::build_tag(&installed, cur.torch_cuda);
+    let release = kb.torch(&installed.public());
+    let machine_has_gpu = !gpus.is_empty() || driver.is_some();
+    let fits_now = !cur.fails_here
+        && match (release, tag.as_deref()) {
+            // Every release has a CPU build; it fits a machine without NVIDIA driver or GPU.
+            (Some(_), Some("cpu")) => !machine_has_gpu,
+            (Some(r), Some(t)) => r.variant(t).is_some_and(|v| {
+                (t != "cpu" || !machine_has_gpu)
+                    && Fit::new(kb, r, v, driver, &gpus)
+                        .rejection(driver)
+                        .is_none()
+            }),
+            _ => false,
+        };
+    if fits_now && tag.as_deref() == Some("cpu") {
+        // Companions of a CPU build on a CPU machine: FW002 judges them; no build changes.
+        return Ok(None);
+    }
+    let choice: Option<(&TorchRelease, &TorchVariant)> = if fits_now {
+        release
+            .zip(tag.as_deref())
+            .and_then(|(r, t)| Some((r, r.variant(t)?)))
+    } else {
+        // The installed release first (keep what works), then the newest that fits.
+        let mut order: Vec<&TorchRelease> = release.into_iter().collect();
+        order.extend(
+            kb.torch_releases()
+                .iter()
+                .rev()
+                .filter(|r| release.is_none_or(|x| !std::ptr::eq(*r, x))),
+        );
+        let mut found = crate::choose::search(kb, &order, input, driver, &gpus).chosen;
+        let same_build = |f: &Fit| {
+            Some(f.release.version.as_str()) == release.map(|r| r.version.as_str())
+                && Some(f.variant.tag.as_str()) == tag.as_deref()
+        };
+        if cur.fails_here && found.as_ref().is_some_and(same_build) {
+            // The tables call the installed build fitting but it was seen to fail: the next.
+            order.retain(|r| release.is_none_or(|x| !std::ptr::eq(*r, x)));
+            found = crate::choose::search(kb, &order, input, driver, &gpus).chosen;
+        }
+        found.map(|f| (f.release, f.variant))
+    };
+    let Some((r, v)) = choice else {
+        if fits_now {
+            return Ok(None);
+        }
+        return Ok(Some(Remedy {
+            torch: String::new(),
+            variant: String::new(),
+            torchvision: None,
+            torchaudio: None,
+            keeps_torch: false,
+            steps: vec![FixStep::Prose(
+                "No torch build in the knowledge base runs on this driver and these GPUs for this Python: see `cudoctor plan` for the driver upgrade that allows one".into(),
+            )],
+        }));
+    };
+    let keeps_torch = fits_now;
+    let companion_ok =
+        |installed: Option<&String>, paired: Option<&String>| match (installed, paired) {
+            (None, _) => true,
+            (Some(i), Some(p)) => {
+                same_series(i, p)
+                    && match (label(i), tag.as_deref()) {
+                        (Some(a), Some(b)) => a == b || !is_variant_label(a),
+                        _ => true,
+                    }
+            }
+            (Some(_), None) => true,
+        };
+    if keeps_torch
+        && companion_ok(cur.torchvision.as_ref(), r.torchvision.as_ref())
+        && companion_ok(cur.torchaudio.as_ref(), r.torchaudio.as_ref())
+    {
+        return Ok(None);
+    }
+    Ok(Some(build_remedy(
+        r,
+        v,
+        cur,
+        target,
+        keeps_torch,
+        torch_text,
+    )))
+}
+
+fn is_variant_label(l: &str) -> bool {
+    l == "cpu"
+        || l.strip_prefix("cu")
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        || l.starts_with("rocm")
+}
+
+fn build_remedy(
+    r: &TorchRelease,
+    v: &TorchVariant,
+    cur: &crate::model::CurrentEnv,
+    target: &TargetEnv,
+    keeps_torch: bool,
+    torch_text: &str,
+) -> Remedy {
+    let tag = v.tag.as_str();
+    // A pin with the variant's local label names exactly one wheel, so pip and uv replace an
+    // installed build of the same release but another variant instead of keeping it.
+    let pin = |name: &str, version: &str| format!("{name}=={version}+{tag}");
+    let mut pins = vec![if keeps_torch {
+        format!("torch=={torch_text}")
+    } else {
+        pin("torch", &r.version)
+    }];
+    let mut steps = Vec::new();
+    let mut torchvision = None;
+    let mut torchaudio = None;
+    if cur.torchvision.is_some() {
+        match &r.torchvision {
+            Some(tv) => {
+                pins.push(pin("torchvision", tv));
+                torchvision = Some(tv.clone());
+            }
+            None => steps.push(FixStep::Prose(format!(
+                "Which torchvision pairs with torch {} is not in the knowledge base: install it from the same index once known",
+                r.version
+            ))),
+        }
+    }
+    let mut uninstall_audio = None;
+    if cur.torchaudio.is_some() {
+        match &r.torchaudio {
+            Some(ta) => {
+                pins.push(pin("torchaudio", ta));
+                torchaudio = Some(ta.clone());
+            }
+            None => {
+                uninstall_audio = Some(match &r.torchaudio_absent {
+                    Some(why) => format!("No torchaudio is made for torch {}: {why}. Remove it:", r.version),
+                    None => format!(
+                        "Which torchaudio pairs with torch {} is not in the knowledge base; remove the installed one:",
+                        r.version
+                    ),
+                });
+            }
+        }
+    }
+    let index = format!("{PYTORCH_INDEX}/{tag}");
+    let python = quote(&target.python);
+    let install = match target.installer {
+        Installer::Uv => format!(
+            "uv pip install --python {python} {} --index-url {index}",
+            pins.join(" ")
+        ),
+        Installer::Pip | Installer::Conda => format!(
+            "{python} -m pip install {} --index-url {index}",
+            pins.join(" ")
+        ),
+    };
+    if target.conda_pytorch {
+        steps.push(FixStep::Prose(
+            "torch here is conda's pytorch package: remove it with conda first, then install the wheels with the environment's pip".into(),
+        ));
+        steps.push(FixStep::Shell(format!(
+            "conda remove -p {} --force pytorch torchvision torchaudio",
+            quote(&target.prefix)
+        )));
+    }
+    steps.insert(0, FixStep::Shell(install));
+    if let Some(why) = uninstall_audio {
+        steps.push(FixStep::Prose(why));
+        steps.push(FixStep::Shell(match target.installer {
+            Installer::Uv => format!("uv pip uninstall --python {python} torchaudio"),
+            _ => format!("{python} -m pip uninstall -y torchaudio"),
+        }));
+    }
+    Remedy {
+        torch: r.version.clone(),
+        variant: tag.to_string(),
+        torchvision,
+        torchaudio,
+        keeps_torch,
+        steps,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::CurrentEnv;
+
+    fn input(
+        driver: &str,
+        gpus: &[&str],
+        torch: &str,
+        vision: Option<&str>,
+        installer: Installer,
+    ) -> PlanInput {
+        PlanInput {
+            driver: Some(driver.parse().unwrap()),
+            gpus: gpus.iter().map(|g| g.to_string()).collect(),
+            python: Some("3.12".into()),
+            current: Some(CurrentEnv {
+                torch: Some(torch.into()),
+                torchvision: vision.map(str::to_string),
+                torchaudio: None,
+                torch_cuda: None,
+                fails_here: false,
+            }),
+            target: Some(TargetEnv {
+                prefix: "/opt/my venv".into(),
+                python: "/opt/my venv/bin/python".into(),
+                installer,
+                conda_pytorch: false,
+            }),
+            ..PlanInput::default()
+        }
+    }
+
+    #[test]
+    fn a_fitting_env_needs_nothing() {
+        let kb = Kb::embedded();
+        let i = input(
+            "580.95.05",
+            &["9.0"],
+            "2.11.0+cu130",
+            Some("0.26.0+cu130"),
+            Installer::Pip,
+        );
+        assert_eq!(remedy(kb, &i).unwrap(), None);
+    }
+
+    #[test]
+    fn a_wrong_companion_keeps_torch_and_pairs_the_companion() {
+        let kb = Kb::embedded();
+        let i = input(
+            "580.95.05",
+            &["9.0"],
+            "2.11.0+cu130",
+            Some("0.25.0+cu130"),
+            Installer::Uv,
+        );
+        let r = remedy(kb, &i).unwrap().unwrap();
+        assert!(r.keeps_torch);
+        assert_eq!(
+            r.steps,
+            vec![FixStep::Shell("uv pip install --python '/opt/my venv/bin/python' torch==2.11.0+cu130 torchvision==0.26.0+cu130 --index-url https://download.pytorch.org/whl/cu130".into())]
+        );
+    }
+
+    #[test]
+    fn an_old_gpu_keeps_the_release_in_a_variant_that_reaches_it_with_its_companion() {
+        let kb = Kb::embedded();
+        let i = input(
+            "580.95.05",
+            &["6.1"],
+            "2.11.0+cu130",
+            Some("0.26.0+cu130"),
+            Installer::Pip,
+        );
+        let r = remedy(kb, &i).unwrap().unwrap();
+        assert_eq!((r.torch.as_str(), r.variant.as_str()), ("2.11.0", "cu126"));
+        assert!(!r.keeps_torch);
+        assert!(
+            r.steps[0].contains("torchvision==0.26.0+cu126"),
+            "{:?}",
+            r.steps
+        );
+        assert!(
+            r.steps[0].starts_with("'/opt/my venv/bin/python' -m pip install torch==2.11.0+cu126")
+        );
+    }
+
+    #[test]
+    fn companions_pair_by_series() {
+        assert!(same_series("2.11.1", "2.11.0"));
+        assert!(!same_series("2.11.1", "2.12.0"));
+        assert!(same_series("0.26.0+cu130", "0.26.0"));
+    }
+}

@@ -1,0 +1,303 @@
+//! One cause, one finding, one remedy, end to end: each single breakage gives exactly one root
+//! finding with a fix, every other finding it explains carries `caused_by`; and `check`'s fix
+//! is `plan`'s remedy, word for word, for the same machine and environment.
+
+mod support;
+
+use support::{gcc, FakeMachine, Gpu};
+
+const SP: &str = "/opt/venv/lib/python3.12/site-packages";
+
+fn findings(v: &serde_json::Value) -> Vec<&serde_json::Value> {
+    v["findings"].as_array().unwrap().iter().collect()
+}
+
+/// Errors without a cause that carry a fix.
+fn roots_with_fix(v: &serde_json::Value) -> Vec<&serde_json::Value> {
+    findings(v)
+        .into_iter()
+        .filter(|f| f["severity"] == "error")
+        .filter(|f| f.get("caused_by").is_none())
+        .filter(|f| !f["fix"].as_array().unwrap().is_empty())
+        .collect()
+}
+
+fn codes(fs: &[&serde_json::Value]) -> Vec<String> {
+    fs.iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn shell_steps(f: &serde_json::Value) -> Vec<String> {
+    f["fix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["shell"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// A shared library that needs no libc (the fake root has none).
+fn nolibc(m: &FakeMachine, machine_path: &str, source: &str, args: &[&str]) {
+    let mut all = args.to_vec();
+    all.push("-nostdlib");
+    gcc(m, machine_path, source, &all);
+}
+
+/// torch 2.11.0+cu130 with its libraries, and torchvision 0.25.0 installed with --no-deps from
+/// the previous release: its extension was built against torch 2.10 (a c10 symbol this libc10
+/// lacks) and for CUDA 12 (libcudart.so.12, which no CUDA 13 env has).
+fn torchvision_from_another_release() -> FakeMachine {
+    let mut m = FakeMachine::new();
+    m.driver(
+        "580.159.04",
+        "13.0",
+        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
+    );
+    m.venv(
+        "/opt/venv",
+        "2.11.0+cu130",
+        Some("13.0"),
+        &[
+            ("torchvision", "0.25.0"),
+            ("nvidia-cuda-runtime", "13.0.96"),
+        ],
+    );
+    nolibc(
+        &m,
+        &format!("{SP}/nvidia/cu13/lib/libcudart.so.13"),
+        "int cudaGetDeviceCount(int *n) { *n = 1; return 0; }",
+        &["-Wl,-soname,libcudart.so.13"],
+    );
+    nolibc(
+        &m,
+        "/tmp/build/libcudart.so.12",
+        "int cudaMalloc(void **p, unsigned long n) { return 0; }",
+        &["-Wl,-soname,libcudart.so.12"],
+    );
+    nolibc(
+        &m,
+        &format!("{SP}/torch/lib/libc10.so"),
+        "void c10_present(void) {}",
+        &["-Wl,-soname,libc10.so"],
+    );
+    let lib = m.real(&format!("{SP}/torch/lib"));
+    let cudart = m.real(&format!("{SP}/nvidia/cu13/lib"));
+    let cudart12 = m.real("/tmp/build");
+    nolibc(
+        &m,
+        &format!("{SP}/torch/_C.cpython-312-x86_64-linux-gnu.so"),
+        "extern void c10_present(void); extern int cudaGetDeviceCount(int*); void init(void) { int n; c10_present(); cudaGetDeviceCount(&n); }",
+        &[
+            &format!("-L{}", lib.display()),
+            &format!("-L{}", cudart.display()),
+            "-Wl,--no-as-needed",
+            "-lc10",
+            "-l:libcudart.so.13",
+            "-Wl,--disable-new-dtags,-rpath,$ORIGIN/lib:$ORIGIN/../nvidia/cu13/lib",
+        ],
+    );
+    nolibc(
+        &m,
+        &format!("{SP}/torchvision/_C.so"),
+        "extern void c10_present(void); extern void _ZN3c104cuda9SetDeviceEi(int); extern int cudaMalloc(void**, unsigned long); void PyInit__C(void) { void *p; c10_present(); _ZN3c104cuda9SetDeviceEi(0); cudaMalloc(&p, 1); }",
+        &[
+            &format!("-L{}", lib.display()),
+            &format!("-L{}", cudart12.display()),
+            "-Wl,--no-as-needed",
+            "-lc10",
+            "-l:libcudart.so.12",
+            "-Wl,-rpath,$ORIGIN/../torch/lib",
+        ],
+    );
+    std::fs::remove_dir_all(m.real("/tmp/build")).unwrap();
+    m
+}
+
+#[test]
+fn a_companion_from_another_release_is_one_root_with_one_fix() {
+    let m = torchvision_from_another_release();
+    let (v, code) = m.json();
+    assert_eq!(code, 1);
+    let roots = roots_with_fix(&v);
+    assert_eq!(
+        codes(&roots),
+        ["FW002"],
+        "{:#}",
+        serde_json::Value::Array(roots.iter().map(|f| (*f).clone()).collect())
+    );
+    let all = codes(&findings(&v));
+    assert!(all.iter().any(|c| c == "LIB004"), "{all:?}");
+    for f in findings(&v).into_iter().filter(|f| f["code"] != "FW002") {
+        if f["severity"] != "info" {
+            assert_eq!(f["caused_by"], "FW002", "{f:#}");
+            assert_eq!(f["caused_by_id"], "FW002", "{f:#}");
+        }
+    }
+    // The remedy keeps torch and pairs torchvision with it, from torch's own index.
+    assert_eq!(
+        shell_steps(roots[0]),
+        ["/opt/venv/bin/python -m pip install torch==2.11.0+cu130 torchvision==0.26.0+cu130 --index-url https://download.pytorch.org/whl/cu130"]
+    );
+    assert_eq!(v["summary"]["first_root_cause"], "FW002");
+    assert!(v["summary"]["consequences"].as_u64().unwrap() >= 1);
+    // The text report shows the consequences under their cause and counts them apart.
+    let text = m.run(&["check"]).stdout;
+    assert!(text.contains("because of FW002"), "{text}");
+    assert!(text.contains("Root cause: FW002"), "{text}");
+    let md = m.run(&["check", "--format", "markdown"]).stdout;
+    assert_code_blocks_are_shell(&md);
+}
+
+/// Every ```sh block of a Markdown report pastes into a shell as it is.
+fn assert_code_blocks_are_shell(md: &str) {
+    let mut block: Option<Vec<String>> = None;
+    for line in md.lines() {
+        let t = line.trim_start();
+        match (&mut block, t) {
+            (None, "```sh") => block = Some(Vec::new()),
+            (Some(b), "```") => {
+                support::shell_parses(&b.join("\n"));
+                block = None;
+            }
+            (Some(b), _) => b.push(t.to_string()),
+            _ => {}
+        }
+    }
+    assert!(block.is_none(), "unclosed code block");
+}
+
+#[test]
+fn an_old_gpu_what_if_is_one_build_choice_with_paired_companions() {
+    let m = FakeMachine::h200();
+    let r = m.run(&["check", "--format", "json", "--gpu", "GTX 1080"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    support::check_fixes(&v);
+    let roots = roots_with_fix(&v);
+    assert_eq!(codes(&roots), ["KRN001"], "{:?}", codes(&findings(&v)));
+    let fix = shell_steps(roots[0]).join("\n");
+    // torch and both companions move together to the variant that has sm_61.
+    assert!(fix.contains("torch==2.11.0+cu126"), "{fix}");
+    assert!(fix.contains("torchvision==0.26.0+cu126"), "{fix}");
+    assert!(fix.contains("torchaudio==2.11.0+cu126"), "{fix}");
+}
+
+/// A driver version, its highest CUDA, and GPUs as (name, compute capability).
+type Machine = (
+    Option<&'static str>,
+    Option<&'static str>,
+    &'static [(&'static str, &'static str)],
+);
+
+/// The machines the chooser must answer the same in `check` and `plan` for.
+const MACHINES: &[Machine] = &[
+    (
+        Some("470.256.02"),
+        Some("11.4"),
+        &[("NVIDIA GeForce GTX 1080", "6.1")],
+    ),
+    (
+        Some("535.274.02"),
+        Some("12.2"),
+        &[("NVIDIA GeForce GTX 1080", "6.1")],
+    ),
+    (
+        Some("580.95.05"),
+        Some("13.0"),
+        &[("NVIDIA GeForce GTX 1080", "6.1")],
+    ),
+    (
+        Some("535.274.02"),
+        Some("12.2"),
+        &[("Tesla V100-SXM2-32GB", "7.0")],
+    ),
+    (
+        Some("580.95.05"),
+        Some("13.0"),
+        &[("Tesla V100-SXM2-32GB", "7.0")],
+    ),
+    (
+        Some("560.35.03"),
+        Some("12.6"),
+        &[("NVIDIA GeForce RTX 5090", "12.0")],
+    ),
+    (
+        Some("570.172.08"),
+        Some("12.8"),
+        &[("NVIDIA GeForce RTX 5090", "12.0")],
+    ),
+    (
+        Some("535.274.02"),
+        Some("12.2"),
+        &[("NVIDIA H100 80GB HBM3", "9.0")],
+    ),
+    (Some("580.95.05"), Some("13.0"), &[("NVIDIA H200", "9.0")]),
+    (None, None, &[]),
+];
+
+#[test]
+fn check_fixes_the_torch_build_exactly_as_plan_does() {
+    const BUILD_CODES: [&str; 4] = ["FW001", "DRV004", "KRN001", "FW002"];
+    for (driver, cuda, gpus) in MACHINES {
+        for (torch, torch_cuda, vision) in [
+            ("2.11.0+cu130", Some("13.0"), "0.26.0+cu130"),
+            ("2.11.0+cpu", None, "0.26.0+cpu"),
+        ] {
+            let mut m = FakeMachine::new();
+            if let (Some(d), Some(c)) = (driver, cuda) {
+                let gs: Vec<Gpu> = gpus.iter().map(|(n, cc)| Gpu::new(n, cc)).collect();
+                m.driver(d, c, &gs);
+            }
+            m.venv("/opt/venv", torch, torch_cuda, &[("torchvision", vision)]);
+            let (v, _) = m.json();
+            let p = m.run(&["plan", "--format", "json"]);
+            let plan: serde_json::Value = serde_json::from_str(&p.stdout)
+                .unwrap_or_else(|e| panic!("{e}: {}{}", p.stdout, p.stderr));
+            let roots: Vec<&serde_json::Value> = findings(&v)
+                .into_iter()
+                .filter(|f| BUILD_CODES.contains(&f["code"].as_str().unwrap()))
+                .filter(|f| f.get("caused_by").is_none() && f["severity"] != "info")
+                .collect();
+            let case = format!("{driver:?} {gpus:?} {torch}");
+            match plan.get("remedy") {
+                Some(remedy) => {
+                    assert_eq!(roots.len(), 1, "{case}: {:#}", v["findings"]);
+                    let plan_steps: Vec<String> = remedy["steps"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter_map(|s| s["shell"].as_str().map(str::to_string))
+                        .collect();
+                    assert_eq!(shell_steps(roots[0]), plan_steps, "{case}");
+                    // Never a companion left behind: torchvision moves with torch.
+                    if let Some(cmd) = plan_steps.first() {
+                        if remedy["torchvision"].is_string() {
+                            let tag = remedy["variant"].as_str().unwrap();
+                            assert!(
+                                cmd.contains(&format!(
+                                    "torchvision=={}+{tag}",
+                                    remedy["torchvision"].as_str().unwrap()
+                                )),
+                                "{case}: {cmd}"
+                            );
+                        }
+                    }
+                }
+                None => assert!(
+                    roots.is_empty(),
+                    "{case}: check fixes what plan keeps: {:#}",
+                    v["findings"]
+                ),
+            }
+        }
+    }
+}
+
+#[test]
+fn plan_without_a_gpu_does_not_claim_gpus() {
+    let mut m = FakeMachine::new();
+    m.venv("/opt/venv", "2.11.0+cpu", None, &[]);
+    let r = m.run(&["plan"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(!r.stdout.contains("reaches every GPU"), "{}", r.stdout);
+}
