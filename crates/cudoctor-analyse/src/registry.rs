@@ -49,6 +49,11 @@ pub static RULES: &[&Rule] = &[
     &rules::gpus_without_p2p::RULE,
     &rules::allreduce_fails::RULE,
     &rules::nccl_version_differs::RULE,
+    &rules::socket_ifname_unusable::RULE,
+    &rules::infiniband_unused::RULE,
+    &rules::gpudirect_rdma_off::RULE,
+    &rules::nccl_transport_forced_slow::RULE,
+    &rules::rendezvous_fails::RULE,
 ];
 
 /// The rule with this code (case-insensitive).

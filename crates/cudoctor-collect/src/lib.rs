@@ -7,6 +7,7 @@ pub mod host;
 pub mod kernels;
 pub mod libraries;
 pub mod multigpu;
+pub mod network;
 mod nvml;
 pub mod platform;
 pub mod python;
@@ -21,6 +22,9 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use cudoctor_snapshot::{relevant_variable, Snapshot};
 
 pub use host::Host;
+
+/// Longest the `--deep` rendezvous check may take (torch's import included).
+const RENDEZVOUS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// What to collect beyond the default facts.
 #[derive(Debug, Clone, Default)]
@@ -61,6 +65,13 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
             let envs = &envs;
             let toolkit = s.spawn(|| timings.time("toolkit", || toolkit::collect(host, envs)));
             let nccl = s.spawn(|| multigpu::nccl_libraries(host, envs));
+            let rendezvous = s.spawn(|| {
+                options.deep.as_ref().and_then(|d| {
+                    timings.time("rendezvous", || {
+                        network::rendezvous(host, envs, d.timeout.min(RENDEZVOUS_TIMEOUT))
+                    })
+                })
+            });
             let wheels = s.spawn(|| {
                 timings.time("wheels", || {
                     envs.iter()
@@ -89,6 +100,8 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
             (snap.kernel_images, snap.loader) = binaries.join().unwrap_or_default();
             let mut multigpu = topology.join().unwrap_or_default();
             multigpu.nccl_libraries = nccl.join().unwrap_or_default();
+            multigpu.network = Some(network::collect(host));
+            multigpu.rendezvous = rendezvous.join().unwrap_or_default();
             snap.multigpu = Some(multigpu);
             snap.toolkit = toolkit.join().unwrap_or_default();
             wheels.join().unwrap_or_default()

@@ -18,6 +18,12 @@ const EXACT: &[&str] = &[
     "HOME",
     "WSL_DISTRO_NAME",
     "WSL_INTEROP",
+    "GLOO_SOCKET_IFNAME",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "WORLD_SIZE",
+    "NVCC_APPEND_FLAGS",
+    "NVCC_PREPEND_FLAGS",
 ];
 
 const PREFIXES: &[&str] = &[

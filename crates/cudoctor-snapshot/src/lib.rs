@@ -10,6 +10,7 @@ mod driver;
 mod environment;
 mod images;
 mod multigpu;
+mod network;
 mod platform;
 mod python;
 mod security;
@@ -31,6 +32,7 @@ pub use multigpu::{
     GpuPair, LinkClass, MultiGpuFacts, NcclLibrary, NvLink, P2pStatus, PathLevel, Topology,
     TopologyGpu,
 };
+pub use network::{IbDevice, IbPort, NetInterface, NetworkFacts, RendezvousProbe};
 pub use platform::{ContainerFacts, PlatformFacts};
 pub use python::{
     CondaPackage, EnvInstaller, Installer, Package, PythonEnv, PythonEnvKind, TorchBuild,

@@ -16,6 +16,12 @@ pub struct MultiGpuFacts {
     /// NCCL shared libraries found in Python environments and system directories.
     #[serde(default)]
     pub nccl_libraries: Vec<NcclLibrary>,
+    /// Interfaces, InfiniBand/RoCE ports and GPUDirect RDMA for multi-node runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<crate::NetworkFacts>,
+    /// `--deep` with MASTER_ADDR/MASTER_PORT set: the gloo rendezvous check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rendezvous: Option<crate::RendezvousProbe>,
 }
 
 /// The GPUs and how each pair is connected.

@@ -13,7 +13,9 @@ fn skip(why: &str) {
     if std::env::var("CUDOCTOR_REQUIRE_REAL_ENVS").as_deref() == Ok("1") {
         panic!("real env required but unavailable: {why}");
     }
-    eprintln!("SKIPPED: {why}");
+    cudoctor_testkit::loud(&format!(
+        "*** SKIPPED: {why} (CUDOCTOR_REQUIRE_REAL_ENVS=1 makes this a failure) ***"
+    ));
 }
 
 /// A fresh venv with `batches` installed one `uv pip install` after another (so the later

@@ -93,6 +93,7 @@ fn deep_options(args: &CheckArgs, spinner: Option<&Spinner>) -> anyhow::Result<D
     Ok(DeepOptions {
         timeout: Duration::from_secs_f64(args.deep_timeout),
         disable_fused: args.deep_disable_fused,
+        skip: args.deep_skip.clone(),
         progress,
         ..Default::default()
     })
