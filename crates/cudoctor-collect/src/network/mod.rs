@@ -87,7 +87,7 @@ pub fn collect(host: &Host) -> NetworkFacts {
 /// The gloo rendezvous check (`--deep`), when MASTER_ADDR and MASTER_PORT are set: run in the
 /// first environment with torch, on the live machine only, killed at `timeout`.
 pub fn rendezvous(host: &Host, envs: &[PythonEnv], timeout: Duration) -> Option<RendezvousProbe> {
-    if host.root() != std::path::Path::new("/") {
+    if !host.runs_programs() {
         return None;
     }
     let addr = host.var("MASTER_ADDR")?.to_string();
@@ -140,6 +140,7 @@ pub fn rendezvous(host: &Host, envs: &[PythonEnv], timeout: Duration) -> Option<
             probe.error = stderr.lines().last().map(str::to_string);
         }
         CommandOutcome::NotStarted(e) => probe.status = format!("not started: {e}"),
+        CommandOutcome::NotRunUnderRoot => probe.status = "not run under --root".into(),
         CommandOutcome::TimedOut(d) => {
             probe.status = format!("timed out after {} s", d.as_secs());
         }
