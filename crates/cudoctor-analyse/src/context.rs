@@ -333,6 +333,7 @@ impl<'a> Context<'a> {
 /// local build, `--no-build-isolation` so the build sees this torch, `--no-deps` so torch
 /// itself stays as it is.
 pub fn pip_rebuild(python: &str, package: &str) -> String {
+    let package = cudoctor_plan::quote(package);
     format!(
         "{python} -m pip install --force-reinstall --no-deps --no-build-isolation --no-binary {package} --no-cache-dir {package}"
     )
@@ -346,7 +347,13 @@ pub fn pip_reinstall_exact(python: &str, package: &str, version: &str) -> String
     let index = torch_index_url(label)
         .map(|u| format!(" --index-url {u}"))
         .unwrap_or_default();
-    format!("{python} -m pip install --force-reinstall --no-deps {package}=={version}{index}")
+    let pin = cudoctor_plan::quote(&format!("{package}=={version}"));
+    format!("{python} -m pip install --force-reinstall --no-deps {pin}{index}")
+}
+
+/// The interpreter of the environment at `prefix`, as a shell word for a printed command.
+pub fn shell_python(prefix: &str) -> String {
+    cudoctor_plan::quote(&format!("{}/bin/python", prefix.trim_end_matches('/')))
 }
 
 impl<'a> Context<'a> {

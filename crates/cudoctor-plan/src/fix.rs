@@ -74,9 +74,114 @@ pub fn quote(word: &str) -> String {
     }
 }
 
+/// A word for PowerShell (for commands printed for Windows): unchanged when plain, else in
+/// single quotes, where nothing expands and a `'` is written `''`. PowerShell also reads the
+/// typographic quotes U+2018/U+2019 as quote marks, so they are doubled too.
+pub fn quote_powershell(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/\\._-+=:,".contains(&b));
+    if plain {
+        return word.to_string();
+    }
+    let mut out = String::with_capacity(word.len() + 2);
+    out.push('\'');
+    for c in word.chars() {
+        if matches!(c, '\'' | '\u{2018}' | '\u{2019}' | '\u{201a}' | '\u{201b}') {
+            out.push(c);
+        }
+        out.push(c);
+    }
+    out.push('\'');
+    out
+}
+
+/// Text for the `# comment` that ends a command line: a value from the machine there must not
+/// end the comment with a newline (the next line would run), so control characters become
+/// spaces.
+pub fn comment(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
+/// `command <<'DELIM'`, then `body`, then `DELIM`: a here-document whose quoted delimiter keeps
+/// the body from expanding, with a delimiter that no line of the body equals (a body line
+/// `EOF` would otherwise end it early and run the rest).
+pub fn heredoc(command: &str, body: &str) -> String {
+    let body = body.strip_suffix('\n').unwrap_or(body);
+    let mut delim = "EOF".to_string();
+    let mut n = 0;
+    while body.lines().any(|l| l == delim) {
+        n += 1;
+        delim = format!("EOF_{n}");
+    }
+    format!("{command} <<'{delim}'\n{body}\n{delim}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoting_survives_hostile_words_in_a_real_shell() {
+        let words = [
+            "/home/a b/venv",
+            "it's",
+            "$(touch pwned)",
+            "`touch pwned`",
+            "a\nb",
+            "\"double\" and 'single'",
+            "*?[]{}~!#&|;<>\\",
+            "",
+        ];
+        for w in words {
+            let out = std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg(format!("printf %s {}", quote(w)))
+                .output()
+                .expect("sh");
+            assert_eq!(String::from_utf8_lossy(&out.stdout), w, "quote({w:?})");
+        }
+    }
+
+    #[test]
+    fn powershell_quoting_doubles_quotes_and_leaves_plain_words() {
+        assert_eq!(
+            quote_powershell(r"C:\Python312\python.exe"),
+            r"C:\Python312\python.exe"
+        );
+        assert_eq!(
+            quote_powershell("C:\\Program Files\\x"),
+            "'C:\\Program Files\\x'"
+        );
+        assert_eq!(quote_powershell("it's"), "'it''s'");
+        assert_eq!(quote_powershell("$(calc)"), "'$(calc)'");
+        assert_eq!(quote_powershell("`n"), "'`n'");
+        assert_eq!(quote_powershell("a\u{2019}b"), "'a\u{2019}\u{2019}b'");
+        assert_eq!(quote_powershell(""), "''");
+    }
+
+    #[test]
+    fn comments_stay_on_their_line_and_heredocs_end_where_they_should() {
+        assert_eq!(comment("a\nrm -rf x\r"), "a rm -rf x ");
+        assert_eq!(
+            heredoc("cudoctor explain", "boom\n"),
+            "cudoctor explain <<'EOF'\nboom\nEOF"
+        );
+        let h = heredoc("cat", "x\nEOF\n$(: >pwned)");
+        assert!(h.ends_with("\nEOF_1"), "{h}");
+        let out = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(&h)
+            .output()
+            .expect("sh");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "x\nEOF\n$(: >pwned)\n"
+        );
+    }
 
     #[test]
     fn quoting_leaves_plain_words_and_protects_the_rest() {

@@ -28,7 +28,7 @@ mod reverse;
 
 pub use choose::plan;
 pub use commands::{commands, parse_pip, ParsedPip, PYTORCH_INDEX};
-pub use fix::{quote, FixStep};
+pub use fix::{comment, heredoc, quote, quote_powershell, FixStep};
 pub use model::{
     parse_installer, Avoid, BuildInput, BuildPlan, Commands, CurrentEnv, CurrentVerdict,
     DriverUpgrade, InstalledToolkit, Installer, Plan, PlanInput, ResolvedGpu, TargetEnv,

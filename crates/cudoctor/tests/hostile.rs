@@ -208,3 +208,134 @@ fn a_wheel_nvcc_version_comes_from_its_metadata_not_from_running_it() {
     );
     assert!(!marker.exists(), "the wheel's nvcc was run");
 }
+
+/// A directory name that runs code if a printed command leaves it unquoted: command
+/// substitution both ways, quotes of both kinds, a space, a `;` and a newline. The payloads use
+/// only the shell's own redirection, so they would leave `pwned*` files even with an empty PATH.
+const HOSTILE: &str = "a b'c\"$(: >pwned1)`: >pwned2`;: >pwned3\nd";
+
+/// Every shell step of the findings of `check` and the commands of `plan`, as JSON reports them.
+fn shell_steps(m: &support::FakeMachine) -> Vec<String> {
+    let mut steps = Vec::new();
+    let (v, _) = m.json();
+    for f in v["findings"].as_array().unwrap() {
+        for step in f["fix"].as_array().into_iter().flatten() {
+            if let Some(s) = step["shell"].as_str() {
+                steps.push(s.to_string());
+            }
+        }
+    }
+    let r = m.run(&["plan", "--format", "json"]);
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout).unwrap_or_default();
+    collect_commands(&plan, &mut steps);
+    steps
+}
+
+/// Strings under keys that hold commands (`pip`, `uv`, `conda`, `command(s)`), anywhere.
+fn collect_commands(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, val) in map {
+                let is_cmd = [
+                    "pip", "uv", "conda", "pip_pypi", "command", "commands", "shell",
+                ]
+                .contains(&k.as_str());
+                match val {
+                    serde_json::Value::String(s) if is_cmd => out.push(s.clone()),
+                    _ => collect_commands(val, out),
+                }
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| collect_commands(x, out)),
+        _ => {}
+    }
+}
+
+fn hostile_machines() -> Vec<support::FakeMachine> {
+    let prefix = format!("/opt/{HOSTILE}/venv");
+    let mut machines = Vec::new();
+    // CPU-only torch on a GPU machine, a torchvision of another release, CUDA_HOME at nothing.
+    let mut m = support::FakeMachine::new();
+    m.driver(
+        "580.159.04",
+        "13.0",
+        &[support::Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
+    );
+    m.venv(
+        &prefix,
+        "2.11.0+cpu",
+        None,
+        &[("torchvision", "0.20.0+cu124")],
+    );
+    m.var("CUDA_HOME", &format!("/opt/{HOSTILE}/cuda"));
+    machines.push(m);
+    // A CUDA torch with a driver too old for it, two toolkits side by side, one at a hostile path.
+    let mut m = support::FakeMachine::new();
+    m.driver(
+        "535.104.05",
+        "12.2",
+        &[support::Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
+    );
+    m.venv(
+        &prefix,
+        "2.11.0+cu130",
+        Some("13.0"),
+        &[("torchaudio", "2.5.0+cu124")],
+    );
+    m.toolkit("12.8.93")
+        .toolkit("13.0.88")
+        .select_toolkit("12.8");
+    m.link(&format!("/opt/{HOSTILE}/cuda-13.0"), "/usr/local/cuda-13.0");
+    m.var("CUDA_HOME", &format!("/opt/{HOSTILE}/cuda-13.0"));
+    machines.push(m);
+    machines
+}
+
+#[test]
+fn printed_commands_quote_every_path_so_pasting_them_runs_nothing_hidden() {
+    let mut checked = 0;
+    let mut with_path = 0;
+    for m in hostile_machines() {
+        for step in shell_steps(&m) {
+            checked += 1;
+            with_path += usize::from(step.contains("pwned1"));
+            // It parses as one POSIX shell command line...
+            let syntax = Command::new("/bin/sh")
+                .arg("-n")
+                .arg("-c")
+                .arg(&step)
+                .output()
+                .unwrap();
+            assert!(
+                syntax.status.success(),
+                "not valid sh: {step}\n{}",
+                String::from_utf8_lossy(&syntax.stderr)
+            );
+            // ...and running it, with no program reachable, expands nothing from the path.
+            let cwd = tempfile::tempdir().unwrap();
+            let _ = Command::new("/bin/sh")
+                .arg("-c")
+                .arg(&step)
+                .current_dir(cwd.path())
+                .env_clear()
+                .env("PATH", cwd.path().join("empty"))
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            let left: Vec<_> = fs::read_dir(cwd.path())
+                .unwrap()
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            assert!(
+                left.is_empty(),
+                "pasting ran code from a path ({left:?}): {step}"
+            );
+        }
+    }
+    assert!(checked > 5, "only {checked} commands printed");
+    assert!(
+        with_path >= 3,
+        "only {with_path} commands name the hostile path"
+    );
+}

@@ -38,7 +38,7 @@ fn judge(p: ProbeView) -> Vec<Finding> {
         .as_ref()
         .map(|t| t.version.clone())
         .unwrap_or_default();
-    let python = p.run.python_command();
+    let python = cudoctor_plan::quote(&p.run.python_command());
     p.result
         .extensions
         .iter()
@@ -57,8 +57,9 @@ fn judge(p: ProbeView) -> Vec<Finding> {
                     "The package is installed but cannot be used here; models that try it crash or fall back to slower attention."
                 })
                 .shell(format!(
-                    "{}   # rebuilds it against torch {torch}",
-                    pip_rebuild(&python, &pip_name)
+                    "{}   # rebuilds it against torch {}",
+                    pip_rebuild(&python, &pip_name),
+                    cudoctor_plan::comment(&torch)
                 ));
             if let Some(env) = &p.run.env_prefix {
                 f = f.about(crate::Subject::Package {

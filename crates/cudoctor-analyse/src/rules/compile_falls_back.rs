@@ -69,17 +69,20 @@ fn judge(ctx: &Context, p: ProbeView) -> Option<Finding> {
     }
     f = f.cause("Inductor did not produce or run a Triton kernel for a trivial function, so compiled models in this environment run eagerly or fail.");
     let lower = reason.to_ascii_lowercase();
-    let python = p.run.python_command();
+    let python = cudoctor_plan::quote(&p.run.python_command());
     if lower.contains("no module named 'triton'") {
         f = f.shell(bring_triton(&python, &p));
     } else if lower.contains("triton cannot be imported") || lower.contains("ptxas") {
         // triton is there but broken: reinstall that one package, leaving torch alone.
-        f = f.shell(match installed_triton(ctx, &p, c.triton_version.as_deref()) {
-            Some((dist, version)) => format!(
-                "{python} -m pip install --force-reinstall --no-deps {dist}=={version}   # reinstalls only triton"
+        f = f.shell(
+            match installed_triton(ctx, &p, c.triton_version.as_deref()) {
+                Some((dist, version)) => format!(
+                "{python} -m pip install --force-reinstall --no-deps {}   # reinstalls only triton",
+                cudoctor_plan::quote(&format!("{dist}=={version}"))
             ),
-            None => bring_triton(&python, &p),
-        });
+                None => bring_triton(&python, &p),
+            },
+        );
     }
     if lower.contains("c compiler") || lower.contains("gcc") || lower.contains("cc1") {
         f = f.shell("sudo apt-get install -y gcc  # Triton compiles a small C launcher");
@@ -112,8 +115,8 @@ fn bring_triton(python: &str, p: &ProbeView) -> String {
                 .map(|u| format!(" --index-url {u}"))
                 .unwrap_or_default();
             format!(
-                "{python} -m pip install torch=={}{index}   # torch is kept; pip adds the triton it requires",
-                t.version
+                "{python} -m pip install {}{index}   # torch is kept; pip adds the triton it requires",
+                cudoctor_plan::quote(&format!("torch=={}", t.version))
             )
         }
         None => format!(

@@ -37,7 +37,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 f = f.shell(format!("unset {var}   # or install a CUDA Toolkit and point {var} at it"));
             }
             for t in installed {
-                f = f.shell(format!("export {var}={}   # CUDA {}", cudoctor_plan::quote(&t.root), t.version.as_deref().unwrap_or("?")));
+                f = f.shell(format!("export {var}={}   # CUDA {}", cudoctor_plan::quote(&t.root), cudoctor_plan::comment(t.version.as_deref().unwrap_or("?"))));
             }
             Some(f)
         })

@@ -56,7 +56,7 @@ fn judge(p: ProbeView, driver_gpus: usize, visible: Option<&String>) -> Option<F
     .evidence(format!("torch says: {reason}"))
     .evidence(format!("GPUs the driver reports: {driver_gpus}"))
     .cause("torch is a CUDA build but cannot initialise CUDA in this process; the text above is its own reason, unchanged.")
-    .shell(format!("cudoctor explain <<'EOF'\n{reason}\nEOF"));
+    .shell(cudoctor_plan::heredoc("cudoctor explain", reason));
     if let Some(text) = given {
         f = with_explanation(f, text);
     }

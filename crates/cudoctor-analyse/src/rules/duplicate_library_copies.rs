@@ -108,7 +108,7 @@ fn rebuild_fixes(ctx: &Context, env: &str, copies: &[Copy]) -> Vec<FixStep> {
                     .is_some_and(|v| v.major == c.major)
             })
         })
-        .map(|tk| format!("CUDA_HOME={} ", tk.root))
+        .map(|tk| format!("CUDA_HOME={} ", cudoctor_plan::quote(&tk.root)))
         .unwrap_or_default();
     let against = cuda
         .map(|c| format!("torch's CUDA {c}"))
@@ -118,8 +118,9 @@ fn rebuild_fixes(ctx: &Context, env: &str, copies: &[Copy]) -> Vec<FixStep> {
         let Some(by) = by else { continue };
         let fix = match ctx.installed_package_of(by) {
             Some(pkg) => FixStep::Shell(format!(
-                "{cuda_home}{}   # rebuilds {pkg} against {against}",
-                pip_rebuild(&format!("{env}/bin/python"), pkg)
+                "{cuda_home}{}   # rebuilds {} against {against}",
+                pip_rebuild(&crate::context::shell_python(env), pkg),
+                cudoctor_plan::comment(pkg)
             )),
             None => FixStep::Prose(format!(
                 "Rebuild {by} against {against} so it loads torch's copy (it belongs to no installed package cudoctor could find)"

@@ -175,7 +175,7 @@ fn rebuild_fix(
     let pkg = lib.package.as_deref()?;
     let python = ctx
         .env_of_path(&lib.path)
-        .map(|e| format!("{}/bin/python", e.prefix))
+        .map(|e| crate::context::shell_python(&e.prefix))
         .unwrap_or_else(|| "python".to_string());
     let rebuild = pip_rebuild(&python, pkg);
     if pkg == "flash-attn" {

@@ -114,8 +114,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     ));
                     if let Some(pkg) = cuda_major.and_then(|m| pip_package_for_cuda(family, m)) {
                         f = f.shell(format!(
-                            "{env}/bin/python -m pip install {pkg}   # provides {}",
-                            n.name
+                            "{} -m pip install {pkg}   # provides {}",
+                            crate::context::shell_python(env),
+                            cudoctor_plan::comment(&n.name)
                         ));
                     }
                     if let Some(t) = torch {
@@ -123,8 +124,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
                             .map(|u| format!(" --index-url {u}"))
                             .unwrap_or_default();
                         f = f.shell(format!(
-                            "{env}/bin/python -m pip install --force-reinstall torch=={}{index}   # reinstalls torch with the CUDA libraries it depends on",
-                            t.torch.version
+                            "{} -m pip install --force-reinstall {}{index}   # reinstalls torch with the CUDA libraries it depends on",
+                            crate::context::shell_python(env),
+                            cudoctor_plan::quote(&format!("torch=={}", t.torch.version))
                         ));
                     }
                 }

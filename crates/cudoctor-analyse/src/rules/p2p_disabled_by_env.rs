@@ -73,7 +73,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .evidence(format!("NVLink pairs (NVML): {}", nvlink_pairs.join(", ")))
         .cause("NCCL will not use NVLink between these GPUs: collectives go through host memory (or sockets), at a fraction of the link's bandwidth.");
     for (k, v) in &offending {
-        f = f.evidence(format!("{k}={v}")).shell(format!("unset {k}"));
+        f = f
+            .evidence(format!("{k}={v}"))
+            .shell(format!("unset {}", cudoctor_plan::quote(k)));
     }
     if let Some(v) = get("NCCL_SHM_DISABLE").filter(|v| truthy(v)) {
         f = f

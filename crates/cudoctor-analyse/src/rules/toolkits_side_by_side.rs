@@ -47,7 +47,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
             f = f.shell(format!(
                 "{}   # CUDA {}",
                 crate::context::export_cuda_home(&t.root),
-                t.version.as_deref().unwrap_or("?")
+                cudoctor_plan::comment(t.version.as_deref().unwrap_or("?"))
             ));
         }
     }

@@ -47,7 +47,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     Finding::new(&RULE, format!("import torch fails in {place}"))
                         .evidence(format!("{}: {}", run.interpreter, run.detail))
                         .cause("torch is installed but cannot be imported; every program in this environment fails the same way.")
-                        .shell(format!("cudoctor explain <<'EOF'\n{}\nEOF", run.detail)),
+                        .shell(cudoctor_plan::heredoc("cudoctor explain", &run.detail)),
                     &run.detail,
                 ),
                 ProbeStatus::Crashed => Finding::new(&RULE, format!("Python crashed during \"{stage}\" in {place}"))

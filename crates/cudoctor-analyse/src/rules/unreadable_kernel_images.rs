@@ -39,7 +39,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     .evidence(format!("{}: {error}", lib.path))
                     .cause("Its GPU architectures are unknown, so whether it runs on this machine's GPUs cannot be judged; a damaged file may also fail to load.")
                     .shell(format!("cuobjdump --list-elf --list-ptx {}", cudoctor_plan::quote(&lib.path)))
-                    .shell(format!("pip install --force-reinstall --no-deps {package}   # if the file is damaged")),
+                    .shell(format!("pip install --force-reinstall --no-deps {}   # if the file is damaged", cudoctor_plan::quote(package))),
             )
         })
         .collect()

@@ -76,8 +76,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 Some(pkg) => f
                     .shell(format!(
                         "{}   # rebuilds it against torch {}",
-                        pip_rebuild(&format!("{env}/bin/python"), pkg),
-                        torch_version(env)
+                        pip_rebuild(&crate::context::shell_python(env), pkg),
+                        cudoctor_plan::comment(&torch_version(env))
                     ))
                     .prose(format!("or install the prebuilt {pkg} wheel made for torch {}", torch_version(env))),
                 None => f.prose(format!(

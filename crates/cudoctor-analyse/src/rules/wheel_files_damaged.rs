@@ -71,13 +71,14 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 name: package.to_string(),
             });
             f = f.shell(format!(
-                "{}   # puts back {package}'s own files, nothing else changes",
-                pip_reinstall_exact(&python, package, version)
+                "{}   # puts back {}'s own files, nothing else changes",
+                pip_reinstall_exact(&python, package, version),
+                cudoctor_plan::comment(package)
             ));
             if files.iter().any(|d| d.problem != FileProblem::Missing) {
                 f = f.shell(format!(
                     "{python} -m pip cache remove {}   # only if the reinstalled file is damaged again: the cached wheel is the bad copy",
-                    package.replace('-', "_")
+                    cudoctor_plan::quote(&package.replace('-', "_"))
                 ));
             }
             out.push(f);

@@ -103,8 +103,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
                         name: name.to_string(),
                     })
                     .shell(format!(
-                        "{}   # then, with the other wheel gone, puts back {name}'s files",
-                        pip_reinstall_exact(&python, name, version)
+                        "{}   # then, with the other wheel gone, puts back {}'s files",
+                        pip_reinstall_exact(&python, name, version),
+                        cudoctor_plan::comment(name)
                     ));
             }
             out.push(f);
