@@ -19,7 +19,7 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use cudoctor_snapshot::{relevant_variable, Snapshot};
+use cudoctor_snapshot::{recorded_env, Snapshot};
 
 pub use host::Host;
 
@@ -48,12 +48,7 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         .duration_since(UNIX_EPOCH)
         .ok()
         .map(|d| d.as_secs());
-    snap.env = host
-        .env()
-        .iter()
-        .filter(|(k, _)| relevant_variable(k))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    snap.env = recorded_env(host.env());
     let timings = Timings::from_env(host);
     thread::scope(|s| {
         let driver = s.spawn(|| timings.time("driver", || driver::collect(host)));

@@ -24,15 +24,91 @@ const EXACT: &[&str] = &[
     "WORLD_SIZE",
     "NVCC_APPEND_FLAGS",
     "NVCC_PREPEND_FLAGS",
+    // Where install commands fetch from; credentials in them are redacted.
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "UV_INDEX_URL",
+    "UV_EXTRA_INDEX_URL",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "http_proxy",
+    "https_proxy",
 ];
 
 const PREFIXES: &[&str] = &[
     "CUDA", "NCCL_", "NVIDIA_", "NV_", "CUDNN", "TORCH_", "PYTORCH_",
 ];
 
+/// Parts of a name that mark its value as a secret (matched in upper case).
+const SECRET_NAME_PARTS: &[&str] = &[
+    "TOKEN",
+    "KEY",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "AUTH",
+    "COOKIE",
+    "SESSION",
+];
+
+/// Value prefixes of well-known API keys, secret whatever the variable is called.
+const SECRET_VALUE_PREFIXES: &[&str] = &["nvapi-", "hf_", "ghp_", "github_pat_", "sk-", "xoxb-"];
+
+/// What is written in place of a secret: the report still says the variable was set.
+pub const REDACTED: &str = "<redacted>";
+
 /// True for a variable worth recording in a snapshot.
 pub fn relevant_variable(name: &str) -> bool {
     EXACT.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// True when a variable's name or value says it holds a secret.
+pub fn is_secret(name: &str, value: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_NAME_PARTS.iter().any(|p| upper.contains(p))
+        || SECRET_VALUE_PREFIXES.iter().any(|p| value.starts_with(p))
+}
+
+/// `scheme://user:password@host/...` with the credentials replaced, wherever a URL appears in
+/// `value` (a list of URLs, a proxy).
+pub fn redact_url_credentials(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(i) = rest.find("://") {
+        let (head, tail) = rest.split_at(i + 3);
+        out.push_str(head);
+        let end = tail
+            .find(|c: char| c == '/' || c.is_whitespace() || c == ',' || c == ';')
+            .unwrap_or(tail.len());
+        let authority = &tail[..end];
+        match authority.rfind('@') {
+            Some(at) => {
+                out.push_str(REDACTED);
+                out.push_str(&authority[at..]);
+            }
+            None => out.push_str(authority),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The variables of `env` a snapshot records: the relevant ones, secrets redacted (kept by
+/// name, so a report can say they were set, never by value).
+pub fn recorded_env<'a>(env: impl IntoIterator<Item = (&'a String, &'a String)>) -> EnvVars {
+    env.into_iter()
+        .filter(|(k, _)| relevant_variable(k))
+        .map(|(k, v)| {
+            let v = if is_secret(k, v) {
+                REDACTED.to_string()
+            } else {
+                redact_url_credentials(v)
+            };
+            (k.clone(), v)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -47,5 +123,44 @@ mod tests {
         assert!(relevant_variable("LD_LIBRARY_PATH"));
         assert!(!relevant_variable("AWS_SECRET_ACCESS_KEY"));
         assert!(!relevant_variable("GITHUB_TOKEN"));
+    }
+
+    #[test]
+    fn secrets_are_redacted_not_dropped() {
+        let env: BTreeMap<String, String> = [
+            ("NVIDIA_API_KEY", "nvapi-abcdef0123456789"),
+            ("NV_FOO_TOKEN", "s3cr3t-token"),
+            ("TORCH_HUB_TOKEN", "hub-secret"),
+            ("CUDA_PASSWORD", "pw"),
+            ("NVIDIA_VISIBLE_DEVICES", "all"),
+            ("NVIDIA_DRIVER_CAPABILITIES", "nv_token_lookalike"),
+            ("NVIDIA_SOMETHING", "hf_abcdefgh"),
+            ("HTTPS_PROXY", "http://alice:hunter2@proxy.corp:3128"),
+            (
+                "PIP_INDEX_URL",
+                "https://u:p%40ss@pypi.corp/simple https://plain.example/simple",
+            ),
+            ("HF_TOKEN", "hf_xyz"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let rec = recorded_env(&env);
+        assert_eq!(rec["NVIDIA_API_KEY"], REDACTED);
+        assert_eq!(rec["NV_FOO_TOKEN"], REDACTED);
+        assert_eq!(rec["TORCH_HUB_TOKEN"], REDACTED);
+        assert_eq!(rec["CUDA_PASSWORD"], REDACTED);
+        assert_eq!(rec["NVIDIA_SOMETHING"], REDACTED);
+        assert_eq!(rec["NVIDIA_VISIBLE_DEVICES"], "all");
+        assert_eq!(rec["HTTPS_PROXY"], "http://<redacted>@proxy.corp:3128");
+        assert_eq!(
+            rec["PIP_INDEX_URL"],
+            "https://<redacted>@pypi.corp/simple https://plain.example/simple"
+        );
+        assert!(!rec.contains_key("HF_TOKEN"));
+        let all = format!("{rec:?}");
+        for secret in ["nvapi-", "s3cr3t", "hub-secret", "hunter2", "p%40ss", "hf_"] {
+            assert!(!all.contains(secret), "{secret} leaked: {all}");
+        }
     }
 }

@@ -23,7 +23,7 @@ pub use deep::{
     SdpaBackend, SdpaBackendProbe, SdpaDefault, SdpaProbe, SdpaRun, StageTime, TorchInfo,
 };
 pub use driver::{DriverFacts, Gpu, GpuProcess, KernelModule};
-pub use environment::{relevant_variable, EnvVars};
+pub use environment::{recorded_env, redact_url_credentials, relevant_variable, EnvVars, REDACTED};
 pub use images::{
     CachedLibrary, KernelImages, LibraryImages, LibraryLinks, LinkedLibrary, LoaderFacts,
     ProcessLinks, ShadowedLibrary,

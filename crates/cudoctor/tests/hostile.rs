@@ -339,3 +339,48 @@ fn printed_commands_quote_every_path_so_pasting_them_runs_nothing_hidden() {
         "only {with_path} commands name the hostile path"
     );
 }
+
+#[test]
+fn secrets_in_the_environment_never_reach_saved_snapshots_or_json() {
+    let mut m = support::FakeMachine::new();
+    let secrets = [
+        ("NVIDIA_API_KEY", "nvapi-0123456789abcdefSECRET"),
+        ("NV_FOO_TOKEN", "nvfootokenSECRET"),
+        ("TORCH_HUB_TOKEN", "torchhubSECRET"),
+        ("HF_TOKEN", "hf_huggingfaceSECRET"),
+        (
+            "HTTPS_PROXY",
+            "http://alice:proxypassSECRET@proxy.corp:3128",
+        ),
+    ];
+    for (k, v) in secrets {
+        m.var(k, v);
+    }
+    let save = m.root().join("saved.json");
+    let r = m.run(&[
+        "check",
+        "--format",
+        "json",
+        "--save",
+        save.to_str().unwrap(),
+    ]);
+    let saved = fs::read_to_string(&save).unwrap();
+    for out in [&r.stdout, &saved] {
+        assert!(!out.contains("SECRET"), "a secret was written: {out}");
+        let v: serde_json::Value = serde_json::from_str(out).unwrap();
+        let env = if v["snapshot"].is_object() {
+            &v["snapshot"]["env"]
+        } else {
+            &v["env"]
+        };
+        // Redacted, not dropped: the report still says they were set.
+        assert_eq!(env["NVIDIA_API_KEY"], "<redacted>");
+        assert_eq!(env["NV_FOO_TOKEN"], "<redacted>");
+        assert_eq!(env["TORCH_HUB_TOKEN"], "<redacted>");
+        assert_eq!(env["HTTPS_PROXY"], "http://<redacted>@proxy.corp:3128");
+    }
+    for format in ["text", "markdown", "html"] {
+        let r = m.run(&["check", "--format", format]);
+        assert!(!r.stdout.contains("SECRET"), "{format} shows a secret");
+    }
+}
