@@ -11,6 +11,8 @@ use crate::plural;
 
 /// Node names shown before "and N more".
 const NODES_SHOWN: usize = 8;
+/// Nodes listed one per line (failed, with errors) before "and N more" in text.
+const LINES_SHOWN: usize = 20;
 
 fn node_list(nodes: &[String]) -> String {
     let mut s = nodes
@@ -54,20 +56,34 @@ pub fn render_fleet_text(r: &FleetReport) -> String {
     if !r.failed.is_empty() {
         let _ = writeln!(out, "\nNodes that did not report ({})", r.failed.len());
         let w = r.failed.iter().map(|f| f.node.len()).max().unwrap_or(0);
-        for f in &r.failed {
+        for f in r.failed.iter().take(LINES_SHOWN) {
             let _ = writeln!(out, "  {:w$}  {:9}  {}", f.node, f.kind.name(), f.detail);
+        }
+        if r.failed.len() > LINES_SHOWN {
+            let _ = writeln!(
+                out,
+                "  and {} more (--format json lists every node)",
+                r.failed.len() - LINES_SHOWN
+            );
         }
     }
     if !r.unhealthy.is_empty() {
         let _ = writeln!(out, "\nNodes with errors ({})", r.unhealthy.len());
         let w = r.unhealthy.iter().map(|f| f.node.len()).max().unwrap_or(0);
-        for v in &r.unhealthy {
+        for v in r.unhealthy.iter().take(LINES_SHOWN) {
             let _ = writeln!(
                 out,
                 "  {:w$}  {} ({})",
                 v.node,
                 plural(v.errors, "error", "errors"),
                 v.error_codes.join(", ")
+            );
+        }
+        if r.unhealthy.len() > LINES_SHOWN {
+            let _ = writeln!(
+                out,
+                "  and {} more (--format json lists every node)",
+                r.unhealthy.len() - LINES_SHOWN
             );
         }
     }

@@ -129,7 +129,7 @@ pub enum Format {
     Text,
     Json,
     Markdown,
-    /// One self-contained HTML file with plots (check only).
+    /// One self-contained HTML file (check: with plots; also diff and fleet).
     Html,
     /// Prometheus text exposition for node_exporter's textfile collector (check only).
     Prometheus,
