@@ -59,6 +59,13 @@ pub enum Command {
     /// Many nodes' snapshots side by side: failing nodes, the value most nodes have and the nodes
     /// that differ, findings only some nodes have. Exit 0: all alike and healthy; 1: not.
     Fleet(FleetArgs),
+    /// Print shell completions: bash, zsh, fish, powershell or elvish.
+    Completions { shell: clap_complete::Shell },
+    /// Print the manual page, or write it and one page per subcommand into a directory.
+    Man {
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]

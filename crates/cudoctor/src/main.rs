@@ -52,5 +52,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             verbose,
         }) => commands::diff::run(&before, &after, format, verbose),
         Some(Command::Fleet(args)) => commands::fleet::run(&args),
+        Some(Command::Completions { shell }) => commands::manual::completions(shell),
+        Some(Command::Man { out_dir }) => commands::manual::man(out_dir.as_deref()),
     }
 }

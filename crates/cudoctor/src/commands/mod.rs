@@ -4,5 +4,6 @@ pub mod explain;
 pub mod fleet;
 pub mod kernels;
 pub mod libs;
+pub mod manual;
 pub mod plan;
 pub mod rule;
