@@ -238,7 +238,10 @@ fn man_out_dir_writes_one_rendering_page_per_subcommand() {
         assert!(written.contains(page), "{page} not written: {written:?}");
     }
     for page in &written {
-        assert!(page.starts_with("cudoctor") && page.ends_with(".1"), "{page}");
+        assert!(
+            page.starts_with("cudoctor") && page.ends_with(".1"),
+            "{page}"
+        );
     }
     if !have("groff") {
         return cudoctor_testkit::skip_missing_tool("man pages render", "no groff (groff-base)");
