@@ -18,9 +18,11 @@ pub const TORCH: &str = "torch.toml";
 pub const ARCH_LISTS: &str = "arch_lists.toml";
 pub const GPUS: &str = "gpus.toml";
 pub const NVCC: &str = "nvcc.toml";
+pub const TOOLKIT_FEATURES: &str = "toolkit_features.toml";
+pub const TORCH_FLOORS: &str = "torch_floors.toml";
 
 /// Every data file a knowledge-base directory may hold.
-pub const FILE_NAMES: [&str; 7] = [
+pub const FILE_NAMES: [&str; 9] = [
     TOOLKITS,
     DRIVERS,
     MINOR_COMPAT,
@@ -28,6 +30,8 @@ pub const FILE_NAMES: [&str; 7] = [
     ARCH_LISTS,
     GPUS,
     NVCC,
+    TOOLKIT_FEATURES,
+    TORCH_FLOORS,
 ];
 
 fn embedded_text(name: &str) -> Option<&'static str> {
@@ -39,6 +43,8 @@ fn embedded_text(name: &str) -> Option<&'static str> {
         ARCH_LISTS => include_str!("../data/arch_lists.toml"),
         GPUS => include_str!("../data/gpus.toml"),
         NVCC => include_str!("../data/nvcc.toml"),
+        TOOLKIT_FEATURES => include_str!("../data/toolkit_features.toml"),
+        TORCH_FLOORS => include_str!("../data/torch_floors.toml"),
         _ => return None,
     })
 }
@@ -139,6 +145,38 @@ file_struct!(TorchFile, release, TorchReleaseRow);
 file_struct!(ArchListsFile, arch_list, ArchListRow);
 file_struct!(GpusFile, gpu, GpuModel);
 file_struct!(NvccFile, range, ArchRange);
+file_struct!(ToolkitFeaturesFile, feature, ToolkitFeature);
+file_struct!(TorchFloorsFile, floor, TorchFloor);
+
+/// A toolkit feature or nvcc flag and the first toolkit release that has it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolkitFeature {
+    pub name: String,
+    /// nvcc spellings of the flag, when the feature is one (`--apply-controls`, `-apply-controls`).
+    #[serde(default)]
+    pub flags: Vec<String>,
+    pub since: CudaVersion,
+    #[serde(default)]
+    pub note: Option<String>,
+    pub source: String,
+}
+
+/// A version or GPU floor of a torch feature.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TorchFloor {
+    /// `torch.compile`, `autocast bfloat16`.
+    pub feature: String,
+    pub what: String,
+    #[serde(default)]
+    pub min_torch: Option<String>,
+    #[serde(default)]
+    pub min_cuda: Option<CudaVersion>,
+    #[serde(default)]
+    pub min_cc: Option<ComputeCapability>,
+    pub source: String,
+}
 
 /// One CUDA Toolkit release and the minimum driver NVIDIA lists for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

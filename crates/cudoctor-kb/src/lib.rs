@@ -19,8 +19,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 pub use data::{
-    ArchListBasis, ArchRange, DriverBranch, GpuModel, MinorCompat, ToolkitRelease, FILE_NAMES,
-    SCHEMA_VERSION,
+    ArchListBasis, ArchRange, DriverBranch, GpuModel, MinorCompat, ToolkitFeature, ToolkitRelease,
+    TorchFloor, FILE_NAMES, SCHEMA_VERSION,
 };
 pub use error::KbError;
 pub use gpu::name_words;
@@ -41,6 +41,8 @@ pub struct Kb {
     torch: Vec<TorchRelease>,
     gpus: Vec<GpuModel>,
     nvcc: Vec<ArchRange>,
+    toolkit_features: Vec<data::ToolkitFeature>,
+    torch_floors: Vec<data::TorchFloor>,
     /// Arch-list rows that name a release or variant absent from the torch table.
     dangling_arch_lists: Vec<String>,
 }
@@ -81,6 +83,8 @@ impl Kb {
         let arch_lists: data::ArchListsFile = texts.parse(data::ARCH_LISTS)?;
         let gpus: data::GpusFile = texts.parse(data::GPUS)?;
         let nvcc: data::NvccFile = texts.parse(data::NVCC)?;
+        let features: data::ToolkitFeaturesFile = texts.parse(data::TOOLKIT_FEATURES)?;
+        let floors: data::TorchFloorsFile = texts.parse(data::TORCH_FLOORS)?;
 
         let (torch, dangling_arch_lists) =
             invariants::assemble_torch(torch_file.release, &arch_lists.arch_list)?;
@@ -103,6 +107,8 @@ impl Kb {
             torch,
             gpus: gpus.gpu,
             nvcc,
+            toolkit_features: features.feature,
+            torch_floors: floors.floor,
             dangling_arch_lists,
         };
         let problems = kb.check_invariants();
@@ -116,6 +122,26 @@ impl Kb {
     /// Every inconsistency in the tables (empty when sound). See `invariants.rs` for the list.
     pub fn check_invariants(&self) -> Vec<String> {
         invariants::check(self)
+    }
+
+    // ---- toolkit features and torch floors ---------------------------------------------------
+
+    /// Every toolkit feature with its first release (`toolkit_features.toml`).
+    pub fn toolkit_features(&self) -> &[data::ToolkitFeature] {
+        &self.toolkit_features
+    }
+
+    /// The feature an nvcc flag belongs to (`--apply-controls`, or `--apply-controls=f.acf`).
+    pub fn nvcc_flag(&self, flag: &str) -> Option<&data::ToolkitFeature> {
+        let name = flag.split('=').next().unwrap_or(flag);
+        self.toolkit_features
+            .iter()
+            .find(|f| f.flags.iter().any(|x| x == name))
+    }
+
+    /// The floors of torch features (`torch_floors.toml`).
+    pub fn torch_floors(&self) -> &[data::TorchFloor] {
+        &self.torch_floors
     }
 
     // ---- driver and toolkit ------------------------------------------------------------------
@@ -248,5 +274,39 @@ impl Kb {
     /// The newest toolkit version in the table.
     pub fn newest_toolkit(&self) -> Option<CudaVersion> {
         self.toolkits.iter().map(|t| t.version).max()
+    }
+}
+
+#[cfg(test)]
+mod feature_tests {
+    use super::*;
+
+    #[test]
+    fn toolkit_features_and_floors_are_sourced_and_found_by_flag() {
+        let kb = Kb::embedded();
+        assert!(!kb.toolkit_features().is_empty());
+        for f in kb.toolkit_features() {
+            assert!(!f.source.is_empty(), "{}", f.name);
+            for flag in &f.flags {
+                assert!(flag.starts_with('-'), "{flag}");
+            }
+        }
+        let ac = kb.nvcc_flag("--apply-controls=my.acf").unwrap();
+        assert_eq!(ac.since, CudaVersion::new(13, 3));
+        assert_eq!(
+            kb.nvcc_flag("-enable-tile").unwrap().since,
+            CudaVersion::new(13, 3)
+        );
+        assert!(
+            kb.nvcc_flag("--use_fast_math").is_none(),
+            "unknown stays unknown"
+        );
+        for f in kb.torch_floors() {
+            assert!(!f.source.is_empty());
+            assert!(f.min_cc.is_some() || f.min_torch.is_some() || f.min_cuda.is_some());
+        }
+        assert!(kb.torch_floors().iter().any(
+            |f| f.feature == "torch.compile" && f.min_cc == Some(ComputeCapability::new(7, 0))
+        ));
     }
 }

@@ -138,6 +138,18 @@ pub fn plan(kb: &Kb, input: &PlanInput) -> Result<Plan, PlanError> {
             "Python version not given: the chosen release's Python support was not checked".into(),
         );
     }
+    // GPU floors of torch features (knowledge base): said, not chosen around.
+    for floor in kb.torch_floors() {
+        for g in gpus
+            .iter()
+            .filter(|g| floor.min_cc.is_some_and(|min| g.cc < min))
+        {
+            plan.warnings.push(format!(
+                "{} ({}): {} ({})",
+                g.given, g.cc, floor.what, floor.source
+            ));
+        }
+    }
     let cpu_only = gpus.is_empty() && input.driver.is_none() && input.cuda.is_none();
     if cpu_only {
         cpu_plan(kb, &releases, input, &mut plan);

@@ -199,12 +199,13 @@ fn fixes(f: &Value) -> String {
     f["fix"].to_string()
 }
 
-// MGPU010-MGPU014 (multi-node readiness) are exercised in seeds_netns.rs and seeds_rules.rs;
+// ACC010 (compile/AMP floors, no probe needed) and MGPU010-MGPU014 (multi-node readiness) are exercised in
+// the rule tests, in seeds_netns.rs and seeds_rules.rs;
 // here they must stay silent on the healthy runs.
-const DEEP_CODES: [&str; 18] = [
-    "ACC001", "ACC002", "ACC003", "ACC004", "ACC005", "ACC006", "ACC007", "MGPU001", "MGPU002",
-    "MGPU003", "MGPU004", "MGPU005", "MGPU006", "MGPU010", "MGPU011", "MGPU012", "MGPU013",
-    "MGPU014",
+const DEEP_CODES: [&str; 19] = [
+    "ACC001", "ACC002", "ACC003", "ACC004", "ACC005", "ACC006", "ACC007", "ACC010", "MGPU001",
+    "MGPU002", "MGPU003", "MGPU004", "MGPU005", "MGPU006", "MGPU010", "MGPU011", "MGPU012",
+    "MGPU013", "MGPU014",
 ];
 
 #[test]

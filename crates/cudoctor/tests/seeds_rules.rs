@@ -100,3 +100,65 @@ fn plt010_apparmor_denials_and_a_clean_log() {
     assert!(finding(&v, "PLT010").is_none());
     assert_eq!(code, 0);
 }
+
+#[test]
+fn tk010_a_flag_newer_than_the_build_toolkit_and_acc010_silent_on_h200() {
+    let mut m = FakeMachine::h200();
+    let (v, _) = m.json();
+    assert!(finding(&v, "TK010").is_none());
+    assert!(finding(&v, "ACC010").is_none(), "H200: above every floor");
+    m.var("NVCC_APPEND_FLAGS", "--apply-controls=tuned.acf");
+    let (v, code) = m.json();
+    let f = finding(&v, "TK010").expect("TK010");
+    assert_eq!(code, 1);
+    assert!(f["title"]
+        .as_str()
+        .unwrap()
+        .contains("needs CUDA 13.3 but the build toolkit is 13.0.88"));
+    assert!(f["evidence"]
+        .to_string()
+        .contains("nvidia.github.io/CompileIQ"));
+}
+
+#[test]
+fn acc010_a_gpu_below_torch_compiles_floor() {
+    let mut m = FakeMachine::new();
+    m.driver(
+        "570.86.15",
+        "12.8",
+        &[support::Gpu::new("Tesla P100-PCIE-16GB", "6.0")],
+    );
+    m.venv("/opt/venv", "2.7.1+cu126", Some("12.6"), &[]);
+    let (v, _) = m.json();
+    let f = finding(&v, "ACC010").expect("ACC010");
+    assert_eq!(f["severity"], "warning");
+    assert!(f["evidence"].to_string().contains("GPUTooOldForTriton"));
+}
+
+#[test]
+fn mgpu010_and_mgpu011_on_a_fake_node() {
+    let mut m = FakeMachine::h200();
+    m.file("/sys/class/net/lo/operstate", "unknown\n");
+    m.file("/sys/class/net/ens5/operstate", "up\n");
+    m.file("/sys/class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
+    m.file(
+        "/sys/class/infiniband/mlx5_0/ports/1/rate",
+        "400 Gb/sec (4X NDR)\n",
+    );
+    m.file("/proc/modules", "nvidia_peermem 16384 0 - Live 0x0 (OE)\n");
+    let (v, _) = m.json();
+    for code in ["MGPU010", "MGPU011", "MGPU012"] {
+        assert!(finding(&v, code).is_none(), "{code} on a healthy node");
+    }
+    m.var("NCCL_SOCKET_IFNAME", "eth0")
+        .var("NCCL_IB_DISABLE", "1");
+    let (v, _) = m.json();
+    assert_eq!(
+        finding(&v, "MGPU010").expect("MGPU010")["severity"],
+        "error"
+    );
+    assert!(finding(&v, "MGPU011").expect("MGPU011")["title"]
+        .as_str()
+        .unwrap()
+        .contains("NCCL_IB_DISABLE=1 hides 1 active"));
+}

@@ -67,6 +67,27 @@ fn judge(ctx: &Context, p: ProbeView) -> Option<Finding> {
             .severity(Severity::Error)
             .evidence("the compiled function's result differs from eager");
     }
+    // The knowledge base's GPU floor of torch.compile (ACC010 says it on its own too).
+    for floor in ctx
+        .kb
+        .torch_floors()
+        .iter()
+        .filter(|fl| fl.feature == "torch.compile")
+    {
+        if let Some(min) = floor.min_cc {
+            for g in ctx
+                .gpus()
+                .iter()
+                .filter(|g| g.cc.is_some_and(|cc| cc < min))
+            {
+                f = f.evidence(format!(
+                    "{} is below torch.compile's floor of compute capability {min} ({})",
+                    g.label(),
+                    floor.source
+                ));
+            }
+        }
+    }
     f = f.cause("Inductor did not produce or run a Triton kernel for a trivial function, so compiled models in this environment run eagerly or fail.");
     let lower = reason.to_ascii_lowercase();
     let python = cudoctor_plan::quote(&p.run.python_command());
