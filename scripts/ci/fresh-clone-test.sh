@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the README's test command in a fresh clone of the commit, in an empty temporary directory
 # (nothing beside it: no ../shared, no .venv-ci), so the tests read only what the repository
-# carries. The build directory is the checkout's (or CARGO_TARGET_DIR): dependencies stay built.
+# carries. It builds in target/fresh-clone of the checkout (or CUDOCTOR_FRESH_TARGET), never in
+# the checkout's own build directory: cargo names workspace crates by their relative path, so a
+# shared one would mix the two trees' compile-time paths (CARGO_MANIFEST_DIR).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 commit="$(git -C "$root" rev-parse HEAD)"
@@ -24,6 +26,6 @@ if [ -z "$test_cmd" ]; then
 fi
 
 cd "$work/cudoctor"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+export CARGO_TARGET_DIR="${CUDOCTOR_FRESH_TARGET:-$root/target/fresh-clone}"
 echo "fresh-clone-test: in a clone of $commit: $test_cmd" >&2
 bash -euo pipefail -c "$test_cmd"

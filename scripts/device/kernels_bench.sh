@@ -13,8 +13,6 @@
 #
 # Results go to $OUT (default ./kernels-bench-out): summary.txt, results.json, cudoctor.json,
 # cuobjdump.txt. Finishes in about 3 minutes when cuobjdump takes ~34 s per pass.
-# If the binary has no `kernels` subcommand it is run as `BIN SITE_PACKAGES` (the reader's
-# example program: cargo build --release -p cudoctor-fatbin --example kernels).
 set -euo pipefail
 
 bin="${1:?usage: $0 PATH/TO/cudoctor [PYTHON_ENV_PREFIX]}"

@@ -2,8 +2,7 @@
 # Compare `cudoctor libs` (the loader emulation) with the real `ldd` on torch's libraries.
 #
 # Usage: scripts/device/libs_vs_ldd.sh CUDOCTOR_BINARY [PYTHON]
-#   CUDOCTOR_BINARY  a binary that understands `libs --format json PATH...` (the cudoctor CLI,
-#                    or the crate's stand-in: cargo build --release -p cudoctor-ldso --example libs)
+#   CUDOCTOR_BINARY  the cudoctor CLI (it runs `libs --format json PATH...`)
 #   PYTHON           the interpreter of the torch environment (default: python3 on PATH); only
 #                    used here to locate torch, never by cudoctor itself.
 #

@@ -92,25 +92,18 @@ impl<'a> Context<'a> {
             .gpus
             .iter()
             .map(|gpu| {
-                let read = gpu
-                    .compute_capability
-                    .as_deref()
-                    .and_then(|c| c.parse().ok());
-                match read {
-                    Some(cc) => GpuView {
-                        gpu,
-                        cc: Some(cc),
-                        cc_source: if gpu.source.contains("what-if") {
-                            "--gpu (what-if)"
-                        } else {
-                            "driver"
-                        },
-                    },
-                    None => GpuView {
-                        gpu,
-                        cc: self.kb.gpu(&gpu.name).map(|m| m.cc),
-                        cc_source: "knowledge base, by GPU name",
-                    },
+                let found = self
+                    .kb
+                    .reported_gpu_cc(gpu.compute_capability.as_deref(), &gpu.name);
+                let cc_source = match found {
+                    Some((_, cudoctor_kb::CcSource::ByName)) => "knowledge base, by GPU name",
+                    _ if gpu.source.contains("what-if") => "--gpu (what-if)",
+                    _ => "driver",
+                };
+                GpuView {
+                    gpu,
+                    cc: found.map(|(cc, _)| cc),
+                    cc_source,
                 }
             })
             .collect()
@@ -224,9 +217,7 @@ pub fn library_verdict(
 ) -> cudoctor_fatbin::compat::Verdict {
     use cudoctor_fatbin::compat;
     let images = compat::ImageSet::from_names(&lib.sass, &lib.ptx, &lib.ptx_isa);
-    let gpu = compat::ComputeCapability::new(cc.major, cc.minor);
-    let driver = driver_cuda.map(|c| compat::CudaVersion::new(c.major, c.minor));
-    compat::verdict(&images, gpu, driver)
+    compat::verdict(&images, cc, driver_cuda)
 }
 
 impl Context<'_> {

@@ -24,119 +24,13 @@
 //!   (`cuda/bindings/utils/_ptx_utils.py`, `get_minimal_required_cuda_ver_from_ptx_ver`).
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use crate::arch::{Arch, ArchKind, Variant};
 use crate::scan::FileImages;
-
-/// A GPU's compute capability, e.g. 9.0 for an H100/H200.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ComputeCapability {
-    pub major: u32,
-    pub minor: u32,
-}
-
-impl ComputeCapability {
-    pub fn new(major: u32, minor: u32) -> Self {
-        Self { major, minor }
-    }
-
-    /// Parses `9.0`, `12.1`, `sm_90`, `sm_120`, `90`, `120`. A suffix (`sm_90a`) is ignored:
-    /// a GPU is a compute capability, `a`/`f` belong to code.
-    pub fn parse(s: &str) -> Option<Self> {
-        let s = s.trim();
-        if let Some((a, b)) = s.split_once('.') {
-            if b.len() != 1 {
-                return None;
-            }
-            return Some(Self::new(parse_small(a)?, parse_small(b)?));
-        }
-        let digits = s
-            .strip_prefix("sm_")
-            .or_else(|| s.strip_prefix("compute_"))
-            .unwrap_or(s)
-            .trim_end_matches(['a', 'f']);
-        let n = parse_small(digits)?;
-        (n >= 10).then(|| Self::new(n / 10, n % 10))
-    }
-
-    fn number(self) -> u32 {
-        self.major * 10 + self.minor
-    }
-
-    /// The SASS name of this GPU's own architecture (`sm_90`).
-    pub fn sm_name(self) -> String {
-        format!("sm_{}", self.number())
-    }
-}
-
-fn parse_small(s: &str) -> Option<u32> {
-    if s.is_empty() || s.len() > 3 || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
-}
-
-impl fmt::Display for ComputeCapability {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}", self.major, self.minor)
-    }
-}
-
-impl Serialize for ComputeCapability {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for ComputeCapability {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Self::parse(&s)
-            .ok_or_else(|| serde::de::Error::custom(format!("not a compute capability: {s}")))
-    }
-}
-
-/// A CUDA version such as the highest one a driver supports (`13.0`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CudaVersion {
-    pub major: u32,
-    pub minor: u32,
-}
-
-impl CudaVersion {
-    pub fn new(major: u32, minor: u32) -> Self {
-        Self { major, minor }
-    }
-
-    /// Parses `13.0`, `12.9`, `13` and the driver API's integer form `13000` / `12090`
-    /// (1000 × major + 10 × minor, as `cuDriverGetVersion` returns it).
-    pub fn parse(s: &str) -> Option<Self> {
-        let s = s.trim();
-        if let Some((a, b)) = s.split_once('.') {
-            let b = b.split('.').next().unwrap_or(b);
-            return Some(Self::new(parse_small(a)?, parse_small(b)?));
-        }
-        let n: u32 = if s.len() <= 6 && s.bytes().all(|b| b.is_ascii_digit()) && !s.is_empty() {
-            s.parse().ok()?
-        } else {
-            return None;
-        };
-        if n >= 1000 {
-            Some(Self::new(n / 1000, (n % 1000) / 10))
-        } else {
-            Some(Self::new(n, 0))
-        }
-    }
-}
-
-impl fmt::Display for CudaVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}", self.major, self.minor)
-    }
-}
+/// The one compute capability and CUDA version of the workspace (cudoctor-types).
+pub use cudoctor_types::{ComputeCapability, CudaVersion};
 
 /// `(PTX ISA (major, minor), CUDA (major, minor))`.
 type IsaRow = ((u32, u32), (u32, u32));
@@ -239,7 +133,7 @@ impl ImageSet {
     pub fn from_names(sass: &[String], ptx: &[String], ptx_isa: &BTreeMap<String, String>) -> Self {
         let parse_isa = |s: &String| {
             let (a, b) = s.split_once('.')?;
-            Some((parse_small(a)?, parse_small(b)?))
+            Some((a.parse().ok()?, b.parse().ok()?))
         };
         ImageSet {
             sass: sass
@@ -449,7 +343,7 @@ pub fn parse_torch_arch_list(list: &str) -> ArchListRequest {
         };
         let Some(cc) = digits
             .contains('.')
-            .then(|| ComputeCapability::parse(digits))
+            .then(|| digits.parse::<ComputeCapability>().ok())
             .flatten()
         else {
             req.invalid.push(item.to_string());
@@ -476,7 +370,7 @@ mod tests {
         Arch::parse(n).unwrap()
     }
     fn cc(s: &str) -> ComputeCapability {
-        ComputeCapability::parse(s).unwrap()
+        s.parse().unwrap()
     }
     fn set(sass: &[&str], ptx: &[(&str, Option<(u32, u32)>)]) -> ImageSet {
         ImageSet {
@@ -489,28 +383,6 @@ mod tests {
                 })
                 .collect(),
         }
-    }
-
-    #[test]
-    fn parses_capabilities() {
-        assert_eq!(cc("9.0"), ComputeCapability::new(9, 0));
-        assert_eq!(cc("12.1"), ComputeCapability::new(12, 1));
-        assert_eq!(cc("sm_86"), ComputeCapability::new(8, 6));
-        assert_eq!(cc("sm_120a"), ComputeCapability::new(12, 0));
-        assert_eq!(cc("103"), ComputeCapability::new(10, 3));
-        for bad in ["", "9", "9.", ".0", "9.10", "sm_", "x.y", "1234"] {
-            assert_eq!(ComputeCapability::parse(bad), None, "{bad}");
-        }
-    }
-
-    #[test]
-    fn parses_cuda_versions() {
-        assert_eq!(CudaVersion::parse("13.0"), Some(CudaVersion::new(13, 0)));
-        assert_eq!(CudaVersion::parse("12.9.86"), Some(CudaVersion::new(12, 9)));
-        assert_eq!(CudaVersion::parse("13000"), Some(CudaVersion::new(13, 0)));
-        assert_eq!(CudaVersion::parse("12090"), Some(CudaVersion::new(12, 9)));
-        assert_eq!(CudaVersion::parse("12"), Some(CudaVersion::new(12, 0)));
-        assert_eq!(CudaVersion::parse("abc"), None);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::KbError;
-use crate::version::{ComputeCapability, CudaVersion, DriverVersion};
+use cudoctor_types::version::{ComputeCapability, CudaVersion, DriverVersion};
 
 /// The schema version every data file must declare.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::version::VersionError;
+use cudoctor_types::version::VersionError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum KbError {

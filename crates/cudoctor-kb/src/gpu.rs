@@ -2,6 +2,31 @@
 //! against product names ("RTX 4090", "V100").
 
 use crate::data::GpuModel;
+use cudoctor_types::ComputeCapability;
+
+/// A GPU as a person named it, read by [`crate::Kb::resolve_gpu`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedGpu<'a> {
+    /// As given.
+    pub given: String,
+    pub cc: ComputeCapability,
+    /// The product row, when the GPU was given by name.
+    pub model: Option<&'a GpuModel>,
+}
+
+/// A GPU name that is neither a compute capability nor a product the table knows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown GPU {0:?}: not a compute capability (sm_90, 9.0) nor a GPU the knowledge base knows; nvidia-smi --query-gpu=compute_cap --format=csv prints it as X.Y (give it as sm_XY or X.Y)")]
+pub struct UnknownGpu(pub String);
+
+/// Where a reported GPU's compute capability came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CcSource {
+    /// The driver (NVML or nvidia-smi) reported it.
+    Reported,
+    /// The knowledge base's row for the reported product name.
+    ByName,
+}
 
 /// Words that vendors put in front of product names and that never tell products apart.
 const NOISE: [&str; 3] = ["nvidia", "geforce", "tesla"];
@@ -51,6 +76,41 @@ pub fn find<'a>(models: &'a [GpuModel], reported: &str) -> Option<&'a GpuModel> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_reading_of_a_named_gpu() {
+        let kb = crate::Kb::embedded();
+        for given in [
+            "sm_90",
+            "SM_90",
+            "9.0",
+            "90",
+            "sm_90a",
+            "NVIDIA H200",
+            "H100",
+        ] {
+            let named = kb.resolve_gpu(given).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(named.cc, ComputeCapability::new(9, 0), "{given}");
+            assert_eq!(named.model.is_some(), given.contains('H'), "{given}");
+        }
+        let err = kb.resolve_gpu("NVIDIA H20").unwrap_err();
+        assert!(err.to_string().contains("sm_XY"), "{err}");
+        assert!(kb.resolve_gpu("9.10").is_err());
+    }
+
+    #[test]
+    fn a_reported_gpu_takes_the_drivers_value_first() {
+        let kb = crate::Kb::embedded();
+        assert_eq!(
+            kb.reported_gpu_cc(Some("8.6"), "NVIDIA H200"),
+            Some((ComputeCapability::new(8, 6), CcSource::Reported))
+        );
+        assert_eq!(
+            kb.reported_gpu_cc(Some("[N/A]"), "NVIDIA H200"),
+            Some((ComputeCapability::new(9, 0), CcSource::ByName))
+        );
+        assert_eq!(kb.reported_gpu_cc(None, "Some Unknown Board"), None);
+    }
 
     #[test]
     fn words_drop_noise_and_punctuation() {

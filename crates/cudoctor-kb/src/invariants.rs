@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashSet};
 use crate::data::{ArchListRow, TorchReleaseRow};
 use crate::error::KbError;
 use crate::torch::{ArchEntry, TorchRelease, TorchVariant, TorchVersion};
-use crate::version::{CudaVersion, DriverVersion};
 use crate::Kb;
+use cudoctor_types::version::{CudaVersion, DriverVersion};
 
 /// Turns release rows into releases, attaching arch lists (an exact-release row wins over a
 /// series row). Returns the releases sorted oldest first and the arch-list rows that matched

@@ -13,22 +13,21 @@ mod gpu;
 mod invariants;
 mod support;
 mod torch;
-mod version;
 
 use std::path::Path;
 use std::sync::OnceLock;
 
+pub use cudoctor_types::{ComputeCapability, CudaVersion, DriverVersion, VersionError};
 pub use data::{
     ArchListBasis, ArchRange, DriverBranch, GpuModel, MinorCompat, ToolkitFeature, ToolkitRelease,
     TorchFloor, FILE_NAMES, SCHEMA_VERSION,
 };
 pub use error::KbError;
-pub use gpu::name_words;
+pub use gpu::{name_words, CcSource, NamedGpu, UnknownGpu};
 pub use support::DriverSupport;
 pub use torch::{
     coverage, python_series, ArchEntry, Coverage, TorchRelease, TorchVariant, TorchVersion,
 };
-pub use version::{ComputeCapability, CudaVersion, DriverVersion, VersionError};
 
 use data::Texts;
 
@@ -245,6 +244,40 @@ impl Kb {
     /// The product a reported GPU name stands for ("NVIDIA H200" -> H200, 9.0).
     pub fn gpu(&self, name: &str) -> Option<&GpuModel> {
         gpu::find(&self.gpus, name)
+    }
+
+    /// The one reading of a GPU a person names (`--gpu`, a plan input): a compute capability
+    /// in any spelling [`ComputeCapability`] parses ("sm_90", "SM_90", "9.0", "90"), else a
+    /// product name this table knows ("RTX 4090", "NVIDIA H200").
+    pub fn resolve_gpu(&self, given: &str) -> Result<NamedGpu<'_>, UnknownGpu> {
+        if let Ok(cc) = given.parse::<ComputeCapability>() {
+            return Ok(NamedGpu {
+                given: given.to_string(),
+                cc,
+                model: None,
+            });
+        }
+        let model = self
+            .gpu(given)
+            .ok_or_else(|| UnknownGpu(given.to_string()))?;
+        Ok(NamedGpu {
+            given: given.to_string(),
+            cc: model.cc,
+            model: Some(model),
+        })
+    }
+
+    /// The compute capability of a GPU a driver reported: the driver's own value when it gave
+    /// one that parses, else the product's row found by the reported name.
+    pub fn reported_gpu_cc(
+        &self,
+        reported: Option<&str>,
+        name: &str,
+    ) -> Option<(ComputeCapability, CcSource)> {
+        match reported.and_then(|c| c.parse().ok()) {
+            Some(cc) => Some((cc, CcSource::Reported)),
+            None => self.gpu(name).map(|m| (m.cc, CcSource::ByName)),
+        }
     }
 
     /// Every GPU row.

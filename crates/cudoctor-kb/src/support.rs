@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use crate::version::{CudaVersion, DriverVersion};
 use crate::Kb;
+use cudoctor_types::version::{CudaVersion, DriverVersion};
 
 /// How a driver runs code built with one CUDA version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

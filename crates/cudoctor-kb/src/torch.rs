@@ -7,7 +7,7 @@ use std::str::FromStr;
 use serde::Serialize;
 
 use crate::data::ArchListBasis;
-use crate::version::{
+use cudoctor_types::version::{
     cmp_components, component, invalid, ComputeCapability, CudaVersion, VersionError,
 };
 

@@ -59,18 +59,16 @@ pub enum PlanError {
 pub fn resolve_gpus(kb: &Kb, gpus: &[String]) -> Result<Vec<ResolvedGpu>, PlanError> {
     gpus.iter()
         .map(|g| {
-            if let Ok(cc) = g.parse::<ComputeCapability>() {
-                return Ok(ResolvedGpu {
-                    given: g.clone(),
-                    cc,
-                    architecture: architecture_of(kb, cc),
-                });
-            }
-            let model = kb.gpu(g).ok_or_else(|| PlanError::UnknownGpu(g.clone()))?;
+            let named = kb
+                .resolve_gpu(g)
+                .map_err(|_| PlanError::UnknownGpu(g.clone()))?;
             Ok(ResolvedGpu {
-                given: g.clone(),
-                cc: model.cc,
-                architecture: Some(model.architecture.clone()),
+                given: named.given,
+                cc: named.cc,
+                architecture: match named.model {
+                    Some(m) => Some(m.architecture.clone()),
+                    None => architecture_of(kb, named.cc),
+                },
             })
         })
         .collect()

@@ -453,7 +453,7 @@ fn kernels_command_what_if_for_another_gpu() {
         &fatbin_section(&[&[FatEntry::sass(90), FatEntry::ptx(90, 8, 0)]]),
     );
     // No driver on this machine: --gpu alone says which GPU to judge for.
-    for gpu in ["sm_120", "12.0", "RTX 5090"] {
+    for gpu in ["sm_120", "SM_120", "12.0", "RTX 5090"] {
         let r = m.run(&["kernels", "--gpu", gpu, "/opt/lib"]);
         assert_eq!(r.code, 1, "{gpu}: {}{}", r.stdout, r.stderr);
         assert!(r.stdout.contains("(sm_120)"), "{gpu}: {}", r.stdout);
@@ -466,6 +466,20 @@ fn kernels_command_what_if_for_another_gpu() {
             r.stdout.contains("runs through PTX JIT from compute_90"),
             "{gpu}: {}",
             r.stdout
+        );
+    }
+    // One reading of --gpu for every command: the same refusal from kernels, check and plan.
+    for cmd in [
+        &["kernels", "--gpu", "H20", "/opt/lib"][..],
+        &["check", "--gpu", "H20"],
+        &["plan", "--gpu", "H20", "--no-detect"],
+    ] {
+        let r = m.run(cmd);
+        assert_eq!(r.code, 2, "{cmd:?}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains("unknown GPU \"H20\""),
+            "{cmd:?}: {}",
+            r.stderr
         );
     }
     let r = m.run(&["kernels", "--gpu", "sm_120", "--format", "json", "/opt/lib"]);
@@ -511,7 +525,7 @@ fn kernels_command_bad_paths_and_gpus_exit_2() {
     mixed_library(&m, "/opt/lib/libkernels.so");
     let r = m.run(&["kernels", "--gpu", "banana", "/opt/lib/libkernels.so"]);
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-    assert!(r.stderr.contains("--gpu \"banana\""), "{}", r.stderr);
+    assert!(r.stderr.contains("unknown GPU \"banana\""), "{}", r.stderr);
 }
 
 #[test]

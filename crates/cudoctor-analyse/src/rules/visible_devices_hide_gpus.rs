@@ -1,3 +1,5 @@
+use cudoctor_types::visible_devices::{judge_devices, Visibility};
+
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -24,44 +26,11 @@ so indices match nvidia-smi's.
     check,
 };
 
-/// How many GPUs a CUDA_VISIBLE_DEVICES value shows, and the first entry CUDA rejects.
-pub fn visible_count(value: &str, gpus: &[(u32, Option<&str>)]) -> (usize, Option<String>) {
-    let mut shown: Vec<u32> = Vec::new();
-    for raw in value.split(',') {
-        let entry = raw.trim();
-        let hit = if let Ok(i) = entry.parse::<i64>() {
-            gpus.iter()
-                .find(|(idx, _)| i64::from(*idx) == i)
-                .map(|(idx, _)| *idx)
-        } else if entry.starts_with("GPU-") || entry.starts_with("MIG-") {
-            // A UUID, or any unique prefix of one. MIG instances are not listed by the driver
-            // probe: take them as valid rather than guess.
-            if entry.starts_with("MIG-") {
-                Some(u32::MAX - shown.len() as u32)
-            } else {
-                let matches: Vec<u32> = gpus
-                    .iter()
-                    .filter(|(_, u)| u.is_some_and(|u| u.starts_with(entry)))
-                    .map(|(i, _)| *i)
-                    .collect();
-                (matches.len() == 1).then(|| matches[0])
-            }
-        } else {
-            None
-        };
-        match hit {
-            Some(i) if !shown.contains(&i) => shown.push(i),
-            _ => return (shown.len(), Some(entry.to_string())),
-        }
-    }
-    (shown.len(), None)
-}
-
 fn check(ctx: &Context) -> Vec<Finding> {
     let Some(value) = ctx.snap.env.get("CUDA_VISIBLE_DEVICES") else {
         return Vec::new();
     };
-    let gpus: Vec<(u32, Option<&str>)> = ctx
+    let mut gpus: Vec<(u32, Option<&str>)> = ctx
         .snap
         .driver
         .gpus
@@ -72,7 +41,17 @@ fn check(ctx: &Context) -> Vec<Finding> {
     if total == 0 {
         return Vec::new();
     }
-    let (shown, bad) = visible_count(value, &gpus);
+    // CUDA's indices count the GPUs from 0; the driver lists them by index.
+    gpus.sort_by_key(|(i, _)| *i);
+    let uuids: Vec<Option<&str>> = gpus.iter().map(|(_, u)| *u).collect();
+    let judged = judge_devices(value, Some(&uuids));
+    let bad = judged.first_invalid;
+    let shown = match judged.visibility {
+        Visibility::HidesAll => 0,
+        Visibility::Shows { shown, .. } => shown,
+        // A MIG instance or a UUID that cannot be checked: nothing sure to say.
+        Visibility::Undecided => return Vec::new(),
+    };
     let evidence = format!("CUDA_VISIBLE_DEVICES={value:?}; the driver reports {total} GPU(s)");
     let f = if shown == 0 {
         Finding::new(&RULE, format!("CUDA_VISIBLE_DEVICES hides all {total} GPUs"))
@@ -100,25 +79,6 @@ fn check(ctx: &Context) -> Vec<Finding> {
 mod tests {
     use super::*;
     use crate::testing::{h200, run};
-
-    #[test]
-    fn counts_follow_cuda_rules() {
-        let gpus = [
-            (0, Some("GPU-ab0427df-1edc")),
-            (1, Some("GPU-59ceb5ce-cb0b")),
-        ];
-        assert_eq!(visible_count("0,1", &gpus), (2, None));
-        assert_eq!(visible_count("1", &gpus), (1, None));
-        assert_eq!(visible_count("GPU-59ce", &gpus), (1, None));
-        assert_eq!(visible_count("0,7,1", &gpus), (1, Some("7".into())));
-        assert_eq!(visible_count("", &gpus), (0, Some("".into())));
-        assert_eq!(visible_count("-1", &gpus), (0, Some("-1".into())));
-        assert_eq!(
-            visible_count("GPU-", &gpus),
-            (0, Some("GPU-".into())),
-            "ambiguous prefix"
-        );
-    }
 
     #[test]
     fn findings_by_case() {

@@ -108,13 +108,14 @@ fn what_if(
 ) -> anyhow::Result<cudoctor_snapshot::Snapshot> {
     let mut replaced = Vec::new();
     for (index, given) in gpus.iter().enumerate() {
-        let (name, cc) = match given.parse::<cudoctor_kb::ComputeCapability>() {
-            Ok(cc) => (format!("what-if {}", cc.sm()), cc),
-            Err(_) => match kb.gpu(given) {
-                Some(m) => (given.clone(), m.cc),
-                None => bail!("--gpu {given:?}: not a compute capability (sm_90, 9.0) or a GPU the knowledge base knows"),
-            },
+        let named = kb
+            .resolve_gpu(given)
+            .map_err(|e| anyhow::anyhow!("--gpu: {e}"))?;
+        let name = match named.model {
+            Some(_) => given.clone(),
+            None => format!("what-if {}", named.cc.sm()),
         };
+        let cc = named.cc;
         replaced.push(cudoctor_snapshot::Gpu {
             index: index as u32,
             name,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 use cudoctor_collect::{driver, kernels, python};
-use cudoctor_fatbin::compat::{ComputeCapability, CudaVersion, Verdict};
+use cudoctor_fatbin::compat::{CudaVersion, Verdict};
 use cudoctor_fatbin::report::{kernels_report, GpuTarget, KernelsReport};
 use cudoctor_fatbin::{default_threads, scan_many};
 
@@ -48,17 +48,10 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
         driver_cuda = facts
             .max_cuda
             .as_ref()
-            .and_then(|c| CudaVersion::parse(&c.value));
+            .and_then(|c| c.value.parse::<CudaVersion>().ok());
         for g in &facts.gpus {
-            let cc = g
-                .compute_capability
-                .as_deref()
-                .and_then(ComputeCapability::parse)
-                .or_else(|| {
-                    kb.gpu(&g.name)
-                        .map(|m| ComputeCapability::new(m.cc.major, m.cc.minor))
-                });
-            if let Some(cc) = cc {
+            let cc = kb.reported_gpu_cc(g.compute_capability.as_deref(), &g.name);
+            if let Some((cc, _)) = cc {
                 targets.push(GpuTarget {
                     index: Some(g.index),
                     name: Some(g.name.clone()),
@@ -68,14 +61,14 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
         }
     } else {
         for g in &args.gpu {
-            let cc = ComputeCapability::parse(g).or_else(|| {
-                kb.gpu(g)
-                    .map(|m| ComputeCapability::new(m.cc.major, m.cc.minor))
+            let named = kb
+                .resolve_gpu(g)
+                .map_err(|e| anyhow::anyhow!("--gpu: {e}"))?;
+            targets.push(GpuTarget {
+                index: None,
+                name: Some(g.clone()),
+                compute_capability: named.cc,
             });
-            match cc {
-                Some(cc) => targets.push(GpuTarget { index: None, name: Some(g.clone()), compute_capability: cc }),
-                None => bail!("--gpu {g:?}: not a compute capability (sm_90, 9.0) or a GPU the knowledge base knows"),
-            }
         }
     }
     let real: Vec<PathBuf> = machine_paths.iter().map(|p| host.fs_path(p)).collect();
@@ -138,7 +131,7 @@ fn text(r: &KernelsReport) -> String {
                 (_, Some(n)) => n.clone(),
                 _ => String::new(),
             };
-            let cc = g.gpu.compute_capability.sm_name();
+            let cc = g.gpu.compute_capability.sm();
             let verdict = match &v.verdict {
                 Verdict::Native { via } => format!("runs natively ({via})"),
                 Verdict::PtxJit { via } => {

@@ -22,7 +22,7 @@ pub enum VersionError {
     },
 }
 
-pub(crate) fn invalid(kind: &'static str, input: &str, why: &'static str) -> VersionError {
+pub fn invalid(kind: &'static str, input: &str, why: &'static str) -> VersionError {
     VersionError::Invalid {
         kind,
         input: input.to_string(),
@@ -37,7 +37,7 @@ fn number(kind: &'static str, input: &str, part: &str) -> Result<u32, VersionErr
 
 /// Parses one component made only of ASCII digits; `not_digits` says why anything else is
 /// rejected, in the words that suit the kind of version.
-pub(crate) fn component(
+pub fn component(
     kind: &'static str,
     input: &str,
     part: &str,
@@ -52,7 +52,7 @@ pub(crate) fn component(
 
 /// Compares numeric components one by one; a missing trailing component counts as 0, so
 /// `[580]` and `[580, 0]` are equal.
-pub(crate) fn cmp_components(a: &[u32], b: &[u32]) -> Ordering {
+pub fn cmp_components(a: &[u32], b: &[u32]) -> Ordering {
     let len = a.len().max(b.len());
     (0..len)
         .map(|i| {
@@ -250,6 +250,11 @@ impl ComputeCapability {
     pub fn compute(&self) -> String {
         format!("compute_{}{}", self.major, self.minor)
     }
+
+    /// The number in architecture names: 9.0 -> 90, 12.1 -> 121.
+    pub fn number(&self) -> u32 {
+        self.major * 10 + self.minor
+    }
 }
 
 impl FromStr for ComputeCapability {
@@ -262,6 +267,10 @@ impl FromStr for ComputeCapability {
             return Err(VersionError::Empty);
         }
         if let Some((major, minor)) = s.split_once('.') {
+            // Minors are one digit: architecture names (sm_XY) leave no room for more.
+            if minor.len() != 1 {
+                return Err(invalid(KIND, s, "expected X.Y with a one-digit minor"));
+            }
             return Ok(ComputeCapability::new(
                 number(KIND, s, major)?,
                 number(KIND, s, minor)?,
@@ -445,7 +454,8 @@ mod tests {
     #[test]
     fn compute_capability_rejects_garbage() {
         for bad in [
-            "", "9", "sm_", "sm_9", "sm_1200", "9.x", "rtx4090", "sm_90b",
+            "", "9", "sm_", "sm_9", "sm_1200", "9.x", "rtx4090", "sm_90b", "9.10", "9.", ".0",
+            "1234",
         ] {
             assert!(
                 bad.parse::<ComputeCapability>().is_err(),

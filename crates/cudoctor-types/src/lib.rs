@@ -1,0 +1,8 @@
+//! The values every cudoctor crate shares, each defined once with its one parser: the lowest
+//! crate of the workspace, so the kernel-image reader, the knowledge base, the snapshot and the
+//! rules all speak of the same `ComputeCapability` and `CudaVersion`, and read CUDA_VISIBLE_DEVICES the same way.
+
+pub mod version;
+pub mod visible_devices;
+
+pub use version::{ComputeCapability, CudaVersion, DriverVersion, VersionError};
