@@ -132,9 +132,21 @@ impl Host {
         self.fs_path(p).is_file()
     }
 
-    /// Reads a small text file; invalid UTF-8 is replaced, huge files are cut.
+    /// Reads a small text file; invalid UTF-8 is replaced, huge files are cut. Opened without
+    /// blocking and refused unless it is a regular file: a FIFO in an inspected root (as
+    /// `torch/version.py` or `/proc/version`) must not hang the probe.
     pub fn read_text(&self, p: &str) -> io::Result<String> {
-        let file = std::fs::File::open(self.fs_path(p))?;
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            .open(self.fs_path(p))?;
+        if !file.metadata()?.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
         let mut bytes = Vec::new();
         file.take(MAX_TEXT_FILE).read_to_end(&mut bytes)?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
@@ -368,6 +380,21 @@ mod tests {
         symlink("loop1", dir.path().join("opt/loop2")).unwrap();
         assert!(host.resolve("/opt/loop1").is_none());
         assert!(host.resolve("/opt/missing").is_none());
+    }
+
+    #[test]
+    fn a_fifo_or_a_device_is_refused_not_waited_on() {
+        let (dir, host) = fake();
+        std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+        let fifo = dir.path().join("proc/version");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
+        let started = std::time::Instant::now();
+        let err = host.read_text("/proc/version").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(started.elapsed() < Duration::from_secs(2));
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("proc/zero")).unwrap();
+        assert!(host.read_text("/proc/zero").is_err());
     }
 
     #[test]

@@ -59,6 +59,16 @@ pub fn host(args: &MachineArgs) -> anyhow::Result<Host> {
 /// Largest snapshot file read (real ones are 100-200 KB).
 const MAX_SNAPSHOT_FILE: u64 = 64 << 20;
 
+/// An input named on the command line must be a regular file or a directory: a FIFO, a device
+/// or a socket would block a read forever or never end (`/dev/zero`).
+pub fn check_input_path(shown: &str, real: &Path) -> anyhow::Result<()> {
+    let meta = std::fs::metadata(real).with_context(|| format!("{shown}: cannot read it"))?;
+    if !(meta.is_file() || meta.is_dir()) {
+        bail!("{shown}: not a regular file or directory (a FIFO, device or socket is not read)");
+    }
+    Ok(())
+}
+
 /// Reads a snapshot file with a clear message for every way it can be wrong.
 pub fn read_snapshot(path: &Path) -> anyhow::Result<Snapshot> {
     let meta = std::fs::metadata(path)

@@ -384,3 +384,70 @@ fn secrets_in_the_environment_never_reach_saved_snapshots_or_json() {
         assert!(!r.stdout.contains("SECRET"), "{format} shows a secret");
     }
 }
+
+#[test]
+fn fifos_devices_directories_and_huge_files_are_refused_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let sparse = dir.path().join("sparse.json");
+    fs::File::create(&sparse)
+        .unwrap()
+        .set_len(20 << 30)
+        .unwrap();
+    let fifo = fifo.to_str().unwrap();
+    let sparse = sparse.to_str().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["check", "--snapshot", "/dev/zero"],
+        vec!["check", "--snapshot", fifo],
+        vec!["check", "--snapshot", sparse],
+        vec!["check", "--snapshot", d],
+        vec!["diff", "/dev/zero", sparse],
+        vec!["diff", fifo, fifo],
+        vec!["fleet", "/dev/zero"],
+        vec!["fleet", sparse],
+        vec!["kernels", fifo],
+        vec!["kernels", "/dev/zero"],
+        vec!["libs", fifo],
+        vec!["libs", "/dev/zero"],
+        vec!["libs", d],
+    ];
+    for args in cases {
+        let (out, took) = live(dir.path(), &args);
+        assert!(took < Duration::from_secs(20), "{args:?} took {took:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(2) || (args[0] == "fleet" && out.status.code() != Some(0)),
+            "{args:?}: exit {:?}: {err}",
+            out.status.code()
+        );
+        assert!(
+            err.contains("cudoctor: error") || args[0] == "fleet",
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn kernels_fails_when_its_only_input_cannot_be_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("libbroken.so");
+    let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
+    elf.resize(100, 0xff);
+    fs::write(&lib, elf).unwrap();
+    let (out, _) = live(
+        dir.path(),
+        &["kernels", "--gpu", "sm_90", lib.to_str().unwrap()],
+    );
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -37,6 +37,7 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
             if !host.exists(&abs) {
                 bail!("{p}: no such file or directory");
             }
+            crate::output::check_input_path(p, &host.fs_path(&abs))?;
             out.extend(kernels::expand(&host, &abs));
         }
         out
@@ -94,7 +95,12 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
         Format::Json => crate::outln!("{}", serde_json::to_string_pretty(&report)?),
         _ => crate::out!("{}", text(&report)),
     }
-    Ok(if failing {
+    // Inputs named on the command line of which none could be read: nothing was judged, and
+    // the report (which names each error) must not pass for a healthy one.
+    let unreadable = !args.paths.is_empty()
+        && !report.libraries.is_empty()
+        && report.libraries.iter().all(|l| l.error.is_some());
+    Ok(if failing || unreadable {
         Outcome::ProblemsFound
     } else {
         Outcome::Healthy

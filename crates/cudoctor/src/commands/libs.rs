@@ -38,6 +38,7 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
                     .to_string_lossy()
                     .into_owned()
             };
+            crate::output::check_input_path(p, &host.fs_path(&abs))?;
             // One file alone is resolved as `ldd FILE` does: as the process's main object.
             let loaded = if args.paths.len() == 1 {
                 process.load_executable(&abs, LoadOptions::check_symbols(mode))
