@@ -302,6 +302,9 @@ fn driver_too_old(c: &mut Check, fields: &BTreeMap<String, String>) {
         }
     }
     let platform = f.platform;
+    if f.torch_cuda.is_none() && platform != Platform::Windows {
+        keep_driver_build(c, found.and_then(|v| cuda_version(v)));
+    }
     if let Some(tc) = f.torch_cuda.as_deref() {
         let cuda = cuda_version(tc);
         let floor = cuda.and_then(|cu| compat::driver_floor(c.kb, cu.major, platform));
@@ -346,6 +349,62 @@ fn driver_too_old(c: &mut Check, fields: &BTreeMap<String, String>) {
                 c.fix(format!("{which} runs on driver {d}; update the driver, or use an older PyTorch release with a CUDA variant the driver supports."));
             }
         }
+    }
+}
+
+/// A driver that reports CUDA `found` (the message's "found version 11040") is of the branch
+/// whose highest CUDA that is; NVIDIA's minor-version compatibility lets it run every build of
+/// that CUDA major, so "an older CUDA than the driver's" is too strict. The build to keep it with
+/// is the one `cudoctor plan --driver R` chooses: the same chooser, the same answer.
+fn keep_driver_build(c: &mut Check, found: Option<CudaVersion>) {
+    let Some(found) = found else { return };
+    let Some(branch) =
+        c.kb.driver_branches()
+            .iter()
+            .filter(|b| b.max_cuda == Some(found))
+            .map(|b| b.branch)
+            .min()
+    else {
+        return;
+    };
+    let driver = match c
+        .facts
+        .driver_version
+        .as_deref()
+        .and_then(|d| d.parse().ok())
+    {
+        Some(d) => d,
+        None => match branch.to_string().parse() {
+            Ok(d) => d,
+            Err(_) => return,
+        },
+    };
+    let input = cudoctor_plan::PlanInput {
+        driver: Some(driver),
+        gpus: c
+            .facts
+            .gpus
+            .iter()
+            .map(|g| {
+                g.compute_capability
+                    .clone()
+                    .unwrap_or_else(|| g.name.clone())
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let Ok(plan) = cudoctor_plan::plan(c.kb, &input) else {
+        return;
+    };
+    if let (Some(t), Some(v), Some(cmd)) = (&plan.torch, &plan.variant, &plan.commands.pip) {
+        let compat = c
+            .kb
+            .minor_compat_floor(found.major)
+            .map(|f| format!(" (NVIDIA's minor-version compatibility: any CUDA {}.x build on a driver >= {f})", found.major))
+            .unwrap_or_default();
+        c.fix(format!(
+            "Keep the driver (R{branch}, CUDA {found}){compat} and install torch {t} ({v}), as `cudoctor plan --driver {branch}` chooses: {cmd}"
+        ));
     }
 }
 

@@ -161,7 +161,7 @@ pub fn plan(kb: &Kb, input: &PlanInput) -> Result<Plan, PlanError> {
         && plan.commands.conda.is_none()
     {
         plan.warnings.push(
-            "no conda command for this build (see commands.notes): run the pip command inside the conda env".into(),
+            "no conda command for this build (see the notes under the commands): run the pip command inside the conda env".into(),
         );
     }
     plan.remedy = crate::remedy::remedy(kb, input)?;

@@ -30,6 +30,10 @@ pub enum Command {
     /// Which copy of each library every component really loads (ld.so emulated), and unresolved symbols.
     Libs(LibsArgs),
     /// The right torch/torchvision/torchaudio build for this driver and these GPUs, as commands.
+    ///
+    /// Exit status: 0 when the answer is given (what-if planning with --gpu/--driver/--no-detect,
+    /// or an environment that already fits), 1 when the detected environment needs the printed
+    /// changes, 2 for bad input (an unknown GPU name or release).
     Plan(PlanArgs),
     /// Read an error message or a whole log, name the cause, check it against this machine, give the fix.
     Explain(ExplainArgs),
@@ -242,6 +246,9 @@ pub struct PlanArgs {
     /// Ignore this machine: plan only from the flags given.
     #[arg(long)]
     pub no_detect: bool,
+    /// Also print the reasoning: every reason, what to avoid, warnings and the other installers' commands.
+    #[arg(long, short)]
+    pub verbose: bool,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     #[command(flatten)]

@@ -301,3 +301,22 @@ fn plan_without_a_gpu_does_not_claim_gpus() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(!r.stdout.contains("reaches every GPU"), "{}", r.stdout);
 }
+
+#[test]
+fn explain_keeps_an_r470_driver_with_the_build_plan_chooses() {
+    let m = FakeMachine::new();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.txt");
+    std::fs::write(
+        &log,
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n",
+    )
+    .unwrap();
+    let e = m.run(&["explain", log.to_str().unwrap()]);
+    let p = m.run(&["plan", "--driver", "470", "--no-detect", "--format", "json"]);
+    let plan: serde_json::Value = serde_json::from_str(&p.stdout).unwrap();
+    let pip = plan["commands"]["pip"].as_str().unwrap();
+    // Minor-version compatibility: a CUDA 11.4 driver runs the cu118 build plan picks.
+    assert!(pip.contains("+cu118"), "{pip}");
+    assert!(e.stdout.contains(pip), "{}", e.stdout);
+}

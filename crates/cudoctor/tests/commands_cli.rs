@@ -73,6 +73,12 @@ fn plan_for_an_old_driver_and_an_ampere_gpu() {
         "{}",
         r.stdout
     );
+    // The reasoning stays behind --verbose; the answer comes without it.
+    assert!(!r.stdout.contains("\nWhy\n"), "{}", r.stdout);
+    let mut verbose = PLAN_470[..8].to_vec();
+    verbose.push("--verbose");
+    let r = cudoctor(&verbose, b"");
+    assert_eq!(r.code, 0);
     for section in ["\nWhy\n", "\nAvoid\n"] {
         assert!(r.stdout.contains(section), "{section:?}: {}", r.stdout);
     }

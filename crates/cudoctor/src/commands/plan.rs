@@ -53,7 +53,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
     let plan = cudoctor_plan::plan(&kb, &input)?;
     match args.format {
         Format::Json => crate::outln!("{}", serde_json::to_string_pretty(&plan)?),
-        _ => crate::out!("{}", plan_text(&plan, input.installer)),
+        _ => crate::out!("{}", plan_text(&plan, input.installer, args.verbose)),
     }
     let change_needed = plan.current.as_ref().is_some_and(|c| !c.ok);
     Ok(if change_needed {
@@ -149,11 +149,38 @@ fn input(
     })
 }
 
-fn plan_text(p: &Plan, installer: Installer) -> String {
+/// The answer first (the command to run), then the few lines that matter; the reasoning, what
+/// to avoid and the other installers' commands only with `--verbose`.
+fn plan_text(p: &Plan, installer: Installer, verbose: bool) -> String {
     let mut out = String::new();
+    if let Some(r) = &p.remedy {
+        if r.torch.is_empty() {
+            let _ = writeln!(out, "This environment: no torch build fits it");
+        } else {
+            let what = if r.keeps_torch {
+                format!(
+                    "keep torch {} ({}), pair its companions",
+                    r.torch, r.variant
+                )
+            } else {
+                format!("move to torch {} ({})", r.torch, r.variant)
+            };
+            let _ = writeln!(out, "This environment: {what}");
+        }
+        for s in &r.steps {
+            match s {
+                cudoctor_plan::FixStep::Shell(c) => {
+                    let _ = writeln!(out, "\n  {c}");
+                }
+                cudoctor_plan::FixStep::Prose(t) => {
+                    let _ = writeln!(out, "  {t}");
+                }
+            }
+        }
+        let _ = writeln!(out);
+    }
     match (&p.torch, &p.variant) {
         (Some(t), Some(v)) => {
-            let _ = writeln!(out, "Install torch {t} ({v})");
             let companions: Vec<String> = [
                 ("torchvision", &p.torchvision),
                 ("torchaudio", &p.torchaudio),
@@ -161,6 +188,12 @@ fn plan_text(p: &Plan, installer: Installer) -> String {
             .iter()
             .filter_map(|(n, v)| v.as_ref().map(|v| format!("{n} {v}")))
             .collect();
+            let fresh = if p.remedy.is_some() {
+                "For a new environment: install"
+            } else {
+                "Install"
+            };
+            let _ = writeln!(out, "{fresh} torch {t} ({v})");
             if !companions.is_empty() {
                 let _ = writeln!(out, "  with {}", companions.join(", "));
             }
@@ -172,6 +205,42 @@ fn plan_text(p: &Plan, installer: Installer) -> String {
     let preferred = p.commands.preferred(installer);
     if let Some(cmd) = preferred {
         let _ = writeln!(out, "\n  {cmd}");
+    }
+    if let Some(u) = &p.driver_upgrade {
+        let _ = writeln!(
+            out,
+            "\nA newer driver allows more: {} ({}) for torch {} {}",
+            u.branch.as_deref().unwrap_or("a newer branch"),
+            u.min_driver
+                .as_ref()
+                .map(|d| format!("driver >= {d}"))
+                .unwrap_or_else(|| "driver minimum unknown".into()),
+            u.torch,
+            u.variant,
+        );
+    }
+    if let Some(c) = &p.current {
+        let _ = writeln!(
+            out,
+            "\nThis environment: {}",
+            if c.ok {
+                "already right"
+            } else {
+                "needs changes"
+            }
+        );
+        for f in &c.findings {
+            let _ = writeln!(out, "  - {f}");
+        }
+    }
+    if !verbose {
+        if !p.reasons.is_empty() || !p.avoid.is_empty() || !p.warnings.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nWhy, what to avoid and other installers: cudoctor plan --verbose"
+            );
+        }
+        return out;
     }
     for (label, cmd) in [
         ("pip", &p.commands.pip),
@@ -197,35 +266,7 @@ fn plan_text(p: &Plan, installer: Installer) -> String {
     }
     if let Some(u) = &p.driver_upgrade {
         let _ = writeln!(out, "\nOr upgrade the driver");
-        let _ = writeln!(
-            out,
-            "  - {} ({}) for torch {} {}: {}",
-            u.branch.as_deref().unwrap_or("a newer branch"),
-            u.min_driver
-                .as_ref()
-                .map(|d| format!(">= {d}"))
-                .unwrap_or_default(),
-            u.torch,
-            u.variant,
-            u.why
-        );
-    }
-    if let Some(c) = &p.current {
-        let _ = writeln!(
-            out,
-            "\nThis environment: {}",
-            if c.ok {
-                "already right"
-            } else {
-                "needs changes"
-            }
-        );
-        for f in &c.findings {
-            let _ = writeln!(out, "  - {f}");
-        }
-        for ch in &c.changes {
-            let _ = writeln!(out, "  change: {ch}");
-        }
+        let _ = writeln!(out, "  - {}", u.why);
     }
     if let Some(b) = &p.build {
         let _ = writeln!(out, "\nBuilding CUDA extensions");
@@ -236,7 +277,7 @@ fn plan_text(p: &Plan, installer: Installer) -> String {
             let _ = writeln!(out, "  export MAX_JOBS={j}");
         }
         if let Some(h) = &b.cuda_home {
-            let _ = writeln!(out, "  export CUDA_HOME={h} PATH={h}/bin:$PATH");
+            let _ = writeln!(out, "  {}", cudoctor_analyse::context::export_cuda_home(h));
         }
         if let Some(t) = &b.install_toolkit {
             let _ = writeln!(
