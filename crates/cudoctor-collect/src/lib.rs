@@ -11,6 +11,7 @@ pub mod network;
 mod nvml;
 pub mod platform;
 pub mod python;
+pub mod run;
 pub mod runner;
 pub mod security;
 pub mod toolkit;

@@ -6,6 +6,7 @@ mod facts;
 mod html;
 mod markdown;
 mod prometheus;
+mod run_report;
 mod text;
 
 use cudoctor_analyse::{Confidence, Finding, FixStep, Layer, Severity};
@@ -17,9 +18,10 @@ pub use compare::{
     render_fleet_json, render_fleet_markdown, render_fleet_text,
 };
 pub use facts::{layer_facts, Fact};
-pub use html::{deep_layer_facts, render_html};
+pub use html::{deep_layer_facts, render_html, render_run_html};
 pub use markdown::render_markdown;
 pub use prometheus::{escape_label_value, render_prometheus};
+pub use run_report::{render_run_markdown, render_run_text};
 pub use text::{render_text, Style};
 
 /// Everything a report shows.

@@ -13,6 +13,7 @@ mod multigpu;
 mod network;
 mod platform;
 mod python;
+mod run;
 mod security;
 mod toolkit;
 mod wheels;
@@ -36,6 +37,12 @@ pub use network::{IbDevice, IbPort, NetInterface, NetworkFacts, RendezvousProbe}
 pub use platform::{ContainerFacts, PlatformFacts};
 pub use python::{
     CondaPackage, EnvInstaller, Installer, Package, PythonEnv, PythonEnvKind, TorchBuild,
+};
+pub use run::{
+    median, ChildExit, CollectiveCalls, CollectiveObservation, CompileObservation, CompileRequest,
+    Counted, ExtensionCalls, MemoryObservation, MemorySample, ObservedTorch, ProcessRecord,
+    ProfileWindow, ProfiledKernel, RunFacts, SdpaCost, SdpaGroup, SdpaObservation, SdpaRejection,
+    SdpaSwitches, StepObservation, OBSERVER_VERSION,
 };
 pub use security::{
     ApparmorFacts, Confinement, SecurityDenial, SecurityFacts, SecurityModule, SelinuxFacts,

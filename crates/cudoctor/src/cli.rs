@@ -70,6 +70,9 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         out_dir: Option<PathBuf>,
     },
+    /// Run your own program with an observer: attention backends really used, compile graph
+    /// breaks, memory per step, step time; reports at exit; --baseline compares with an earlier run.
+    Run(RunArgs),
 }
 
 #[derive(Debug, Args)]
@@ -133,6 +136,25 @@ pub struct FleetNodeArgs {
     pub python: Vec<String>,
     #[command(flatten)]
     pub machine: MachineArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Write the JSON report here, and the Markdown and HTML reports beside it (.md, .html).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// An earlier run's JSON report to compare with: peak memory, step time, backends, graph breaks.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Also profile the GPU kernels of the step after step N (torch's profiler prints a few lines).
+    #[arg(long, value_name = "N")]
+    pub profile_step: Option<u64>,
+    /// Do not measure a math-path attention call against a fused backend.
+    #[arg(long)]
+    pub no_cost: bool,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

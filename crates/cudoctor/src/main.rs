@@ -54,5 +54,6 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Some(Command::Fleet(args)) => commands::fleet::run(&args),
         Some(Command::Completions { shell }) => commands::manual::completions(shell),
         Some(Command::Man { out_dir }) => commands::manual::man(out_dir.as_deref()),
+        Some(Command::Run(args)) => commands::run::run(&args),
     }
 }

@@ -6,6 +6,7 @@
 mod attention;
 mod deep_facts;
 mod plots;
+mod run;
 mod style;
 mod topology;
 
@@ -17,6 +18,7 @@ use cudoctor_snapshot::{DeepFacts, Snapshot};
 use crate::{confidence_note, fix_parts, FixPart, Report};
 
 pub use deep_facts::deep_layer_facts;
+pub use run::render_run_html;
 
 use attention::attention_section;
 use plots::allreduce_svg;

@@ -7,3 +7,4 @@ pub mod libs;
 pub mod manual;
 pub mod plan;
 pub mod rule;
+pub mod run;

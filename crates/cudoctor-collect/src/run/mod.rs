@@ -1,0 +1,302 @@
+//! `cudoctor run -- CMD`: runs the user's own command with an observer in every Python process
+//! it starts, and collects what the observers saw.
+//!
+//! The observer is a `sitecustomize.py` (embedded in the binary) written to a private temporary
+//! directory that is put first on `PYTHONPATH`; every Python process of the command inherits the
+//! variable (torchrun ranks, `subprocess` children) and loads it at start-up. It chains to the
+//! sitecustomize it shadows. The command's stdin, stdout and stderr are the terminal's own; its
+//! exit status is returned whole. Signals cudoctor receives go to the command: to its process
+//! group when it has its own (no terminal on stdin), else the terminal already delivered them to
+//! the whole foreground group and only the ones it did not (SIGTERM, SIGHUP) are passed on.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io::IsTerminal;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use cudoctor_snapshot::{ChildExit, ProcessRecord, RunFacts};
+use rustix::process::{kill_process, kill_process_group, Pid, Signal};
+use signal_hook::consts::{
+    SIGALRM, SIGHUP, SIGINT, SIGKILL, SIGPIPE, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
+};
+use signal_hook::iterator::Signals;
+
+/// The observer, written as `sitecustomize.py`.
+pub const OBSERVER_SCRIPT: &str = include_str!("observer.py");
+
+/// Flight-recorder entries kept per process group: enough for tens of collectives per step
+/// between two reads (the observer reads it every 10 steps).
+const NCCL_TRACE_ENTRIES: &str = "4000";
+
+/// How the observer runs.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Profile the GPU kernels of the step after this one (torch's profiler; it prints a few
+    /// lines of its own on stderr).
+    pub profile_step: Option<u64>,
+    /// Do not measure a math-path attention call against a fused backend.
+    pub no_cost: bool,
+}
+
+#[derive(Debug)]
+pub enum RunError {
+    /// Nothing to run.
+    NoCommand,
+    /// The private directory could not be made or written.
+    Setup(std::io::Error),
+    /// The command could not be started (not found, not executable).
+    Spawn(String, std::io::Error),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::NoCommand => write!(f, "no command given: cudoctor run -- CMD ARGS..."),
+            RunError::Setup(e) => write!(f, "could not prepare the observer's directory: {e}"),
+            RunError::Spawn(cmd, e) => write!(f, "could not start {cmd:?}: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// Runs `command` to its end with the observer and returns what was observed. Returns only once
+/// the command has ended; its exit status is in [`RunFacts::exit`].
+pub fn run_observed(command: &[String], options: &RunOptions) -> Result<RunFacts, RunError> {
+    let (program, args) = command.split_first().ok_or(RunError::NoCommand)?;
+    let dir = tempfile::Builder::new()
+        .prefix("cudoctor-run-")
+        .tempdir()
+        .map_err(RunError::Setup)?;
+    let site = dir.path().join("site");
+    let out = dir.path().join("out");
+    std::fs::create_dir(&site).map_err(RunError::Setup)?;
+    std::fs::create_dir(&out).map_err(RunError::Setup)?;
+    std::fs::write(site.join("sitecustomize.py"), OBSERVER_SCRIPT).map_err(RunError::Setup)?;
+
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    for (k, v) in observer_env(&site, &out, options, |k| std::env::var_os(k)) {
+        cmd.env(k, v);
+    }
+    // With a terminal, the command stays in the terminal's foreground group so it can read it
+    // and gets Ctrl-C from it directly; without one it gets its own group, which is signalled
+    // as a whole.
+    let own_group = !std::io::stdin().is_terminal();
+    if own_group {
+        cmd.process_group(0);
+    }
+    let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT]).map_err(RunError::Setup)?;
+    let handle = signals.handle();
+    let started_at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_secs());
+    let started = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| RunError::Spawn(program.clone(), e))?;
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let forwarded = Arc::new(Mutex::new(Vec::new()));
+    let forwarder = {
+        let forwarded = Arc::clone(&forwarded);
+        thread::spawn(move || {
+            for sig in signals.forever() {
+                let Some(signal) = Signal::from_named_raw(sig) else {
+                    continue;
+                };
+                let Some(pid) = pid else { continue };
+                // A terminal's SIGINT/SIGQUIT reached the whole foreground group already.
+                let already_delivered = !own_group && (sig == SIGINT || sig == SIGQUIT);
+                if !already_delivered {
+                    let _ = if own_group {
+                        kill_process_group(pid, signal)
+                    } else {
+                        kill_process(pid, signal)
+                    };
+                }
+                if let Ok(mut f) = forwarded.lock() {
+                    f.push(sig);
+                }
+            }
+        })
+    };
+    let status = child.wait();
+    handle.close();
+    let _ = forwarder.join();
+    let wall_s = started.elapsed().as_secs_f64();
+    let exit = match status {
+        Ok(s) => ChildExit {
+            code: s.code(),
+            signal: s.signal(),
+            forwarded_signals: forwarded.lock().map(|f| f.clone()).unwrap_or_default(),
+        },
+        Err(_) => ChildExit::default(),
+    };
+    let (processes, unreadable) = read_records(&out);
+    let chained_sitecustomize = processes
+        .iter()
+        .find_map(|p| p.chained_sitecustomize.clone());
+    Ok(RunFacts {
+        command: command.to_vec(),
+        started_at,
+        wall_s,
+        exit,
+        processes,
+        unreadable,
+        chained_sitecustomize,
+    })
+}
+
+/// Ends this process as the command ended: with its exit code, or killed by the same signal so
+/// a calling shell or scheduler sees what it would have seen. Signals whose default action dumps
+/// core end with the shell's 128 + signal instead (no core file of cudoctor).
+pub fn exit_as(exit: &ChildExit) -> ! {
+    if let Some(sig) = exit.signal {
+        let terminating = [
+            SIGINT, SIGTERM, SIGHUP, SIGKILL, SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM,
+        ];
+        if terminating.contains(&sig) {
+            let _ = signal_hook::low_level::emulate_default_handler(sig);
+        }
+        std::process::exit(128 + sig);
+    }
+    std::process::exit(exit.code.unwrap_or(1))
+}
+
+/// The variables the command runs with on top of cudoctor's own: the observer first on
+/// PYTHONPATH, where it writes, and torch's NCCL flight recorder with timing (unless the user
+/// chose otherwise).
+pub fn observer_env(
+    site: &Path,
+    out: &Path,
+    options: &RunOptions,
+    var: impl Fn(&str) -> Option<OsString>,
+) -> Vec<(String, OsString)> {
+    let mut path = OsString::from(site);
+    if let Some(old) = var("PYTHONPATH").filter(|p| !p.is_empty()) {
+        path.push(":");
+        path.push(old);
+    }
+    let mut env = vec![
+        ("PYTHONPATH".to_string(), path),
+        ("CUDOCTOR_RUN_DIR".to_string(), OsString::from(out)),
+    ];
+    for (k, v) in [
+        ("TORCH_NCCL_TRACE_BUFFER_SIZE", NCCL_TRACE_ENTRIES),
+        ("TORCH_NCCL_ENABLE_TIMING", "1"),
+    ] {
+        if var(k).is_none() {
+            env.push((k.to_string(), OsString::from(v)));
+        }
+    }
+    if let Some(step) = options.profile_step {
+        env.push((
+            "CUDOCTOR_RUN_PROFILE_STEP".to_string(),
+            OsString::from(step.to_string()),
+        ));
+    }
+    if options.no_cost {
+        env.push(("CUDOCTOR_RUN_NO_COST".to_string(), OsString::from("1")));
+    }
+    env
+}
+
+/// Reads every `proc-PID.json` the observers wrote, sorted by rank then pid.
+pub fn read_records(out: &Path) -> (Vec<ProcessRecord>, Vec<String>) {
+    let mut records = Vec::new();
+    let mut unreadable = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(out)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    for f in files {
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        match std::fs::read(&f)
+            .map_err(|e| e.to_string())
+            .and_then(|b| serde_json::from_slice::<ProcessRecord>(&b).map_err(|e| e.to_string()))
+        {
+            Ok(r) => records.push(r),
+            Err(e) => unreadable.push(format!("{name}: {e}")),
+        }
+    }
+    records.sort_by_key(|r| (r.rank.unwrap_or(u32::MAX), r.pid));
+    (records, unreadable)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_observer_goes_first_on_pythonpath_and_keeps_the_users() {
+        let env = observer_env(
+            Path::new("/tmp/x/site"),
+            Path::new("/tmp/x/out"),
+            &RunOptions {
+                profile_step: Some(5),
+                no_cost: false,
+            },
+            |k| match k {
+                "PYTHONPATH" => Some("/work/src".into()),
+                "TORCH_NCCL_ENABLE_TIMING" => Some("0".into()),
+                _ => None,
+            },
+        );
+        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        assert_eq!(get("PYTHONPATH").unwrap(), "/tmp/x/site:/work/src");
+        assert_eq!(get("CUDOCTOR_RUN_DIR").unwrap(), "/tmp/x/out");
+        // The user's own choice stays.
+        assert_eq!(get("TORCH_NCCL_ENABLE_TIMING"), None);
+        assert_eq!(get("TORCH_NCCL_TRACE_BUFFER_SIZE").unwrap(), "4000");
+        assert_eq!(get("CUDOCTOR_RUN_PROFILE_STEP").unwrap(), "5");
+    }
+
+    #[test]
+    fn records_are_read_by_rank_and_bad_ones_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("proc-20.json"), r#"{"pid":20,"rank":1}"#).unwrap();
+        std::fs::write(dir.path().join("proc-30.json"), r#"{"pid":30,"rank":0}"#).unwrap();
+        std::fs::write(dir.path().join("proc-40.json"), "{").unwrap();
+        std::fs::write(dir.path().join("proc-50.json.tmp"), "{").unwrap();
+        let (records, bad) = read_records(dir.path());
+        assert_eq!(
+            records.iter().map(|r| r.pid).collect::<Vec<_>>(),
+            vec![30, 20]
+        );
+        assert_eq!(bad.len(), 1);
+        assert!(bad[0].starts_with("proc-40.json"), "{bad:?}");
+    }
+
+    #[test]
+    fn the_observer_is_embedded() {
+        assert!(OBSERVER_SCRIPT.contains("CUDOCTOR_RUN_DIR"));
+    }
+
+    #[test]
+    fn a_missing_program_is_a_clear_error() {
+        let e = run_observed(
+            &["/nonexistent/cudoctor-test-program".to_string()],
+            &RunOptions::default(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("could not start"), "{e}");
+        assert!(matches!(
+            run_observed(&[], &RunOptions::default()),
+            Err(RunError::NoCommand)
+        ));
+    }
+}
