@@ -1,9 +1,14 @@
-//! The list of rules. Adding a rule: one file under `rules/`, one line here.
+//! The list of rules. Adding a rule: one file under `rules/`, one line here, in the order of
+//! `Layer::ALL` and by code within a layer (the tests below check both).
 
 use crate::rule::Rule;
 use crate::rules;
 
 pub static RULES: &[&Rule] = &[
+    &rules::container_without_gpu::RULE,
+    &rules::require_cuda_unmet::RULE,
+    &rules::wsl_linux_driver::RULE,
+    &rules::security_module_blocks_gpu::RULE,
     &rules::no_driver::RULE,
     &rules::no_gpu_visible::RULE,
     &rules::driver_library_mismatch::RULE,
@@ -15,6 +20,7 @@ pub static RULES: &[&Rule] = &[
     &rules::toolkit_newer_than_driver::RULE,
     &rules::smi_cuda_is_a_ceiling::RULE,
     &rules::cuda_home_invalid::RULE,
+    &rules::toolkits_side_by_side::RULE,
     &rules::nvcc_flag_unsupported::RULE,
     &rules::cpu_only_torch::RULE,
     &rules::companion_mismatch::RULE,
@@ -32,19 +38,14 @@ pub static RULES: &[&Rule] = &[
     &rules::ld_library_path_shadows::RULE,
     &rules::unresolved_symbols::RULE,
     &rules::loaded_cuda_libraries::RULE,
-    &rules::container_without_gpu::RULE,
-    &rules::require_cuda_unmet::RULE,
-    &rules::wsl_linux_driver::RULE,
-    &rules::security_module_blocks_gpu::RULE,
-    &rules::toolkits_side_by_side::RULE,
     &rules::attention_falls_back_to_math::RULE,
     &rules::fused_attention_unavailable::RULE,
     &rules::compile_falls_back::RULE,
-    &rules::compile_amp_floor::RULE,
     &rules::cuda_unavailable_at_runtime::RULE,
     &rules::torch_probe_failed::RULE,
     &rules::gpu_smoke_test_fails::RULE,
     &rules::attention_extension_broken::RULE,
+    &rules::compile_amp_floor::RULE,
     &rules::allreduce_bandwidth_low::RULE,
     &rules::p2p_disabled_by_env::RULE,
     &rules::visible_devices_hide_gpus::RULE,
@@ -69,6 +70,7 @@ pub fn rule_by_code(code: &str) -> Option<&'static Rule> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Layer;
     use std::collections::HashSet;
 
     #[test]
@@ -93,6 +95,45 @@ mod tests {
             for section in ["## What it checks", "## Why it matters", "## How to fix"] {
                 assert!(r.docs.contains(section), "{} docs lack {section}", r.code);
             }
+        }
+    }
+
+    #[test]
+    fn every_rule_file_is_registered() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules");
+        let registry = include_str!("registry.rs");
+        let mut files = 0;
+        for entry in std::fs::read_dir(&dir).expect("rules dir") {
+            let path = entry.expect("entry").path();
+            let text = std::fs::read_to_string(&path).expect("rule file");
+            if !text.contains("pub static RULE: Rule") {
+                continue;
+            }
+            files += 1;
+            let stem = path.file_stem().and_then(|s| s.to_str()).expect("name");
+            assert!(
+                registry.contains(&format!("&rules::{stem}::RULE,")),
+                "rules/{stem}.rs defines a RULE that registry.rs does not list"
+            );
+        }
+        assert_eq!(files, RULES.len(), "rule files and registry lines differ");
+    }
+
+    #[test]
+    fn the_registry_is_sorted_by_layer_then_code() {
+        let key = |r: &Rule| {
+            let layer = Layer::ALL.iter().position(|l| *l == r.layer);
+            let digits = r.code.trim_start_matches(|c: char| c.is_ascii_uppercase());
+            let prefix = &r.code[..r.code.len() - digits.len()];
+            (layer, prefix.to_string(), digits.parse::<u32>().ok())
+        };
+        for pair in RULES.windows(2) {
+            assert!(
+                key(pair[0]) < key(pair[1]),
+                "{} must come after {} (order of Layer::ALL, then code)",
+                pair[0].code,
+                pair[1].code
+            );
         }
     }
 
