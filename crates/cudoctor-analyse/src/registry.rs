@@ -38,6 +38,7 @@ pub static RULES: &[&Rule] = &[
     &rules::ld_library_path_shadows::RULE,
     &rules::unresolved_symbols::RULE,
     &rules::loaded_cuda_libraries::RULE,
+    &rules::mixed_cuda_majors::RULE,
     &rules::attention_falls_back_to_math::RULE,
     &rules::fused_attention_unavailable::RULE,
     &rules::compile_falls_back::RULE,

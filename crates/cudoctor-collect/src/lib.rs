@@ -4,6 +4,7 @@
 pub mod deep;
 pub mod driver;
 pub mod host;
+pub mod import_model;
 pub mod kernels;
 pub mod libraries;
 pub mod multigpu;

@@ -3,15 +3,16 @@
 //! Python environment. Nothing is loaded or run.
 
 use cudoctor_ldso::{
-    cache_entries_of_family, ld_library_path_shadowing, CudaFamily, ElfFile, LibsReport,
-    LoadOptions, Process, ProcessEnv, SymbolCheck,
+    cache_entries_of_family, find_ld_library_path_shadowing, CudaFamily, ElfFile, LibsReport,
+    ProcessEnv,
 };
 use cudoctor_snapshot::{
-    CachedLibrary, LibraryLinks, LinkedLibrary, LoaderFacts, ProcessLinks, PythonEnv,
+    CachedLibrary, LibraryLinks, LinkedLibrary, LoaderFacts, Opener, ProcessLinks, PythonEnv,
     ShadowedLibrary,
 };
 
 use crate::host::Host;
+use crate::import_model;
 
 /// CUDA families whose system-wide copies are worth setting against what torch loads.
 const REPORTED_FAMILIES: &[CudaFamily] = &[
@@ -21,50 +22,42 @@ const REPORTED_FAMILIES: &[CudaFamily] = &[
     CudaFamily::Cublas,
 ];
 
-/// `candidates` are the libraries of torch and its extensions ([`crate::kernels::candidates`]).
+/// `candidates` are the libraries of torch and its extensions ([`crate::kernels::candidates`]),
+/// as (path, owning package).
 pub fn collect(host: &Host, envs: &[PythonEnv], candidates: &[(String, String)]) -> LoaderFacts {
     let mut facts = LoaderFacts::default();
     let process_env = || ProcessEnv::new(host.root()).with_vars(host.env().iter());
     for env in envs {
         let Some(torch) = &env.torch else { continue };
-        let mut order: Vec<(String, LoadOptions)> = Vec::new();
-        let global_deps = format!("{}/lib/libtorch_global_deps.so", torch.path);
-        if host.is_file(&global_deps) {
-            order.push((global_deps, LoadOptions::default()));
-        }
-        for name in host.list_dir(&torch.path) {
-            if name.starts_with("_C") && name.ends_with(".so") {
-                order.push((format!("{}/{name}", torch.path), LoadOptions::default()));
-            }
-        }
         // Extensions: every compiled library outside torch that links torch itself, its
         // symbols checked against what the process exports.
-        for (path, _) in candidates {
-            let in_env = env
-                .site_packages
-                .iter()
-                .any(|sp| path.starts_with(sp.as_str()));
-            if in_env && !torch.owns(path) && links_torch(host, path) {
-                order.push((
-                    path.clone(),
-                    LoadOptions::check_symbols(SymbolCheck::Requested),
-                ));
-            }
-        }
-        let mut process = Process::new(process_env());
-        if let Some(python) = &env.interpreter {
-            // The interpreter's own exports (Py*) satisfy extensions' Python symbols.
-            let _ = process.load_executable(python, LoadOptions::default());
-        }
-        for (path, opts) in &order {
-            if let Err(e) = process.load(path, *opts) {
-                facts.errors.push(format!("{path}: {e}"));
-            }
-        }
-        let report = process.report_without_loader();
-        let paths: Vec<String> = order.iter().map(|(p, _)| p.clone()).collect();
-        let shadowed = match ld_library_path_shadowing(&process_env(), &paths) {
-            Ok(s) => s
+        let extensions: Vec<(String, Option<String>)> = candidates
+            .iter()
+            .filter(|(path, _)| {
+                env.site_packages
+                    .iter()
+                    .any(|sp| path.starts_with(sp.as_str()))
+                    && !torch.owns(path)
+                    && links_torch(host, path)
+            })
+            .map(|(path, pkg)| (path.clone(), (!pkg.is_empty()).then(|| pkg.clone())))
+            .collect();
+        let Some(run) = import_model::emulate(host, env, process_env(), &extensions) else {
+            continue;
+        };
+        facts.errors.extend(run.errors.iter().cloned());
+        facts.notes.extend(run.notes.iter().cloned());
+        let report = run.process.report_without_loader();
+        let shadowed = if host.var("LD_LIBRARY_PATH").is_some_and(|v| !v.is_empty()) {
+            let without = import_model::emulate(
+                host,
+                env,
+                process_env().with_ld_library_path(None),
+                &extensions,
+            )
+            .map(|r| r.process.report_without_loader())
+            .unwrap_or_default();
+            find_ld_library_path_shadowing(&report, &without)
                 .into_iter()
                 .map(|s| ShadowedLibrary {
                     object: s.object,
@@ -72,19 +65,28 @@ pub fn collect(host: &Host, envs: &[PythonEnv], candidates: &[(String, String)])
                     from_ld_library_path: s.from_ld_library_path,
                     otherwise: s.otherwise,
                 })
-                .collect(),
-            Err(e) => {
-                facts
-                    .errors
-                    .push(format!("LD_LIBRARY_PATH comparison: {e}"));
-                Vec::new()
-            }
+                .collect()
+        } else {
+            Vec::new()
         };
+        let mut objects = links(&report);
+        for o in &mut objects {
+            if let Some((_, stage, by)) = run.brought_in.iter().find(|(p, ..)| *p == o.path) {
+                o.stage = *stage;
+                for n in o.needed.iter_mut().filter(|n| n.via == "missing") {
+                    n.optional = import_model::optional_needed(&by.by, &n.name);
+                }
+                if by.opener != Opener::Interpreter || o.loaded_by.is_none() {
+                    o.opened_by = o.loaded_by.is_none().then(|| by.clone());
+                }
+            }
+        }
         facts.processes.push(ProcessLinks {
             env_prefix: env.prefix.clone(),
-            objects: links(&report),
+            objects,
             shadowed,
         });
+        let mut process = run.process;
         if facts.cache_copies.is_empty() {
             let mut seen: Vec<String> = Vec::new();
             if let Some(cache) = process.ld_cache() {
@@ -137,11 +139,13 @@ pub fn links(report: &LibsReport) -> Vec<LibraryLinks> {
                     real_path: n.real_path.clone(),
                     via: n.via.as_str().to_string(),
                     error: n.error.clone(),
+                    optional: false,
                 })
                 .collect(),
             unresolved_symbols: o.unresolved_symbols.clone(),
             symbols_checked: o.symbols_checked,
             error: None,
+            ..Default::default()
         })
         .collect()
 }

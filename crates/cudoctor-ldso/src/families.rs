@@ -209,3 +209,39 @@ mod tests {
         assert_eq!(split_soname("lib.so.1"), None);
     }
 }
+
+/// A private copy that a wheel vendors for its own extension (auditwheel): a file in a
+/// `<pkg>.libs/` directory whose name carries a hash (`libcudart.45e7f3ed.so.12`,
+/// `libgfortran-040039e1.so.5`). Its importers name it by that hashed name, so it never stands
+/// in for the shared copy of the same library.
+pub fn is_vendored_copy(path: &str) -> bool {
+    let Some((dir, name)) = path.rsplit_once('/') else {
+        return false;
+    };
+    if !dir.ends_with(".libs") {
+        return false;
+    }
+    name.split(['.', '-'])
+        .any(|part| part.len() == 8 && part.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+#[cfg(test)]
+mod vendored_tests {
+    use super::is_vendored_copy;
+
+    #[test]
+    fn auditwheel_copies_are_recognised() {
+        assert!(is_vendored_copy(
+            "/v/site-packages/torchvision.libs/libcudart.45e7f3ed.so.12"
+        ));
+        assert!(is_vendored_copy(
+            "/v/site-packages/numpy.libs/libgfortran-040039e1-0352e75f.so.5.0.0"
+        ));
+        assert!(!is_vendored_copy(
+            "/usr/local/cuda-12.4/lib64/libcudart.so.12"
+        ));
+        assert!(!is_vendored_copy(
+            "/v/site-packages/nvidia/cu13/lib/libcudart.so.13"
+        ));
+    }
+}

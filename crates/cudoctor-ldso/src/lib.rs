@@ -42,6 +42,6 @@ pub use config::LoaderConfig;
 pub use elf::symbols::{SymbolInfo, SymbolRequirement, SymbolTable};
 pub use elf::{ElfClass, ElfFile, Target};
 pub use error::{CacheError, ElfError, LoadError};
-pub use families::{cuda_library, CudaFamily, CudaLibrary};
+pub use families::{cuda_library, is_vendored_copy, CudaFamily, CudaLibrary};
 pub use process::{LoadOptions, Process, ProcessEnv, SymbolCheck};
 pub use report::{LibsReport, MissingVersion, NeededReport, ObjectReport, Via};

@@ -274,14 +274,47 @@ impl Process {
         self.load_inner(path, opts, false)
     }
 
+    /// dlopen() `name` from code inside the already-loaded object `caller` (its path as
+    /// loaded): glibc searches with the caller's link map, so the caller's DT_RPATH chain and
+    /// DT_RUNPATH apply (cuDNN opening its sub-libraries by soname, for one). Returns `None`
+    /// when `caller` is not in the process.
+    pub fn dlopen_from(
+        &mut self,
+        caller: &str,
+        name: &str,
+        opts: LoadOptions,
+    ) -> Option<Result<Vec<ObjectReport>, LoadError>> {
+        let idx = self
+            .objects
+            .iter()
+            .position(|o| o.path == caller || o.real_path.as_deref() == Some(caller))?;
+        Some(self.load_with_caller(Some(idx), name, opts, false))
+    }
+
+    /// True when an object of this path, real path or soname is in the process.
+    pub fn has_loaded(&self, name: &str) -> bool {
+        self.objects
+            .iter()
+            .any(|o| o.matches(name) || o.real_path.as_deref() == Some(name))
+    }
+
     fn load_inner(
         &mut self,
         path: &str,
         opts: LoadOptions,
         as_main: bool,
     ) -> Result<Vec<ObjectReport>, LoadError> {
+        self.load_with_caller(self.main, path, opts, as_main)
+    }
+
+    fn load_with_caller(
+        &mut self,
+        caller: Option<usize>,
+        path: &str,
+        opts: LoadOptions,
+        as_main: bool,
+    ) -> Result<Vec<ObjectReport>, LoadError> {
         let first_new = self.objects.len();
-        let caller = self.main;
         let idx = match self.map_object(caller, path, true) {
             Outcome::Found { idx, .. } => idx,
             Outcome::Missing { error } => {

@@ -55,6 +55,9 @@ pub struct LoaderFacts {
     /// Problems met while emulating the loader.
     #[serde(default)]
     pub errors: Vec<String>,
+    /// What the emulation could not model, said plainly.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// One emulated process.
@@ -81,6 +84,12 @@ pub struct LibraryLinks {
     /// The object whose DT_NEEDED brought this one in; absent for objects loaded directly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loaded_by: Option<String>,
+    /// When in the life of the process this object is mapped.
+    #[serde(default, skip_serializing_if = "LoadStage::is_import")]
+    pub stage: LoadStage,
+    /// For an object loaded by a dlopen() (not a DT_NEEDED): who opened it, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened_by: Option<OpenedBy>,
     #[serde(default)]
     pub needed: Vec<LinkedLibrary>,
     /// Undefined symbols nothing in the process provides (only when `symbols_checked`).
@@ -101,6 +110,10 @@ pub struct LinkedLibrary {
     pub real_path: Option<String>,
     /// rpath, ld_library_path, runpath, cache, default, loaded, direct, missing.
     pub via: String,
+    /// An optional system library of the package (torchaudio's libsox): when missing, that
+    /// feature is unavailable and nothing else breaks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -119,4 +132,52 @@ pub struct ShadowedLibrary {
 pub struct CachedLibrary {
     pub name: String,
     pub path: String,
+}
+
+/// When a library enters the process.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadStage {
+    /// `import torch` and the imports of its companions (torchvision, torchaudio) and of
+    /// extensions that link torch.
+    #[default]
+    Import,
+    /// Only when a feature is first used (a convolution opens cuDNN's engine libraries,
+    /// torchaudio's sox backend, ...): a missing one breaks that feature, not the import.
+    OnDemand,
+}
+
+impl LoadStage {
+    pub fn is_import(&self) -> bool {
+        *self == LoadStage::Import
+    }
+}
+
+/// Who dlopen()s a library: the code path that decides which copy wins.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct OpenedBy {
+    pub opener: Opener,
+    /// The package or library whose code opens it (`torch`, `torchaudio`, `libcudnn.so.9`).
+    pub by: String,
+    /// Optional: the feature works without it (torchaudio's sox backend needs a system libsox).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Opener {
+    /// The Python interpreter itself.
+    Interpreter,
+    /// `torch/__init__.py` loading `libtorch_global_deps.so` with RTLD_GLOBAL.
+    TorchGlobalDeps,
+    /// `torch/__init__.py` preloading an nvidia wheel's library by full path from sys.path.
+    TorchPreload,
+    /// An `import` of an extension module (`torch._C`, `torchvision._C`).
+    #[default]
+    PythonImport,
+    /// A package's own loader opening its library by full path (`torch.ops.load_library`).
+    PackageLoader,
+    /// A library opening another by soname at run time (cuDNN's engines, nvrtc's builtins).
+    LibraryDlopen,
 }

@@ -26,8 +26,8 @@ pub use deep::{
 pub use driver::{DriverFacts, Gpu, GpuProcess, KernelModule};
 pub use environment::{recorded_env, redact_url_credentials, relevant_variable, EnvVars, REDACTED};
 pub use images::{
-    CachedLibrary, KernelImages, LibraryImages, LibraryLinks, LinkedLibrary, LoaderFacts,
-    ProcessLinks, ShadowedLibrary,
+    CachedLibrary, KernelImages, LibraryImages, LibraryLinks, LinkedLibrary, LoadStage,
+    LoaderFacts, OpenedBy, Opener, ProcessLinks, ShadowedLibrary,
 };
 pub use multigpu::{
     GpuPair, LinkClass, MultiGpuFacts, NcclLibrary, NvLink, P2pStatus, PathLevel, Topology,

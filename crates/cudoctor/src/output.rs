@@ -36,6 +36,16 @@ pub fn knowledge_base(args: &MachineArgs) -> anyhow::Result<Kb> {
     }
 }
 
+/// Refuses a `--python` that names neither an interpreter nor an environment.
+pub fn check_pythons(host: &Host, pythons: &[String]) -> anyhow::Result<()> {
+    for p in pythons {
+        if let Some(problem) = cudoctor_collect::python::explicit_problem(host, p) {
+            bail!("{problem}");
+        }
+    }
+    Ok(())
+}
+
 pub fn host(args: &MachineArgs) -> anyhow::Result<Host> {
     if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 3600.0) {
         bail!(

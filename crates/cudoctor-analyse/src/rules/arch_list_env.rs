@@ -1,5 +1,7 @@
 use cudoctor_fatbin::compat::parse_torch_arch_list;
 
+use cudoctor_kb::ComputeCapability;
+
 use crate::context::{cuda_of, library_verdict};
 use crate::{Context, Finding, Layer, Rule, Severity};
 
@@ -57,10 +59,34 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let nvcc = ctx
         .build_toolkit()
         .and_then(|b| b.version.as_deref().and_then(cuda_of));
-    if let Some(range) = nvcc.and_then(|v| ctx.kb.nvcc_arch_range(v)) {
+    // A toolkit newer than the table's rows keeps its major's removals: NVIDIA has not brought
+    // back an architecture it dropped within a major. Only `lowest` is carried over, and the
+    // finding then says it is inferred.
+    let mut inferred_from = None;
+    let range = nvcc.and_then(|v| {
+        ctx.kb.nvcc_arch_range(v).or_else(|| {
+            let older = ctx
+                .kb
+                .nvcc_ranges()
+                .iter()
+                .filter(|r| r.to.major == v.major && r.to < v && r.lowest.is_some())
+                .max_by_key(|r| r.to)?;
+            inferred_from = Some(older.to);
+            Some(older)
+        })
+    });
+    let mut outside = false;
+    if let Some(range) = range {
         for a in &req.sass {
-            if let Ok(cc) = format!("{}.{}", a.major(), a.minor()).parse() {
-                if range.can_target(cc) == Some(false) {
+            if let Ok(cc) = format!("{}.{}", a.major(), a.minor()).parse::<ComputeCapability>() {
+                let below = range.lowest.is_some_and(|low| cc < low);
+                let verdict = if inferred_from.is_some() {
+                    below.then_some(false)
+                } else {
+                    range.can_target(cc)
+                };
+                if verdict == Some(false) {
+                    outside = true;
                     problems.push(format!(
                         "{} is outside what nvcc {} can target",
                         a.name(),
@@ -72,6 +98,11 @@ fn check(ctx: &Context) -> Vec<Finding> {
     }
     if problems.is_empty() {
         return Vec::new();
+    }
+    if let (true, Some(row), Some(v)) = (outside, inferred_from, nvcc) {
+        problems.push(format!(
+            "nvcc {v} is newer than the knowledge base's rows: CUDA {row}'s lowest target is assumed, since architectures removed within a major have not come back"
+        ));
     }
     let mut f = Finding::new(&RULE, format!("TORCH_CUDA_ARCH_LIST=\"{list}\" does not fit this machine"))
         .evidence(format!("TORCH_CUDA_ARCH_LIST={list} (builds {})", images.sass.iter().chain(&images.ptx).cloned().collect::<Vec<_>>().join(" ")))
@@ -106,6 +137,24 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert!(f[0].evidence.iter().any(|e| e.contains("banana")));
         assert_eq!(f[0].fix[0], "export TORCH_CUDA_ARCH_LIST=\"9.0\"");
+    }
+
+    #[test]
+    fn a_toolkit_newer_than_the_table_keeps_its_majors_removals() {
+        let mut s = h200();
+        s.toolkit.nvcc_on_path.as_mut().unwrap().version = Some("13.5.37".into());
+        for t in &mut s.toolkit.toolkits {
+            t.version = Some("13.5.37".into());
+        }
+        s.env
+            .insert("TORCH_CUDA_ARCH_LIST".into(), "7.0;8.0".into());
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].evidence.iter().any(|e| e.contains("sm_70 is outside")),
+            "{f:?}"
+        );
+        assert!(f[0].evidence.iter().any(|e| e.contains("assumed")), "{f:?}");
     }
 
     #[test]

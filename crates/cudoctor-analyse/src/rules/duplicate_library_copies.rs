@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use cudoctor_ldso::{cuda_library, CudaFamily};
+use cudoctor_ldso::{cuda_library, is_vendored_copy, CudaFamily};
 
 use crate::context::pip_rebuild;
 use crate::{Context, Finding, FixStep, Layer, Rule, Severity};
@@ -38,9 +38,22 @@ type Copy<'a> = (Option<String>, &'a str, Option<&'a str>, CudaFamily);
 fn check(ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     for p in ctx.snap.loader.iter().flat_map(|l| &l.processes) {
+        // Copies torch's own loader preloaded from another CUDA major are LIB006's.
+        let foreign: Vec<&str> = crate::rules::mixed_cuda_majors::torch_of(ctx, p)
+            .map(|(_, major)| {
+                crate::rules::mixed_cuda_majors::foreign_major_objects(p, major)
+                    .into_iter()
+                    .map(|(o, _)| o.path.as_str())
+                    .collect()
+            })
+            .unwrap_or_default();
         // stem -> [(major, path, loaded_by)]
         let mut copies: BTreeMap<String, Vec<Copy>> = BTreeMap::new();
-        for o in &p.objects {
+        for o in p
+            .objects
+            .iter()
+            .filter(|o| !foreign.contains(&o.path.as_str()))
+        {
             let Some(lib) = cuda_library(o.soname.as_deref().unwrap_or(&o.path)) else {
                 continue;
             };
@@ -53,7 +66,28 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 entry.push((lib.major.clone(), path, o.loaded_by.as_deref(), lib.family));
             }
         }
-        for (stem, list) in copies.into_iter().filter(|(_, l)| l.len() > 1) {
+        for (stem, all) in copies.into_iter().filter(|(_, l)| l.len() > 1) {
+            // A wheel's private, hash-named copy of the same major is there by design: its
+            // importers name it by its hashed file name, so it stands in for nothing.
+            let (vendored, list): (Vec<Copy>, Vec<Copy>) = all
+                .into_iter()
+                .partition(|(_, path, ..)| is_vendored_copy(path));
+            let shared_majors: Vec<&Option<String>> = list.iter().map(|(m, ..)| m).collect();
+            let (same_major, other_major): (Vec<Copy>, Vec<Copy>) = vendored
+                .into_iter()
+                .partition(|(m, ..)| shared_majors.is_empty() || shared_majors.contains(&m));
+            if !same_major.is_empty() && other_major.is_empty() && list.len() <= 1 {
+                out.push(private_copies_note(
+                    &stem,
+                    &p.env_prefix,
+                    &list,
+                    &same_major,
+                ));
+            }
+            let list: Vec<Copy> = list.into_iter().chain(other_major).collect();
+            if list.len() < 2 {
+                continue;
+            }
             let majors: Vec<&Option<String>> = list.iter().map(|(m, ..)| m).collect();
             let different_majors = majors.windows(2).any(|w| w[0] != w[1]);
             let family = list[0].3;
@@ -88,6 +122,29 @@ fn check(ctx: &Context) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// The info line for private copies of the same major as the shared one.
+fn private_copies_note(stem: &str, env: &str, shared: &[Copy], private: &[Copy]) -> Finding {
+    let mut f = Finding::new(
+        &RULE,
+        format!("A wheel carries its own private copy of lib{stem} ({env})"),
+    )
+    .severity(Severity::Info)
+    .cause(format!(
+        "The wheel vendors lib{stem} under a hashed file name for its own extension (auditwheel), of the same CUDA major as the copy torch loads. Its code uses that copy only; nothing else resolves to it, so this is by design and needs no change."
+    ));
+    for (major, path, by, _) in shared.iter().chain(private) {
+        f = f.evidence(format!(
+            "{path}{}{}",
+            major
+                .as_ref()
+                .map(|m| format!(" (soname major {m})"))
+                .unwrap_or_default(),
+            by.map(|b| format!(", needed by {b}")).unwrap_or_default()
+        ));
+    }
+    f
 }
 
 /// One rebuild command per extension that brought in a copy torch does not load: the
@@ -184,6 +241,45 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].severity, Severity::Error);
         assert!(f[0].evidence.iter().any(|e| e.contains("my_ext.so")));
+    }
+
+    #[test]
+    fn a_vendored_copy_of_the_same_major_is_only_noted() {
+        let sp = "/opt/venv/lib/python3.12/site-packages";
+        let mut s = h200();
+        s.loader = Some(LoaderFacts {
+            processes: vec![ProcessLinks {
+                env_prefix: "/opt/venv".into(),
+                objects: vec![
+                    obj(
+                        &format!("{sp}/nvidia/cu13/lib/libcudart.so.13"),
+                        "libcudart.so.13",
+                        &format!("{sp}/torch/lib/libtorch_global_deps.so"),
+                    ),
+                    obj(
+                        &format!("{sp}/torchvision.libs/libcudart.3eda8113.so.13"),
+                        "libcudart.so.13",
+                        &format!("{sp}/torchvision/image_stable.so"),
+                    ),
+                ],
+                shadowed: vec![],
+            }],
+            ..Default::default()
+        });
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(f[0].fix.is_empty());
+        // Of another major it is a second runtime in the process.
+        let l = s.loader.as_mut().unwrap();
+        l.processes[0].objects[1] = obj(
+            &format!("{sp}/torchvision.libs/libcudart.45e7f3ed.so.12"),
+            "libcudart.so.12",
+            &format!("{sp}/torchvision/image.so"),
+        );
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
     }
 
     #[test]

@@ -107,6 +107,7 @@ mod tests {
             }],
             cache_copies: vec![CachedLibrary { name: "libcudnn.so.9".into(), path: "/usr/lib/x86_64-linux-gnu/libcudnn.so.9".into() }],
             errors: vec![],
+            notes: vec![],
         });
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 1, "{f:?}");

@@ -1,6 +1,8 @@
 use cudoctor_ldso::{cuda_library, CudaFamily};
 
 use crate::context::{pip_package_for_cuda, pip_rebuild, torch_index_url};
+use cudoctor_snapshot::{LibraryLinks, LoadStage};
+
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -27,6 +29,32 @@ loader path; for libcuda, install the driver or start the container with GPUs.
     check,
 };
 
+/// An optional system library a package's feature needs: the import works without it.
+fn optional_missing(env: &str, o: &LibraryLinks, name: &str) -> Finding {
+    let by = o
+        .opened_by
+        .as_ref()
+        .map(|b| b.by.clone())
+        .unwrap_or_else(|| short(&o.path).to_string());
+    Finding::new(
+        &RULE,
+        format!("{name} is not installed: the parts of {by} that need it are unavailable"),
+    )
+    .severity(Severity::Info)
+    .evidence(format!(
+        "{} needs {name} (DT_NEEDED), which no loader search step finds",
+        o.path
+    ))
+    .evidence(format!(
+        "{} opens {} only when that feature is used; {name} is an optional system library (process emulated in {env})",
+        by,
+        short(&o.path)
+    ))
+    .cause(format!(
+        "{name} is an optional dependency of {by}: importing works, and only the feature that needs it fails."
+    ))
+}
+
 fn check(ctx: &Context) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     for (env, o) in ctx.loaded_objects() {
@@ -35,6 +63,16 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 .iter()
                 .any(|f| f.title.contains(&format!("{} ", n.name)))
             {
+                continue;
+            }
+            let driver_lib = cuda_library(&n.name)
+                .is_some_and(|l| matches!(l.family, CudaFamily::CudaDriver | CudaFamily::NvidiaMl));
+            if driver_lib && ctx.snap.driver.version.is_none() {
+                // No driver at all: DRV001 says so once.
+                continue;
+            }
+            if n.optional {
+                out.push(optional_missing(env, o, &n.name));
                 continue;
             }
             let lib = cuda_library(&n.name);
@@ -113,11 +151,26 @@ fn check(ctx: &Context) -> Vec<Finding> {
                         n.name
                     ));
                     if let Some(pkg) = cuda_major.and_then(|m| pip_package_for_cuda(family, m)) {
-                        f = f.shell(format!(
-                            "{} -m pip install {pkg}   # provides {}",
-                            crate::context::shell_python(env),
-                            cudoctor_plan::comment(&n.name)
-                        ));
+                        // Still registered but its file gone: a plain install is a no-op.
+                        let installed = ctx
+                            .snap
+                            .python_envs
+                            .iter()
+                            .find(|e| e.prefix == env)
+                            .and_then(|e| e.package(&pkg));
+                        f = f.shell(match installed {
+                            Some(p) => format!(
+                                "{} -m pip install --force-reinstall --no-deps {pkg}=={}   # its files are gone though it is registered; puts {} back",
+                                crate::context::shell_python(env),
+                                cudoctor_plan::quote(&p.version),
+                                cudoctor_plan::comment(&n.name)
+                            ),
+                            None => format!(
+                                "{} -m pip install {pkg}   # provides {}",
+                                crate::context::shell_python(env),
+                                cudoctor_plan::comment(&n.name)
+                            ),
+                        });
                     }
                     if let Some(t) = torch {
                         let index = torch_index_url(t.torch.local_label())
@@ -135,6 +188,12 @@ fn check(ctx: &Context) -> Vec<Finding> {
                         .cause(format!("The import fails with \"{}: cannot open shared object file\".", n.name))
                         .prose(format!("Install the package that provides {} or add its directory to LD_LIBRARY_PATH", n.name));
                 }
+            }
+            if o.stage == LoadStage::OnDemand {
+                f = f.severity(Severity::Warning).evidence(format!(
+                    "{} is opened only when its feature is first used: the import itself works",
+                    short(&o.path)
+                ));
             }
             out.push(f);
         }

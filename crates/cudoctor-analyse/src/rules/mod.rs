@@ -28,6 +28,7 @@ pub mod ld_library_path_shadows;
 pub mod loaded_cuda_libraries;
 pub mod missing_library;
 pub mod nccl_transport_forced_slow;
+pub mod mixed_cuda_majors;
 pub mod nccl_version_differs;
 pub mod network_support;
 pub mod no_driver;

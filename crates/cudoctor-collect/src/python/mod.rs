@@ -41,6 +41,28 @@ pub fn collect(host: &Host, explicit: &[String]) -> Vec<PythonEnv> {
     envs
 }
 
+/// Why a path given with `--python` is neither a Python interpreter nor an environment's
+/// prefix; `None` when it is one. (Checking another env in its place would answer a question
+/// the user did not ask.)
+pub fn explicit_problem(host: &Host, path: &str) -> Option<String> {
+    let Some((prefix, interpreter)) = prefix_of(host, path) else {
+        return Some(format!("--python {path}: no such file or directory"));
+    };
+    let normalised = crate::host::normalise(path);
+    if host.is_dir(&normalised) {
+        let looks_like_env = interpreter.is_some()
+            || host.is_file(&format!("{prefix}/pyvenv.cfg"))
+            || host.is_dir(&format!("{prefix}/conda-meta"))
+            || !lib_python_versions(host, &prefix).is_empty();
+        return (!looks_like_env).then(|| {
+            format!("--python {path}: not a Python environment (no bin/python, pyvenv.cfg, conda-meta or lib/python3.*)")
+        });
+    }
+    let name = normalised.rsplit('/').next().unwrap_or("");
+    let is_python = ["python", "pypy"].iter().any(|p| name.starts_with(p));
+    (!is_python).then(|| format!("--python {path}: not a Python interpreter (expected a python* file or an environment directory)"))
+}
+
 /// The environment prefix for an interpreter path or a prefix directory, with the interpreter.
 /// A venv's `bin/python` is a link to the base interpreter, so the venv is recognised before
 /// links are followed.

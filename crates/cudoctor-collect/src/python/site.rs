@@ -89,10 +89,13 @@ pub fn normalise_name(name: &str) -> String {
     out
 }
 
-/// The environment's package directories in the order Python's `site` module puts them on
-/// `sys.path`, so the first torch found is the one `import torch` loads: the user site first
-/// (when visible), then the prefix's own directories (Debian's /usr/local before /usr), then, for
-/// a venv made with `--system-site-packages`, the base interpreter's.
+/// The environment's package directories in the order the interpreter puts them on `sys.path`,
+/// so the first torch found is the one `import torch` loads (checked against real interpreters
+/// by the real-env tier): PYTHONPATH's entries first; then, for a venv, its own directories, the
+/// user site (only with `--system-site-packages`) and the base interpreter's; otherwise the
+/// user site, then the prefix's own (Debian's /usr/local before /usr). Each site directory is
+/// followed by the directories its `.pth` files add, as `site.addsitedir` does. The user site
+/// is skipped under PYTHONNOUSERSITE.
 pub fn site_packages_dirs(
     host: &Host,
     prefix: &str,
@@ -103,32 +106,54 @@ pub fn site_packages_dirs(
     let system_site = cfg
         .and_then(|c| super::cfg_value(c, "include-system-site-packages"))
         .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-    let mut dirs = Vec::new();
-    if kind != PythonEnvKind::Venv || system_site {
-        if let Some(home) = host.var("HOME") {
-            for v in lib_versions {
-                dirs.push(format!(
+    let user_site: Vec<String> = match host.var("HOME") {
+        Some(home) if host.var("PYTHONNOUSERSITE").is_none_or(str::is_empty) => lib_versions
+            .iter()
+            .map(|v| {
+                format!(
                     "{}/.local/lib/python{v}/site-packages",
                     home.trim_end_matches('/')
-                ));
+                )
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut dirs: Vec<String> = host
+        .var("PYTHONPATH")
+        .map(|p| {
+            p.split(':')
+                .filter(|s| !s.is_empty())
+                .map(crate::host::normalise)
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut site_dirs = Vec::new();
+    if kind == PythonEnvKind::Venv {
+        site_dirs.extend(prefix_dirs(prefix, lib_versions));
+        if system_site {
+            site_dirs.extend(user_site);
+            // pyvenv.cfg's `home` is the base interpreter's bin directory.
+            if let Some(base) = cfg.and_then(|c| super::cfg_value(c, "home")).and_then(|h| {
+                h.trim_end_matches('/')
+                    .rsplit_once('/')
+                    .map(|(p, _)| p.to_string())
+            }) {
+                let base = if base.is_empty() {
+                    "/".to_string()
+                } else {
+                    base
+                };
+                site_dirs.extend(prefix_dirs(&base, lib_versions));
             }
         }
+    } else {
+        site_dirs.extend(user_site);
+        site_dirs.extend(prefix_dirs(prefix, lib_versions));
     }
-    dirs.extend(prefix_dirs(prefix, lib_versions));
-    if system_site {
-        // pyvenv.cfg's `home` is the base interpreter's bin directory.
-        if let Some(base) = cfg.and_then(|c| super::cfg_value(c, "home")).and_then(|h| {
-            h.trim_end_matches('/')
-                .rsplit_once('/')
-                .map(|(p, _)| p.to_string())
-        }) {
-            let base = if base.is_empty() {
-                "/".to_string()
-            } else {
-                base
-            };
-            dirs.extend(prefix_dirs(&base, lib_versions));
-        }
+    for d in site_dirs.into_iter().filter(|d| host.is_dir(d)) {
+        let pth = pth_dirs(host, &d);
+        dirs.push(d);
+        dirs.extend(pth);
     }
     let mut seen = Vec::new();
     dirs.into_iter()
@@ -143,6 +168,43 @@ pub fn site_packages_dirs(
             }
         })
         .collect()
+}
+
+/// The directories the `.pth` files of a site directory add, in `site.addpackage` order:
+/// files sorted by name, lines that are neither comments nor `import` statements, relative to
+/// the site directory.
+fn pth_dirs(host: &Host, site_dir: &str) -> Vec<String> {
+    let mut names: Vec<String> = host
+        .list_dir(site_dir)
+        .into_iter()
+        .filter(|n| n.ends_with(".pth"))
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        let Ok(text) = host.read_text(&format!("{site_dir}/{name}")) else {
+            continue;
+        };
+        for line in text.lines() {
+            let line = line.trim_end();
+            if line.is_empty()
+                || line.starts_with('#')
+                || line.starts_with("import ")
+                || line.starts_with("import\t")
+            {
+                continue;
+            }
+            let dir = if line.starts_with('/') {
+                crate::host::normalise(line)
+            } else {
+                crate::host::normalise(&format!("{site_dir}/{line}"))
+            };
+            if host.is_dir(&dir) {
+                out.push(dir);
+            }
+        }
+    }
+    out
 }
 
 /// A prefix's own package directories, in `site.getsitepackages()` order.

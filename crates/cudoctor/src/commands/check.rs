@@ -22,6 +22,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
         Some(path) => read_snapshot(path)?,
         None => {
             let host = host(&args.machine)?;
+            crate::output::check_pythons(&host, &args.python)?;
             if args.deep {
                 check_deep_timeout(args.deep_timeout)?;
             }

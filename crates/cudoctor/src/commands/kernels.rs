@@ -17,6 +17,7 @@ use crate::Outcome;
 pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
     crate::output::text_json_or_markdown(args.format)?;
     let host = host(&args.machine)?;
+    crate::output::check_pythons(&host, &args.python)?;
     let kb = knowledge_base(&args.machine)?;
     let machine_paths: Vec<String> = if args.paths.is_empty() {
         let envs = python::collect(&host, &args.python);

@@ -15,6 +15,7 @@ use crate::Outcome;
 pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
     crate::output::text_json_or_markdown(args.format)?;
     let host = host(&args.machine)?;
+    crate::output::check_pythons(&host, &args.python)?;
     let facts = if args.paths.is_empty() {
         let envs = python::collect(&host, &args.python);
         if !envs.iter().any(|e| e.torch.is_some()) {
@@ -57,6 +58,7 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
             }],
             cache_copies: Vec::new(),
             errors,
+            notes: Vec::new(),
         }
     };
     let objects: Vec<&LibraryLinks> = facts.processes.iter().flat_map(|p| &p.objects).collect();

@@ -1,0 +1,232 @@
+use cudoctor_ldso::{cuda_library, is_vendored_copy, CudaFamily};
+use cudoctor_snapshot::{LibraryLinks, Opener, ProcessLinks};
+
+use crate::context::TorchEnv;
+use crate::{Context, Finding, Layer, Rule, Severity, Subject};
+
+pub static RULE: Rule = Rule {
+    code: "LIB006",
+    name: "mixed-cuda-majors",
+    layer: Layer::Libraries,
+    severity: Severity::Error,
+    summary: "torch's process loads CUDA libraries of another CUDA major than torch's build",
+    docs: r#"## What it checks
+In the emulated `import torch`, libraries whose soname carries the CUDA major (libcudart,
+libcublas, libcublasLt, libnvrtc, libnvJitLink, libcupti) and whose major differs from the CUDA
+of the torch build, when torch's own loader brought them in.
+
+## Why it matters
+torch's `__init__.py` (2.8 and later) preloads every CUDA library of its list by full path from
+the first `sys.path` entry that has `nvidia/<folder>/lib/<name>`, and only then looks in
+`nvidia/cu13/lib`. A CUDA-12 framework installed next to a CUDA-13 torch (`jax[cuda12]`,
+`cupy-cuda12x`, `tensorflow[and-cuda]`) brings `nvidia-*-cu12` wheels into exactly those folders,
+so torch preloads CUDA 12's cuBLAS, NVRTC, cuSPARSE and runtime into its CUDA-13 process. Some
+share the soname of torch's own (libcusparse.so.12 is CUDA 12's and CUDA 13's), so torch runs on
+the wrong one without a word; the rest sit beside torch's copies. The wheels of both majors also
+write the same paths (`nvidia/cudnn/lib`), so one overwrites the other.
+
+## How to fix
+One CUDA major per environment: keep the CUDA-12 framework in an environment of its own, or
+install its CUDA-13 build next to this torch (`jax[cuda13]`, `cupy-cuda13x`), then remove the
+`-cu12` wheels and reinstall torch's CUDA wheels over the files they overwrote.
+"#,
+    check,
+};
+
+/// The families whose soname major is the CUDA major.
+const MAJOR_IN_SONAME: [CudaFamily; 6] = [
+    CudaFamily::Cudart,
+    CudaFamily::Cublas,
+    CudaFamily::CublasLt,
+    CudaFamily::Nvrtc,
+    CudaFamily::NvJitLink,
+    CudaFamily::Cupti,
+];
+
+/// Objects of `p` that torch's loader brought in and whose CUDA major is not `major`.
+pub fn foreign_major_objects(p: &ProcessLinks, major: u32) -> Vec<(&LibraryLinks, u32)> {
+    p.objects
+        .iter()
+        .filter(|o| {
+            o.opened_by
+                .as_ref()
+                .is_some_and(|b| b.opener == Opener::TorchPreload)
+                && !is_vendored_copy(o.real_path.as_deref().unwrap_or(&o.path))
+        })
+        .filter_map(|o| {
+            let path = o.real_path.as_deref().unwrap_or(&o.path);
+            let lib = cuda_library(o.soname.as_deref().unwrap_or(&o.path))?;
+            let m = if MAJOR_IN_SONAME.contains(&lib.family) {
+                lib.major.as_deref()?.parse().ok()?
+            } else {
+                wheel_dir_major(path, major)?
+            };
+            (m != major).then_some((o, m))
+        })
+        .collect()
+}
+
+/// The CUDA major a wheel directory implies: `nvidia/cu13/lib` is CUDA 13's; the per-library
+/// folders (`nvidia/cufft/lib`, ...) are where the `nvidia-*-cu12` (and older) wheels install,
+/// so next to a CUDA 13+ torch they hold another major's files. Folders both layouts share
+/// (cudnn, nccl, nvshmem, cusparselt) say nothing.
+fn wheel_dir_major(path: &str, torch_major: u32) -> Option<u32> {
+    const OLD_LAYOUT: [&str; 9] = [
+        "cublas",
+        "cuda_runtime",
+        "cuda_nvrtc",
+        "cuda_cupti",
+        "cufft",
+        "curand",
+        "cusparse",
+        "cusolver",
+        "nvjitlink",
+    ];
+    let (_, rest) = path.rsplit_once("/nvidia/")?;
+    let folder = rest.split('/').next()?;
+    if let Some(m) = folder.strip_prefix("cu").and_then(|d| d.parse().ok()) {
+        return Some(m);
+    }
+    (torch_major >= 13 && OLD_LAYOUT.contains(&folder)).then_some(12)
+}
+
+/// The torch of the process's environment, with its CUDA major.
+pub fn torch_of<'a>(ctx: &Context<'a>, p: &ProcessLinks) -> Option<(TorchEnv<'a>, u32)> {
+    let t = ctx
+        .torch_envs()
+        .into_iter()
+        .find(|t| t.env.prefix == p.env_prefix)?;
+    let major = t.cuda()?.major;
+    Some((t, major))
+}
+
+fn check(ctx: &Context) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for p in ctx.snap.loader.iter().flat_map(|l| &l.processes) {
+        let Some((torch, major)) = torch_of(ctx, p) else {
+            continue;
+        };
+        let foreign = foreign_major_objects(p, major);
+        let Some(&(_, other)) = foreign.first() else {
+            continue;
+        };
+        let env = &p.env_prefix;
+        let mut f = Finding::new(
+            &RULE,
+            format!("torch (CUDA {major}) preloads CUDA {other} libraries of other wheels ({env})"),
+        )
+        .about(Subject::TorchBuild { env: env.clone() })
+        .evidence(format!("{} (CUDA {major})", torch.label()))
+        .cause(format!(
+            "torch's __init__.py preloads each CUDA library from the first nvidia/<folder>/lib that has it, before nvidia/cu{major}/lib; CUDA {other} wheels of another framework sit in those folders, so torch's process runs on their libraries."
+        ));
+        for (o, m) in &foreign {
+            f = f.evidence(format!(
+                "{} (CUDA {m}), preloaded by torch/__init__.py",
+                o.real_path.as_deref().unwrap_or(&o.path)
+            ));
+        }
+        let foreign_wheels: Vec<&str> = torch
+            .env
+            .packages
+            .iter()
+            .filter(|pkg| {
+                pkg.name.starts_with("nvidia-") && pkg.name.ends_with(&format!("-cu{other}"))
+            })
+            .map(|pkg| pkg.name.as_str())
+            .collect();
+        if !foreign_wheels.is_empty() {
+            f = f.evidence(format!(
+                "CUDA {other} wheels installed: {}",
+                foreign_wheels.join(", ")
+            ));
+        }
+        let python = cudoctor_plan::quote(&format!("{env}/bin/python"));
+        f = f.prose(format!(
+            "Keep one CUDA major per environment: move the CUDA {other} framework to an environment of its own, or install its CUDA {major} build here (jax[cuda{major}], cupy-cuda{major}x)."
+        ));
+        if !foreign_wheels.is_empty() {
+            f = f.shell(format!(
+                "{python} -m pip uninstall -y {}   # the CUDA {other} wheels torch preloads",
+                foreign_wheels.join(" ")
+            ));
+        }
+        f = f.shell(format!(
+            "{python} -m pip install --force-reinstall --no-deps torch=={}   # then put back torch's own CUDA wheels: reinstall them the same way, as `pip show torch` lists them",
+            torch.torch.version
+        ));
+        out.push(f);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::*;
+    use cudoctor_snapshot::{LoaderFacts, OpenedBy};
+
+    fn preloaded(path: &str, soname: &str) -> LibraryLinks {
+        LibraryLinks {
+            path: path.into(),
+            soname: Some(soname.into()),
+            opened_by: Some(OpenedBy {
+                opener: Opener::TorchPreload,
+                by: "torch".into(),
+                optional: false,
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn wheel_directories_name_their_major() {
+        let sp = "/v/lib/python3.12/site-packages";
+        assert_eq!(
+            wheel_dir_major(&format!("{sp}/nvidia/cu13/lib/libcufft.so.12"), 13),
+            Some(13)
+        );
+        assert_eq!(
+            wheel_dir_major(&format!("{sp}/nvidia/cufft/lib/libcufft.so.11"), 13),
+            Some(12)
+        );
+        assert_eq!(
+            wheel_dir_major(&format!("{sp}/nvidia/cufft/lib/libcufft.so.11"), 12),
+            None
+        );
+        assert_eq!(
+            wheel_dir_major(&format!("{sp}/nvidia/cudnn/lib/libcudnn.so.9"), 13),
+            None
+        );
+    }
+
+    #[test]
+    fn cuda12_wheels_preloaded_into_a_cuda13_torch_are_an_error() {
+        let mut s = h200();
+        let sp = "/opt/venv/lib/python3.12/site-packages";
+        s.loader = Some(LoaderFacts {
+            processes: vec![ProcessLinks {
+                env_prefix: "/opt/venv".into(),
+                objects: vec![
+                    preloaded(
+                        &format!("{sp}/nvidia/cu13/lib/libcublas.so.13"),
+                        "libcublas.so.13",
+                    ),
+                    preloaded(
+                        &format!("{sp}/nvidia/cuda_runtime/lib/libcudart.so.12"),
+                        "libcudart.so.12",
+                    ),
+                ],
+                shadowed: vec![],
+            }],
+            ..Default::default()
+        });
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].title.contains("CUDA 12"), "{}", f[0].title);
+        assert!(f[0].evidence.iter().any(|e| e.contains("libcudart.so.12")));
+        // The same major is no finding.
+        s.loader.as_mut().unwrap().processes[0].objects.pop();
+        assert!(run(&RULE, &s).is_empty());
+    }
+}

@@ -1,0 +1,430 @@
+//! The libraries a real `import torch, torchvision, torchaudio` maps, and those opened later
+//! when a feature is first used, emulated without running Python: glibc's loader
+//! (cudoctor-ldso) driven the way the installed packages' own Python code drives it.
+//!
+//! Order of one process:
+//! 1. the interpreter;
+//! 2. `torch/__init__.py`: `libtorch_global_deps.so` with RTLD_GLOBAL, then the preloading of
+//!    the nvidia wheels' libraries by full path that the installed release performs
+//!    ([`torch_init`]) — those copies win every later lookup of their soname;
+//! 3. `from torch._C import *`;
+//! 4. each companion's import, as `package_loads.toml` records it (torchvision's `_C` and
+//!    `image`, torchaudio's `libtorchaudio` and `_torchaudio`), and every other extension that
+//!    links torch;
+//! 5. on demand: the rest of the companions' libraries (torchaudio's sox backend), and the
+//!    libraries that CUDA libraries dlopen() by soname themselves (cuDNN 9's sub-libraries).
+
+pub mod torch_init;
+
+use std::sync::OnceLock;
+
+use cudoctor_ldso::{LoadOptions, Process, ProcessEnv, SymbolCheck};
+use cudoctor_snapshot::{LoadStage, OpenedBy, Opener, PythonEnv};
+use serde::Deserialize;
+
+use crate::host::Host;
+
+/// The package_loads.toml table.
+#[derive(Debug, Deserialize)]
+struct PackageLoads {
+    #[serde(default)]
+    package: Vec<PackageRow>,
+    #[serde(default)]
+    library_opens: Vec<LibraryOpensRow>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PackageRow {
+    name: String,
+    import: Vec<String>,
+    on_demand: Vec<String>,
+    optional_needed: Vec<String>,
+    #[allow(dead_code)]
+    source: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct LibraryOpensRow {
+    library: String,
+    opens: Vec<String>,
+    #[allow(dead_code)]
+    source: String,
+}
+
+fn table() -> &'static PackageLoads {
+    static TABLE: OnceLock<PackageLoads> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        toml::from_str(include_str!("../../data/package_loads.toml"))
+            .expect("package_loads.toml is valid (tested)")
+    })
+}
+
+/// One object the emulation asked the loader for, with when and by whom.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// A path, or a soname for a library's own dlopen().
+    pub target: String,
+    pub stage: LoadStage,
+    pub opened_by: OpenedBy,
+    pub symbols: bool,
+    /// For a library's dlopen(): the loaded object whose code opens it.
+    pub caller: Option<String>,
+}
+
+/// The outcome of emulating one environment's process.
+pub struct Emulated {
+    pub process: Process,
+    /// Every object the steps brought in (by path as loaded), with the step that brought it.
+    pub brought_in: Vec<(String, LoadStage, OpenedBy)>,
+    /// Steps whose target could not be loaded.
+    pub errors: Vec<String>,
+    /// What was not modelled, said plainly (an `__init__.py` this reader does not know).
+    pub notes: Vec<String>,
+}
+
+/// True for a soname that `package` documents as an optional system library.
+pub fn optional_needed(package: &str, soname: &str) -> bool {
+    table()
+        .package
+        .iter()
+        .filter(|p| p.name == package)
+        .flat_map(|p| &p.optional_needed)
+        .any(|pat| torch_init::glob_match(pat, soname))
+}
+
+/// Emulates `import torch` and its companions/extensions in `env`'s process.
+/// `extensions`: compiled libraries of other packages that link torch, as (path, package).
+pub fn emulate(
+    host: &Host,
+    env: &PythonEnv,
+    process_env: ProcessEnv,
+    extensions: &[(String, Option<String>)],
+) -> Option<Emulated> {
+    let torch = env.torch.as_ref()?;
+    let mut run = Emulated {
+        process: Process::new(process_env),
+        brought_in: Vec::new(),
+        errors: Vec::new(),
+        notes: Vec::new(),
+    };
+    if let Some(python) = &env.interpreter {
+        // The interpreter's own exports (Py*) satisfy extensions' Python symbols.
+        if let Ok(objs) = run.process.load_executable(python, LoadOptions::default()) {
+            for o in objs {
+                run.brought_in.push((
+                    o.path,
+                    LoadStage::Import,
+                    opened(Opener::Interpreter, "python", false),
+                ));
+            }
+        }
+    }
+    let global_deps = format!("{}/lib/libtorch_global_deps.so", torch.path);
+    let preload = host
+        .read_text(&format!("{}/__init__.py", torch.path))
+        .ok()
+        .and_then(|t| torch_init::parse(&t));
+    if preload.is_none() {
+        run.notes.push(format!(
+            "{}/__init__.py: its preloading of CUDA libraries is not recognised; only the ELF dependencies are followed",
+            torch.path
+        ));
+    }
+    let search = sys_path(host, env);
+    let cuda_major = torch
+        .cuda
+        .as_deref()
+        .and_then(|c| c.split('.').next())
+        .map(str::to_string);
+    if host.is_file(&global_deps) {
+        let step = step(&global_deps, Opener::TorchGlobalDeps, "torch");
+        let failed = run_step(&mut run, &step, true);
+        if let Some(p) = &preload {
+            if failed {
+                // torch's OSError branch: preload everything, then try again.
+                preload_libs(
+                    host,
+                    &mut run,
+                    p,
+                    &p.on_failure,
+                    &search,
+                    cuda_major.as_deref(),
+                );
+                run_step(&mut run, &step, false);
+            } else {
+                let holds = p.condition.as_deref().is_none_or(|needle| {
+                    run.brought_in.iter().any(|(path, ..)| {
+                        maps_path(&run.process, path).is_some_and(|m| m.contains(needle))
+                    })
+                });
+                if holds {
+                    preload_libs(
+                        host,
+                        &mut run,
+                        p,
+                        &p.after_global_deps,
+                        &search,
+                        cuda_major.as_deref(),
+                    );
+                }
+            }
+        }
+    }
+    for name in sorted(host.list_dir(&torch.path)) {
+        if name.starts_with("_C") && name.ends_with(".so") {
+            let s = step(
+                &format!("{}/{name}", torch.path),
+                Opener::PythonImport,
+                "torch",
+            );
+            run_step(&mut run, &s, false);
+        }
+    }
+    let mut on_demand: Vec<Step> = Vec::new();
+    for row in &table().package {
+        let Some(dir) = package_dir(host, env, &row.name) else {
+            continue;
+        };
+        let files = compiled_files(host, &dir);
+        let mut taken: Vec<String> = Vec::new();
+        for pat in &row.import {
+            let hits: Vec<&String> = files
+                .iter()
+                .filter(|f| path_glob(pat, f) && !taken.contains(f))
+                .collect();
+            for f in hits {
+                taken.push(f.clone());
+                let mut s = step(&format!("{dir}/{f}"), Opener::PackageLoader, &row.name);
+                s.symbols = true;
+                run_step(&mut run, &s, false);
+            }
+        }
+        // The rest, named or not, only when used; named ones in the table's order first.
+        let mut rest: Vec<&String> = Vec::new();
+        for pat in &row.on_demand {
+            rest.extend(
+                files
+                    .iter()
+                    .filter(|f| path_glob(pat, f) && !taken.contains(f)),
+            );
+        }
+        rest.extend(files.iter().filter(|f| !taken.contains(f)));
+        for f in rest {
+            if taken.contains(f) {
+                continue;
+            }
+            taken.push(f.clone());
+            let mut s = step(&format!("{dir}/{f}"), Opener::PackageLoader, &row.name);
+            s.stage = LoadStage::OnDemand;
+            s.symbols = true;
+            on_demand.push(s);
+        }
+    }
+    for (path, package) in extensions {
+        let listed = package
+            .as_deref()
+            .is_some_and(|p| table().package.iter().any(|r| r.name == p));
+        if listed || torch.owns(path) {
+            continue;
+        }
+        let mut s = step(
+            path,
+            Opener::PythonImport,
+            package.as_deref().unwrap_or("?"),
+        );
+        s.symbols = true;
+        run_step(&mut run, &s, false);
+    }
+    for s in &on_demand {
+        run_step(&mut run, s, false);
+    }
+    for row in &table().library_opens {
+        let Some(caller) = run
+            .brought_in
+            .iter()
+            .find(|(p, ..)| p.rsplit('/').next() == Some(row.library.as_str()))
+            .map(|(p, ..)| p.clone())
+        else {
+            continue;
+        };
+        for name in &row.opens {
+            let s = Step {
+                target: name.clone(),
+                stage: LoadStage::OnDemand,
+                opened_by: opened(Opener::LibraryDlopen, &row.library, false),
+                symbols: false,
+                caller: Some(caller.clone()),
+            };
+            run_step(&mut run, &s, false);
+        }
+    }
+    Some(run)
+}
+
+fn opened(opener: Opener, by: &str, optional: bool) -> OpenedBy {
+    OpenedBy {
+        opener,
+        by: by.to_string(),
+        optional,
+    }
+}
+
+fn step(path: &str, opener: Opener, by: &str) -> Step {
+    Step {
+        target: path.to_string(),
+        stage: LoadStage::Import,
+        opened_by: opened(opener, by, false),
+        symbols: false,
+        caller: None,
+    }
+}
+
+/// Runs one step; true when its target, or something it needs, could not be loaded.
+fn run_step(run: &mut Emulated, step: &Step, quiet: bool) -> bool {
+    let opts = LoadOptions::check_symbols(if step.symbols {
+        SymbolCheck::Requested
+    } else {
+        SymbolCheck::None
+    });
+    let result = match &step.caller {
+        Some(caller) => match run.process.dlopen_from(caller, &step.target, opts) {
+            Some(r) => r,
+            None => return true,
+        },
+        None => run.process.load(&step.target, opts),
+    };
+    match result {
+        Ok(objs) => {
+            let mut failed = false;
+            for o in objs {
+                failed |= o.missing().next().is_some();
+                if !run.brought_in.iter().any(|(p, ..)| *p == o.path) {
+                    run.brought_in
+                        .push((o.path, step.stage, step.opened_by.clone()));
+                }
+            }
+            failed
+        }
+        Err(e) => {
+            // A library's own dlopen() of an absent sub-library fails at that operation only;
+            // it is recorded on the process as missing by the caller's report.
+            if !quiet && step.caller.is_none() {
+                run.errors.push(format!("{}: {e}", step.target));
+            }
+            true
+        }
+    }
+}
+
+/// torch's `_preload_cuda_lib`: the first `sys.path` entry with a match wins, loaded by path.
+fn preload_libs(
+    host: &Host,
+    run: &mut Emulated,
+    preload: &torch_init::TorchPreload,
+    libs: &[torch_init::PreloadLib],
+    search: &[String],
+    cuda_major: Option<&str>,
+) {
+    for lib in libs {
+        let hit = search.iter().find_map(|entry| {
+            let mut dirs = vec![format!("{entry}/nvidia/{}/lib", lib.folder)];
+            if preload.searches_cu_major_dir {
+                if let Some(m) = cuda_major {
+                    dirs.push(format!("{entry}/nvidia/cu{m}/lib"));
+                }
+            }
+            if preload.searches_bare_folder {
+                dirs.push(format!("{entry}/{}/lib", lib.folder));
+            }
+            dirs.iter().find_map(|d| {
+                sorted(host.list_dir(d))
+                    .into_iter()
+                    .find(|n| torch_init::glob_match(&lib.pattern, n))
+                    .map(|n| format!("{d}/{n}"))
+            })
+        });
+        if let Some(path) = hit {
+            let s = step(&path, Opener::TorchPreload, "torch");
+            run_step(run, &s, true);
+        }
+    }
+}
+
+/// The path `/proc/self/maps` shows for a loaded object: its real path.
+fn maps_path(process: &Process, path: &str) -> Option<String> {
+    process
+        .report()
+        .objects
+        .iter()
+        .find(|o| o.path == path)
+        .map(|o| o.real_path.clone().unwrap_or_else(|| o.path.clone()))
+}
+
+/// `sys.path` as far as it holds packages: the site directories, PYTHONPATH's entries and
+/// `.pth` additions included, in the interpreter's order.
+pub fn sys_path(_host: &Host, env: &PythonEnv) -> Vec<String> {
+    env.site_packages.clone()
+}
+
+/// The directory of an importable package, from the first site directory that has it.
+fn package_dir(host: &Host, env: &PythonEnv, name: &str) -> Option<String> {
+    sys_path(host, env)
+        .into_iter()
+        .map(|sp| format!("{sp}/{name}"))
+        .find(|d| host.is_file(&format!("{d}/__init__.py")))
+}
+
+/// Compiled files of a package (top level and `lib/`), relative to its directory, sorted.
+fn compiled_files(host: &Host, dir: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for sub in ["", "lib/"] {
+        for name in sorted(host.list_dir(&format!("{dir}/{sub}"))) {
+            if name.ends_with(".so") {
+                out.push(format!("{sub}{name}"));
+            }
+        }
+    }
+    out
+}
+
+/// A pattern with an optional directory part, matched component by component.
+fn path_glob(pattern: &str, path: &str) -> bool {
+    let (pd, pn) = pattern.rsplit_once('/').unwrap_or(("", pattern));
+    let (fd, fname) = path.rsplit_once('/').unwrap_or(("", path));
+    pd == fd && torch_init::glob_match(pn, fname)
+}
+
+fn sorted(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_parses_and_every_row_has_a_source() {
+        let t = table();
+        assert!(t.package.iter().any(|p| p.name == "torchaudio"));
+        assert!(t.package.iter().all(|p| !p.source.is_empty()));
+        assert!(t.library_opens.iter().all(|r| !r.source.is_empty()));
+    }
+
+    #[test]
+    fn sox_is_optional_for_torchaudio_only() {
+        assert!(optional_needed("torchaudio", "libsox.so"));
+        assert!(!optional_needed("torchvision", "libsox.so"));
+        assert!(!optional_needed("torchaudio", "libcudart.so.12"));
+    }
+
+    #[test]
+    fn patterns_match_within_their_directory() {
+        assert!(path_glob(
+            "lib/_torchaudio.*.so",
+            "lib/_torchaudio.cpython-311.so"
+        ));
+        assert!(!path_glob("_C.so", "lib/_C.so"));
+        assert!(path_glob("image_stable.so", "image_stable.so"));
+    }
+}

@@ -1,0 +1,408 @@
+//! The real-env tier: cudoctor against environments installed from the package index
+//! (scripts/realenv/make-envs.sh), with ground truth that does not come from cudoctor:
+//! `/proc/self/maps` of the env's own interpreter after a real `import torch, torchvision,
+//! torchaudio`, and its `sys.path`.
+//!
+//! An env that is not there is reported as SKIPPED; with CUDOCTOR_REQUIRE_REAL_ENVS=1 (CI) it
+//! is a failure.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("CUDOCTOR_REALENV_DIR") {
+        return PathBuf::from(d);
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache")
+        });
+    base.join("cudoctor-realenv")
+}
+
+/// The envs `scripts/realenv/make-envs.sh` builds by default (and .ci/run requires); the rest
+/// come with `--full` and are required with CUDOCTOR_REALENV_FULL=1.
+const CORE: [&str; 2] = ["stock-current", "stock-cu126"];
+
+fn flag(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| v == "1")
+}
+
+/// The env's interpreter, or None (with the SKIPPED line) when the env was not built.
+fn real_env(name: &str) -> Option<PathBuf> {
+    let python = cache_dir().join(name).join("bin/python");
+    if python.exists() && cache_dir().join(name).join(".cudoctor-spec").exists() {
+        return Some(python);
+    }
+    let msg = format!(
+        "real env {name} not found under {} (run scripts/realenv/make-envs.sh{})",
+        cache_dir().display(),
+        if CORE.contains(&name) { "" } else { " --full" }
+    );
+    let required = if CORE.contains(&name) {
+        flag("CUDOCTOR_REQUIRE_REAL_ENVS")
+    } else {
+        flag("CUDOCTOR_REALENV_FULL")
+    };
+    if required {
+        panic!("{msg}");
+    }
+    eprintln!("SKIPPED: {msg}");
+    None
+}
+
+/// Files of torch and its companions, and CUDA libraries wherever they come from: the set
+/// whose loading cudoctor claims to predict. (Python modules of other packages, numpy's or
+/// the interpreter's own libraries are outside it.)
+fn of_interest(path: &str) -> bool {
+    const TORCH_FAMILY: [&str; 6] = [
+        "torch/",
+        "torchvision/",
+        "torchvision.libs/",
+        "torchaudio/",
+        "torchaudio.libs/",
+        "nvidia/",
+    ];
+    const CUDA_PREFIXES: [&str; 17] = [
+        "libcuda.",
+        "libcudart",
+        "libcudnn",
+        "libcublas",
+        "libnccl",
+        "libnvrtc",
+        "libnvJitLink",
+        "libcusparse",
+        "libcufft",
+        "libcurand",
+        "libcusolver",
+        "libcupti",
+        "libnvidia-",
+        "libnvToolsExt",
+        "libcufile",
+        "libnvshmem",
+        "libnvjpeg",
+    ];
+    let in_family = path
+        .split_once("/site-packages/")
+        .is_some_and(|(_, rel)| TORCH_FAMILY.iter().any(|f| rel.starts_with(f)));
+    let name = path.rsplit('/').next().unwrap_or(path);
+    in_family || CUDA_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// What the real process maps after `imports`.
+fn real_maps(python: &Path, imports: &str, llp: Option<&Path>) -> BTreeSet<String> {
+    let script = format!(
+        "import {imports}\nfor l in open('/proc/self/maps'):\n    f = l.split()\n    if len(f) >= 6 and '.so' in f[-1]: print(f[-1])\n"
+    );
+    let mut cmd = Command::new(python);
+    cmd.args(["-I", "-c", &script])
+        .env_remove("LD_LIBRARY_PATH");
+    if let Some(d) = llp {
+        cmd.env("LD_LIBRARY_PATH", d);
+    }
+    let out = cmd.output().expect("the env's python runs");
+    assert!(
+        out.status.success(),
+        "import failed in {}: {}",
+        python.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| of_interest(l))
+        .map(str::to_string)
+        .collect()
+}
+
+/// `cudoctor check --format json` of one env.
+fn check_json(python: &Path, llp: Option<&Path>) -> Value {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.args(["check", "--format", "json", "--python"])
+        .arg(python)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("VIRTUAL_ENV")
+        .env_remove("CONDA_PREFIX");
+    if let Some(d) = llp {
+        cmd.env("LD_LIBRARY_PATH", d);
+    }
+    let out = cmd.output().expect("cudoctor runs");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "cudoctor check JSON: {e}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn env_prefix(python: &Path) -> String {
+    python
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The import-stage objects cudoctor predicts for the env, as real paths.
+fn predicted(json: &Value, prefix: &str) -> BTreeSet<String> {
+    let procs = json["snapshot"]["loader"]["processes"]
+        .as_array()
+        .expect("loader facts");
+    let p = procs
+        .iter()
+        .find(|p| p["env_prefix"] == prefix)
+        .unwrap_or_else(|| panic!("no emulated process for {prefix}"));
+    p["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["stage"].as_str().is_none_or(|s| s == "import"))
+        .map(|o| {
+            o["real_path"]
+                .as_str()
+                .or(o["path"].as_str())
+                .unwrap()
+                .to_string()
+        })
+        .filter(|p| of_interest(p))
+        .collect()
+}
+
+fn assert_same(name: &str, real: &BTreeSet<String>, predicted: &BTreeSet<String>) {
+    let missed: Vec<&String> = real.difference(predicted).collect();
+    let extra: Vec<&String> = predicted.difference(real).collect();
+    assert!(
+        missed.is_empty() && extra.is_empty(),
+        "{name}: mapped but not predicted: {missed:#?}\npredicted but not mapped: {extra:#?}"
+    );
+    assert!(
+        real.len() > 10,
+        "{name}: too few libraries mapped to compare: {real:?}"
+    );
+}
+
+/// Errors and warnings of a check, as (code, message).
+fn problems(json: &Value) -> Vec<(String, String)> {
+    json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| matches!(f["severity"].as_str(), Some("error" | "warning")))
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap_or("").to_string(),
+                f["message"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Findings that this machine really has, whatever the env: no GPU and no driver here.
+const MACHINE_CODES: [&str; 2] = ["PLT001", "DRV001"];
+
+fn env_problems(json: &Value) -> Vec<(String, String)> {
+    problems(json)
+        .into_iter()
+        .filter(|(c, _)| !MACHINE_CODES.contains(&c.as_str()))
+        .collect()
+}
+
+/// Copies of the env's smaller CUDA libraries (and nvJitLink, the case torch's own comment
+/// names) in one directory: an LD_LIBRARY_PATH shadow as cluster module files make.
+fn shadow_dir(prefix: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let sp = Path::new(prefix).join("lib");
+    let mut libs = Vec::new();
+    for py in std::fs::read_dir(&sp).unwrap().flatten() {
+        let nv = py.path().join("site-packages/nvidia");
+        for pkg in std::fs::read_dir(&nv).into_iter().flatten().flatten() {
+            for f in std::fs::read_dir(pkg.path().join("lib"))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                libs.push(f.path());
+            }
+        }
+    }
+    for f in libs {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let size = f.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+        if name.contains(".so") && (size < 8 << 20 || name.starts_with("libnvJitLink")) {
+            std::fs::copy(&f, dir.path().join(&name)).unwrap();
+        }
+    }
+    dir
+}
+
+fn maps_equal_prediction(name: &str) {
+    let Some(python) = real_env(name) else { return };
+    let prefix = env_prefix(&python);
+    let imports = "torch, torchvision, torchaudio";
+    let real = real_maps(&python, imports, None);
+    let json = check_json(&python, None);
+    assert_same(name, &real, &predicted(&json, &prefix));
+
+    let shadow = shadow_dir(&prefix);
+    let real = real_maps(&python, imports, Some(shadow.path()));
+    let json_llp = check_json(&python, Some(shadow.path()));
+    assert_same(
+        &format!("{name} with LD_LIBRARY_PATH shadow copies"),
+        &real,
+        &predicted(&json_llp, &prefix),
+    );
+    // A shadow copy cudoctor says LD_LIBRARY_PATH supplies must really be mapped.
+    let p = json_llp["snapshot"]["loader"]["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["env_prefix"] == prefix.as_str())
+        .unwrap()
+        .clone();
+    for s in p["shadowed"].as_array().into_iter().flatten() {
+        let file = s["from_ld_library_path"].as_str().unwrap();
+        let real_file = std::fs::canonicalize(file).unwrap();
+        assert!(
+            real.contains(real_file.to_str().unwrap()),
+            "{name}: cudoctor says {file} shadows, but the process maps {real:#?}"
+        );
+    }
+}
+
+#[test]
+fn stock_current_loads_what_cudoctor_predicts() {
+    maps_equal_prediction("stock-current");
+}
+
+#[test]
+fn stock_cu126_loads_what_cudoctor_predicts() {
+    maps_equal_prediction("stock-cu126");
+}
+
+fn healthy(name: &str) {
+    let Some(python) = real_env(name) else { return };
+    let json = check_json(&python, None);
+    assert_eq!(
+        env_problems(&json),
+        Vec::<(String, String)>::new(),
+        "{name}"
+    );
+}
+
+#[test]
+fn stock_current_is_healthy() {
+    healthy("stock-current");
+}
+
+#[test]
+fn stock_cu126_is_healthy() {
+    healthy("stock-cu126");
+}
+
+/// The env's own `sys.path` (site directories only) against the directories cudoctor reads.
+fn site_dirs_match(name: &str) {
+    let Some(python) = real_env(name) else { return };
+    let out = Command::new(&python)
+        .args(["-c", "import sys\nfor p in sys.path: print(p)"])
+        .env_remove("PYTHONPATH")
+        .output()
+        .unwrap();
+    let real: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.ends_with("-packages"))
+        .map(str::to_string)
+        .collect();
+    let json = check_json(&python, None);
+    let prefix = env_prefix(&python);
+    let env = json["snapshot"]["python_envs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["prefix"] == prefix.as_str())
+        .unwrap()
+        .clone();
+    let ours: Vec<String> = env["site_packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ours, real, "{name}: site directories in sys.path order");
+}
+
+#[test]
+fn stock_current_site_dirs_are_sys_path() {
+    site_dirs_match("stock-current");
+}
+
+#[test]
+fn ssp_venv_site_dirs_are_sys_path() {
+    site_dirs_match("ssp-over-user");
+}
+
+/// Findings of an env, as (code, severity, caused_by).
+fn findings(json: &Value) -> Vec<(String, String, Option<String>)> {
+    json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap_or("").to_string(),
+                f["severity"].as_str().unwrap_or("").to_string(),
+                f["caused_by"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_cuda12_framework_beside_a_cuda13_torch_is_one_root_cause() {
+    let Some(python) = real_env("jax-cuda12-beside-torch") else {
+        return;
+    };
+    let prefix = env_prefix(&python);
+    // Ground truth: the real process maps CUDA 12 runtime libraries.
+    let real = real_maps(&python, "torch", None);
+    assert!(
+        real.iter().any(|p| p.ends_with("/libcudart.so.12")),
+        "{real:#?}"
+    );
+    let json = check_json(&python, None);
+    assert_same("jax-cuda12-beside-torch", &real, &predicted(&json, &prefix));
+    let f = findings(&json);
+    assert!(
+        f.iter()
+            .any(|(c, s, by)| c == "LIB006" && s == "error" && by.is_none()),
+        "{f:?}"
+    );
+    // No LIB002 error for the copies torch itself preloaded.
+    assert!(
+        !f.iter()
+            .any(|(c, s, by)| c == "LIB002" && s == "error" && by.is_none()),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn a_companion_from_another_release_is_caught() {
+    let Some(python) = real_env("companion-wrong-release") else {
+        return;
+    };
+    // Ground truth: importing it really fails.
+    let out = Command::new(&python)
+        .args(["-I", "-c", "import torch, torchvision.io"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let json = check_json(&python, None);
+    let f = findings(&json);
+    assert!(
+        f.iter().any(|(c, s, _)| c == "FW002" && s == "error"),
+        "{f:?}"
+    );
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Builds the real-env test tier: Python environments installed from the package index with uv,
+# cached under the user cache directory, so the tests can compare cudoctor with what a real
+# interpreter does (crates/cudoctor/tests/real_envs.rs).
+#
+#   scripts/realenv/make-envs.sh            the core set (what .ci/run uses)
+#   scripts/realenv/make-envs.sh --full     also the extended set (large downloads)
+#   scripts/realenv/make-envs.sh NAME...    just these
+#
+# Each env is made once; a `.cudoctor-spec` file records what it was made from, and an env whose
+# spec changed is made again. Prints the cache directory on stdout at the end.
+set -euo pipefail
+cache="${CUDOCTOR_REALENV_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cudoctor-realenv}"
+mkdir -p "$cache"
+python_bin="${CUDOCTOR_REALENV_PYTHON:-python3}"
+if ! command -v uv >/dev/null 2>&1; then
+  "$python_bin" -m pip install --quiet --user uv >&2 || "$python_bin" -m pip install --quiet uv >&2
+  export PATH="$HOME/.local/bin:$PATH"
+fi
+
+core=(stock-current stock-cu126)
+extended=(ssp-over-user jax-cuda12-beside-torch companion-wrong-release)
+
+spec_of() {
+  case "$1" in
+    # Today's stock install: the index's default torch with its pair.
+    stock-current) echo "venv|torch torchvision torchaudio" ;;
+    # A CUDA-12-era stock set: torch 2.7.1 (cu126 on the index) with its pair.
+    stock-cu126) echo "venv|torch==2.7.1 torchvision==0.22.1 torchaudio==2.7.1" ;;
+    # A --system-site-packages venv with its own torch while the base has another.
+    ssp-over-user) echo "ssp|torch==2.7.1" ;;
+    # A CUDA-12 framework next to a CUDA-13 torch: the nvidia -cu12 wheels land beside cu13 ones.
+    jax-cuda12-beside-torch) echo "venv|torch torchvision jax[cuda12]" ;;
+    # torchvision from another torch release, installed with --no-deps.
+    companion-wrong-release) echo "venv|torch==2.7.1|--no-deps torchvision==0.23.0" ;;
+    *) echo "unknown env $1" >&2; return 1 ;;
+  esac
+}
+
+make_env() {
+  local name=$1 spec dir kind pkgs extra
+  spec=$(spec_of "$name")
+  dir="$cache/$name"
+  if [ -f "$dir/.cudoctor-spec" ] && [ "$(cat "$dir/.cudoctor-spec")" = "$spec" ]; then
+    echo "real env $name: cached" >&2
+    return 0
+  fi
+  rm -rf "$dir"
+  IFS='|' read -r kind pkgs extra <<<"$spec"
+  echo "real env $name: installing $pkgs $extra" >&2
+  if [ "$kind" = ssp ]; then
+    uv venv -q --system-site-packages --python "$python_bin" "$dir"
+  else
+    uv venv -q --python "$python_bin" "$dir"
+  fi
+  # shellcheck disable=SC2086
+  VIRTUAL_ENV="$dir" uv pip install -q $pkgs >&2
+  if [ -n "$extra" ]; then
+    # shellcheck disable=SC2086
+    VIRTUAL_ENV="$dir" uv pip install -q $extra >&2
+  fi
+  echo "$spec" >"$dir/.cudoctor-spec"
+}
+
+names=()
+case "${1:-}" in
+  "") names=("${core[@]}") ;;
+  --full) names=("${core[@]}" "${extended[@]}") ;;
+  *) names=("$@") ;;
+esac
+for n in "${names[@]}"; do make_env "$n"; done
+echo "$cache"
