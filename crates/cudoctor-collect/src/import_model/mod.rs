@@ -371,7 +371,8 @@ fn package_dir(host: &Host, env: &PythonEnv, name: &str) -> Option<String> {
     sys_path(host, env)
         .into_iter()
         .map(|sp| format!("{sp}/{name}"))
-        .find(|d| host.is_file(&format!("{d}/__init__.py")))
+        // A directory is enough: namespace packages have no __init__.py.
+        .find(|d| host.is_dir(d))
 }
 
 /// Compiled files of a package (top level and `lib/`), relative to its directory, sorted.
