@@ -367,7 +367,7 @@ fn a_cuda12_framework_beside_a_cuda13_torch_is_one_root_cause() {
     };
     let prefix = env_prefix(&python);
     // Ground truth: the real process maps CUDA 12 runtime libraries.
-    let real = real_maps(&python, "torch", None);
+    let real = real_maps(&python, "torch, torchvision", None);
     assert!(
         real.iter().any(|p| p.ends_with("/libcudart.so.12")),
         "{real:#?}"
