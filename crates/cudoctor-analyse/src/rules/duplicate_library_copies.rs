@@ -108,20 +108,25 @@ fn check(ctx: &Context) -> Vec<Finding> {
             for fix in rebuild_fixes(ctx, &p.env_prefix, &list) {
                 f = f.steps([fix]);
             }
-            for (major, path, by, _) in &list {
-                f = f.evidence(format!(
-                    "{path}{}{}",
-                    major
-                        .as_ref()
-                        .map(|m| format!(" (soname major {m})"))
-                        .unwrap_or_default(),
-                    by.map(|b| format!(", needed by {b}")).unwrap_or_default()
-                ));
+            for copy in &list {
+                f = f.evidence(copy_evidence(copy));
             }
             out.push(f);
         }
     }
     out
+}
+
+/// "PATH (soname major N), needed by OBJECT" for one copy.
+fn copy_evidence((major, path, by, _): &Copy) -> String {
+    format!(
+        "{path}{}{}",
+        major
+            .as_ref()
+            .map(|m| format!(" (soname major {m})"))
+            .unwrap_or_default(),
+        by.map(|b| format!(", needed by {b}")).unwrap_or_default()
+    )
 }
 
 /// The info line for private copies of the same major as the shared one.
@@ -134,15 +139,8 @@ fn private_copies_note(stem: &str, env: &str, shared: &[Copy], private: &[Copy])
     .cause(format!(
         "The wheel vendors lib{stem} under a hashed file name for its own extension (auditwheel), of the same CUDA major as the copy torch loads. Its code uses that copy only; nothing else resolves to it, so this is by design and needs no change."
     ));
-    for (major, path, by, _) in shared.iter().chain(private) {
-        f = f.evidence(format!(
-            "{path}{}{}",
-            major
-                .as_ref()
-                .map(|m| format!(" (soname major {m})"))
-                .unwrap_or_default(),
-            by.map(|b| format!(", needed by {b}")).unwrap_or_default()
-        ));
+    for copy in shared.iter().chain(private) {
+        f = f.evidence(copy_evidence(copy));
     }
     f
 }
