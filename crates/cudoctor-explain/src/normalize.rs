@@ -31,10 +31,17 @@ impl Normalized<'_> {
     }
 }
 
-/// Whether a line needs more than the fast path. Made of std's precompiled searches, which stay
-/// fast in unoptimised builds (tests scan hundreds of megabytes).
+/// Whether a line needs more than the fast path: one pass over its bytes (the crate is built
+/// optimised in tests too, see the workspace's Cargo.toml).
 fn needs_work(line: &str) -> bool {
-    !line.is_ascii() || line.contains('\\') || line.contains("  ")
+    let mut prev = 0u8;
+    for &b in line.as_bytes() {
+        if b >= 0x80 || b == b'\\' || (b == b' ' && prev == b' ') {
+            return true;
+        }
+        prev = b;
+    }
+    false
 }
 
 /// Normalises one cleaned line (no control characters, trimmed).
@@ -226,7 +233,16 @@ pub fn strip_log_prefix(line: &str) -> &str {
 
 /// `host: ` (pdsh / srun -l style) -> what follows it.
 fn host_label(s: &str) -> Option<&str> {
-    let colon = s.find(": ")?;
+    // Cheap rejections first: this runs on every line.
+    let b = s.as_bytes();
+    if !b.first().is_some_and(u8::is_ascii_alphanumeric) {
+        return None;
+    }
+    let colon = b
+        .iter()
+        .take(66)
+        .position(|&c| c == b':')
+        .filter(|&i| b.get(i + 1) == Some(&b' '))?;
     let host = s.get(..colon)?;
     let ok = !host.is_empty()
         && host.len() <= 64
@@ -239,6 +255,9 @@ fn host_label(s: &str) -> Option<&str> {
 /// Length of a leading ISO-8601 date-time, with an optional opening/closing bracket.
 fn timestamp_len(s: &str) -> Option<usize> {
     let b = s.as_bytes();
+    if !b.first().is_some_and(|c| c.is_ascii_digit() || *c == b'[') {
+        return None;
+    }
     let start = usize::from(b.first() == Some(&b'['));
     let digits = |from: usize, n: usize| {
         b.get(from..from + n)

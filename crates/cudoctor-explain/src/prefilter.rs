@@ -112,26 +112,15 @@ fn letter(hir: &Hir) -> Option<char> {
 /// All literals of a database, with any literal that contains another one dropped
 /// (if "nccl" is present, "nccl warn" adds nothing to the test).
 ///
-/// The test runs on every log line, so it is built to be cheap even in unoptimised builds: the
-/// line's lowercase byte pairs are hashed into a small bit set, and a literal is searched for
-/// only when all of its byte pairs are in that set (rare for ordinary log lines).
+/// The test runs on every log line, so it is one Aho-Corasick automaton over all literals,
+/// ASCII case-insensitive, which scans a line in one pass (with SIMD prefilters where the set
+/// allows) whatever the number of signatures.
 #[derive(Debug, Clone, Default)]
 pub struct Prefilter {
     literals: Vec<String>,
-    /// For each literal, the hashed bigrams it contains.
-    bigrams: Vec<Vec<u16>>,
+    automaton: Option<aho_corasick::AhoCorasick>,
     /// False when some pattern requires no literal: every line must then go to the regexes.
     usable: bool,
-}
-
-const BIGRAM_BITS: usize = 4096;
-
-/// Hash of an ASCII-case-folded byte pair into 0..BIGRAM_BITS. Folding sets bit 0x20 of every
-/// byte, which maps 'A' and 'a' together; the collisions it adds only cost an exact test.
-fn bigram_hash(a: u8, b: u8) -> u16 {
-    let a = u16::from(a | 0x20) & 0x7f;
-    let b = u16::from(b | 0x20) & 0x7f;
-    ((a << 5) ^ b) % (BIGRAM_BITS as u16)
 }
 
 impl Prefilter {
@@ -140,13 +129,7 @@ impl Prefilter {
         for p in patterns {
             match required_literals(p) {
                 Some(lits) => all.extend(lits),
-                None => {
-                    return Prefilter {
-                        literals: Vec::new(),
-                        bigrams: Vec::new(),
-                        usable: false,
-                    }
-                }
+                None => return Prefilter::default(),
             }
         }
         all.sort_by_key(String::len);
@@ -157,57 +140,25 @@ impl Prefilter {
                 kept.push(lit);
             }
         }
-        let bigrams = kept
-            .iter()
-            .map(|l| {
-                let mut v: Vec<u16> = l
-                    .as_bytes()
-                    .windows(2)
-                    .map(|w| bigram_hash(w[0], w[1]))
-                    .collect();
-                v.sort_unstable();
-                v.dedup();
-                v
-            })
-            .collect();
+        // A DFA: one table lookup per byte, the fastest kind for a set this size.
+        let automaton = aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .build(&kept)
+            .ok();
         Prefilter {
+            usable: automaton.is_some(),
             literals: kept,
-            bigrams,
-            usable: true,
+            automaton,
         }
     }
 
     /// Whether `line` may match some pattern (compared ASCII case-insensitively).
     pub fn may_match(&self, line: &str) -> bool {
-        if !self.usable {
-            return true;
+        match (&self.automaton, self.usable) {
+            (Some(ac), true) => ac.is_match(line),
+            _ => true,
         }
-        let bytes = line.as_bytes();
-        let mut set = [0u64; BIGRAM_BITS / 64];
-        let mut prev = match bytes.first() {
-            Some(b) => *b,
-            None => return false,
-        };
-        for &b in bytes.get(1..).unwrap_or_default() {
-            let h = usize::from(bigram_hash(prev, b));
-            set[h >> 6] |= 1 << (h & 63);
-            prev = b;
-        }
-        let mut lower: Option<String> = None;
-        'literals: for (lit, grams) in self.literals.iter().zip(&self.bigrams) {
-            // Single-byte literals have no bigram; they go straight to the exact test.
-            for &g in grams {
-                let h = usize::from(g);
-                if set[h >> 6] & (1 << (h & 63)) == 0 {
-                    continue 'literals;
-                }
-            }
-            let lower = lower.get_or_insert_with(|| line.to_ascii_lowercase());
-            if lower.contains(lit.as_str()) {
-                return true;
-            }
-        }
-        false
     }
 
     /// Bytes of the longest literal (how far a literal can reach across a line break).
