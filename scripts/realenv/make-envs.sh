@@ -19,7 +19,8 @@ if ! command -v uv >/dev/null 2>&1; then
 fi
 
 core=(stock-current stock-cu126)
-extended=(ssp-over-user jax-cuda12-beside-torch companion-wrong-release)
+extended=(ssp-over-user jax-cuda12-beside-torch companion-wrong-release jax-cuda12 jax-plugin-wrong-release
+  cupy-cuda12x-beside-torch onnxruntime-gpu sglang-beside-torch)
 
 spec_of() {
   case "$1" in
@@ -33,6 +34,16 @@ spec_of() {
     jax-cuda12-beside-torch) echo "venv|torch torchvision jax[cuda12]" ;;
     # torchvision from another torch release, installed with --no-deps.
     companion-wrong-release) echo "venv|torch==2.7.1|--no-deps torchvision==0.23.0" ;;
+    # JAX for CUDA 12 alone: jaxlib, the CUDA plugin and PJRT plugin, the -cu12 wheels.
+    jax-cuda12) echo "venv|jax[cuda12]==0.10.2" ;;
+    # The CUDA plugin of another JAX release, installed with --no-deps over a matching set.
+    jax-plugin-wrong-release) echo "venv|jax[cuda12]==0.10.2|--no-deps jax-cuda12-plugin==0.10.1" ;;
+    # CuPy for CUDA 12 next to a CUDA-13 torch: two CUDA majors in one env.
+    cupy-cuda12x-beside-torch) echo "venv|torch cupy-cuda12x" ;;
+    # ONNX Runtime's CUDA build alone (its CUDA and cuDNN in build_and_package_info.py).
+    onnxruntime-gpu) echo "venv|onnxruntime-gpu" ;;
+    # SGLang (pins one torch release) next to today's torch, installed with --no-deps.
+    sglang-beside-torch) echo "venv|torch|--no-deps sglang==0.5.23" ;;
     *) echo "unknown env $1" >&2; return 1 ;;
   esac
 }

@@ -56,6 +56,13 @@ fn missing(f: &Finding) -> Option<(&str, &str)> {
     })
 }
 
+fn mixed_majors(f: &Finding) -> Option<&str> {
+    f.about.iter().find_map(|s| match s {
+        Subject::MixedCudaMajors { env } => Some(env.as_str()),
+        _ => None,
+    })
+}
+
 fn is_problem(f: &Finding) -> bool {
     f.severity != Severity::Info
 }
@@ -196,7 +203,30 @@ pub fn link_causes(findings: &mut [Finding]) {
         }
     }
 
-    // 5. The runtime (`--deep`) of an environment fails the way the static layers said it would:
+    // 5. Two CUDA majors in one environment (FW020) are the cause of another major's libraries
+    // in torch's process (LIB006) and of the files the other major's wheels overwrote (FW011).
+    for root in 0..n {
+        if findings[root].code != "FW020" || !is_problem(&findings[root]) {
+            continue;
+        }
+        let Some(env) = mixed_majors(&findings[root]).map(str::to_string) else {
+            continue;
+        };
+        let wheels: Vec<(String, String)> = packages(&findings[root])
+            .map(|(e, p)| (e.to_string(), p.to_string()))
+            .collect();
+        for i in 0..n {
+            let member = mixed_majors(&findings[i]) == Some(env.as_str())
+                || (findings[i].code == "FW011"
+                    && packages(&findings[i])
+                        .any(|(e, p)| wheels.iter().any(|(we, wp)| we == e && wp == p)));
+            if member && i != root && findings[i].caused_by.is_none() {
+                link(findings, i, root);
+            }
+        }
+    }
+
+    // 6. The runtime (`--deep`) of an environment fails the way the static layers said it would:
     // no driver or GPU, a torch build this machine cannot run, a library that cannot load.
     for i in 0..n {
         if findings[i].caused_by.is_some() || !RUNTIME_CODES.contains(&findings[i].code.as_str()) {
@@ -269,6 +299,36 @@ mod tests {
         }
         link_causes(&mut v);
         v
+    }
+
+    #[test]
+    fn two_cuda_majors_are_the_root_of_foreign_libraries_and_overwritten_files() {
+        let env = "/v".to_string();
+        let mixed = Subject::MixedCudaMajors { env: env.clone() };
+        let mut fs = vec![
+            f("FW011", vec![pkg("nvidia-cudnn-cu13")]),
+            f(
+                "FW020",
+                vec![
+                    mixed.clone(),
+                    pkg("nvidia-cudnn-cu12"),
+                    pkg("nvidia-cudnn-cu13"),
+                ],
+            ),
+            f(
+                "LIB006",
+                vec![Subject::TorchBuild { env: env.clone() }, mixed],
+            ),
+            f("FW011", vec![pkg("nvidia-nccl-cu13")]),
+        ];
+        crate::assign_ids(&mut fs);
+        link_causes(&mut fs);
+        assert_eq!(fs[0].caused_by.as_deref(), Some("FW020"));
+        assert!(fs[0].fix.is_empty());
+        assert_eq!(fs[1].caused_by, None);
+        assert_eq!(fs[2].caused_by.as_deref(), Some("FW020"));
+        // A file overwritten between wheels FW020 does not name stays its own finding.
+        assert_eq!(fs[3].caused_by, None);
     }
 
     #[test]

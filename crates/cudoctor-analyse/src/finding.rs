@@ -100,6 +100,9 @@ pub enum Subject {
     Runtime { env: String },
     /// The NVIDIA driver and the GPUs it shows.
     Driver,
+    /// Builds of more than one CUDA major in the environment at `env` (frameworks, wheels,
+    /// libraries its processes load): one remedy, one CUDA major.
+    MixedCudaMajors { env: String },
 }
 
 /// One judgement: what is wrong (or worth knowing), the facts behind it, why, and what to run.

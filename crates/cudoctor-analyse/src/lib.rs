@@ -6,6 +6,7 @@
 pub mod causes;
 pub mod context;
 pub mod finding;
+pub mod frameworks;
 pub mod registry;
 pub mod rule;
 mod rules;

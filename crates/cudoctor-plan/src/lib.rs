@@ -22,6 +22,7 @@ mod commands;
 mod current;
 mod fit;
 pub mod fix;
+pub mod install;
 mod model;
 mod remedy;
 mod reverse;

@@ -1,7 +1,7 @@
 //! The facts shown under each layer heading, shared by the text and Markdown renderers.
 
 use cudoctor_analyse::Layer;
-use cudoctor_snapshot::{Outcome, PythonEnvKind, Snapshot};
+use cudoctor_snapshot::{Framework, Outcome, PythonEnvKind, Snapshot};
 
 /// One line of facts: a short label and its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,6 +173,16 @@ fn framework(s: &Snapshot) -> Vec<Fact> {
             };
             out.push(fact("  torch", format!("{} ({cuda})", t.version)));
         }
+        for b in e
+            .frameworks
+            .iter()
+            .filter(|b| b.framework != Framework::Torch)
+        {
+            out.push(fact(
+                format!("  {}", b.framework.name()),
+                framework_build(b),
+            ));
+        }
         let named: Vec<String> = e
             .packages
             .iter()
@@ -190,6 +200,32 @@ fn framework(s: &Snapshot) -> Vec<Fact> {
         out.push(fact("python env", "none found"));
     }
     out
+}
+
+/// "0.10.2 (jax-cuda12-plugin, CUDA 12.9)", "0.5.23 (no CUDA of its own: torch's)".
+fn framework_build(b: &cudoctor_snapshot::FrameworkBuild) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    if !b.package.eq_ignore_ascii_case(b.framework.name()) {
+        parts.push(b.package.clone());
+    }
+    match &b.cuda {
+        Some(c) => parts.push(format!("CUDA {}", c.label())),
+        None if matches!(b.framework, Framework::Vllm | Framework::Sglang) => {
+            parts.push("CUDA of the torch it runs on".into())
+        }
+        None => parts.push("no CUDA build".into()),
+    }
+    if let Some(d) = &b.cudnn {
+        parts.push(format!("cuDNN {d}"));
+    }
+    if !b.ships.is_empty() {
+        parts.push(format!(
+            "{} shared object{}",
+            b.ships.len(),
+            if b.ships.len() == 1 { "" } else { "s" }
+        ));
+    }
+    format!("{} ({})", b.version, parts.join(", "))
 }
 
 fn kernels(s: &Snapshot) -> Vec<Fact> {

@@ -8,6 +8,7 @@
 mod deep;
 mod driver;
 mod environment;
+mod frameworks;
 mod images;
 mod multigpu;
 mod network;
@@ -25,6 +26,7 @@ pub use deep::{
 };
 pub use driver::{DriverFacts, Gpu, GpuProcess, KernelModule};
 pub use environment::{recorded_env, redact_url_credentials, relevant_variable, EnvVars, REDACTED};
+pub use frameworks::{CompanionPin, CudaBinding, Framework, FrameworkBuild};
 pub use images::{
     CachedLibrary, KernelImages, LibraryImages, LibraryLinks, LinkedLibrary, LoadStage,
     LoaderFacts, OpenedBy, Opener, ProcessLinks, ShadowedLibrary,

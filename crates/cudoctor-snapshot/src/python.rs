@@ -21,6 +21,9 @@ pub struct PythonEnv {
     pub packages: Vec<Package>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub torch: Option<TorchBuild>,
+    /// Every framework build installed here (torch among them), read from files.
+    #[serde(default)]
+    pub frameworks: Vec<crate::FrameworkBuild>,
     /// conda's record of CUDA packages (`cudatoolkit`, `pytorch-cuda`, `cuda-toolkit`, `pytorch`).
     #[serde(default)]
     pub conda_packages: Vec<CondaPackage>,

@@ -375,9 +375,16 @@ fn a_cuda12_framework_beside_a_cuda13_torch_is_one_root_cause() {
     let json = check_json(&python, None);
     assert_same("jax-cuda12-beside-torch", &real, &predicted(&json, &prefix));
     let f = findings(&json);
+    // One cause: the frameworks of two CUDA majors (FW020); torch preloading the CUDA 12
+    // libraries (LIB006) follows from it.
     assert!(
         f.iter()
-            .any(|(c, s, by)| c == "LIB006" && s == "error" && by.is_none()),
+            .any(|(c, s, by)| c == "FW020" && s == "error" && by.is_none()),
+        "{f:?}"
+    );
+    assert!(
+        f.iter()
+            .any(|(c, s, by)| c == "LIB006" && s == "error" && by.as_deref() == Some("FW020")),
         "{f:?}"
     );
     // No LIB002 error for the copies torch itself preloaded.
@@ -403,6 +410,218 @@ fn a_companion_from_another_release_is_caught() {
     let f = findings(&json);
     assert!(
         f.iter().any(|(c, s, _)| c == "FW002" && s == "error"),
+        "{f:?}"
+    );
+}
+
+// ------------------------------------------------------------- frameworks beyond torch
+//
+// Ground truth here is the framework itself in the env's interpreter (the CUDA runtime
+// version JAX's and CuPy's own modules report, the module that fails to import), `ldd`, and
+// uv's own resolver (`uv pip check`, `--dry-run` of the printed fix).
+
+/// What `python -I -c CODE` prints, stdout and stderr together, and whether it succeeded.
+fn python_says(python: &Path, code: &str) -> (bool, String) {
+    let out = Command::new(python)
+        .args(["-I", "-c", code])
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("the env's python runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// The framework builds cudoctor recorded for the env.
+fn frameworks_of<'a>(json: &'a Value, prefix: &str) -> &'a Vec<Value> {
+    json["snapshot"]["python_envs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["prefix"] == prefix)
+        .unwrap_or_else(|| panic!("no env {prefix}"))["frameworks"]
+        .as_array()
+        .expect("frameworks")
+}
+
+/// `uv pip check` of the env: uv's resolver's word on unmet requirements.
+fn uv_pip_check(python: &Path) -> Option<String> {
+    let out = Command::new("uv")
+        .args(["pip", "check", "--python"])
+        .arg(python)
+        .output();
+    match out {
+        Ok(o) => Some(format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )),
+        Err(_) => {
+            cudoctor_testkit::skip_missing_tool("uv_pip_check", "uv");
+            None
+        }
+    }
+}
+
+#[test]
+fn jax_cuda12_binds_the_cuda_runtime_its_plugin_loads() {
+    let Some(python) = real_env("jax-cuda12") else {
+        return;
+    };
+    let (ok, text) = python_says(
+        &python,
+        "from jax_cuda12_plugin import _versions as v; print(v.cuda_runtime_get_version())",
+    );
+    assert!(ok, "{text}");
+    let real: u32 = text.trim().parse().expect("a CUDA version number");
+    let json = check_json(&python, None);
+    let fw = frameworks_of(&json, &env_prefix(&python));
+    let jax = fw.iter().find(|f| f["framework"] == "jax").expect("jax");
+    assert_eq!(jax["cuda"]["major"], real / 1000, "{jax:#}");
+    assert_eq!(jax["cuda"]["minor"], (real % 1000) / 10, "{jax:#}");
+    let f = findings(&json);
+    assert!(
+        !f.iter().any(|(c, _, _)| c.starts_with("FW02")),
+        "a stock jax[cuda12] has no framework finding: {f:?}"
+    );
+}
+
+#[test]
+fn a_jax_plugin_of_another_release_is_what_uv_says_and_the_fix_resolves_it() {
+    let Some(python) = real_env("jax-plugin-wrong-release") else {
+        return;
+    };
+    let Some(uv) = uv_pip_check(&python) else {
+        return;
+    };
+    assert!(uv.contains("jax-cuda12-pjrt==0.10.1"), "{uv}");
+    let json = check_json(&python, None);
+    let f = findings(&json);
+    assert!(
+        f.iter()
+            .any(|(c, s, by)| c == "FW021" && s == "error" && by.is_none()),
+        "{f:?}"
+    );
+    let fw021 = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["code"] == "FW021")
+        .unwrap();
+    let cmd = fw021["fix"][0]["shell"].as_str().expect("a shell fix");
+    // The printed command, resolved by uv without installing anything.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{cmd} --dry-run"))
+        .output()
+        .expect("sh");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{cmd}: {said}");
+    assert!(said.contains("+ jax-cuda12-plugin==0.10.2"), "{said}");
+}
+
+#[test]
+fn cupy_for_cuda12_beside_a_cuda13_torch_misses_its_cuda12_libraries() {
+    let Some(python) = real_env("cupy-cuda12x-beside-torch") else {
+        return;
+    };
+    // Ground truth: CuPy reports its (linked-in) CUDA 12 runtime, and its cuBLAS module finds
+    // no CUDA 12 cuBLAS.
+    let (ok, text) = python_says(
+        &python,
+        "import cupy; print(cupy.cuda.runtime.runtimeGetVersion())",
+    );
+    assert!(ok, "{text}");
+    let real: u32 = text
+        .trim()
+        .lines()
+        .last()
+        .unwrap()
+        .parse()
+        .expect("a version");
+    let (ok, text) = python_says(&python, "import cupy_backends.cuda.libs.cublas");
+    assert!(!ok && text.contains("libcublas.so.12"), "{text}");
+    let json = check_json(&python, None);
+    let fw = frameworks_of(&json, &env_prefix(&python));
+    let cupy = fw.iter().find(|f| f["framework"] == "cupy").expect("cupy");
+    assert_eq!(cupy["cuda"]["major"], real / 1000, "{cupy:#}");
+    let f = findings(&json);
+    assert!(
+        f.iter()
+            .any(|(c, s, by)| c == "FW020" && s == "error" && by.is_none()),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn onnxruntime_gpu_binds_the_cuda_its_provider_links() {
+    let Some(python) = real_env("onnxruntime-gpu") else {
+        return;
+    };
+    let json = check_json(&python, None);
+    let fw = frameworks_of(&json, &env_prefix(&python));
+    let ort = fw
+        .iter()
+        .find(|f| f["framework"] == "onnx_runtime")
+        .expect("onnxruntime");
+    let provider = ort["ships"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .find(|s| s.ends_with("libonnxruntime_providers_cuda.so"))
+        .expect("the CUDA provider");
+    // Ground truth: the runtime soname the provider links (ldd reads its DT_NEEDED).
+    let out = Command::new("ldd").arg(provider).output();
+    let Ok(out) = out else {
+        cudoctor_testkit::skip_missing_tool(
+            "onnxruntime_gpu_binds_the_cuda_its_provider_links",
+            "ldd",
+        );
+        return;
+    };
+    let ldd = String::from_utf8_lossy(&out.stdout);
+    let major = ort["cuda"]["major"].as_u64().expect("a major");
+    assert!(ldd.contains(&format!("libcudart.so.{major}")), "{ldd}");
+}
+
+#[test]
+fn sglang_pinning_another_torch_is_what_uv_says() {
+    let Some(python) = real_env("sglang-beside-torch") else {
+        return;
+    };
+    let Some(uv) = uv_pip_check(&python) else {
+        return;
+    };
+    let json = check_json(&python, None);
+    let fw = frameworks_of(&json, &env_prefix(&python));
+    let sg = fw
+        .iter()
+        .find(|f| f["framework"] == "sglang")
+        .expect("sglang");
+    let pin = sg["companions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "torch")
+        .expect("a torch pin");
+    let req = pin["requirement"].as_str().unwrap();
+    let installed = pin["installed"].as_str().unwrap();
+    assert!(
+        uv.contains(&format!("requires `{req}`, but `{installed}` is installed")),
+        "{uv}"
+    );
+    let f = findings(&json);
+    assert!(
+        f.iter()
+            .any(|(c, s, by)| c == "FW022" && s == "error" && by.is_none()),
         "{f:?}"
     );
 }

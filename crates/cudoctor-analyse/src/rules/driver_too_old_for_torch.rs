@@ -1,6 +1,9 @@
 use cudoctor_kb::{CudaVersion, DriverSupport, DriverVersion};
 
+use cudoctor_snapshot::Framework;
+
 use crate::context::TorchEnv;
+use crate::frameworks::{build_for_major, FrameworkView};
 use crate::{Confidence, Context, Finding, Layer, Rule, Severity, Subject};
 
 pub static RULE: Rule = Rule {
@@ -8,10 +11,12 @@ pub static RULE: Rule = Rule {
     name: "driver-too-old-for-torch",
     layer: Layer::Driver,
     severity: Severity::Error,
-    summary: "The driver cannot run the CUDA runtime inside the installed torch wheel",
+    summary: "The driver cannot run the CUDA runtime of an installed framework build (torch, JAX, CuPy, ONNX Runtime, TensorFlow, vLLM)",
     docs: r#"## What it checks
-The CUDA version torch was built with (`torch.version.cuda`, the `+cuXXX` of the wheel) against
-the driver, by NVIDIA's rules: a driver runs a CUDA runtime natively when it is at least that
+The CUDA version each framework build was made for against the driver: torch's
+(`torch/version.py`, the `+cuXXX` of the wheel), JAX's CUDA plugin (`jax-cuda12-plugin`, the
+minor from the CUDA runtime wheel it loads), CuPy's wheel (`cupy-cuda12x`), ONNX Runtime's and
+TensorFlow's build info, a vLLM build's `+cuXXX`. Judged by NVIDIA's rules: a driver runs a CUDA runtime natively when it is at least that
 toolkit's minimum driver; since CUDA 11.1 it also runs any newer runtime *of the same major*
 through minor-version compatibility when it is at least the major's floor (450.80.02 for 11.x,
 525.60.13 for 12.x, 580 for 13.x). The often-quoted rule "torch's CUDA must be <= the CUDA Version
@@ -23,9 +28,13 @@ system is too old (found version 11040)", or `torch.cuda.is_available()` is Fals
 driver version is insufficient for CUDA runtime version". Through minor-version compatibility
 most code runs, but PTX newer than the driver cannot be JIT-compiled.
 
+Where only the major is fixed (`cupy-cuda12x` loads whichever CUDA 12 runtime it finds), the
+build is judged by its major's floor.
+
 ## How to fix
-Either upgrade the driver to the branch the report names, or install the torch build for a CUDA
-version this driver carries (the report prints the pip command).
+Either upgrade the driver to the branch the report names, or install the framework's build for
+a CUDA version this driver carries (the report prints the command in the environment's
+installer: the torch build the chooser picks, `jax[cuda12]`, `cupy-cuda12x`).
 "#,
     check,
 };
@@ -35,10 +44,103 @@ fn check(ctx: &Context) -> Vec<Finding> {
         return Vec::new();
     };
     let max = ctx.driver_max_cuda();
-    ctx.torch_envs()
+    let mut out: Vec<Finding> = ctx
+        .torch_envs()
         .into_iter()
         .filter_map(|t| judge(ctx, &driver, max.as_ref(), t))
-        .collect()
+        .collect();
+    // Every other framework build: the same rules, its own remedy.
+    out.extend(
+        ctx.frameworks()
+            .into_iter()
+            .filter(|v| v.build.framework != Framework::Torch)
+            .filter_map(|v| judge_framework(ctx, &driver, max.as_ref(), v)),
+    );
+    out
+}
+
+fn judge_framework(
+    ctx: &Context,
+    driver: &DriverVersion,
+    max: Option<&(CudaVersion, String)>,
+    v: FrameworkView,
+) -> Option<Finding> {
+    let cuda = v.cuda_least()?;
+    let minor_known = v.build.cuda.as_ref()?.minor.is_some();
+    let label = v.build.cuda.as_ref()?.label();
+    if max.is_some_and(|(m, _)| *m >= cuda) {
+        return None;
+    }
+    let name = v.build.framework.name();
+    let mut f = Finding::new(&RULE, "")
+        .evidence(ctx.driver_evidence())
+        .evidence(v.cuda_evidence()?)
+        .about(Subject::Package {
+            env: v.env.prefix.clone(),
+            name: v.build.package.clone(),
+        });
+    if let Some((c, src)) = max {
+        f = f.evidence(format!("driver's highest CUDA: {c} (from {src})"));
+    }
+    match ctx.kb.driver_support(driver, cuda) {
+        DriverSupport::Native => None,
+        // Only the major fixed: any minor of it runs at or above the major's floor.
+        DriverSupport::MinorVersionCompat { .. } if !minor_known => None,
+        DriverSupport::MinorVersionCompat { floor } => {
+            let mut f = f.severity(Severity::Info).cause(format!(
+                "CUDA {cuda} is newer than this driver's own CUDA, but the driver is at or above the CUDA {}.x floor ({floor}), so NVIDIA's minor-version compatibility runs it. Limits: PTX newer than the driver cannot be JIT-compiled, and a few newer APIs are missing.",
+                cuda.major
+            ));
+            f.title = format!(
+                "{name}'s CUDA {label} runs on driver {driver} through minor-version compatibility"
+            );
+            Some(f.prose(format!(
+                "Nothing required. For full native support, upgrade the driver to {} or newer.",
+                native_min(ctx, cuda)
+            )))
+        }
+        DriverSupport::TooOld {
+            needed_native,
+            needed_floor,
+        } => {
+            let least = needed_floor.clone().or(needed_native.clone());
+            let mut f = f.cause(match &needed_floor {
+                Some(floor) => format!(
+                    "{name} here is built for CUDA {label}. This driver is below the CUDA {}.x minor-version-compatibility floor ({floor}), so its CUDA runtime refuses the driver: the first CUDA call fails (\"CUDA driver version is insufficient for CUDA runtime version\", CUDA_ERROR_SYSTEM_DRIVER_MISMATCH) or the framework falls back to the CPU.",
+                    cuda.major
+                ),
+                None => format!("{name} here is built for CUDA {label}, which needs a newer driver than {driver}."),
+            });
+            f.title = format!("Driver {driver} is too old for {}", v.label());
+            if let Some(least) = least {
+                f = f.prose(format!(
+                    "Upgrade the NVIDIA driver to {least} or newer (branch R{} or later), then reboot",
+                    least.branch()
+                ));
+            }
+            let runs = max.map(|(m, _)| m.major).filter(|m| *m < cuda.major);
+            if let Some((install, remove)) = runs.and_then(|m| build_for_major(v, m)) {
+                let target = ctx.target_env(v.env);
+                f = f.prose(format!(
+                    "or keep the driver and install {name}'s build for CUDA {}:",
+                    runs.unwrap_or_default()
+                ));
+                if !remove.is_empty() {
+                    f = f.shell(cudoctor_plan::install::uninstall(&target, &remove));
+                }
+                f = f.shell(cudoctor_plan::install::install(&target, &install));
+            }
+            Some(f)
+        }
+        DriverSupport::Unknown => {
+            let mut f = f
+                .severity(Severity::Warning)
+                .confidence(Confidence::Unsure)
+                .cause(format!("The knowledge base has no minimum driver for CUDA {cuda}, and the driver's highest CUDA is lower. It may not run; this cannot be decided from known facts."));
+            f.title = format!("Unsure whether driver {driver} runs {name}'s CUDA {label}");
+            Some(f)
+        }
+    }
 }
 
 fn judge(
@@ -178,5 +280,124 @@ mod tests {
         let mut s = machine(Some(("470.82.01", "11.4")), &[]);
         s.python_envs.push(torch_env("/v", "2.5.1+cpu", None, &[]));
         assert!(run(&RULE, &s).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod framework_tests {
+    use super::*;
+    use crate::testing::*;
+    use cudoctor_snapshot::{CompanionPin, CudaBinding, FrameworkBuild, Package, PythonEnv};
+
+    /// An env with one framework build (what the collector reads from the real wheels).
+    fn env_with(build: FrameworkBuild, packages: &[(&str, &str)]) -> PythonEnv {
+        let sp = "/v/lib/python3.12/site-packages".to_string();
+        PythonEnv {
+            prefix: "/v".into(),
+            site_packages: vec![sp.clone()],
+            packages: packages
+                .iter()
+                .map(|(n, v)| Package {
+                    name: n.to_string(),
+                    version: v.to_string(),
+                    location: sp.clone(),
+                })
+                .collect(),
+            frameworks: vec![build],
+            ..Default::default()
+        }
+    }
+
+    fn jax13() -> FrameworkBuild {
+        FrameworkBuild {
+            framework: Framework::Jax,
+            version: "0.10.2".into(),
+            package: "jax-cuda13-plugin".into(),
+            cuda: Some(CudaBinding {
+                major: 13,
+                minor: Some(0),
+                read: "cuda13".into(),
+                source: "distribution name jax-cuda13-plugin".into(),
+            }),
+            companions: vec![CompanionPin {
+                required_by: "jax 0.10.2".into(),
+                requirement: r#"jax-cuda12-plugin[with-cuda]<=0.10.2,>=0.10.2; extra == "cuda12""#
+                    .into(),
+                name: "jax-cuda12-plugin".into(),
+                installed: None,
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_jax_for_cuda13_on_an_r550_driver_is_an_error_with_the_cuda12_build_as_fix() {
+        let mut s = machine(
+            Some(("550.54.14", "12.4")),
+            &[("NVIDIA H100 80GB HBM3", "9.0")],
+        );
+        s.python_envs.push(env_with(
+            jax13(),
+            &[
+                ("jax", "0.10.2"),
+                ("jax-cuda13-plugin", "0.10.2"),
+                ("jax-cuda13-pjrt", "0.10.2"),
+            ],
+        ));
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].title.contains("JAX 0.10.2"), "{}", f[0].title);
+        assert!(f[0].fix[0].contains("580"), "{:?}", f[0].fix);
+        assert!(
+            f[0].fix.iter().any(|x| x.text()
+                == "/v/bin/python -m pip uninstall -y jax-cuda13-plugin jax-cuda13-pjrt"),
+            "{:?}",
+            f[0].fix
+        );
+        assert!(
+            f[0].fix
+                .iter()
+                .any(|x| x.text() == "/v/bin/python -m pip install 'jax[cuda12]==0.10.2'"),
+            "{:?}",
+            f[0].fix
+        );
+        // A driver that carries CUDA 13: silent.
+        s.driver = machine(Some(("580.95.05", "13.0")), &[]).driver;
+        assert!(run(&RULE, &s).is_empty());
+    }
+
+    #[test]
+    fn a_major_only_build_is_judged_by_its_major_floor() {
+        let cupy = |major: u32| FrameworkBuild {
+            framework: Framework::Cupy,
+            version: "14.2.0".into(),
+            package: format!("cupy-cuda{major}x"),
+            cuda: Some(CudaBinding {
+                major,
+                minor: None,
+                read: format!("{major}.x"),
+                source: format!("distribution name cupy-cuda{major}x"),
+            }),
+            ..Default::default()
+        };
+        // R535 carries 12.2 natively and every 12.x through minor-version compatibility.
+        let mut s = machine(Some(("535.104.05", "12.2")), &[]);
+        s.python_envs
+            .push(env_with(cupy(12), &[("cupy-cuda12x", "14.2.0")]));
+        assert!(run(&RULE, &s).is_empty());
+        // R470 is below the CUDA 12 floor.
+        s.driver = machine(Some(("470.82.01", "11.4")), &[]).driver;
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].evidence
+                .iter()
+                .any(|e| e.contains("CUDA 12.x (distribution name cupy-cuda12x)")),
+            "{:?}",
+            f[0].evidence
+        );
+        assert!(f[0].fix[0].contains("525.60.13"), "{:?}", f[0].fix);
     }
 }

@@ -116,6 +116,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
             format!("torch (CUDA {major}) preloads CUDA {other} libraries of other wheels ({env})"),
         )
         .about(Subject::TorchBuild { env: env.clone() })
+        .about(Subject::MixedCudaMajors { env: env.clone() })
         .evidence(format!("{} (CUDA {major})", torch.label()))
         .cause(format!(
             "torch's __init__.py preloads each CUDA library from the first nvidia/<folder>/lib that has it, before nvidia/cu{major}/lib; CUDA {other} wheels of another framework sit in those folders, so torch's process runs on their libraries."

@@ -24,11 +24,19 @@ fn check(ctx: &Context) -> Vec<Finding> {
     if !ctx.torch_envs().is_empty() {
         return Vec::new();
     }
+    let others: Vec<String> = ctx.frameworks().iter().map(|v| v.label()).collect();
     let mut f = Finding::new(
         &RULE,
         "No PyTorch found in the inspected Python environments",
     )
-    .cause("Framework checks were skipped: none of the environments below has torch installed.")
+    .cause(if others.is_empty() {
+        "Framework checks were skipped: none of the environments below has torch installed.".to_string()
+    } else {
+        format!(
+            "torch's checks were skipped: none of the environments below has torch installed. The other frameworks found were judged: {}.",
+            others.join(", ")
+        )
+    })
     .prose("To inspect another environment: cudoctor check --python PATH (its interpreter or its directory)");
     if ctx.snap.python_envs.is_empty() {
         f = f.evidence(

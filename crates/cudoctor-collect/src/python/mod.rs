@@ -1,5 +1,6 @@
 //! Python environments, read from their files alone: no interpreter is started on this path.
 
+pub mod frameworks;
 pub mod installer;
 pub mod record;
 pub mod site;
@@ -136,6 +137,7 @@ fn read_env(host: &Host, prefix: &str, interpreter: Option<String>, via: &str) -
         env.conda_packages = site::conda_packages(host, prefix);
     }
     env.installer = Some(installer::detect(host, &env));
+    env.frameworks = frameworks::read(host, &env);
     env
 }
 

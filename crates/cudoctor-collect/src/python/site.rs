@@ -23,6 +23,10 @@ const INTERESTING: &[&str] = &[
     "jax",
     "jaxlib",
     "tensorflow",
+    "tensorflow-gpu",
+    "tf-nightly",
+    "sgl-kernel",
+    "sglang-kernel",
     "onnxruntime-gpu",
     "tensorrt",
     "transformer-engine",
@@ -71,23 +75,7 @@ pub fn is_interesting(name: &str) -> bool {
         || name.starts_with("torch-")
 }
 
-/// PEP 503 normalisation: lower case, runs of `-`, `_`, `.` become one `-`.
-pub fn normalise_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut last_sep = false;
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !last_sep {
-                out.push('-');
-            }
-            last_sep = true;
-        } else {
-            out.extend(c.to_lowercase());
-            last_sep = false;
-        }
-    }
-    out
-}
+pub use cudoctor_types::normalise_name;
 
 /// The environment's package directories in the order the interpreter puts them on `sys.path`,
 /// so the first torch found is the one `import torch` loads (checked against real interpreters

@@ -1,0 +1,200 @@
+//! Views over the framework builds of the snapshot (torch, JAX, CuPy, TensorFlow, ONNX Runtime,
+//! vLLM, SGLang) that the framework rules share: the CUDA a build binds, the pins of its
+//! metadata that apply to this environment, and the build of the same framework for another
+//! CUDA major, as install commands in the environment's installer.
+
+use cudoctor_kb::CudaVersion;
+use cudoctor_snapshot::{CompanionPin, Framework, FrameworkBuild, PythonEnv};
+use cudoctor_types::Requirement;
+
+use crate::Context;
+
+/// One framework build with its environment.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameworkView<'a> {
+    pub env: &'a PythonEnv,
+    pub build: &'a FrameworkBuild,
+}
+
+impl FrameworkView<'_> {
+    /// "JAX 0.10.2 (jax-cuda12-plugin) in /opt/venv".
+    pub fn label(&self) -> String {
+        let b = self.build;
+        let name = b.framework.name();
+        if b.package.eq_ignore_ascii_case(name) {
+            format!("{name} {} in {}", b.version, self.env.prefix)
+        } else {
+            format!(
+                "{name} {} ({}) in {}",
+                b.version, b.package, self.env.prefix
+            )
+        }
+    }
+
+    /// The least CUDA the build needs: its major.minor, or major.0 where only the major is fixed.
+    pub fn cuda_least(&self) -> Option<CudaVersion> {
+        let c = self.build.cuda.as_ref()?;
+        Some(CudaVersion::new(c.major, c.minor.unwrap_or(0)))
+    }
+
+    /// "CUDA 12.x (distribution name cupy-cuda12x)".
+    pub fn cuda_evidence(&self) -> Option<String> {
+        let c = self.build.cuda.as_ref()?;
+        Some(format!(
+            "{} built for CUDA {} ({})",
+            self.label(),
+            c.label(),
+            c.source
+        ))
+    }
+}
+
+impl<'a> Context<'a> {
+    /// Every framework build of every environment, in snapshot order.
+    pub fn frameworks(&self) -> Vec<FrameworkView<'a>> {
+        self.snap
+            .python_envs
+            .iter()
+            .flat_map(|env| {
+                env.frameworks
+                    .iter()
+                    .map(move |build| FrameworkView { env, build })
+            })
+            .collect()
+    }
+
+    /// The environment a fix is written for: its interpreter and installer.
+    pub fn target_env(&self, env: &PythonEnv) -> cudoctor_plan::TargetEnv {
+        cudoctor_plan::TargetEnv {
+            prefix: env.prefix.clone(),
+            python: crate::context::env_python(env),
+            installer: env.installer.as_ref().map(|i| i.kind).unwrap_or_default(),
+            conda_pytorch: env.conda_packages.iter().any(|p| p.name == "pytorch"),
+        }
+    }
+
+    /// The value of a PEP 508 marker variable for environment `env` (`extra` excluded: see
+    /// [`Context::applicable_pins`]). Unknown ones stay unknown.
+    fn marker_var(&self, env: &PythonEnv, name: &str) -> Option<String> {
+        let linux = self.snap.host.os == "linux" || self.snap.host.os.is_empty();
+        match name {
+            "sys_platform" if linux => Some("linux".into()),
+            "platform_system" if linux => Some("Linux".into()),
+            "os_name" if linux => Some("posix".into()),
+            "platform_machine" if !self.snap.host.arch.is_empty() => {
+                Some(self.snap.host.arch.clone())
+            }
+            "python_version" => {
+                let v = env.python_version.as_deref()?.trim_end_matches('t');
+                let mut it = v.split('.');
+                Some(format!("{}.{}", it.next()?, it.next()?))
+            }
+            "python_full_version" => env
+                .python_version
+                .as_deref()
+                .filter(|v| v.matches('.').count() >= 2)
+                .map(str::to_string),
+            "implementation_name" => Some("cpython".into()),
+            "platform_python_implementation" => Some("CPython".into()),
+            _ => None,
+        }
+    }
+
+    /// The pins of `v`'s metadata that bind this environment, each with its parsed requirement:
+    /// pins without a marker, and pins under an extra the environment shows was installed (an
+    /// extra whose own distribution, one no unconditional pin brings, is installed: jax's
+    /// `cuda12` extra when `jax-cuda12-plugin` is there). Pins whose marker cannot be decided
+    /// are left out.
+    pub fn applicable_pins(&self, v: FrameworkView<'a>) -> Vec<(&'a CompanionPin, Requirement)> {
+        let parsed: Vec<(&CompanionPin, Requirement)> = v
+            .build
+            .companions
+            .iter()
+            .filter_map(|c| Some((c, c.requirement.parse::<Requirement>().ok()?)))
+            .collect();
+        let unconditional = |by: &str, name: &str| {
+            parsed
+                .iter()
+                .any(|(c, r)| c.required_by == by && r.name == name && r.marker.is_none())
+        };
+        let mut chosen: Vec<(String, String)> = Vec::new();
+        for (c, r) in &parsed {
+            if c.installed.is_none() || unconditional(&c.required_by, &r.name) {
+                continue;
+            }
+            for e in r.marker_extras() {
+                if !chosen.contains(&(c.required_by.clone(), e.clone())) {
+                    chosen.push((c.required_by.clone(), e));
+                }
+            }
+        }
+        parsed
+            .into_iter()
+            .filter(|(c, r)| {
+                let extras = r.marker_extras();
+                if extras.is_empty() {
+                    return r.marker_holds(&|n| self.marker_var(v.env, n)) == Some(true);
+                }
+                extras.iter().any(|e| {
+                    chosen.contains(&(c.required_by.clone(), e.clone()))
+                        && r.marker_holds(&|n| {
+                            if n == "extra" {
+                                Some(e.clone())
+                            } else {
+                                self.marker_var(v.env, n)
+                            }
+                        }) == Some(true)
+                })
+            })
+            .collect()
+    }
+}
+
+/// The same framework built for CUDA `major`, as what to install and what to remove first
+/// (installed distributions only), when its distribution names say which one that is:
+/// JAX's `jax[cudaNN]` extra (offered only where this jax's metadata has it), CuPy's
+/// `cupy-cudaNNx`. `None` for frameworks whose CUDA builds are not told apart by name.
+pub fn build_for_major(v: FrameworkView, major: u32) -> Option<(Vec<String>, Vec<String>)> {
+    let b = v.build;
+    let installed = |n: &str| v.env.package(n).is_some();
+    match b.framework {
+        Framework::Jax => {
+            let extra = format!("cuda{major}");
+            let has_extra = b.companions.iter().any(|c| {
+                c.required_by.starts_with("jax ")
+                    && c.requirement
+                        .parse::<Requirement>()
+                        .is_ok_and(|r| r.marker_extras().contains(&extra))
+            });
+            if !has_extra {
+                return None;
+            }
+            let old = b.cuda.as_ref()?.major;
+            let remove = [
+                format!("jax-cuda{old}-plugin"),
+                format!("jax-cuda{old}-pjrt"),
+            ]
+            .into_iter()
+            .filter(|n| installed(n))
+            .collect();
+            Some((vec![format!("jax[{extra}]=={}", b.version)], remove))
+        }
+        Framework::Cupy => {
+            let remove = installed(&b.package)
+                .then(|| b.package.clone())
+                .into_iter()
+                .collect();
+            Some((vec![format!("cupy-cuda{major}x")], remove))
+        }
+        _ => None,
+    }
+}
+
+/// The installed `nvidia-*` wheels named for CUDA `major` (their `-cuNN` suffix).
+pub fn nvidia_wheels_of_major(env: &PythonEnv, major: u32) -> Vec<&str> {
+    env.packages
+        .iter()
+        .filter(|p| p.name.starts_with("nvidia-") && p.name.ends_with(&format!("-cu{major}")))
+        .map(|p| p.name.as_str())
+        .collect()
+}

@@ -1,0 +1,396 @@
+use std::collections::BTreeMap;
+
+use cudoctor_snapshot::{Framework, PythonEnv};
+
+use crate::frameworks::{build_for_major, nvidia_wheels_of_major, FrameworkView};
+use crate::{Context, Finding, Layer, Rule, Severity, Subject};
+
+pub static RULE: Rule = Rule {
+    code: "FW020",
+    name: "frameworks-of-two-cuda-majors",
+    layer: Layer::Framework,
+    severity: Severity::Error,
+    summary: "One environment holds framework builds for two CUDA majors (torch for CUDA 13 beside jax[cuda12] or cupy-cuda12x)",
+    docs: r#"## What it checks
+The CUDA each framework build of an environment is bound to (torch's `torch/version.py`, JAX's
+CUDA plugin `jax-cudaNN-plugin`, CuPy's `cupy-cudaNNx`, ONNX Runtime's and TensorFlow's build
+info, a vLLM build's `+cuXXX`), read from the installed files: builds of more than one CUDA
+major in one environment.
+
+## Why it matters
+Each major has its own runtime (libcudart.so.12, libcudart.so.13) and its own `nvidia-*` wheels.
+The CUDA 12 wheels install into the same `nvidia/<library>/lib` folders that torch's loader
+searches first, so a CUDA-13 torch preloads CUDA 12's libraries (LIB006), and the two majors'
+cuDNN/NCCL wheels write the same files (FW011): whichever was installed last wins. A framework
+whose major has no libraries in the environment finds none (CuPy links its runtime in but opens
+cuBLAS, cuFFT and NVRTC by soname: "libcublas.so.12: cannot open shared object file") unless a
+system toolkit of that major happens to be there. It is an error when the other major's wheels
+are installed or its libraries are nowhere to be found; a warning when that framework runs on a
+system toolkit of its own major.
+
+## How to fix
+One CUDA major per environment: install the other framework's build for torch's major
+(`jax[cuda13]`, `cupy-cuda13x`), or give it an environment of its own; then remove the other
+major's `nvidia-*` wheels and reinstall torch's CUDA wheels over the files they overwrote. The
+report prints the commands in the environment's installer.
+"#,
+    check,
+};
+
+fn check(ctx: &Context) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for env in &ctx.snap.python_envs {
+        let views: Vec<FrameworkView> = ctx
+            .frameworks()
+            .into_iter()
+            .filter(|v| std::ptr::eq(v.env, env) && v.build.cuda.is_some())
+            .collect();
+        let mut by_major: BTreeMap<u32, Vec<FrameworkView>> = BTreeMap::new();
+        for v in &views {
+            let major = v.build.cuda.as_ref().map(|c| c.major).unwrap_or_default();
+            by_major.entry(major).or_default().push(*v);
+        }
+        if by_major.len() < 2 {
+            continue;
+        }
+        out.push(judge(ctx, env, &by_major));
+    }
+    out
+}
+
+/// The major the environment keeps: torch's (the framework the other builds are moved to),
+/// else the one most builds share, else the newest.
+fn anchor_major(by_major: &BTreeMap<u32, Vec<FrameworkView>>) -> u32 {
+    by_major
+        .iter()
+        .max_by_key(|(m, vs)| {
+            (
+                vs.iter().any(|v| v.build.framework == Framework::Torch),
+                vs.len(),
+                **m,
+            )
+        })
+        .map(|(m, _)| *m)
+        .unwrap_or_default()
+}
+
+/// Where CUDA libraries of `major` are for a framework that loads them by soname: the
+/// environment's wheels of that major, or a toolkit of that major on the machine.
+fn libraries_of_major(ctx: &Context, env: &PythonEnv, major: u32) -> Option<String> {
+    let wheels = nvidia_wheels_of_major(env, major);
+    if !wheels.is_empty() {
+        return Some(format!("wheels {}", wheels.join(", ")));
+    }
+    if major >= 13 {
+        if let Some(p) = env
+            .package("nvidia-cuda-runtime")
+            .filter(|p| p.version.split('.').next() == Some(&major.to_string()))
+        {
+            return Some(format!("{} {}", p.name, p.version));
+        }
+    }
+    ctx.snap.toolkit.toolkits.iter().find_map(|t| {
+        let v = t.version.as_deref()?;
+        (v.split('.').next() == Some(&major.to_string()))
+            .then(|| format!("CUDA toolkit {v} at {}", t.root))
+    })
+}
+
+fn judge(ctx: &Context, env: &PythonEnv, by_major: &BTreeMap<u32, Vec<FrameworkView>>) -> Finding {
+    let keep = anchor_major(by_major);
+    let majors: Vec<String> = by_major.keys().map(|m| format!("CUDA {m}")).collect();
+    let names = |vs: &[FrameworkView]| {
+        vs.iter()
+            .map(|v| format!("{} {}", v.build.framework.name(), v.build.version))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let others: Vec<(u32, &Vec<FrameworkView>)> = by_major
+        .iter()
+        .filter(|(m, _)| **m != keep)
+        .map(|(m, vs)| (*m, vs))
+        .collect();
+    let title = format!(
+        "{} ({}) beside {} (CUDA {keep}) in {}",
+        others
+            .iter()
+            .map(|(_, vs)| names(vs))
+            .collect::<Vec<_>>()
+            .join(", "),
+        others
+            .iter()
+            .map(|(m, _)| format!("CUDA {m}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        names(&by_major[&keep]),
+        env.prefix
+    );
+    let mut f = Finding::new(&RULE, title).about(Subject::MixedCudaMajors {
+        env: env.prefix.clone(),
+    });
+    for vs in by_major.values() {
+        for v in vs {
+            if let Some(e) = v.cuda_evidence() {
+                f = f.evidence(e);
+            }
+        }
+    }
+    let mut error = false;
+    let mut foreign_wheels: Vec<String> = Vec::new();
+    let mut cause = format!(
+        "This environment mixes {}: each major has its own CUDA runtime and nvidia-* wheels.",
+        majors.join(" and ")
+    );
+    for (m, vs) in &others {
+        let wheels = nvidia_wheels_of_major(env, *m);
+        if !wheels.is_empty() {
+            error = true;
+            f = f.evidence(format!("CUDA {m} wheels installed: {}", wheels.join(", ")));
+            cause.push_str(&format!(
+                " The CUDA {m} wheels install into the nvidia/<library>/lib folders torch's loader searches first and share files with the CUDA {keep} wheels, so one major's libraries end up in the other's process."
+            ));
+            foreign_wheels.extend(wheels.iter().map(|w| w.to_string()));
+        }
+        if !wheels.is_empty() {
+            continue;
+        }
+        match libraries_of_major(ctx, env, *m) {
+            Some(r) => f = f.evidence(format!("CUDA {m} libraries: {r}")),
+            None => {
+                error = true;
+                f = f.evidence(format!(
+                    "no CUDA {m} libraries: no nvidia-* wheel of CUDA {m} in the environment, no CUDA {m} toolkit on the machine"
+                ));
+                cause.push_str(&format!(
+                    " {} opens CUDA {m}'s cuBLAS, cuFFT, cuSPARSE and NVRTC by soname, and none of CUDA {m} is here: those modules fail to import (\"libcublas.so.{m}: cannot open shared object file\").",
+                    names(vs)
+                ));
+            }
+        }
+    }
+    // The wheels of both majors that share folders (cuDNN, NCCL, NVSHMEM carry the major in
+    // their name): what FW011 finds overwritten follows from this.
+    let mut involved = foreign_wheels.clone();
+    if !foreign_wheels.is_empty() {
+        involved.extend(
+            nvidia_wheels_of_major(env, keep)
+                .iter()
+                .map(|w| w.to_string()),
+        );
+    }
+    for w in &involved {
+        f = f.about(Subject::Package {
+            env: env.prefix.clone(),
+            name: w.clone(),
+        });
+    }
+    if !error {
+        f = f.severity(Severity::Warning);
+        cause.push_str(" It works as long as that runtime is found first; one major per environment is the setup that stays working.");
+    }
+    f = f.cause(cause);
+
+    // The remedy: every other build moved to the kept major, then its wheels gone and torch's
+    // own CUDA wheels put back.
+    let target = ctx.target_env(env);
+    let mut install: Vec<String> = Vec::new();
+    let mut remove: Vec<String> = Vec::new();
+    let mut separate: Vec<String> = Vec::new();
+    for (_, vs) in &others {
+        for v in vs.iter() {
+            match build_for_major(*v, keep) {
+                Some((i, r)) => {
+                    install.extend(i);
+                    remove.extend(r);
+                }
+                None => separate.push(v.build.framework.name().to_string()),
+            }
+        }
+    }
+    remove.extend(foreign_wheels.iter().cloned());
+    remove.dedup();
+    f = f.prose(format!("Keep CUDA {keep} in this environment:"));
+    if !remove.is_empty() {
+        f = f.shell(cudoctor_plan::install::uninstall(&target, &remove));
+    }
+    if !install.is_empty() {
+        f = f.shell(cudoctor_plan::install::install(&target, &install));
+    }
+    if !separate.is_empty() {
+        f = f.prose(format!(
+            "{} has no build told apart by its distribution name: install it in an environment of its own (uv venv / python -m venv)",
+            separate.join(", ")
+        ));
+    }
+    // torch's CUDA wheels, as its metadata names them, reinstalled over what the other wheels
+    // overwrote.
+    if !foreign_wheels.is_empty() {
+        if let Some(t) = by_major[&keep]
+            .iter()
+            .find(|v| v.build.framework == Framework::Torch)
+        {
+            let mut pins: Vec<String> = t
+                .build
+                .needs
+                .iter()
+                .filter_map(|n| n.parse::<cudoctor_types::Requirement>().ok())
+                .filter_map(|r| env.package(&r.name))
+                .map(|p| format!("{}=={}", p.name, p.version))
+                .collect();
+            pins.sort();
+            pins.dedup();
+            if !pins.is_empty() {
+                let mut args = vec!["--force-reinstall".to_string(), "--no-deps".to_string()];
+                args.extend(pins);
+                f = f
+                    .prose("then put back torch's own CUDA wheels over the files the others overwrote:")
+                    .shell(cudoctor_plan::install::install(&target, &args));
+            }
+        }
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::*;
+    use cudoctor_snapshot::{CudaBinding, FrameworkBuild, Package};
+
+    fn build(fw: Framework, package: &str, major: u32, minor: Option<u32>) -> FrameworkBuild {
+        FrameworkBuild {
+            framework: fw,
+            version: "1.0".into(),
+            package: package.into(),
+            location: "/opt/venv/lib/python3.12/site-packages".into(),
+            cuda: Some(CudaBinding {
+                major,
+                minor,
+                read: String::new(),
+                source: format!("distribution name {package}"),
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn add(s: &mut cudoctor_snapshot::Snapshot, name: &str, version: &str) {
+        let env = &mut s.python_envs[0];
+        env.packages.push(Package {
+            name: name.into(),
+            version: version.into(),
+            location: env.site_packages[0].clone(),
+        });
+    }
+
+    #[test]
+    fn cupy_for_cuda12_beside_a_cuda13_torch_without_a_cuda12_runtime_is_an_error() {
+        let mut s = h200();
+        let mut torch = build(Framework::Torch, "torch", 13, Some(0));
+        torch.version = "2.11.0+cu130".into();
+        torch.needs = vec!["nvidia-cudnn-cu13==9.19.0.56; platform_system == \"Linux\"".into()];
+        let mut cupy = build(Framework::Cupy, "cupy-cuda12x", 12, None);
+        cupy.version = "14.2.0".into();
+        s.python_envs[0].frameworks = vec![torch, cupy];
+        add(&mut s, "cupy-cuda12x", "14.2.0");
+        add(&mut s, "nvidia-cudnn-cu13", "9.19.0.56");
+        // The h200 machine has a CUDA 13 toolkit only.
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].title
+                .starts_with("CuPy 14.2.0 (CUDA 12) beside torch 2.11.0+cu130 (CUDA 13)"),
+            "{}",
+            f[0].title
+        );
+        assert!(
+            f[0].evidence
+                .iter()
+                .any(|e| e.starts_with("no CUDA 12 libraries")),
+            "{:?}",
+            f[0].evidence
+        );
+        let fix: Vec<&str> = f[0].fix.iter().map(|x| x.text()).collect();
+        assert!(
+            fix.contains(&"/opt/venv/bin/python -m pip uninstall -y cupy-cuda12x"),
+            "{fix:?}"
+        );
+        assert!(
+            fix.contains(&"/opt/venv/bin/python -m pip install cupy-cuda13x"),
+            "{fix:?}"
+        );
+        // With a CUDA 12 toolkit on the machine and no -cu12 wheels it still runs: a warning.
+        s.toolkit.toolkits.push(cudoctor_snapshot::Toolkit {
+            root: "/usr/local/cuda-12.8".into(),
+            version: Some("12.8.93".into()),
+            ..Default::default()
+        });
+        let f = run(&RULE, &s);
+        assert_eq!(f[0].severity, Severity::Warning, "{f:?}");
+    }
+
+    #[test]
+    fn cuda12_wheels_beside_torch_are_removed_and_torchs_wheels_put_back() {
+        let mut s = h200();
+        let mut torch = build(Framework::Torch, "torch", 13, Some(0));
+        torch.needs = vec!["nvidia-cudnn-cu13==9.19.0.56; platform_system == \"Linux\"".into()];
+        let mut jax = build(Framework::Jax, "jax-cuda12-plugin", 12, Some(9));
+        jax.version = "0.10.2".into();
+        jax.companions = vec![cudoctor_snapshot::CompanionPin {
+            required_by: "jax 0.10.2".into(),
+            requirement: r#"jax-cuda13-plugin[with-cuda]<=0.10.2,>=0.10.2; extra == "cuda13""#
+                .into(),
+            name: "jax-cuda13-plugin".into(),
+            installed: None,
+        }];
+        s.python_envs[0].frameworks = vec![torch, jax];
+        s.python_envs[0].installer = Some(cudoctor_snapshot::EnvInstaller {
+            kind: cudoctor_snapshot::Installer::Uv,
+            evidence: "pyvenv.cfg: uv = 0.9.5".into(),
+            has_pip: false,
+        });
+        for (n, v) in [
+            ("jax", "0.10.2"),
+            ("jax-cuda12-plugin", "0.10.2"),
+            ("jax-cuda12-pjrt", "0.10.2"),
+            ("nvidia-cuda-runtime-cu12", "12.9.79"),
+            ("nvidia-cudnn-cu12", "9.28.0.42"),
+            ("nvidia-cudnn-cu13", "9.19.0.56"),
+        ] {
+            add(&mut s, n, v);
+        }
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        let fix: Vec<&str> = f[0].fix.iter().map(|x| x.text()).collect();
+        assert_eq!(
+            fix[1],
+            "uv pip uninstall --python /opt/venv/bin/python jax-cuda12-plugin jax-cuda12-pjrt nvidia-cuda-runtime-cu12 nvidia-cudnn-cu12"
+        );
+        assert_eq!(
+            fix[2],
+            "uv pip install --python /opt/venv/bin/python 'jax[cuda13]==0.10.2'"
+        );
+        assert_eq!(
+            fix[4],
+            "uv pip install --python /opt/venv/bin/python --force-reinstall --no-deps nvidia-cudnn-cu13==9.19.0.56"
+        );
+        assert!(f[0].about.contains(&Subject::MixedCudaMajors {
+            env: "/opt/venv".into()
+        }));
+    }
+
+    #[test]
+    fn one_major_is_silent() {
+        let mut s = h200();
+        s.python_envs[0].frameworks = vec![
+            build(Framework::Torch, "torch", 13, Some(0)),
+            build(Framework::Jax, "jax-cuda13-plugin", 13, Some(0)),
+            FrameworkBuild {
+                framework: Framework::Sglang,
+                ..Default::default()
+            },
+        ];
+        assert!(run(&RULE, &s).is_empty());
+    }
+}

@@ -1,0 +1,697 @@
+//! The framework builds of an environment, read from their installed files: dist-info
+//! `METADATA` (`Requires-Dist` pins) and `RECORD` (the shared objects a wheel installs), and the
+//! version or build-info module each framework writes at build time. Nothing is imported.
+//!
+//! Where each framework's CUDA is read:
+//! - torch: `torch/version.py` (`cuda = '13.0'`);
+//! - JAX: the CUDA plugin's distribution name (`jax-cuda12-plugin`), the minor from the
+//!   `nvidia-cuda-runtime-cuNN` wheel it loads; an old jaxlib's `+cuda12` label;
+//! - CuPy: the distribution name (`cupy-cuda12x`, `cupy-cuda117`) and `cupy/.data/_wheel.json`;
+//! - ONNX Runtime: `onnxruntime/capi/build_and_package_info.py` (`cuda_version = '13.0'`);
+//! - TensorFlow: `tensorflow/python/platform/build_info.py` (`'cuda_version': '12.5.1'`);
+//! - vLLM: a `+cu126` version label (the PyPI build uses the CUDA of the torch it pins).
+
+use cudoctor_snapshot::{CompanionPin, CudaBinding, Framework, FrameworkBuild, PythonEnv};
+use cudoctor_types::{normalise_name, Requirement};
+
+use crate::host::Host;
+
+/// Reads every framework build of `env` (its `packages` and `torch` already read).
+pub fn read(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
+    let mut out = Vec::new();
+    if let Some(t) = torch(host, env) {
+        out.push(t);
+    }
+    out.extend(jax(host, env));
+    out.extend(cupy(host, env));
+    out.extend(onnxruntime(host, env));
+    out.extend(tensorflow(host, env));
+    out.extend(vllm(host, env));
+    out.extend(sglang(host, env));
+    out
+}
+
+/// The `*.dist-info` directory of an installed distribution (machine path).
+fn dist_info(host: &Host, env: &PythonEnv, name: &str) -> Option<String> {
+    let pkg = env.package(name)?;
+    host.list_dir(&pkg.location).into_iter().find_map(|entry| {
+        let (n, _) = super::site::dist_name_version(&entry)?;
+        (entry.ends_with(".dist-info") && normalise_name(&n) == name)
+            .then(|| format!("{}/{entry}", pkg.location))
+    })
+}
+
+/// The `Requires-Dist` lines of a distribution's METADATA header, as written.
+fn requires_dist(
+    host: &Host,
+    env: &PythonEnv,
+    name: &str,
+    errors: &mut Vec<String>,
+) -> Vec<String> {
+    let Some(dir) = dist_info(host, env, name) else {
+        return Vec::new();
+    };
+    let path = format!("{dir}/METADATA");
+    match host.read_text(&path) {
+        Ok(text) => parse_requires_dist(&text),
+        Err(e) => {
+            errors.push(format!("{path}: {e}"));
+            Vec::new()
+        }
+    }
+}
+
+/// `Requires-Dist:` values of a METADATA text (its header: the lines before the first empty
+/// one; a field's continuation lines, such as a License text's, start with whitespace).
+pub fn parse_requires_dist(metadata: &str) -> Vec<String> {
+    metadata
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.strip_prefix("Requires-Dist:"))
+        .map(|v| v.trim().to_string())
+        .collect()
+}
+
+/// The machine paths of the shared objects a distribution's RECORD lists.
+fn shared_objects(host: &Host, env: &PythonEnv, name: &str) -> Vec<String> {
+    let (Some(dir), Some(pkg)) = (dist_info(host, env, name), env.package(name)) else {
+        return Vec::new();
+    };
+    let Ok(text) = host.read_text(&format!("{dir}/RECORD")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = super::record::parse_record(&text)
+        .into_iter()
+        .filter(|e| {
+            let file = e.path.rsplit('/').next().unwrap_or(&e.path);
+            file.ends_with(".so") || file.contains(".so.")
+        })
+        .map(|e| crate::host::normalise(&format!("{}/{}", pkg.location, e.path)))
+        .collect();
+    out.sort();
+    out
+}
+
+fn is_cuda_wheel(req: &str) -> bool {
+    req.parse::<Requirement>()
+        .is_ok_and(|r| r.name.starts_with("nvidia-") || r.name.starts_with("cuda-"))
+}
+
+/// The pins of `lines` (from distribution `by`) on the distributions `wanted` accepts.
+fn pins(
+    env: &PythonEnv,
+    by: &str,
+    lines: &[String],
+    wanted: &dyn Fn(&str) -> bool,
+) -> Vec<CompanionPin> {
+    let by_version = env
+        .package(by)
+        .map(|p| format!("{by} {}", p.version))
+        .unwrap_or_else(|| by.to_string());
+    lines
+        .iter()
+        .filter_map(|l| {
+            let r: Requirement = l.parse().ok()?;
+            wanted(&r.name).then(|| CompanionPin {
+                required_by: by_version.clone(),
+                requirement: l.clone(),
+                installed: env.package(&r.name).map(|p| p.version.clone()),
+                name: r.name,
+            })
+        })
+        .collect()
+}
+
+/// `12.9` of a wheel version `12.9.79`.
+fn major_minor(version: &str) -> Option<(u32, u32)> {
+    let mut it = version.split('.');
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
+fn torch(host: &Host, env: &PythonEnv) -> Option<FrameworkBuild> {
+    let t = env.torch.as_ref()?;
+    let mut errors = Vec::new();
+    let reqs = requires_dist(host, env, "torch", &mut errors);
+    let cuda = t.cuda.as_deref().and_then(|c| {
+        let (major, minor) = major_minor(c)?;
+        Some(CudaBinding {
+            major,
+            minor: Some(minor),
+            read: c.to_string(),
+            source: format!("{}/version.py", t.path),
+        })
+    });
+    let location = t.path.strip_suffix("/torch").unwrap_or(&t.path).to_string();
+    Some(FrameworkBuild {
+        framework: Framework::Torch,
+        version: t.version.clone(),
+        package: "torch".into(),
+        location,
+        cuda,
+        cudnn: None,
+        needs: reqs.iter().filter(|r| is_cuda_wheel(r)).cloned().collect(),
+        ships: Vec::new(),
+        companions: pins(env, "torch", &reqs, &|n| n == "triton"),
+        errors,
+    })
+}
+
+/// `12` of `jax-cuda12-plugin` / `jax-cuda12-pjrt`.
+fn jax_plugin_major(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("jax-cuda")?;
+    let (digits, kind) = rest.split_once('-')?;
+    matches!(kind, "plugin" | "pjrt")
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+fn jax(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
+    let Some(base) = env.package("jax").or_else(|| env.package("jaxlib")) else {
+        return Vec::new();
+    };
+    let mut majors: Vec<u32> = env
+        .packages
+        .iter()
+        .filter_map(|p| jax_plugin_major(&p.name))
+        .collect();
+    majors.sort();
+    majors.dedup();
+    let is_companion = |n: &str| n == "jax" || n == "jaxlib" || jax_plugin_major(n).is_some();
+    let mut errors = Vec::new();
+    let mut common = Vec::new();
+    for name in ["jax", "jaxlib"] {
+        let reqs = requires_dist(host, env, name, &mut errors);
+        common.extend(pins(env, name, &reqs, &is_companion));
+    }
+    let build = |package: String, cuda: Option<CudaBinding>, errors: Vec<String>| FrameworkBuild {
+        framework: Framework::Jax,
+        version: base.version.clone(),
+        package,
+        location: base.location.clone(),
+        cuda,
+        cudnn: None,
+        needs: Vec::new(),
+        ships: Vec::new(),
+        companions: common.clone(),
+        errors,
+    };
+    if majors.is_empty() {
+        // A jaxlib from JAX's own index names its CUDA in a local label: 0.4.20+cuda12.cudnn89.
+        let cuda = env.package("jaxlib").and_then(|p| {
+            let label = p.version.split_once('+')?.1;
+            let digits: String = label
+                .strip_prefix("cuda")?
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            Some(CudaBinding {
+                major: digits.parse().ok()?,
+                minor: None,
+                read: label.to_string(),
+                source: format!("jaxlib's version label ({})", p.version),
+            })
+        });
+        let package = if cuda.is_some() {
+            "jaxlib"
+        } else {
+            base.name.as_str()
+        };
+        return vec![build(package.to_string(), cuda, errors)];
+    }
+    majors
+        .into_iter()
+        .map(|major| {
+            let plugin = format!("jax-cuda{major}-plugin");
+            let pjrt = format!("jax-cuda{major}-pjrt");
+            let mut errors = errors.clone();
+            let runtime = format!("nvidia-cuda-runtime-cu{major}");
+            let minor = env
+                .package(&runtime)
+                .and_then(|p| major_minor(&p.version).map(|mm| (mm, p.version.clone())))
+                .filter(|((m, _), _)| *m == major);
+            let carrier = if env.package(&plugin).is_some() {
+                &plugin
+            } else {
+                &pjrt
+            };
+            let source = match &minor {
+                Some((_, v)) => format!(
+                    "distribution name {carrier}; the minor from {runtime} {v}, the CUDA runtime it loads"
+                ),
+                None => format!("distribution name {carrier}"),
+            };
+            let cuda = CudaBinding {
+                major,
+                minor: minor.as_ref().map(|((_, m), _)| *m),
+                read: format!("cuda{major}"),
+                source,
+            };
+            let mut b = build(carrier.clone(), Some(cuda), Vec::new());
+            for name in [&plugin, &pjrt] {
+                let reqs = requires_dist(host, env, name, &mut errors);
+                b.needs
+                    .extend(reqs.iter().filter(|r| is_cuda_wheel(r)).cloned());
+                b.companions.extend(pins(env, name, &reqs, &is_companion));
+                b.ships.extend(shared_objects(host, env, name));
+            }
+            b.errors = errors;
+            b
+        })
+        .collect()
+}
+
+/// The CUDA of a CuPy wheel name: `cupy-cuda12x` (12.x), `cupy-cuda117` (11.7), `cupy-cuda102`.
+fn cupy_cuda(name: &str) -> Option<(u32, Option<u32>)> {
+    let tag = name.strip_prefix("cupy-cuda")?;
+    if let Some(major) = tag.strip_suffix('x') {
+        return Some((major.parse().ok()?, None));
+    }
+    if tag.len() < 2 || !tag.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (major, minor) = tag.split_at(tag.len() - 1);
+    Some((major.parse().ok()?, Some(minor.parse().ok()?)))
+}
+
+fn cupy(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
+    env.packages
+        .iter()
+        .filter(|p| p.name == "cupy" || p.name.starts_with("cupy-cuda"))
+        .map(|p| {
+            let mut errors = Vec::new();
+            let reqs = requires_dist(host, env, &p.name, &mut errors);
+            let wheel_json = host
+                .read_text(&format!("{}/cupy/.data/_wheel.json", p.location))
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .and_then(|v| v.get("cuda")?.as_str().map(str::to_string));
+            let cuda = cupy_cuda(&p.name).map(|(major, minor)| CudaBinding {
+                major,
+                minor,
+                read: wheel_json.clone().unwrap_or_else(|| p.name.clone()),
+                source: match &wheel_json {
+                    Some(c) => format!(
+                        "distribution name {}; cupy/.data/_wheel.json: cuda {c}",
+                        p.name
+                    ),
+                    None => format!("distribution name {}", p.name),
+                },
+            });
+            FrameworkBuild {
+                framework: Framework::Cupy,
+                version: p.version.clone(),
+                package: p.name.clone(),
+                location: p.location.clone(),
+                cuda,
+                cudnn: None,
+                needs: reqs.iter().filter(|r| is_cuda_wheel(r)).cloned().collect(),
+                ships: shared_objects(host, env, &p.name),
+                companions: Vec::new(),
+                errors,
+            }
+        })
+        .collect()
+}
+
+/// A `name = 'value'` assignment of a generated Python module (only literals are read).
+fn py_assignment(text: &str, key: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let (lhs, rhs) = l.split_once('=')?;
+        if lhs.trim() != key {
+            return None;
+        }
+        let rhs = rhs.trim();
+        rhs.strip_prefix('\'')
+            .and_then(|r| r.strip_suffix('\''))
+            .or_else(|| rhs.strip_prefix('"').and_then(|r| r.strip_suffix('"')))
+            .map(str::to_string)
+    })
+}
+
+/// A `'key': 'value'` (or `True`/`False`) entry of TensorFlow's `build_info` dict.
+fn dict_entry(text: &str, key: &str) -> Option<String> {
+    let at = text
+        .find(&format!("'{key}'"))
+        .or_else(|| text.find(&format!("\"{key}\"")))?;
+    let rest = text[at + key.len() + 2..]
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start();
+    let end = rest.find([',', '}', '\n']).unwrap_or(rest.len());
+    let v = rest[..end].trim();
+    Some(v.trim_matches(['\'', '"']).to_string())
+}
+
+fn binding_of(version: &str, source: String) -> Option<CudaBinding> {
+    let (major, minor) = major_minor(version).or_else(|| Some((version.parse().ok()?, 0)))?;
+    Some(CudaBinding {
+        major,
+        minor: version.contains('.').then_some(minor),
+        read: version.to_string(),
+        source,
+    })
+}
+
+fn onnxruntime(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
+    let Some(p) = env.package("onnxruntime-gpu") else {
+        return Vec::new();
+    };
+    let mut errors = Vec::new();
+    let reqs = requires_dist(host, env, &p.name, &mut errors);
+    let info_path = format!("{}/onnxruntime/capi/build_and_package_info.py", p.location);
+    let info = match host.read_text(&info_path) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            errors.push(format!("{info_path}: {e}"));
+            None
+        }
+    };
+    let cuda = info
+        .as_deref()
+        .and_then(|t| py_assignment(t, "cuda_version"))
+        .and_then(|v| binding_of(&v, info_path.clone()));
+    vec![FrameworkBuild {
+        framework: Framework::OnnxRuntime,
+        version: p.version.clone(),
+        package: p.name.clone(),
+        location: p.location.clone(),
+        cuda,
+        cudnn: info
+            .as_deref()
+            .and_then(|t| py_assignment(t, "cudnn_version")),
+        needs: reqs.iter().filter(|r| is_cuda_wheel(r)).cloned().collect(),
+        ships: shared_objects(host, env, &p.name),
+        companions: Vec::new(),
+        errors,
+    }]
+}
+
+fn tensorflow(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
+    let Some(p) = ["tensorflow", "tf-nightly", "tensorflow-gpu"]
+        .iter()
+        .find_map(|n| env.package(n))
+    else {
+        return Vec::new();
+    };
+    let mut errors = Vec::new();
+    let reqs = requires_dist(host, env, &p.name, &mut errors);
+    let info_path = format!("{}/tensorflow/python/platform/build_info.py", p.location);
+    let info = match host.read_text(&info_path) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            errors.push(format!("{info_path}: {e}"));
+            None
+        }
+    };
+    let is_cuda = info
+        .as_deref()
+        .and_then(|t| dict_entry(t, "is_cuda_build"))
+        .is_some_and(|v| v == "True");
+    let cuda = info
+        .as_deref()
+        .filter(|_| is_cuda)
+        .and_then(|t| dict_entry(t, "cuda_version"))
+        .and_then(|v| binding_of(&v, info_path.clone()));
+    vec![FrameworkBuild {
+        framework: Framework::Tensorflow,
+        version: p.version.clone(),
+        package: p.name.clone(),
+        location: p.location.clone(),
+        cuda,
+        cudnn: info
+            .as_deref()
+            .filter(|_| is_cuda)
+            .and_then(|t| dict_entry(t, "cudnn_version")),
+        needs: reqs.iter().filter(|r| is_cuda_wheel(r)).cloned().collect(),
+        ships: Vec::new(),
+        companions: Vec::new(),
+        errors,
+    }]
+}
+
+/// Distributions whose pins a serving framework sets on torch and its kernel libraries.
+fn serving_companion(name: &str) -> bool {
+    matches!(
+        name,
+        "torch"
+            | "torchvision"
+            | "torchaudio"
+            | "xformers"
+            | "flashinfer-python"
+            | "triton"
+            | "sgl-kernel"
+            | "sglang-kernel"
+            | "flash-attn"
+    )
+}
+
+fn vllm(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
+    let Some(p) = env.package("vllm") else {
+        return Vec::new();
+    };
+    let mut errors = Vec::new();
+    let reqs = requires_dist(host, env, "vllm", &mut errors);
+    // vLLM's non-default builds carry their CUDA as a local label: 0.11.0+cu126.
+    let cuda = p
+        .version
+        .split_once('+')
+        .and_then(|(_, l)| l.strip_prefix("cu"))
+        .filter(|d| d.len() >= 3 && d.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|d| {
+            let (maj, min) = d.split_at(d.len() - 1);
+            Some(CudaBinding {
+                major: maj.parse().ok()?,
+                minor: Some(min.parse().ok()?),
+                read: format!("cu{d}"),
+                source: format!("vllm's version label ({})", p.version),
+            })
+        });
+    vec![FrameworkBuild {
+        framework: Framework::Vllm,
+        version: p.version.clone(),
+        package: "vllm".into(),
+        location: p.location.clone(),
+        cuda,
+        cudnn: None,
+        needs: reqs.iter().filter(|r| is_cuda_wheel(r)).cloned().collect(),
+        ships: shared_objects(host, env, "vllm"),
+        companions: pins(env, "vllm", &reqs, &serving_companion),
+        errors,
+    }]
+}
+
+fn sglang(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
+    let Some(p) = env.package("sglang") else {
+        return Vec::new();
+    };
+    let mut errors = Vec::new();
+    let reqs = requires_dist(host, env, "sglang", &mut errors);
+    vec![FrameworkBuild {
+        framework: Framework::Sglang,
+        version: p.version.clone(),
+        package: "sglang".into(),
+        location: p.location.clone(),
+        cuda: None,
+        cudnn: None,
+        needs: reqs.iter().filter(|r| is_cuda_wheel(r)).cloned().collect(),
+        ships: Vec::new(),
+        companions: pins(env, "sglang", &reqs, &serving_companion),
+        errors,
+    }]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cupy_wheel_names() {
+        assert_eq!(cupy_cuda("cupy-cuda12x"), Some((12, None)));
+        assert_eq!(cupy_cuda("cupy-cuda13x"), Some((13, None)));
+        assert_eq!(cupy_cuda("cupy-cuda117"), Some((11, Some(7))));
+        assert_eq!(cupy_cuda("cupy-cuda102"), Some((10, Some(2))));
+        assert_eq!(cupy_cuda("cupy"), None);
+        assert_eq!(cupy_cuda("cupy-cudaxx"), None);
+        assert_eq!(jax_plugin_major("jax-cuda13-pjrt"), Some(13));
+        assert_eq!(jax_plugin_major("jax-cuda12-plugin"), Some(12));
+        assert_eq!(jax_plugin_major("jax-cuda12-other"), None);
+    }
+
+    #[test]
+    fn build_info_literals() {
+        let tf = "build_info = {'cpu_compiler': '/usr/lib/llvm-18/bin/clang', 'cuda_compute_capabilities': ['sm_60'], 'cuda_version': '12.5.1', 'cudnn_version': '9', 'is_cuda_build': True, 'is_rocm_build': False}\n";
+        assert_eq!(dict_entry(tf, "cuda_version").as_deref(), Some("12.5.1"));
+        assert_eq!(dict_entry(tf, "cudnn_version").as_deref(), Some("9"));
+        assert_eq!(dict_entry(tf, "is_cuda_build").as_deref(), Some("True"));
+        assert_eq!(dict_entry(tf, "nope"), None);
+        let ort =
+            "package_name = 'onnxruntime-gpu'\n__version__ = '1.31.1'\ncuda_version = '13.0'\n";
+        assert_eq!(py_assignment(ort, "cuda_version").as_deref(), Some("13.0"));
+        assert_eq!(py_assignment(ort, "cudnn_version"), None);
+        let b = binding_of("12.5.1", "x".into()).unwrap();
+        assert_eq!((b.major, b.minor), (12, Some(5)));
+        let b = binding_of("12", "x".into()).unwrap();
+        assert_eq!((b.major, b.minor), (12, None));
+    }
+
+    #[test]
+    fn requires_dist_is_read_from_the_header_only() {
+        let m = "Name: x\nLicense: Apache\n        \n   TERMS\nRequires-Dist: torch==2.14.1\nRequires-Dist: jaxlib<=0.10.2,>=0.10.2; extra == \"cuda12\"\n\nRequires-Dist: in the description\n";
+        assert_eq!(
+            parse_requires_dist(m),
+            vec![
+                "torch==2.14.1".to_string(),
+                "jaxlib<=0.10.2,>=0.10.2; extra == \"cuda12\"".to_string()
+            ]
+        );
+    }
+
+    /// The real env captured into the repository (scripts/realenv/capture-framework-fixtures.sh).
+    fn captured(name: &str) -> PythonEnv {
+        let root = cudoctor_testkit::repo_root()
+            .join("tests/fixtures/real/frameworks")
+            .join(name);
+        assert!(
+            root.join("venv/pyvenv.cfg").is_file(),
+            "fixture {name} missing"
+        );
+        let host = Host::rooted(
+            root,
+            std::collections::BTreeMap::new(),
+            std::time::Duration::from_secs(2),
+        );
+        let mut envs = super::super::collect(&host, &["/venv".to_string()]);
+        assert_eq!(envs.len(), 1);
+        envs.remove(0)
+    }
+
+    fn only(env: &PythonEnv, fw: Framework) -> &FrameworkBuild {
+        let v: Vec<_> = env
+            .frameworks
+            .iter()
+            .filter(|f| f.framework == fw)
+            .collect();
+        assert_eq!(v.len(), 1, "{:#?}", env.frameworks);
+        v[0]
+    }
+
+    #[test]
+    fn jax_for_cuda12_from_its_plugin_and_runtime_wheel() {
+        let env = captured("jax-cuda12");
+        assert_eq!(env.frameworks.len(), 1, "{:#?}", env.frameworks);
+        let j = only(&env, Framework::Jax);
+        assert_eq!(j.version, "0.10.2");
+        assert_eq!(j.package, "jax-cuda12-plugin");
+        let cuda = j.cuda.as_ref().unwrap();
+        assert_eq!((cuda.major, cuda.minor), (12, Some(9)));
+        assert!(
+            cuda.source.contains("nvidia-cuda-runtime-cu12 12.9.79"),
+            "{}",
+            cuda.source
+        );
+        assert!(
+            j.needs
+                .iter()
+                .any(|n| n.starts_with("nvidia-cudnn-cu12<10.0,>=9.8")),
+            "{:?}",
+            j.needs
+        );
+        assert!(
+            j.ships.iter().any(|s| s
+                == "/venv/lib/python3.11/site-packages/jax_plugins/xla_cuda12/xla_cuda_plugin.so"),
+            "{:?}",
+            j.ships
+        );
+        // jax's pin on jaxlib, its [cuda12] extra's pins, the plugin's pin on the PJRT plugin.
+        let pin = |req: &str| j.companions.iter().find(|c| c.requirement == req);
+        assert_eq!(
+            pin("jaxlib<=0.10.2,>=0.10.1").unwrap().installed.as_deref(),
+            Some("0.10.2")
+        );
+        assert_eq!(
+            pin("jax-cuda12-pjrt==0.10.2").unwrap().required_by,
+            "jax-cuda12-plugin 0.10.2"
+        );
+        assert!(
+            pin(r#"jax-cuda12-plugin[with-cuda]<=0.10.2,>=0.10.2; extra == "cuda12""#).is_some()
+        );
+        assert!(j.errors.is_empty(), "{:?}", j.errors);
+    }
+
+    #[test]
+    fn a_plugin_of_another_release_is_recorded_with_its_pins() {
+        let env = captured("jax-plugin-wrong-release");
+        let j = only(&env, Framework::Jax);
+        let pjrt = j
+            .companions
+            .iter()
+            .find(|c| c.name == "jax-cuda12-pjrt")
+            .unwrap();
+        assert_eq!(pjrt.requirement, "jax-cuda12-pjrt==0.10.1");
+        assert_eq!(pjrt.installed.as_deref(), Some("0.10.2"));
+    }
+
+    #[test]
+    fn cupy_beside_torch_is_two_builds_of_two_majors() {
+        let env = captured("cupy-cuda12x-beside-torch");
+        let t = only(&env, Framework::Torch);
+        let tc = t.cuda.as_ref().unwrap();
+        assert_eq!((tc.major, tc.minor), (13, Some(2)));
+        assert!(tc.source.ends_with("site-packages/torch/version.py"));
+        assert!(
+            t.needs.iter().any(|n| n.starts_with("nvidia-cudnn-cu13")),
+            "{:?}",
+            t.needs
+        );
+        let c = only(&env, Framework::Cupy);
+        assert_eq!(c.package, "cupy-cuda12x");
+        let cc = c.cuda.as_ref().unwrap();
+        assert_eq!((cc.major, cc.minor, cc.read.as_str()), (12, None, "12.x"));
+        assert!(
+            c.needs.iter().any(|n| n.starts_with("cuda-toolkit[")),
+            "{:?}",
+            c.needs
+        );
+        assert!(c.ships.len() > 10, "{:?}", c.ships);
+    }
+
+    #[test]
+    fn onnxruntime_gpu_from_its_build_info() {
+        let env = captured("onnxruntime-gpu");
+        let o = only(&env, Framework::OnnxRuntime);
+        assert_eq!(o.version, "1.31.1");
+        let c = o.cuda.as_ref().unwrap();
+        assert_eq!((c.major, c.minor), (13, Some(0)));
+        assert!(c
+            .source
+            .ends_with("onnxruntime/capi/build_and_package_info.py"));
+        assert!(
+            o.needs
+                .iter()
+                .any(|n| n.starts_with("nvidia-cudnn-cu13~=9.0")),
+            "{:?}",
+            o.needs
+        );
+        assert!(o
+            .ships
+            .iter()
+            .any(|s| s.ends_with("libonnxruntime_providers_cuda.so")));
+    }
+
+    #[test]
+    fn sglang_pins_a_torch_release() {
+        let env = captured("sglang-beside-torch");
+        let s = only(&env, Framework::Sglang);
+        let torch = s
+            .companions
+            .iter()
+            .find(|c| c.name == "torch")
+            .unwrap_or_else(|| panic!("{s:#?}"));
+        assert_eq!(torch.requirement, "torch==2.14.1");
+        assert_eq!(torch.installed.as_deref(), Some("2.15.0"));
+        assert!(s
+            .companions
+            .iter()
+            .any(|c| c.name == "sglang-kernel" && c.installed.is_none()));
+    }
+}

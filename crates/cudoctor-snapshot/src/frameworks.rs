@@ -1,0 +1,101 @@
+use serde::{Deserialize, Serialize};
+
+/// The frameworks whose CUDA builds are read from their installed files.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Framework {
+    #[default]
+    Torch,
+    Jax,
+    Cupy,
+    Tensorflow,
+    OnnxRuntime,
+    Vllm,
+    Sglang,
+}
+
+impl Framework {
+    pub fn name(self) -> &'static str {
+        match self {
+            Framework::Torch => "torch",
+            Framework::Jax => "JAX",
+            Framework::Cupy => "CuPy",
+            Framework::Tensorflow => "TensorFlow",
+            Framework::OnnxRuntime => "ONNX Runtime",
+            Framework::Vllm => "vLLM",
+            Framework::Sglang => "SGLang",
+        }
+    }
+}
+
+/// One framework build installed in an environment, read from its files (dist-info `METADATA`
+/// and `RECORD`, version and build-info modules), never by importing it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrameworkBuild {
+    pub framework: Framework,
+    /// The framework's release (`jax` 0.10.2, `cupy-cuda12x` 14.2.0), as installed.
+    pub version: String,
+    /// The distribution that carries the CUDA build: `torch`, `jax-cuda12-plugin`,
+    /// `cupy-cuda12x`, `onnxruntime-gpu`, `tensorflow`, `vllm`.
+    pub package: String,
+    /// The site-packages directory it is installed in.
+    pub location: String,
+    /// The CUDA the build is bound to; absent for CPU builds and frameworks that use torch's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda: Option<CudaBinding>,
+    /// The cuDNN its build info names (ONNX Runtime, TensorFlow), as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cudnn: Option<String>,
+    /// `Requires-Dist` lines of its distributions naming CUDA wheels (`nvidia-*`, `cuda-*`),
+    /// as written (markers and extras included).
+    #[serde(default)]
+    pub needs: Vec<String>,
+    /// Shared objects its CUDA distributions install (their `RECORD`s), machine paths.
+    #[serde(default)]
+    pub ships: Vec<String>,
+    /// Pins its distributions' metadata puts on companion distributions.
+    #[serde(default)]
+    pub companions: Vec<CompanionPin>,
+    /// Problems met while reading it.
+    #[serde(default)]
+    pub errors: Vec<String>,
+}
+
+/// The CUDA a framework build targets, and the file that says so.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CudaBinding {
+    pub major: u32,
+    /// Absent where only the major is fixed (`cupy-cuda12x`: "12.x").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minor: Option<u32>,
+    /// The value as read: `13.0`, `12.x`, `cuda12`.
+    pub read: String,
+    /// Where it was read: `torch/version.py`, `distribution name jax-cuda12-plugin`.
+    pub source: String,
+}
+
+impl CudaBinding {
+    /// "13.0", or "12.x" when the minor is not fixed.
+    pub fn label(&self) -> String {
+        match self.minor {
+            Some(m) => format!("{}.{m}", self.major),
+            None => format!("{}.x", self.major),
+        }
+    }
+}
+
+/// One `Requires-Dist` pin of a framework's distribution on a companion distribution.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompanionPin {
+    /// The distribution whose metadata states it ("jax 0.10.2").
+    pub required_by: String,
+    /// The requirement as written: `jaxlib<=0.10.2,>=0.10.2; extra == "cuda12"`.
+    pub requirement: String,
+    /// The companion's normalised name.
+    pub name: String,
+    /// The installed version of the companion, absent when it is not installed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub installed: Option<String>,
+}
