@@ -38,11 +38,16 @@ pub fn find_cuda_libraries(dir: &Path) -> Vec<PathBuf> {
                     links.push(path);
                 }
             } else if ft.is_file() {
-                let Ok(md) = entry.metadata() else { continue };
                 let name = entry.file_name();
-                if is_library_name(&name.to_string_lossy())
-                    || (is_executable(&md) && starts_with_elf_magic(&path))
-                {
+                let name = name.to_string_lossy();
+                let library = is_library_name(&name);
+                // The type came with the directory listing; a stat is only worth it for a file
+                // that may be a binary (torch alone ships ten thousand headers and sources).
+                if !library && has_text_extension(&name) {
+                    continue;
+                }
+                let Ok(md) = entry.metadata() else { continue };
+                if library || (is_executable(&md) && starts_with_elf_magic(&path)) {
                     files.push((path, FileId::of(&md)));
                 }
             }
@@ -67,6 +72,20 @@ pub fn find_cuda_libraries(dir: &Path) -> Vec<PathBuf> {
 /// `libfoo.so`, `libfoo.so.12`, `libfoo.so.12.1.3`, `_C.cpython-312-x86_64-linux-gnu.so`.
 fn is_library_name(name: &str) -> bool {
     name.ends_with(".so") || name.contains(".so.")
+}
+
+/// Extensions of files that are never ELF binaries (sources, headers, data, Python), so
+/// the walk need not stat them to look for an executable bit.
+const TEXT_EXTENSIONS: &[&str] = &[
+    "py", "pyc", "pyi", "pyx", "pxd", "pxi", "h", "hh", "hpp", "hxx", "cuh", "inl", "inc", "c",
+    "cc", "cpp", "cxx", "cu", "txt", "md", "rst", "json", "yaml", "yml", "toml", "cfg", "ini",
+    "typed", "pth", "cmake", "proto", "html", "js", "css", "csv", "png", "jpg", "svg", "a", "o",
+    "lib", "def", "pdf", "pt", "npz", "npy", "pkl",
+];
+
+fn has_text_extension(name: &str) -> bool {
+    name.rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && TEXT_EXTENSIONS.contains(&ext))
 }
 
 fn starts_with_elf_magic(path: &Path) -> bool {
@@ -185,6 +204,22 @@ mod tests {
             ]
         );
         fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn text_extensions_are_not_binaries() {
+        for yes in ["__init__.py", "cuda.h", "x.cuh", "RECORD.json", "py.typed"] {
+            assert!(has_text_extension(yes), "{yes}");
+        }
+        for no in [
+            "nvcc",
+            "torch_shm_manager",
+            ".py",
+            "ptxas.real",
+            "libfoo.so.1",
+        ] {
+            assert!(!has_text_extension(no), "{no}");
+        }
     }
 
     #[test]

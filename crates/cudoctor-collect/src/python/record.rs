@@ -182,32 +182,37 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
         }
         let entries: Vec<(String, Vec<Owner>)> = by_path.into_iter().collect();
         let sizes = stat_all(host, sp, &entries);
-        for ((rel, owners), actual) in entries.into_iter().zip(sizes) {
-            let machine = crate::host::normalise(&format!("{sp}/{rel}"));
-            let real = host.fs_path(&machine);
-            report.files_checked += 1;
-            let want_hash = hashing == Hashing::Full || is_cuda_library(&rel) || owners.len() > 1;
-            let mut digest: Option<String> = None;
-            let size_matches: Vec<bool> = owners
+        // Which files to hash is decided in path order against the budget (so the choice does
+        // not depend on timing); the hashing itself then runs on several threads.
+        let mut to_hash: Vec<usize> = Vec::new();
+        for (i, ((rel, owners), actual)) in entries.iter().zip(&sizes).enumerate() {
+            let want_hash = hashing == Hashing::Full || is_cuda_library(rel) || owners.len() > 1;
+            let any_size_fits = owners
                 .iter()
-                .map(|o| actual.is_some() && o.size.is_none_or(|s| Some(s) == actual))
-                .collect();
-            if want_hash
-                && size_matches.iter().any(|m| *m)
-                && owners.iter().any(|o| o.sha256.is_some())
-            {
+                .any(|o| actual.is_some() && o.size.is_none_or(|s| Some(s) == *actual));
+            if want_hash && any_size_fits && owners.iter().any(|o| o.sha256.is_some()) {
                 let size = actual.unwrap_or(0);
                 if size <= budget {
-                    if let Ok((d, n)) = sha256_of(&real) {
-                        budget = budget.saturating_sub(n);
-                        report.files_hashed += 1;
-                        report.bytes_hashed += n;
-                        digest = Some(d);
-                    }
+                    budget -= size;
+                    to_hash.push(i);
                 } else {
                     report.hashes_skipped += 1;
                 }
             }
+        }
+        let mut digests = hash_all(host, sp, &entries, &to_hash);
+        for (i, ((rel, owners), actual)) in entries.into_iter().zip(sizes).enumerate() {
+            let machine = crate::host::normalise(&format!("{sp}/{rel}"));
+            report.files_checked += 1;
+            let size_matches: Vec<bool> = owners
+                .iter()
+                .map(|o| actual.is_some() && o.size.is_none_or(|s| Some(s) == actual))
+                .collect();
+            let digest = digests.remove(&i).map(|(d, n)| {
+                report.files_hashed += 1;
+                report.bytes_hashed += n;
+                d
+            });
             let fitting = size_matches.iter().filter(|m| **m).count();
             let matches: Vec<Option<bool>> = owners
                 .iter()
@@ -269,22 +274,28 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
     (!report.packages.is_empty() || !report.errors.is_empty()).then_some(report)
 }
 
-/// The size of every listed file, `None` when missing. A stat is a syscall per file (torch
-/// lists 12k), so they are spread over a few threads.
-fn stat_all(host: &Host, sp: &str, entries: &[(String, Vec<Owner>)]) -> Vec<Option<u64>> {
+/// The SHA-256 of the chosen entries (by index), spread over a few threads; a file that cannot
+/// be read is left out (its size already matched, so it is not reported as damaged).
+fn hash_all(
+    host: &Host,
+    sp: &str,
+    entries: &[(String, Vec<Owner>)],
+    chosen: &[usize],
+) -> std::collections::HashMap<usize, (String, u64)> {
     const THREADS: usize = 8;
-    let chunk = entries.len().div_ceil(THREADS).max(1);
+    if chosen.is_empty() {
+        return Default::default();
+    }
+    let chunk = chosen.len().div_ceil(THREADS).max(1);
     std::thread::scope(|s| {
-        let handles: Vec<_> = entries
+        let handles: Vec<_> = chosen
             .chunks(chunk)
             .map(|part| {
                 s.spawn(move || {
                     part.iter()
-                        .map(|(rel, _)| {
-                            let machine = crate::host::normalise(&format!("{sp}/{rel}"));
-                            std::fs::metadata(host.fs_path(&machine))
-                                .ok()
-                                .map(|m| m.len())
+                        .filter_map(|&i| {
+                            let machine = crate::host::normalise(&format!("{sp}/{}", entries[i].0));
+                            sha256_of(&host.fs_path(&machine)).ok().map(|d| (i, d))
                         })
                         .collect::<Vec<_>>()
                 })
@@ -295,6 +306,79 @@ fn stat_all(host: &Host, sp: &str, entries: &[(String, Vec<Owner>)]) -> Vec<Opti
             .flat_map(|h| h.join().unwrap_or_default())
             .collect()
     })
+}
+
+/// The size of every listed file, `None` when missing. A stat is a syscall per file (torch
+/// lists 12k): files are grouped by directory, each directory is opened once and its files are
+/// stat'ed relative to it (no walk of the full path per file), on a few threads.
+fn stat_all(host: &Host, sp: &str, entries: &[(String, Vec<Owner>)]) -> Vec<Option<u64>> {
+    const THREADS: usize = 8;
+    let paths: Vec<std::path::PathBuf> = entries
+        .iter()
+        .map(|(rel, _)| host.fs_path(&crate::host::normalise(&format!("{sp}/{rel}"))))
+        .collect();
+    // Indices grouped by parent directory, groups in path order.
+    let mut groups: BTreeMap<&std::path::Path, Vec<usize>> = BTreeMap::new();
+    for (i, p) in paths.iter().enumerate() {
+        groups
+            .entry(p.parent().unwrap_or(std::path::Path::new("/")))
+            .or_default()
+            .push(i);
+    }
+    let groups: Vec<(&std::path::Path, Vec<usize>)> = groups.into_iter().collect();
+    let per_thread = entries.len().div_ceil(THREADS).max(1);
+    // Consecutive groups up to about an equal share of files per thread.
+    let mut shares: Vec<&[(&std::path::Path, Vec<usize>)]> = Vec::new();
+    let (mut start, mut count) = (0, 0);
+    for (k, (_, ids)) in groups.iter().enumerate() {
+        count += ids.len();
+        if count >= per_thread {
+            shares.push(&groups[start..=k]);
+            (start, count) = (k + 1, 0);
+        }
+    }
+    if start < groups.len() {
+        shares.push(&groups[start..]);
+    }
+    let mut sizes = vec![None; entries.len()];
+    std::thread::scope(|s| {
+        let paths = &paths;
+        let handles: Vec<_> = shares
+            .into_iter()
+            .map(|share| {
+                s.spawn(move || {
+                    let mut out: Vec<(usize, Option<u64>)> = Vec::new();
+                    for (dir, ids) in share {
+                        let dir_fd = rustix::fs::open(
+                            *dir,
+                            rustix::fs::OFlags::PATH
+                                | rustix::fs::OFlags::DIRECTORY
+                                | rustix::fs::OFlags::CLOEXEC,
+                            rustix::fs::Mode::empty(),
+                        );
+                        for &i in ids {
+                            let size = match (&dir_fd, paths[i].file_name()) {
+                                (Ok(fd), Some(name)) => {
+                                    rustix::fs::statat(fd, name, rustix::fs::AtFlags::empty())
+                                        .ok()
+                                        .and_then(|st| u64::try_from(st.st_size).ok())
+                                }
+                                _ => std::fs::metadata(&paths[i]).ok().map(|m| m.len()),
+                            };
+                            out.push((i, size));
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        for h in handles {
+            for (i, size) in h.join().unwrap_or_default() {
+                sizes[i] = size;
+            }
+        }
+    });
+    sizes
 }
 
 #[cfg(test)]
