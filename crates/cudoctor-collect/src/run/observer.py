@@ -10,6 +10,7 @@ import sys
 _DIR = os.environ.get("CUDOCTOR_RUN_DIR")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _CHAINED = None
+_CHAINED_MODULE = None
 
 MAX_GROUPS = 64
 MAX_SAMPLES = 200
@@ -31,10 +32,10 @@ def _chain_sitecustomize():
         global _CHAINED
         _CHAINED = str(spec.origin)
         module = importlib.util.module_from_spec(spec)
-        # "sitecustomize" stays this module: dynamo's guards on the observer's wrappers name their
-        # globals by module name, and a program whose compiled code calls them would fail them.
-        module.__name__ = "_cudoctor_shadowed_sitecustomize"
-        sys.modules[module.__name__] = module
+        # sys.modules["sitecustomize"] stays this module: dynamo's guards name the globals of the
+        # observer's wrappers by module name, and a program compiling them would fail them.
+        global _CHAINED_MODULE
+        _CHAINED_MODULE = module
         spec.loader.exec_module(module)
     except Exception as e:  # the shadowed file's own error, as Python would print it
         sys.stderr.write("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n%s: %s\n" % (type(e).__name__, e))
