@@ -20,7 +20,8 @@ fi
 
 core=(stock-current stock-cu126)
 extended=(ssp-over-user jax-cuda12-beside-torch companion-wrong-release jax-cuda12 jax-plugin-wrong-release
-  cupy-cuda12x-beside-torch onnxruntime-gpu sglang-beside-torch)
+  cupy-cuda12x-beside-torch onnxruntime-gpu sglang-beside-torch bnb-transformers xformers-matching
+  deleted-wheel-lib nvcc-cu12 nvcc-cu13)
 
 spec_of() {
   case "$1" in
@@ -28,8 +29,9 @@ spec_of() {
     stock-current) echo "venv|torch torchvision torchaudio" ;;
     # A CUDA-12-era stock set: torch 2.7.1 (cu126 on the index) with its pair.
     stock-cu126) echo "venv|torch==2.7.1 torchvision==0.22.1 torchaudio==2.7.1" ;;
-    # A --system-site-packages venv with its own torch while the base has another.
-    ssp-over-user) echo "ssp|torch==2.7.1" ;;
+    # A --system-site-packages venv with its own torch while the user site (~/.local of the
+    # HOME in ssp-over-user-home, which the tests set) holds another torch.
+    ssp-over-user) echo "ssp|torch==2.7.1|user:torch" ;;
     # A CUDA-12 framework next to a CUDA-13 torch: the nvidia -cu12 wheels land beside cu13 ones.
     jax-cuda12-beside-torch) echo "venv|torch torchvision jax[cuda12]" ;;
     # torchvision from another torch release, installed with --no-deps.
@@ -44,6 +46,16 @@ spec_of() {
     onnxruntime-gpu) echo "venv|onnxruntime-gpu" ;;
     # SGLang (pins one torch release) next to today's torch, installed with --no-deps.
     sglang-beside-torch) echo "venv|torch|--no-deps sglang==0.5.23" ;;
+    # torch with bitsandbytes (which opens its own CUDA library at run time) and transformers.
+    bnb-transformers) echo "venv|torch bitsandbytes transformers" ;;
+    # torch with the xformers release built for it (the resolver picks the one pinning it).
+    xformers-matching) echo "venv|torch==2.7.1 xformers" ;;
+    # A copy (hard links) of stock-cu126 with one wheel library deleted: registered, file gone.
+    deleted-wheel-lib) echo "copy|stock-cu126|nvidia/cudnn/lib/libcudnn.so.9" ;;
+    # Toolkits from NVIDIA's nvcc wheels: CUDA_HOME at another major's nvcc, and an nvcc that
+    # cannot build an arch of TORCH_CUDA_ARCH_LIST (CUDA 13 dropped sm_70).
+    nvcc-cu12) echo "venv|nvidia-cuda-nvcc-cu12" ;;
+    nvcc-cu13) echo "venv|nvidia-cuda-nvcc" ;;
     *) echo "unknown env $1" >&2; return 1 ;;
   esac
 }
@@ -58,6 +70,18 @@ make_env() {
   fi
   rm -rf "$dir"
   IFS='|' read -r kind pkgs extra <<<"$spec"
+  if [ "$kind" = copy ]; then
+    # pkgs: the env copied; extra: the file (under site-packages) deleted from the copy.
+    make_env "$pkgs"
+    echo "real env $name: hard-link copy of $pkgs without $extra" >&2
+    cp -al "$cache/$pkgs" "$dir"
+    rm -f "$dir/.cudoctor-spec"
+    local victim
+    victim=$(ls -d "$dir"/lib/python3*/site-packages/"$extra")
+    rm "$victim"
+    echo "$spec" >"$dir/.cudoctor-spec"
+    return 0
+  fi
   echo "real env $name: installing $pkgs $extra" >&2
   if [ "$kind" = ssp ]; then
     uv venv -q --system-site-packages --python "$python_bin" "$dir"
@@ -66,10 +90,21 @@ make_env() {
   fi
   # shellcheck disable=SC2086
   VIRTUAL_ENV="$dir" uv pip install -q $pkgs >&2
-  if [ -n "$extra" ]; then
-    # shellcheck disable=SC2086
-    VIRTUAL_ENV="$dir" uv pip install -q $extra >&2
-  fi
+  case "$extra" in
+    "") ;;
+    user:*)
+      # Into the user site of a HOME of its own, never the real ~/.local.
+      local home="$dir-home" pyver
+      pyver=$("$dir/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+      rm -rf "$home"
+      # shellcheck disable=SC2086
+      uv pip install -q --python "$dir/bin/python" --target "$home/.local/lib/python$pyver/site-packages" ${extra#user:} >&2
+      ;;
+    *)
+      # shellcheck disable=SC2086
+      VIRTUAL_ENV="$dir" uv pip install -q $extra >&2
+      ;;
+  esac
   echo "$spec" >"$dir/.cudoctor-spec"
 }
 

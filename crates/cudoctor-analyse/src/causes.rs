@@ -49,8 +49,8 @@ fn runtime_env(f: &Finding) -> Option<&str> {
     })
 }
 
-fn missing(f: &Finding) -> Option<(&str, &str)> {
-    f.about.iter().find_map(|s| match s {
+fn missing_all(f: &Finding) -> impl Iterator<Item = (&str, &str)> {
+    f.about.iter().filter_map(|s| match s {
         Subject::MissingLibrary { env, soname } => Some((env.as_str(), soname.as_str())),
         _ => None,
     })
@@ -96,6 +96,17 @@ fn root_of(findings: &[Finding], mut i: usize) -> usize {
 /// Links the findings of one report. Expects ids to be given already.
 pub fn link_causes(findings: &mut [Finding]) {
     let n = findings.len();
+    // 0. A container started without GPU access (PLT001) is why no driver is seen inside it
+    // (DRV001): the container's start is the one remedy.
+    if let Some(platform) =
+        (0..n).find(|&i| findings[i].code == "PLT001" && is_problem(&findings[i]))
+    {
+        for i in 0..n {
+            if findings[i].code == "DRV001" {
+                link(findings, i, platform);
+            }
+        }
+    }
     // 1. One torch build per environment: one root among the findings its chooser repairs.
     let mut torch_roots: Vec<(String, usize)> = Vec::new();
     let envs: Vec<String> = {
@@ -156,18 +167,34 @@ pub fn link_causes(findings: &mut [Finding]) {
         }
     }
 
-    // 3. One missing file needed by several libraries is one cause.
-    for i in 0..n {
-        let Some(key) = missing(&findings[i]) else {
-            continue;
-        };
-        if findings[i].caused_by.is_some() {
-            continue;
-        }
-        let key = (key.0.to_string(), key.1.to_string());
-        for j in (i + 1)..n {
-            if missing(&findings[j]) == Some((key.0.as_str(), key.1.as_str())) {
-                link(findings, j, i);
+    // 3. One missing file needed by several libraries is one cause; a wheel registered
+    // with that file gone (FW010, whose reinstall puts it back) is the root when there is one.
+    let mut keys: Vec<(String, String)> = findings
+        .iter()
+        .flat_map(missing_all)
+        .map(|(e, s)| (e.to_string(), s.to_string()))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    for (env, soname) in &keys {
+        let members: Vec<usize> = (0..n)
+            .filter(|&i| missing_all(&findings[i]).any(|k| k == (env.as_str(), soname.as_str())))
+            .collect();
+        let root = members
+            .iter()
+            .copied()
+            .find(|&i| findings[i].code == "FW010")
+            .or_else(|| {
+                members
+                    .iter()
+                    .copied()
+                    .find(|&i| findings[i].caused_by.is_none())
+            });
+        if let Some(root) = root {
+            for &m in &members {
+                if findings[m].code != "FW010" {
+                    link(findings, m, root);
+                }
             }
         }
     }
@@ -223,6 +250,22 @@ pub fn link_causes(findings: &mut [Finding]) {
             if member && i != root && findings[i].caused_by.is_none() {
                 link(findings, i, root);
             }
+        }
+    }
+
+    // 5b. Without FW020 (a framework it does not know), another CUDA major's wheels preloaded
+    // into torch (LIB006) are why their RECORDs share paths (FW011): the wheels it names.
+    for i in 0..n {
+        if findings[i].code != "FW011" || findings[i].caused_by.is_some() {
+            continue;
+        }
+        let mixed = (0..n).find(|&j| {
+            findings[j].code == "LIB006"
+                && is_problem(&findings[j])
+                && packages(&findings[j]).any(|k| packages(&findings[i]).any(|m| m == k))
+        });
+        if let Some(j) = mixed {
+            link(findings, i, j);
         }
     }
 
@@ -358,6 +401,62 @@ mod tests {
         assert_eq!(v[1].caused_by, None);
         assert_eq!(v[0].caused_by.as_deref(), Some("KRN001"));
         assert_eq!(v[2].caused_by.as_deref(), Some("KRN001"));
+    }
+
+    #[test]
+    fn a_missing_file_of_a_registered_wheel_is_one_cause_with_one_fix() {
+        let lib = |soname: &str| Subject::MissingLibrary {
+            env: "/v".into(),
+            soname: soname.into(),
+        };
+        let v = linked(vec![
+            f(
+                "FW010",
+                vec![pkg("nvidia-cudnn-cu13"), lib("libcudnn.so.9")],
+            ),
+            f("LIB001", vec![pkg("torch"), lib("libcudnn.so.9")]),
+            f("LIB001", vec![pkg("torchvision"), lib("libcudnn.so.9")]),
+            f("LIB001", vec![pkg("torch"), lib("libcufft.so.12")]),
+            f("LIB001", vec![pkg("torchvision"), lib("libcufft.so.12")]),
+        ]);
+        assert_eq!(v[0].caused_by, None);
+        assert_eq!(v[1].caused_by_id.as_deref(), Some("FW010-0"));
+        assert_eq!(v[2].caused_by_id.as_deref(), Some("FW010-0"));
+        // Without a damaged wheel, the first finding of the missing file is the root.
+        assert_eq!(v[3].caused_by, None);
+        assert_eq!(v[4].caused_by_id.as_deref(), Some("LIB001-3"));
+    }
+
+    #[test]
+    fn no_driver_in_a_container_without_gpus_follows_the_container() {
+        let v = linked(vec![
+            f("PLT001", vec![Subject::Driver]),
+            f("DRV001", vec![Subject::Driver]),
+            f("ACC004", vec![Subject::Runtime { env: "/v".into() }]),
+        ]);
+        assert_eq!(v[0].caused_by, None);
+        assert_eq!(v[1].caused_by.as_deref(), Some("PLT001"));
+        assert_eq!(v[2].caused_by.as_deref(), Some("PLT001"));
+        // DRV001 alone stays the root.
+        let v = linked(vec![f("DRV001", vec![Subject::Driver])]);
+        assert_eq!(v[0].caused_by, None);
+    }
+
+    #[test]
+    fn overwritten_wheel_files_follow_mixed_cuda_majors() {
+        let v = linked(vec![
+            f("FW011", vec![pkg("nvidia-cudnn-cu12")]),
+            f("FW011", vec![pkg("nvidia-nccl-cu13")]),
+            f("FW011", vec![pkg("some-other")]),
+            f(
+                "LIB006",
+                vec![build(), pkg("nvidia-cudnn-cu12"), pkg("nvidia-nccl-cu13")],
+            ),
+        ]);
+        assert_eq!(v[0].caused_by.as_deref(), Some("LIB006"));
+        assert_eq!(v[1].caused_by.as_deref(), Some("LIB006"));
+        assert_eq!(v[2].caused_by, None);
+        assert_eq!(v[3].caused_by, None);
     }
 
     #[test]

@@ -268,19 +268,8 @@ pub fn pip_package_for_cuda(family: cudoctor_ldso::CudaFamily, cuda_major: u32) 
     })
 }
 
-/// The PyTorch wheel index of a torch local version label (`cu130`, `cpu`, `rocm6.2`), the
-/// index a `+label` build can only have come from. `None` for PyPI builds (no label) and for
-/// labels of other origins.
-pub fn torch_index_url(label: Option<&str>) -> Option<String> {
-    let label = label?;
-    let digits_after = |p: &str| {
-        label
-            .strip_prefix(p)
-            .is_some_and(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit() || c == '.'))
-    };
-    (label == "cpu" || digits_after("cu") || digits_after("rocm"))
-        .then(|| format!("https://download.pytorch.org/whl/{label}"))
-}
+/// The PyTorch wheel index of a torch local version label: see [`cudoctor_plan::torch_index_url`].
+pub use cudoctor_plan::torch_index_url;
 
 impl<'a> Context<'a> {
     /// The environment whose site-packages holds `path`.
@@ -318,33 +307,39 @@ impl<'a> Context<'a> {
     }
 }
 
-/// The pip command that rebuilds `package` from source against the torch of the interpreter
-/// `python` (`/opt/venv/bin/python`):
-/// `--no-binary` and `--no-cache-dir` so pip neither reinstalls the same wheel nor a cached
-/// local build, `--no-build-isolation` so the build sees this torch, `--no-deps` so torch
-/// itself stays as it is.
-pub fn pip_rebuild(python: &str, package: &str) -> String {
-    let package = cudoctor_plan::quote(package);
-    format!(
-        "{python} -m pip install --force-reinstall --no-deps --no-build-isolation --no-binary {package} --no-cache-dir {package}"
-    )
+/// An environment as the target of printed commands: its interpreter and its own installer
+/// (uv in a uv-made venv without pip), so every fix is written by `cudoctor_plan`'s one writer.
+pub fn target_env(env: &PythonEnv) -> cudoctor_plan::TargetEnv {
+    cudoctor_plan::TargetEnv {
+        prefix: env.prefix.clone(),
+        python: env_python(env),
+        installer: env.installer.as_ref().map(|i| i.kind).unwrap_or_default(),
+        conda_pytorch: env.conda_packages.iter().any(|p| p.name == "pytorch"),
+    }
 }
 
-/// The pip command that puts back the files of one installed distribution as its wheel has them:
-/// the same version (a local label such as `+cu130` keeps its PyTorch index), `--force-reinstall`
-/// because it is still registered, `--no-deps` so nothing else moves.
-pub fn pip_reinstall_exact(python: &str, package: &str, version: &str) -> String {
-    let label = version.split_once('+').map(|(_, l)| l);
-    let index = torch_index_url(label)
-        .map(|u| format!(" --index-url {u}"))
-        .unwrap_or_default();
-    let pin = cudoctor_plan::quote(&format!("{package}=={version}"));
-    format!("{python} -m pip install --force-reinstall --no-deps {pin}{index}")
-}
+impl Context<'_> {
+    /// The environment a `--deep` probe ran in as a command target: its prefix's, else the
+    /// interpreter that was run with pip.
+    pub fn probe_target(&self, run: &cudoctor_snapshot::ProbeRun) -> cudoctor_plan::TargetEnv {
+        match &run.env_prefix {
+            Some(prefix) => self.target(prefix),
+            None => cudoctor_plan::TargetEnv {
+                python: run.interpreter.clone(),
+                ..Default::default()
+            },
+        }
+    }
 
-/// The interpreter of the environment at `prefix`, as a shell word for a printed command.
-pub fn shell_python(prefix: &str) -> String {
-    cudoctor_plan::quote(&format!("{}/bin/python", prefix.trim_end_matches('/')))
+    /// The environment at `prefix` as a command target (pip assumed for one not in the snapshot).
+    pub fn target(&self, prefix: &str) -> cudoctor_plan::TargetEnv {
+        self.snap
+            .python_envs
+            .iter()
+            .find(|e| e.prefix == prefix)
+            .map(target_env)
+            .unwrap_or_else(|| cudoctor_plan::TargetEnv::at(prefix, Default::default()))
+    }
 }
 
 impl<'a> Context<'a> {
@@ -373,12 +368,7 @@ impl<'a> Context<'a> {
                 torch_cuda: t.cuda(),
                 fails_here,
             }),
-            target: Some(cudoctor_plan::TargetEnv {
-                prefix: env.prefix.clone(),
-                python: env_python(env),
-                installer: env.installer.as_ref().map(|i| i.kind).unwrap_or_default(),
-                conda_pytorch: env.conda_packages.iter().any(|p| p.name == "pytorch"),
-            }),
+            target: Some(target_env(env)),
             ..Default::default()
         }
     }

@@ -129,7 +129,21 @@ impl<'a> Check<'a> {
             Some(r) if r.variant(variant).is_some() => release_pins(r),
             _ => "torch torchvision torchaudio".to_string(),
         };
-        format!("pip install --force-reinstall {pin} --index-url {TORCH_INDEX}/{variant}")
+        self.install_any(&pin, variant)
+    }
+    /// `pins` (space-separated) from the PyTorch index of `variant`, reinstalled, in the
+    /// installer of the machine's torch environment when known.
+    fn install_any(&self, pins: &str, variant: &str) -> String {
+        let index = format!("{TORCH_INDEX}/{variant}");
+        match &self.facts.install_target {
+            Some(t) => t.install(&cudoctor_plan::Install {
+                pins: pins.split(' ').map(str::to_string).collect(),
+                reinstall: true,
+                index_url: Some(index),
+                ..Default::default()
+            }),
+            None => format!("pip install --force-reinstall {pins} --index-url {index}"),
+        }
     }
     /// The newest variant among `candidates` that the driver can run (all when the driver is unknown).
     fn pick_variant_for_driver(&self, candidates: &[String]) -> Option<String> {
@@ -608,7 +622,7 @@ fn no_kernel_image(c: &mut Check, fields: &BTreeMap<String, String>) {
             let newer = compat::newest_release_with(c.kb, &v, &ccs)
                 .map(|r| format!(" (offered by PyTorch {} among others)", r.version))
                 .unwrap_or_default();
-            c.fix(format!("No build of the installed PyTorch release covers {}; install a {v} build{newer}: pip install --force-reinstall torch torchvision torchaudio --index-url {TORCH_INDEX}/{v}", archs.join(", ")));
+            c.fix(format!("No build of the installed PyTorch release covers {}; install a {v} build{newer}: {}", archs.join(", "), c.install_any("torch torchvision torchaudio", &v)));
         }
     }
 }

@@ -71,4 +71,8 @@ pub struct MachineFacts {
     /// when set to the empty value (which hides every GPU).
     #[serde(default)]
     pub cuda_visible_devices: Option<String>,
+    /// The environment of that torch, for install commands in its own installer; `None` writes
+    /// them for a plain `pip`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install_target: Option<cudoctor_plan::TargetEnv>,
 }

@@ -39,6 +39,7 @@ fn h200() -> MachineFacts {
             root: "/usr/local/cuda-13.0".into(),
         }],
         cuda_visible_devices: None,
+        install_target: None,
     }
 }
 

@@ -1,28 +1,176 @@
-//! Install and uninstall commands in an environment's own installer (`uv pip` for a uv-made
-//! venv, which has no pip; the env's `python -m pip` otherwise), every word quoted.
+//! The one writer of package commands (install, reinstall, rebuild, uninstall, cache removal)
+//! for an environment, in that environment's own installer: `uv pip ... --python <interpreter>`
+//! in a uv-made venv (it has no pip), the environment's `python -m pip` otherwise (a conda
+//! environment's pip included). Every rule's fix and the build chooser's remedy come from here,
+//! so a command never names an installer the environment does not have.
 
+use crate::commands::PYTORCH_INDEX;
 use crate::fix::quote;
 use crate::model::{Installer, TargetEnv};
+
+/// One install operation, before it is written for an installer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Install {
+    /// Requirements as the installer reads them ("torch==2.11.0+cu130", "nvidia-cudnn-cu13").
+    pub pins: Vec<String>,
+    /// Install again what is already registered (its files are gone or damaged).
+    pub reinstall: bool,
+    /// Leave every other distribution as it is.
+    pub no_deps: bool,
+    /// Build these packages from source against what is installed (no wheel, no cached build,
+    /// no isolated build environment, so the build sees this torch).
+    pub from_source: Vec<String>,
+    pub index_url: Option<String>,
+}
+
+impl Install {
+    pub fn pins<I: IntoIterator<Item = S>, S: Into<String>>(pins: I) -> Install {
+        Install {
+            pins: pins.into_iter().map(Into::into).collect(),
+            ..Install::default()
+        }
+    }
+
+    /// The same release again, alone: `--force-reinstall --no-deps package==version`, from the
+    /// PyTorch index a local label (`+cu130`) can only have come from.
+    pub fn exact(package: &str, version: &str) -> Install {
+        Install {
+            pins: vec![format!("{package}=={version}")],
+            reinstall: true,
+            no_deps: true,
+            index_url: torch_index_url(version.split_once('+').map(|(_, l)| l)),
+            ..Install::default()
+        }
+    }
+
+    /// A source build of `package` against the environment's torch, nothing else moved.
+    pub fn rebuild(package: &str) -> Install {
+        Install {
+            pins: vec![package.to_string()],
+            reinstall: true,
+            no_deps: true,
+            from_source: vec![package.to_string()],
+            ..Install::default()
+        }
+    }
+
+    pub fn index(mut self, url: Option<String>) -> Install {
+        self.index_url = url;
+        self
+    }
+}
+
+/// The PyTorch wheel index of a torch local version label (`cu130`, `cpu`, `rocm6.2`), the
+/// index a `+label` build can only have come from. `None` for builds without a label (from the
+/// default index) and for labels of other origins.
+pub fn torch_index_url(label: Option<&str>) -> Option<String> {
+    let label = label?;
+    let digits_after = |p: &str| {
+        label
+            .strip_prefix(p)
+            .is_some_and(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    };
+    (label == "cpu" || digits_after("cu") || digits_after("rocm"))
+        .then(|| format!("{PYTORCH_INDEX}/{label}"))
+}
+
+impl TargetEnv {
+    /// A target for the environment at `prefix` with the installer its files name.
+    pub fn at(prefix: &str, installer: Installer) -> TargetEnv {
+        TargetEnv {
+            prefix: prefix.to_string(),
+            python: format!("{}/bin/python", prefix.trim_end_matches('/')),
+            installer,
+            conda_pytorch: false,
+        }
+    }
+
+    fn uses_uv(&self) -> bool {
+        self.installer == Installer::Uv
+    }
+
+    /// The start of every install/uninstall: `uv pip VERB --python PY` or `PY -m pip VERB`.
+    fn head(&self, verb: &str) -> String {
+        let python = quote(&self.python);
+        if self.uses_uv() {
+            format!("uv pip {verb} --python {python}")
+        } else {
+            format!("{python} -m pip {verb}")
+        }
+    }
+
+    /// The command line of `op` for this environment.
+    pub fn install(&self, op: &Install) -> String {
+        let mut words = vec![self.head("install")];
+        if op.reinstall {
+            words.push(
+                if self.uses_uv() {
+                    "--reinstall"
+                } else {
+                    "--force-reinstall"
+                }
+                .into(),
+            );
+        }
+        if op.no_deps {
+            words.push("--no-deps".into());
+        }
+        if !op.from_source.is_empty() {
+            words.push("--no-build-isolation".into());
+            for p in &op.from_source {
+                words.push(format!("--no-binary {}", quote(p)));
+            }
+            words.push(
+                if self.uses_uv() {
+                    "--no-cache"
+                } else {
+                    "--no-cache-dir"
+                }
+                .into(),
+            );
+        }
+        words.extend(op.pins.iter().map(|p| quote(p)));
+        if let Some(u) = &op.index_url {
+            words.push(format!("--index-url {}", quote(u)));
+        }
+        words.join(" ")
+    }
+
+    /// Removes `packages` from this environment.
+    pub fn uninstall(&self, packages: &[&str]) -> String {
+        let names: Vec<String> = packages.iter().map(|p| quote(p)).collect();
+        if self.uses_uv() {
+            format!("{} {}", self.head("uninstall"), names.join(" "))
+        } else {
+            format!("{} -y {}", self.head("uninstall"), names.join(" "))
+        }
+    }
+
+    /// Drops the installer's cached wheels of `package` (a damaged cached wheel would be
+    /// installed again).
+    pub fn cache_remove(&self, package: &str) -> String {
+        if self.uses_uv() {
+            format!("uv cache clean {}", quote(package))
+        } else {
+            format!(
+                "{} -m pip cache remove {}",
+                quote(&self.python),
+                quote(&package.replace('-', "_"))
+            )
+        }
+    }
+}
 
 /// `uv pip install --python P ARGS` or `P -m pip install ARGS`; `args` are words (pins,
 /// options), each quoted.
 pub fn install(target: &TargetEnv, args: &[String]) -> String {
-    let python = quote(&target.python);
-    let words = words(args);
-    match target.installer {
-        Installer::Uv => format!("uv pip install --python {python} {words}"),
-        Installer::Pip | Installer::Conda => format!("{python} -m pip install {words}"),
-    }
+    format!("{} {}", target.head("install"), words(args))
 }
 
 /// `uv pip uninstall --python P NAMES` or `P -m pip uninstall -y NAMES`.
 pub fn uninstall(target: &TargetEnv, names: &[String]) -> String {
-    let python = quote(&target.python);
-    let words = words(names);
-    match target.installer {
-        Installer::Uv => format!("uv pip uninstall --python {python} {words}"),
-        Installer::Pip | Installer::Conda => format!("{python} -m pip uninstall -y {words}"),
-    }
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    target.uninstall(&names)
 }
 
 fn words(args: &[String]) -> String {
@@ -62,5 +210,79 @@ mod tests {
             uninstall(&target(Installer::Uv), &names),
             "uv pip uninstall --python '/opt/my env/bin/python' cupy-cuda12x"
         );
+    }
+
+    fn pip() -> TargetEnv {
+        TargetEnv::at("/opt/my venv", Installer::Pip)
+    }
+    fn uv() -> TargetEnv {
+        TargetEnv::at("/opt/my venv", Installer::Uv)
+    }
+
+    #[test]
+    fn an_exact_reinstall_in_each_installer() {
+        let op = Install::exact("torch", "2.11.0+cu130");
+        assert_eq!(
+            pip().install(&op),
+            "'/opt/my venv/bin/python' -m pip install --force-reinstall --no-deps torch==2.11.0+cu130 --index-url https://download.pytorch.org/whl/cu130"
+        );
+        assert_eq!(
+            uv().install(&op),
+            "uv pip install --python '/opt/my venv/bin/python' --reinstall --no-deps torch==2.11.0+cu130 --index-url https://download.pytorch.org/whl/cu130"
+        );
+        // No label: the default index, none named.
+        assert_eq!(
+            uv().install(&Install::exact("nvidia-cudnn-cu13", "9.19.0.56")),
+            "uv pip install --python '/opt/my venv/bin/python' --reinstall --no-deps nvidia-cudnn-cu13==9.19.0.56"
+        );
+        // Conda environments use the pip inside them.
+        let conda = TargetEnv::at("/c", Installer::Conda);
+        assert!(conda
+            .install(&Install::pins(["x"]))
+            .starts_with("/c/bin/python -m pip install x"));
+    }
+
+    #[test]
+    fn a_source_rebuild_in_each_installer() {
+        assert_eq!(
+            pip().install(&Install::rebuild("flash-attn")),
+            "'/opt/my venv/bin/python' -m pip install --force-reinstall --no-deps --no-build-isolation --no-binary flash-attn --no-cache-dir flash-attn"
+        );
+        assert_eq!(
+            uv().install(&Install::rebuild("flash-attn")),
+            "uv pip install --python '/opt/my venv/bin/python' --reinstall --no-deps --no-build-isolation --no-binary flash-attn --no-cache flash-attn"
+        );
+    }
+
+    #[test]
+    fn uninstall_and_cache_removal() {
+        assert_eq!(
+            pip().uninstall(&["torchaudio"]),
+            "'/opt/my venv/bin/python' -m pip uninstall -y torchaudio"
+        );
+        assert_eq!(
+            uv().uninstall(&["torchaudio"]),
+            "uv pip uninstall --python '/opt/my venv/bin/python' torchaudio"
+        );
+        assert_eq!(
+            pip().cache_remove("nvidia-cudnn-cu13"),
+            "'/opt/my venv/bin/python' -m pip cache remove nvidia_cudnn_cu13"
+        );
+        assert_eq!(
+            uv().cache_remove("nvidia-cudnn-cu13"),
+            "uv cache clean nvidia-cudnn-cu13"
+        );
+    }
+
+    #[test]
+    fn values_from_the_machine_are_quoted() {
+        let op = Install::exact("x;rm", "1 2");
+        assert!(pip().install(&op).contains("'x;rm==1 2'"));
+        assert_eq!(
+            torch_index_url(Some("cu126")).as_deref(),
+            Some("https://download.pytorch.org/whl/cu126")
+        );
+        assert_eq!(torch_index_url(Some("local")), None);
+        assert_eq!(torch_index_url(None), None);
     }
 }

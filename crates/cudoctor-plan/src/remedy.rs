@@ -9,7 +9,7 @@ use cudoctor_kb::{Kb, TorchRelease, TorchVariant, TorchVersion};
 use crate::commands::PYTORCH_INDEX;
 use crate::fit::Fit;
 use crate::fix::{quote, FixStep};
-use crate::model::{Installer, PlanInput, TargetEnv};
+use crate::model::{PlanInput, TargetEnv};
 use crate::{resolve_gpus, PlanError};
 
 /// The build an environment should move to, and the commands that get it there.
@@ -137,12 +137,17 @@ pub fn remedy(kb: &Kb, input: &PlanInput) -> Result<Option<Remedy>, PlanError> {
     {
         return Ok(None);
     }
+    // The chooser picked the installed build itself (on a machine whose driver cannot be
+    // read, the installed release and variant come first).
+    let installed_is_choice =
+        tag.as_deref() == Some(v.tag.as_str()) && release.is_some_and(|x| std::ptr::eq(x, r));
     Ok(Some(build_remedy(
         r,
         v,
         cur,
         target,
         keeps_torch,
+        installed_is_choice,
         torch_text,
     )))
 }
@@ -160,12 +165,25 @@ fn build_remedy(
     cur: &crate::model::CurrentEnv,
     target: &TargetEnv,
     keeps_torch: bool,
+    installed_is_choice: bool,
     torch_text: &str,
 ) -> Remedy {
     let tag = v.tag.as_str();
-    // A pin with the variant's local label names exactly one wheel, so pip and uv replace an
-    // installed build of the same release but another variant instead of keeping it.
-    let pin = |name: &str, version: &str| format!("{name}=={version}+{tag}");
+    // The installed torch is the chosen build and the default index's build of this variant
+    // (no local label, the release's default variant there): its companions come from the same
+    // index, unlabelled, so the installed torch satisfies the pin and is not downloaded again.
+    let from_default_index = (keeps_torch || installed_is_choice)
+        && !torch_text.contains('+')
+        && r.pypi_default.as_deref() == Some(tag);
+    // Otherwise a pin with the variant's local label names exactly one wheel, so pip and uv
+    // replace an installed build of the same release but another variant instead of keeping it.
+    let pin = |name: &str, version: &str| {
+        if from_default_index {
+            format!("{name}=={version}")
+        } else {
+            format!("{name}=={version}+{tag}")
+        }
+    };
     let mut pins = vec![if keeps_torch {
         format!("torch=={torch_text}")
     } else {
@@ -204,18 +222,8 @@ fn build_remedy(
             }
         }
     }
-    let index = format!("{PYTORCH_INDEX}/{tag}");
-    let python = quote(&target.python);
-    let install = match target.installer {
-        Installer::Uv => format!(
-            "uv pip install --python {python} {} --index-url {index}",
-            pins.join(" ")
-        ),
-        Installer::Pip | Installer::Conda => format!(
-            "{python} -m pip install {} --index-url {index}",
-            pins.join(" ")
-        ),
-    };
+    let index = (!from_default_index).then(|| format!("{PYTORCH_INDEX}/{tag}"));
+    let install = target.install(&crate::Install::pins(pins).index(index));
     if target.conda_pytorch {
         steps.push(FixStep::Prose(
             "torch here is conda's pytorch package: remove it with conda first, then install the wheels with the environment's pip".into(),
@@ -228,10 +236,7 @@ fn build_remedy(
     steps.insert(0, FixStep::Shell(install));
     if let Some(why) = uninstall_audio {
         steps.push(FixStep::Prose(why));
-        steps.push(FixStep::Shell(match target.installer {
-            Installer::Uv => format!("uv pip uninstall --python {python} torchaudio"),
-            _ => format!("{python} -m pip uninstall -y torchaudio"),
-        }));
+        steps.push(FixStep::Shell(target.uninstall(&["torchaudio"])));
     }
     Remedy {
         torch: r.version.clone(),
@@ -246,7 +251,7 @@ fn build_remedy(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::CurrentEnv;
+    use crate::model::{CurrentEnv, Installer};
 
     fn input(
         driver: &str,
@@ -305,6 +310,32 @@ mod tests {
             r.steps,
             vec![FixStep::Shell("uv pip install --python '/opt/my venv/bin/python' torch==2.11.0+cu130 torchvision==0.26.0+cu130 --index-url https://download.pytorch.org/whl/cu130".into())]
         );
+    }
+
+    #[test]
+    fn a_default_index_torch_keeps_its_index_for_the_companion() {
+        // torch 2.7.1 from the default index is its cu126 build: the companion comes unlabelled
+        // from the same index, and the installed torch satisfies its pin (no new download).
+        let kb = Kb::embedded();
+        let mut i = input(
+            "580.95.05",
+            &["9.0"],
+            "2.7.1",
+            Some("0.23.0"),
+            Installer::Uv,
+        );
+        i.current.as_mut().unwrap().torch_cuda = Some("12.6".parse().unwrap());
+        let r = remedy(kb, &i).unwrap().unwrap();
+        assert!(r.keeps_torch);
+        let want = vec![FixStep::Shell(
+            "uv pip install --python '/opt/my venv/bin/python' torch==2.7.1 torchvision==0.22.1"
+                .into(),
+        )];
+        assert_eq!(r.steps, want);
+        // No driver to judge by: the installed build is still the choice, from the same index.
+        i.driver = None;
+        i.gpus.clear();
+        assert_eq!(remedy(kb, &i).unwrap().unwrap().steps, want);
     }
 
     #[test]

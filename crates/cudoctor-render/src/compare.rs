@@ -612,7 +612,7 @@ pub fn render_diff_json(d: &DiffReport) -> String {
 }
 
 fn cell(s: &str) -> String {
-    cudoctor_types::inert::markdown(s)
+    s.replace('|', "\\|").replace('\n', " ")
 }
 
 fn page_start(title: &str) -> String {

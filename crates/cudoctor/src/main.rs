@@ -25,8 +25,7 @@ fn main() -> ExitCode {
         Ok(Ok(Outcome::Healthy)) => ExitCode::SUCCESS,
         Ok(Ok(Outcome::ProblemsFound)) => ExitCode::from(1),
         Ok(Err(e)) => {
-            let message = format!("{e:#}");
-            eprintln!("cudoctor: error: {}", cudoctor_types::inert::text(&message));
+            eprintln!("cudoctor: error: {e:#}");
             ExitCode::from(2)
         }
         Err(_) => {

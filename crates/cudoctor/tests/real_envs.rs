@@ -4,7 +4,15 @@
 //! torchaudio`, and its `sys.path`.
 //!
 //! An env that is not there is reported as SKIPPED; with CUDOCTOR_REQUIRE_REAL_ENVS=1 (CI) it
-//! is a failure.
+//! is a failure. CUDOCTOR_REALENV_FULL=1 requires the extended envs too
+//! (`scripts/realenv/make-envs.sh --full`).
+//!
+//! Fixes are tested two ways. Each broken env's one root cause has its printed commands checked
+//! without downloading (`validate_fix`: every `name==version` is installed at that version, with
+//! the missing file in its RECORD, or resolves offline from the installer's cache). The
+//! `the_fix_of_*` tests run them: a hard-link copy of the env under the cache directory, the
+//! commands run offline (UV_OFFLINE=1, wheels from uv's cache), then `check` again: the finding
+//! is gone and no new one appeared.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -120,14 +128,26 @@ fn real_maps(python: &Path, imports: &str, llp: Option<&Path>) -> BTreeSet<Strin
 
 /// `cudoctor check --format json` of one env.
 fn check_json(python: &Path, llp: Option<&Path>) -> Value {
+    let vars: Vec<(&str, String)> = llp
+        .map(|d| ("LD_LIBRARY_PATH", d.to_string_lossy().into_owned()))
+        .into_iter()
+        .collect();
+    check_json_with(python, &vars)
+}
+
+/// The same, with these variables set (CUDA_HOME, TORCH_CUDA_ARCH_LIST, HOME...).
+fn check_json_with(python: &Path, vars: &[(&str, String)]) -> Value {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
     cmd.args(["check", "--format", "json", "--python"])
         .arg(python)
         .env_remove("LD_LIBRARY_PATH")
         .env_remove("VIRTUAL_ENV")
-        .env_remove("CONDA_PREFIX");
-    if let Some(d) = llp {
-        cmd.env("LD_LIBRARY_PATH", d);
+        .env_remove("CONDA_PREFIX")
+        .env_remove("CUDA_HOME")
+        .env_remove("CUDA_PATH")
+        .env_remove("TORCH_CUDA_ARCH_LIST");
+    for (k, v) in vars {
+        cmd.env(k, v);
     }
     let out = cmd.output().expect("cudoctor runs");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -624,4 +644,318 @@ fn sglang_pinning_another_torch_is_what_uv_says() {
             .any(|(c, s, by)| c == "FW022" && s == "error" && by.is_none()),
         "{f:?}"
     );
+}
+
+/// This container has no GPU access (PLT001): no driver inside it (DRV001) follows from that
+/// and carries no fix of its own.
+fn assert_machine_chain(name: &str, json: &Value) {
+    let f = findings(json);
+    if f.iter().any(|(c, s, _)| c == "PLT001" && s == "error") {
+        for (c, _, by) in &f {
+            if c == "DRV001" {
+                assert_eq!(by.as_deref(), Some("PLT001"), "{name}: {f:?}");
+            }
+        }
+    }
+}
+
+/// Root causes with a fix: errors and warnings that follow from no other finding, the
+/// machine's own (PLT001) left out.
+fn env_roots(json: &Value) -> Vec<Value> {
+    json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| matches!(f["severity"].as_str(), Some("error" | "warning")))
+        .filter(|f| f["caused_by"].is_null())
+        .filter(|f| f["fix"].as_array().is_some_and(|x| !x.is_empty()))
+        .filter(|f| !MACHINE_CODES.contains(&f["code"].as_str().unwrap_or("")))
+        .cloned()
+        .collect()
+}
+
+/// Exactly one root cause with a fix, of `code`, for one breakage; everything else it explains
+/// carries `caused_by`.
+fn one_root(name: &str, json: &Value, code: &str) -> Value {
+    assert_machine_chain(name, json);
+    let roots = env_roots(json);
+    let codes: Vec<&str> = roots.iter().map(|f| f["code"].as_str().unwrap()).collect();
+    assert_eq!(
+        codes,
+        vec![code],
+        "{name}: one root cause with a fix; findings: {:#?}",
+        findings(json)
+    );
+    roots[0].clone()
+}
+
+/// The shell steps of a fix up to its first alternative (a step of prose starting "or").
+fn fix_commands(f: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for step in f["fix"].as_array().unwrap() {
+        if let Some(p) = step["prose"].as_str() {
+            if p.starts_with("or ") {
+                break;
+            }
+            continue;
+        }
+        if let Some(sh) = step["shell"].as_str() {
+            out.push(sh.to_string());
+        }
+    }
+    out
+}
+
+/// The `name==version` requirements of an install command.
+fn pins(cmd: &str) -> Vec<(String, String)> {
+    let cmd = cmd.split("   #").next().unwrap_or(cmd);
+    cmd.split_whitespace()
+        .filter_map(|w| w.trim_matches('\'').split_once("=="))
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect()
+}
+
+fn site_packages(prefix: &Path) -> PathBuf {
+    std::fs::read_dir(prefix.join("lib"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("site-packages"))
+        .find(|p| p.is_dir())
+        .expect("site-packages")
+}
+
+/// The dist-info of an installed distribution at `version`, from the env's own metadata.
+fn dist_info(prefix: &Path, name: &str, version: &str) -> Option<PathBuf> {
+    let norm = name.replace('-', "_").to_ascii_lowercase();
+    let d = site_packages(prefix).join(format!("{norm}-{version}.dist-info"));
+    d.is_dir().then_some(d)
+}
+
+/// Without downloading: each pin of each command names an installed distribution at that
+/// version (a reinstall), whose RECORD lists `missing_file` when the finding is about one; or
+/// one the installer resolves from its cache offline (`uv pip install --dry-run --offline`).
+fn validate_fix(name: &str, python: &Path, root: &Value, missing_file: Option<&str>) {
+    let prefix = python.parent().and_then(Path::parent).unwrap();
+    let cmds = fix_commands(root);
+    assert!(!cmds.is_empty(), "{name}: no command in {root:#}");
+    for cmd in &cmds {
+        assert!(
+            cmd.starts_with("uv pip ") || cmd.starts_with("uv cache "),
+            "{name}: a uv-made venv without pip gets uv commands: {cmd}"
+        );
+        for (pkg, version) in pins(cmd) {
+            match dist_info(prefix, &pkg, &version) {
+                Some(d) if cmd.contains("--reinstall") => {
+                    if let Some(file) = missing_file {
+                        let record = std::fs::read_to_string(d.join("RECORD")).unwrap();
+                        assert!(
+                            record.lines().any(|l| l
+                                .split(',')
+                                .next()
+                                .is_some_and(|p| p.ends_with(&format!("/{file}")))),
+                            "{name}: {pkg} {version} does not ship {file}: {cmd}"
+                        );
+                    }
+                }
+                Some(_) => {}
+                None => {
+                    let out = Command::new("uv")
+                        .args([
+                            "pip",
+                            "install",
+                            "--dry-run",
+                            "--offline",
+                            "--no-deps",
+                            "--python",
+                        ])
+                        .arg(python)
+                        .arg(format!("{pkg}=={version}"))
+                        .output()
+                        .expect("uv runs");
+                    assert!(
+                        out.status.success(),
+                        "{name}: {pkg}=={version} of `{cmd}` is neither installed nor resolvable: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A hard-link copy of a real env (same filesystem as the cache, so it costs no space): what
+/// the fix commands are run in. Removed when dropped.
+struct EnvCopy(PathBuf);
+
+impl EnvCopy {
+    fn of(name: &str) -> EnvCopy {
+        let dst = cache_dir().join(format!("fix-run-{name}"));
+        let _ = std::fs::remove_dir_all(&dst);
+        let st = Command::new("cp")
+            .arg("-al")
+            .arg(cache_dir().join(name))
+            .arg(&dst)
+            .status()
+            .unwrap();
+        assert!(st.success(), "cp -al {name}");
+        EnvCopy(dst)
+    }
+    fn python(&self) -> PathBuf {
+        self.0.join("bin/python")
+    }
+}
+
+impl Drop for EnvCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Errors and warnings of an env by code (the machine's own left out).
+fn problem_codes(json: &Value) -> BTreeSet<String> {
+    env_problems(json).into_iter().map(|(c, _)| c).collect()
+}
+
+/// Runs the fix of the broken env's one root cause in a copy of the env, offline (the wheels
+/// come from the installer's cache), then checks the copy again: the finding is gone and no
+/// new one appeared.
+fn fix_repairs(name: &str, code: &str, vars: &[(&str, String)]) {
+    let copy = EnvCopy::of(name);
+    let python = copy.python();
+    let before = check_json_with(&python, vars);
+    let root = one_root(name, &before, code);
+    for cmd in fix_commands(&root) {
+        if cmd.starts_with("cudoctor ") {
+            continue;
+        }
+        let out = Command::new("timeout")
+            .args(["900", "sh", "-c", &cmd])
+            .env("UV_OFFLINE", "1")
+            .env_remove("VIRTUAL_ENV")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{name}: `{cmd}` failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let after = check_json_with(&python, vars);
+    let (b, a) = (problem_codes(&before), problem_codes(&after));
+    assert!(
+        !a.contains(code),
+        "{name}: {code} after its fix: {:#?}",
+        findings(&after)
+    );
+    let new: Vec<&String> = a.difference(&b).collect();
+    assert!(
+        new.is_empty(),
+        "{name}: new after the fix: {new:?}\n{:#?}",
+        findings(&after)
+    );
+}
+
+#[test]
+fn a_deleted_wheel_library_is_one_cause_with_a_reinstall_that_ships_it() {
+    let Some(python) = real_env("deleted-wheel-lib") else {
+        return;
+    };
+    // Ground truth: the import really fails.
+    let out = Command::new(&python)
+        .args(["-I", "-c", "import torch"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let json = check_json(&python, None);
+    let root = one_root("deleted-wheel-lib", &json, "FW010");
+    // The loader's view of the same file follows from it.
+    let f = findings(&json);
+    assert!(
+        f.iter()
+            .any(|(c, _, by)| c == "LIB001" && by.as_deref() == Some("FW010")),
+        "{f:?}"
+    );
+    validate_fix("deleted-wheel-lib", &python, &root, Some("libcudnn.so.9"));
+}
+
+#[test]
+fn the_fix_of_a_deleted_wheel_library_repairs_a_copy_of_the_env() {
+    if real_env("deleted-wheel-lib").is_none() {
+        return;
+    }
+    fix_repairs("deleted-wheel-lib", "FW010", &[]);
+}
+
+#[test]
+fn a_companion_from_another_release_is_one_cause_with_a_fix_that_resolves() {
+    let Some(python) = real_env("companion-wrong-release") else {
+        return;
+    };
+    let json = check_json(&python, None);
+    let root = one_root("companion-wrong-release", &json, "FW002");
+    let f = findings(&json);
+    assert!(
+        f.iter()
+            .filter(|(c, _, _)| c == "LIB004")
+            .all(|(_, _, by)| by.as_deref() == Some("FW002")),
+        "{f:?}"
+    );
+    validate_fix("companion-wrong-release", &python, &root, None);
+}
+
+#[test]
+fn the_fix_of_a_companion_from_another_release_repairs_a_copy_of_the_env() {
+    if real_env("companion-wrong-release").is_none() {
+        return;
+    }
+    fix_repairs("companion-wrong-release", "FW002", &[]);
+}
+
+#[test]
+fn two_cuda_majors_explain_the_preloads_and_the_overwritten_wheel_files() {
+    let Some(python) = real_env("jax-cuda12-beside-torch") else {
+        return;
+    };
+    let json = check_json(&python, None);
+    let root = one_root("jax-cuda12-beside-torch", &json, "FW020");
+    let f = findings(&json);
+    assert!(
+        f.iter()
+            .filter(|(c, _, _)| c == "FW011" || c == "LIB006")
+            .all(|(_, _, by)| by.as_deref() == Some("FW020")),
+        "{f:?}"
+    );
+    validate_fix("jax-cuda12-beside-torch", &python, &root, None);
+}
+
+#[test]
+fn the_fix_of_two_cuda_majors_repairs_a_copy_of_the_env() {
+    if real_env("jax-cuda12-beside-torch").is_none() {
+        return;
+    }
+    fix_repairs("jax-cuda12-beside-torch", "FW020", &[]);
+}
+
+#[test]
+fn uv_made_envs_are_fixed_with_uv() {
+    let Some(python) = real_env("stock-current") else {
+        return;
+    };
+    let prefix = env_prefix(&python);
+    // Ground truth: there is no pip in it.
+    let out = Command::new(&python)
+        .args(["-I", "-c", "import pip"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "pip is importable in {prefix}");
+    let json = check_json(&python, None);
+    let env = json["snapshot"]["python_envs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["prefix"] == prefix.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(env["installer"]["kind"], "uv", "{:#}", env["installer"]);
+    assert_eq!(env["installer"]["has_pip"], false);
 }

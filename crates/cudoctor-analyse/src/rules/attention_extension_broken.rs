@@ -1,5 +1,4 @@
 use super::deep_support::{first_line, probes, ProbeView};
-use crate::context::pip_rebuild;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -28,17 +27,19 @@ the xformers release made for this torch.
 };
 
 fn check(ctx: &Context) -> Vec<Finding> {
-    probes(ctx).into_iter().flat_map(judge).collect()
+    probes(ctx)
+        .into_iter()
+        .flat_map(|p| judge(ctx.probe_target(p.run), p))
+        .collect()
 }
 
-fn judge(p: ProbeView) -> Vec<Finding> {
+fn judge(target: cudoctor_plan::TargetEnv, p: ProbeView) -> Vec<Finding> {
     let torch = p
         .result
         .torch
         .as_ref()
         .map(|t| t.version.clone())
         .unwrap_or_default();
-    let python = cudoctor_plan::quote(&p.run.python_command());
     p.result
         .extensions
         .iter()
@@ -58,7 +59,7 @@ fn judge(p: ProbeView) -> Vec<Finding> {
                 })
                 .shell(format!(
                     "{}   # rebuilds it against torch {}",
-                    pip_rebuild(&python, &pip_name),
+                    target.install(&cudoctor_plan::Install::rebuild(&pip_name)),
                     cudoctor_plan::comment(&torch)
                 ));
             if let Some(env) = &p.run.env_prefix {

@@ -90,18 +90,23 @@ fn judge(ctx: &Context, p: ProbeView) -> Option<Finding> {
     }
     f = f.cause("Inductor did not produce or run a Triton kernel for a trivial function, so compiled models in this environment run eagerly or fail.");
     let lower = reason.to_ascii_lowercase();
-    let python = cudoctor_plan::quote(&p.run.python_command());
+    let target = ctx.probe_target(p.run);
     if lower.contains("no module named 'triton'") {
-        f = f.shell(bring_triton(&python, &p));
+        f = f.shell(bring_triton(&target, &p));
     } else if lower.contains("triton cannot be imported") || lower.contains("ptxas") {
         // triton is there but broken: reinstall that one package, leaving torch alone.
         f = f.shell(
             match installed_triton(ctx, &p, c.triton_version.as_deref()) {
                 Some((dist, version)) => format!(
-                "{python} -m pip install --force-reinstall --no-deps {}   # reinstalls only triton",
-                cudoctor_plan::quote(&format!("{dist}=={version}"))
-            ),
-                None => bring_triton(&python, &p),
+                    "{}   # reinstalls only triton",
+                    target.install(&cudoctor_plan::Install {
+                        pins: vec![format!("{dist}=={version}")],
+                        reinstall: true,
+                        no_deps: true,
+                        ..Default::default()
+                    })
+                ),
+                None => bring_triton(&target, &p),
             },
         );
     }
@@ -128,22 +133,19 @@ fn judge(ctx: &Context, p: ProbeView) -> Option<Finding> {
 /// The command that installs the triton the installed torch requires and nothing else: pip is
 /// asked for the torch that is already there (so it keeps it) from the index of its local label
 /// (so a missing or mismatched triton comes from there, as torch's own did).
-fn bring_triton(python: &str, p: &ProbeView) -> String {
-    match &p.result.torch {
+fn bring_triton(target: &cudoctor_plan::TargetEnv, p: &ProbeView) -> String {
+    let op = match &p.result.torch {
         Some(t) => {
             let label = t.version.split_once('+').map(|(_, l)| l);
-            let index = torch_index_url(label)
-                .map(|u| format!(" --index-url {u}"))
-                .unwrap_or_default();
-            format!(
-                "{python} -m pip install {}{index}   # torch is kept; pip adds the triton it requires",
-                cudoctor_plan::quote(&format!("torch=={}", t.version))
-            )
+            cudoctor_plan::Install::pins([format!("torch=={}", t.version)])
+                .index(torch_index_url(label))
         }
-        None => format!(
-            "{python} -m pip install torch   # torch is kept; pip adds the triton it requires"
-        ),
-    }
+        None => cudoctor_plan::Install::pins(["torch"]),
+    };
+    format!(
+        "{}   # torch is kept; the installer adds the triton it requires",
+        target.install(&op)
+    )
 }
 
 /// The installed triton distribution (`triton`, or `pytorch-triton` for builds that take
@@ -229,7 +231,7 @@ mod tests {
         let f = run(&RULE, &s);
         let fix = &f[0].fix[0];
         assert!(
-            fix.ends_with("-m pip install torch==2.11.0+cu130 --index-url https://download.pytorch.org/whl/cu130   # torch is kept; pip adds the triton it requires"),
+            fix.ends_with("-m pip install torch==2.11.0+cu130 --index-url https://download.pytorch.org/whl/cu130   # torch is kept; the installer adds the triton it requires"),
             "{fix}"
         );
         assert!(!fix.contains("--force-reinstall"), "{fix}");

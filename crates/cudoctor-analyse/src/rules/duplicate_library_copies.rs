@@ -2,7 +2,6 @@ use std::collections::BTreeMap;
 
 use cudoctor_ldso::{cuda_library, is_vendored_copy, CudaFamily};
 
-use crate::context::pip_rebuild;
 use crate::{Context, Finding, FixStep, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -174,7 +173,7 @@ fn rebuild_fixes(ctx: &Context, env: &str, copies: &[Copy]) -> Vec<FixStep> {
         let fix = match ctx.installed_package_of(by) {
             Some(pkg) => FixStep::Shell(format!(
                 "{cuda_home}{}   # rebuilds {} against {against}",
-                pip_rebuild(&crate::context::shell_python(env), pkg),
+                ctx.target(env).install(&cudoctor_plan::Install::rebuild(pkg)),
                 cudoctor_plan::comment(pkg)
             )),
             None => FixStep::Prose(format!(

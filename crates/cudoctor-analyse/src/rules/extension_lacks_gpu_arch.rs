@@ -1,6 +1,6 @@
 use cudoctor_fatbin::compat::Verdict;
 
-use crate::context::{library_verdict, pip_rebuild, GpuView};
+use crate::context::{library_verdict, GpuView};
 use crate::{Context, Finding, FixStep, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -173,11 +173,14 @@ fn rebuild_fix(
     ccs: &[cudoctor_kb::ComputeCapability],
 ) -> Option<FixStep> {
     let pkg = lib.package.as_deref()?;
-    let python = ctx
+    let target = ctx
         .env_of_path(&lib.path)
-        .map(|e| crate::context::shell_python(&e.prefix))
-        .unwrap_or_else(|| "python".to_string());
-    let rebuild = pip_rebuild(&python, pkg);
+        .map(crate::context::target_env)
+        .unwrap_or_else(|| cudoctor_plan::TargetEnv {
+            python: "python".into(),
+            ..Default::default()
+        });
+    let rebuild = target.install(&cudoctor_plan::Install::rebuild(pkg));
     if pkg == "flash-attn" {
         let mut archs: Vec<&str> = ccs
             .iter()

@@ -1,6 +1,6 @@
 use cudoctor_ldso::{cuda_library, CudaFamily};
 
-use crate::context::{pip_package_for_cuda, pip_rebuild, torch_index_url};
+use crate::context::{pip_package_for_cuda, torch_index_url};
 use cudoctor_snapshot::{LibraryLinks, LoadStage};
 
 use crate::{Context, Finding, Layer, Rule, Severity};
@@ -93,10 +93,15 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 soname: n.name.clone(),
             });
             let owner = ctx.package_subject(&o.path);
-            let owner_name = match &owner {
-                Some(crate::Subject::Package { name, .. }) if name != "torch" => Some(name.clone()),
+            let owner_pkg = match &owner {
+                Some(crate::Subject::Package { name, .. }) => Some(name.clone()),
                 _ => None,
             };
+            let owner_name = owner_pkg.clone().filter(|n| n != "torch");
+            // torch and its companions link what torch's CUDA wheels ship.
+            let needed_by_torch = owner_pkg
+                .as_deref()
+                .is_some_and(|p| matches!(p, "torch" | "torchvision" | "torchaudio"));
             if let Some(s) = owner {
                 f = f.about(s);
             }
@@ -139,47 +144,67 @@ fn check(ctx: &Context) -> Vec<Finding> {
                                 ))
                                 .shell(format!(
                                     "{}   # rebuilds {pkg} against torch's CUDA {t}",
-                                    pip_rebuild(&format!("{env}/bin/python"), pkg)
+                                    ctx.target(env).install(&cudoctor_plan::Install::rebuild(pkg))
                                 ));
                             out.push(f);
                             continue;
                         }
                     }
-                    let cuda_major = torch_major.or(soname_major);
                     f = f.cause(format!(
                         "The import fails with \"{}: cannot open shared object file\". torch wheels take this library from an nvidia-* wheel; it was removed, or is of another CUDA major than this build needs.",
                         n.name
                     ));
-                    if let Some(pkg) = cuda_major.and_then(|m| pip_package_for_cuda(family, m)) {
-                        // Still registered but its file gone: a plain install is a no-op.
-                        let installed = ctx
-                            .snap
-                            .python_envs
-                            .iter()
-                            .find(|e| e.prefix == env)
-                            .and_then(|e| e.package(&pkg));
-                        f = f.shell(match installed {
-                            Some(p) => format!(
-                                "{} -m pip install --force-reinstall --no-deps {pkg}=={}   # its files are gone though it is registered; puts {} back",
-                                crate::context::shell_python(env),
-                                cudoctor_plan::quote(&p.version),
+                    let target = ctx.target(env);
+                    let registered = match provider(
+                        ctx,
+                        env,
+                        &n.name,
+                        family,
+                        soname_major,
+                        torch_major,
+                        needed_by_torch,
+                    ) {
+                        Provider::Registered {
+                            package,
+                            version,
+                            evidence,
+                        } => {
+                            f = f.evidence(evidence).shell(format!(
+                                "{}   # its files are gone though it is registered; puts {} back",
+                                target.install(&cudoctor_plan::Install::exact(&package, &version)),
                                 cudoctor_plan::comment(&n.name)
-                            ),
-                            None => format!(
-                                "{} -m pip install {pkg}   # provides {}",
-                                crate::context::shell_python(env),
+                            ));
+                            true
+                        }
+                        Provider::Wheel(pkg) => {
+                            f = f.shell(format!(
+                                "{}   # provides {}",
+                                target.install(&cudoctor_plan::Install::pins([pkg.as_str()])),
                                 cudoctor_plan::comment(&n.name)
-                            ),
-                        });
-                    }
-                    if let Some(t) = torch {
-                        let index = torch_index_url(t.torch.local_label())
-                            .map(|u| format!(" --index-url {u}"))
-                            .unwrap_or_default();
+                            ));
+                            false
+                        }
+                        Provider::Unknown(why) => {
+                            f = f.prose(format!(
+                                "Install the package that provides {} ({why})",
+                                n.name
+                            ));
+                            false
+                        }
+                    };
+                    // Its own wheel named and registered: that reinstall alone puts the file
+                    // back. Otherwise torch's own dependencies are the other way.
+                    if let Some(t) = torch.filter(|_| needed_by_torch && !registered) {
+                        f = f.prose("or reinstall torch with the CUDA libraries it depends on:");
+                        let op = cudoctor_plan::Install {
+                            pins: vec![format!("torch=={}", t.torch.version)],
+                            reinstall: true,
+                            ..Default::default()
+                        }
+                        .index(torch_index_url(t.torch.local_label()));
                         f = f.shell(format!(
-                            "{} -m pip install --force-reinstall {}{index}   # reinstalls torch with the CUDA libraries it depends on",
-                            crate::context::shell_python(env),
-                            cudoctor_plan::quote(&format!("torch=={}", t.torch.version))
+                            "{}   # reinstalls torch with the CUDA libraries it depends on",
+                            target.install(&op)
                         ));
                     }
                 }
@@ -199,6 +224,87 @@ fn check(ctx: &Context) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// What puts a missing soname back in an environment.
+enum Provider {
+    /// An installed distribution whose RECORD lists the file, which is gone: reinstall it as is.
+    Registered {
+        package: String,
+        version: String,
+        evidence: String,
+    },
+    /// The wheel that ships this soname for its CUDA major, not installed.
+    Wheel(String),
+    /// No wheel can be named with certainty; why.
+    Unknown(String),
+}
+
+/// The distribution that provides `soname` in `env`: first the RECORD of an installed one that
+/// lists it (missing), then NVIDIA's wheel of the library's CUDA major. That major is the
+/// soname's own where it follows the CUDA major (libcudart.so.12 is CUDA 12's runtime, shipped
+/// by nvidia-cuda-runtime-cu12), else torch's when torch itself needs the file (its CUDA
+/// wheels ship what it links). A wheel that is installed and whose RECORD was read without the
+/// file listed does not provide it, so it is not named.
+fn provider(
+    ctx: &Context,
+    env: &str,
+    soname: &str,
+    family: CudaFamily,
+    soname_major: Option<u32>,
+    torch_major: Option<u32>,
+    needed_by_torch: bool,
+) -> Provider {
+    let py_env = ctx.snap.python_envs.iter().find(|e| e.prefix == env);
+    let check = py_env.and_then(|e| e.wheel_check.as_ref());
+    if let Some(d) = check.and_then(|w| {
+        w.damaged.iter().find(|d| {
+            d.problem == cudoctor_snapshot::FileProblem::Missing && short(&d.path) == soname
+        })
+    }) {
+        return Provider::Registered {
+            package: d.package.clone(),
+            version: d.version.clone(),
+            evidence: format!(
+                "{} {}'s RECORD lists {}, which is missing",
+                d.package, d.version, d.path
+            ),
+        };
+    }
+    let major = soname_major.or(torch_major.filter(|_| needed_by_torch));
+    let Some(pkg) = major.and_then(|m| pip_package_for_cuda(family, m)) else {
+        return Provider::Unknown(match torch_major {
+            Some(_) => "which CUDA major's wheel ships it is not known from its name".into(),
+            None => "torch's CUDA major is unknown".into(),
+        });
+    };
+    let installed = py_env.and_then(|e| e.package(&pkg));
+    match installed {
+        None => Provider::Wheel(pkg),
+        Some(p) => {
+            let record_read = check.is_some_and(|w| {
+                w.packages
+                    .iter()
+                    .any(|x| x == &format!("{} {}", p.name, p.version))
+            });
+            if record_read {
+                // Its RECORD was read and does not list the file as missing: it does not ship it.
+                Provider::Unknown(format!(
+                    "{} {} is installed and intact, and its RECORD has no {soname}",
+                    p.name, p.version
+                ))
+            } else {
+                Provider::Registered {
+                    package: p.name.clone(),
+                    version: p.version.clone(),
+                    evidence: format!(
+                        "{} {} is registered in {env}, yet {soname} is not found",
+                        p.name, p.version
+                    ),
+                }
+            }
+        }
+    }
 }
 
 pub fn short(path: &str) -> &str {
@@ -257,7 +363,7 @@ mod tests {
             f[0].fix
         );
         assert!(
-            f[0].fix[1].starts_with("/opt/venv/bin/python -m pip install --force-reinstall torch==2.11.0+cu130 --index-url https://download.pytorch.org/whl/cu130 "),
+            f[0].fix[2].starts_with("/opt/venv/bin/python -m pip install --force-reinstall torch==2.11.0+cu130 --index-url https://download.pytorch.org/whl/cu130 "),
             "{:?}",
             f[0].fix
         );
@@ -273,7 +379,7 @@ mod tests {
             "{:?}",
             f[0].fix
         );
-        assert!(f[0].fix[1].contains("--index-url https://download.pytorch.org/whl/cu128"));
+        assert!(f[0].fix[2].contains("--index-url https://download.pytorch.org/whl/cu128"));
 
         // A PyPI build (no local label) is reinstalled from PyPI: no index is named.
         let mut s = h200();
@@ -281,7 +387,88 @@ mod tests {
         missing(&mut s, "libcublas.so.12");
         let f = run(&RULE, &s);
         assert!(f[0].fix[0].contains("pip install nvidia-cublas-cu12 "));
-        assert!(!f[0].fix[1].contains("--index-url"), "{:?}", f[0].fix);
-        assert!(f[0].fix[1].contains("torch==2.9.1 "), "{:?}", f[0].fix);
+        assert!(!f[0].fix[2].contains("--index-url"), "{:?}", f[0].fix);
+        assert!(f[0].fix[2].contains("torch==2.9.1 "), "{:?}", f[0].fix);
+    }
+
+    fn needed_by(s: &mut cudoctor_snapshot::Snapshot, needer: &str, lib: &str) {
+        missing(s, lib);
+        s.loader.as_mut().unwrap().processes[0].objects[0].path = needer.into();
+    }
+
+    #[test]
+    fn a_cuda12_soname_is_the_cuda12_wheel_beside_a_cuda13_torch() {
+        // libcudart.so.12 is CUDA 12's runtime whatever torch is: the unsuffixed CUDA 13 wheel
+        // ships libcudart.so.13 and must not be named.
+        let mut s = h200();
+        needed_by(
+            &mut s,
+            "/opt/venv/lib/python3.12/site-packages/somepkg_ext.so",
+            "libcudart.so.12",
+        );
+        let f = run(&RULE, &s);
+        assert_eq!(
+            f[0].fix[0],
+            "/opt/venv/bin/python -m pip install nvidia-cuda-runtime-cu12   # provides libcudart.so.12"
+        );
+        // cuFFT's soname major is not a CUDA major: for a file torch does not need, no wheel
+        // is named.
+        let mut s = h200();
+        needed_by(
+            &mut s,
+            "/opt/venv/lib/python3.12/site-packages/somepkg_ext.so",
+            "libcufft.so.11",
+        );
+        let f = run(&RULE, &s);
+        assert!(f[0].fix.iter().all(|x| !x.is_shell()), "{:?}", f[0].fix);
+    }
+
+    #[test]
+    fn a_registered_wheel_whose_file_is_gone_is_reinstalled_exactly_in_the_envs_installer() {
+        let mut s = h200();
+        missing(&mut s, "libcudnn.so.9");
+        let sp = s.python_envs[0].site_packages[0].clone();
+        s.python_envs[0].installer = Some(cudoctor_snapshot::EnvInstaller {
+            kind: cudoctor_snapshot::Installer::Uv,
+            ..Default::default()
+        });
+        s.python_envs[0].packages.push(cudoctor_snapshot::Package {
+            name: "nvidia-cudnn-cu13".into(),
+            version: "9.19.0.56".into(),
+            location: sp.clone(),
+        });
+        s.python_envs[0].wheel_check = Some(cudoctor_snapshot::WheelCheck {
+            packages: vec!["nvidia-cudnn-cu13 9.19.0.56".into()],
+            damaged: vec![cudoctor_snapshot::DamagedFile {
+                package: "nvidia-cudnn-cu13".into(),
+                version: "9.19.0.56".into(),
+                path: format!("{sp}/nvidia/cudnn/lib/libcudnn.so.9"),
+                problem: cudoctor_snapshot::FileProblem::Missing,
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        let f = run(&RULE, &s);
+        assert_eq!(
+            f[0].fix,
+            vec![cudoctor_plan::FixStep::Shell("uv pip install --python /opt/venv/bin/python --reinstall --no-deps nvidia-cudnn-cu13==9.19.0.56   # its files are gone though it is registered; puts libcudnn.so.9 back".into())]
+        );
+        assert!(f[0].evidence.iter().any(|e| e.contains("RECORD lists")));
+        // Registered, its RECORD read, and the file not among its missing ones: it does not
+        // ship this file, so it is not named.
+        s.python_envs[0]
+            .wheel_check
+            .as_mut()
+            .unwrap()
+            .damaged
+            .clear();
+        let f = run(&RULE, &s);
+        assert!(
+            f[0].fix
+                .iter()
+                .all(|x| !x.is_shell() || !x.contains("nvidia-cudnn-cu13")),
+            "{:?}",
+            f[0].fix
+        );
     }
 }

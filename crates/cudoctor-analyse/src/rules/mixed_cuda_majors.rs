@@ -90,6 +90,33 @@ fn wheel_dir_major(path: &str, torch_major: u32) -> Option<u32> {
     (torch_major >= 13 && OLD_LAYOUT.contains(&folder)).then_some(12)
 }
 
+/// The CUDA major of an nvidia-* wheel by its name: `-cu12` names it; since CUDA 13 the toolkit
+/// libraries' wheels carry no suffix (`nvidia-cuda-runtime`), while cuDNN, NCCL and the other
+/// separately released libraries keep one (`nvidia-cudnn-cu13`).
+pub fn wheel_cuda_major(name: &str) -> Option<u32> {
+    const CUDA13_UNSUFFIXED: [&str; 14] = [
+        "cuda-runtime",
+        "cublas",
+        "cufft",
+        "curand",
+        "cusolver",
+        "cusparse",
+        "nvjitlink",
+        "cuda-nvrtc",
+        "cuda-cupti",
+        "nvtx",
+        "cufile",
+        "cuda-nvcc",
+        "npp",
+        "nvjpeg",
+    ];
+    let rest = name.strip_prefix("nvidia-")?;
+    match rest.rsplit_once("-cu") {
+        Some((_, d)) if !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) => d.parse().ok(),
+        _ => CUDA13_UNSUFFIXED.contains(&rest).then_some(13),
+    }
+}
+
 /// The torch of the process's environment, with its CUDA major.
 pub fn torch_of<'a>(ctx: &Context<'a>, p: &ProcessLinks) -> Option<(TorchEnv<'a>, u32)> {
     let t = ctx
@@ -127,35 +154,71 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 o.real_path.as_deref().unwrap_or(&o.path)
             ));
         }
-        let foreign_wheels: Vec<&str> = torch
-            .env
-            .packages
-            .iter()
-            .filter(|pkg| {
-                pkg.name.starts_with("nvidia-") && pkg.name.ends_with(&format!("-cu{other}"))
-            })
-            .map(|pkg| pkg.name.as_str())
-            .collect();
+        let wheels_of = |m: u32| -> Vec<&cudoctor_snapshot::Package> {
+            torch
+                .env
+                .packages
+                .iter()
+                .filter(|pkg| wheel_cuda_major(&pkg.name) == Some(m))
+                .collect()
+        };
+        let foreign_wheels: Vec<&str> = wheels_of(other).iter().map(|p| p.name.as_str()).collect();
         if !foreign_wheels.is_empty() {
             f = f.evidence(format!(
                 "CUDA {other} wheels installed: {}",
                 foreign_wheels.join(", ")
             ));
         }
-        let python = cudoctor_plan::quote(&format!("{env}/bin/python"));
+        // torch's own wheels whose files the foreign ones overwrote (their RECORDs share
+        // paths): removing the foreign wheels deletes those files, so they are put back.
+        let shared = torch.env.wheel_check.as_ref().map(|w| &w.shared_paths);
+        let own: Vec<&cudoctor_snapshot::Package> = wheels_of(major)
+            .into_iter()
+            .filter(|pkg| {
+                shared.is_none_or(|sp| {
+                    sp.iter().any(|s| {
+                        s.owners.iter().any(|o| o.package == pkg.name)
+                            && s.owners
+                                .iter()
+                                .any(|o| foreign_wheels.contains(&o.package.as_str()))
+                    })
+                })
+            })
+            .collect();
+        // The wheels this finding moves: FW011's overwritten files between them follow from it.
+        for name in foreign_wheels
+            .iter()
+            .copied()
+            .chain(own.iter().map(|p| p.name.as_str()))
+        {
+            f = f.about(Subject::Package {
+                env: env.clone(),
+                name: name.to_string(),
+            });
+        }
+        let target = ctx.target(env);
         f = f.prose(format!(
             "Keep one CUDA major per environment: move the CUDA {other} framework to an environment of its own, or install its CUDA {major} build here (jax[cuda{major}], cupy-cuda{major}x)."
         ));
         if !foreign_wheels.is_empty() {
             f = f.shell(format!(
-                "{python} -m pip uninstall -y {}   # the CUDA {other} wheels torch preloads",
-                foreign_wheels.join(" ")
+                "{}   # the CUDA {other} wheels torch preloads",
+                target.uninstall(&foreign_wheels)
             ));
+            if !own.is_empty() {
+                let names: Vec<&str> = own.iter().map(|p| p.name.as_str()).collect();
+                f = f.shell(format!(
+                    "{}   # puts back the files of torch's CUDA {major} wheels that the CUDA {other} ones overwrote ({})",
+                    target.install(&cudoctor_plan::Install {
+                        pins: own.iter().map(|p| format!("{}=={}", p.name, p.version)).collect(),
+                        reinstall: true,
+                        no_deps: true,
+                        ..Default::default()
+                    }),
+                    cudoctor_plan::comment(&names.join(", "))
+                ));
+            }
         }
-        f = f.shell(format!(
-            "{python} -m pip install --force-reinstall --no-deps torch=={}   # then put back torch's own CUDA wheels: reinstall them the same way, as `pip show torch` lists them",
-            torch.torch.version
-        ));
         out.push(f);
     }
     out
@@ -226,6 +289,41 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:?}");
         assert!(f[0].title.contains("CUDA 12"), "{}", f[0].title);
         assert!(f[0].evidence.iter().any(|e| e.contains("libcudart.so.12")));
+        // The fix removes the CUDA 12 wheels and puts back the CUDA 13 files they overwrote,
+        // in the environment's own installer.
+        let pkg = |name: &str, version: &str| cudoctor_snapshot::Package {
+            name: name.into(),
+            version: version.into(),
+            location: sp.into(),
+        };
+        s.python_envs[0].packages.extend([
+            pkg("nvidia-cuda-runtime-cu12", "12.9.79"),
+            pkg("nvidia-cuda-runtime", "13.0.96"),
+            pkg("nvidia-cudnn-cu13", "9.19.0.56"),
+            pkg("nvidia-ml-py", "13.580.82"),
+        ]);
+        s.python_envs[0].installer = Some(cudoctor_snapshot::EnvInstaller {
+            kind: cudoctor_snapshot::Installer::Uv,
+            ..Default::default()
+        });
+        let f = run(&RULE, &s);
+        let shell: Vec<&str> = f[0]
+            .fix
+            .iter()
+            .filter(|x| x.is_shell())
+            .map(|x| x.text())
+            .collect();
+        assert_eq!(shell.len(), 2, "{shell:?}");
+        assert!(
+            shell[0].starts_with(
+                "uv pip uninstall --python /opt/venv/bin/python nvidia-cuda-runtime-cu12 "
+            ),
+            "{shell:?}"
+        );
+        assert!(shell[1].starts_with("uv pip install --python /opt/venv/bin/python --reinstall --no-deps nvidia-cuda-runtime==13.0.96 nvidia-cudnn-cu13==9.19.0.56 "), "{shell:?}");
+        assert_eq!(wheel_cuda_major("nvidia-ml-py"), None);
+        assert_eq!(wheel_cuda_major("nvidia-cudnn-cu12"), Some(12));
+        assert_eq!(wheel_cuda_major("nvidia-cublas"), Some(13));
         // The same major is no finding.
         s.loader.as_mut().unwrap().processes[0].objects.pop();
         assert!(run(&RULE, &s).is_empty());

@@ -1,4 +1,3 @@
-use crate::context::pip_rebuild;
 use crate::rules::missing_library::short;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
@@ -79,7 +78,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 Some(pkg) => f
                     .shell(format!(
                         "{}   # rebuilds it against torch {}",
-                        pip_rebuild(&crate::context::shell_python(env), pkg),
+                        ctx.target(env).install(&cudoctor_plan::Install::rebuild(pkg)),
                         cudoctor_plan::comment(&torch_version(env))
                     ))
                     .prose(format!("or install the prebuilt {pkg} wheel made for torch {}", torch_version(env))),

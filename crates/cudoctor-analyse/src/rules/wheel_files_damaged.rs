@@ -2,7 +2,6 @@ use std::collections::BTreeMap;
 
 use cudoctor_snapshot::{DamagedFile, FileProblem};
 
-use crate::context::pip_reinstall_exact;
 use crate::finding::Subject;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
@@ -45,7 +44,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 .or_default()
                 .push(d);
         }
-        let python = cudoctor_plan::quote(&format!("{}/bin/python", env.prefix));
+        let target = crate::context::target_env(env);
         for ((package, version), files) in by_package {
             let mut f = Finding::new(
                 &RULE,
@@ -70,15 +69,25 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 env: env.prefix.clone(),
                 name: package.to_string(),
             });
+            // A library file it lacks is what the loader then cannot find (LIB001 follows).
+            for d in files.iter().filter(|d| d.problem == FileProblem::Missing) {
+                let name = d.path.rsplit('/').next().unwrap_or(&d.path);
+                if cudoctor_ldso::families::split_soname(name).is_some() {
+                    f = f.about(Subject::MissingLibrary {
+                        env: env.prefix.clone(),
+                        soname: name.to_string(),
+                    });
+                }
+            }
             f = f.shell(format!(
                 "{}   # puts back {}'s own files, nothing else changes",
-                pip_reinstall_exact(&python, package, version),
+                target.install(&cudoctor_plan::Install::exact(package, version)),
                 cudoctor_plan::comment(package)
             ));
             if files.iter().any(|d| d.problem != FileProblem::Missing) {
                 f = f.shell(format!(
-                    "{python} -m pip cache remove {}   # only if the reinstalled file is damaged again: the cached wheel is the bad copy",
-                    cudoctor_plan::quote(&package.replace('-', "_"))
+                    "{}   # only if the reinstalled file is damaged again: the cached wheel is the bad copy",
+                    target.cache_remove(package)
                 ));
             }
             out.push(f);

@@ -1,6 +1,5 @@
 use std::collections::BTreeMap;
 
-use crate::context::pip_reinstall_exact;
 use crate::finding::Subject;
 use crate::rules::wheel_files_damaged::coverage;
 use crate::{Context, Finding, Layer, Rule, Severity};
@@ -104,7 +103,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     })
                     .shell(format!(
                         "{}   # then, with the other wheel gone, puts back {}'s files",
-                        pip_reinstall_exact(&python, name, version),
+                        crate::context::target_env(env)
+                            .install(&cudoctor_plan::Install::exact(name, version)),
                         cudoctor_plan::comment(name)
                     ));
             }

@@ -131,6 +131,9 @@ pub fn machine_facts(s: &Snapshot) -> MachineFacts {
             .and_then(|n| n.version.clone()),
         cuda_home: s.env.get("CUDA_HOME").or(s.env.get("CUDA_PATH")).cloned(),
         cuda_visible_devices: s.env.get("CUDA_VISIBLE_DEVICES").cloned(),
+        install_target: env
+            .filter(|e| e.torch.is_some())
+            .map(cudoctor_analyse::context::target_env),
         toolkits: s
             .toolkit
             .toolkits
