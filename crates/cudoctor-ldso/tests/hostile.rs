@@ -165,3 +165,172 @@ fn corrupted_cache_never_panics() {
         );
     }
 }
+
+/// File offset and size of the named section of an ELF64 little-endian file.
+fn section(bytes: &[u8], name: &str) -> Option<(usize, usize)> {
+    let u16_at = |o: usize| u16::from_le_bytes(bytes[o..o + 2].try_into().unwrap()) as usize;
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap()) as usize;
+    let (shoff, shnum, shstrndx) = (u64_at(0x28), u16_at(0x3c), u16_at(0x3e));
+    let strtab = u64_at(shoff + shstrndx * 64 + 24);
+    (0..shnum).find_map(|i| {
+        let sh = shoff + i * 64;
+        let name_off = u32::from_le_bytes(bytes[sh..sh + 4].try_into().unwrap()) as usize;
+        let end = bytes[strtab + name_off..].iter().position(|&b| b == 0)?;
+        (&bytes[strtab + name_off..strtab + name_off + end] == name.as_bytes())
+            .then(|| (u64_at(sh + 24), u64_at(sh + 32)))
+    })
+}
+
+fn word(bytes: &[u8], off: usize) -> u32 {
+    u32::from_le_bytes(bytes[off..off + 4].try_into().unwrap())
+}
+
+fn set_word(bytes: &mut [u8], off: usize, v: u32) {
+    bytes[off..off + 4].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Without section headers the symbol count comes from the hash tables alone (as after sstrip).
+fn without_sections(bytes: &[u8]) -> Vec<u8> {
+    let mut m = bytes.to_vec();
+    m[0x3c..0x3e].copy_from_slice(&0u16.to_le_bytes());
+    m
+}
+
+/// A library of `n` exported variables `f0`..`f{n-1}` with the given hash style.
+fn many_symbols(t: &TempTree, n: usize, style: &str) -> Vec<u8> {
+    let src: String = (0..n).map(|i| format!("int f{i} = {i};\n")).collect();
+    let lib = build_so(
+        t,
+        &format!("libmany-{style}-{n}.so"),
+        &src,
+        &[&format!("-Wl,--hash-style={style}")],
+    );
+    std::fs::read(lib).unwrap()
+}
+
+#[test]
+fn every_four_byte_change_to_a_hash_table_stays_bounded() {
+    // The reproducer: one word of a hash table changed made `libs` read hundreds of MB. Every
+    // word of both tables, set to each of a few hostile values, with and without section
+    // headers: the table is an error or holds no more symbols than the file does, and no
+    // lookup walks a long chain.
+    let t = TempTree::new("hostile-hash");
+    let mut tried = 0;
+    for style in ["gnu", "sysv"] {
+        let full = many_symbols(&t, 300, style);
+        let table = if style == "gnu" { ".gnu.hash" } else { ".hash" };
+        let (off, size) = section(&full, table).expect(table);
+        let (_, dynsym_size) = section(&full, ".dynsym").unwrap();
+        let nsyms = dynsym_size / 24;
+        let (dynstr_off, _) = section(&full, ".dynstr").unwrap();
+        let (dynsym_off, _) = section(&full, ".dynsym").unwrap();
+        for w in (off..off + size).step_by(4) {
+            for v in [
+                0,
+                1,
+                u32::MAX,
+                0x7fff_fffe,
+                (nsyms as u32) + 1000,
+                word(&full, w) ^ 1,
+            ] {
+                let mut m = full.clone();
+                set_word(&mut m, w, v);
+                for (bytes, most) in [
+                    (m.clone(), nsyms),
+                    (without_sections(&m), (dynstr_off - dynsym_off) / 24),
+                ] {
+                    tried += 1;
+                    let Ok(elf) = ElfFile::parse(bytes) else {
+                        continue;
+                    };
+                    let Ok(table) = elf.symbol_table() else {
+                        continue;
+                    };
+                    assert!(table.len() <= most, "{style} word {w:#x}={v:#x}: {table:?}");
+                    assert!(table.longest_lookup() <= 4096, "{style} word {w:#x}={v:#x}");
+                    for f in ["f0", "f150", "f299", "nothing"] {
+                        let _ = table.defines(f, None);
+                    }
+                }
+            }
+        }
+    }
+    assert!(tried > 2000, "{tried}");
+}
+
+#[test]
+fn chains_that_never_end_or_loop_do_not_make_lookups_quadratic() {
+    // One chain holding every symbol (GNU: no terminator bit anywhere, every bucket at its
+    // start; SysV: every bucket at symbol 1 and each symbol linked to the next, the last back
+    // to the first). Walking it per lookup is quadratic; the reader indexes the symbols
+    // itself instead, and every lookup still finds its definition.
+    let t = TempTree::new("hostile-chains");
+    let n = 40_000;
+    for style in ["gnu", "sysv"] {
+        let mut m = many_symbols(&t, n, style);
+        if style == "gnu" {
+            let (off, _) = section(&m, ".gnu.hash").unwrap();
+            let (nbuckets, symoffset, bloom) =
+                (word(&m, off), word(&m, off + 4), word(&m, off + 8));
+            let buckets = off + 16 + bloom as usize * 8;
+            for b in 0..nbuckets as usize {
+                set_word(&mut m, buckets + 4 * b, symoffset);
+            }
+            let chains = buckets + 4 * nbuckets as usize;
+            let (_, dynsym_size) = section(&m, ".dynsym").unwrap();
+            for j in 0..dynsym_size / 24 - symoffset as usize {
+                let v = word(&m, chains + 4 * j) & !1;
+                set_word(&mut m, chains + 4 * j, v);
+            }
+        } else {
+            let (off, _) = section(&m, ".hash").unwrap();
+            let (nbucket, nchain) = (word(&m, off) as usize, word(&m, off + 4) as usize);
+            for b in 0..nbucket {
+                set_word(&mut m, off + 8 + 4 * b, 1);
+            }
+            let chains = off + 8 + 4 * nbucket;
+            for i in 1..nchain {
+                let next = if i + 1 == nchain { 1 } else { i + 1 };
+                set_word(&mut m, chains + 4 * i, next as u32);
+            }
+        }
+        let started = std::time::Instant::now();
+        let elf = ElfFile::parse(m).unwrap();
+        let table = elf.symbol_table().unwrap();
+        assert!(
+            !table.uses_file_hash_table(),
+            "{style}: the broken table was used"
+        );
+        assert_eq!(table.longest_lookup(), 1, "{style}");
+        for i in 0..n {
+            assert!(table.defines(&format!("f{i}"), None), "{style}: f{i}");
+        }
+        assert!(!table.defines("nothing", None));
+        let took = started.elapsed();
+        assert!(took.as_secs() < 10, "{style}: {n} lookups took {took:?}");
+    }
+}
+
+#[test]
+fn an_intact_hash_table_is_used_as_it_is() {
+    let t = TempTree::new("hostile-intact");
+    for style in ["gnu", "sysv"] {
+        let full = many_symbols(&t, 2000, style);
+        let table = ElfFile::parse(without_sections(&full))
+            .unwrap()
+            .symbol_table()
+            .unwrap();
+        assert!(table.uses_file_hash_table(), "{style}");
+        assert!(
+            table.longest_lookup() < 64,
+            "{style}: {}",
+            table.longest_lookup()
+        );
+        assert_eq!(
+            table.len(),
+            section(&full, ".dynsym").unwrap().1 / 24,
+            "{style}"
+        );
+        assert!(table.defines("f1999", None));
+    }
+}

@@ -60,8 +60,11 @@ impl std::fmt::Display for FixStep {
 }
 
 /// A word for a POSIX shell: unchanged when it holds only characters no shell treats
-/// specially, else in single quotes (a `'` inside written as `'\''`). The one place command
-/// builders quote paths and other values taken from the machine.
+/// specially, else in single quotes (a `'` inside written as `'\''`). A word with control or
+/// invisible format characters (a newline, an escape sequence, a bidi override) is written `$'...'` with those as escapes, so the
+/// command stays on one line, shows nothing a terminal acts on, and still names the exact value
+/// (ANSI-C quoting: POSIX.1-2024, bash, zsh, ksh, busybox). The one place command builders quote
+/// paths and other values taken from the machine.
 pub fn quote(word: &str) -> String {
     let plain = !word.is_empty()
         && word
@@ -69,9 +72,39 @@ pub fn quote(word: &str) -> String {
             .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@%".contains(&b));
     if plain {
         word.to_string()
+    } else if word.chars().any(cudoctor_types::inert::is_hostile) {
+        quote_bytes(word.as_bytes())
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
+}
+
+/// A word of raw bytes (a file name that is not UTF-8) for a shell: as [`quote`] when it is
+/// text; else `$'...'` with every byte outside printable ASCII (and `'`) as `\xHH`, so the
+/// command names the real file. A shell without ANSI-C quoting (dash before 0.5.13) reads it as
+/// `$` and one single-quoted word: a wrong name, never code.
+pub fn quote_bytes(word: &[u8]) -> String {
+    if let Ok(text) = std::str::from_utf8(word) {
+        if !text.chars().any(cudoctor_types::inert::is_hostile) {
+            return quote(text);
+        }
+    }
+    let mut out = String::from("$'");
+    for &b in word {
+        match b {
+            b'\\' => out.push_str("\\\\"),
+            // Not `\'`: a shell without `$'...'` reads `$` and a single-quoted word, and
+            // must find no quote inside that ends it early.
+            b'\'' => out.push_str("\\x27"),
+            b'\n' => out.push_str("\\n"),
+            b'\t' => out.push_str("\\t"),
+            b'\r' => out.push_str("\\r"),
+            0x20..=0x7e => out.push(char::from(b)),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('\'');
+    out
 }
 
 /// A word for PowerShell (for commands printed for Windows): unchanged when plain, else in
@@ -131,7 +164,6 @@ mod tests {
             "it's",
             "$(touch pwned)",
             "`touch pwned`",
-            "a\nb",
             "\"double\" and 'single'",
             "*?[]{}~!#&|;<>\\",
             "",
@@ -144,6 +176,31 @@ mod tests {
                 .expect("sh");
             assert_eq!(String::from_utf8_lossy(&out.stdout), w, "quote({w:?})");
         }
+    }
+
+    #[test]
+    fn control_characters_and_raw_bytes_are_written_as_escapes_a_shell_restores() {
+        let words: [&[u8]; 5] = [
+            b"a\nb",
+            b"/opt/v\x1b[31m'x\\y\x07",
+            b"caf\xc3\xa9\x9b",
+            b"/opt/\xff\xfe/venv",
+            b"$(: >pwned)\n`: >pwned`",
+        ];
+        for w in words {
+            let q = quote_bytes(w);
+            assert!(q.starts_with("$'") && q.is_ascii(), "{q}");
+            assert!(!q.bytes().any(|b| b.is_ascii_control()), "{q}");
+            let out = std::process::Command::new("bash")
+                .arg("-c")
+                .arg(format!("printf %s {q}"))
+                .output()
+                .expect("bash");
+            assert_eq!(out.stdout, w, "quote_bytes({w:?}) = {q}");
+        }
+        assert_eq!(quote("a\nb"), "$'a\\nb'");
+        assert_eq!(quote_bytes(b"/plain/path"), "/plain/path");
+        assert_eq!(quote_bytes(b"/a b"), "'/a b'");
     }
 
     #[test]

@@ -29,7 +29,7 @@ mod reverse;
 
 pub use choose::plan;
 pub use commands::{commands, parse_pip, ParsedPip, PYTORCH_INDEX};
-pub use fix::{comment, heredoc, quote, quote_powershell, FixStep};
+pub use fix::{comment, heredoc, quote, quote_bytes, quote_powershell, FixStep};
 pub use install::{torch_index_url, Install};
 pub use model::{
     parse_installer, Avoid, BuildInput, BuildPlan, Commands, CurrentEnv, CurrentVerdict,

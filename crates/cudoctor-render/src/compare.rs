@@ -612,7 +612,7 @@ pub fn render_diff_json(d: &DiffReport) -> String {
 }
 
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    cudoctor_types::inert::markdown(s)
 }
 
 fn page_start(title: &str) -> String {

@@ -124,7 +124,7 @@ impl<'a> Report<'a> {
                 Some(root) => format!(
                     "The first broken link: {layer}. Root cause: {} {}.",
                     root.code,
-                    root.title.trim_end_matches('.')
+                    cudoctor_types::inert::line(root.title.trim_end_matches('.'))
                 ),
                 None => format!("The first broken link: {layer}."),
             },

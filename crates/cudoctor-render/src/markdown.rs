@@ -2,6 +2,8 @@
 
 use std::fmt::Write;
 
+use cudoctor_types::inert;
+
 use crate::{fix_parts, FixPart, Report};
 
 pub fn render_markdown(report: &Report) -> String {
@@ -18,7 +20,12 @@ pub fn render_markdown(report: &Report) -> String {
             .unwrap_or_default()
     );
     if let Some(root) = report.first_root_cause() {
-        let _ = writeln!(out, "Root cause: `{}` {}\n", root.code, root.title);
+        let _ = writeln!(
+            out,
+            "Root cause: `{}` {}\n",
+            root.code,
+            inert::markdown(&root.title)
+        );
     }
     for section in report.sections().filter(|sec| !sec.is_empty()) {
         let _ = writeln!(out, "### {}\n", section.layer.title());
@@ -36,7 +43,7 @@ pub fn render_markdown(report: &Report) -> String {
                     "- **{}** `{}` {} (because of `{code}`, shown under it)",
                     f.severity.name(),
                     f.code,
-                    f.title
+                    inert::markdown(&f.title)
                 );
                 continue;
             }
@@ -57,13 +64,13 @@ fn write_finding(out: &mut String, f: &cudoctor_analyse::Finding, indent: &str) 
         "{indent}- **{}** `{}` {}",
         f.severity.name(),
         f.code,
-        f.title
+        inert::markdown(&f.title)
     );
     for e in &f.evidence {
         let _ = writeln!(out, "{indent}  - evidence: {}", inline(e));
     }
     if !f.cause.is_empty() {
-        let _ = writeln!(out, "{indent}  - why: {}", f.cause);
+        let _ = writeln!(out, "{indent}  - why: {}", inert::markdown(&f.cause));
     }
     if f.fix.is_empty() {
         return;
@@ -73,26 +80,28 @@ fn write_finding(out: &mut String, f: &cudoctor_analyse::Finding, indent: &str) 
     for part in fix_parts(&f.fix) {
         match part {
             FixPart::Prose(p) => {
-                let _ = writeln!(out, "{indent}    - {p}");
+                let _ = writeln!(out, "{indent}    - {}", inert::markdown(p));
             }
             FixPart::Commands(cmds) => {
-                let _ = writeln!(out, "\n{indent}    ```sh");
+                // A fence longer than any backtick run inside, so no command line ends it.
+                let fence = inert::markdown_fence(&cmds.concat());
+                let _ = writeln!(out, "\n{indent}    {fence}sh");
                 for c in cmds {
                     for line in c.lines() {
-                        let _ = writeln!(out, "{indent}    {line}");
+                        let _ = writeln!(out, "{indent}    {}", inert::line(line));
                     }
                 }
-                let _ = writeln!(out, "{indent}    ```\n");
+                let _ = writeln!(out, "{indent}    {fence}\n");
             }
         }
     }
 }
 
-/// A table cell: pipes escaped, code-formatted when it looks like a path or version.
+/// A table cell: one line, rendering as its literal text.
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|")
+    inert::markdown(s)
 }
 
 fn inline(s: &str) -> String {
-    format!("`{}`", s.replace('`', "'"))
+    inert::markdown_code(s)
 }

@@ -170,7 +170,7 @@ pub fn render_run_markdown(r: &RunReport) -> String {
     );
     out.push_str("| | |\n|---|---|\n");
     for (k, v) in run_key_lines(r) {
-        let _ = writeln!(out, "| {k} | {} |", v.replace('|', "\\|"));
+        let _ = writeln!(out, "| {k} | {} |", cudoctor_types::inert::markdown(&v));
     }
     out.push('\n');
     let groups: Vec<_> = r

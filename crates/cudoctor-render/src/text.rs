@@ -4,6 +4,7 @@
 use std::fmt::Write;
 
 use cudoctor_analyse::{Finding, FixStep, Severity};
+use cudoctor_types::inert;
 
 use crate::{confidence_note, Report};
 
@@ -54,11 +55,17 @@ pub fn render_text(report: &Report, style: Style) -> String {
         let width = section
             .facts
             .iter()
-            .map(|f| f.label.chars().count())
+            .map(|f| inert::line(&f.label).chars().count())
             .max()
             .unwrap_or(0);
         for f in &section.facts {
-            let _ = writeln!(out, "    {:width$}  {}", f.label, f.value, width = width);
+            let _ = writeln!(
+                out,
+                "    {:width$}  {}",
+                inert::line(&f.label),
+                inert::line(&f.value),
+                width = width
+            );
         }
         for f in section.findings {
             match (&f.caused_by, &f.caused_by_id) {
@@ -68,7 +75,7 @@ pub fn render_text(report: &Report, style: Style) -> String {
                         "\n  {}[{}] {} {}",
                         style.severity(f.severity),
                         f.code,
-                        f.title,
+                        inert::line(&f.title),
                         style.dim(&format!("(because of {code}; shown under it)"))
                     );
                 }
@@ -110,21 +117,31 @@ fn write_finding(out: &mut String, f: &Finding, style: Style, indent: &str) {
         "\n{indent}{}[{}] {}{}",
         style.severity(f.severity),
         f.code,
-        style.bold(&f.title),
+        style.bold(&inert::line(&f.title)),
         confidence_note(f.confidence)
     );
     for e in &f.evidence {
-        let _ = writeln!(out, "{indent}    {} {e}", style.dim("evidence:"));
+        let _ = writeln!(
+            out,
+            "{indent}    {} {}",
+            style.dim("evidence:"),
+            inert::line(e)
+        );
     }
     if !f.cause.is_empty() {
-        let _ = writeln!(out, "{indent}    {} {}", style.dim("why:"), f.cause);
+        let _ = writeln!(
+            out,
+            "{indent}    {} {}",
+            style.dim("why:"),
+            inert::line(&f.cause)
+        );
     }
     // Commands in green, each line exactly as it is to be run; prose in plain words.
     for (i, step) in f.fix.iter().enumerate() {
         let label = if i == 0 { "fix:" } else { "    " };
         let text = match step {
-            FixStep::Shell(c) => style.paint("32", c),
-            FixStep::Prose(p) => p.clone(),
+            FixStep::Shell(c) => style.paint("32", &inert::text(c)),
+            FixStep::Prose(p) => inert::line(p).into_owned(),
         };
         let _ = writeln!(out, "{indent}    {} {text}", style.dim(label));
     }

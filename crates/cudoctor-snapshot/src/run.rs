@@ -209,8 +209,9 @@ pub struct SdpaRejection {
     pub reasons: Vec<String>,
 }
 
-/// The math path's cost for one group, measured once by the observer on copies of the call's
-/// inputs without autograd: math as called, then the fused backends with the inputs in `dtype`.
+/// The math path's cost for one group, measured by the observer on copies of the call's inputs
+/// without autograd: math as called, then the fused backends with the inputs in `dtype`; each
+/// warmed up by one call first, then timed with CUDA events (`*_ms`: one call's mean).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct SdpaCost {
     #[serde(default, skip_serializing_if = "Option::is_none")]

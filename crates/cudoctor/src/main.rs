@@ -25,7 +25,8 @@ fn main() -> ExitCode {
         Ok(Ok(Outcome::Healthy)) => ExitCode::SUCCESS,
         Ok(Ok(Outcome::ProblemsFound)) => ExitCode::from(1),
         Ok(Err(e)) => {
-            eprintln!("cudoctor: error: {e:#}");
+            let message = format!("{e:#}");
+            eprintln!("cudoctor: error: {}", cudoctor_types::inert::text(&message));
             ExitCode::from(2)
         }
         Err(_) => {

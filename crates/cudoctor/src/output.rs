@@ -141,9 +141,12 @@ pub fn text_json_or_markdown(format: crate::cli::Format) -> anyhow::Result<()> {
 }
 
 /// Writes report text to standard output. A reader that went away (`cudoctor check | head`) ends
-/// the program quietly, as a pipeline expects; any other write error is reported.
+/// the program quietly, as a pipeline expects; any other write error is reported. Whatever a
+/// renderer let through, no control character from the machine reaches the terminal: only the
+/// colour sequences of a coloured report pass ([`cudoctor_types::inert::output`]).
 pub fn emit(text: &str) {
     use std::io::Write as _;
+    let text = cudoctor_types::inert::output(text, style().color);
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {

@@ -451,3 +451,210 @@ fn kernels_fails_when_its_only_input_cannot_be_read() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// Names that act on a terminal or on Markdown/HTML if printed as they are: a screen clear, a
+/// window title (OSC, ended by BEL), a hyperlink, a C1 CSI, a bidi override, a carriage return
+/// and newline that would fake a line, table pipes and raw HTML.
+const ESCAPES: &str = "\u{1b}[2J\u{1b}]0;pwned\u{7}\u{1b}]8;;http://x\u{1b}\\\u{9b}31m\u{202e}\r|<img src=x onerror=alert(1)>|\n# fake heading";
+
+/// Characters no rendered report may hold raw: everything `ESCAPES` uses to act.
+fn acting(s: &str) -> Vec<char> {
+    s.chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n' && c != '\t') || ('\u{202a}'..='\u{202e}').contains(&c)
+        })
+        .collect()
+}
+
+/// Markdown and HTML: the values show as text, never as markup, and tables keep their shape.
+fn assert_inert_markup(format: &str, out: &str) {
+    assert!(
+        acting(out).is_empty(),
+        "{format}: raw controls {:?}",
+        acting(out)
+    );
+    // Outside code (spans and blocks, where Markdown shows text as it is) no markup is left.
+    let mut in_block = false;
+    let prose: String = out
+        .lines()
+        .filter(|l| {
+            if l.trim_start().starts_with("```") {
+                in_block = !in_block;
+                return false;
+            }
+            !in_block
+        })
+        .flat_map(|l| l.split('`').step_by(2).chain(["\n"]))
+        .collect();
+    let markup = if format == "markdown" { &prose } else { out };
+    assert!(!markup.contains("<img"), "{format} passes raw HTML:\n{out}");
+    assert!(
+        !out.contains("\n# fake heading"),
+        "{format}: a value left its line"
+    );
+    if format == "markdown" {
+        for row in out.lines().filter(|l| l.starts_with('|')) {
+            // `| label | value |`: three unescaped pipes, whatever the value holds.
+            let bare = row.replace("\\|", "");
+            assert_eq!(bare.matches('|').count(), 3, "a value left its cell: {row}");
+        }
+    }
+}
+
+#[test]
+fn names_from_a_hostile_root_reach_no_terminal_and_no_markup_raw() {
+    let mut m = support::FakeMachine::new();
+    m.driver(
+        "580.159.04",
+        "13.0",
+        &[support::Gpu::new(&format!("NVIDIA H100{ESCAPES}"), "9.0")],
+    );
+    let prefix = format!("/opt/{}/venv", ESCAPES.replace('/', "_"));
+    m.venv(
+        &prefix,
+        "2.11.0+cpu",
+        None,
+        &[(&format!("nvidia-evil{}", ESCAPES.replace('/', "_")), "1.0")],
+    );
+    m.var("CUDA_HOME", &format!("/opt/cuda{ESCAPES}"));
+    for format in ["text", "markdown", "html"] {
+        let r = m.run(&["check", "--format", format]);
+        assert_eq!(r.code, 1, "{format}: {}", r.stderr);
+        assert!(r.stdout.contains("H100"), "{format}: the GPU is not shown");
+        assert!(
+            r.stdout.contains("pwned"),
+            "{format}: the names were dropped"
+        );
+        assert!(
+            acting(&r.stdout).is_empty(),
+            "{format}: {:?}",
+            acting(&r.stdout)
+        );
+        if format == "text" {
+            assert!(r.stdout.contains("\\e[2J"), "escapes are shown as text");
+            assert!(
+                !r.stdout.contains("\n# fake heading"),
+                "a value left its line"
+            );
+        } else {
+            assert_inert_markup(format, &r.stdout);
+        }
+    }
+    // The printed fix names the venv with its real bytes, on one line.
+    let (v, _) = m.json();
+    let fix = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["fix"].as_array().cloned().unwrap_or_default())
+        .filter_map(|s| s["shell"].as_str().map(str::to_string))
+        .find(|s| s.contains("pip install"))
+        .expect("a pip fix");
+    assert!(acting(&fix).is_empty() && !fix.contains('\n'), "{fix:?}");
+    let echoed = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "set -- {}; printf %s \"$1\"",
+            fix.split(" -m ").next().unwrap()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&echoed.stdout),
+        format!("{prefix}/bin/python"),
+        "{fix}"
+    );
+}
+
+#[test]
+fn a_real_venv_at_a_hostile_path_is_reported_inert() {
+    // A real venv (this machine's python3) whose directory and one installed package carry
+    // escape sequences; inspected live through --python.
+    let dir = tempfile::tempdir().unwrap();
+    let venv = dir
+        .path()
+        .join(format!("v{}", ESCAPES.replace(['/', ':'], "_")));
+    let made = Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .output()
+        .expect("python3 must be installed to run this test");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let sp = fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    let evil = sp.join(format!("evil{}-1.0.dist-info", ESCAPES.replace('/', "_")));
+    fs::create_dir_all(&evil).unwrap();
+    fs::write(
+        evil.join("METADATA"),
+        format!("Name: evil{}\nVersion: 1.0\n", ESCAPES.replace('\n', " ")),
+    )
+    .unwrap();
+    for format in ["text", "markdown", "html"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+            .args(["check", "--format", format, "--python"])
+            .arg(&venv)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("pwned"),
+            "{format}: the venv is not shown:\n{stdout}"
+        );
+        assert!(
+            acting(&stdout).is_empty(),
+            "{format}: {:?}",
+            acting(&stdout)
+        );
+        if format != "text" {
+            assert_inert_markup(format, &stdout);
+        }
+    }
+}
+
+#[test]
+fn error_messages_naming_hostile_paths_are_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir
+        .path()
+        .join(format!("lib{}.so", ESCAPES.replace('/', "_")));
+    fs::write(&bad, b"not an ELF").unwrap();
+    let missing = dir
+        .path()
+        .join(format!("gone{}", ESCAPES.replace('/', "_")));
+    for args in [
+        vec!["kernels".into(), bad.clone().into_os_string()],
+        vec!["libs".into(), bad.into_os_string()],
+        vec![
+            "check".into(),
+            "--root".into(),
+            missing.clone().into_os_string(),
+        ],
+        vec![
+            "diff".into(),
+            missing.clone().into_os_string(),
+            missing.into_os_string(),
+        ],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+            .args(&args)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        for stream in [&out.stdout, &out.stderr] {
+            let s = String::from_utf8_lossy(stream);
+            assert!(acting(&s).is_empty(), "{args:?}: {:?} in {s}", acting(&s));
+        }
+    }
+}

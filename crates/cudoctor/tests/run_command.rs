@@ -301,7 +301,11 @@ fn attention_backends_come_from_what_torch_dispatched() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "trained\n");
+    // The observer's global module hooks went with the first optimizer step.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "trained, 0 global forward hooks\n"
+    );
     let p = &report["facts"]["processes"][0];
     assert!(p.get("errors").is_none(), "{}", p["errors"]);
     assert_eq!(p["sdpa"]["calls"], 7);
@@ -330,6 +334,15 @@ fn attention_backends_come_from_what_torch_dispatched() {
         ops.contains(&"bmm") && ops.iter().any(|o| o.contains("softmax")),
         "{ops:?}"
     );
+    // torch's own reason, from the warnings it gives when no kernel but math takes the inputs.
+    assert_eq!(
+        math["rejections"][0]["reasons"][0], "Both fused kernels do not support non-zero dropout.",
+        "{math}"
+    );
+    assert!(fused
+        .get("rejections")
+        .and_then(Value::as_array)
+        .is_none_or(|r| r.is_empty()));
     assert_eq!(by_dropout(false, false)["calls"], 1);
     assert_eq!(p["steps"]["source"], "optimizer");
     assert_eq!(p["steps"]["count"], 6);
@@ -343,6 +356,15 @@ fn attention_backends_come_from_what_torch_dispatched() {
             .as_str()
             .unwrap()
             .starts_with("43% of attention calls ran math"),
+        "{f}"
+    );
+    assert!(
+        f["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e
+                == "torch: flash refused: Both fused kernels do not support non-zero dropout."),
         "{f}"
     );
     let shares = report["summary"]["backends"].as_array().unwrap();
@@ -413,4 +435,31 @@ fn compile_graph_breaks_and_recompilations_are_reported() {
             .any(|e| e.as_str().unwrap().contains("1× backend=eager")),
         "{eager}"
     );
+}
+
+#[test]
+fn a_program_compiled_before_its_first_step_keeps_the_observers_hooks_and_is_not_recompiled() {
+    let Some(py) = torch_python(
+        "a_program_compiled_before_its_first_step_keeps_the_observers_hooks_and_is_not_recompiled",
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (out, report) = observed(dir.path(), &[&py, &program("compile_train_cpu.py")], "");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // (after the program's own "a graph break" prints)
+    assert!(
+        String::from_utf8_lossy(&out.stdout).ends_with("trained, 2 global forward hooks\n"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let p = &report["facts"]["processes"][0];
+    assert!(p.get("errors").is_none(), "{}", p["errors"]);
+    assert_eq!(p["steps"]["source"], "optimizer");
+    assert_eq!(p["steps"]["count"], 3);
+    assert_eq!(p["compile"]["recompilations"], 0, "{}", p["compile"]);
 }

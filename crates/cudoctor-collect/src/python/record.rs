@@ -202,7 +202,8 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
         }
         let mut digests = hash_all(host, sp, &entries, &to_hash);
         for (i, ((rel, owners), actual)) in entries.into_iter().zip(sizes).enumerate() {
-            let machine = crate::host::normalise(&format!("{sp}/{rel}"));
+            // Only the files reported need their machine path (12k entries for torch alone).
+            let machine = || crate::host::normalise(&format!("{sp}/{rel}"));
             report.files_checked += 1;
             let size_matches: Vec<bool> = owners
                 .iter()
@@ -234,7 +235,7 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
                 .all(|w| w[0].sha256.is_some() && w[0].sha256 == w[1].sha256);
             if owners.len() > 1 && !same_content {
                 report.shared_paths.push(SharedPath {
-                    path: machine.clone(),
+                    path: machine(),
                     owners: owners
                         .iter()
                         .zip(&matches)
@@ -263,7 +264,7 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
                 report.damaged.push(DamagedFile {
                     package: o.package.clone(),
                     version: o.version.clone(),
-                    path: machine.clone(),
+                    path: machine(),
                     problem,
                     recorded_size: o.size,
                     actual_size: actual,
@@ -309,26 +310,25 @@ fn hash_all(
 }
 
 /// The size of every listed file, `None` when missing. A stat is a syscall per file (torch
-/// lists 12k): files are grouped by directory, each directory is opened once and its files are
-/// stat'ed relative to it (no walk of the full path per file), on a few threads.
+/// lists 12k): files are grouped by their directory, each directory is resolved and opened once
+/// and its files are stat'ed relative to it (no walk of the full path per file), on a few
+/// threads.
 fn stat_all(host: &Host, sp: &str, entries: &[(String, Vec<Owner>)]) -> Vec<Option<u64>> {
     const THREADS: usize = 8;
-    let paths: Vec<std::path::PathBuf> = entries
-        .iter()
-        .map(|(rel, _)| host.fs_path(&crate::host::normalise(&format!("{sp}/{rel}"))))
-        .collect();
-    // Indices grouped by parent directory, groups in path order.
-    let mut groups: BTreeMap<&std::path::Path, Vec<usize>> = BTreeMap::new();
-    for (i, p) in paths.iter().enumerate() {
-        groups
-            .entry(p.parent().unwrap_or(std::path::Path::new("/")))
-            .or_default()
-            .push(i);
+    // Entry indices by the directory part of their RECORD path, in order of first appearance.
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut groups: Vec<(&str, Vec<(usize, &str)>)> = Vec::new();
+    for (i, (rel, _)) in entries.iter().enumerate() {
+        let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
+        let g = *index.entry(dir).or_insert_with(|| {
+            groups.push((dir, Vec::new()));
+            groups.len() - 1
+        });
+        groups[g].1.push((i, name));
     }
-    let groups: Vec<(&std::path::Path, Vec<usize>)> = groups.into_iter().collect();
+    // Consecutive groups of about an equal share of files per thread.
     let per_thread = entries.len().div_ceil(THREADS).max(1);
-    // Consecutive groups up to about an equal share of files per thread.
-    let mut shares: Vec<&[(&std::path::Path, Vec<usize>)]> = Vec::new();
+    let mut shares: Vec<&[(&str, Vec<(usize, &str)>)]> = Vec::new();
     let (mut start, mut count) = (0, 0);
     for (k, (_, ids)) in groups.iter().enumerate() {
         count += ids.len();
@@ -340,30 +340,40 @@ fn stat_all(host: &Host, sp: &str, entries: &[(String, Vec<Owner>)]) -> Vec<Opti
     if start < groups.len() {
         shares.push(&groups[start..]);
     }
+    let confined = host.root() != std::path::Path::new("/");
     let mut sizes = vec![None; entries.len()];
     std::thread::scope(|s| {
-        let paths = &paths;
         let handles: Vec<_> = shares
             .into_iter()
             .map(|share| {
                 s.spawn(move || {
                     let mut out: Vec<(usize, Option<u64>)> = Vec::new();
-                    for (dir, ids) in share {
+                    for (dir, files) in share {
+                        let machine_dir = crate::host::normalise(&format!("{sp}/{dir}"));
+                        let real_dir = host.fs_path(&machine_dir);
                         let dir_fd = rustix::fs::open(
-                            *dir,
+                            &real_dir,
                             rustix::fs::OFlags::PATH
                                 | rustix::fs::OFlags::DIRECTORY
                                 | rustix::fs::OFlags::CLOEXEC,
                             rustix::fs::Mode::empty(),
                         );
-                        for &i in ids {
-                            let size = match (&dir_fd, paths[i].file_name()) {
-                                (Ok(fd), Some(name)) => {
+                        for &(i, name) in files {
+                            let size = match &dir_fd {
+                                // Under another root a file's own symlink must be resolved
+                                // inside that root, which only the full path does.
+                                _ if confined => std::fs::metadata(
+                                    host.fs_path(&format!("{machine_dir}/{name}")),
+                                )
+                                .ok()
+                                .map(|m| m.len()),
+                                Ok(fd) => {
                                     rustix::fs::statat(fd, name, rustix::fs::AtFlags::empty())
                                         .ok()
                                         .and_then(|st| u64::try_from(st.st_size).ok())
                                 }
-                                _ => std::fs::metadata(&paths[i]).ok().map(|m| m.len()),
+                                // A missing directory: every file in it is missing.
+                                Err(_) => None,
                             };
                             out.push((i, size));
                         }

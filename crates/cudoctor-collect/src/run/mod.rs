@@ -286,6 +286,59 @@ mod tests {
         assert!(OBSERVER_SCRIPT.contains("CUDOCTOR_RUN_DIR"));
     }
 
+    /// torch before 2.3 has no torch.compiler.is_compiling: the observer falls back to dynamo's
+    /// once dynamo is imported, and to "not compiling" before that. The real observer code, with
+    /// stand-ins for those torch modules.
+    #[test]
+    fn without_torch_compiler_is_compiling_the_observer_asks_dynamo_or_says_no() {
+        let Some(python) = ["python3", "python"].into_iter().find(|p| {
+            Command::new(p)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        }) else {
+            cudoctor_testkit::skip_missing_tool(
+                "without_torch_compiler_is_compiling_the_observer_asks_dynamo_or_says_no",
+                "no python3 here",
+            );
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("observer.py"), OBSERVER_SCRIPT).unwrap();
+        let check = r#"
+import sys, types
+import observer as o
+for old_torch in (types.SimpleNamespace(), types.SimpleNamespace(compiler=types.SimpleNamespace())):
+    o._is_compiling = o._not_compiling
+    sys.modules.pop("torch._dynamo", None)
+    o._find_is_compiling(old_torch)
+    assert o._is_compiling() is False
+    dynamo = types.ModuleType("torch._dynamo")
+    dynamo.is_compiling = lambda: True
+    sys.modules["torch._dynamo"] = dynamo
+    o._find_is_compiling(old_torch)
+    assert o._is_compiling() is True
+new_torch = types.SimpleNamespace(compiler=types.SimpleNamespace(is_compiling=lambda: "new"))
+o._find_is_compiling(new_torch)
+assert o._is_compiling() == "new"
+print("ok")
+"#;
+        let out = Command::new(python)
+            .arg("-c")
+            .arg(check)
+            .current_dir(dir.path())
+            .env_remove("CUDOCTOR_RUN_DIR")
+            .env("PYTHONPATH", dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "ok\n",
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     #[test]
     fn a_missing_program_is_a_clear_error() {
         let e = run_observed(

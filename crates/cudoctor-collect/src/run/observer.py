@@ -10,6 +10,7 @@ import sys
 _DIR = os.environ.get("CUDOCTOR_RUN_DIR")
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _CHAINED = None
+_CHAINED_MODULE = None
 
 MAX_GROUPS = 64
 MAX_SAMPLES = 200
@@ -31,7 +32,10 @@ def _chain_sitecustomize():
         global _CHAINED
         _CHAINED = str(spec.origin)
         module = importlib.util.module_from_spec(spec)
-        sys.modules["sitecustomize"] = module
+        # sys.modules["sitecustomize"] stays this module: dynamo's guards name the globals of the
+        # observer's wrappers by module name, and a program compiling them would fail them.
+        global _CHAINED_MODULE
+        _CHAINED_MODULE = module
         spec.loader.exec_module(module)
     except Exception as e:  # the shadowed file's own error, as Python would print it
         sys.stderr.write("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n%s: %s\n" % (type(e).__name__, e))
@@ -75,6 +79,7 @@ class _State:
         self.process_alloc = self.process_reserved = 0
         self.forward_depth = 0
         self.forward_owner = None
+        self.forward_hooks = []
         self.api_collectives = {}
         self.nccl_seen = {}
         self.nccl_note = None
@@ -144,6 +149,7 @@ def _on_torch(torch):
     import atexit
 
     atexit.register(_write, "atexit")
+    _find_is_compiling(torch)
     for install in (_wrap_sdpa, _hook_optimizer, _hook_forward, _wrap_compile, _wrap_memory_queries, _hook_dynamo, _wrap_distributed):
         try:
             install(torch)
@@ -151,11 +157,34 @@ def _on_torch(torch):
             _S.error(install.__name__, e)
 
 
-def _compiling(torch):
-    try:
-        return torch.compiler.is_compiling()
-    except Exception:
-        return False
+def _not_compiling():
+    return False
+
+
+# torch.compiler.is_compiling (torch >= 2.3) or, before it, torch._dynamo.is_compiling once dynamo
+# is imported (nothing compiles before that); dynamo folds either to True while it traces.
+_is_compiling = _not_compiling
+
+
+def _find_is_compiling(torch):
+    global _is_compiling
+    fn = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    if fn is None:
+        dynamo = sys.modules.get("torch._dynamo")
+        fn = getattr(dynamo, "is_compiling", None) if dynamo is not None else None
+    if fn is not None:
+        _is_compiling = fn
+
+
+def _sdpa_switch_getters(torch):
+    """The four backend switches as torch's own C getters (one call each), or None."""
+    getters = []
+    for c_name, py_name in (("_get_flash_sdp_enabled", "flash_sdp_enabled"), ("_get_mem_efficient_sdp_enabled", "mem_efficient_sdp_enabled"), ("_get_cudnn_sdp_enabled", "cudnn_sdp_enabled"), ("_get_math_sdp_enabled", "math_sdp_enabled")):
+        fn = getattr(torch._C, c_name, None) or getattr(torch.backends.cuda, py_name, None)
+        if fn is None:
+            return None
+        getters.append(fn)
+    return tuple(getters)
 
 
 def _wrap_sdpa(torch):
@@ -163,46 +192,55 @@ def _wrap_sdpa(torch):
 
     F = torch.nn.functional
     original = F.scaled_dot_product_attention
-    backends = torch.backends.cuda
-
-    def switches():
-        try:
-            return (backends.flash_sdp_enabled(), backends.mem_efficient_sdp_enabled(), backends.cudnn_sdp_enabled(), backends.math_sdp_enabled())
-        except Exception:
-            return None
+    getters = _sdpa_switch_getters(torch)
+    if getters is None:
+        flash_on = mem_on = cudnn_on = math_on = _not_compiling
+    else:
+        flash_on, mem_on, cudnn_on, math_on = getters
+    grad_enabled = torch.is_grad_enabled
+    groups = _S.groups
 
     @functools.wraps(original)
     def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *args, **kwargs):
-        if torch.compiler.is_compiling():
+        if _is_compiling():
             return original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
+        # The steady state: one key lookup and a count. Everything else happens once per group.
         try:
             _S.sdpa_calls += 1
-            sw = switches()
-            gqa = bool(kwargs.get("enable_gqa", False))
-            mask = "none" if attn_mask is None else ("bool" if attn_mask.dtype == torch.bool else str(attn_mask.dtype).replace("torch.", ""))
-            grad = torch.is_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad)
-            k = (str(query.device), query.dtype, tuple(query.shape), tuple(key.shape), tuple(value.shape), mask, None if attn_mask is None else tuple(attn_mask.shape), dropout_p > 0, bool(is_causal), gqa, grad, sw)
-            g = _S.groups.get(k)
-            if g is None:
-                if len(_S.groups) >= MAX_GROUPS:
+            gqa = bool(kwargs.get("enable_gqa", False)) if kwargs else False
+            grad = grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad)
+            k = (query.device, query.dtype, query.shape, key.shape, value.shape, None if attn_mask is None else (attn_mask.dtype, attn_mask.shape), dropout_p > 0, bool(is_causal), gqa, grad, flash_on(), mem_on(), cudnn_on(), math_on())
+            g = groups.get(k)
+            if g is not None:
+                n = g["calls"] = g["calls"] + 1
+                if n % RESAMPLE_EVERY or _S.samples >= MAX_SAMPLES:
+                    return original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
+            else:
+                if len(groups) >= MAX_GROUPS:
                     _S.sdpa_ungrouped += 1
                     return original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
-                g = _S.groups[k] = {
-                    "device": k[0], "dtype": str(query.dtype).replace("torch.", ""), "query": list(k[2]), "key": list(k[3]), "value": list(k[4]),
-                    "mask": mask, "mask_shape": list(k[6] or []), "dropout": k[7], "causal": k[8], "gqa": gqa, "grad": grad,
-                    "enabled": None if sw is None else {"flash": sw[0], "mem_efficient": sw[1], "cudnn": sw[2], "math": sw[3]},
-                    "calls": 0, "dispatched_ops": [], "sampled": 0, "other_dispatch": [], "rejections": [],
-                }
-            g["calls"] += 1
-            if _S.samples < MAX_SAMPLES and (g["sampled"] == 0 or g["calls"] % RESAMPLE_EVERY == 0):
-                _S.samples += 1
-                return _sampled_call(torch, original, g, query, key, value, attn_mask, dropout_p, is_causal, args, kwargs)
+                g = groups[k] = _new_group(torch, k, attn_mask, getters is not None)
+                g["calls"] = 1
+            _S.samples += 1
+            return _sampled_call(torch, original, g, query, key, value, attn_mask, dropout_p, is_causal, args, kwargs)
         except Exception as e:
             _S.error("sdpa", e)
         return original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
 
     scaled_dot_product_attention.__cudoctor_original__ = original
     F.scaled_dot_product_attention = scaled_dot_product_attention
+
+
+def _new_group(torch, k, attn_mask, have_switches):
+    device, dtype, q, kk, v, mask, dropout, causal, gqa, grad = k[:10]
+    sw = k[10:]
+    mask_name = "none" if mask is None else ("bool" if mask[0] == torch.bool else str(mask[0]).replace("torch.", ""))
+    return {
+        "device": str(device), "dtype": str(dtype).replace("torch.", ""), "query": list(q), "key": list(kk), "value": list(v),
+        "mask": mask_name, "mask_shape": [] if mask is None else list(mask[1]), "dropout": dropout, "causal": causal, "gqa": gqa, "grad": grad,
+        "enabled": {"flash": bool(sw[0]), "mem_efficient": bool(sw[1]), "cudnn": bool(sw[2]), "math": bool(sw[3])} if have_switches else None,
+        "calls": 0, "dispatched_ops": [], "sampled": 0, "other_dispatch": [], "rejections": [],
+    }
 
 
 def _dispatch_recorder(torch):
@@ -225,6 +263,9 @@ def _dispatch_recorder(torch):
     return Recorder()
 
 
+_FUSED_OPS = ("_flash_attention", "_efficient_attention", "_cudnn_attention")
+
+
 def _sampled_call(torch, original, g, query, key, value, attn_mask, dropout_p, is_causal, args, kwargs):
     """One call under a dispatch recorder: the operators torch really dispatched name the backend."""
     recorder = _dispatch_recorder(torch)
@@ -236,12 +277,13 @@ def _sampled_call(torch, original, g, query, key, value, attn_mask, dropout_p, i
         g["dispatched_ops"] = recorder.ops
     elif recorder.ops != g["dispatched_ops"] and len(g["other_dispatch"]) < 3:
         g["other_dispatch"].append(recorder.ops)
-    if first and query.is_cuda:
+    ran_math = not any(f in o for o in recorder.ops for f in _FUSED_OPS)
+    if first and ran_math:
         try:
-            _reasons(torch, g, query, key, value, attn_mask, dropout_p, is_causal, kwargs)
+            _reasons(torch, original, g, query, key, value, attn_mask, dropout_p, is_causal, args, kwargs)
         except Exception as e:
             _S.error("sdpa reasons", e)
-        if _S.compare and not any(("_flash_attention" in o or "_efficient_attention" in o or "_cudnn_attention" in o) for o in recorder.ops):
+        if _S.compare and query.is_cuda:
             try:
                 g["cost"] = _cost(torch, original, query, key, value, attn_mask, dropout_p, is_causal, kwargs)
             except Exception as e:
@@ -249,79 +291,100 @@ def _sampled_call(torch, original, g, query, key, value, attn_mask, dropout_p, i
     return out
 
 
-def _reasons(torch, g, query, key, value, attn_mask, dropout_p, is_causal, kwargs):
-    """torch's own reasons for refusing each fused backend: its can_use_* checks in debug mode warn them."""
+# The warning that heads each backend's reasons when torch finds no kernel ("Flash attention kernel
+# not used because:"), by backend.
+_REASON_HEADS = (("flash", "FLASH_ATTENTION"), ("memory efficient", "EFFICIENT_ATTENTION"), ("cudnn", "CUDNN_ATTENTION"))
+
+
+def _reasons(torch, original, g, query, key, value, attn_mask, dropout_p, is_causal, args, kwargs):
+    """torch's own reasons for refusing each fused backend. With the math path switched off, torch
+    finds no kernel for these inputs and warns, backend by backend, why each one refused them,
+    then raises; the same call, on the same tensors, under the program's other switches."""
+    import re
     import warnings
 
     cuda = torch.backends.cuda
-    Params = getattr(cuda, "SDPAParams", None)
-    if Params is None:
+    if not cuda.math_sdp_enabled():
         return
-    try:
-        params = Params(query, key, value, attn_mask, float(dropout_p), bool(is_causal), bool(kwargs.get("enable_gqa", False)))
-    except TypeError:
-        params = Params(query, key, value, attn_mask, float(dropout_p), bool(is_causal))
-    for backend, check in (("FLASH_ATTENTION", "can_use_flash_attention"), ("EFFICIENT_ATTENTION", "can_use_efficient_attention"), ("CUDNN_ATTENTION", "can_use_cudnn_attention")):
-        fn = getattr(cuda, check, None)
-        if fn is None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cuda.enable_math_sdp(False)
+        try:
+            original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
+            return  # a fused kernel took them after all: no refusal to report
+        except RuntimeError:
+            pass
+        finally:
+            cuda.enable_math_sdp(True)
+    by_backend = {}
+    current = None
+    for w in caught:
+        text = re.sub(r"\s*\(Triggered internally at [^)]*\)\s*$", "", str(w.message).strip())
+        head = re.match(r"^(.*) kernel not used because:?$", text, re.IGNORECASE)
+        if head:
+            current = next((b for needle, b in _REASON_HEADS if needle in head.group(1).lower()), None)
+            if current is not None:
+                by_backend.setdefault(current, [])
             continue
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                ok = fn(params, True)
-            except Exception as e:
-                ok = False
-                caught.append(warnings.WarningMessage(_short(e), RuntimeWarning, "", 0))
-        if not ok:
-            reasons = []
-            for w in caught:
-                text = str(w.message).strip()
-                for line in text.splitlines():
-                    line = line.strip()
-                    if line and line not in reasons and "not used because" not in line.lower():
-                        reasons.append(line[:MAX_REASON])
-                if not reasons and text:
-                    reasons.append(text[:MAX_REASON])
-            g["rejections"].append({"backend": backend, "reasons": reasons[:6]})
+        if current is None:
+            continue
+        for line in text.splitlines():
+            line = line.strip()
+            if line and line not in by_backend[current]:
+                by_backend[current].append(line[:MAX_REASON])
+    for backend, reasons in by_backend.items():
+        g["rejections"].append({"backend": backend, "reasons": reasons[:6]})
 
 
 def _cost(torch, original, query, key, value, attn_mask, dropout_p, is_causal, kwargs):
-    """The math call against the fused backends, once, on copies without autograd."""
+    """The math call against the fused backends, on copies without autograd. Each is called once
+    to warm up (kernel selection, cuDNN's plan building), then timed with CUDA events; the peak is
+    that of the timed calls. The program's own peak for the step is kept."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     fused_dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     cost = {"fused_dtype": str(fused_dtype).replace("torch.", ""), "fused_ops": []}
     gqa = {"enable_gqa": True} if kwargs.get("enable_gqa") else {}
     q, k, v = query.detach(), key.detach(), value.detach()
+    repeats = 3
 
     def measure(fn):
+        del_out = fn()
+        del del_out
         torch.cuda.synchronize()
-        _S.step_floor = max(_S.step_floor, _S.original_max_allocated())
         base = torch.cuda.memory_allocated()
         _S.original_reset_peak()
-        t = _S.time.perf_counter()
-        out = fn()
-        torch.cuda.synchronize()
-        ms = (_S.time.perf_counter() - t) * 1000.0
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(repeats):
+            out = fn()
+            del out
+        end.record()
+        end.synchronize()
         peak = (_S.original_max_allocated() - base) / 2**20
-        del out
-        return peak, ms
+        return peak, start.elapsed_time(end) / repeats
 
-    with torch.no_grad():
-        cost["math_peak_mib"], cost["math_ms"] = measure(lambda: original(q, k, v, attn_mask, dropout_p, is_causal, **gqa))
-        fq, fk, fv = q.to(fused_dtype), k.to(fused_dtype), v.to(fused_dtype)
-        fmask = attn_mask if attn_mask is None or attn_mask.dtype == torch.bool else attn_mask.to(fused_dtype)
-        recorder = _dispatch_recorder(torch)
-        try:
-            with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION]):
-                def fused():
+    torch.cuda.synchronize()
+    program_peak = _S.original_max_allocated()
+    try:
+        with torch.no_grad():
+            cost["math_peak_mib"], cost["math_ms"] = measure(lambda: original(q, k, v, attn_mask, dropout_p, is_causal, **gqa))
+            fq, fk, fv = q.to(fused_dtype), k.to(fused_dtype), v.to(fused_dtype)
+            fmask = attn_mask if attn_mask is None or attn_mask.dtype == torch.bool else attn_mask.to(fused_dtype)
+            recorder = _dispatch_recorder(torch)
+            try:
+                with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION]):
                     with recorder:
-                        return original(fq, fk, fv, fmask, dropout_p, is_causal, **gqa)
-                cost["fused_peak_mib"], cost["fused_ms"] = measure(fused)
-            cost["fused_ops"] = recorder.ops
-        except Exception as e:
-            cost["error"] = "no fused backend runs these inputs in %s either: %s" % (cost["fused_dtype"], _short(e, 300))
-        del fq, fk, fv
+                        original(fq, fk, fv, fmask, dropout_p, is_causal, **gqa)
+                    cost["fused_peak_mib"], cost["fused_ms"] = measure(lambda: original(fq, fk, fv, fmask, dropout_p, is_causal, **gqa))
+                cost["fused_ops"] = recorder.ops
+            except Exception as e:
+                cost["error"] = "no fused backend runs these inputs in %s either: %s" % (cost["fused_dtype"], _short(e, 300))
+            del fq, fk, fv
+    finally:
+        # What these measurements allocated is not the program's: its step keeps its own peak.
+        _S.step_floor = max(_S.step_floor, program_peak)
+        _S.original_reset_peak()
     return cost
 
 
@@ -366,11 +429,12 @@ def _hook_optimizer(torch):
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
     def after_step(optimizer, args, kwargs):
-        if torch.compiler.is_compiling():
+        if _is_compiling():
             return
         # Several optimizers may step per iteration: the first one seen marks the iterations.
         if _S.step_owner is None:
             _S.step_owner = id(optimizer)
+            _drop_forward_hooks()
         if id(optimizer) == _S.step_owner:
             _step_done(torch, "optimizer")
 
@@ -382,7 +446,7 @@ def _hook_forward(torch):
     from torch.nn.modules import module as m
 
     def pre(mod, args):
-        if _S.step_owner is not None or torch.compiler.is_compiling():
+        if _is_compiling() or _S.step_owner is not None:  # dynamo folds the first: no guard on _S
             return
         _S.forward_depth += 1
         if _S.forward_depth == 1:
@@ -392,17 +456,39 @@ def _hook_forward(torch):
                 _step_done(torch, "forward")
 
     def post(mod, args, out):
-        if _S.step_owner is not None or torch.compiler.is_compiling():
+        if _is_compiling() or _S.step_owner is not None:  # dynamo folds the first: no guard on _S
             return
         _S.forward_depth = max(0, _S.forward_depth - 1)
 
-    # The hooks stay for the whole run (they return at once once an optimizer marks the steps):
-    # removing them would fail dynamo's guards on the global hooks and recompile the program.
-    m.register_module_forward_pre_hook(pre)
+    # Global module hooks put every module call of the program on nn.Module's slow path; the first
+    # optimizer step drops them (_drop_forward_hooks).
+    _S.forward_hooks = [m.register_module_forward_pre_hook(pre)]
     try:
-        m.register_module_forward_hook(post, always_call=True)
+        _S.forward_hooks.append(m.register_module_forward_hook(post, always_call=True))
     except TypeError:
-        m.register_module_forward_hook(post)
+        _S.forward_hooks.append(m.register_module_forward_hook(post))
+
+
+def _dynamo_compiled_anything():
+    if _S.compilations or _S.compile_requests:
+        return True
+    utils = sys.modules.get("torch._dynamo.utils")
+    counters = getattr(utils, "counters", None) if utils is not None else None
+    try:
+        return bool(counters and counters["frames"]["total"])
+    except Exception:
+        return True
+
+
+def _drop_forward_hooks():
+    """Once an optimizer marks the steps, the forward hooks only cost time. They stay where dynamo
+    has compiled something already: its guards cover the global hooks, and taking them away would
+    recompile the program."""
+    if not _S.forward_hooks or _dynamo_compiled_anything():
+        return
+    for handle in _S.forward_hooks:
+        handle.remove()
+    _S.forward_hooks = []
 
 
 def _wrap_memory_queries(torch):
@@ -440,10 +526,13 @@ def _step_memory(torch):
     """Records the step's peak and starts the next step's count."""
     if not torch.cuda.is_initialized():
         return
-    alloc = max(_S.original_max_allocated(), _S.step_floor)
-    reserved = _S.original_max_reserved()
+    # One read of the allocator's counters (max_memory_allocated and its kin each flatten them all).
+    stats = torch.cuda.memory_stats_as_nested_dict()
+    allocated, reserved_now = stats["allocated_bytes"]["all"], stats["reserved_bytes"]["all"]
+    alloc = max(allocated["peak"], _S.step_floor)
+    reserved = reserved_now["peak"]
     if _S.steps % _S.mem_stride == 0:
-        _S.memory.append({"step": _S.steps, "t_s": round(_S.now(), 4), "allocated_mib": torch.cuda.memory_allocated() / 2**20, "reserved_mib": torch.cuda.memory_reserved() / 2**20, "peak_mib": alloc / 2**20})
+        _S.memory.append({"step": _S.steps, "t_s": round(_S.now(), 4), "allocated_mib": allocated["current"] / 2**20, "reserved_mib": reserved_now["current"] / 2**20, "peak_mib": alloc / 2**20})
         _thin(_S.memory, "mem_stride")
     _S.user_alloc = max(_S.user_alloc, alloc)
     _S.user_reserved = max(_S.user_reserved, reserved)
@@ -506,6 +595,7 @@ def _hook_dynamo(torch):
     """Compilations and recompilations through dynamo's callbacks, and why frames recompiled."""
     # torch._dynamo is imported by torch.compile anyway; hooks go in when it arrives.
     def install(dynamo):
+        _find_is_compiling(torch)
         try:
             cb = dynamo.callback
 
@@ -612,7 +702,7 @@ def _wrap_distributed(torch):
                 continue
 
             def wrapper(*a, _original=original, _name=name, **k):
-                if torch.compiler.is_compiling():
+                if _is_compiling():
                     return _original(*a, **k)
                 t = _S.time.perf_counter()
                 try:
@@ -716,7 +806,7 @@ def _wrap_calls(module, library, names):
 
         def wrapper(*a, _original=original, _name=name, **k):
             torch = _S.torch
-            if torch is not None and torch.compiler.is_compiling():
+            if _is_compiling():
                 return _original(*a, **k)
             dtype = str(getattr(a[0], "dtype", "")).replace("torch.", "") if a else ""
             c = _S.extensions.setdefault((library, _name, dtype), [0, 0])

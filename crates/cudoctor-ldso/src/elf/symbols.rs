@@ -35,6 +35,11 @@ const VER_FLG_WEAK: u16 = 0x2;
 
 /// Hard caps against garbage counts.
 const MAX_VERSION_ENTRIES: u64 = 1 << 16;
+/// The longest hash chain a lookup walks. Linkers size tables so chains hold a few entries
+/// (a few dozen at worst); a table with longer chains, or with chains that merge or loop, is
+/// replaced by an index built from the symbols themselves, so lookups stay cheap whatever the
+/// table claims (n lookups in one n-long chain would be quadratic).
+const MAX_CHAIN: usize = 4096;
 
 /// Binding of a dynamic symbol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -171,8 +176,75 @@ enum HashIndex {
         buckets: Vec<u32>,
         chains: Vec<u32>,
     },
-    /// Neither table present: an index we build ourselves, keyed by the SysV hash.
-    Own(HashMap<u32, Vec<u32>>),
+    /// Neither table present, or one that fails [`MAX_CHAIN`]'s checks: an index we build
+    /// ourselves, keyed by the whole name (no name collides with another, whatever the file).
+    Own(HashMap<Box<[u8]>, Vec<u32>>),
+}
+
+impl HashIndex {
+    /// The longest walk a lookup makes through the file's table, computed in time linear in
+    /// the table; None when chains merge or loop (no linker writes that).
+    fn longest_chain(&self, nsyms: usize) -> Option<usize> {
+        match self {
+            HashIndex::Own(_) => Some(0),
+            HashIndex::Gnu {
+                symoffset,
+                buckets,
+                chains,
+            } => {
+                // A lookup from entry j walks to the next terminator (low bit set) or the end:
+                // the run lengths, from the back, in one pass.
+                let n = chains.len().min(nsyms.saturating_sub(*symoffset as usize));
+                let mut run = vec![0u32; n];
+                for j in (0..n).rev() {
+                    run[j] = if chains[j] & 1 == 1 || j + 1 == n {
+                        1
+                    } else {
+                        run[j + 1] + 1
+                    };
+                }
+                let longest = buckets
+                    .iter()
+                    .filter(|&&b| b != 0 && b >= *symoffset)
+                    .filter_map(|&b| run.get((b - symoffset) as usize))
+                    .max()
+                    .copied()
+                    .unwrap_or(0);
+                Some(longest as usize)
+            }
+            HashIndex::Sysv { buckets, chains } => {
+                // Valid chains are disjoint paths: every symbol is reached from at most one
+                // bucket or one other symbol. Then walking every bucket is linear in total.
+                let n = chains.len().min(nsyms);
+                let mut reached = vec![false; n];
+                let mut mark = |i: u32| -> bool {
+                    match reached.get_mut(i as usize) {
+                        Some(_) if i == 0 => true,
+                        Some(r) if *r => false,
+                        Some(r) => {
+                            *r = true;
+                            true
+                        }
+                        None => true,
+                    }
+                };
+                if !buckets.iter().chain(&chains[..n]).all(|&i| mark(i)) {
+                    return None;
+                }
+                let mut longest = 0;
+                for &start in buckets {
+                    let mut len = 0;
+                    let mut i = start as usize;
+                    while i != 0 && i < n {
+                        len += 1;
+                        i = chains[i] as usize;
+                    }
+                    longest = longest.max(len);
+                }
+                Some(longest)
+            }
+        }
+    }
 }
 
 /// The dynamic symbol table of one object, held in memory for lookups.
@@ -251,32 +323,44 @@ impl<R: ReadAt> ElfFile<R> {
             ElfClass::Elf32 => 4u64,
             ElfClass::Elf64 => 8u64,
         };
+        let (sym_off, sym_avail) = self
+            .vaddr_span(symtab_addr)
+            .ok_or_else(|| ElfError::malformed("DT_SYMTAB is not in any loaded segment"))?;
+        // The count: the SHT_DYNSYM section's where it exists (what readelf shows), else what
+        // the hash tables imply, never past the next table placed after the symbols nor past
+        // the segment. The hash tables are read only as far as that count: a garbage count or
+        // bucket cannot make them allocate the rest of a 500 MB library.
+        let from_sections = self.dynsym_count_from_sections(symtab_addr, syment)?;
+        let next_table = [t.strtab, t.hash, t.gnu_hash, t.versym, t.verdef, t.verneed]
+            .into_iter()
+            .flatten()
+            .filter(|&a| a > symtab_addr)
+            .min();
+        let room = next_table.map_or(sym_avail, |end| (end - symtab_addr).min(sym_avail));
+        let cap = from_sections.unwrap_or(room / syment);
         let mut index = None;
-        let mut nsyms = None;
+        let mut from_hash = None;
         if let Some(addr) = t.gnu_hash {
-            let (idx, n) = self.read_gnu_hash(addr, word)?;
+            let (idx, n) = self.read_gnu_hash(addr, word, cap, from_sections.is_some())?;
             index = Some(idx);
-            nsyms = Some(n);
+            from_hash = Some(n);
         }
         if let Some(addr) = t.hash {
-            let (buckets, chains) = self.read_sysv_hash(addr)?;
+            let (buckets, chains) = self.read_sysv_hash(addr, cap)?;
             let n = chains.len() as u64;
-            nsyms = Some(nsyms.map_or(n, |g: u64| g.max(n)));
+            from_hash = Some(from_hash.unwrap_or(n));
             if index.is_none() {
                 index = Some(HashIndex::Sysv { buckets, chains });
             }
         }
-        if let Some(n) = self.dynsym_count_from_sections(symtab_addr, syment)? {
-            nsyms = Some(nsyms.map_or(n, |h: u64| h.max(n)));
-        }
-        let nsyms = nsyms.ok_or_else(|| {
-            ElfError::malformed(
-                "cannot size the dynamic symbol table (no hash table, no section headers)",
-            )
-        })?;
-        let (sym_off, sym_avail) = self
-            .vaddr_span(symtab_addr)
-            .ok_or_else(|| ElfError::malformed("DT_SYMTAB is not in any loaded segment"))?;
+        let nsyms = match from_sections {
+            Some(n) => n,
+            None => from_hash.ok_or_else(|| {
+                ElfError::malformed(
+                    "cannot size the dynamic symbol table (no hash table, no section headers)",
+                )
+            })?,
+        };
         let sym_bytes_len = nsyms
             .checked_mul(syment)
             .filter(|&l| l <= sym_avail)
@@ -345,14 +429,26 @@ impl<R: ReadAt> ElfFile<R> {
             index: HashIndex::Own(HashMap::new()),
         };
         table.index = match index {
-            Some(i) => i,
-            None => HashIndex::Own(table.build_own_index()),
+            Some(i)
+                if i.longest_chain(table.syms.len())
+                    .is_some_and(|l| l <= MAX_CHAIN) =>
+            {
+                i
+            }
+            _ => HashIndex::Own(table.build_own_index()),
         };
         Ok(table)
     }
 
-    /// Returns the index and the number of symbols implied by the table.
-    fn read_gnu_hash(&self, addr: u64, word: u64) -> Result<(HashIndex, u64), ElfError> {
+    /// Returns the index and the number of symbols implied by the table, at most `cap`
+    /// (`exact`: the count is `cap`, known from the section headers).
+    fn read_gnu_hash(
+        &self,
+        addr: u64,
+        word: u64,
+        cap: u64,
+        exact: bool,
+    ) -> Result<(HashIndex, u64), ElfError> {
         let (off, avail) = self
             .vaddr_span(addr)
             .ok_or_else(|| ElfError::malformed("DT_GNU_HASH is not in any loaded segment"))?;
@@ -381,13 +477,24 @@ impl<R: ReadAt> ElfFile<R> {
         let chains_avail = avail - buckets_off - buckets_len;
         // The symbol count is the end of the chain that starts at the highest bucket.
         let max_bucket = buckets.iter().copied().max().unwrap_or(0);
-        let nsyms = if max_bucket < symoffset {
+        let nsyms = if exact {
+            cap
+        } else if max_bucket < symoffset {
             u64::from(symoffset)
+        } else if u64::from(max_bucket) >= cap {
+            return Err(ElfError::malformed(format!(
+                "DT_GNU_HASH names symbol {max_bucket}, past the {cap} the table can hold"
+            )));
         } else {
-            // Walk the last chain in 4 KiB reads until its terminating entry (low bit set).
+            // Walk the last chain in 4 KiB reads until its terminating entry (low bit set), no
+            // further than `cap` symbols.
             let mut i = u64::from(max_bucket - symoffset);
+            let limit = cap - u64::from(symoffset);
             'walk: loop {
                 let start = i * 4;
+                if i >= limit {
+                    break 'walk;
+                }
                 if start + 4 > chains_avail {
                     return Err(ElfError::malformed(
                         "DT_GNU_HASH chain runs off its segment",
@@ -404,7 +511,10 @@ impl<R: ReadAt> ElfFile<R> {
             }
             u64::from(symoffset) + i + 1
         };
-        let chain_count = nsyms.saturating_sub(u64::from(symoffset));
+        let nsyms = nsyms.min(cap);
+        let chain_count = nsyms
+            .saturating_sub(u64::from(symoffset))
+            .min(chains_avail / 4);
         let chains = if chain_count == 0 {
             Vec::new()
         } else {
@@ -423,7 +533,8 @@ impl<R: ReadAt> ElfFile<R> {
         ))
     }
 
-    fn read_sysv_hash(&self, addr: u64) -> Result<(Vec<u32>, Vec<u32>), ElfError> {
+    /// Buckets and chains, the chains only as far as `cap` symbols.
+    fn read_sysv_hash(&self, addr: u64, cap: u64) -> Result<(Vec<u32>, Vec<u32>), ElfError> {
         let (off, avail) = self
             .vaddr_span(addr)
             .ok_or_else(|| ElfError::malformed("DT_HASH is not in any loaded segment"))?;
@@ -431,6 +542,12 @@ impl<R: ReadAt> ElfFile<R> {
         let bad = || ElfError::malformed("truncated DT_HASH header");
         let nbucket = u64::from(le_u32(&head, 0).ok_or_else(bad)?);
         let nchain = u64::from(le_u32(&head, 4).ok_or_else(bad)?);
+        if nbucket > avail / 4 {
+            return Err(ElfError::malformed(format!(
+                "DT_HASH claims {nbucket} buckets, more than its segment holds"
+            )));
+        }
+        let nchain = nchain.min(cap);
         let len = (nbucket + nchain) * 4;
         if nbucket == 0 || 8 + len > avail {
             return Err(ElfError::Truncated {
@@ -813,8 +930,8 @@ impl SymbolTable {
                 }
             }
             HashIndex::Own(map) => {
-                if let Some(v) = map.get(&elf_hash(name)) {
-                    out.extend(v.iter().copied().filter(|&i| self.name_at(i) == Some(name)));
+                if let Some(v) = map.get(name) {
+                    out.extend(v.iter().copied());
                 }
             }
         }
@@ -825,16 +942,31 @@ impl SymbolTable {
         self.syms.get(i as usize).map(|s| self.name_bytes(s))
     }
 
-    fn build_own_index(&self) -> HashMap<u32, Vec<u32>> {
-        let mut map: HashMap<u32, Vec<u32>> = HashMap::new();
+    fn build_own_index(&self) -> HashMap<Box<[u8]>, Vec<u32>> {
+        let mut map: HashMap<Box<[u8]>, Vec<u32>> = HashMap::new();
         for (i, s) in self.syms.iter().enumerate().skip(1) {
             if s.is_exported_definition() {
-                map.entry(elf_hash(self.name_bytes(s)))
+                map.entry(self.name_bytes(s).into())
                     .or_default()
                     .push(i as u32);
             }
         }
         map
+    }
+
+    /// The most entries one lookup can visit: the longest hash chain, or the most definitions
+    /// sharing one name in our own index.
+    pub fn longest_lookup(&self) -> usize {
+        match &self.index {
+            HashIndex::Own(map) => map.values().map(Vec::len).max().unwrap_or(0),
+            other => other.longest_chain(self.syms.len()).unwrap_or(usize::MAX),
+        }
+    }
+
+    /// Whether lookups go through the object's own hash table (false: through an index built
+    /// from the symbols, because the table is missing or malformed).
+    pub fn uses_file_hash_table(&self) -> bool {
+        !matches!(self.index, HashIndex::Own(_))
     }
 
     /// Does this object provide a definition that glibc would bind `name` (with `version`)

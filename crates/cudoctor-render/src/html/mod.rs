@@ -125,7 +125,12 @@ fn write_finding(out: &mut String, f: &Finding, consequences: &[&Finding]) {
                     let _ = writeln!(out, "<p>{}</p>", esc(p));
                 }
                 FixPart::Commands(cmds) => {
-                    let _ = writeln!(out, "<pre>{}</pre>", esc(&cmds.join("\n")));
+                    let block = cmds.join("\n");
+                    let _ = writeln!(
+                        out,
+                        "<pre>{}</pre>",
+                        cudoctor_types::inert::html(&block, true)
+                    );
                 }
             }
         }
@@ -176,20 +181,10 @@ fn pictures(layer: Layer, s: &Snapshot) -> String {
     out
 }
 
-/// Escapes text for HTML content and attribute values.
+/// Escapes text for HTML content and attribute values (markup as entities, control characters
+/// and newlines as visible escapes).
 pub(crate) fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
+    cudoctor_types::inert::html(s, false)
 }
 
 #[cfg(test)]

@@ -214,18 +214,18 @@ fn cost_ratio(g: &SdpaGroup) -> Option<(f64, &'static str)> {
 
 fn cost_line(c: &cudoctor_snapshot::SdpaCost) -> String {
     if let Some(e) = &c.error {
-        return format!("measured once without autograd: {e}");
+        return format!("measured without autograd: {e}");
     }
     let fused = SdpaBackend::from_dispatched_ops(&c.fused_ops)
         .map(SdpaBackend::short)
         .unwrap_or("fused");
     let part = |peak: Option<f64>, t: Option<f64>| match (peak, t) {
-        (Some(p), Some(t)) => format!("{} at peak, {}", mib(p), ms(t)),
+        (Some(p), Some(t)) => format!("{} at peak, {} a call", mib(p), ms(t)),
         (Some(p), None) => format!("{} at peak", mib(p)),
         _ => "not measured".to_string(),
     };
     format!(
-        "measured once without autograd: math {}; {fused} with {} inputs {}",
+        "measured without autograd, each after a warm-up call: math {}; {fused} with {} inputs {}",
         part(c.math_peak_mib, c.math_ms),
         c.fused_dtype,
         part(c.fused_peak_mib, c.fused_ms)
@@ -285,6 +285,12 @@ mod tests {
             .evidence
             .iter()
             .any(|e| e.starts_with("torch: flash refused: Expected query")));
+        assert!(
+            f[0].evidence.iter().any(|e| e
+                == "measured without autograd, each after a warm-up call: math 4.0 GiB at peak, 12.0 ms a call; mem-efficient with bfloat16 inputs 100 MiB at peak, 0.500 ms a call"),
+            "{:?}",
+            f[0].evidence
+        );
         assert!(f[0].fix[0].text().contains("torch.autocast"));
     }
 

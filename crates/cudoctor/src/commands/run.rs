@@ -23,7 +23,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<crate::Outcome> {
     let facts = run_observed(&args.command, &options)?;
     let exit = facts.exit.clone();
     let r = report(facts, env!("CARGO_PKG_VERSION"), baseline.as_ref());
-    eprint!("{}", cudoctor_render::render_run_text(&r));
+    let text = cudoctor_render::render_run_text(&r);
+    eprint!("{}", cudoctor_types::inert::text(&text));
     match write_reports(&r, &json_path) {
         Ok(paths) => eprintln!("  reports: {}", paths.join(", ")),
         Err(e) => eprintln!("cudoctor run: error: {e:#}"),

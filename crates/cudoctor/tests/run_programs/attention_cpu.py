@@ -26,4 +26,7 @@ for i in range(6):
 # Inference after training: the optimizer keeps marking the steps.
 with torch.no_grad():
     model(torch.randn(2, 4, 32, 16), 0.0)
-print("trained")
+# Under cudoctor's observer: its global module hooks are gone once the optimizer marks the steps.
+from torch.nn.modules import module as m
+
+print("trained, %d global forward hooks" % (len(m._global_forward_pre_hooks) + len(m._global_forward_hooks)))
