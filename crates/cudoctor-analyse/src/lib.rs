@@ -4,6 +4,7 @@
 //! [`registry::RULES`] lists them. Rules do no I/O: everything they know is in the snapshot.
 
 pub mod causes;
+pub mod confirm;
 pub mod context;
 pub mod finding;
 pub mod frameworks;
@@ -12,6 +13,7 @@ pub mod rule;
 mod rules;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod what_if;
 
 use cudoctor_kb::Kb;
 use cudoctor_snapshot::Snapshot;

@@ -1,8 +1,8 @@
 //! The result of `explain`: what the CLI prints as text or JSON.
 
 use crate::category::Category;
-use crate::crosscheck::MachineCheck;
 use crate::signatures::Role;
+use cudoctor_plan::FixStep;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -63,6 +63,43 @@ impl ScanStats {
     }
 }
 
+/// What the machine says about an explained cause.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// A finding of `check` on this machine confirms the cause.
+    Consistent,
+    /// The rules that would see this cause had the facts they need and found nothing: the
+    /// message was probably produced elsewhere (another machine, environment or state).
+    Contradicts,
+    /// The facts needed to judge were not available, or no rule judges this cause.
+    Inconclusive,
+}
+
+/// A finding of `check` that bears on the explained cause.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct JudgedBy {
+    /// The finding's report id ("DRV004", "LIB004-2") and code.
+    pub id: String,
+    pub code: String,
+    pub title: String,
+}
+
+/// The machine check of an explanation: the findings `check` makes on the same snapshot,
+/// mapped onto the explained cause (filled in by `cudoctor_analyse::confirm`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MachineCheck {
+    pub verdict: Verdict,
+    /// The findings that confirm the cause.
+    pub findings: Vec<JudgedBy>,
+    /// The finding codes that judge this cause (what was looked for).
+    pub judged_by: Vec<String>,
+    pub evidence: Vec<String>,
+    /// `check`'s fix for the confirming findings on this machine, step for step.
+    pub fixes: Vec<FixStep>,
+    pub contradictions: Vec<String>,
+}
+
 /// The explanation of an error message or a log.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explanation {
@@ -86,7 +123,7 @@ pub struct Explanation {
     /// Present when nothing matched: what was looked for.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub looked_for: Vec<LookedFor>,
-    /// The cross-check with a machine's facts, when facts were given.
+    /// The check against a machine's snapshot, when one was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine: Option<MachineCheck>,
     /// Where the signature's knowledge comes from.
@@ -98,5 +135,38 @@ impl Explanation {
     /// True when a signature explained the input.
     pub fn is_known(&self) -> bool {
         self.category != Category::Unknown
+    }
+}
+
+impl Explanation {
+    /// Adds the machine check: `check`'s fixes for this machine first, then the signature's own;
+    /// when the machine contradicts the message, those are said to be for the machine that wrote
+    /// the log. An unknown explanation has nothing to check.
+    pub fn with_machine(&mut self, check: MachineCheck) {
+        if !self.is_known() {
+            return;
+        }
+        let elsewhere = check.verdict == Verdict::Contradicts;
+        let mut fix: Vec<String> = check.fixes.iter().map(|f| f.text().to_string()).collect();
+        for f in &self.fix {
+            if fix.contains(f) {
+                continue;
+            }
+            fix.push(match elsewhere {
+                true => format!("On the machine that wrote the log: {f}"),
+                false => f.clone(),
+            });
+        }
+        self.fix = fix;
+        let mut evidence = check.evidence.clone();
+        evidence.extend(
+            check
+                .contradictions
+                .iter()
+                .map(|c| format!("Contradiction: {c}")),
+        );
+        evidence.append(&mut self.evidence);
+        self.evidence = evidence;
+        self.machine = Some(check);
     }
 }

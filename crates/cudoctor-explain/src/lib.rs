@@ -2,38 +2,36 @@
 //!
 //! The engine reads any `BufRead` line by line with a bounded buffer, matches each cleaned line
 //! against a signature database kept as data (`data/signatures.toml`), and picks the first
-//! causal error. Given the facts of a machine it cross-checks the answer (a pure function) with
-//! the version facts of the knowledge base (`cudoctor-kb`) and makes the fixes exact. Nothing
-//! here touches the machine itself.
+//! causal error. Whether a machine confirms the answer is decided by the rules `check` runs
+//! (`cudoctor_analyse::confirm` maps a cause to the findings that judge it); fixes the message's
+//! own facts call for come from the one build chooser (`cudoctor-plan`). Nothing here touches
+//! the machine itself.
 //!
 //! ```
 //! let log = "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).";
-//! let e = cudoctor_explain::explain_str(log, None);
+//! let e = cudoctor_explain::explain_str(log);
 //! assert_eq!(e.category, cudoctor_explain::Category::DriverTooOld);
 //! assert_eq!(e.fields.get("found_cuda").map(String::as_str), Some("11.4"));
 //! ```
 
 pub mod category;
-mod compat;
-pub mod crosscheck;
 pub mod explanation;
-pub mod facts;
 pub mod fields;
 pub mod libraries;
+mod message_remedy;
 pub mod normalize;
 pub mod prefilter;
 pub mod render;
 pub mod scanner;
 pub mod signatures;
 pub mod template;
-pub mod visible_devices;
 
 pub use category::Category;
-pub use crosscheck::{cross_check, cross_check_as, FactsCheck, MachineCheck, Verdict};
 pub use cudoctor_kb::Kb;
-pub use explanation::{AlsoSeen, Explanation, LookedFor, MatchedLine, ScanStats};
-pub use facts::{GpuFact, MachineFacts, Platform, ToolkitFact};
-pub use signatures::{DbError, Role, SignatureDb};
+pub use explanation::{
+    AlsoSeen, Explanation, JudgedBy, LookedFor, MachineCheck, MatchedLine, ScanStats, Verdict,
+};
+pub use signatures::{DbError, FactsCheck, Role, SignatureDb};
 
 use prefilter::Prefilter;
 use scanner::{pick_winner, scan, ScanOutcome};
@@ -58,7 +56,8 @@ pub enum EngineError {
     Knowledge(String),
 }
 
-/// A signature database with its prefilter and the knowledge base for cross-checks.
+/// A signature database with its prefilter and the knowledge base the message's own fixes are
+/// chosen with.
 pub struct Engine {
     db: SignatureDb,
     prefilter: Prefilter,
@@ -87,7 +86,7 @@ impl Engine {
         Engine { db, prefilter, kb }
     }
 
-    /// The knowledge base `explain` and `apply_facts` cross-check with.
+    /// The knowledge base the message's own fixes are chosen with.
     pub fn kb(&self) -> &Kb {
         &self.kb
     }
@@ -100,66 +99,11 @@ impl Engine {
         &self.prefilter
     }
 
-    /// Explains what `input` yields, cross-checked with `facts` when given.
-    pub fn explain<R: BufRead>(&self, input: R, facts: Option<&MachineFacts>) -> Explanation {
-        self.explain_with_kb(input, facts, &self.kb)
-    }
-
-    /// As [`Engine::explain`], cross-checking with another knowledge base (`--kb DIR`).
-    pub fn explain_with_kb<R: BufRead>(
-        &self,
-        input: R,
-        facts: Option<&MachineFacts>,
-        kb: &Kb,
-    ) -> Explanation {
+    /// Explains what `input` yields. The machine check is added by the caller from `check`'s
+    /// findings on a snapshot ([`Explanation::with_machine`], `cudoctor_analyse::confirm`).
+    pub fn explain<R: BufRead>(&self, input: R) -> Explanation {
         let outcome = scan(input, &self.db, &self.prefilter);
-        let mut e = self.build(outcome);
-        if let Some(facts) = facts {
-            self.apply_facts_with_kb(&mut e, facts, kb);
-        }
-        e
-    }
-
-    /// Adds a machine cross-check to an explanation (replacing an earlier one).
-    pub fn apply_facts(&self, e: &mut Explanation, facts: &MachineFacts) {
-        self.apply_facts_with_kb(e, facts, &self.kb);
-    }
-
-    /// As [`Engine::apply_facts`], with another knowledge base (`--kb DIR`).
-    pub fn apply_facts_with_kb(&self, e: &mut Explanation, facts: &MachineFacts, kb: &Kb) {
-        if !e.is_known() {
-            return;
-        }
-        // The winning signature may ask for a narrower check than its category's.
-        let asked = e
-            .signature
-            .as_deref()
-            .and_then(|id| self.db.by_id(id))
-            .and_then(|s| s.check);
-        let check = cross_check_as(e.category, asked, &e.fields, facts, kb);
-        let elsewhere = check.verdict == Verdict::Contradicts;
-        let mut fixes = check.fixes.clone();
-        // When the log came from elsewhere, the signature's own fixes are for that machine.
-        fixes.extend(
-            e.fix
-                .iter()
-                .filter(|f| !check.fixes.contains(f))
-                .map(|f| match elsewhere {
-                    true => format!("On the machine that wrote the log: {f}"),
-                    false => f.clone(),
-                }),
-        );
-        e.fix = fixes;
-        let mut evidence: Vec<String> = check.evidence.clone();
-        evidence.extend(
-            check
-                .contradictions
-                .iter()
-                .map(|c| format!("Contradiction: {c}")),
-        );
-        evidence.extend(e.evidence.iter().cloned());
-        e.evidence = evidence;
-        e.machine = Some(check);
+        self.build(outcome)
     }
 
     /// The winner, or the most confident signature seen that refines it: a reason line in the log
@@ -216,8 +160,9 @@ impl Engine {
             .map(|h| h.fields.clone())
             .unwrap_or_default();
         let cause = sig.render_cause(&fields);
-        let fix = sig.render_fixes(&fields);
-        // Fields from other signatures of the same category help the cross-check (e.g. the
+        let mut fix = sig.render_fixes(&fields);
+        fix.extend(message_remedy::fixes(&self.kb, sig.category, &fields));
+        // Fields from other signatures of the same category help the machine check (e.g. the
         // architecture named by an earlier warning); they never change the texts above.
         for (index, s) in seen.iter().enumerate() {
             if index == win_index || self.db.get(index).map(|o| o.category) != Some(sig.category) {
@@ -419,12 +364,11 @@ pub fn builtin_engine() -> Result<&'static Engine, &'static EngineError> {
         .as_ref()
 }
 
-/// Explains a message or a log read from `r` (a file, standard input...), cross-checked with
-/// `facts` when given. Never fails: a broken built-in database (ruled out by the tests) or a
-/// read error is reported inside the explanation.
-pub fn explain_reader<R: BufRead>(r: R, facts: Option<&MachineFacts>) -> Explanation {
+/// Explains a message or a log read from `r` (a file, standard input...). Never fails: a broken
+/// built-in database (ruled out by the tests) or a read error is reported inside the explanation.
+pub fn explain_reader<R: BufRead>(r: R) -> Explanation {
     match builtin_engine() {
-        Ok(engine) => engine.explain(r, facts),
+        Ok(engine) => engine.explain(r),
         Err(e) => Explanation {
             category: Category::Unknown,
             confidence: 0.0,
@@ -445,6 +389,6 @@ pub fn explain_reader<R: BufRead>(r: R, facts: Option<&MachineFacts>) -> Explana
 }
 
 /// Explains a message held in memory.
-pub fn explain_str(text: &str, facts: Option<&MachineFacts>) -> Explanation {
-    explain_reader(Cursor::new(text.as_bytes()), facts)
+pub fn explain_str(text: &str) -> Explanation {
+    explain_reader(Cursor::new(text.as_bytes()))
 }

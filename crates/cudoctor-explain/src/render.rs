@@ -1,7 +1,7 @@
 //! Plain-text rendering of an explanation (the CLI adds colour and other formats).
 
-use crate::crosscheck::Verdict;
 use crate::explanation::Explanation;
+use crate::explanation::Verdict;
 use std::fmt::Write;
 
 /// A human-readable report, no colour.

@@ -355,13 +355,25 @@ impl State<'_> {
                 self.prefilter.may_match(&format!("{tail} {head}"))
             };
             if candidate || self.prev_candidate || crossing() {
-                joined_text = format!("{} {text}", self.prev);
-                joined_hits = self
-                    .db
-                    .triggered(&joined_text)
-                    .into_iter()
-                    .filter(|s| !own.contains(s) && !self.prev_hits.contains(s))
-                    .collect();
+                // Re-flowed text breaks between words; a terminal breaks inside one ("OpTy" /
+                // "pe=BROADCAST"), so the halves are also read without the space.
+                for glue in [" ", ""] {
+                    let text_joined = format!("{}{glue}{text}", self.prev);
+                    let hits: Vec<usize> = self
+                        .db
+                        .triggered(&text_joined)
+                        .into_iter()
+                        .filter(|s| {
+                            !own.contains(s)
+                                && !self.prev_hits.contains(s)
+                                && !joined_hits.contains(s)
+                        })
+                        .collect();
+                    if !hits.is_empty() && joined_hits.is_empty() {
+                        joined_text = text_joined;
+                    }
+                    joined_hits.extend(hits);
+                }
             }
         }
         let window_piece = shorten(text, WINDOW_LINE_BYTES);

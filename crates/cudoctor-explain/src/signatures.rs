@@ -1,7 +1,6 @@
 //! The signature database: error patterns kept as data (`data/signatures.toml`), parsed once.
 
 use crate::category::Category;
-use crate::crosscheck::FactsCheck;
 use crate::fields::FieldKind;
 use crate::template;
 use regex::{Regex, RegexSet};
@@ -106,7 +105,7 @@ pub struct Signature {
     pub require_equal: Vec<[String; 2]>,
     /// Pairs of fields that must differ (both known) for the signature to apply.
     pub require_different: Vec<[String; 2]>,
-    /// The machine cross-check this message calls for instead of its category's general one.
+    /// The machine check this message calls for instead of its category's general one.
     pub check: Option<FactsCheck>,
     /// Signatures whose generic answer this one makes specific: when both are seen in a log
     /// and one of those wins, this one is reported instead (the reason line says what to do).
@@ -400,4 +399,29 @@ pub fn builtin() -> Result<&'static SignatureDb, &'static DbError> {
     static DB: OnceLock<Result<SignatureDb, DbError>> = OnceLock::new();
     DB.get_or_init(|| SignatureDb::from_toml(BUILTIN_TOML))
         .as_ref()
+}
+
+/// A machine check a signature asks for instead of its category's general one, because its
+/// message says more precisely what failed (`check = "..."` in the signature data). Which
+/// findings of `check` confirm it is decided by `cudoctor_analyse::confirm`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FactsCheck {
+    /// The CUDA runtime loaded the driver library and counted zero devices ("No CUDA GPUs are
+    /// available", cudaErrorNoDevice): CUDA_VISIBLE_DEVICES is the usual reason, and a working
+    /// driver is no contradiction, since that variable hides GPUs from CUDA but not from
+    /// nvidia-smi.
+    VisibleDevices,
+    /// CUDA's initialisation failed below a driver that still answers nvidia-smi (the
+    /// nvidia_uvm module, /dev/nvidia-uvm): a working driver is no contradiction either.
+    CudaInit,
+}
+
+impl FactsCheck {
+    /// The category whose messages this check is made for.
+    pub fn category(self) -> Category {
+        match self {
+            FactsCheck::VisibleDevices | FactsCheck::CudaInit => Category::DriverMissing,
+        }
+    }
 }

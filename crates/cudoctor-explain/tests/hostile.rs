@@ -128,7 +128,7 @@ const OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate
 #[test]
 fn empty_input_has_nothing_to_explain() {
     for input in ["", "\n\n\r\n", "   \t  \n"] {
-        let e = explain_str(input, None);
+        let e = explain_str(input);
         assert_eq!(e.category, Category::Unknown);
         assert!(e.cause.starts_with("Nothing to explain"), "{}", e.cause);
     }
@@ -146,7 +146,7 @@ fn binary_garbage_is_harmless() {
             (x >> 24) as u8
         })
         .collect();
-    let e = explain_reader(Cursor::new(&data), None);
+    let e = explain_reader(Cursor::new(&data));
     assert_eq!(e.stats.bytes, data.len() as u64);
     assert!(e.cause.len() < 10_000);
     // Garbage with an error in the middle: still found.
@@ -154,7 +154,7 @@ fn binary_garbage_is_harmless() {
     mixed.extend_from_slice(b"\nAssertionError: Torch not compiled with CUDA enabled\n");
     mixed.extend_from_slice(data.get(100_000..200_000).unwrap_or_default());
     assert_eq!(
-        explain_reader(Cursor::new(mixed), None).category,
+        explain_reader(Cursor::new(mixed)).category,
         Category::CpuOnlyWheel
     );
 }
@@ -164,7 +164,7 @@ fn invalid_utf8_around_an_error() {
     let mut data = vec![0xff, 0xfe, 0xc3, b'\n', 0x80, 0x80];
     data.extend_from_slice("ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory \u{fffd}".as_bytes());
     data.extend_from_slice(&[0xed, 0xa0, 0x80, b'\n', 0xf8, 0x88]);
-    let e = explain_reader(Cursor::new(data), None);
+    let e = explain_reader(Cursor::new(data));
     assert_eq!(e.category, Category::LibraryPath);
     assert_eq!(
         e.fields.get("lib").map(String::as_str),
@@ -180,7 +180,7 @@ fn large_inputs_stay_bounded() {
     let total: u64 = 100 * 1024 * 1024;
     let start = Instant::now();
     let log = SyntheticLog::new(total, total - 10_000, OOM);
-    let e = explain_reader(BufReader::with_capacity(64 * 1024, log), None);
+    let e = explain_reader(BufReader::with_capacity(64 * 1024, log));
     let took = start.elapsed();
     println!(
         "100 MB log: {:?}, {} lines, {} candidate lines",
@@ -197,7 +197,7 @@ fn large_inputs_stay_bounded() {
         pos: 0,
     };
     let start = Instant::now();
-    let e = explain_reader(BufReader::new(line), None);
+    let e = explain_reader(BufReader::new(line));
     println!("100 MB line: {:?}", start.elapsed());
     assert_eq!(e.category, Category::CpuOnlyWheel);
     assert_eq!(e.stats.truncated_lines, 1);
@@ -234,7 +234,7 @@ fn one_gigabyte_log() {
         total / 2,
         "RuntimeError: The NVIDIA driver on your system is too old (found version 12020).",
     );
-    let e = explain_reader(BufReader::with_capacity(64 * 1024, log), None);
+    let e = explain_reader(BufReader::with_capacity(64 * 1024, log));
     println!("1 GB log: {:?}, {} lines", start.elapsed(), e.stats.lines);
     assert_eq!(e.category, Category::DriverTooOld);
     assert_eq!(e.fields.get("found_cuda").map(String::as_str), Some("12.2"));

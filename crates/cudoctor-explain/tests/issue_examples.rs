@@ -4,7 +4,7 @@
 use cudoctor_explain::{explain_str, Category, Explanation};
 
 fn check(text: &str, category: Category, fix_mentions: &[&str]) -> Explanation {
-    let e = explain_str(text, None);
+    let e = explain_str(text);
     assert_eq!(e.category, category, "{text}\n-> {e:#?}");
     let fixes = e.fix.join("\n");
     for m in fix_mentions {

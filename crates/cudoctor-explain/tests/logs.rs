@@ -12,7 +12,7 @@ Traceback (most recent call last):
 RuntimeError: CUDA error: unspecified launch failure
 CUDA kernel errors might be asynchronously reported at some other API call
 ";
-    let e = explain_str(log, None);
+    let e = explain_str(log);
     assert_eq!(e.category, Category::DriverTooOld);
     assert_eq!(e.fields.get("found_cuda").map(String::as_str), Some("11.4"));
     assert_eq!(e.matched.first().map(|m| m.line_no), Some(2));
@@ -25,7 +25,7 @@ fn a_cause_later_in_the_log_beats_an_earlier_symptom() {
 [rank1]: RuntimeError: NCCL error: unhandled system error, NCCL version 2.18.1
 node:1:2 [0] NCCL WARN Error while creating shared memory segment /dev/shm/nccl-abc (size 9637888)
 ";
-    let e = explain_str(log, None);
+    let e = explain_str(log);
     assert_eq!(e.signature.as_deref(), Some("nccl-shared-memory"));
     assert_eq!(e.category, Category::Nccl);
 }
@@ -37,7 +37,7 @@ attention.py:407: UserWarning: 1Torch was not compiled with flash attention.
 step 10 loss 1.23
 torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 11.06 MiB is free.
 ";
-    let e = explain_str(log, None);
+    let e = explain_str(log);
     assert_eq!(e.category, Category::OutOfMemory);
     assert_eq!(e.fields.get("tried").map(String::as_str), Some("2.00 GiB"));
     assert_eq!(e.fields.get("total").map(String::as_str), Some("23.65 GiB"));
@@ -56,10 +56,7 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 ha
 
 #[test]
 fn a_warning_alone_is_the_answer() {
-    let e = explain_str(
-        "UserWarning: 1Torch was not compiled with flash attention.",
-        None,
-    );
+    let e = explain_str("UserWarning: 1Torch was not compiled with flash attention.");
     assert_eq!(e.category, Category::SdpaFallback);
 }
 
@@ -71,7 +68,7 @@ fn interleaved_ranks_find_the_first_rank_failure() {
 [rank0]:[E626 06:24:44.9 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.
 [rank1]:[E626 06:24:44.9 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.
 ";
-    let e = explain_str(log, None);
+    let e = explain_str(log);
     assert_eq!(e.category, Category::OutOfMemory);
     assert_eq!(e.matched.first().and_then(|m| m.rank), Some(3));
     assert!(e.matched.iter().all(|m| !m.text.starts_with("[rank")));
@@ -88,7 +85,7 @@ fn repeated_errors_across_ranks_are_counted_once() {
     for r in 0..8 {
         log.push_str(&format!("[rank{r}]: RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n"));
     }
-    let e = explain_str(&log, None);
+    let e = explain_str(&log);
     assert_eq!(e.category, Category::Nccl);
     assert_eq!(e.matched.len(), 1, "{:?}", e.matched);
     assert!(
@@ -103,7 +100,7 @@ fn repeated_errors_across_ranks_are_counted_once() {
 #[test]
 fn colour_codes_and_crlf_are_ignored() {
     let log = "\x1b[1;31mERROR\x1b[0m \x1b[33mImportError: libcudart.so.12: cannot open shared object file: No such file or directory\x1b[0m\r\nnext\r\n";
-    let e = explain_str(log, None);
+    let e = explain_str(log);
     assert_eq!(e.category, Category::LibraryPath);
     assert_eq!(
         e.fields.get("lib").map(String::as_str),
@@ -117,10 +114,7 @@ fn colour_codes_and_crlf_are_ignored() {
 
 #[test]
 fn a_generic_cuda_error_is_context_not_a_cause() {
-    let e = explain_str(
-        "RuntimeError: CUDA error: unspecified launch failure\n",
-        None,
-    );
+    let e = explain_str("RuntimeError: CUDA error: unspecified launch failure\n");
     assert_eq!(e.category, Category::Unknown);
     assert_eq!(e.confidence, 0.0);
     assert!(
@@ -133,7 +127,7 @@ fn a_generic_cuda_error_is_context_not_a_cause() {
 
 #[test]
 fn nothing_matched_lists_what_was_looked_for() {
-    let e = explain_str("hello\nworld\n", None);
+    let e = explain_str("hello\nworld\n");
     assert_eq!(e.category, Category::Unknown);
     assert!(e.fix.is_empty() && e.matched.is_empty());
     for c in Category::ALL {
@@ -148,7 +142,7 @@ fn nothing_matched_lists_what_was_looked_for() {
 
 #[test]
 fn json_has_the_documented_shape() {
-    let e = explain_str("AssertionError: Torch not compiled with CUDA enabled", None);
+    let e = explain_str("AssertionError: Torch not compiled with CUDA enabled");
     let v: serde_json::Value =
         serde_json::from_str(&cudoctor_explain::render::to_json(&e)).unwrap_or_default();
     assert_eq!(v["category"], "cpu_only_wheel");
@@ -173,10 +167,19 @@ fn json_has_the_documented_shape() {
 fn windows_messages_are_explained_on_any_os() {
     let e = explain_str(
         r#"OSError: [WinError 126] The specified module could not be found. Error loading "C:\venv\Lib\site-packages\torch\lib\c10.dll" or one of its dependencies."#,
-        None,
     );
     assert_eq!(e.category, Category::WindowsDll);
     assert_eq!(e.fields.get("dll").map(String::as_str), Some("c10.dll"));
-    let e = explain_str("Microsoft Visual C++ Redistributable is not installed, this may lead to the DLL load failure.", None);
+    let e = explain_str("Microsoft Visual C++ Redistributable is not installed, this may lead to the DLL load failure.");
     assert_eq!(e.category, Category::WindowsDll);
+}
+
+/// A terminal wraps at a fixed width, inside a word: the halves are read without a space too.
+#[test]
+fn a_message_wrapped_inside_a_word_is_read_whole() {
+    let e = explain_str(
+        "[rank0]:[E105 10:00:00.000000000 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpTyp\ne=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.\n",
+    );
+    assert_eq!(e.category, Category::Nccl, "{e:#?}");
+    assert_eq!(e.fields.get("op").map(String::as_str), Some("ALLREDUCE"));
 }

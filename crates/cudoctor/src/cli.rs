@@ -282,11 +282,17 @@ pub struct ExplainArgs {
     /// A log file, or `-` for standard input (the default).
     #[arg(default_value = "-")]
     pub input: String,
-    /// Cross-check with a saved snapshot instead of this machine.
-    #[arg(long, value_name = "FILE")]
+    /// Confirm against a saved snapshot instead of this machine.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["python", "no_machine"])]
     pub snapshot: Option<PathBuf>,
+    /// Python interpreter or environment prefix to inspect (repeatable), as for `check`.
+    #[arg(long, value_name = "PATH")]
+    pub python: Vec<String>,
+    /// What-if: judge the machine with these GPUs instead of the present ones, as for `check`.
+    #[arg(long, value_name = "NAME|sm_XX")]
+    pub gpu: Vec<String>,
     /// Do not look at this machine at all.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["python", "gpu"])]
     pub no_machine: bool,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,

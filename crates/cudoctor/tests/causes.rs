@@ -320,3 +320,161 @@ fn explain_keeps_an_r470_driver_with_the_build_plan_chooses() {
     assert!(pip.contains("+cu118"), "{pip}");
     assert!(e.stdout.contains(pip), "{}", e.stdout);
 }
+
+/// The fix `check` prints for the findings `explain` names as confirming: roots give their own,
+/// consequences their root's.
+fn checks_fix_for(check: &serde_json::Value, ids: &[&str]) -> Vec<serde_json::Value> {
+    let all = findings(check);
+    let mut steps: Vec<serde_json::Value> = Vec::new();
+    for id in ids {
+        let f = all
+            .iter()
+            .find(|f| f["id"] == *id)
+            .unwrap_or_else(|| panic!("check has no finding {id}: {check:#}"));
+        let fix = match f.get("caused_by_id").and_then(|r| r.as_str()) {
+            Some(root) => &all.iter().find(|r| r["id"] == root).unwrap()["fix"],
+            None => &f["fix"],
+        };
+        for step in fix.as_array().unwrap() {
+            if !steps.contains(step) {
+                steps.push(step.clone());
+            }
+        }
+    }
+    steps
+}
+
+/// explain confirms a message with check's own findings on the same snapshot, and its fix is
+/// check's fix, step for step: on this machine, with `--gpu` what-if, and from `--snapshot`.
+#[test]
+fn explain_fix_is_checks_fix_for_the_same_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let old_driver = log(
+        "driver.log",
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 12020).\n",
+    );
+    let cpu = log(
+        "cpu.log",
+        "AssertionError: Torch not compiled with CUDA enabled\n",
+    );
+    let kernel = log(
+        "kernel.log",
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+    );
+
+    let mut m535 = FakeMachine::new();
+    m535.driver(
+        "535.104.05",
+        "12.2",
+        &[Gpu::new("NVIDIA A100-SXM4-80GB", "8.0")],
+    );
+    m535.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let mut cpu_machine = FakeMachine::new();
+    cpu_machine.driver("580.159.04", "13.0", &[Gpu::new("NVIDIA H200", "9.0")]);
+    cpu_machine.venv("/opt/venv", "2.11.0+cpu", None, &[]);
+    let h200 = FakeMachine::h200();
+
+    let cases: [(&str, &FakeMachine, &str, &[&str], &str); 3] = [
+        ("old driver", &m535, &old_driver, &[], "DRV004"),
+        ("CPU build", &cpu_machine, &cpu, &[], "FW001"),
+        (
+            "what-if GTX 1080",
+            &h200,
+            &kernel,
+            &["--gpu", "GTX 1080"],
+            "KRN001",
+        ),
+    ];
+    for (case, m, log, what_if, code) in cases {
+        let snap = dir.path().join(format!("{code}.json"));
+        let snap = snap.to_str().unwrap();
+        let mut args = vec!["check", "--format", "json", "--save", snap];
+        args.extend_from_slice(what_if);
+        let c = m.run(&args);
+        let check: serde_json::Value = serde_json::from_str(&c.stdout)
+            .unwrap_or_else(|e| panic!("{case}: {e}\n{}{}", c.stdout, c.stderr));
+
+        let mut live = vec!["explain", "--format", "json"];
+        live.extend_from_slice(what_if);
+        live.push(log);
+        // The saved snapshot already holds the what-if GPUs.
+        let saved = ["explain", "--format", "json", "--snapshot", snap, log];
+        for args in [live.as_slice(), saved.as_slice()] {
+            let r = m.run(args);
+            let e: serde_json::Value = serde_json::from_str(&r.stdout)
+                .unwrap_or_else(|err| panic!("{case}: {err}\n{}{}", r.stdout, r.stderr));
+            let machine = &e["machine"];
+            assert_eq!(machine["verdict"], "consistent", "{case} {args:?}: {e:#}");
+            let ids: Vec<&str> = machine["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["id"].as_str().unwrap())
+                .collect();
+            assert!(
+                machine["findings"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|f| f["code"] == code),
+                "{case}: {e:#}"
+            );
+            let want = checks_fix_for(&check, &ids);
+            assert!(!want.is_empty(), "{case}: check prints no fix");
+            assert_eq!(
+                machine["fixes"].as_array().unwrap(),
+                &want,
+                "{case} {args:?}: explain's fix differs from check's"
+            );
+            // The explanation's fix list starts with the same steps, in order.
+            let texts: Vec<&str> = want
+                .iter()
+                .map(|s| {
+                    s.as_object()
+                        .unwrap()
+                        .values()
+                        .next()
+                        .unwrap()
+                        .as_str()
+                        .unwrap()
+                })
+                .collect();
+            let fix: Vec<&str> = e["fix"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f.as_str().unwrap())
+                .collect();
+            assert_eq!(&fix[..texts.len()], texts.as_slice(), "{case}");
+        }
+    }
+}
+
+/// `explain --python` inspects the environment named, as `check --python` does.
+#[test]
+fn explain_takes_checks_python_option() {
+    let mut m = FakeMachine::new();
+    m.driver("580.159.04", "13.0", &[Gpu::new("NVIDIA H200", "9.0")]);
+    m.venv("/opt/venv", "2.11.0+cpu", None, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("cpu.log");
+    std::fs::write(
+        &log,
+        "AssertionError: Torch not compiled with CUDA enabled\n",
+    )
+    .unwrap();
+    let log = log.to_str().unwrap();
+    let r = m.run(&["explain", "--format", "json", "--python", "/opt/venv", log]);
+    let e: serde_json::Value = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|err| panic!("{err}\n{}{}", r.stdout, r.stderr));
+    assert_eq!(e["machine"]["verdict"], "consistent", "{e:#}");
+    let r = m.run(&["explain", "--python", "/nowhere/python", log]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let r = m.run(&["explain", "--gpu", "Voodoo 3", log]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+}

@@ -73,7 +73,7 @@ fn judge(p: ProbeView, driver_gpus: usize, visible: Option<&String>) -> Option<F
 /// names a known cause, adds that cause and its fixes to `f`, the fixes first. Pure: the
 /// engine works on the text alone with its built-in data, without the machine.
 pub(crate) fn with_explanation(mut f: Finding, text: &str) -> Finding {
-    let e = cudoctor_explain::explain_str(text, None);
+    let e = cudoctor_explain::explain_str(text);
     let (true, Some(signature)) = (e.is_known(), e.signature.as_deref()) else {
         return f;
     };

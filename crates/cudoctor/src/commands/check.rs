@@ -47,11 +47,8 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
             snapshot
         }
     };
-    let snapshot = if args.gpu.is_empty() {
-        snapshot
-    } else {
-        what_if(snapshot, &args.gpu, &kb)?
-    };
+    let snapshot = cudoctor_analyse::what_if::with_gpus(snapshot, &args.gpu, &kb)
+        .map_err(|e| anyhow::anyhow!("--gpu: {e}"))?;
     if let Some(path) = &args.save {
         let json = serde_json::to_string_pretty(&snapshot)?;
         write_file(path, &(json + "\n"))?;
@@ -98,34 +95,4 @@ fn deep_options(args: &CheckArgs, spinner: Option<&Spinner>) -> anyhow::Result<D
         progress,
         ..Default::default()
     })
-}
-
-/// The snapshot with its GPUs replaced by the ones named on the command line, so every rule
-/// judges the stack for them. Memory and processes of the real GPUs are dropped with them.
-fn what_if(
-    mut snap: cudoctor_snapshot::Snapshot,
-    gpus: &[String],
-    kb: &cudoctor_kb::Kb,
-) -> anyhow::Result<cudoctor_snapshot::Snapshot> {
-    let mut replaced = Vec::new();
-    for (index, given) in gpus.iter().enumerate() {
-        let named = kb
-            .resolve_gpu(given)
-            .map_err(|e| anyhow::anyhow!("--gpu: {e}"))?;
-        let name = match named.model {
-            Some(_) => given.clone(),
-            None => format!("what-if {}", named.cc.sm()),
-        };
-        let cc = named.cc;
-        replaced.push(cudoctor_snapshot::Gpu {
-            index: index as u32,
-            name,
-            compute_capability: Some(cc.to_string()),
-            source: "--gpu (what-if)".to_string(),
-            ..Default::default()
-        });
-    }
-    snap.driver.gpus = replaced;
-    snap.driver.processes.clear();
-    Ok(snap)
 }

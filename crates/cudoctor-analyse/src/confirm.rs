@@ -1,0 +1,453 @@
+//! `explain`'s machine check: an explained cause is confirmed or refuted by the findings the
+//! rules of `check` make on the same snapshot, never by a second set of rules. [`JUDGES`] maps
+//! each cause to the finding codes that confirm it and to the facts those rules need, so that
+//! their silence can refute it; the fix is the confirming findings' own (`check`'s, chosen by
+//! `cudoctor_plan::remedy` where a build changes), step for step.
+
+use cudoctor_explain::{
+    Category, Engine, Explanation, FactsCheck, JudgedBy, MachineCheck, Verdict,
+};
+use cudoctor_snapshot::Snapshot;
+
+use crate::finding::{Finding, FixStep, Severity};
+
+/// A fact of the snapshot the judging rules need before their silence means anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// The driver answered (its version is known).
+    Driver,
+    /// At least one GPU is listed.
+    Gpus,
+    /// A Python environment with torch was inspected.
+    TorchEnv,
+    /// ... and that torch is a CUDA build.
+    TorchCudaBuild,
+    /// The GPU code of the CUDA libraries was read.
+    KernelImages,
+    /// A CUDA toolkit (nvcc) was found.
+    Toolkit,
+    /// The libraries torch's process loads were resolved.
+    Libraries,
+    /// The runtime probe ran in an environment (`check --deep`).
+    RuntimeProbe,
+    /// An NCCL all-reduce was attempted across the GPUs (`check --deep` on several GPUs).
+    AllReduce,
+}
+
+impl Needs {
+    fn held(self, s: &Snapshot) -> bool {
+        let torch = || s.python_envs.iter().filter_map(|e| e.torch.as_ref());
+        match self {
+            Needs::Driver => s.driver.version.is_some(),
+            Needs::Gpus => !s.driver.gpus.is_empty(),
+            Needs::TorchEnv => torch().next().is_some(),
+            Needs::TorchCudaBuild => torch().any(|t| t.cuda.is_some()),
+            Needs::KernelImages => s.kernel_images.is_some(),
+            Needs::Toolkit => s.toolkit.nvcc_on_path.is_some() || !s.toolkit.toolkits.is_empty(),
+            Needs::Libraries => s.loader.is_some(),
+            Needs::RuntimeProbe => s
+                .deep
+                .as_ref()
+                .is_some_and(|d| d.results().next().is_some()),
+            Needs::AllReduce => s.multigpu.as_ref().is_some_and(|m| !m.attempts.is_empty()),
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Needs::Driver => "a driver that answers",
+            Needs::Gpus => "its GPUs",
+            Needs::TorchEnv => "an environment with torch",
+            Needs::TorchCudaBuild => "a CUDA build of torch",
+            Needs::KernelImages => "the GPU code of the CUDA libraries",
+            Needs::Toolkit => "a CUDA toolkit",
+            Needs::Libraries => "the libraries torch's process loads",
+            Needs::RuntimeProbe => "the runtime probe (check --deep)",
+            Needs::AllReduce => "an NCCL all-reduce across the GPUs (check --deep)",
+        }
+    }
+}
+
+/// Which findings of `check` judge one explained cause.
+#[derive(Debug, Clone, Copy)]
+pub struct Judges {
+    pub category: Category,
+    /// The signature's narrower check, when it asks for one (`check = "..."` in its data).
+    pub check: Option<FactsCheck>,
+    /// Codes whose findings (above info) confirm the cause.
+    pub confirmed_by: &'static [&'static str],
+    /// The facts with which these rules' silence refutes the cause; `None` when silence says
+    /// nothing (an out-of-memory error depends on the workload, not the machine).
+    pub refuted_when: Option<&'static [Needs]>,
+}
+
+const fn judges(
+    category: Category,
+    confirmed_by: &'static [&'static str],
+    refuted_when: Option<&'static [Needs]>,
+) -> Judges {
+    Judges {
+        category,
+        check: None,
+        confirmed_by,
+        refuted_when,
+    }
+}
+
+/// The cause-to-findings table. A cause absent here (windows_dll: `check` has no Windows rules;
+/// not_environment) is never confirmed nor refuted by a machine.
+pub const JUDGES: &[Judges] = &[
+    judges(
+        Category::DriverTooOld,
+        &["DRV004", "TK004", "PLT002"],
+        Some(&[Needs::Driver, Needs::TorchCudaBuild]),
+    ),
+    judges(
+        Category::DriverMissing,
+        &[
+            "DRV001", "DRV002", "DRV003", "PLT001", "PLT003", "PLT010", "MGPU003",
+        ],
+        Some(&[Needs::Driver, Needs::Gpus]),
+    ),
+    Judges {
+        category: Category::DriverMissing,
+        check: Some(FactsCheck::VisibleDevices),
+        confirmed_by: &["MGPU003", "DRV001", "DRV002", "PLT001", "PLT010"],
+        refuted_when: Some(&[Needs::Driver, Needs::Gpus]),
+    },
+    Judges {
+        category: Category::DriverMissing,
+        check: Some(FactsCheck::CudaInit),
+        confirmed_by: &["ACC004", "ACC006", "DRV001", "DRV003", "PLT010"],
+        refuted_when: Some(&[Needs::Driver, Needs::RuntimeProbe]),
+    },
+    judges(
+        Category::CpuOnlyWheel,
+        &["FW001"],
+        Some(&[Needs::Gpus, Needs::TorchCudaBuild]),
+    ),
+    judges(
+        Category::NoKernelImage,
+        &["KRN001", "KRN002", "KRN003"],
+        Some(&[Needs::Gpus, Needs::TorchEnv, Needs::KernelImages]),
+    ),
+    judges(
+        Category::ToolkitMismatch,
+        &["TK002", "TK003", "KRN004", "TK010"],
+        Some(&[Needs::Toolkit, Needs::TorchCudaBuild]),
+    ),
+    judges(
+        Category::CudaHomeMissing,
+        &["TK001", "TK006", "TK003"],
+        Some(&[Needs::TorchCudaBuild]),
+    ),
+    judges(
+        Category::AbiMismatch,
+        &["LIB004", "FW002", "LIB001"],
+        Some(&[Needs::TorchEnv, Needs::Libraries]),
+    ),
+    judges(
+        Category::LibraryPath,
+        &["LIB001", "LIB006", "LIB003", "LIB005", "PLT003", "FW003"],
+        Some(&[Needs::TorchEnv, Needs::Libraries]),
+    ),
+    judges(
+        Category::Nccl,
+        &[
+            "MGPU005", "MGPU002", "MGPU013", "MGPU006", "MGPU004", "MGPU010", "MGPU011", "MGPU014",
+            "MGPU001",
+        ],
+        Some(&[Needs::AllReduce]),
+    ),
+    judges(Category::Container, &["PLT001", "PLT002"], None),
+    judges(
+        Category::VersionSuffixMismatch,
+        &["FW002"],
+        Some(&[Needs::TorchEnv]),
+    ),
+    judges(
+        Category::SdpaFallback,
+        &["ACC001", "ACC002", "ACC007", "ACC010"],
+        Some(&[Needs::RuntimeProbe]),
+    ),
+    judges(Category::OutOfMemory, &["DRV005"], None),
+];
+
+/// The judges of a cause: the signature's narrower check when it has one, else the category's.
+pub fn judges_of(category: Category, check: Option<FactsCheck>) -> Option<&'static Judges> {
+    let narrow = check.filter(|c| c.category() == category);
+    JUDGES
+        .iter()
+        .find(|j| j.category == category && j.check == narrow)
+        .or_else(|| {
+            JUDGES
+                .iter()
+                .find(|j| j.category == category && j.check.is_none())
+        })
+}
+
+fn confirms(j: &Judges, f: &Finding) -> bool {
+    f.severity != Severity::Info && j.confirmed_by.contains(&f.code.as_str())
+}
+
+/// How `findings` (of `crate::analyse` on `snap`) bear on a cause of `category`.
+pub fn machine_check(
+    category: Category,
+    check: Option<FactsCheck>,
+    snap: &Snapshot,
+    findings: &[Finding],
+) -> MachineCheck {
+    let Some(j) = judges_of(category, check) else {
+        return MachineCheck {
+            verdict: Verdict::Inconclusive,
+            findings: Vec::new(),
+            judged_by: Vec::new(),
+            evidence: vec![format!(
+                "No rule of `cudoctor check` judges a {category} cause, so this machine neither confirms nor refutes it."
+            )],
+            fixes: Vec::new(),
+            contradictions: Vec::new(),
+        };
+    };
+    let judged_by: Vec<String> = j.confirmed_by.iter().map(|c| c.to_string()).collect();
+    let confirming: Vec<&Finding> = findings.iter().filter(|f| confirms(j, f)).collect();
+    let mut evidence = Vec::new();
+    let mut fixes: Vec<FixStep> = Vec::new();
+    for f in &confirming {
+        let facts = match f.evidence.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", f.evidence.join("; ")),
+        };
+        evidence.push(format!("check finds {}: {}{facts}", f.id, f.title));
+        // A consequence carries no fix: its root's fix repairs it, as check prints it.
+        let fix = match &f.caused_by_id {
+            Some(root) => findings
+                .iter()
+                .find(|r| &r.id == root)
+                .map_or(&f.fix, |r| &r.fix),
+            None => &f.fix,
+        };
+        for step in fix {
+            if !fixes.contains(step) {
+                fixes.push(step.clone());
+            }
+        }
+    }
+    let found: Vec<JudgedBy> = confirming
+        .iter()
+        .map(|f| JudgedBy {
+            id: f.id.clone(),
+            code: f.code.clone(),
+            title: f.title.clone(),
+        })
+        .collect();
+    if !found.is_empty() {
+        return MachineCheck {
+            verdict: Verdict::Consistent,
+            findings: found,
+            judged_by,
+            evidence,
+            fixes,
+            contradictions: Vec::new(),
+        };
+    }
+    let codes = j.confirmed_by.join(", ");
+    let Some(needs) = j.refuted_when else {
+        evidence.push(format!("check finds nothing of {codes} here; that does not rule this cause out, which depends on the program's own work."));
+        return MachineCheck {
+            verdict: Verdict::Inconclusive,
+            findings: Vec::new(),
+            judged_by,
+            evidence,
+            fixes,
+            contradictions: Vec::new(),
+        };
+    };
+    let missing: Vec<&str> = needs
+        .iter()
+        .filter(|n| !n.held(snap))
+        .map(|n| n.describe())
+        .collect();
+    if !missing.is_empty() {
+        evidence.push(format!(
+            "To judge this cause here, the rules {codes} need {}, which this snapshot lacks.",
+            missing.join(" and ")
+        ));
+        return MachineCheck {
+            verdict: Verdict::Inconclusive,
+            findings: Vec::new(),
+            judged_by,
+            evidence,
+            fixes,
+            contradictions: Vec::new(),
+        };
+    }
+    let had: Vec<&str> = needs.iter().map(|n| n.describe()).collect();
+    MachineCheck {
+        verdict: Verdict::Contradicts,
+        findings: Vec::new(),
+        judged_by,
+        evidence,
+        fixes,
+        contradictions: vec![format!(
+            "check's rules for this cause ({codes}) judged this machine ({}) and find no such problem: the message was probably produced elsewhere (another machine, environment or container) or before a change.",
+            had.join(", ")
+        )],
+    }
+}
+
+/// Adds the machine check of `snap` to `e`, with `findings` from `crate::analyse` on `snap`
+/// (the same findings `check` reports) and the winning signature's own check from `engine`.
+pub fn confirm(e: &mut Explanation, engine: &Engine, snap: &Snapshot, findings: &[Finding]) {
+    let check = e
+        .signature
+        .as_deref()
+        .and_then(|id| engine.signatures().by_id(id))
+        .and_then(|s| s.check);
+    let m = machine_check(e.category, check, snap, findings);
+    e.with_machine(m);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{h200, machine, torch_env};
+    use crate::{analyse, rule_by_code};
+    use cudoctor_kb::Kb;
+
+    const DRIVER_TOO_OLD: &str =
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 12020).";
+    const NO_GPUS: &str = "RuntimeError: No CUDA GPUs are available";
+
+    fn explained(text: &str, snap: &Snapshot) -> (Explanation, Vec<Finding>) {
+        let engine = cudoctor_explain::builtin_engine().unwrap_or_else(|e| panic!("{e}"));
+        let mut e = engine.explain(std::io::Cursor::new(text.as_bytes()));
+        let findings = analyse(snap, Kb::embedded());
+        confirm(&mut e, engine, snap, &findings);
+        (e, findings)
+    }
+
+    fn verdict(e: &Explanation) -> Verdict {
+        e.machine
+            .as_ref()
+            .map_or_else(|| panic!("no machine check"), |m| m.verdict)
+    }
+
+    #[test]
+    fn every_judge_is_a_registered_rule_and_every_cause_is_mapped() {
+        for j in JUDGES {
+            for code in j.confirmed_by {
+                assert!(rule_by_code(code).is_some(), "{code} is not a rule");
+            }
+            if let Some(c) = j.check {
+                assert_eq!(c.category(), j.category);
+            }
+        }
+        let unjudged = [
+            Category::WindowsDll,
+            Category::NotEnvironment,
+            Category::Unknown,
+        ];
+        for cat in Category::ALL {
+            assert_eq!(
+                judges_of(cat, None).is_some(),
+                !unjudged.contains(&cat),
+                "{cat}"
+            );
+        }
+        for check in [FactsCheck::VisibleDevices, FactsCheck::CudaInit] {
+            let j = judges_of(check.category(), Some(check));
+            assert_eq!(j.and_then(|j| j.check), Some(check));
+        }
+    }
+
+    /// The machine the message came from: DRV004 confirms it, and explain's fix is check's.
+    #[test]
+    fn an_old_driver_is_confirmed_by_drv004_with_its_fix() {
+        let mut s = machine(
+            Some(("535.104.05", "12.2")),
+            &[("NVIDIA A100-SXM4-80GB", "8.0")],
+        );
+        s.python_envs
+            .push(torch_env("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]));
+        let (e, findings) = explained(DRIVER_TOO_OLD, &s);
+        let m = e.machine.clone().unwrap_or_else(|| panic!("no check"));
+        assert_eq!(m.verdict, Verdict::Consistent, "{m:?}");
+        assert_eq!(m.findings[0].code, "DRV004");
+        let drv004 = findings.iter().find(|f| f.code == "DRV004");
+        let check_fix = drv004.map(|f| f.fix.clone()).unwrap_or_default();
+        assert!(!check_fix.is_empty());
+        assert_eq!(m.fixes, check_fix);
+        // The explanation's own fix list starts with check's steps, in order.
+        let texts: Vec<&str> = check_fix.iter().map(|f| f.text()).collect();
+        assert_eq!(&e.fix[..texts.len()], texts.as_slice());
+        assert!(m.evidence.iter().any(|x| x.contains("535.104.05")), "{m:?}");
+    }
+
+    /// Driver 580 runs the installed cu130 torch: DRV004 is silent, so the message came from
+    /// elsewhere, and no fix for this machine is offered.
+    #[test]
+    fn a_driver_that_runs_torch_refutes_the_message() {
+        let (e, _) = explained(DRIVER_TOO_OLD, &h200());
+        let m = e.machine.clone().unwrap_or_else(|| panic!("no check"));
+        assert_eq!(m.verdict, Verdict::Contradicts, "{m:?}");
+        assert!(m.fixes.is_empty());
+        assert!(e
+            .fix
+            .iter()
+            .all(|f| f.starts_with("On the machine that wrote the log")));
+    }
+
+    #[test]
+    fn without_the_facts_the_judges_need_it_is_inconclusive() {
+        let s = machine(None, &[]);
+        let (e, _) = explained(DRIVER_TOO_OLD, &s);
+        assert_eq!(verdict(&e), Verdict::Inconclusive);
+    }
+
+    /// "No CUDA GPUs are available" with CUDA_VISIBLE_DEVICES="" here: MGPU003 confirms it, and a
+    /// working driver is no contradiction for this message.
+    #[test]
+    fn hidden_gpus_are_confirmed_by_mgpu003() {
+        let mut s = h200();
+        s.env.insert("CUDA_VISIBLE_DEVICES".into(), String::new());
+        let (e, findings) = explained(NO_GPUS, &s);
+        let m = e.machine.clone().unwrap_or_else(|| panic!("no check"));
+        assert_eq!(m.verdict, Verdict::Consistent, "{m:?}");
+        assert!(m.findings.iter().any(|f| f.code == "MGPU003"), "{m:?}");
+        let mgpu003 = findings.iter().find(|f| f.code == "MGPU003");
+        assert_eq!(Some(&m.fixes), mgpu003.map(|f| &f.fix));
+
+        // As the machine is (variable unset, both GPUs visible) the log came from elsewhere.
+        let (e, _) = explained(NO_GPUS, &h200());
+        assert_eq!(verdict(&e), Verdict::Contradicts);
+    }
+
+    #[test]
+    fn an_out_of_memory_error_is_never_refuted_by_a_healthy_machine() {
+        let (e, _) = explained(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.00 GiB is free.",
+            &h200(),
+        );
+        assert_eq!(verdict(&e), Verdict::Inconclusive);
+    }
+
+    /// A CPU-only torch on a GPU machine: FW001 confirms it and its fix is the chooser's
+    /// command set (`cudoctor_plan::remedy`), the same one check prints.
+    #[test]
+    fn a_cpu_build_is_confirmed_by_fw001_with_the_choosers_remedy() {
+        let mut s = machine(Some(("580.159.04", "13.0")), &[("NVIDIA H200", "9.0")]);
+        s.python_envs
+            .push(torch_env("/opt/venv", "2.11.0+cpu", None, &[]));
+        let (e, findings) = explained("AssertionError: Torch not compiled with CUDA enabled", &s);
+        let m = e.machine.clone().unwrap_or_else(|| panic!("no check"));
+        assert_eq!(m.verdict, Verdict::Consistent, "{m:?}");
+        let fw001 = findings.iter().find(|f| f.code == "FW001");
+        assert_eq!(Some(&m.fixes), fw001.map(|f| &f.fix));
+        assert!(
+            m.fixes.iter().any(|f| f.contains("--index-url")),
+            "{:?}",
+            m.fixes
+        );
+    }
+}

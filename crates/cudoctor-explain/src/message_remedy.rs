@@ -1,0 +1,46 @@
+//! Fixes the message's own facts call for, chosen by the one build chooser (`cudoctor-plan`),
+//! whatever machine `explain` runs on: the message says which machine it came from.
+
+use crate::category::Category;
+use cudoctor_kb::{CudaVersion, Kb};
+use std::collections::BTreeMap;
+
+/// Extra fixes for a message of `category` with `fields`.
+pub(crate) fn fixes(kb: &Kb, category: Category, fields: &BTreeMap<String, String>) -> Vec<String> {
+    match category {
+        Category::DriverTooOld => keep_the_driver(kb, fields).into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// "found version 11040" names the CUDA the driver supports, so its branch: the oldest whose
+/// highest CUDA that is. NVIDIA's minor-version compatibility lets that driver run every build of
+/// its CUDA major, so "a build for an older CUDA than the driver's" is too strict; the build to
+/// keep the driver with is the one `cudoctor plan --driver R` chooses.
+fn keep_the_driver(kb: &Kb, fields: &BTreeMap<String, String>) -> Option<String> {
+    let found: CudaVersion = fields.get("found_cuda")?.parse().ok()?;
+    let branch = kb
+        .driver_branches()
+        .iter()
+        .filter(|b| b.max_cuda == Some(found))
+        .map(|b| b.branch)
+        .min()?;
+    let input = cudoctor_plan::PlanInput {
+        driver: Some(branch.to_string().parse().ok()?),
+        ..Default::default()
+    };
+    let plan = cudoctor_plan::plan(kb, &input).ok()?;
+    let (torch, variant, pip) = (plan.torch?, plan.variant?, plan.commands.pip?);
+    let compat = kb
+        .minor_compat_floor(found.major)
+        .map(|f| {
+            format!(
+                " (NVIDIA's minor-version compatibility: any CUDA {}.x build on a driver >= {f})",
+                found.major
+            )
+        })
+        .unwrap_or_default();
+    Some(format!(
+        "Keep the driver (R{branch}, CUDA {found}){compat} and install torch {torch} ({variant}), as `cudoctor plan --driver {branch}` chooses: {pip}"
+    ))
+}
