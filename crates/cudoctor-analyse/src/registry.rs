@@ -42,6 +42,7 @@ pub static RULES: &[&Rule] = &[
     &rules::unresolved_symbols::RULE,
     &rules::loaded_cuda_libraries::RULE,
     &rules::mixed_cuda_majors::RULE,
+    &rules::library_family_mixed::RULE,
     &rules::attention_falls_back_to_math::RULE,
     &rules::fused_attention_unavailable::RULE,
     &rules::compile_falls_back::RULE,

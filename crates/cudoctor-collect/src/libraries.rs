@@ -3,16 +3,17 @@
 //! Python environment. Nothing is loaded or run.
 
 use cudoctor_ldso::{
-    cache_entries_of_family, find_ld_library_path_shadowing, CudaFamily, ElfFile, LibsReport,
-    ProcessEnv,
+    cache_entries_of_family, cuda_library, find_ld_library_path_shadowing, CudaFamily, ElfFile,
+    LibsReport, ProcessEnv,
 };
 use cudoctor_snapshot::{
-    CachedLibrary, LibraryLinks, LinkedLibrary, LoaderFacts, Opener, ProcessLinks, PythonEnv,
-    ShadowedLibrary,
+    CachedLibrary, FileVersion, LibraryLinks, LinkedLibrary, LoaderFacts, Opener, ProcessLinks,
+    PythonEnv, ShadowedLibrary, VersionSource,
 };
 
 use crate::host::Host;
 use crate::import_model;
+use crate::python;
 
 /// CUDA families whose system-wide copies are worth setting against what torch loads.
 const REPORTED_FAMILIES: &[CudaFamily] = &[
@@ -81,10 +82,15 @@ pub fn collect(host: &Host, envs: &[PythonEnv], candidates: &[(String, String)])
                 }
             }
         }
+        let mut records = WheelFiles::default();
+        for o in &mut objects {
+            o.version = file_version(host, env, o, &mut records);
+        }
         facts.processes.push(ProcessLinks {
             env_prefix: env.prefix.clone(),
             objects,
             shadowed,
+            runtime_dirs: run.runtime_dirs.clone(),
         });
         let mut process = run.process;
         if facts.cache_copies.is_empty() {
@@ -109,6 +115,95 @@ pub fn collect(host: &Host, envs: &[PythonEnv], candidates: &[(String, String)])
         }
     }
     facts
+}
+
+/// One RECORD line of an nvidia-* wheel: (path relative to the site directory, wheel, version).
+type RecordedFile = (String, String, String);
+
+/// The files the env's nvidia-* wheels record, read once per site directory.
+#[derive(Default)]
+struct WheelFiles {
+    read: Vec<(String, Vec<RecordedFile>)>,
+}
+
+impl WheelFiles {
+    fn owner(
+        &mut self,
+        host: &Host,
+        env: &PythonEnv,
+        sp: &str,
+        rel: &str,
+    ) -> Option<(String, String)> {
+        if !self.read.iter().any(|(d, _)| d == sp) {
+            let mut files = Vec::new();
+            for pkg in env
+                .packages
+                .iter()
+                .filter(|p| p.location == sp && p.name.starts_with("nvidia-"))
+            {
+                let Some(entry) = host.list_dir(sp).into_iter().find(|e| {
+                    e.ends_with(".dist-info")
+                        && python::site::dist_name_version(e).is_some_and(|(n, v)| {
+                            python::site::normalise_name(&n) == pkg.name
+                                && v.as_deref() == Some(pkg.version.as_str())
+                        })
+                }) else {
+                    continue;
+                };
+                if let Ok(text) = host.read_text(&format!("{sp}/{entry}/RECORD")) {
+                    for e in python::record::parse_record(&text) {
+                        files.push((e.path, pkg.name.clone(), pkg.version.clone()));
+                    }
+                }
+            }
+            self.read.push((sp.to_string(), files));
+        }
+        self.read
+            .iter()
+            .find(|(d, _)| d == sp)
+            .and_then(|(_, files)| files.iter().find(|(p, ..)| p == rel))
+            .map(|(_, n, v)| (n.clone(), v.clone()))
+    }
+}
+
+/// A CUDA library's version, read from the file: its real file name when that carries the
+/// whole version (`libcudnn_graph.so.9.14.0`, as system packages install it), else the
+/// installed nvidia-* wheel whose RECORD lists the file. Unknown stays unknown.
+fn file_version(
+    host: &Host,
+    env: &PythonEnv,
+    o: &LibraryLinks,
+    records: &mut WheelFiles,
+) -> Option<FileVersion> {
+    let file = o.real_path.as_deref().unwrap_or(&o.path);
+    cuda_library(o.soname.as_deref().unwrap_or(file))?;
+    if let Some(v) = version_in_file_name(file) {
+        return Some(FileVersion {
+            version: v,
+            from: VersionSource::FileName,
+        });
+    }
+    let (sp, rel) = env.site_packages.iter().find_map(|sp| {
+        file.strip_prefix(&format!("{sp}/"))
+            .map(|rel| (sp.clone(), rel.to_string()))
+    })?;
+    let (name, version) = records.owner(host, env, &sp, &rel)?;
+    Some(FileVersion {
+        version,
+        from: VersionSource::Wheel { name },
+    })
+}
+
+/// `.../libcudnn_graph.so.9.14.0` -> `9.14.0`; a bare major (`.so.9`) says too little.
+pub fn version_in_file_name(path: &str) -> Option<String> {
+    let name = path.rsplit('/').next()?;
+    let (_, v) = name.split_once(".so.")?;
+    let parts: Vec<&str> = v.split('.').collect();
+    (parts.len() >= 2
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
+    .then(|| v.to_string())
 }
 
 /// True for a library that links torch's own C++ libraries (a torch extension).
@@ -148,4 +243,26 @@ pub fn links(report: &LibsReport) -> Vec<LibraryLinks> {
             ..Default::default()
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_come_from_whole_file_names_only() {
+        assert_eq!(
+            version_in_file_name("/usr/lib/x86_64-linux-gnu/libcudnn_graph.so.9.14.0").as_deref(),
+            Some("9.14.0")
+        );
+        assert_eq!(
+            version_in_file_name("/w/nvidia/cudnn/lib/libcudnn_graph.so.9"),
+            None
+        );
+        assert_eq!(
+            version_in_file_name("/l/libnvrtc-builtins.so.13.0").as_deref(),
+            Some("13.0")
+        );
+        assert_eq!(version_in_file_name("/l/libcudart.3eda8113.so.13"), None);
+    }
 }

@@ -71,6 +71,37 @@ pub struct ProcessLinks {
     /// Libraries LD_LIBRARY_PATH supplies in place of what would load without it.
     #[serde(default)]
     pub shadowed: Vec<ShadowedLibrary>,
+    /// Directories the process loads generated code from at run time (Triton's kernel
+    /// cache): a location, not predicted files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runtime_dirs: Vec<RuntimeDir>,
+}
+
+/// A directory whose files a stage maps (compiled Triton kernels under torch.compile).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RuntimeDir {
+    pub stage: LoadStage,
+    pub path: String,
+    /// What is loaded from it, and the setting that chose the directory.
+    pub what: String,
+}
+
+/// A library's version and where it was read.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct FileVersion {
+    pub version: String,
+    pub from: VersionSource,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum VersionSource {
+    /// The real file name behind the soname (`libcudnn_graph.so.9.14.0`), as system packages
+    /// and toolkits install them.
+    #[default]
+    FileName,
+    /// The installed wheel whose RECORD lists the file (`nvidia-cudnn-cu13 9.19.0.56`).
+    Wheel { name: String },
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -90,6 +121,9 @@ pub struct LibraryLinks {
     /// For an object loaded by a dlopen() (not a DT_NEEDED): who opened it, and why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opened_by: Option<OpenedBy>,
+    /// The library's own version, where the file says it (see [`FileVersion`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<FileVersion>,
     #[serde(default)]
     pub needed: Vec<LinkedLibrary>,
     /// Undefined symbols nothing in the process provides (only when `symbols_checked`).
@@ -142,14 +176,52 @@ pub enum LoadStage {
     /// extensions that link torch.
     #[default]
     Import,
-    /// Only when a feature is first used (a convolution opens cuDNN's engine libraries,
-    /// torchaudio's sox backend, ...): a missing one breaks that feature, not the import.
+    /// `torch.cuda.init()` and the first CUDA tensor (NVML from the driver).
+    CudaInit,
+    /// The first convolution: cuDNN's graph, engine and heuristic libraries, the driver's PTX
+    /// JIT compiler.
+    FirstConvolution,
+    /// The first `torch.compile`d function run (Triton and its kernel cache).
+    Compile,
+    /// Only when some other feature is first used (torchaudio's sox backend, cuDNN's legacy
+    /// ops/cnn/adv APIs, ...): a missing one breaks that feature, not the import.
     OnDemand,
 }
 
 impl LoadStage {
     pub fn is_import(&self) -> bool {
         *self == LoadStage::Import
+    }
+
+    /// The stages in the order a workload reaches them.
+    pub const ALL: [LoadStage; 5] = [
+        LoadStage::Import,
+        LoadStage::CudaInit,
+        LoadStage::FirstConvolution,
+        LoadStage::Compile,
+        LoadStage::OnDemand,
+    ];
+
+    /// How the stage is named to users (and in `libs --format json`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LoadStage::Import => "import",
+            LoadStage::CudaInit => "cuda_init",
+            LoadStage::FirstConvolution => "first_convolution",
+            LoadStage::Compile => "compile",
+            LoadStage::OnDemand => "on_demand",
+        }
+    }
+
+    /// What brings the stage about, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            LoadStage::Import => "import torch and its companions",
+            LoadStage::CudaInit => "torch.cuda.init() and the first CUDA tensor",
+            LoadStage::FirstConvolution => "the first convolution (cuDNN)",
+            LoadStage::Compile => "the first torch.compile'd call",
+            LoadStage::OnDemand => "when another feature is first used",
+        }
     }
 }
 
@@ -162,6 +234,10 @@ pub struct OpenedBy {
     /// Optional: the feature works without it (torchaudio's sox backend needs a system libsox).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub optional: bool,
+    /// Opened only when the work needs it (the driver's PTX JIT compiler, when a kernel has
+    /// no machine code for the GPU): a stage may run without it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub conditional: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]

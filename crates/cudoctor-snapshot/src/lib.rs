@@ -28,8 +28,9 @@ pub use driver::{DriverFacts, Gpu, GpuProcess, KernelModule};
 pub use environment::{recorded_env, redact_url_credentials, relevant_variable, EnvVars, REDACTED};
 pub use frameworks::{CompanionPin, CudaBinding, Framework, FrameworkBuild};
 pub use images::{
-    CachedLibrary, KernelImages, LibraryImages, LibraryLinks, LinkedLibrary, LoadStage,
-    LoaderFacts, OpenedBy, Opener, ProcessLinks, ShadowedLibrary,
+    CachedLibrary, FileVersion, KernelImages, LibraryImages, LibraryLinks, LinkedLibrary,
+    LoadStage, LoaderFacts, OpenedBy, Opener, ProcessLinks, RuntimeDir, ShadowedLibrary,
+    VersionSource,
 };
 pub use multigpu::{
     GpuPair, LinkClass, MultiGpuFacts, NcclLibrary, NvLink, P2pStatus, PathLevel, Topology,

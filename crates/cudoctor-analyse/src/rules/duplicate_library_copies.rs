@@ -231,6 +231,7 @@ mod tests {
                     ),
                 ],
                 shadowed: vec![],
+                runtime_dirs: vec![],
             }],
             ..Default::default()
         });
@@ -260,6 +261,7 @@ mod tests {
                     ),
                 ],
                 shadowed: vec![],
+                runtime_dirs: vec![],
             }],
             ..Default::default()
         });
@@ -304,6 +306,7 @@ mod tests {
                     ),
                 ],
                 shadowed: vec![],
+                runtime_dirs: vec![],
             }],
             ..Default::default()
         });

@@ -72,6 +72,7 @@ mod tests {
                             .into(),
                     ),
                 }],
+                runtime_dirs: vec![],
             }],
             ..Default::default()
         });

@@ -104,6 +104,7 @@ mod tests {
                     ..Default::default()
                 }],
                 shadowed: vec![],
+                runtime_dirs: vec![],
             }],
             cache_copies: vec![CachedLibrary { name: "libcudnn.so.9".into(), path: "/usr/lib/x86_64-linux-gnu/libcudnn.so.9".into() }],
             errors: vec![],

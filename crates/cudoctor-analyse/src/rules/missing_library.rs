@@ -1,7 +1,7 @@
 use cudoctor_ldso::{cuda_library, CudaFamily};
 
 use crate::context::{pip_package_for_cuda, torch_index_url};
-use cudoctor_snapshot::{LibraryLinks, LoadStage};
+use cudoctor_snapshot::LibraryLinks;
 
 use crate::{Context, Finding, Layer, Rule, Severity};
 
@@ -214,7 +214,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                         .prose(format!("Install the package that provides {} or add its directory to LD_LIBRARY_PATH", n.name));
                 }
             }
-            if o.stage == LoadStage::OnDemand {
+            if !o.stage.is_import() {
                 f = f.severity(Severity::Warning).evidence(format!(
                     "{} is opened only when its feature is first used: the import itself works",
                     short(&o.path)
@@ -332,6 +332,7 @@ mod tests {
                     ..Default::default()
                 }],
                 shadowed: vec![],
+                runtime_dirs: vec![],
             }],
             ..Default::default()
         });

@@ -238,6 +238,7 @@ mod tests {
                 opener: Opener::TorchPreload,
                 by: "torch".into(),
                 optional: false,
+                conditional: false,
             }),
             ..Default::default()
         }
@@ -282,6 +283,7 @@ mod tests {
                     ),
                 ],
                 shadowed: vec![],
+                runtime_dirs: vec![],
             }],
             ..Default::default()
         });

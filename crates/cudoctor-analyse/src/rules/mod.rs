@@ -27,6 +27,7 @@ pub mod gpudirect_rdma_off;
 pub mod gpus_without_p2p;
 pub mod infiniband_unused;
 pub mod ld_library_path_shadows;
+pub mod library_family_mixed;
 pub mod loaded_cuda_libraries;
 pub mod missing_library;
 pub mod mixed_cuda_majors;

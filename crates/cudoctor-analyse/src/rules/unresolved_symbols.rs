@@ -111,6 +111,7 @@ mod tests {
                     ..Default::default()
                 }],
                 shadowed: vec![],
+                runtime_dirs: vec![],
             }],
             ..Default::default()
         });

@@ -11,15 +11,19 @@
 //! 4. each companion's import, as `package_loads.toml` records it (torchvision's `_C` and
 //!    `image`, torchaudio's `libtorchaudio` and `_torchaudio`), and every other extension that
 //!    links torch;
-//! 5. on demand: the rest of the companions' libraries (torchaudio's sox backend), and the
-//!    libraries that CUDA libraries dlopen() by soname themselves (cuDNN 9's sub-libraries).
+//! 5. the later stages of a workload ([`LoadStage`]), each in turn: the libraries that loaded
+//!    libraries dlopen() by soname themselves (`library_opens`: libcuda from cuBLASLt at
+//!    import when a driver is installed, NVML at CUDA init, cuDNN 9's graph, engine and
+//!    heuristic libraries and the driver's PTX JIT at the first convolution), Triton at the
+//!    first torch.compile unless an import already brought it, and what is opened only on
+//!    demand (torchaudio's sox backend, cuDNN's legacy-API libraries).
 
 pub mod torch_init;
 
 use std::sync::OnceLock;
 
 use cudoctor_ldso::{LoadOptions, Process, ProcessEnv, SymbolCheck};
-use cudoctor_snapshot::{LoadStage, OpenedBy, Opener, PythonEnv};
+use cudoctor_snapshot::{LoadStage, OpenedBy, Opener, PythonEnv, RuntimeDir};
 use serde::Deserialize;
 
 use crate::host::Host;
@@ -39,6 +43,12 @@ struct PackageRow {
     import: Vec<String>,
     on_demand: Vec<String>,
     optional_needed: Vec<String>,
+    /// When the `import` files are opened, if not at import.
+    #[serde(default)]
+    stage: Option<LoadStage>,
+    /// Packages whose own import imports this one (then it is at import after all).
+    #[serde(default)]
+    imported_at_import_by: Vec<String>,
     #[allow(dead_code)]
     source: String,
 }
@@ -47,8 +57,29 @@ struct PackageRow {
 struct LibraryOpensRow {
     library: String,
     opens: Vec<String>,
+    stage: LoadStage,
+    /// A library of the NVIDIA driver: present only where a driver is installed.
+    #[serde(default)]
+    #[cfg_attr(not(test), allow(dead_code))]
+    driver: bool,
+    #[serde(default)]
+    conditional: bool,
+    #[cfg_attr(not(test), allow(dead_code))]
+    established: Established,
     #[allow(dead_code)]
     source: String,
+}
+
+/// How a row of the table was learnt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(not(test), allow(dead_code))]
+enum Established {
+    /// A real process's /proc/self/maps or LD_DEBUG=libs.
+    Observation,
+    /// The sonames the caller's own file holds.
+    Strings,
+    Documentation,
 }
 
 fn table() -> &'static PackageLoads {
@@ -80,6 +111,8 @@ pub struct Emulated {
     pub errors: Vec<String>,
     /// What was not modelled, said plainly (an `__init__.py` this reader does not know).
     pub notes: Vec<String>,
+    /// Directories later stages load generated code from (Triton's kernel cache).
+    pub runtime_dirs: Vec<RuntimeDir>,
 }
 
 /// True for a soname that `package` documents as an optional system library.
@@ -106,6 +139,7 @@ pub fn emulate(
         brought_in: Vec::new(),
         errors: Vec::new(),
         notes: Vec::new(),
+        runtime_dirs: Vec::new(),
     };
     if let Some(python) = &env.interpreter {
         // The interpreter's own exports (Py*) satisfy extensions' Python symbols.
@@ -180,12 +214,18 @@ pub fn emulate(
             run_step(&mut run, &s, false);
         }
     }
-    let mut on_demand: Vec<Step> = Vec::new();
+    // Steps of the later stages, run stage by stage once the import is complete.
+    let mut later: Vec<Step> = Vec::new();
+    let installed = |name: &str| package_dir(host, env, name).is_some();
     for row in &table().package {
         let Some(dir) = package_dir(host, env, &row.name) else {
             continue;
         };
-        let files = compiled_files(host, &dir);
+        let import_stage = match row.stage {
+            Some(s) if !row.imported_at_import_by.iter().any(|p| installed(p)) => s,
+            _ => LoadStage::Import,
+        };
+        let files = compiled_files(host, &dir, row);
         let mut taken: Vec<String> = Vec::new();
         for pat in &row.import {
             let hits: Vec<&String> = files
@@ -196,7 +236,12 @@ pub fn emulate(
                 taken.push(f.clone());
                 let mut s = step(&format!("{dir}/{f}"), Opener::PackageLoader, &row.name);
                 s.symbols = true;
-                run_step(&mut run, &s, false);
+                s.stage = import_stage;
+                if import_stage.is_import() {
+                    run_step(&mut run, &s, false);
+                } else {
+                    later.push(s);
+                }
             }
         }
         // The rest, named or not, only when used; named ones in the table's order first.
@@ -217,7 +262,10 @@ pub fn emulate(
             let mut s = step(&format!("{dir}/{f}"), Opener::PackageLoader, &row.name);
             s.stage = LoadStage::OnDemand;
             s.symbols = true;
-            on_demand.push(s);
+            later.push(s);
+        }
+        if row.name == "triton" {
+            run.runtime_dirs.push(triton_cache(host, &torch.path));
         }
     }
     for (path, package) in extensions {
@@ -235,27 +283,12 @@ pub fn emulate(
         s.symbols = true;
         run_step(&mut run, &s, false);
     }
-    for s in &on_demand {
-        run_step(&mut run, s, false);
-    }
-    for row in &table().library_opens {
-        let Some(caller) = run
-            .brought_in
-            .iter()
-            .find(|(p, ..)| p.rsplit('/').next() == Some(row.library.as_str()))
-            .map(|(p, ..)| p.clone())
-        else {
-            continue;
-        };
-        for name in &row.opens {
-            let s = Step {
-                target: name.clone(),
-                stage: LoadStage::OnDemand,
-                opened_by: opened(Opener::LibraryDlopen, &row.library, false),
-                symbols: false,
-                caller: Some(caller.clone()),
-            };
-            run_step(&mut run, &s, false);
+    for stage in LoadStage::ALL {
+        for s in later.iter().filter(|s| s.stage == stage) {
+            run_step(&mut run, s, false);
+        }
+        for row in table().library_opens.iter().filter(|r| r.stage == stage) {
+            library_opens(&mut run, row);
         }
     }
     Some(run)
@@ -266,6 +299,75 @@ fn opened(opener: Opener, by: &str, optional: bool) -> OpenedBy {
         opener,
         by: by.to_string(),
         optional,
+        conditional: false,
+    }
+}
+
+/// One `library_opens` row: the caller, when in the process, dlopen()s each name with its own
+/// link map. A driver library that is not installed is simply not there (no driver, no
+/// prediction); a missing library of another kind fails that operation only, not the import.
+fn library_opens(run: &mut Emulated, row: &LibraryOpensRow) {
+    let caller = run
+        .process
+        .report()
+        .objects
+        .iter()
+        .find(|o| {
+            o.soname.as_deref() == Some(row.library.as_str())
+                || o.path.rsplit('/').next() == Some(row.library.as_str())
+        })
+        .map(|o| o.path.clone());
+    let Some(caller) = caller else { return };
+    for name in &row.opens {
+        let mut by = opened(Opener::LibraryDlopen, &row.library, false);
+        by.conditional = row.conditional;
+        let s = Step {
+            target: name.clone(),
+            stage: row.stage,
+            opened_by: by,
+            symbols: false,
+            caller: Some(caller.clone()),
+        };
+        run_step(run, &s, true);
+    }
+}
+
+/// Where Triton keeps the kernels torch.compile generates and loads: TRITON_CACHE_DIR, else
+/// inductor's cache directory (TORCHINDUCTOR_CACHE_DIR, else `<tmp>/torchinductor_<user>`)
+/// plus `triton/<device>` (torch/_inductor/runtime/cache_dir_utils.py), else, for a torch
+/// without that file, Triton's own `~/.triton/cache`.
+fn triton_cache(host: &Host, torch_dir: &str) -> RuntimeDir {
+    let (path, what) = if let Some(d) = host.var("TRITON_CACHE_DIR").filter(|v| !v.is_empty()) {
+        (d.to_string(), "TRITON_CACHE_DIR")
+    } else if host.is_file(&format!("{torch_dir}/_inductor/runtime/cache_dir_utils.py")) {
+        let base = match host
+            .var("TORCHINDUCTOR_CACHE_DIR")
+            .filter(|v| !v.is_empty())
+        {
+            Some(d) => d.to_string(),
+            None => format!(
+                "{}/torchinductor_{}",
+                host.var("TMPDIR")
+                    .filter(|v| !v.is_empty())
+                    .unwrap_or("/tmp")
+                    .trim_end_matches('/'),
+                host.var("USER").or(host.var("LOGNAME")).unwrap_or("<user>")
+            ),
+        };
+        (
+            format!("{base}/triton/<device>"),
+            "torch inductor's cache directory",
+        )
+    } else {
+        (
+            format!("{}/.triton/cache", host.var("HOME").unwrap_or("~")),
+            "Triton's default",
+        )
+    };
+    RuntimeDir {
+        stage: LoadStage::Compile,
+        path,
+        what: format!("compiled Triton kernels (chosen by {what})"),
     }
 }
 
@@ -375,10 +477,20 @@ fn package_dir(host: &Host, env: &PythonEnv, name: &str) -> Option<String> {
         .find(|d| host.is_dir(d))
 }
 
-/// Compiled files of a package (top level and `lib/`), relative to its directory, sorted.
-fn compiled_files(host: &Host, dir: &str) -> Vec<String> {
+/// Compiled files of a package (top level, `lib/` and the directories its row names),
+/// relative to its directory, sorted.
+fn compiled_files(host: &Host, dir: &str, row: &PackageRow) -> Vec<String> {
+    let mut subs: Vec<String> = vec![String::new(), "lib/".into()];
+    for pat in row.import.iter().chain(&row.on_demand) {
+        if let Some((d, _)) = pat.rsplit_once('/') {
+            let d = format!("{d}/");
+            if !subs.contains(&d) {
+                subs.push(d);
+            }
+        }
+    }
     let mut out = Vec::new();
-    for sub in ["", "lib/"] {
+    for sub in subs {
         for name in sorted(host.list_dir(&format!("{dir}/{sub}"))) {
             if name.ends_with(".so") {
                 out.push(format!("{sub}{name}"));
@@ -410,6 +522,43 @@ mod tests {
         assert!(t.package.iter().any(|p| p.name == "torchaudio"));
         assert!(t.package.iter().all(|p| !p.source.is_empty()));
         assert!(t.library_opens.iter().all(|r| !r.source.is_empty()));
+    }
+
+    #[test]
+    fn driver_libraries_are_predicted_from_observation_only() {
+        let rows: Vec<&LibraryOpensRow> =
+            table().library_opens.iter().filter(|r| r.driver).collect();
+        assert!(rows.len() >= 3);
+        assert!(rows
+            .iter()
+            .all(|r| r.established == Established::Observation && r.source.contains("H200")));
+    }
+
+    #[test]
+    fn cudnn_sub_libraries_are_opened_by_the_library_that_names_them() {
+        let opener = |soname: &str| {
+            table()
+                .library_opens
+                .iter()
+                .find(|r| r.opens.iter().any(|o| o == soname))
+                .map(|r| (r.library.as_str(), r.stage))
+        };
+        assert_eq!(
+            opener("libcudnn_graph.so.9"),
+            Some(("libcudnn.so.9", LoadStage::FirstConvolution))
+        );
+        assert_eq!(
+            opener("libcudnn_engines_precompiled.so.9"),
+            Some(("libcudnn_graph.so.9", LoadStage::FirstConvolution))
+        );
+        assert_eq!(
+            opener("libcudnn_ops.so.9").map(|o| o.1),
+            Some(LoadStage::OnDemand)
+        );
+        assert_eq!(
+            opener("libnvidia-ml.so.1").map(|o| o.1),
+            Some(LoadStage::CudaInit)
+        );
     }
 
     #[test]

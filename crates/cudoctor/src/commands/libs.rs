@@ -6,7 +6,9 @@ use std::fmt::Write;
 use anyhow::bail;
 use cudoctor_collect::{kernels, libraries, python};
 use cudoctor_ldso::{LoadOptions, Process, ProcessEnv, SymbolCheck};
-use cudoctor_snapshot::{LibraryLinks, LoaderFacts, ProcessLinks};
+use cudoctor_snapshot::{
+    LibraryLinks, LoadStage, LoaderFacts, OpenedBy, Opener, ProcessLinks, RuntimeDir, VersionSource,
+};
 
 use crate::cli::{Format, LibsArgs};
 use crate::output::host;
@@ -55,6 +57,7 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
                 env_prefix: String::new(),
                 objects: libraries::links(&process.report_without_loader()),
                 shadowed: Vec::new(),
+                runtime_dirs: Vec::new(),
             }],
             cache_copies: Vec::new(),
             errors,
@@ -68,9 +71,19 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
         || !facts.errors.is_empty();
     match args.format {
         Format::Json => {
-            let doc = serde_json::json!({ "objects": objects, "errors": facts.errors });
+            let runtime_dirs: Vec<&RuntimeDir> = facts
+                .processes
+                .iter()
+                .flat_map(|p| &p.runtime_dirs)
+                .collect();
+            let doc = serde_json::json!({
+                "objects": objects,
+                "runtime_dirs": runtime_dirs,
+                "errors": facts.errors,
+            });
             crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
         }
+        Format::Markdown => crate::out!("{}", markdown(&facts)),
         _ => crate::out!("{}", text(&facts)),
     }
     if objects.is_empty() && !facts.errors.is_empty() {
@@ -83,24 +96,95 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
     })
 }
 
+/// The objects of one process grouped by the stage that maps them, in the order a workload
+/// reaches the stages; stages with nothing new are left out.
+fn by_stage(p: &ProcessLinks) -> Vec<(LoadStage, Vec<&LibraryLinks>, Vec<&RuntimeDir>)> {
+    LoadStage::ALL
+        .into_iter()
+        .map(|stage| {
+            (
+                stage,
+                p.objects
+                    .iter()
+                    .filter(|o| o.stage == stage)
+                    .collect::<Vec<_>>(),
+                p.runtime_dirs
+                    .iter()
+                    .filter(|d| d.stage == stage)
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .filter(|(_, o, d)| !o.is_empty() || !d.is_empty())
+        .collect()
+}
+
+/// Who opened an object at run time, in words: `dlopen("libcudnn_graph.so.9") by
+/// libcudnn.so.9`; None for what the loader brought in as a dependency.
+fn opener(o: &LibraryLinks) -> Option<String> {
+    let by = o.opened_by.as_ref()?;
+    let what = match by.opener {
+        Opener::Interpreter => return None,
+        Opener::TorchGlobalDeps => "loaded with RTLD_GLOBAL by torch/__init__.py".to_string(),
+        Opener::TorchPreload => "preloaded by path by torch/__init__.py".to_string(),
+        Opener::PythonImport => format!("imported ({})", by.by),
+        Opener::PackageLoader => format!("loaded by path by {}'s own loader", by.by),
+        Opener::LibraryDlopen => format!(
+            "dlopen(\"{}\") at run time by {}",
+            o.soname.as_deref().unwrap_or(&o.path),
+            by.by
+        ),
+    };
+    Some(format!("{what}{}", conditions(by)))
+}
+
+fn conditions(by: &OpenedBy) -> &'static str {
+    match (by.optional, by.conditional) {
+        (true, _) => " (optional)",
+        (false, true) => " (only when the work needs it)",
+        _ => "",
+    }
+}
+
+fn version(o: &LibraryLinks) -> Option<String> {
+    o.version.as_ref().map(|v| match &v.from {
+        VersionSource::FileName => format!("{} (file name)", v.version),
+        VersionSource::Wheel { name } => format!("{} (wheel {name})", v.version),
+    })
+}
+
 fn text(facts: &LoaderFacts) -> String {
     let mut out = String::new();
     for p in &facts.processes {
         if !p.env_prefix.is_empty() {
             let _ = writeln!(out, "# import torch in {}", p.env_prefix);
         }
-        for o in &p.objects {
-            let _ = writeln!(out, "{}", o.path);
-            for n in &o.needed {
-                let target = n.resolved.as_deref().unwrap_or("NOT FOUND");
-                let _ = writeln!(out, "    {:28} {:15} {target}", n.name, n.via);
+        let staged = p.objects.iter().any(|o| !o.stage.is_import()) || !p.runtime_dirs.is_empty();
+        for (stage, objects, dirs) in by_stage(p) {
+            if staged {
+                let _ = writeln!(out, "## {}: {}", stage.as_str(), stage.describe());
             }
-            if !o.unresolved_symbols.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "    unresolved symbols: {}",
-                    o.unresolved_symbols.join(" ")
-                );
+            for o in objects {
+                let _ = writeln!(out, "{}", o.path);
+                if let Some(by) = opener(o) {
+                    let _ = writeln!(out, "    opened: {by}");
+                }
+                if let Some(v) = version(o) {
+                    let _ = writeln!(out, "    version: {v}");
+                }
+                for n in &o.needed {
+                    let target = n.resolved.as_deref().unwrap_or("NOT FOUND");
+                    let _ = writeln!(out, "    {:28} {:15} {target}", n.name, n.via);
+                }
+                if !o.unresolved_symbols.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "    unresolved symbols: {}",
+                        o.unresolved_symbols.join(" ")
+                    );
+                }
+            }
+            for d in dirs {
+                let _ = writeln!(out, "{}/  (a location: {})", d.path, d.what);
             }
         }
         for s in &p.shadowed {
@@ -116,6 +200,62 @@ fn text(facts: &LoaderFacts) -> String {
     }
     for e in &facts.errors {
         let _ = writeln!(out, "error: {e}");
+    }
+    out
+}
+
+/// For pasting into an issue: one table per stage.
+fn markdown(facts: &LoaderFacts) -> String {
+    let cell = |s: &str| s.replace('|', "\\|");
+    let mut out = String::new();
+    for p in &facts.processes {
+        let title = if p.env_prefix.is_empty() {
+            "Libraries".to_string()
+        } else {
+            format!("`import torch` in `{}`", p.env_prefix)
+        };
+        let _ = writeln!(out, "## {title}\n");
+        for (stage, objects, dirs) in by_stage(p) {
+            let _ = writeln!(out, "### {} ({})\n", stage.as_str(), stage.describe());
+            let _ = writeln!(out, "| library | version | opened | missing |");
+            let _ = writeln!(out, "| --- | --- | --- | --- |");
+            for o in objects {
+                let missing: Vec<&str> = o
+                    .needed
+                    .iter()
+                    .filter(|n| n.resolved.is_none())
+                    .map(|n| n.name.as_str())
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} | {} | {} |",
+                    cell(&o.path),
+                    cell(&version(o).unwrap_or_default()),
+                    cell(&opener(o).unwrap_or_else(|| match &o.loaded_by {
+                        Some(l) => format!("needed by `{}`", l.rsplit('/').next().unwrap_or(l)),
+                        None => String::new(),
+                    })),
+                    cell(&missing.join(", "))
+                );
+            }
+            for d in dirs {
+                let _ = writeln!(out, "| `{}/` | | {} | |", cell(&d.path), cell(&d.what));
+            }
+            out.push('\n');
+        }
+        for s in &p.shadowed {
+            let _ = writeln!(
+                out,
+                "- LD_LIBRARY_PATH shadows `{}` for `{}`: `{}` instead of `{}`",
+                s.name,
+                s.object,
+                s.from_ld_library_path,
+                s.otherwise.as_deref().unwrap_or("nothing")
+            );
+        }
+    }
+    for e in &facts.errors {
+        let _ = writeln!(out, "- error: {e}");
     }
     out
 }
