@@ -350,8 +350,7 @@ impl<'a> Context<'a> {
         let mut gpus: Vec<String> = Vec::new();
         for g in self.gpus() {
             let key =
-                g.cc.map(|c| c.to_string())
-                    .unwrap_or_else(|| g.gpu.name.clone());
+                cudoctor_plan::gpu_key(self.kb, &g.gpu.name, g.gpu.compute_capability.as_deref());
             if !gpus.contains(&key) {
                 gpus.push(key);
             }
@@ -369,6 +368,7 @@ impl<'a> Context<'a> {
                 fails_here,
             }),
             target: Some(target_env(env)),
+            platform: cudoctor_kb::Platform::of_host(&self.snap.host.os, &self.snap.host.arch),
             ..Default::default()
         }
     }

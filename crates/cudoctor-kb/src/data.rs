@@ -20,9 +20,10 @@ pub const GPUS: &str = "gpus.toml";
 pub const NVCC: &str = "nvcc.toml";
 pub const TOOLKIT_FEATURES: &str = "toolkit_features.toml";
 pub const TORCH_FLOORS: &str = "torch_floors.toml";
+pub const PLATFORMS: &str = "platforms.toml";
 
 /// Every data file a knowledge-base directory may hold.
-pub const FILE_NAMES: [&str; 9] = [
+pub const FILE_NAMES: [&str; 10] = [
     TOOLKITS,
     DRIVERS,
     MINOR_COMPAT,
@@ -32,6 +33,7 @@ pub const FILE_NAMES: [&str; 9] = [
     NVCC,
     TOOLKIT_FEATURES,
     TORCH_FLOORS,
+    PLATFORMS,
 ];
 
 fn embedded_text(name: &str) -> Option<&'static str> {
@@ -45,6 +47,7 @@ fn embedded_text(name: &str) -> Option<&'static str> {
         NVCC => include_str!("../data/nvcc.toml"),
         TOOLKIT_FEATURES => include_str!("../data/toolkit_features.toml"),
         TORCH_FLOORS => include_str!("../data/torch_floors.toml"),
+        PLATFORMS => include_str!("../data/platforms.toml"),
         _ => return None,
     })
 }
@@ -148,6 +151,46 @@ file_struct!(NvccFile, range, ArchRange);
 file_struct!(ToolkitFeaturesFile, feature, ToolkitFeature);
 file_struct!(TorchFloorsFile, floor, TorchFloor);
 
+/// `platforms.toml`: builds on platforms other than Linux x86_64.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PlatformsFile {
+    pub schema_version: u32,
+    #[serde(default)]
+    pub pypi_build: Vec<PypiBuild>,
+    #[serde(default)]
+    pub index: Vec<PlatformIndex>,
+}
+impl HasSchema for PlatformsFile {
+    fn schema_version(&self) -> u32 {
+        self.schema_version
+    }
+}
+
+/// The build a plain install from PyPI gets for these releases on one platform.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PypiBuild {
+    pub platform: crate::Platform,
+    pub torch: Vec<String>,
+    /// "cpu" or a CUDA variant tag ("cu130").
+    pub build: String,
+    pub source: String,
+}
+
+/// Which CUDA variants PyTorch's own index carries on one platform.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlatformIndex {
+    pub platform: crate::Platform,
+    /// The platform whose variant lists this one's equal (`linux-x86_64`).
+    pub same_as: crate::Platform,
+    /// Exceptions: "2.14.1 cu134" is absent on this platform.
+    #[serde(default)]
+    pub absent: Vec<String>,
+    pub source: String,
+}
+
 /// A toolkit feature or nvcc flag and the first toolkit release that has it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -242,6 +285,21 @@ pub struct GpuModel {
     pub source: String,
     #[serde(default)]
     pub secondary: bool,
+    /// The oldest driver branch that drives the product (570 for the RTX 50-series); None: no
+    /// floor known beyond what its CUDA needs.
+    #[serde(default)]
+    pub first_branch: Option<u32>,
+    /// The newest driver branch that drives it (470 for Kepler, 580 for Maxwell/Pascal/Volta);
+    /// None: still supported or not known.
+    #[serde(default)]
+    pub last_branch: Option<u32>,
+    #[serde(default)]
+    pub branch_source: Option<String>,
+    #[serde(default)]
+    pub branch_secondary: bool,
+    /// A Jetson module: its driver and CUDA come with JetPack, not a desktop driver branch.
+    #[serde(default)]
+    pub jetson: bool,
 }
 
 /// The range of real architectures nvcc of the toolkits `from..=to` can compile for.

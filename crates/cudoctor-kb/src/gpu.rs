@@ -93,7 +93,7 @@ mod tests {
             assert_eq!(named.cc, ComputeCapability::new(9, 0), "{given}");
             assert_eq!(named.model.is_some(), given.contains('H'), "{given}");
         }
-        let err = kb.resolve_gpu("NVIDIA H20").unwrap_err();
+        let err = kb.resolve_gpu("NVIDIA B100").unwrap_err();
         assert!(err.to_string().contains("sm_XY"), "{err}");
         assert!(kb.resolve_gpu("9.10").is_err());
     }

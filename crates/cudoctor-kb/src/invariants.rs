@@ -102,7 +102,63 @@ pub(crate) fn check(kb: &Kb) -> Vec<String> {
     torch(kb, &mut p);
     gpus(kb, &mut p);
     nvcc(kb, &mut p);
+    platforms(kb, &mut p);
     p
+}
+
+fn platforms(kb: &Kb, p: &mut Vec<String>) {
+    for b in &kb.pypi_builds {
+        if blank(&b.source) {
+            p.push(format!(
+                "PyPI build {} {:?}: no source",
+                b.platform, b.torch
+            ));
+        }
+        if b.platform == crate::Platform::LinuxX86_64 {
+            p.push("PyPI builds of linux-x86_64 belong in torch.toml's pypi_default".into());
+        }
+        for t in &b.torch {
+            match kb.torch_releases().iter().find(|r| &r.version == t) {
+                None => p.push(format!(
+                    "PyPI build {}: torch {t} is not in torch.toml",
+                    b.platform
+                )),
+                Some(r) if b.build != "cpu" && r.variant(&b.build).is_none() => p.push(format!(
+                    "PyPI build {}: torch {t} has no {} variant in torch.toml",
+                    b.platform, b.build
+                )),
+                Some(_) => {}
+            }
+        }
+        let others = kb
+            .pypi_builds
+            .iter()
+            .filter(|o| o.platform == b.platform && !std::ptr::eq(*o, b));
+        for o in others {
+            if let Some(t) = o.torch.iter().find(|t| b.torch.contains(t)) {
+                p.push(format!("PyPI build {}: torch {t} listed twice", b.platform));
+            }
+        }
+    }
+    for i in &kb.platform_indexes {
+        if blank(&i.source) {
+            p.push(format!("index row of {}: no source", i.platform));
+        }
+        for a in &i.absent {
+            let found = a.split_once(' ').and_then(|(t, tag)| {
+                kb.torch_releases()
+                    .iter()
+                    .find(|r| r.version == t)?
+                    .variant(tag)
+            });
+            if found.is_none() {
+                p.push(format!(
+                    "index row of {}: absent {a:?} names no release/variant in torch.toml",
+                    i.platform
+                ));
+            }
+        }
+    }
 }
 
 fn blank(s: &str) -> bool {
@@ -355,6 +411,25 @@ fn gpus(kb: &Kb, p: &mut Vec<String>) {
         }
         if g.names.is_empty() {
             p.push(format!("GPU row with cc {} has no names", g.cc));
+        }
+        if (g.first_branch.is_some() || g.last_branch.is_some())
+            && g.branch_source.as_deref().is_none_or(blank)
+        {
+            p.push(format!(
+                "GPU {:?}: driver branches without a source",
+                g.names
+            ));
+        }
+        if let (Some(f), Some(l)) = (g.first_branch, g.last_branch) {
+            if f > l {
+                p.push(format!("GPU {:?}: first branch above last", g.names));
+            }
+        }
+        if g.jetson && (g.first_branch.is_some() || g.last_branch.is_some()) {
+            p.push(format!(
+                "GPU {:?}: a Jetson module's driver comes with JetPack, not a branch",
+                g.names
+            ));
         }
         for n in &g.names {
             let words = crate::gpu::name_words(n);

@@ -11,6 +11,7 @@ mod data;
 mod error;
 mod gpu;
 mod invariants;
+mod platform;
 mod support;
 mod torch;
 
@@ -19,17 +20,31 @@ use std::sync::OnceLock;
 
 pub use cudoctor_types::{ComputeCapability, CudaVersion, DriverVersion, VersionError};
 pub use data::{
-    ArchListBasis, ArchRange, DriverBranch, GpuModel, MinorCompat, ToolkitFeature, ToolkitRelease,
-    TorchFloor, FILE_NAMES, SCHEMA_VERSION,
+    ArchListBasis, ArchRange, DriverBranch, GpuModel, MinorCompat, PlatformIndex, PypiBuild,
+    ToolkitFeature, ToolkitRelease, TorchFloor, FILE_NAMES, SCHEMA_VERSION,
 };
 pub use error::KbError;
 pub use gpu::{name_words, CcSource, NamedGpu, UnknownGpu};
+pub use platform::{Platform, UnknownPlatform};
 pub use support::DriverSupport;
 pub use torch::{
     coverage, python_series, ArchEntry, Coverage, TorchRelease, TorchVariant, TorchVersion,
 };
 
 use data::Texts;
+
+/// The driver branches a GPU works with, from `gpus.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct GpuBranches {
+    /// The oldest branch that drives it (R570 for the RTX 50-series); None: no floor known.
+    pub first: Option<u32>,
+    /// The newest branch that drives it (R470 for Kepler); None: still supported or unknown.
+    pub last: Option<u32>,
+    pub source: Option<String>,
+    pub secondary: bool,
+    /// Every row of it is a Jetson module (driver from JetPack).
+    pub jetson: bool,
+}
 
 /// The loaded tables. Obtain with [`Kb::embedded`] or [`Kb::from_dir`].
 #[derive(Debug, Clone)]
@@ -42,6 +57,8 @@ pub struct Kb {
     nvcc: Vec<ArchRange>,
     toolkit_features: Vec<data::ToolkitFeature>,
     torch_floors: Vec<data::TorchFloor>,
+    pypi_builds: Vec<PypiBuild>,
+    platform_indexes: Vec<PlatformIndex>,
     /// Arch-list rows that name a release or variant absent from the torch table.
     dangling_arch_lists: Vec<String>,
 }
@@ -84,6 +101,7 @@ impl Kb {
         let nvcc: data::NvccFile = texts.parse(data::NVCC)?;
         let features: data::ToolkitFeaturesFile = texts.parse(data::TOOLKIT_FEATURES)?;
         let floors: data::TorchFloorsFile = texts.parse(data::TORCH_FLOORS)?;
+        let platforms: data::PlatformsFile = texts.parse(data::PLATFORMS)?;
 
         let (torch, dangling_arch_lists) =
             invariants::assemble_torch(torch_file.release, &arch_lists.arch_list)?;
@@ -108,6 +126,8 @@ impl Kb {
             nvcc,
             toolkit_features: features.feature,
             torch_floors: floors.floor,
+            pypi_builds: platforms.pypi_build,
+            platform_indexes: platforms.index,
             dangling_arch_lists,
         };
         let problems = kb.check_invariants();
@@ -190,7 +210,130 @@ impl Kb {
 
     /// Whether a (Linux) driver runs code built for CUDA `c`, and in which mode.
     pub fn driver_support(&self, d: &DriverVersion, c: CudaVersion) -> DriverSupport {
-        support::driver_support(self, d, c)
+        support::driver_support(self, Platform::LinuxX86_64, d, c)
+    }
+
+    /// The same on `platform`: Windows drivers against the toolkits' Windows minimums and the
+    /// Windows minor-version floors; every Linux platform against the Linux values.
+    pub fn driver_support_on(
+        &self,
+        platform: Platform,
+        d: &DriverVersion,
+        c: CudaVersion,
+    ) -> DriverSupport {
+        support::driver_support(self, platform, d, c)
+    }
+
+    /// The least driver that runs CUDA `c` on `platform` at all: the minor-version floor of its
+    /// major where that applies (11.1 and later), else the toolkit's own minimum.
+    pub fn least_driver_for(&self, platform: Platform, c: CudaVersion) -> Option<DriverVersion> {
+        let windows = platform == Platform::Windows;
+        let floor = (c >= CudaVersion::new(11, 1))
+            .then(|| self.minor_compat_row(c.major))
+            .flatten()
+            .and_then(|m| {
+                if windows {
+                    m.windows_floor.clone()
+                } else {
+                    Some(m.linux_floor.clone())
+                }
+            });
+        floor.or_else(|| {
+            if windows {
+                self.toolkit_min_driver_windows(c)
+            } else {
+                self.toolkit_min_driver(c)
+            }
+        })
+    }
+
+    // ---- platforms ---------------------------------------------------------------------------
+
+    /// The build a plain install from PyPI gets for `torch` on `platform` ("cpu", "cu130").
+    /// Linux x86_64 answers from the torch table's `pypi_default`; None: not known.
+    pub fn pypi_build(&self, platform: Platform, torch: &str) -> Option<&str> {
+        if platform == Platform::LinuxX86_64 {
+            return self.torch(torch)?.pypi_default.as_deref();
+        }
+        self.pypi_build_row(platform, torch)
+            .map(|b| b.build.as_str())
+    }
+
+    /// The row behind [`Kb::pypi_build`] for a platform other than Linux x86_64.
+    pub fn pypi_build_row(&self, platform: Platform, torch: &str) -> Option<&PypiBuild> {
+        self.pypi_builds
+            .iter()
+            .find(|b| b.platform == platform && b.torch.iter().any(|t| t == torch))
+    }
+
+    /// The CUDA variants of `release` on PyTorch's index for `platform`, with the source of
+    /// the list; None when this knowledge base has no list for the platform.
+    pub fn platform_variants<'a, 'k>(
+        &'a self,
+        platform: Platform,
+        release: &'k TorchRelease,
+    ) -> Option<(Vec<&'k TorchVariant>, Option<&'a str>)> {
+        if platform == Platform::LinuxX86_64 {
+            return Some((release.variants.iter().collect(), None));
+        }
+        let row = self
+            .platform_indexes
+            .iter()
+            .find(|r| r.platform == platform && r.same_as == Platform::LinuxX86_64)?;
+        let absent = |tag: &str| {
+            row.absent
+                .iter()
+                .any(|a| a.split_once(' ') == Some((release.version.as_str(), tag)))
+        };
+        Some((
+            release
+                .variants
+                .iter()
+                .filter(|v| !absent(&v.tag))
+                .collect(),
+            Some(row.source.as_str()),
+        ))
+    }
+
+    pub fn pypi_builds(&self) -> &[PypiBuild] {
+        &self.pypi_builds
+    }
+    pub fn platform_indexes(&self) -> &[PlatformIndex] {
+        &self.platform_indexes
+    }
+
+    // ---- GPUs and driver branches ------------------------------------------------------------
+
+    /// The driver branches that drive a GPU: from its product row when named, else from every
+    /// (non-Jetson) row of its capability when they agree.
+    pub fn gpu_branches(&self, cc: ComputeCapability, model: Option<&GpuModel>) -> GpuBranches {
+        let of_cc: Vec<&GpuModel> = self.gpus.iter().filter(|g| g.cc == cc).collect();
+        let jetson = match model {
+            Some(m) => m.jetson,
+            None => !of_cc.is_empty() && of_cc.iter().all(|g| g.jetson),
+        };
+        let rows: Vec<&GpuModel> = match model {
+            Some(m) => vec![m],
+            None => of_cc.into_iter().filter(|g| !g.jetson).collect(),
+        };
+        let agree = |f: fn(&GpuModel) -> Option<u32>| -> Option<u32> {
+            let first = f(rows.first()?)?;
+            rows.iter().all(|g| f(g) == Some(first)).then_some(first)
+        };
+        let first = agree(|g| g.first_branch);
+        let last = agree(|g| g.last_branch);
+        let row = rows
+            .iter()
+            .find(|g| g.first_branch.is_some() || g.last_branch.is_some());
+        GpuBranches {
+            first,
+            last,
+            source: (first.is_some() || last.is_some())
+                .then(|| row.and_then(|g| g.branch_source.clone()))
+                .flatten(),
+            secondary: row.is_some_and(|g| g.branch_secondary),
+            jetson,
+        }
     }
 
     // ---- PyTorch -----------------------------------------------------------------------------

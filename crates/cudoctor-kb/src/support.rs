@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::Kb;
+use crate::{Kb, Platform};
 use cudoctor_types::version::{CudaVersion, DriverVersion};
 
 /// How a driver runs code built with one CUDA version.
@@ -38,14 +38,25 @@ impl DriverSupport {
     }
 }
 
-pub(crate) fn driver_support(kb: &Kb, d: &DriverVersion, c: CudaVersion) -> DriverSupport {
-    let native_min = kb.toolkit_min_driver(c);
+pub(crate) fn driver_support(
+    kb: &Kb,
+    platform: Platform,
+    d: &DriverVersion,
+    c: CudaVersion,
+) -> DriverSupport {
+    let windows = platform == Platform::Windows;
+    let native_min = if windows {
+        kb.toolkit_min_driver_windows(c)
+    } else {
+        kb.toolkit_min_driver(c)
+    };
     match &native_min {
         Some(min) if d >= min => return DriverSupport::Native,
         Some(_) => {}
         // Toolkit not in the table (e.g. newer than the data): the branch's ceiling decides.
+        // Windows driver numbers (572.16) are not Linux branch numbers: no ceiling for them.
         None => {
-            if kb.driver_max_cuda(d).is_some_and(|max| max >= c) {
+            if !windows && kb.driver_max_cuda(d).is_some_and(|max| max >= c) {
                 return DriverSupport::Native;
             }
         }
@@ -53,7 +64,12 @@ pub(crate) fn driver_support(kb: &Kb, d: &DriverVersion, c: CudaVersion) -> Driv
     // Minor-version compatibility exists from CUDA 11.1 on; for 11.0 itself the toolkit's own
     // minimum is the only rule.
     let floor = if c >= CudaVersion::new(11, 1) {
-        kb.minor_compat_floor(c.major)
+        if windows {
+            kb.minor_compat_row(c.major)
+                .and_then(|m| m.windows_floor.clone())
+        } else {
+            kb.minor_compat_floor(c.major)
+        }
     } else {
         None
     };

@@ -294,11 +294,29 @@ fn gpu_names() {
     check("NVIDIA B200", Some("10.0"));
     check("NVIDIA GB10", Some("12.1"));
     check("NVIDIA GeForce RTX 4070 Ti SUPER", Some("8.9"));
+    // Names users type and nvidia-smi reports, each from a sourced row (secondary where
+    // NVIDIA's list does not carry the product).
+    check("NVIDIA H20", Some("9.0"));
+    check("NVIDIA H800", Some("9.0"));
+    check("NVIDIA H800 PCIe", Some("9.0"));
+    check("NVIDIA A800-SXM4-80GB", Some("8.0"));
+    check("NVIDIA A10G", Some("8.6"));
+    check("NVIDIA A10", Some("8.6"));
+    check("NVIDIA L4", Some("8.9"));
+    check("NVIDIA L20", Some("8.9"));
+    check("NVIDIA GeForce GTX 1660 SUPER", Some("7.5"));
+    check("NVIDIA GeForce GTX 1650", Some("7.5"));
+    check("NVIDIA RTX A4000", Some("8.6"));
+    check("NVIDIA RTX 2000 Ada Generation", Some("8.9"));
+    check("Quadro P4000", Some("6.1"));
+    check("NVIDIA GeForce RTX 5090 D", Some("12.0"));
+    check("Jetson AGX Orin", Some("8.7"));
+    check("Jetson Xavier NX", Some("7.2"));
+    check("Orin Nano", Some("8.7"));
+    // H200 is not H20, A100 is not A10, L40 is not L4: whole words only.
+    check("NVIDIA A100 80GB PCIe", Some("8.0"));
     // Not confirmed: stay unknown rather than guessed from a similar name.
-    check("NVIDIA H20", None);
-    check("NVIDIA H800", None);
-    check("NVIDIA A10G", None);
-    check("NVIDIA GeForce GTX 1660 SUPER", None);
+    check("NVIDIA B100", None);
     check("", None);
     check("AMD Instinct MI300X", None);
 }
@@ -338,4 +356,74 @@ fn every_row_has_sources() {
     assert!(k.gpus().iter().all(|g| !g.source.trim().is_empty()));
     assert!(k.nvcc_ranges().iter().all(|r| !r.source.trim().is_empty()));
     assert!(k.torch_releases().iter().all(|r| !r.sources.is_empty()));
+}
+
+#[test]
+fn driver_branches_per_architecture() {
+    let k = kb();
+    let of = |name: &str| {
+        let m = k.gpu(name).unwrap();
+        k.gpu_branches(m.cc, Some(m))
+    };
+    assert_eq!(of("Tesla K80").last, Some(470));
+    assert_eq!(of("Tesla K40m").last, Some(470));
+    for name in [
+        "GTX 980",
+        "GeForce GTX 1080",
+        "Tesla P100-PCIE-16GB",
+        "Tesla V100-SXM2-32GB",
+    ] {
+        assert_eq!(of(name).last, Some(580), "{name}");
+        assert!(of(name).source.is_some(), "{name}");
+    }
+    assert_eq!(of("NVIDIA GeForce RTX 5090").first, Some(570));
+    assert_eq!(of("NVIDIA GeForce RTX 5090").last, None);
+    // Turing and newer: no last branch; a Jetson module has none of either.
+    assert_eq!(of("Tesla T4"), cudoctor_kb::GpuBranches::default());
+    assert!(of("Jetson AGX Orin").jetson);
+    assert_eq!(of("Jetson Nano").last, None);
+    // By capability alone: every desktop row of 6.1 agrees; 12.0 also holds the RTX PRO boards,
+    // whose first branch is not recorded, so no floor is claimed for sm_120 alone.
+    assert_eq!(k.gpu_branches(cc("6.1"), None).last, Some(580));
+    assert_eq!(k.gpu_branches(cc("12.0"), None).first, None);
+    assert!(k.gpu_branches(cc("8.7"), None).jetson);
+}
+
+#[test]
+fn platform_builds() {
+    use cudoctor_kb::Platform;
+    let k = kb();
+    assert_eq!(k.pypi_build(Platform::LinuxAarch64, "2.10.0"), Some("cpu"));
+    assert_eq!(
+        k.pypi_build(Platform::LinuxAarch64, "2.11.0"),
+        Some("cu130")
+    );
+    assert_eq!(
+        k.pypi_build(Platform::LinuxAarch64, "2.15.0"),
+        Some("cu132")
+    );
+    assert_eq!(k.pypi_build(Platform::LinuxAarch64, "2.5.1"), None);
+    assert_eq!(k.pypi_build(Platform::Windows, "2.15.0"), Some("cpu"));
+    assert_eq!(k.pypi_build(Platform::LinuxX86_64, "2.15.0"), Some("cu132"));
+    let r = k.torch("2.14.1").unwrap();
+    let (win, _) = k.platform_variants(Platform::Windows, r).unwrap();
+    let tags: Vec<&str> = win.iter().map(|v| v.tag.as_str()).collect();
+    assert!(
+        !tags.contains(&"cu134") && tags.contains(&"cu130"),
+        "{tags:?}"
+    );
+    assert!(k.platform_variants(Platform::LinuxAarch64, r).is_none());
+    // Windows drivers are judged by the Windows column: 572.16 (R570's Windows number) runs
+    // CUDA 12.8, whose Windows minimum is 572.16 or lower, natively.
+    let d: cudoctor_kb::DriverVersion = "572.16".parse().unwrap();
+    assert_eq!(
+        k.driver_support_on(Platform::Windows, &d, cuda("12.8")),
+        cudoctor_kb::DriverSupport::Native
+    );
+    assert_eq!(
+        k.least_driver_for(Platform::Windows, cuda("12.8"))
+            .unwrap()
+            .to_string(),
+        "528.33"
+    );
 }

@@ -2,11 +2,11 @@
 //! reach every GPU, for this Python; then what to avoid, and the driver upgrade that would give a
 //! better stack.
 
-use cudoctor_kb::{DriverSupport, DriverVersion, Kb, TorchRelease, TorchVersion};
+use cudoctor_kb::{DriverSupport, DriverVersion, Kb, Platform, TorchRelease, TorchVersion};
 
 use crate::fit::Fit;
-use crate::model::{Avoid, DriverUpgrade, Plan, PlanInput, ResolvedGpu};
-use crate::{build, commands, current, resolve_gpus, PlanError};
+use crate::model::{Avoid, Commands, DriverUpgrade, Plan, PlanInput, ResolvedGpu};
+use crate::{build, current, resolve_gpus, PlanError};
 
 /// How many skipped newer releases the reasons spell out.
 const SKIPPED_SHOWN: usize = 4;
@@ -55,6 +55,12 @@ pub(crate) fn search<'k>(
     gpus: &[ResolvedGpu],
 ) -> Search<'k> {
     let mut skipped = Vec::new();
+    let platform = input.platform;
+    let range = crate::platform::driver_range(gpus);
+    // A driver that does not drive these GPUs constrains nothing: the driver has to change, and
+    // the build is chosen for a driver the GPUs work with (at most their last branch).
+    let driver = driver.filter(|d| range.rejects(kb, platform, d).is_none());
+    let capped = driver.is_none() && range.last.is_some();
     for release in releases {
         if let Some(py) = &input.python {
             if !release.supports_python_stack(py) {
@@ -67,15 +73,26 @@ pub(crate) fn search<'k>(
                 continue;
             }
         }
-        let fits: Vec<Fit<'k>> = release
-            .variants
-            .iter()
+        let on_platform = match crate::platform::variants(kb, platform, release) {
+            Ok(v) => v,
+            Err(why) => {
+                skipped.push(why);
+                continue;
+            }
+        };
+        let fits: Vec<Fit<'k>> = on_platform
+            .into_iter()
             .filter(|v| input.cuda.is_none_or(|c| v.cuda == c))
-            .map(|v| Fit::new(kb, release, v, driver, gpus))
+            .map(|v| Fit::new(kb, platform, release, v, driver, gpus))
             .collect();
+        let cap = |f: &Fit| {
+            capped
+                .then(|| range.caps(kb, platform, f.release, f.variant))
+                .flatten()
+        };
         let best = fits
             .iter()
-            .filter(|f| f.rejection(driver).is_none())
+            .filter(|f| f.rejection(driver).is_none() && cap(f).is_none())
             .max_by_key(|f| f.preference());
         if let Some(best) = best {
             return Search {
@@ -83,7 +100,10 @@ pub(crate) fn search<'k>(
                 skipped,
             };
         }
-        let mut why: Vec<String> = fits.iter().filter_map(|f| f.rejection(driver)).collect();
+        let mut why: Vec<String> = fits
+            .iter()
+            .filter_map(|f| f.rejection(driver).or_else(|| cap(f)))
+            .collect();
         if release.variants_incomplete {
             why.push(format!(
                 "(only some CUDA variants of torch {} are in the knowledge base; another variant may fit)",
@@ -131,7 +151,26 @@ pub fn plan(kb: &Kb, input: &PlanInput) -> Result<Plan, PlanError> {
     }
     let mut plan = Plan {
         gpus: gpus.clone(),
+        platform: input.platform,
         ..Plan::default()
+    };
+    // Jetson modules named on another platform: their software comes with JetPack.
+    let all_jetson = !gpus.is_empty() && gpus.iter().all(|g| g.branches.jetson);
+    let jetson_input;
+    let input = if all_jetson && input.platform != Platform::Jetson {
+        plan.warnings.push(format!(
+            "{} named for {}: a Jetson module runs JetPack, so the plan is for Jetson (--platform jetson)",
+            gpus.iter().map(gpu_label).collect::<Vec<_>>().join(", "),
+            input.platform.describe()
+        ));
+        plan.platform = Platform::Jetson;
+        jetson_input = PlanInput {
+            platform: Platform::Jetson,
+            ..input.clone()
+        };
+        &jetson_input
+    } else {
+        input
     };
     if input.python.is_none() {
         plan.warnings.push(
@@ -151,7 +190,9 @@ pub fn plan(kb: &Kb, input: &PlanInput) -> Result<Plan, PlanError> {
         }
     }
     let cpu_only = gpus.is_empty() && input.driver.is_none() && input.cuda.is_none();
-    if cpu_only {
+    if input.platform == Platform::Jetson {
+        jetson_plan(&gpus, &mut plan);
+    } else if cpu_only {
         cpu_plan(kb, &releases, input, &mut plan);
     } else {
         gpu_plan(kb, &releases, input, &gpus, &mut plan);
@@ -194,18 +235,40 @@ fn cpu_plan(kb: &Kb, releases: &[&TorchRelease], input: &PlanInput, plan: &mut P
         python_clause(input)
     ));
     if let Some(newest) = releases.first() {
-        if let Some(default) = &newest.pypi_default {
+        let default = kb.pypi_build(input.platform, &newest.version);
+        if let Some(default) = default.filter(|d| *d != "cpu") {
             plan.avoid.push(Avoid {
-                what: "plain `pip install torch` on Linux".into(),
+                what: format!("plain `pip install torch` on {}", input.platform.describe()),
                 why: format!(
-                    "PyPI's Linux wheel of torch {} is the {default} CUDA build: gigabytes of CUDA libraries this machine cannot use",
+                    "PyPI's {} wheel of torch {} is the {default} CUDA build: gigabytes of CUDA libraries this machine cannot use",
+                    input.platform.describe(),
                     newest.version
                 ),
             });
         }
     }
-    plan.commands = commands::commands(release, "cpu");
-    let _ = kb;
+    plan.commands = crate::platform::commands(kb, input.platform, release, "cpu");
+}
+
+/// Jetson: NVIDIA's JetPack builds, which this knowledge base does not list by version.
+fn jetson_plan(gpus: &[ResolvedGpu], plan: &mut Plan) {
+    plan.reasons.push(format!(
+        "Jetson{}: the GPU is driven by JetPack (L4T), and torch's wheels on PyPI and PyTorch's index are not built for it; NVIDIA publishes PyTorch wheels per JetPack release — {}",
+        if gpus.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", gpus.iter().map(gpu_label).collect::<Vec<_>>().join(", "))
+        },
+        crate::platform::JETSON_SOURCE
+    ));
+    plan.warnings.push(
+        "no install command: the JetPack builds of torch are not in the knowledge base; install the wheel NVIDIA lists for your JetPack release (`cat /etc/nv_tegra_release` names the L4T release)"
+            .into(),
+    );
+    plan.commands = Commands {
+        notes: vec![format!("Jetson: {}", crate::platform::JETSON_SOURCE)],
+        ..Commands::default()
+    };
 }
 
 fn python_clause(input: &PlanInput) -> String {
@@ -230,14 +293,36 @@ fn gpu_plan(
     gpus: &[ResolvedGpu],
     plan: &mut Plan,
 ) {
-    let driver = input.driver.as_ref();
-    driver_reasons(kb, driver, gpus, plan);
+    let platform = input.platform;
+    let range = crate::platform::driver_range(gpus);
+    let given_driver = input.driver.as_ref();
+    driver_reasons(kb, platform, given_driver, gpus, plan);
+    let out_of_range = given_driver.and_then(|d| range.rejects(kb, platform, d));
+    if let Some(why) = &out_of_range {
+        plan.reasons.push(format!(
+            "{why} ({}); the build below is for a driver these GPUs work with",
+            range.sources.join("; ")
+        ));
+    } else if let Some((last, who)) = &range.last {
+        plan.reasons.push(format!(
+            "R{last} is the last driver branch for {who} ({})",
+            range.sources.join("; ")
+        ));
+    }
+    // The driver the build is judged against: none when the present one cannot drive the GPUs.
+    let driver = given_driver.filter(|_| out_of_range.is_none());
+    if platform != Platform::LinuxX86_64 {
+        plan.reasons.push(format!(
+            "platform {}: only the builds this knowledge base records for it are considered",
+            platform.describe()
+        ));
+    }
     let found = search(kb, releases, input, driver, gpus);
 
     if let Some(fit) = &found.chosen {
         set_release(plan, fit.release, &fit.variant.tag);
         chosen_reasons(kb, fit, driver, input, plan);
-        plan.commands = commands::commands(fit.release, &fit.variant.tag);
+        plan.commands = crate::platform::commands(kb, platform, fit.release, &fit.variant.tag);
         if let Some(b) = &input.build {
             plan.build = Some(build::plan(kb, fit, gpus, b));
         }
@@ -256,17 +341,39 @@ fn gpu_plan(
         ));
     }
 
-    avoid(kb, releases, found.chosen.as_ref(), driver, gpus, plan);
+    avoid(
+        kb,
+        platform,
+        releases,
+        found.chosen.as_ref(),
+        driver,
+        gpus,
+        plan,
+    );
 
-    if let Some(d) = driver {
+    if let (Some(d), Some(why)) = (given_driver, &out_of_range) {
+        plan.driver_upgrade = Some(required_driver(
+            kb,
+            platform,
+            &range,
+            d,
+            why,
+            found.chosen.as_ref(),
+        ));
+    } else if let Some(d) = driver {
         plan.driver_upgrade = driver_upgrade(kb, releases, input, d, gpus, found.chosen.as_ref());
     }
     if let Some(fit) = &found.chosen {
-        if driver.is_none() && !gpus.is_empty() {
+        if given_driver.is_none() && !gpus.is_empty() {
             let c = fit.variant.cuda;
             let need = kb
-                .toolkit_min_driver(c)
-                .map(|m| format!(">= {m} (R{} or newer)", m.branch()))
+                .least_driver_for(platform, c)
+                .map(|m| {
+                    let branches = range
+                        .branch_for(kb, platform, Some(&m))
+                        .unwrap_or_else(|| format!("R{} or newer", m.branch()));
+                    format!(">= {m} ({branches})")
+                })
                 .unwrap_or_else(|| {
                     "a driver for this CUDA (minimum not in the knowledge base)".into()
                 });
@@ -278,9 +385,18 @@ fn gpu_plan(
     }
 }
 
-fn driver_reasons(kb: &Kb, driver: Option<&DriverVersion>, gpus: &[ResolvedGpu], plan: &mut Plan) {
+fn driver_reasons(
+    kb: &Kb,
+    platform: Platform,
+    driver: Option<&DriverVersion>,
+    gpus: &[ResolvedGpu],
+    plan: &mut Plan,
+) {
     if let Some(d) = driver {
-        let line = match kb.driver_max_cuda(d) {
+        let branch_ceiling = (platform != Platform::Windows)
+            .then(|| kb.driver_max_cuda(d))
+            .flatten();
+        let line = match branch_ceiling {
             Some(max) => {
                 let mut s = format!("driver {d} (R{}) runs CUDA up to {max} natively", d.branch());
                 if let Some(floor) = kb.minor_compat_floor(max.major) {
@@ -293,6 +409,9 @@ fn driver_reasons(kb: &Kb, driver: Option<&DriverVersion>, gpus: &[ResolvedGpu],
                 }
                 s
             }
+            None if platform == Platform::Windows => format!(
+                "Windows driver {d}: each build is checked against its toolkit's Windows minimum driver and NVIDIA's Windows minor-version floors"
+            ),
             None => format!(
                 "driver {d}: the highest CUDA of branch R{} is not in the knowledge base; each build is checked against its toolkit's minimum driver and NVIDIA's minor-version floors",
                 d.branch()
@@ -366,10 +485,12 @@ fn chosen_reasons(
             r.version
         ),
     });
-    if r.pypi_default.as_deref() == Some(v.tag.as_str()) {
+    if kb.pypi_build(input.platform, &r.version) == Some(v.tag.as_str()) {
         plan.reasons.push(format!(
-            "{} is also the build PyPI serves for torch {} on Linux",
-            v.tag, r.version
+            "{} is also the build PyPI serves for torch {} on {}",
+            v.tag,
+            r.version,
+            input.platform.describe()
         ));
     }
     for note in &r.notes {
@@ -397,6 +518,7 @@ fn push_avoid(plan: &mut Plan, what: String, why: String) {
 
 fn avoid(
     kb: &Kb,
+    platform: Platform,
     releases: &[&TorchRelease],
     chosen: Option<&Fit<'_>>,
     driver: Option<&DriverVersion>,
@@ -414,8 +536,11 @@ fn avoid(
         }
     }
     for release in &looked_at {
-        for v in &release.variants {
-            let f = Fit::new(kb, release, v, driver, gpus);
+        let Ok(on_platform) = crate::platform::variants(kb, platform, release) else {
+            continue;
+        };
+        for v in on_platform {
+            let f = Fit::new(kb, platform, release, v, driver, gpus);
             if let Some(why) = f.rejection(driver) {
                 push_avoid(plan, format!("torch {} {}", release.version, v.tag), why);
             }
@@ -425,8 +550,11 @@ fn avoid(
         return;
     };
     // What a plain PyPI install gets.
-    if let Some(v) = newest.pypi_default_variant() {
-        let f = Fit::new(kb, newest, v, driver, gpus);
+    let pypi = kb
+        .pypi_build(platform, &newest.version)
+        .and_then(|tag| newest.variant(tag));
+    if let Some(v) = pypi {
+        let f = Fit::new(kb, platform, newest, v, driver, gpus);
         if let Some(why) = f.rejection(driver) {
             push_avoid(
                 plan,
@@ -439,14 +567,14 @@ fn avoid(
         }
     }
     // uv's automatic backend picks the newest CUDA the driver runs, ignoring the GPUs.
-    if let Some(d) = driver {
+    if let (Some(d), Platform::LinuxX86_64) = (driver, platform) {
         let auto = newest
             .variants
             .iter()
             .rev()
             .find(|v| kb.driver_support(d, v.cuda).runs() == Some(true));
         if let Some(v) = auto {
-            let f = Fit::new(kb, newest, v, driver, gpus);
+            let f = Fit::new(kb, platform, newest, v, driver, gpus);
             if let Some(why) = f.rejection(driver) {
                 push_avoid(
                     plan,
@@ -475,26 +603,30 @@ fn driver_upgrade(
         return None;
     }
     // Of that release's fitting variants, the one that needs the least driver.
-    let target = free
-        .release
-        .variants
-        .iter()
+    let platform = input.platform;
+    let range = crate::platform::driver_range(gpus);
+    let target = crate::platform::variants(kb, platform, free.release)
+        .ok()?
+        .into_iter()
         .filter(|v| input.cuda.is_none_or(|c| v.cuda == c))
-        .map(|v| Fit::new(kb, free.release, v, None, gpus))
-        .filter(|f| f.rejection(None).is_none())
+        .map(|v| Fit::new(kb, platform, free.release, v, None, gpus))
+        .filter(|f| {
+            f.rejection(None).is_none() && range.caps(kb, platform, f.release, f.variant).is_none()
+        })
         .min_by_key(|f| f.variant.cuda)?;
     let cuda = target.variant.cuda;
-    let min = kb.toolkit_min_driver(cuda);
-    let compat = if cuda.minor > 0 {
-        kb.minor_compat_floor(cuda.major)
+    let min = if platform == Platform::Windows {
+        kb.toolkit_min_driver_windows(cuda)
     } else {
-        None
+        kb.toolkit_min_driver(cuda)
     };
-    // The least branch that runs it at all; the native minimum is reported beside it.
-    let branch = compat
-        .as_ref()
-        .or(min.as_ref())
-        .map(|m| format!("R{} or newer", m.branch()));
+    let compat = kb
+        .least_driver_for(platform, cuda)
+        .filter(|l| min.as_ref() != Some(l));
+    // The least branch that runs it at all, capped at the GPUs' last branch; the native
+    // minimum is reported beside it.
+    let least = compat.as_ref().or(min.as_ref());
+    let branch = range.branch_for(kb, platform, least);
     let need = match (&compat, &min) {
         (Some(f), Some(m)) => format!(
             "driver >= {f} runs CUDA {cuda} through minor-version compatibility, >= {m} natively"
@@ -522,5 +654,59 @@ fn driver_upgrade(
         torch: free.release.version.clone(),
         variant: target.variant.tag.clone(),
         why,
+        required: false,
     })
+}
+
+/// The driver change a plan needs when the present driver does not drive the GPUs (with or
+/// without a torch build for them).
+fn required_driver(
+    kb: &Kb,
+    platform: Platform,
+    range: &crate::platform::DriverRange,
+    d: &DriverVersion,
+    why: &str,
+    fit: Option<&Fit<'_>>,
+) -> DriverUpgrade {
+    let cuda = fit.map(|f| f.variant.cuda);
+    let least = cuda.and_then(|c| kb.least_driver_for(platform, c));
+    let min = cuda.and_then(|c| {
+        if platform == Platform::Windows {
+            kb.toolkit_min_driver_windows(c)
+        } else {
+            kb.toolkit_min_driver(c)
+        }
+    });
+    // The newest branch the GPUs allow is the one to install; without a last branch, the
+    // least that both the GPUs and the build need.
+    let branch = match &range.last {
+        Some((last, _)) => Some(format!("R{last}")),
+        None => range.branch_for(kb, platform, least.as_ref()),
+    };
+    let to = branch
+        .as_deref()
+        .unwrap_or("a driver branch that drives them");
+    let why = match fit {
+        Some(f) => format!(
+            "{why}; {to} runs torch {} {}{}",
+            f.release.version,
+            f.variant.tag,
+            least
+                .as_ref()
+                .map(|l| format!(" (it needs driver >= {l})"))
+                .unwrap_or_default(),
+        ),
+        None => format!(
+            "{why}; even on {to}, no torch build in the knowledge base has code for these GPUs (driver {d} is not the only obstacle)"
+        ),
+    };
+    DriverUpgrade {
+        why,
+        min_driver: min,
+        min_driver_compat: least,
+        branch,
+        torch: fit.map(|f| f.release.version.clone()).unwrap_or_default(),
+        variant: fit.map(|f| f.variant.tag.clone()).unwrap_or_default(),
+        required: true,
+    }
 }

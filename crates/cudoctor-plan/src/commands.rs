@@ -34,6 +34,11 @@ fn pins(release: &TorchRelease, tag: &str, local_torch: bool) -> Vec<String> {
     out
 }
 
+/// The pins of a build from PyPI: torch without a local version, companions by release.
+pub(crate) fn plain_pins(release: &TorchRelease) -> Vec<String> {
+    pins(release, "", false)
+}
+
 /// Notes for companions the commands leave out.
 fn companion_notes(release: &TorchRelease) -> Vec<String> {
     let mut notes = Vec::new();

@@ -64,7 +64,7 @@ pub(crate) fn judge(
                 r.variants.iter().map(|v| v.tag.as_str()).collect::<Vec<_>>().join(", ")
             )),
             Some(v) => {
-                let fit = Fit::new(kb, r, v, input.driver.as_ref(), gpus);
+                let fit = Fit::new(kb, input.platform, r, v, input.driver.as_ref(), gpus);
                 match fit.rejection(input.driver.as_ref()) {
                     Some(why) => problems.push(why),
                     None => findings.push(match (gpus.is_empty(), input.driver.is_some()) {

@@ -1,6 +1,8 @@
 //! Judging one (release, variant) against the machine: driver, every GPU, Python.
 
-use cudoctor_kb::{Coverage, DriverSupport, DriverVersion, Kb, TorchRelease, TorchVariant};
+use cudoctor_kb::{
+    Coverage, DriverSupport, DriverVersion, Kb, Platform, TorchRelease, TorchVariant,
+};
 
 use crate::model::ResolvedGpu;
 
@@ -141,6 +143,24 @@ pub(crate) fn gpu_fit(
     }
 }
 
+/// The arch lists were read from the Linux x86_64 wheels: on another platform a list that
+/// reaches the GPU makes coverage likely, not confirmed.
+fn on_platform(platform: Platform, fit: GpuFit) -> GpuFit {
+    if platform == Platform::LinuxX86_64 {
+        return fit;
+    }
+    match fit {
+        GpuFit::Yes { how, jit } => GpuFit::Likely {
+            how: format!(
+                "{how} (read for the Linux x86_64 wheel; the {} build's own list is not in the knowledge base)",
+                platform.describe()
+            ),
+            jit,
+        },
+        other => other,
+    }
+}
+
 /// One (release, variant) judged against the machine.
 #[derive(Debug, Clone)]
 pub(crate) struct Fit<'k> {
@@ -154,6 +174,7 @@ pub(crate) struct Fit<'k> {
 impl<'k> Fit<'k> {
     pub(crate) fn new(
         kb: &Kb,
+        platform: Platform,
         release: &'k TorchRelease,
         variant: &'k TorchVariant,
         driver: Option<&DriverVersion>,
@@ -162,10 +183,10 @@ impl<'k> Fit<'k> {
         Fit {
             release,
             variant,
-            driver: driver.map(|d| kb.driver_support(d, variant.cuda)),
+            driver: driver.map(|d| kb.driver_support_on(platform, d, variant.cuda)),
             gpus: gpus
                 .iter()
-                .map(|g| gpu_fit(kb, release, variant, g))
+                .map(|g| on_platform(platform, gpu_fit(kb, release, variant, g)))
                 .collect(),
         }
     }

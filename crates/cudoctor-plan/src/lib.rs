@@ -24,6 +24,7 @@ mod fit;
 pub mod fix;
 pub mod install;
 mod model;
+mod platform;
 mod remedy;
 mod reverse;
 
@@ -65,6 +66,7 @@ pub fn resolve_gpus(kb: &Kb, gpus: &[String]) -> Result<Vec<ResolvedGpu>, PlanEr
                 .resolve_gpu(g)
                 .map_err(|_| PlanError::UnknownGpu(g.clone()))?;
             Ok(ResolvedGpu {
+                branches: kb.gpu_branches(named.cc, named.model),
                 given: named.given,
                 cc: named.cc,
                 architecture: match named.model {
@@ -74,6 +76,18 @@ pub fn resolve_gpus(kb: &Kb, gpus: &[String]) -> Result<Vec<ResolvedGpu>, PlanEr
             })
         })
         .collect()
+}
+
+/// How a detected GPU enters a plan, the same for `check` and `plan`: by its product name when
+/// the knowledge base knows the product (and the driver's capability, if any, agrees), so that
+/// product facts such as its driver branches apply; else by the capability the driver reported.
+pub fn gpu_key(kb: &Kb, name: &str, reported_cc: Option<&str>) -> String {
+    let reported = reported_cc.and_then(|c| c.parse::<ComputeCapability>().ok());
+    match (kb.gpu(name), reported) {
+        (Some(m), Some(cc)) if m.cc == cc => name.to_string(),
+        (Some(_), None) | (None, None) => name.to_string(),
+        (_, Some(cc)) => cc.to_string(),
+    }
 }
 
 /// The architecture name of a capability, when every product of that capability shares one.
@@ -108,8 +122,8 @@ mod tests {
         assert_eq!(ccs, ["6.1", "8.9", "12.0", "9.0"]);
         assert_eq!(got[0].architecture.as_deref(), Some("Pascal"));
         assert_eq!(
-            resolve_gpus(kb, &["NVIDIA H20".into()]),
-            Err(PlanError::UnknownGpu("NVIDIA H20".into()))
+            resolve_gpus(kb, &["NVIDIA B100".into()]),
+            Err(PlanError::UnknownGpu("NVIDIA B100".into()))
         );
     }
 

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use cudoctor_kb::{ComputeCapability, CudaVersion, DriverVersion};
+use cudoctor_kb::{ComputeCapability, CudaVersion, DriverVersion, GpuBranches, Platform};
 
 /// Which installer's command the user wants first (all commands are produced anyway), and the
 /// installer a target environment uses: one type with the snapshot's.
@@ -83,6 +83,9 @@ pub struct PlanInput {
     /// The environment to write the remedy for (with `current`); None: no remedy.
     #[serde(default)]
     pub target: Option<TargetEnv>,
+    /// The platform the packages are for (default Linux x86_64).
+    #[serde(default)]
+    pub platform: Platform,
 }
 
 /// A GPU as the plan understood it.
@@ -93,6 +96,9 @@ pub struct ResolvedGpu {
     pub cc: ComputeCapability,
     /// The architecture name ("Ampere"), when the product is in the table.
     pub architecture: Option<String>,
+    /// The driver branches that drive it (gpus.toml).
+    #[serde(skip)]
+    pub branches: GpuBranches,
 }
 
 /// Install commands for the chosen build. A missing command comes with a note saying why.
@@ -137,6 +143,11 @@ pub struct DriverUpgrade {
     pub torch: String,
     pub variant: String,
     pub why: String,
+    /// True when the present driver does not drive these GPUs at all (a branch past the last
+    /// one for an old architecture, or older than the first for a new one): the change is
+    /// needed, not optional.
+    #[serde(default)]
+    pub required: bool,
 }
 
 /// Advice for compiling CUDA extensions against the chosen torch.
@@ -187,4 +198,6 @@ pub struct Plan {
     pub gpus: Vec<ResolvedGpu>,
     /// Things the user should know that are not reasons for the choice (unknown facts ...).
     pub warnings: Vec<String>,
+    /// The platform the plan is for.
+    pub platform: Platform,
 }

@@ -62,13 +62,17 @@ pub fn remedy(kb: &Kb, input: &PlanInput) -> Result<Option<Remedy>, PlanError> {
     let tag = crate::current::build_tag(&installed, cur.torch_cuda);
     let release = kb.torch(&installed.public());
     let machine_has_gpu = !gpus.is_empty() || driver.is_some();
+    // A driver that cannot drive these GPUs judges no build: the driver has to change first
+    // (plan says so), and the build is judged as `search` judges it, without that driver.
+    let range = crate::platform::driver_range(&gpus);
+    let driver = driver.filter(|d| range.rejects(kb, input.platform, d).is_none());
     let fits_now = !cur.fails_here
         && match (release, tag.as_deref()) {
             // Every release has a CPU build; it fits a machine without NVIDIA driver or GPU.
             (Some(_), Some("cpu")) => !machine_has_gpu,
             (Some(r), Some(t)) => r.variant(t).is_some_and(|v| {
                 (t != "cpu" || !machine_has_gpu)
-                    && Fit::new(kb, r, v, driver, &gpus)
+                    && Fit::new(kb, input.platform, r, v, driver, &gpus)
                         .rejection(driver)
                         .is_none()
             }),

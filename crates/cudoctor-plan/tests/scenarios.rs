@@ -301,7 +301,7 @@ fn wanted_torch_and_cuda_are_respected() {
 
 #[test]
 fn unknown_gpu_name_is_an_error_not_a_guess() {
-    let err = plan(kb(), &input(Some("580.159.04"), &["NVIDIA H20"], None)).unwrap_err();
+    let err = plan(kb(), &input(Some("580.159.04"), &["NVIDIA B100"], None)).unwrap_err();
     assert!(err.to_string().contains("sm_XY"));
 }
 

@@ -265,6 +265,10 @@ pub struct PlanArgs {
     pub python: Option<String>,
     #[arg(long, value_name = "pip|uv|conda", default_value = "pip")]
     pub installer: String,
+    /// Plan for this platform: linux-x86_64, linux-aarch64 (Grace Hopper / Grace Blackwell
+    /// servers), windows, jetson (default: the detected machine's; linux-x86_64 with --no-detect).
+    #[arg(long, value_name = "PLATFORM")]
+    pub platform: Option<String>,
     /// Ignore this machine: plan only from the flags given.
     #[arg(long)]
     pub no_detect: bool,

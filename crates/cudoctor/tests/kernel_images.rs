@@ -470,14 +470,14 @@ fn kernels_command_what_if_for_another_gpu() {
     }
     // One reading of --gpu for every command: the same refusal from kernels, check and plan.
     for cmd in [
-        &["kernels", "--gpu", "H20", "/opt/lib"][..],
-        &["check", "--gpu", "H20"],
-        &["plan", "--gpu", "H20", "--no-detect"],
+        &["kernels", "--gpu", "B100", "/opt/lib"][..],
+        &["check", "--gpu", "B100"],
+        &["plan", "--gpu", "B100", "--no-detect"],
     ] {
         let r = m.run(cmd);
         assert_eq!(r.code, 2, "{cmd:?}: {}{}", r.stdout, r.stderr);
         assert!(
-            r.stderr.contains("unknown GPU \"H20\""),
+            r.stderr.contains("unknown GPU \"B100\""),
             "{cmd:?}: {}",
             r.stderr
         );

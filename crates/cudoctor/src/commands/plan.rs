@@ -49,7 +49,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
             env!("CARGO_PKG_VERSION"),
         ))
     };
-    let input = input(args, snap.as_ref(), cuda)?;
+    let input = input(&kb, args, snap.as_ref(), cuda)?;
     let plan = cudoctor_plan::plan(&kb, &input)?;
     match args.format {
         Format::Json => crate::outln!("{}", serde_json::to_string_pretty(&plan)?),
@@ -64,6 +64,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
 }
 
 fn input(
+    kb: &cudoctor_kb::Kb,
     args: &PlanArgs,
     snap: Option<&Snapshot>,
     cuda: Option<CudaVersion>,
@@ -79,11 +80,7 @@ fn input(
             s.driver
                 .gpus
                 .iter()
-                .map(|g| {
-                    g.compute_capability
-                        .clone()
-                        .unwrap_or_else(|| g.name.clone())
-                })
+                .map(|g| cudoctor_plan::gpu_key(kb, &g.name, g.compute_capability.as_deref()))
                 .collect()
         })
         .unwrap_or_default()
@@ -136,6 +133,12 @@ fn input(
             })
             .collect(),
     });
+    let platform = match &args.platform {
+        Some(p) => p.parse::<cudoctor_kb::Platform>()?,
+        None => snap
+            .map(|s| cudoctor_kb::Platform::of_host(&s.host.os, &s.host.arch))
+            .unwrap_or_default(),
+    };
     Ok(PlanInput {
         driver,
         gpus,
@@ -146,6 +149,7 @@ fn input(
         current,
         build,
         target,
+        platform,
     })
 }
 
@@ -179,6 +183,16 @@ fn plan_text(p: &Plan, installer: Installer, verbose: bool) -> String {
         }
         let _ = writeln!(out);
     }
+    if let Some(u) = p.driver_upgrade.as_ref().filter(|u| u.required) {
+        let _ = writeln!(
+            out,
+            "First change the driver to {}: {}\n",
+            u.branch
+                .as_deref()
+                .unwrap_or("a branch that drives these GPUs"),
+            u.why
+        );
+    }
     match (&p.torch, &p.variant) {
         (Some(t), Some(v)) => {
             let companions: Vec<String> = [
@@ -198,6 +212,12 @@ fn plan_text(p: &Plan, installer: Installer, verbose: bool) -> String {
                 let _ = writeln!(out, "  with {}", companions.join(", "));
             }
         }
+        _ if p.platform == cudoctor_kb::Platform::Jetson => {
+            let _ = writeln!(
+                out,
+                "Jetson: install NVIDIA's PyTorch wheel for your JetPack release (JetPack builds are not in the knowledge base, so no command is printed)"
+            );
+        }
         _ => {
             let _ = writeln!(out, "No torch build fits these constraints.");
         }
@@ -206,13 +226,14 @@ fn plan_text(p: &Plan, installer: Installer, verbose: bool) -> String {
     if let Some(cmd) = preferred {
         let _ = writeln!(out, "\n  {cmd}");
     }
-    if let Some(u) = &p.driver_upgrade {
+    if let Some(u) = p.driver_upgrade.as_ref().filter(|u| !u.required) {
         let _ = writeln!(
             out,
             "\nA newer driver allows more: {} ({}) for torch {} {}",
             u.branch.as_deref().unwrap_or("a newer branch"),
             u.min_driver
                 .as_ref()
+                .or(u.min_driver_compat.as_ref())
                 .map(|d| format!("driver >= {d}"))
                 .unwrap_or_else(|| "driver minimum unknown".into()),
             u.torch,
@@ -264,7 +285,7 @@ fn plan_text(p: &Plan, installer: Installer, verbose: bool) -> String {
             let _ = writeln!(out, "  - {}: {}", a.what, a.why);
         }
     }
-    if let Some(u) = &p.driver_upgrade {
+    if let Some(u) = p.driver_upgrade.as_ref().filter(|u| !u.required) {
         let _ = writeln!(out, "\nOr upgrade the driver");
         let _ = writeln!(out, "  - {}", u.why);
     }
