@@ -108,10 +108,13 @@ fn a_damaged_nvidia_wheel_is_named_and_an_intact_one_is_not() {
         .as_str()
         .unwrap()
         .ends_with("libcudart.so.13: same size, SHA-256 differs from RECORD"));
-    assert!(f[0]["fix"][0]["shell"]
-        .as_str()
-        .unwrap()
-        .contains("-m pip install --force-reinstall --no-deps nvidia-cuda-runtime==13.2.86"));
+    // A uv-made venv has no pip: the fix is spelt for uv, an exact reinstall of the one wheel.
+    let fix = f[0]["fix"][0]["shell"].as_str().unwrap();
+    assert!(fix.starts_with("uv pip install --python "), "{fix}");
+    assert!(
+        fix.contains(" --reinstall --no-deps nvidia-cuda-runtime==13.2.86 "),
+        "{fix}"
+    );
 
     // Truncated, then deleted.
     std::fs::write(&lib, &original[..original.len() / 3]).unwrap();

@@ -55,6 +55,10 @@ fn version(o: &LibraryLinks) -> String {
     }
 }
 
+fn soname_major(o: &LibraryLinks) -> Option<String> {
+    cuda_library(o.soname.as_deref().unwrap_or(&o.path)).and_then(|l| l.major)
+}
+
 fn check(ctx: &Context) -> Vec<Finding> {
     let Some(loader) = &ctx.snap.loader else {
         return Vec::new();
@@ -78,8 +82,17 @@ fn judge(ctx: &Context, p: &ProcessLinks, family: CudaFamily, label: &str) -> Op
             cuda_library(o.soname.as_deref().unwrap_or(&o.path)).is_some_and(|l| l.family == family)
         })
         .collect();
-    // The first one loaded is the front end; the others are its parts.
-    let front = members.first()?;
+    // The first one loaded is the front end; the others of its soname major are its parts. A
+    // copy of another CUDA major (libnvrtc.so.12 beside .so.13) is not a part of this release
+    // but another major's wheel in the process: LIB006 and FW020 judge that.
+    let front: &LibraryLinks = members.first()?;
+    let front_major = soname_major(front);
+    let members: Vec<&LibraryLinks> = members
+        .into_iter()
+        .filter(|o| {
+            front_major.is_none() || soname_major(o).is_none() || soname_major(o) == front_major
+        })
+        .collect();
     let home = dir(file(front));
     let strays: Vec<&&LibraryLinks> = members.iter().filter(|o| dir(file(o)) != home).collect();
     if strays.is_empty() {
@@ -274,6 +287,42 @@ mod tests {
             "{fix}"
         );
         assert!(!fix.contains("x86_64-linux-gnu"), "{fix}");
+    }
+
+    /// jax[cuda12] beside a CUDA-13 torch (a real env of the tier): libnvrtc.so.12 from the
+    /// CUDA-12 wheel, libnvrtc.so.13 from torch's. Two majors are FW020/LIB006's, not a mix of
+    /// one release's parts.
+    #[test]
+    fn another_major_is_not_a_part() {
+        let mut s = h200();
+        let nvrtc = |dir: &str, soname: &str, v: &str| LibraryLinks {
+            path: format!("{dir}/{soname}"),
+            soname: Some(soname.into()),
+            stage: LoadStage::Import,
+            version: Some(FileVersion {
+                version: v.into(),
+                from: VersionSource::FileName,
+            }),
+            ..Default::default()
+        };
+        let sp = "/opt/venv/lib/python3.11/site-packages/nvidia";
+        s.loader = Some(LoaderFacts {
+            processes: vec![ProcessLinks {
+                env_prefix: "/opt/venv".into(),
+                objects: vec![
+                    nvrtc(&format!("{sp}/cuda_nvrtc/lib"), "libnvrtc.so.12", "12.9.86"),
+                    nvrtc(
+                        &format!("{sp}/cuda_nvrtc/lib"),
+                        "libnvrtc-builtins.so.12.9",
+                        "12.9",
+                    ),
+                    nvrtc(&format!("{sp}/cu13/lib"), "libnvrtc.so.13", "13.2.86"),
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        assert!(run(&RULE, &s).is_empty());
     }
 
     #[test]

@@ -309,6 +309,9 @@ fn hash_all(
     })
 }
 
+/// A RECORD directory and its files: (entry index, file name).
+type DirGroup<'a> = (&'a str, Vec<(usize, &'a str)>);
+
 /// The size of every listed file, `None` when missing. A stat is a syscall per file (torch
 /// lists 12k): files are grouped by their directory, each directory is resolved and opened once
 /// and its files are stat'ed relative to it (no walk of the full path per file), on a few
@@ -317,7 +320,7 @@ fn stat_all(host: &Host, sp: &str, entries: &[(String, Vec<Owner>)]) -> Vec<Opti
     const THREADS: usize = 8;
     // Entry indices by the directory part of their RECORD path, in order of first appearance.
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    let mut groups: Vec<(&str, Vec<(usize, &str)>)> = Vec::new();
+    let mut groups: Vec<DirGroup> = Vec::new();
     for (i, (rel, _)) in entries.iter().enumerate() {
         let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
         let g = *index.entry(dir).or_insert_with(|| {
@@ -328,7 +331,7 @@ fn stat_all(host: &Host, sp: &str, entries: &[(String, Vec<Owner>)]) -> Vec<Opti
     }
     // Consecutive groups of about an equal share of files per thread.
     let per_thread = entries.len().div_ceil(THREADS).max(1);
-    let mut shares: Vec<&[(&str, Vec<(usize, &str)>)]> = Vec::new();
+    let mut shares: Vec<&[DirGroup]> = Vec::new();
     let (mut start, mut count) = (0, 0);
     for (k, (_, ids)) in groups.iter().enumerate() {
         count += ids.len();
