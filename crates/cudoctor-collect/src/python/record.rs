@@ -275,6 +275,24 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
     (!report.packages.is_empty() || !report.errors.is_empty()).then_some(report)
 }
 
+/// Runs `work` over each share on its own scoped thread; the results of all shares, in order.
+fn on_threads<T: Sync, R: Send>(shares: Vec<&[T]>, work: impl Fn(&T) -> Vec<R> + Sync) -> Vec<R> {
+    let work = &work;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = shares
+            .into_iter()
+            .map(|share| s.spawn(move || share.iter().flat_map(work).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// Threads the RECORD checks spread their per-file system calls over.
+const THREADS: usize = 8;
+
 /// The SHA-256 of the chosen entries (by index), spread over a few threads; a file that cannot
 /// be read is left out (its size already matched, so it is not reported as damaged).
 fn hash_all(
@@ -283,30 +301,17 @@ fn hash_all(
     entries: &[(String, Vec<Owner>)],
     chosen: &[usize],
 ) -> std::collections::HashMap<usize, (String, u64)> {
-    const THREADS: usize = 8;
-    if chosen.is_empty() {
-        return Default::default();
-    }
     let chunk = chosen.len().div_ceil(THREADS).max(1);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = chosen
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .filter_map(|&i| {
-                            let machine = crate::host::normalise(&format!("{sp}/{}", entries[i].0));
-                            sha256_of(&host.fs_path(&machine)).ok().map(|d| (i, d))
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
+    on_threads(chosen.chunks(chunk).collect(), |&i| {
+        let machine = crate::host::normalise(&format!("{sp}/{}", entries[i].0));
+        sha256_of(&host.fs_path(&machine))
+            .ok()
+            .map(|d| (i, d))
             .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
             .collect()
     })
+    .into_iter()
+    .collect()
 }
 
 /// A RECORD directory and its files: (entry index, file name).
@@ -317,7 +322,6 @@ type DirGroup<'a> = (&'a str, Vec<(usize, &'a str)>);
 /// and its files are stat'ed relative to it (no walk of the full path per file), on a few
 /// threads.
 fn stat_all(host: &Host, sp: &str, entries: &[(String, Vec<Owner>)]) -> Vec<Option<u64>> {
-    const THREADS: usize = 8;
     // Entry indices by the directory part of their RECORD path, in order of first appearance.
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut groups: Vec<DirGroup> = Vec::new();
@@ -343,55 +347,44 @@ fn stat_all(host: &Host, sp: &str, entries: &[(String, Vec<Owner>)]) -> Vec<Opti
     if start < groups.len() {
         shares.push(&groups[start..]);
     }
-    let confined = host.root() != std::path::Path::new("/");
     let mut sizes = vec![None; entries.len()];
-    std::thread::scope(|s| {
-        let handles: Vec<_> = shares
-            .into_iter()
-            .map(|share| {
-                s.spawn(move || {
-                    let mut out: Vec<(usize, Option<u64>)> = Vec::new();
-                    for (dir, files) in share {
-                        let machine_dir = crate::host::normalise(&format!("{sp}/{dir}"));
-                        let real_dir = host.fs_path(&machine_dir);
-                        let dir_fd = rustix::fs::open(
-                            &real_dir,
-                            rustix::fs::OFlags::PATH
-                                | rustix::fs::OFlags::DIRECTORY
-                                | rustix::fs::OFlags::CLOEXEC,
-                            rustix::fs::Mode::empty(),
-                        );
-                        for &(i, name) in files {
-                            let size = match &dir_fd {
-                                // Under another root a file's own symlink must be resolved
-                                // inside that root, which only the full path does.
-                                _ if confined => std::fs::metadata(
-                                    host.fs_path(&format!("{machine_dir}/{name}")),
-                                )
-                                .ok()
-                                .map(|m| m.len()),
-                                Ok(fd) => {
-                                    rustix::fs::statat(fd, name, rustix::fs::AtFlags::empty())
-                                        .ok()
-                                        .and_then(|st| u64::try_from(st.st_size).ok())
-                                }
-                                // A missing directory: every file in it is missing.
-                                Err(_) => None,
-                            };
-                            out.push((i, size));
-                        }
-                    }
-                    out
-                })
+    for (i, size) in on_threads(shares, |group| stat_group(host, sp, group)) {
+        sizes[i] = size;
+    }
+    sizes
+}
+
+/// The sizes of one RECORD directory's files, by entry index.
+fn stat_group(host: &Host, sp: &str, (dir, files): &DirGroup) -> Vec<(usize, Option<u64>)> {
+    let machine_dir = crate::host::normalise(&format!("{sp}/{dir}"));
+    if host.root() != std::path::Path::new("/") {
+        // Under another root a file's own symlink must be resolved inside that root, which
+        // only the full path does.
+        return files
+            .iter()
+            .map(|&(i, name)| {
+                let real = host.fs_path(&format!("{machine_dir}/{name}"));
+                (i, std::fs::metadata(real).ok().map(|m| m.len()))
             })
             .collect();
-        for h in handles {
-            for (i, size) in h.join().unwrap_or_default() {
-                sizes[i] = size;
-            }
-        }
-    });
-    sizes
+    }
+    let dir_fd = rustix::fs::open(
+        host.fs_path(&machine_dir),
+        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    );
+    files
+        .iter()
+        .map(|&(i, name)| {
+            // A missing directory: every file in it is missing.
+            let size = dir_fd.as_ref().ok().and_then(|fd| {
+                rustix::fs::statat(fd, name, rustix::fs::AtFlags::empty())
+                    .ok()
+                    .and_then(|st| u64::try_from(st.st_size).ok())
+            });
+            (i, size)
+        })
+        .collect()
 }
 
 #[cfg(test)]
