@@ -7,8 +7,8 @@ use cudoctor_ldso::{
     LibsReport, ProcessEnv,
 };
 use cudoctor_snapshot::{
-    CachedLibrary, FileVersion, LibraryLinks, LinkedLibrary, LoaderFacts, Opener, ProcessLinks,
-    PythonEnv, ShadowedLibrary, VersionSource,
+    CachedLibrary, FileVersion, FrameworkBuild, LibraryLinks, LinkedLibrary, LoaderFacts, Opener,
+    ProcessLinks, PythonEnv, ShadowedLibrary, VersionSource,
 };
 
 use crate::host::Host;
@@ -204,6 +204,26 @@ pub fn version_in_file_name(path: &str) -> Option<String> {
             .iter()
             .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
     .then(|| v.to_string())
+}
+
+/// What glibc's loader resolves for the shared objects a framework build ships (its wheels'
+/// RECORD), each loaded into one emulated process of its own, as `ldd` would (symbols are not
+/// checked: a Python extension's come from the interpreter). Frameworks that also open
+/// libraries at run time (JAX's plugin, CuPy, ONNX Runtime's preloading) do more than this
+/// shows; what the ELF files ask for is what this is.
+pub fn framework_links(host: &Host, build: &FrameworkBuild) -> ProcessLinks {
+    let mut process =
+        cudoctor_ldso::Process::new(ProcessEnv::new(host.root()).with_vars(host.env().iter()));
+    for path in &build.ships {
+        // A file RECORD names that is not there is FW010's concern.
+        let _ = process.load(path, cudoctor_ldso::LoadOptions::default());
+    }
+    ProcessLinks {
+        env_prefix: String::new(),
+        objects: links(&process.report_without_loader()),
+        shadowed: Vec::new(),
+        runtime_dirs: Vec::new(),
+    }
 }
 
 /// True for a library that links torch's own C++ libraries (a torch extension).

@@ -962,3 +962,53 @@ fn uv_made_envs_are_fixed_with_uv() {
     assert_eq!(env["installer"]["kind"], "uv", "{:#}", env["installer"]);
     assert_eq!(env["installer"]["has_pip"], false);
 }
+
+#[test]
+fn libs_shows_what_ldd_finds_missing_for_onnx_runtimes_cuda_provider() {
+    let Some(python) = real_env("onnxruntime-gpu") else {
+        return;
+    };
+    let prefix = env_prefix(&python);
+    let provider = format!(
+        "{prefix}/lib/python3.11/site-packages/onnxruntime/capi/libonnxruntime_providers_cuda.so"
+    );
+    let Ok(ldd) = Command::new("ldd").arg(&provider).output() else {
+        cudoctor_testkit::skip_missing_tool("libs_shows_what_ldd_finds_missing", "ldd");
+        return;
+    };
+    let ldd = String::from_utf8_lossy(&ldd.stdout).into_owned();
+    let ldd_missing: BTreeSet<String> = ldd
+        .lines()
+        .filter(|l| l.contains("not found"))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(!ldd_missing.is_empty(), "{ldd}");
+    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["libs", "--format", "json", "--python"])
+        .arg(&python)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("cudoctor runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("libs JSON");
+    let fw = v["frameworks"]
+        .as_array()
+        .expect("frameworks")
+        .iter()
+        .find(|f| f["framework"].as_str().unwrap().starts_with("ONNX Runtime"))
+        .expect("ONNX Runtime's libraries");
+    let obj = fw["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["path"] == provider.as_str())
+        .expect("the CUDA provider");
+    let missing: BTreeSet<String> = obj["needed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["via"] == "missing")
+        .map(|n| n["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(missing, ldd_missing, "{ldd}");
+    assert_eq!(out.status.code(), Some(1), "missing libraries are problems");
+}

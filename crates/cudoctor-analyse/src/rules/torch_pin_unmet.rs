@@ -111,13 +111,11 @@ fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
         }
     }
     Some(
-        f.prose(format!(
-            "Install the torch release {name} pins (the same CUDA variant as now):"
-        ))
-        .shell(cudoctor_plan::install::install(&target, &args))
-        .prose(format!(
-            "or upgrade {name} to a release made for the installed torch."
-        )),
+        f.prose(format!("Install the torch release {name} pins:"))
+            .shell(cudoctor_plan::install::install(&target, &args))
+            .prose(format!(
+                "or upgrade {name} to a release made for the installed torch."
+            )),
     )
 }
 

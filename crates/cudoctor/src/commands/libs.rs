@@ -7,7 +7,8 @@ use anyhow::bail;
 use cudoctor_collect::{kernels, libraries, python};
 use cudoctor_ldso::{LoadOptions, Process, ProcessEnv, SymbolCheck};
 use cudoctor_snapshot::{
-    LibraryLinks, LoadStage, LoaderFacts, OpenedBy, Opener, ProcessLinks, RuntimeDir, VersionSource,
+    Framework, LibraryLinks, LoadStage, LoaderFacts, OpenedBy, Opener, ProcessLinks, RuntimeDir,
+    VersionSource,
 };
 
 use crate::cli::{Format, LibsArgs};
@@ -18,10 +19,28 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
     crate::output::text_json_or_markdown(args.format)?;
     let host = host(&args.machine)?;
     crate::output::check_pythons(&host, &args.python)?;
+    let mut frameworks: Vec<(String, ProcessLinks)> = Vec::new();
     let facts = if args.paths.is_empty() {
         let envs = python::collect(&host, &args.python);
-        if !envs.iter().any(|e| e.torch.is_some()) {
-            bail!("no Python environment with torch found; name the libraries to load, or use --python");
+        // Every framework build besides torch: what its shipped libraries need.
+        for env in &envs {
+            for b in env
+                .frameworks
+                .iter()
+                .filter(|b| b.framework != Framework::Torch && !b.ships.is_empty())
+            {
+                let label = format!(
+                    "{} {} ({}) in {}",
+                    b.framework.name(),
+                    b.version,
+                    b.package,
+                    env.prefix
+                );
+                frameworks.push((label, libraries::framework_links(&host, b)));
+            }
+        }
+        if !envs.iter().any(|e| e.torch.is_some()) && frameworks.is_empty() {
+            bail!("no Python environment with torch or another CUDA framework found; name the libraries to load, or use --python");
         }
         libraries::collect(&host, &envs, &kernels::candidates(&host, &envs))
     } else {
@@ -65,10 +84,12 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
         }
     };
     let objects: Vec<&LibraryLinks> = facts.processes.iter().flat_map(|p| &p.objects).collect();
-    let problems = objects
-        .iter()
-        .any(|o| !o.unresolved_symbols.is_empty() || o.needed.iter().any(|n| n.via == "missing"))
-        || !facts.errors.is_empty();
+    let framework_objects: Vec<&LibraryLinks> =
+        frameworks.iter().flat_map(|(_, p)| shown(p)).collect();
+    let problems =
+        objects.iter().chain(framework_objects.iter()).any(|o| {
+            !o.unresolved_symbols.is_empty() || o.needed.iter().any(|n| n.via == "missing")
+        }) || !facts.errors.is_empty();
     match args.format {
         Format::Json => {
             let runtime_dirs: Vec<&RuntimeDir> = facts
@@ -76,17 +97,43 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
                 .iter()
                 .flat_map(|p| &p.runtime_dirs)
                 .collect();
+            let fw: Vec<serde_json::Value> = frameworks
+                .iter()
+                .map(|(label, p)| serde_json::json!({ "framework": label, "objects": shown(p) }))
+                .collect();
             let doc = serde_json::json!({
                 "objects": objects,
                 "runtime_dirs": runtime_dirs,
+                "frameworks": fw,
                 "errors": facts.errors,
             });
             crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
         }
-        Format::Markdown => crate::out!("{}", markdown(&facts)),
-        _ => crate::out!("{}", text(&facts)),
+        Format::Markdown => {
+            crate::out!("{}", markdown(&facts));
+            for (label, p) in &frameworks {
+                let objs = shown(p);
+                crate::out!("## {}\n\n", label.replace('|', "\\|"));
+                if objs.is_empty() {
+                    crate::out!("None of its shipped libraries links a CUDA library (it opens them at run time).\n\n");
+                } else {
+                    crate::out!("```\n{}```\n\n", objects_text(&objs));
+                }
+            }
+        }
+        _ => {
+            crate::out!("{}", text(&facts));
+            for (label, p) in &frameworks {
+                let objs = shown(p);
+                if objs.is_empty() {
+                    crate::out!("# {label}: none of its shipped libraries links a CUDA library (it opens them at run time)\n");
+                } else {
+                    crate::out!("# {label}: its shipped libraries\n{}", objects_text(&objs));
+                }
+            }
+        }
     }
-    if objects.is_empty() && !facts.errors.is_empty() {
+    if objects.is_empty() && framework_objects.is_empty() && !facts.errors.is_empty() {
         bail!("nothing could be loaded: {}", facts.errors.join("; "));
     }
     Ok(if problems {
@@ -152,6 +199,43 @@ fn version(o: &LibraryLinks) -> Option<String> {
     })
 }
 
+/// The objects of a framework's process worth showing: those that need a CUDA library or
+/// are one (the system's libc and libstdc++ are not the question).
+fn shown(p: &ProcessLinks) -> Vec<&LibraryLinks> {
+    let cuda = |name: &str| cudoctor_ldso::cuda_library(name).is_some();
+    p.objects
+        .iter()
+        .filter(|o| {
+            o.needed.iter().any(|n| cuda(&n.name)) || cuda(o.soname.as_deref().unwrap_or(&o.path))
+        })
+        .collect()
+}
+
+fn objects_text(objects: &[&LibraryLinks]) -> String {
+    let mut out = String::new();
+    for o in objects {
+        let _ = writeln!(out, "{}", o.path);
+        if let Some(by) = opener(o) {
+            let _ = writeln!(out, "    opened: {by}");
+        }
+        if let Some(v) = version(o) {
+            let _ = writeln!(out, "    version: {v}");
+        }
+        for n in &o.needed {
+            let target = n.resolved.as_deref().unwrap_or("NOT FOUND");
+            let _ = writeln!(out, "    {:28} {:15} {target}", n.name, n.via);
+        }
+        if !o.unresolved_symbols.is_empty() {
+            let _ = writeln!(
+                out,
+                "    unresolved symbols: {}",
+                o.unresolved_symbols.join(" ")
+            );
+        }
+    }
+    out
+}
+
 fn text(facts: &LoaderFacts) -> String {
     let mut out = String::new();
     for p in &facts.processes {
@@ -163,26 +247,7 @@ fn text(facts: &LoaderFacts) -> String {
             if staged {
                 let _ = writeln!(out, "## {}: {}", stage.as_str(), stage.describe());
             }
-            for o in objects {
-                let _ = writeln!(out, "{}", o.path);
-                if let Some(by) = opener(o) {
-                    let _ = writeln!(out, "    opened: {by}");
-                }
-                if let Some(v) = version(o) {
-                    let _ = writeln!(out, "    version: {v}");
-                }
-                for n in &o.needed {
-                    let target = n.resolved.as_deref().unwrap_or("NOT FOUND");
-                    let _ = writeln!(out, "    {:28} {:15} {target}", n.name, n.via);
-                }
-                if !o.unresolved_symbols.is_empty() {
-                    let _ = writeln!(
-                        out,
-                        "    unresolved symbols: {}",
-                        o.unresolved_symbols.join(" ")
-                    );
-                }
-            }
+            out.push_str(&objects_text(&objects));
             for d in dirs {
                 let _ = writeln!(out, "{}/  (a location: {})", d.path, d.what);
             }

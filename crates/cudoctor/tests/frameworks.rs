@@ -1,0 +1,167 @@
+//! Frameworks beyond torch, end to end: environments captured from real installs
+//! (tests/fixtures/real/frameworks, made by scripts/realenv/capture-framework-fixtures.sh from
+//! the real-env tier) placed in a fake machine, judged by the real binary.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+
+use support::{FakeMachine, Gpu};
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("mkdir");
+    for entry in fs::read_dir(from).expect("read fixture dir") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).expect("copy");
+        }
+    }
+}
+
+/// The captured env `name` at `/venv` of `m`.
+fn with_env(m: &FakeMachine, name: &str) {
+    let src = cudoctor_testkit::repo_root()
+        .join("tests/fixtures/real/frameworks")
+        .join(name)
+        .join("venv");
+    assert!(
+        src.join("pyvenv.cfg").is_file(),
+        "fixture {name} is missing"
+    );
+    copy_tree(&src, &m.real("/venv"));
+}
+
+/// A machine with one H100 and the given driver, no torch env of its own.
+fn machine(driver: &str, max_cuda: &str) -> FakeMachine {
+    let mut m = FakeMachine::new();
+    m.driver(
+        driver,
+        max_cuda,
+        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
+    );
+    m
+}
+
+/// (code, severity, caused_by) of every finding of `check --python /venv --format json`.
+fn findings(m: &FakeMachine) -> (serde_json::Value, Vec<(String, String, Option<String>)>) {
+    let r = m.run(&["check", "--python", "/venv", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", r.stdout, r.stderr));
+    support::check_fixes(&v);
+    let f = v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap_or("").to_string(),
+                f["severity"].as_str().unwrap_or("").to_string(),
+                f["caused_by"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    (v, f)
+}
+
+fn has(f: &[(String, String, Option<String>)], code: &str, severity: &str) -> bool {
+    f.iter()
+        .any(|(c, s, by)| c == code && s == severity && by.is_none())
+}
+
+#[test]
+fn the_frameworks_of_an_env_are_in_the_snapshot_as_read_from_their_files() {
+    let m = machine("580.95.05", "13.0");
+    with_env(&m, "jax-cuda12");
+    let (v, f) = findings(&m);
+    let env = v["snapshot"]["python_envs"]
+        .as_array()
+        .expect("envs")
+        .iter()
+        .find(|e| e["prefix"] == "/venv")
+        .expect("the env");
+    let fw = &env["frameworks"][0];
+    assert_eq!(fw["framework"], "jax");
+    assert_eq!(fw["package"], "jax-cuda12-plugin");
+    assert_eq!(fw["cuda"]["major"], 12);
+    assert_eq!(fw["cuda"]["minor"], 9);
+    // A healthy jax[cuda12] on a CUDA-13 driver: no framework error.
+    assert!(
+        !f.iter()
+            .any(|(c, s, _)| c.starts_with("FW02") || (c == "DRV004" && s == "error")),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn a_jax_plugin_of_another_release_is_one_error_and_check_shows_the_build() {
+    let m = machine("580.95.05", "13.0");
+    with_env(&m, "jax-plugin-wrong-release");
+    let (_, f) = findings(&m);
+    assert!(has(&f, "FW021", "error"), "{f:?}");
+    let r = m.run(&["check", "--python", "/venv"]);
+    let framework: String = r
+        .stdout
+        .lines()
+        .skip_while(|l| !l.contains("Framework"))
+        .take_while(|l| !l.contains("Kernel images"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!("framework_jax_plugin_wrong_release", framework);
+}
+
+#[test]
+fn cupy_for_cuda12_beside_a_cuda13_torch_is_an_error() {
+    let m = machine("580.95.05", "13.0");
+    with_env(&m, "cupy-cuda12x-beside-torch");
+    let (_, f) = findings(&m);
+    assert!(has(&f, "FW020", "error"), "{f:?}");
+}
+
+#[test]
+fn an_r550_driver_is_too_old_for_onnx_runtimes_cuda_13_build() {
+    let m = machine("550.54.14", "12.4");
+    with_env(&m, "onnxruntime-gpu");
+    let (v, f) = findings(&m);
+    assert!(has(&f, "DRV004", "error"), "{f:?}");
+    let drv = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["code"] == "DRV004")
+        .unwrap();
+    assert!(
+        drv["evidence"].as_array().unwrap().iter().any(|e| e
+            .as_str()
+            .unwrap()
+            .contains("onnxruntime/capi/build_and_package_info.py")),
+        "{drv:#}"
+    );
+    // On a CUDA 13 driver it is silent.
+    let m = machine("580.95.05", "13.0");
+    with_env(&m, "onnxruntime-gpu");
+    let (_, f) = findings(&m);
+    assert!(!f.iter().any(|(c, _, _)| c == "DRV004"), "{f:?}");
+}
+
+#[test]
+fn sglang_pinning_another_torch_is_an_error_with_the_pinned_release_as_fix() {
+    let m = machine("580.95.05", "13.0");
+    with_env(&m, "sglang-beside-torch");
+    let (v, f) = findings(&m);
+    assert!(has(&f, "FW022", "error"), "{f:?}");
+    let fw = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["code"] == "FW022")
+        .unwrap();
+    let fix = serde_json::to_string(&fw["fix"]).unwrap();
+    assert!(
+        fix.contains("uv pip install --python /venv/bin/python torch==2.14.1"),
+        "{fix}"
+    );
+}
