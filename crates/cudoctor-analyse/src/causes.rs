@@ -301,6 +301,73 @@ pub fn link_causes(findings: &mut [Finding]) {
             link(findings, i, c);
         }
     }
+
+    // 7. A GPU older than the CUDA 13 toolkit (KRN004) is the same GPU torch has no kernels
+    // for (KRN001): the build chooser moves torch to a CUDA that still targets it, and the
+    // toolkit for extensions follows torch's CUDA major from there (TK002 then says which).
+    for i in 0..n {
+        if findings[i].code != "KRN004" || findings[i].caused_by.is_some() {
+            continue;
+        }
+        let same_gpu = (0..n).find(|&j| {
+            findings[j].code == "KRN001"
+                && is_problem(&findings[j])
+                && gpus(&findings[j]).any(|g| gpus(&findings[i]).any(|h| h == g))
+        });
+        if let Some(j) = same_gpu {
+            let root = root_of(findings, j);
+            link(findings, i, root);
+        }
+    }
+
+    // 8. One toolkit variable: CUDA_HOME naming no toolkit (TK006) or one of another CUDA
+    // major than torch (TK002) is why the selectors disagree (TK003); the root's export repairs
+    // both.
+    let vars: Vec<String> = {
+        let mut v: Vec<String> = findings
+            .iter()
+            .filter(|f| is_problem(f))
+            .flat_map(|f| settings(f).map(str::to_string))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    for var in &vars {
+        let members: Vec<usize> = (0..n)
+            .filter(|&i| {
+                is_problem(&findings[i])
+                    && findings[i].caused_by.is_none()
+                    && rank(SETTING_ORDER, &findings[i].code) < SETTING_ORDER.len()
+                    && settings(&findings[i]).any(|s| s == var)
+            })
+            .collect();
+        if let Some(&root) = members
+            .iter()
+            .min_by_key(|&&i| (rank(SETTING_ORDER, &findings[i].code), i))
+        {
+            for &m in &members {
+                link(findings, m, root);
+            }
+        }
+    }
+}
+
+/// Findings about one toolkit variable, in root order (see step 8 of [`link_causes`]).
+const SETTING_ORDER: &[&str] = &["TK006", "TK002", "TK003"];
+
+fn gpus(f: &Finding) -> impl Iterator<Item = u32> + '_ {
+    f.about.iter().filter_map(|s| match s {
+        Subject::Gpu { index } => Some(*index),
+        _ => None,
+    })
+}
+
+fn settings(f: &Finding) -> impl Iterator<Item = &str> {
+    f.about.iter().filter_map(|s| match s {
+        Subject::ToolkitSetting { var } => Some(var.as_str()),
+        _ => None,
+    })
 }
 
 #[cfg(test)]
@@ -372,6 +439,38 @@ mod tests {
         assert_eq!(fs[2].caused_by.as_deref(), Some("FW020"));
         // A file overwritten between wheels FW020 does not name stays its own finding.
         assert_eq!(fs[3].caused_by, None);
+    }
+
+    #[test]
+    fn nvcc_that_cannot_target_a_gpu_follows_from_torch_lacking_its_kernels() {
+        let gpu = |index| Subject::Gpu { index };
+        let v = linked(vec![
+            f("KRN004", vec![gpu(0)]),
+            f("KRN001", vec![build(), gpu(0)]),
+            f("KRN004", vec![gpu(1)]),
+        ]);
+        assert_eq!(v[0].caused_by_id.as_deref(), Some("KRN001-1"));
+        assert!(v[0].fix.is_empty());
+        // Another GPU that torch runs: the toolkit is its own root there.
+        assert_eq!(v[2].caused_by, None);
+    }
+
+    #[test]
+    fn one_toolkit_variable_is_one_root() {
+        let var = |v: &str| Subject::ToolkitSetting { var: v.into() };
+        let v = linked(vec![
+            f("TK003", vec![var("CUDA_HOME")]),
+            f("TK006", vec![var("CUDA_HOME")]),
+        ]);
+        assert_eq!(v[0].caused_by.as_deref(), Some("TK006"));
+        assert_eq!(v[1].caused_by, None);
+        let v = linked(vec![
+            f("TK003", vec![var("CUDA_HOME")]),
+            f("TK002", vec![var("CUDA_HOME")]),
+            f("TK003", vec![var("CUDA_PATH")]),
+        ]);
+        assert_eq!(v[0].caused_by.as_deref(), Some("TK002"));
+        assert_eq!(v[2].caused_by, None);
     }
 
     #[test]

@@ -103,6 +103,10 @@ pub enum Subject {
     /// Builds of more than one CUDA major in the environment at `env` (frameworks, wheels,
     /// libraries its processes load): one remedy, one CUDA major.
     MixedCudaMajors { env: String },
+    /// One GPU, by the driver's index: what its compute capability rules out.
+    Gpu { index: u32 },
+    /// A variable that selects the CUDA Toolkit builds use (CUDA_HOME, CUDA_PATH).
+    ToolkitSetting { var: String },
 }
 
 /// One judgement: what is wrong (or worth knowing), the facts behind it, why, and what to run.

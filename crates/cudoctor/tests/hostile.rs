@@ -268,6 +268,8 @@ fn hostile_machines() -> Vec<support::FakeMachine> {
         &[("torchvision", "0.20.0+cu124")],
     );
     m.var("CUDA_HOME", &format!("/opt/{HOSTILE}/cuda"));
+    // The torch build and the toolkit variable: two independent breakages.
+    m.breakages(2);
     machines.push(m);
     // A CUDA torch with a driver too old for it, two toolkits side by side, one at a hostile path.
     let mut m = support::FakeMachine::new();
@@ -287,6 +289,9 @@ fn hostile_machines() -> Vec<support::FakeMachine> {
         .select_toolkit("12.8");
     m.link(&format!("/opt/{HOSTILE}/cuda-13.0"), "/usr/local/cuda-13.0");
     m.var("CUDA_HOME", &format!("/opt/{HOSTILE}/cuda-13.0"));
+    // The driver under torch's CUDA, CUDA_HOME disagreeing with nvcc on PATH, and the toolkit
+    // it selects newer than the driver: three breakages.
+    m.breakages(3);
     machines.push(m);
     machines
 }
@@ -517,6 +522,8 @@ fn names_from_a_hostile_root_reach_no_terminal_and_no_markup_raw() {
         &[(&format!("nvidia-evil{}", ESCAPES.replace('/', "_")), "1.0")],
     );
     m.var("CUDA_HOME", &format!("/opt/cuda{ESCAPES}"));
+    // A CPU torch and a CUDA_HOME at nothing: two breakages.
+    m.breakages(2);
     for format in ["text", "markdown", "html"] {
         let r = m.run(&["check", "--format", format]);
         assert_eq!(r.code, 1, "{format}: {}", r.stderr);

@@ -54,6 +54,7 @@ fn machine_with_extension() -> FakeMachine {
         "extern void c10_present(void); extern void _ZN3c104cuda9SetDeviceEi(int); void PyInit_my_ext(void) { c10_present(); _ZN3c104cuda9SetDeviceEi(0); }",
         &[&format!("-L{}", lib.display()), "-Wl,--no-as-needed", "-lc10", "-Wl,-rpath,$ORIGIN/torch/lib"],
     );
+    support::system_libc(&m);
     m
 }
 
@@ -103,8 +104,10 @@ fn lib004_an_extension_built_for_another_torch() {
 
 #[test]
 fn lib001_the_cuda_runtime_wheel_was_removed() {
-    let m = machine_with_extension();
+    let mut m = machine_with_extension();
     std::fs::remove_file(m.real(&format!("{SP}/nvidia/cu13/lib/libcudart.so.13"))).unwrap();
+    // The removed runtime beside the extension built for another torch.
+    m.breakages(2);
     let (v, _) = m.json();
     let f = finding(&v, "LIB001").unwrap_or_else(|| panic!("no LIB001: {:#}", v["findings"]));
     assert!(
@@ -119,6 +122,8 @@ fn lib001_the_cuda_runtime_wheel_was_removed() {
 #[test]
 fn lib003_ld_library_path_shadows_the_wheel() {
     let mut m = machine_with_extension();
+    // LD_LIBRARY_PATH's cuDNN beside the extension built for another torch.
+    m.breakages(2);
     let cudnn = format!("{SP}/nvidia/cudnn/lib");
     gcc(
         &m,

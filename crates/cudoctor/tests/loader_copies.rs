@@ -6,7 +6,7 @@ mod support;
 
 use std::process::Command;
 
-use support::{gcc, FakeMachine, Gpu};
+use support::{gcc, system_libc, FakeMachine, Gpu};
 
 const SP: &str = "/opt/venv/lib/python3.12/site-packages";
 
@@ -65,17 +65,6 @@ fn machine_with_torch() -> FakeMachine {
     );
     system_libc(&m);
     m
-}
-
-/// A stand-in for the C library in the system directory, so that the fake root's libraries
-/// resolve `libc.so.6` as on a real machine (it is built without a libc of its own).
-fn system_libc(m: &FakeMachine) {
-    gcc(
-        m,
-        "/usr/lib/x86_64-linux-gnu/libc.so.6",
-        "int puts(const char *s) { (void)s; return 0; }",
-        &["-nostdlib", "-Wl,-soname,libc.so.6"],
-    );
 }
 
 fn findings(v: &serde_json::Value, code: &str) -> Vec<serde_json::Value> {

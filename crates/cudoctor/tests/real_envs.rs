@@ -20,6 +20,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+mod support;
+
 fn cache_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("CUDOCTOR_REALENV_DIR") {
         return PathBuf::from(d);
@@ -150,12 +152,16 @@ fn check_json_with(python: &Path, vars: &[(&str, String)]) -> Value {
         cmd.env(k, v);
     }
     let out = cmd.output().expect("cudoctor runs");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "cudoctor check JSON: {e}\n{}",
             String::from_utf8_lossy(&out.stderr)
         )
-    })
+    });
+    // Each env of the tier holds one breakage at most: one root cause, the rest follow from it.
+    support::check_fixes(&v);
+    support::one_cause_each(&v, 1, &MACHINE_CODES);
+    v
 }
 
 fn env_prefix(python: &Path) -> String {

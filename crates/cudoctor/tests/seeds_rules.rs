@@ -131,7 +131,8 @@ fn acc010_a_gpu_below_torch_compiles_floor() {
     m.venv("/opt/venv", "2.7.1+cu126", Some("12.6"), &[]);
     let (v, _) = m.json();
     let f = finding(&v, "ACC010").expect("ACC010");
-    assert_eq!(f["severity"], "warning");
+    // A limit of the GPU, not a breakage: info, never a root cause of its own.
+    assert_eq!(f["severity"], "info");
     assert!(f["evidence"].to_string().contains("GPUTooOldForTriton"));
 }
 
@@ -150,8 +151,10 @@ fn mgpu010_and_mgpu011_on_a_fake_node() {
     for code in ["MGPU010", "MGPU011", "MGPU012"] {
         assert!(finding(&v, code).is_none(), "{code} on a healthy node");
     }
+    // Two settings, two breakages, two roots.
     m.var("NCCL_SOCKET_IFNAME", "eth0")
-        .var("NCCL_IB_DISABLE", "1");
+        .var("NCCL_IB_DISABLE", "1")
+        .breakages(2);
     let (v, _) = m.json();
     assert_eq!(
         finding(&v, "MGPU010").expect("MGPU010")["severity"],

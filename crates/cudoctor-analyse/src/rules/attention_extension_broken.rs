@@ -17,11 +17,13 @@ import ("undefined symbol"), and models that try them either crash or quietly fa
 attention. A GPU older than the package supports fails at the first call.
 
 ## How to fix
-Rebuild the package against the installed torch:
-`python -m pip install --force-reinstall --no-deps --no-build-isolation --no-binary flash-attn --no-cache-dir flash-attn`
-(`--no-deps` keeps torch as it is; `--no-binary` and `--no-cache-dir` keep pip from reinstalling
-the same wheel or its cached build; a build needs nvcc matching torch's CUDA major), or install
-the xformers release made for this torch.
+Rebuild the package against the installed torch. The report prints the command in the
+environment's own installer; with pip it reads
+`<env>/bin/python -m pip install --force-reinstall --no-deps --no-build-isolation --no-binary flash-attn --no-cache-dir flash-attn`,
+in a uv-made venv `uv pip install --python <env>/bin/python --reinstall --no-deps --no-build-isolation --no-binary flash-attn --no-cache flash-attn`
+(`--no-deps` keeps torch as it is; `--no-binary` and the cache option keep the installer from
+reinstalling the same wheel or its cached build; a build needs nvcc matching torch's CUDA
+major), or install the xformers release made for this torch.
 "#,
     check,
 };

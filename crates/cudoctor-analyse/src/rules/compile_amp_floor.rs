@@ -4,15 +4,17 @@ pub static RULE: Rule = Rule {
     code: "ACC010",
     name: "compile-amp-floor",
     layer: Layer::Acceleration,
-    severity: Severity::Warning,
+    severity: Severity::Info,
     summary: "A GPU or torch below the floor of torch.compile or bfloat16 autocast",
     docs: r#"## What it checks
 Without running anything: each environment's torch and each GPU against the knowledge base's
 floors (`torch_floors.toml`, each row with its source): torch.compile exists from torch 2.0;
 Inductor's GPU code generator (Triton) needs compute capability 7.0 (torch's own
 `GPUTooOldForTriton`); bfloat16 is supported from compute capability 8.0
-(`torch.cuda.is_bf16_supported`). The GPU floor of torch.compile is a warning; bfloat16 and a
-torch without torch.compile are info.
+(`torch.cuda.is_bf16_supported`). Each is info: a property of the GPU or of the torch release
+to plan around, not a breakage of the stack that a command repairs (check's warnings and errors
+are what a fix changes). Where a program really compiles for such a GPU, `cudoctor run` and
+`check --deep` see the fallback (ACC003).
 
 ## Why it matters
 `torch.compile(model)` on a GPU below the floor raises at the first call, or — with
@@ -49,11 +51,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
             if below.is_empty() {
                 continue;
             }
-            let severity = if floor.feature == "torch.compile" {
-                Severity::Warning
-            } else {
-                Severity::Info
-            };
+            // A limit of the hardware: worth knowing, nothing in the stack to repair.
+            let severity = Severity::Info;
             out.push(
                 Finding::new(
                     &RULE,
@@ -133,7 +132,7 @@ mod tests {
             .push(torch_env("/opt/venv", "2.4.1+cu121", Some("12.1"), &[]));
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 2, "{f:#?}");
-        assert_eq!(f[0].severity, Severity::Warning);
+        assert_eq!(f[0].severity, Severity::Info);
         assert!(f[0].title.contains("torch.compile needs compute capability 7.0 or higher: GPU 0 (Tesla P100-PCIE-16GB, sm_60)"), "{}", f[0].title);
         assert!(f[1]
             .title

@@ -1,4 +1,4 @@
-use crate::{Context, Finding, Layer, Rule, Severity};
+use crate::{Context, Finding, Layer, Rule, Severity, Subject};
 
 pub static RULE: Rule = Rule {
     code: "TK006",
@@ -29,6 +29,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 return None;
             }
             let mut f = Finding::new(&RULE, format!("{var}={home} holds no CUDA Toolkit"))
+                .about(Subject::ToolkitSetting { var: var.to_string() })
                 .evidence(format!("{var}={home}"))
                 .evidence(format!("no {home}/bin/nvcc and no version file there"))
                 .cause(format!("Builds that read {var} will look for nvcc, headers and libraries that are not there."));

@@ -24,9 +24,11 @@ an extension was built against another toolkit or another CUDA major than torch.
 
 ## How to fix
 Rebuild the extension against the CUDA that torch uses, so that it resolves torch's copy:
-`CUDA_HOME=<toolkit of torch's CUDA major> python -m pip install --force-reinstall --no-deps
---no-build-isolation --no-binary <pkg> --no-cache-dir <pkg>` (`--no-deps` keeps torch as it is;
-`--no-binary` and `--no-cache-dir` keep pip from reinstalling the same wheel or its cached build).
+`CUDA_HOME=<toolkit of torch's CUDA major>` before a source reinstall of the package in the
+environment's own installer (the report prints it: `--force-reinstall --no-deps
+--no-build-isolation --no-binary <pkg> --no-cache-dir` with pip, `--reinstall ... --no-cache`
+with uv). `--no-deps` keeps torch as it is; `--no-binary` and the cache option keep the
+installer from reinstalling the same wheel or its cached build.
 "#,
     check,
 };

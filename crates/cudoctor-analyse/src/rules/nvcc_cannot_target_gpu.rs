@@ -1,5 +1,5 @@
 use crate::context::cuda_of;
-use crate::{Context, Finding, Layer, Rule, Severity};
+use crate::{Context, Finding, Layer, Rule, Severity, Subject};
 
 pub static RULE: Rule = Rule {
     code: "KRN004",
@@ -59,6 +59,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     "nvcc {version} targets {limits} (knowledge base: {})",
                     range.source
                 ))
+                .about(Subject::Gpu { index: g.gpu.index })
                 .cause("Extension builds for this GPU fail with \"Unsupported gpu architecture\".")
                 .prose(format!(
                     "Install or select a CUDA Toolkit that supports {} and set CUDA_HOME to it",

@@ -1,5 +1,5 @@
 use crate::context::cuda_of;
-use crate::{Context, Finding, Layer, Rule, Severity};
+use crate::{Context, Finding, Layer, Rule, Severity, Subject};
 
 pub static RULE: Rule = Rule {
     code: "TK002",
@@ -44,6 +44,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
             .evidence(format!("{} = {} -> toolkit {}", build.chosen_by, build.home, build.version.as_deref().unwrap_or("?")))
             .evidence(format!("{} built for CUDA {cuda} (torch/version.py)", t.label()))
             .cause(format!("torch.utils.cpp_extension refuses a toolkit whose major differs from torch's: building flash-attn, apex, DeepSpeed ops and the like fails with \"The detected CUDA version ({nvcc}) mismatches the version that was used to compile PyTorch ({cuda})\". Running existing wheels is not affected."));
+            if matches!(build.chosen_by.as_str(), "CUDA_HOME" | "CUDA_PATH") {
+                f = f.about(Subject::ToolkitSetting { var: build.chosen_by.clone() });
+            }
             let same_major: Vec<_> = ctx
                 .snap
                 .toolkit

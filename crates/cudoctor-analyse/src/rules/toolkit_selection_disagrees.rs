@@ -1,4 +1,4 @@
-use crate::{Context, Finding, Layer, Rule, Severity};
+use crate::{Context, Finding, Layer, Rule, Severity, Subject};
 
 pub static RULE: Rule = Rule {
     code: "TK003",
@@ -62,6 +62,14 @@ fn check(ctx: &Context) -> Vec<Finding> {
     };
     let mut f = Finding::new(&RULE, format!("{} different toolkits are selected by different settings", distinct.len()))
         .cause("Builds that read different settings will use different toolkits: one may compile with one CUDA and link against another.");
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if picks
+            .iter()
+            .any(|(what, _)| what.starts_with(&format!("{var}=")))
+        {
+            f = f.about(Subject::ToolkitSetting { var: var.into() });
+        }
+    }
     for (what, real) in &picks {
         f = f.evidence(format!("{what} -> {real} ({})", version_of(real)));
     }

@@ -78,6 +78,7 @@ fn judge(ctx: &Context, t: TorchEnv, g: &GpuView) -> Option<Finding> {
         }
     };
     let mut f = Finding::new(&RULE, "")
+        .about(Subject::Gpu { index: g.gpu.index })
         .confidence(confidence)
         .evidence(format!(
             "{} (compute capability from {})",

@@ -32,9 +32,10 @@ GLIBCXX_3.4.32 means the extension was built with a newer compiler than the syst
 
 ## How to fix
 Reinstall the extension built for this torch: a prebuilt wheel matching torch's version and CUDA,
-or a source build against the installed torch: `python -m pip install --force-reinstall --no-deps
---no-build-isolation --no-binary <pkg> --no-cache-dir <pkg>` (without `--no-binary` and
-`--no-cache-dir` pip reinstalls the same wheel or its cached build; `--no-deps` keeps torch).
+or a source build against the installed torch, in the environment's own installer (the report
+prints it: `--force-reinstall --no-deps --no-build-isolation --no-binary <pkg> --no-cache-dir`
+with pip, `--reinstall ... --no-cache` with uv). Without `--no-binary` and the cache option the
+installer reinstalls the same wheel or its cached build; `--no-deps` keeps torch.
 "#,
     check,
 };

@@ -26,9 +26,11 @@ nothing.
 
 ## How to fix
 Reinstall the damaged distribution at its version, alone:
-`python -m pip install --force-reinstall --no-deps <package>==<version>` (torch's `+cuXXX` builds
+`--force-reinstall --no-deps <package>==<version>` with pip, `--reinstall --no-deps` with uv
+(the report prints the command in the environment's own installer; torch's `+cuXXX` builds
 from their PyTorch index). If the same file is damaged again, the installer's cached wheel is
-the bad copy: `python -m pip cache remove <name>` (or `uv cache clean <name>`) and reinstall.
+the bad copy: remove it from the cache (`pip cache remove <name>` with pip, `uv cache clean
+<name>` with uv; the report prints the one for the environment) and reinstall.
 "#,
     check,
 };

@@ -14,6 +14,9 @@ pub struct FakeMachine {
     pub dir: tempfile::TempDir,
     pub env: Vec<(String, String)>,
     path: Vec<String>,
+    /// How many independent breakages the scenario builds: the root causes its report may
+    /// have (see [`one_cause_each`]). One unless a test says otherwise.
+    breakages: usize,
 }
 
 pub struct Gpu<'a> {
@@ -40,6 +43,7 @@ impl FakeMachine {
             dir: tempfile::tempdir().expect("temp dir"),
             env: Vec::new(),
             path: vec!["/usr/local/bin".into(), "/usr/bin".into(), "/bin".into()],
+            breakages: 1,
         }
     }
 
@@ -75,6 +79,12 @@ impl FakeMachine {
 
     pub fn real(&self, machine_path: &str) -> PathBuf {
         self.dir.path().join(machine_path.trim_start_matches('/'))
+    }
+
+    /// This scenario builds `n` independent breakages (each its own root cause).
+    pub fn breakages(&mut self, n: usize) -> &mut Self {
+        self.breakages = n;
+        self
     }
 
     pub fn var(&mut self, k: &str, v: &str) -> &mut Self {
@@ -263,7 +273,14 @@ impl FakeMachine {
         cmd.env("NO_COLOR", "1");
         cmd.args(args);
         let out = cmd.output().expect("run cudoctor");
-        Run::from(out, &self.root().display().to_string())
+        let r = Run::from(out, &self.root().display().to_string());
+        if args.first() == Some(&"check") && args.windows(2).any(|w| w == ["--format", "json"]) {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&r.stdout) {
+                check_fixes(&v);
+                one_cause_each(&v, self.breakages, &[]);
+            }
+        }
+        r
     }
 
     /// `run_live(["check", "--format", "json"])`, parsed.
@@ -274,9 +291,21 @@ impl FakeMachine {
         (v, r.code)
     }
 
+    /// The binary against the fake root. Every JSON report of `check` it prints goes through
+    /// the suite's invariants: typed fixes ([`check_fixes`]) and one cause per breakage
+    /// ([`one_cause_each`]).
     pub fn run(&self, args: &[&str]) -> Run {
         let out = self.command(args).output().expect("run cudoctor");
-        Run::from(out, &self.root().display().to_string())
+        let r = Run::from(out, &self.root().display().to_string());
+        let json_check =
+            args.first() == Some(&"check") && args.windows(2).any(|w| w == ["--format", "json"]);
+        if json_check {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&r.stdout) {
+                check_fixes(&v);
+                one_cause_each(&v, self.breakages, &[]);
+            }
+        }
+        r
     }
 
     /// `check --format json`, parsed.
@@ -284,7 +313,6 @@ impl FakeMachine {
         let r = self.run(&["check", "--format", "json"]);
         let v = serde_json::from_str(&r.stdout)
             .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", r.stdout, r.stderr));
-        check_fixes(&v);
         (v, r.code)
     }
 
@@ -458,6 +486,17 @@ pub fn cuda_library(
     );
 }
 
+/// A stand-in for the C library in the system directory, so that the fake root's libraries
+/// resolve `libc.so.6` as on a real machine (it is built without a libc of its own).
+pub fn system_libc(m: &FakeMachine) {
+    gcc(
+        m,
+        "/usr/lib/x86_64-linux-gnu/libc.so.6",
+        "int puts(const char *s) { (void)s; return 0; }",
+        &["-nostdlib", "-Wl,-soname,libc.so.6"],
+    );
+}
+
 /// Every fix of a JSON report is typed: each shell step parses as POSIX shell (`sh -n`), and
 /// every `torch`/`torchvision`/`torchaudio` pin names a release the knowledge base has (with
 /// the variant of the index it is installed from). A consequence (`caused_by`) has no fix.
@@ -481,6 +520,61 @@ pub fn check_fixes(v: &serde_json::Value) {
             shell_parses(cmd);
             pins_exist(cmd);
         }
+    }
+}
+
+/// One cause, one finding, one remedy: in a report of a scenario with `breakages` independent
+/// breakages, every error or warning either follows from another finding (`caused_by`, no fix
+/// of its own) or is one of at most `breakages` root causes, each with a fix; a report with any
+/// problem has at least one root. Codes in `outside` (the machine the tests run on, e.g. a
+/// container without GPUs) are left out. Applied to every `check` JSON report of the
+/// end-to-end suite (fake machines) and of the real-env tier.
+pub fn one_cause_each(v: &serde_json::Value, breakages: usize, outside: &[&str]) {
+    let problems: Vec<&serde_json::Value> = v["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| matches!(f["severity"].as_str(), Some("error" | "warning")))
+        .filter(|f| !outside.contains(&f["code"].as_str().unwrap_or_default()))
+        .collect();
+    let roots: Vec<&serde_json::Value> = problems
+        .iter()
+        .copied()
+        .filter(|f| f.get("caused_by").is_none_or(|c| c.is_null()))
+        .collect();
+    let listing = || {
+        problems
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {} caused_by={} fix={}: {}",
+                    f["code"].as_str().unwrap_or_default(),
+                    f["severity"].as_str().unwrap_or_default(),
+                    f["caused_by"],
+                    f["fix"].as_array().map_or(0, Vec::len),
+                    f["title"].as_str().unwrap_or_default()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(
+        roots.len() <= breakages,
+        "{} root causes for {breakages} breakage(s); the others must carry caused_by:\n{}",
+        roots.len(),
+        listing()
+    );
+    assert!(
+        problems.is_empty() || !roots.is_empty(),
+        "problems but no root cause:\n{}",
+        listing()
+    );
+    for r in &roots {
+        assert!(
+            r["fix"].as_array().is_some_and(|f| !f.is_empty()),
+            "a root cause without a fix:\n{}",
+            listing()
+        );
     }
 }
 
