@@ -92,7 +92,8 @@ impl Host {
     /// from the machine's `/`.
     pub fn real_path(&self, machine_path: &str) -> PathBuf {
         let mut real = self.root.clone();
-        for comp in Path::new(machine_path).components() {
+        let bytes = cudoctor_types::os_text::to_os(machine_path);
+        for comp in Path::new(&bytes).components() {
             if let Component::Normal(c) = comp {
                 real.push(c);
             }
@@ -104,7 +105,7 @@ impl Host {
     /// followed within the root (an absolute link target means the machine's `/`, not ours).
     pub fn fs_path(&self, machine_path: &str) -> PathBuf {
         if self.root == Path::new("/") {
-            return PathBuf::from(machine_path);
+            return PathBuf::from(cudoctor_types::os_text::to_os(machine_path).into_owned());
         }
         match self.resolve(machine_path) {
             Some((real, _)) => self.real_path(&real),
@@ -115,8 +116,10 @@ impl Host {
     /// The machine path of a real path under the root (the inverse of [`Host::real_path`]).
     pub fn machine_path(&self, real: &Path) -> String {
         match real.strip_prefix(&self.root) {
-            Ok(rest) if self.root != Path::new("/") => format!("/{}", rest.to_string_lossy()),
-            _ => real.to_string_lossy().into_owned(),
+            Ok(rest) if self.root != Path::new("/") => {
+                format!("/{}", cudoctor_types::os_text::from_os(rest.as_os_str()))
+            }
+            _ => cudoctor_types::os_text::from_os(real.as_os_str()).into_owned(),
         }
     }
 
@@ -157,7 +160,7 @@ impl Host {
         let mut names: Vec<String> = match std::fs::read_dir(self.fs_path(p)) {
             Ok(rd) => rd
                 .filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .map(|e| cudoctor_types::os_text::from_os(&e.file_name()).into_owned())
                 .collect(),
             Err(_) => Vec::new(),
         };
@@ -191,7 +194,7 @@ impl Host {
                     return None;
                 }
                 let target = std::fs::read_link(&real).ok()?;
-                let target = target.to_string_lossy().into_owned();
+                let target = cudoctor_types::os_text::from_os(target.as_os_str()).into_owned();
                 current.pop();
                 let absolute = if target.starts_with('/') {
                     current.clear();
@@ -265,8 +268,8 @@ fn process_env() -> BTreeMap<String, String> {
     std::env::vars_os()
         .map(|(k, v)| {
             (
-                k.to_string_lossy().into_owned(),
-                v.to_string_lossy().into_owned(),
+                cudoctor_types::os_text::from_os(&k).into_owned(),
+                cudoctor_types::os_text::from_os(&v).into_owned(),
             )
         })
         .collect()

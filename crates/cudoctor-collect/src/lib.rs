@@ -45,7 +45,10 @@ pub struct Options {
 
 /// Reads the machine behind `host`. Independent probes run on their own threads.
 pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
-    let mut snap = Snapshot::new(tool_version, &host.root().to_string_lossy());
+    let mut snap = Snapshot::new(
+        tool_version,
+        &cudoctor_types::os_text::from_path(host.root()),
+    );
     snap.collected_at = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .ok()

@@ -27,7 +27,7 @@ pub struct LibraryReport {
 impl LibraryReport {
     /// The report line of one scan result.
     pub fn new(path: &std::path::Path, result: &Result<FileImages, ScanError>) -> Self {
-        let path = path.to_string_lossy().into_owned();
+        let path = cudoctor_types::os_text::from_os(path.as_os_str()).into_owned();
         match result {
             Ok(img) => LibraryReport {
                 path,
@@ -103,7 +103,7 @@ pub fn kernels_report(
                 .filter_map(|(p, r)| {
                     let img = r.as_ref().ok()?;
                     Some(LibraryVerdict {
-                        path: p.to_string_lossy().into_owned(),
+                        path: cudoctor_types::os_text::from_os(p.as_os_str()).into_owned(),
                         verdict: verdict(&ImageSet::of(img), g.compute_capability, driver_cuda),
                     })
                 })

@@ -373,7 +373,7 @@ fn string_at(table: &[u8], off: u32, what: &str) -> Result<String, CacheError> {
         .iter()
         .position(|&b| b == 0)
         .ok_or_else(|| CacheError::Malformed(format!("unterminated {what} at {off}")))?;
-    Ok(String::from_utf8_lossy(rest.get(..end).unwrap_or_default()).into_owned())
+    Ok(cudoctor_types::os_text::from_bytes(rest.get(..end).unwrap_or_default()).into_owned())
 }
 
 /// Parse the new-format header at `start` (0, or after the old entries in compat files).

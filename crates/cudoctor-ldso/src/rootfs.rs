@@ -40,7 +40,7 @@ impl RootFs {
     /// too many levels of symlinks).
     pub fn resolve(&self, path: &str) -> io::Result<PathBuf> {
         if self.host {
-            return Ok(PathBuf::from(path));
+            return Ok(cudoctor_types::os_text::to_path(path));
         }
         let parts = self.canonical_parts(path)?;
         let mut out = self.root.clone();
@@ -52,13 +52,14 @@ impl RootFs {
     /// without the root prefix.
     pub fn canonical(&self, path: &str) -> io::Result<String> {
         if self.host {
-            return std::fs::canonicalize(path).map(|p| p.to_string_lossy().into_owned());
+            return std::fs::canonicalize(cudoctor_types::os_text::to_path(path))
+                .map(|p| cudoctor_types::os_text::from_path(&p).into_owned());
         }
         let parts = self.canonical_parts(path)?;
         let mut s = String::new();
         for p in &parts {
             s.push('/');
-            s.push_str(&p.to_string_lossy());
+            s.push_str(&cudoctor_types::os_text::from_os(p));
         }
         if s.is_empty() {
             s.push('/');
@@ -69,7 +70,7 @@ impl RootFs {
     fn canonical_parts(&self, path: &str) -> io::Result<Vec<OsString>> {
         let mut done: Vec<OsString> = Vec::new();
         // Components still to walk, in reverse so the next one is at the end.
-        let mut todo: Vec<OsString> = components_rev(Path::new(path));
+        let mut todo: Vec<OsString> = components_rev(&cudoctor_types::os_text::to_path(path));
         let mut links = 0usize;
         while let Some(c) = todo.pop() {
             if c == "." {

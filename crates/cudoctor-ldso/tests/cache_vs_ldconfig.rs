@@ -21,7 +21,8 @@ fn ldconfig_p(args: &[&str]) -> Vec<String> {
         "ldconfig -p failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout)
+    // Bytes that are not UTF-8 (a compat cache's hwcap string) kept as the parser keeps them.
+    cudoctor_types::os_text::from_bytes(&out.stdout)
         .lines()
         .map(str::to_string)
         .collect()

@@ -73,7 +73,8 @@ pub fn quote(word: &str) -> String {
     if plain {
         word.to_string()
     } else if word.chars().any(cudoctor_types::inert::is_hostile) {
-        quote_bytes(word.as_bytes())
+        // A stand-in of a file-name byte (cudoctor_types::os_text) is written as that byte.
+        quote_bytes(&cudoctor_types::os_text::to_bytes(word))
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
     }
@@ -199,6 +200,9 @@ mod tests {
             assert_eq!(out.stdout, w, "quote_bytes({w:?}) = {q}");
         }
         assert_eq!(quote("a\nb"), "$'a\\nb'");
+        // A file name that is not UTF-8, as the machine's paths carry it: its real bytes.
+        let kept = cudoctor_types::os_text::from_bytes(b"/v/lib\xff.so");
+        assert_eq!(quote(&kept), "$'/v/lib\\xff.so'");
         assert_eq!(quote_bytes(b"/plain/path"), "/plain/path");
         assert_eq!(quote_bytes(b"/a b"), "'/a b'");
     }

@@ -8,9 +8,11 @@ use std::fmt::Write as _;
 
 /// Characters a terminal or a reader could take for something else: C0 and C1 controls, DEL,
 /// and the invisible format characters that reorder or hide text (bidirectional overrides and
-/// isolates, zero-width characters, the byte-order mark).
+/// isolates, zero-width characters, the byte-order mark); also the stand-ins of file-name bytes
+/// that are not UTF-8, shown as the byte.
 pub fn is_hostile(c: char) -> bool {
     c.is_control()
+        || crate::os_text::kept_byte(c).is_some()
         || matches!(c,
             '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
             | '\u{feff}')
@@ -22,6 +24,10 @@ fn escape_into(out: &mut String, c: char) {
         '\r' => out.push_str("\\r"),
         '\t' => out.push_str("\\t"),
         '\u{1b}' => out.push_str("\\e"),
+        // A byte of a file name that is not UTF-8 (crate::os_text): shown as that byte.
+        c if crate::os_text::kept_byte(c).is_some() => {
+            let _ = write!(out, "\\x{:02x}", crate::os_text::kept_byte(c).unwrap_or(0));
+        }
         c if (c as u32) < 0x80 => {
             let _ = write!(out, "\\x{:02x}", c as u32);
         }
@@ -70,7 +76,10 @@ pub fn text(s: &str) -> Cow<'_, str> {
 /// [`text`], except that with `colour` the exact colour sequences the renderers write
 /// (`ESC [ digits ; … m`) pass. A hostile value that gets this far can at most colour itself.
 pub fn output(s: &str, colour: bool) -> Cow<'_, str> {
-    if !s.chars().any(|c| is_hostile(c) && c != '\n' && c != '\t') {
+    // Stand-ins of file-name bytes act on nothing and are valid in JSON: left as they are.
+    let acts =
+        |c: char| is_hostile(c) && c != '\n' && c != '\t' && crate::os_text::kept_byte(c).is_none();
+    if !s.chars().any(acts) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
@@ -83,7 +92,7 @@ pub fn output(s: &str, colour: bool) -> Cow<'_, str> {
                 continue;
             }
         }
-        if is_hostile(c) && c != '\n' && c != '\t' {
+        if acts(c) {
             escape_into(&mut out, c);
         } else {
             out.push(c);

@@ -3,6 +3,7 @@
 //! rules all speak of the same `ComputeCapability` and `CudaVersion`, and read CUDA_VISIBLE_DEVICES the same way.
 
 pub mod inert;
+pub mod os_text;
 pub mod requirement;
 pub mod version;
 pub mod visible_devices;

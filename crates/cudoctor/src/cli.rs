@@ -132,7 +132,7 @@ pub struct FleetNodeArgs {
     #[arg(long, value_name = "NAME")]
     pub node: Option<String>,
     /// Python interpreter or environment prefix to inspect (repeatable).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_parser = path_text())]
     pub python: Vec<String>,
     #[command(flatten)]
     pub machine: MachineArgs,
@@ -189,7 +189,7 @@ pub struct CheckArgs {
     pub format: Format,
     /// Python interpreter or environment prefix to inspect (repeatable). Default: the active venv,
     /// the active conda env, then python3/python on PATH.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_parser = path_text())]
     pub python: Vec<String>,
     /// Write the collected snapshot (JSON) to FILE.
     #[arg(long, value_name = "FILE")]
@@ -233,6 +233,7 @@ pub struct CheckArgs {
 #[derive(Debug, Clone, Args)]
 pub struct KernelsArgs {
     /// Libraries or directories to scan. Default: every CUDA library of each Python environment found.
+    #[arg(value_parser = path_text())]
     pub paths: Vec<String>,
     /// Judge for this GPU instead of the present ones (a name such as "RTX 5090", or sm_120 / 12.0). Repeatable.
     #[arg(long, value_name = "NAME|sm_XX")]
@@ -240,7 +241,7 @@ pub struct KernelsArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Python interpreter or environment prefix whose libraries to scan (repeatable).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_parser = path_text())]
     pub python: Vec<String>,
     #[command(flatten)]
     pub machine: MachineArgs,
@@ -284,13 +285,13 @@ pub struct PlanArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ExplainArgs {
     /// A log file, or `-` for standard input (the default).
-    #[arg(default_value = "-")]
+    #[arg(default_value = "-", value_parser = path_text())]
     pub input: String,
     /// Confirm against a saved snapshot instead of this machine.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["python", "no_machine"])]
     pub snapshot: Option<PathBuf>,
     /// Python interpreter or environment prefix to inspect (repeatable), as for `check`.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_parser = path_text())]
     pub python: Vec<String>,
     /// What-if: judge the machine with these GPUs instead of the present ones, as for `check`.
     #[arg(long, value_name = "NAME|sm_XX")]
@@ -308,6 +309,7 @@ pub struct ExplainArgs {
 pub struct LibsArgs {
     /// Libraries to load, in order, into one emulated process. Default: `import torch` followed by
     /// each CUDA extension, for each Python environment found.
+    #[arg(value_parser = path_text())]
     pub paths: Vec<String>,
     /// Check the undefined symbols of every loaded object, not only of the ones named.
     #[arg(long)]
@@ -315,8 +317,21 @@ pub struct LibsArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Python interpreter or environment prefix to inspect (repeatable).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_parser = path_text())]
     pub python: Vec<String>,
     #[command(flatten)]
     pub machine: MachineArgs,
+}
+
+/// A path argument as text, its bytes that are not UTF-8 kept (`cudoctor_types::os_text`):
+/// `kernels $'lib\xff.so'` names that file, not another.
+fn path_text() -> clap::builder::MapValueParser<
+    clap::builder::OsStringValueParser,
+    fn(std::ffi::OsString) -> String,
+> {
+    fn text(s: std::ffi::OsString) -> String {
+        cudoctor_types::os_text::from_os(&s).into_owned()
+    }
+    use clap::builder::TypedValueParser as _;
+    clap::builder::OsStringValueParser::new().map(text as fn(std::ffi::OsString) -> String)
 }

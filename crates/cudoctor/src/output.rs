@@ -79,6 +79,19 @@ pub fn check_input_path(shown: &str, real: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A path argument (text from [`cudoctor_types::os_text`]) made absolute from the working
+/// directory, its bytes kept.
+pub fn absolute_machine_path(p: &str) -> anyhow::Result<String> {
+    if p.starts_with('/') {
+        return Ok(p.to_string());
+    }
+    let cwd = std::env::current_dir()?;
+    Ok(
+        cudoctor_types::os_text::from_path(&cwd.join(cudoctor_types::os_text::to_os(p)))
+            .into_owned(),
+    )
+}
+
 /// Reads a snapshot file with a clear message for every way it can be wrong.
 pub fn read_snapshot(path: &Path) -> anyhow::Result<Snapshot> {
     let meta = std::fs::metadata(path)

@@ -665,3 +665,361 @@ fn error_messages_naming_hostile_paths_are_inert() {
         }
     }
 }
+
+// Names that are not UTF-8: kept as their bytes end to end (cudoctor_types::os_text), shown as
+// `\xHH`, quoted as `$'\xHH'` in printed commands.
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt as _;
+
+const NU_SP: &str = "/opt/venv/lib/python3.12/site-packages";
+/// An extension module named with the bytes 0xff 0xfe (no UTF-8 sequence holds them).
+const NU_EXT: &[u8] = b"flash_attn_2_cuda\xff\xfe.cpython-312-x86_64-linux-gnu.so";
+/// The same name as lossy decoding writes it: a different file, which a `?`/U+FFFD
+/// conversion would have read in place of the first.
+const NU_EXT_LOSSY: &str = "flash_attn_2_cuda\u{fffd}\u{fffd}.cpython-312-x86_64-linux-gnu.so";
+/// A venv prefix with a byte that is not UTF-8 and a space.
+const NU_PREFIX: &[u8] = b"/opt/v\xff env";
+
+fn os(b: &[u8]) -> &OsStr {
+    OsStr::from_bytes(b)
+}
+
+/// Builds a CUDA extension carrying `sass` at `real` (a name of any bytes).
+fn extension_at(m: &support::FakeMachine, real: &Path, sass: u32) {
+    let built = "/tmp/build/ext.so";
+    support::cuda_library(
+        m,
+        built,
+        "int launch(void) { return 0; }",
+        &[],
+        &support::fatbin_section(&[&[support::FatEntry::sass(sass)]]),
+    );
+    fs::create_dir_all(real.parent().unwrap()).unwrap();
+    fs::rename(m.real(built), real).unwrap();
+}
+
+/// Every word of every shell fix in `v`, as bash reads it back (the bytes a paste passes).
+fn fix_words(v: &serde_json::Value) -> Vec<Vec<u8>> {
+    let mut words = Vec::new();
+    for step in v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["fix"].as_array().cloned().unwrap_or_default())
+    {
+        let Some(cmd) = step["shell"].as_str() else {
+            continue;
+        };
+        assert!(!cmd.contains('\n') && acting(cmd).is_empty(), "{cmd:?}");
+        // `set --` takes the words without running them; command separators become words too
+        // (a trailing `# comment` ends at the newline).
+        let out = Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "set -f; set -- {}\nprintf '%s\\0' \"$@\"",
+                cmd.replace("&&", "'&&'").replace(';', "';'")
+            ))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{cmd}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        words.extend(out.stdout.split(|&b| b == 0).map(<[u8]>::to_vec));
+    }
+    words
+}
+
+#[test]
+fn names_that_are_not_utf8_in_a_fake_root_are_found_escaped_and_quoted() {
+    let mut m = support::FakeMachine::new();
+    m.driver(
+        "580.159.04",
+        "13.0",
+        &[support::Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
+    );
+    m.venv(
+        "/opt/venv",
+        "2.11.0+cu130",
+        Some("13.0"),
+        &[("flash-attn", "2.8.3")],
+    );
+    // sm_80 only: cannot run on the H100. Its lossy twin carries sm_90 and runs.
+    extension_at(&m, &m.real(NU_SP).join(os(NU_EXT)), 80);
+    extension_at(&m, &m.real(NU_SP).join(NU_EXT_LOSSY), 90);
+    // The venv's directory itself is renamed to a name that is not UTF-8.
+    fs::rename(
+        m.real("/opt/venv"),
+        m.root().join("opt").join(os(&NU_PREFIX[5..])),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = m.command(args);
+        cmd.env("VIRTUAL_ENV", os(NU_PREFIX));
+        cmd.output().unwrap()
+    };
+    let out = run(&["check", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let codes: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert!(
+        !codes.contains(&"KRN005"),
+        "a false unreadable file: {:#}",
+        v["findings"]
+    );
+    let krn: Vec<&serde_json::Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "KRN002")
+        .collect();
+    assert_eq!(krn.len(), 1, "{:#}", v["findings"]);
+    // Both files were scanned, each under its own name, with its own images.
+    let libs = v["snapshot"]["kernel_images"]["libraries"]
+        .as_array()
+        .unwrap();
+    let by_bytes = |name: &[u8]| {
+        libs.iter()
+            .find(|l| {
+                let p = cudoctor_types::os_text::to_bytes(l["path"].as_str().unwrap());
+                p.ends_with(name)
+            })
+            .unwrap_or_else(|| panic!("{} not scanned: {libs:#?}", String::from_utf8_lossy(name)))
+    };
+    let ext = by_bytes(NU_EXT);
+    assert_eq!(ext["sass"], serde_json::json!(["sm_80"]), "{ext:#}");
+    let path = cudoctor_types::os_text::to_bytes(ext["path"].as_str().unwrap()).into_owned();
+    assert_eq!(
+        path,
+        [NU_PREFIX, b"/lib/python3.12/site-packages/", NU_EXT].concat()
+    );
+    assert_eq!(
+        by_bytes(NU_EXT_LOSSY.as_bytes())["sass"],
+        serde_json::json!(["sm_90"])
+    );
+    // The printed commands name the venv's real bytes when pasted.
+    let words = fix_words(&v);
+    assert!(
+        words.iter().any(|w| w.starts_with(NU_PREFIX)),
+        "no fix names the venv: {:#}",
+        v["findings"]
+    );
+    for w in &words {
+        if w.starts_with(b"/opt/v") {
+            assert!(w.starts_with(NU_PREFIX), "{}", String::from_utf8_lossy(w));
+        }
+    }
+    // Text: the name shows its bytes as \xHH, nothing raw or replaced.
+    for format in ["text", "markdown", "html"] {
+        let out = run(&["check", "--format", format]);
+        let text = String::from_utf8(out.stdout).expect("reports are UTF-8");
+        assert!(
+            text.contains("flash_attn_2_cuda\\xff\\xfe"),
+            "{format}:\n{text}"
+        );
+        assert!(
+            !text.contains('\u{fffd}') || text.contains("cuda\u{fffd}\u{fffd}.cpython"),
+            "{format}"
+        );
+        assert!(
+            !text
+                .chars()
+                .any(|c| cudoctor_types::os_text::kept_byte(c).is_some()),
+            "{format}: a stand-in reached the report:\n{text}"
+        );
+    }
+    // A saved snapshot keeps the bytes: analysed again, the same finding names the same file.
+    let saved = m.root().join("saved.json");
+    let out = run(&[
+        "check",
+        "--format",
+        "json",
+        "--save",
+        saved.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let again = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["check", "--format", "json", "--snapshot"])
+        .arg(&saved)
+        .output()
+        .unwrap();
+    let w: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    let evidence = |v: &serde_json::Value| {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == "KRN002")
+            .map(|f| f["evidence"].clone())
+    };
+    assert_eq!(evidence(&w), evidence(&v));
+    // `kernels` on the directory lists both files apart; the one without sm_90 cannot run.
+    let sp = format!(
+        "{}/lib/python3.12/site-packages",
+        cudoctor_types::os_text::from_bytes(NU_PREFIX)
+    );
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.args(["kernels", "--gpu", "sm_90", "--root"])
+        .arg(m.root())
+        .arg(cudoctor_types::os_text::to_os(&sp));
+    let out = cmd.env("NO_COLOR", "1").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("/opt/v\\xff env/lib/python3.12/site-packages/flash_attn_2_cuda\\xff\\xfe"),
+        "{text}"
+    );
+    assert!(text.contains("flash_attn_2_cuda\u{fffd}\u{fffd}"), "{text}");
+}
+
+#[test]
+fn names_that_are_not_utf8_in_a_real_directory_are_read_under_their_own_bytes() {
+    // libs: a library whose DT_NEEDED and RUNPATH hold bytes that are not UTF-8, built by gcc.
+    let dir = tempfile::tempdir().unwrap();
+    let deps = dir.path().join(os(b"d\xfe"));
+    fs::create_dir_all(&deps).unwrap();
+    let src = dir.path().join("dep.c");
+    fs::write(&src, "int dep(void) { return 1; }\n").unwrap();
+    let dep = deps.join(os(b"libdep\xff.so"));
+    let mut soname = b"-Wl,-soname,".to_vec();
+    soname.extend_from_slice(b"libdep\xff.so");
+    let built = Command::new("gcc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&dep)
+        .arg(&src)
+        .arg(os(&soname))
+        .status()
+        .expect("gcc");
+    assert!(built.success());
+    let main_src = dir.path().join("main.c");
+    fs::write(
+        &main_src,
+        "int dep(void);\nint entry(void) { return dep(); }\n",
+    )
+    .unwrap();
+    let main = dir.path().join(os(b"main\xfd.so"));
+    let built = Command::new("gcc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&main)
+        .arg(&main_src)
+        .arg(&dep)
+        .arg(os(b"-Wl,-rpath,$ORIGIN/d\xfe"))
+        .status()
+        .expect("gcc");
+    assert!(built.success());
+    let run = |args: &[&OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    };
+    let out = run(&[OsStr::new("libs"), main.as_os_str()]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("libdep\\xff.so"), "{text}");
+    assert!(
+        text.contains("runpath"),
+        "the dependency was not found by its RUNPATH:\n{text}"
+    );
+    assert!(text.contains("/d\\xfe/libdep\\xff.so"), "{text}");
+    assert!(!text.contains("missing"), "{text}");
+    let out = run(&[
+        OsStr::new("libs"),
+        OsStr::new("--format"),
+        OsStr::new("json"),
+        main.as_os_str(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // JSON carries the path losslessly: read back, it is the file's bytes.
+    let mut strings = Vec::new();
+    json_strings(&v, &mut strings);
+    assert!(
+        strings
+            .iter()
+            .any(|s| *cudoctor_types::os_text::to_bytes(s) == *dep.as_os_str().as_bytes()),
+        "{v:#}"
+    );
+
+    // kernels: a file argument that is not UTF-8 is read, not reported missing.
+    let m = support::FakeMachine::new();
+    let lib = dir.path().join(os(b"libk\xff.so"));
+    extension_at(&m, &lib, 80);
+    let out = run(&[
+        OsStr::new("kernels"),
+        OsStr::new("--gpu"),
+        OsStr::new("sm_90"),
+        lib.as_os_str(),
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("libk\\xff.so") && text.contains("sm_80"),
+        "{text}"
+    );
+
+    // check --python on a real venv at a path that is not UTF-8, with that extension inside.
+    // (Python's venv cannot write its config under such a path: made, then renamed.)
+    let made_at = dir.path().join("venv");
+    let made = Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&made_at)
+        .output()
+        .expect("python3 must be installed to run this test");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let venv = dir.path().join(os(b"venv \xff"));
+    fs::rename(&made_at, &venv).unwrap();
+    let sp = fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    extension_at(
+        &m,
+        &sp.join(os(b"ext\xfe_cuda.cpython-312-x86_64-linux-gnu.so")),
+        80,
+    );
+    let out = run(&[
+        OsStr::new("check"),
+        OsStr::new("--gpu"),
+        OsStr::new("sm_90"),
+        OsStr::new("--python"),
+        venv.as_os_str(),
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("venv \\xff"), "{text}");
+    assert!(text.contains("ext\\xfe_cuda"), "{text}");
+    assert!(!text.contains("KRN005"), "{text}");
+}
+
+fn json_strings(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| json_strings(x, out)),
+        serde_json::Value::Object(o) => o.values().for_each(|x| json_strings(x, out)),
+        _ => {}
+    }
+}

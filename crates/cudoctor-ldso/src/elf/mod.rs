@@ -284,7 +284,7 @@ impl<R: ReadAt> ElfFile<R> {
                     });
                 }
                 read_cstr(&src, off, len.min(MAX_NAME_LEN))?
-                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .map(|b| cudoctor_types::os_text::from_bytes(&b).into_owned())
             }
             None => None,
         };
@@ -441,7 +441,9 @@ impl<R: ReadAt> ElfFile<R> {
             }
             let bytes = read_cstr(&self.src, base + o, (len - o).min(MAX_NAME_LEN))?
                 .ok_or_else(|| ElfError::malformed("unterminated dynamic string"))?;
-            Ok(String::from_utf8_lossy(&bytes).into_owned())
+            // Names and paths are bytes: kept whole, so a library named in bytes that are not
+            // UTF-8 is still found (cudoctor_types::os_text).
+            Ok(cudoctor_types::os_text::from_bytes(&bytes).into_owned())
         };
         let mut needed = Vec::with_capacity(needed_offs.len());
         for o in needed_offs {

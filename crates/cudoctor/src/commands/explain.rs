@@ -46,7 +46,8 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
         engine.explain(io::stdin().lock())
     } else {
         refuse_non_log(&args.input)?;
-        let f = File::open(&args.input).with_context(|| format!("cannot read {}", args.input))?;
+        let f = File::open(cudoctor_types::os_text::to_path(&args.input))
+            .with_context(|| format!("cannot read {}", args.input))?;
         engine.explain(BufReader::with_capacity(1 << 16, f))
     };
     if let Some(snap) = &snapshot {
@@ -79,7 +80,8 @@ fn input_name(input: &str) -> &str {
 /// A log is a regular file or a pipe (`<(command)`); a directory or a device (`/dev/zero`
 /// never ends) is refused with a clear message before anything is read.
 fn refuse_non_log(input: &str) -> anyhow::Result<()> {
-    let meta = std::fs::metadata(input).with_context(|| format!("cannot read {input}"))?;
+    let meta = std::fs::metadata(cudoctor_types::os_text::to_path(input))
+        .with_context(|| format!("cannot read {input}"))?;
     let kind = meta.file_type();
     if kind.is_dir() {
         bail!("{input} is a directory, not a log file: give one log file, or - to read standard input");

@@ -34,7 +34,7 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
     } else {
         let mut out = Vec::new();
         for p in &args.paths {
-            let abs = absolute(p)?;
+            let abs = crate::output::absolute_machine_path(p)?;
             if !host.exists(&abs) {
                 bail!("{p}: no such file or directory");
             }
@@ -77,7 +77,7 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
     let scans: Vec<(PathBuf, _)> = scan_many(&real, default_threads())
         .into_iter()
         .zip(&machine_paths)
-        .map(|((_, r), m)| (PathBuf::from(m), r))
+        .map(|((_, r), m)| (cudoctor_types::os_text::to_path(m), r))
         .collect();
     let mut report = kernels_report(&scans, &targets, driver_cuda);
     // Libraries without device code say nothing about GPUs; keep them out of the listing.
@@ -108,21 +108,14 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
     })
 }
 
-fn absolute(p: &str) -> anyhow::Result<String> {
-    if p.starts_with('/') {
-        return Ok(p.to_string());
-    }
-    let cwd = std::env::current_dir()?;
-    Ok(cwd.join(p).to_string_lossy().into_owned())
-}
-
 fn text(r: &KernelsReport) -> String {
+    use cudoctor_types::inert::line;
     let mut out = String::new();
     for lib in &r.libraries {
-        let _ = writeln!(out, "{}", lib.path);
+        let _ = writeln!(out, "{}", line(&lib.path));
         match &lib.error {
             Some(e) => {
-                let _ = writeln!(out, "    error: {e}");
+                let _ = writeln!(out, "    error: {}", line(e));
             }
             None => {
                 let _ = writeln!(out, "    SASS  {}", join(&lib.sass));
@@ -134,8 +127,8 @@ fn text(r: &KernelsReport) -> String {
                 continue;
             };
             let who = match (g.gpu.index, &g.gpu.name) {
-                (Some(i), Some(n)) => format!("GPU {i} {n}"),
-                (_, Some(n)) => n.clone(),
+                (Some(i), Some(n)) => format!("GPU {i} {}", line(n)),
+                (_, Some(n)) => line(n).into_owned(),
                 _ => String::new(),
             };
             let cc = g.gpu.compute_capability.sm();

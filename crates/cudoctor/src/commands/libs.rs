@@ -52,14 +52,7 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
         let mut process = Process::new(ProcessEnv::new(host.root()).with_vars(host.env().iter()));
         let mut errors = Vec::new();
         for p in &args.paths {
-            let abs = if p.starts_with('/') {
-                p.clone()
-            } else {
-                std::env::current_dir()?
-                    .join(p)
-                    .to_string_lossy()
-                    .into_owned()
-            };
+            let abs = crate::output::absolute_machine_path(p)?;
             crate::output::check_input_path(p, &host.fs_path(&abs))?;
             // One file alone is resolved as `ldd FILE` does: as the process's main object.
             let loaded = if args.paths.len() == 1 {
@@ -212,24 +205,31 @@ fn shown(p: &ProcessLinks) -> Vec<&LibraryLinks> {
 }
 
 fn objects_text(objects: &[&LibraryLinks]) -> String {
+    use cudoctor_types::inert::line;
     let mut out = String::new();
     for o in objects {
-        let _ = writeln!(out, "{}", o.path);
+        let _ = writeln!(out, "{}", line(&o.path));
         if let Some(by) = opener(o) {
-            let _ = writeln!(out, "    opened: {by}");
+            let _ = writeln!(out, "    opened: {}", line(&by));
         }
         if let Some(v) = version(o) {
-            let _ = writeln!(out, "    version: {v}");
+            let _ = writeln!(out, "    version: {}", line(&v));
         }
         for n in &o.needed {
             let target = n.resolved.as_deref().unwrap_or("NOT FOUND");
-            let _ = writeln!(out, "    {:28} {:15} {target}", n.name, n.via);
+            let _ = writeln!(
+                out,
+                "    {:28} {:15} {}",
+                line(&n.name),
+                n.via,
+                line(target)
+            );
         }
         if !o.unresolved_symbols.is_empty() {
             let _ = writeln!(
                 out,
                 "    unresolved symbols: {}",
-                o.unresolved_symbols.join(" ")
+                line(&o.unresolved_symbols.join(" "))
             );
         }
     }
@@ -237,10 +237,11 @@ fn objects_text(objects: &[&LibraryLinks]) -> String {
 }
 
 fn text(facts: &LoaderFacts) -> String {
+    use cudoctor_types::inert::line;
     let mut out = String::new();
     for p in &facts.processes {
         if !p.env_prefix.is_empty() {
-            let _ = writeln!(out, "# import torch in {}", p.env_prefix);
+            let _ = writeln!(out, "# import torch in {}", line(&p.env_prefix));
         }
         let staged = p.objects.iter().any(|o| !o.stage.is_import()) || !p.runtime_dirs.is_empty();
         for (stage, objects, dirs) in by_stage(p) {
@@ -249,28 +250,29 @@ fn text(facts: &LoaderFacts) -> String {
             }
             out.push_str(&objects_text(&objects));
             for d in dirs {
-                let _ = writeln!(out, "{}/  (a location: {})", d.path, d.what);
+                let _ = writeln!(out, "{}/  (a location: {})", line(&d.path), line(&d.what));
             }
         }
         for s in &p.shadowed {
             let _ = writeln!(
                 out,
                 "LD_LIBRARY_PATH shadows {} for {}: {} instead of {}",
-                s.name,
-                s.object,
-                s.from_ld_library_path,
-                s.otherwise.as_deref().unwrap_or("nothing")
+                line(&s.name),
+                line(&s.object),
+                line(&s.from_ld_library_path),
+                line(s.otherwise.as_deref().unwrap_or("nothing"))
             );
         }
     }
     for e in &facts.errors {
-        let _ = writeln!(out, "error: {e}");
+        let _ = writeln!(out, "error: {}", line(e));
     }
     out
 }
 
 /// For pasting into an issue: one table per stage.
 fn markdown(facts: &LoaderFacts) -> String {
+    use cudoctor_types::inert::markdown_code;
     let cell = |s: &str| s.replace('|', "\\|");
     let mut out = String::new();
     for p in &facts.processes {
@@ -311,16 +313,16 @@ fn markdown(facts: &LoaderFacts) -> String {
         for s in &p.shadowed {
             let _ = writeln!(
                 out,
-                "- LD_LIBRARY_PATH shadows `{}` for `{}`: `{}` instead of `{}`",
-                s.name,
-                s.object,
-                s.from_ld_library_path,
-                s.otherwise.as_deref().unwrap_or("nothing")
+                "- LD_LIBRARY_PATH shadows {} for {}: {} instead of {}",
+                markdown_code(&s.name),
+                markdown_code(&s.object),
+                markdown_code(&s.from_ld_library_path),
+                markdown_code(s.otherwise.as_deref().unwrap_or("nothing"))
             );
         }
     }
     for e in &facts.errors {
-        let _ = writeln!(out, "- error: {e}");
+        let _ = writeln!(out, "- error: {}", cudoctor_types::inert::markdown(e));
     }
     out
 }
