@@ -231,3 +231,35 @@ mod tests {
         assert!(back.driver.gpus.is_empty());
     }
 }
+
+/// Why bytes are not a snapshot this cudoctor reads.
+#[derive(Debug)]
+pub enum LoadError {
+    NotJson(serde_json::Error),
+    /// A snapshot of another schema version.
+    Schema(u64),
+    /// JSON without a `schema_version`: not a cudoctor snapshot.
+    NoSchema,
+    /// The right schema version, but fields of the wrong shape.
+    Invalid(serde_json::Error),
+}
+
+/// Parses a snapshot, or a whole `check --format json` report (its `snapshot`), from untrusted
+/// bytes: the one loader of `--snapshot`, `diff` and `fleet`.
+pub fn from_json(bytes: &[u8]) -> Result<Snapshot, LoadError> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(LoadError::NotJson)?;
+    let value = match value {
+        serde_json::Value::Object(mut map)
+            if map.contains_key("findings") && map.contains_key("snapshot") =>
+        {
+            map.remove("snapshot").unwrap_or_default()
+        }
+        other => other,
+    };
+    match value.get("schema_version").and_then(|v| v.as_u64()) {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        Some(v) => return Err(LoadError::Schema(v)),
+        None => return Err(LoadError::NoSchema),
+    }
+    serde_json::from_value(value).map_err(LoadError::Invalid)
+}

@@ -114,27 +114,19 @@ pub fn read_snapshot(path: &Path) -> anyhow::Result<Snapshot> {
 
 /// Parses a snapshot (or a whole `--format json` report) named `what` in messages.
 pub fn snapshot_from_json(bytes: &[u8], what: &str) -> anyhow::Result<Snapshot> {
-    let value: serde_json::Value =
-        serde_json::from_slice(bytes).with_context(|| format!("{what} is not JSON"))?;
-    // Accept both a bare snapshot and a whole `--format json` report.
-    let value = match value {
-        serde_json::Value::Object(mut map)
-            if map.contains_key("findings") && map.contains_key("snapshot") =>
-        {
-            map.remove("snapshot").unwrap_or_default()
+    use cudoctor_snapshot::LoadError;
+    cudoctor_snapshot::from_json(bytes).map_err(|e| match e {
+        LoadError::NotJson(e) => anyhow::Error::new(e).context(format!("{what} is not JSON")),
+        LoadError::Schema(v) => anyhow::anyhow!(
+            "{what} has snapshot schema {v}; this cudoctor reads schema {SCHEMA_VERSION}"
+        ),
+        LoadError::NoSchema => {
+            anyhow::anyhow!("{what} is not a cudoctor snapshot (no schema_version)")
         }
-        other => other,
-    };
-    let version = value.get("schema_version").and_then(|v| v.as_u64());
-    match version {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
-        Some(v) => {
-            bail!("{what} has snapshot schema {v}; this cudoctor reads schema {SCHEMA_VERSION}")
+        LoadError::Invalid(e) => {
+            anyhow::Error::new(e).context(format!("{what} is not a valid cudoctor snapshot"))
         }
-        None => bail!("{what} is not a cudoctor snapshot (no schema_version)"),
-    }
-    serde_json::from_value(value)
-        .with_context(|| format!("{what} is not a valid cudoctor snapshot"))
+    })
 }
 
 pub fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {

@@ -1,0 +1,228 @@
+//! Fuzz targets for the parsers of untrusted input: files of an inspected machine or image
+//! (ELF and fat binaries, ld.so.cache, procfs, METADATA/RECORD, torch's version and init files),
+//! tool outputs (nvidia-smi, nvcc, srun), saved snapshots (load, analysis, every renderer, diff)
+//! and logs (explain's scanner). Each target takes bytes and must return: any error is fine, a
+//! panic, a hang or an allocation out of proportion is a defect.
+//!
+//! Two drivers share these targets: [`campaign`] (stable Rust, seeded mutation of the
+//! committed seed corpora, bounded in time, run by `cargo test -p cudoctor-fuzz` and CI), and
+//! the cargo-fuzz layout in `fuzz/` for long coverage-guided campaigns on nightly. See
+//! docs/fuzzing.md.
+
+pub mod campaign;
+pub mod mutate;
+
+use std::path::PathBuf;
+
+/// One fuzz target.
+pub struct Target {
+    pub name: &'static str,
+    /// Runs the parsers on one input.
+    pub run: fn(&[u8]),
+    /// Seed files and directories, relative to the workspace root.
+    pub seeds: &'static [&'static str],
+    /// How inputs are mutated.
+    pub kind: InputKind,
+}
+
+/// The shape of a target's inputs, which decides the mutations worth making.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// Binary formats: bit flips, integers at offsets, splices.
+    Binary,
+    /// Line-oriented text: also tokens, long lines, controls, lines moved.
+    Text,
+    /// JSON: also values replaced inside the parsed document, so mutants get past the parser.
+    Json,
+}
+
+/// Every target, by name.
+pub const TARGETS: &[Target] = &[
+    Target {
+        name: "elf",
+        run: elf,
+        seeds: &["crates/cudoctor-fuzz/corpus/elf"],
+        kind: InputKind::Binary,
+    },
+    Target {
+        name: "fatbin",
+        run: fatbin,
+        seeds: &[
+            "crates/cudoctor-fuzz/corpus/fatbin",
+            "crates/cudoctor-fuzz/corpus/elf",
+        ],
+        kind: InputKind::Binary,
+    },
+    Target {
+        name: "ld_so_cache",
+        run: ld_so_cache,
+        seeds: &["crates/cudoctor-fuzz/corpus/ld_so_cache"],
+        kind: InputKind::Binary,
+    },
+    Target {
+        name: "tool_output",
+        run: tool_output,
+        seeds: &[
+            "tests/fixtures/real/h200x2-torch2.11-cu130/smi_csv.txt",
+            "tests/fixtures/real/h200x2-torch2.11-cu130/smi.txt",
+            "tests/fixtures/real/h200x2-torch2.11-cu130/smi_q.txt",
+            "tests/fixtures/real/h200x2-torch2.11-cu130/nvcc.txt",
+            "tests/fixtures/real/h200x2-torch2.11-cu130/procver.txt",
+            "tests/fixtures/real/h200x2-torch2.11-cu130/procgpus.txt",
+            "tests/fixtures/real/h200x2-torch2.11-cu130/ldconfig.txt",
+        ],
+        kind: InputKind::Text,
+    },
+    Target {
+        name: "python_metadata",
+        run: python_metadata,
+        seeds: &[
+            "crates/cudoctor-fuzz/corpus/python_metadata",
+            "tests/fixtures/real/h200x2-torch2.11-cu130/torchversion.txt",
+        ],
+        kind: InputKind::Text,
+    },
+    Target {
+        name: "snapshot",
+        run: snapshot,
+        seeds: &[
+            "crates/cudoctor-fuzz/corpus/snapshot",
+            "docs/device-runs/2026-11-30-h200x2/check.json",
+        ],
+        kind: InputKind::Json,
+    },
+    Target {
+        name: "explain",
+        run: explain,
+        seeds: &[
+            "crates/cudoctor-explain/tests/corpus",
+            "tests/fixtures/real/h200x2-torch2.11-cu130/collect_env.txt",
+        ],
+        kind: InputKind::Text,
+    },
+];
+
+/// The target named `name`.
+pub fn target(name: &str) -> Option<&'static Target> {
+    TARGETS.iter().find(|t| t.name == name)
+}
+
+/// The workspace root (seed paths are relative to it).
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn text(data: &[u8]) -> String {
+    String::from_utf8_lossy(data).into_owned()
+}
+
+/// ELF: header, program headers, dynamic section, symbol tables with versions and hash tables,
+/// and symbol lookups through them.
+fn elf(data: &[u8]) {
+    let Ok(file) = cudoctor_ldso::ElfFile::parse(data) else {
+        return;
+    };
+    let _ = (file.soname(), file.needed(), file.interpreter());
+    let _ = file.dynamic().map(|d| (d.effective_rpath(), d.nodeflib()));
+    if let Ok(table) = file.symbol_table() {
+        let exported = table.exported();
+        let _ = table.requirements();
+        let _ = table.longest_lookup();
+        for s in exported.iter().take(64) {
+            let _ = table.defines(&s.name, None);
+        }
+        let _ = table.defines("cudaGetDeviceCount", None);
+    }
+}
+
+/// Fat binaries inside ELF: sections, containers, entries, compressed payload peeks.
+fn fatbin(data: &[u8]) {
+    if let Ok(images) = cudoctor_fatbin::scan_bytes(data) {
+        let _ = images.cuobjdump_sass();
+    }
+}
+
+fn ld_so_cache(data: &[u8]) {
+    let Ok(cache) = cudoctor_ldso::LdCache::parse(data) else {
+        return;
+    };
+    let _ = cache.ldconfig_p_lines("/etc/ld.so.cache");
+    let sel = cudoctor_ldso::CacheSelection {
+        default_id: 0x0303,
+        accept_plain_elf: false,
+        hwcaps_priority: vec!["x86-64-v3".into(), "x86-64-v2".into()],
+        isa_levels: Some(0b0111),
+        legacy_hwcap: 0,
+        platform_mask: 0,
+        platform_bit: 0,
+    };
+    for e in cache.entries.iter().take(64) {
+        let _ = cache.lookup(&e.name, &sel);
+    }
+    let _ = cache.lookup("libcudart.so.13", &sel);
+}
+
+/// Outputs of programs and procfs files: every parser of them on the same text.
+fn tool_output(data: &[u8]) {
+    use cudoctor_collect::driver::{procfs, smi};
+    let t = text(data);
+    let _ = smi::parse_gpu_query(&t);
+    let _ = smi::parse_apps_query(&t);
+    let _ = smi::parse_banner(&t);
+    let _ = smi::refuses_field(&t);
+    let _ = procfs::driver_version_from_banner(&t);
+    let _ = procfs::kernel_module(&t);
+    let _ = procfs::gpu_from_information(&t, 0);
+    let _ = cudoctor_collect::toolkit::parse_nvcc_version(&t);
+    let _ = cudoctor_collect::toolkit::version_from_json(&t);
+    let _ = cudoctor_collect::platform::is_wsl(&t, &t);
+    let _ = cudoctor_fleet::slurm::parse_srun_stderr(&t);
+    let _ = cudoctor_fatbin::compat::parse_torch_arch_list(&t);
+    for line in t.lines().take(256) {
+        let _ = cudoctor_collect::security::parse_denial(line);
+        let _ = cudoctor_collect::deep::parse::parse_line(line);
+    }
+}
+
+/// Files of an installed Python environment.
+fn python_metadata(data: &[u8]) {
+    use cudoctor_collect::python::{frameworks, record, site};
+    let t = text(data);
+    let _ = record::parse_record(&t);
+    let _ = frameworks::parse_requires_dist(&t);
+    let _ = site::parse_torch_version_py(&t, "/venv/lib/python3.12/site-packages/torch");
+    let _ = cudoctor_collect::import_model::torch_init::parse(&t);
+    for line in t.lines().take(64) {
+        let _ = site::dist_name_version(line);
+    }
+}
+
+/// A saved snapshot from anyone: load, analyse, render every format, diff against itself.
+fn snapshot(data: &[u8]) {
+    let Ok(snap) = cudoctor_snapshot::from_json(data) else {
+        return;
+    };
+    let kb = cudoctor_kb::Kb::embedded();
+    let findings = cudoctor_analyse::analyse(&snap, kb);
+    let report = cudoctor_render::Report {
+        snapshot: &snap,
+        findings: &findings,
+    };
+    let _ = cudoctor_render::render_text(&report, cudoctor_render::Style { color: true });
+    let _ = cudoctor_render::render_json(&report);
+    let _ = cudoctor_render::render_markdown(&report);
+    let _ = cudoctor_render::render_html(&report);
+    let _ = cudoctor_render::render_prometheus(&report, 0.1);
+    let empty = cudoctor_snapshot::Snapshot::new("0", "/");
+    let d = cudoctor_fleet::diff::diff(("a", &empty, &[]), ("b", &snap, &findings));
+    let _ = cudoctor_render::render_diff_text(&d, true);
+    let _ = cudoctor_render::render_diff_markdown(&d, true);
+    let _ = cudoctor_render::render_diff_html(&d, true);
+}
+
+/// A log or error message: the scanner, the signatures, both renderers.
+fn explain(data: &[u8]) {
+    let e = cudoctor_explain::explain_reader(std::io::BufReader::new(data));
+    let _ = cudoctor_explain::render::to_text(&e);
+    let _ = cudoctor_explain::render::to_json(&e);
+}
