@@ -346,7 +346,8 @@ impl<'a> Context<'a> {
     /// The question the build chooser (cudoctor-plan) is asked for the torch of `t`: this
     /// driver, these GPUs (one entry per compute capability), the env's Python, what is
     /// installed, and the env's own interpreter and installer for the commands.
-    pub fn plan_input(&self, t: TorchEnv, fails_here: bool) -> cudoctor_plan::PlanInput {
+    /// The GPUs as the chooser takes them (`plan --gpu`), each kind once.
+    pub fn plan_gpus(&self) -> Vec<String> {
         let mut gpus: Vec<String> = Vec::new();
         for g in self.gpus() {
             let key =
@@ -355,6 +356,23 @@ impl<'a> Context<'a> {
                 gpus.push(key);
             }
         }
+        gpus
+    }
+
+    /// The platform the chooser plans for: this host's.
+    pub fn platform(&self) -> cudoctor_kb::Platform {
+        cudoctor_kb::Platform::of_host(&self.snap.host.os, &self.snap.host.arch)
+    }
+
+    /// The driver CUDA `cuda` needs on these GPUs, by their driver branches (the chooser's).
+    pub fn driver_for_cuda(&self, cuda: CudaVersion) -> Option<cudoctor_plan::DriverFor> {
+        cudoctor_plan::driver_for_cuda(self.kb, self.platform(), &self.plan_gpus(), cuda)
+            .ok()
+            .flatten()
+    }
+
+    pub fn plan_input(&self, t: TorchEnv, fails_here: bool) -> cudoctor_plan::PlanInput {
+        let gpus = self.plan_gpus();
         let env = t.env;
         cudoctor_plan::PlanInput {
             driver: self.driver_version(),
@@ -368,7 +386,7 @@ impl<'a> Context<'a> {
                 fails_here,
             }),
             target: Some(target_env(env)),
-            platform: cudoctor_kb::Platform::of_host(&self.snap.host.os, &self.snap.host.arch),
+            platform: self.platform(),
             ..Default::default()
         }
     }

@@ -205,3 +205,57 @@ pub(crate) fn commands(kb: &Kb, platform: Platform, release: &TorchRelease, tag:
     }
     c
 }
+
+/// The driver a CUDA runtime needs on these GPUs: the branches to install, or why no driver
+/// that drives them runs it (their last branch is older than the least driver for that CUDA).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DriverFor {
+    /// Upgrade to `least` or newer, on `branches` ("R580 or newer", "R525 - R580").
+    Upgrade {
+        least: DriverVersion,
+        branches: String,
+        /// Sources of the GPUs' branch limits, when any applies.
+        sources: Vec<String>,
+    },
+    /// No driver that drives `gpu` runs it: R`last` is its last branch.
+    PastLastBranch {
+        least: DriverVersion,
+        last: u32,
+        gpu: String,
+        sources: Vec<String>,
+    },
+}
+
+/// What driver the CUDA runtime `cuda` needs on `gpus` (names or sm_XY, as `plan --gpu`
+/// takes them), by the GPUs' driver branches; None when the least driver for that CUDA is not
+/// in the knowledge base.
+pub fn driver_for_cuda(
+    kb: &Kb,
+    platform: Platform,
+    gpus: &[String],
+    cuda: cudoctor_kb::CudaVersion,
+) -> Result<Option<DriverFor>, crate::PlanError> {
+    let resolved = crate::resolve_gpus(kb, gpus)?;
+    let range = driver_range(&resolved);
+    let Some(least) = kb.least_driver_for(platform, cuda) else {
+        return Ok(None);
+    };
+    if let Some((last, who)) = &range.last {
+        if branch_of(kb, platform, &least) > *last {
+            return Ok(Some(DriverFor::PastLastBranch {
+                least,
+                last: *last,
+                gpu: who.clone(),
+                sources: range.sources,
+            }));
+        }
+    }
+    let branches = range
+        .branch_for(kb, platform, Some(&least))
+        .unwrap_or_else(|| format!("R{} or newer", branch_of(kb, platform, &least)));
+    Ok(Some(DriverFor::Upgrade {
+        least,
+        branches,
+        sources: range.sources,
+    }))
+}

@@ -1,4 +1,5 @@
 use cudoctor_kb::{CudaVersion, DriverSupport, DriverVersion};
+use cudoctor_plan::DriverFor;
 
 use cudoctor_snapshot::Framework;
 
@@ -112,17 +113,17 @@ fn judge_framework(
                 None => format!("{name} here is built for CUDA {label}, which needs a newer driver than {driver}."),
             });
             f.title = format!("Driver {driver} is too old for {}", v.label());
-            if let Some(least) = least {
-                f = f.prose(format!(
-                    "Upgrade the NVIDIA driver to {least} or newer (branch R{} or later), then reboot",
-                    least.branch()
-                ));
-            }
+            let (mut f, upgradable) = driver_upgrade(ctx, f, cuda, least);
             let runs = max.map(|(m, _)| m.major).filter(|m| *m < cuda.major);
             if let Some((install, remove)) = runs.and_then(|m| build_for_major(v, m)) {
                 let target = ctx.target_env(v.env);
                 f = f.prose(format!(
-                    "or keep the driver and install {name}'s build for CUDA {}:",
+                    "{} install {name}'s build for CUDA {}:",
+                    if upgradable {
+                        "or keep the driver and"
+                    } else {
+                        "Keep the driver and"
+                    },
                     runs.unwrap_or_default()
                 ));
                 if !remove.is_empty() {
@@ -194,15 +195,14 @@ fn judge(
                 None => format!("torch bundles the CUDA {cuda} runtime, which needs a newer driver than {driver}."),
             });
             f.title = format!("Driver {driver} is too old for {}", t.label());
-            if let Some(least) = least {
-                f = f.prose(format!(
-                    "Upgrade the NVIDIA driver to {least} or newer (branch R{} or later), then reboot",
-                    least.branch()
-                ));
-            }
+            let (mut f, upgradable) = driver_upgrade(ctx, f, cuda, least);
             if let Some(r) = ctx.torch_remedy(t) {
                 f = f
-                    .prose("or keep the driver and install a torch build it runs:")
+                    .prose(if upgradable {
+                        "or keep the driver and install a torch build it runs:"
+                    } else {
+                        "Keep the driver and install a torch build it runs:"
+                    })
                     .steps(r.steps);
             }
             f = f.about(Subject::TorchBuild {
@@ -218,6 +218,53 @@ fn judge(
             f.title = format!("Unsure whether driver {driver} runs torch's CUDA {cuda}");
             Some(f)
         }
+    }
+}
+
+/// The driver-upgrade step of a runtime the driver refuses, by the GPUs' driver branches (the
+/// chooser's): the branch range to install, or, when the GPUs' last branch is older than the
+/// least driver for `cuda`, the reason no driver upgrade can run it. Returns whether an upgrade
+/// is a way out.
+fn driver_upgrade(
+    ctx: &Context,
+    f: Finding,
+    cuda: CudaVersion,
+    least: Option<DriverVersion>,
+) -> (Finding, bool) {
+    match ctx.driver_for_cuda(cuda) {
+        Some(DriverFor::PastLastBranch {
+            least,
+            last,
+            gpu,
+            sources,
+        }) => {
+            let mut f = f.evidence(format!(
+                "R{last} is the last driver branch for {gpu} ({})",
+                sources.join("; ")
+            ));
+            f = f.prose(format!(
+                "No driver upgrade runs CUDA {cuda} on {gpu}: it needs driver {least} or newer, and R{last} is the last branch that drives this GPU"
+            ));
+            (f, false)
+        }
+        Some(DriverFor::Upgrade {
+            least, branches, ..
+        }) => (
+            f.prose(format!(
+                "Upgrade the NVIDIA driver to {least} or newer ({branches}), then reboot"
+            )),
+            true,
+        ),
+        None => match least {
+            Some(least) => (
+                f.prose(format!(
+                    "Upgrade the NVIDIA driver to {least} or newer (branch R{} or later), then reboot",
+                    least.branch()
+                )),
+                true,
+            ),
+            None => (f, false),
+        },
     }
 }
 
@@ -263,6 +310,49 @@ mod tests {
             f[0].fix
                 .iter()
                 .any(|x| x.contains("--index-url https://download.pytorch.org/whl/cu12")),
+            "{:?}",
+            f[0].fix
+        );
+    }
+
+    #[test]
+    fn a_gpu_whose_last_branch_is_older_gets_no_driver_upgrade() {
+        // Kepler: R470 is its last branch, CUDA 13 needs R580.
+        let mut s = machine(Some(("470.256.02", "11.4")), &[("Tesla K80", "3.7")]);
+        s.python_envs
+            .push(torch_env("/v", "2.11.0+cu130", Some("13.0"), &[]));
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        let fix: Vec<&str> = f[0].fix.iter().map(|x| x.text()).collect();
+        assert!(
+            fix.iter().all(|x| !x.contains("Upgrade the NVIDIA driver")),
+            "{fix:?}"
+        );
+        assert!(
+            fix[0].contains("R470 is the last branch that drives this GPU"),
+            "{fix:?}"
+        );
+        assert!(
+            f[0].evidence
+                .iter()
+                .any(|e| e.starts_with("R470 is the last driver branch for")),
+            "{:?}",
+            f[0].evidence
+        );
+        assert!(
+            fix.iter().all(|x| !x.starts_with("or keep")),
+            "no alternative to an impossible upgrade: {fix:?}"
+        );
+        // Volta on R535 with a CUDA 13 torch: R580 is both the least and its last branch.
+        let mut s = machine(
+            Some(("535.274.02", "12.2")),
+            &[("Tesla V100-SXM2-32GB", "7.0")],
+        );
+        s.python_envs
+            .push(torch_env("/v", "2.11.0+cu130", Some("13.0"), &[]));
+        let f = run(&RULE, &s);
+        assert!(
+            f[0].fix[0].text().contains("or newer (R580), then reboot"),
             "{:?}",
             f[0].fix
         );

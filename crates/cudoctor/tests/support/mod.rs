@@ -274,12 +274,7 @@ impl FakeMachine {
         cmd.args(args);
         let out = cmd.output().expect("run cudoctor");
         let r = Run::from(out, &self.root().display().to_string());
-        if args.first() == Some(&"check") && args.windows(2).any(|w| w == ["--format", "json"]) {
-            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&r.stdout) {
-                check_fixes(&v);
-                one_cause_each(&v, self.breakages, &[]);
-            }
-        }
+        self.report_invariants(args, &r);
         r
     }
 
@@ -297,15 +292,28 @@ impl FakeMachine {
     pub fn run(&self, args: &[&str]) -> Run {
         let out = self.command(args).output().expect("run cudoctor");
         let r = Run::from(out, &self.root().display().to_string());
-        let json_check =
-            args.first() == Some(&"check") && args.windows(2).any(|w| w == ["--format", "json"]);
-        if json_check {
-            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&r.stdout) {
-                check_fixes(&v);
-                one_cause_each(&v, self.breakages, &[]);
-            }
-        }
+        self.report_invariants(args, &r);
         r
+    }
+
+    /// The suite's invariants on what a run printed: every `check` JSON report has typed
+    /// fixes ([`check_fixes`]) and one cause per breakage ([`one_cause_each`]); every
+    /// Markdown report's ```sh blocks and every HTML check report's `<pre>` blocks parse as
+    /// shell ([`markdown_blocks_are_shell`], [`html_blocks_are_shell`]).
+    fn report_invariants(&self, args: &[&str], r: &Run) {
+        let format = args.windows(2).find(|w| w[0] == "--format").map(|w| w[1]);
+        let check = args.first() == Some(&"check");
+        match format {
+            Some("json") if check => {
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&r.stdout) {
+                    check_fixes(&v);
+                    one_cause_each(&v, self.breakages, &[]);
+                }
+            }
+            Some("markdown") => markdown_blocks_are_shell(&r.stdout),
+            Some("html") if check => html_blocks_are_shell(&r.stdout),
+            _ => {}
+        }
     }
 
     /// `check --format json`, parsed.
@@ -519,7 +527,61 @@ pub fn check_fixes(v: &serde_json::Value) {
                 .unwrap_or_else(|| panic!("a step is shell or prose: {step}"));
             shell_parses(cmd);
             pins_exist(cmd);
+            other_pins_known(cmd, v);
         }
+    }
+}
+
+/// A pip name as installers compare it.
+fn normalized(name: &str) -> String {
+    name.to_ascii_lowercase().replace('_', "-")
+}
+
+/// Each `name==version` of a package outside torch's family (the knowledge base has no table
+/// of those) names a version the report's own snapshot vouches for: installed in an
+/// environment (a reinstall, or `jax[cuda13]==V` beside an installed jax V), or the exact
+/// version an installed framework's companion requirement names.
+pub fn other_pins_known(cmd: &str, report: &serde_json::Value) {
+    let envs = report["snapshot"]["python_envs"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let installed = |name: &str, version: &str| {
+        envs.iter().any(|e| {
+            e["packages"].as_array().into_iter().flatten().any(|p| {
+                p["name"].as_str().map(normalized).as_deref() == Some(name)
+                    && p["version"].as_str() == Some(version)
+            })
+        })
+    };
+    let required = |name: &str, version: &str| {
+        envs.iter().any(|e| {
+            e["frameworks"].as_array().into_iter().flatten().any(|f| {
+                f["companions"].as_array().into_iter().flatten().any(|c| {
+                    c["name"].as_str().map(normalized).as_deref() == Some(name)
+                        && c["requirement"].as_str().is_some_and(|r| {
+                            r.contains(&format!("=={version}"))
+                                || (r.contains(&format!("<={version}"))
+                                    && r.contains(&format!(">={version}")))
+                        })
+                })
+            })
+        })
+    };
+    let cmd = cmd.split("   #").next().unwrap_or(cmd);
+    for w in cmd.split_whitespace() {
+        let w = w.trim_matches('\'');
+        let Some((spec, version)) = w.split_once("==") else {
+            continue;
+        };
+        let name = normalized(spec.split('[').next().unwrap_or(spec));
+        if ["torch", "torchvision", "torchaudio"].contains(&name.as_str()) {
+            continue;
+        }
+        assert!(
+            installed(&name, version) || required(&name, version),
+            "{name}=={version} is neither installed nor required by an installed framework: {cmd}"
+        );
     }
 }
 
@@ -575,6 +637,42 @@ pub fn one_cause_each(v: &serde_json::Value, breakages: usize, outside: &[&str])
             "a root cause without a fix:\n{}",
             listing()
         );
+    }
+}
+
+/// Every ```sh block of a Markdown report pastes into a shell as it is.
+pub fn markdown_blocks_are_shell(md: &str) {
+    let mut block: Option<Vec<String>> = None;
+    for line in md.lines() {
+        let t = line.trim_start();
+        match (&mut block, t) {
+            (None, "```sh") => block = Some(Vec::new()),
+            (Some(b), "```") => {
+                shell_parses(&b.join("\n"));
+                block = None;
+            }
+            (Some(b), _) => b.push(t.to_string()),
+            _ => {}
+        }
+    }
+    assert!(block.is_none(), "unclosed code block");
+}
+
+/// Every `<pre>` block of an HTML check report (its fix commands) pastes into a shell as it
+/// is, once the entities the report writes are read back.
+pub fn html_blocks_are_shell(html: &str) {
+    let mut rest = html;
+    while let Some(start) = rest.find("<pre>") {
+        let after = &rest[start + "<pre>".len()..];
+        let end = after.find("</pre>").expect("unclosed <pre>");
+        let block = after[..end]
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&amp;", "&");
+        shell_parses(&block);
+        rest = &after[end..];
     }
 }
 
