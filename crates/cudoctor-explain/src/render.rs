@@ -6,18 +6,21 @@ use std::fmt::Write;
 
 /// A human-readable report, no colour.
 pub fn to_text(e: &Explanation) -> String {
+    // Lines quoted from the log and values taken from it are shown inert: a log line can never
+    // move the cursor or forge a line of the report.
+    use cudoctor_types::inert::{line, text};
     let mut out = String::new();
-    let _ = write!(out, "{} [{}", e.title, e.category);
+    let _ = write!(out, "{} [{}", line(&e.title), e.category);
     if e.is_known() {
         let _ = write!(out, ", confidence {:.2}", e.confidence);
     }
     out.push_str("]\n\n");
-    let _ = writeln!(out, "Cause: {}", e.cause);
+    let _ = writeln!(out, "Cause: {}", text(&e.cause));
     if !e.matched.is_empty() {
         out.push_str("\nMatched:\n");
         for m in &e.matched {
             let rank = m.rank.map(|r| format!(" [rank {r}]")).unwrap_or_default();
-            let _ = writeln!(out, "  line {}{rank}: {}", m.line_no, m.text);
+            let _ = writeln!(out, "  line {}{rank}: {}", m.line_no, line(&m.text));
         }
     }
     if let Some(check) = &e.machine {
@@ -33,13 +36,13 @@ pub fn to_text(e: &Explanation) -> String {
     if !e.evidence.is_empty() {
         out.push_str("\nEvidence:\n");
         for ev in &e.evidence {
-            let _ = writeln!(out, "  - {ev}");
+            let _ = writeln!(out, "  - {}", line(ev));
         }
     }
     if !e.fix.is_empty() {
         out.push_str("\nFix:\n");
         for (i, f) in e.fix.iter().enumerate() {
-            let _ = writeln!(out, "  {}. {f}", i + 1);
+            let _ = writeln!(out, "  {}. {}", i + 1, text(f));
         }
     }
     if !e.looked_for.is_empty() {

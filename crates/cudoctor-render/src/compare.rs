@@ -6,6 +6,8 @@ use std::fmt::Write;
 
 use cudoctor_fleet::{DiffReport, FactChange, FleetReport, Topic};
 
+use cudoctor_types::inert::line;
+
 use crate::html::esc;
 use crate::plural;
 
@@ -57,7 +59,13 @@ pub fn render_fleet_text(r: &FleetReport) -> String {
         let _ = writeln!(out, "\nNodes that did not report ({})", r.failed.len());
         let w = r.failed.iter().map(|f| f.node.len()).max().unwrap_or(0);
         for f in r.failed.iter().take(LINES_SHOWN) {
-            let _ = writeln!(out, "  {:w$}  {:9}  {}", f.node, f.kind.name(), f.detail);
+            let _ = writeln!(
+                out,
+                "  {:w$}  {:9}  {}",
+                line(&f.node),
+                f.kind.name(),
+                line(&f.detail)
+            );
         }
         if r.failed.len() > LINES_SHOWN {
             let _ = writeln!(
@@ -74,9 +82,9 @@ pub fn render_fleet_text(r: &FleetReport) -> String {
             let _ = writeln!(
                 out,
                 "  {:w$}  {} ({})",
-                v.node,
+                line(&v.node),
                 plural(v.errors, "error", "errors"),
-                v.error_codes.join(", ")
+                line(&v.error_codes.join(", "))
             );
         }
         if r.unhealthy.len() > LINES_SHOWN {
@@ -91,11 +99,11 @@ pub fn render_fleet_text(r: &FleetReport) -> String {
     if !drifting.is_empty() {
         let _ = writeln!(out, "\nFacts that differ (most nodes' value first)");
         for f in drifting {
-            let _ = writeln!(out, "  {} · {}", f.topic.title(), f.name);
+            let _ = writeln!(out, "  {} · {}", f.topic.title(), line(&f.name));
             let _ = writeln!(
                 out,
                 "      {}  on {}{}",
-                f.majority,
+                line(&f.majority),
                 plural(f.majority_nodes, "node", "nodes"),
                 if f.tie { " (a tie)" } else { "" }
             );
@@ -103,9 +111,9 @@ pub fn render_fleet_text(r: &FleetReport) -> String {
                 let _ = writeln!(
                     out,
                     "      {}  on {}: {}",
-                    g.value,
+                    line(&g.value),
                     g.nodes.len(),
-                    node_list(&g.nodes)
+                    line(&node_list(&g.nodes))
                 );
             }
         }
@@ -121,8 +129,8 @@ pub fn render_fleet_text(r: &FleetReport) -> String {
                 f.code,
                 f.count,
                 r.reported,
-                node_list(&f.nodes),
-                f.title
+                line(&node_list(&f.nodes)),
+                line(&f.title)
             );
         }
     }
@@ -134,7 +142,7 @@ pub fn render_fleet_text(r: &FleetReport) -> String {
         let _ = writeln!(out, "\nThe same on every node");
         let w = same.iter().map(|f| f.name.len()).max().unwrap_or(0).min(48);
         for f in &same {
-            let _ = writeln!(out, "  {:w$}  {}", f.name, f.majority);
+            let _ = writeln!(out, "  {:w$}  {}", line(&f.name), line(&f.majority));
         }
         let rest = r.uniform().count() - same.len();
         if rest > 0 {
@@ -412,15 +420,15 @@ pub fn render_diff_text(d: &DiffReport, verbose: bool) -> String {
     let _ = writeln!(
         out,
         "cudoctor diff {} -> {}: {}",
-        d.before,
-        d.after,
+        line(&d.before),
+        line(&d.after),
         diff_headline(d)
     );
     let section = |out: &mut String, late: bool| {
         for (topic, changes) in groups(d, late) {
             let _ = writeln!(out, "{}", topic.title());
             for c in changes {
-                let _ = writeln!(out, "  {}", change_line(c));
+                let _ = writeln!(out, "  {}", line(&change_line(c)));
             }
         }
     };
@@ -428,13 +436,25 @@ pub fn render_diff_text(d: &DiffReport, verbose: bool) -> String {
     if !d.findings_appeared.is_empty() {
         let _ = writeln!(out, "Findings that appeared");
         for f in &d.findings_appeared {
-            let _ = writeln!(out, "  + {:7} {} {}", f.severity.name(), f.code, f.title);
+            let _ = writeln!(
+                out,
+                "  + {:7} {} {}",
+                f.severity.name(),
+                f.code,
+                line(&f.title)
+            );
         }
     }
     if !d.findings_gone.is_empty() {
         let _ = writeln!(out, "Findings that went away");
         for f in &d.findings_gone {
-            let _ = writeln!(out, "  - {:7} {} {}", f.severity.name(), f.code, f.title);
+            let _ = writeln!(
+                out,
+                "  - {:7} {} {}",
+                f.severity.name(),
+                f.code,
+                line(&f.title)
+            );
         }
     }
     section(&mut out, true);
@@ -442,9 +462,11 @@ pub fn render_diff_text(d: &DiffReport, verbose: bool) -> String {
         let _ = writeln!(out, "Raw field changes");
         for r in &d.raw {
             let _ = match (&r.before, &r.after) {
-                (Some(a), Some(b)) => writeln!(out, "  ~ {}: {a} -> {b}", r.path),
-                (None, Some(b)) => writeln!(out, "  + {}: {b}", r.path),
-                (Some(a), None) => writeln!(out, "  - {}: {a}", r.path),
+                (Some(a), Some(b)) => {
+                    writeln!(out, "  ~ {}: {} -> {}", line(&r.path), line(a), line(b))
+                }
+                (None, Some(b)) => writeln!(out, "  + {}: {}", line(&r.path), line(b)),
+                (Some(a), None) => writeln!(out, "  - {}: {}", line(&r.path), line(a)),
                 (None, None) => Ok(()),
             };
         }

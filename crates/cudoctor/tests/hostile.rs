@@ -1023,3 +1023,91 @@ fn json_strings(v: &serde_json::Value, out: &mut Vec<String>) {
         _ => {}
     }
 }
+
+/// Text reports of diff, fleet and explain: values holding newlines and escape sequences are
+/// shown escaped, on their own line; no value forges a report line.
+#[test]
+fn values_with_newlines_and_escapes_forge_no_line_in_diff_fleet_or_explain() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed = include_str!("../../cudoctor-fuzz/corpus/snapshot/stock_cpu_env.json");
+    let before: serde_json::Value = serde_json::from_str(seed).unwrap();
+    let mut after = before.clone();
+    let env = &mut after["python_envs"][0];
+    env["packages"][0]["name"] = format!("evil{ESCAPES}").into();
+    env["packages"][1]["version"] = format!("1.0{ESCAPES}").into();
+    env["prefix"] = format!("/opt/v{ESCAPES}").into();
+    after["driver"]["version"] =
+        serde_json::json!({"value": format!("580{ESCAPES}"), "source": "x"});
+    let a = dir.path().join("gpu01.json");
+    let b = dir
+        .path()
+        .join(format!("gpu02{}.json", ESCAPES.replace('/', "_")));
+    fs::write(&a, serde_json::to_string(&before).unwrap()).unwrap();
+    fs::write(&b, serde_json::to_string(&after).unwrap()).unwrap();
+    let run = |args: &[&OsStr]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let o = |s: &str| OsStr::new(s).to_os_string();
+    for args in [
+        vec![
+            o("diff"),
+            o("--verbose"),
+            a.clone().into(),
+            b.clone().into(),
+        ],
+        vec![o("fleet"), a.clone().into(), b.clone().into()],
+    ] {
+        let args: Vec<&OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let (stdout, stderr) = run(&args);
+        assert!(
+            stdout.contains("pwned"),
+            "{args:?}: the values are not shown:\n{stdout}{stderr}"
+        );
+        assert!(
+            acting(&stdout).is_empty(),
+            "{args:?}: {:?}\n{stdout}",
+            acting(&stdout)
+        );
+        assert!(
+            !stdout.contains("\n# fake heading"),
+            "{args:?}: a value left its line:\n{stdout}"
+        );
+        assert!(
+            stdout.contains("\\n# fake heading"),
+            "{args:?}: the newline is not shown:\n{stdout}"
+        );
+    }
+    // explain: a log whose lines carry escapes; the quoted lines stay inert.
+    let log = dir.path().join("train.log");
+    fs::write(
+        &log,
+        format!(
+            "step 1\nRuntimeError: CUDA error: no kernel image is available for execution on the device{ESCAPES}\n"
+        ),
+    )
+    .unwrap();
+    let (stdout, stderr) = run(&[
+        OsStr::new("explain"),
+        OsStr::new("--no-machine"),
+        log.as_os_str(),
+    ]);
+    assert!(stdout.contains("kernel image"), "{stdout}{stderr}");
+    assert!(
+        acting(&stdout).is_empty(),
+        "{:?}\n{stdout}",
+        acting(&stdout)
+    );
+    assert!(!stdout.contains("\n# fake heading"), "{stdout}");
+    assert!(
+        stdout.contains("\\n# fake heading") || !stdout.contains("fake heading"),
+        "{stdout}"
+    );
+}
