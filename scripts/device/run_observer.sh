@@ -109,7 +109,11 @@ if r:
     f = [x for x in r["findings"] if x["code"] == "RUN001"]
     check(bool(f), "fp32+mask: RUN001 %s" % (f[0]["title"] if f else ""))
     if f:
-        check(any(e.startswith("torch: ") for e in f[0]["evidence"]), "fp32+mask: torch's reasons in the evidence")
+        # torch 2.11 on CUDA warns no reason for fp32 grouped-query inputs (it raises "Invalid
+        # backend"): then the report must say so rather than name reasons torch did not give.
+        ev = f[0]["evidence"]
+        check(any(e.startswith("torch: ") for e in ev) or any(e.startswith("torch gave no reason per backend") for e in ev),
+              "fp32+mask: torch's reasons, or that torch gave none, in the evidence %s" % [e for e in ev if e.startswith("torch")])
         check("× the memory" in f[0]["title"] or any("after a warm-up call" in e and "at peak" in e for e in f[0]["evidence"]), "fp32+mask: memory cost measured")
     c = r.get("comparison") or {}
     check(c.get("verdict") == "regressed", "fp32 vs bf16: verdict %s, %s" % (c.get("verdict"), c.get("reasons")))
@@ -119,7 +123,11 @@ r = load("compile")
 if r:
     check(r["facts"]["exit"].get("code") == 0, "compile: exit 0 (the program's own, under the observer)")
     check("RUN002" in codes(r), "compile: RUN002 graph break %s" % r["summary"].get("graph_breaks"))
-    check("RUN003" not in codes(r), "compile: no recompilation (the observer's hooks add no guard)")
+    # The program's own data-dependent branch may recompile; the observer's hooks must not be
+    # the reason (a guard on a module's hooks names _forward_hooks / _forward_pre_hooks).
+    rec = [x for x in r["findings"] if x["code"] == "RUN003"]
+    hooks = [e for x in rec for e in x["evidence"] if "hook" in e.lower()]
+    check(not hooks, "compile: no recompilation caused by the observer's hooks %s" % [e for x in rec for e in x["evidence"]][:4])
     p = r["facts"]["processes"][0].get("compile") or {}
     check((p.get("generated_kernels") or 0) > 0, "compile: triton kernels generated %s" % p.get("generated_kernels"))
 r = load("ddp")

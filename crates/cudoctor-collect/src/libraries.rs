@@ -43,22 +43,33 @@ pub fn collect(host: &Host, envs: &[PythonEnv], candidates: &[(String, String)])
             })
             .map(|(path, pkg)| (path.clone(), (!pkg.is_empty()).then(|| pkg.clone())))
             .collect();
-        let Some(run) = import_model::emulate(host, env, process_env(), &extensions) else {
+        // Under LD_LIBRARY_PATH the same import is emulated a second time without it, to tell
+        // which copies it replaces; the two runs are independent and go side by side.
+        let llp_set = host.var("LD_LIBRARY_PATH").is_some_and(|v| !v.is_empty());
+        let (run, without) = std::thread::scope(|s| {
+            let without = llp_set.then(|| {
+                s.spawn(|| {
+                    import_model::emulate(
+                        host,
+                        env,
+                        process_env().with_ld_library_path(None),
+                        &extensions,
+                    )
+                    .map(|r| r.process.report_without_loader())
+                    .unwrap_or_default()
+                })
+            });
+            let run = import_model::emulate(host, env, process_env(), &extensions);
+            (run, without.map(|h| h.join().unwrap_or_default()))
+        });
+        let Some(run) = run else {
             continue;
         };
         facts.errors.extend(run.errors.iter().cloned());
         facts.notes.extend(run.notes.iter().cloned());
         let report = run.process.report_without_loader();
-        let shadowed = if host.var("LD_LIBRARY_PATH").is_some_and(|v| !v.is_empty()) {
-            let without = import_model::emulate(
-                host,
-                env,
-                process_env().with_ld_library_path(None),
-                &extensions,
-            )
-            .map(|r| r.process.report_without_loader())
-            .unwrap_or_default();
-            find_ld_library_path_shadowing(&report, &without)
+        let shadowed = match without {
+            Some(without) => find_ld_library_path_shadowing(&report, &without)
                 .into_iter()
                 .map(|s| ShadowedLibrary {
                     object: s.object,
@@ -66,9 +77,8 @@ pub fn collect(host: &Host, envs: &[PythonEnv], candidates: &[(String, String)])
                     from_ld_library_path: s.from_ld_library_path,
                     otherwise: s.otherwise,
                 })
-                .collect()
-        } else {
-            Vec::new()
+                .collect(),
+            None => Vec::new(),
         };
         let mut objects = links(&report);
         for o in &mut objects {

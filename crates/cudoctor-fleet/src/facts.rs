@@ -254,9 +254,11 @@ pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
                     continue;
                 }
                 let path = o.real_path.as_deref().unwrap_or(&o.path);
-                let shown = match lexical(path).strip_prefix(p.env_prefix.as_str()) {
+                let shown = match cudoctor_collect::host::normalise(path)
+                    .strip_prefix(p.env_prefix.as_str())
+                {
                     Some(rest) => format!("<env>{rest}"),
-                    None => lexical(path),
+                    None => cudoctor_collect::host::normalise(path),
                 };
                 out.push(Fact::new(
                     Topic::Libraries,
@@ -427,21 +429,6 @@ fn counted<S: AsRef<str>>(items: impl Iterator<Item = S>) -> String {
         .join(", ")
 }
 
-/// `/a/b/../c` -> `/a/c`, textually (the loader's paths keep the `..` of `$ORIGIN/../`).
-fn lexical(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for c in path.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            c => parts.push(c),
-        }
-    }
-    format!("/{}", parts.join("/"))
-}
-
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or(s)
 }
@@ -501,11 +488,11 @@ mod tests {
     }
 
     #[test]
-    fn counted_and_lexical() {
+    fn counted_and_normalised() {
         assert_eq!(counted(["b", "a", "b"].into_iter()), "1× a, 2× b");
         assert_eq!(counted(["a", "a"].into_iter()), "a");
         assert_eq!(
-            lexical("/e/lib/torch/lib/../../nvidia/x.so"),
+            cudoctor_collect::host::normalise("/e/lib/torch/lib/../../nvidia/x.so"),
             "/e/lib/nvidia/x.so"
         );
     }

@@ -188,6 +188,10 @@ pub struct SdpaGroup {
     /// torch's own reasons for refusing each fused backend (`can_use_*(debug=True)` warnings).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rejections: Vec<SdpaRejection>,
+    /// torch gave no per-backend reason: what the call raised with the math path off instead
+    /// (torch 2.11 on CUDA raises "Invalid backend" for fp32 grouped-query inputs, warning nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasons_unavailable: Option<String>,
     /// For a group that ran math on a GPU: the same call measured against a fused backend.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<SdpaCost>,

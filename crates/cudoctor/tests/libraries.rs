@@ -54,7 +54,7 @@ fn machine_with_extension() -> FakeMachine {
         "extern void c10_present(void); extern void _ZN3c104cuda9SetDeviceEi(int); void PyInit_my_ext(void) { c10_present(); _ZN3c104cuda9SetDeviceEi(0); }",
         &[&format!("-L{}", lib.display()), "-Wl,--no-as-needed", "-lc10", "-Wl,-rpath,$ORIGIN/torch/lib"],
     );
-    support::system_libc(&m);
+    support::system_libc(&m, "/usr/lib/x86_64-linux-gnu");
     m
 }
 

@@ -63,7 +63,7 @@ fn machine_with_torch() -> FakeMachine {
             "-Wl,--disable-new-dtags,-rpath,$ORIGIN/lib:$ORIGIN/../nvidia/cu13/lib:$ORIGIN/../nvidia/cudnn/lib",
         ],
     );
-    system_libc(&m);
+    system_libc(&m, "/usr/lib/x86_64-linux-gnu");
     m
 }
 

@@ -309,11 +309,12 @@ def _reasons(torch, original, g, query, key, value, attn_mask, dropout_p, is_cau
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         cuda.enable_math_sdp(False)
+        raised = None
         try:
             original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
             return  # a fused kernel took them after all: no refusal to report
-        except RuntimeError:
-            pass
+        except RuntimeError as e:
+            raised = _short(e)
         finally:
             cuda.enable_math_sdp(True)
     by_backend = {}
@@ -334,6 +335,8 @@ def _reasons(torch, original, g, query, key, value, attn_mask, dropout_p, is_cau
                 by_backend[current].append(line[:MAX_REASON])
     for backend, reasons in by_backend.items():
         g["rejections"].append({"backend": backend, "reasons": reasons[:6]})
+    if not by_backend:
+        g["reasons_unavailable"] = raised
 
 
 def _cost(torch, original, query, key, value, attn_mask, dropout_p, is_causal, kwargs):

@@ -102,6 +102,13 @@ fn check(facts: &RunFacts) -> Vec<Finding> {
                 f = f.evidence(format!("torch: {} refused: {reason}", r.backend.short()));
             }
         }
+        if g.rejections.is_empty() {
+            if let Some(raised) = &g.reasons_unavailable {
+                f = f.evidence(format!(
+                    "torch gave no reason per backend: with the math path off the call raised `{raised}` and warned nothing; the reasons below are read from the inputs"
+                ));
+            }
+        }
         if let Some(sw) = g.enabled {
             let off: Vec<&str> = [
                 (sw.flash, "flash"),
@@ -245,6 +252,29 @@ mod tests {
     use super::*;
     use crate::rules::support::fixtures::*;
     use cudoctor_snapshot::{SdpaCost, SdpaRejection};
+
+    #[test]
+    fn a_call_torch_gives_no_reason_for_says_so_and_reads_the_inputs() {
+        // torch 2.11 on an H200: fp32 grouped-query inputs with the math path off raise
+        // "Invalid backend" and warn nothing (scripts/device/sdpa_reasons_probe.py).
+        let mut p = process(1);
+        p.sdpa.calls = 10;
+        let mut m = group("float32", MATH, 10);
+        m.gqa = true;
+        m.reasons_unavailable = Some("RuntimeError: Invalid backend".into());
+        p.sdpa.groups = vec![m];
+        let f = (RULE.check)(&run_of(vec![p]));
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].evidence.iter().any(|e| e.starts_with(
+                "torch gave no reason per backend: with the math path off the call raised `RuntimeError: Invalid backend`"
+            )),
+            "{:?}",
+            f[0].evidence
+        );
+        assert!(!f[0].evidence.iter().any(|e| e.starts_with("torch: ")));
+        assert!(f[0].cause.contains("enable_gqa=True"), "{}", f[0].cause);
+    }
 
     #[test]
     fn fused_calls_say_nothing() {

@@ -208,7 +208,11 @@ fn objects_text(objects: &[&LibraryLinks]) -> String {
     use cudoctor_types::inert::line;
     let mut out = String::new();
     for o in objects {
-        let _ = writeln!(out, "{}", line(&o.path));
+        let _ = writeln!(
+            out,
+            "{}",
+            line(&display_path(&o.path, o.real_path.as_deref()))
+        );
         if let Some(by) = opener(o) {
             let _ = writeln!(out, "    opened: {}", line(&by));
         }
@@ -216,13 +220,15 @@ fn objects_text(objects: &[&LibraryLinks]) -> String {
             let _ = writeln!(out, "    version: {}", line(&v));
         }
         for n in &o.needed {
-            let target = n.resolved.as_deref().unwrap_or("NOT FOUND");
+            let target = n.resolved.as_deref().map_or("NOT FOUND".into(), |r| {
+                display_path(r, n.real_path.as_deref())
+            });
             let _ = writeln!(
                 out,
                 "    {:28} {:15} {}",
                 line(&n.name),
                 n.via,
-                line(target)
+                line(&target)
             );
         }
         if !o.unresolved_symbols.is_empty() {
@@ -234,6 +240,21 @@ fn objects_text(objects: &[&LibraryLinks]) -> String {
         }
     }
     out
+}
+
+/// The path ld.so records keeps the `..` of `$ORIGIN/../../nvidia/...`; shown without it when
+/// the file's real path proves the directory is the textual one (no symlinked component), else
+/// as ld.so names it. JSON keeps both names.
+fn display_path<'a>(path: &'a str, real_path: Option<&str>) -> std::borrow::Cow<'a, str> {
+    if !path.split('/').any(|c| c == ".." || c == ".") {
+        return path.into();
+    }
+    let normal = cudoctor_collect::host::normalise(path);
+    let dir = |p: &str| p.rsplit_once('/').map(|(d, _)| d.to_string());
+    match real_path {
+        Some(real) if dir(real) == dir(&normal) => normal.into(),
+        _ => path.into(),
+    }
 }
 
 fn text(facts: &LoaderFacts) -> String {
@@ -296,7 +317,7 @@ fn markdown(facts: &LoaderFacts) -> String {
                 let _ = writeln!(
                     out,
                     "| `{}` | {} | {} | {} |",
-                    cell(&o.path),
+                    cell(&display_path(&o.path, o.real_path.as_deref())),
                     cell(&version(o).unwrap_or_default()),
                     cell(&opener(o).unwrap_or_else(|| match &o.loaded_by {
                         Some(l) => format!("needed by `{}`", l.rsplit('/').next().unwrap_or(l)),

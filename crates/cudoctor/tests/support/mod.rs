@@ -494,12 +494,12 @@ pub fn cuda_library(
     );
 }
 
-/// A stand-in for the C library in the system directory, so that the fake root's libraries
+/// A stand-in for the C library in a system directory, so that the fake root's libraries
 /// resolve `libc.so.6` as on a real machine (it is built without a libc of its own).
-pub fn system_libc(m: &FakeMachine) {
+pub fn system_libc(m: &FakeMachine, dir: &str) {
     gcc(
         m,
-        "/usr/lib/x86_64-linux-gnu/libc.so.6",
+        &format!("{dir}/libc.so.6"),
         "int puts(const char *s) { (void)s; return 0; }",
         &["-nostdlib", "-Wl,-soname,libc.so.6"],
     );
