@@ -21,7 +21,7 @@ fi
 core=(stock-current stock-cu126)
 extended=(ssp-over-user jax-cuda12-beside-torch companion-wrong-release jax-cuda12 jax-plugin-wrong-release
   cupy-cuda12x-beside-torch onnxruntime-gpu sglang-beside-torch bnb-transformers xformers-matching
-  deleted-wheel-lib nvcc-cu12 nvcc-cu13)
+  deleted-wheel-lib nvcc-cu12 nvcc-cu13 jax-cuda13 cuda13-frameworks-beside-torch)
 
 spec_of() {
   case "$1" in
@@ -40,6 +40,10 @@ spec_of() {
     jax-cuda12) echo "venv|jax[cuda12]==0.10.2" ;;
     # The CUDA plugin of another JAX release, installed with --no-deps over a matching set.
     jax-plugin-wrong-release) echo "venv|jax[cuda12]==0.10.2|--no-deps jax-cuda12-plugin==0.10.1" ;;
+    # JAX for CUDA 13 alone: the CUDA-13 plugin, PJRT plugin and the unsuffixed CUDA-13 wheels.
+    jax-cuda13) echo "venv|jax[cuda13]==0.10.2" ;;
+    # One CUDA major for every framework, as on the GPU machine: torch, jax[cuda13], cupy-cuda13x.
+    cuda13-frameworks-beside-torch) echo "venv|torch torchvision jax[cuda13]==0.10.2 cupy-cuda13x" ;;
     # CuPy for CUDA 12 next to a CUDA-13 torch: two CUDA majors in one env.
     cupy-cuda12x-beside-torch) echo "venv|torch cupy-cuda12x" ;;
     # ONNX Runtime's CUDA build alone (its CUDA and cuDNN in build_and_package_info.py).

@@ -152,11 +152,17 @@ impl<'a> Context<'a> {
 
 /// The same framework built for CUDA `major`, as what to install and what to remove first
 /// (installed distributions only), when its distribution names say which one that is:
-/// JAX's `jax[cudaNN]` extra (offered only where this jax's metadata has it), CuPy's
-/// `cupy-cudaNNx`. `None` for frameworks whose CUDA builds are not told apart by name.
-pub fn build_for_major(v: FrameworkView, major: u32) -> Option<(Vec<String>, Vec<String>)> {
+/// JAX's `jax[cudaNN]` extra (offered only where this jax's metadata has it and the knowledge
+/// base knows the plugin of that release is served for this Python), CuPy's `cupy-cudaNNx`.
+/// `Err` says, in words, why no such build is named.
+pub fn build_for_major(
+    kb: &cudoctor_kb::Kb,
+    v: FrameworkView,
+    major: u32,
+) -> Result<(Vec<String>, Vec<String>), String> {
     let b = v.build;
     let installed = |n: &str| v.env.package(n).is_some();
+    let name = b.framework.name();
     match b.framework {
         Framework::Jax => {
             let extra = format!("cuda{major}");
@@ -167,9 +173,42 @@ pub fn build_for_major(v: FrameworkView, major: u32) -> Option<(Vec<String>, Vec
                         .is_ok_and(|r| r.marker_extras().contains(&extra))
             });
             if !has_extra {
-                return None;
+                return Err(format!(
+                    "jax {}'s metadata has no {extra} extra: install JAX for CUDA {major} in an environment of its own (uv venv / python -m venv)",
+                    b.version
+                ));
             }
-            let old = b.cuda.as_ref()?.major;
+            let python = v
+                .env
+                .python_version
+                .as_deref()
+                .map(|p| p.split('.').take(2).collect::<Vec<_>>().join("."));
+            let plugin = format!("jax-cuda{major}-plugin");
+            match python
+                .as_deref()
+                .and_then(|py| kb.jax_cuda_plugin_exists(major, &b.version, py))
+            {
+                Some(true) => {}
+                Some(false) => {
+                    return Err(format!(
+                        "no {plugin} {} is served for Python {}, so JAX {} has no CUDA {major} build to install here: first install JAX for CUDA {major} in an environment of its own, at a release that has it",
+                        b.version,
+                        python.unwrap_or_default(),
+                        b.version
+                    ))
+                }
+                None => {
+                    return Err(format!(
+                        "whether {plugin} {} exists for Python {} is not in the knowledge base: first check with `uv pip install --dry-run 'jax[{extra}]=={}'` before moving JAX to CUDA {major}, or give it an environment of its own",
+                        b.version,
+                        python.as_deref().unwrap_or("(unknown)"),
+                        b.version
+                    ))
+                }
+            }
+            let old = b.cuda.as_ref().map(|c| c.major).ok_or_else(|| {
+                format!("{name} {} has no CUDA binding", b.version)
+            })?;
             let remove = [
                 format!("jax-cuda{old}-plugin"),
                 format!("jax-cuda{old}-pjrt"),
@@ -177,16 +216,18 @@ pub fn build_for_major(v: FrameworkView, major: u32) -> Option<(Vec<String>, Vec
             .into_iter()
             .filter(|n| installed(n))
             .collect();
-            Some((vec![format!("jax[{extra}]=={}", b.version)], remove))
+            Ok((vec![format!("jax[{extra}]=={}", b.version)], remove))
         }
         Framework::Cupy => {
             let remove = installed(&b.package)
                 .then(|| b.package.clone())
                 .into_iter()
                 .collect();
-            Some((vec![format!("cupy-cuda{major}x")], remove))
+            Ok((vec![format!("cupy-cuda{major}x")], remove))
         }
-        _ => None,
+        _ => Err(format!(
+            "{name} has no build told apart by its distribution name: install it in an environment of its own (uv venv / python -m venv)"
+        )),
     }
 }
 

@@ -55,6 +55,30 @@ const EXTENSION_MODULES: &[&str] = &[
     "pytorch3d",
 ];
 
+/// The candidates with the shared objects every framework build besides torch ships (JAX's
+/// CUDA plugin, CuPy, ONNX Runtime's providers: their RECORDs), owned by the build's
+/// distribution, for the kernel scan only: torch's process does not load them.
+pub fn with_framework_libraries(
+    envs: &[PythonEnv],
+    candidates: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut out = candidates.to_vec();
+    for env in envs {
+        for b in env
+            .frameworks
+            .iter()
+            .filter(|b| b.framework != cudoctor_snapshot::Framework::Torch)
+        {
+            for path in &b.ships {
+                if !out.iter().any(|(p, _)| p == path) {
+                    out.push((path.clone(), b.package.clone()));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Scans the [`candidates`] of the environments.
 pub fn scan_extensions(host: &Host, candidates: &[(String, String)]) -> KernelImages {
     let mut images = scan(host, candidates);

@@ -85,7 +85,12 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
                 thread::scope(|s| {
                     let images = s.spawn(|| {
                         (!options.skip_kernel_scan).then(|| {
-                            timings.time("kernels", || kernels::scan_extensions(host, &candidates))
+                            timings.time("kernels", || {
+                                kernels::scan_extensions(
+                                    host,
+                                    &kernels::with_framework_libraries(envs, &candidates),
+                                )
+                            })
                         })
                     });
                     let loader = (!options.skip_loader).then(|| {

@@ -21,9 +21,10 @@ pub const NVCC: &str = "nvcc.toml";
 pub const TOOLKIT_FEATURES: &str = "toolkit_features.toml";
 pub const TORCH_FLOORS: &str = "torch_floors.toml";
 pub const PLATFORMS: &str = "platforms.toml";
+pub const JAX: &str = "jax.toml";
 
 /// Every data file a knowledge-base directory may hold.
-pub const FILE_NAMES: [&str; 10] = [
+pub const FILE_NAMES: [&str; 11] = [
     TOOLKITS,
     DRIVERS,
     MINOR_COMPAT,
@@ -34,6 +35,7 @@ pub const FILE_NAMES: [&str; 10] = [
     TOOLKIT_FEATURES,
     TORCH_FLOORS,
     PLATFORMS,
+    JAX,
 ];
 
 fn embedded_text(name: &str) -> Option<&'static str> {
@@ -48,6 +50,7 @@ fn embedded_text(name: &str) -> Option<&'static str> {
         TOOLKIT_FEATURES => include_str!("../data/toolkit_features.toml"),
         TORCH_FLOORS => include_str!("../data/torch_floors.toml"),
         PLATFORMS => include_str!("../data/platforms.toml"),
+        JAX => include_str!("../data/jax.toml"),
         _ => return None,
     })
 }
@@ -150,6 +153,43 @@ file_struct!(GpusFile, gpu, GpuModel);
 file_struct!(NvccFile, range, ArchRange);
 file_struct!(ToolkitFeaturesFile, feature, ToolkitFeature);
 file_struct!(TorchFloorsFile, floor, TorchFloor);
+
+/// `jax.toml`: JAX releases and the CUDA plugins served for them, per CPython version.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct JaxFile {
+    pub schema_version: u32,
+    #[serde(default)]
+    pub jax: Vec<JaxReleases>,
+    #[serde(default)]
+    pub plugin: Vec<JaxPluginReleases>,
+}
+impl HasSchema for JaxFile {
+    fn schema_version(&self) -> u32 {
+        self.schema_version
+    }
+}
+
+/// The jax releases the package index serves for one CPython version (Linux x86_64).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JaxReleases {
+    /// `3.11`.
+    pub python: String,
+    pub releases: Vec<String>,
+    pub source: String,
+}
+
+/// The releases of one JAX CUDA plugin (`jax-cuda13-plugin`) for one CPython version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JaxPluginReleases {
+    pub name: String,
+    pub cuda_major: u32,
+    pub python: String,
+    pub releases: Vec<String>,
+    pub source: String,
+}
 
 /// `platforms.toml`: builds on platforms other than Linux x86_64.
 #[derive(Debug, Deserialize)]

@@ -103,7 +103,44 @@ pub(crate) fn check(kb: &Kb) -> Vec<String> {
     gpus(kb, &mut p);
     nvcc(kb, &mut p);
     platforms(kb, &mut p);
+    jax(kb, &mut p);
     p
+}
+
+/// Every plugin release is a jax release of the same Python (`jax[cudaNN]==V` installs the
+/// plugin V), and every row has a source.
+fn jax(kb: &Kb, p: &mut Vec<String>) {
+    for r in &kb.jax_releases {
+        if r.source.trim().is_empty() {
+            p.push(format!(
+                "jax.toml: jax row for Python {} has no source",
+                r.python
+            ));
+        }
+    }
+    for pl in &kb.jax_plugins {
+        if pl.source.trim().is_empty() || pl.name != format!("jax-cuda{}-plugin", pl.cuda_major) {
+            p.push(format!(
+                "jax.toml: plugin row {} (CUDA {}) for Python {} lacks a source or its name is not its major's",
+                pl.name, pl.cuda_major, pl.python
+            ));
+        }
+        let Some(jax) = kb.jax_releases.iter().find(|r| r.python == pl.python) else {
+            p.push(format!(
+                "jax.toml: {} for Python {} without a jax row",
+                pl.name, pl.python
+            ));
+            continue;
+        };
+        for v in &pl.releases {
+            if !jax.releases.contains(v) {
+                p.push(format!(
+                    "jax.toml: {} {v} for Python {} is no jax release listed for it",
+                    pl.name, pl.python
+                ));
+            }
+        }
+    }
 }
 
 fn platforms(kb: &Kb, p: &mut Vec<String>) {

@@ -20,8 +20,9 @@ use std::sync::OnceLock;
 
 pub use cudoctor_types::{ComputeCapability, CudaVersion, DriverVersion, VersionError};
 pub use data::{
-    ArchListBasis, ArchRange, DriverBranch, GpuModel, MinorCompat, PlatformIndex, PypiBuild,
-    ToolkitFeature, ToolkitRelease, TorchFloor, FILE_NAMES, SCHEMA_VERSION,
+    ArchListBasis, ArchRange, DriverBranch, GpuModel, JaxPluginReleases, JaxReleases, MinorCompat,
+    PlatformIndex, PypiBuild, ToolkitFeature, ToolkitRelease, TorchFloor, FILE_NAMES,
+    SCHEMA_VERSION,
 };
 pub use error::KbError;
 pub use gpu::{name_words, CcSource, NamedGpu, UnknownGpu};
@@ -59,6 +60,8 @@ pub struct Kb {
     torch_floors: Vec<data::TorchFloor>,
     pypi_builds: Vec<PypiBuild>,
     platform_indexes: Vec<PlatformIndex>,
+    jax_releases: Vec<JaxReleases>,
+    jax_plugins: Vec<JaxPluginReleases>,
     /// Arch-list rows that name a release or variant absent from the torch table.
     dangling_arch_lists: Vec<String>,
 }
@@ -108,6 +111,7 @@ impl Kb {
         let features: data::ToolkitFeaturesFile = texts.parse(data::TOOLKIT_FEATURES)?;
         let floors: data::TorchFloorsFile = texts.parse(data::TORCH_FLOORS)?;
         let platforms: data::PlatformsFile = texts.parse(data::PLATFORMS)?;
+        let jax: data::JaxFile = texts.parse(data::JAX)?;
 
         let (torch, dangling_arch_lists) =
             invariants::assemble_torch(torch_file.release, &arch_lists.arch_list)?;
@@ -134,6 +138,8 @@ impl Kb {
             torch_floors: floors.floor,
             pypi_builds: platforms.pypi_build,
             platform_indexes: platforms.index,
+            jax_releases: jax.jax,
+            jax_plugins: jax.plugin,
             dangling_arch_lists,
         };
         let problems = if verify {
@@ -151,6 +157,33 @@ impl Kb {
     /// Every inconsistency in the tables (empty when sound). See `invariants.rs` for the list.
     pub fn check_invariants(&self) -> Vec<String> {
         invariants::check(self)
+    }
+
+    // ---- JAX ---------------------------------------------------------------------------------
+
+    /// Whether `jax[cuda<major>]==<jax>` has its CUDA plugin (`jax-cuda<major>-plugin==<jax>`)
+    /// for CPython `python` (`3.11`) on Linux x86_64, from `jax.toml`: `Some(true)` served,
+    /// `Some(false)` the table knows that jax release for that Python and no such plugin,
+    /// `None` unknown (a release or Python the table does not list).
+    pub fn jax_cuda_plugin_exists(&self, major: u32, jax: &str, python: &str) -> Option<bool> {
+        let known = self
+            .jax_releases
+            .iter()
+            .any(|r| r.python == python && r.releases.iter().any(|v| v == jax));
+        if !known {
+            return None;
+        }
+        Some(self.jax_plugins.iter().any(|p| {
+            p.cuda_major == major && p.python == python && p.releases.iter().any(|v| v == jax)
+        }))
+    }
+
+    /// The row that says `jax_cuda_plugin_exists`: its source.
+    pub fn jax_plugin_source(&self, major: u32, python: &str) -> Option<&str> {
+        self.jax_plugins
+            .iter()
+            .find(|p| p.cuda_major == major && p.python == python)
+            .map(|p| p.source.as_str())
     }
 
     // ---- toolkit features and torch floors ---------------------------------------------------

@@ -427,3 +427,20 @@ fn platform_builds() {
         "528.33"
     );
 }
+
+#[test]
+fn jax_cuda_plugins_as_the_index_serves_them() {
+    let kb = kb();
+    // jax 0.10.2's metadata names jax-cuda13-plugin 0.10.2, and the index serves it for 3.11.
+    assert_eq!(kb.jax_cuda_plugin_exists(13, "0.10.2", "3.11"), Some(true));
+    assert_eq!(kb.jax_cuda_plugin_exists(12, "0.10.2", "3.11"), Some(true));
+    // The first CUDA-13 plugin is 0.7.2; 0.7.1 has none.
+    assert_eq!(kb.jax_cuda_plugin_exists(13, "0.7.1", "3.12"), Some(false));
+    assert_eq!(kb.jax_cuda_plugin_exists(13, "0.7.2", "3.12"), Some(true));
+    // No CUDA-13 plugin was ever served for 3.10; jax 0.6.2 is the last for it.
+    assert_eq!(kb.jax_cuda_plugin_exists(13, "0.6.2", "3.10"), Some(false));
+    // Releases and Pythons the table does not list are unknown.
+    assert_eq!(kb.jax_cuda_plugin_exists(13, "0.99.0", "3.12"), None);
+    assert_eq!(kb.jax_cuda_plugin_exists(13, "0.10.2", "3.9"), None);
+    assert!(kb.jax_plugin_source(13, "3.11").is_some());
+}

@@ -936,10 +936,12 @@ fn two_cuda_majors_explain_the_preloads_and_the_overwritten_wheel_files() {
     validate_fix("jax-cuda12-beside-torch", &python, &root, None);
 }
 
+/// The fix installs jax[cuda13] at the installed jax's release, which the knowledge base knows
+/// is served (jax.toml); the offline run finds its wheels in the installer's cache, which the
+/// jax-cuda13 env filled.
 #[test]
-#[ignore = "known failure (full tier): FW020's fix names jax[cuda13]==0.10.2, but no jax-cuda13-plugin 0.10.2 exists; run with --ignored"]
 fn the_fix_of_two_cuda_majors_repairs_a_copy_of_the_env() {
-    if real_env("jax-cuda12-beside-torch").is_none() {
+    if real_env("jax-cuda12-beside-torch").is_none() || real_env("jax-cuda13").is_none() {
         return;
     }
     fix_repairs("jax-cuda12-beside-torch", "FW020", &[]);
@@ -1017,4 +1019,118 @@ fn libs_shows_what_ldd_finds_missing_for_onnx_runtimes_cuda_provider() {
         .collect();
     assert_eq!(missing, ldd_missing, "{ldd}");
     assert_eq!(out.status.code(), Some(1), "missing libraries are problems");
+}
+
+#[test]
+fn jax_cuda13_binds_the_cuda_runtime_its_plugin_loads() {
+    let Some(python) = real_env("jax-cuda13") else {
+        return;
+    };
+    // Ground truth: the runtime JAX's own module reports (13050 for nvidia-cuda-runtime 13.5).
+    let (ok, text) = python_says(
+        &python,
+        "from jax_cuda13_plugin import _versions as v; print(v.cuda_runtime_get_version())",
+    );
+    assert!(ok, "{text}");
+    let real: u32 = text.trim().parse().expect("a CUDA version number");
+    let json = check_json(&python, None);
+    let fw = frameworks_of(&json, &env_prefix(&python));
+    let jax = fw.iter().find(|f| f["framework"] == "jax").expect("jax");
+    assert_eq!(jax["package"], "jax-cuda13-plugin");
+    assert_eq!(jax["cuda"]["major"], real / 1000, "{jax:#}");
+    assert_eq!(jax["cuda"]["minor"], (real % 1000) / 10, "{jax:#}");
+    let f = findings(&json);
+    assert!(
+        !f.iter().any(|(c, _, _)| c.starts_with("FW02")),
+        "a stock jax[cuda13] has no framework finding: {f:?}"
+    );
+}
+
+#[test]
+fn one_cuda_major_for_torch_jax_and_cupy_is_no_mix() {
+    let Some(python) = real_env("cuda13-frameworks-beside-torch") else {
+        return;
+    };
+    // Ground truth: each framework's own word on its CUDA runtime, in the env's interpreter.
+    let (ok, text) = python_says(
+        &python,
+        "import torch, cupy\nfrom jax_cuda13_plugin import _versions as v\nprint(torch.version.cuda.split('.')[0], cupy.cuda.runtime.runtimeGetVersion() // 1000, v.cuda_runtime_get_version() // 1000)",
+    );
+    assert!(ok, "{text}");
+    assert_eq!(text.trim().lines().last().unwrap(), "13 13 13", "{text}");
+    let json = check_json(&python, None);
+    let fw = frameworks_of(&json, &env_prefix(&python));
+    for name in ["torch", "jax", "cupy"] {
+        let b = fw
+            .iter()
+            .find(|f| f["framework"] == name)
+            .unwrap_or_else(|| panic!("{name}: {fw:#?}"));
+        assert_eq!(b["cuda"]["major"], 13, "{b:#}");
+    }
+    let f = findings(&json);
+    assert!(!f.iter().any(|(c, _, _)| c == "FW020"), "{f:?}");
+}
+
+/// KRN002 of `package` in `check --gpu GPU` of the env: its severity, if any.
+fn framework_kernel_finding(python: &Path, gpu: &str, package: &str) -> Option<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["check", "--format", "json", "--gpu", gpu, "--python"])
+        .arg(python)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("cudoctor runs");
+    let json: Value = serde_json::from_slice(&out.stdout).expect("check JSON");
+    json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| {
+            f["code"] == "KRN002"
+                && f["evidence"].as_array().is_some_and(|e| {
+                    e.iter()
+                        .any(|x| x.as_str().is_some_and(|s| s.contains(package)))
+                })
+        })
+        .map(|f| f["severity"].as_str().unwrap_or("").to_string())
+}
+
+/// The architectures of a framework's libraries, read by cudoctor's fat-binary reader
+/// (`cudoctor kernels`; its listing is checked against cuobjdump in cudoctor-fatbin's tests),
+/// judged by the same KRN002 as torch's extensions, for a what-if GPU.
+#[test]
+fn framework_kernel_images_are_judged_for_a_what_if_gpu() {
+    if let Some(python) = real_env("jax-cuda13") {
+        let prefix = env_prefix(&python);
+        let plugin = format!(
+            "{prefix}/lib/python3.11/site-packages/jax_plugins/xla_cuda13/xla_cuda_plugin.so"
+        );
+        let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+            .args(["kernels", "--format", "json", &plugin])
+            .output()
+            .expect("cudoctor runs");
+        let k = String::from_utf8_lossy(&out.stdout);
+        // CUDA 13 builds no sm_70: a V100 has no kernel image in JAX's CUDA-13 plugin.
+        assert!(k.contains("sm_90") && !k.contains("sm_70"), "{k}");
+        assert_eq!(
+            framework_kernel_finding(&python, "V100", "xla_cuda_plugin.so").as_deref(),
+            Some("error")
+        );
+        assert_eq!(
+            framework_kernel_finding(&python, "H200", "xla_cuda_plugin.so"),
+            None
+        );
+    }
+    if let Some(python) = real_env("onnxruntime-gpu") {
+        // ONNX Runtime's CUDA provider carries sm_90a and sm_120a but no sm_100 and no PTX:
+        // nothing runs on a B200; sm_90a runs on an H200 (compute capability 9.0 exactly).
+        assert_eq!(
+            framework_kernel_finding(&python, "B200", "libonnxruntime_providers_cuda.so")
+                .as_deref(),
+            Some("error")
+        );
+        assert_eq!(
+            framework_kernel_finding(&python, "H200", "libonnxruntime_providers_cuda.so"),
+            None
+        );
+    }
 }

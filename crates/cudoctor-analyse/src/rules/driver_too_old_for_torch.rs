@@ -115,7 +115,7 @@ fn judge_framework(
             f.title = format!("Driver {driver} is too old for {}", v.label());
             let (mut f, upgradable) = driver_upgrade(ctx, f, cuda, least);
             let runs = max.map(|(m, _)| m.major).filter(|m| *m < cuda.major);
-            if let Some((install, remove)) = runs.and_then(|m| build_for_major(v, m)) {
+            if let Some((install, remove)) = runs.and_then(|m| build_for_major(ctx.kb, v, m).ok()) {
                 let target = ctx.target_env(v.env);
                 f = f.prose(format!(
                     "{} install {name}'s build for CUDA {}:",
@@ -384,6 +384,7 @@ mod framework_tests {
         let sp = "/v/lib/python3.12/site-packages".to_string();
         PythonEnv {
             prefix: "/v".into(),
+            python_version: Some("3.12.3".into()),
             site_packages: vec![sp.clone()],
             packages: packages
                 .iter()

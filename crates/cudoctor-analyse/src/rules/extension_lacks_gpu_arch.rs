@@ -11,8 +11,9 @@ pub static RULE: Rule = Rule {
     summary: "An installed CUDA extension has no kernel image for a present GPU",
     docs: r#"## What it checks
 Every CUDA library of torch's companions and extensions (flash-attn, xformers, vLLM, bitsandbytes,
-apex, DeepSpeed ops, torchvision...) read from its fat binaries, against each GPU: machine code
-it runs, PTX it can JIT (warning), or nothing (error).
+apex, DeepSpeed ops, torchvision...) and of the other frameworks' builds (JAX's CUDA plugin,
+CuPy, ONNX Runtime's CUDA provider: the shared objects their wheels' RECORDs list), read from its
+fat binaries, against each GPU: machine code it runs, PTX it can JIT (warning), or nothing (error).
 
 ## Why it matters
 An extension built for other GPUs imports fine and fails at its first kernel: "no kernel image
@@ -128,7 +129,22 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     name: p.clone(),
                 });
             }
-            if package.starts_with("nvidia-") {
+            let framework = ctx.frameworks().into_iter().find(|v| {
+                v.build.framework != cudoctor_snapshot::Framework::Torch
+                    && v.build.ships.contains(&lib.path)
+            });
+            if let Some(v) = framework {
+                // A framework's prebuilt wheel: its build is the framework's own, not pip's.
+                f = f.prose(format!(
+                    "{} is {}'s prebuilt build ({} {}): install a release or build of {} whose libraries carry {} (check it with `cudoctor kernels` before relying on it), or run it on a GPU it has code for",
+                    v.build.package,
+                    v.build.framework.name(),
+                    v.build.package,
+                    v.build.version,
+                    v.build.framework.name(),
+                    cc.sm()
+                ));
+            } else if package.starts_with("nvidia-") {
                 // NVIDIA's prebuilt libraries come with torch's CUDA; nobody rebuilds them.
                 f = f.prose(format!(
                     "{package} is NVIDIA's prebuilt library of torch's CUDA: a torch CUDA variant whose libraries support {} brings a build that does (cudoctor plan names one)",

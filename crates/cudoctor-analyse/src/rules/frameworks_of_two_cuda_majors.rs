@@ -198,29 +198,26 @@ fn judge(ctx: &Context, env: &PythonEnv, by_major: &BTreeMap<u32, Vec<FrameworkV
     let mut separate: Vec<String> = Vec::new();
     for (_, vs) in &others {
         for v in vs.iter() {
-            match build_for_major(*v, keep) {
-                Some((i, r)) => {
+            match build_for_major(ctx.kb, *v, keep) {
+                Ok((i, r)) => {
                     install.extend(i);
                     remove.extend(r);
                 }
-                None => separate.push(v.build.framework.name().to_string()),
+                Err(why) => separate.push(why),
             }
         }
     }
     remove.extend(foreign_wheels.iter().cloned());
     remove.dedup();
     f = f.prose(format!("Keep CUDA {keep} in this environment:"));
+    for why in &separate {
+        f = f.prose(why.clone());
+    }
     if !remove.is_empty() {
         f = f.shell(cudoctor_plan::install::uninstall(&target, &remove));
     }
     if !install.is_empty() {
         f = f.shell(cudoctor_plan::install::install(&target, &install));
-    }
-    if !separate.is_empty() {
-        f = f.prose(format!(
-            "{} has no build told apart by its distribution name: install it in an environment of its own (uv venv / python -m venv)",
-            separate.join(", ")
-        ));
     }
     // torch's CUDA wheels, as its metadata names them, reinstalled over what the other wheels
     // overwrote.
@@ -329,17 +326,18 @@ mod tests {
         assert_eq!(f[0].severity, Severity::Warning, "{f:?}");
     }
 
-    #[test]
-    fn cuda12_wheels_beside_torch_are_removed_and_torchs_wheels_put_back() {
+    /// A CUDA-13 torch beside JAX `version` for CUDA 12 whose metadata has the cuda13 extra.
+    fn jax_cuda12_beside_torch(version: &str) -> cudoctor_snapshot::Snapshot {
         let mut s = h200();
         let mut torch = build(Framework::Torch, "torch", 13, Some(0));
         torch.needs = vec!["nvidia-cudnn-cu13==9.19.0.56; platform_system == \"Linux\"".into()];
         let mut jax = build(Framework::Jax, "jax-cuda12-plugin", 12, Some(9));
-        jax.version = "0.10.2".into();
+        jax.version = version.into();
         jax.companions = vec![cudoctor_snapshot::CompanionPin {
-            required_by: "jax 0.10.2".into(),
-            requirement: r#"jax-cuda13-plugin[with-cuda]<=0.10.2,>=0.10.2; extra == "cuda13""#
-                .into(),
+            required_by: format!("jax {version}"),
+            requirement: format!(
+                r#"jax-cuda13-plugin[with-cuda]<={version},>={version}; extra == "cuda13""#
+            ),
             name: "jax-cuda13-plugin".into(),
             installed: None,
         }];
@@ -350,15 +348,45 @@ mod tests {
             has_pip: false,
         });
         for (n, v) in [
-            ("jax", "0.10.2"),
-            ("jax-cuda12-plugin", "0.10.2"),
-            ("jax-cuda12-pjrt", "0.10.2"),
+            ("jax", version),
+            ("jax-cuda12-plugin", version),
+            ("jax-cuda12-pjrt", version),
             ("nvidia-cuda-runtime-cu12", "12.9.79"),
             ("nvidia-cudnn-cu12", "9.28.0.42"),
             ("nvidia-cudnn-cu13", "9.19.0.56"),
         ] {
             add(&mut s, n, v);
         }
+        s
+    }
+
+    #[test]
+    fn a_jax_release_without_a_plugin_of_torchs_major_is_not_named() {
+        // jax 0.7.1 has no jax-cuda13-plugin (the first is 0.7.2), whatever its extra says;
+        // 0.99.0 is a release the knowledge base does not know.
+        for (version, said) in [
+            (
+                "0.7.1",
+                "no jax-cuda13-plugin 0.7.1 is served for Python 3.12",
+            ),
+            ("0.99.0", "not in the knowledge base"),
+        ] {
+            let f = run(&RULE, &jax_cuda12_beside_torch(version));
+            assert_eq!(f.len(), 1);
+            let fix: Vec<&str> = f[0].fix.iter().map(|x| x.text()).collect();
+            assert!(
+                !fix.iter()
+                    .any(|x| x.contains(&format!("jax[cuda13]=={version}"))
+                        && !x.contains("--dry-run")),
+                "{fix:#?}"
+            );
+            assert!(fix.iter().any(|x| x.contains(said)), "{fix:#?}");
+        }
+    }
+
+    #[test]
+    fn cuda12_wheels_beside_torch_are_removed_and_torchs_wheels_put_back() {
+        let s = jax_cuda12_beside_torch("0.10.2");
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Severity::Error);

@@ -5,7 +5,8 @@
 //! Where each framework's CUDA is read:
 //! - torch: `torch/version.py` (`cuda = '13.0'`);
 //! - JAX: the CUDA plugin's distribution name (`jax-cuda12-plugin`), the minor from the
-//!   `nvidia-cuda-runtime-cuNN` wheel it loads; an old jaxlib's `+cuda12` label;
+//!   runtime wheel it loads (`nvidia-cuda-runtime-cu12` 12.x, `nvidia-cuda-runtime` 13.x);
+//!   an old jaxlib's `+cuda12` label;
 //! - CuPy: the distribution name (`cupy-cuda12x`, `cupy-cuda117`) and `cupy/.data/_wheel.json`;
 //! - ONNX Runtime: `onnxruntime/capi/build_and_package_info.py` (`cuda_version = '13.0'`);
 //! - TensorFlow: `tensorflow/python/platform/build_info.py` (`'cuda_version': '12.5.1'`);
@@ -224,11 +225,18 @@ fn jax(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
             let plugin = format!("jax-cuda{major}-plugin");
             let pjrt = format!("jax-cuda{major}-pjrt");
             let mut errors = errors.clone();
-            let runtime = format!("nvidia-cuda-runtime-cu{major}");
-            let minor = env
-                .package(&runtime)
-                .and_then(|p| major_minor(&p.version).map(|mm| (mm, p.version.clone())))
-                .filter(|((m, _), _)| *m == major);
+            // CUDA 12's runtime wheel carries the major in its name; CUDA 13's is
+            // `nvidia-cuda-runtime` 13.x (its files in nvidia/cu13/lib).
+            let (runtime, minor) = [format!("nvidia-cuda-runtime-cu{major}"), "nvidia-cuda-runtime".to_string()]
+                .into_iter()
+                .find_map(|runtime| {
+                    let minor = env
+                        .package(&runtime)
+                        .and_then(|p| major_minor(&p.version).map(|mm| (mm, p.version.clone())))
+                        .filter(|((m, _), _)| *m == major)?;
+                    Some((runtime, Some(minor)))
+                })
+                .unwrap_or_else(|| (format!("nvidia-cuda-runtime-cu{major}"), None));
             let carrier = if env.package(&plugin).is_some() {
                 &plugin
             } else {
@@ -573,6 +581,37 @@ mod tests {
             .collect();
         assert_eq!(v.len(), 1, "{:#?}", env.frameworks);
         v[0]
+    }
+
+    #[test]
+    fn jax_for_cuda13_takes_its_minor_from_the_unsuffixed_runtime_wheel() {
+        // Ground truth in that env: jax_cuda13_plugin._versions.cuda_runtime_get_version()
+        // is 13050 (nvidia-cuda-runtime 13.5.37).
+        let env = captured("jax-cuda13");
+        let j = only(&env, Framework::Jax);
+        assert_eq!(j.package, "jax-cuda13-plugin");
+        let cuda = j.cuda.as_ref().unwrap();
+        assert_eq!((cuda.major, cuda.minor), (13, Some(5)));
+        assert!(
+            cuda.source.contains("nvidia-cuda-runtime 13.5.37"),
+            "{}",
+            cuda.source
+        );
+        // One major for every framework beside torch: CUDA 13 for all three.
+        let env = captured("cuda13-frameworks-beside-torch");
+        let majors: Vec<(Framework, u32)> = env
+            .frameworks
+            .iter()
+            .filter_map(|b| Some((b.framework, b.cuda.as_ref()?.major)))
+            .collect();
+        assert_eq!(
+            majors,
+            vec![
+                (Framework::Torch, 13),
+                (Framework::Jax, 13),
+                (Framework::Cupy, 13)
+            ]
+        );
     }
 
     #[test]
