@@ -108,6 +108,21 @@ for fw in ('torch', 'jax', 'cupy', 'onnxruntime'):
     print('  CUDA libraries mapped:', len(cuda))
     for m in cuda:
         print('    ', m)
+# JAX: cudoctor's predicted process (libs --format json) beside the maps after its computation.
+import os.path
+libs = load('libs.json')
+said = load('said-jax.json')
+cuda_names = ('libcu', 'libnv', 'libnccl', 'libcudnn', 'libcusparse', 'libcufft', 'libcurand')
+def is_cuda(p):
+    return os.path.basename(p).startswith(cuda_names)
+mapped = {os.path.realpath(m) for m in said.get('maps', []) if is_cuda(m) and '/nvidia/' in m}
+for fw in libs.get('frameworks', []):
+    if not fw['framework'].startswith('JAX'):
+        continue
+    pred = {os.path.realpath(o.get('real_path') or o['path']) for o in fw['objects'] if is_cuda(o['path'])}
+    print('JAX predicted vs mapped (nvidia wheels):', fw['framework'])
+    print('  mapped, not predicted:', sorted(mapped - pred))
+    print('  predicted, not mapped:', sorted(pred - mapped))
 for name in ('check.json', 'check-deep.json', 'check-gpu-V100.json', 'check-gpu-B200.json'):
     d = load(name)
     print('findings of', name)

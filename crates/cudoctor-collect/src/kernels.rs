@@ -57,8 +57,10 @@ const EXTENSION_MODULES: &[&str] = &[
 
 /// The candidates with the shared objects every framework build besides torch ships (JAX's
 /// CUDA plugin, CuPy, ONNX Runtime's providers: their RECORDs), owned by the build's
-/// distribution, for the kernel scan only: torch's process does not load them.
+/// distribution, for the kernel scan only: torch's process does not load them. A file its
+/// RECORD names that is not there is FW010's concern, not an unreadable kernel image.
 pub fn with_framework_libraries(
+    host: &Host,
     envs: &[PythonEnv],
     candidates: &[(String, String)],
 ) -> Vec<(String, String)> {
@@ -70,7 +72,7 @@ pub fn with_framework_libraries(
             .filter(|b| b.framework != cudoctor_snapshot::Framework::Torch)
         {
             for path in &b.ships {
-                if !out.iter().any(|(p, _)| p == path) {
+                if host.is_file(path) && !out.iter().any(|(p, _)| p == path) {
                     out.push((path.clone(), b.package.clone()));
                 }
             }

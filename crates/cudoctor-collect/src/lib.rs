@@ -88,7 +88,7 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
                             timings.time("kernels", || {
                                 kernels::scan_extensions(
                                     host,
-                                    &kernels::with_framework_libraries(envs, &candidates),
+                                    &kernels::with_framework_libraries(host, envs, &candidates),
                                 )
                             })
                         })

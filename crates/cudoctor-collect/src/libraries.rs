@@ -7,8 +7,8 @@ use cudoctor_ldso::{
     LibsReport, ProcessEnv,
 };
 use cudoctor_snapshot::{
-    CachedLibrary, FileVersion, FrameworkBuild, LibraryLinks, LinkedLibrary, LoaderFacts, Opener,
-    ProcessLinks, PythonEnv, ShadowedLibrary, VersionSource,
+    CachedLibrary, FileVersion, FrameworkBuild, LibraryLinks, LinkedLibrary, LoadStage,
+    LoaderFacts, OpenedBy, Opener, ProcessLinks, PythonEnv, ShadowedLibrary, VersionSource,
 };
 
 use crate::host::Host;
@@ -222,6 +222,9 @@ pub fn version_in_file_name(path: &str) -> Option<String> {
 /// libraries at run time (JAX's plugin, CuPy, ONNX Runtime's preloading) do more than this
 /// shows; what the ELF files ask for is what this is.
 pub fn framework_links(host: &Host, build: &FrameworkBuild) -> ProcessLinks {
+    if let Some(jax) = jax_links(host, build) {
+        return jax;
+    }
     let mut process =
         cudoctor_ldso::Process::new(ProcessEnv::new(host.root()).with_vars(host.env().iter()));
     for path in &build.ships {
@@ -234,6 +237,176 @@ pub fn framework_links(host: &Host, build: &FrameworkBuild) -> ProcessLinks {
         shadowed: Vec::new(),
         runtime_dirs: Vec::new(),
     }
+}
+
+/// The literal string arguments of each `call(` in Python source: `_load("cu13",
+/// ["libcudart.so.13"])` gives `["cu13", "libcudart.so.13"]` (only quoted literals are read).
+fn call_literals(text: &str, call: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices(call) {
+        // A definition (`def _load(`) is not a call.
+        if text[..i].trim_end().ends_with("def") {
+            continue;
+        }
+        let rest = &text[i + call.len()..];
+        let Some(end) = rest.find(')') else { continue };
+        let mut args = &rest[..end];
+        let mut lits = Vec::new();
+        while let Some(j) = args.find(['"', '\'']) {
+            let quote = &args[j..j + 1];
+            let tail = &args[j + 1..];
+            let Some(k) = tail.find(quote) else { break };
+            lits.push(tail[..k].to_string());
+            args = &tail[k + 1..];
+        }
+        out.push(lits);
+    }
+    out
+}
+
+/// What JAX's CUDA plugin loads, read from JAX's own Python files: at `import jax`, jaxlib's
+/// `gpu_*.py` import the plugin's modules (`import_from_plugin("cuda", "_linalg")`); at the
+/// first computation, `jax_plugins/xla_cudaNN/__init__.py` preloads the nvidia wheels'
+/// libraries by path (`_load("cu13", ["libcudart.so.13"])`, those that exist), imports
+/// `cuda_plugin_extension` and `_versions`, checks the CUDA versions and only then, with a GPU
+/// whose versions pass, opens `xla_cuda_plugin.so` (conditional). None for other frameworks.
+fn jax_links(host: &Host, build: &FrameworkBuild) -> Option<ProcessLinks> {
+    if build.framework != cudoctor_snapshot::Framework::Jax {
+        return None;
+    }
+    let major = build.cuda.as_ref()?.major;
+    let plugin_dir = format!("jax_cuda{major}_plugin");
+    let module = |name: &str| {
+        build
+            .ships
+            .iter()
+            .find(|p| p.ends_with(&format!("/{plugin_dir}/{name}.so")))
+            .cloned()
+    };
+    let sp = build.ships.iter().find_map(|p| {
+        p.split_once(&format!("/{plugin_dir}/"))
+            .map(|(sp, _)| sp.to_string())
+    })?;
+    let pjrt = format!("{sp}/jax_plugins/xla_cuda{major}");
+    let init = host.read_text(&format!("{pjrt}/__init__.py")).ok()?;
+    let mut process =
+        cudoctor_ldso::Process::new(ProcessEnv::new(host.root()).with_vars(host.env().iter()));
+    let mut staged: Vec<(String, LoadStage, OpenedBy)> = Vec::new();
+    let mut load = |process: &mut cudoctor_ldso::Process, path: &str, stage, by: OpenedBy| {
+        if process
+            .load(path, cudoctor_ldso::LoadOptions::default())
+            .is_ok()
+        {
+            for o in process.report_without_loader().objects {
+                if !staged.iter().any(|(p, ..)| *p == o.path) {
+                    let direct = o.path == path;
+                    staged.push((
+                        o.path,
+                        stage,
+                        if direct {
+                            by.clone()
+                        } else {
+                            OpenedBy {
+                                opener: Opener::Interpreter,
+                                by: String::new(),
+                                optional: false,
+                                conditional: by.conditional,
+                            }
+                        },
+                    ));
+                }
+            }
+        }
+    };
+    let by = |opener, by: &str, conditional| OpenedBy {
+        opener,
+        by: by.to_string(),
+        optional: false,
+        conditional,
+    };
+    // `import jax`: jaxlib's GPU modules import the plugin's extension modules.
+    let mut gpu_py: Vec<String> = host
+        .list_dir(&format!("{sp}/jaxlib"))
+        .into_iter()
+        .filter(|f| f.starts_with("gpu_") && f.ends_with(".py"))
+        .collect();
+    gpu_py.sort();
+    for f in gpu_py {
+        let Ok(text) = host.read_text(&format!("{sp}/jaxlib/{f}")) else {
+            continue;
+        };
+        for args in call_literals(&text, "import_from_plugin(") {
+            if let [plugin, name, ..] = args.as_slice() {
+                if plugin == "cuda" {
+                    if let Some(path) = module(name) {
+                        load(
+                            &mut process,
+                            &path,
+                            LoadStage::Import,
+                            by(Opener::PythonImport, &format!("jaxlib/{f}"), false),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // The first computation: the plugin's initialize().
+    let init_by = format!("jax_plugins/xla_cuda{major}/__init__.py");
+    for args in call_literals(&init, "_load(") {
+        let Some((dir, libs)) = args.split_first() else {
+            continue;
+        };
+        for lib in libs {
+            let path = format!("{sp}/nvidia/{dir}/lib/{lib}");
+            if host.is_file(&path) {
+                load(
+                    &mut process,
+                    &path,
+                    LoadStage::CudaInit,
+                    by(Opener::PackageLoader, &init_by, false),
+                );
+            }
+        }
+    }
+    for name in ["cuda_plugin_extension", "_versions"] {
+        if init.contains(&format!(".{name}'")) {
+            if let Some(path) = module(name) {
+                load(
+                    &mut process,
+                    &path,
+                    LoadStage::CudaInit,
+                    by(Opener::PythonImport, &init_by, false),
+                );
+            }
+        }
+    }
+    let xla = format!("{pjrt}/xla_cuda_plugin.so");
+    if build.ships.contains(&xla) {
+        load(
+            &mut process,
+            &xla,
+            LoadStage::CudaInit,
+            by(Opener::PackageLoader, &init_by, true),
+        );
+    }
+    let mut objects = links(&process.report_without_loader());
+    for o in &mut objects {
+        if let Some((_, stage, by)) = staged.iter().find(|(p, ..)| *p == o.path) {
+            o.stage = *stage;
+            if by.opener != Opener::Interpreter {
+                o.opened_by = Some(by.clone());
+            } else if by.conditional {
+                // Brought in only by the GPU-only plugin.
+                o.opened_by = Some(by.clone());
+            }
+        }
+    }
+    Some(ProcessLinks {
+        env_prefix: String::new(),
+        objects,
+        shadowed: Vec::new(),
+        runtime_dirs: Vec::new(),
+    })
 }
 
 /// True for a library that links torch's own C++ libraries (a torch extension).
@@ -278,6 +451,19 @@ pub fn links(report: &LibsReport) -> Vec<LibraryLinks> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn literal_call_arguments() {
+        let text = "def _load(module, libraries):\n  pass\n  _load(\"cu13\", [\"libcublas.so.13\", 'libcublasLt.so.13'])\n";
+        assert_eq!(
+            call_literals(text, "_load("),
+            vec![vec![
+                "cu13".to_string(),
+                "libcublas.so.13".into(),
+                "libcublasLt.so.13".into()
+            ]]
+        );
+    }
 
     #[test]
     fn versions_come_from_whole_file_names_only() {

@@ -1134,3 +1134,72 @@ fn framework_kernel_images_are_judged_for_a_what_if_gpu() {
         );
     }
 }
+
+/// The CUDA libraries `cudoctor libs` predicts for the env's JAX build (its process as JAX's
+/// own files load it: the plugin modules jaxlib imports, the nvidia libraries the plugin's
+/// initialize() preloads, what they need), without what only a GPU brings in (the
+/// conditional `xla_cuda_plugin.so`, opened after the version check passes).
+fn jax_predicted(python: &Path) -> BTreeSet<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["libs", "--format", "json", "--python"])
+        .arg(python)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("cudoctor runs");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("libs JSON");
+    let fw = v["frameworks"]
+        .as_array()
+        .expect("frameworks")
+        .iter()
+        .find(|f| f["framework"].as_str().unwrap().starts_with("JAX"))
+        .unwrap_or_else(|| panic!("no JAX in {v:#}"));
+    fw["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["opened_by"]["conditional"].as_bool() != Some(true))
+        .map(|o| {
+            o["real_path"]
+                .as_str()
+                .or(o["path"].as_str())
+                .unwrap()
+                .to_string()
+        })
+        .filter(|p| of_interest(p))
+        .collect()
+}
+
+/// Ground truth: /proc/self/maps after `import jax; jax.numpy.ones(1)` on this CPU-only
+/// machine. The plugin's initialize() preloads its libraries, then its version check stops
+/// short of `xla_cuda_plugin.so` without a GPU (JAX falls back to the CPU), so the GPU-only
+/// plugin is left out of both sides. libcudnn_graph.so.9 is the one library mapped that
+/// nothing links: libcudnn.so.9 dlopen()s it at run time (the library-opens table).
+#[test]
+fn jax_loads_the_cuda_libraries_cudoctor_predicts() {
+    let mut compared = 0;
+    for name in ["jax-cuda13", "jax-cuda12", "jax-cuda12-beside-torch"] {
+        let Some(python) = real_env(name) else {
+            continue;
+        };
+        let real = real_maps(&python, "jax, jax.numpy as jnp\njnp.ones(1)", None);
+        let real: BTreeSet<String> = real
+            .into_iter()
+            .filter(|p| !p.contains("/torch/") && !p.contains("/torchvision"))
+            .collect();
+        let predicted = jax_predicted(&python);
+        let missed: Vec<&String> = real
+            .difference(&predicted)
+            .filter(|p| !p.ends_with("/libcudnn_graph.so.9"))
+            .collect();
+        let extra: Vec<&String> = predicted.difference(&real).collect();
+        assert!(
+            missed.is_empty() && extra.is_empty(),
+            "{name}: mapped but not predicted: {missed:#?}\npredicted but not mapped: {extra:#?}"
+        );
+        assert!(real.len() >= 10, "{name}: too few to compare: {real:#?}");
+        compared += 1;
+    }
+    if compared == 0 {
+        eprintln!("SKIPPED: jax_loads_the_cuda_libraries_cudoctor_predicts: no JAX real env");
+    }
+}
