@@ -304,8 +304,128 @@ pub fn confirm(e: &mut Explanation, engine: &Engine, snap: &Snapshot, findings: 
         .as_deref()
         .and_then(|id| engine.signatures().by_id(id))
         .and_then(|s| s.check);
-    let m = machine_check(e.category, check, snap, findings);
+    let mut m = machine_check(e.category, check, snap, findings);
+    let facts = message_facts(e.category, &e.fields);
+    let ctx = crate::Context::new(snap, cudoctor_kb::Kb::embedded());
+    let differs: Vec<String> = facts.iter().filter_map(|f| f.differs_from(&ctx)).collect();
+    if !differs.is_empty() {
+        // The message describes another machine, environment or moment than this snapshot:
+        // check's findings here are about this machine, not the one that wrote it.
+        m.verdict = Verdict::Contradicts;
+        m.contradictions.extend(differs);
+    }
     e.with_machine(m);
+}
+
+/// A fact a message states about the machine that wrote it, read from the fields its
+/// signature extracts, typed so it can be compared with a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MessageFact {
+    /// The CUDA torch was built with ("used to compile PyTorch (12.1)").
+    TorchCuda(cudoctor_kb::CudaVersion),
+    /// The installed torch release ("you have 2.5.1").
+    TorchVersion(String),
+    /// The GPU's architecture ("with CUDA capability sm_61 is not compatible").
+    GpuArch(cudoctor_kb::ComputeCapability),
+    /// The highest CUDA the driver runs ("found version 11040").
+    DriverCuda(cudoctor_kb::CudaVersion),
+}
+
+/// The facts of a message of `category` with these extracted `fields`.
+pub fn message_facts(
+    category: Category,
+    fields: &std::collections::BTreeMap<String, String>,
+) -> Vec<MessageFact> {
+    let mut out = Vec::new();
+    let field = |k: &str| fields.get(k).map(|v| v.trim());
+    if let Some(c) = field("torch_cuda").and_then(|v| v.parse().ok()) {
+        out.push(MessageFact::TorchCuda(c));
+    }
+    if let Some(v) = field("have_torch").filter(|v| v.parse::<cudoctor_kb::TorchVersion>().is_ok())
+    {
+        out.push(MessageFact::TorchVersion(v.to_string()));
+    }
+    // Only a message about the GPU itself names its architecture (nvcc's compute_XX is a
+    // build target, not the GPU).
+    if category == Category::NoKernelImage {
+        if let Some(cc) = field("arch")
+            .filter(|v| v.to_ascii_lowercase().starts_with("sm_"))
+            .and_then(|v| v.parse().ok())
+        {
+            out.push(MessageFact::GpuArch(cc));
+        }
+    }
+    if category == Category::DriverTooOld {
+        if let Some(c) = field("found_cuda").and_then(|v| v.parse().ok()) {
+            out.push(MessageFact::DriverCuda(c));
+        }
+    }
+    out
+}
+
+impl MessageFact {
+    /// How this machine's facts differ from the message's, when they are known and do.
+    pub fn differs_from(&self, ctx: &crate::Context) -> Option<String> {
+        match self {
+            MessageFact::TorchCuda(c) => {
+                let builds: Vec<(String, cudoctor_kb::CudaVersion)> = ctx
+                    .torch_envs()
+                    .into_iter()
+                    .filter_map(|t| Some((t.label(), t.cuda()?)))
+                    .collect();
+                (!builds.is_empty() && builds.iter().all(|(_, x)| x != c)).then(|| {
+                    let here: Vec<String> = builds
+                        .iter()
+                        .map(|(l, x)| format!("{l}: CUDA {x}"))
+                        .collect();
+                    format!(
+                        "the message's torch was built with CUDA {c}; here {}",
+                        here.join(", ")
+                    )
+                })
+            }
+            MessageFact::TorchVersion(v) => {
+                let here: Vec<String> = ctx
+                    .torch_envs()
+                    .into_iter()
+                    .map(|t| t.torch.public_version().to_string())
+                    .collect();
+                let same = |x: &str| {
+                    x.parse::<cudoctor_kb::TorchVersion>().ok()
+                        == v.parse::<cudoctor_kb::TorchVersion>().ok()
+                };
+                (!here.is_empty() && !here.iter().any(|x| same(x))).then(|| {
+                    format!(
+                        "the message names torch {v}; the torch installed here is {}",
+                        here.join(", ")
+                    )
+                })
+            }
+            MessageFact::GpuArch(cc) => {
+                let gpus = ctx.gpus();
+                let known: Vec<String> = gpus
+                    .iter()
+                    .filter(|g| g.cc.is_some())
+                    .map(|g| g.label())
+                    .collect();
+                (!known.is_empty() && !gpus.iter().any(|g| g.cc == Some(*cc))).then(|| {
+                    format!(
+                        "the message names a GPU of {}; this machine has {}",
+                        cc.sm(),
+                        known.join(", ")
+                    )
+                })
+            }
+            MessageFact::DriverCuda(c) => {
+                let (max, source) = ctx.driver_max_cuda()?;
+                (max != *c).then(|| {
+                    format!(
+                        "the message's driver runs CUDA up to {c}; this driver runs up to {max} (from {source})"
+                    )
+                })
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -396,6 +516,63 @@ mod tests {
             .fix
             .iter()
             .all(|f| f.starts_with("On the machine that wrote the log")));
+    }
+
+    /// What a message says of its own machine (torch's CUDA, the torch release, the GPU's
+    /// architecture, the driver's CUDA) is compared with this machine's facts.
+    #[test]
+    fn the_message_facts_are_compared_with_the_machine() {
+        let contradictions = |text: &str, s: &Snapshot| -> Vec<String> {
+            let (e, _) = explained(text, s);
+            let m = e
+                .machine
+                .clone()
+                .unwrap_or_else(|| panic!("no check: {e:?}"));
+            if !m.contradictions.is_empty() {
+                assert_eq!(m.verdict, Verdict::Contradicts, "{m:?}");
+            }
+            m.contradictions
+        };
+        let h200 = h200();
+        let said = |text: &str, want: &str| {
+            let c = contradictions(text, &h200);
+            assert!(c.iter().any(|x| x.contains(want)), "{text}: {c:?}");
+        };
+        said(
+            "RuntimeError: The detected CUDA version (12.8) mismatches the version that was used to compile PyTorch (12.1). Please make sure to use the same CUDA versions.",
+            "the message's torch was built with CUDA 12.1; here torch 2.11.0+cu130 in /opt/venv: CUDA 13.0",
+        );
+        said(
+            "UserWarning: NVIDIA GeForce GTX 1080 with CUDA capability sm_61 is not compatible with the current PyTorch installation.",
+            "the message names a GPU of sm_61; this machine has GPU 0 (NVIDIA H200, sm_90)",
+        );
+        said(
+            "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.4.0+cu121 with CUDA 1201 (you have 2.5.1+cu124)",
+            "the message names torch 2.5.1; the torch installed here is 2.11.0",
+        );
+        said(
+            DRIVER_TOO_OLD,
+            "the message's driver runs CUDA up to 12.2; this driver runs up to 13.0",
+        );
+        // The same facts on a machine that has them: nothing to contradict.
+        let mut s = machine(
+            Some(("535.104.05", "12.2")),
+            &[("NVIDIA GeForce GTX 1080", "6.1")],
+        );
+        s.python_envs
+            .push(torch_env("/opt/venv", "2.5.1+cu121", Some("12.1"), &[]));
+        for text in [
+            "RuntimeError: The detected CUDA version (12.8) mismatches the version that was used to compile PyTorch (12.1). Please make sure to use the same CUDA versions.",
+            "UserWarning: NVIDIA GeForce GTX 1080 with CUDA capability sm_61 is not compatible with the current PyTorch installation.",
+            "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    PyTorch 2.4.0+cu121 with CUDA 1201 (you have 2.5.1+cu121)",
+            DRIVER_TOO_OLD,
+        ] {
+            let c = contradictions(text, &s);
+            assert!(
+                c.iter().all(|x| !x.starts_with("the message")),
+                "{text}: {c:?}"
+            );
+        }
     }
 
     #[test]

@@ -89,6 +89,77 @@ fn plan_for_an_old_driver_and_an_ampere_gpu() {
     );
 }
 
+/// plan's text speaks to people: none of its JSON keys with an underscore (`driver_upgrade`,
+/// `min_driver_compat`, ...) appears in it, with or without --verbose, for old and new GPUs,
+/// Windows, aarch64 and Jetson.
+#[test]
+fn plan_text_names_no_internal_field() {
+    fn keys(v: &Value, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    if k.contains('_') {
+                        out.insert(k.clone());
+                    }
+                    keys(x, out);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| keys(x, out)),
+            _ => {}
+        }
+    }
+    let cases: [&[&str]; 5] = [
+        &[
+            "--driver",
+            "470.82.01",
+            "--gpu",
+            "sm_86",
+            "--python",
+            "3.10",
+        ],
+        &["--driver", "590.44.01", "--gpu", "GTX 1080"],
+        &["--driver", "560.35.03", "--gpu", "RTX 5090"],
+        &[
+            "--platform",
+            "windows",
+            "--driver",
+            "581.42",
+            "--gpu",
+            "H100",
+        ],
+        &["--platform", "jetson", "--gpu", "sm_87"],
+    ];
+    let mut checked = 0;
+    for case in cases {
+        let mut args = vec!["plan", "--no-detect"];
+        args.extend_from_slice(case);
+        let mut j = args.clone();
+        j.extend(["--format", "json"]);
+        let r = cudoctor(&j, b"");
+        assert_eq!(r.code, 0, "{case:?}: {}{}", r.stdout, r.stderr);
+        let mut names = std::collections::BTreeSet::new();
+        keys(&json(&r), &mut names);
+        assert!(!names.is_empty(), "{case:?}");
+        for verbose in [false, true] {
+            let mut t = args.clone();
+            if verbose {
+                t.push("--verbose");
+            }
+            let r = cudoctor(&t, b"");
+            assert_eq!(r.code, 0, "{case:?}: {}{}", r.stdout, r.stderr);
+            for k in &names {
+                assert!(
+                    !r.stdout.contains(k.as_str()),
+                    "{case:?} (verbose {verbose}): the text names the field {k}:\n{}",
+                    r.stdout
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 10);
+}
+
 #[test]
 fn plan_json_has_the_documented_keys() {
     let mut args = PLAN_470.to_vec();
