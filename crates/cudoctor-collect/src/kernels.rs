@@ -94,11 +94,19 @@ pub fn scan_extensions(host: &Host, candidates: &[(String, String)]) -> KernelIm
 pub fn candidates(host: &Host, envs: &[PythonEnv]) -> Vec<(String, String)> {
     let mut paths: Vec<(String, String)> = Vec::new();
     for env in envs {
+        let mut imported = crate::python::site::ImportOrigins::new(env);
         for sp in &env.site_packages {
             for entry in host.list_dir(sp) {
                 let machine = format!("{sp}/{entry}");
                 let is_ext_file = entry.contains(".so") && host.is_file(&machine);
                 let module = entry.split('.').next().unwrap_or(&entry);
+                // A package shadowed by one earlier on sys.path is never imported (a user
+                // site's torch under a venv's own): its libraries are not the env's.
+                if (is_ext_file || EXTENSION_MODULES.contains(&module))
+                    && !imported.imports(host, &machine)
+                {
+                    continue;
+                }
                 let found = if is_ext_file {
                     vec![machine]
                 } else if EXTENSION_MODULES.contains(&module) && host.is_dir(&machine) {

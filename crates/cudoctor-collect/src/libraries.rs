@@ -32,14 +32,13 @@ pub fn collect(host: &Host, envs: &[PythonEnv], candidates: &[(String, String)])
         let Some(torch) = &env.torch else { continue };
         // Extensions: every compiled library outside torch that links torch itself, its
         // symbols checked against what the process exports.
+        // Only what this interpreter imports: a package shadowed earlier on its sys.path
+        // (another env's candidates share site directories) is not in its process.
+        let mut imported = python::site::ImportOrigins::new(env);
         let extensions: Vec<(String, Option<String>)> = candidates
             .iter()
             .filter(|(path, _)| {
-                env.site_packages
-                    .iter()
-                    .any(|sp| path.starts_with(sp.as_str()))
-                    && !torch.owns(path)
-                    && links_torch(host, path)
+                imported.imports(host, path) && !torch.owns(path) && links_torch(host, path)
             })
             .map(|(path, pkg)| (path.clone(), (!pkg.is_empty()).then(|| pkg.clone())))
             .collect();

@@ -990,18 +990,24 @@ fn names_that_are_not_utf8_in_a_real_directory_are_read_under_their_own_bytes() 
     );
     let venv = dir.path().join(os(b"venv \xff"));
     fs::rename(&made_at, &venv).unwrap();
-    let sp = fs::read_dir(venv.join("lib"))
+    let lib_python = fs::read_dir(venv.join("lib"))
         .unwrap()
         .next()
         .unwrap()
         .unwrap()
-        .path()
-        .join("site-packages");
-    extension_at(
-        &m,
-        &sp.join(os(b"ext\xfe_cuda.cpython-312-x86_64-linux-gnu.so")),
-        80,
-    );
+        .path();
+    let sp = lib_python.join("site-packages");
+    // Tagged for the venv's own interpreter (python3.11 -> cpython-311): another
+    // interpreter's extension is never imported, so it is not the env's.
+    let tag = lib_python
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .trim_start_matches("python")
+        .replace('.', "");
+    let mut ext_name = b"ext\xfe_cuda.cpython-".to_vec();
+    ext_name.extend_from_slice(format!("{tag}-x86_64-linux-gnu.so").as_bytes());
+    extension_at(&m, &sp.join(os(&ext_name)), 80);
     let out = run(&[
         OsStr::new("check"),
         OsStr::new("--gpu"),

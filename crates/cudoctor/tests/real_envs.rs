@@ -105,14 +105,29 @@ fn of_interest(path: &str) -> bool {
 
 /// What the real process maps after `imports`.
 fn real_maps(python: &Path, imports: &str, llp: Option<&Path>) -> BTreeSet<String> {
+    let vars: Vec<(&str, String)> = llp
+        .map(|d| ("LD_LIBRARY_PATH", d.to_string_lossy().into_owned()))
+        .into_iter()
+        .collect();
+    real_maps_with(python, "-I", imports, &vars)
+}
+
+/// The same with the interpreter's `flag` (`-I`: isolated; `-E`: the user site kept) and
+/// these variables set.
+fn real_maps_with(
+    python: &Path,
+    flag: &str,
+    imports: &str,
+    vars: &[(&str, String)],
+) -> BTreeSet<String> {
     let script = format!(
         "import {imports}\nfor l in open('/proc/self/maps'):\n    f = l.split()\n    if len(f) >= 6 and '.so' in f[-1]: print(f[-1])\n"
     );
     let mut cmd = Command::new(python);
-    cmd.args(["-I", "-c", &script])
+    cmd.args([flag, "-c", &script])
         .env_remove("LD_LIBRARY_PATH");
-    if let Some(d) = llp {
-        cmd.env("LD_LIBRARY_PATH", d);
+    for (k, v) in vars {
+        cmd.env(k, v);
     }
     let out = cmd.output().expect("the env's python runs");
     assert!(
@@ -368,6 +383,86 @@ fn stock_current_site_dirs_are_sys_path() {
 #[test]
 fn ssp_venv_site_dirs_are_sys_path() {
     site_dirs_match("ssp-over-user");
+}
+
+/// The `--system-site-packages` venv with a user site (`HOME` of its own) holding another
+/// torch and its CUDA 13 nvidia wheels: Python imports the venv's torch 2.7.1, the user
+/// site's libraries stay out of the process, and cudoctor judges that process alone.
+#[test]
+fn a_system_site_venv_over_a_user_torch_is_the_venvs_torch_alone() {
+    let Some(python) = real_env("ssp-over-user") else {
+        return;
+    };
+    let home = cache_dir().join("ssp-over-user-home");
+    assert!(
+        home.join(".local/lib").is_dir(),
+        "{}: the user site of ssp-over-user (run scripts/realenv/make-envs.sh --full)",
+        home.display()
+    );
+    let vars = [("HOME", home.to_string_lossy().into_owned())];
+    let prefix = env_prefix(&python);
+    // Ground truth: the interpreter's sys.path puts the user site between the venv's own and
+    // the base's, and imports the venv's torch.
+    let out = Command::new(&python)
+        .args([
+            "-E",
+            "-c",
+            "import sys, torch\nprint(torch.__file__)\nfor p in sys.path: print(p)",
+        ])
+        .env("HOME", &home)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut lines = text.lines();
+    let torch_file = lines.next().unwrap();
+    assert!(torch_file.starts_with(&format!("{prefix}/lib/")), "{text}");
+    let real_sites: Vec<String> = lines
+        .filter(|l| l.ends_with("-packages"))
+        .map(str::to_string)
+        .collect();
+    assert!(
+        real_sites
+            .iter()
+            .any(|d| d.starts_with(&*home.to_string_lossy())),
+        "the user site is on sys.path: {real_sites:?}"
+    );
+    let real = real_maps_with(&python, "-E", "torch", &vars);
+    assert!(
+        !real.iter().any(|p| p.starts_with(&*home.to_string_lossy())),
+        "the process maps none of the user site's libraries: {real:#?}"
+    );
+    let json = check_json_with(&python, &vars);
+    let env = json["snapshot"]["python_envs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["prefix"] == prefix.as_str())
+        .unwrap()
+        .clone();
+    let ours: Vec<String> = env["site_packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ours, real_sites, "site directories in sys.path order");
+    assert_eq!(env["torch"]["version"], "2.7.1+cu126", "{:#}", env["torch"]);
+    assert_same(
+        "ssp-over-user (user site)",
+        &real,
+        &predicted(&json, &prefix),
+    );
+    assert_eq!(
+        env_problems(&json),
+        Vec::<(String, String)>::new(),
+        "no error or warning on the venv's working torch"
+    );
 }
 
 /// Findings of an env, as (code, severity, caused_by).

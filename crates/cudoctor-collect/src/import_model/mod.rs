@@ -468,13 +468,16 @@ pub fn sys_path(_host: &Host, env: &PythonEnv) -> Vec<String> {
     env.site_packages.clone()
 }
 
-/// The directory of an importable package, from the first site directory that has it.
+/// The directory of an importable package: where `import NAME` finds it (the first of a
+/// namespace package's portions).
 fn package_dir(host: &Host, env: &PythonEnv, name: &str) -> Option<String> {
-    sys_path(host, env)
-        .into_iter()
-        .map(|sp| format!("{sp}/{name}"))
-        // A directory is enough: namespace packages have no __init__.py.
-        .find(|d| host.is_dir(d))
+    let search = sys_path(host, env);
+    let origin =
+        crate::python::site::import_origin(host, &search, name, env.python_version.as_deref());
+    origin
+        .first()
+        .map(|&i| format!("{}/{name}", search[i]))
+        .filter(|d| host.is_dir(d))
 }
 
 /// Compiled files of a package (top level, `lib/` and the directories its row names),

@@ -158,6 +158,109 @@ pub fn site_packages_dirs(
         .collect()
 }
 
+/// Where `import MODULE` of a top-level name finds it, as indexes into `dirs` (sys.path
+/// order), the way CPython's path finder decides: the first directory holding a regular
+/// package (`MODULE/__init__.*`) or a module file (`MODULE.py`, `MODULE.*.so`) wins alone;
+/// directories holding only a `MODULE/` without `__init__` are portions of one namespace
+/// package, used together when no directory has a regular one. Empty: not importable.
+/// `python_version` (`3.11`) restricts version-tagged extension files to that interpreter.
+pub fn import_origin(
+    host: &Host,
+    dirs: &[String],
+    module: &str,
+    python_version: Option<&str>,
+) -> Vec<usize> {
+    let mut portions = Vec::new();
+    for (i, dir) in dirs.iter().enumerate() {
+        let pkg = format!("{dir}/{module}");
+        let is_dir = host.is_dir(&pkg);
+        if is_dir
+            && host.list_dir(&pkg).iter().any(|n| {
+                n.strip_prefix("__init__.")
+                    .is_some_and(|ext| is_module_suffix(ext, python_version))
+            })
+        {
+            return vec![i];
+        }
+        // A module file wins over a namespace directory of the same name (FileFinder).
+        if host.list_dir(dir).iter().any(|n| {
+            n.strip_prefix(module)
+                .and_then(|rest| rest.strip_prefix('.'))
+                .is_some_and(|ext| is_module_suffix(ext, python_version))
+                && host.is_file(&format!("{dir}/{n}"))
+        }) {
+            return vec![i];
+        }
+        if is_dir {
+            portions.push(i);
+        }
+    }
+    portions
+}
+
+/// Whether files under an env's site directories belong to what its interpreter imports:
+/// a file of a top-level package (or of its auditwheel `<name>.libs/`) shadowed by another
+/// earlier on sys.path is never loaded by that interpreter. Origins are computed once per
+/// top-level name.
+pub struct ImportOrigins<'a> {
+    env: &'a PythonEnv,
+    origins: Vec<(String, Vec<usize>)>,
+}
+
+impl<'a> ImportOrigins<'a> {
+    pub fn new(env: &'a PythonEnv) -> Self {
+        ImportOrigins {
+            env,
+            origins: Vec::new(),
+        }
+    }
+
+    /// True when `path` lies in a site directory of the env and its top-level package is
+    /// imported from that directory.
+    pub fn imports(&mut self, host: &Host, path: &str) -> bool {
+        let Some((i, rel)) = self
+            .env
+            .site_packages
+            .iter()
+            .enumerate()
+            .find_map(|(i, sp)| path.strip_prefix(&format!("{sp}/")).map(|r| (i, r)))
+        else {
+            return false;
+        };
+        let top = rel.split('/').next().unwrap_or(rel);
+        let module = top.split('.').next().unwrap_or(top);
+        if !self.origins.iter().any(|(m, _)| m == module) {
+            let o = import_origin(
+                host,
+                &self.env.site_packages,
+                module,
+                self.env.python_version.as_deref(),
+            );
+            self.origins.push((module.to_string(), o));
+        }
+        self.origins
+            .iter()
+            .find(|(m, _)| m == module)
+            .is_some_and(|(_, o)| o.contains(&i))
+    }
+}
+
+/// True for what follows `name.` in a file the import system loads: `py`, `pyc`, `so`,
+/// `abi3.so`, or `cpython-311-x86_64-linux-gnu.so` (for that interpreter when it is known).
+fn is_module_suffix(ext: &str, python_version: Option<&str>) -> bool {
+    match ext {
+        "py" | "pyc" | "so" | "abi3.so" => true,
+        _ => ext
+            .strip_suffix(".so")
+            .and_then(|t| t.strip_prefix("cpython-"))
+            .is_some_and(|tag| {
+                // `3.12.3` (pyvenv.cfg) or `3.12` (lib/python3.12): the tag is `312`.
+                let want = python_version.map(|v| v.split('.').take(2).collect::<String>());
+                want.is_none_or(|w| tag.split('-').next() == Some(w.as_str()))
+            }),
+    }
+}
+
 /// The directories the `.pth` files of a site directory add, in `site.addpackage` order:
 /// files sorted by name, lines that are neither comments nor `import` statements, relative to
 /// the site directory.
@@ -357,6 +460,42 @@ pub fn conda_packages(host: &Host, prefix: &str) -> Vec<CondaPackage> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    #[test]
+    fn the_first_regular_package_or_module_is_imported_and_namespaces_join() {
+        let root = tempfile::tempdir().unwrap();
+        let mk = |rel: &str| {
+            let p = root.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "").unwrap();
+        };
+        // A venv over a user site: both hold torch and nvidia/; only the venv's nvidia has
+        // an __init__.py (as the CUDA 12 wheels install it).
+        mk("venv/torch/__init__.py");
+        mk("venv/nvidia/__init__.py");
+        mk("venv/nvidia/cudnn/lib/libcudnn.so.9");
+        mk("user/torch/__init__.py");
+        mk("user/nvidia/cudnn/lib/libcudnn.so.9");
+        mk("user/ns/a/x.py");
+        mk("base/ns/b/y.py");
+        mk("user/ext.cpython-312-x86_64-linux-gnu.so");
+        mk("base/ext.cpython-311-x86_64-linux-gnu.so");
+        mk("user/mod/sub.py");
+        mk("base/mod.py");
+        let host = Host::rooted(root.path().into(), BTreeMap::new(), Duration::from_secs(1));
+        let dirs: Vec<String> = ["/venv", "/user", "/base"].map(String::from).to_vec();
+        let origin = |m: &str| import_origin(&host, &dirs, m, Some("3.11.7"));
+        assert_eq!(origin("torch"), vec![0]);
+        assert_eq!(origin("nvidia"), vec![0]);
+        assert_eq!(origin("ns"), vec![1, 2]);
+        // Another interpreter's extension is not importable; this one's is.
+        assert_eq!(origin("ext"), vec![2]);
+        // A module file later on the path beats an earlier namespace directory.
+        assert_eq!(origin("mod"), vec![2]);
+        assert_eq!(origin("absent"), Vec::<usize>::new());
+    }
 
     #[test]
     fn reads_the_real_torch_version_file() {
