@@ -4,9 +4,7 @@
 
 mod support;
 
-use std::process::Command;
-
-use support::{gcc, system_libc, FakeMachine, Gpu};
+use support::{gcc, ldconfig, system_libc, FakeMachine, Gpu};
 
 const SP: &str = "/opt/venv/lib/python3.12/site-packages";
 
@@ -192,24 +190,6 @@ fn lib002_an_extension_of_torchs_cuda_major_shares_torchs_runtime() {
     let objects = v["snapshot"]["loader"]["processes"][0]["objects"].to_string();
     assert!(objects.contains("same_major_ext"), "{objects}");
     assert!(!objects.contains("/usr/local/cuda-13.0/lib64"), "{objects}");
-}
-
-/// Writes ROOT/etc/ld.so.conf naming `dirs` and runs `ldconfig -r ROOT`, which writes
-/// ROOT/etc/ld.so.cache in the format of the glibc installed here (glibc's ldconfig prefixes
-/// paths with ROOT rather than chroot()ing, so this needs no privileges). Returns false when
-/// there is no ldconfig that can do it.
-fn ldconfig(m: &FakeMachine, dirs: &[&str]) -> bool {
-    m.file("/etc/ld.so.conf", &format!("{}\n", dirs.join("\n")));
-    let ldconfig = ["/sbin/ldconfig", "/usr/sbin/ldconfig"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
-        .unwrap_or("ldconfig");
-    let ok = Command::new(ldconfig)
-        .arg("-r")
-        .arg(m.root())
-        .output()
-        .is_ok_and(|o| o.status.success());
-    ok && m.real("/etc/ld.so.cache").is_file()
 }
 
 #[test]

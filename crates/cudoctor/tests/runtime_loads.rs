@@ -7,10 +7,8 @@
 
 mod support;
 
-use std::process::Command;
-
 use serde_json::Value;
-use support::{gcc, system_libc, FakeMachine, Gpu};
+use support::{gcc, ldconfig, system_libc, FakeMachine, Gpu};
 
 const SP: &str = "/opt/venv/lib/python3.12/site-packages";
 const SYSTEM: &str = "/lib/x86_64-linux-gnu";
@@ -176,17 +174,8 @@ fn machine(with_driver: bool) -> Option<FakeMachine> {
     if with_driver {
         conf.extend(driver_libraries(&m));
     }
-    m.file("/etc/ld.so.conf", &format!("{}\n", conf.join("\n")));
-    let ldconfig = ["/sbin/ldconfig", "/usr/sbin/ldconfig"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
-        .unwrap_or("ldconfig");
-    let ok = Command::new(ldconfig)
-        .arg("-r")
-        .arg(m.root())
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok || !m.real("/etc/ld.so.cache").is_file() {
+    let dirs: Vec<&str> = conf.iter().map(String::as_str).collect();
+    if !ldconfig(&m, &dirs) {
         cudoctor_testkit::skip_missing_tool(
             "runtime_loads",
             "no ldconfig that writes a cache with -r here",

@@ -743,3 +743,21 @@ pub fn pins_exist(cmd: &str) {
         }
     }
 }
+
+/// Writes ROOT/etc/ld.so.conf naming `dirs` and runs `ldconfig -r ROOT`, which writes
+/// ROOT/etc/ld.so.cache in the format of the glibc installed here (glibc's ldconfig prefixes
+/// paths with ROOT rather than chroot()ing, so this needs no privileges). Returns false when
+/// there is no ldconfig that can do it.
+pub fn ldconfig(m: &FakeMachine, dirs: &[&str]) -> bool {
+    m.file("/etc/ld.so.conf", &format!("{}\n", dirs.join("\n")));
+    let ldconfig = ["/sbin/ldconfig", "/usr/sbin/ldconfig"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .unwrap_or("ldconfig");
+    let ok = Command::new(ldconfig)
+        .arg("-r")
+        .arg(m.root())
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok && m.real("/etc/ld.so.cache").is_file()
+}
