@@ -318,6 +318,33 @@ pub fn target_env(env: &PythonEnv) -> cudoctor_plan::TargetEnv {
     }
 }
 
+/// The version of `torch` as its installer recorded it (its dist-info beside it), else
+/// torch/version.py's.
+pub fn recorded_torch_version<'a>(env: &'a PythonEnv, torch: &'a TorchBuild) -> &'a str {
+    env.packages
+        .iter()
+        .find(|p| p.name == "torch" && torch.path == format!("{}/torch", p.location))
+        .map_or(&torch.version, |p| &p.version)
+}
+
+/// What the build chooser is told is installed in `env`. The torch version is the one its
+/// installer recorded (dist-info), not torch/version.py's: PyPI's wheels carry no local label
+/// (`2.7.1`, while version.py says `2.7.1+cu126`), and a pin of the installed torch must name what
+/// the env's index serves, or the fix asks for a wheel from another index.
+pub fn current_env(
+    env: &PythonEnv,
+    torch: &TorchBuild,
+    fails_here: bool,
+) -> cudoctor_plan::CurrentEnv {
+    cudoctor_plan::CurrentEnv {
+        torch: Some(recorded_torch_version(env, torch).to_string()),
+        torchvision: env.package("torchvision").map(|p| p.version.clone()),
+        torchaudio: env.package("torchaudio").map(|p| p.version.clone()),
+        torch_cuda: torch.cuda.as_deref().and_then(|c| c.parse().ok()),
+        fails_here,
+    }
+}
+
 impl Context<'_> {
     /// The environment a `--deep` probe ran in as a command target: its prefix's, else the
     /// interpreter that was run with pip.
@@ -378,13 +405,7 @@ impl<'a> Context<'a> {
             driver: self.driver_version(),
             gpus,
             python: env.python_version.clone(),
-            current: Some(cudoctor_plan::CurrentEnv {
-                torch: Some(t.torch.version.clone()),
-                torchvision: env.package("torchvision").map(|p| p.version.clone()),
-                torchaudio: env.package("torchaudio").map(|p| p.version.clone()),
-                torch_cuda: t.cuda(),
-                fails_here,
-            }),
+            current: Some(current_env(env, t.torch, fails_here)),
             target: Some(target_env(env)),
             platform: self.platform(),
             ..Default::default()
@@ -436,4 +457,62 @@ pub fn export_cuda_home(root: &str) -> String {
         cudoctor_plan::quote(root),
         cudoctor_plan::quote(&format!("{root}/bin"))
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudoctor_snapshot::Package;
+
+    fn env_with(dist_version: &str, location: &str) -> (PythonEnv, TorchBuild) {
+        let sp = "/venv/lib/python3.11/site-packages";
+        let torch = TorchBuild {
+            version: "2.7.1+cu126".into(),
+            cuda: Some("12.6".into()),
+            path: format!("{sp}/torch"),
+            ..Default::default()
+        };
+        let env = PythonEnv {
+            prefix: "/venv".into(),
+            packages: vec![
+                Package {
+                    name: "torch".into(),
+                    version: dist_version.into(),
+                    location: location.into(),
+                },
+                Package {
+                    name: "torchvision".into(),
+                    version: "0.23.0".into(),
+                    location: sp.into(),
+                },
+            ],
+            torch: Some(torch.clone()),
+            ..Default::default()
+        };
+        (env, torch)
+    }
+
+    #[test]
+    fn the_chooser_is_told_the_torch_version_its_installer_recorded() {
+        // PyPI's torch 2.7.1: dist-info 2.7.1, version.py 2.7.1+cu126.
+        let (env, torch) = env_with("2.7.1", "/venv/lib/python3.11/site-packages");
+        let cur = current_env(&env, &torch, false);
+        assert_eq!(cur.torch.as_deref(), Some("2.7.1"));
+        assert_eq!(cur.torch_cuda, Some("12.6".parse().unwrap()));
+        assert_eq!(cur.torchvision.as_deref(), Some("0.23.0"));
+        let keep = cudoctor_plan::Install::keep_torch(recorded_torch_version(&env, &torch));
+        assert_eq!(keep.pins, ["torch==2.7.1"]);
+        assert_eq!(keep.index_url, None, "PyPI's torch is kept from PyPI");
+    }
+
+    #[test]
+    fn a_torch_record_of_another_site_directory_is_not_this_torchs() {
+        let (env, torch) = env_with("2.9.0", "/home/u/.local/lib/python3.11/site-packages");
+        assert_eq!(recorded_torch_version(&env, &torch), "2.7.1+cu126");
+        let keep = cudoctor_plan::Install::keep_torch(recorded_torch_version(&env, &torch));
+        assert_eq!(
+            keep.index_url.as_deref(),
+            Some("https://download.pytorch.org/whl/cu126")
+        );
+    }
 }

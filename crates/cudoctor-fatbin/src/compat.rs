@@ -345,6 +345,8 @@ pub fn parse_torch_arch_list(list: &str) -> ArchListRequest {
             .contains('.')
             .then(|| digits.parse::<ComputeCapability>().ok())
             .flatten()
+            // No architecture name has a major of three digits; such an item names none.
+            .filter(|cc| cc.major < 100)
         else {
             req.invalid.push(item.to_string());
             continue;
@@ -572,6 +574,9 @@ mod tests {
         assert_eq!(r.ptx, vec![a("compute_120")]);
         assert!(r.invalid.is_empty());
 
+        let r = parse_torch_arch_list("99999999999.0;4294967295.9+PTX;100.0");
+        assert_eq!(r.invalid, ["99999999999.0", "4294967295.9+PTX", "100.0"]);
+        assert!(r.sass.is_empty() && r.ptx.is_empty());
         let r = parse_torch_arch_list("Ampere 9.0a+PTX sm_90 Hopper");
         let names: Vec<String> = r.sass.iter().map(Arch::name).collect();
         assert_eq!(names, ["sm_80", "sm_86", "sm_90", "sm_90a"]);

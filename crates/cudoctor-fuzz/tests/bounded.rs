@@ -107,16 +107,20 @@ fn limits() -> Limits {
     }
 }
 
-fn rng_seed(name: &str) -> u64 {
-    let base = std::env::var("CUDOCTOR_FUZZ_SEED")
+/// The run's seed: `CUDOCTOR_FUZZ_SEED` (hex), else the clock.
+fn base_seed() -> u64 {
+    std::env::var("CUDOCTOR_FUZZ_SEED")
         .ok()
         .and_then(|s| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok())
         .unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(1, |d| d.as_nanos() as u64)
-        });
-    // Each target its own sequence from one seed.
+        })
+}
+
+/// Each target its own sequence from one seed.
+fn rng_seed(base: u64, name: &str) -> u64 {
     name.bytes().fold(base, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
     })
@@ -125,11 +129,11 @@ fn rng_seed(name: &str) -> u64 {
 fn campaign_of(name: &str) {
     let target = cudoctor_fuzz::target(name).expect("a target of that name");
     static METER: ThreadMeter = ThreadMeter;
-    match campaign::run(target, &limits(), rng_seed(name), &METER) {
+    let base = base_seed();
+    match campaign::run(target, &limits(), rng_seed(base, name), &METER) {
         Ok(report) => eprintln!("fuzz {report}"),
         Err(failure) => panic!(
-            "fuzz {name}: {failure}\n(repeat: CUDOCTOR_FUZZ_SEED={:x})",
-            rng_seed(name)
+            "fuzz {name}: {failure}\n(repeat: CUDOCTOR_FUZZ_SEED={base:x} cargo test -p cudoctor-fuzz --test bounded fuzz_{name})"
         ),
     }
 }

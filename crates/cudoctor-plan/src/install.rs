@@ -43,6 +43,14 @@ impl Install {
         }
     }
 
+    /// The installed torch asked for again, so the installer keeps it while it adds or
+    /// restores what torch requires: `version` as its installer recorded it (dist-info), from
+    /// the PyTorch index only where a local label says it came from there.
+    pub fn keep_torch(version: &str) -> Install {
+        Install::pins([format!("torch=={version}")])
+            .index(torch_index_url(version.split_once('+').map(|(_, l)| l)))
+    }
+
     /// A source build of `package` against the environment's torch, nothing else moved.
     pub fn rebuild(package: &str) -> Install {
         Install {

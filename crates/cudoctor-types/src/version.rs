@@ -251,9 +251,10 @@ impl ComputeCapability {
         format!("compute_{}{}", self.major, self.minor)
     }
 
-    /// The number in architecture names: 9.0 -> 90, 12.1 -> 121.
+    /// The number in architecture names: 9.0 -> 90, 12.1 -> 121. Saturates for majors no GPU
+    /// has (a parsed `TORCH_CUDA_ARCH_LIST` may say anything).
     pub fn number(&self) -> u32 {
-        self.major * 10 + self.minor
+        self.major.saturating_mul(10).saturating_add(self.minor)
     }
 }
 

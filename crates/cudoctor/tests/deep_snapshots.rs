@@ -365,7 +365,9 @@ fn acc003_compile_without_triton() {
     );
     assert!(
         fixes(f).contains(
-            "/opt/torch/.venv/bin/python -m pip install torch==2.11.0+cu130 --index-url https://download.pytorch.org/whl/cu130"
+            // The machine's torch came from PyPI: its dist-info says 2.11.0 (version.py
+            // 2.11.0+cu130), so the pin that keeps it names no other index.
+            "/opt/torch/.venv/bin/python -m pip install torch==2.11.0   # torch is kept"
         ),
         "{f:#}"
     );

@@ -988,7 +988,6 @@ fn the_fix_of_a_deleted_wheel_library_repairs_a_copy_of_the_env() {
 }
 
 #[test]
-#[ignore = "known failure (full tier): the remedy pins torch==2.7.1+cu126 from the cu126 index for PyPI's unlabelled 2.7.1, which is neither installed nor resolvable offline; run with --ignored"]
 fn a_companion_from_another_release_is_one_cause_with_a_fix_that_resolves() {
     let Some(python) = real_env("companion-wrong-release") else {
         return;
@@ -1006,7 +1005,6 @@ fn a_companion_from_another_release_is_one_cause_with_a_fix_that_resolves() {
 }
 
 #[test]
-#[ignore = "known failure (full tier): the remedy pins torch==2.7.1+cu126 from the cu126 index for PyPI's unlabelled 2.7.1, which is neither installed nor resolvable offline; run with --ignored"]
 fn the_fix_of_a_companion_from_another_release_repairs_a_copy_of_the_env() {
     if real_env("companion-wrong-release").is_none() {
         return;

@@ -1,5 +1,5 @@
 use super::deep_support::{first_line, probes, ProbeView};
-use crate::context::torch_index_url;
+use crate::context::recorded_torch_version;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -92,7 +92,7 @@ fn judge(ctx: &Context, p: ProbeView) -> Option<Finding> {
     let lower = reason.to_ascii_lowercase();
     let target = ctx.probe_target(p.run);
     if lower.contains("no module named 'triton'") {
-        f = f.shell(bring_triton(&target, &p));
+        f = f.shell(bring_triton(ctx, &target, &p));
     } else if lower.contains("triton cannot be imported") || lower.contains("ptxas") {
         // triton is there but broken: reinstall that one package, leaving torch alone.
         f = f.shell(
@@ -106,7 +106,7 @@ fn judge(ctx: &Context, p: ProbeView) -> Option<Finding> {
                         ..Default::default()
                     })
                 ),
-                None => bring_triton(&target, &p),
+                None => bring_triton(ctx, &target, &p),
             },
         );
     }
@@ -130,16 +130,19 @@ fn judge(ctx: &Context, p: ProbeView) -> Option<Finding> {
     Some(f.prose("To see why it fell back, run your program with TORCH_LOGS=+dynamo,+inductor"))
 }
 
-/// The command that installs the triton the installed torch requires and nothing else: pip is
-/// asked for the torch that is already there (so it keeps it) from the index of its local label
-/// (so a missing or mismatched triton comes from there, as torch's own did).
-fn bring_triton(target: &cudoctor_plan::TargetEnv, p: &ProbeView) -> String {
-    let op = match &p.result.torch {
-        Some(t) => {
-            let label = t.version.split_once('+').map(|(_, l)| l);
-            cudoctor_plan::Install::pins([format!("torch=={}", t.version)])
-                .index(torch_index_url(label))
-        }
+/// The command that installs the triton the installed torch requires and nothing else: the
+/// installer is asked for the torch that is already there (so it keeps it), as its installer
+/// recorded it, from the index it came from (so a missing triton comes from there, as torch's
+/// own did).
+fn bring_triton(ctx: &Context, target: &cudoctor_plan::TargetEnv, p: &ProbeView) -> String {
+    let recorded = p
+        .run
+        .env_prefix
+        .as_deref()
+        .and_then(|prefix| ctx.snap.python_envs.iter().find(|e| e.prefix == prefix))
+        .and_then(|e| Some(recorded_torch_version(e, e.torch.as_ref()?)));
+    let op = match recorded.or(p.result.torch.as_ref().map(|t| t.version.as_str())) {
+        Some(version) => cudoctor_plan::Install::keep_torch(version),
         None => cudoctor_plan::Install::pins(["torch"]),
     };
     format!(

@@ -1,6 +1,6 @@
 use cudoctor_ldso::{cuda_library, CudaFamily};
 
-use crate::context::{pip_package_for_cuda, torch_index_url};
+use crate::context::{pip_package_for_cuda, recorded_torch_version};
 use cudoctor_snapshot::LibraryLinks;
 
 use crate::{Context, Finding, Layer, Rule, Severity};
@@ -197,11 +197,11 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     if let Some(t) = torch.filter(|_| needed_by_torch && !registered) {
                         f = f.prose("or reinstall torch with the CUDA libraries it depends on:");
                         let op = cudoctor_plan::Install {
-                            pins: vec![format!("torch=={}", t.torch.version)],
                             reinstall: true,
-                            ..Default::default()
-                        }
-                        .index(torch_index_url(t.torch.local_label()));
+                            ..cudoctor_plan::Install::keep_torch(recorded_torch_version(
+                                t.env, t.torch,
+                            ))
+                        };
                         f = f.shell(format!(
                             "{}   # reinstalls torch with the CUDA libraries it depends on",
                             target.install(&op)

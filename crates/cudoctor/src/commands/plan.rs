@@ -6,9 +6,7 @@ use std::str::FromStr;
 use anyhow::Context as _;
 use cudoctor_collect::Options;
 use cudoctor_kb::{CudaVersion, DriverVersion};
-use cudoctor_plan::{
-    BuildInput, CurrentEnv, InstalledToolkit, Installer, Plan, PlanInput, ReverseAnswer, TargetEnv,
-};
+use cudoctor_plan::{BuildInput, InstalledToolkit, Installer, Plan, PlanInput, ReverseAnswer};
 use cudoctor_snapshot::Snapshot;
 
 use crate::cli::{Format, PlanArgs};
@@ -100,23 +98,17 @@ fn input(
         .clone()
         .or_else(|| env.and_then(|e| e.python_version.clone()));
     let current = env.and_then(|e| {
-        let t = e.torch.as_ref()?;
-        Some(CurrentEnv {
-            torch: Some(t.version.clone()),
-            torchvision: e.package("torchvision").map(|p| p.version.clone()),
-            torchaudio: e.package("torchaudio").map(|p| p.version.clone()),
-            torch_cuda: t.cuda.as_deref().and_then(|c| c.parse().ok()),
-            fails_here: false,
-        })
+        Some(cudoctor_analyse::context::current_env(
+            e,
+            e.torch.as_ref()?,
+            false,
+        ))
     });
     // What-if planning (--gpu, --driver) asks about another machine: no remedy for this env.
     let what_if = !args.gpu.is_empty() || args.driver.is_some();
-    let target = env.filter(|_| !what_if).map(|e| TargetEnv {
-        prefix: e.prefix.clone(),
-        python: cudoctor_analyse::context::env_python(e),
-        installer: e.installer.as_ref().map(|i| i.kind).unwrap_or_default(),
-        conda_pytorch: e.conda_packages.iter().any(|p| p.name == "pytorch"),
-    });
+    let target = env
+        .filter(|_| !what_if)
+        .map(cudoctor_analyse::context::target_env);
     let build = snap.map(|s| BuildInput {
         memory_gib: s.host.memory_total_mib.map(|m| m as f64 / 1024.0),
         cores: s.host.cpu_count,
