@@ -22,7 +22,7 @@ pub use html::{deep_layer_facts, render_html, render_run_html};
 pub use markdown::render_markdown;
 pub use prometheus::{escape_label_value, render_prometheus};
 pub use run_report::{render_run_markdown, render_run_text};
-pub use text::{render_text, Style};
+pub use text::{fix_lines, render_text, FixLine, Style};
 
 /// Everything a report shows.
 #[derive(Debug, Clone, Copy)]

@@ -297,7 +297,8 @@ impl FakeMachine {
     }
 
     /// The suite's invariants on what a run printed: every `check` JSON report has typed
-    /// fixes ([`check_fixes`]) and one cause per breakage ([`one_cause_each`]); every
+    /// fixes ([`check_fixes`]) and one cause per breakage ([`one_cause_each`]); every shell
+    /// fix line of a text check report parses ([`text_fixes_are_typed`]); every
     /// Markdown report's ```sh blocks and every HTML check report's `<pre>` blocks parse as
     /// shell ([`markdown_blocks_are_shell`], [`html_blocks_are_shell`]).
     fn report_invariants(&self, args: &[&str], r: &Run) {
@@ -310,6 +311,7 @@ impl FakeMachine {
                     one_cause_each(&v, self.breakages, &[]);
                 }
             }
+            None | Some("text") if check => text_fixes_are_typed(&r.stdout),
             Some("markdown") => markdown_blocks_are_shell(&r.stdout),
             Some("html") if check => html_blocks_are_shell(&r.stdout),
             _ => {}
@@ -637,6 +639,23 @@ pub fn one_cause_each(v: &serde_json::Value, breakages: usize, outside: &[&str])
             "a root cause without a fix:\n{}",
             listing()
         );
+    }
+}
+
+/// Every fix line of a plain-text check report is typed: a command after its `$ ` prompt,
+/// which parses as shell, or prose. A report with a fix list shows at least one line of it.
+pub fn text_fixes_are_typed(text: &str) {
+    let lines = cudoctor_render::fix_lines(text);
+    assert_eq!(
+        lines.is_empty(),
+        !text.contains("fix: "),
+        "fix lines not read back:\n{text}"
+    );
+    for line in lines {
+        match line {
+            cudoctor_render::FixLine::Shell(cmd) => shell_parses(&cmd),
+            cudoctor_render::FixLine::Prose(p) => assert!(!p.trim().is_empty(), "{text}"),
+        }
     }
 }
 
