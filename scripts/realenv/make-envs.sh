@@ -18,10 +18,10 @@ if ! command -v uv >/dev/null 2>&1; then
   export PATH="$HOME/.local/bin:$PATH"
 fi
 
-core=(stock-current stock-cu126)
+core=(stock-current stock-cu126 nvcc-cu13 deleted-wheel-lib)
 extended=(ssp-over-user jax-cuda12-beside-torch companion-wrong-release jax-cuda12 jax-plugin-wrong-release
   cupy-cuda12x-beside-torch onnxruntime-gpu sglang-beside-torch bnb-transformers xformers-matching
-  deleted-wheel-lib nvcc-cu12 nvcc-cu13 jax-cuda13 cuda13-frameworks-beside-torch)
+  nvcc-cu12 jax-cuda13 cuda13-frameworks-beside-torch)
 
 spec_of() {
   case "$1" in

@@ -36,7 +36,12 @@ fn cache_dir() -> PathBuf {
 
 /// The envs `scripts/realenv/make-envs.sh` builds by default (and .ci/run requires); the rest
 /// come with `--full` and are required with CUDOCTOR_REALENV_FULL=1.
-const CORE: [&str; 2] = ["stock-current", "stock-cu126"];
+const CORE: [&str; 4] = [
+    "stock-current",
+    "stock-cu126",
+    "nvcc-cu13",
+    "deleted-wheel-lib",
+];
 
 fn flag(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| v == "1")
@@ -543,11 +548,21 @@ fn a_companion_from_another_release_is_caught() {
 
 /// What `python -I -c CODE` prints, stdout and stderr together, and whether it succeeded.
 fn python_says(python: &Path, code: &str) -> (bool, String) {
-    let out = Command::new(python)
-        .args(["-I", "-c", code])
+    python_says_with(python, code, &[])
+}
+
+/// The same, with these variables set.
+fn python_says_with(python: &Path, code: &str, vars: &[(&str, String)]) -> (bool, String) {
+    let mut cmd = Command::new(python);
+    cmd.args(["-I", "-c", code])
         .env_remove("LD_LIBRARY_PATH")
-        .output()
-        .expect("the env's python runs");
+        .env_remove("CUDA_HOME")
+        .env_remove("CUDA_PATH")
+        .env_remove("TORCH_CUDA_ARCH_LIST");
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("the env's python runs");
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -1295,4 +1310,128 @@ fn jax_loads_the_cuda_libraries_cudoctor_predicts() {
     if compared == 0 {
         eprintln!("SKIPPED: jax_loads_the_cuda_libraries_cudoctor_predicts: no JAX real env");
     }
+}
+
+// CUDA_HOME and TORCH_CUDA_ARCH_LIST against a real toolkit (NVIDIA's nvcc wheel); ground
+// truth is torch's own extension builder (torch.utils.cpp_extension._check_cuda_version, which
+// every setup.py build of an extension calls) and the nvcc's own `--list-gpu-arch`.
+
+/// The toolkit root of the nvcc-cu13 env (nvidia/cu13 holds bin/nvcc).
+fn nvcc13_root() -> Option<PathBuf> {
+    let python = real_env("nvcc-cu13")?;
+    let root = site_packages(python.parent()?.parent()?).join("nvidia/cu13");
+    assert!(root.join("bin/nvcc").is_file(), "{}", root.display());
+    Some(root)
+}
+
+/// What torch's extension builder says of CUDA_HOME=`root`: Err(message) where it refuses.
+fn torch_extension_check(python: &Path, root: &Path) -> Result<String, String> {
+    let code = "import warnings\nwarnings.simplefilter('always')\n\
+        from torch.utils import cpp_extension as c\n\
+        from torch.torch_version import TorchVersion\n\
+        with warnings.catch_warnings(record=True) as w:\n\
+        \x20   c._check_cuda_version('g++', TorchVersion('12.2.0'))\n\
+        print('CHECKED', [str(x.message) for x in w])";
+    let (ok, text) = python_says_with(python, code, &[("CUDA_HOME", root.display().to_string())]);
+    if ok {
+        Ok(text)
+    } else {
+        Err(text)
+    }
+}
+
+#[test]
+fn cuda_home_at_another_majors_nvcc_is_what_torchs_extension_builder_refuses() {
+    let (Some(python), Some(root)) = (real_env("stock-cu126"), nvcc13_root()) else {
+        return;
+    };
+    let refused =
+        torch_extension_check(&python, &root).expect_err("torch 2.7.1 (CUDA 12.6) refuses nvcc 13");
+    let refused = refused.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        refused.contains("mismatches the version that was used to compile PyTorch"),
+        "{refused}"
+    );
+    let json = check_json_with(&python, &[("CUDA_HOME", root.display().to_string())]);
+    let prefix = env_prefix(&python);
+    let tk: Vec<&Value> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "TK002")
+        .collect();
+    assert_eq!(tk.len(), 1, "{:#}", json["findings"]);
+    let text = tk[0].to_string();
+    assert!(text.contains(&prefix), "{text}");
+    assert!(
+        text.contains("mismatches the version that was used to compile PyTorch"),
+        "{text}"
+    );
+    // Running the installed wheels is not affected: a warning about builds, not an error.
+    assert_eq!(tk[0]["severity"], "warning");
+    assert!(
+        env_problems(&json).iter().all(|(c, _)| c == "TK002"),
+        "{:?}",
+        env_problems(&json)
+    );
+}
+
+#[test]
+fn cuda_home_at_a_newer_nvcc_of_torchs_major_is_no_error() {
+    let (Some(python), Some(root)) = (real_env("stock-current"), nvcc13_root()) else {
+        return;
+    };
+    // torch accepts a toolkit of its own major (at most a warning of the minor).
+    let accepted = torch_extension_check(&python, &root).unwrap_or_else(|e| panic!("{e}"));
+    assert!(accepted.contains("CHECKED"), "{accepted}");
+    let json = check_json_with(&python, &[("CUDA_HOME", root.display().to_string())]);
+    let bad: Vec<_> = env_problems(&json)
+        .into_iter()
+        .filter(|(_, sev)| sev == "error")
+        .collect();
+    assert!(bad.is_empty(), "{bad:?}");
+    assert!(
+        json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["code"] != "TK002"),
+        "{:#}",
+        json["findings"]
+    );
+}
+
+#[test]
+fn an_arch_list_entry_the_selected_nvcc_cannot_build_is_named() {
+    let (Some(python), Some(root)) = (real_env("stock-current"), nvcc13_root()) else {
+        return;
+    };
+    // Ground truth: the nvcc's own list of targets.
+    let out = Command::new(root.join("bin/nvcc"))
+        .arg("--list-gpu-arch")
+        .output()
+        .expect("nvcc runs");
+    let archs = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(archs.lines().any(|l| l.trim() == "compute_80"), "{archs}");
+    assert!(!archs.lines().any(|l| l.trim() == "compute_70"), "{archs}");
+    let json = check_json_with(
+        &python,
+        &[
+            ("CUDA_HOME", root.display().to_string()),
+            ("TORCH_CUDA_ARCH_LIST", "7.0;8.0".into()),
+        ],
+    );
+    let krn: Vec<&Value> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "KRN003")
+        .collect();
+    assert_eq!(krn.len(), 1, "{:#}", json["findings"]);
+    let evidence = krn[0]["evidence"].to_string();
+    assert!(
+        evidence.contains("sm_70 is outside what nvcc"),
+        "{evidence}"
+    );
+    assert!(!evidence.contains("sm_80 is outside"), "{evidence}");
 }

@@ -75,26 +75,28 @@ fn check(ctx: &Context) -> Vec<Finding> {
             Some(older)
         })
     });
+    // An architecture the selected nvcc cannot target (known, not guessed).
+    let beyond_nvcc = |a: &cudoctor_fatbin::Arch| {
+        let Some(range) = range else { return false };
+        let Ok(cc) = format!("{}.{}", a.major(), a.minor()).parse::<ComputeCapability>() else {
+            return false;
+        };
+        let below = range.lowest.is_some_and(|low| cc < low);
+        let verdict = if inferred_from.is_some() {
+            below.then_some(false)
+        } else {
+            range.can_target(cc)
+        };
+        verdict == Some(false)
+    };
     let mut outside = false;
-    if let Some(range) = range {
-        for a in &req.sass {
-            if let Ok(cc) = format!("{}.{}", a.major(), a.minor()).parse::<ComputeCapability>() {
-                let below = range.lowest.is_some_and(|low| cc < low);
-                let verdict = if inferred_from.is_some() {
-                    below.then_some(false)
-                } else {
-                    range.can_target(cc)
-                };
-                if verdict == Some(false) {
-                    outside = true;
-                    problems.push(format!(
-                        "{} is outside what nvcc {} can target",
-                        a.name(),
-                        nvcc.map(|v| v.to_string()).unwrap_or_default()
-                    ));
-                }
-            }
-        }
+    for a in req.sass.iter().filter(|a| beyond_nvcc(a)) {
+        outside = true;
+        problems.push(format!(
+            "{} is outside what nvcc {} can target",
+            a.name(),
+            nvcc.map(|v| v.to_string()).unwrap_or_default()
+        ));
     }
     if problems.is_empty() {
         return Vec::new();
@@ -112,6 +114,24 @@ fn check(ctx: &Context) -> Vec<Finding> {
     }
     if !ccs.is_empty() {
         f = f.shell(format!("export TORCH_CUDA_ARCH_LIST=\"{}\"", ccs.join(";")));
+    } else {
+        // No GPU to build for here: the list as given, without the items that cannot build.
+        let kept: Vec<&str> = list
+            .split([';', ' '])
+            .map(str::trim)
+            .filter(|item| {
+                let r = parse_torch_arch_list(item);
+                !item.is_empty() && r.invalid.is_empty() && !r.sass.iter().any(&beyond_nvcc)
+            })
+            .collect();
+        f = if kept.is_empty() {
+            f.prose("Set TORCH_CUDA_ARCH_LIST to the compute capabilities of the GPUs you build for, within what your nvcc can target")
+        } else {
+            f.shell(format!(
+                "export TORCH_CUDA_ARCH_LIST=\"{}\"",
+                kept.join(";")
+            ))
+        };
     }
     vec![f]
 }
@@ -155,6 +175,23 @@ mod tests {
             "{f:?}"
         );
         assert!(f[0].evidence.iter().any(|e| e.contains("assumed")), "{f:?}");
+    }
+
+    #[test]
+    fn without_a_gpu_the_fix_keeps_the_items_that_build() {
+        let mut s = h200();
+        s.driver.gpus.clear();
+        s.env.insert(
+            "TORCH_CUDA_ARCH_LIST".into(),
+            "6.1;8.0 9.0+PTX;banana".into(),
+        );
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].fix, ["export TORCH_CUDA_ARCH_LIST=\"8.0;9.0+PTX\""]);
+        s.env.insert("TORCH_CUDA_ARCH_LIST".into(), "6.1".into());
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].fix[0].starts_with("Set TORCH_CUDA_ARCH_LIST"), "{f:?}");
     }
 
     #[test]
