@@ -36,14 +36,30 @@ pub fn knowledge_base(args: &MachineArgs) -> anyhow::Result<Kb> {
     }
 }
 
-/// Refuses a `--python` that names neither an interpreter nor an environment.
-pub fn check_pythons(host: &Host, pythons: &[String]) -> anyhow::Result<()> {
+/// The `--python` paths as the collector reads them, absolute: a relative one is taken from the
+/// current directory (as the shell does), or from the root under `--root`. Refuses one that
+/// names neither an interpreter nor an environment.
+pub fn check_pythons(host: &Host, pythons: &[String]) -> anyhow::Result<Vec<String>> {
+    let cwd = if host.runs_programs() && pythons.iter().any(|p| !p.starts_with('/')) {
+        let dir = std::env::current_dir().context("reading the current directory for --python")?;
+        Some(cudoctor_types::os_text::from_os(dir.as_os_str()).into_owned())
+    } else {
+        None
+    };
+    let mut out = Vec::with_capacity(pythons.len());
     for p in pythons {
-        if let Some(problem) = cudoctor_collect::python::explicit_problem(host, p) {
-            bail!("{problem}");
+        let path = match (&cwd, p.starts_with('/')) {
+            (_, true) => p.clone(),
+            (Some(dir), false) => format!("{}/{p}", dir.trim_end_matches('/')),
+            (None, false) => format!("/{p}"),
+        };
+        if let Some(problem) = cudoctor_collect::python::explicit_problem(host, &path) {
+            // The message names the path as the user typed it.
+            bail!("{}", problem.replacen(&path, p, 1));
         }
+        out.push(path);
     }
-    Ok(())
+    Ok(out)
 }
 
 pub fn host(args: &MachineArgs) -> anyhow::Result<Host> {

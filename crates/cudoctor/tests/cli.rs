@@ -358,3 +358,76 @@ fn a_user_knowledge_base_directory_is_used_and_checked() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("drivers.toml"), "{}", r.stderr);
 }
+
+/// `cudoctor ARGS` on this machine (no `--root`), run in `dir`.
+fn cudoctor_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("VIRTUAL_ENV")
+        .env_remove("CONDA_PREFIX")
+        .output()
+        .expect("cudoctor runs")
+}
+
+#[test]
+fn a_relative_python_is_read_from_the_current_directory() {
+    // Debian's interpreter, named as a user in /usr would type it.
+    let Some(python) = ["/usr/bin/python3"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+    else {
+        panic!("/usr/bin/python3 is needed (Debian's python3)");
+    };
+    let out = cudoctor_in(
+        std::path::Path::new("/usr"),
+        &["check", "--format", "json", "--python", "bin/python3"],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    let envs = v["snapshot"]["python_envs"].as_array().unwrap();
+    let given = envs
+        .iter()
+        .find(|e| {
+            e["found_via"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|v| v == "--python")
+        })
+        .unwrap_or_else(|| panic!("no env via --python ({python}): {envs:#?}"));
+    assert_eq!(given["prefix"], "/usr", "{given:#}");
+}
+
+#[test]
+fn a_python_that_is_neither_interpreter_nor_env_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "not python").unwrap();
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    for (arg, says) in [
+        (
+            "/nope/typo-venv",
+            "--python /nope/typo-venv: no such file or directory",
+        ),
+        ("typo-venv", "--python typo-venv: no such file or directory"),
+        ("notes.txt", "--python notes.txt: not a Python interpreter"),
+        ("empty", "--python empty: not a Python environment"),
+    ] {
+        for cmd in ["check", "kernels", "libs", "explain"] {
+            let mut args = vec![cmd, "--python", arg];
+            if cmd == "explain" {
+                args.push("CUDA error: no kernel image is available for execution on the device");
+            }
+            let out = cudoctor_in(dir.path(), &args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{cmd} {arg}: {stderr}");
+            assert!(stderr.contains(says), "{cmd} {arg}: {stderr}");
+            assert!(
+                out.stdout.is_empty(),
+                "{cmd} {arg}: {}",
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+    }
+}

@@ -84,13 +84,13 @@ fn collect_or_load(args: &CheckArgs) -> anyhow::Result<cudoctor_snapshot::Snapsh
         Some(path) => read_snapshot(path)?,
         None => {
             let host = host(&args.machine)?;
-            crate::output::check_pythons(&host, &args.python)?;
+            let pythons = crate::output::check_pythons(&host, &args.python)?;
             if args.deep {
                 check_deep_timeout(args.deep_timeout)?;
             }
             let spinner = args.deep.then(Spinner::start).flatten();
             let options = Options {
-                python: args.python.clone(),
+                python: pythons,
                 deep: args
                     .deep
                     .then(|| deep_options(args, spinner.as_ref()))

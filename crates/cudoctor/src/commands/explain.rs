@@ -26,9 +26,9 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
             Some(p) => read_snapshot(p)?,
             None => {
                 let host = host(&args.machine)?;
-                crate::output::check_pythons(&host, &args.python)?;
+                let pythons = crate::output::check_pythons(&host, &args.python)?;
                 let options = Options {
-                    python: args.python.clone(),
+                    python: pythons,
                     ..Default::default()
                 };
                 cudoctor_collect::collect(&host, &options, env!("CARGO_PKG_VERSION"))

@@ -252,8 +252,15 @@ fn node(args: &FleetNodeArgs) -> anyhow::Result<Outcome> {
             return Err(e);
         }
     };
+    let pythons = match crate::output::check_pythons(&host, &args.python) {
+        Ok(p) => p,
+        Err(e) => {
+            crate::out!("{}", frames::encode_failure(&name, &format!("{e:#}")));
+            return Err(e);
+        }
+    };
     let options = cudoctor_collect::Options {
-        python: args.python.clone(),
+        python: pythons,
         ..Default::default()
     };
     let snapshot = cudoctor_collect::collect(&host, &options, env!("CARGO_PKG_VERSION"));

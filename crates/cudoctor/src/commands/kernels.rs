@@ -17,10 +17,10 @@ use crate::Outcome;
 pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
     crate::output::text_json_or_markdown(args.format)?;
     let host = host(&args.machine)?;
-    crate::output::check_pythons(&host, &args.python)?;
+    let pythons = crate::output::check_pythons(&host, &args.python)?;
     let kb = knowledge_base(&args.machine)?;
     let machine_paths: Vec<String> = if args.paths.is_empty() {
-        let envs = python::collect(&host, &args.python);
+        let envs = python::collect(&host, &pythons);
         if envs.is_empty() {
             bail!("no Python environment found; name libraries or directories to scan");
         }

@@ -18,10 +18,10 @@ use crate::Outcome;
 pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
     crate::output::text_json_or_markdown(args.format)?;
     let host = host(&args.machine)?;
-    crate::output::check_pythons(&host, &args.python)?;
+    let pythons = crate::output::check_pythons(&host, &args.python)?;
     let mut frameworks: Vec<(String, ProcessLinks)> = Vec::new();
     let facts = if args.paths.is_empty() {
-        let envs = python::collect(&host, &args.python);
+        let envs = python::collect(&host, &pythons);
         // Every framework build besides torch: what its shipped libraries need.
         for env in &envs {
             for b in env
