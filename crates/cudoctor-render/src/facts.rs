@@ -281,14 +281,16 @@ fn libraries(s: &Snapshot) -> Vec<Fact> {
                 .iter()
                 .filter(|o| o.soname.as_deref().unwrap_or(&o.path).starts_with(prefix))
             {
-                out.push(fact(
-                    *label,
-                    format!(
-                        "{}  [{}]",
-                        o.real_path.as_deref().unwrap_or(&o.path),
-                        p.env_prefix
-                    ),
-                ));
+                let path = o.real_path.as_deref().unwrap_or(&o.path);
+                // A wheel's private copy (auditwheel) serves that wheel's extension only: it is
+                // not a second runtime of torch's, and the line says whose it is.
+                let whose = cudoctor_ldso::is_vendored_copy(path)
+                    .then(|| path.rsplit_once('/'))
+                    .flatten()
+                    .and_then(|(dir, _)| dir.rsplit('/').next()?.strip_suffix(".libs"))
+                    .map(|pkg| format!("  ({pkg}'s private copy)"))
+                    .unwrap_or_default();
+                out.push(fact(*label, format!("{path}  [{}]{whose}", p.env_prefix)));
             }
         }
     }

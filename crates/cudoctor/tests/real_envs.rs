@@ -1435,3 +1435,32 @@ fn an_arch_list_entry_the_selected_nvcc_cannot_build_is_named() {
     );
     assert!(!evidence.contains("sm_80 is outside"), "{evidence}");
 }
+
+#[test]
+fn the_libraries_section_names_a_wheels_private_runtime_copy_as_such() {
+    let Some(python) = real_env("stock-current") else {
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["check", "--python"])
+        .arg(&python)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("VIRTUAL_ENV")
+        .env_remove("CONDA_PREFIX")
+        .output()
+        .expect("cudoctor runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let runtimes: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("CUDA runtime"))
+        .collect();
+    // torch's libcudart, and the copy torchvision's wheel vendors for its image extension.
+    assert_eq!(runtimes.len(), 2, "{text}");
+    for line in runtimes {
+        assert_eq!(
+            line.contains("torchvision.libs/"),
+            line.ends_with("(torchvision's private copy)"),
+            "{line}"
+        );
+    }
+}
