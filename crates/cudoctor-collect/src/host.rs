@@ -2,7 +2,7 @@
 //! command runner with a timeout. Tests hand probes a temp dir laid out like `/`.
 
 use std::collections::BTreeMap;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
 use std::thread;
@@ -139,19 +139,7 @@ impl Host {
     /// blocking and refused unless it is a regular file: a FIFO in an inspected root (as
     /// `torch/version.py` or `/proc/version`) must not hang the probe.
     pub fn read_text(&self, p: &str) -> io::Result<String> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-            .open(self.fs_path(p))?;
-        if !file.metadata()?.is_file() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "not a regular file",
-            ));
-        }
-        let mut bytes = Vec::new();
-        file.take(MAX_TEXT_FILE).read_to_end(&mut bytes)?;
+        let bytes = cudoctor_types::regular_file::read(&self.fs_path(p), MAX_TEXT_FILE)?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 

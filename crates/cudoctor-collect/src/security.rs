@@ -9,6 +9,7 @@ use cudoctor_snapshot::{
     ApparmorFacts, Attempt, Confinement, Outcome, SecurityDenial, SecurityFacts, SecurityModule,
     SelinuxFacts,
 };
+use cudoctor_types::regular_file::O_NONBLOCK;
 
 use crate::host::{CommandOutcome, Host};
 
@@ -164,9 +165,6 @@ fn kernel_log(host: &Host) -> (String, Attempt) {
         },
     }
 }
-
-/// Linux's O_NONBLOCK (the same on x86_64 and aarch64).
-const O_NONBLOCK: i32 = 0o4000;
 
 /// Reads the records `/dev/kmsg` holds now without waiting for new ones: each `read` returns one
 /// record, and EAGAIN means the end of the buffer. Returns the text and a note when a budget cut

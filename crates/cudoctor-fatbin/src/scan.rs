@@ -1,7 +1,6 @@
 //! Scanning one file, or many in parallel.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -90,7 +89,8 @@ pub fn scan_file(path: &Path) -> Result<FileImages, ScanError> {
 
 /// [`scan_file`] with options.
 pub fn scan_file_with(path: &Path, opts: &ScanOptions) -> Result<FileImages, ScanError> {
-    let file = File::open(path).map_err(|e| ScanError::io("the file", e))?;
+    let file =
+        cudoctor_types::regular_file::open(path).map_err(|e| ScanError::io("the file", e))?;
     let src = FileSource::new(file).map_err(|e| ScanError::io("the file's size", e))?;
     scan_source(&src, opts)
 }

@@ -90,7 +90,7 @@ fn has_text_extension(name: &str) -> bool {
 
 fn starts_with_elf_magic(path: &Path) -> bool {
     let mut magic = [0u8; 4];
-    fs::File::open(path)
+    cudoctor_types::regular_file::open(path)
         .and_then(|mut f| f.read_exact(&mut magic))
         .is_ok()
         && &magic == b"\x7fELF"

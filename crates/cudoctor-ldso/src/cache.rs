@@ -138,10 +138,13 @@ pub struct CacheSelection {
     pub platform_bit: u64,
 }
 
+/// Largest `ld.so.cache` read (a machine with thousands of libraries has one of a few MB).
+pub const MAX_CACHE_FILE: u64 = 64 << 20;
+
 impl LdCache {
     /// Read and parse a cache file.
     pub fn load(path: &Path) -> Result<Self, CacheError> {
-        let data = std::fs::read(path)?;
+        let data = cudoctor_types::regular_file::read(path, MAX_CACHE_FILE)?;
         Self::parse(&data)
     }
 

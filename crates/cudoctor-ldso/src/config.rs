@@ -110,7 +110,9 @@ impl LoaderConfig {
     /// directory layout, and x86-64 levels from `root/proc/cpuinfo` when readable.
     pub fn detect(root: &Path) -> Self {
         let under = |p: &str| root.join(p.trim_start_matches('/'));
-        let cpuinfo = std::fs::read_to_string(under("/proc/cpuinfo")).unwrap_or_default();
+        let cpuinfo = cudoctor_types::regular_file::read(&under("/proc/cpuinfo"), 4 << 20)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
         let is_aarch64 = under("/lib/ld-linux-aarch64.so.1").exists()
             && !under("/lib64/ld-linux-x86-64.so.2").exists();
         if is_aarch64 {

@@ -656,17 +656,20 @@ impl Process {
     fn read_cache(&mut self) {
         if let CacheState::NotRead = self.cache {
             let path = self.env.config.cache_path.clone();
-            self.cache = match self.fs.resolve(&path).and_then(std::fs::read) {
-                Ok(bytes) => match LdCache::parse(&bytes) {
-                    Ok(c) => CacheState::Loaded(Box::new(c)),
-                    Err(e) => {
-                        // ld.so ignores a cache it cannot use; so do we, but say so.
-                        self.warnings.push(format!("{path}: {e}; ignored"));
-                        CacheState::Absent
-                    }
-                },
-                Err(_) => CacheState::Absent,
-            };
+            self.cache =
+                match self.fs.resolve(&path).and_then(|p| {
+                    cudoctor_types::regular_file::read(&p, crate::cache::MAX_CACHE_FILE)
+                }) {
+                    Ok(bytes) => match LdCache::parse(&bytes) {
+                        Ok(c) => CacheState::Loaded(Box::new(c)),
+                        Err(e) => {
+                            // ld.so ignores a cache it cannot use; so do we, but say so.
+                            self.warnings.push(format!("{path}: {e}; ignored"));
+                            CacheState::Absent
+                        }
+                    },
+                    Err(_) => CacheState::Absent,
+                };
         }
     }
 

@@ -4,6 +4,7 @@
 
 pub mod inert;
 pub mod os_text;
+pub mod regular_file;
 pub mod requirement;
 pub mod version;
 pub mod visible_devices;

@@ -377,7 +377,7 @@ fn explain_text_header_is_one_line() {
 }
 
 #[test]
-fn explain_empty_input_and_binary_garbage_are_unknown_not_errors() {
+fn explain_empty_input_is_unknown_and_binary_garbage_is_refused() {
     let r = cudoctor(&["explain", "--no-machine", "--format", "json"], b"");
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let v = json(&r);
@@ -389,12 +389,17 @@ fn explain_empty_input_and_binary_garbage_are_unknown_not_errors() {
     let mut garbage: Vec<u8> = (0..=255u8).cycle().take(64 * 1024).collect();
     garbage.extend(std::iter::repeat_n(b'x', 2 * 1024 * 1024));
     garbage.extend_from_slice(b"\xff\xfe\n\0\0\n");
-    let r = cudoctor(&["explain", "--no-machine", "--format", "json"], &garbage);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
-    assert_eq!(json(&r)["category"], "unknown");
-    let r = cudoctor(&["explain", "--no-machine"], &garbage);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    for format in ["json", "text"] {
+        let r = cudoctor(&["explain", "--no-machine", "--format", format], &garbage);
+        assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+        assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+        assert!(
+            r.stderr
+                .contains("standard input is binary data, not a text log"),
+            "{}",
+            r.stderr
+        );
+    }
 
     // A known message buried in garbage is still found.
     let mut mixed = garbage.clone();
@@ -423,7 +428,7 @@ fn explain_refuses_a_directory_and_a_device() {
 }
 
 #[test]
-fn explain_says_nul_bytes_are_binary_input_not_an_empty_log() {
+fn explain_refuses_nul_bytes_as_binary_input_not_an_empty_log() {
     // 200 MB of NUL bytes, as a file (the reproducer of the hostile-input probe).
     let path = std::env::temp_dir().join(format!("cudoctor-nul-{}.bin", std::process::id()));
     let f = std::fs::File::create(&path).expect("temp file");
@@ -440,12 +445,17 @@ fn explain_says_nul_bytes_are_binary_input_not_an_empty_log() {
         b"",
     );
     let _ = std::fs::remove_file(&path);
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    let v = json(&r);
-    assert_eq!(v["category"], "unknown");
-    let cause = v["cause"].as_str().unwrap_or_default();
-    assert!(cause.contains("binary data, not a text log"), "{cause}");
-    assert!(!cause.contains("empty"), "{cause}");
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    assert!(
+        r.stderr.contains(&format!(
+            "{} is binary data, not a text log (209715200 bytes",
+            path.display()
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("empty"), "{}", r.stderr);
 }
 
 #[test]

@@ -1117,3 +1117,137 @@ fn values_with_newlines_and_escapes_forge_no_line_in_diff_fleet_or_explain() {
         "{stdout}"
     );
 }
+
+/// Runs `cmd` to its end, failing the test (and killing the run) past `limit`: a hang is a
+/// failure that names the limit, never a suite that waits forever.
+fn bounded(mut cmd: Command, limit: Duration) -> (std::process::Output, Duration) {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+    cmd.stdout(fs::File::create(&out).unwrap())
+        .stderr(fs::File::create(&err).unwrap());
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("run cudoctor");
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{cmd:?} ran past {limit:?}: {}",
+                fs::read_to_string(&err).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let output = std::process::Output {
+        status,
+        stdout: fs::read(&out).unwrap(),
+        stderr: fs::read(&err).unwrap(),
+    };
+    (output, started.elapsed())
+}
+
+fn mkfifo(path: &Path) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let made = Command::new("mkfifo").arg(path).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", path.display());
+}
+
+#[test]
+fn a_fifo_as_torch_version_py_in_a_real_venv_does_not_hang_check() {
+    // The reproducer: a real venv (this machine's python3) whose torch/version.py is a FIFO
+    // nobody writes to; its dist-info and RECORD name the file like pip's do.
+    let dir = tempfile::tempdir().unwrap();
+    let venv = dir.path().join("venv");
+    let made = Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .output()
+        .expect("python3 must be installed to run this test");
+    assert!(made.status.success(), "{made:?}");
+    let sp = fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("site-packages");
+    mkfifo(&sp.join("torch/version.py"));
+    mkfifo(&sp.join("torch/lib/libtorch_cuda.so"));
+    fs::write(sp.join("torch/__init__.py"), "").unwrap();
+    let info = sp.join("torch-2.11.0.dist-info");
+    fs::create_dir_all(&info).unwrap();
+    fs::write(info.join("METADATA"), "Name: torch\nVersion: 2.11.0\n").unwrap();
+    fs::write(
+        info.join("RECORD"),
+        "torch/__init__.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n\
+         torch/version.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n\
+         torch/lib/libtorch_cuda.so,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n",
+    )
+    .unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.args(["check", "--timeout", "5", "--format", "json", "--python"])
+        .arg(&venv)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("NO_COLOR", "1");
+    let (out, took) = bounded(cmd, Duration::from_secs(60));
+    assert!(took < Duration::from_secs(30), "check took {took:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: exit {:?}: {stderr}", out.status.code()));
+    // The env is reported, its torch found from the dist-info (version.py was not read).
+    let env = v["snapshot"]["python_envs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["prefix"].as_str().is_some_and(|p| p.ends_with("/venv")))
+        .unwrap_or_else(|| panic!("the venv is not reported: {v:#}"));
+    let text = env.to_string();
+    assert!(text.contains("2.11.0"), "{env:#}");
+    assert!(
+        text.contains("not a regular file"),
+        "the unread file is not named: {env:#}"
+    );
+}
+
+#[test]
+fn fifos_in_an_inspected_root_do_not_hang_check() {
+    // /proc/version (the reproducer) and every other file check reads from a root, each a FIFO
+    // nobody writes to.
+    let m = support::FakeMachine::h200();
+    for p in [
+        "/proc/version",
+        "/proc/cpuinfo",
+        "/etc/os-release",
+        "/etc/ld.so.cache",
+        "/etc/ld.so.conf",
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+        "/usr/local/cuda-13.0/lib64/libcudart.so.13",
+        "/opt/torch/.venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so",
+    ] {
+        mkfifo(&m.real(p));
+    }
+    for format in ["json", "text"] {
+        let cmd = m.command(&["check", "--timeout", "5", "--format", format]);
+        let (out, took) = bounded(cmd, Duration::from_secs(60));
+        assert!(
+            took < Duration::from_secs(30),
+            "{format}: check took {took:?}"
+        );
+        assert_ne!(
+            out.status.code(),
+            Some(2),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if format == "json" {
+            // Everything else is still read: the driver and both GPUs.
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let gpus = v["snapshot"]["driver"]["gpus"].as_array();
+            assert_eq!(gpus.map(Vec::len), Some(2), "{v:#}");
+        }
+    }
+}

@@ -109,7 +109,7 @@ pub fn record_digest(bytes: &[u8]) -> String {
 }
 
 fn sha256_of(path: &std::path::Path) -> std::io::Result<(String, u64)> {
-    let mut file = std::fs::File::open(path)?;
+    let mut file = cudoctor_types::regular_file::open(path)?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut total = 0u64;

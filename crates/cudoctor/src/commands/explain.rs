@@ -58,6 +58,17 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
     if let (0, Some(e)) = (explanation.stats.lines, &explanation.stats.read_error) {
         bail!("cannot read {}: {e}", input_name(&args.input));
     }
+    // Binary data (a core dump, an archive, 200 MB of NULs) is bad input, not a healthy log.
+    let stats = &explanation.stats;
+    if !explanation.is_known() && stats.looks_binary() {
+        bail!(
+            "{} is binary data, not a text log ({} bytes, {} of {} lines hold NUL bytes): give the log file itself, or paste the error text",
+            input_name(&args.input),
+            stats.bytes,
+            stats.binary_lines,
+            stats.lines
+        );
+    }
     match args.format {
         Format::Json => crate::out!("{}", cudoctor_explain::render::to_json(&explanation)),
         _ => crate::out!("{}", cudoctor_explain::render::to_text(&explanation)),
