@@ -1251,3 +1251,88 @@ fn fifos_in_an_inspected_root_do_not_hang_check() {
         }
     }
 }
+
+/// A value that runs code if a printed command held it unquoted, besides [`ESCAPES`].
+const SUBSTITUTION: &str = "$(touch /tmp/cudoctor-pwned)`id`";
+
+#[test]
+fn plan_shows_hostile_gpu_names_env_prefixes_and_versions_inert() {
+    let mut m = support::FakeMachine::new();
+    m.driver(
+        "580.159.04",
+        "13.0",
+        &[support::Gpu::new(
+            &format!("NVIDIA H100{SUBSTITUTION}{ESCAPES}"),
+            "9.0",
+        )],
+    );
+    let prefix = format!("/opt/{SUBSTITUTION}{}/venv", ESCAPES.replace('/', "_"));
+    m.venv(
+        &prefix,
+        "2.11.0+cpu",
+        None,
+        &[(
+            "torchvision",
+            &format!("0.26.0{}", ESCAPES.replace('/', "_")),
+        )],
+    );
+    for format in ["text", "markdown"] {
+        for verbose in [false, true] {
+            let mut args = vec!["plan", "--format", format];
+            if verbose {
+                args.push("--verbose");
+            }
+            let r = m.run(&args);
+            assert_ne!(r.code, 2, "{args:?}: {}", r.stderr);
+            assert!(
+                r.stdout.contains("pwned"),
+                "{args:?}: the env is not shown:\n{}",
+                r.stdout
+            );
+            assert!(
+                acting(&r.stdout).is_empty(),
+                "{args:?}: {:?}\n{}",
+                acting(&r.stdout),
+                r.stdout
+            );
+            assert!(
+                !r.stdout.contains("\n# fake heading"),
+                "{args:?}: a value left its line:\n{}",
+                r.stdout
+            );
+            if format == "markdown" {
+                assert_inert_markup(format, &r.stdout);
+            }
+            // Every printed command parses, and names the venv as one quoted word.
+            let mut commands = 0;
+            for line in r.stdout.lines().map(str::trim_start) {
+                let line = ["pip: ", "uv: ", "conda: ", "pip (PyPI): "]
+                    .iter()
+                    .find_map(|l| line.strip_prefix(l))
+                    .unwrap_or(line);
+                let command = ["pip ", "uv ", "conda ", "$'", "'"]
+                    .iter()
+                    .any(|p| line.starts_with(p));
+                if command {
+                    support::shell_parses(line);
+                    commands += 1;
+                }
+                if line.contains("venv/bin/python") {
+                    // The interpreter is one word whose value is the prefix's real bytes.
+                    let echoed = Command::new("bash")
+                        .arg("-c")
+                        .arg(format!("set -- {line}; printf %s \"$1\""))
+                        .output()
+                        .unwrap();
+                    assert_eq!(
+                        String::from_utf8_lossy(&echoed.stdout),
+                        format!("{prefix}/bin/python"),
+                        "{line}"
+                    );
+                }
+            }
+            assert!(commands >= 2, "{args:?}: no command found:\n{}", r.stdout);
+        }
+    }
+    assert!(!Path::new("/tmp/cudoctor-pwned").exists());
+}

@@ -9,6 +9,8 @@ use cudoctor_kb::{CudaVersion, DriverVersion};
 use cudoctor_plan::{BuildInput, InstalledToolkit, Installer, Plan, PlanInput, ReverseAnswer};
 use cudoctor_snapshot::Snapshot;
 
+use cudoctor_types::inert::{self, line};
+
 use crate::cli::{Format, PlanArgs};
 use crate::output::{host, knowledge_base};
 use crate::Outcome;
@@ -30,6 +32,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
         let answer = cudoctor_plan::reverse(&kb, torch, cuda)?;
         match args.format {
             Format::Json => crate::outln!("{}", serde_json::to_string_pretty(&answer)?),
+            Format::Markdown => crate::out!("{}", markdown(&reverse_text(&answer))),
             _ => crate::out!("{}", reverse_text(&answer)),
         }
         return Ok(Outcome::Healthy);
@@ -51,6 +54,10 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
     let plan = cudoctor_plan::plan(&kb, &input)?;
     match args.format {
         Format::Json => crate::outln!("{}", serde_json::to_string_pretty(&plan)?),
+        Format::Markdown => crate::out!(
+            "{}",
+            markdown(&plan_text(&plan, input.installer, args.verbose))
+        ),
         _ => crate::out!("{}", plan_text(&plan, input.installer, args.verbose)),
     }
     let change_needed = plan.current.as_ref().is_some_and(|c| !c.ok);
@@ -146,7 +153,9 @@ fn input(
 }
 
 /// The answer first (the command to run), then the few lines that matter; the reasoning, what
-/// to avoid and the other installers' commands only with `--verbose`.
+/// to avoid and the other installers' commands only with `--verbose`. Every value is shown on
+/// its own line as check's text shows it ([`line`]): a version, name or path from the machine
+/// that holds a newline or an escape sequence shows as `\n`/`\e`, never as a forged line.
 fn plan_text(p: &Plan, installer: Installer, verbose: bool) -> String {
     let mut out = String::new();
     if let Some(r) = &p.remedy {
@@ -156,20 +165,22 @@ fn plan_text(p: &Plan, installer: Installer, verbose: bool) -> String {
             let what = if r.keeps_torch {
                 format!(
                     "keep torch {} ({}), pair its companions",
-                    r.torch, r.variant
+                    line(&r.torch),
+                    line(&r.variant)
                 )
             } else {
-                format!("move to torch {} ({})", r.torch, r.variant)
+                format!("move to torch {} ({})", line(&r.torch), line(&r.variant))
             };
             let _ = writeln!(out, "This environment: {what}");
         }
         for s in &r.steps {
             match s {
+                // A command's own lines stay (a heredoc); its values are quoted on one line.
                 cudoctor_plan::FixStep::Shell(c) => {
-                    let _ = writeln!(out, "\n  {c}");
+                    let _ = writeln!(out, "\n  {}", inert::text(c));
                 }
                 cudoctor_plan::FixStep::Prose(t) => {
-                    let _ = writeln!(out, "  {t}");
+                    let _ = writeln!(out, "  {}", line(t));
                 }
             }
         }
@@ -179,10 +190,12 @@ fn plan_text(p: &Plan, installer: Installer, verbose: bool) -> String {
         let _ = writeln!(
             out,
             "First change the driver to {}: {}\n",
-            u.branch
-                .as_deref()
-                .unwrap_or("a branch that drives these GPUs"),
-            u.why
+            line(
+                u.branch
+                    .as_deref()
+                    .unwrap_or("a branch that drives these GPUs")
+            ),
+            line(&u.why)
         );
     }
     match (&p.torch, &p.variant) {
@@ -192,14 +205,14 @@ fn plan_text(p: &Plan, installer: Installer, verbose: bool) -> String {
                 ("torchaudio", &p.torchaudio),
             ]
             .iter()
-            .filter_map(|(n, v)| v.as_ref().map(|v| format!("{n} {v}")))
+            .filter_map(|(n, v)| v.as_ref().map(|v| format!("{n} {}", line(v))))
             .collect();
             let fresh = if p.remedy.is_some() {
                 "For a new environment: install"
             } else {
                 "Install"
             };
-            let _ = writeln!(out, "{fresh} torch {t} ({v})");
+            let _ = writeln!(out, "{fresh} torch {} ({})", line(t), line(v));
             if !companions.is_empty() {
                 let _ = writeln!(out, "  with {}", companions.join(", "));
             }
@@ -216,20 +229,20 @@ fn plan_text(p: &Plan, installer: Installer, verbose: bool) -> String {
     }
     let preferred = p.commands.preferred(installer);
     if let Some(cmd) = preferred {
-        let _ = writeln!(out, "\n  {cmd}");
+        let _ = writeln!(out, "\n  {}", inert::text(cmd));
     }
     if let Some(u) = p.driver_upgrade.as_ref().filter(|u| !u.required) {
         let _ = writeln!(
             out,
             "\nA newer driver allows more: {} ({}) for torch {} {}",
-            u.branch.as_deref().unwrap_or("a newer branch"),
+            line(u.branch.as_deref().unwrap_or("a newer branch")),
             u.min_driver
                 .as_ref()
                 .or(u.min_driver_compat.as_ref())
                 .map(|d| format!("driver >= {d}"))
                 .unwrap_or_else(|| "driver minimum unknown".into()),
-            u.torch,
-            u.variant,
+            line(&u.torch),
+            line(&u.variant),
         );
     }
     if let Some(c) = &p.current {
@@ -243,7 +256,7 @@ fn plan_text(p: &Plan, installer: Installer, verbose: bool) -> String {
             }
         );
         for f in &c.findings {
-            let _ = writeln!(out, "  - {f}");
+            let _ = writeln!(out, "  - {}", line(f));
         }
     }
     if !verbose {
@@ -263,34 +276,38 @@ fn plan_text(p: &Plan, installer: Installer, verbose: bool) -> String {
     ] {
         if let Some(c) = cmd {
             if Some(c.as_str()) != preferred {
-                let _ = writeln!(out, "  {label}: {c}");
+                let _ = writeln!(out, "  {label}: {}", inert::text(c));
             }
         }
     }
     for n in &p.commands.notes {
-        let _ = writeln!(out, "  note: {n}");
+        let _ = writeln!(out, "  note: {}", line(n));
     }
     section(&mut out, "Why", &p.reasons);
     if !p.avoid.is_empty() {
         let _ = writeln!(out, "\nAvoid");
         for a in &p.avoid {
-            let _ = writeln!(out, "  - {}: {}", a.what, a.why);
+            let _ = writeln!(out, "  - {}: {}", line(&a.what), line(&a.why));
         }
     }
     if let Some(u) = p.driver_upgrade.as_ref().filter(|u| !u.required) {
         let _ = writeln!(out, "\nOr upgrade the driver");
-        let _ = writeln!(out, "  - {}", u.why);
+        let _ = writeln!(out, "  - {}", line(&u.why));
     }
     if let Some(b) = &p.build {
         let _ = writeln!(out, "\nBuilding CUDA extensions");
         if let Some(a) = &b.torch_cuda_arch_list {
-            let _ = writeln!(out, "  export TORCH_CUDA_ARCH_LIST=\"{a}\"");
+            let _ = writeln!(out, "  export TORCH_CUDA_ARCH_LIST=\"{}\"", line(a));
         }
         if let Some(j) = b.max_jobs {
             let _ = writeln!(out, "  export MAX_JOBS={j}");
         }
         if let Some(h) = &b.cuda_home {
-            let _ = writeln!(out, "  {}", cudoctor_analyse::context::export_cuda_home(h));
+            let _ = writeln!(
+                out,
+                "  {}",
+                inert::text(&cudoctor_analyse::context::export_cuda_home(h))
+            );
         }
         if let Some(t) = &b.install_toolkit {
             let _ = writeln!(
@@ -299,11 +316,18 @@ fn plan_text(p: &Plan, installer: Installer, verbose: bool) -> String {
             );
         }
         for n in &b.notes {
-            let _ = writeln!(out, "  note: {n}");
+            let _ = writeln!(out, "  note: {}", line(n));
         }
     }
     section(&mut out, "Warnings", &p.warnings);
     out
+}
+
+/// The text answer as Markdown: one code block (fenced longer than any backtick run inside), so
+/// it reads as it does on a terminal and nothing from the machine becomes markup.
+fn markdown(text: &str) -> String {
+    let fence = inert::markdown_fence(text);
+    format!("## cudoctor plan\n\n{fence}text\n{text}{fence}\n")
 }
 
 fn section(out: &mut String, title: &str, lines: &[String]) {
@@ -312,7 +336,7 @@ fn section(out: &mut String, title: &str, lines: &[String]) {
     }
     let _ = writeln!(out, "\n{title}");
     for l in lines {
-        let _ = writeln!(out, "  - {l}");
+        let _ = writeln!(out, "  - {}", line(l));
     }
 }
 
