@@ -318,6 +318,19 @@ pub fn target_env(env: &PythonEnv) -> cudoctor_plan::TargetEnv {
     }
 }
 
+/// The environment a user named with `--python` (the one found that way, when exactly one
+/// was), as the target of printed commands; `None` when none or several were named.
+pub fn named_target_env(snap: &Snapshot) -> Option<cudoctor_plan::TargetEnv> {
+    let mut named = snap
+        .python_envs
+        .iter()
+        .filter(|e| e.found_via.iter().any(|v| v == "--python"));
+    match (named.next(), named.next()) {
+        (Some(env), None) => Some(target_env(env)),
+        _ => None,
+    }
+}
+
 /// The version of `torch` as its installer recorded it (its dist-info beside it), else
 /// torch/version.py's.
 pub fn recorded_torch_version<'a>(env: &'a PythonEnv, torch: &'a TorchBuild) -> &'a str {

@@ -109,8 +109,9 @@ pub struct Explanation {
     /// A one-line name of the problem.
     pub title: String,
     pub cause: String,
-    /// Steps, most specific first; machine-specific steps come before the generic ones.
-    pub fix: Vec<String>,
+    /// Steps, most specific first; machine-specific steps come before the generic ones. Each
+    /// a command (written for the environment given, else for the `python` on PATH) or prose.
+    pub fix: Vec<FixStep>,
     pub matched: Vec<MatchedLine>,
     /// Values read from the message (versions, architectures, library and symbol names).
     pub fields: BTreeMap<String, String>,
@@ -147,16 +148,19 @@ impl Explanation {
             return;
         }
         let elsewhere = check.verdict == Verdict::Contradicts;
-        let mut fix: Vec<String> = check.fixes.iter().map(|f| f.text().to_string()).collect();
-        for f in &self.fix {
-            if fix.contains(f) {
-                continue;
-            }
-            fix.push(match elsewhere {
-                true => format!("On the machine that wrote the log: {f}"),
-                false => f.clone(),
-            });
+        let mut fix: Vec<FixStep> = check.fixes.clone();
+        let own: Vec<FixStep> = self
+            .fix
+            .iter()
+            .filter(|f| !fix.contains(f))
+            .cloned()
+            .collect();
+        if elsewhere && !own.is_empty() {
+            fix.push(FixStep::Prose(
+                "On the machine that wrote the log:".to_string(),
+            ));
         }
+        fix.extend(own);
         self.fix = fix;
         let mut evidence = check.evidence.clone();
         evidence.extend(

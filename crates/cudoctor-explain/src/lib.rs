@@ -33,6 +33,7 @@ pub use explanation::{
 };
 pub use signatures::{DbError, FactsCheck, Role, SignatureDb};
 
+use cudoctor_plan::TargetEnv;
 use prefilter::Prefilter;
 use scanner::{pick_winner, scan, ScanOutcome};
 use std::borrow::Cow;
@@ -62,6 +63,8 @@ pub struct Engine {
     db: SignatureDb,
     prefilter: Prefilter,
     kb: Cow<'static, Kb>,
+    /// The environment the fixes' commands are written for; `None`: the `python` on PATH.
+    target: Option<TargetEnv>,
 }
 
 impl Engine {
@@ -83,7 +86,19 @@ impl Engine {
                 .iter()
                 .flat_map(|s| s.patterns.iter().map(|r| r.as_str())),
         );
-        Engine { db, prefilter, kb }
+        Engine {
+            db,
+            prefilter,
+            kb,
+            target: None,
+        }
+    }
+
+    /// The same engine, its fixes' commands written for `target` (the environment `explain`
+    /// was pointed at with `--python`) in that environment's own installer.
+    pub fn for_env(mut self, target: Option<TargetEnv>) -> Engine {
+        self.target = target;
+        self
     }
 
     /// The knowledge base the message's own fixes are chosen with.
@@ -103,7 +118,14 @@ impl Engine {
     /// findings on a snapshot ([`Explanation::with_machine`], `cudoctor_analyse::confirm`).
     pub fn explain<R: BufRead>(&self, input: R) -> Explanation {
         let outcome = scan(input, &self.db, &self.prefilter);
-        self.build(outcome)
+        self.build(outcome, self.target.as_ref())
+    }
+
+    /// [`Engine::explain`] with the fixes' commands written for `target` (e.g. the environment
+    /// a `--deep` probe ran in, whose failure `check` explains).
+    pub fn explain_for<R: BufRead>(&self, input: R, target: &TargetEnv) -> Explanation {
+        let outcome = scan(input, &self.db, &self.prefilter);
+        self.build(outcome, Some(target))
     }
 
     /// The winner, or the most confident signature seen that refines it: a reason line in the log
@@ -123,7 +145,7 @@ impl Engine {
             .map_or(winner, |(i, _, _)| i)
     }
 
-    fn build(&self, outcome: ScanOutcome) -> Explanation {
+    fn build(&self, outcome: ScanOutcome, target: Option<&TargetEnv>) -> Explanation {
         let ScanOutcome {
             seen,
             stats,
@@ -151,7 +173,7 @@ impl Engine {
         also_seen.truncate(MAX_ALSO_SEEN);
 
         let Some(win) = winner.and_then(|w| Some((w, self.db.get(w)?, seen.get(w)?))) else {
-            return self.unknown(&seen, stats, nonblank_lines, also_seen);
+            return self.unknown(&seen, stats, nonblank_lines, also_seen, target);
         };
         let (win_index, sig, win_seen) = win;
         let mut fields = win_seen
@@ -160,8 +182,13 @@ impl Engine {
             .map(|h| h.fields.clone())
             .unwrap_or_default();
         let cause = sig.render_cause(&fields);
-        let mut fix = sig.render_fixes(&fields);
-        fix.extend(message_remedy::fixes(&self.kb, sig.category, &fields));
+        let mut fix = sig.render_fixes(&fields, target);
+        fix.extend(message_remedy::fixes(
+            &self.kb,
+            sig.category,
+            &fields,
+            target.unwrap_or(&TargetEnv::generic()),
+        ));
         // Fields from other signatures of the same category help the machine check (e.g. the
         // architecture named by an earlier warning); they never change the texts above.
         for (index, s) in seen.iter().enumerate() {
@@ -255,6 +282,7 @@ impl Engine {
         stats: ScanStats,
         nonblank: u64,
         also_seen: Vec<AlsoSeen>,
+        target: Option<&TargetEnv>,
     ) -> Explanation {
         let mut looked: BTreeMap<Category, Vec<String>> = BTreeMap::new();
         for s in &self.db.signatures {
@@ -282,7 +310,7 @@ impl Engine {
                     "Nothing to explain: the input is binary data, not a text log ({} bytes, {} of {} lines hold NUL bytes).",
                     stats.bytes, stats.binary_lines, stats.lines
                 ),
-                vec!["Give the log file itself or paste the error text (a core dump, an archive or a disk image cannot be explained).".to_string()],
+                vec![cudoctor_plan::FixStep::Prose("Give the log file itself or paste the error text (a core dump, an archive or a disk image cannot be explained).".to_string())],
                 Vec::new(),
                 BTreeMap::new(),
             )
@@ -313,7 +341,7 @@ impl Engine {
             (
                 sig.title.clone(),
                 sig.render_cause(&hit.fields),
-                sig.render_fixes(&hit.fields),
+                sig.render_fixes(&hit.fields, target),
                 matched,
                 hit.fields.clone(),
             )

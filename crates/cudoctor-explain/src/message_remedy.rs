@@ -3,12 +3,18 @@
 
 use crate::category::Category;
 use cudoctor_kb::{CudaVersion, Kb};
+use cudoctor_plan::{torch_index_url, FixStep, Install, TargetEnv};
 use std::collections::BTreeMap;
 
-/// Extra fixes for a message of `category` with `fields`.
-pub(crate) fn fixes(kb: &Kb, category: Category, fields: &BTreeMap<String, String>) -> Vec<String> {
+/// Extra fixes for a message of `category` with `fields`, commands written for `target`.
+pub(crate) fn fixes(
+    kb: &Kb,
+    category: Category,
+    fields: &BTreeMap<String, String>,
+    target: &TargetEnv,
+) -> Vec<FixStep> {
     match category {
-        Category::DriverTooOld => keep_the_driver(kb, fields).into_iter().collect(),
+        Category::DriverTooOld => keep_the_driver(kb, fields, target).unwrap_or_default(),
         _ => Vec::new(),
     }
 }
@@ -17,7 +23,11 @@ pub(crate) fn fixes(kb: &Kb, category: Category, fields: &BTreeMap<String, Strin
 /// highest CUDA that is. NVIDIA's minor-version compatibility lets that driver run every build of
 /// its CUDA major, so "a build for an older CUDA than the driver's" is too strict; the build to
 /// keep the driver with is the one `cudoctor plan --driver R` chooses.
-fn keep_the_driver(kb: &Kb, fields: &BTreeMap<String, String>) -> Option<String> {
+fn keep_the_driver(
+    kb: &Kb,
+    fields: &BTreeMap<String, String>,
+    target: &TargetEnv,
+) -> Option<Vec<FixStep>> {
     let found: CudaVersion = fields.get("found_cuda")?.parse().ok()?;
     let branch = kb
         .driver_branches()
@@ -30,7 +40,11 @@ fn keep_the_driver(kb: &Kb, fields: &BTreeMap<String, String>) -> Option<String>
         ..Default::default()
     };
     let plan = cudoctor_plan::plan(kb, &input).ok()?;
-    let (torch, variant, pip) = (plan.torch?, plan.variant?, plan.commands.pip?);
+    let (torch, variant) = (plan.torch?, plan.variant?);
+    let mut pins = vec![format!("torch=={torch}")];
+    pins.extend(plan.torchvision.map(|v| format!("torchvision=={v}")));
+    pins.extend(plan.torchaudio.map(|v| format!("torchaudio=={v}")));
+    let install = Install::pins(pins).index(torch_index_url(Some(&variant)));
     let compat = kb
         .minor_compat_floor(found.major)
         .map(|f| {
@@ -40,7 +54,10 @@ fn keep_the_driver(kb: &Kb, fields: &BTreeMap<String, String>) -> Option<String>
             )
         })
         .unwrap_or_default();
-    Some(format!(
-        "Keep the driver (R{branch}, CUDA {found}){compat} and install torch {torch} ({variant}), as `cudoctor plan --driver {branch}` chooses: {pip}"
-    ))
+    Some(vec![
+        FixStep::Prose(format!(
+            "Keep the driver (R{branch}, CUDA {found}){compat} and install torch {torch} ({variant}), as `cudoctor plan --driver {branch}` chooses:"
+        )),
+        FixStep::Shell(target.install(&install)),
+    ])
 }

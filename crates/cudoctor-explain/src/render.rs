@@ -2,6 +2,7 @@
 
 use crate::explanation::Explanation;
 use crate::explanation::Verdict;
+use cudoctor_plan::FixStep;
 use std::fmt::Write;
 
 /// A human-readable report, no colour.
@@ -41,8 +42,16 @@ pub fn to_text(e: &Explanation) -> String {
     }
     if !e.fix.is_empty() {
         out.push_str("\nFix:\n");
+        // A command after a `$ ` prompt, as `check` shows one; prose without.
         for (i, f) in e.fix.iter().enumerate() {
-            let _ = writeln!(out, "  {}. {}", i + 1, text(f));
+            match f {
+                FixStep::Shell(c) => {
+                    let _ = writeln!(out, "  {}. $ {}", i + 1, text(c));
+                }
+                FixStep::Prose(p) => {
+                    let _ = writeln!(out, "  {}. {}", i + 1, text(p));
+                }
+            }
         }
     }
     if !e.looked_for.is_empty() {

@@ -3,6 +3,7 @@
 use crate::category::Category;
 use crate::fields::FieldKind;
 use crate::template;
+use cudoctor_plan::{torch_index_url, FixStep, Install, TargetEnv};
 use regex::{Regex, RegexSet};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -83,8 +84,53 @@ struct RawSignature {
     refines: Vec<String>,
     title: String,
     cause: String,
-    fix: Vec<String>,
+    fix: Vec<FixTemplate>,
     sources: Vec<String>,
+}
+
+/// One fix of a signature, as data: prose (a string), or prose with an install that the one
+/// writer of package commands (`cudoctor_plan::TargetEnv::install`) puts into the
+/// environment's own installer (a table: `{ say = "...", install = ["pkg"], upgrade = true }`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum FixTemplate {
+    Prose(String),
+    Install(InstallTemplate),
+}
+
+/// An install step of a signature's fix. Every text may hold `{field}` placeholders.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InstallTemplate {
+    /// What the command does, said before it.
+    pub say: String,
+    /// The requirements ("bitsandbytes", "jax[cuda12]", a git URL).
+    pub install: Vec<String>,
+    #[serde(default)]
+    pub upgrade: bool,
+    #[serde(default)]
+    pub reinstall: bool,
+    #[serde(default)]
+    pub no_deps: bool,
+    #[serde(default)]
+    pub no_build_isolation: bool,
+    /// The PyTorch index of this variant label ("cu126", "{have_variant}"); a label that names
+    /// no PyTorch index (a field the message did not give) leaves the command out, the prose in.
+    #[serde(default)]
+    pub torch_index: Option<String>,
+}
+
+impl FixTemplate {
+    /// The template texts, for the placeholder checks.
+    fn texts(&self) -> Vec<&str> {
+        match self {
+            FixTemplate::Prose(p) => vec![p.as_str()],
+            FixTemplate::Install(i) => std::iter::once(i.say.as_str())
+                .chain(i.install.iter().map(String::as_str))
+                .chain(i.torch_index.as_deref())
+                .collect(),
+        }
+    }
 }
 
 /// One compiled signature.
@@ -112,7 +158,7 @@ pub struct Signature {
     pub refines: Vec<String>,
     pub title: String,
     pub cause: String,
-    pub fix: Vec<String>,
+    pub fix: Vec<FixTemplate>,
     pub sources: Vec<String>,
 }
 
@@ -155,11 +201,44 @@ impl Signature {
         template::render(&self.cause, fields, &self.defaults)
     }
 
-    pub fn render_fixes(&self, fields: &BTreeMap<String, String>) -> Vec<String> {
-        self.fix
-            .iter()
-            .map(|f| template::render(f, fields, &self.defaults))
-            .collect()
+    /// The fix steps for a message with `fields`, its commands written for `target` (the
+    /// environment `explain` was pointed at), else for the `python` on PATH
+    /// ([`TargetEnv::generic`]).
+    pub fn render_fixes(
+        &self,
+        fields: &BTreeMap<String, String>,
+        target: Option<&TargetEnv>,
+    ) -> Vec<FixStep> {
+        let fill = |t: &str| template::render(t, fields, &self.defaults);
+        let generic = TargetEnv::generic();
+        let target = target.unwrap_or(&generic);
+        let mut steps = Vec::new();
+        for f in &self.fix {
+            match f {
+                FixTemplate::Prose(p) => steps.push(FixStep::Prose(fill(p))),
+                FixTemplate::Install(i) => {
+                    steps.push(FixStep::Prose(fill(&i.say)));
+                    let index_url = match &i.torch_index {
+                        Some(label) => match torch_index_url(Some(&fill(label))) {
+                            Some(url) => Some(url),
+                            None => continue,
+                        },
+                        None => None,
+                    };
+                    let op = Install {
+                        pins: i.install.iter().map(|p| fill(p)).collect(),
+                        upgrade: i.upgrade,
+                        reinstall: i.reinstall,
+                        no_deps: i.no_deps,
+                        no_build_isolation: i.no_build_isolation,
+                        index_url,
+                        ..Install::default()
+                    };
+                    steps.push(FixStep::Shell(target.install(&op)));
+                }
+            }
+        }
+        steps
     }
 }
 
@@ -304,7 +383,7 @@ impl SignatureDb {
                 }
             }
             let used: BTreeSet<String> = std::iter::once(s.cause.as_str())
-                .chain(s.fix.iter().map(String::as_str))
+                .chain(s.fix.iter().flat_map(FixTemplate::texts))
                 .flat_map(template::placeholders)
                 .map(str::to_string)
                 .collect();

@@ -336,3 +336,67 @@ fn every_known_answer_names_lines_and_fixes() {
         }
     }
 }
+
+/// `sh -n`: the command is read, not run.
+fn shell_parses(cmd: &str) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("sh")
+        .arg("-n")
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(cmd.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("sh -n");
+    assert!(
+        out.status.success(),
+        "fix is not valid shell: {cmd}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Fixes are typed: a package command is a shell step (parsing as shell) written by the one
+/// install writer, for the environment explain was pointed at (here a uv-made venv), else for
+/// the `python` on PATH through its own pip; prose names no installer command of its own.
+#[test]
+fn every_fix_of_the_corpus_is_a_command_for_the_env_or_prose() {
+    use cudoctor_explain::signatures::BUILTIN_TOML;
+    use cudoctor_explain::{Engine, SignatureDb};
+    use cudoctor_plan::{FixStep, Installer, TargetEnv};
+    let db = || SignatureDb::from_toml(BUILTIN_TOML).expect("built-in signatures");
+    let generic = Engine::new(db()).expect("engine");
+    let uv_env = TargetEnv::at("/opt/my env", Installer::Uv);
+    let for_uv = Engine::new(db()).expect("engine").for_env(Some(uv_env));
+    let mut commands = 0;
+    for (_, c) in all_cases() {
+        for (engine, head) in [
+            (&generic, "python -m pip install "),
+            (&for_uv, "uv pip install --python '/opt/my env/bin/python' "),
+        ] {
+            let e = engine.explain(c.text.as_bytes());
+            for f in &e.fix {
+                match f {
+                    FixStep::Shell(cmd) => {
+                        commands += 1;
+                        assert!(cmd.starts_with(head), "{}: {cmd}", c.id);
+                        shell_parses(cmd);
+                    }
+                    FixStep::Prose(p) => {
+                        assert!(
+                            !p.contains("pip install") && !p.contains("pip uninstall"),
+                            "{}: a package command inside prose: {p}",
+                            c.id
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(commands > 0, "no corpus case has an install command");
+}

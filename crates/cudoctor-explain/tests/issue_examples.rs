@@ -6,7 +6,8 @@ use cudoctor_explain::{explain_str, Category, Explanation};
 fn check(text: &str, category: Category, fix_mentions: &[&str]) -> Explanation {
     let e = explain_str(text);
     assert_eq!(e.category, category, "{text}\n-> {e:#?}");
-    let fixes = e.fix.join("\n");
+    let fixes: Vec<&str> = e.fix.iter().map(|f| f.text()).collect();
+    let fixes = fixes.join("\n");
     for m in fix_mentions {
         assert!(
             fixes.contains(m),
@@ -151,7 +152,10 @@ RuntimeError: No available kernel.  Aborting execution.
 ";
     let e = check(log, Category::SdpaFallback, &["bfloat16"]);
     assert!(e.cause.contains("float"), "{}", e.cause);
-    assert!(!e.fix.iter().any(|f| f.contains("Read the preceding")));
+    assert!(!e
+        .fix
+        .iter()
+        .any(|f| f.text().contains("Read the preceding")));
     check(
         "UserWarning: Both fused kernels do not support non-null attn_mask.\nRuntimeError: No available kernel. Aborting execution.",
         Category::SdpaFallback,

@@ -20,6 +20,11 @@ pub struct Install {
     /// Build these packages from source against what is installed (no wheel, no cached build,
     /// no isolated build environment, so the build sees this torch).
     pub from_source: Vec<String>,
+    /// Build in this environment, against its torch, rather than in an isolated one (implied by
+    /// `from_source`; alone for a requirement that is a source, e.g. a git URL).
+    pub no_build_isolation: bool,
+    /// Move to the newest release the index has (`--upgrade`).
+    pub upgrade: bool,
     pub index_url: Option<String>,
 }
 
@@ -83,6 +88,18 @@ pub fn torch_index_url(label: Option<&str>) -> Option<String> {
 }
 
 impl TargetEnv {
+    /// The environment of whatever `python` is first on the user's PATH, through its own pip
+    /// (`python -m pip ...`): the target of a fix when the environment is not known (`explain`
+    /// without `--python`), so the command still names no installer but the interpreter's.
+    pub fn generic() -> TargetEnv {
+        TargetEnv {
+            prefix: String::new(),
+            python: "python".into(),
+            installer: Installer::Pip,
+            conda_pytorch: false,
+        }
+    }
+
     /// A target for the environment at `prefix` with the installer its files name.
     pub fn at(prefix: &str, installer: Installer) -> TargetEnv {
         TargetEnv {
@@ -120,11 +137,16 @@ impl TargetEnv {
                 .into(),
             );
         }
+        if op.upgrade {
+            words.push("--upgrade".into());
+        }
         if op.no_deps {
             words.push("--no-deps".into());
         }
-        if !op.from_source.is_empty() {
+        if op.no_build_isolation || !op.from_source.is_empty() {
             words.push("--no-build-isolation".into());
+        }
+        if !op.from_source.is_empty() {
             for p in &op.from_source {
                 words.push(format!("--no-binary {}", quote(p)));
             }
@@ -259,6 +281,26 @@ mod tests {
         assert_eq!(
             uv().install(&Install::rebuild("flash-attn")),
             "uv pip install --python '/opt/my venv/bin/python' --reinstall --no-deps --no-build-isolation --no-binary flash-attn --no-cache flash-attn"
+        );
+    }
+
+    #[test]
+    fn an_upgrade_for_an_unknown_environment_uses_the_interpreters_pip() {
+        let op = Install {
+            upgrade: true,
+            ..Install::pins(["jax[cuda12]"])
+        };
+        assert_eq!(
+            TargetEnv::generic().install(&op),
+            "python -m pip install --upgrade 'jax[cuda12]'"
+        );
+        let op = Install {
+            no_build_isolation: true,
+            ..Install::pins(["git+https://github.com/thu-ml/SageAttention"])
+        };
+        assert_eq!(
+            uv().install(&op),
+            "uv pip install --python '/opt/my venv/bin/python' --no-build-isolation git+https://github.com/thu-ml/SageAttention"
         );
     }
 

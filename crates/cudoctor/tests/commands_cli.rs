@@ -521,6 +521,109 @@ fn explain_gives_no_fix_the_machine_already_has() {
     );
 }
 
+const DRIVER_R470: &str =
+    "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n";
+
+/// The shell steps of an explanation's fix list, each checked to parse as shell.
+fn explain_commands(v: &Value) -> Vec<String> {
+    let steps = v["fix"].as_array().expect("fix is a list");
+    let mut shell = Vec::new();
+    for step in steps {
+        if let Some(p) = step["prose"].as_str() {
+            assert!(!p.contains("pip install"), "a command inside prose: {p}");
+            continue;
+        }
+        let cmd = step["shell"].as_str().expect("a step is shell or prose");
+        support::shell_parses(cmd);
+        shell.push(cmd.to_string());
+    }
+    shell
+}
+
+/// explain's own fixes are commands of the one install writer: for the `--python` env in its
+/// own installer (uv in a uv-made venv), else for the `python` on PATH through its pip.
+#[test]
+fn explain_writes_its_commands_for_the_named_env_or_the_python_on_path() {
+    let mut m = FakeMachine::new();
+    m.driver("470.256.02", "11.4", &[Gpu::new("Tesla T4", "7.5")]);
+    m.venv("/opt/uv env", "2.11.0+cu130", Some("13.0"), &[]);
+    m.file(
+        "/opt/uv env/pyvenv.cfg",
+        "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\nuv = 0.9.0\n",
+    );
+    let mut cmd = m.command(&[
+        "explain",
+        "--python",
+        "/opt/uv env",
+        "--format",
+        "json",
+        "-",
+    ]);
+    let v = feed(&mut cmd, DRIVER_R470);
+    let cmds = explain_commands(&v);
+    let head = "uv pip install --python '/opt/uv env/bin/python' torch==";
+    assert!(cmds.iter().any(|c| c.starts_with(head)), "{cmds:#?}\n{v:#}");
+    assert!(
+        cmds.iter()
+            .all(|c| !c.starts_with("pip ") && !c.starts_with("python -m pip")),
+        "{cmds:#?}"
+    );
+
+    let r = cudoctor(
+        &["explain", "--no-machine", "--format", "json"],
+        DRIVER_R470.as_bytes(),
+    );
+    let v: Value = serde_json::from_str(&r.stdout).expect("json");
+    let cmds = explain_commands(&v);
+    assert!(
+        cmds.iter()
+            .any(|c| c.starts_with("python -m pip install torch==")),
+        "{cmds:#?}"
+    );
+    // The text shows the same steps, commands after a prompt.
+    let r = cudoctor(&["explain", "--no-machine"], DRIVER_R470.as_bytes());
+    assert!(
+        r.stdout.contains(". $ python -m pip install torch=="),
+        "{}",
+        r.stdout
+    );
+}
+
+/// `explain --kb DIR` chooses and confirms with that knowledge base, as `check --kb` judges:
+/// without the driver branch the message names, the knowledge base cannot say which build
+/// that driver keeps, so no such fix is offered.
+#[test]
+fn explain_uses_the_knowledge_base_given() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../cudoctor-kb/data");
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(data).unwrap() {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_some_and(|e| e == "toml") {
+            std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
+        }
+    }
+    let kb = dir.path().to_str().unwrap();
+    let keeps = |kb: Option<&str>| {
+        let mut args = vec!["explain", "--no-machine", "--format", "json"];
+        args.extend(kb.map(|k| ["--kb", k]).into_iter().flatten());
+        let r = cudoctor(&args, DRIVER_R470.as_bytes());
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        let v: Value = serde_json::from_str(&r.stdout).expect("json");
+        v["fix"].to_string().contains("Keep the driver (R470")
+    };
+    assert!(keeps(None));
+    assert!(keeps(Some(kb)));
+    let drivers = std::fs::read_to_string(dir.path().join("drivers.toml")).unwrap();
+    let row = "[[branch]]\nbranch = 470\nmax_cuda = \"11.4\"\n";
+    assert!(drivers.contains(row), "drivers.toml changed its layout");
+    std::fs::write(
+        dir.path().join("drivers.toml"),
+        drivers.replace(row, "[[branch]]\nbranch = 470\n"),
+    )
+    .unwrap();
+    assert!(!keeps(Some(kb)), "explain ignored --kb");
+}
+
 fn feed(cmd: &mut Command, input: &str) -> Value {
     let mut child = cmd
         .stdin(Stdio::piped())

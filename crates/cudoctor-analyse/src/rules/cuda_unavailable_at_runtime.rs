@@ -30,11 +30,24 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let driver_gpus = ctx.snap.driver.gpus.len();
     probes(ctx)
         .into_iter()
-        .filter_map(|p| judge(p, driver_gpus, ctx.snap.env.get("CUDA_VISIBLE_DEVICES")))
+        .filter_map(|p| {
+            let target = ctx.probe_target(p.run);
+            judge(
+                p,
+                driver_gpus,
+                ctx.snap.env.get("CUDA_VISIBLE_DEVICES"),
+                &target,
+            )
+        })
         .collect()
 }
 
-fn judge(p: ProbeView, driver_gpus: usize, visible: Option<&String>) -> Option<Finding> {
+fn judge(
+    p: ProbeView,
+    driver_gpus: usize,
+    visible: Option<&String>,
+    target: &cudoctor_plan::TargetEnv,
+) -> Option<Finding> {
     let torch = p.result.torch.as_ref()?;
     torch.cuda.as_ref()?;
     let cuda = p.result.cuda.as_ref()?;
@@ -58,7 +71,7 @@ fn judge(p: ProbeView, driver_gpus: usize, visible: Option<&String>) -> Option<F
     .cause("torch is a CUDA build but cannot initialise CUDA in this process; the text above is its own reason, unchanged.")
     .shell(cudoctor_plan::heredoc("cudoctor explain", reason));
     if let Some(text) = given {
-        f = with_explanation(f, text);
+        f = with_explanation(f, text, target);
     }
     if let Some(v) = visible {
         f = f.evidence(format!("CUDA_VISIBLE_DEVICES={v:?}"));
@@ -72,8 +85,15 @@ fn judge(p: ProbeView, driver_gpus: usize, visible: Option<&String>) -> Option<F
 /// Runs a text torch printed (a reason, an exception) through the explain engine and, when it
 /// names a known cause, adds that cause and its fixes to `f`, the fixes first. Pure: the
 /// engine works on the text alone with its built-in data, without the machine.
-pub(crate) fn with_explanation(mut f: Finding, text: &str) -> Finding {
-    let e = cudoctor_explain::explain_str(text);
+pub(crate) fn with_explanation(
+    mut f: Finding,
+    text: &str,
+    target: &cudoctor_plan::TargetEnv,
+) -> Finding {
+    let Ok(engine) = cudoctor_explain::builtin_engine() else {
+        return f;
+    };
+    let e = engine.explain_for(text.as_bytes(), target);
     let (true, Some(signature)) = (e.is_known(), e.signature.as_deref()) else {
         return f;
     };
@@ -83,14 +103,9 @@ pub(crate) fn with_explanation(mut f: Finding, text: &str) -> Finding {
     } else {
         format!("{} {}", f.cause, e.cause)
     };
-    // The explain engine's fixes are sentences of its signature data, not checked commands:
-    // they are shown as prose.
-    let mut fixes: Vec<FixStep> = e.fix.iter().cloned().map(FixStep::Prose).collect();
-    fixes.extend(
-        f.fix
-            .into_iter()
-            .filter(|x| !e.fix.iter().any(|t| t == x.text())),
-    );
+    // The explain engine's steps come typed, their commands written for the probed env.
+    let mut fixes: Vec<FixStep> = e.fix.clone();
+    fixes.extend(f.fix.into_iter().filter(|x| !e.fix.contains(x)));
     f.fix = fixes;
     f
 }

@@ -49,6 +49,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                         .cause("torch is installed but cannot be imported; every program in this environment fails the same way.")
                         .shell(cudoctor_plan::heredoc("cudoctor explain", &run.detail)),
                     &run.detail,
+                    &ctx.probe_target(run),
                 ),
                 ProbeStatus::Crashed => Finding::new(&RULE, format!("Python crashed during \"{stage}\" in {place}"))
                     .evidence(run.detail.clone())

@@ -13,10 +13,6 @@ use crate::Outcome;
 
 pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
     crate::output::text_json_or_markdown(args.format)?;
-    let engine = match cudoctor_explain::builtin_engine() {
-        Ok(e) => e,
-        Err(e) => bail!("the built-in signature database is invalid: {e}"),
-    };
     let kb = knowledge_base(&args.machine)?;
     // The same machine `check` would judge: --snapshot, or collected with --python, then --gpu.
     let snapshot = if args.no_machine {
@@ -39,6 +35,14 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
                 .map_err(|e| anyhow::anyhow!("--gpu: {e}"))?,
         )
     };
+    // One knowledge base for the message's own fixes, the rules and the confirmation (a
+    // user's `--kb` included); the fixes' commands for the `--python` environment, if one.
+    let db = cudoctor_explain::SignatureDb::from_toml(cudoctor_explain::signatures::BUILTIN_TOML)
+        .map_err(|e| anyhow::anyhow!("the built-in signature database is invalid: {e}"))?;
+    let target = snapshot
+        .as_ref()
+        .and_then(cudoctor_analyse::context::named_target_env);
+    let engine = &cudoctor_explain::Engine::with_kb(db, kb.clone()).for_env(target);
     let mut explanation = if args.input == "-" {
         if io::stdin().is_terminal() {
             eprintln!("Paste the error message or log, then press Ctrl-D (or give a file: cudoctor explain FILE).");
