@@ -288,7 +288,21 @@ fn shadow_dir(prefix: &str) -> tempfile::TempDir {
 fn maps_equal_prediction(name: &str) {
     let Some(python) = real_env(name) else { return };
     let prefix = env_prefix(&python);
-    let imports = "torch, torchvision, torchaudio";
+    // torch and the companions the env holds.
+    let imports = ["torch", "torchvision", "torchaudio"]
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_dir(site_packages(Path::new(&prefix)))
+                .unwrap()
+                .flatten()
+                .any(|e| {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    n.starts_with(&format!("{p}-")) && n.ends_with(".dist-info")
+                })
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let imports = imports.as_str();
     let real = real_maps(&python, imports, None);
     let json = check_json(&python, None);
     assert_same(name, &real, &predicted(&json, &prefix));
@@ -327,6 +341,22 @@ fn stock_current_loads_what_cudoctor_predicts() {
 #[test]
 fn stock_cu126_loads_what_cudoctor_predicts() {
     maps_equal_prediction("stock-cu126");
+}
+
+/// Every env of the extended tier whose torch imports (the broken ones cannot be mapped):
+/// torch beside other frameworks and their CUDA wheels, with and without shadow copies.
+#[test]
+fn every_importable_torch_env_loads_what_cudoctor_predicts() {
+    for name in [
+        "jax-cuda12-beside-torch",
+        "cupy-cuda12x-beside-torch",
+        "sglang-beside-torch",
+        "bnb-transformers",
+        "xformers-matching",
+        "cuda13-frameworks-beside-torch",
+    ] {
+        maps_equal_prediction(name);
+    }
 }
 
 fn healthy(name: &str) {
