@@ -215,20 +215,20 @@ pub fn render_fleet_markdown(r: &FleetReport) -> String {
                 .iter()
                 .map(|g| {
                     format!(
-                        "`{}` on {}: {}",
-                        g.value.replace('`', "'"),
+                        "{} on {}: {}",
+                        code(&g.value),
                         g.nodes.len(),
-                        node_list(&g.nodes)
+                        cell(&node_list(&g.nodes))
                     )
                 })
                 .collect();
             let _ = writeln!(
                 out,
-                "| {} | `{}` ({}) | {} |",
+                "| {} | {} ({}) | {} |",
                 cell(&f.name),
-                f.majority.replace('`', "'"),
+                code(&f.majority),
                 f.majority_nodes,
-                cell(&others.join("<br>"))
+                others.join("<br>")
             );
         }
         out.push('\n');
@@ -260,12 +260,7 @@ pub fn render_fleet_markdown(r: &FleetReport) -> String {
             "### The same on every node\n\n| fact | value |\n|---|---|"
         );
         for f in same {
-            let _ = writeln!(
-                out,
-                "| {} | `{}` |",
-                cell(&f.name),
-                f.majority.replace('`', "'")
-            );
+            let _ = writeln!(out, "| {} | {} |", cell(&f.name), code(&f.majority));
         }
     }
     out
@@ -487,9 +482,9 @@ pub fn render_diff_markdown(d: &DiffReport, verbose: bool) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "## cudoctor diff `{}` → `{}`\n\n**{}**\n",
-        d.before,
-        d.after,
+        "## cudoctor diff {} → {}\n\n**{}**\n",
+        code(&d.before),
+        code(&d.after),
         diff_headline(d)
     );
     let section = |out: &mut String, late: bool| {
@@ -521,10 +516,10 @@ pub fn render_diff_markdown(d: &DiffReport, verbose: bool) -> String {
             for f in list {
                 let _ = writeln!(
                     out,
-                    "- {mark} **{}** `{}` {}",
+                    "- {mark} **{}** {} {}",
                     f.severity.name(),
-                    f.code,
-                    f.title
+                    code(&f.code),
+                    cell(&f.title)
                 );
             }
             out.push('\n');
@@ -539,8 +534,8 @@ pub fn render_diff_markdown(d: &DiffReport, verbose: bool) -> String {
         for r in &d.raw {
             let _ = writeln!(
                 out,
-                "| `{}` | {} | {} |",
-                r.path.replace('`', "'"),
+                "| {} | {} | {} |",
+                code(&r.path),
                 cell(r.before.as_deref().unwrap_or("—")),
                 cell(r.after.as_deref().unwrap_or("—"))
             );
@@ -635,6 +630,11 @@ pub fn render_diff_json(d: &DiffReport) -> String {
 
 fn cell(s: &str) -> String {
     cudoctor_types::inert::markdown(s)
+}
+
+/// A value shown as code in Markdown, on one line, whatever backticks or pipes it holds.
+fn code(s: &str) -> String {
+    cudoctor_types::inert::markdown_code(s)
 }
 
 fn page_start(title: &str) -> String {

@@ -1336,3 +1336,172 @@ fn plan_shows_hostile_gpu_names_env_prefixes_and_versions_inert() {
     }
     assert!(!Path::new("/tmp/cudoctor-pwned").exists());
 }
+
+/// Markdown tables keep their shape: every row of a table has as many unescaped pipes as its
+/// header row, whatever its cells hold.
+fn assert_tables_keep_their_shape(out: &str) {
+    let mut header: Option<usize> = None;
+    for row in out.lines() {
+        if !row.starts_with('|') {
+            header = None;
+            continue;
+        }
+        let pipes = row.replace("\\|", "").matches('|').count();
+        match header {
+            None => header = Some(pipes),
+            Some(h) => assert_eq!(pipes, h, "a value left its cell: {row}\n{out}"),
+        }
+    }
+}
+
+/// Markdown and HTML reports of diff and fleet over snapshots whose GPU name, env prefix,
+/// package name and version and driver version carry escapes, newlines, raw HTML, pipes and
+/// `$(...)`, and a node file named so too: the values show as text, never as markup.
+#[test]
+fn diff_and_fleet_markdown_and_html_show_hostile_snapshots_inert() {
+    let dir = tempfile::tempdir().unwrap();
+    let seed = include_str!("../../cudoctor-fuzz/corpus/snapshot/stock_cpu_env.json");
+    let before: serde_json::Value = serde_json::from_str(seed).unwrap();
+    let mut after = before.clone();
+    let hostile = format!("{SUBSTITUTION}{ESCAPES}");
+    let env = &mut after["python_envs"][0];
+    env["packages"][0]["name"] = format!("evil{hostile}").into();
+    env["packages"][1]["version"] = format!("1.0{hostile}").into();
+    env["prefix"] = format!("/opt/v{hostile}").into();
+    after["driver"]["version"] =
+        serde_json::json!({"value": format!("580{hostile}"), "source": "x"});
+    let gpu = serde_json::json!({
+        "index": 0,
+        "name": format!("NVIDIA H100{hostile}"),
+        "uuid": format!("GPU-{hostile}"),
+        "compute_capability": "9.0",
+        "source": "nvidia-smi",
+    });
+    after["driver"]["gpus"] = serde_json::json!([gpu]);
+    let a = dir.path().join("gpu01.json");
+    let b = dir
+        .path()
+        .join(format!("gpu02{}.json", hostile.replace('/', "_")));
+    fs::write(&a, serde_json::to_string(&before).unwrap()).unwrap();
+    fs::write(&b, serde_json::to_string(&after).unwrap()).unwrap();
+    // A node whose file is not a snapshot: its failure (naming the file) is reported too.
+    let broken = dir
+        .path()
+        .join(format!("gpu03{}.json", hostile.replace('/', "_")));
+    fs::write(&broken, format!("not json {hostile}")).unwrap();
+    let o = |s: &str| OsStr::new(s).to_os_string();
+    for format in ["markdown", "html"] {
+        for args in [
+            vec![
+                o("diff"),
+                o("--format"),
+                o(format),
+                a.clone().into(),
+                b.clone().into(),
+            ],
+            vec![
+                o("diff"),
+                o("--verbose"),
+                o("--format"),
+                o(format),
+                a.clone().into(),
+                b.clone().into(),
+            ],
+            vec![
+                o("fleet"),
+                o("--format"),
+                o(format),
+                a.clone().into(),
+                b.clone().into(),
+                broken.clone().into(),
+            ],
+        ] {
+            let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+                .args(&args)
+                .env("NO_COLOR", "1")
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_ne!(out.status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(
+                stdout.contains("pwned"),
+                "{args:?}: the values are not shown:\n{stdout}{stderr}"
+            );
+            assert!(
+                stdout.contains("H100"),
+                "{args:?}: the GPU is not shown:\n{stdout}"
+            );
+            assert_inert_markup_of_tables(format, &stdout);
+        }
+    }
+}
+
+/// A Markdown line without its code spans (CommonMark: a run of N backticks opens a span that
+/// the next run of exactly N backticks closes; an unclosed run is literal text).
+fn outside_code_spans(line: &str) -> String {
+    let runs = |s: &str| -> Vec<(usize, usize)> {
+        let b = s.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'`' {
+                let start = i;
+                while i < b.len() && b[i] == b'`' {
+                    i += 1;
+                }
+                out.push((start, i - start));
+            } else {
+                i += 1;
+            }
+        }
+        out
+    };
+    let runs = runs(line);
+    let mut prose = String::new();
+    let (mut at, mut k) = (0, 0);
+    while k < runs.len() {
+        let (start, n) = runs[k];
+        match runs[k + 1..].iter().position(|&(_, m)| m == n) {
+            Some(j) => {
+                prose.push_str(&line[at..start]);
+                let (end, m) = runs[k + 1 + j];
+                at = end + m;
+                k += j + 2;
+            }
+            None => k += 1,
+        }
+    }
+    prose.push_str(&line[at..]);
+    prose
+}
+
+/// [`assert_inert_markup`] for reports whose tables have any number of columns.
+fn assert_inert_markup_of_tables(format: &str, out: &str) {
+    assert!(
+        acting(out).is_empty(),
+        "{format}: raw controls {:?}\n{out}",
+        acting(out)
+    );
+    let mut in_block = false;
+    let prose: String = out
+        .lines()
+        .filter(|l| {
+            if l.trim_start().starts_with("```") {
+                in_block = !in_block;
+                return false;
+            }
+            !in_block
+        })
+        .flat_map(|l| [outside_code_spans(l), "\n".to_string()])
+        .collect();
+    let markup = if format == "markdown" { &prose } else { out };
+    assert!(!markup.contains("<img"), "{format} passes raw HTML:\n{out}");
+    assert!(
+        !out.contains("\n# fake heading"),
+        "{format}: a value left its line:\n{out}"
+    );
+    if format == "markdown" {
+        assert_tables_keep_their_shape(out);
+    }
+}
