@@ -223,7 +223,11 @@ pub fn build_for_major(
                 .then(|| b.package.clone())
                 .into_iter()
                 .collect();
-            Ok((vec![format!("cupy-cuda{major}x")], remove))
+            // With its `ctk` extra: CuPy's own metadata ("install this package together with
+            // all needed CUDA components from PyPI by passing the [ctk] tag", cupy-cuda13x
+            // 14.2.0), so libraries torch's wheels do not bring (cuRAND beside torch 2.15) come
+            // too. A release without the extra installs the same with a warning.
+            Ok((vec![format!("cupy-cuda{major}x[ctk]")], remove))
         }
         _ => Err(format!(
             "{name} has no build told apart by its distribution name: install it in an environment of its own (uv venv / python -m venv)"

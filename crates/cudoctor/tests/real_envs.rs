@@ -966,6 +966,18 @@ fn problem_codes(json: &Value) -> BTreeSet<String> {
 /// come from the installer's cache), then checks the copy again: the finding is gone and no
 /// new one appeared.
 fn fix_repairs(name: &str, code: &str, vars: &[(&str, String)]) {
+    fix_repairs_from(name, code, vars, Index::CacheOnly);
+}
+
+/// Where a fix's installs may come from: uv's cache (what the env was built from), or the
+/// package index too (a fix that brings a package the env never had).
+#[derive(PartialEq)]
+enum Index {
+    CacheOnly,
+    Online,
+}
+
+fn fix_repairs_from(name: &str, code: &str, vars: &[(&str, String)], index: Index) -> EnvCopy {
     let copy = EnvCopy::of(name);
     let python = copy.python();
     let before = check_json_with(&python, vars);
@@ -974,12 +986,13 @@ fn fix_repairs(name: &str, code: &str, vars: &[(&str, String)]) {
         if cmd.starts_with("cudoctor ") {
             continue;
         }
-        let out = Command::new("timeout")
-            .args(["900", "sh", "-c", &cmd])
-            .env("UV_OFFLINE", "1")
-            .env_remove("VIRTUAL_ENV")
-            .output()
-            .unwrap();
+        let mut run = Command::new("timeout");
+        run.args(["900", "sh", "-c", &cmd])
+            .env_remove("VIRTUAL_ENV");
+        if index == Index::CacheOnly {
+            run.env("UV_OFFLINE", "1");
+        }
+        let out = run.output().unwrap();
         assert!(
             out.status.success(),
             "{name}: `{cmd}` failed: {}",
@@ -999,6 +1012,58 @@ fn fix_repairs(name: &str, code: &str, vars: &[(&str, String)]) {
         "{name}: new after the fix: {new:?}\n{:#?}",
         findings(&after)
     );
+    copy
+}
+
+#[test]
+fn the_fix_of_cupy_for_cuda12_beside_a_cuda13_torch_repairs_a_copy_of_the_env() {
+    if real_env("cupy-cuda12x-beside-torch").is_none() {
+        return;
+    }
+    // cupy-cuda13x is not in the env's cache: the fix's install comes from the index.
+    let copy = fix_repairs_from("cupy-cuda12x-beside-torch", "FW020", &[], Index::Online);
+    // Ground truth: CuPy now runs on CUDA 13, and each CUDA library module it offers loads
+    // the way CuPy loads it (cupy.cuda's attributes; cuRAND is not among torch's wheels).
+    let (ok, text) = python_says(
+        &copy.python(),
+        "import cupy\nfor m in ['cublas', 'curand', 'cusolver', 'cusparse', 'cufft', 'nvrtc']: getattr(cupy.cuda, m)\nprint(cupy.cuda.runtime.runtimeGetVersion())",
+    );
+    assert!(ok, "{text}");
+    let version: u32 = text
+        .trim()
+        .lines()
+        .last()
+        .unwrap()
+        .parse()
+        .expect("a version");
+    assert_eq!(version / 1000, 13, "{text}");
+}
+
+#[test]
+fn the_fix_of_sglang_pinning_another_torch_resolves() {
+    let Some(python) = real_env("sglang-beside-torch") else {
+        return;
+    };
+    // Installing another torch is gigabytes: the printed command is resolved by uv against the
+    // index without installing, and must leave SGLang's pin met.
+    let json = check_json(&python, None);
+    let root = one_root("sglang-beside-torch", &json, "FW022");
+    let cmds = fix_commands(&root);
+    assert_eq!(cmds.len(), 1, "{cmds:?}");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{} --dry-run", cmds[0]))
+        .env_remove("VIRTUAL_ENV")
+        .output()
+        .expect("sh");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{}: {said}", cmds[0]);
+    assert!(said.contains("+ torch==2.14.1"), "{said}");
+    assert!(said.contains("- torch==2.15.0"), "{said}");
 }
 
 #[test]

@@ -313,7 +313,7 @@ mod tests {
             "{fix:?}"
         );
         assert!(
-            fix.contains(&"/opt/venv/bin/python -m pip install cupy-cuda13x"),
+            fix.contains(&"/opt/venv/bin/python -m pip install 'cupy-cuda13x[ctk]'"),
             "{fix:?}"
         );
         // With a CUDA 12 toolkit on the machine and no -cu12 wheels it still runs: a warning.
