@@ -121,14 +121,36 @@ pub struct Prefilter {
     automaton: Option<aho_corasick::AhoCorasick>,
     /// False when some pattern requires no literal: every line must then go to the regexes.
     usable: bool,
+    /// Every pattern's own literals in one automaton, and for each of them the patterns
+    /// (indices in the order given to [`Prefilter::new`]) that require it: a candidate line is
+    /// matched against the few patterns whose literals it holds, not against all of them.
+    by_pattern: Option<aho_corasick::AhoCorasick>,
+    patterns_of: Vec<Vec<usize>>,
 }
 
 impl Prefilter {
     pub fn new<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Prefilter {
         let mut all = Vec::new();
-        for p in patterns {
+        let mut own: Vec<String> = Vec::new();
+        let mut patterns_of: Vec<Vec<usize>> = Vec::new();
+        for (index, p) in patterns.into_iter().enumerate() {
             match required_literals(p) {
-                Some(lits) => all.extend(lits),
+                Some(lits) => {
+                    for lit in &lits {
+                        let id = match own.iter().position(|o| o == lit) {
+                            Some(id) => id,
+                            None => {
+                                own.push(lit.clone());
+                                patterns_of.push(Vec::new());
+                                own.len() - 1
+                            }
+                        };
+                        if patterns_of[id].last() != Some(&index) {
+                            patterns_of[id].push(index);
+                        }
+                    }
+                    all.extend(lits);
+                }
                 None => return Prefilter::default(),
             }
         }
@@ -146,11 +168,35 @@ impl Prefilter {
             .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(&kept)
             .ok();
+        let by_pattern = aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .build(&own)
+            .ok();
         Prefilter {
-            usable: automaton.is_some(),
+            usable: automaton.is_some() && by_pattern.is_some(),
             literals: kept,
             automaton,
+            by_pattern,
+            patterns_of,
         }
+    }
+
+    /// The patterns `line` may match, in ascending order: those with a required literal in
+    /// the line. `None` when the prefilter cannot tell (some pattern requires no literal).
+    pub fn candidates(&self, line: &str) -> Option<Vec<usize>> {
+        let ac = self.by_pattern.as_ref().filter(|_| self.usable)?;
+        let mut found = vec![false; self.patterns_of.len()];
+        let mut out = Vec::new();
+        for m in ac.find_overlapping_iter(line) {
+            let id = m.pattern().as_usize();
+            if !std::mem::replace(&mut found[id], true) {
+                out.extend_from_slice(&self.patterns_of[id]);
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        Some(out)
     }
 
     /// Whether `line` may match some pattern (compared ASCII case-insensitively).
@@ -212,5 +258,43 @@ mod tests {
             assert!(pf.may_match(&line.to_ascii_lowercase()), "{line}");
         }
         assert!(!pf.may_match("epoch 3 step 100 loss 0.25"));
+        // Each line is a candidate of its own pattern only.
+        assert_eq!(
+            pf.candidates("RuntimeError: CUDA error: NO KERNEL IMAGE is available"),
+            Some(vec![0])
+        );
+        assert_eq!(pf.candidates("x NCCL WARN boom"), Some(vec![1]));
+        assert_eq!(pf.candidates("epoch 3"), Some(vec![]));
+        assert_eq!(
+            pf.candidates("NCCL WARN a.so: undefined symbol: _ZN3c10"),
+            Some(vec![1, 2])
+        );
+        assert_eq!(Prefilter::new([r"x?\d+"]).candidates("12"), None);
+    }
+
+    #[test]
+    fn the_built_in_patterns_a_line_triggers_are_found_from_its_candidates_alone() {
+        let engine = crate::builtin_engine().expect("built-in engine");
+        let (db, pf) = (engine.signatures(), engine.prefilter());
+        assert!(
+            pf.candidates("x").is_some(),
+            "the built-in prefilter is usable"
+        );
+        let mut triggering = 0;
+        for text in [
+            include_str!("../tests/corpus/public.toml"),
+            include_str!("../tests/corpus/corpus.toml"),
+            include_str!("../tests/corpus/independent.toml"),
+            include_str!("../tests/corpus/device_observed.toml"),
+        ] {
+            for line in text.lines() {
+                for l in [line.to_string(), line.to_ascii_uppercase()] {
+                    let all = db.triggered(&l);
+                    assert_eq!(db.triggered_with(&l, pf), all, "{l}");
+                    triggering += usize::from(!all.is_empty());
+                }
+            }
+        }
+        assert!(triggering > 500, "{triggering} lines trigger a signature");
     }
 }

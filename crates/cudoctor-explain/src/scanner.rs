@@ -337,7 +337,7 @@ impl State<'_> {
         let candidate = self.prefilter.may_match(text);
         let own: Vec<usize> = if candidate {
             self.out.stats.candidate_lines += 1;
-            self.db.triggered(text)
+            self.db.triggered_with(text, self.prefilter)
         } else {
             Vec::new()
         };
@@ -361,7 +361,7 @@ impl State<'_> {
                     let text_joined = format!("{}{glue}{text}", self.prev);
                     let hits: Vec<usize> = self
                         .db
-                        .triggered(&text_joined)
+                        .triggered_with(&text_joined, self.prefilter)
                         .into_iter()
                         .filter(|s| {
                             !own.contains(s)

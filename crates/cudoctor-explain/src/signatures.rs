@@ -4,7 +4,7 @@ use crate::category::Category;
 use crate::fields::FieldKind;
 use crate::template;
 use cudoctor_plan::{torch_index_url, FixStep, Install, TargetEnv};
-use regex::{Regex, RegexSet};
+use regex::Regex;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
@@ -48,8 +48,6 @@ pub enum DbError {
     },
     #[error("signature {id}: confidence {value} is outside 0..=1")]
     Confidence { id: String, value: f32 },
-    #[error("the patterns do not compile as one set: {0}")]
-    Set(String),
 }
 
 #[derive(Debug, Deserialize)]
@@ -242,13 +240,14 @@ impl Signature {
     }
 }
 
-/// All signatures plus one `RegexSet` over every trigger pattern (one pass per line).
+/// All signatures plus every trigger pattern in one list (signature order, then pattern order:
+/// the order [`crate::prefilter::Prefilter`] numbers them in).
 #[derive(Debug)]
 pub struct SignatureDb {
     pub schema: u32,
     pub signatures: Vec<Signature>,
-    set: RegexSet,
-    /// For each pattern in `set`, the index of its signature.
+    triggers: Vec<Regex>,
+    /// For each pattern in `triggers`, the index of its signature.
     owner: Vec<usize>,
 }
 
@@ -257,7 +256,6 @@ impl SignatureDb {
     pub fn from_toml(text: &str) -> Result<SignatureDb, DbError> {
         let raw: RawDb = toml::from_str(text)?;
         let mut signatures = Vec::with_capacity(raw.signature.len());
-        let mut all_patterns = Vec::new();
         let mut owner = Vec::new();
         for (index, s) in raw.signature.into_iter().enumerate() {
             let category = Category::parse(&s.category).ok_or_else(|| DbError::Category {
@@ -296,10 +294,7 @@ impl SignatureDb {
                 })?;
                 fields.insert(name.clone(), k);
             }
-            for p in &s.patterns {
-                all_patterns.push(p.clone());
-                owner.push(index);
-            }
+            owner.extend(std::iter::repeat_n(index, s.patterns.len()));
             signatures.push(Signature {
                 id: s.id,
                 category,
@@ -319,21 +314,43 @@ impl SignatureDb {
                 sources: s.sources,
             });
         }
-        let set = RegexSet::new(&all_patterns).map_err(|e| DbError::Set(e.to_string()))?;
+        let triggers = signatures
+            .iter()
+            .flat_map(|s| s.patterns.iter().cloned())
+            .collect();
         Ok(SignatureDb {
             schema: raw.schema,
             signatures,
-            set,
+            triggers,
             owner,
         })
     }
 
     /// The signatures whose trigger patterns match `line`, each once, in database order.
     pub fn triggered(&self, line: &str) -> Vec<usize> {
-        let mut hit: Vec<usize> = self
-            .set
-            .matches(line)
-            .iter()
+        self.triggered_among(line, 0..self.triggers.len())
+    }
+
+    /// [`SignatureDb::triggered`], trying only the patterns `prefilter` leaves for `line`: a
+    /// line holds the literals of a few patterns, and each of those is one small automaton,
+    /// where one set of every pattern had to track them all at once (and fell back to its
+    /// slowest engine on lines with many near-matches).
+    pub fn triggered_with(
+        &self,
+        line: &str,
+        prefilter: &crate::prefilter::Prefilter,
+    ) -> Vec<usize> {
+        match prefilter.candidates(line) {
+            Some(patterns) => self.triggered_among(line, patterns),
+            None => self.triggered(line),
+        }
+    }
+
+    /// Patterns are given in ascending order, so signatures come out in database order.
+    fn triggered_among(&self, line: &str, patterns: impl IntoIterator<Item = usize>) -> Vec<usize> {
+        let mut hit: Vec<usize> = patterns
+            .into_iter()
+            .filter(|&p| self.triggers.get(p).is_some_and(|re| re.is_match(line)))
             .filter_map(|p| self.owner.get(p).copied())
             .collect();
         hit.dedup();
