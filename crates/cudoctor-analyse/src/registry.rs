@@ -31,6 +31,7 @@ pub static RULES: &[&Rule] = &[
     &rules::frameworks_of_two_cuda_majors::RULE,
     &rules::framework_pins_unmet::RULE,
     &rules::torch_pin_unmet::RULE,
+    &rules::framework_library_nowhere::RULE,
     &rules::torch_arch_list_lacks_gpu::RULE,
     &rules::extension_lacks_gpu_arch::RULE,
     &rules::arch_list_env::RULE,

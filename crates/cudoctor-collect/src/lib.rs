@@ -115,6 +115,24 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         for (env, check) in envs.iter_mut().zip(wheel_checks) {
             env.wheel_check = check;
         }
+        if snap.loader.is_some() {
+            // What each framework's own libraries need, where the loader cannot find it.
+            timings.time("framework-loader", || {
+                for env in &mut envs {
+                    let needs: Vec<_> = env
+                        .frameworks
+                        .iter()
+                        .map(|b| match b.framework {
+                            cudoctor_snapshot::Framework::Torch => Vec::new(),
+                            _ => libraries::unresolved_needs(host, env, b),
+                        })
+                        .collect();
+                    for (b, n) in env.frameworks.iter_mut().zip(needs) {
+                        b.unresolved = n;
+                    }
+                }
+            });
+        }
         snap.python_envs = envs;
         snap.driver = driver.join().unwrap_or_default();
         snap.platform = platform.join().unwrap_or_default();

@@ -8,7 +8,8 @@ use cudoctor_ldso::{
 };
 use cudoctor_snapshot::{
     CachedLibrary, FileVersion, FrameworkBuild, LibraryLinks, LinkedLibrary, LoadStage,
-    LoaderFacts, OpenedBy, Opener, ProcessLinks, PythonEnv, ShadowedLibrary, VersionSource,
+    LoaderFacts, OpenedBy, Opener, ProcessLinks, PythonEnv, ShadowedLibrary, UnresolvedNeed,
+    VersionSource,
 };
 
 use crate::host::Host;
@@ -236,6 +237,59 @@ pub fn framework_links(host: &Host, build: &FrameworkBuild) -> ProcessLinks {
         shadowed: Vec::new(),
         runtime_dirs: Vec::new(),
     }
+}
+
+/// The CUDA libraries `build`'s shipped objects need that its emulated process finds nowhere
+/// on the loader's search path (driver libraries left out: the driver layer judges those),
+/// each with the files of that name in `env`'s nvidia wheels, which a framework that loads
+/// libraries by path itself may still find.
+pub fn unresolved_needs(
+    host: &Host,
+    env: &PythonEnv,
+    build: &FrameworkBuild,
+) -> Vec<UnresolvedNeed> {
+    let links = framework_links(host, build);
+    let mut out: Vec<UnresolvedNeed> = Vec::new();
+    for o in &links.objects {
+        for n in o
+            .needed
+            .iter()
+            .filter(|n| n.via == "missing" && !n.optional)
+        {
+            let Some(lib) = cuda_library(&n.name) else {
+                continue;
+            };
+            if lib.family.is_driver_library()
+                || out
+                    .iter()
+                    .any(|u| u.needed_by == o.path && u.soname == n.name)
+            {
+                continue;
+            }
+            out.push(UnresolvedNeed {
+                needed_by: o.path.clone(),
+                soname: n.name.clone(),
+                in_env: wheel_copies(host, env, &n.name),
+            });
+        }
+    }
+    out
+}
+
+/// Files named `soname` in the lib directories of `env`'s nvidia wheels
+/// (`<site-packages>/nvidia/<component>/lib/`).
+fn wheel_copies(host: &Host, env: &PythonEnv, soname: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for sp in &env.site_packages {
+        let nvidia = format!("{}/nvidia", sp.trim_end_matches('/'));
+        for component in host.list_dir(&nvidia) {
+            let file = format!("{nvidia}/{component}/lib/{soname}");
+            if host.is_file(&file) {
+                out.push(file);
+            }
+        }
+    }
+    out
 }
 
 /// The literal string arguments of each `call(` in Python source: `_load("cu13",

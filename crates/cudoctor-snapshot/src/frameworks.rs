@@ -61,6 +61,22 @@ pub struct FrameworkBuild {
     /// Problems met while reading it.
     #[serde(default)]
     pub errors: Vec<String>,
+    /// CUDA libraries its shipped objects need that the loader finds nowhere on its search
+    /// path (driver libraries are the driver layer's); absent where the loader was not emulated.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unresolved: Vec<UnresolvedNeed>,
+}
+
+/// A library a framework's shipped object needs and the loader does not find.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnresolvedNeed {
+    /// The shipped object (machine path).
+    pub needed_by: String,
+    pub soname: String,
+    /// Files of that name in the environment's nvidia wheels, which the framework may load by
+    /// path itself (cuda-pathfinder, onnxruntime.preload_dlls); empty: nowhere here.
+    #[serde(default)]
+    pub in_env: Vec<String>,
 }
 
 /// The CUDA a framework build targets, and the file that says so.

@@ -26,7 +26,7 @@ pub use deep::{
 };
 pub use driver::{DriverFacts, Gpu, GpuProcess, KernelModule};
 pub use environment::{recorded_env, redact_url_credentials, relevant_variable, EnvVars, REDACTED};
-pub use frameworks::{CompanionPin, CudaBinding, Framework, FrameworkBuild};
+pub use frameworks::{CompanionPin, CudaBinding, Framework, FrameworkBuild, UnresolvedNeed};
 pub use images::{
     CachedLibrary, FileVersion, KernelImages, LibraryImages, LibraryLinks, LinkedLibrary,
     LoadStage, LoaderFacts, OpenedBy, Opener, ProcessLinks, RuntimeDir, ShadowedLibrary,

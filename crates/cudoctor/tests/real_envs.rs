@@ -1559,3 +1559,113 @@ fn the_libraries_section_names_a_wheels_private_runtime_copy_as_such() {
         );
     }
 }
+
+/// FW023's libraries in a check of the env.
+fn nowhere_sonames(json: &Value) -> BTreeSet<String> {
+    json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "FW023")
+        .flat_map(|f| f["evidence"].as_array().unwrap().iter())
+        .filter_map(|e| {
+            let e = e.as_str()?;
+            let (_, rest) = e.split_once(" needs ")?;
+            Some(rest.split(':').next()?.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_library_no_wheel_brings_is_what_cupy_itself_fails_to_find() {
+    let Some(python) = real_env("cuda13-frameworks-beside-torch") else {
+        return;
+    };
+    // Ground truth: CuPy's own loading of each CUDA library module (cupy.cuda's attributes).
+    let (ok, text) = python_says(
+        &python,
+        "import cupy\nfor m in ['cublas', 'curand', 'cusolver', 'cusparse', 'cufft', 'nvrtc']:\n    try:\n        getattr(cupy.cuda, m); print(m, 'ok')\n    except ImportError as e:\n        print(m, 'fails', e)",
+    );
+    assert!(ok, "{text}");
+    let failing: Vec<&str> = text.lines().filter(|l| l.contains(" fails ")).collect();
+    assert_eq!(failing.len(), 1, "{text}");
+    assert!(
+        failing[0].starts_with("curand fails") && failing[0].contains("libcurand.so.10"),
+        "{text}"
+    );
+    let json = check_json(&python, None);
+    assert_eq!(
+        nowhere_sonames(&json),
+        BTreeSet::from(["libcurand.so.10".to_string()]),
+        "{:#}",
+        json["findings"]
+    );
+}
+
+#[test]
+fn the_fix_of_a_library_no_wheel_brings_repairs_a_copy_of_the_env() {
+    if real_env("cuda13-frameworks-beside-torch").is_none() {
+        return;
+    }
+    let copy = fix_repairs_from(
+        "cuda13-frameworks-beside-torch",
+        "FW023",
+        &[],
+        Index::Online,
+    );
+    let (ok, text) = python_says(
+        &copy.python(),
+        "import cupy; cupy.cuda.curand; print('loaded')",
+    );
+    assert!(ok && text.contains("loaded"), "{text}");
+}
+
+#[test]
+fn onnx_runtimes_provider_without_cuda_wheels_is_what_ldd_finds_missing() {
+    let Some(python) = real_env("onnxruntime-gpu") else {
+        return;
+    };
+    let prefix = env_prefix(&python);
+    let provider = format!(
+        "{prefix}/lib/python3.11/site-packages/onnxruntime/capi/libonnxruntime_providers_cuda.so"
+    );
+    let out = Command::new("ldd").arg(&provider).output().expect("ldd");
+    let ldd = String::from_utf8_lossy(&out.stdout).into_owned();
+    // The driver's libcuda is the driver layer's, not a wheel's.
+    let ldd_missing: BTreeSet<String> = ldd
+        .lines()
+        .filter(|l| l.contains("not found"))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|n| !n.starts_with("libcuda.so"))
+        .collect();
+    let json = check_json(&python, None);
+    let said = nowhere_sonames(&json);
+    assert!(
+        ldd_missing.is_subset(&said),
+        "ldd: {ldd}\ncudoctor: {said:?}"
+    );
+    let root = one_root("onnxruntime-gpu", &json, "FW023");
+    let cmds = fix_commands(&root);
+    assert_eq!(cmds.len(), 1, "{cmds:?}");
+    // The printed install, resolved by uv against the index: it brings the CUDA 13 wheels.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{} --dry-run", cmds[0]))
+        .env_remove("VIRTUAL_ENV")
+        .output()
+        .expect("sh");
+    let uv = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{}: {uv}", cmds[0]);
+    for wheel in [
+        "+ nvidia-cublas==13",
+        "+ nvidia-cuda-runtime==13",
+        "+ nvidia-curand==10",
+        "+ nvidia-cudnn-cu13==9",
+    ] {
+        assert!(uv.contains(wheel), "{wheel}: {uv}");
+    }
+}

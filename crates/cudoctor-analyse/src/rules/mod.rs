@@ -18,6 +18,7 @@ pub mod driver_library_mismatch;
 pub mod driver_too_old_for_torch;
 pub mod duplicate_library_copies;
 pub mod extension_lacks_gpu_arch;
+pub mod framework_library_nowhere;
 pub mod framework_pins_unmet;
 pub mod frameworks_of_two_cuda_majors;
 pub mod fused_attention_unavailable;

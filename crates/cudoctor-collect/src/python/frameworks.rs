@@ -154,6 +154,7 @@ fn torch(host: &Host, env: &PythonEnv) -> Option<FrameworkBuild> {
         ships: Vec::new(),
         companions: pins(env, "torch", &reqs, &|n| n == "triton"),
         errors,
+        unresolved: Vec::new(),
     })
 }
 
@@ -195,6 +196,7 @@ fn jax(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
         ships: Vec::new(),
         companions: common.clone(),
         errors,
+        unresolved: Vec::new(),
     };
     if majors.is_empty() {
         // A jaxlib from JAX's own index names its CUDA in a local label: 0.4.20+cuda12.cudnn89.
@@ -316,6 +318,7 @@ fn cupy(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
                 ships: shared_objects(host, env, &p.name),
                 companions: Vec::new(),
                 errors,
+                unresolved: Vec::new(),
             }
         })
         .collect()
@@ -391,6 +394,7 @@ fn onnxruntime(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
         ships: shared_objects(host, env, &p.name),
         companions: Vec::new(),
         errors,
+        unresolved: Vec::new(),
     }]
 }
 
@@ -434,6 +438,7 @@ fn tensorflow(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
         ships: Vec::new(),
         companions: Vec::new(),
         errors,
+        unresolved: Vec::new(),
     }]
 }
 
@@ -485,6 +490,7 @@ fn vllm(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
         ships: shared_objects(host, env, "vllm"),
         companions: pins(env, "vllm", &reqs, &serving_companion),
         errors,
+        unresolved: Vec::new(),
     }]
 }
 
@@ -505,6 +511,7 @@ fn sglang(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
         ships: Vec::new(),
         companions: pins(env, "sglang", &reqs, &serving_companion),
         errors,
+        unresolved: Vec::new(),
     }]
 }
 
