@@ -72,6 +72,15 @@ try:
         said.update(version=cupy.__version__, runtime=cupy.cuda.runtime.runtimeGetVersion(),
                     driver=cupy.cuda.runtime.driverGetVersion(),
                     devices=cupy.cuda.runtime.getDeviceCount(), sum=float(cupy.arange(10.0).sum()))
+        # CuPy's own loading of each CUDA library module (FW023's ground truth).
+        modules = {}
+        for m in ('cublas', 'curand', 'cusolver', 'cusparse', 'cufft', 'nvrtc'):
+            try:
+                getattr(cupy.cuda, m)
+                modules[m] = 'ok'
+            except Exception as e:
+                modules[m] = repr(e)[:200]
+        said['modules'] = modules
     elif fw == 'onnxruntime':
         import onnxruntime as ort
         said.update(version=ort.__version__, providers=ort.get_available_providers(),
@@ -100,6 +109,11 @@ for env in check.get('snapshot', {}).get('python_envs', []):
         c = b.get('cuda') or {}
         print('  recorded %-12s %-10s %-22s cuda %s.%s (%s)' % (b['framework'], b['version'], b['package'],
               c.get('major'), c.get('minor', 'x'), c.get('source')))
+for f in check.get('findings', []):
+    if f['code'] in ('FW020', 'FW021', 'FW022', 'FW023'):
+        print('finding', f['code'], f['severity'], f['title'])
+        for e in f.get('evidence', []):
+            print('   ', e)
 for fw in ('torch', 'jax', 'cupy', 'onnxruntime'):
     s = load('said-%s.json' % fw)
     brief = {k: v for k, v in s.items() if k not in ('maps', 'maps_after_import')}
