@@ -318,6 +318,11 @@ pub fn target_env(env: &PythonEnv) -> cudoctor_plan::TargetEnv {
     }
 }
 
+/// The platform builds are chosen for on a host: check, explain and plan all ask this.
+pub fn host_platform(host: &cudoctor_snapshot::HostFacts) -> cudoctor_kb::Platform {
+    cudoctor_kb::Platform::of_host(&host.os, &host.arch, host.is_jetson())
+}
+
 /// The environment a user named with `--python` (the one found that way, when exactly one
 /// was), as the target of printed commands; `None` when none or several were named.
 pub fn named_target_env(snap: &Snapshot) -> Option<cudoctor_plan::TargetEnv> {
@@ -401,7 +406,7 @@ impl<'a> Context<'a> {
 
     /// The platform the chooser plans for: this host's.
     pub fn platform(&self) -> cudoctor_kb::Platform {
-        cudoctor_kb::Platform::of_host(&self.snap.host.os, &self.snap.host.arch)
+        host_platform(&self.snap.host)
     }
 
     /// The driver CUDA `cuda` needs on these GPUs, by their driver branches (the chooser's).

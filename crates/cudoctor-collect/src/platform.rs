@@ -164,12 +164,57 @@ pub fn host_facts(host: &Host) -> HostFacts {
         kernel,
         cpu_count,
         memory_total_mib,
+        l4t_release: host
+            .read_text("/etc/nv_tegra_release")
+            .ok()
+            .and_then(|t| l4t_release(&t)),
+        board_model: host
+            .read_text("/proc/device-tree/model")
+            .ok()
+            .and_then(|t| board_model(&t)),
     }
+}
+
+/// The L4T release line of /etc/nv_tegra_release: its first line, `# R<major> (release),
+/// REVISION: <minor>, GCID: ..., BOARD: ..., EABI: aarch64, DATE: ...` (NVIDIA Jetson Linux
+/// Developer Guide: `head -n 1 /etc/nv_tegra_release` names the release); other text, none.
+fn l4t_release(text: &str) -> Option<String> {
+    let first = text.lines().next()?.trim();
+    let rest = first.strip_prefix("# R")?;
+    rest.starts_with(|c: char| c.is_ascii_digit())
+        .then(|| first.to_string())
+}
+
+/// /proc/device-tree/model: a device-tree string property, its text ended by a NUL byte
+/// (Devicetree Specification, property values: `<string>` is NUL-terminated).
+fn board_model(text: &str) -> Option<String> {
+    let model = text.trim_end_matches('\0').trim();
+    (!model.is_empty() && !model.contains('\0')).then(|| model.to_string())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Real contents: the release line a Jetson AGX Xavier on JetPack 5.1.2 prints for
+    /// `cat /etc/nv_tegra_release` (L4T R35.4.1), and the model the Linux kernel's device tree
+    /// for the AGX Orin developer kit declares (arch/arm64/boot/dts/nvidia/
+    /// tegra234-p3737-0000+p3701-0000.dts: `model = "NVIDIA Jetson AGX Orin Developer Kit";`).
+    #[test]
+    fn reads_the_l4t_release_and_the_board_model() {
+        let release = "# R35 (release), REVISION: 4.1, GCID: 33958178, BOARD: t186ref, EABI: aarch64, DATE: Tue Aug  1 19:57:35 UTC 2023\n# KERNEL_VARIANT: oot\n";
+        assert_eq!(
+            l4t_release(release).as_deref(),
+            Some("# R35 (release), REVISION: 4.1, GCID: 33958178, BOARD: t186ref, EABI: aarch64, DATE: Tue Aug  1 19:57:35 UTC 2023")
+        );
+        assert_eq!(l4t_release("R35\n"), None);
+        assert_eq!(l4t_release(""), None);
+        assert_eq!(
+            board_model("NVIDIA Jetson AGX Orin Developer Kit\0").as_deref(),
+            Some("NVIDIA Jetson AGX Orin Developer Kit")
+        );
+        assert_eq!(board_model("\0"), None);
+    }
 
     #[test]
     fn recognises_wsl_kernels() {

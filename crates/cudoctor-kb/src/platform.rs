@@ -37,9 +37,13 @@ impl Platform {
     }
 
     /// The platform of a host as a snapshot records it (`os` "linux"/"windows", `arch`
-    /// "x86_64"/"aarch64"). Jetson is not told apart from other aarch64 hosts here.
-    pub fn of_host(os: &str, arch: &str) -> Platform {
-        if os.eq_ignore_ascii_case("windows") {
+    /// "x86_64"/"aarch64", and whether its root is a Jetson's: the L4T release file or a
+    /// Jetson board in its device tree). A Jetson root is Jetson whatever the inspecting
+    /// tool's own architecture (`--root` of a Jetson's file system).
+    pub fn of_host(os: &str, arch: &str, jetson: bool) -> Platform {
+        if jetson && !os.eq_ignore_ascii_case("windows") {
+            Platform::Jetson
+        } else if os.eq_ignore_ascii_case("windows") {
             Platform::Windows
         } else if arch == "aarch64" || arch == "arm64" {
             Platform::LinuxAarch64

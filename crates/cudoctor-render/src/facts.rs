@@ -36,6 +36,13 @@ fn platform(s: &Snapshot) -> Vec<Fact> {
         os.push_str(&format!(", kernel {k}"));
     }
     let mut out = vec![fact("system", os)];
+    if h.is_jetson() {
+        let mut jetson = h.board_model.clone().unwrap_or_else(|| "Jetson".into());
+        if let Some(l4t) = &h.l4t_release {
+            jetson.push_str(&format!(" ({})", l4t.trim_start_matches("# ")));
+        }
+        out.push(fact("jetson", jetson));
+    }
     if let Some(c) = &s.platform.container {
         out.push(fact(
             "container",

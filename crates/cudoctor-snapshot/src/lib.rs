@@ -129,6 +129,25 @@ pub struct HostFacts {
     pub cpu_count: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_total_mib: Option<u64>,
+    /// NVIDIA Jetson Linux (L4T): the first line of /etc/nv_tegra_release
+    /// ("# R35 (release), REVISION: 4.1, GCID: ..., BOARD: t186ref, EABI: aarch64, ...").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l4t_release: Option<String>,
+    /// The board, from /proc/device-tree/model ("NVIDIA Jetson AGX Orin Developer Kit").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub board_model: Option<String>,
+}
+
+impl HostFacts {
+    /// A Jetson module: its root carries the L4T release file, or its device tree names a
+    /// Jetson board. Its GPU is driven by JetPack, not by a discrete-GPU driver.
+    pub fn is_jetson(&self) -> bool {
+        self.l4t_release.is_some()
+            || self
+                .board_model
+                .as_deref()
+                .is_some_and(|m| m.contains("Jetson"))
+    }
 }
 
 /// One try at reading a fact from one source, kept so the report can say where facts came from

@@ -809,3 +809,86 @@ fn a_closed_stdout_pipe_ends_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(!stderr.contains("internal error"), "{stderr}");
 }
+
+/// A Jetson root, from real file contents: the release line a Jetson AGX Xavier on JetPack
+/// 5.1.2 prints for `cat /etc/nv_tegra_release` (L4T R35.4.1; the file's first line, as
+/// NVIDIA's Jetson Linux guide reads it with `head -n 1`), and the board model the Linux
+/// kernel's device tree for that developer kit declares (arch/arm64/boot/dts/nvidia/
+/// tegra194-p2972-0000.dts: `model = "NVIDIA Jetson AGX Xavier Developer Kit";`), which
+/// /proc/device-tree/model holds as a NUL-terminated string.
+fn jetson_xavier() -> FakeMachine {
+    let mut m = FakeMachine::new();
+    m.file(
+        "/etc/nv_tegra_release",
+        "# R35 (release), REVISION: 4.1, GCID: 33958178, BOARD: t186ref, EABI: aarch64, DATE: Tue Aug  1 19:57:35 UTC 2023\n# KERNEL_VARIANT: oot\n",
+    );
+    m.file(
+        "/proc/device-tree/model",
+        "NVIDIA Jetson AGX Xavier Developer Kit\0",
+    );
+    // PyPI's torch 2.11.0 (its aarch64 wheel is the CUDA 13.0 build), not a JetPack build.
+    m.venv("/opt/venv", "2.11.0", Some("13.0"), &[]);
+    m
+}
+
+/// check, explain and plan judge a Jetson root as Jetson (not as a generic linux-aarch64
+/// host): plan plans for the Jetson platform, and check's (and so explain's) finding for the
+/// missing discrete-GPU driver gives plan's Jetson answer, not a driver install.
+#[test]
+fn check_explain_and_plan_plan_a_jetson_as_jetson() {
+    let m = jetson_xavier();
+    let r = m.run(&["plan", "--format", "json"]);
+    let plan: Value = serde_json::from_str(&r.stdout).expect("plan json");
+    assert_eq!(plan["platform"], "jetson", "{plan:#}");
+    let jetpack = plan["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .find(|w| w.contains("JetPack"))
+        .expect("plan's Jetson answer")
+        .trim_start_matches("no install command: ")
+        .to_string();
+
+    let (v, code) = m.json();
+    assert_eq!(code, 1);
+    assert!(
+        v["snapshot"]["host"]["l4t_release"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("# R35 (release), REVISION: 4.1")),
+        "{:#}",
+        v["snapshot"]["host"]
+    );
+    let drv = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "DRV001")
+        .expect("DRV001");
+    assert_eq!(drv["severity"], "error", "{drv:#}");
+    let fix = drv["fix"].to_string();
+    assert!(fix.contains(&jetpack), "{fix}\nplan: {jetpack}");
+    assert!(!fix.contains("ubuntu-drivers"), "{fix}");
+    let text = m.run(&["check"]).stdout;
+    assert!(
+        text.contains("NVIDIA Jetson AGX Xavier Developer Kit (R35 (release), REVISION: 4.1"),
+        "{text}"
+    );
+
+    // explain confirms "no driver" with the same finding, and gives its fix.
+    let mut cmd = m.command(&["explain", "--format", "json", "-"]);
+    let e = feed(
+        &mut cmd,
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx\n",
+    );
+    assert_eq!(e["machine"]["verdict"], "consistent", "{e:#}");
+    assert!(
+        e["machine"]["fixes"].to_string().contains(&jetpack),
+        "{e:#}"
+    );
+
+    // The same root without the Jetson files is a generic host with a missing driver.
+    let m = FakeMachine::new();
+    let (v, _) = m.json();
+    assert!(v["snapshot"]["host"].get("l4t_release").is_none());
+}

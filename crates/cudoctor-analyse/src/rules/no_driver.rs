@@ -15,6 +15,11 @@ Without a driver nothing can use a GPU: `torch.cuda.is_available()` is False and
 fails with "no CUDA-capable device is detected" or "Found no NVIDIA driver on your system".
 A machine with no GPU and no CUDA software needs no driver: then this is only information.
 
+On a Jetson (the L4T release file /etc/nv_tegra_release, or a Jetson board in the device tree)
+there is no discrete-GPU driver to install: JetPack drives the integrated GPU, and only NVIDIA's
+JetPack builds of torch use it; the finding says so (an error when a PyPI or PyTorch-index torch
+is installed, else information), with `plan`'s answer for the Jetson platform as its fix.
+
 ## How to fix
 On a machine with an NVIDIA GPU, install the driver from the distribution's packages (e.g.
 `sudo ubuntu-drivers install` on Ubuntu) and reboot. In a container, start it with the GPU
@@ -44,6 +49,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .filter(|t| t.cuda().is_some())
         .map(|t| t.label())
         .collect();
+    if ctx.platform() == cudoctor_kb::Platform::Jetson {
+        return vec![on_jetson(ctx, f, &cuda_torch)];
+    }
     if ctx.expects_gpu() {
         for t in &cuda_torch {
             f = f.evidence(format!("{t} expects a CUDA driver"));
@@ -68,6 +76,40 @@ fn check(ctx: &Context) -> Vec<Finding> {
             .cause("No NVIDIA driver, GPU or CUDA software was found: this machine does not use CUDA. The remaining checks have little to judge.")
     }
     vec![f]
+}
+
+/// A Jetson has no discrete-GPU driver to install: JetPack (L4T) drives its integrated GPU,
+/// and only NVIDIA's JetPack builds of torch run on it. What to install is the chooser's
+/// answer for the Jetson platform, as `plan` gives it.
+fn on_jetson(ctx: &Context, mut f: Finding, cuda_torch: &[String]) -> Finding {
+    let h = &ctx.snap.host;
+    for fact in [&h.l4t_release, &h.board_model].into_iter().flatten() {
+        f = f.evidence(format!("Jetson: {fact}"));
+    }
+    f.title = "No discrete-GPU NVIDIA driver: this is a Jetson, driven by JetPack".into();
+    if cuda_torch.is_empty() {
+        return f.severity(Severity::Info).cause(
+            "A Jetson module's GPU is driven by JetPack (L4T), not by the NVIDIA driver of discrete GPUs; the driver checks of discrete GPUs do not apply.",
+        );
+    }
+    for t in cuda_torch {
+        f = f.evidence(format!("{t} is a build from PyPI or PyTorch's index"));
+    }
+    let input = cudoctor_plan::PlanInput {
+        platform: cudoctor_kb::Platform::Jetson,
+        ..Default::default()
+    };
+    let answer = cudoctor_plan::plan(ctx.kb, &input).ok();
+    f = f.cause(
+        "A Jetson module's GPU is driven by JetPack (L4T), not by a discrete-GPU NVIDIA driver, and torch's wheels on PyPI and PyTorch's index are not built for it: this torch cannot use the GPU.",
+    );
+    match answer
+        .as_ref()
+        .and_then(|p| p.warnings.iter().find(|w| w.contains("JetPack")))
+    {
+        Some(w) => f.prose(w.trim_start_matches("no install command: ").to_string()),
+        None => f.prose("Install the PyTorch wheel NVIDIA publishes for this JetPack release"),
+    }
 }
 
 #[cfg(test)]

@@ -135,7 +135,7 @@ fn input(
     let platform = match &args.platform {
         Some(p) => p.parse::<cudoctor_kb::Platform>()?,
         None => snap
-            .map(|s| cudoctor_kb::Platform::of_host(&s.host.os, &s.host.arch))
+            .map(|s| cudoctor_analyse::context::host_platform(&s.host))
             .unwrap_or_default(),
     };
     Ok(PlanInput {
