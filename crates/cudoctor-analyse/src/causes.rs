@@ -107,6 +107,17 @@ pub fn link_causes(findings: &mut [Finding]) {
             }
         }
     }
+    // 0b. A driver that does not drive the GPUs (DRV006) is why a torch's CUDA finds no
+    // driver (DRV004) when the driver is all that finding changes (it is about the driver):
+    // plan's answer is that driver change first.
+    if let Some(driver) = (0..n).find(|&i| findings[i].code == "DRV006" && is_problem(&findings[i]))
+    {
+        for i in 0..n {
+            if findings[i].code == "DRV004" && findings[i].about.contains(&Subject::Driver) {
+                link(findings, i, driver);
+            }
+        }
+    }
     // 1. One torch build per environment: one root among the findings its chooser repairs.
     let mut torch_roots: Vec<(String, usize)> = Vec::new();
     let envs: Vec<String> = {

@@ -174,8 +174,11 @@ type Machine = (
 
 /// The machines the chooser must answer the same in `check` and `plan` for.
 const MACHINES: &[Machine] = &[
-    // Kepler on its last branch; Pascal past its last branch (R590 does not drive it).
+    // Kepler on its last branch and past it; Pascal and Maxwell past their last branch (R590
+    // does not drive them); an RTX 5090 before its first (R570).
     (Some("470.256.02"), Some("11.4"), &[("Tesla K80", "3.7")]),
+    (Some("535.274.02"), Some("12.2"), &[("Tesla K80", "3.7")]),
+    (Some("590.44.01"), Some("13.1"), &[("Tesla M60", "5.2")]),
     (
         Some("590.44.01"),
         Some("13.1"),
@@ -239,10 +242,36 @@ fn check_fixes_the_torch_build_exactly_as_plan_does() {
                 m.driver(d, c, &gs);
             }
             m.venv("/opt/venv", torch, torch_cuda, &[("torchvision", vision)]);
-            let (v, _) = m.json();
             let p = m.run(&["plan", "--format", "json"]);
             let plan: serde_json::Value = serde_json::from_str(&p.stdout)
                 .unwrap_or_else(|e| panic!("{e}: {}{}", p.stdout, p.stderr));
+            // The driver verdict: plan demands a driver change exactly when check's DRV006
+            // says the driver does not drive the GPUs, naming the same branch.
+            let driver_change = plan["driver_upgrade"]["required"] == true;
+            if driver_change && plan.get("remedy").is_some() {
+                // The driver and the torch build are two changes, each its own root.
+                m.breakages(2);
+            }
+            let (v, _) = m.json();
+            let drv006: Vec<&serde_json::Value> = findings(&v)
+                .into_iter()
+                .filter(|f| f["code"] == "DRV006")
+                .collect();
+            assert_eq!(
+                drv006.len(),
+                usize::from(driver_change),
+                "{driver:?} {gpus:?} {torch}: check and plan disagree on the driver: {:#}\n{:#}",
+                plan["driver_upgrade"],
+                v["findings"]
+            );
+            if let Some(d) = drv006.first() {
+                let branch = plan["driver_upgrade"]["branch"].as_str().unwrap();
+                assert!(
+                    d["title"].as_str().unwrap().contains(branch)
+                        && d["fix"].to_string().contains(branch),
+                    "{d:#} vs plan's {branch}"
+                );
+            }
             let roots: Vec<&serde_json::Value> = findings(&v)
                 .into_iter()
                 .filter(|f| BUILD_CODES.contains(&f["code"].as_str().unwrap()))

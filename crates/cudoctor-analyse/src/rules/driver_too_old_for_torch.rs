@@ -196,14 +196,20 @@ fn judge(
             });
             f.title = format!("Driver {driver} is too old for {}", t.label());
             let (mut f, upgradable) = driver_upgrade(ctx, f, cuda, least);
-            if let Some(r) = ctx.torch_remedy(t) {
-                f = f
-                    .prose(if upgradable {
-                        "or keep the driver and install a torch build it runs:"
-                    } else {
-                        "Keep the driver and install a torch build it runs:"
-                    })
-                    .steps(r.steps);
+            match ctx.torch_remedy(t) {
+                Some(r) => {
+                    f = f
+                        .prose(if upgradable {
+                            "or keep the driver and install a torch build it runs:"
+                        } else {
+                            "Keep the driver and install a torch build it runs:"
+                        })
+                        .steps(r.steps);
+                }
+                // The build stays: the driver is the one thing to change, so the finding is
+                // about the driver too (a driver that does not drive the GPUs is its cause).
+                None if upgradable => f = f.about(Subject::Driver),
+                None => {}
             }
             f = f.about(Subject::TorchBuild {
                 env: t.env.prefix.clone(),

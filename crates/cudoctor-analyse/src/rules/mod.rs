@@ -15,6 +15,7 @@ pub mod cuda_home_invalid;
 pub mod cuda_unavailable_at_runtime;
 pub mod deep_support;
 pub mod driver_library_mismatch;
+pub mod driver_not_for_gpu;
 pub mod driver_too_old_for_torch;
 pub mod duplicate_library_copies;
 pub mod extension_lacks_gpu_arch;
