@@ -61,7 +61,7 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         let platform = s.spawn(|| timings.time("platform", || platform::collect(host)));
         let host_facts = s.spawn(|| platform::host_facts(host));
         let envs = timings.time("python", || python::collect(host, &options.python));
-        let wheel_checks = thread::scope(|s| {
+        let (wheel_checks, framework_needs) = thread::scope(|s| {
             let envs = &envs;
             let toolkit = s.spawn(|| timings.time("toolkit", || toolkit::collect(host, envs)));
             let nccl = s.spawn(|| multigpu::nccl_libraries(host, envs));
@@ -96,42 +96,36 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
                     let loader = (!options.skip_loader).then(|| {
                         timings.time("loader", || libraries::collect(host, envs, &candidates))
                     });
-                    (images.join().unwrap_or_default(), loader)
+                    // What each framework's own libraries need where the loader cannot find
+                    // it (off the critical path: the RECORD check takes longer).
+                    let framework_needs = loader
+                        .as_ref()
+                        .map(|_| timings.time("framework-loader", || framework_needs(host, envs)));
+                    (images.join().unwrap_or_default(), loader, framework_needs)
                 })
             });
             if let Some(deep_options) = &options.deep {
                 snap.deep = Some(timings.time("deep", || deep::collect(host, envs, deep_options)));
             }
-            (snap.kernel_images, snap.loader) = binaries.join().unwrap_or_default();
+            let framework_needs;
+            (snap.kernel_images, snap.loader, framework_needs) =
+                binaries.join().unwrap_or_default();
             let mut multigpu = topology.join().unwrap_or_default();
             multigpu.nccl_libraries = nccl.join().unwrap_or_default();
             multigpu.network = Some(network::collect(host));
             multigpu.rendezvous = rendezvous.join().unwrap_or_default();
             snap.multigpu = Some(multigpu);
             snap.toolkit = toolkit.join().unwrap_or_default();
-            wheels.join().unwrap_or_default()
+            (wheels.join().unwrap_or_default(), framework_needs)
         });
         let mut envs = envs;
         for (env, check) in envs.iter_mut().zip(wheel_checks) {
             env.wheel_check = check;
         }
-        if snap.loader.is_some() {
-            // What each framework's own libraries need, where the loader cannot find it.
-            timings.time("framework-loader", || {
-                for env in &mut envs {
-                    let needs: Vec<_> = env
-                        .frameworks
-                        .iter()
-                        .map(|b| match b.framework {
-                            cudoctor_snapshot::Framework::Torch => Vec::new(),
-                            _ => libraries::unresolved_needs(host, env, b),
-                        })
-                        .collect();
-                    for (b, n) in env.frameworks.iter_mut().zip(needs) {
-                        b.unresolved = n;
-                    }
-                }
-            });
+        for (env, needs) in envs.iter_mut().zip(framework_needs.unwrap_or_default()) {
+            for (b, n) in env.frameworks.iter_mut().zip(needs) {
+                b.unresolved = n;
+            }
         }
         snap.python_envs = envs;
         snap.driver = driver.join().unwrap_or_default();
@@ -140,6 +134,25 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
     });
     timings.report();
     snap
+}
+
+/// For each env, for each of its framework builds (torch's own loading is the loader's), the
+/// libraries its shipped objects need that the loader finds nowhere.
+fn framework_needs(
+    host: &Host,
+    envs: &[cudoctor_snapshot::PythonEnv],
+) -> Vec<Vec<Vec<cudoctor_snapshot::UnresolvedNeed>>> {
+    envs.iter()
+        .map(|env| {
+            env.frameworks
+                .iter()
+                .map(|b| match b.framework {
+                    cudoctor_snapshot::Framework::Torch => Vec::new(),
+                    _ => libraries::unresolved_needs(host, env, b),
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Per-probe wall times, printed to stderr when CUDOCTOR_TIMINGS is set (for benchmarking where
