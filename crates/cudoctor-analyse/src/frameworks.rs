@@ -63,6 +63,13 @@ impl<'a> Context<'a> {
             .collect()
     }
 
+    /// The framework builds other than torch's (whose own rules judge torch).
+    pub fn other_frameworks(&self) -> Vec<FrameworkView<'a>> {
+        let mut all = self.frameworks();
+        all.retain(|v| v.build.framework != Framework::Torch);
+        all
+    }
+
     /// The environment a fix is written for: its interpreter and installer.
     pub fn target_env(&self, env: &PythonEnv) -> cudoctor_plan::TargetEnv {
         cudoctor_plan::TargetEnv {

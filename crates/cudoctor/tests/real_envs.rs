@@ -601,6 +601,24 @@ fn python_says_with(python: &Path, code: &str, vars: &[(&str, String)]) -> (bool
     (out.status.success(), text)
 }
 
+/// What uv says of a printed install command run with `--dry-run` (it resolves against the
+/// index and installs nothing); the command must succeed.
+fn resolved_by_uv(cmd: &str) -> String {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{cmd} --dry-run"))
+        .env_remove("VIRTUAL_ENV")
+        .output()
+        .expect("sh");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{cmd}: {said}");
+    said
+}
+
 /// The framework builds cudoctor recorded for the env.
 fn frameworks_of<'a>(json: &'a Value, prefix: &str) -> &'a Vec<Value> {
     json["snapshot"]["python_envs"]
@@ -679,17 +697,7 @@ fn a_jax_plugin_of_another_release_is_what_uv_says_and_the_fix_resolves_it() {
         .unwrap();
     let cmd = fw021["fix"][0]["shell"].as_str().expect("a shell fix");
     // The printed command, resolved by uv without installing anything.
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(format!("{cmd} --dry-run"))
-        .output()
-        .expect("sh");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{cmd}: {said}");
+    let said = resolved_by_uv(cmd);
     assert!(said.contains("+ jax-cuda12-plugin==0.10.2"), "{said}");
 }
 
@@ -1050,18 +1058,7 @@ fn the_fix_of_sglang_pinning_another_torch_resolves() {
     let root = one_root("sglang-beside-torch", &json, "FW022");
     let cmds = fix_commands(&root);
     assert_eq!(cmds.len(), 1, "{cmds:?}");
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(format!("{} --dry-run", cmds[0]))
-        .env_remove("VIRTUAL_ENV")
-        .output()
-        .expect("sh");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{}: {said}", cmds[0]);
+    let said = resolved_by_uv(&cmds[0]);
     assert!(said.contains("+ torch==2.14.1"), "{said}");
     assert!(said.contains("- torch==2.15.0"), "{said}");
 }
@@ -1648,18 +1645,7 @@ fn onnx_runtimes_provider_without_cuda_wheels_is_what_ldd_finds_missing() {
     let cmds = fix_commands(&root);
     assert_eq!(cmds.len(), 1, "{cmds:?}");
     // The printed install, resolved by uv against the index: it brings the CUDA 13 wheels.
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(format!("{} --dry-run", cmds[0]))
-        .env_remove("VIRTUAL_ENV")
-        .output()
-        .expect("sh");
-    let uv = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{}: {uv}", cmds[0]);
+    let uv = resolved_by_uv(&cmds[0]);
     for wheel in [
         "+ nvidia-cublas==13",
         "+ nvidia-cuda-runtime==13",

@@ -1,8 +1,6 @@
 use cudoctor_kb::{CudaVersion, DriverSupport, DriverVersion};
 use cudoctor_plan::DriverFor;
 
-use cudoctor_snapshot::Framework;
-
 use crate::context::TorchEnv;
 use crate::frameworks::{build_for_major, FrameworkView};
 use crate::{Confidence, Context, Finding, Layer, Rule, Severity, Subject};
@@ -52,9 +50,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .collect();
     // Every other framework build: the same rules, its own remedy.
     out.extend(
-        ctx.frameworks()
+        ctx.other_frameworks()
             .into_iter()
-            .filter(|v| v.build.framework != Framework::Torch)
             .filter_map(|v| judge_framework(ctx, &driver, max.as_ref(), v)),
     );
     out
@@ -383,7 +380,9 @@ mod tests {
 mod framework_tests {
     use super::*;
     use crate::testing::*;
-    use cudoctor_snapshot::{CompanionPin, CudaBinding, FrameworkBuild, Package, PythonEnv};
+    use cudoctor_snapshot::{
+        CompanionPin, CudaBinding, Framework, FrameworkBuild, Package, PythonEnv,
+    };
 
     /// An env with one framework build (what the collector reads from the real wheels).
     fn env_with(build: FrameworkBuild, packages: &[(&str, &str)]) -> PythonEnv {

@@ -36,9 +36,8 @@ before the first session (or `import torch` first), as its own documentation say
 };
 
 fn check(ctx: &Context) -> Vec<Finding> {
-    ctx.frameworks()
+    ctx.other_frameworks()
         .into_iter()
-        .filter(|v| v.build.framework != Framework::Torch)
         .filter_map(|v| judge(ctx, v))
         .collect()
 }

@@ -61,9 +61,8 @@ pub fn unmet<'a>(
 }
 
 fn check(ctx: &Context) -> Vec<Finding> {
-    ctx.frameworks()
+    ctx.other_frameworks()
         .into_iter()
-        .filter(|v| v.build.framework != Framework::Torch)
         .filter_map(|v| judge(ctx, v))
         .collect()
 }
