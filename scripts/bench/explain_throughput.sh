@@ -38,7 +38,7 @@ wall() {
   s="$(date +%s.%N)"
   "$@" > /dev/null || true  # explain exits 1 when it names a cause, grep -c when it counts 0
   e="$(date +%s.%N)"
-  echo "$e - $s" | bc -l
+  awk -v s="$s" -v e="$e" 'BEGIN { printf "%.6f\n", e - s }'
 }
 run3() { for _ in 1 2 3; do wall "$@"; done | median; }
 
@@ -52,7 +52,7 @@ fi
 "$bin" explain --no-machine --format json "$log" > "$work/explain.json" || true
 stats="$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["stats"]; print(s["lines"], s["candidate_lines"])' "$work/explain.json")"
 
-mbps() { echo "scale=1; $bytes / 1048576 / $1" | bc -l; }
+mbps() { awk -v b="$bytes" -v t="$1" 'BEGIN { printf "%.1f\n", b / 1048576 / t }'; }
 printf 'log: %s (%d MB, lines and prefilter candidates: %s)\n' "${1:-repeated docs/device-runs logs}" $((bytes / 1048576)) "$stats"
 printf '%-34s %8.3f s %8s MB/s  peak RSS %s KiB\n' "cudoctor explain" "$t_explain" "$(mbps "$t_explain")" "$rss_kib"
 printf '%-34s %8.3f s %8s MB/s\n' "grep -c -i error" "$t_grep" "$(mbps "$t_grep")"
