@@ -471,14 +471,26 @@ fn acting(s: &str) -> Vec<char> {
         .collect()
 }
 
-/// Markdown and HTML: the values show as text, never as markup, and tables keep their shape.
+/// Markdown and HTML: the values show as text, never as markup, and tables keep their shape
+/// (`| label | value |` rows: three unescaped pipes, whatever the value holds).
 fn assert_inert_markup(format: &str, out: &str) {
+    assert_inert_outside_code(format, out);
+    if format == "markdown" {
+        for row in out.lines().filter(|l| l.starts_with('|')) {
+            let bare = row.replace("\\|", "");
+            assert_eq!(bare.matches('|').count(), 3, "a value left its cell: {row}");
+        }
+    }
+}
+
+/// No raw controls anywhere; outside code (spans and blocks, where Markdown shows text as it
+/// is) no markup is left; no value leaves its line.
+fn assert_inert_outside_code(format: &str, out: &str) {
     assert!(
         acting(out).is_empty(),
-        "{format}: raw controls {:?}",
+        "{format}: raw controls {:?}\n{out}",
         acting(out)
     );
-    // Outside code (spans and blocks, where Markdown shows text as it is) no markup is left.
     let mut in_block = false;
     let prose: String = out
         .lines()
@@ -489,21 +501,14 @@ fn assert_inert_markup(format: &str, out: &str) {
             }
             !in_block
         })
-        .flat_map(|l| l.split('`').step_by(2).chain(["\n"]))
+        .flat_map(|l| [outside_code_spans(l), "\n".to_string()])
         .collect();
     let markup = if format == "markdown" { &prose } else { out };
     assert!(!markup.contains("<img"), "{format} passes raw HTML:\n{out}");
     assert!(
         !out.contains("\n# fake heading"),
-        "{format}: a value left its line"
+        "{format}: a value left its line:\n{out}"
     );
-    if format == "markdown" {
-        for row in out.lines().filter(|l| l.starts_with('|')) {
-            // `| label | value |`: three unescaped pipes, whatever the value holds.
-            let bare = row.replace("\\|", "");
-            assert_eq!(bare.matches('|').count(), 3, "a value left its cell: {row}");
-        }
-    }
 }
 
 #[test]
@@ -1478,29 +1483,7 @@ fn outside_code_spans(line: &str) -> String {
 
 /// [`assert_inert_markup`] for reports whose tables have any number of columns.
 fn assert_inert_markup_of_tables(format: &str, out: &str) {
-    assert!(
-        acting(out).is_empty(),
-        "{format}: raw controls {:?}\n{out}",
-        acting(out)
-    );
-    let mut in_block = false;
-    let prose: String = out
-        .lines()
-        .filter(|l| {
-            if l.trim_start().starts_with("```") {
-                in_block = !in_block;
-                return false;
-            }
-            !in_block
-        })
-        .flat_map(|l| [outside_code_spans(l), "\n".to_string()])
-        .collect();
-    let markup = if format == "markdown" { &prose } else { out };
-    assert!(!markup.contains("<img"), "{format} passes raw HTML:\n{out}");
-    assert!(
-        !out.contains("\n# fake heading"),
-        "{format}: a value left its line:\n{out}"
-    );
+    assert_inert_outside_code(format, out);
     if format == "markdown" {
         assert_tables_keep_their_shape(out);
     }
