@@ -129,12 +129,10 @@ fn real_maps_with(
         "import {imports}\nfor l in open('/proc/self/maps'):\n    f = l.split()\n    if len(f) >= 6 and '.so' in f[-1]: print(f[-1])\n"
     );
     let mut cmd = Command::new(python);
-    cmd.args([flag, "-c", &script])
-        .env_remove("LD_LIBRARY_PATH");
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("the env's python runs");
+    cmd.args([flag, "-c", &script]);
+    let out = with_only(cmd, vars)
+        .output()
+        .expect("the env's python runs");
     assert!(
         out.status.success(),
         "import failed in {}: {}",
@@ -157,21 +155,47 @@ fn check_json(python: &Path, llp: Option<&Path>) -> Value {
     check_json_with(python, &vars)
 }
 
-/// The same, with these variables set (CUDA_HOME, TORCH_CUDA_ARCH_LIST, HOME...).
-fn check_json_with(python: &Path, vars: &[(&str, String)]) -> Value {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
-    cmd.args(["check", "--format", "json", "--python"])
-        .arg(python)
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("VIRTUAL_ENV")
-        .env_remove("CONDA_PREFIX")
-        .env_remove("CUDA_HOME")
-        .env_remove("CUDA_PATH")
-        .env_remove("TORCH_CUDA_ARCH_LIST");
+/// Variables of the shell running the tests that would change what is judged; a test sets the
+/// ones it is about.
+const SETTINGS: [&str; 6] = [
+    "LD_LIBRARY_PATH",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "TORCH_CUDA_ARCH_LIST",
+];
+
+/// `cmd` without the shell's [`SETTINGS`], with `vars` set.
+fn with_only(mut cmd: Command, vars: &[(&str, String)]) -> Command {
+    for k in SETTINGS {
+        cmd.env_remove(k);
+    }
     for (k, v) in vars {
         cmd.env(k, v);
     }
-    let out = cmd.output().expect("cudoctor runs");
+    cmd
+}
+
+/// `cudoctor check --format FORMAT --python PYTHON` with these variables set.
+fn check_output(python: &Path, format: &str, vars: &[(&str, String)]) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.args(["check", "--format", format, "--python"])
+        .arg(python);
+    with_only(cmd, vars).output().expect("cudoctor runs")
+}
+
+/// `cudoctor libs --format json --python PYTHON`.
+fn libs_json_output(python: &Path) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.args(["libs", "--format", "json", "--python"])
+        .arg(python);
+    with_only(cmd, &[]).output().expect("cudoctor runs")
+}
+
+/// The same, with these variables set (CUDA_HOME, TORCH_CUDA_ARCH_LIST, HOME...).
+fn check_json_with(python: &Path, vars: &[(&str, String)]) -> Value {
+    let out = check_output(python, "json", vars);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "cudoctor check JSON: {e}\n{}",
@@ -584,15 +608,10 @@ fn python_says(python: &Path, code: &str) -> (bool, String) {
 /// The same, with these variables set.
 fn python_says_with(python: &Path, code: &str, vars: &[(&str, String)]) -> (bool, String) {
     let mut cmd = Command::new(python);
-    cmd.args(["-I", "-c", code])
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("CUDA_HOME")
-        .env_remove("CUDA_PATH")
-        .env_remove("TORCH_CUDA_ARCH_LIST");
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().expect("the env's python runs");
+    cmd.args(["-I", "-c", code]);
+    let out = with_only(cmd, vars)
+        .output()
+        .expect("the env's python runs");
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -650,27 +669,36 @@ fn uv_pip_check(python: &Path) -> Option<String> {
     }
 }
 
-#[test]
-fn jax_cuda12_binds_the_cuda_runtime_its_plugin_loads() {
-    let Some(python) = real_env("jax-cuda12") else {
+/// A stock `jax[cudaNN]`: the CUDA runtime cudoctor binds JAX to is the one JAX's own plugin
+/// module reports (13050 for nvidia-cuda-runtime 13.5), and no framework finding.
+fn jax_binds_the_cuda_runtime_its_plugin_loads(name: &str, major: u32) {
+    let Some(python) = real_env(name) else {
         return;
     };
     let (ok, text) = python_says(
         &python,
-        "from jax_cuda12_plugin import _versions as v; print(v.cuda_runtime_get_version())",
+        &format!(
+            "from jax_cuda{major}_plugin import _versions as v; print(v.cuda_runtime_get_version())"
+        ),
     );
     assert!(ok, "{text}");
     let real: u32 = text.trim().parse().expect("a CUDA version number");
     let json = check_json(&python, None);
     let fw = frameworks_of(&json, &env_prefix(&python));
     let jax = fw.iter().find(|f| f["framework"] == "jax").expect("jax");
+    assert_eq!(jax["package"], format!("jax-cuda{major}-plugin"));
     assert_eq!(jax["cuda"]["major"], real / 1000, "{jax:#}");
     assert_eq!(jax["cuda"]["minor"], (real % 1000) / 10, "{jax:#}");
     let f = findings(&json);
     assert!(
         !f.iter().any(|(c, _, _)| c.starts_with("FW02")),
-        "a stock jax[cuda12] has no framework finding: {f:?}"
+        "a stock jax[cuda{major}] has no framework finding: {f:?}"
     );
+}
+
+#[test]
+fn jax_cuda12_binds_the_cuda_runtime_its_plugin_loads() {
+    jax_binds_the_cuda_runtime_its_plugin_loads("jax-cuda12", 12);
 }
 
 #[test]
@@ -1191,12 +1219,7 @@ fn libs_shows_what_ldd_finds_missing_for_onnx_runtimes_cuda_provider() {
         .filter_map(|l| l.split_whitespace().next().map(str::to_string))
         .collect();
     assert!(!ldd_missing.is_empty(), "{ldd}");
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
-        .args(["libs", "--format", "json", "--python"])
-        .arg(&python)
-        .env_remove("LD_LIBRARY_PATH")
-        .output()
-        .expect("cudoctor runs");
+    let out = libs_json_output(&python);
     let v: Value = serde_json::from_slice(&out.stdout).expect("libs JSON");
     let fw = v["frameworks"]
         .as_array()
@@ -1223,27 +1246,7 @@ fn libs_shows_what_ldd_finds_missing_for_onnx_runtimes_cuda_provider() {
 
 #[test]
 fn jax_cuda13_binds_the_cuda_runtime_its_plugin_loads() {
-    let Some(python) = real_env("jax-cuda13") else {
-        return;
-    };
-    // Ground truth: the runtime JAX's own module reports (13050 for nvidia-cuda-runtime 13.5).
-    let (ok, text) = python_says(
-        &python,
-        "from jax_cuda13_plugin import _versions as v; print(v.cuda_runtime_get_version())",
-    );
-    assert!(ok, "{text}");
-    let real: u32 = text.trim().parse().expect("a CUDA version number");
-    let json = check_json(&python, None);
-    let fw = frameworks_of(&json, &env_prefix(&python));
-    let jax = fw.iter().find(|f| f["framework"] == "jax").expect("jax");
-    assert_eq!(jax["package"], "jax-cuda13-plugin");
-    assert_eq!(jax["cuda"]["major"], real / 1000, "{jax:#}");
-    assert_eq!(jax["cuda"]["minor"], (real % 1000) / 10, "{jax:#}");
-    let f = findings(&json);
-    assert!(
-        !f.iter().any(|(c, _, _)| c.starts_with("FW02")),
-        "a stock jax[cuda13] has no framework finding: {f:?}"
-    );
+    jax_binds_the_cuda_runtime_its_plugin_loads("jax-cuda13", 13);
 }
 
 #[test]
@@ -1273,12 +1276,10 @@ fn one_cuda_major_for_torch_jax_and_cupy_is_no_mix() {
 
 /// KRN002 of `package` in `check --gpu GPU` of the env: its severity, if any.
 fn framework_kernel_finding(python: &Path, gpu: &str, package: &str) -> Option<String> {
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
-        .args(["check", "--format", "json", "--gpu", gpu, "--python"])
-        .arg(python)
-        .env_remove("LD_LIBRARY_PATH")
-        .output()
-        .expect("cudoctor runs");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.args(["check", "--format", "json", "--gpu", gpu, "--python"])
+        .arg(python);
+    let out = with_only(cmd, &[]).output().expect("cudoctor runs");
     let json: Value = serde_json::from_slice(&out.stdout).expect("check JSON");
     json["findings"]
         .as_array()
@@ -1340,12 +1341,7 @@ fn framework_kernel_images_are_judged_for_a_what_if_gpu() {
 /// initialize() preloads, what they need), without what only a GPU brings in (the
 /// conditional `xla_cuda_plugin.so`, opened after the version check passes).
 fn jax_predicted(python: &Path) -> BTreeSet<String> {
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
-        .args(["libs", "--format", "json", "--python"])
-        .arg(python)
-        .env_remove("LD_LIBRARY_PATH")
-        .output()
-        .expect("cudoctor runs");
+    let out = libs_json_output(python);
     let v: Value = serde_json::from_slice(&out.stdout).expect("libs JSON");
     let fw = v["frameworks"]
         .as_array()
@@ -1533,14 +1529,7 @@ fn the_libraries_section_names_a_wheels_private_runtime_copy_as_such() {
     let Some(python) = real_env("stock-current") else {
         return;
     };
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
-        .args(["check", "--python"])
-        .arg(&python)
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("VIRTUAL_ENV")
-        .env_remove("CONDA_PREFIX")
-        .output()
-        .expect("cudoctor runs");
+    let out = check_output(&python, "text", &[]);
     let text = String::from_utf8_lossy(&out.stdout);
     let runtimes: Vec<&str> = text
         .lines()
