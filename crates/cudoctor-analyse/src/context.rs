@@ -272,6 +272,11 @@ pub fn pip_package_for_cuda(family: cudoctor_ldso::CudaFamily, cuda_major: u32) 
 pub use cudoctor_plan::torch_index_url;
 
 impl<'a> Context<'a> {
+    /// The environment whose prefix is `prefix`.
+    pub fn env_at(&self, prefix: &str) -> Option<&'a PythonEnv> {
+        self.snap.python_envs.iter().find(|e| e.prefix == prefix)
+    }
+
     /// The environment whose site-packages holds `path`.
     pub fn env_of_path(&self, path: &str) -> Option<&'a PythonEnv> {
         self.snap.python_envs.iter().find(|e| {
@@ -378,10 +383,7 @@ impl Context<'_> {
 
     /// The environment at `prefix` as a command target (pip assumed for one not in the snapshot).
     pub fn target(&self, prefix: &str) -> cudoctor_plan::TargetEnv {
-        self.snap
-            .python_envs
-            .iter()
-            .find(|e| e.prefix == prefix)
+        self.env_at(prefix)
             .map(target_env)
             .unwrap_or_else(|| cudoctor_plan::TargetEnv::at(prefix, Default::default()))
     }

@@ -249,6 +249,7 @@ pub fn unresolved_needs(
     build: &FrameworkBuild,
 ) -> Vec<UnresolvedNeed> {
     let links = framework_links(host, build);
+    let wheel_lib_dirs = std::cell::OnceCell::new();
     let mut out: Vec<UnresolvedNeed> = Vec::new();
     for o in &links.objects {
         for n in o
@@ -269,24 +270,25 @@ pub fn unresolved_needs(
             out.push(UnresolvedNeed {
                 needed_by: o.path.clone(),
                 soname: n.name.clone(),
-                in_env: wheel_copies(host, env, &n.name),
+                in_env: wheel_lib_dirs
+                    .get_or_init(|| nvidia_lib_dirs(host, env))
+                    .iter()
+                    .map(|dir| format!("{dir}/{}", n.name))
+                    .filter(|file| host.is_file(file))
+                    .collect(),
             });
         }
     }
     out
 }
 
-/// Files named `soname` in the lib directories of `env`'s nvidia wheels
-/// (`<site-packages>/nvidia/<component>/lib/`).
-fn wheel_copies(host: &Host, env: &PythonEnv, soname: &str) -> Vec<String> {
+/// The lib directories of `env`'s nvidia wheels (`<site-packages>/nvidia/<component>/lib`).
+fn nvidia_lib_dirs(host: &Host, env: &PythonEnv) -> Vec<String> {
     let mut out = Vec::new();
     for sp in &env.site_packages {
         let nvidia = format!("{}/nvidia", sp.trim_end_matches('/'));
         for component in host.list_dir(&nvidia) {
-            let file = format!("{nvidia}/{component}/lib/{soname}");
-            if host.is_file(&file) {
-                out.push(file);
-            }
+            out.push(format!("{nvidia}/{component}/lib"));
         }
     }
     out

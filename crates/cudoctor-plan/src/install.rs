@@ -36,15 +36,19 @@ impl Install {
         }
     }
 
-    /// The same release again, alone: `--force-reinstall --no-deps package==version`, from the
-    /// PyTorch index a local label (`+cu130`) can only have come from.
+    /// `package==version`, from the PyTorch index a local label (`+cu130`) can only have come
+    /// from, else from the environment's default index.
+    pub fn pinned(package: &str, version: &str) -> Install {
+        Install::pins([format!("{package}=={version}")])
+            .index(torch_index_url(version.split_once('+').map(|(_, l)| l)))
+    }
+
+    /// The same release again, alone: `--force-reinstall --no-deps package==version`.
     pub fn exact(package: &str, version: &str) -> Install {
         Install {
-            pins: vec![format!("{package}=={version}")],
             reinstall: true,
             no_deps: true,
-            index_url: torch_index_url(version.split_once('+').map(|(_, l)| l)),
-            ..Install::default()
+            ..Install::pinned(package, version)
         }
     }
 
@@ -52,8 +56,7 @@ impl Install {
     /// restores what torch requires: `version` as its installer recorded it (dist-info), from
     /// the PyTorch index only where a local label says it came from there.
     pub fn keep_torch(version: &str) -> Install {
-        Install::pins([format!("torch=={version}")])
-            .index(torch_index_url(version.split_once('+').map(|(_, l)| l)))
+        Install::pinned("torch", version)
     }
 
     /// A source build of `package` against the environment's torch, nothing else moved.

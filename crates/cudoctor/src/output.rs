@@ -40,18 +40,14 @@ pub fn knowledge_base(args: &MachineArgs) -> anyhow::Result<Kb> {
 /// current directory (as the shell does), or from the root under `--root`. Refuses one that
 /// names neither an interpreter nor an environment.
 pub fn check_pythons(host: &Host, pythons: &[String]) -> anyhow::Result<Vec<String>> {
-    let cwd = if host.runs_programs() && pythons.iter().any(|p| !p.starts_with('/')) {
-        let dir = std::env::current_dir().context("reading the current directory for --python")?;
-        Some(cudoctor_types::os_text::from_os(dir.as_os_str()).into_owned())
-    } else {
-        None
-    };
     let mut out = Vec::with_capacity(pythons.len());
     for p in pythons {
-        let path = match (&cwd, p.starts_with('/')) {
-            (_, true) => p.clone(),
-            (Some(dir), false) => format!("{}/{p}", dir.trim_end_matches('/')),
-            (None, false) => format!("/{p}"),
+        let path = if host.runs_programs() {
+            absolute_machine_path(p).context("reading the current directory for --python")?
+        } else if p.starts_with('/') {
+            p.clone()
+        } else {
+            format!("/{p}")
         };
         if let Some(problem) = cudoctor_collect::python::explicit_problem(host, &path) {
             // The message names the path as the user typed it.

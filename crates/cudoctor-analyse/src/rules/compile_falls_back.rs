@@ -139,7 +139,7 @@ fn bring_triton(ctx: &Context, target: &cudoctor_plan::TargetEnv, p: &ProbeView)
         .run
         .env_prefix
         .as_deref()
-        .and_then(|prefix| ctx.snap.python_envs.iter().find(|e| e.prefix == prefix))
+        .and_then(|prefix| ctx.env_at(prefix))
         .and_then(|e| Some(recorded_torch_version(e, e.torch.as_ref()?)));
     let op = match recorded.or(p.result.torch.as_ref().map(|t| t.version.as_str())) {
         Some(version) => cudoctor_plan::Install::keep_torch(version),
@@ -158,11 +158,11 @@ fn installed_triton(
     p: &ProbeView,
     probed: Option<&str>,
 ) -> Option<(String, String)> {
-    let env = ctx
-        .snap
-        .python_envs
-        .iter()
-        .find(|e| Some(e.prefix.as_str()) == p.run.env_prefix.as_deref());
+    let env = p
+        .run
+        .env_prefix
+        .as_deref()
+        .and_then(|prefix| ctx.env_at(prefix));
     let from_env = env.and_then(|e| {
         ["pytorch-triton", "triton"]
             .into_iter()

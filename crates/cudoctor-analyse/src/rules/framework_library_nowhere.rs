@@ -2,7 +2,7 @@ use cudoctor_ldso::cuda_library;
 use cudoctor_snapshot::Framework;
 use cudoctor_types::Requirement;
 
-use crate::context::pip_package_for_cuda;
+use crate::context::{cuda_of, pip_package_for_cuda};
 use crate::frameworks::FrameworkView;
 use crate::{Context, Finding, Layer, Rule, Severity, Subject};
 
@@ -74,8 +74,8 @@ fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
         .env
         .torch
         .as_ref()
-        .and_then(|t| t.cuda.as_deref())
-        .and_then(|c| c.split('.').next()?.parse::<u32>().ok());
+        .and_then(|t| cuda_of(t.cuda.as_deref()?))
+        .map(|c| c.major);
     let major = v.build.cuda.as_ref().map(|c| c.major);
     if torch_major.is_some() && major.is_some() && torch_major != major {
         f = f.about(Subject::MixedCudaMajors {

@@ -41,11 +41,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
     };
     let mut out = Vec::new();
     for p in &loader.processes {
-        let env = ctx
-            .snap
-            .python_envs
-            .iter()
-            .find(|e| e.prefix == p.env_prefix);
+        let env = ctx.env_at(&p.env_prefix);
         let mut f = Finding::new(&RULE, format!("torch in {} loads its own CUDA libraries; the system has other copies", p.env_prefix))
             .cause("Tools that read the system (collect_env, ldconfig -p) report the system-wide copies (listed as not used), but torch uses the files listed as loaded.");
         let mut differs = false;

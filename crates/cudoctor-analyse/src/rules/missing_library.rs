@@ -255,7 +255,7 @@ fn provider(
     torch_major: Option<u32>,
     needed_by_torch: bool,
 ) -> Provider {
-    let py_env = ctx.snap.python_envs.iter().find(|e| e.prefix == env);
+    let py_env = ctx.env_at(env);
     let check = py_env.and_then(|e| e.wheel_check.as_ref());
     if let Some(d) = check.and_then(|w| {
         w.damaged.iter().find(|d| {

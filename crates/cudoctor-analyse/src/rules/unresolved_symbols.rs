@@ -42,10 +42,7 @@ installer reinstalls the same wheel or its cached build; `--no-deps` keeps torch
 
 fn check(ctx: &Context) -> Vec<Finding> {
     let torch_version = |env: &str| {
-        ctx.snap
-            .python_envs
-            .iter()
-            .find(|e| e.prefix == env)
+        ctx.env_at(env)
             .and_then(|e| e.torch.as_ref())
             .map(|t| t.version.clone())
             .unwrap_or_else(|| "?".into())
