@@ -337,30 +337,6 @@ fn every_known_answer_names_lines_and_fixes() {
     }
 }
 
-/// `sh -n`: the command is read, not run.
-fn shell_parses(cmd: &str) {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new("sh")
-        .arg("-n")
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sh");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(cmd.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("sh -n");
-    assert!(
-        out.status.success(),
-        "fix is not valid shell: {cmd}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Fixes are typed: a package command is a shell step (parsing as shell) written by the one
 /// install writer, for the environment explain was pointed at (here a uv-made venv), else for
 /// the `python` on PATH through its own pip; prose names no installer command of its own.
@@ -385,7 +361,7 @@ fn every_fix_of_the_corpus_is_a_command_for_the_env_or_prose() {
                     FixStep::Shell(cmd) => {
                         commands += 1;
                         assert!(cmd.starts_with(head), "{}: {cmd}", c.id);
-                        shell_parses(cmd);
+                        cudoctor_testkit::shell_parses(cmd);
                     }
                     FixStep::Prose(p) => {
                         assert!(

@@ -54,3 +54,25 @@ pub fn skip_missing_tool(test: &str, missing: &str) {
 pub fn skip_opt_in(test: &str, how: &str) {
     loud(&format!("*** SKIPPED {test}: off unless {how} ***"));
 }
+
+/// Asserts that `cmd` parses as POSIX shell (`sh -n`: the command is read, not run).
+pub fn shell_parses(cmd: &str) {
+    let mut child = std::process::Command::new("sh")
+        .arg("-n")
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("sh");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(cmd.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("sh -n");
+    assert!(
+        out.status.success(),
+        "fix is not valid shell: {cmd}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -695,28 +695,7 @@ pub fn html_blocks_are_shell(html: &str) {
     }
 }
 
-/// `sh -n`: the command is read, not run.
-pub fn shell_parses(cmd: &str) {
-    use std::io::Write;
-    let mut child = Command::new("sh")
-        .arg("-n")
-        .stdin(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("sh");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(cmd.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("sh -n");
-    assert!(
-        out.status.success(),
-        "fix is not valid shell: {cmd}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+pub use cudoctor_testkit::shell_parses;
 
 /// Each `torch==V[+tag]`, `torchvision==V[+tag]`, `torchaudio==V[+tag]` names a release of the
 /// knowledge base, and torch's `+tag` (or the index's) a variant of it.
