@@ -33,13 +33,23 @@ for i in range(1, pairs + 1):
     except Exception as e:
         print("pair %d: not measured (%r)" % (i, e))
         continue
-    rows.append((p, o, (o - p) / p * 100.0))
-    print("pair %2d (%s first): without %.2f ms, with %.2f ms, %+.2f%%" % (i, "plain" if i % 2 else "observed", p, o, rows[-1][2]))
+    try:
+        s = json.load(open(os.path.join(work, "run%d.json" % i)))["summary"]
+        own = (s["observer_ms_per_step"], s["observer_share_of_step"] * 100.0)
+    except Exception:
+        own = None
+    rows.append((p, o, (o - p) / p * 100.0, own))
+    print("pair %2d (%s first): without %.2f ms, with %.2f ms, %+.2f%%; observer's own time %s" % (
+        i, "plain" if i % 2 else "observed", p, o, rows[-1][2], "%.3f ms a step (%.2f%%)" % own if own else "not reported"))
 if rows:
     print("pairs: %d of %d, %d steps each" % (len(rows), pairs, steps))
     print("median of the pairs' overheads: %+.2f%%" % med([r[2] for r in rows]))
     print("unpaired: median without %.2f ms, with %.2f ms, %+.2f%%" % (
         med([r[0] for r in rows]), med([r[1] for r in rows]),
         (med([r[1] for r in rows]) - med([r[0] for r in rows])) / med([r[0] for r in rows]) * 100.0))
+    owns = [r[3][1] for r in rows if r[3]]
+    if owns:
+        print("the observer's own time, timed inside each observed process: median %.2f%% of the step, max %.2f%% (target <= 5%%: %s)" % (
+            med(owns), max(owns), "PASS" if med(owns) <= 5.0 else "FAIL"))
 PY
 cat "$out/observer_overhead_paired.txt"

@@ -53,6 +53,18 @@ pub fn run_key_lines(r: &RunReport) -> Vec<(String, String)> {
         }
         lines.push(("steps".to_string(), t));
     }
+    if let Some(ms) = s.observer_ms_per_step {
+        let own = if ms < 1.0 {
+            format!("{:.0} µs", ms * 1000.0)
+        } else {
+            value(ms, "ms")
+        };
+        let mut t = format!("{own} of its own per step");
+        if let Some(share) = s.observer_share_of_step {
+            t.push_str(&format!(" ({:.1}% of the median step)", share * 100.0));
+        }
+        lines.push(("observer".to_string(), t));
+    }
     if let Some(p) = s.peak_allocated_mib {
         lines.push((
             "CUDA memory".to_string(),

@@ -39,6 +39,12 @@ pub struct RunSummary {
     pub nccl_ms_per_step: Option<f64>,
     /// flash_attn / xFormers calls.
     pub extension_calls: u64,
+    /// The observer's own steady time per step, busiest process, and its share of that
+    /// process's median step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observer_ms_per_step: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observer_share_of_step: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -126,6 +132,18 @@ pub fn summarise(facts: &RunFacts) -> RunSummary {
         ) {
             s.nccl_ms_per_step = Some(ms / c as f64);
         }
+        if let (Some(cost), Some(steps)) = (
+            busiest.observer_cost.as_ref(),
+            Some(busiest.steps.count).filter(|c| *c > 0),
+        ) {
+            let per_step = cost.steady_ms / steps as f64;
+            s.observer_ms_per_step = Some(per_step);
+            s.observer_share_of_step = busiest
+                .steps
+                .median_ms()
+                .filter(|m| *m > 0.0)
+                .map(|m| per_step / m);
+        }
     }
     let medians: Vec<f64> = workers.iter().filter_map(|p| p.steps.median_ms()).collect();
     s.median_step_ms = median(&medians);
@@ -158,4 +176,50 @@ pub fn percentile(xs: &[f64], q: f64) -> Option<f64> {
     v.sort_by(f64::total_cmp);
     let i = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1;
     v.get(i).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudoctor_snapshot::{ObserverCost, StepObservation};
+
+    fn process(steps: u64, durations: Vec<f64>, steady_ms: f64) -> ProcessRecord {
+        ProcessRecord {
+            steps: StepObservation {
+                source: "optimizer".into(),
+                count: steps,
+                durations_ms: durations,
+                memory: Vec::new(),
+            },
+            observer_cost: Some(ObserverCost {
+                steady_ms,
+                sampled_ms: 50.0,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_observers_own_time_is_per_step_of_the_busiest_process_and_leaves_out_sampling() {
+        let facts = RunFacts {
+            processes: vec![
+                process(3, vec![9.0, 9.0], 30.0),
+                process(11, vec![20.0; 10], 2.2),
+            ],
+            ..Default::default()
+        };
+        let s = summarise(&facts);
+        assert_eq!(s.observer_ms_per_step, Some(0.2));
+        assert_eq!(s.observer_share_of_step, Some(0.01));
+    }
+
+    #[test]
+    fn no_steps_no_per_step_cost() {
+        let facts = RunFacts {
+            processes: vec![process(0, Vec::new(), 5.0)],
+            ..Default::default()
+        };
+        assert_eq!(summarise(&facts).observer_ms_per_step, None);
+    }
 }

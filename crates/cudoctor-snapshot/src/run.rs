@@ -106,6 +106,40 @@ pub struct ProcessRecord {
     /// The observer's own failures; it never raises into the program.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
+    /// The observer's own time on the program's threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observer_cost: Option<ObserverCost>,
+}
+
+/// What the observer itself cost the program: timed in place where it works (per site), plus
+/// what that timing cannot see, measured per call in the process at exit.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ObserverCost {
+    #[serde(default)]
+    pub sites: Vec<ObserverSite>,
+    /// Per-call costs outside the timed parts: `attention_call_us` (entering the attention
+    /// wrapper), `module_call_us` (nn.Module's slow path under the global hooks).
+    #[serde(default)]
+    pub untimed: std::collections::BTreeMap<String, f64>,
+    /// Every site but the sampled attention calls, with the untimed per-call costs: what the
+    /// program pays over its steps.
+    #[serde(default)]
+    pub steady_ms: f64,
+    /// Attention calls run under the dispatch recorder (the first of each group and a few more),
+    /// the program's own call included: a bounded, one-time cost.
+    #[serde(default)]
+    pub sampled_ms: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ObserverSite {
+    /// `attention`, `attention_sampled`, `step`, `forward_pre_hook`, `forward_post_hook`,
+    /// `collectives`, `extensions`.
+    pub site: String,
+    #[serde(default)]
+    pub calls: u64,
+    #[serde(default)]
+    pub ms: f64,
 }
 
 impl ProcessRecord {

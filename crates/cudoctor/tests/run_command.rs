@@ -347,6 +347,45 @@ fn attention_backends_come_from_what_torch_dispatched() {
     assert_eq!(p["steps"]["source"], "optimizer");
     assert_eq!(p["steps"]["count"], 6);
     assert_eq!(p["steps"]["durations_ms"].as_array().unwrap().len(), 5);
+    // The observer's own time, where it was spent: 4 attention calls counted, 3 sampled (the
+    // first of each group), 6 optimizer steps, the module calls of the first step under the
+    // global hooks; and the per-call costs its timing cannot see, measured at exit.
+    let cost = &p["observer_cost"];
+    let site = |name: &str| {
+        cost["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["site"] == name)
+            .unwrap_or_else(|| panic!("no observer site {name}: {cost}"))
+    };
+    assert_eq!(site("attention")["calls"], 4, "{cost}");
+    assert_eq!(site("attention_sampled")["calls"], 3, "{cost}");
+    assert_eq!(site("step")["calls"], 6, "{cost}");
+    assert_eq!(site("forward_pre_hook")["calls"], 2, "{cost}");
+    for untimed in ["attention_call_us", "module_call_us"] {
+        assert!(cost["untimed"][untimed].as_f64().unwrap() > 0.0, "{cost}");
+    }
+    let steady = cost["steady_ms"].as_f64().unwrap();
+    let sampled = cost["sampled_ms"].as_f64().unwrap();
+    assert!(steady > 0.0 && sampled > 0.0, "{cost}");
+    let per_step = report["summary"]["observer_ms_per_step"].as_f64().unwrap();
+    assert!(
+        (per_step - steady / 6.0).abs() < 1e-9,
+        "{}",
+        report["summary"]
+    );
+    assert!(
+        report["summary"]["observer_share_of_step"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("of its own per step ("),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // 3 of 7 ran math on the CPU: a note, with its share.
     let f = &report["findings"][0];
     assert_eq!(f["code"], "RUN001");

@@ -87,6 +87,9 @@ class _State:
         self.profile = None
         self.profiler = None
         self.compare = os.environ.get("CUDOCTOR_RUN_NO_COST") != "1"
+        self.clock = time.perf_counter_ns
+        # The observer's own time on the program's threads, by where it was spent: [calls, ns].
+        self.own = {site: [0, 0] for site in _OWN_SITES}
 
     def error(self, where, e):
         if len(self.errors) < 50:
@@ -97,6 +100,16 @@ class _State:
 
 
 _S = None
+
+# Where the observer spends time on the program's threads (the "observer_cost" of the report).
+_OWN_SITES = ("attention", "attention_sampled", "step", "forward_pre_hook", "forward_post_hook", "collectives", "extensions")
+
+
+def _own(site, t0):
+    """Counts the observer's time since `t0` (perf_counter_ns) against `site`."""
+    c = _S.own[site]
+    c[0] += 1
+    c[1] += _S.clock() - t0
 
 
 # -- the import hook: patch a module once it has finished importing ------------------------------
@@ -199,11 +212,13 @@ def _wrap_sdpa(torch):
         flash_on, mem_on, cudnn_on, math_on = getters
     grad_enabled = torch.is_grad_enabled
     groups = _S.groups
+    clock = _S.clock
 
     @functools.wraps(original)
     def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *args, **kwargs):
         if _is_compiling():
             return original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
+        t0 = clock()
         # The steady state: one key lookup and a count. Everything else happens once per group.
         try:
             _S.sdpa_calls += 1
@@ -214,15 +229,22 @@ def _wrap_sdpa(torch):
             if g is not None:
                 n = g["calls"] = g["calls"] + 1
                 if n % RESAMPLE_EVERY or _S.samples >= MAX_SAMPLES:
+                    _own("attention", t0)
                     return original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
             else:
                 if len(groups) >= MAX_GROUPS:
                     _S.sdpa_ungrouped += 1
+                    _own("attention", t0)
                     return original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
                 g = groups[k] = _new_group(torch, k, attn_mask, getters is not None)
                 g["calls"] = 1
             _S.samples += 1
-            return _sampled_call(torch, original, g, query, key, value, attn_mask, dropout_p, is_causal, args, kwargs)
+            try:
+                # A sampled call counts whole, the program's own attention call included: an
+                # upper bound of what sampling costs.
+                return _sampled_call(torch, original, g, query, key, value, attn_mask, dropout_p, is_causal, args, kwargs)
+            finally:
+                _own("attention_sampled", t0)
         except Exception as e:
             _S.error("sdpa", e)
         return original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
@@ -434,12 +456,14 @@ def _hook_optimizer(torch):
     def after_step(optimizer, args, kwargs):
         if _is_compiling():
             return
+        t0 = _S.clock()
         # Several optimizers may step per iteration: the first one seen marks the iterations.
         if _S.step_owner is None:
             _S.step_owner = id(optimizer)
             _drop_forward_hooks()
         if id(optimizer) == _S.step_owner:
             _step_done(torch, "optimizer")
+        _own("step", t0)
 
     register_optimizer_step_post_hook(after_step)
 
@@ -449,19 +473,27 @@ def _hook_forward(torch):
     from torch.nn.modules import module as m
 
     def pre(mod, args):
-        if _is_compiling() or _S.step_owner is not None:  # dynamo folds the first: no guard on _S
+        if _is_compiling():  # dynamo folds it: no guard on _S
             return
-        _S.forward_depth += 1
-        if _S.forward_depth == 1:
-            if _S.forward_owner is None:
-                _S.forward_owner = id(mod)
-            if id(mod) == _S.forward_owner and _S.step_owner is None:
-                _step_done(torch, "forward")
+        t0 = _S.clock()
+        if _S.step_owner is None:
+            _S.forward_depth += 1
+            if _S.forward_depth == 1:
+                if _S.forward_owner is None:
+                    _S.forward_owner = id(mod)
+                if id(mod) == _S.forward_owner:
+                    _step_done(torch, "forward")
+        # Counted even once an optimizer marks the steps: the hooks stay where dynamo compiled
+        # something, and every module call still pays nn.Module's slow path for them.
+        _own("forward_pre_hook", t0)
 
     def post(mod, args, out):
-        if _is_compiling() or _S.step_owner is not None:  # dynamo folds the first: no guard on _S
+        if _is_compiling():  # dynamo folds it: no guard on _S
             return
-        _S.forward_depth = max(0, _S.forward_depth - 1)
+        t0 = _S.clock()
+        if _S.step_owner is None:
+            _S.forward_depth = max(0, _S.forward_depth - 1)
+        _own("forward_post_hook", t0)
 
     # Global module hooks put every module call of the program on nn.Module's slow path; the first
     # optimizer step drops them (_drop_forward_hooks).
@@ -711,6 +743,7 @@ def _wrap_distributed(torch):
                 try:
                     return _original(*a, **k)
                 finally:
+                    t0 = _S.clock()
                     try:
                         c = _S.api_collectives.setdefault(_name, [0, 0, 0.0])
                         c[0] += 1
@@ -720,6 +753,7 @@ def _wrap_distributed(torch):
                         c[2] += (_S.time.perf_counter() - t) * 1000.0
                     except Exception:
                         pass
+                    _own("collectives", t0)
 
             setattr(dist, name, functools.wraps(original)(wrapper))
         destroy = getattr(dist, "destroy_process_group", None)
@@ -811,9 +845,11 @@ def _wrap_calls(module, library, names):
             torch = _S.torch
             if _is_compiling():
                 return _original(*a, **k)
+            t0 = _S.clock()
             dtype = str(getattr(a[0], "dtype", "")).replace("torch.", "") if a else ""
             c = _S.extensions.setdefault((library, _name, dtype), [0, 0])
             c[0] += 1
+            _own("extensions", t0)
             try:
                 return _original(*a, **k)
             except Exception:
@@ -839,6 +875,105 @@ def _on_xformers_ops(module):
     _wrap_calls(module, "xformers", ("memory_efficient_attention", "memory_efficient_attention_forward"))
 
 
+# -- the observer's own cost ---------------------------------------------------------------------
+
+
+def _per_call_ns(fn, n):
+    """The fastest of three timings of n calls of fn, per call."""
+    clock = _S.clock
+    best = None
+    for _ in range(3):
+        t = clock()
+        for _ in range(n):
+            fn()
+        dt = clock() - t
+        best = dt if best is None else min(best, dt)
+    return best / n
+
+
+def _attention_shell_ns():
+    """What each attention call pays outside the timed part: entering the wrapper, the
+    is_compiling() test and the clock itself. A replica of the wrapper's shell around a function
+    that does nothing, against that function called directly."""
+    scratch = [0, 0]
+    clock = _S.clock
+
+    def bare(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *args, **kwargs):
+        return None
+
+    def shell(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *args, **kwargs):
+        if _is_compiling():
+            return bare(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
+        t0 = clock()
+        scratch[0] += 1
+        scratch[1] += clock() - t0
+        return bare(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
+
+    n = 20000
+    direct = _per_call_ns(lambda: bare(1, 2, 3, None, 0.0, True), n)
+    wrapped = _per_call_ns(lambda: shell(1, 2, 3, None, 0.0, True), n)
+    timed = scratch[1] / max(scratch[0], 1)
+    return max(0.0, wrapped - direct - timed)
+
+
+def _module_hooks_ns(torch):
+    """What each module call pays for the observer's two global hooks outside their timed bodies:
+    nn.Module's slow path and the calls of the hooks. A module call with two replica hooks
+    against the same call with no global hooks; the program's own global hooks are put back."""
+    from torch.nn.modules import module as m
+
+    pre_hooks, post_hooks = m._global_forward_pre_hooks, m._global_forward_hooks
+    saved = (dict(pre_hooks), dict(post_hooks))
+    mod, x = torch.nn.Identity(), torch.zeros(1)
+    n = 2000
+    try:
+        pre_hooks.clear()
+        post_hooks.clear()
+        fast = _per_call_ns(lambda: mod(x), n)
+
+        def pre(module, args):
+            if _is_compiling():
+                return
+
+        def post(module, args, out):
+            if _is_compiling():
+                return
+
+        handles = [m.register_module_forward_pre_hook(pre), m.register_module_forward_hook(post)]
+        try:
+            slow = _per_call_ns(lambda: mod(x), n)
+        finally:
+            for h in handles:
+                h.remove()
+    finally:
+        pre_hooks.clear()
+        post_hooks.clear()
+        pre_hooks.update(saved[0])
+        post_hooks.update(saved[1])
+    return max(0.0, slow - fast)
+
+
+def _observer_cost():
+    """The observer's own time on the program's threads: timed in place where it works, plus,
+    per call, what the timing cannot see (measured here, at exit, on this machine)."""
+    sites = [{"site": site, "calls": c, "ms": ns / 1e6} for site, (c, ns) in _S.own.items() if c]
+    untimed = {}
+    try:
+        if _S.own["attention"][0] or _S.own["attention_sampled"][0]:
+            untimed["attention_call_us"] = _attention_shell_ns() / 1e3
+        if _S.own["forward_pre_hook"][0] and _S.torch is not None:
+            untimed["module_call_us"] = _module_hooks_ns(_S.torch) / 1e3
+    except Exception as e:
+        _S.error("observer cost", e)
+    attention_calls = _S.own["attention"][0] + _S.own["attention_sampled"][0]
+    module_calls = _S.own["forward_pre_hook"][0]
+    steady = sum(x["ms"] for x in sites if x["site"] != "attention_sampled")
+    steady += attention_calls * untimed.get("attention_call_us", 0.0) / 1e3
+    steady += module_calls * untimed.get("module_call_us", 0.0) / 1e3
+    sampled = sum(x["ms"] for x in sites if x["site"] == "attention_sampled")
+    return {"sites": sites, "untimed": untimed, "steady_ms": steady, "sampled_ms": sampled}
+
+
 # -- the report ----------------------------------------------------------------------------------
 
 
@@ -859,6 +994,10 @@ def _report(how):
         "extensions": [{"library": l, "function": f, "dtype": d, "calls": c, "errors": e} for (l, f, d), (c, e) in sorted(_S.extensions.items())],
         "steps": {"source": _S.step_source, "count": _S.steps, "durations_ms": [round(x, 4) for x in _S.durations], "memory": _S.memory},
     }
+    try:
+        rec["observer_cost"] = _observer_cost()
+    except Exception as e:
+        _S.error("observer cost", e)
     if torch is None:
         return rec
     info = {"version": str(torch.__version__), "cuda": torch.version.cuda}
