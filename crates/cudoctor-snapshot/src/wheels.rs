@@ -1,8 +1,8 @@
 use serde::{Deserialize, Serialize};
 
-/// The files of torch's and the nvidia-* wheels checked against their `RECORD`: sizes of every
-/// file, SHA-256 of the CUDA libraries within a byte budget (or all of them with the full check),
-/// and paths that two installed distributions both list.
+/// The files of torch's and the nvidia-* wheels checked against their `RECORD`: every file's
+/// presence, the sizes of libraries and of paths two installed distributions both list (every
+/// file's size and SHA-256 with the full check), and those shared paths.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct WheelCheck {
     /// Whether every recorded hash was checked (`--verify-wheels`) or a budget applied.
@@ -16,11 +16,14 @@ pub struct WheelCheck {
     pub packages: Vec<String>,
     #[serde(default)]
     pub files_checked: u64,
+    /// Files whose size was read (the others were checked for presence only).
+    #[serde(default)]
+    pub sizes_checked: u64,
     #[serde(default)]
     pub files_hashed: u64,
     #[serde(default)]
     pub bytes_hashed: u64,
-    /// CUDA libraries whose size matched but whose hash was left unchecked by the budget.
+    /// Files the check would have hashed that the byte budget left unchecked.
     #[serde(default)]
     pub hashes_skipped: u64,
     /// Files that do not match their distribution's RECORD.

@@ -13,10 +13,12 @@ pub static RULE: Rule = Rule {
     summary: "Files of torch or an nvidia-* wheel do not match the wheel's RECORD",
     docs: r#"## What it checks
 Every file that torch's and the nvidia-* distributions' `RECORD` lists (the wheel format's list of
-path, SHA-256 and size): missing files and sizes that differ always; the SHA-256 of the CUDA
-libraries (`nvidia/**.so*`, `torch/lib/*.so*`) within a small byte budget by default, so `check`
-never reads multi-GB libraries; every file with `check --verify-wheels`. A file that another
-installed distribution also lists, and whose content is that one's, is FW011, not this.
+path, SHA-256 and size): missing files always, and the size of every shared library (`*.so*`) and
+of every path two distributions list; every file's size and SHA-256 with `check --verify-wheels`.
+The default check reads no file's content, so its cost does not grow with the size of the
+libraries: a same-size corruption, or a truncated header or Python file, is left to
+`--verify-wheels`. A file that another installed distribution also lists, and whose content is
+that one's, is FW011, not this.
 
 ## Why it matters
 An interrupted download or install, a full disk, or a hand-deleted library leaves a package
@@ -115,18 +117,23 @@ fn describe(d: &DamagedFile) -> String {
 
 /// What the check covered, so a clean result is read for what it is.
 pub fn coverage(w: &cudoctor_snapshot::WheelCheck) -> String {
-    let hashed = if w.full {
-        "every file hashed (--verify-wheels)".to_string()
+    let read = if w.full {
+        "every file's size and SHA-256 checked (--verify-wheels)".to_string()
     } else {
-        format!(
-            "{} CUDA libraries hashed ({} MiB budget), {} left to --verify-wheels",
-            w.files_hashed,
-            w.hash_budget_bytes.unwrap_or(0) >> 20,
-            w.hashes_skipped
-        )
+        let mut read = format!(
+            "all present, sizes of {} libraries and shared paths checked",
+            w.sizes_checked
+        );
+        if w.files_hashed > 0 {
+            read += &format!(", {} shared paths hashed", w.files_hashed);
+        }
+        if w.hashes_skipped > 0 {
+            read += &format!(", {} left unhashed by the budget", w.hashes_skipped);
+        }
+        read + ", contents left to --verify-wheels"
     };
     format!(
-        "RECORD check: {} files of {} distributions, sizes all checked, {hashed}",
+        "RECORD check: {} files of {} distributions, {read}",
         w.files_checked,
         w.packages.len()
     )

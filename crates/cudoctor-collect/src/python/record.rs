@@ -1,9 +1,11 @@
 //! torch's and the nvidia-* wheels' files against their `RECORD`s (the wheel spec's list of
-//! `path,sha256=<urlsafe base64>,size`): every file's size, the SHA-256 of CUDA libraries within
-//! a byte budget (all of them with the full check), and paths two distributions both list.
+//! `path,sha256=<urlsafe base64>,size`): every file's presence, the size of every library and
+//! of every path two distributions both list, and with the full check every file's size and
+//! SHA-256.
 //!
-//! The default budget keeps `check` fast: sizes are one `stat` per file, and no multi-GB library
-//! is read unless the full check was asked for.
+//! The default check's cost grows with the number of directories and libraries, never with
+//! the size of the files: presence comes from one listing per directory, and nothing is hashed
+//! unless two distributions claim a path and the sizes cannot tell whose copy it is.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -14,13 +16,15 @@ use sha2::{Digest, Sha256};
 use super::site::{dist_name_version, normalise_name};
 use crate::host::Host;
 
-/// Bytes hashed by default per environment: the small CUDA libraries, never a multi-GB one.
+/// Bytes hashed by default per environment, for paths two distributions list whose sizes do
+/// not tell whose copy is on disk (none in most environments); never a multi-GB library.
 pub const DEFAULT_HASH_BUDGET: u64 = 16 << 20;
 
 /// How much hashing to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hashing {
-    /// Hash CUDA libraries until this many bytes have been read.
+    /// Hash only the paths two distributions list whose sizes leave the owner open, until this
+    /// many bytes have been read.
     Budget(u64),
     /// Hash every file that has a recorded hash.
     Full,
@@ -84,12 +88,6 @@ fn csv_fields(line: &str) -> Vec<String> {
     fields
 }
 
-/// A CUDA library: a shared object of an nvidia wheel or of torch/lib.
-fn is_cuda_library(rel: &str) -> bool {
-    let name = rel.rsplit('/').next().unwrap_or(rel);
-    name.contains(".so") && (rel.starts_with("nvidia/") || rel.starts_with("torch/lib/"))
-}
-
 /// RECORD's digest spelling: urlsafe base64 without padding.
 pub fn record_digest(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -124,11 +122,34 @@ fn sha256_of(path: &std::path::Path) -> std::io::Result<(String, u64)> {
     Ok((record_digest(&hasher.finalize()), total))
 }
 
+/// One distribution's claim on a path: which checked distribution (index into the site
+/// directory's list) and what its RECORD says.
 struct Owner {
-    package: String,
-    version: String,
+    dist: usize,
     sha256: Option<String>,
     size: Option<u64>,
+}
+
+/// What the file system says about one RECORD path.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct OnDisk {
+    present: bool,
+    /// Its size, read only where the judgement needs it (see [`needs_size`]).
+    size: Option<u64>,
+}
+
+/// Whether a path's size is read: a library (a truncated download shows there first, and it is
+/// what the loader then fails on), a path two distributions list (the size tells whose copy it
+/// is), every file with the full check. Everything else is checked for presence only, from its
+/// directory's listing: a stat per file of torch's 15k is the cost the default check avoids.
+fn needs_size(rel: &str, owners: usize, hashing: Hashing) -> bool {
+    hashing == Hashing::Full || owners > 1 || is_shared_object(rel)
+}
+
+/// `*.so` and `*.so.*` files.
+fn is_shared_object(rel: &str) -> bool {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    name.ends_with(".so") || name.contains(".so.")
 }
 
 /// Checks the environment's torch and nvidia-* distributions; `None` when it has none.
@@ -146,52 +167,79 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
         Hashing::Full => u64::MAX,
     };
     for sp in &env.site_packages {
+        // The checked distributions of this site directory, in directory order.
+        let dists: Vec<(String, String, String)> = host
+            .list_dir(sp)
+            .into_iter()
+            .filter(|entry| entry.ends_with(".dist-info"))
+            .filter_map(|entry| {
+                let (name, Some(version)) = dist_name_version(&entry)? else {
+                    return None;
+                };
+                let name = normalise_name(&name);
+                (checked(&name) && env.package(&name).is_some_and(|p| &p.location == sp))
+                    .then_some((name, version, entry))
+            })
+            .collect();
+        // Each RECORD is read and parsed on its own thread (torch's alone is 15k lines).
+        let records: Vec<Result<Vec<RecordEntry>, String>> = std::thread::scope(|s| {
+            let handles: Vec<_> = dists
+                .iter()
+                .map(|(_, _, entry)| {
+                    s.spawn(move || {
+                        let record = format!("{sp}/{entry}/RECORD");
+                        host.read_text(&record)
+                            .map(|t| parse_record(&t))
+                            .map_err(|e| format!("{record}: {e}"))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err("RECORD check failed".into()))
+                })
+                .collect()
+        });
         // Relative path -> the distributions that list it, in directory order.
         let mut by_path: BTreeMap<String, Vec<Owner>> = BTreeMap::new();
-        for entry in host.list_dir(sp) {
-            if !entry.ends_with(".dist-info") {
-                continue;
-            }
-            let Some((name, Some(version))) = dist_name_version(&entry) else {
-                continue;
-            };
-            let name = normalise_name(&name);
-            if !checked(&name) || env.package(&name).is_none_or(|p| &p.location != sp) {
-                continue;
-            }
-            let record = format!("{sp}/{entry}/RECORD");
-            let text = match host.read_text(&record) {
-                Ok(t) => t,
+        for (dist, ((name, version, _), record)) in dists.iter().zip(records).enumerate() {
+            let entries = match record {
+                Ok(e) => e,
                 Err(e) => {
-                    report.errors.push(format!("{record}: {e}"));
+                    report.errors.push(e);
                     continue;
                 }
             };
             report.packages.push(format!("{name} {version}"));
-            for e in parse_record(&text) {
+            for e in entries {
                 if e.size.is_none() && e.sha256.is_none() {
                     continue;
                 }
                 by_path.entry(e.path).or_default().push(Owner {
-                    package: name.clone(),
-                    version: version.clone(),
+                    dist,
                     sha256: e.sha256,
                     size: e.size,
                 });
             }
         }
         let entries: Vec<(String, Vec<Owner>)> = by_path.into_iter().collect();
-        let sizes = stat_all(host, sp, &entries);
+        let on_disk = look_up_all(host, sp, &entries, hashing);
         // Which files to hash is decided in path order against the budget (so the choice does
-        // not depend on timing); the hashing itself then runs on several threads.
+        // not depend on timing); the hashing itself then runs on several threads. By default
+        // only a path two distributions list whose sizes leave the owner open is hashed: none
+        // in an environment without overwritten files, so the default cost does not grow with
+        // the size of the files.
         let mut to_hash: Vec<usize> = Vec::new();
-        for (i, ((rel, owners), actual)) in entries.iter().zip(&sizes).enumerate() {
-            let want_hash = hashing == Hashing::Full || is_cuda_library(rel) || owners.len() > 1;
-            let any_size_fits = owners
-                .iter()
-                .any(|o| actual.is_some() && o.size.is_none_or(|s| Some(s) == *actual));
-            if want_hash && any_size_fits && owners.iter().any(|o| o.sha256.is_some()) {
-                let size = actual.unwrap_or(0);
+        for (i, ((_, owners), disk)) in entries.iter().zip(&on_disk).enumerate() {
+            let fitting = owners.iter().filter(|o| fits(o, disk)).count();
+            let want_hash = match hashing {
+                Hashing::Full => fitting > 0,
+                Hashing::Budget(_) => fitting > 1 && !same_content(owners),
+            };
+            if want_hash && owners.iter().any(|o| o.sha256.is_some()) {
+                let size = disk.size.unwrap_or(0);
                 if size <= budget {
                     budget -= size;
                     to_hash.push(i);
@@ -201,14 +249,12 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
             }
         }
         let mut digests = hash_all(host, sp, &entries, &to_hash);
-        for (i, ((rel, owners), actual)) in entries.into_iter().zip(sizes).enumerate() {
-            // Only the files reported need their machine path (12k entries for torch alone).
+        for (i, ((rel, owners), disk)) in entries.into_iter().zip(on_disk).enumerate() {
+            // Only the files reported need their machine path (15k entries for torch alone).
             let machine = || crate::host::normalise(&format!("{sp}/{rel}"));
             report.files_checked += 1;
-            let size_matches: Vec<bool> = owners
-                .iter()
-                .map(|o| actual.is_some() && o.size.is_none_or(|s| Some(s) == actual))
-                .collect();
+            report.sizes_checked += u64::from(disk.size.is_some());
+            let size_matches: Vec<bool> = owners.iter().map(|o| fits(o, &disk)).collect();
             let digest = digests.remove(&i).map(|(d, n)| {
                 report.files_hashed += 1;
                 report.bytes_hashed += n;
@@ -230,18 +276,15 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
                     }
                 })
                 .collect();
-            let same_content = owners
-                .windows(2)
-                .all(|w| w[0].sha256.is_some() && w[0].sha256 == w[1].sha256);
-            if owners.len() > 1 && !same_content {
+            if owners.len() > 1 && !same_content(&owners) {
                 report.shared_paths.push(SharedPath {
                     path: machine(),
                     owners: owners
                         .iter()
                         .zip(&matches)
                         .map(|(o, m)| PathOwner {
-                            package: o.package.clone(),
-                            version: o.version.clone(),
+                            package: dists[o.dist].0.clone(),
+                            version: dists[o.dist].1.clone(),
                             matches: *m,
                         })
                         .collect(),
@@ -256,23 +299,41 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
                 if *m != Some(false) {
                     continue;
                 }
-                let problem = match actual {
-                    None => FileProblem::Missing,
+                let problem = match disk.size {
+                    _ if !disk.present => FileProblem::Missing,
                     Some(a) if o.size.is_some_and(|s| s != a) => FileProblem::SizeDiffers,
-                    Some(_) => FileProblem::HashDiffers,
+                    _ => FileProblem::HashDiffers,
                 };
                 report.damaged.push(DamagedFile {
-                    package: o.package.clone(),
-                    version: o.version.clone(),
+                    package: dists[o.dist].0.clone(),
+                    version: dists[o.dist].1.clone(),
                     path: machine(),
                     problem,
                     recorded_size: o.size,
-                    actual_size: actual,
+                    actual_size: disk.size,
                 });
             }
         }
     }
     (!report.packages.is_empty() || !report.errors.is_empty()).then_some(report)
+}
+
+/// Whether every owner records the same content (`nvidia/__init__.py` of each nvidia wheel):
+/// then whose copy it is does not matter.
+fn same_content(owners: &[Owner]) -> bool {
+    owners
+        .windows(2)
+        .all(|w| w[0].sha256.is_some() && w[0].sha256 == w[1].sha256)
+}
+
+/// Whether the file on disk can be `owner`'s by what was read of it: present, and of the
+/// recorded size where its size was read.
+fn fits(owner: &Owner, disk: &OnDisk) -> bool {
+    disk.present
+        && match (owner.size, disk.size) {
+            (Some(recorded), Some(actual)) => recorded == actual,
+            _ => true,
+        }
 }
 
 /// Runs `work` over each share on its own scoped thread; the results of all shares, in order.
@@ -290,8 +351,10 @@ fn on_threads<T: Sync, R: Send>(shares: Vec<&[T]>, work: impl Fn(&T) -> Vec<R> +
     })
 }
 
-/// Threads the RECORD checks spread their per-file system calls over.
-const THREADS: usize = 8;
+/// Threads the RECORD checks spread their system calls over: the machine's cores, at most 8.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 8))
+}
 
 /// The SHA-256 of the chosen entries (by index), spread over a few threads; a file that cannot
 /// be read is left out (its size already matched, so it is not reported as damaged).
@@ -301,7 +364,7 @@ fn hash_all(
     entries: &[(String, Vec<Owner>)],
     chosen: &[usize],
 ) -> std::collections::HashMap<usize, (String, u64)> {
-    let chunk = chosen.len().div_ceil(THREADS).max(1);
+    let chunk = chosen.len().div_ceil(threads()).max(1);
     on_threads(chosen.chunks(chunk).collect(), |&i| {
         let machine = crate::host::normalise(&format!("{sp}/{}", entries[i].0));
         sha256_of(&host.fs_path(&machine))
@@ -314,27 +377,34 @@ fn hash_all(
     .collect()
 }
 
-/// A RECORD directory and its files: (entry index, file name).
-type DirGroup<'a> = (&'a str, Vec<(usize, &'a str)>);
+/// One RECORD directory and its files: (entry index, file name, whether its size is read).
+type DirGroup<'a> = (&'a str, Vec<(usize, &'a str, bool)>);
 
-/// The size of every listed file, `None` when missing. A stat is a syscall per file (torch
-/// lists 12k): files are grouped by their directory, each directory is resolved and opened once
-/// and its files are stat'ed relative to it (no walk of the full path per file), on a few
-/// threads.
-fn stat_all(host: &Host, sp: &str, entries: &[(String, Vec<Owner>)]) -> Vec<Option<u64>> {
+/// What the file system says of every listed file. Files are grouped by their directory; each
+/// directory is listed once (its names tell which files are there) and only the files whose
+/// size is needed are stat'ed, relative to the opened directory; directories are spread over a
+/// few threads.
+fn look_up_all(
+    host: &Host,
+    sp: &str,
+    entries: &[(String, Vec<Owner>)],
+    hashing: Hashing,
+) -> Vec<OnDisk> {
     // Entry indices by the directory part of their RECORD path, in order of first appearance.
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut groups: Vec<DirGroup> = Vec::new();
-    for (i, (rel, _)) in entries.iter().enumerate() {
+    for (i, (rel, owners)) in entries.iter().enumerate() {
         let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
         let g = *index.entry(dir).or_insert_with(|| {
             groups.push((dir, Vec::new()));
             groups.len() - 1
         });
-        groups[g].1.push((i, name));
+        groups[g]
+            .1
+            .push((i, name, needs_size(rel, owners.len(), hashing)));
     }
     // Consecutive groups of about an equal share of files per thread.
-    let per_thread = entries.len().div_ceil(THREADS).max(1);
+    let per_thread = entries.len().div_ceil(threads()).max(1);
     let mut shares: Vec<&[DirGroup]> = Vec::new();
     let (mut start, mut count) = (0, 0);
     for (k, (_, ids)) in groups.iter().enumerate() {
@@ -347,42 +417,83 @@ fn stat_all(host: &Host, sp: &str, entries: &[(String, Vec<Owner>)]) -> Vec<Opti
     if start < groups.len() {
         shares.push(&groups[start..]);
     }
-    let mut sizes = vec![None; entries.len()];
-    for (i, size) in on_threads(shares, |group| stat_group(host, sp, group)) {
-        sizes[i] = size;
+    let mut out = vec![OnDisk::default(); entries.len()];
+    for (i, disk) in on_threads(shares, |group| look_up_group(host, sp, group)) {
+        out[i] = disk;
     }
-    sizes
+    out
 }
 
-/// The sizes of one RECORD directory's files, by entry index.
-fn stat_group(host: &Host, sp: &str, (dir, files): &DirGroup) -> Vec<(usize, Option<u64>)> {
+/// One RECORD directory's files, by entry index.
+fn look_up_group(host: &Host, sp: &str, (dir, files): &DirGroup) -> Vec<(usize, OnDisk)> {
     let machine_dir = crate::host::normalise(&format!("{sp}/{dir}"));
     if host.root() != std::path::Path::new("/") {
         // Under another root a file's own symlink must be resolved inside that root, which
         // only the full path does.
         return files
             .iter()
-            .map(|&(i, name)| {
+            .map(|&(i, name, sized)| {
                 let real = host.fs_path(&format!("{machine_dir}/{name}"));
-                (i, std::fs::metadata(real).ok().map(|m| m.len()))
+                let size = std::fs::metadata(real).ok().map(|m| m.len());
+                (
+                    i,
+                    OnDisk {
+                        present: size.is_some(),
+                        size: size.filter(|_| sized),
+                    },
+                )
             })
             .collect();
     }
-    let dir_fd = rustix::fs::open(
+    let Ok(dir_fd) = rustix::fs::open(
         host.fs_path(&machine_dir),
-        rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
         rustix::fs::Mode::empty(),
-    );
+    ) else {
+        // A missing directory: every file in it is missing.
+        return files
+            .iter()
+            .map(|&(i, ..)| (i, OnDisk::default()))
+            .collect();
+    };
+    // The names the directory holds, each marked against the files RECORD lists in it. A
+    // listed symlink counts as present here; its target's existence is left to the stat of
+    // the files whose size is read (a wheel installs no symlinks).
+    let mut wanted: Vec<(&str, usize)> = files
+        .iter()
+        .enumerate()
+        .map(|(k, &(_, name, _))| (name, k))
+        .collect();
+    wanted.sort_unstable();
+    let mut present = vec![false; files.len()];
+    if let Ok(mut listing) = rustix::fs::Dir::read_from(&dir_fd) {
+        while let Some(Ok(entry)) = listing.read() {
+            let name = entry.file_name().to_bytes();
+            if let Ok(at) = wanted.binary_search_by(|(w, _)| w.as_bytes().cmp(name)) {
+                present[wanted[at].1] = true;
+            }
+        }
+    }
     files
         .iter()
-        .map(|&(i, name)| {
-            // A missing directory: every file in it is missing.
-            let size = dir_fd.as_ref().ok().and_then(|fd| {
-                rustix::fs::statat(fd, name, rustix::fs::AtFlags::empty())
-                    .ok()
-                    .and_then(|st| u64::try_from(st.st_size).ok())
-            });
-            (i, size)
+        .zip(present)
+        .map(|(&(i, name, sized), present)| {
+            let size = (present && sized)
+                .then(|| {
+                    rustix::fs::statat(&dir_fd, name, rustix::fs::AtFlags::empty())
+                        .ok()
+                        .and_then(|st| u64::try_from(st.st_size).ok())
+                })
+                .flatten();
+            // A file whose size was asked for and cannot be stat'ed (a dangling symlink) is
+            // not there for the loader either.
+            (
+                i,
+                OnDisk {
+                    present: present && (!sized || size.is_some()),
+                    size,
+                },
+            )
         })
         .collect()
 }
@@ -407,6 +518,116 @@ mod tests {
         );
         assert_eq!(e[1].path, "nvidia/odd,name.h");
         assert_eq!((e[2].sha256.as_deref(), e[2].size), (None, None));
+    }
+
+    /// A site directory with torch's and an nvidia wheel's RECORDs, under `dir`.
+    fn site(dir: &std::path::Path) -> (String, PythonEnv) {
+        let sp = dir.join("lib/python3.12/site-packages");
+        let write = |rel: &str, bytes: &[u8]| {
+            let p = sp.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, bytes).unwrap();
+        };
+        write("torch/__init__.py", b"import os\n");
+        write("torch/lib/libtorch.so", b"0123456789");
+        write("torch/_C.so", b"abc");
+        write("nvidia/__init__.py", b"");
+        write("nvidia/cudnn/lib/libcudnn.so.9", b"cudnn");
+        write(
+            "torch-2.9.0.dist-info/RECORD",
+            b"torch/__init__.py,sha256=x,11\n\
+              torch/utils.py,sha256=x,5\n\
+              torch/lib/libtorch.so,sha256=x,12\n\
+              torch/_C.so,sha256=x,3\n\
+              torch/gone/deep.py,sha256=x,1\n\
+              torch-2.9.0.dist-info/RECORD,,\n",
+        );
+        write(
+            "nvidia_cudnn_cu13-9.1.0.dist-info/RECORD",
+            b"nvidia/__init__.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n\
+              nvidia/cudnn/lib/libcudnn.so.9,sha256=x,5\n",
+        );
+        let sp = sp.to_str().unwrap().to_string();
+        let package = |name: &str, version: &str| cudoctor_snapshot::Package {
+            name: name.into(),
+            version: version.into(),
+            location: sp.clone(),
+        };
+        let env = PythonEnv {
+            site_packages: vec![sp.clone()],
+            packages: vec![
+                package("torch", "2.9.0"),
+                package("nvidia-cudnn-cu13", "9.1.0"),
+            ],
+            ..Default::default()
+        };
+        (sp, env)
+    }
+
+    #[test]
+    fn files_are_checked_for_presence_and_libraries_for_their_size_without_reading_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let (sp, env) = site(dir.path());
+        let host = Host::real(std::time::Duration::from_secs(5));
+        let w = check(&host, &env, Hashing::default()).unwrap();
+        assert_eq!(w.packages, vec!["nvidia-cudnn-cu13 9.1.0", "torch 2.9.0"]);
+        assert_eq!(w.files_checked, 7);
+        // Two libraries of torch, one of cuDNN; nvidia/__init__.py's owners agree on its content.
+        assert_eq!(w.sizes_checked, 3);
+        assert_eq!((w.files_hashed, w.bytes_hashed), (0, 0));
+        let damaged: Vec<(String, FileProblem, Option<u64>)> = w
+            .damaged
+            .iter()
+            .map(|d| {
+                (
+                    d.path.strip_prefix(&sp).unwrap().to_string(),
+                    d.problem,
+                    d.actual_size,
+                )
+            })
+            .collect();
+        // `torch/__init__.py` is 10 bytes, not 11: its size is not read by default.
+        assert_eq!(
+            damaged,
+            vec![
+                (
+                    "/torch/gone/deep.py".to_string(),
+                    FileProblem::Missing,
+                    None
+                ),
+                (
+                    "/torch/lib/libtorch.so".into(),
+                    FileProblem::SizeDiffers,
+                    Some(10)
+                ),
+                ("/torch/utils.py".into(), FileProblem::Missing, None),
+            ]
+        );
+        // The full check reads every size and hashes every file.
+        let full = check(&host, &env, Hashing::Full).unwrap();
+        assert_eq!(full.sizes_checked, 5);
+        assert!(full
+            .damaged
+            .iter()
+            .any(|d| d.path.ends_with("/torch/_C.so") && d.problem == FileProblem::HashDiffers));
+        // The same under another root, where paths resolve inside it.
+        let rooted = Host::rooted(
+            dir.path().to_path_buf(),
+            Default::default(),
+            std::time::Duration::from_secs(5),
+        );
+        let (_, mut env_in_root) = site(dir.path());
+        let inside = "/lib/python3.12/site-packages".to_string();
+        env_in_root.site_packages = vec![inside.clone()];
+        for p in &mut env_in_root.packages {
+            p.location = inside.clone();
+        }
+        let w_root = check(&rooted, &env_in_root, Hashing::default()).unwrap();
+        assert_eq!(w_root.damaged.len(), 3);
+        assert_eq!(
+            w_root.damaged[0].path,
+            format!("{inside}/torch/gone/deep.py")
+        );
     }
 
     #[test]
