@@ -21,7 +21,7 @@ use cudoctor_snapshot::Snapshot;
 pub use context::Context;
 pub use finding::{Confidence, Finding, FixStep, Layer, Severity, Subject};
 pub use registry::{rule_by_code, RULES};
-pub use rule::Rule;
+pub use rule::{find_rule, Rule};
 
 /// Runs every rule, returning findings sorted by layer, then severity, then code.
 pub fn analyse(snap: &Snapshot, kb: &Kb) -> Vec<Finding> {

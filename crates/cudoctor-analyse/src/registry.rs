@@ -68,10 +68,7 @@ pub static RULES: &[&Rule] = &[
 
 /// The rule with this code (case-insensitive).
 pub fn rule_by_code(code: &str) -> Option<&'static Rule> {
-    RULES
-        .iter()
-        .copied()
-        .find(|r| r.code.eq_ignore_ascii_case(code) || r.name == code)
+    crate::rule::find_rule(RULES, code)
 }
 
 #[cfg(test)]

@@ -274,20 +274,7 @@ fn join_machine(parts: &[String]) -> String {
     format!("/{}", parts.join("/"))
 }
 
-/// Removes `.` and `..` and doubled slashes from a machine path, textually.
-pub fn normalise(p: &str) -> String {
-    let mut out: Vec<String> = Vec::new();
-    for c in components(p) {
-        match c.as_str() {
-            "." => {}
-            ".." => {
-                out.pop();
-            }
-            _ => out.push(c),
-        }
-    }
-    join_machine(&out)
-}
+pub use cudoctor_ldso::rootfs::normalise;
 
 /// Runs `f` on a thread and gives up after `timeout` (`None`): a wedged driver can hang NVML or
 /// libcuda forever, and the report must still come out. The abandoned thread ends with the

@@ -129,6 +129,22 @@ pub fn lexical_dirname(path: &str) -> &str {
     }
 }
 
+/// Removes `.` and `..` and doubled slashes from a machine path, textually (no symlink
+/// resolution): `/e/lib/torch/lib/../../nvidia/x.so` is `/e/lib/nvidia/x.so`.
+pub fn normalise(p: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for c in p.split('/').filter(|c| !c.is_empty()) {
+        match c {
+            "." => {}
+            ".." => {
+                out.pop();
+            }
+            _ => out.push(c),
+        }
+    }
+    format!("/{}", out.join("/"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,12 +8,24 @@ use cudoctor_snapshot::{Framework, Outcome, PythonEnvKind, Snapshot};
 pub struct Fact {
     pub label: String,
     pub value: String,
+    /// The line says that nothing was found (no driver, no nvcc): a layer of such lines alone
+    /// gets no "fine" mark.
+    pub absent: bool,
 }
 
 pub(crate) fn fact(label: impl Into<String>, value: impl Into<String>) -> Fact {
     Fact {
         label: label.into(),
         value: value.into(),
+        absent: false,
+    }
+}
+
+/// A line saying that nothing of `label` was found.
+pub(crate) fn absent(label: impl Into<String>, value: impl Into<String>) -> Fact {
+    Fact {
+        absent: true,
+        ..fact(label, value)
     }
 }
 
@@ -70,7 +82,7 @@ fn driver(s: &Snapshot) -> Vec<Fact> {
             line.push_str(&format!("  [{}]", v.source));
             out.push(fact("driver", line));
         }
-        None => out.push(fact("driver", "none found")),
+        None => out.push(absent("driver", "none found")),
     }
     if let Some(c) = &d.max_cuda {
         out.push(fact(
@@ -122,7 +134,7 @@ fn toolkit(s: &Snapshot) -> Vec<Fact> {
                 n.version.as_deref().unwrap_or("version unknown")
             ),
         )),
-        None => out.push(fact("nvcc", "not on PATH")),
+        None => out.push(absent("nvcc", "not on PATH")),
     }
     for var in ["CUDA_HOME", "CUDA_PATH"] {
         if let Some(v) = s.env.get(var) {
@@ -204,7 +216,7 @@ fn framework(s: &Snapshot) -> Vec<Fact> {
         }
     }
     if out.is_empty() {
-        out.push(fact("python env", "none found"));
+        out.push(absent("python env", "none found"));
     }
     out
 }
@@ -245,7 +257,7 @@ fn kernels(s: &Snapshot) -> Vec<Fact> {
         .filter(|l| !l.sass.is_empty() || !l.ptx.is_empty())
         .collect();
     if with_code.is_empty() {
-        return vec![fact(
+        return vec![absent(
             "scanned",
             format!("no CUDA kernels found ({})", k.scope),
         )];

@@ -4,8 +4,13 @@
 mod compare;
 mod facts;
 mod html;
+mod kernels_report;
+pub mod layout;
+mod libs_report;
 mod markdown;
+mod plan_report;
 mod prometheus;
+mod rules_list;
 mod run_report;
 mod text;
 
@@ -19,8 +24,12 @@ pub use compare::{
 };
 pub use facts::{layer_facts, Fact};
 pub use html::{deep_layer_facts, render_html, render_run_html};
+pub use kernels_report::{kernels_verdict, render_kernels_text};
+pub use libs_report::{libs_verdict, render_libs_markdown, render_libs_text, FrameworkLibs};
 pub use markdown::render_markdown;
+pub use plan_report::{render_plan_markdown, render_plan_text, render_reverse_text};
 pub use prometheus::{escape_label_value, render_prometheus};
+pub use rules_list::{render_rule_doc, render_rules_json, render_rules_text};
 pub use run_report::{render_run_markdown, render_run_text};
 pub use text::{fix_lines, render_text, FixLine, Style};
 

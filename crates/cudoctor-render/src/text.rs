@@ -1,11 +1,13 @@
 //! The terminal report: one section per layer, in checking order, each with what was found and
-//! what is wrong, why, and what to run.
+//! what is wrong, why, and what to run. Laid out for 120 columns: the verdict first, the
+//! environments' directories once as a legend, prose wrapped, long commands continued.
 
 use std::fmt::Write;
 
 use cudoctor_analyse::{Finding, FixStep, Severity};
 use cudoctor_types::inert;
 
+use crate::layout::{continue_command, visible_len, wrap, Legend, WIDTH};
 use crate::{confidence_note, Report};
 
 /// Whether to colour. Decided by the caller (TTY, NO_COLOR), never here.
@@ -40,15 +42,51 @@ impl Style {
 pub fn render_text(report: &Report, style: Style) -> String {
     let mut out = String::new();
     let s = report.snapshot;
+    let legend = env_legend(report);
     let _ = writeln!(
         out,
         "{}",
         style.bold(&format!("cudoctor {} — CUDA stack check", s.tool_version))
     );
-    for section in report.sections().filter(|sec| !sec.is_empty()) {
+    let verdict = format!("{}. {}", report.summary().counts(), report.verdict("below"));
+    let _ = writeln!(
+        out,
+        "{}",
+        wrap(
+            &format!("{} ", style.bold("Verdict:")),
+            "    ",
+            &verdict,
+            WIDTH
+        )
+    );
+    let sections: Vec<_> = report.sections().filter(|sec| !sec.is_empty()).collect();
+    let shown: Vec<String> = sections
+        .iter()
+        .flat_map(|sec| {
+            sec.facts
+                .iter()
+                .map(|f| f.value.clone())
+                .chain(sec.findings.iter().flat_map(|f| {
+                    f.evidence
+                        .iter()
+                        .cloned()
+                        .chain([f.title.clone(), f.cause.clone()])
+                        .chain(f.fix.iter().filter_map(|st| match st {
+                            FixStep::Prose(p) => Some(p.clone()),
+                            FixStep::Shell(_) => None,
+                        }))
+                }))
+        })
+        .collect();
+    for l in legend.lines(shown.iter().map(String::as_str)) {
+        let _ = writeln!(out, "{}", style.dim(&l));
+    }
+    for section in sections {
+        let nothing_found = !section.facts.is_empty() && section.facts.iter().all(|f| f.absent);
         let mark = match section.worst() {
             Some(Severity::Error) => style.paint("31", "✗"),
             Some(Severity::Warning) => style.paint("33", "!"),
+            _ if nothing_found => style.dim("–"),
             _ => style.paint("32", "✓"),
         };
         let _ = writeln!(out, "\n{mark} {}", style.bold(section.layer.title()));
@@ -58,48 +96,51 @@ pub fn render_text(report: &Report, style: Style) -> String {
             .map(|f| inert::line(&f.label).chars().count())
             .max()
             .unwrap_or(0);
+        let hang = " ".repeat(4 + width + 2);
         for f in &section.facts {
+            let head = format!("    {:width$}  ", inert::line(&f.label), width = width);
             let _ = writeln!(
                 out,
-                "    {:width$}  {}",
-                inert::line(&f.label),
-                inert::line(&f.value),
-                width = width
+                "{}",
+                wrap(&head, &hang, &legend.shorten(&inert::line(&f.value)), WIDTH)
             );
         }
-        for f in section.findings {
+        for f in &section.findings {
             match (&f.caused_by, &f.caused_by_id) {
                 (Some(code), _) => {
-                    let _ = writeln!(
-                        out,
-                        "\n  {}[{}] {} {}",
-                        style.severity(f.severity),
-                        f.code,
-                        inert::line(&f.title),
+                    let head = format!("\n  {}[{}] ", style.severity(f.severity), f.code);
+                    let title = format!(
+                        "{} {}",
+                        legend.shorten(&inert::line(&f.title)),
                         style.dim(&format!("(because of {code}; shown under it)"))
                     );
+                    let _ = writeln!(out, "{}", wrap(&head, "      ", &title, WIDTH));
                 }
                 _ => {
-                    write_finding(&mut out, f, style, "  ");
+                    write_finding(&mut out, f, style, "  ", &legend);
                     for c in report.consequences_of(f) {
                         let _ = writeln!(
                             out,
                             "      {}",
                             style.dim(&format!("because of {}, also:", f.code))
                         );
-                        write_finding(&mut out, c, style, "        ");
+                        write_finding(&mut out, c, style, "        ", &legend);
                     }
                 }
             }
         }
     }
     let _ = writeln!(out);
+    let summary = format!("{}. {}", report.summary().counts(), report.verdict("above"));
     let _ = writeln!(
         out,
-        "{} {}. {}",
-        style.bold("Summary:"),
-        report.summary().counts(),
-        report.verdict("above"),
+        "{}",
+        wrap(
+            &format!("{} ", style.bold("Summary:")),
+            "    ",
+            &summary,
+            WIDTH
+        )
     );
     if !report.findings.is_empty() {
         let _ = writeln!(
@@ -111,49 +152,95 @@ pub fn render_text(report: &Report, style: Style) -> String {
     out
 }
 
-fn write_finding(out: &mut String, f: &Finding, style: Style, indent: &str) {
-    let _ = writeln!(
-        out,
-        "\n{indent}{}[{}] {}{}",
-        style.severity(f.severity),
-        f.code,
-        style.bold(&inert::line(&f.title)),
+/// `<env>` for the environment torch is judged in (the first with torch, else the first),
+/// `<env2>`.. for the others, and `<site>` for its site-packages directory.
+fn env_legend(report: &Report) -> Legend {
+    let s = report.snapshot;
+    let mut envs: Vec<_> = s.python_envs.iter().collect();
+    envs.sort_by_key(|e| e.torch.is_none());
+    let mut legend = Legend::default();
+    for (i, e) in envs.iter().enumerate() {
+        let n = if i == 0 {
+            String::new()
+        } else {
+            (i + 1).to_string()
+        };
+        legend.add(&format!("<env{n}>"), &e.prefix);
+        if let Some(site) = e.site_packages.first() {
+            legend.add(&format!("<site{n}>"), site);
+        }
+    }
+    legend
+}
+
+fn write_finding(out: &mut String, f: &Finding, style: Style, indent: &str, legend: &Legend) {
+    let head = format!("\n{indent}{}[{}] ", style.severity(f.severity), f.code);
+    let title = format!(
+        "{}{}",
+        style.bold(&legend.shorten(&inert::line(&f.title))),
         confidence_note(f.confidence)
     );
-    for e in &f.evidence {
+    let _ = writeln!(
+        out,
+        "{}",
+        wrap(&head, &format!("{indent}    "), &title, WIDTH)
+    );
+    let labelled = |out: &mut String, label: &str, text: &str| {
+        let head = format!("{indent}    {} ", style.dim(label));
+        let hang = " ".repeat(indent.len() + 4 + label.chars().count() + 1);
         let _ = writeln!(
             out,
-            "{indent}    {} {}",
-            style.dim("evidence:"),
-            inert::line(e)
+            "{}",
+            wrap(&head, &hang, &legend.shorten(&inert::line(text)), WIDTH)
         );
+    };
+    for e in &f.evidence {
+        labelled(out, "evidence:", e);
     }
     if !f.cause.is_empty() {
-        let _ = writeln!(
-            out,
-            "{indent}    {} {}",
-            style.dim("why:"),
-            inert::line(&f.cause)
-        );
+        labelled(out, "why:", &f.cause);
     }
-    // Commands after a `$ ` prompt (in green), exactly as they are to be run, a command's
-    // further lines two columns deeper; prose in plain words, never after a prompt. So a
-    // reader (or a test) tells which lines to paste: see [`fix_lines`].
+    // Commands after a `$ ` prompt (in green), exactly as they are to be run: a command's
+    // further lines, and a long one-line command's continuations (` \`), deeper than the
+    // prompt; never shortened by the legend. Prose in plain words, never after a prompt,
+    // wrapped. So a reader (or a test) tells which lines to paste: see [`fix_lines`].
     for (i, step) in f.fix.iter().enumerate() {
         let label = if i == 0 { "fix:" } else { "    " };
-        let text = match step {
+        let head = format!("{indent}    {} ", style.dim(label));
+        let hang = " ".repeat(indent.len() + 9);
+        match step {
             FixStep::Shell(c) => {
                 let c = inert::text(c);
-                let mut lines = c.lines();
-                let mut shown = format!("$ {}", lines.next().unwrap_or_default());
-                for more in lines {
-                    let _ = write!(shown, "\n{indent}           {more}");
+                let pieces: Vec<String> = if c.contains('\n') {
+                    c.lines()
+                        .enumerate()
+                        .map(|(j, l)| {
+                            if j == 0 {
+                                format!("$ {l}")
+                            } else {
+                                format!("  {l}")
+                            }
+                        })
+                        .collect()
+                } else {
+                    let room = WIDTH.saturating_sub(visible_len(&head)).max(40);
+                    continue_command("$ ", "    ", &c, room)
+                };
+                for (j, piece) in pieces.iter().enumerate() {
+                    let lead = if j == 0 { head.as_str() } else { hang.as_str() };
+                    let _ = writeln!(out, "{lead}{}", style.paint("32", piece));
                 }
-                style.paint("32", &shown)
             }
-            FixStep::Prose(p) => inert::line(p).into_owned(),
-        };
-        let _ = writeln!(out, "{indent}    {} {text}", style.dim(label));
+            FixStep::Prose(p) => {
+                // Continued two columns deeper, as a command is: a new step starts at `hang`.
+                let deeper = format!("{hang}  ");
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    wrap(&head, &deeper, &legend.shorten(&inert::line(p)), WIDTH)
+                );
+            }
+        }
     }
 }
 
@@ -185,11 +272,17 @@ pub fn fix_lines(report: &str) -> Vec<FixLine> {
         } else if lead == col {
             fixes.push(typed(body));
         } else if lead >= col + 2 {
-            if let Some(FixLine::Shell(c)) = fixes.last_mut() {
-                c.push('\n');
-                c.push_str(&line[col + 2..]);
-            } else {
-                column = None;
+            // A command's further line (or its ` \` continuation), or wrapped prose.
+            match fixes.last_mut() {
+                Some(FixLine::Shell(c)) => {
+                    c.push('\n');
+                    c.push_str(&line[col + 2..]);
+                }
+                Some(FixLine::Prose(p)) => {
+                    p.push(' ');
+                    p.push_str(body);
+                }
+                None => column = None,
             }
         } else {
             column = None;
@@ -238,6 +331,20 @@ mod tests {
             FixStep::Prose("Then restart the kernel.".into()),
             FixStep::Shell("cat <<'END' > '/etc/x'\n  indented line\nEND".into()),
         ];
+        let long_prose = "Then restart the kernel, ".repeat(8);
+        let long_prose = long_prose.trim_end();
+        let long_command = format!(
+            "uv pip install --python '/v/bin/python' {}",
+            (0..12)
+                .map(|i| format!("'nvidia-package-number-{i}==1.2.3'"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        let wrapped = vec![
+            FixStep::Prose(long_prose.into()),
+            FixStep::Shell(long_command.clone()),
+            FixStep::Prose("Done.".into()),
+        ];
         let findings = [
             finding("FW002", root.clone(), None),
             finding("LIB001", vec![], Some("FW002")),
@@ -246,6 +353,7 @@ mod tests {
                 vec![FixStep::Prose("$5 is not a prompt".into())],
                 None,
             ),
+            finding("FW005", wrapped, None),
         ];
         let r = Report {
             snapshot: &s,
@@ -253,7 +361,21 @@ mod tests {
         };
         let text = render_text(&r, Style { color: false });
         assert!(text.contains("fix: $ uv pip install"), "{text}");
-        let got = fix_lines(&text);
+        let mut got = fix_lines(&text);
+        assert_eq!(got.len(), 7, "{text}");
+        // The long command was continued (` \`), and reads back as the same words.
+        let FixLine::Shell(continued) = got.remove(5) else {
+            panic!("{got:?}")
+        };
+        assert!(continued.contains(" \\\n"), "{text}");
+        assert_eq!(
+            continued
+                .split_whitespace()
+                .filter(|w| *w != "\\")
+                .collect::<Vec<_>>(),
+            long_command.split_whitespace().collect::<Vec<_>>()
+        );
+        assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
         assert_eq!(
             got,
             vec![
@@ -261,6 +383,8 @@ mod tests {
                 FixLine::Prose("Then restart the kernel.".into()),
                 FixLine::Shell("cat <<'END' > '/etc/x'\n  indented line\nEND".into()),
                 FixLine::Prose("$5 is not a prompt".into()),
+                FixLine::Prose(long_prose.into()),
+                FixLine::Prose("Done.".into()),
             ],
             "{text}"
         );

@@ -15,10 +15,7 @@ pub static RUN_RULES: &[&RunRule] = &[
 
 /// The run rule with this code or name (case-insensitive code).
 pub fn run_rule_by_code(code: &str) -> Option<&'static RunRule> {
-    RUN_RULES
-        .iter()
-        .copied()
-        .find(|r| r.code.eq_ignore_ascii_case(code) || r.name == code)
+    cudoctor_analyse::find_rule(RUN_RULES, code)
 }
 
 #[cfg(test)]

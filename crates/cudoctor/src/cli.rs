@@ -44,8 +44,8 @@ pub enum Command {
     },
     /// List every finding code.
     Rules {
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+        format: TextFormat,
     },
     /// What changed between two saved snapshots (before/after an upgrade, node vs node): driver,
     /// GPUs, toolkits, builds and packages, NCCL, loaded libraries, then findings that appeared
@@ -54,8 +54,8 @@ pub enum Command {
     Diff {
         before: PathBuf,
         after: PathBuf,
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
         /// Also list every raw field that changed.
         #[arg(long)]
         verbose: bool,
@@ -84,8 +84,8 @@ pub struct FleetArgs {
     /// node is named by its file name without `.json`.
     #[arg(required = true, value_name = "SNAPSHOT")]
     pub snapshots: Vec<PathBuf>,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
 }
 
 #[derive(Debug, Subcommand)]
@@ -100,8 +100,8 @@ pub enum FleetCommand {
 
 #[derive(Debug, Args)]
 pub struct FleetCollectArgs {
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
     /// Also write each node's snapshot to DIR/NODE.json, and the report to DIR/fleet.json.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -157,15 +157,41 @@ pub struct RunArgs {
     pub command: Vec<String>,
 }
 
+/// `check`'s formats: the report in every form, and the Prometheus exposition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub enum CheckFormat {
     Text,
     Json,
     Markdown,
-    /// One self-contained HTML file (check: with plots; also diff and fleet).
+    /// One self-contained HTML file with plots.
     Html,
-    /// Prometheus text exposition for node_exporter's textfile collector (check only).
+    /// Prometheus text exposition for node_exporter's textfile collector.
     Prometheus,
+}
+
+/// The formats of `diff` and `fleet`: a report to read, paste into an issue, or open in a browser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Text,
+    Json,
+    Markdown,
+    /// One self-contained HTML file.
+    Html,
+}
+
+/// The formats of the commands that print text for a person or JSON for a program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TextFormat {
+    Text,
+    Json,
+}
+
+/// The formats of `libs` and `plan`: text and JSON, and Markdown to paste into an issue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum IssueFormat {
+    Text,
+    Json,
+    Markdown,
 }
 
 /// Options shared by commands that look at a machine.
@@ -185,8 +211,8 @@ pub struct MachineArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
+    pub format: CheckFormat,
     /// Python interpreter or environment prefix to inspect (repeatable). Default: the active venv,
     /// the active conda env, then python3/python on PATH.
     #[arg(long, value_name = "PATH", value_parser = path_text())]
@@ -238,8 +264,8 @@ pub struct KernelsArgs {
     /// Judge for this GPU instead of the present ones (a name such as "RTX 5090", or sm_120 / 12.0). Repeatable.
     #[arg(long, value_name = "NAME|sm_XX")]
     pub gpu: Vec<String>,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    pub format: TextFormat,
     /// Python interpreter or environment prefix whose libraries to scan (repeatable).
     #[arg(long, value_name = "PATH", value_parser = path_text())]
     pub python: Vec<String>,
@@ -263,7 +289,15 @@ pub struct PlanArgs {
     pub torch: Option<String>,
     /// Python version the packages are for (default: the detected environment's).
     #[arg(long, value_name = "X.Y")]
-    pub python: Option<String>,
+    pub python_version: Option<String>,
+    /// The old spelling of --python-version (elsewhere --python names an interpreter).
+    #[arg(
+        long = "python",
+        value_name = "X.Y",
+        hide = true,
+        conflicts_with = "python_version"
+    )]
+    pub python_version_old: Option<String>,
     #[arg(long, value_name = "pip|uv|conda", default_value = "pip")]
     pub installer: String,
     /// Plan for this platform: linux-x86_64, linux-aarch64 (Grace Hopper / Grace Blackwell
@@ -276,8 +310,8 @@ pub struct PlanArgs {
     /// Also print the reasoning: every reason, what to avoid, warnings and the other installers' commands.
     #[arg(long, short)]
     pub verbose: bool,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = IssueFormat::Text)]
+    pub format: IssueFormat,
     #[command(flatten)]
     pub machine: MachineArgs,
 }
@@ -299,8 +333,8 @@ pub struct ExplainArgs {
     /// Do not look at this machine at all.
     #[arg(long, conflicts_with_all = ["python", "gpu"])]
     pub no_machine: bool,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    pub format: TextFormat,
     #[command(flatten)]
     pub machine: MachineArgs,
 }
@@ -314,8 +348,8 @@ pub struct LibsArgs {
     /// Check the undefined symbols of every loaded object, not only of the ones named.
     #[arg(long)]
     pub all_symbols: bool,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = IssueFormat::Text)]
+    pub format: IssueFormat,
     /// Python interpreter or environment prefix to inspect (repeatable).
     #[arg(long, value_name = "PATH", value_parser = path_text())]
     pub python: Vec<String>,

@@ -145,18 +145,6 @@ pub fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// Only `check` renders HTML; the other commands say so instead of printing something else.
-pub fn text_json_or_markdown(format: crate::cli::Format) -> anyhow::Result<()> {
-    match format {
-        crate::cli::Format::Html => bail!("--format html is only available for `cudoctor check`"),
-        crate::cli::Format::Prometheus => {
-            bail!("--format prometheus is only available for `cudoctor check`")
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
 /// Writes report text to standard output. A reader that went away (`cudoctor check | head`) ends
 /// the program quietly, as a pipeline expects; any other write error is reported. Whatever a
 /// renderer let through, no control character from the machine reaches the terminal: only the

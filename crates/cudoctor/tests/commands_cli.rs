@@ -286,12 +286,21 @@ fn plan_detects_the_fake_machine() {
         "11.4",
         &[Gpu::new("NVIDIA GeForce RTX 3090", "8.6")],
     );
-    let r = m.run(&["plan", "--python", "3.10", "--format", "json"]);
+    let r = m.run(&["plan", "--python-version", "3.10", "--format", "json"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["variant"], "cu118", "{v:#}");
     assert_eq!(v["torch"], "2.7.1", "{v:#}");
     assert_eq!(v["gpus"][0]["cc"], "8.6", "{v:#}");
+    // The old spelling still works, with a warning, and gives the same plan.
+    let old = m.run(&["plan", "--python", "3.10", "--format", "json"]);
+    assert_eq!(old.code, 0, "{}", old.stderr);
+    assert!(old.stderr.contains("--python-version"), "{}", old.stderr);
+    assert_eq!(old.stdout, r.stdout);
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+    let help = m.run(&["plan", "--help"]);
+    assert!(help.stdout.contains("--python-version"), "{}", help.stdout);
+    assert!(!help.stdout.contains("--python <"), "{}", help.stdout);
 }
 
 // ---------------------------------------------------------------- explain
@@ -772,17 +781,57 @@ fn html_escapes_what_the_machine_reports() {
     assert_self_contained(&r.stdout);
 }
 
+/// Each command's `--help` offers exactly the formats it renders, and the parser refuses the
+/// others (exit 2) before anything is collected.
 #[test]
-fn html_is_only_for_check() {
-    let m = FakeMachine::new();
-    for cmd in ["kernels", "libs"] {
-        let r = m.run(&[cmd, "--format", "html"]);
-        assert_eq!(r.code, 2, "{cmd}: {}{}", r.stdout, r.stderr);
-        assert!(
-            r.stderr.contains("only available for `cudoctor check`"),
-            "{}",
-            r.stderr
-        );
+fn every_command_offers_exactly_the_formats_it_renders() {
+    let all = ["text", "json", "markdown", "html", "prometheus"];
+    let report = ["text", "json", "markdown", "html"];
+    let plain = ["text", "json"];
+    let tables = ["text", "json", "markdown"];
+    // (the command with its required arguments, the formats it renders)
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["check"], &all),
+        (&["diff", "a", "b"], &report),
+        (&["fleet", "a"], &report),
+        (&["fleet", "collect"], &report),
+        (&["kernels"], &plain),
+        (&["libs"], &tables),
+        (&["plan"], &tables),
+        (&["explain"], &plain),
+        (&["rules"], &plain),
+    ];
+    for (cmd, formats) in cases {
+        let mut help_args: Vec<&str> = cmd
+            .iter()
+            .copied()
+            .filter(|a| *a != "a" && *a != "b")
+            .collect();
+        help_args.push("-h");
+        let help = cudoctor(&help_args, b"");
+        assert_eq!(help.code, 0, "{help_args:?}: {}", help.stderr);
+        // "--format <FORMAT>  [default: text] [possible values: text, json, ...]", maybe wrapped.
+        let mut line = String::new();
+        for l in help.stdout.lines().skip_while(|l| !l.contains("--format")) {
+            line.push_str(l);
+            if line
+                .split("possible values")
+                .nth(1)
+                .is_some_and(|v| v.contains(']'))
+            {
+                break;
+            }
+        }
+        let offered: Vec<&str> = all.iter().copied().filter(|f| line.contains(f)).collect();
+        assert_eq!(&offered, formats, "{help_args:?} --help: {line}");
+        for f in all.iter().filter(|f| !formats.contains(f)) {
+            let mut args: Vec<&str> = cmd.to_vec();
+            args.extend(["--format", f]);
+            let r = cudoctor(&args, b"");
+            assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
+            assert!(r.stderr.contains("invalid value"), "{args:?}: {}", r.stderr);
+            assert!(r.stdout.is_empty(), "{args:?}: {}", r.stdout);
+        }
     }
 }
 

@@ -59,7 +59,11 @@ fn prometheus_is_only_for_check() {
     let snap = device_run("2026-11-30-h200x2/check.json");
     let out = cudoctor(&["diff", &snap, &snap, "--format", "prometheus"]);
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("only available for `cudoctor check`"));
+    assert!(
+        out.stderr.contains("invalid value 'prometheus'"),
+        "{}",
+        out.stderr
+    );
 }
 
 /// Runs the binary in `dir` (so file names in reports are short and stable).

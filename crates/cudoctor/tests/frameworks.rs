@@ -106,7 +106,7 @@ fn a_jax_plugin_of_another_release_is_one_error_and_check_shows_the_build() {
     let framework: String = r
         .stdout
         .lines()
-        .skip_while(|l| !l.contains("Framework"))
+        .skip_while(|l| !l.ends_with(" Framework"))
         .take_while(|l| !l.contains("Kernel images"))
         .collect::<Vec<_>>()
         .join("\n");

@@ -383,8 +383,17 @@ fn kernels_command_lists_a_library_in_text() {
     let r = m.run(&["kernels", "/opt/lib/libkernels.so"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(
-        r.stdout.starts_with("/opt/lib/libkernels.so\n"),
-        "{}",
+        r.stdout.starts_with(
+            "All 1 libraries with CUDA kernels run on GPU 0 NVIDIA H100 80GB HBM3 (sm_90).\n\n/opt/lib/libkernels.so\n"
+        ),
+        "the verdict first: {}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .trim_end()
+            .ends_with("run on GPU 0 NVIDIA H100 80GB HBM3 (sm_90)."),
+        "and last: {}",
         r.stdout
     );
     assert!(
@@ -394,13 +403,9 @@ fn kernels_command_lists_a_library_in_text() {
     );
     assert!(r.stdout.contains("PTX   compute_80\n"), "{}", r.stdout);
     assert!(
-        r.stdout
-            .contains("GPU 0 NVIDIA H100 80GB HBM3 (sm_90): runs natively (sm_90a)"),
-        "{}",
-        r.stdout
-    );
-    assert!(
-        r.stdout.contains("1 libraries with CUDA kernels."),
+        r.stdout.contains(
+            "GPU 0 NVIDIA H100 80GB HBM3 (sm_90)\n    runs natively (1): libkernels.so\n"
+        ),
         "{}",
         r.stdout
     );
@@ -456,7 +461,13 @@ fn kernels_command_what_if_for_another_gpu() {
     for gpu in ["sm_120", "SM_120", "12.0", "RTX 5090"] {
         let r = m.run(&["kernels", "--gpu", gpu, "/opt/lib"]);
         assert_eq!(r.code, 1, "{gpu}: {}{}", r.stdout, r.stderr);
-        assert!(r.stdout.contains("(sm_120)"), "{gpu}: {}", r.stdout);
+        assert!(
+            r.stdout.starts_with("1 of 2 libraries cannot run on ")
+                && r.stdout.contains("sm_120 → cudoctor plan --gpu sm_120.")
+                    | r.stdout.contains("(sm_120) → cudoctor plan --gpu sm_120."),
+            "{gpu}: {}",
+            r.stdout
+        );
         assert!(
             r.stdout.contains("CANNOT RUN: no kernel image"),
             "{gpu}: {}",

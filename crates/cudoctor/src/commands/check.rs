@@ -10,7 +10,7 @@ use cudoctor_render::{
     render_html, render_json, render_markdown, render_prometheus, render_text, Report,
 };
 
-use crate::cli::{CheckArgs, Format};
+use crate::cli::{CheckArgs, CheckFormat};
 use crate::output::{host, knowledge_base, read_snapshot, style, write_file};
 use crate::progress::Spinner;
 use crate::Outcome;
@@ -40,11 +40,11 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
         findings: &findings,
     };
     let text = match args.format {
-        Format::Text => render_text(&report, style()),
-        Format::Json => render_json(&report),
-        Format::Markdown => render_markdown(&report),
-        Format::Html => render_html(&report),
-        Format::Prometheus => render_prometheus(&report, started.elapsed().as_secs_f64()),
+        CheckFormat::Text => render_text(&report, style()),
+        CheckFormat::Json => render_json(&report),
+        CheckFormat::Markdown => render_markdown(&report),
+        CheckFormat::Html => render_html(&report),
+        CheckFormat::Prometheus => render_prometheus(&report, started.elapsed().as_secs_f64()),
     };
     crate::out!("{text}");
     let worst = findings.iter().map(|f| f.severity).min();

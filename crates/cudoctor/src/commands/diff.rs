@@ -5,14 +5,16 @@ use std::path::Path;
 use cudoctor_analyse::analyse;
 use cudoctor_render::{render_diff_html, render_diff_json, render_diff_markdown, render_diff_text};
 
-use crate::cli::{Format, MachineArgs};
+use crate::cli::{MachineArgs, ReportFormat};
 use crate::output::{knowledge_base, read_snapshot};
 use crate::Outcome;
 
-pub fn run(before: &Path, after: &Path, format: Format, verbose: bool) -> anyhow::Result<Outcome> {
-    if format == Format::Prometheus {
-        anyhow::bail!("--format prometheus is only available for `cudoctor check`");
-    }
+pub fn run(
+    before: &Path,
+    after: &Path,
+    format: ReportFormat,
+    verbose: bool,
+) -> anyhow::Result<Outcome> {
     let a = read_snapshot(before)?;
     let b = read_snapshot(after)?;
     let kb = knowledge_base(&MachineArgs {
@@ -26,10 +28,10 @@ pub fn run(before: &Path, after: &Path, format: Format, verbose: bool) -> anyhow
         (&after.display().to_string(), &b, &fb),
     );
     let text = match format {
-        Format::Json => render_diff_json(&report),
-        Format::Markdown => render_diff_markdown(&report, verbose),
-        Format::Html => render_diff_html(&report, verbose),
-        Format::Text | Format::Prometheus => render_diff_text(&report, verbose),
+        ReportFormat::Json => render_diff_json(&report),
+        ReportFormat::Markdown => render_diff_markdown(&report, verbose),
+        ReportFormat::Html => render_diff_html(&report, verbose),
+        ReportFormat::Text => render_diff_text(&report, verbose),
     };
     crate::out!("{text}");
     Ok(if report.changed() {

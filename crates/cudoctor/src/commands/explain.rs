@@ -7,12 +7,11 @@ use std::io::{self, BufReader, IsTerminal};
 use anyhow::{bail, Context as _};
 use cudoctor_collect::Options;
 
-use crate::cli::{ExplainArgs, Format};
+use crate::cli::{ExplainArgs, TextFormat};
 use crate::output::{host, knowledge_base, read_snapshot};
 use crate::Outcome;
 
 pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
-    crate::output::text_json_or_markdown(args.format)?;
     let kb = knowledge_base(&args.machine)?;
     // The same machine `check` would judge: --snapshot, or collected with --python, then --gpu.
     let snapshot = if args.no_machine {
@@ -74,8 +73,8 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
         );
     }
     match args.format {
-        Format::Json => crate::out!("{}", cudoctor_explain::render::to_json(&explanation)),
-        _ => crate::out!("{}", cudoctor_explain::render::to_text(&explanation)),
+        TextFormat::Json => crate::out!("{}", cudoctor_explain::render::to_json(&explanation)),
+        TextFormat::Text => crate::out!("{}", cudoctor_explain::render::to_text(&explanation)),
     }
     Ok(if explanation.is_known() {
         Outcome::ProblemsFound

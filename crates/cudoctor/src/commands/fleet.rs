@@ -15,7 +15,9 @@ use cudoctor_render::{
     render_fleet_html, render_fleet_json, render_fleet_markdown, render_fleet_text,
 };
 
-use crate::cli::{FleetArgs, FleetCollectArgs, FleetCommand, FleetNodeArgs, Format, MachineArgs};
+use crate::cli::{
+    FleetArgs, FleetCollectArgs, FleetCommand, FleetNodeArgs, MachineArgs, ReportFormat,
+};
 use crate::output::{host, knowledge_base, read_snapshot, snapshot_from_json, write_file};
 use crate::Outcome;
 
@@ -25,13 +27,6 @@ pub fn run(args: &FleetArgs) -> anyhow::Result<Outcome> {
         Some(FleetCommand::Node(n)) => node(n),
         None => files(&args.snapshots, args.format),
     }
-}
-
-fn refuse_prometheus(format: Format) -> anyhow::Result<()> {
-    if format == Format::Prometheus {
-        bail!("--format prometheus is only available for `cudoctor check`");
-    }
-    Ok(())
 }
 
 fn builtin_kb() -> anyhow::Result<Kb> {
@@ -44,8 +39,7 @@ fn builtin_kb() -> anyhow::Result<Kb> {
 
 /// `fleet FILES..`: each file one node. A file that cannot be read is a node that failed, not
 /// the end of the report; only when none can be read is it an error.
-fn files(paths: &[PathBuf], format: Format) -> anyhow::Result<Outcome> {
-    refuse_prometheus(format)?;
+fn files(paths: &[PathBuf], format: ReportFormat) -> anyhow::Result<Outcome> {
     let kb = builtin_kb()?;
     let names = node_names(paths);
     let mut builder = FleetBuilder::new();
@@ -122,12 +116,12 @@ fn node_names(paths: &[PathBuf]) -> Vec<String> {
         .collect()
 }
 
-fn emit(report: &FleetReport, format: Format) {
+fn emit(report: &FleetReport, format: ReportFormat) {
     let text = match format {
-        Format::Json => render_fleet_json(report),
-        Format::Markdown => render_fleet_markdown(report),
-        Format::Html => render_fleet_html(report),
-        Format::Text | Format::Prometheus => render_fleet_text(report),
+        ReportFormat::Json => render_fleet_json(report),
+        ReportFormat::Markdown => render_fleet_markdown(report),
+        ReportFormat::Html => render_fleet_html(report),
+        ReportFormat::Text => render_fleet_text(report),
     };
     crate::out!("{text}");
 }
@@ -149,7 +143,6 @@ fn seconds(name: &str, v: f64, max: f64) -> anyhow::Result<Duration> {
 
 /// `fleet collect`: through srun, or from a log of frames.
 fn collect(args: &FleetCollectArgs) -> anyhow::Result<Outcome> {
-    refuse_prometheus(args.format)?;
     let timeout = seconds("--timeout", args.timeout, 86_400.0)?;
     seconds("--node-timeout", args.node_timeout, 3600.0)?;
     let (gathered, mut failures) = match (&args.slurm, &args.from_log) {

@@ -1,21 +1,20 @@
 //! `cudoctor kernels [PATH..]`: the GPU architectures each CUDA library carries, and for each
 //! GPU (present, or named with --gpu) whether it runs natively, through PTX JIT, or not at all.
 
-use std::fmt::Write;
 use std::path::PathBuf;
 
 use anyhow::bail;
 use cudoctor_collect::{driver, kernels, python};
-use cudoctor_fatbin::compat::{CudaVersion, Verdict};
-use cudoctor_fatbin::report::{kernels_report, GpuTarget, KernelsReport};
+use cudoctor_fatbin::compat::CudaVersion;
+use cudoctor_fatbin::report::{kernels_report, GpuTarget};
 use cudoctor_fatbin::{default_threads, scan_many};
+use cudoctor_render::render_kernels_text;
 
-use crate::cli::{Format, KernelsArgs};
+use crate::cli::{KernelsArgs, TextFormat};
 use crate::output::{host, knowledge_base};
 use crate::Outcome;
 
 pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
-    crate::output::text_json_or_markdown(args.format)?;
     let host = host(&args.machine)?;
     let pythons = crate::output::check_pythons(&host, &args.python)?;
     let kb = knowledge_base(&args.machine)?;
@@ -93,8 +92,8 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
         .iter()
         .any(|g| g.libraries.iter().any(|l| !l.verdict.runs()));
     match args.format {
-        Format::Json => crate::outln!("{}", serde_json::to_string_pretty(&report)?),
-        _ => crate::out!("{}", text(&report)),
+        TextFormat::Json => crate::outln!("{}", serde_json::to_string_pretty(&report)?),
+        TextFormat::Text => crate::out!("{}", render_kernels_text(&report)),
     }
     // Inputs named on the command line of which none could be read: nothing was judged, and
     // the report (which names each error) must not pass for a healthy one.
@@ -106,67 +105,4 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Healthy
     })
-}
-
-fn text(r: &KernelsReport) -> String {
-    use cudoctor_types::inert::line;
-    let mut out = String::new();
-    for lib in &r.libraries {
-        let _ = writeln!(out, "{}", line(&lib.path));
-        match &lib.error {
-            Some(e) => {
-                let _ = writeln!(out, "    error: {}", line(e));
-            }
-            None => {
-                let _ = writeln!(out, "    SASS  {}", join(&lib.sass));
-                let _ = writeln!(out, "    PTX   {}", join(&lib.ptx));
-            }
-        }
-        for g in &r.gpus {
-            let Some(v) = g.libraries.iter().find(|l| l.path == lib.path) else {
-                continue;
-            };
-            let who = match (g.gpu.index, &g.gpu.name) {
-                (Some(i), Some(n)) => format!("GPU {i} {}", line(n)),
-                (_, Some(n)) => line(n).into_owned(),
-                _ => String::new(),
-            };
-            let cc = g.gpu.compute_capability.sm();
-            let verdict = match &v.verdict {
-                Verdict::Native { via } => format!("runs natively ({via})"),
-                Verdict::PtxJit { via } => {
-                    format!("runs through PTX JIT from {via} (slow first launch)")
-                }
-                Verdict::PtxTooNewForDriver {
-                    via,
-                    needs_cuda,
-                    driver_cuda,
-                    ..
-                } => {
-                    format!(
-                        "CANNOT RUN: PTX {via} needs CUDA {needs_cuda}, driver has {driver_cuda}"
-                    )
-                }
-                Verdict::NoImage => "CANNOT RUN: no kernel image".to_string(),
-            };
-            let _ = writeln!(out, "    {who} ({cc}): {verdict}");
-        }
-    }
-    let with_code = r.libraries.len();
-    let _ = writeln!(out, "\n{with_code} libraries with CUDA kernels.");
-    if r.gpus.is_empty() {
-        let _ = writeln!(
-            out,
-            "No GPU to judge for: none found (use --gpu sm_XX for a what-if)."
-        );
-    }
-    out
-}
-
-fn join(v: &[String]) -> String {
-    if v.is_empty() {
-        "-".into()
-    } else {
-        v.join(" ")
-    }
 }

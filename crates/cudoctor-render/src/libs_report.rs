@@ -1,0 +1,348 @@
+//! `cudoctor libs`'s text: the verdict first (how many libraries, which are not found, which
+//! objects miss symbols), the environment's directories once as a legend, every object by the
+//! stage of a workload that maps it, with who opened it, its version and what each needed
+//! library resolved to, and the verdict again last. Markdown: one table per stage.
+
+use std::fmt::Write;
+
+use cudoctor_snapshot::{
+    LibraryLinks, LoadStage, LoaderFacts, OpenedBy, Opener, ProcessLinks, RuntimeDir, VersionSource,
+};
+
+use cudoctor_types::inert::{line, markdown_code};
+
+use crate::layout::{demangle, wrap, Legend, WIDTH};
+
+/// A framework build besides torch (JAX's plugin, CuPy, ONNX Runtime) and those of its shipped
+/// libraries that need a CUDA library or are one.
+pub struct FrameworkLibs<'a> {
+    /// "onnxruntime 1.23.2 (onnxruntime-gpu) in /venv".
+    pub label: String,
+    pub objects: Vec<&'a LibraryLinks>,
+}
+
+pub fn render_libs_text(facts: &LoaderFacts, frameworks: &[FrameworkLibs]) -> String {
+    let legend = legend(facts);
+    let verdict = libs_verdict(facts, frameworks);
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", wrap("", "    ", &verdict, WIDTH));
+    let texts: Vec<&str> = facts
+        .processes
+        .iter()
+        .flat_map(|p| {
+            std::iter::once(p.env_prefix.as_str())
+                .chain(p.objects.iter().flat_map(|o| {
+                    std::iter::once(o.path.as_str())
+                        .chain(o.needed.iter().filter_map(|n| n.resolved.as_deref()))
+                }))
+                .chain(p.runtime_dirs.iter().map(|d| d.path.as_str()))
+        })
+        .chain(frameworks.iter().flat_map(|f| {
+            f.objects.iter().flat_map(|o| {
+                std::iter::once(o.path.as_str())
+                    .chain(o.needed.iter().filter_map(|n| n.resolved.as_deref()))
+            })
+        }))
+        .collect();
+    for l in legend.lines(texts.iter().copied()) {
+        let _ = writeln!(out, "{l}");
+    }
+    for p in &facts.processes {
+        if !p.env_prefix.is_empty() {
+            let _ = writeln!(out, "\n# import torch in {}", legend.shorten(&p.env_prefix));
+        }
+        let staged = p.objects.iter().any(|o| !o.stage.is_import()) || !p.runtime_dirs.is_empty();
+        for (stage, objects, dirs) in by_stage(p) {
+            if staged {
+                let _ = writeln!(out, "## {}: {}", stage.as_str(), stage.describe());
+            }
+            objects_text(&mut out, &objects, &legend);
+            for d in dirs {
+                let text = format!(
+                    "{}/  (a location: {})",
+                    legend.shorten(&d.path),
+                    line(&d.what)
+                );
+                let _ = writeln!(out, "{}", wrap("", "    ", &text, WIDTH));
+            }
+        }
+        for s in &p.shadowed {
+            let line = format!(
+                "LD_LIBRARY_PATH shadows {} for {}: {} instead of {}",
+                line(&s.name),
+                legend.shorten(&s.object),
+                legend.shorten(&s.from_ld_library_path),
+                s.otherwise
+                    .as_deref()
+                    .map_or_else(|| "nothing".to_string(), |o| legend.shorten(o))
+            );
+            let _ = writeln!(out, "{}", wrap("", "    ", &line, WIDTH));
+        }
+    }
+    for f in frameworks {
+        let label = legend.shorten(&f.label);
+        if f.objects.is_empty() {
+            let text = format!("# {label}: none of its shipped libraries links a CUDA library (it opens them at run time)");
+            let _ = writeln!(out, "\n{}", wrap("", "    ", &text, WIDTH));
+        } else {
+            let _ = writeln!(out, "\n# {label}: its shipped libraries");
+            objects_text(&mut out, &f.objects, &legend);
+        }
+    }
+    for e in &facts.errors {
+        let _ = writeln!(out, "{}", wrap("error: ", "    ", &line(e), WIDTH));
+    }
+    let _ = writeln!(out, "\n{}", wrap("", "    ", &verdict, WIDTH));
+    out
+}
+
+/// Each object with who opened it, its version, what each needed library resolved to and the
+/// symbols nothing provides (demangled).
+fn objects_text(out: &mut String, objects: &[&LibraryLinks], legend: &Legend) {
+    for o in objects {
+        let _ = writeln!(
+            out,
+            "{}",
+            legend.shorten(&display_path(&o.path, o.real_path.as_deref()))
+        );
+        if let Some(by) = opener(o) {
+            let _ = writeln!(
+                out,
+                "{}",
+                wrap("    opened: ", "        ", &line(&by), WIDTH)
+            );
+        }
+        if let Some(v) = version(o) {
+            let _ = writeln!(out, "    version: {}", line(&v));
+        }
+        for n in &o.needed {
+            let target = n.resolved.as_deref().map_or_else(
+                || "NOT FOUND".to_string(),
+                |r| legend.shorten(&display_path(r, n.real_path.as_deref())),
+            );
+            let _ = writeln!(out, "    {:28} {:15} {target}", line(&n.name), n.via);
+        }
+        if !o.unresolved_symbols.is_empty() {
+            let _ = writeln!(out, "    unresolved symbols:");
+            for s in &o.unresolved_symbols {
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    wrap("      ", "        ", &line(&demangle(s)), WIDTH)
+                );
+            }
+        }
+    }
+}
+
+/// The path ld.so records keeps the `..` of `$ORIGIN/../../nvidia/...`; shown without it when
+/// the file's real path proves the directory is the textual one (no symlinked component), else
+/// as ld.so names it. JSON keeps both names.
+fn display_path<'a>(path: &'a str, real_path: Option<&str>) -> std::borrow::Cow<'a, str> {
+    if !path.split('/').any(|c| c == ".." || c == ".") {
+        return path.into();
+    }
+    let normal = cudoctor_ldso::rootfs::normalise(path);
+    let dir = |p: &str| p.rsplit_once('/').map(|(d, _)| d.to_string());
+    match real_path {
+        Some(real) if dir(real) == dir(&normal) => normal.into(),
+        _ => path.into(),
+    }
+}
+
+/// "312 libraries, 1 not found: libsox.so.3 (needed by libtorchaudio_sox.so)". Counts distinct
+/// resolved files; names each missing library with the object that needs it.
+pub fn libs_verdict(facts: &LoaderFacts, frameworks: &[FrameworkLibs]) -> String {
+    let objects: Vec<&LibraryLinks> = facts
+        .processes
+        .iter()
+        .flat_map(|p| &p.objects)
+        .chain(frameworks.iter().flat_map(|f| f.objects.iter().copied()))
+        .collect();
+    let mut files: Vec<&str> = objects.iter().map(|o| o.path.as_str()).collect();
+    files.sort_unstable();
+    files.dedup();
+    let mut missing: Vec<String> = Vec::new();
+    for o in &objects {
+        for n in o.needed.iter().filter(|n| n.resolved.is_none()) {
+            let by = o.path.rsplit('/').next().unwrap_or(&o.path);
+            let optional = if n.optional { ", optional" } else { "" };
+            let entry = format!("{} (needed by {by}{optional})", n.name);
+            if !missing.contains(&entry) {
+                missing.push(entry);
+            }
+        }
+    }
+    let unresolved = objects
+        .iter()
+        .filter(|o| !o.unresolved_symbols.is_empty())
+        .count();
+    let mut s = format!("{} libraries", files.len());
+    if missing.is_empty() {
+        s.push_str(", all needed libraries found");
+    } else {
+        let _ = write!(s, ", {} not found: {}", missing.len(), missing.join(", "));
+    }
+    if unresolved > 0 {
+        let _ = write!(s, "; {unresolved} with unresolved symbols");
+    }
+    if !facts.errors.is_empty() {
+        let _ = write!(s, "; {} could not be loaded", facts.errors.len());
+    }
+    s.push('.');
+    s
+}
+
+/// `<env>` for each environment a process imports torch in (`<env2>`, ... for more), and its
+/// site-packages directory as `<site>`.
+fn legend(facts: &LoaderFacts) -> Legend {
+    let mut legend = Legend::default();
+    let mut n = 0;
+    for p in facts.processes.iter().filter(|p| !p.env_prefix.is_empty()) {
+        n += 1;
+        let suffix = if n == 1 { String::new() } else { n.to_string() };
+        legend.add(&format!("<env{suffix}>"), &p.env_prefix);
+        let site = p.objects.iter().find_map(|o| {
+            let i = o.path.find("/site-packages/")?;
+            o.path
+                .starts_with(&p.env_prefix)
+                .then(|| o.path[..i + "/site-packages".len()].to_string())
+        });
+        if let Some(site) = site {
+            legend.add(&format!("<site{suffix}>"), &site);
+        }
+    }
+    legend
+}
+
+/// The objects of one process grouped by the stage that maps them, in the order a workload
+/// reaches the stages; stages with nothing new are left out.
+fn by_stage(p: &ProcessLinks) -> Vec<(LoadStage, Vec<&LibraryLinks>, Vec<&RuntimeDir>)> {
+    LoadStage::ALL
+        .into_iter()
+        .map(|stage| {
+            (
+                stage,
+                p.objects
+                    .iter()
+                    .filter(|o| o.stage == stage)
+                    .collect::<Vec<_>>(),
+                p.runtime_dirs
+                    .iter()
+                    .filter(|d| d.stage == stage)
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .filter(|(_, o, d)| !o.is_empty() || !d.is_empty())
+        .collect()
+}
+
+/// Who opened an object at run time, in words: `dlopen("libcudnn_graph.so.9") by
+/// libcudnn.so.9`; None for what the loader brought in as a dependency.
+fn opener(o: &LibraryLinks) -> Option<String> {
+    let by = o.opened_by.as_ref()?;
+    let what = match by.opener {
+        Opener::Interpreter => return None,
+        Opener::TorchGlobalDeps => "loaded with RTLD_GLOBAL by torch/__init__.py".to_string(),
+        Opener::TorchPreload => "preloaded by path by torch/__init__.py".to_string(),
+        Opener::PythonImport => format!("imported ({})", by.by),
+        Opener::PackageLoader => format!("loaded by path by {}'s own loader", by.by),
+        Opener::LibraryDlopen => format!(
+            "dlopen(\"{}\") at run time by {}",
+            o.soname.as_deref().unwrap_or(&o.path),
+            by.by
+        ),
+    };
+    Some(format!("{what}{}", conditions(by)))
+}
+
+fn conditions(by: &OpenedBy) -> &'static str {
+    match (by.optional, by.conditional) {
+        (true, _) => " (optional)",
+        (false, true) => " (only when the work needs it)",
+        _ => "",
+    }
+}
+
+fn version(o: &LibraryLinks) -> Option<String> {
+    o.version.as_ref().map(|v| match &v.from {
+        VersionSource::FileName => format!("{} (file name)", v.version),
+        VersionSource::Wheel { name } => format!("{} (wheel {name})", v.version),
+    })
+}
+
+/// `cudoctor libs --format markdown`, for pasting into an issue: the verdict, then one table
+/// per stage.
+pub fn render_libs_markdown(facts: &LoaderFacts, frameworks: &[FrameworkLibs]) -> String {
+    let cell = |s: &str| s.replace('|', "\\|");
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}\n",
+        cudoctor_types::inert::markdown(&libs_verdict(facts, frameworks))
+    );
+    for p in &facts.processes {
+        let title = if p.env_prefix.is_empty() {
+            "Libraries".to_string()
+        } else {
+            format!("`import torch` in `{}`", p.env_prefix)
+        };
+        let _ = writeln!(out, "## {title}\n");
+        for (stage, objects, dirs) in by_stage(p) {
+            let _ = writeln!(out, "### {} ({})\n", stage.as_str(), stage.describe());
+            let _ = writeln!(out, "| library | version | opened | missing |");
+            let _ = writeln!(out, "| --- | --- | --- | --- |");
+            for o in objects {
+                let missing: Vec<&str> = o
+                    .needed
+                    .iter()
+                    .filter(|n| n.resolved.is_none())
+                    .map(|n| n.name.as_str())
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} | {} | {} |",
+                    cell(&display_path(&o.path, o.real_path.as_deref())),
+                    cell(&version(o).unwrap_or_default()),
+                    cell(&opener(o).unwrap_or_else(|| match &o.loaded_by {
+                        Some(l) => format!("needed by `{}`", l.rsplit('/').next().unwrap_or(l)),
+                        None => String::new(),
+                    })),
+                    cell(&missing.join(", "))
+                );
+            }
+            for d in dirs {
+                let _ = writeln!(out, "| `{}/` | | {} | |", cell(&d.path), cell(&d.what));
+            }
+            out.push('\n');
+        }
+        for s in &p.shadowed {
+            let _ = writeln!(
+                out,
+                "- LD_LIBRARY_PATH shadows {} for {}: {} instead of {}",
+                markdown_code(&s.name),
+                markdown_code(&s.object),
+                markdown_code(&s.from_ld_library_path),
+                markdown_code(s.otherwise.as_deref().unwrap_or("nothing"))
+            );
+        }
+    }
+    for f in frameworks {
+        let _ = writeln!(out, "## {}\n", cudoctor_types::inert::markdown(&f.label));
+        if f.objects.is_empty() {
+            let _ = writeln!(
+                out,
+                "None of its shipped libraries links a CUDA library (it opens them at run time).\n"
+            );
+        } else {
+            let mut text = String::new();
+            objects_text(&mut text, &f.objects, &Legend::default());
+            let fence = cudoctor_types::inert::markdown_fence(&text);
+            let _ = writeln!(out, "{fence}\n{text}{fence}\n");
+        }
+    }
+    for e in &facts.errors {
+        let _ = writeln!(out, "- error: {}", cudoctor_types::inert::markdown(e));
+    }
+    out
+}
