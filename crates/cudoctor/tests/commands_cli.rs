@@ -802,28 +802,13 @@ fn every_command_offers_exactly_the_formats_it_renders() {
         (&["rules"], &plain),
     ];
     for (cmd, formats) in cases {
-        let mut help_args: Vec<&str> = cmd
+        let help_args: Vec<&str> = cmd
             .iter()
             .copied()
             .filter(|a| *a != "a" && *a != "b")
             .collect();
-        help_args.push("-h");
-        let help = cudoctor(&help_args, b"");
-        assert_eq!(help.code, 0, "{help_args:?}: {}", help.stderr);
-        // "--format <FORMAT>  [default: text] [possible values: text, json, ...]", maybe wrapped.
-        let mut line = String::new();
-        for l in help.stdout.lines().skip_while(|l| !l.contains("--format")) {
-            line.push_str(l);
-            if line
-                .split("possible values")
-                .nth(1)
-                .is_some_and(|v| v.contains(']'))
-            {
-                break;
-            }
-        }
-        let offered: Vec<&str> = all.iter().copied().filter(|f| line.contains(f)).collect();
-        assert_eq!(&offered, formats, "{help_args:?} --help: {line}");
+        let offered = support::offered_formats(&help_args);
+        assert_eq!(&offered, formats, "{help_args:?} -h");
         for f in all.iter().filter(|f| !formats.contains(f)) {
             let mut args: Vec<&str> = cmd.to_vec();
             args.extend(["--format", f]);

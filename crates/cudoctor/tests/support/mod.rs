@@ -759,3 +759,28 @@ pub fn ldconfig(m: &FakeMachine, dirs: &[&str]) -> bool {
         .is_ok_and(|o| o.status.success());
     ok && m.real("/etc/ld.so.cache").is_file()
 }
+
+/// The `--format` values `cudoctor <command> -h` offers, in the parser's order (empty for a
+/// command without `--format`): "[possible values: text, json, ...]", maybe wrapped.
+pub fn offered_formats(command: &[&str]) -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(command)
+        .arg("-h")
+        .output()
+        .expect("run cudoctor -h");
+    assert!(out.status.success(), "{command:?} -h failed");
+    let help = String::from_utf8_lossy(&out.stdout);
+    let Some(start) = help.find("--format <FORMAT>") else {
+        return Vec::new();
+    };
+    let rest = &help[start..];
+    let values = rest
+        .split_once("[possible values: ")
+        .and_then(|(_, v)| v.split_once(']'))
+        .map(|(v, _)| v)
+        .unwrap_or_else(|| panic!("{command:?} -h: --format lists no values:\n{help}"));
+    values
+        .split(',')
+        .map(|v| v.split_whitespace().collect::<String>())
+        .collect()
+}
