@@ -97,7 +97,7 @@ impl<'a> Context<'a> {
                     .reported_gpu_cc(gpu.compute_capability.as_deref(), &gpu.name);
                 let cc_source = match found {
                     Some((_, cudoctor_kb::CcSource::ByName)) => "knowledge base, by GPU name",
-                    _ if gpu.source.contains("what-if") => "--gpu (what-if)",
+                    _ if gpu.what_if => "--gpu (what-if)",
                     _ => "driver",
                 };
                 GpuView {

@@ -22,6 +22,7 @@ pub fn with_gpus(mut snap: Snapshot, gpus: &[String], kb: &Kb) -> Result<Snapsho
             name,
             compute_capability: Some(named.cc.to_string()),
             source: "--gpu (what-if)".to_string(),
+            what_if: true,
             ..Default::default()
         });
     }
@@ -51,6 +52,8 @@ mod tests {
             .collect();
         assert_eq!(ccs, [Some("6.1".to_string()), Some("12.0".to_string())]);
         assert_eq!(s.driver.gpus[1].name, "what-if sm_120");
+        assert!(s.driver.gpus.iter().all(|g| g.what_if));
+        assert!(h200().driver.gpus.iter().all(|g| !g.what_if));
         assert!(with_gpus(h200(), &["Voodoo 3".into()], Kb::embedded()).is_err());
     }
 }

@@ -61,6 +61,10 @@ pub struct Gpu {
     pub persistence_mode: Option<String>,
     /// Where these facts came from.
     pub source: String,
+    /// Named by `--gpu` for a what-if judgement, not observed: such a GPU is never saved as
+    /// this machine's (`check --save` writes the GPUs found).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub what_if: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]

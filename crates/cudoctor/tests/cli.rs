@@ -85,6 +85,44 @@ fn a_saved_snapshot_gives_the_same_report() {
     assert_eq!(a["snapshot"]["driver"], b["snapshot"]["driver"]);
 }
 
+/// `--gpu` is a what-if judged from the machine as found: `--save` keeps the GPUs found, and
+/// the report's snapshot marks the named ones as what-if, not as observed.
+#[test]
+fn a_what_if_gpu_is_never_saved_as_the_machines() {
+    let m = FakeMachine::h200();
+    let saved = m.root().join("snap.json");
+    let r = m.run(&[
+        "check",
+        "--gpu",
+        "GTX 1080",
+        "--format",
+        "json",
+        "--save",
+        saved.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let report: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let judged = report["snapshot"]["driver"]["gpus"].as_array().unwrap();
+    assert_eq!(judged.len(), 1, "{judged:?}");
+    assert_eq!(judged[0]["what_if"], true);
+    assert_eq!(judged[0]["compute_capability"], "6.1");
+    let snap: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    let found = snap["driver"]["gpus"].as_array().unwrap();
+    assert_eq!(found.len(), 2, "{found:?}");
+    for g in found {
+        assert_eq!(g["name"], "NVIDIA H200");
+        assert_ne!(g["compute_capability"], "6.1");
+        assert!(g.get("what_if").is_none(), "{g}");
+    }
+    // The saved machine, judged again, is the healthy H200 machine.
+    let replay = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["check", "--snapshot", saved.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(replay.status.code(), Some(0), "{replay:?}");
+}
+
 #[test]
 fn strict_fails_on_warnings() {
     let mut m = FakeMachine::new();

@@ -76,6 +76,7 @@ fn device(nvml: &Nvml, index: u32) -> Result<(Gpu, Vec<GpuProcess>), String> {
     let gpu = Gpu {
         index,
         source: "nvml".to_string(),
+        what_if: false,
         name: nvml.name(dev).unwrap_or_default(),
         uuid: nvml.uuid(dev),
         bus_id: nvml.pci_bus_id(dev),

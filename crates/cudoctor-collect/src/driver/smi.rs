@@ -38,6 +38,7 @@ pub fn parse_gpu_query(text: &str) -> (Vec<Gpu>, Option<String>) {
             mig_mode: col(8).map(str::to_string),
             compute_capability: col(9).map(str::to_string),
             source: "nvidia-smi --query-gpu".to_string(),
+            what_if: false,
         });
     }
     (gpus, driver)

@@ -28,12 +28,13 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
         (kb, snapshot)
     });
     let (kb, snapshot) = (kb?, snapshot?);
-    let snapshot = cudoctor_analyse::what_if::with_gpus(snapshot, &args.gpu, &kb)
-        .map_err(|e| anyhow::anyhow!("--gpu: {e}"))?;
+    // The machine as found is what --save keeps; --gpu is a what-if judged from it.
     if let Some(path) = &args.save {
         let json = serde_json::to_string_pretty(&snapshot)?;
         write_file(path, &(json + "\n"))?;
     }
+    let snapshot = cudoctor_analyse::what_if::with_gpus(snapshot, &args.gpu, &kb)
+        .map_err(|e| anyhow::anyhow!("--gpu: {e}"))?;
     let findings = analyse(&snapshot, &kb);
     let report = Report {
         snapshot: &snapshot,
