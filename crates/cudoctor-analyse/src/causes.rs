@@ -17,7 +17,7 @@ const TORCH_BUILD_ORDER: &[&str] = &["FW001", "DRV004", "KRN001", "FW002"];
 const PACKAGE_ORDER: &[&str] = &["LIB001", "LIB004", "LIB002", "KRN002", "ACC007"];
 
 /// Runtime findings (`--deep`) that the static layers explain.
-const RUNTIME_CODES: &[&str] = &["ACC001", "ACC002", "ACC004", "ACC005", "ACC006"];
+const RUNTIME_CODES: &[&str] = &["ACC001", "ACC002", "ACC004", "ACC005", "ACC006", "ACC011"];
 
 /// Driver-level findings that explain a runtime without CUDA.
 const DRIVER_CODES: &[&str] = &["DRV001", "DRV002", "DRV003", "PLT001", "PLT003", "MGPU003"];
@@ -301,10 +301,19 @@ pub fn link_causes(findings: &mut [Finding]) {
                 && matches!(findings[j].code.as_str(), "LIB001" | "LIB004" | "LIB002")
                 && packages(&findings[j]).any(|(e, p)| e == env && p == "torch")
         });
+        // A framework other than torch: its own static findings (a library of its build found
+        // nowhere, builds of two CUDA majors), about the same package.
+        let framework_root = (0..n).find(|&j| {
+            is_problem(&findings[j])
+                && findings[j].caused_by.is_none()
+                && findings[j].layer == crate::Layer::Framework
+                && packages(&findings[j]).any(|k| packages(&findings[i]).any(|m| m == k))
+        });
         let code = findings[i].code.as_str();
         let cause = match code {
             // Attention backends: only a build that cannot run explains them.
             "ACC001" | "ACC002" => build_root,
+            "ACC011" => driver_root.or(framework_root),
             _ => driver_root.or(build_root).or(library_root),
         };
         if let Some(c) = cause {

@@ -128,6 +128,13 @@ impl<'a> Context<'a> {
                 .iter()
                 .any(|n| n.starts_with("/dev/nvidia"))
             || self.torch_envs().iter().any(|t| t.cuda().is_some())
+            // A CUDA build of another framework (a JAX plugin, cupy-cudaNNx, onnxruntime-gpu).
+            || self
+                .snap
+                .python_envs
+                .iter()
+                .flat_map(|e| &e.frameworks)
+                .any(|b| b.cuda.is_some())
             || !self.snap.toolkit.toolkits.is_empty()
     }
 }

@@ -53,6 +53,7 @@ pub static RULES: &[&Rule] = &[
     &rules::gpu_smoke_test_fails::RULE,
     &rules::attention_extension_broken::RULE,
     &rules::compile_amp_floor::RULE,
+    &rules::framework_gpu_unusable::RULE,
     &rules::allreduce_bandwidth_low::RULE,
     &rules::p2p_disabled_by_env::RULE,
     &rules::visible_devices_hide_gpus::RULE,

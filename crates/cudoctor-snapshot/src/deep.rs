@@ -14,6 +14,104 @@ use serde::{Deserialize, Serialize};
 pub struct DeepFacts {
     #[serde(default)]
     pub runs: Vec<ProbeRun>,
+    /// The frameworks other than torch, each probed in its own process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frameworks: Vec<FrameworkProbe>,
+}
+
+/// One framework other than torch (JAX, CuPy, ONNX Runtime, TensorFlow) probed in its own
+/// child process: imported, asked for its devices, one tiny computation checked.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FrameworkProbe {
+    pub framework: crate::Framework,
+    /// The distribution whose build was probed (`jax-cuda13-plugin`, `cupy-cuda12x`).
+    pub package: String,
+    pub interpreter: String,
+    pub env_prefix: String,
+    pub ending: FrameworkProbeEnding,
+    /// The probe stage running when it stopped (`import jax`, `jax computation`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_stage: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_s: Option<f64>,
+    /// The end of the child's stderr when it did not report (a fault handler's stack).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr_tail: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<FrameworkProbeResult>,
+}
+
+/// How a framework's probe process ended.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum FrameworkProbeEnding {
+    /// It reported (whatever the report says).
+    Reported,
+    /// Killed by a signal (11: SIGSEGV, 6: SIGABRT) or exited non-zero without a report.
+    Crashed {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signal: Option<i32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+    },
+    /// Outlived its time and was killed.
+    TimedOut { after_s: f64 },
+    /// The interpreter could not be started.
+    NotStarted { error: String },
+    /// The interpreter belongs to the inspected root (`--root`): never run.
+    NotRunUnderRoot,
+    /// It exited without a report that could be read.
+    #[default]
+    BadOutput,
+}
+
+/// The framework probe's report, as the script writes it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct FrameworkProbeResult {
+    /// The framework's own version string.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Where it computes: `cuda`/`gpu` (JAX's backend names), `cpu`, or `none` (CuPy without a
+    /// device).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
+    /// GPU names as the framework reports them.
+    pub devices: Vec<String>,
+    /// The CUDA runtime it reports (CuPy's runtimeGetVersion, TensorFlow's build info).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+    /// The framework's own words for why it has no GPU.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_error: Option<String>,
+    /// The tiny computation on its default device: right or not, and its time (second call).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub computation_ok: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub computation_ms: Option<f64>,
+    /// Its warnings and log records (warning and above), first lines.
+    pub messages: Vec<String>,
+    /// ONNX Runtime: the providers the build offers, and those a session asking for CUDA got.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub providers_available: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub providers_used: Vec<String>,
+    /// An exception that stopped the probe (the import, or the framework's own error).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl FrameworkProbeResult {
+    /// It computes on a GPU: a GPU platform with a device (or ONNX Runtime's CUDA provider in
+    /// use).
+    pub fn uses_gpu(&self) -> bool {
+        matches!(self.platform.as_deref(), Some("cuda" | "gpu"))
+            && (!self.devices.is_empty()
+                || self
+                    .providers_used
+                    .iter()
+                    .any(|p| p == "CUDAExecutionProvider"))
+    }
 }
 
 impl DeepFacts {

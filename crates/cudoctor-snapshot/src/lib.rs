@@ -21,8 +21,9 @@ mod wheels;
 
 pub use deep::{
     AllReduceProbe, AllReduceRun, CompileProbe, CudaRuntime, DeepFacts, DeviceProbe,
-    ExtensionProbe, MathSettings, ProbeResult, ProbeRun, ProbeStatus, PythonInfo, RaisedError,
-    SdpaBackend, SdpaBackendProbe, SdpaDefault, SdpaProbe, SdpaRun, StageTime, TorchInfo,
+    ExtensionProbe, FrameworkProbe, FrameworkProbeEnding, FrameworkProbeResult, MathSettings,
+    ProbeResult, ProbeRun, ProbeStatus, PythonInfo, RaisedError, SdpaBackend, SdpaBackendProbe,
+    SdpaDefault, SdpaProbe, SdpaRun, StageTime, TorchInfo,
 };
 pub use driver::{DriverFacts, Gpu, GpuProcess, KernelModule};
 pub use environment::{recorded_env, redact_url_credentials, relevant_variable, EnvVars, REDACTED};

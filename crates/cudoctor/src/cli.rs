@@ -245,7 +245,8 @@ pub struct CheckArgs {
     /// Switch off the fused attention backends in the probe (to see what the fallback costs).
     #[arg(long, requires = "deep", hide = true)]
     pub deep_disable_fused: bool,
-    /// Stages of the probe to leave out (sdpa, extensions, compile, all-reduce); repeatable.
+    /// Stages of the probe to leave out (sdpa, extensions, compile, all-reduce, frameworks);
+    /// repeatable.
     #[arg(long, requires = "deep", hide = true, value_name = "STAGE")]
     pub deep_skip: Vec<String>,
     /// Hash every file of torch and the nvidia-* wheels against their RECORD (reads GBs). By default

@@ -1644,3 +1644,151 @@ fn onnx_runtimes_provider_without_cuda_wheels_is_what_ldd_finds_missing() {
         assert!(uv.contains(wheel), "{wheel}: {uv}");
     }
 }
+
+/// `cudoctor check --deep` with only the framework probes' work (torch's attention, compile and
+/// all-reduce stages left out), as JSON.
+fn deep_frameworks_json(python: &Path) -> Value {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.args(["check", "--deep", "--format", "json"]);
+    for stage in ["sdpa", "extensions", "compile", "all-reduce"] {
+        cmd.args(["--deep-skip", stage]);
+    }
+    cmd.arg("--python").arg(python);
+    let out = with_only(cmd, &[]).output().expect("cudoctor runs");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "cudoctor check --deep JSON: {e}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    support::check_fixes(&v);
+    v
+}
+
+/// What the framework itself says, asked directly in its own process: where it computes, or how
+/// it fails. Ground truth for the probe: `(signal, platform, device count, error)`.
+fn framework_says(python: &Path, framework: &str, ships: &[&str]) -> (Option<i32>, String) {
+    let code = match framework {
+        "jax" => "import jax\nprint(jax.default_backend(), len([d for d in jax.devices() if d.platform != 'cpu']))".to_string(),
+        "cupy" => "import cupy\ntry:\n    print('cuda', cupy.cuda.runtime.getDeviceCount())\nexcept Exception as e:\n    print('%s: %s' % (type(e).__name__, e))".to_string(),
+        // ONNX Runtime's CUDA provider loaded as the loader loads it: what it lacks.
+        "onnx_runtime" => {
+            let provider = ships
+                .iter()
+                .find(|s| s.ends_with("libonnxruntime_providers_cuda.so"))
+                .expect("the CUDA provider");
+            format!("import ctypes\ntry:\n    ctypes.CDLL({provider:?}); print('loads')\nexcept OSError as e:\n    print(e)")
+        }
+        other => panic!("no ground truth for {other}"),
+    };
+    let mut cmd = Command::new(python);
+    cmd.args(["-I", "-c", &code]);
+    let out = with_only(cmd, &[]).output().expect("the env's python runs");
+    use std::os::unix::process::ExitStatusExt;
+    (
+        out.status.signal(),
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+    )
+}
+
+#[test]
+fn each_frameworks_probe_says_what_the_framework_itself_says() {
+    let mut judged = 0;
+    for name in [
+        "jax-cuda12",
+        "jax-cuda13",
+        "cupy-cuda12x-beside-torch",
+        "onnxruntime-gpu",
+        "cuda13-frameworks-beside-torch",
+    ] {
+        let Some(python) = real_env(name) else {
+            continue;
+        };
+        let json = deep_frameworks_json(&python);
+        let prefix = env_prefix(&python);
+        let builds = frameworks_of(&json, &prefix);
+        let probes = json["snapshot"]["deep"]["frameworks"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{name}: no framework probes"));
+        let probed: Vec<&str> = probes
+            .iter()
+            .map(|p| p["framework"].as_str().unwrap())
+            .collect();
+        let expected: Vec<&str> = builds
+            .iter()
+            .map(|b| b["framework"].as_str().unwrap())
+            .filter(|f| matches!(*f, "jax" | "cupy" | "onnx_runtime" | "tensorflow"))
+            .collect();
+        assert_eq!(
+            probed, expected,
+            "{name}: every framework with a probe, once"
+        );
+        for p in probes {
+            let framework = p["framework"].as_str().unwrap();
+            let ships: Vec<&str> = builds
+                .iter()
+                .filter(|b| b["framework"] == framework)
+                .flat_map(|b| b["ships"].as_array().unwrap())
+                .filter_map(Value::as_str)
+                .collect();
+            let (signal, said) = framework_says(&python, framework, &ships);
+            let r = &p["result"];
+            match signal {
+                Some(sig) => assert_eq!(
+                    p["ending"],
+                    serde_json::json!({"kind": "crashed", "signal": sig}),
+                    "{name} {framework}: the framework dies by signal {sig} when asked directly"
+                ),
+                None => {
+                    assert_eq!(p["ending"]["kind"], "reported", "{name} {framework}: {p}");
+                    match framework {
+                        "jax" => assert_eq!(
+                            said,
+                            format!(
+                                "{} {}",
+                                r["platform"].as_str().unwrap(),
+                                r["devices"].as_array().unwrap().len()
+                            ),
+                            "{name}"
+                        ),
+                        "cupy" => {
+                            assert_eq!(said, r["gpu_error"].as_str().unwrap_or_default(), "{name}")
+                        }
+                        _ => {
+                            // The library the provider lacks is the one ONNX Runtime names.
+                            let lacks = said.split(':').next().unwrap_or_default();
+                            assert!(
+                                said != "loads" && r["gpu_error"].as_str().unwrap().contains(lacks),
+                                "{name}: {said} / {r}"
+                            );
+                        }
+                    }
+                }
+            }
+            // On this machine (no GPU, no driver) every CUDA build's probe is a finding; what
+            // follows from the missing driver or a missing library of the build says so, and
+            // only a crash, whose cause is not known, stands alone.
+            let finding = json["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| {
+                    f["code"] == "ACC011"
+                        && f["about"].as_array().unwrap().iter().any(|s| {
+                            s["package"]["name"] == p["package"]
+                                || s.get("name") == Some(&p["package"])
+                        })
+                })
+                .unwrap_or_else(|| panic!("{name} {framework}: no ACC011 {}", json["findings"]));
+            assert_eq!(
+                finding["caused_by"].is_null(),
+                signal.is_some(),
+                "{name} {framework}: {finding}"
+            );
+            judged += 1;
+        }
+    }
+    if judged == 0 {
+        eprintln!("SKIPPED: no env with a framework probe was built");
+    }
+}

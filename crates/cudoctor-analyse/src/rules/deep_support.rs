@@ -271,6 +271,7 @@ pub mod fixtures {
                 result: Some(h200_result()),
                 ..Default::default()
             }],
+            ..Default::default()
         });
         s.multigpu = Some(h200_topology());
         s

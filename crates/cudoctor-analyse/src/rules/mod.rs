@@ -19,6 +19,7 @@ pub mod driver_not_for_gpu;
 pub mod driver_too_old_for_torch;
 pub mod duplicate_library_copies;
 pub mod extension_lacks_gpu_arch;
+pub mod framework_gpu_unusable;
 pub mod framework_library_nowhere;
 pub mod framework_pins_unmet;
 pub mod frameworks_of_two_cuda_majors;

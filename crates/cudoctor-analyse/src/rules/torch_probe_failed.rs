@@ -97,7 +97,10 @@ mod tests {
 
     fn with_run(r: ProbeRun) -> cudoctor_snapshot::Snapshot {
         let mut s = crate::testing::h200();
-        s.deep = Some(DeepFacts { runs: vec![r] });
+        s.deep = Some(DeepFacts {
+            runs: vec![r],
+            ..Default::default()
+        });
         s
     }
 

@@ -2,6 +2,7 @@
 //! interpreter as a child process with a timeout. cudoctor never imports torch itself: a crash
 //! on `import torch` or a hang kills the child, and the report says which stage it died in.
 
+pub mod frameworks;
 pub mod parse;
 
 use std::fmt;
@@ -151,7 +152,9 @@ pub fn collect(host: &Host, envs: &[PythonEnv], options: &DeepOptions) -> DeepFa
             })
         })
         .collect();
-    DeepFacts { runs }
+    // After the torch probes: a framework's process on the GPU would disturb their timings.
+    let frameworks = frameworks::probe_all(envs, options, live);
+    DeepFacts { runs, frameworks }
 }
 
 /// Runs the probe in one interpreter and classifies how it ended.

@@ -2,7 +2,7 @@
 //! measured, the GPU pairs' links, NCCL copies and settings, and the all-reduce bandwidth.
 
 use cudoctor_analyse::Layer;
-use cudoctor_snapshot::{ProbeRun, Snapshot};
+use cudoctor_snapshot::{FrameworkProbe, FrameworkProbeEnding, ProbeRun, Snapshot};
 
 use crate::facts::{fact, Fact};
 
@@ -127,6 +127,9 @@ pub fn deep_layer_facts(layer: Layer, s: &Snapshot) -> Vec<Fact> {
                     out.push(fact("  torch.compile", v));
                 }
             }
+            for p in &deep.frameworks {
+                out.push(fact(p.framework.name(), framework_line(p)));
+            }
         }
         Layer::Multigpu => {
             if let Some(m) = &s.multigpu {
@@ -198,6 +201,73 @@ fn probe_line(run: &ProbeRun) -> String {
     }
     if !run.detail.is_empty() {
         line.push_str(&format!(" — {}", run.detail));
+    }
+    line
+}
+
+/// One framework's probe in a line: where it computes and how the tiny computation went, or how
+/// its process ended.
+fn framework_line(p: &FrameworkProbe) -> String {
+    let r = match (&p.ending, &p.result) {
+        (FrameworkProbeEnding::Reported, Some(r)) => r,
+        (FrameworkProbeEnding::NotRunUnderRoot, _) => {
+            return "not run (interpreter of the inspected root)".to_string()
+        }
+        (
+            FrameworkProbeEnding::Crashed {
+                signal: Some(s), ..
+            },
+            _,
+        ) => {
+            return format!(
+                "crashed (signal {s}) during \"{}\"",
+                p.last_stage.as_deref().unwrap_or("start-up")
+            )
+        }
+        (FrameworkProbeEnding::Crashed { exit_code, .. }, _) => {
+            return format!(
+                "exited with status {} without a report",
+                exit_code.unwrap_or(-1)
+            )
+        }
+        (FrameworkProbeEnding::TimedOut { after_s }, _) => {
+            return format!(
+                "no answer in {after_s:.0} s during \"{}\"",
+                p.last_stage.as_deref().unwrap_or("start-up")
+            )
+        }
+        (FrameworkProbeEnding::NotStarted { error }, _) => return format!("not started: {error}"),
+        _ => return "no readable report".to_string(),
+    };
+    let mut line = r.version.clone().unwrap_or_default();
+    if let Some(e) = &r.error {
+        line.push_str(&format!(" fails: {e}"));
+        return line.trim_start().to_string();
+    }
+    if r.uses_gpu() {
+        line.push_str(&format!(
+            ", {}: {}",
+            r.platform.as_deref().unwrap_or("?"),
+            r.devices.join(", ")
+        ));
+    } else {
+        line.push_str(&format!(
+            ", {}{}",
+            match r.platform.as_deref() {
+                Some("none") | None => "no device".to_string(),
+                Some(p) => p.to_string(),
+            },
+            r.gpu_error
+                .as_deref()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default()
+        ));
+    }
+    match (r.computation_ok, r.computation_ms) {
+        (Some(true), Some(ms)) => line.push_str(&format!("; computation right in {ms:.2} ms")),
+        (Some(true), None) => line.push_str("; computation right"),
+        (Some(false), _) => line.push_str("; computation WRONG"),
+        (None, _) => {}
     }
     line
 }

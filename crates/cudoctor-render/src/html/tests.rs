@@ -98,6 +98,7 @@ fn h200() -> Snapshot {
             result: Some(result),
             ..Default::default()
         }],
+        ..Default::default()
     });
     s.multigpu = Some(MultiGpuFacts {
         topology: Some(Topology {

@@ -1,0 +1,340 @@
+use cudoctor_snapshot::{FrameworkProbe, FrameworkProbeEnding};
+
+use super::cuda_unavailable_at_runtime::with_explanation;
+use super::deep_support::first_line;
+use crate::{Context, Finding, Layer, Rule, Severity, Subject};
+
+pub static RULE: Rule = Rule {
+    code: "ACC011",
+    name: "framework-gpu-unusable",
+    layer: Layer::Acceleration,
+    severity: Severity::Error,
+    summary:
+        "A CUDA build of JAX, CuPy, ONNX Runtime or TensorFlow runs on the CPU, fails, or crashes",
+    docs: r#"## What it checks
+With `--deep`, each framework other than torch that has a CUDA build installed is imported in
+its own child process (`python -I -X faulthandler`, with the deep timeout), asked for its
+devices, and given one tiny computation on its default device whose result is checked: JAX's
+backend and devices, CuPy's device count (cuBLAS and an NVRTC-compiled reduction), an ONNX
+Runtime session asking for the CUDA provider (the providers it got, and ONNX Runtime's own log
+of why the CUDA provider failed), TensorFlow's GPUs. `--deep-skip frameworks` leaves them out.
+
+## Why it matters
+These frameworks fall back to the CPU with a log line, not an error: JAX says "Falling back to
+cpu", ONNX Runtime quietly runs the session on its CPU provider. The program works, hundreds of
+times slower. A framework whose process crashes on import or on its first device query takes
+every program of the environment with it.
+
+## How to fix
+The framework's own words are the evidence. They are run through the explain engine: when it
+knows the message, its cause and fixes are added. When no GPU or driver is visible at all, this
+finding follows from that one (shown under it). A missing CUDA library of the framework is
+usually named by FW023 too, whose fix installs it. A crash is reported as it happened, with the
+fault handler's last frame; cudoctor does not guess its cause: the command given reproduces it.
+"#,
+    check,
+};
+
+fn check(ctx: &Context) -> Vec<Finding> {
+    let Some(deep) = &ctx.snap.deep else {
+        return Vec::new();
+    };
+    deep.frameworks
+        .iter()
+        .filter_map(|p| judge(ctx, p))
+        .collect()
+}
+
+fn judge(ctx: &Context, p: &FrameworkProbe) -> Option<Finding> {
+    let env = ctx.env_at(&p.env_prefix);
+    let build = env.and_then(|e| e.frameworks.iter().find(|b| b.framework == p.framework));
+    // A CPU build computing on the CPU is what it was installed for.
+    let cuda_build = build.is_some_and(|b| b.cuda.is_some());
+    let name = p.framework.name();
+    let place = &p.env_prefix;
+    let python = cudoctor_plan::quote(&p.interpreter);
+    let reproduce = format!(
+        "{python} -X faulthandler -c {}",
+        cudoctor_plan::quote(&reproduce_script(p.framework))
+    );
+    let mut f = match &p.ending {
+        FrameworkProbeEnding::NotRunUnderRoot | FrameworkProbeEnding::NotStarted { .. } => {
+            return None
+        }
+        FrameworkProbeEnding::Crashed { signal, exit_code } => {
+            let how = match (signal, exit_code) {
+                (Some(s), _) => format!("killed by signal {s} ({})", signal_name(*s)),
+                (None, Some(c)) => format!("exited with status {c} without a report"),
+                (None, None) => "died without a report".to_string(),
+            };
+            let stage = p.last_stage.as_deref().unwrap_or("start-up");
+            let mut f = Finding::new(&RULE, format!("{name} crashes during \"{stage}\" in {place}"))
+                .evidence(format!("{}: {how}", p.interpreter))
+                .cause(format!("The interpreter died inside {name} (its import or its first look for devices): every program of this environment that uses {name} dies the same way. The crash alone does not say which library is at fault; the command below reproduces it with Python's fault handler."))
+                .shell(reproduce);
+            for frame in last_frames(p.stderr_tail.as_deref().unwrap_or(""), 2) {
+                f = f.evidence(format!("fault handler: {frame}"));
+            }
+            f
+        }
+        FrameworkProbeEnding::TimedOut { after_s } => {
+            let stage = p.last_stage.as_deref().unwrap_or("start-up");
+            Finding::new(&RULE, format!("{name} hangs during \"{stage}\" in {place}"))
+                .evidence(format!("no answer in {after_s:.0} s; stopped"))
+                .cause(format!("{name} did not finish its import, device query or tiny computation in time; programs doing the same will hang."))
+                .prose("Run cudoctor check --deep with a larger --deep-timeout, to tell slow from hung")
+        }
+        FrameworkProbeEnding::BadOutput => return None,
+        FrameworkProbeEnding::Reported => {
+            let r = p.result.as_ref()?;
+            if let Some(error) = &r.error {
+                if !cuda_build && error.starts_with("ModuleNotFoundError") {
+                    return None;
+                }
+                with_explanation(
+                    Finding::new(&RULE, format!("{name} fails in {place}: {}", first_line(error)))
+                        .evidence(format!("{}: {error}", p.interpreter))
+                        .cause(format!("{name} is installed but stops with this error before it computes anything; every program using it fails the same way."))
+                        .shell(cudoctor_plan::heredoc("cudoctor explain", error)),
+                    error,
+                    &ctx.target(place),
+                )
+            } else if r.computation_ok == Some(false) {
+                Finding::new(&RULE, format!("{name} computes a wrong result in {place}"))
+                    .evidence(format!("a 4x4 float32 product on {} did not sum to 120", r.platform.as_deref().unwrap_or("its default device")))
+                    .cause("A tiny known computation came out wrong: a broken library or a faulty GPU. Nothing this framework computes here can be trusted until it is found.")
+                    .shell(reproduce)
+            } else if cuda_build && !r.uses_gpu() {
+                let why = r
+                    .gpu_error
+                    .clone()
+                    .or_else(|| r.messages.last().cloned())
+                    .unwrap_or_else(|| format!("{name} gave no reason"));
+                let title = match r.platform.as_deref() {
+                    Some("none") | None => format!("{name} finds no GPU in {place}"),
+                    Some(p) => format!(
+                        "{name} runs on the {} in {place}, not on a GPU",
+                        p.to_uppercase()
+                    ),
+                };
+                let mut f = Finding::new(&RULE, title)
+                    .evidence(format!(
+                        "{} {} ({}), a CUDA build",
+                        name,
+                        r.version.as_deref().unwrap_or("?"),
+                        p.package
+                    ))
+                    .evidence(format!("{name} says: {}", first_line(&why)))
+                    .evidence(format!(
+                        "GPUs the driver reports: {}",
+                        ctx.snap.driver.gpus.len()
+                    ));
+                for m in r.messages.iter().filter(|m| **m != why).take(3) {
+                    f = f.evidence(format!("{name} logged: {}", first_line(m)));
+                }
+                f = f.cause(format!("{name}'s CUDA build could not use a GPU in this process and fell back without an error: its programs run, far slower."));
+                with_explanation(f, &why, &ctx.target(place))
+            } else {
+                return None;
+            }
+        }
+    };
+    // What the framework reported follows from the static layers when they explain it (no
+    // driver, a library nowhere); a crash or a hang is linked to nothing: its cause is not known.
+    if p.ending == FrameworkProbeEnding::Reported {
+        f = f.about(Subject::Runtime {
+            env: place.to_string(),
+        });
+    }
+    Some(f.about(Subject::Package {
+        env: place.to_string(),
+        name: p.package.clone(),
+    }))
+}
+
+/// The smallest program that does what the probe did first: import and list devices.
+fn reproduce_script(framework: cudoctor_snapshot::Framework) -> String {
+    use cudoctor_snapshot::Framework as F;
+    match framework {
+        F::Jax => "import jax; print(jax.devices())",
+        F::Cupy => "import cupy; print(cupy.cuda.runtime.getDeviceCount())",
+        F::OnnxRuntime => "import onnxruntime as ort; print(ort.get_available_providers())",
+        F::Tensorflow => "import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))",
+        F::Torch | F::Vllm | F::Sglang => "import torch; print(torch.cuda.is_available())",
+    }
+    .to_string()
+}
+
+/// The innermost frames of Python's fault handler output (`File "...", line N in fn`).
+fn last_frames(stderr: &str, n: usize) -> Vec<String> {
+    stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("File \""))
+        .take(n)
+        .map(str::to_string)
+        .collect()
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        _ => "signal",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::run;
+    use cudoctor_snapshot::{
+        CudaBinding, DeepFacts, Framework, FrameworkBuild, FrameworkProbeResult, PythonEnv,
+    };
+
+    fn with_probe(p: FrameworkProbe, cuda: bool) -> cudoctor_snapshot::Snapshot {
+        let mut s = crate::testing::h200();
+        let build = FrameworkBuild {
+            framework: p.framework,
+            package: p.package.clone(),
+            version: "0.10.2".into(),
+            cuda: cuda.then(|| CudaBinding {
+                major: 13,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        match s.python_envs.iter_mut().find(|e| e.prefix == p.env_prefix) {
+            Some(e) => e.frameworks.push(build),
+            None => s.python_envs.push(PythonEnv {
+                prefix: p.env_prefix.clone(),
+                frameworks: vec![build],
+                ..Default::default()
+            }),
+        }
+        s.deep = Some(DeepFacts {
+            frameworks: vec![p],
+            ..Default::default()
+        });
+        s
+    }
+
+    fn jax(ending: FrameworkProbeEnding, result: Option<FrameworkProbeResult>) -> FrameworkProbe {
+        FrameworkProbe {
+            framework: Framework::Jax,
+            package: "jax-cuda13-plugin".into(),
+            interpreter: "/opt/jax/bin/python".into(),
+            env_prefix: "/opt/jax".into(),
+            ending,
+            result,
+            ..Default::default()
+        }
+    }
+
+    // The jax[cuda13] env's own report on a machine where the plugin cannot start.
+    fn fell_back() -> FrameworkProbeResult {
+        FrameworkProbeResult {
+            version: Some("0.10.2".into()),
+            platform: Some("cpu".into()),
+            gpu_error: Some("RuntimeError: Unknown backend cuda. Available backends are ['cpu']".into()),
+            computation_ok: Some(true),
+            messages: vec![
+                "Jax plugin configuration error: Exception when calling jax_plugins.xla_cuda13.initialize()".into(),
+                "RuntimeError: Unable to load cuPTI. Is it installed?".into(),
+            ],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_cuda_build_on_the_cpu_is_an_error_with_the_frameworks_words() {
+        let f = run(
+            &RULE,
+            &with_probe(jax(FrameworkProbeEnding::Reported, Some(fell_back())), true),
+        );
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].title.starts_with("JAX runs on the CPU in /opt/jax"),
+            "{}",
+            f[0].title
+        );
+        assert!(
+            f[0].evidence
+                .iter()
+                .any(|e| e.contains("Unable to load cuPTI")),
+            "{:?}",
+            f[0].evidence
+        );
+        assert!(f[0].about.contains(&Subject::Package {
+            env: "/opt/jax".into(),
+            name: "jax-cuda13-plugin".into()
+        }));
+    }
+
+    #[test]
+    fn a_cpu_build_on_the_cpu_and_a_gpu_build_on_the_gpu_are_silent() {
+        assert!(run(
+            &RULE,
+            &with_probe(
+                jax(FrameworkProbeEnding::Reported, Some(fell_back())),
+                false
+            )
+        )
+        .is_empty());
+        let on_gpu = FrameworkProbeResult {
+            platform: Some("gpu".into()),
+            devices: vec!["NVIDIA H200".into()],
+            computation_ok: Some(true),
+            ..Default::default()
+        };
+        assert!(run(
+            &RULE,
+            &with_probe(jax(FrameworkProbeEnding::Reported, Some(on_gpu)), true)
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn a_crash_names_its_stage_and_the_fault_handlers_frame_without_guessing() {
+        let mut p = jax(
+            FrameworkProbeEnding::Crashed {
+                signal: Some(11),
+                exit_code: None,
+            },
+            None,
+        );
+        p.last_stage = Some("import jax".into());
+        // The fault handler's output of the torch + jax[cuda13] + cupy env on this machine.
+        p.stderr_tail = Some("Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f92a5255b80 (most recent call first):\n  File \"/opt/jax/lib/python3.11/site-packages/jax_plugins/xla_cuda13/__init__.py\", line 201 in _version_check\n  File \"/opt/jax/lib/python3.11/site-packages/jax_plugins/xla_cuda13/__init__.py\", line 258 in _check_cuda_versions\n".into());
+        let f = run(&RULE, &with_probe(p, true));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].title, "JAX crashes during \"import jax\" in /opt/jax");
+        assert!(f[0].evidence.iter().any(|e| e.contains("SIGSEGV")));
+        assert!(f[0]
+            .evidence
+            .iter()
+            .any(|e| e.contains("line 201 in _version_check")));
+        assert!(f[0]
+            .fix
+            .iter()
+            .any(|x| format!("{x:?}").contains("faulthandler")));
+    }
+
+    #[test]
+    fn a_missing_module_of_a_cpu_build_is_silent_but_an_import_error_of_a_cuda_build_is_not() {
+        let missing = FrameworkProbeResult {
+            error: Some("ImportError: libcublasLt.so.13: cannot open shared object file: No such file or directory".into()),
+            ..Default::default()
+        };
+        let f = run(
+            &RULE,
+            &with_probe(jax(FrameworkProbeEnding::Reported, Some(missing)), true),
+        );
+        assert_eq!(f.len(), 1);
+        assert!(f[0].title.starts_with("JAX fails in /opt/jax: ImportError"));
+    }
+}

@@ -1,0 +1,319 @@
+"""cudoctor's runtime probe of one framework other than torch: can it use the GPU?
+
+Run by `cudoctor check --deep` as `python -I -c <this file> FRAMEWORK`, one process per framework
+(jax, cupy, onnxruntime, tensorflow), so a framework that crashes or hangs on import cannot take
+the others with it, and a timeout bounds each. It imports the framework, asks it which devices it
+uses, runs one tiny computation on its default device and checks the result, and keeps the
+framework's own words (exceptions, warnings, log records) when it falls back to the CPU.
+
+Output protocol, as the torch probe's: stdout carries only `@@cudoctor-probe@@ {json}` lines:
+  {"event": "stage", "name": ...}          a stage starts (where it hung, if it hangs)
+  {"event": "framework", "data": {...}}    the report (written once, at the end)
+Anything the process prints itself goes to stderr.
+
+Works with Python 3.8+.
+"""
+
+import json
+import logging
+import math
+import os
+import sys
+import time
+import warnings
+
+TAG = "@@cudoctor-probe@@"
+MAX_TEXT = 1500
+MAX_MESSAGES = 12
+
+
+def _reserve_stdout():
+    try:
+        fd = os.dup(1)
+        os.dup2(2, 1)
+        out = os.fdopen(fd, "w", buffering=1)
+        sys.stdout = sys.stderr
+        return out
+    except (OSError, ValueError):
+        return sys.stdout
+
+
+_OUT = _reserve_stdout()
+
+
+def emit(event, **fields):
+    fields["event"] = event
+    try:
+        line = json.dumps(fields, allow_nan=False, default=str)
+    except (TypeError, ValueError) as e:
+        line = json.dumps({"event": "framework", "data": {"error": "unserialisable report: %s" % e}})
+    _OUT.write("\n" + TAG + " " + line + "\n")
+    _OUT.flush()
+
+
+def text(e):
+    return ("%s: %s" % (type(e).__name__, e))[:MAX_TEXT]
+
+
+class Messages(logging.Handler):
+    """The framework's own warnings and log records (WARNING and above), in order, deduplicated;
+    of a multi-line record (a traceback) the first and the last line, which names the error."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.items = []
+
+    def add(self, line):
+        line = line.strip()
+        if line and line not in self.items and len(self.items) < MAX_MESSAGES:
+            self.items.append(line[:MAX_TEXT])
+
+    def emit(self, record):
+        try:
+            lines = [l for l in record.getMessage().splitlines() if l.strip()]
+        except Exception:
+            return
+        if lines:
+            self.add(lines[0])
+            self.add(lines[-1])
+        if record.exc_info and record.exc_info[1] is not None:
+            self.add(text(record.exc_info[1]))
+
+
+def timed_ok(fn):
+    """Runs the computation twice (the first compiles or loads kernels) and times the second."""
+    fn()
+    t = time.perf_counter()
+    ok = fn()
+    return bool(ok), (time.perf_counter() - t) * 1000.0
+
+
+# -- JAX ------------------------------------------------------------------------------------------
+
+
+def probe_jax(report):
+    import jax
+
+    report["version"] = jax.__version__
+    emit("stage", name="jax devices")
+    report["platform"] = jax.default_backend()
+    report["devices"] = [str(getattr(d, "device_kind", d)) for d in jax.devices() if getattr(d, "platform", "") != "cpu"]
+    if report["platform"] == "cpu":
+        try:
+            jax.devices("cuda")
+        except Exception as e:
+            report["gpu_error"] = text(e)
+    import jax.numpy as jnp
+
+    def compute():
+        x = jnp.arange(16.0, dtype=jnp.float32).reshape(4, 4)
+        return float((x @ jnp.eye(4, dtype=jnp.float32)).sum().block_until_ready()) == 120.0
+
+    emit("stage", name="jax computation")
+    report["computation_ok"], report["computation_ms"] = timed_ok(compute)
+
+
+# -- CuPy -----------------------------------------------------------------------------------------
+
+
+def _cuda_version(n):
+    return "%d.%d" % (n // 1000, (n % 1000) // 10) if n else None
+
+
+def probe_cupy(report):
+    import cupy
+
+    report["version"] = cupy.__version__
+    rt = cupy.cuda.runtime
+    emit("stage", name="cupy devices")
+    try:
+        report["runtime"] = _cuda_version(rt.runtimeGetVersion())
+    except Exception:
+        pass
+    try:
+        count = rt.getDeviceCount()
+    except Exception as e:
+        report["platform"] = "none"
+        report["gpu_error"] = text(e)
+        return
+    report["platform"] = "cuda" if count else "none"
+    for i in range(count):
+        name = rt.getDeviceProperties(i).get("name", b"?")
+        report["devices"].append(name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name))
+    if not count:
+        return
+
+    def compute():
+        # cuBLAS (the product) and a reduction kernel that NVRTC compiles at first use.
+        x = cupy.arange(16, dtype=cupy.float32).reshape(4, 4)
+        return float((x @ cupy.eye(4, dtype=cupy.float32)).sum().get()) == 120.0
+
+    emit("stage", name="cupy computation")
+    report["computation_ok"], report["computation_ms"] = timed_ok(compute)
+
+
+# -- ONNX Runtime ---------------------------------------------------------------------------------
+
+
+def _varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _field(number, payload):
+    """One protobuf field: a varint, or length-delimited bytes or text."""
+    if isinstance(payload, int):
+        return _varint(number << 3) + _varint(payload)
+    if isinstance(payload, str):
+        payload = payload.encode()
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def add_model():
+    """The ONNX model y = x + x over float32[4], encoded by hand (no onnx package needed):
+    ModelProto{ir_version 7, graph{Add(x, x) -> y}, opset_import{version 13}}."""
+    tensor = _field(1, 1) + _field(2, _field(1, _field(1, 4)))  # elem_type FLOAT, shape [4]
+
+    def value(name):
+        return _field(1, name) + _field(2, _field(1, tensor))
+
+    node = _field(1, "x") + _field(1, "x") + _field(2, "y") + _field(4, "Add")
+    graph = _field(1, node) + _field(2, "cudoctor") + _field(11, value("x")) + _field(12, value("y"))
+    return _field(1, 7) + _field(7, graph) + _field(8, _field(2, 13))
+
+
+class NativeStderr:
+    """Captures what native code writes to fd 2 inside the block (and writes it on to stderr):
+    ONNX Runtime's log lines, kept as "E: text" / "W: text" without colours and timestamps."""
+
+    def __enter__(self):
+        import re
+        import tempfile
+
+        self.re = re.compile(r"\[([EWF]):onnxruntime:[^\]]*\]\s*(.*)$")
+        self.ansi = re.compile(r"\x1b\[[0-9;]*m")
+        self.lines = []
+        self.file = tempfile.TemporaryFile()
+        sys.stderr.flush()
+        self.saved = os.dup(2)
+        os.dup2(self.file.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc):
+        sys.stderr.flush()
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        self.file.seek(0)
+        raw = self.file.read().decode("utf-8", "replace")
+        self.file.close()
+        sys.stderr.write(raw)
+        for line in self.ansi.sub("", raw).splitlines():
+            m = self.re.search(line)
+            if m and len(self.lines) < MAX_MESSAGES:
+                self.lines.append(("%s: %s" % (m.group(1), m.group(2).strip()))[:MAX_TEXT])
+        return False
+
+
+def probe_onnxruntime(report):
+    import onnxruntime as ort
+
+    report["version"] = ort.__version__
+    available = list(ort.get_available_providers())
+    report["providers_available"] = available
+    if "CUDAExecutionProvider" not in available:
+        report["platform"] = "cpu"
+        report["gpu_error"] = "CUDAExecutionProvider is not among this build's providers %s" % available
+    import numpy as np
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 2
+    wanted = [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider") if p in available]
+    emit("stage", name="onnxruntime session")
+    # ONNX Runtime says why a provider failed only in its own log, on fd 2.
+    with NativeStderr() as native:
+        session = ort.InferenceSession(add_model(), sess_options=options, providers=wanted)
+    report["native_messages"] = native.lines
+    used = list(session.get_providers())
+    report["providers_used"] = used
+    if "CUDAExecutionProvider" in available:
+        report["platform"] = "cuda" if "CUDAExecutionProvider" in used else "cpu"
+        if report["platform"] == "cpu":
+            errors = [l for l in native.lines if l.startswith("E: ")]
+            report["gpu_error"] = errors[0][3:] if errors else "the session asked for CUDAExecutionProvider and got %s" % used
+    x = np.arange(4, dtype=np.float32)
+
+    def compute():
+        (y,) = session.run(None, {"x": x})
+        return [float(v) for v in y] == [0.0, 2.0, 4.0, 6.0]
+
+    report["computation_ok"], report["computation_ms"] = timed_ok(compute)
+
+
+# -- TensorFlow -----------------------------------------------------------------------------------
+
+
+def probe_tensorflow(report):
+    import tensorflow as tf
+
+    report["version"] = tf.__version__
+    try:
+        report["runtime"] = tf.sysconfig.get_build_info().get("cuda_version")
+    except Exception:
+        pass
+    emit("stage", name="tensorflow devices")
+    gpus = tf.config.list_physical_devices("GPU")
+    report["devices"] = [d.name for d in gpus]
+    report["platform"] = "cuda" if gpus else "cpu"
+    device = "/GPU:0" if gpus else "/CPU:0"
+
+    def compute():
+        with tf.device(device):
+            x = tf.reshape(tf.range(16, dtype=tf.float32), (4, 4))
+            return float(tf.reduce_sum(tf.matmul(x, tf.eye(4))).numpy()) == 120.0
+
+    emit("stage", name="tensorflow computation")
+    report["computation_ok"], report["computation_ms"] = timed_ok(compute)
+
+
+PROBES = {"jax": probe_jax, "cupy": probe_cupy, "onnxruntime": probe_onnxruntime, "tensorflow": probe_tensorflow}
+
+
+def main(argv):
+    name = argv[1] if len(argv) > 1 else ""
+    report = {"framework": name, "devices": []}
+    probe = PROBES.get(name)
+    if probe is None:
+        report["error"] = "no probe for %r (known: %s)" % (name, ", ".join(sorted(PROBES)))
+        emit("framework", data=report)
+        return 0
+    messages = Messages()
+    logging.getLogger().addHandler(messages)
+    t = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        emit("stage", name="import " + name)
+        try:
+            probe(report)
+        except BaseException as e:  # ImportError, the framework's RuntimeError, SystemExit
+            report["error"] = text(e)
+    for w in caught:
+        lines = str(w.message).strip().splitlines()
+        if lines:
+            messages.add(lines[0])
+    for line in report.pop("native_messages", []):
+        messages.add(line)
+    report["messages"] = messages.items
+    report["elapsed_ms"] = (time.perf_counter() - t) * 1000.0
+    for k in ("computation_ms", "elapsed_ms"):
+        if isinstance(report.get(k), float) and not math.isfinite(report[k]):
+            report[k] = None
+    emit("framework", data=report)
+    return 0
+
+
+sys.exit(main(sys.argv))

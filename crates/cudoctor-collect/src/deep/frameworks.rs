@@ -1,0 +1,211 @@
+//! The runtime probe of each framework other than torch (`--deep`): a second script, run once
+//! per framework in its own child process after the torch probes, so one framework that
+//! crashes or hangs on import neither takes the others with it nor disturbs torch's timings.
+
+use std::process::Command;
+
+use cudoctor_snapshot::{
+    Framework, FrameworkProbe, FrameworkProbeEnding, FrameworkProbeResult, PythonEnv,
+};
+use serde_json::Value;
+
+use super::parse::TAG;
+use super::DeepOptions;
+use crate::runner;
+
+/// The framework probe script, run as `python -I -X faulthandler -c SCRIPT NAME`.
+pub const FRAMEWORK_PROBE_SCRIPT: &str = include_str!("framework_probe.py");
+
+/// The `--deep-skip` value that leaves the framework probes out.
+pub const SKIP: &str = "frameworks";
+
+const MAX_STDOUT: usize = 1 << 20;
+const MAX_STDERR: usize = 64 << 10;
+
+/// The script's name for a framework it probes; `None` for those it does not (torch has its own
+/// probe; vLLM and SGLang run on torch).
+pub fn script_name(framework: Framework) -> Option<&'static str> {
+    match framework {
+        Framework::Jax => Some("jax"),
+        Framework::Cupy => Some("cupy"),
+        Framework::OnnxRuntime => Some("onnxruntime"),
+        Framework::Tensorflow => Some("tensorflow"),
+        Framework::Torch | Framework::Vllm | Framework::Sglang => None,
+    }
+}
+
+/// What to probe: each environment's frameworks with a probe, once per framework.
+pub fn targets(envs: &[PythonEnv]) -> Vec<(&PythonEnv, Framework, &str)> {
+    let mut out: Vec<(&PythonEnv, Framework, &str)> = Vec::new();
+    for env in envs.iter().filter(|e| e.interpreter.is_some()) {
+        for build in &env.frameworks {
+            if script_name(build.framework).is_some()
+                && !out
+                    .iter()
+                    .any(|(e, f, _)| e.prefix == env.prefix && *f == build.framework)
+            {
+                out.push((env, build.framework, build.package.as_str()));
+            }
+        }
+    }
+    out
+}
+
+/// Probes every target, in parallel (each its own process, each bounded by the timeout).
+pub fn probe_all(envs: &[PythonEnv], options: &DeepOptions, live: bool) -> Vec<FrameworkProbe> {
+    if options.skip.iter().any(|s| s == SKIP) {
+        return Vec::new();
+    }
+    let targets = targets(envs);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = targets
+            .into_iter()
+            .map(|(env, framework, package)| {
+                scope.spawn(move || {
+                    let interpreter = env.interpreter.as_deref().unwrap_or_default();
+                    let mut probe = FrameworkProbe {
+                        framework,
+                        package: package.to_string(),
+                        interpreter: interpreter.to_string(),
+                        env_prefix: env.prefix.clone(),
+                        ending: FrameworkProbeEnding::NotRunUnderRoot,
+                        ..Default::default()
+                    };
+                    if live {
+                        run(&mut probe, options);
+                    }
+                    probe
+                })
+            })
+            .collect();
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
+    })
+}
+
+fn run(probe: &mut FrameworkProbe, options: &DeepOptions) {
+    let Some(name) = script_name(probe.framework) else {
+        return;
+    };
+    let mut cmd = Command::new(&probe.interpreter);
+    if options.isolated {
+        cmd.arg("-I");
+    }
+    cmd.args(["-X", "faulthandler", "-c", FRAMEWORK_PROBE_SCRIPT, name]);
+    // JAX takes most of every GPU's memory at start unless told not to.
+    cmd.env("XLA_PYTHON_CLIENT_PREALLOCATE", "false");
+    // TensorFlow's C++ logs, which go to stderr, at warnings and above.
+    cmd.env("TF_CPP_MIN_LOG_LEVEL", "1");
+    for (k, v) in &options.extra_env {
+        cmd.env(k, v);
+    }
+    let limits = runner::Limits {
+        timeout: options.timeout,
+        max_stdout: MAX_STDOUT,
+        max_stderr: MAX_STDERR,
+        stderr_tail: true,
+    };
+    let mut output = Output::default();
+    let mut on_line = |line: &str| output.apply(line);
+    let done = runner::run(cmd, &limits, Some(&mut on_line));
+    probe.elapsed_s = Some(done.elapsed.as_secs_f64());
+    probe.last_stage = output.last_stage;
+    probe.result = output.result;
+    probe.ending = match done.ending {
+        runner::Ending::NotStarted(e) => FrameworkProbeEnding::NotStarted { error: e },
+        runner::Ending::TimedOut => FrameworkProbeEnding::TimedOut {
+            after_s: options.timeout.as_secs_f64(),
+        },
+        runner::Ending::Signalled(sig) => FrameworkProbeEnding::Crashed {
+            signal: Some(sig),
+            exit_code: None,
+        },
+        runner::Ending::Exited(_) if probe.result.is_some() => FrameworkProbeEnding::Reported,
+        runner::Ending::Exited(0) => FrameworkProbeEnding::BadOutput,
+        runner::Ending::Exited(code) => FrameworkProbeEnding::Crashed {
+            signal: None,
+            exit_code: Some(code),
+        },
+    };
+    if probe.ending != FrameworkProbeEnding::Reported {
+        let stderr = String::from_utf8_lossy(&done.stderr);
+        let tail = super::parse::tail_of(&stderr, 30, 3000);
+        if !tail.is_empty() {
+            probe.stderr_tail = Some(tail);
+        }
+    }
+}
+
+/// What was read from the script's stdout.
+#[derive(Debug, Default)]
+struct Output {
+    last_stage: Option<String>,
+    result: Option<FrameworkProbeResult>,
+}
+
+impl Output {
+    fn apply(&mut self, line: &str) {
+        let Some(json) = line.find(TAG).and_then(|at| line.get(at + TAG.len()..)) else {
+            return;
+        };
+        let Ok(value) = serde_json::from_str::<Value>(json.trim()) else {
+            return;
+        };
+        match value.get("event").and_then(Value::as_str) {
+            Some("stage") => {
+                self.last_stage = value
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            }
+            Some("framework") => {
+                self.result = value
+                    .get("data")
+                    .cloned()
+                    .and_then(|d| serde_json::from_value(d).ok())
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_report_line_is_read_and_other_lines_ignored() {
+        let mut o = Output::default();
+        o.apply("jax prints this");
+        o.apply(&format!(
+            "{TAG} {{\"event\": \"stage\", \"name\": \"import jax\"}}"
+        ));
+        assert_eq!(o.last_stage.as_deref(), Some("import jax"));
+        // The script's own line, as the jax[cuda13] env here (no GPU) wrote it.
+        o.apply(&format!(
+            "{TAG} {}",
+            r#"{"data": {"framework": "jax", "devices": [], "version": "0.10.2", "platform": "cpu", "gpu_error": "RuntimeError: Unknown backend cuda. Available backends are ['cpu']", "computation_ok": true, "computation_ms": 1.678, "messages": ["Jax plugin configuration error: Exception when calling jax_plugins.xla_cuda13.initialize()"], "elapsed_ms": 4159.27}, "event": "framework"}"#
+        ));
+        let r = o.result.unwrap();
+        assert_eq!(r.version.as_deref(), Some("0.10.2"));
+        assert_eq!(r.platform.as_deref(), Some("cpu"));
+        assert!(!r.uses_gpu());
+        assert_eq!(r.computation_ok, Some(true));
+        assert_eq!(r.messages.len(), 1);
+    }
+
+    #[test]
+    fn every_framework_with_a_probe_is_named_in_the_script() {
+        for f in [
+            Framework::Jax,
+            Framework::Cupy,
+            Framework::OnnxRuntime,
+            Framework::Tensorflow,
+        ] {
+            let name = script_name(f).unwrap();
+            assert!(
+                FRAMEWORK_PROBE_SCRIPT.contains(&format!("\"{name}\": probe_{name}")),
+                "{name}"
+            );
+        }
+    }
+}
