@@ -137,6 +137,19 @@ for fw in libs.get('frameworks', []):
     print('JAX predicted vs mapped (nvidia wheels):', fw['framework'])
     print('  mapped, not predicted:', sorted(mapped - pred))
     print('  predicted, not mapped:', sorted(pred - mapped))
+# check --deep's framework probes (ACC011) beside each framework's own word above.
+deep = load('check-deep.json')
+for p in deep.get('snapshot', {}).get('deep', {}).get('frameworks', []):
+    r = p.get('result') or {}
+    s = load('said-%s.json' % {'onnx_runtime': 'onnxruntime'}.get(p['framework'], p['framework']))
+    print('probe %-12s ending %-10s platform %-5s devices %s computation %s %s ms; said devices %s' % (
+        p['framework'], p['ending'].get('kind'), r.get('platform'), r.get('devices'),
+        r.get('computation_ok'), r.get('computation_ms'), s.get('devices', s.get('providers'))))
+    for m in r.get('messages', []):
+        print('    logged:', m[:300])
+for f in deep.get('findings', []):
+    if f['code'] == 'ACC011':
+        print('finding ACC011', f['severity'], f['title'], 'caused_by', f.get('caused_by'))
 for name in ('check.json', 'check-deep.json', 'check-gpu-V100.json', 'check-gpu-B200.json'):
     d = load(name)
     print('findings of', name)

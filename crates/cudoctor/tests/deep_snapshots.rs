@@ -202,10 +202,10 @@ fn fixes(f: &Value) -> String {
 // ACC010 (compile/AMP floors, no probe needed) and MGPU010-MGPU014 (multi-node readiness) are exercised in
 // the rule tests, in seeds_netns.rs and seeds_rules.rs;
 // here they must stay silent on the healthy runs.
-const DEEP_CODES: [&str; 19] = [
-    "ACC001", "ACC002", "ACC003", "ACC004", "ACC005", "ACC006", "ACC007", "ACC010", "MGPU001",
-    "MGPU002", "MGPU003", "MGPU004", "MGPU005", "MGPU006", "MGPU010", "MGPU011", "MGPU012",
-    "MGPU013", "MGPU014",
+const DEEP_CODES: [&str; 20] = [
+    "ACC001", "ACC002", "ACC003", "ACC004", "ACC005", "ACC006", "ACC007", "ACC010", "ACC011",
+    "MGPU001", "MGPU002", "MGPU003", "MGPU004", "MGPU005", "MGPU006", "MGPU010", "MGPU011",
+    "MGPU012", "MGPU013", "MGPU014",
 ];
 
 #[test]
@@ -842,4 +842,121 @@ fn every_deep_rule_is_covered_here() {
     let mut ours: Vec<String> = DEEP_CODES.iter().map(|c| c.to_string()).collect();
     ours.sort();
     assert_eq!(listed, ours);
+}
+
+/// A framework probe built from a recorded output of the framework probe script (its last
+/// stage and its `framework` report), the way the collector builds it.
+fn framework_probe(fixture: &str, framework: &str, package: &str) -> Value {
+    let path = repo_file(&format!(
+        "crates/cudoctor-collect/tests/deep_fixtures/{fixture}.out"
+    ));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut stage = Value::Null;
+    let mut result = Value::Null;
+    for line in text.lines() {
+        let Some(json) = line.strip_prefix(TAG) else {
+            continue;
+        };
+        let v: Value = serde_json::from_str(json.trim()).unwrap();
+        match v["event"].as_str() {
+            Some("stage") => stage = v["name"].clone(),
+            Some("framework") => result = v["data"].clone(),
+            _ => {}
+        }
+    }
+    assert!(!result.is_null(), "{fixture}: no framework report");
+    json!({
+        "framework": framework, "package": package, "interpreter": PYTHON, "env_prefix": ENV,
+        "ending": {"kind": "reported"}, "last_stage": stage, "result": result,
+    })
+}
+
+/// The real machine's report with a CUDA build of `framework` installed in its env and that
+/// framework's probe.
+fn report_with_framework(build: Value, probe: Value) -> Value {
+    let mut report = baseline();
+    let env = report["snapshot"]["python_envs"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|e| e["prefix"] == ENV)
+        .unwrap();
+    // The recorded report predates framework builds in the snapshot.
+    match env["frameworks"].as_array_mut() {
+        Some(list) => list.push(build),
+        None => env["frameworks"] = json!([build]),
+    }
+    report["snapshot"]["deep"]["frameworks"] = json!([probe]);
+    report
+}
+
+fn jax_cuda13_build() -> Value {
+    json!({
+        "framework": "jax", "version": "0.10.2", "package": "jax-cuda13-plugin",
+        "location": "/opt/torch/.venv/lib/python3.12/site-packages",
+        "cuda": {"major": 13, "read": "cuda13", "source": "distribution name jax-cuda13-plugin"},
+    })
+}
+
+#[test]
+fn acc011_a_cuda_build_of_jax_on_the_cpu_beside_two_gpus() {
+    let probe = framework_probe("framework_jax_cuda13_no_gpu", "jax", "jax-cuda13-plugin");
+    let c = check(&report_with_framework(jax_cuda13_build(), probe.clone()));
+    let f = c.one("ACC011");
+    assert_eq!(f["severity"], "error");
+    assert!(f["caused_by"].is_null(), "{f:#}");
+    assert_eq!(
+        f["title"],
+        "JAX runs on the CPU in /opt/torch/.venv, not on a GPU"
+    );
+    let ev = evidence(f);
+    assert!(ev.contains("GPUs the driver reports: 2"), "{ev}");
+    assert!(
+        ev.contains("RuntimeError: Unable to load cuPTI. Is it installed?"),
+        "{ev}"
+    );
+    assert!(fixes(f).contains("cudoctor explain"), "{f:#}");
+    assert_eq!(c.code, 1);
+    let (text, _) = check_text(&report_with_framework(jax_cuda13_build(), probe));
+    assert!(
+        text.contains("JAX") && text.contains("0.10.2, cpu (RuntimeError: Unknown backend cuda"),
+        "{text}"
+    );
+}
+
+#[test]
+fn acc011_silent_for_a_framework_on_the_gpu_and_for_a_cpu_build() {
+    let mut probe = framework_probe("framework_jax_cuda13_no_gpu", "jax", "jax-cuda13-plugin");
+    probe["result"]["platform"] = json!("gpu");
+    probe["result"]["devices"] = json!(["NVIDIA H200", "NVIDIA H200"]);
+    check(&report_with_framework(jax_cuda13_build(), probe)).none("ACC011");
+    let mut cpu_build = jax_cuda13_build();
+    cpu_build["package"] = json!("jaxlib");
+    cpu_build.as_object_mut().unwrap().remove("cuda");
+    let probe = framework_probe("framework_jax_cuda13_no_gpu", "jax", "jaxlib");
+    check(&report_with_framework(cpu_build, probe)).none("ACC011");
+}
+
+#[test]
+fn acc011_onnxruntime_without_its_cuda_libraries_follows_from_fw023() {
+    let site = "/opt/torch/.venv/lib/python3.12/site-packages";
+    let provider = format!("{site}/onnxruntime/capi/libonnxruntime_providers_cuda.so");
+    let build = json!({
+        "framework": "onnx_runtime", "version": "1.31.1", "package": "onnxruntime-gpu",
+        "location": site,
+        "cuda": {"major": 13, "read": "13.0", "source": "onnxruntime/capi/build_and_package_info.py"},
+        "ships": [provider],
+        "unresolved": [{"needed_by": provider, "soname": "libcublasLt.so.13"}],
+    });
+    let probe = framework_probe(
+        "framework_onnxruntime_no_cuda_wheels",
+        "onnx_runtime",
+        "onnxruntime-gpu",
+    );
+    let c = check(&report_with_framework(build, probe));
+    let f = c.one("ACC011");
+    assert_eq!(f["caused_by"], "FW023", "{f:#}");
+    assert!(f["fix"].as_array().unwrap().is_empty(), "{f:#}");
+    assert!(evidence(f).contains("libcublasLt.so.13: cannot open shared object file"));
+    assert!(c.one("FW023")["caused_by"].is_null());
 }

@@ -124,7 +124,10 @@ fn judge(ctx: &Context, p: &FrameworkProbe) -> Option<Finding> {
                         r.version.as_deref().unwrap_or("?"),
                         p.package
                     ))
-                    .evidence(format!("{name} says: {}", first_line(&why)))
+                    .evidence(format!(
+                        "{name} says: {}",
+                        why.lines().next().unwrap_or_default().trim()
+                    ))
                     .evidence(format!(
                         "GPUs the driver reports: {}",
                         ctx.snap.driver.gpus.len()
@@ -132,7 +135,9 @@ fn judge(ctx: &Context, p: &FrameworkProbe) -> Option<Finding> {
                 for m in r.messages.iter().filter(|m| **m != why).take(3) {
                     f = f.evidence(format!("{name} logged: {}", first_line(m)));
                 }
-                f = f.cause(format!("{name}'s CUDA build could not use a GPU in this process and fell back without an error: its programs run, far slower."));
+                f = f
+                    .cause(format!("{name}'s CUDA build could not use a GPU in this process and fell back without an error: its programs run, far slower."))
+                    .shell(cudoctor_plan::heredoc("cudoctor explain", &why));
                 with_explanation(f, &why, &ctx.target(place))
             } else {
                 return None;

@@ -215,7 +215,9 @@ class NativeStderr:
         for line in self.ansi.sub("", raw).splitlines():
             m = self.re.search(line)
             if m and len(self.lines) < MAX_MESSAGES:
-                self.lines.append(("%s: %s" % (m.group(1), m.group(2).strip()))[:MAX_TEXT])
+                # "<source file>:<line> <function> [ONNXRuntimeError] : 1 : FAIL : <what>"
+                what = m.group(2).strip().split(" : FAIL : ")[-1]
+                self.lines.append(("%s: %s" % (m.group(1), what))[:MAX_TEXT])
         return False
 
 
