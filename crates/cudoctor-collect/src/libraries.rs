@@ -84,7 +84,11 @@ pub fn collect(host: &Host, envs: &[PythonEnv], candidates: &[(String, String)])
         for o in &mut objects {
             if let Some((_, stage, by)) = run.brought_in.iter().find(|(p, ..)| *p == o.path) {
                 o.stage = *stage;
-                for n in o.needed.iter_mut().filter(|n| n.via == "missing") {
+                for n in o
+                    .needed
+                    .iter_mut()
+                    .filter(|n| n.via == cudoctor_types::Via::Missing)
+                {
                     n.optional = import_model::optional_needed(&by.by, &n.name);
                 }
                 if by.opener != Opener::Interpreter || o.loaded_by.is_none() {
@@ -255,7 +259,7 @@ pub fn unresolved_needs(
         for n in o
             .needed
             .iter()
-            .filter(|n| n.via == "missing" && !n.optional)
+            .filter(|n| n.via == cudoctor_types::Via::Missing && !n.optional)
         {
             let Some(lib) = cuda_library(&n.name) else {
                 continue;
@@ -502,7 +506,7 @@ pub fn links(report: &LibsReport) -> Vec<LibraryLinks> {
                     name: n.name.clone(),
                     resolved: n.resolved.clone(),
                     real_path: n.real_path.clone(),
-                    via: n.via.as_str().to_string(),
+                    via: n.via,
                     error: n.error.clone(),
                     optional: false,
                 })

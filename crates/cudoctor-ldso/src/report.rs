@@ -1,42 +1,7 @@
 //! Serialisable results: `{"objects": [{"path", "needed": [{"name", "resolved", "via"}],
 //! "unresolved_symbols": [...]}]}` plus optional detail fields that are omitted when empty.
 
-/// Which step of ld.so's search found a needed library.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Via {
-    /// DT_RPATH of the loading object, one of its loaders, or the executable.
-    Rpath,
-    /// LD_LIBRARY_PATH.
-    LdLibraryPath,
-    /// DT_RUNPATH of the loading object.
-    Runpath,
-    /// /etc/ld.so.cache.
-    Cache,
-    /// The default (system) directories.
-    Default,
-    /// Already in the process (matched by name or soname): reused whatever the paths say.
-    Loaded,
-    /// The needed name contains '/', so it is opened as is.
-    Direct,
-    /// Not found (or a candidate ld.so refuses to load; see `error`).
-    Missing,
-}
-
-impl Via {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Via::Rpath => "rpath",
-            Via::LdLibraryPath => "ld_library_path",
-            Via::Runpath => "runpath",
-            Via::Cache => "cache",
-            Via::Default => "default",
-            Via::Loaded => "loaded",
-            Via::Direct => "direct",
-            Via::Missing => "missing",
-        }
-    }
-}
+pub use cudoctor_types::Via;
 
 /// One DT_NEEDED entry and how it resolved.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -250,6 +250,10 @@ fn cpu_plan(kb: &Kb, releases: &[&TorchRelease], input: &PlanInput, plan: &mut P
     plan.commands = crate::platform::commands(kb, input.platform, release, "cpu");
 }
 
+/// What to install on a Jetson, whose torch builds this knowledge base does not list: what
+/// plan warns and what check's JetPack finding says.
+pub const JETSON_INSTALL: &str = "the JetPack builds of torch are not in the knowledge base; install the wheel NVIDIA lists for your JetPack release (`cat /etc/nv_tegra_release` names the L4T release)";
+
 /// Jetson: NVIDIA's JetPack builds, which this knowledge base does not list by version.
 fn jetson_plan(gpus: &[ResolvedGpu], plan: &mut Plan) {
     plan.reasons.push(format!(
@@ -261,10 +265,8 @@ fn jetson_plan(gpus: &[ResolvedGpu], plan: &mut Plan) {
         },
         crate::platform::JETSON_SOURCE
     ));
-    plan.warnings.push(
-        "no install command: the JetPack builds of torch are not in the knowledge base; install the wheel NVIDIA lists for your JetPack release (`cat /etc/nv_tegra_release` names the L4T release)"
-            .into(),
-    );
+    plan.warnings
+        .push(format!("no install command: {JETSON_INSTALL}"));
     plan.commands = Commands {
         notes: vec![format!("Jetson: {}", crate::platform::JETSON_SOURCE)],
         ..Commands::default()

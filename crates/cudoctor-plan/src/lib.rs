@@ -28,7 +28,7 @@ mod platform;
 mod remedy;
 mod reverse;
 
-pub use choose::plan;
+pub use choose::{plan, JETSON_INSTALL};
 pub use commands::{commands, parse_pip, ParsedPip, PYTORCH_INDEX};
 pub use fix::{comment, heredoc, quote, quote_bytes, quote_powershell, FixStep};
 pub use install::{torch_index_url, Install};

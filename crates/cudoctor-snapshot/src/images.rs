@@ -142,8 +142,8 @@ pub struct LinkedLibrary {
     pub resolved: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub real_path: Option<String>,
-    /// rpath, ld_library_path, runpath, cache, default, loaded, direct, missing.
-    pub via: String,
+    /// Which step of ld.so's search found it, or that none did.
+    pub via: cudoctor_types::Via,
     /// An optional system library of the package (torchaudio's libsox): when missing, that
     /// feature is unavailable and nothing else breaks.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

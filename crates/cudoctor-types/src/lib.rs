@@ -3,11 +3,13 @@
 //! rules all speak of the same `ComputeCapability` and `CudaVersion`, and read CUDA_VISIBLE_DEVICES the same way.
 
 pub mod inert;
+pub mod loader;
 pub mod os_text;
 pub mod regular_file;
 pub mod requirement;
 pub mod version;
 pub mod visible_devices;
 
+pub use loader::Via;
 pub use requirement::{normalise_name, PyVersion, Requirement};
 pub use version::{ComputeCapability, CudaVersion, DriverVersion, VersionError};

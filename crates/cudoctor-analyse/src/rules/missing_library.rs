@@ -58,7 +58,11 @@ fn optional_missing(env: &str, o: &LibraryLinks, name: &str) -> Finding {
 fn check(ctx: &Context) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     for (env, o) in ctx.loaded_objects() {
-        for n in o.needed.iter().filter(|n| n.via == "missing") {
+        for n in o
+            .needed
+            .iter()
+            .filter(|n| n.via == cudoctor_types::Via::Missing)
+        {
             if out
                 .iter()
                 .any(|f| f.title.contains(&format!("{} ", n.name)))
@@ -326,7 +330,7 @@ mod tests {
                         .into(),
                     needed: vec![LinkedLibrary {
                         name: lib.into(),
-                        via: "missing".into(),
+                        via: cudoctor_types::Via::Missing,
                         ..Default::default()
                     }],
                     ..Default::default()

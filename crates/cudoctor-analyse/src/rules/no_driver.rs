@@ -79,8 +79,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
 }
 
 /// A Jetson has no discrete-GPU driver to install: JetPack (L4T) drives its integrated GPU,
-/// and only NVIDIA's JetPack builds of torch run on it. What to install is the chooser's
-/// answer for the Jetson platform, as `plan` gives it.
+/// and only NVIDIA's JetPack builds of torch run on it. What to install is what `plan` says
+/// for the Jetson platform ([`cudoctor_plan::JETSON_INSTALL`]).
 fn on_jetson(ctx: &Context, mut f: Finding, cuda_torch: &[String]) -> Finding {
     let h = &ctx.snap.host;
     for fact in [&h.l4t_release, &h.board_model].into_iter().flatten() {
@@ -95,21 +95,10 @@ fn on_jetson(ctx: &Context, mut f: Finding, cuda_torch: &[String]) -> Finding {
     for t in cuda_torch {
         f = f.evidence(format!("{t} is a build from PyPI or PyTorch's index"));
     }
-    let input = cudoctor_plan::PlanInput {
-        platform: cudoctor_kb::Platform::Jetson,
-        ..Default::default()
-    };
-    let answer = cudoctor_plan::plan(ctx.kb, &input).ok();
-    f = f.cause(
+    f.cause(
         "A Jetson module's GPU is driven by JetPack (L4T), not by a discrete-GPU NVIDIA driver, and torch's wheels on PyPI and PyTorch's index are not built for it: this torch cannot use the GPU.",
-    );
-    match answer
-        .as_ref()
-        .and_then(|p| p.warnings.iter().find(|w| w.contains("JetPack")))
-    {
-        Some(w) => f.prose(w.trim_start_matches("no install command: ").to_string()),
-        None => f.prose("Install the PyTorch wheel NVIDIA publishes for this JetPack release"),
-    }
+    )
+    .prose(cudoctor_plan::JETSON_INSTALL)
 }
 
 #[cfg(test)]

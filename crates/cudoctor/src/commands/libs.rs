@@ -83,10 +83,12 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
         .iter()
         .flat_map(|f| f.objects.iter().copied())
         .collect();
-    let problems =
-        objects.iter().chain(framework_objects.iter()).any(|o| {
-            !o.unresolved_symbols.is_empty() || o.needed.iter().any(|n| n.via == "missing")
-        }) || !facts.errors.is_empty();
+    let problems = objects.iter().chain(framework_objects.iter()).any(|o| {
+        !o.unresolved_symbols.is_empty()
+            || o.needed
+                .iter()
+                .any(|n| n.via == cudoctor_types::Via::Missing)
+    }) || !facts.errors.is_empty();
     match args.format {
         IssueFormat::Json => {
             let runtime_dirs: Vec<&RuntimeDir> = facts
