@@ -129,11 +129,14 @@ pub struct ObserverCost {
     /// the program's own call included: a bounded, one-time cost.
     #[serde(default)]
     pub sampled_ms: f64,
+    /// The profiled step (`--profile-step`), asked for and bounded: not part of `steady_ms`.
+    #[serde(default)]
+    pub profile_ms: f64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ObserverSite {
-    /// `attention`, `attention_sampled`, `step`, `forward_pre_hook`, `forward_post_hook`,
+    /// `attention`, `attention_sampled`, `step`, `profile`, `forward_pre_hook`, `forward_post_hook`,
     /// `collectives`, `extensions`.
     pub site: String,
     #[serde(default)]

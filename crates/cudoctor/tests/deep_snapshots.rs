@@ -926,10 +926,22 @@ fn acc011_a_cuda_build_of_jax_on_the_cpu_beside_two_gpus() {
 
 #[test]
 fn acc011_silent_for_a_framework_on_the_gpu_and_for_a_cpu_build() {
-    let mut probe = framework_probe("framework_jax_cuda13_no_gpu", "jax", "jax-cuda13-plugin");
-    probe["result"]["platform"] = json!("gpu");
-    probe["result"]["devices"] = json!(["NVIDIA H200", "NVIDIA H200"]);
-    check(&report_with_framework(jax_cuda13_build(), probe)).none("ACC011");
+    // JAX and CuPy on the H200 machine (docs/device-runs/2026-12-01-h200x1/late).
+    let probe = framework_probe("framework_jax_h200", "jax", "jax-cuda13-plugin");
+    let c = check(&report_with_framework(jax_cuda13_build(), probe.clone()));
+    c.none("ACC011");
+    let (text, _) = check_text(&report_with_framework(jax_cuda13_build(), probe));
+    assert!(
+        text.contains("0.11.2, gpu: NVIDIA H200; computation right in"),
+        "{text}"
+    );
+    let cupy = json!({
+        "framework": "cupy", "version": "14.2.0", "package": "cupy-cuda13x",
+        "location": "/opt/torch/.venv/lib/python3.12/site-packages",
+        "cuda": {"major": 13, "read": "13.x", "source": "distribution name cupy-cuda13x"},
+    });
+    let probe = framework_probe("framework_cupy_h200", "cupy", "cupy-cuda13x");
+    check(&report_with_framework(cupy, probe)).none("ACC011");
     let mut cpu_build = jax_cuda13_build();
     cpu_build["package"] = json!("jaxlib");
     cpu_build.as_object_mut().unwrap().remove("cuda");

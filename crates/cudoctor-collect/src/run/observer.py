@@ -90,6 +90,9 @@ class _State:
         self.clock = time.perf_counter_ns
         # The observer's own time on the program's threads, by where it was spent: [calls, ns].
         self.own = {site: [0, 0] for site in _OWN_SITES}
+        # Time inside a timed site that belongs to another (the profiled step inside the step).
+        self.step_excluded_ns = 0
+        self.profile_seen_ns = 0
 
     def error(self, where, e):
         if len(self.errors) < 50:
@@ -102,7 +105,7 @@ class _State:
 _S = None
 
 # Where the observer spends time on the program's threads (the "observer_cost" of the report).
-_OWN_SITES = ("attention", "attention_sampled", "step", "forward_pre_hook", "forward_post_hook", "collectives", "extensions")
+_OWN_SITES = ("attention", "attention_sampled", "step", "profile", "forward_pre_hook", "forward_post_hook", "collectives", "extensions")
 
 
 def _own(site, t0):
@@ -445,7 +448,12 @@ def _step_done(torch, source):
     except Exception as e:
         _S.error("memory", e)
     if _S.profile_step:
+        # Asked for (--profile-step), and bounded: counted apart from the step's own cost.
+        t0 = _S.clock()
         _profile_tick(torch)
+        _own("profile", t0)
+        _S.step_excluded_ns += _S.own["profile"][1] - _S.profile_seen_ns
+        _S.profile_seen_ns = _S.own["profile"][1]
     if _S.steps % 10 == 0:
         _harvest_nccl(torch)
 
@@ -463,7 +471,8 @@ def _hook_optimizer(torch):
             _drop_forward_hooks()
         if id(optimizer) == _S.step_owner:
             _step_done(torch, "optimizer")
-        _own("step", t0)
+        _own("step", t0 + _S.step_excluded_ns)
+        _S.step_excluded_ns = 0
 
     register_optimizer_step_post_hook(after_step)
 
@@ -483,6 +492,8 @@ def _hook_forward(torch):
                     _S.forward_owner = id(mod)
                 if id(mod) == _S.forward_owner:
                     _step_done(torch, "forward")
+        t0 += _S.step_excluded_ns
+        _S.step_excluded_ns = 0
         # Counted even once an optimizer marks the steps: the hooks stay where dynamo compiled
         # something, and every module call still pays nn.Module's slow path for them.
         _own("forward_pre_hook", t0)
@@ -967,11 +978,12 @@ def _observer_cost():
         _S.error("observer cost", e)
     attention_calls = _S.own["attention"][0] + _S.own["attention_sampled"][0]
     module_calls = _S.own["forward_pre_hook"][0]
-    steady = sum(x["ms"] for x in sites if x["site"] != "attention_sampled")
+    steady = sum(x["ms"] for x in sites if x["site"] not in ("attention_sampled", "profile"))
     steady += attention_calls * untimed.get("attention_call_us", 0.0) / 1e3
     steady += module_calls * untimed.get("module_call_us", 0.0) / 1e3
     sampled = sum(x["ms"] for x in sites if x["site"] == "attention_sampled")
-    return {"sites": sites, "untimed": untimed, "steady_ms": steady, "sampled_ms": sampled}
+    profiled = sum(x["ms"] for x in sites if x["site"] == "profile")
+    return {"sites": sites, "untimed": untimed, "steady_ms": steady, "sampled_ms": sampled, "profile_ms": profiled}
 
 
 # -- the report ----------------------------------------------------------------------------------
