@@ -74,36 +74,14 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
             });
             let wheels = s.spawn(|| {
                 timings.time("wheels", || {
-                    envs.iter()
-                        .map(|e| python::record::check(host, e, options.wheel_hashing))
-                        .collect::<Vec<_>>()
+                    on_workers(envs, |e| {
+                        python::record::check(host, e, options.wheel_hashing)
+                    })
                 })
             });
-            // The kernel scan and the loader emulation read the same libraries, side by side.
-            let binaries = s.spawn(|| {
-                let candidates = timings.time("listing", || kernels::candidates(host, envs));
-                thread::scope(|s| {
-                    let images = s.spawn(|| {
-                        (!options.skip_kernel_scan).then(|| {
-                            timings.time("kernels", || {
-                                kernels::scan_extensions(
-                                    host,
-                                    &kernels::with_framework_libraries(host, envs, &candidates),
-                                )
-                            })
-                        })
-                    });
-                    let loader = (!options.skip_loader).then(|| {
-                        timings.time("loader", || libraries::collect(host, envs, &candidates))
-                    });
-                    // What each framework's own libraries need where the loader cannot find
-                    // it (off the critical path: the RECORD check takes longer).
-                    let framework_needs = loader
-                        .as_ref()
-                        .map(|_| timings.time("framework-loader", || framework_needs(host, envs)));
-                    (images.join().unwrap_or_default(), loader, framework_needs)
-                })
-            });
+            // Each environment's listing, then its loader emulation, on workers of their own;
+            // the kernel scan of all listings runs beside the emulations.
+            let binaries = s.spawn(|| binaries(host, envs, options, &timings));
             if let Some(deep_options) = &options.deep {
                 snap.deep = Some(timings.time("deep", || deep::collect(host, envs, deep_options)));
             }
@@ -136,23 +114,154 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
     snap
 }
 
-/// For each env, for each of its framework builds (torch's own loading is the loader's), the
-/// libraries its shipped objects need that the loader finds nowhere.
-fn framework_needs(
+/// How many environments are worked on at once: a quarter of the cores (each environment's
+/// own work spreads over threads too), at least one.
+fn env_workers(envs: usize) -> usize {
+    thread::available_parallelism()
+        .map_or(1, |n| n.get() / 4)
+        .clamp(1, envs.max(1))
+}
+
+/// `work` on each item, a few items at a time ([`env_workers`]); the results in item order
+/// (`R::default()` for an item whose work panicked).
+fn on_workers<T: Sync, R: Send + Default>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new(items.iter().map(|_| None).collect());
+    thread::scope(|s| {
+        for _ in 0..env_workers(items.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                let r = work(item);
+                if let Ok(mut all) = results.lock() {
+                    all[i] = Some(r);
+                }
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .map(Option::unwrap_or_default)
+        .collect()
+}
+
+/// What each framework build needs that the loader finds nowhere, per env and build.
+type FrameworkNeeds = Vec<Vec<Vec<cudoctor_snapshot::UnresolvedNeed>>>;
+
+/// The kernel images, the loader's facts and the frameworks' unresolved needs of `envs`.
+///
+/// An environment's emulation needs only its own listing, so each starts as soon as that
+/// listing is known: listing workers hand each environment to emulation workers as they finish
+/// it (a few of each at a time, [`env_workers`]: environments are independent, and a few at a
+/// time keep the memory of their symbol tables bounded). The kernel scan needs every listing
+/// and runs beside the emulations.
+fn binaries(
     host: &Host,
     envs: &[cudoctor_snapshot::PythonEnv],
-) -> Vec<Vec<Vec<cudoctor_snapshot::UnresolvedNeed>>> {
-    envs.iter()
-        .map(|env| {
-            env.frameworks
-                .iter()
-                .map(|b| match b.framework {
-                    cudoctor_snapshot::Framework::Torch => Vec::new(),
-                    _ => libraries::unresolved_needs(host, env, b),
+    options: &Options,
+    timings: &Timings,
+) -> (
+    Option<cudoctor_snapshot::KernelImages>,
+    Option<cudoctor_snapshot::LoaderFacts>,
+    Option<FrameworkNeeds>,
+) {
+    type EnvResult = (
+        Option<libraries::EnvLoader>,
+        Vec<Vec<cudoctor_snapshot::UnresolvedNeed>>,
+    );
+    let workers = env_workers(envs.len());
+    let listings: Vec<std::sync::OnceLock<Vec<(String, String)>>> =
+        envs.iter().map(|_| std::sync::OnceLock::new()).collect();
+    let results: Mutex<Vec<Option<EnvResult>>> = Mutex::new(envs.iter().map(|_| None).collect());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (listed, ready) = std::sync::mpsc::channel::<usize>();
+    let ready = Mutex::new(ready);
+    let images = thread::scope(|s| {
+        let listers: Vec<_> = (0..workers)
+            .map(|_| {
+                let listed = listed.clone();
+                let (next, listings) = (&next, &listings);
+                s.spawn(move || loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(env) = envs.get(i) else { break };
+                    let c = timings.time("listing", || {
+                        kernels::candidates(host, std::slice::from_ref(env))
+                    });
+                    let _ = listings[i].set(c);
+                    // A closed channel only means nobody emulates.
+                    let _ = listed.send(i);
                 })
-                .collect()
+            })
+            .collect();
+        drop(listed);
+        if !options.skip_loader {
+            for _ in 0..workers {
+                let (ready, listings, results) = (&ready, &listings, &results);
+                // The lock is held only while waiting for the next environment (in a closure
+                // of its own, so that no guard lives through an emulation); the channel closes
+                // once every lister is done.
+                let next_ready = || ready.lock().ok().and_then(|r| r.recv().ok());
+                s.spawn(move || {
+                    while let Some(i) = next_ready() {
+                        let (Some(env), Some(candidates)) = (envs.get(i), listings[i].get()) else {
+                            continue;
+                        };
+                        let loader = timings
+                            .time("loader", || libraries::collect_env(host, env, candidates));
+                        // What each framework's own libraries need where the loader cannot find
+                        // it (torch's own loading is the loader's).
+                        let needs = timings.time("framework-loader", || {
+                            env.frameworks
+                                .iter()
+                                .map(|b| match b.framework {
+                                    cudoctor_snapshot::Framework::Torch => Vec::new(),
+                                    _ => libraries::unresolved_needs(host, env, b),
+                                })
+                                .collect()
+                        });
+                        if let Ok(mut all) = results.lock() {
+                            all[i] = Some((loader, needs));
+                        }
+                    }
+                });
+            }
+        }
+        for l in listers {
+            let _ = l.join();
+        }
+        // Every listing, in the order of the environments, each path once (its owner the
+        // first environment's that lists it).
+        let mut candidates: Vec<(String, String)> = Vec::new();
+        let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        for (path, owner) in listings.iter().filter_map(|l| l.get()).flatten() {
+            if seen.insert(path) {
+                candidates.push((path.clone(), owner.clone()));
+            }
+        }
+        (!options.skip_kernel_scan).then(|| {
+            timings.time("kernels", || {
+                kernels::scan_extensions(
+                    host,
+                    &kernels::with_framework_libraries(host, envs, &candidates),
+                )
+            })
         })
-        .collect()
+    });
+    if options.skip_loader {
+        return (images, None, None);
+    }
+    let mut facts = cudoctor_snapshot::LoaderFacts::default();
+    let mut needs: FrameworkNeeds = Vec::new();
+    for r in results.into_inner().unwrap_or_default() {
+        let (loader, env_needs) = r.unwrap_or_default();
+        if let Some(one) = loader {
+            libraries::add(&mut facts, one);
+        }
+        needs.push(env_needs);
+    }
+    (images, Some(facts), Some(needs))
 }
 
 /// Per-probe wall times, printed to stderr when CUDOCTOR_TIMINGS is set (for benchmarking where

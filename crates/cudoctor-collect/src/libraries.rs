@@ -28,107 +28,141 @@ const REPORTED_FAMILIES: &[CudaFamily] = &[
 /// as (path, owning package).
 pub fn collect(host: &Host, envs: &[PythonEnv], candidates: &[(String, String)]) -> LoaderFacts {
     let mut facts = LoaderFacts::default();
-    let process_env = || ProcessEnv::new(host.root()).with_vars(host.env().iter());
     for env in envs {
-        let Some(torch) = &env.torch else { continue };
-        // Extensions: every compiled library outside torch that links torch itself, its
-        // symbols checked against what the process exports.
-        // Only what this interpreter imports: a package shadowed earlier on its sys.path
-        // (another env's candidates share site directories) is not in its process.
-        let mut imported = python::site::ImportOrigins::new(env);
-        let extensions: Vec<(String, Option<String>)> = candidates
-            .iter()
-            .filter(|(path, _)| {
-                imported.imports(host, path) && !torch.owns(path) && links_torch(host, path)
+        if let Some(one) = collect_env(host, env, candidates) {
+            add(&mut facts, one);
+        }
+    }
+    facts
+}
+
+/// What one environment's emulated process gives [`LoaderFacts`].
+#[derive(Debug, Default)]
+pub struct EnvLoader {
+    pub process: ProcessLinks,
+    pub errors: Vec<String>,
+    pub notes: Vec<String>,
+    /// The ld.so.cache copies of the reported CUDA families its loader sees.
+    pub cache_copies: Vec<CachedLibrary>,
+}
+
+/// Adds one environment's process to `facts`, in the order environments are given (the
+/// system-wide cache copies are the first environment's that sees any).
+pub fn add(facts: &mut LoaderFacts, one: EnvLoader) {
+    facts.errors.extend(one.errors);
+    facts.notes.extend(one.notes);
+    facts.processes.push(one.process);
+    if facts.cache_copies.is_empty() {
+        facts.cache_copies = one.cache_copies;
+    }
+}
+
+/// The emulated `import torch` process of `env`; `None` without torch or when it cannot be
+/// emulated. Environments are independent: each may be emulated on its own thread as soon as
+/// its listing is known.
+pub fn collect_env(
+    host: &Host,
+    env: &PythonEnv,
+    candidates: &[(String, String)],
+) -> Option<EnvLoader> {
+    let process_env = || ProcessEnv::new(host.root()).with_vars(host.env().iter());
+    let torch = env.torch.as_ref()?;
+    // Extensions: every compiled library outside torch that links torch itself, its
+    // symbols checked against what the process exports.
+    // Only what this interpreter imports: a package shadowed earlier on its sys.path
+    // (another env's candidates share site directories) is not in its process.
+    let mut imported = python::site::ImportOrigins::new(env);
+    let extensions: Vec<(String, Option<String>)> = candidates
+        .iter()
+        .filter(|(path, _)| {
+            imported.imports(host, path) && !torch.owns(path) && links_torch(host, path)
+        })
+        .map(|(path, pkg)| (path.clone(), (!pkg.is_empty()).then(|| pkg.clone())))
+        .collect();
+    // Under LD_LIBRARY_PATH the same import is emulated a second time without it, to tell
+    // which copies it replaces; the two runs are independent and go side by side.
+    let llp_set = host.var("LD_LIBRARY_PATH").is_some_and(|v| !v.is_empty());
+    let (run, without) = std::thread::scope(|s| {
+        let without = llp_set.then(|| {
+            s.spawn(|| {
+                import_model::emulate(
+                    host,
+                    env,
+                    process_env().with_ld_library_path(None),
+                    &extensions,
+                )
+                .map(|r| r.process.report_without_loader())
+                .unwrap_or_default()
             })
-            .map(|(path, pkg)| (path.clone(), (!pkg.is_empty()).then(|| pkg.clone())))
-            .collect();
-        // Under LD_LIBRARY_PATH the same import is emulated a second time without it, to tell
-        // which copies it replaces; the two runs are independent and go side by side.
-        let llp_set = host.var("LD_LIBRARY_PATH").is_some_and(|v| !v.is_empty());
-        let (run, without) = std::thread::scope(|s| {
-            let without = llp_set.then(|| {
-                s.spawn(|| {
-                    import_model::emulate(
-                        host,
-                        env,
-                        process_env().with_ld_library_path(None),
-                        &extensions,
-                    )
-                    .map(|r| r.process.report_without_loader())
-                    .unwrap_or_default()
-                })
-            });
-            let run = import_model::emulate(host, env, process_env(), &extensions);
-            (run, without.map(|h| h.join().unwrap_or_default()))
         });
-        let Some(run) = run else {
-            continue;
-        };
-        facts.errors.extend(run.errors.iter().cloned());
-        facts.notes.extend(run.notes.iter().cloned());
-        let report = run.process.report_without_loader();
-        let shadowed = match without {
-            Some(without) => find_ld_library_path_shadowing(&report, &without)
-                .into_iter()
-                .map(|s| ShadowedLibrary {
-                    object: s.object,
-                    name: s.name,
-                    from_ld_library_path: s.from_ld_library_path,
-                    otherwise: s.otherwise,
-                })
-                .collect(),
-            None => Vec::new(),
-        };
-        let mut objects = links(&report);
-        for o in &mut objects {
-            if let Some((_, stage, by)) = run.brought_in.iter().find(|(p, ..)| *p == o.path) {
-                o.stage = *stage;
-                for n in o
-                    .needed
-                    .iter_mut()
-                    .filter(|n| n.via == cudoctor_types::Via::Missing)
-                {
-                    n.optional = import_model::optional_needed(&by.by, &n.name);
-                }
-                if by.opener != Opener::Interpreter || o.loaded_by.is_none() {
-                    o.opened_by = o.loaded_by.is_none().then(|| by.clone());
-                }
+        let run = import_model::emulate(host, env, process_env(), &extensions);
+        (run, without.map(|h| h.join().unwrap_or_default()))
+    });
+    let run = run?;
+    let mut one = EnvLoader {
+        errors: run.errors.clone(),
+        notes: run.notes.clone(),
+        ..Default::default()
+    };
+    let report = run.process.report_without_loader();
+    let shadowed = match without {
+        Some(without) => find_ld_library_path_shadowing(&report, &without)
+            .into_iter()
+            .map(|s| ShadowedLibrary {
+                object: s.object,
+                name: s.name,
+                from_ld_library_path: s.from_ld_library_path,
+                otherwise: s.otherwise,
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut objects = links(&report);
+    for o in &mut objects {
+        if let Some((_, stage, by)) = run.brought_in.iter().find(|(p, ..)| *p == o.path) {
+            o.stage = *stage;
+            for n in o
+                .needed
+                .iter_mut()
+                .filter(|n| n.via == cudoctor_types::Via::Missing)
+            {
+                n.optional = import_model::optional_needed(&by.by, &n.name);
+            }
+            if by.opener != Opener::Interpreter || o.loaded_by.is_none() {
+                o.opened_by = o.loaded_by.is_none().then(|| by.clone());
             }
         }
-        let mut records = WheelFiles::default();
-        for o in &mut objects {
-            o.version = file_version(host, env, o, &mut records);
-        }
-        facts.processes.push(ProcessLinks {
-            env_prefix: env.prefix.clone(),
-            objects,
-            shadowed,
-            runtime_dirs: run.runtime_dirs.clone(),
-        });
-        let mut process = run.process;
-        if facts.cache_copies.is_empty() {
-            let mut seen: Vec<String> = Vec::new();
-            if let Some(cache) = process.ld_cache() {
-                for family in REPORTED_FAMILIES {
-                    for e in cache_entries_of_family(cache, *family) {
-                        // The unversioned development link names the same file as the soname.
-                        let real = host
-                            .resolve(&e.path)
-                            .map_or_else(|| e.path.clone(), |(r, _)| r);
-                        if !seen.contains(&real) {
-                            seen.push(real);
-                            facts.cache_copies.push(CachedLibrary {
-                                name: e.name.clone(),
-                                path: e.path.clone(),
-                            });
-                        }
-                    }
+    }
+    let mut records = WheelFiles::default();
+    for o in &mut objects {
+        o.version = file_version(host, env, o, &mut records);
+    }
+    one.process = ProcessLinks {
+        env_prefix: env.prefix.clone(),
+        objects,
+        shadowed,
+        runtime_dirs: run.runtime_dirs.clone(),
+    };
+    let mut process = run.process;
+    let mut seen: Vec<String> = Vec::new();
+    if let Some(cache) = process.ld_cache() {
+        for family in REPORTED_FAMILIES {
+            for e in cache_entries_of_family(cache, *family) {
+                // The unversioned development link names the same file as the soname.
+                let real = host
+                    .resolve(&e.path)
+                    .map_or_else(|| e.path.clone(), |(r, _)| r);
+                if !seen.contains(&real) {
+                    seen.push(real);
+                    one.cache_copies.push(CachedLibrary {
+                        name: e.name.clone(),
+                        path: e.path.clone(),
+                    });
                 }
             }
         }
     }
-    facts
+    Some(one)
 }
 
 /// One RECORD line of an nvidia-* wheel: (path relative to the site directory, wheel, version).

@@ -819,25 +819,48 @@ impl Process {
         }
     }
 
-    fn ensure_symbols(&mut self, idx: usize) {
-        let Some(o) = self.objects.get_mut(idx) else {
-            return;
+    /// Reads the symbol table of every loaded object that has none yet, the objects spread
+    /// over a few threads: the first symbol check of a torch process reads the tables of some
+    /// sixty libraries (tens of MB for libtorch alone), and one after another they are most of
+    /// the emulation's time.
+    fn read_symbol_tables(&mut self) {
+        let mut pending: Vec<&mut LoadedObject> = self
+            .objects
+            .iter_mut()
+            .filter(|o| o.symbols.is_none())
+            .collect();
+        // Largest files first, dealt round-robin: the few big tables (libtorch_cpu,
+        // libtorch_cuda) go to different threads.
+        pending.sort_by_key(|o| std::cmp::Reverse(o.elf.as_ref().map_or(0, |e| e.source().size())));
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 8)
+            .min(pending.len());
+        let read = |o: &mut LoadedObject| {
+            o.symbols = Some(match &o.elf {
+                Some(elf) => elf.symbol_table().map_err(|e| e.to_string()),
+                None => Err("not readable".into()),
+            });
         };
-        if o.symbols.is_some() {
+        if threads <= 1 {
+            pending.into_iter().for_each(read);
             return;
         }
-        o.symbols = Some(match &o.elf {
-            Some(elf) => elf.symbol_table().map_err(|e| e.to_string()),
-            None => Err("not readable".into()),
+        let mut shares: Vec<Vec<&mut LoadedObject>> = (0..threads).map(|_| Vec::new()).collect();
+        for (i, o) in pending.into_iter().enumerate() {
+            shares[i % threads].push(o);
+        }
+        std::thread::scope(|s| {
+            for share in shares {
+                s.spawn(move || share.into_iter().for_each(read));
+            }
         });
     }
 
     /// Check the undefined symbols and required versions of object `idx` against everything
     /// loaded in the process.
     fn check_symbols(&mut self, idx: usize) {
-        for i in 0..self.objects.len() {
-            self.ensure_symbols(i);
-        }
+        self.read_symbol_tables();
         let (reqs, needs) = match self.objects.get(idx).and_then(|o| o.symbols.as_ref()) {
             Some(Ok(t)) => (t.requirements(), t.version_needs().to_vec()),
             Some(Err(e)) => {
