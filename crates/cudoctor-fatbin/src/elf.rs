@@ -51,7 +51,7 @@ struct Layout {
 /// Reads the section table of `src`, or says it is not an ELF file.
 pub(crate) fn read_sections<S: ReadAt + ?Sized>(src: &S) -> Result<Probe, ScanError> {
     let mut ident = [0u8; 64];
-    let head_len = src.len().min(64) as usize;
+    let head_len = src.size().min(64) as usize;
     let Some(head) = ident.get_mut(..head_len) else {
         return Ok(Probe::NotElf);
     };
@@ -117,10 +117,10 @@ pub(crate) fn read_sections<S: ReadAt + ?Sized>(src: &S) -> Result<Probe, ScanEr
         .shoff
         .checked_add(table_len)
         .ok_or_else(|| ScanError::Corrupt("section table offset overflows".into()))?;
-    if table_end > src.len() {
+    if table_end > src.size() {
         return Err(ScanError::Truncated(format!(
             "the section table ends at {table_end:#x}, the file at {:#x}",
-            src.len()
+            src.size()
         )));
     }
     let mut table = vec![0u8; table_len as usize];
@@ -137,12 +137,12 @@ pub(crate) fn read_sections<S: ReadAt + ?Sized>(src: &S) -> Result<Probe, ScanEr
         let name = name_at(&names, s.name);
         if s.sh_type != SHT_NOBITS {
             let end = s.offset.checked_add(s.size);
-            if end.is_none_or(|e| e > src.len()) && is_fatbin_related(&name) {
+            if end.is_none_or(|e| e > src.size()) && is_fatbin_related(&name) {
                 return Err(ScanError::Truncated(format!(
                     "section {name} ({:#x} bytes at {:#x}) runs past the end of the file ({:#x} bytes)",
                     s.size,
                     s.offset,
-                    src.len()
+                    src.size()
                 )));
             }
         }
@@ -240,7 +240,7 @@ fn read_names<S: ReadAt + ?Sized>(
         )));
     }
     let end = strtab.offset.checked_add(strtab.size);
-    if end.is_none_or(|e| e > src.len()) {
+    if end.is_none_or(|e| e > src.size()) {
         return Err(ScanError::Truncated(
             "the section name table runs past the end of the file".into(),
         ));

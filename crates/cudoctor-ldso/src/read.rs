@@ -1,101 +1,15 @@
-//! Positioned reads over a file or a byte buffer.
+//! Range reads over a [`ReadAt`] (cudoctor-types' one positioned reader): whole ranges,
+//! NUL-terminated strings, little-endian fields.
 //!
 //! Libraries inspected by cudoctor can be a gigabyte large (libtorch_cuda.so, cuBLASLt); the
 //! readers here only ever fetch the byte ranges they are asked for, and every range is checked
 //! against the source's size before any buffer is allocated, so a garbage size field in a
 //! hostile file produces an error rather than a huge allocation.
 
-use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
-use std::path::Path;
 
-/// Something that can serve byte ranges by offset.
-pub trait ReadAt {
-    /// Total size in bytes.
-    fn size(&self) -> u64;
-    /// Fill `buf` from `offset`; fails if the range is not entirely inside the source.
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
-}
-
-/// A file opened for positioned reads (pread), with its size taken once at open time.
-#[derive(Debug)]
-pub struct FileSource {
-    file: File,
-    len: u64,
-}
-
-impl FileSource {
-    /// Open `path` for reading.
-    pub fn open(path: &Path) -> io::Result<Self> {
-        // A FIFO or a device of an inspected root is refused, never waited on.
-        let file = cudoctor_types::regular_file::open(path)?;
-        let meta = file.metadata()?;
-        Ok(FileSource {
-            file,
-            len: meta.len(),
-        })
-    }
-}
-
-impl ReadAt for FileSource {
-    fn size(&self) -> u64 {
-        self.len
-    }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        check_range(self.len, offset, buf.len())?;
-        FileExt::read_exact_at(&self.file, buf, offset)
-    }
-}
-
-/// An in-memory source (tests, fuzzing, small files).
-impl ReadAt for [u8] {
-    fn size(&self) -> u64 {
-        self.len() as u64
-    }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        check_range(self.len() as u64, offset, buf.len())?;
-        let start = usize::try_from(offset).map_err(|_| out_of_range())?;
-        let end = start.checked_add(buf.len()).ok_or_else(out_of_range)?;
-        let src = self.get(start..end).ok_or_else(out_of_range)?;
-        buf.copy_from_slice(src);
-        Ok(())
-    }
-}
-
-impl ReadAt for Vec<u8> {
-    fn size(&self) -> u64 {
-        self.as_slice().size()
-    }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        self.as_slice().read_exact_at(buf, offset)
-    }
-}
-
-impl<T: ReadAt + ?Sized> ReadAt for &T {
-    fn size(&self) -> u64 {
-        (**self).size()
-    }
-
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        (**self).read_exact_at(buf, offset)
-    }
-}
-
-fn out_of_range() -> io::Error {
-    io::Error::new(io::ErrorKind::UnexpectedEof, "range outside the file")
-}
-
-fn check_range(size: u64, offset: u64, len: usize) -> io::Result<()> {
-    let end = offset.checked_add(len as u64).ok_or_else(out_of_range)?;
-    if end > size {
-        return Err(out_of_range());
-    }
-    Ok(())
-}
+use cudoctor_types::read_at::out_of_range;
+pub use cudoctor_types::read_at::{FileSource, ReadAt};
 
 /// True when `offset..offset+len` lies inside a source of `size` bytes.
 pub fn range_fits(size: u64, offset: u64, len: u64) -> bool {
@@ -167,13 +81,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slice_reads_are_bounds_checked() {
+    fn vec_reads_are_bounds_checked() {
         let data: Vec<u8> = (0u8..10).collect();
-        let mut buf = [0u8; 4];
-        data.read_exact_at(&mut buf, 6).unwrap();
-        assert_eq!(buf, [6, 7, 8, 9]);
-        assert!(data.read_exact_at(&mut buf, 7).is_err());
-        assert!(data.read_exact_at(&mut buf, u64::MAX).is_err());
+        assert_eq!(read_vec(&data, 6, 4).unwrap(), vec![6, 7, 8, 9]);
         assert!(read_vec(&data, 0, 11).is_err());
         assert!(read_vec(&data, u64::MAX, 2).is_err());
     }

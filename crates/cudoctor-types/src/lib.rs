@@ -5,6 +5,7 @@
 pub mod inert;
 pub mod loader;
 pub mod os_text;
+pub mod read_at;
 pub mod regular_file;
 pub mod requirement;
 pub mod version;
