@@ -94,11 +94,6 @@ pub fn split_soname(name: &str) -> Option<(&str, Option<&str>)> {
     }
 }
 
-/// Library identity for grouping copies: the stem, e.g. "cudart", "stdc++", "cudnn_ops".
-pub fn library_stem(name: &str) -> Option<&str> {
-    split_soname(name).map(|(s, _)| s)
-}
-
 /// Recognise a CUDA library from a soname or path (`libcudart.so.13`,
 /// `/usr/local/cuda/lib64/libcublasLt.so.12.4.5.8`). `None` for anything else.
 pub fn cuda_library(name: &str) -> Option<CudaLibrary> {
@@ -204,7 +199,7 @@ mod tests {
         ] {
             assert_eq!(cuda_library(n), None, "{n}");
         }
-        assert_eq!(library_stem("libstdc++.so.6"), Some("stdc++"));
+        assert_eq!(split_soname("libstdc++.so.6"), Some(("stdc++", Some("6"))));
         assert_eq!(split_soname("libfoo.so"), Some(("foo", None)));
         assert_eq!(split_soname("lib.so.1"), None);
     }

@@ -32,11 +32,7 @@ pub mod read;
 pub mod report;
 pub mod rootfs;
 
-pub use analysis::{
-    cache_entries_of_family, find_copy_conflicts, find_ld_library_path_shadowing,
-    ld_library_path_shadowing, loaded_cuda_libraries, missing_libraries, CopyConflict, LibraryCopy,
-    MissingLibrary, Shadowing,
-};
+pub use analysis::{cache_entries_of_family, find_ld_library_path_shadowing, Shadowing};
 pub use cache::{CacheEntry, CacheFormat, CacheSelection, LdCache};
 pub use config::LoaderConfig;
 pub use elf::symbols::{SymbolInfo, SymbolRequirement, SymbolTable};
