@@ -629,6 +629,20 @@ pub struct StageTime {
     pub skipped: Option<String>,
 }
 
+/// The name of a signal that ends a crashed process, for reports ("SIGSEGV").
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        15 => "SIGTERM",
+        _ => "signal",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,7 +20,7 @@ mod toolkit;
 mod wheels;
 
 pub use deep::{
-    AllReduceProbe, AllReduceRun, CompileProbe, CudaRuntime, DeepFacts, DeviceProbe,
+    signal_name, AllReduceProbe, AllReduceRun, CompileProbe, CudaRuntime, DeepFacts, DeviceProbe,
     ExtensionProbe, FrameworkProbe, FrameworkProbeEnding, FrameworkProbeResult, MathSettings,
     ProbeResult, ProbeRun, ProbeStatus, PythonInfo, RaisedError, SdpaBackend, SdpaBackendProbe,
     SdpaDefault, SdpaProbe, SdpaRun, StageTime, TorchInfo,

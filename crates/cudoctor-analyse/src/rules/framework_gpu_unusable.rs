@@ -1,4 +1,4 @@
-use cudoctor_snapshot::{FrameworkProbe, FrameworkProbeEnding};
+use cudoctor_snapshot::{signal_name, FrameworkProbe, FrameworkProbeEnding};
 
 use super::cuda_unavailable_at_runtime::with_explanation;
 use super::deep_support::first_line;
@@ -179,18 +179,6 @@ fn last_frames(stderr: &str, n: usize) -> Vec<String> {
         .take(n)
         .map(str::to_string)
         .collect()
-}
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        4 => "SIGILL",
-        6 => "SIGABRT",
-        7 => "SIGBUS",
-        8 => "SIGFPE",
-        9 => "SIGKILL",
-        11 => "SIGSEGV",
-        _ => "signal",
-    }
 }
 
 #[cfg(test)]

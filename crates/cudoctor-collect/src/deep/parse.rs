@@ -5,7 +5,7 @@
 //! while torch imports cannot break parsing. A run that stops early keeps its last partial
 //! report and the stage it was in.
 
-use cudoctor_snapshot::{ProbeResult, ProbeRun, ProbeStatus};
+use cudoctor_snapshot::{signal_name, ProbeResult, ProbeRun, ProbeStatus};
 use serde_json::Value;
 
 /// Marks the probe's own lines.
@@ -196,20 +196,6 @@ pub fn tail_of(s: &str, lines: usize, max_chars: usize) -> String {
         joined
     } else {
         joined.chars().skip(count - max_chars).collect()
-    }
-}
-
-/// Conventional Linux names for the signals a crashing probe meets.
-pub fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        4 => "SIGILL",
-        6 => "SIGABRT",
-        7 => "SIGBUS",
-        8 => "SIGFPE",
-        9 => "SIGKILL",
-        11 => "SIGSEGV",
-        15 => "SIGTERM",
-        _ => "signal",
     }
 }
 
