@@ -439,8 +439,10 @@ fn explain_fix_is_checks_fix_for_the_same_snapshot() {
         let mut live = vec!["explain", "--format", "json"];
         live.extend_from_slice(what_if);
         live.push(log);
-        // The saved snapshot already holds the what-if GPUs.
-        let saved = ["explain", "--format", "json", "--snapshot", snap, log];
+        // The saved snapshot is the machine as found: the what-if is given again.
+        let mut saved = vec!["explain", "--format", "json", "--snapshot", snap];
+        saved.extend_from_slice(what_if);
+        saved.push(log);
         for args in [live.as_slice(), saved.as_slice()] {
             let r = m.run(args);
             let e: serde_json::Value = serde_json::from_str(&r.stdout)
