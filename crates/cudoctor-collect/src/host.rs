@@ -14,8 +14,6 @@ use crate::runner;
 const MAX_TEXT_FILE: u64 = 4 << 20;
 /// Most output kept from one child process.
 const MAX_COMMAND_OUTPUT: usize = 8 << 20;
-/// Most symlinks followed while resolving one path (Linux's own limit).
-const MAX_SYMLINK_HOPS: usize = 40;
 
 #[derive(Debug, Clone)]
 pub struct Host {
@@ -159,44 +157,9 @@ impl Host {
     /// Follows every symlink in `p` inside the root, returning the real machine path and each
     /// link target met on the way. `None` when the chain is broken, loops, or leaves no file.
     pub fn resolve(&self, p: &str) -> Option<(String, Vec<String>)> {
-        let mut hops = Vec::new();
-        let mut pending: Vec<String> = components(p).into_iter().rev().collect();
-        let mut current: Vec<String> = Vec::new();
-        let mut followed = 0usize;
-        while let Some(comp) = pending.pop() {
-            match comp.as_str() {
-                "." => continue,
-                ".." => {
-                    current.pop();
-                    continue;
-                }
-                _ => {}
-            }
-            current.push(comp);
-            let machine = join_machine(&current);
-            let real = self.real_path(&machine);
-            let meta = std::fs::symlink_metadata(&real).ok()?;
-            if meta.file_type().is_symlink() {
-                followed += 1;
-                if followed > MAX_SYMLINK_HOPS {
-                    return None;
-                }
-                let target = std::fs::read_link(&real).ok()?;
-                let target = cudoctor_types::os_text::from_os(target.as_os_str()).into_owned();
-                current.pop();
-                let absolute = if target.starts_with('/') {
-                    current.clear();
-                    target.clone()
-                } else {
-                    format!("{}/{}", join_machine(&current), target)
-                };
-                hops.push(normalise(&absolute));
-                for c in components(&target).into_iter().rev() {
-                    pending.push(c);
-                }
-            }
-        }
-        Some((join_machine(&current), hops))
+        cudoctor_ldso::rootfs::RootFs::new(&self.root)
+            .follow(p)
+            .ok()
     }
 
     /// Every match of `name` on PATH, in PATH order, as machine paths (links not followed).
@@ -261,17 +224,6 @@ fn process_env() -> BTreeMap<String, String> {
             )
         })
         .collect()
-}
-
-fn components(p: &str) -> Vec<String> {
-    p.split('/')
-        .filter(|c| !c.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
-fn join_machine(parts: &[String]) -> String {
-    format!("/{}", parts.join("/"))
 }
 
 pub use cudoctor_ldso::rootfs::normalise;

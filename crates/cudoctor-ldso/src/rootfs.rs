@@ -42,7 +42,7 @@ impl RootFs {
         if self.host {
             return Ok(cudoctor_types::os_text::to_path(path));
         }
-        let parts = self.canonical_parts(path)?;
+        let parts = self.walk(path, None)?;
         let mut out = self.root.clone();
         out.extend(parts);
         Ok(out)
@@ -55,19 +55,22 @@ impl RootFs {
             return std::fs::canonicalize(cudoctor_types::os_text::to_path(path))
                 .map(|p| cudoctor_types::os_text::from_path(&p).into_owned());
         }
-        let parts = self.canonical_parts(path)?;
-        let mut s = String::new();
-        for p in &parts {
-            s.push('/');
-            s.push_str(&cudoctor_types::os_text::from_os(p));
-        }
-        if s.is_empty() {
-            s.push('/');
-        }
-        Ok(s)
+        Ok(machine_path(&self.walk(path, None)?))
     }
 
-    fn canonical_parts(&self, path: &str) -> io::Result<Vec<OsString>> {
+    /// `path` with every symlink followed inside the root (also at `/`, walked here so that
+    /// the links are known), as a machine path, with each link target met on the way made
+    /// absolute and normalised: `/usr/local/cuda/bin` gives `/usr/local/cuda-13.0/bin` and
+    /// `["/etc/alternatives/cuda", "/usr/local/cuda-13.0"]`.
+    pub fn follow(&self, path: &str) -> io::Result<(String, Vec<String>)> {
+        let mut hops = Vec::new();
+        let parts = self.walk(path, Some(&mut hops))?;
+        Ok((machine_path(&parts), hops))
+    }
+
+    /// The components of `path` with its links followed; each link's target, absolute and
+    /// normalised, into `hops` when asked.
+    fn walk(&self, path: &str, mut hops: Option<&mut Vec<String>>) -> io::Result<Vec<OsString>> {
         let mut done: Vec<OsString> = Vec::new();
         // Components still to walk, in reverse so the next one is at the end.
         let mut todo: Vec<OsString> = components_rev(&cudoctor_types::os_text::to_path(path));
@@ -90,6 +93,14 @@ impl RootFs {
                     return Err(io::Error::other("too many levels of symbolic links"));
                 }
                 let target = std::fs::read_link(&host)?;
+                if let Some(hops) = hops.as_deref_mut() {
+                    let text = cudoctor_types::os_text::from_os(target.as_os_str());
+                    hops.push(normalise(&if target.is_absolute() {
+                        text.into_owned()
+                    } else {
+                        format!("{}/{text}", machine_path(&done))
+                    }));
+                }
                 if target.is_absolute() {
                     done.clear();
                 }
@@ -103,6 +114,19 @@ impl RootFs {
         }
         Ok(done)
     }
+}
+
+/// `/a/b` of the components `a`, `b`; `/` of none.
+fn machine_path(parts: &[OsString]) -> String {
+    let mut s = String::new();
+    for p in parts {
+        s.push('/');
+        s.push_str(&cudoctor_types::os_text::from_os(p));
+    }
+    if s.is_empty() {
+        s.push('/');
+    }
+    s
 }
 
 fn components_rev(p: &Path) -> Vec<OsString> {
