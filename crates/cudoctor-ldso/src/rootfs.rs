@@ -211,6 +211,20 @@ mod tests {
         assert!(fs.resolve("/usr/lib/loop").is_err());
         assert!(fs.resolve("/usr/lib/real/libz.so.1.2/x").is_err());
         assert!(fs.resolve("/nope").is_err());
+        // The links met, absolute and normalised: an absolute one, then a relative one.
+        symlink("/usr/lib/rel", base.join("usr/lib/abs")).unwrap();
+        assert_eq!(
+            fs.follow("/usr/lib/abs/libz.so.1.2").unwrap(),
+            (
+                "/usr/lib/real/libz.so.1.2".to_string(),
+                vec!["/usr/lib/rel".to_string(), "/usr/lib/real".to_string()]
+            )
+        );
+        assert_eq!(
+            fs.follow("/usr/lib/real").unwrap(),
+            ("/usr/lib/real".to_string(), Vec::new())
+        );
+        assert!(fs.follow("/usr/lib/loop").is_err());
         let _ = std::fs::remove_dir_all(&base);
     }
 }
