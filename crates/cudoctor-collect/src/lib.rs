@@ -208,18 +208,24 @@ fn binaries(
                         let (Some(env), Some(candidates)) = (envs.get(i), listings[i].get()) else {
                             continue;
                         };
-                        let loader = timings
-                            .time("loader", || libraries::collect_env(host, env, candidates));
                         // What each framework's own libraries need where the loader cannot find
-                        // it (torch's own loading is the loader's).
-                        let needs = timings.time("framework-loader", || {
-                            env.frameworks
-                                .iter()
-                                .map(|b| match b.framework {
-                                    cudoctor_snapshot::Framework::Torch => Vec::new(),
-                                    _ => libraries::unresolved_needs(host, env, b),
+                        // it (torch's own loading is the loader's): a process of its own, beside
+                        // torch's.
+                        let (loader, needs) = thread::scope(|s| {
+                            let needs = s.spawn(|| {
+                                timings.time("framework-loader", || {
+                                    env.frameworks
+                                        .iter()
+                                        .map(|b| match b.framework {
+                                            cudoctor_snapshot::Framework::Torch => Vec::new(),
+                                            _ => libraries::unresolved_needs(host, env, b),
+                                        })
+                                        .collect()
                                 })
-                                .collect()
+                            });
+                            let loader = timings
+                                .time("loader", || libraries::collect_env(host, env, candidates));
+                            (loader, needs.join().unwrap_or_default())
                         });
                         if let Ok(mut all) = results.lock() {
                             all[i] = Some((loader, needs));
