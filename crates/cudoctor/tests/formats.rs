@@ -81,80 +81,33 @@ fn kernels_machine() -> FakeMachine {
     m
 }
 
-/// torch's `_C` finding libc10 and the CUDA runtime through its RPATH, and an extension that
-/// calls a C++ function (`c10::cuda::SetDevice(int)`) this libc10 lacks and needs a library
-/// that is nowhere.
+/// torch with an extension built against another torch ([`support::torch_with_extension`]),
+/// and a second torch extension that needs a library the machine lacks.
 fn libs_machine() -> FakeMachine {
     const SP: &str = "/opt/venv/lib/python3.12/site-packages";
-    let mut m = FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    );
-    m.venv(
-        "/opt/venv",
-        "2.11.0+cu130",
-        Some("13.0"),
-        &[("nvidia-cuda-runtime", "13.0.96")],
-    );
+    let m = support::torch_with_extension();
     gcc(
         &m,
-        &format!("{SP}/nvidia/cu13/lib/libcudart.so.13"),
-        "int cudaGetDeviceCount(int *n) { *n = 1; return 0; }",
-        &["-Wl,-soname,libcudart.so.13"],
+        "/gone/libcufft.so.12",
+        "void cufft_present(void) {}",
+        &["-nostdlib", "-Wl,-soname,libcufft.so.12"],
     );
+    let gone = m.real("/gone");
+    let torch_lib = m.real(&format!("{SP}/torch/lib"));
     gcc(
         &m,
-        &format!("{SP}/torch/lib/libc10.so"),
-        "void c10_present(void) {}",
-        &["-Wl,-soname,libc10.so"],
-    );
-    let lib = m.real(&format!("{SP}/torch/lib"));
-    let cudart = m.real(&format!("{SP}/nvidia/cu13/lib"));
-    gcc(
-        &m,
-        &format!("{SP}/torch/_C.cpython-312-x86_64-linux-gnu.so"),
-        "extern void c10_present(void); extern int cudaGetDeviceCount(int*); void init(void) { int n; c10_present(); cudaGetDeviceCount(&n); }",
+        &format!("{SP}/fft_ext.cpython-312-x86_64-linux-gnu.so"),
+        "extern void c10_present(void); extern void cufft_present(void); void PyInit_fft_ext(void) { c10_present(); cufft_present(); }",
         &[
-            &format!("-L{}", lib.display()),
-            &format!("-L{}", cudart.display()),
-            "-Wl,--no-as-needed",
-            "-lc10",
-            "-l:libcudart.so.13",
-            "-Wl,--disable-new-dtags,-rpath,$ORIGIN/lib:$ORIGIN/../nvidia/cu13/lib",
-        ],
-    );
-    // Linked against a libcufft that the machine then lacks.
-    let gone = tempfile::tempdir().expect("temp dir");
-    let status = Command::new("gcc")
-        .args([
-            "-shared",
-            "-fPIC",
-            "-nostdlib",
-            "-Wl,-soname,libcufft.so.12",
-            "-o",
-        ])
-        .arg(gone.path().join("libcufft.so.12"))
-        .arg("-xc")
-        .arg("/dev/null")
-        .status()
-        .expect("gcc");
-    assert!(status.success(), "gcc failed for libcufft.so.12");
-    gcc(
-        &m,
-        &format!("{SP}/my_ext.cpython-312-x86_64-linux-gnu.so"),
-        "extern void c10_present(void); extern void _ZN3c104cuda9SetDeviceEi(int); void PyInit_my_ext(void) { c10_present(); _ZN3c104cuda9SetDeviceEi(0); }",
-        &[
-            &format!("-L{}", lib.display()),
-            &format!("-L{}", gone.path().display()),
+            &format!("-L{}", torch_lib.display()),
+            &format!("-L{}", gone.display()),
             "-Wl,--no-as-needed",
             "-lc10",
             "-l:libcufft.so.12",
             "-Wl,-rpath,$ORIGIN/torch/lib",
         ],
     );
-    support::system_libc(&m, "/usr/lib/x86_64-linux-gnu");
+    std::fs::remove_dir_all(&gone).expect("remove the linked-against copy");
     m
 }
 

@@ -2,61 +2,9 @@
 
 mod support;
 
-use support::{gcc, FakeMachine, Gpu};
+use support::gcc;
 
 const SP: &str = "/opt/venv/lib/python3.12/site-packages";
-
-/// torch's `_C` needing libc10 and the CUDA runtime through RPATH, as torch wheels do, and an
-/// extension built against another torch (it calls a c10 function this libc10 lacks).
-fn machine_with_extension() -> FakeMachine {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    );
-    m.venv(
-        "/opt/venv",
-        "2.11.0+cu130",
-        Some("13.0"),
-        &[("nvidia-cuda-runtime", "13.0.96")],
-    );
-    gcc(
-        &m,
-        &format!("{SP}/nvidia/cu13/lib/libcudart.so.13"),
-        "int cudaGetDeviceCount(int *n) { *n = 1; return 0; }",
-        &["-Wl,-soname,libcudart.so.13"],
-    );
-    gcc(
-        &m,
-        &format!("{SP}/torch/lib/libc10.so"),
-        "void c10_present(void) {}",
-        &["-Wl,-soname,libc10.so"],
-    );
-    let lib = m.real(&format!("{SP}/torch/lib"));
-    let cudart = m.real(&format!("{SP}/nvidia/cu13/lib"));
-    gcc(
-        &m,
-        &format!("{SP}/torch/_C.cpython-312-x86_64-linux-gnu.so"),
-        "extern void c10_present(void); extern int cudaGetDeviceCount(int*); void init(void) { int n; c10_present(); cudaGetDeviceCount(&n); }",
-        &[
-            &format!("-L{}", lib.display()),
-            &format!("-L{}", cudart.display()),
-            "-Wl,--no-as-needed",
-            "-lc10",
-            "-l:libcudart.so.13",
-            "-Wl,--disable-new-dtags,-rpath,$ORIGIN/lib:$ORIGIN/../nvidia/cu13/lib",
-        ],
-    );
-    gcc(
-        &m,
-        &format!("{SP}/my_ext.cpython-312-x86_64-linux-gnu.so"),
-        "extern void c10_present(void); extern void _ZN3c104cuda9SetDeviceEi(int); void PyInit_my_ext(void) { c10_present(); _ZN3c104cuda9SetDeviceEi(0); }",
-        &[&format!("-L{}", lib.display()), "-Wl,--no-as-needed", "-lc10", "-Wl,-rpath,$ORIGIN/torch/lib"],
-    );
-    support::system_libc(&m, "/usr/lib/x86_64-linux-gnu");
-    m
-}
 
 fn finding<'a>(v: &'a serde_json::Value, code: &str) -> Option<&'a serde_json::Value> {
     v["findings"]
@@ -68,7 +16,7 @@ fn finding<'a>(v: &'a serde_json::Value, code: &str) -> Option<&'a serde_json::V
 
 #[test]
 fn lib004_an_extension_built_for_another_torch() {
-    let m = machine_with_extension();
+    let m = support::torch_with_extension();
     let (v, code) = m.json();
     let f = finding(&v, "LIB004").unwrap_or_else(|| panic!("no LIB004: {:#}", v["findings"]));
     assert_eq!(f["severity"], "error");
@@ -104,7 +52,7 @@ fn lib004_an_extension_built_for_another_torch() {
 
 #[test]
 fn lib001_the_cuda_runtime_wheel_was_removed() {
-    let mut m = machine_with_extension();
+    let mut m = support::torch_with_extension();
     std::fs::remove_file(m.real(&format!("{SP}/nvidia/cu13/lib/libcudart.so.13"))).unwrap();
     // The removed runtime beside the extension built for another torch.
     m.breakages(2);
@@ -121,7 +69,7 @@ fn lib001_the_cuda_runtime_wheel_was_removed() {
 
 #[test]
 fn lib003_ld_library_path_shadows_the_wheel() {
-    let mut m = machine_with_extension();
+    let mut m = support::torch_with_extension();
     // LD_LIBRARY_PATH's cuDNN beside the extension built for another torch.
     m.breakages(2);
     let cudnn = format!("{SP}/nvidia/cudnn/lib");
@@ -165,7 +113,7 @@ fn lib003_ld_library_path_shadows_the_wheel() {
 
 #[test]
 fn libs_command_reports_json_objects() {
-    let m = machine_with_extension();
+    let m = support::torch_with_extension();
     let r = m.run(&["libs", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&r.stdout)
         .unwrap_or_else(|e| panic!("{e}: {} {}", r.stdout, r.stderr));

@@ -784,3 +784,57 @@ pub fn offered_formats(command: &[&str]) -> Vec<String> {
         .map(|v| v.split_whitespace().collect::<String>())
         .collect()
 }
+
+/// An H100 machine with a venv at /opt/venv: torch's `_C` needing libc10 and the CUDA runtime
+/// through RPATH, as torch wheels do, and an extension built against another torch (it calls
+/// a c10 function this libc10 lacks). Real ELF files built with gcc.
+pub fn torch_with_extension() -> FakeMachine {
+    const SP: &str = "/opt/venv/lib/python3.12/site-packages";
+    let mut m = FakeMachine::new();
+    m.driver(
+        "580.159.04",
+        "13.0",
+        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
+    );
+    m.venv(
+        "/opt/venv",
+        "2.11.0+cu130",
+        Some("13.0"),
+        &[("nvidia-cuda-runtime", "13.0.96")],
+    );
+    gcc(
+        &m,
+        &format!("{SP}/nvidia/cu13/lib/libcudart.so.13"),
+        "int cudaGetDeviceCount(int *n) { *n = 1; return 0; }",
+        &["-Wl,-soname,libcudart.so.13"],
+    );
+    gcc(
+        &m,
+        &format!("{SP}/torch/lib/libc10.so"),
+        "void c10_present(void) {}",
+        &["-Wl,-soname,libc10.so"],
+    );
+    let lib = m.real(&format!("{SP}/torch/lib"));
+    let cudart = m.real(&format!("{SP}/nvidia/cu13/lib"));
+    gcc(
+        &m,
+        &format!("{SP}/torch/_C.cpython-312-x86_64-linux-gnu.so"),
+        "extern void c10_present(void); extern int cudaGetDeviceCount(int*); void init(void) { int n; c10_present(); cudaGetDeviceCount(&n); }",
+        &[
+            &format!("-L{}", lib.display()),
+            &format!("-L{}", cudart.display()),
+            "-Wl,--no-as-needed",
+            "-lc10",
+            "-l:libcudart.so.13",
+            "-Wl,--disable-new-dtags,-rpath,$ORIGIN/lib:$ORIGIN/../nvidia/cu13/lib",
+        ],
+    );
+    gcc(
+        &m,
+        &format!("{SP}/my_ext.cpython-312-x86_64-linux-gnu.so"),
+        "extern void c10_present(void); extern void _ZN3c104cuda9SetDeviceEi(int); void PyInit_my_ext(void) { c10_present(); _ZN3c104cuda9SetDeviceEi(0); }",
+        &[&format!("-L{}", lib.display()), "-Wl,--no-as-needed", "-lc10", "-Wl,-rpath,$ORIGIN/torch/lib"],
+    );
+    system_libc(&m, "/usr/lib/x86_64-linux-gnu");
+    m
+}
