@@ -1,6 +1,7 @@
 //! Probes that read a machine's CUDA stack into a [`Snapshot`]. Collection never judges and never
 //! fails as a whole: each probe records what it found or why it found nothing.
 
+pub mod allocator;
 pub mod deep;
 pub mod driver;
 pub mod host;

@@ -20,6 +20,7 @@ pub enum Outcome {
 }
 
 fn main() -> ExitCode {
+    cudoctor_collect::allocator::bound_allocator_caches();
     let cli = Cli::parse();
     match std::panic::catch_unwind(|| run(cli)) {
         Ok(Ok(Outcome::Healthy)) => ExitCode::SUCCESS,
