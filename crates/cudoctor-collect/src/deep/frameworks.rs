@@ -2,8 +2,6 @@
 //! per framework in its own child process after the torch probes, so one framework that
 //! crashes or hangs on import neither takes the others with it nor disturbs torch's timings.
 
-use std::process::Command;
-
 use cudoctor_snapshot::{
     Framework, FrameworkProbe, FrameworkProbeEnding, FrameworkProbeResult, PythonEnv,
 };
@@ -86,24 +84,13 @@ fn run(probe: &mut FrameworkProbe, options: &DeepOptions) {
     let Some(name) = script_name(probe.framework) else {
         return;
     };
-    let mut cmd = Command::new(&probe.interpreter);
-    if options.isolated {
-        cmd.arg("-I");
-    }
+    let mut cmd = options.python(&probe.interpreter);
     cmd.args(["-X", "faulthandler", "-c", FRAMEWORK_PROBE_SCRIPT, name]);
     // JAX takes most of every GPU's memory at start unless told not to.
     cmd.env("XLA_PYTHON_CLIENT_PREALLOCATE", "false");
     // TensorFlow's C++ logs, which go to stderr, at warnings and above.
     cmd.env("TF_CPP_MIN_LOG_LEVEL", "1");
-    for (k, v) in &options.extra_env {
-        cmd.env(k, v);
-    }
-    let limits = runner::Limits {
-        timeout: options.timeout,
-        max_stdout: MAX_STDOUT,
-        max_stderr: MAX_STDERR,
-        stderr_tail: true,
-    };
+    let limits = options.limits(MAX_STDOUT, MAX_STDERR);
     let mut output = Output::default();
     let mut on_line = |line: &str| output.apply(line);
     let done = runner::run(cmd, &limits, Some(&mut on_line));

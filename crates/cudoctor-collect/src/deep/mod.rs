@@ -120,6 +120,31 @@ impl DeepOptions {
     }
 }
 
+impl DeepOptions {
+    /// The interpreter as every probe runs it: `-I` unless asked otherwise, with the extra
+    /// variables set. The probe's own arguments follow.
+    fn python(&self, interpreter: &str) -> Command {
+        let mut cmd = Command::new(interpreter);
+        if self.isolated {
+            cmd.arg("-I");
+        }
+        for (k, v) in &self.extra_env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// The child's bounds: the deep timeout, and how much of its output is kept.
+    fn limits(&self, max_stdout: usize, max_stderr: usize) -> runner::Limits {
+        runner::Limits {
+            timeout: self.timeout,
+            max_stdout,
+            max_stderr,
+            stderr_tail: true,
+        }
+    }
+}
+
 fn join<T: ToString>(xs: &[T]) -> String {
     xs.iter().map(T::to_string).collect::<Vec<_>>().join(",")
 }
@@ -159,20 +184,9 @@ pub fn collect(host: &Host, envs: &[PythonEnv], options: &DeepOptions) -> DeepFa
 
 /// Runs the probe in one interpreter and classifies how it ended.
 pub fn run_probe(interpreter: &str, env_prefix: Option<&str>, options: &DeepOptions) -> ProbeRun {
-    let mut cmd = Command::new(interpreter);
-    if options.isolated {
-        cmd.arg("-I");
-    }
+    let mut cmd = options.python(interpreter);
     cmd.arg("-c").arg(PROBE_SCRIPT).args(options.probe_args());
-    for (k, v) in &options.extra_env {
-        cmd.env(k, v);
-    }
-    let limits = runner::Limits {
-        timeout: options.timeout,
-        max_stdout: MAX_STDOUT,
-        max_stderr: MAX_STDERR,
-        stderr_tail: true,
-    };
+    let limits = options.limits(MAX_STDOUT, MAX_STDERR);
     let mut output = ProbeOutput::default();
     // Each line as it comes: for progress, and so a hang still leaves the stages it passed.
     let mut on_line = |line: &str| {
