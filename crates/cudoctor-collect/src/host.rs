@@ -231,10 +231,10 @@ pub use cudoctor_ldso::rootfs::normalise;
 /// Runs `f` on a thread and gives up after `timeout` (`None`): a wedged driver can hang NVML or
 /// libcuda forever, and the report must still come out. The abandoned thread ends with the
 /// process.
-pub fn call_with_timeout<T: Send + 'static>(
+pub fn call_with_timeout<T: Send + 'static, E: Send + 'static>(
     timeout: Duration,
-    f: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> Option<Result<T, String>> {
+    f: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Option<Result<T, E>> {
     let (tx, rx) = std::sync::mpsc::channel();
     thread::spawn(move || {
         let _ = tx.send(f());

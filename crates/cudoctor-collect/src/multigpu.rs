@@ -144,7 +144,7 @@ const MAX_LINKS: u32 = 18;
 /// How the GPUs connect, from NVML, with notes on GPUs it could not open. Only queries; NVML
 /// is initialised and shut down around them.
 fn nvml_topology() -> Result<(Topology, Vec<String>), String> {
-    nvml::with_nvml(read_topology)
+    nvml::with_nvml(read_topology).map_err(|e| e.message)
 }
 
 fn read_topology(nvml: &Nvml) -> Result<(Topology, Vec<String>), String> {

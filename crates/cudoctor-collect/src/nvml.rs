@@ -13,6 +13,25 @@ const LIBRARY: &str = "libnvidia-ml.so.1";
 const SUCCESS: c_int = 0;
 pub const ERROR_INVALID_ARGUMENT: c_int = 2;
 pub const ERROR_NOT_SUPPORTED: c_int = 3;
+/// NVML_ERROR_LIB_RM_VERSION_MISMATCH: the kernel module and the user-space library differ.
+pub const ERROR_LIB_RM_VERSION_MISMATCH: c_int = 18;
+
+/// Why NVML could not be used: the message for the report, and NVML's return code when a call
+/// (rather than loading the library) failed.
+#[derive(Debug)]
+pub struct NvmlError {
+    pub message: String,
+    pub code: Option<c_int>,
+}
+
+impl From<String> for NvmlError {
+    fn from(message: String) -> Self {
+        NvmlError {
+            message,
+            code: None,
+        }
+    }
+}
 
 /// nvmlGpuP2PCapsIndex_t: READ, WRITE, NVLINK, ATOMICS.
 pub const P2P_READ: c_uint = 0;
@@ -21,16 +40,16 @@ pub const P2P_NVLINK: c_uint = 2;
 pub const P2P_ATOMICS: c_uint = 3;
 
 /// Loads NVML, initialises it, runs `f` and shuts NVML down again, whatever `f` returned.
-/// Errors: the loader's message, or `nvmlInit_v2 returned NVML error N`.
-pub fn with_nvml<T>(f: impl FnOnce(&Nvml) -> Result<T, String>) -> Result<T, String> {
+/// Errors: the loader's message, or `nvmlInit_v2 returned NVML error N` with its code.
+pub fn with_nvml<T>(f: impl FnOnce(&Nvml) -> Result<T, String>) -> Result<T, NvmlError> {
     // SAFETY: NVML is the driver's management library; loading it runs only its initialisers,
     // and init/query/shutdown is its intended use.
     let lib = unsafe { Library::new(LIBRARY) }.map_err(|e| e.to_string())?;
     let nvml = Nvml { lib };
-    nvml.call0(b"nvmlInit_v2\0")?;
+    nvml.init()?;
     let result = f(&nvml);
     let _ = nvml.call0(b"nvmlShutdown\0");
-    result
+    Ok(result?)
 }
 
 /// `name returned NVML error N`, the error text of a failed call.
@@ -81,9 +100,21 @@ impl Nvml {
         unsafe { self.lib.get(name) }.map_err(|e| e.to_string())
     }
 
+    fn init(&self) -> Result<(), NvmlError> {
+        let f = self.sym::<unsafe extern "C" fn() -> c_int>(b"nvmlInit_v2\0")?;
+        // SAFETY: nvmlInit_v2 takes no arguments.
+        match unsafe { f() } {
+            SUCCESS => Ok(()),
+            rc => Err(NvmlError {
+                message: failed("nvmlInit_v2", rc),
+                code: Some(rc),
+            }),
+        }
+    }
+
     fn call0(&self, name: &[u8]) -> Result<(), String> {
         let f = self.sym::<unsafe extern "C" fn() -> c_int>(name)?;
-        // SAFETY: nvmlInit_v2 / nvmlShutdown take no arguments.
+        // SAFETY: nvmlShutdown takes no arguments.
         match unsafe { f() } {
             SUCCESS => Ok(()),
             rc => {

@@ -133,17 +133,15 @@ pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
                 .unwrap_or_else(|| "unknown".into())
         }));
         out.push(Fact::new(Topic::Gpus, "GPU memory", mem));
+        let word = |on: Option<bool>| on.map(|on| if on { "Enabled" } else { "Disabled" });
         let modes: [(&str, Vec<Option<&str>>); 2] = [
             (
                 "MIG mode",
-                d.gpus.iter().map(|g| g.mig_mode.as_deref()).collect(),
+                d.gpus.iter().map(|g| word(g.mig_enabled)).collect(),
             ),
             (
                 "persistence mode",
-                d.gpus
-                    .iter()
-                    .map(|g| g.persistence_mode.as_deref())
-                    .collect(),
+                d.gpus.iter().map(|g| word(g.persistence_enabled)).collect(),
             ),
         ];
         for (name, values) in modes {

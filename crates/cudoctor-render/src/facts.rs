@@ -104,7 +104,7 @@ fn driver(s: &Snapshot) -> Vec<Fact> {
         if let Some(bus) = &g.bus_id {
             line.push_str(&format!("  {bus}"));
         }
-        if g.mig_mode.as_deref() == Some("Enabled") {
+        if g.mig_enabled == Some(true) {
             line.push_str("  MIG on");
         }
         out.push(fact(format!("GPU {}", g.index), line));

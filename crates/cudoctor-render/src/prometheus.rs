@@ -110,7 +110,7 @@ pub fn render_prometheus(report: &Report, check_seconds: f64) -> String {
                     "compute_capability",
                     g.compute_capability.as_deref().unwrap_or(""),
                 ),
-                ("mig_mode", g.mig_mode.as_deref().unwrap_or("")),
+                ("mig_mode", mode_label(g.mig_enabled)),
             ],
             1.0,
         );
@@ -254,6 +254,15 @@ pub fn escape_label_value(v: &str) -> String {
 }
 
 /// HELP texts: `\` as `\\`, line feed as `\n`.
+/// The `mig_mode` label keeps the driver's spelling, so dashboards built on it keep working.
+fn mode_label(on: Option<bool>) -> &'static str {
+    match on {
+        Some(true) => "Enabled",
+        Some(false) => "Disabled",
+        None => "",
+    }
+}
+
 fn escape_help(v: &str) -> String {
     v.replace('\\', "\\\\").replace('\n', "\\n")
 }

@@ -587,13 +587,48 @@ pub struct AllReduceProbe {
     pub nccl_version: Option<String>,
     #[serde(default)]
     pub results: Vec<AllReduceRun>,
+    /// The first error, in NCCL's or the probe's words (evidence; rules read [`Self::failure`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// How it failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<AllReduceFailure>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
     /// NCCL_* variables the workers ran with.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+}
+
+/// How an all-reduce failed. The probe says `hang` and `wrong_sum` itself; an error raised by
+/// NCCL is told apart by its text when the probe's output is read ([`Self::of_nccl_error`]).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AllReduceFailure {
+    /// The workers did not finish in the time limit and were stopped.
+    Hang,
+    /// It finished with a wrong sum.
+    WrongSum,
+    /// NCCL could not get shared memory ("unhandled system error", "Bus error", /dev/shm).
+    SharedMemory,
+    /// Any other error.
+    Error,
+}
+
+impl AllReduceFailure {
+    /// The kind of an error NCCL (or torch around it) raised, from its words: shared-memory
+    /// exhaustion shows as "unhandled system error", a "Bus error" or a failing shm segment.
+    pub fn of_nccl_error(text: &str) -> AllReduceFailure {
+        let lower = text.to_ascii_lowercase();
+        if ["system error", "shm", "bus error"]
+            .iter()
+            .any(|w| lower.contains(w))
+        {
+            AllReduceFailure::SharedMemory
+        } else {
+            AllReduceFailure::Error
+        }
+    }
 }
 
 impl AllReduceProbe {

@@ -16,6 +16,16 @@ pub struct DriverFacts {
     pub max_cuda: Option<Sourced<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_module: Option<KernelModule>,
+    /// The loaded kernel module's own version (/sys/module/nvidia/version, or the NVRM banner of
+    /// /proc/driver/nvidia/version), which can differ from the user-space driver's [`Self::version`]
+    /// after an upgrade without a reboot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module_version: Option<Sourced<String>>,
+    /// A source refused to run because the kernel module and the user-space libraries differ
+    /// (NVML_ERROR_LIB_RM_VERSION_MISMATCH, nvidia-smi's "Driver/library version mismatch"):
+    /// which source, and its words as evidence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library_mismatch: Option<Sourced<String>>,
     #[serde(default)]
     pub gpus: Vec<Gpu>,
     /// Compute processes holding GPU memory (from NVML or nvidia-smi).
@@ -54,11 +64,13 @@ pub struct Gpu {
     pub memory_total_mib: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_used_mib: Option<u64>,
-    /// `Enabled` / `Disabled`, as the driver spells it.
+    /// MIG mode is on (NVML's current mode, nvidia-smi's `Enabled`); absent where the GPU has
+    /// no MIG or no source told.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mig_mode: Option<String>,
+    pub mig_enabled: Option<bool>,
+    /// Persistence mode is on; absent where no source told.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub persistence_mode: Option<String>,
+    pub persistence_enabled: Option<bool>,
     /// Where these facts came from.
     pub source: String,
     /// Named by `--gpu` for a what-if judgement, not observed: such a GPU is never saved as

@@ -10,6 +10,7 @@ mod driver;
 mod environment;
 mod frameworks;
 mod images;
+mod migrate;
 mod multigpu;
 mod network;
 mod platform;
@@ -20,10 +21,11 @@ mod toolkit;
 mod wheels;
 
 pub use deep::{
-    signal_name, AllReduceProbe, AllReduceRun, CompileProbe, CudaRuntime, DeepFacts, DeviceProbe,
-    ExtensionProbe, FrameworkProbe, FrameworkProbeEnding, FrameworkProbeResult, MathSettings,
-    ProbeResult, ProbeRun, ProbeStatus, PythonInfo, RaisedError, SdpaBackend, SdpaBackendProbe,
-    SdpaDefault, SdpaProbe, SdpaRun, StageTime, TorchInfo,
+    signal_name, AllReduceFailure, AllReduceProbe, AllReduceRun, CompileProbe, CudaRuntime,
+    DeepFacts, DeviceProbe, ExtensionProbe, FrameworkProbe, FrameworkProbeEnding,
+    FrameworkProbeResult, MathSettings, ProbeResult, ProbeRun, ProbeStatus, PythonInfo,
+    RaisedError, SdpaBackend, SdpaBackendProbe, SdpaDefault, SdpaProbe, SdpaRun, StageTime,
+    TorchInfo,
 };
 pub use driver::{DriverFacts, Gpu, GpuProcess, KernelModule};
 pub use environment::{recorded_env, redact_url_credentials, relevant_variable, EnvVars, REDACTED};
@@ -57,7 +59,9 @@ pub use wheels::{DamagedFile, FileProblem, PathOwner, SharedPath, WheelCheck};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a field changes meaning or is removed; adding optional fields keeps it.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Files of an earlier version still load: [`from_json`] migrates them (see `migrate.rs` for
+/// what each version changed).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Everything known about one machine at one moment.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -240,7 +244,7 @@ mod tests {
         let json = serde_json::to_string(&snap).unwrap();
         let back: Snapshot = serde_json::from_str(&json).unwrap();
         assert_eq!(snap, back);
-        assert!(json.contains("\"schema_version\":1"));
+        assert!(json.contains("\"schema_version\":2"));
     }
 
     #[test]
@@ -256,7 +260,7 @@ mod tests {
 #[derive(Debug)]
 pub enum LoadError {
     NotJson(serde_json::Error),
-    /// A snapshot of another schema version.
+    /// A snapshot of a schema version this cudoctor cannot read (a newer one).
     Schema(u64),
     /// JSON without a `schema_version`: not a cudoctor snapshot.
     NoSchema,
@@ -276,9 +280,10 @@ pub fn from_json(bytes: &[u8]) -> Result<Snapshot, LoadError> {
         }
         other => other,
     };
+    let mut value = value;
     match value.get("schema_version").and_then(|v| v.as_u64()) {
         Some(v) if v == u64::from(SCHEMA_VERSION) => {}
-        Some(v) => return Err(LoadError::Schema(v)),
+        Some(v) => migrate::to_current(&mut value, v).ok_or(LoadError::Schema(v))?,
         None => return Err(LoadError::NoSchema),
     }
     serde_json::from_value(value).map_err(LoadError::Invalid)

@@ -35,7 +35,7 @@ fn markdown_report_of_a_broken_machine() {
 fn json_report_has_the_documented_shape() {
     let (v, code) = FakeMachine::h200().json();
     assert_eq!(code, 0);
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     for f in v["findings"].as_array().unwrap() {
         for key in [
             "code", "layer", "severity", "title", "evidence", "cause", "fix",
@@ -185,6 +185,43 @@ fn nvidia_smi_failing_with_an_error_is_recorded() {
         .map(|f| f["code"].as_str().unwrap().to_string())
         .collect();
     assert!(codes.contains(&"DRV003".to_string()), "{codes:?}");
+    // The mismatch is a fact of the snapshot, not only words in an attempt.
+    assert_eq!(
+        v["snapshot"]["driver"]["library_mismatch"]["value"],
+        "Failed to initialize NVML: Driver/library version mismatch"
+    );
+}
+
+#[test]
+fn saved_schema_1_reports_of_the_gpu_machine_still_load() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/device-runs/");
+    let m = FakeMachine::new();
+    for rel in [
+        "2026-11-30-h200x2/check.json",
+        "2026-11-30-h200x2/deep/baseline.json",
+        "2026-11-30-h200x1/deep.json",
+    ] {
+        let path = format!("{dir}{rel}");
+        let r = m.run(&["check", "--snapshot", &path, "--format", "json"]);
+        assert!(r.code == 0 || r.code == 1, "{rel}: {} {}", r.code, r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(v["snapshot"]["schema_version"], 2, "{rel}");
+        assert_eq!(
+            v["snapshot"]["driver"]["gpus"][0]["mig_enabled"], false,
+            "{rel}"
+        );
+        let codes: Vec<&str> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["code"].as_str())
+            .collect();
+        // A healthy H200 machine: its module and libraries agree, no all-reduce failed.
+        assert!(
+            !codes.contains(&"DRV003") && !codes.contains(&"MGPU005"),
+            "{rel}: {codes:?}"
+        );
+    }
 }
 
 #[test]

@@ -1,5 +1,6 @@
 use super::deep_support::{first_line, probes};
 use crate::{Context, Finding, Layer, Rule, Severity};
+use cudoctor_snapshot::AllReduceFailure;
 
 pub static RULE: Rule = Rule {
     code: "MGPU005",
@@ -39,12 +40,14 @@ fn check(ctx: &Context) -> Vec<Finding> {
             if let Some(v) = &ar.nccl_version {
                 f = f.evidence(format!("NCCL {v}"));
             }
-            let lower = error.to_ascii_lowercase();
-            if in_container && (lower.contains("system error") || lower.contains("shm") || lower.contains("bus error")) {
-                f = f.prose("NCCL needs shared memory: start the container with --ipc=host (or --shm-size=8g)");
-            }
-            if lower.contains("did not finish") {
-                f = f.shell("NCCL_P2P_DISABLE=1 cudoctor check --deep  # if this passes, peer-to-peer is broken");
+            match ar.failure {
+                Some(AllReduceFailure::SharedMemory) if in_container => {
+                    f = f.prose("NCCL needs shared memory: start the container with --ipc=host (or --shm-size=8g)");
+                }
+                Some(AllReduceFailure::Hang) => {
+                    f = f.shell("NCCL_P2P_DISABLE=1 cudoctor check --deep  # if this passes, peer-to-peer is broken");
+                }
+                _ => {}
             }
             Some(f)
         })
@@ -66,12 +69,27 @@ mod tests {
             runtime: "docker".into(),
             evidence: vec!["/.dockerenv".into()],
         });
-        result_mut(&mut s).all_reduce.as_mut().unwrap().error = Some(
+        let ar = result_mut(&mut s).all_reduce.as_mut().unwrap();
+        ar.error = Some(
             "DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error"
                 .into(),
         );
+        ar.failure = Some(AllReduceFailure::SharedMemory);
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 1);
         assert!(f[0].fix.iter().any(|x| x.contains("--ipc=host")));
+        assert!(!f[0].fix.iter().any(|x| x.contains("NCCL_P2P_DISABLE")));
+    }
+
+    #[test]
+    fn a_hang_suggests_trying_without_peer_to_peer() {
+        let mut s = h200_deep();
+        let ar = result_mut(&mut s).all_reduce.as_mut().unwrap();
+        ar.error = Some("the all-reduce did not finish in 60 s and was stopped".into());
+        ar.failure = Some(AllReduceFailure::Hang);
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].fix.iter().any(|x| x.contains("NCCL_P2P_DISABLE=1")));
+        assert!(!f[0].fix.iter().any(|x| x.contains("--ipc=host")));
     }
 }

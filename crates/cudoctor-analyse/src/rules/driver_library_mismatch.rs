@@ -26,31 +26,25 @@ Reboot, or unload and reload the module when no process uses the GPU:
 
 fn check(ctx: &Context) -> Vec<Finding> {
     let d = &ctx.snap.driver;
-    let module = d
-        .attempts
-        .iter()
-        .find(|a| a.source.ends_with("/version") && a.outcome == cudoctor_snapshot::Outcome::Ok)
-        .map(|a| (a.source.clone(), a.detail.clone()));
-    let says_mismatch = d
-        .attempts
-        .iter()
-        .find(|a| a.detail.contains("Driver/library version mismatch"));
     let mut f = Finding::new(
         &RULE,
         "Kernel module and driver libraries differ: reboot needed",
     )
     .about(crate::Subject::Driver);
-    match (&module, &d.version) {
-        (Some((src, module_v)), Some(lib)) if lib.source != *src && *module_v != lib.value => {
+    match (&d.module_version, &d.version) {
+        (Some(module), Some(lib)) if lib.source != module.source && module.value != lib.value => {
             f = f
-                .evidence(format!("kernel module {module_v} (from {src})"))
+                .evidence(format!(
+                    "kernel module {} (from {})",
+                    module.value, module.source
+                ))
                 .evidence(format!(
                     "user-space driver {} (from {})",
                     lib.value, lib.source
                 ));
         }
-        _ => match says_mismatch {
-            Some(a) => f = f.evidence(format!("{}: {}", a.source, a.detail)),
+        _ => match &d.library_mismatch {
+            Some(said) => f = f.evidence(format!("{}: {}", said.source, said.value)),
             None => return Vec::new(),
         },
     }
@@ -65,40 +59,41 @@ fn check(ctx: &Context) -> Vec<Finding> {
 mod tests {
     use super::*;
     use crate::testing::*;
-    use cudoctor_snapshot::{Attempt, Outcome};
+    use cudoctor_snapshot::Sourced;
+
+    fn module(version: &str) -> Option<Sourced<String>> {
+        Some(Sourced::new(version.into(), "/proc/driver/nvidia/version"))
+    }
 
     #[test]
     fn module_and_library_versions_differ() {
         let mut s = h200();
-        s.driver.attempts.push(Attempt::new(
-            "/proc/driver/nvidia/version",
-            Outcome::Ok,
-            "570.86.15",
-        ));
+        s.driver.module_version = module("570.86.15");
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 1);
         assert!(f[0].evidence[0].contains("570.86.15"));
     }
 
     #[test]
-    fn nvidia_smi_reporting_the_mismatch() {
+    fn a_source_reporting_the_mismatch() {
         let mut s = machine(None, &[]);
-        s.driver.attempts.push(Attempt::new(
+        assert!(run(&RULE, &s).is_empty());
+        s.driver.library_mismatch = Some(Sourced::new(
+            "Failed to initialize NVML: Driver/library version mismatch".into(),
             "nvidia-smi --query-gpu",
-            Outcome::Failed,
-            "exit status 18: Failed to initialize NVML: Driver/library version mismatch",
         ));
-        assert_eq!(run(&RULE, &s).len(), 1);
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            f[0].evidence[0],
+            "nvidia-smi --query-gpu: Failed to initialize NVML: Driver/library version mismatch"
+        );
     }
 
     #[test]
     fn same_versions_are_fine() {
         let mut s = h200();
-        s.driver.attempts.push(Attempt::new(
-            "/proc/driver/nvidia/version",
-            Outcome::Ok,
-            "580.159.04",
-        ));
+        s.driver.module_version = module("580.159.04");
         assert!(run(&RULE, &s).is_empty());
     }
 }

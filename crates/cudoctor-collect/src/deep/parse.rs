@@ -5,7 +5,7 @@
 //! while torch imports cannot break parsing. A run that stops early keeps its last partial
 //! report and the stage it was in.
 
-use cudoctor_snapshot::{signal_name, ProbeResult, ProbeRun, ProbeStatus};
+use cudoctor_snapshot::{signal_name, AllReduceFailure, ProbeResult, ProbeRun, ProbeStatus};
 use serde_json::Value;
 
 /// Marks the probe's own lines.
@@ -44,11 +44,24 @@ fn event_of(value: Value) -> Result<ProbeEvent, String> {
                 .cloned()
                 .ok_or_else(|| "a result event without data".to_string())?;
             serde_json::from_value::<ProbeResult>(data)
-                .map(|r| ProbeEvent::Result(Box::new(r)))
+                .map(|mut r| {
+                    classify_all_reduce(&mut r);
+                    ProbeEvent::Result(Box::new(r))
+                })
                 .map_err(|e| format!("the probe's report does not fit: {e}"))
         }
         Some(other) => Err(format!("unknown probe event {other:?}")),
         None => Err("a probe line without an event".to_string()),
+    }
+}
+
+/// An all-reduce error the probe did not name itself (a hang, a wrong sum) was raised by NCCL:
+/// its kind is read from NCCL's words here, once, so rules see a type.
+fn classify_all_reduce(r: &mut ProbeResult) {
+    if let Some(ar) = r.all_reduce.as_mut() {
+        if ar.failure.is_none() {
+            ar.failure = ar.error.as_deref().map(AllReduceFailure::of_nccl_error);
+        }
     }
 }
 
@@ -202,6 +215,34 @@ pub fn tail_of(s: &str, lines: usize, max_chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_reduce_failures_are_typed_when_read() {
+        let line = |all_reduce: &str| {
+            format!(r#"{TAG} {{"event":"result","data":{{"all_reduce":{all_reduce}}}}}"#)
+        };
+        let failure = |all_reduce: &str| match parse_line(&line(all_reduce)) {
+            Some(Ok(ProbeEvent::Result(r))) => r.all_reduce.unwrap().failure,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            failure(
+                r#"{"world":2,"error":"the all-reduce did not finish in 60 s","failure":"hang"}"#
+            ),
+            Some(AllReduceFailure::Hang)
+        );
+        assert_eq!(
+            failure(
+                r#"{"world":2,"error":"NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error"}"#
+            ),
+            Some(AllReduceFailure::SharedMemory)
+        );
+        assert_eq!(
+            failure(r#"{"world":2,"error":"NCCL error: invalid usage"}"#),
+            Some(AllReduceFailure::Error)
+        );
+        assert_eq!(failure(r#"{"world":2}"#), None);
+    }
 
     #[test]
     fn untagged_and_damaged_lines() {

@@ -835,6 +835,7 @@ def run_workers(world, sizes, timeout_s):
                     tails.append(e.decode("utf-8", "replace").strip()[-800:])
                 except Exception:
                     pass
+            result["failure"] = "hang"
             result["error"] = "the all-reduce did not finish in %.0f s and was stopped (NCCL hang?)%s" % (
                 timeout_s,
                 ("; worker stderr: " + " | ".join(t for t in tails if t)) if any(tails) else "",
@@ -864,6 +865,7 @@ def run_workers(world, sizes, timeout_s):
         result["results"] = first.get("results", [])
         result["nccl_version"] = first.get("nccl_version")
         if first.get("correct") is False:
+            result["failure"] = "wrong_sum"
             result["error"] = "the all-reduce gave a wrong sum"
         return result
     finally:

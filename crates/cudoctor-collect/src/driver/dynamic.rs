@@ -45,7 +45,7 @@ pub fn libcuda_driver_version() -> Result<i32, String> {
 }
 
 /// Reads driver and per-GPU facts through NVML.
-pub fn nvml_facts() -> Result<NvmlFacts, String> {
+pub fn nvml_facts() -> Result<NvmlFacts, nvml::NvmlError> {
     nvml::with_nvml(read_all)
 }
 
@@ -85,8 +85,8 @@ fn device(nvml: &Nvml, index: u32) -> Result<(Gpu, Vec<GpuProcess>), String> {
             .map(|(major, minor)| format!("{major}.{minor}")),
         memory_total_mib: memory.as_ref().map(|m| m.total >> 20),
         memory_used_mib: memory.as_ref().map(|m| m.used >> 20),
-        mig_mode: nvml.mig_enabled(dev).map(enabled),
-        persistence_mode: nvml.persistence_enabled(dev).map(enabled),
+        mig_enabled: nvml.mig_enabled(dev),
+        persistence_enabled: nvml.persistence_enabled(dev),
     };
     let procs = nvml
         .running_processes(dev)
@@ -101,8 +101,4 @@ fn device(nvml: &Nvml, index: u32) -> Result<(Gpu, Vec<GpuProcess>), String> {
         })
         .collect();
     Ok((gpu, procs))
-}
-
-fn enabled(on: bool) -> String {
-    if on { "Enabled" } else { "Disabled" }.to_string()
 }

@@ -57,6 +57,18 @@ fn set_version(facts: &mut DriverFacts, version: String, source: &str) {
     }
 }
 
+fn set_module_version(facts: &mut DriverFacts, version: &str, source: &str) {
+    if facts.module_version.is_none() {
+        facts.module_version = Some(Sourced::new(version.to_string(), source));
+    }
+}
+
+fn set_library_mismatch(facts: &mut DriverFacts, words: &str, source: &str) {
+    if facts.library_mismatch.is_none() {
+        facts.library_mismatch = Some(Sourced::new(words.to_string(), source));
+    }
+}
+
 fn set_max_cuda(facts: &mut DriverFacts, cuda: String, source: &str) {
     if facts.max_cuda.is_none() {
         facts.max_cuda = Some(Sourced::new(cuda, source));
@@ -71,6 +83,7 @@ fn read_sysfs(host: &Host, facts: &mut DriverFacts) {
                 facts
                     .attempts
                     .push(Attempt::new(SYS_VERSION, Outcome::Ok, &v));
+                set_module_version(facts, &v, SYS_VERSION);
                 set_version(facts, v, SYS_VERSION);
             } else {
                 facts.attempts.push(Attempt::new(
@@ -95,6 +108,7 @@ fn read_procfs(host: &Host, facts: &mut DriverFacts) {
                     facts
                         .attempts
                         .push(Attempt::new(PROC_VERSION, Outcome::Ok, &v));
+                    set_module_version(facts, &v, PROC_VERSION);
                     set_version(facts, v, PROC_VERSION);
                 }
                 None => facts.attempts.push(Attempt::new(
@@ -185,9 +199,20 @@ fn read_nvml(host: &Host, facts: &mut DriverFacts) {
                 facts.processes = n.processes;
             }
         }
-        Some(Err(e)) => facts
-            .attempts
-            .push(Attempt::new("nvml", outcome_of_load_error(&e), e)),
+        Some(Err(e)) => {
+            if e.code == Some(crate::nvml::ERROR_LIB_RM_VERSION_MISMATCH) {
+                set_library_mismatch(
+                    facts,
+                    &format!("{} (NVML_ERROR_LIB_RM_VERSION_MISMATCH)", e.message),
+                    "nvml",
+                );
+            }
+            facts.attempts.push(Attempt::new(
+                "nvml",
+                outcome_of_load_error(&e.message),
+                e.message,
+            ))
+        }
         None => facts.attempts.push(Attempt::new(
             "nvml",
             Outcome::TimedOut,
@@ -361,14 +386,20 @@ fn record_command_failure(facts: &mut DriverFacts, what: &str, outcome: CommandO
             status,
             stdout,
             stderr,
-        } => (
-            Outcome::Failed,
-            format!(
-                "exit status {}: {}",
-                status.map_or("signal".to_string(), |s| s.to_string()),
-                truncate(first_line(&format!("{stderr}{stdout}")), 200)
-            ),
-        ),
+        } => {
+            let said = format!("{stderr}{stdout}");
+            let first = truncate(first_line(&said), 200);
+            if smi::reports_version_mismatch(&said) {
+                set_library_mismatch(facts, first, what);
+            }
+            (
+                Outcome::Failed,
+                format!(
+                    "exit status {}: {first}",
+                    status.map_or("signal".to_string(), |s| s.to_string()),
+                ),
+            )
+        }
         CommandOutcome::NotStarted(e) => (Outcome::Failed, e),
         CommandOutcome::TimedOut(t) => (Outcome::TimedOut, format!("no answer in {t:?}")),
         CommandOutcome::NotRunUnderRoot => (Outcome::NotRunUnderRoot, String::new()),

@@ -34,8 +34,8 @@ pub fn parse_gpu_query(text: &str) -> (Vec<Gpu>, Option<String>) {
             bus_id: col(3).map(str::to_string),
             memory_total_mib: col(5).and_then(mib),
             memory_used_mib: col(6).and_then(mib),
-            persistence_mode: col(7).map(str::to_string),
-            mig_mode: col(8).map(str::to_string),
+            persistence_enabled: col(7).and_then(enabled),
+            mig_enabled: col(8).and_then(enabled),
             compute_capability: col(9).map(str::to_string),
             source: "nvidia-smi --query-gpu".to_string(),
             what_if: false,
@@ -71,6 +71,21 @@ pub fn parse_banner(text: &str) -> (Option<String>, Option<String>) {
             .then(|| tok.to_string())
     };
     (after("Driver Version:"), after("CUDA Version:"))
+}
+
+/// A mode column: `Enabled` / `Disabled` (anything else tells nothing).
+fn enabled(col: &str) -> Option<bool> {
+    match col {
+        "Enabled" => Some(true),
+        "Disabled" => Some(false),
+        _ => None,
+    }
+}
+
+/// nvidia-smi's words when the kernel module and the user-space libraries differ
+/// ("Failed to initialize NVML: Driver/library version mismatch").
+pub fn reports_version_mismatch(stdout_and_err: &str) -> bool {
+    stdout_and_err.contains("Driver/library version mismatch")
 }
 
 /// The query a driver refused (old drivers lack `compute_cap`).
@@ -127,6 +142,8 @@ mod tests {
         assert_eq!(gpus[0].compute_capability.as_deref(), Some("9.0"));
         assert_eq!(gpus[0].memory_total_mib, Some(143771));
         assert_eq!(gpus[1].bus_id.as_deref(), Some("00000000:00:07.0"));
+        assert_eq!(gpus[0].persistence_enabled, Some(true));
+        assert_eq!(gpus[0].mig_enabled, Some(false));
     }
 
     #[test]
@@ -138,6 +155,9 @@ mod tests {
         assert_eq!(gpus[0].uuid, None);
         assert_eq!(gpus[0].compute_capability, None);
         assert_eq!(gpus[0].memory_total_mib, Some(11441));
+        assert_eq!(gpus[0].persistence_enabled, Some(false));
+        // A GPU without MIG answers [N/A]: unknown, not "off".
+        assert_eq!(gpus[0].mig_enabled, None);
         assert_eq!(parse_banner("garbage"), (None, None));
     }
 
