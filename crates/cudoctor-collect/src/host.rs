@@ -166,7 +166,12 @@ impl Host {
     pub fn which_all(&self, name: &str) -> Vec<String> {
         let mut hits = Vec::new();
         for dir in self.path_entries() {
-            let candidate = format!("{}/{}", dir.trim_end_matches('/'), name);
+            let candidate = format!(
+                "{}/{}{}",
+                dir.trim_end_matches('/'),
+                name,
+                self.exe_suffix()
+            );
             if self.is_file(&candidate) && !hits.contains(&candidate) {
                 hits.push(candidate);
             }
@@ -180,7 +185,26 @@ impl Host {
 
     /// PATH split, relative and empty entries dropped (a probe must not depend on the cwd).
     pub fn path_entries(&self) -> Vec<String> {
-        split_path_list(self.var("PATH").unwrap_or(""))
+        let path = self.var("PATH").unwrap_or("");
+        if self.is_live_windows() {
+            return split_windows_path_list(path);
+        }
+        split_path_list(path)
+    }
+
+    /// The live machine of a Windows build: its paths are drive paths (`C:\...`), its PATH is
+    /// `;`-separated, its programs end in `.exe`, and it has none of Linux's /proc, /sys or /etc.
+    pub fn is_live_windows(&self) -> bool {
+        cfg!(windows) && self.root == Path::new("/")
+    }
+
+    /// What a program's file name ends with on this machine.
+    fn exe_suffix(&self) -> &'static str {
+        if self.is_live_windows() {
+            ".exe"
+        } else {
+            ""
+        }
     }
 
     /// Runs a program given by machine path, with no stdin, a timeout and bounded output.
@@ -215,11 +239,35 @@ pub fn split_path_list(list: &str) -> Vec<String> {
         .collect()
 }
 
+/// Splits a Windows `;`-separated list, keeping drive-absolute (`C:\x`) and UNC (`\\srv\x`)
+/// entries only; quotes around an entry (allowed in Windows' PATH) are dropped.
+pub fn split_windows_path_list(list: &str) -> Vec<String> {
+    list.split(';')
+        .map(|e| e.trim().trim_matches('"'))
+        .filter(|e| {
+            let b = e.as_bytes();
+            e.starts_with("\\\\")
+                || (b.len() >= 3
+                    && b[0].is_ascii_alphabetic()
+                    && b[1] == b':'
+                    && (b[2] == b'\\' || b[2] == b'/'))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// The process's variables. Windows' names are case-insensitive (`Path` is PATH): they are
+/// kept upper-cased there, so a probe's `var("PATH")` finds them.
 fn process_env() -> BTreeMap<String, String> {
     std::env::vars_os()
         .map(|(k, v)| {
+            let k = cudoctor_types::os_text::from_os(&k).into_owned();
             (
-                cudoctor_types::os_text::from_os(&k).into_owned(),
+                if cfg!(windows) {
+                    k.to_ascii_uppercase()
+                } else {
+                    k
+                },
                 cudoctor_types::os_text::from_os(&v).into_owned(),
             )
         })

@@ -9,7 +9,14 @@ use std::marker::PhantomData;
 
 use libloading::{Library, Symbol};
 
+#[cfg(not(windows))]
 const LIBRARY: &str = "libnvidia-ml.so.1";
+/// The driver installs it in System32 (DCH drivers; on the loader's default search path) and,
+/// in older drivers, only under `NVSMI` of Program Files.
+#[cfg(windows)]
+const LIBRARY: &str = "nvml.dll";
+#[cfg(windows)]
+const LIBRARY_NVSMI: &str = "C:\\Program Files\\NVIDIA Corporation\\NVSMI\\nvml.dll";
 const SUCCESS: c_int = 0;
 pub const ERROR_INVALID_ARGUMENT: c_int = 2;
 pub const ERROR_NOT_SUPPORTED: c_int = 3;
@@ -44,7 +51,11 @@ pub const P2P_ATOMICS: c_uint = 3;
 pub fn with_nvml<T>(f: impl FnOnce(&Nvml) -> Result<T, String>) -> Result<T, NvmlError> {
     // SAFETY: NVML is the driver's management library; loading it runs only its initialisers,
     // and init/query/shutdown is its intended use.
-    let lib = unsafe { Library::new(LIBRARY) }.map_err(|e| e.to_string())?;
+    let lib = unsafe { Library::new(LIBRARY) };
+    // SAFETY: as above, the same library from the driver's other install directory.
+    #[cfg(windows)]
+    let lib = lib.or_else(|_| unsafe { Library::new(LIBRARY_NVSMI) });
+    let lib = lib.map_err(|e| e.to_string())?;
     let nvml = Nvml { lib };
     nvml.init()?;
     let result = f(&nvml);

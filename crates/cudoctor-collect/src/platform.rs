@@ -17,6 +17,10 @@ pub(crate) const DRIVER_LIB_DIRS: &[&str] = &[
 ];
 
 pub fn collect(host: &Host) -> PlatformFacts {
+    if host.is_live_windows() {
+        // No /proc, /dev or Linux library directories there; containers and WSL are Linux's.
+        return PlatformFacts::default();
+    }
     let osrelease = host
         .read_text("/proc/sys/kernel/osrelease")
         .unwrap_or_default();
@@ -123,6 +127,16 @@ fn container(host: &Host) -> Option<ContainerFacts> {
 }
 
 pub fn host_facts(host: &Host) -> HostFacts {
+    if host.is_live_windows() {
+        return HostFacts {
+            os: std::env::consts::OS.to_string(),
+            arch: std::env::consts::ARCH.to_string(),
+            cpu_count: std::thread::available_parallelism()
+                .ok()
+                .map(|n| n.get() as u32),
+            ..HostFacts::default()
+        };
+    }
     let distro = host.read_text("/etc/os-release").ok().and_then(|t| {
         t.lines()
             .find_map(|l| l.strip_prefix("PRETTY_NAME="))

@@ -11,13 +11,17 @@
 //! - Reaping is bounded too: a child stuck in the kernel (a wedged driver) is left to a thread.
 
 use std::io::{self, Read};
+#[cfg(unix)]
 use std::os::fd::AsFd;
+#[cfg(unix)]
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+#[cfg(unix)]
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
+#[cfg(unix)]
 use rustix::process::{kill_process_group, Pid, Signal};
 
 /// How long pipes are still read after the child has exited and its group was killed.
@@ -77,6 +81,7 @@ pub struct Finished {
 
 /// Runs `cmd` with stdin from /dev/null under `limits`. `on_line` sees each stdout line as it
 /// arrives (without its newline; a line longer than `max_stdout` is cut), for progress.
+#[cfg(unix)]
 pub fn run(
     mut cmd: Command,
     limits: &Limits,
@@ -173,6 +178,12 @@ pub fn run(
     }
 }
 
+#[cfg(not(unix))]
+fn ending_of(s: ExitStatus) -> Ending {
+    Ending::Exited(s.code().unwrap_or(-1))
+}
+
+#[cfg(unix)]
 fn ending_of(s: ExitStatus) -> Ending {
     match (s.code(), s.signal()) {
         (Some(code), _) => Ending::Exited(code),
@@ -199,11 +210,13 @@ fn reap(mut child: Child) -> Option<ExitStatus> {
     }
 }
 
+#[cfg(unix)]
 enum Pipe {
     Out(std::process::ChildStdout),
     Err(std::process::ChildStderr),
 }
 
+#[cfg(unix)]
 impl Pipe {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
@@ -221,6 +234,7 @@ impl Pipe {
 }
 
 /// One output stream: its pipe while open, and what is kept of it.
+#[cfg(unix)]
 struct Stream {
     pipe: Option<Pipe>,
     kept: Kept,
@@ -234,6 +248,7 @@ struct Kept {
     cut: bool,
 }
 
+#[cfg(unix)]
 impl Stream {
     fn new(pipe: Option<Pipe>, limit: usize, tail: bool) -> Stream {
         let pipe = pipe.filter(|p| rustix::io::ioctl_fionbio(p.fd(), true).is_ok());
@@ -301,6 +316,7 @@ impl Kept {
 }
 
 /// Blocks until one open pipe is readable or `slice` has passed.
+#[cfg(unix)]
 fn wait_readable(out: &Stream, err: &Stream, slice: Duration) {
     let timeout = Timespec {
         tv_sec: slice.as_secs() as i64,
@@ -353,7 +369,143 @@ impl LineSplitter {
     }
 }
 
-#[cfg(test)]
+/// Runs `cmd` with stdin from the null device under `limits` (see the Unix version). Windows has
+/// no process groups to kill and no poll on pipes: each pipe is read by a thread of its own that
+/// hands chunks over a channel, the child alone is killed at the deadline, and a reader still
+/// blocked then (a grandchild holds the pipe) is left behind rather than waited for.
+#[cfg(not(unix))]
+pub fn run(
+    mut cmd: Command,
+    limits: &Limits,
+    mut on_line: Option<&mut dyn FnMut(&str)>,
+) -> Finished {
+    use std::sync::mpsc;
+    let started = Instant::now();
+    let deadline = started + limits.timeout;
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return Finished {
+                ending: Ending::NotStarted(e.to_string()),
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+                stdout_cut: false,
+                stderr_cut: false,
+                elapsed: started.elapsed(),
+            }
+        }
+    };
+    // (is stderr, a chunk or None at the end of the stream)
+    let (tx, rx) = mpsc::channel::<(bool, Option<Vec<u8>>)>();
+    fn reader(
+        mut pipe: impl Read + Send + 'static,
+        is_err: bool,
+        tx: mpsc::Sender<(bool, Option<Vec<u8>>)>,
+    ) {
+        thread::spawn(move || {
+            let mut buf = vec![0u8; 64 << 10];
+            loop {
+                match pipe.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        if tx
+                            .send((is_err, Some(buf.get(..n).unwrap_or(&[]).to_vec())))
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = tx.send((is_err, None));
+        });
+    }
+    let mut open = 0;
+    if let Some(p) = child.stdout.take() {
+        reader(p, false, tx.clone());
+        open += 1;
+    }
+    if let Some(p) = child.stderr.take() {
+        reader(p, true, tx.clone());
+        open += 1;
+    }
+    drop(tx);
+    let kept = |limit, tail| Kept {
+        bytes: Vec::new(),
+        limit,
+        tail,
+        cut: false,
+    };
+    let mut out = kept(limits.max_stdout, false);
+    let mut err = kept(limits.max_stderr, limits.stderr_tail);
+    let mut lines = LineSplitter::new(limits.max_stdout);
+    let mut status: Option<ExitStatus> = None;
+    let mut read_until = deadline;
+    loop {
+        let now = Instant::now();
+        if now >= read_until {
+            break;
+        }
+        if status.is_none() {
+            match child.try_wait() {
+                Ok(Some(s)) => {
+                    status = Some(s);
+                    read_until = read_until.min(now + EXIT_GRACE);
+                }
+                Ok(None) => {}
+                Err(_) => break,
+            }
+        }
+        if open == 0 {
+            if status.is_some() {
+                break;
+            }
+            thread::sleep(Duration::from_millis(2).min(read_until - now));
+            continue;
+        }
+        match rx.recv_timeout(POLL_SLICE.min(read_until - now)) {
+            Ok((false, Some(chunk))) => {
+                out.keep(&chunk);
+                if let Some(f) = on_line.as_deref_mut() {
+                    lines.feed(&chunk, f);
+                }
+            }
+            Ok((true, Some(chunk))) => err.keep(&chunk),
+            Ok((_, None)) => open -= 1,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => open = 0,
+        }
+    }
+    let ending = match status {
+        Some(s) => ending_of(s),
+        None => match child.try_wait() {
+            Ok(Some(s)) => ending_of(s),
+            _ => {
+                let _ = child.kill();
+                let _ = reap(child);
+                Ending::TimedOut
+            }
+        },
+    };
+    if let Some(f) = on_line {
+        lines.finish(f);
+    }
+    Finished {
+        ending,
+        stdout: out.bytes,
+        stderr: err.bytes,
+        stdout_cut: out.cut,
+        stderr_cut: err.cut,
+        elapsed: started.elapsed(),
+    }
+}
+
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::path::Path;

@@ -2,20 +2,23 @@
 //! that name NVIDIA devices or driver files. Nothing is changed and nothing blocks: the kernel
 //! log is read non-blocking with a byte, record and time budget.
 
+#[cfg(unix)]
 use std::io::Read;
+#[cfg(unix)]
 use std::time::{Duration, Instant};
 
 use cudoctor_snapshot::{
     ApparmorFacts, Attempt, Confinement, Outcome, SecurityDenial, SecurityFacts, SecurityModule,
     SelinuxFacts,
 };
-use cudoctor_types::regular_file::O_NONBLOCK;
 
 use crate::host::{CommandOutcome, Host};
 
 /// Most kernel-log bytes, records and wall time spent looking for denials.
 const MAX_LOG_BYTES: usize = 16 << 20;
+#[cfg(unix)]
 const MAX_LOG_RECORDS: usize = 100_000;
+#[cfg(unix)]
 const MAX_LOG_TIME: Duration = Duration::from_millis(500);
 /// Most denials kept (the newest).
 const MAX_DENIALS: usize = 20;
@@ -166,14 +169,21 @@ fn kernel_log(host: &Host) -> (String, Attempt) {
     }
 }
 
+/// Windows has no kernel ring buffer device: the log is not read there.
+#[cfg(not(unix))]
+pub fn read_kmsg(path: &str) -> Result<(String, String), String> {
+    Err(format!("{path}: no kernel log device on this platform"))
+}
+
 /// Reads the records `/dev/kmsg` holds now without waiting for new ones: each `read` returns one
 /// record, and EAGAIN means the end of the buffer. Returns the text and a note when a budget cut
 /// it short.
+#[cfg(unix)]
 pub fn read_kmsg(path: &str) -> Result<(String, String), String> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(O_NONBLOCK)
+        .custom_flags(cudoctor_types::regular_file::O_NONBLOCK)
         .open(path)
         .map_err(|e| e.to_string())?;
     let started = Instant::now();

@@ -16,7 +16,6 @@
 //! stops the search with ld.so's error. Dependencies are loaded breadth first.
 
 use std::collections::{HashMap, HashSet};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::cache::LdCache;
@@ -703,7 +702,7 @@ impl Process {
         match ElfFile::parse(src) {
             Ok(elf) => Probe::Found(Box::new(Candidate {
                 elf,
-                file_id: (meta.dev(), meta.ino()),
+                file_id: file_identity(&meta, &host),
                 real_path: self.fs.canonical(&abs).ok(),
             })),
             Err(e) => Probe::Fatal(format!("{path}: {e}")),
@@ -925,4 +924,23 @@ impl Process {
             o.report.symbols_checked = true;
         }
     }
+}
+
+/// The identity ld.so compares to see one file under two names (st_dev, st_ino).
+#[cfg(unix)]
+fn file_identity(meta: &std::fs::Metadata, _host: &Path) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// Stable Rust has no file index on Windows: the canonical path stands for the inode there (a
+/// hard link is then seen as another file, which only costs a duplicate in the emulation).
+#[cfg(not(unix))]
+fn file_identity(_meta: &std::fs::Metadata, host: &Path) -> (u64, u64) {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::fs::canonicalize(host)
+        .unwrap_or_else(|_| host.to_path_buf())
+        .hash(&mut hasher);
+    (0, hasher.finish())
 }

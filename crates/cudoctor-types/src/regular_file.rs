@@ -14,11 +14,7 @@ pub const O_NONBLOCK: i32 = 0o4000;
 /// not block (O_NONBLOCK: a FIFO without a writer opens at once and is then refused); anything
 /// that is not a regular file is an `InvalidInput` error saying so.
 pub fn open(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(O_NONBLOCK)
-        .open(path)?;
+    let file = open_without_waiting(path)?;
     if !file.metadata()?.is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -28,6 +24,28 @@ pub fn open(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+#[cfg(unix)]
+fn open_without_waiting(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(path)
+}
+
+/// Windows has no FIFOs in a directory tree (its pipes live under `\\.\pipe\`), and its
+/// devices are not files of a tree either: the kind is checked before opening as well as after.
+#[cfg(not(unix))]
+fn open_without_waiting(path: &Path) -> io::Result<File> {
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    File::open(path)
+}
+
 /// At most `limit` bytes of the regular file at `path` ([`open`]).
 pub fn read(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
@@ -35,7 +53,7 @@ pub fn read(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::time::{Duration, Instant};

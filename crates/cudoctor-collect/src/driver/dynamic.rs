@@ -10,7 +10,11 @@ use libloading::{Library, Symbol};
 
 use crate::nvml::{self, Nvml};
 
+#[cfg(not(windows))]
 const CUDA_LIBRARY: &str = "libcuda.so.1";
+/// The driver API of a Windows driver, in System32.
+#[cfg(windows)]
+const CUDA_LIBRARY: &str = "nvcuda.dll";
 
 /// What NVML said.
 #[derive(Debug, Default)]

@@ -427,26 +427,56 @@ fn look_up_all(
 /// One RECORD directory's files, by entry index.
 fn look_up_group(host: &Host, sp: &str, (dir, files): &DirGroup) -> Vec<(usize, OnDisk)> {
     let machine_dir = crate::host::normalise(&format!("{sp}/{dir}"));
+    // Under another root a file's own symlink must be resolved inside that root, which only
+    // the full path does.
     if host.root() != std::path::Path::new("/") {
-        // Under another root a file's own symlink must be resolved inside that root, which
-        // only the full path does.
-        return files
-            .iter()
-            .map(|&(i, name, sized)| {
-                let real = host.fs_path(&format!("{machine_dir}/{name}"));
-                let size = std::fs::metadata(real).ok().map(|m| m.len());
-                (
-                    i,
-                    OnDisk {
-                        present: size.is_some(),
-                        size: size.filter(|_| sized),
-                    },
-                )
-            })
-            .collect();
+        return look_up_by_path(host, &machine_dir, files);
     }
+    look_up_in_dir(host, &machine_dir, files)
+}
+
+/// One directory's files, each by its full path.
+fn look_up_by_path(
+    host: &Host,
+    machine_dir: &str,
+    files: &[(usize, &str, bool)],
+) -> Vec<(usize, OnDisk)> {
+    files
+        .iter()
+        .map(|&(i, name, sized)| {
+            let real = host.fs_path(&format!("{machine_dir}/{name}"));
+            let size = std::fs::metadata(real).ok().map(|m| m.len());
+            (
+                i,
+                OnDisk {
+                    present: size.is_some(),
+                    size: size.filter(|_| sized),
+                },
+            )
+        })
+        .collect()
+}
+
+/// Windows has no directory descriptors: every file is looked up by its path there.
+#[cfg(not(unix))]
+fn look_up_in_dir(
+    host: &Host,
+    machine_dir: &str,
+    files: &[(usize, &str, bool)],
+) -> Vec<(usize, OnDisk)> {
+    look_up_by_path(host, machine_dir, files)
+}
+
+/// One directory's files through one directory descriptor: a listing and a stat per sized file,
+/// instead of a path walk from the root per file.
+#[cfg(unix)]
+fn look_up_in_dir(
+    host: &Host,
+    machine_dir: &str,
+    files: &[(usize, &str, bool)],
+) -> Vec<(usize, OnDisk)> {
     let Ok(dir_fd) = rustix::fs::open(
-        host.fs_path(&machine_dir),
+        host.fs_path(machine_dir),
         rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
         rustix::fs::Mode::empty(),
     ) else {

@@ -11,19 +11,26 @@
 
 use std::ffi::OsString;
 use std::fmt;
+#[cfg(unix)]
 use std::io::IsTerminal;
+#[cfg(unix)]
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+#[cfg(unix)]
 use std::sync::{Arc, Mutex};
+#[cfg(unix)]
 use std::thread;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use cudoctor_snapshot::{ChildExit, ProcessRecord, RunFacts};
+#[cfg(unix)]
 use rustix::process::{kill_process, kill_process_group, Pid, Signal};
+#[cfg(unix)]
 use signal_hook::consts::{
     SIGALRM, SIGHUP, SIGINT, SIGKILL, SIGPIPE, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2,
 };
+#[cfg(unix)]
 use signal_hook::iterator::Signals;
 
 /// The observer, written as `sitecustomize.py`.
@@ -84,6 +91,31 @@ pub fn run_observed(command: &[String], options: &RunOptions) -> Result<RunFacts
     for (k, v) in observer_env(&site, &out, options, |k| std::env::var_os(k)) {
         cmd.env(k, v);
     }
+    let started_at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .ok()
+        .map(|d| d.as_secs());
+    let started = Instant::now();
+    let exit = run_to_end(cmd, program)?;
+    let wall_s = started.elapsed().as_secs_f64();
+    let (processes, unreadable) = read_records(&out);
+    let chained_sitecustomize = processes
+        .iter()
+        .find_map(|p| p.chained_sitecustomize.clone());
+    Ok(RunFacts {
+        command: command.to_vec(),
+        started_at,
+        wall_s,
+        exit,
+        processes,
+        unreadable,
+        chained_sitecustomize,
+    })
+}
+
+/// Starts the command, forwards the signals cudoctor receives to it, and waits for its end.
+#[cfg(unix)]
+fn run_to_end(mut cmd: Command, program: &str) -> Result<ChildExit, RunError> {
     // With a terminal, the command stays in the terminal's foreground group so it can read it
     // and gets Ctrl-C from it directly; without one it gets its own group, which is signalled
     // as a whole.
@@ -93,14 +125,9 @@ pub fn run_observed(command: &[String], options: &RunOptions) -> Result<RunFacts
     }
     let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT]).map_err(RunError::Setup)?;
     let handle = signals.handle();
-    let started_at = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .ok()
-        .map(|d| d.as_secs());
-    let started = Instant::now();
     let mut child = cmd
         .spawn()
-        .map_err(|e| RunError::Spawn(program.clone(), e))?;
+        .map_err(|e| RunError::Spawn(program.to_string(), e))?;
     let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
     let forwarded = Arc::new(Mutex::new(Vec::new()));
     let forwarder = {
@@ -129,27 +156,28 @@ pub fn run_observed(command: &[String], options: &RunOptions) -> Result<RunFacts
     let status = child.wait();
     handle.close();
     let _ = forwarder.join();
-    let wall_s = started.elapsed().as_secs_f64();
-    let exit = match status {
+    Ok(match status {
         Ok(s) => ChildExit {
             code: s.code(),
             signal: s.signal(),
             forwarded_signals: forwarded.lock().map(|f| f.clone()).unwrap_or_default(),
         },
         Err(_) => ChildExit::default(),
-    };
-    let (processes, unreadable) = read_records(&out);
-    let chained_sitecustomize = processes
-        .iter()
-        .find_map(|p| p.chained_sitecustomize.clone());
-    Ok(RunFacts {
-        command: command.to_vec(),
-        started_at,
-        wall_s,
-        exit,
-        processes,
-        unreadable,
-        chained_sitecustomize,
+    })
+}
+
+/// Starts the command and waits for its end. A console's Ctrl-C reaches every process attached
+/// to it, the command's included, so nothing is forwarded on Windows.
+#[cfg(not(unix))]
+fn run_to_end(mut cmd: Command, program: &str) -> Result<ChildExit, RunError> {
+    let status = cmd
+        .spawn()
+        .and_then(|mut child| child.wait())
+        .map_err(|e| RunError::Spawn(program.to_string(), e))?;
+    Ok(ChildExit {
+        code: status.code(),
+        signal: None,
+        forwarded_signals: Vec::new(),
     })
 }
 
@@ -157,6 +185,7 @@ pub fn run_observed(command: &[String], options: &RunOptions) -> Result<RunFacts
 /// a calling shell or scheduler sees what it would have seen. Signals whose default action dumps
 /// core end with the shell's 128 + signal instead (no core file of cudoctor).
 pub fn exit_as(exit: &ChildExit) -> ! {
+    #[cfg(unix)]
     if let Some(sig) = exit.signal {
         let terminating = [
             SIGINT, SIGTERM, SIGHUP, SIGKILL, SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM,

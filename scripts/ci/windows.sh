@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# The Windows build: cross-compiled for x86_64-pc-windows-gnu (rustup's target, Debian's
+# mingw-w64 as the linker), lint-clean there, and run under Wine (Debian's wine64):
+#   - `--version` names the version the Linux build names;
+#   - `rules` lists exactly what the Linux binary lists (one registry for both);
+#   - `check --format json` on this Wine machine (no GPU, no Python) ends with exit status 0
+#     or 1, says the OS is windows, and reports the missing driver (DRV001);
+#   - `check --format text` ends the same way and prints its verdict.
+#
+# Installs the target and the packages when missing and this runs as root. Without them it prints
+# SKIPPED and exits 0, unless CUDOCTOR_REQUIRE_TOOLS=1 (as .ci/run sets): then it fails.
+# Timings of each step are printed (Wine's first start makes its prefix: about 10 s here).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+target=x86_64-pc-windows-gnu
+
+skip() {
+  if [ "${CUDOCTOR_REQUIRE_TOOLS:-0}" = 1 ]; then
+    echo "windows: FAILED: $1" >&2
+    exit 1
+  fi
+  echo "windows: SKIPPED: $1" >&2
+  exit 0
+}
+fail() {
+  echo "windows: FAILED: $1" >&2
+  exit 1
+}
+step_start=$SECONDS
+step() {
+  echo "windows: $1 ($((SECONDS - step_start)) s since the start)" >&2
+}
+
+wine_bin() { command -v wine64 || { [ -x /usr/lib/wine/wine64 ] && echo /usr/lib/wine/wine64; } || true; }
+if ! command -v x86_64-w64-mingw32-gcc >/dev/null || [ -z "$(wine_bin)" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    step "installing Debian's gcc-mingw-w64-x86-64 and wine64"
+    pkgs="gcc-mingw-w64-x86-64 wine64"
+    timeout 600 env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $pkgs >/tmp/windows-apt.log 2>&1 ||
+      { timeout 300 apt-get update >/dev/null 2>&1 &&
+        timeout 600 env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $pkgs >/tmp/windows-apt.log 2>&1; } ||
+      skip "mingw-w64 and wine64 are not installed and apt-get could not install them (see /tmp/windows-apt.log)"
+  else
+    skip "mingw-w64 and wine64 are not installed (apt-get install gcc-mingw-w64-x86-64 wine64, as root)"
+  fi
+fi
+wine=$(wine_bin)
+if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
+  step "adding the $target target"
+  timeout 600 rustup target add "$target" >/dev/null 2>&1 || skip "rustup could not add $target"
+fi
+
+step "clippy for $target"
+cargo clippy --target "$target" --workspace --quiet -- -D warnings
+step "building cudoctor.exe"
+cargo build --target "$target" --quiet -p cudoctor
+exe="${CARGO_TARGET_DIR:-$root/target}/$target/debug/cudoctor.exe"
+[ -f "$exe" ] || fail "no $exe after the build"
+linux_bin="${CUDOCTOR_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/cudoctor}"
+[ -x "$linux_bin" ] || cargo build --quiet -p cudoctor
+
+export WINEPREFIX="${CUDOCTOR_WINEPREFIX:-$HOME/.cache/cudoctor-wine}"
+export WINEDEBUG=-all
+mkdir -p "$WINEPREFIX"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+run_wine() { timeout 120 "$wine" "$exe" "$@"; }
+
+step "starting Wine (prefix $WINEPREFIX)"
+timeout 300 "$wine" cmd /c exit 0 >/dev/null 2>&1 || true
+# Wine 8.0 lacks bcryptprimitives.dll (ProcessPrng), which Rust's std imports since 1.78:
+# a stand-in built here from scripts/ci/wine/bcryptprimitives.c (Windows 10+ has the real one).
+sys32="$WINEPREFIX/drive_c/windows/system32"
+[ -d "$sys32" ] || fail "Wine made no prefix at $WINEPREFIX"
+x86_64-w64-mingw32-gcc -O2 -shared -Wl,--kill-at -o "$sys32/bcryptprimitives.dll" \
+  scripts/ci/wine/bcryptprimitives.c -ladvapi32
+step "Wine ready"
+
+version=$(run_wine --version | tr -d '\r') || fail "cudoctor.exe --version failed"
+expected=$("$linux_bin" --version)
+[ "$version" = "$expected" ] || fail "--version: '$version' under Wine, '$expected' on Linux"
+echo "windows: --version: $version" >&2
+
+run_wine rules | tr -d '\r' >"$work/rules-windows.txt" || fail "cudoctor.exe rules failed"
+"$linux_bin" rules >"$work/rules-linux.txt"
+diff -u "$work/rules-linux.txt" "$work/rules-windows.txt" >&2 ||
+  fail "rules: the Windows build lists other rules than the Linux one"
+echo "windows: rules: $(wc -l <"$work/rules-windows.txt") rules, the Linux list" >&2
+
+set +e
+run_wine check --format json >"$work/check.json" 2>"$work/check.err"
+rc=$?
+set -e
+[ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$work/check.err" >&2; fail "check --format json exited with $rc"; }
+python3 - "$work/check.json" <<'EOF' || fail "check --format json under Wine: unexpected report"
+import json, sys
+report = json.load(open(sys.argv[1]))
+snapshot = report.get("snapshot", report)
+os_name = snapshot["host"]["os"]
+assert os_name == "windows", f"host.os is {os_name!r}"
+codes = [f["code"] for f in report["findings"]]
+assert "DRV001" in codes, f"no DRV001 (no driver) among {codes}"
+print(f"windows: check --format json: os {os_name}, findings {codes}", file=sys.stderr)
+EOF
+
+set +e
+run_wine check >"$work/check.txt" 2>"$work/check-text.err"
+rc=$?
+set -e
+[ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$work/check-text.err" >&2; fail "check exited with $rc"; }
+grep -q "Verdict:" "$work/check.txt" || { cat "$work/check.txt" >&2; fail "check printed no verdict"; }
+step "passed: $(tr -d '\r' <"$work/check.txt" | grep Verdict:)"
