@@ -2,7 +2,7 @@
 //! rules need (parsed versions, compute capabilities filled in from GPU names).
 
 use cudoctor_kb::{ComputeCapability, CudaVersion, DriverVersion, Kb};
-use cudoctor_snapshot::{Gpu, PythonEnv, Snapshot, TorchBuild};
+use cudoctor_snapshot::{Framework, Gpu, PythonEnv, Snapshot, TorchBuild};
 
 pub struct Context<'a> {
     pub snap: &'a Snapshot,
@@ -372,7 +372,102 @@ pub fn current_env(
         torchaudio: env.package("torchaudio").map(|p| p.version.clone()),
         torch_cuda: torch.cuda.as_deref().and_then(|c| c.parse().ok()),
         fails_here,
+        torch_wheels: torch_wheels(env),
+        ..frameworks_env(env)
     }
+}
+
+/// The environment's frameworks beside torch and its `nvidia-*` wheels of a CUDA major, as the
+/// chooser takes them (`check`'s FW020 and `plan` judge the same).
+pub fn frameworks_env(env: &PythonEnv) -> cudoctor_plan::CurrentEnv {
+    let others = env
+        .frameworks
+        .iter()
+        .filter(|b| b.framework != Framework::Torch)
+        .filter_map(|b| other_build(env, b))
+        .collect();
+    let nvidia_wheels = env
+        .packages
+        .iter()
+        .filter(|p| p.name.starts_with("nvidia-"))
+        .filter_map(|p| {
+            Some(cudoctor_plan::MajorWheel {
+                major: cudoctor_plan::wheel_major(&p.name)?,
+                name: p.name.clone(),
+                version: p.version.clone(),
+            })
+        })
+        .collect();
+    cudoctor_plan::CurrentEnv {
+        others,
+        nvidia_wheels,
+        ..Default::default()
+    }
+}
+
+/// A framework build of `env` as the chooser moves it between CUDA majors; None without a
+/// CUDA binding.
+pub fn other_build(
+    env: &PythonEnv,
+    b: &cudoctor_snapshot::FrameworkBuild,
+) -> Option<cudoctor_plan::OtherBuild> {
+    let major = b.cuda.as_ref()?.major;
+    let cuda_extras = match b.framework {
+        Framework::Jax => {
+            let mut majors: Vec<u32> = b
+                .companions
+                .iter()
+                .filter(|c| c.required_by.starts_with("jax "))
+                .filter_map(|c| c.requirement.parse::<cudoctor_types::Requirement>().ok())
+                .flat_map(|r| r.marker_extras())
+                .filter_map(|e| e.strip_prefix("cuda")?.parse().ok())
+                .collect();
+            majors.sort_unstable();
+            majors.dedup();
+            majors
+        }
+        _ => Vec::new(),
+    };
+    let major_distributions = match b.framework {
+        Framework::Jax => vec![
+            format!("jax-cuda{major}-plugin"),
+            format!("jax-cuda{major}-pjrt"),
+        ],
+        Framework::Cupy => vec![b.package.clone()],
+        _ => Vec::new(),
+    }
+    .into_iter()
+    .filter(|n| env.package(n).is_some())
+    .collect();
+    Some(cudoctor_plan::OtherBuild {
+        framework: b.framework,
+        version: b.version.clone(),
+        package: b.package.clone(),
+        cuda_major: major,
+        cuda_extras,
+        major_distributions,
+    })
+}
+
+/// torch's CUDA wheels as its metadata names them, pinned at their installed versions.
+fn torch_wheels(env: &PythonEnv) -> Vec<String> {
+    let Some(t) = env
+        .frameworks
+        .iter()
+        .find(|b| b.framework == Framework::Torch)
+    else {
+        return Vec::new();
+    };
+    let mut pins: Vec<String> = t
+        .needs
+        .iter()
+        .filter_map(|n| n.parse::<cudoctor_types::Requirement>().ok())
+        .filter_map(|r| env.package(&r.name))
+        .map(|p| format!("{}=={}", p.name, p.version))
+        .collect();
+    pins.sort();
+    pins.dedup();
+    pins
 }
 
 impl Context<'_> {

@@ -72,12 +72,7 @@ impl<'a> Context<'a> {
 
     /// The environment a fix is written for: its interpreter and installer.
     pub fn target_env(&self, env: &PythonEnv) -> cudoctor_plan::TargetEnv {
-        cudoctor_plan::TargetEnv {
-            prefix: env.prefix.clone(),
-            python: crate::context::env_python(env),
-            installer: env.installer.as_ref().map(|i| i.kind).unwrap_or_default(),
-            conda_pytorch: env.conda_packages.iter().any(|p| p.name == "pytorch"),
-        }
+        crate::context::target_env(env)
     }
 
     /// The value of a PEP 508 marker variable for environment `env` (`extra` excluded: see
@@ -154,91 +149,6 @@ impl<'a> Context<'a> {
                 })
             })
             .collect()
-    }
-}
-
-/// The same framework built for CUDA `major`, as what to install and what to remove first
-/// (installed distributions only), when its distribution names say which one that is:
-/// JAX's `jax[cudaNN]` extra (offered only where this jax's metadata has it and the knowledge
-/// base knows the plugin of that release is served for this Python), CuPy's `cupy-cudaNNx`.
-/// `Err` says, in words, why no such build is named.
-pub fn build_for_major(
-    kb: &cudoctor_kb::Kb,
-    v: FrameworkView,
-    major: u32,
-) -> Result<(Vec<String>, Vec<String>), String> {
-    let b = v.build;
-    let installed = |n: &str| v.env.package(n).is_some();
-    let name = b.framework.name();
-    match b.framework {
-        Framework::Jax => {
-            let extra = format!("cuda{major}");
-            let has_extra = b.companions.iter().any(|c| {
-                c.required_by.starts_with("jax ")
-                    && c.requirement
-                        .parse::<Requirement>()
-                        .is_ok_and(|r| r.marker_extras().contains(&extra))
-            });
-            if !has_extra {
-                return Err(format!(
-                    "jax {}'s metadata has no {extra} extra: install JAX for CUDA {major} in an environment of its own (uv venv / python -m venv)",
-                    b.version
-                ));
-            }
-            let python = v
-                .env
-                .python_version
-                .as_deref()
-                .map(|p| p.split('.').take(2).collect::<Vec<_>>().join("."));
-            let plugin = format!("jax-cuda{major}-plugin");
-            match python
-                .as_deref()
-                .and_then(|py| kb.jax_cuda_plugin_exists(major, &b.version, py))
-            {
-                Some(true) => {}
-                Some(false) => {
-                    return Err(format!(
-                        "no {plugin} {} is served for Python {}, so JAX {} has no CUDA {major} build to install here: first install JAX for CUDA {major} in an environment of its own, at a release that has it",
-                        b.version,
-                        python.unwrap_or_default(),
-                        b.version
-                    ))
-                }
-                None => {
-                    return Err(format!(
-                        "whether {plugin} {} exists for Python {} is not in the knowledge base: first check with `uv pip install --dry-run 'jax[{extra}]=={}'` before moving JAX to CUDA {major}, or give it an environment of its own",
-                        b.version,
-                        python.as_deref().unwrap_or("(unknown)"),
-                        b.version
-                    ))
-                }
-            }
-            let old = b.cuda.as_ref().map(|c| c.major).ok_or_else(|| {
-                format!("{name} {} has no CUDA binding", b.version)
-            })?;
-            let remove = [
-                format!("jax-cuda{old}-plugin"),
-                format!("jax-cuda{old}-pjrt"),
-            ]
-            .into_iter()
-            .filter(|n| installed(n))
-            .collect();
-            Ok((vec![format!("jax[{extra}]=={}", b.version)], remove))
-        }
-        Framework::Cupy => {
-            let remove = installed(&b.package)
-                .then(|| b.package.clone())
-                .into_iter()
-                .collect();
-            // With its `ctk` extra: CuPy's own metadata ("install this package together with
-            // all needed CUDA components from PyPI by passing the [ctk] tag", cupy-cuda13x
-            // 14.2.0), so libraries torch's wheels do not bring (cuRAND beside torch 2.15) come
-            // too. A release without the extra installs the same with a warning.
-            Ok((vec![format!("cupy-cuda{major}x[ctk]")], remove))
-        }
-        _ => Err(format!(
-            "{name} has no build told apart by its distribution name: install it in an environment of its own (uv venv / python -m venv)"
-        )),
     }
 }
 

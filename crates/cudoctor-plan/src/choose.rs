@@ -206,10 +206,42 @@ pub fn plan(kb: &Kb, input: &PlanInput) -> Result<Plan, PlanError> {
         );
     }
     plan.remedy = crate::remedy::remedy(kb, input)?;
+    plan.frameworks = frameworks(kb, input, &plan);
     if let Some(cur) = &input.current {
         plan.current = Some(current::judge(kb, cur, input, &gpus, &plan));
     }
     Ok(plan)
+}
+
+/// The frameworks beside torch on the CUDA major torch ends at: its remedy's (or its own
+/// build's) for the environment, the chosen build's for a what-if machine.
+fn frameworks(kb: &Kb, input: &PlanInput, plan: &Plan) -> Option<crate::OneMajor> {
+    let cur = input.current.as_ref().filter(|c| !c.others.is_empty())?;
+    let (keep, target) = match &input.target {
+        Some(t) => (crate::kept_major(cur, plan.remedy.as_ref())?, t.clone()),
+        None => (
+            crate::kept_major(
+                &crate::CurrentEnv {
+                    torch: Some(format!(
+                        "{}+{}",
+                        plan.torch.as_deref()?,
+                        plan.variant.as_deref()?
+                    )),
+                    ..Default::default()
+                },
+                None,
+            )?,
+            crate::TargetEnv::generic(),
+        ),
+    };
+    Some(crate::one_major(
+        kb,
+        cur,
+        input.python.as_deref(),
+        &target,
+        keep,
+        plan.remedy.as_ref(),
+    ))
 }
 
 fn cpu_plan(kb: &Kb, releases: &[&TorchRelease], input: &PlanInput, plan: &mut Plan) {

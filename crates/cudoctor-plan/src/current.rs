@@ -114,10 +114,47 @@ pub(crate) fn judge(
             ));
         }
     }
+    let mixed = plan.frameworks.as_ref().filter(|m| !m.steps.is_empty());
+    if let Some(m) = &plan.frameworks {
+        for f in &m.frameworks {
+            findings.push(match (&f.separate, f.install.first()) {
+                _ if f.shares(m.keep) => format!(
+                    "{} (CUDA {}) shares CUDA {} with torch",
+                    f.build, f.cuda_major, m.keep
+                ),
+                (Some(why), _) => format!(
+                    "{} (CUDA {}) has no build for CUDA {} here: {why}",
+                    f.build, f.cuda_major, m.keep
+                ),
+                (None, Some(i)) => format!(
+                    "{} (CUDA {}) moves to CUDA {}: {i}",
+                    f.build, f.cuda_major, m.keep
+                ),
+                (None, None) => format!("{} (CUDA {})", f.build, f.cuda_major),
+            });
+        }
+    }
+    let torch_problem = !problems.is_empty();
+    if mixed.is_some() {
+        let moves = plan
+            .remedy
+            .as_ref()
+            .is_some_and(|r| !r.keeps_torch && !r.variant.is_empty());
+        problems.push(format!(
+            "framework builds or nvidia-* wheels of another CUDA major than CUDA {}, the one torch {}, are installed here: one major's libraries end up in the other's process",
+            plan.frameworks.as_ref().map(|m| m.keep).unwrap_or_default(),
+            if moves { "moves to" } else { "keeps" }
+        ));
+    }
     let ok = problems.is_empty();
     let mut changes = Vec::new();
     if !ok {
         findings.extend(problems);
+        if let Some(m) = mixed {
+            changes.extend(m.steps.iter().map(|s| s.text().to_string()));
+        }
+    }
+    if torch_problem {
         match (&plan.remedy, &plan.commands.pip, &plan.torch, &plan.variant) {
             (Some(r), ..) => changes.extend(r.steps.iter().map(|s| s.text().to_string())),
             (None, Some(cmd), Some(t), Some(v)) => {

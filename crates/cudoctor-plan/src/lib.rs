@@ -22,6 +22,7 @@ mod commands;
 mod current;
 mod fit;
 pub mod fix;
+mod frameworks;
 pub mod install;
 mod model;
 mod platform;
@@ -31,6 +32,10 @@ mod reverse;
 pub use choose::{plan, JETSON_INSTALL};
 pub use commands::{commands, parse_pip, ParsedPip, PYTORCH_INDEX};
 pub use fix::{comment, heredoc, quote, quote_bytes, quote_powershell, FixStep};
+pub use frameworks::{
+    build_for_major, kept_major, one_major, wheel_major, FrameworkFit, MajorWheel, OneMajor,
+    OtherBuild,
+};
 pub use install::{torch_index_url, Install};
 pub use model::{
     parse_installer, Avoid, BuildInput, BuildPlan, Commands, CurrentEnv, CurrentVerdict,

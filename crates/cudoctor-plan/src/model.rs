@@ -41,6 +41,16 @@ pub struct CurrentEnv {
     /// the tables say: the remedy moves away from it.
     #[serde(default)]
     pub fails_here: bool,
+    /// The other framework builds of the environment bound to a CUDA major (JAX, CuPy, ...).
+    #[serde(default)]
+    pub others: Vec<crate::OtherBuild>,
+    /// Its installed `nvidia-*` wheels named for a CUDA major.
+    #[serde(default)]
+    pub nvidia_wheels: Vec<crate::MajorWheel>,
+    /// torch's own CUDA wheels as its metadata names them, at their installed versions
+    /// ("nvidia-cudnn-cu13==9.19.0.56").
+    #[serde(default)]
+    pub torch_wheels: Vec<String>,
 }
 
 /// One CUDA toolkit installed on the machine.
@@ -195,6 +205,10 @@ pub struct Plan {
     /// machine and environment is this, word for word.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remedy: Option<crate::remedy::Remedy>,
+    /// The frameworks beside torch in the current environment on the CUDA major torch ends
+    /// at: `check`'s FW020 fix is its steps, word for word.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frameworks: Option<crate::OneMajor>,
     pub gpus: Vec<ResolvedGpu>,
     /// Things the user should know that are not reasons for the choice (unknown facts ...).
     pub warnings: Vec<String>,

@@ -273,7 +273,7 @@ mod tests {
                 torchvision: vision.map(str::to_string),
                 torchaudio: None,
                 torch_cuda: None,
-                fails_here: false,
+                ..Default::default()
             }),
             target: Some(TargetEnv {
                 prefix: "/opt/my venv".into(),

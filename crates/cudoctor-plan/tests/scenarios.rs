@@ -338,6 +338,7 @@ fn the_h200_machine_is_already_right() {
         torchaudio: Some("2.11.0+cu130".into()),
         torch_cuda: Some("13.0".parse().unwrap()),
         fails_here: false,
+        ..Default::default()
     });
     let p = plan(kb(), &i).unwrap();
     let cur = p.current.unwrap();

@@ -12,6 +12,21 @@ use cudoctor_types::inert::{self, line};
 /// that holds a newline or an escape sequence shows as `\n`/`\e`, never as a forged line.
 pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String {
     let mut out = String::new();
+    // The frameworks beside torch first: when torch moves, these run before its own fix.
+    if let Some(m) = p.frameworks.as_ref().filter(|m| !m.steps.is_empty()) {
+        let names: Vec<String> = m
+            .frameworks
+            .iter()
+            .map(|f| line(&f.build).into_owned())
+            .collect();
+        let _ = writeln!(
+            out,
+            "This environment: one CUDA major (CUDA {}) for torch and {}",
+            m.keep,
+            names.join(", ")
+        );
+        steps(&mut out, &m.steps);
+    }
     if let Some(r) = &p.remedy {
         if r.torch.is_empty() {
             let _ = writeln!(out, "This environment: no torch build fits it");
@@ -27,18 +42,7 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
             };
             let _ = writeln!(out, "This environment: {what}");
         }
-        for s in &r.steps {
-            match s {
-                // A command's own lines stay (a heredoc); its values are quoted on one line.
-                cudoctor_plan::FixStep::Shell(c) => {
-                    let _ = writeln!(out, "\n  {}", inert::text(c));
-                }
-                cudoctor_plan::FixStep::Prose(t) => {
-                    let _ = writeln!(out, "  {}", line(t));
-                }
-            }
-        }
-        let _ = writeln!(out);
+        steps(&mut out, &r.steps);
     }
     if let Some(u) = p.driver_upgrade.as_ref().filter(|u| u.required) {
         let _ = writeln!(
@@ -182,6 +186,22 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
 pub fn render_plan_markdown(text: &str) -> String {
     let fence = inert::markdown_fence(text);
     format!("## cudoctor plan\n\n{fence}text\n{text}{fence}\n")
+}
+
+/// A fix's steps: commands set apart on their own lines, prose indented.
+fn steps(out: &mut String, steps: &[cudoctor_plan::FixStep]) {
+    for s in steps {
+        match s {
+            // A command's own lines stay (a heredoc); its values are quoted on one line.
+            cudoctor_plan::FixStep::Shell(c) => {
+                let _ = writeln!(out, "\n  {}", inert::text(c));
+            }
+            cudoctor_plan::FixStep::Prose(t) => {
+                let _ = writeln!(out, "  {}", line(t));
+            }
+        }
+    }
+    let _ = writeln!(out);
 }
 
 fn section(out: &mut String, title: &str, lines: &[String]) {

@@ -165,3 +165,119 @@ fn sglang_pinning_another_torch_is_an_error_with_the_pinned_release_as_fix() {
         "{fix}"
     );
 }
+
+/// The fix of `check`'s FW020 finding and `plan`'s changes for the same environment, as lines.
+fn fw020_fix_and_plan_changes(m: &mut FakeMachine) -> (Vec<String>, serde_json::Value) {
+    m.var("VIRTUAL_ENV", "/venv");
+    m.prepend_path("/venv/bin");
+    let (v, f) = findings(m);
+    assert!(f.iter().any(|(c, _, _)| c == "FW020"), "no FW020 in {f:?}");
+    let fw020 = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "FW020")
+        .unwrap();
+    let fix: Vec<String> = fw020["fix"]
+        .as_array()
+        .expect("fix")
+        .iter()
+        .map(|s| {
+            s.get("shell")
+                .or(s.get("prose"))
+                .and_then(|t| t.as_str())
+                .unwrap_or_else(|| panic!("fix step {s}"))
+                .to_string()
+        })
+        .collect();
+    let r = m.run(&["plan", "--format", "json"]);
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", r.stdout, r.stderr));
+    (fix, plan)
+}
+
+#[test]
+fn check_and_plan_give_one_remedy_for_cupy_of_another_major_beside_torch() {
+    let mut m = machine("580.95.05", "13.0");
+    with_env(&m, "cupy-cuda12x-beside-torch");
+    let (fix, plan) = fw020_fix_and_plan_changes(&mut m);
+    let current = &plan["current"];
+    assert_eq!(current["ok"], false, "{plan:#}");
+    let changes: Vec<String> = current["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    // torch fits this driver: the only change is the environment's one major, word for word.
+    assert_eq!(changes, fix, "{plan:#}");
+    assert_eq!(plan["frameworks"]["keep"], 13);
+    assert!(
+        fix.iter()
+            .any(|s| s == "uv pip install --python /venv/bin/python 'cupy-cuda13x[ctk]'"),
+        "{fix:#?}"
+    );
+    assert!(
+        fix.iter()
+            .any(|s| s == "uv pip uninstall --python /venv/bin/python cupy-cuda12x"),
+        "{fix:#?}"
+    );
+}
+
+#[test]
+fn when_the_driver_moves_torch_to_cupys_major_check_and_plan_keep_that_major() {
+    // R550 runs CUDA 12 only: torch's own fix moves it to a CUDA 12 build, so the environment
+    // keeps CUDA 12 and CuPy for CUDA 12 stays; torch's CUDA 13 wheels go first.
+    let mut m = machine("550.54.15", "12.4");
+    // Two mistakes, two roots: a torch the driver cannot run, and two majors in one env.
+    m.breakages(2);
+    with_env(&m, "cupy-cuda12x-beside-torch");
+    let (fix, plan) = fw020_fix_and_plan_changes(&mut m);
+    assert_eq!(plan["frameworks"]["keep"], 12, "{plan:#}");
+    let remedy = &plan["remedy"];
+    assert!(
+        remedy["variant"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("cu12")),
+        "{plan:#}"
+    );
+    assert!(
+        fix[0].starts_with("Keep CUDA 12 in this environment, before torch's own fix (torch "),
+        "{fix:#?}"
+    );
+    assert!(!fix.iter().any(|s| s.contains("cupy-cuda13x")), "{fix:#?}");
+    assert!(
+        fix.iter().any(
+            |s| s.starts_with("uv pip uninstall --python /venv/bin/python ")
+                && s.contains("nvidia-cudnn-cu13")
+                && !s.contains("cupy")
+        ),
+        "{fix:#?}"
+    );
+    // plan's changes: the same steps, then torch's own fix.
+    let changes: Vec<String> = plan["current"]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(changes[..fix.len()], fix[..], "{plan:#}");
+    let torch_steps: Vec<&str> = remedy["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.get("shell").or(s.get("prose")).unwrap().as_str().unwrap())
+        .collect();
+    assert_eq!(changes[fix.len()..], torch_steps[..], "{plan:#}");
+}
+
+#[test]
+fn plan_text_puts_the_frameworks_one_major_before_torchs_own_fix() {
+    let mut m = machine("550.54.15", "12.4");
+    m.breakages(2);
+    with_env(&m, "cupy-cuda12x-beside-torch");
+    m.var("VIRTUAL_ENV", "/venv");
+    m.prepend_path("/venv/bin");
+    let r = m.run(&["plan"]);
+    insta::assert_snapshot!("plan_cupy12_beside_torch_on_r550", r.stdout);
+}

@@ -576,6 +576,52 @@ fn a_cuda12_framework_beside_a_cuda13_torch_is_one_root_cause() {
 }
 
 #[test]
+fn check_and_plan_give_one_remedy_for_jax_of_another_major_beside_torch() {
+    let Some(python) = real_env("jax-cuda12-beside-torch") else {
+        return;
+    };
+    let json = check_json(&python, None);
+    let fw020 = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "FW020")
+        .expect("FW020")
+        .clone();
+    let fix: Vec<String> = fw020["fix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            s["shell"]
+                .as_str()
+                .or(s["prose"].as_str())
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    // plan in the activated env: the same steps, word for word.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.args(["plan", "--format", "json"]);
+    let bin = python.parent().unwrap().to_string_lossy().into_owned();
+    let path = format!("{bin}:{}", std::env::var("PATH").unwrap_or_default());
+    let out = with_only(cmd, &[("VIRTUAL_ENV", env_prefix(&python)), ("PATH", path)])
+        .output()
+        .unwrap();
+    let plan: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("plan JSON: {e}\n{}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(plan["current"]["ok"], false, "{plan:#}");
+    let changes: Vec<String> = plan["current"]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(changes, fix, "{plan:#}");
+    assert!(fix.iter().any(|s| s.contains("'jax[cuda13]==")), "{fix:#?}");
+}
+
+#[test]
 fn a_companion_from_another_release_is_caught() {
     let Some(python) = real_env("companion-wrong-release") else {
         return;

@@ -2,7 +2,7 @@ use cudoctor_kb::{CudaVersion, DriverSupport, DriverVersion};
 use cudoctor_plan::DriverFor;
 
 use crate::context::TorchEnv;
-use crate::frameworks::{build_for_major, FrameworkView};
+use crate::frameworks::FrameworkView;
 use crate::{Confidence, Context, Finding, Layer, Rule, Severity, Subject};
 
 pub static RULE: Rule = Rule {
@@ -112,7 +112,13 @@ fn judge_framework(
             f.title = format!("Driver {driver} is too old for {}", v.label());
             let (mut f, upgradable) = driver_upgrade(ctx, f, cuda, least);
             let runs = max.map(|(m, _)| m.major).filter(|m| *m < cuda.major);
-            if let Some((install, remove)) = runs.and_then(|m| build_for_major(ctx.kb, v, m).ok()) {
+            let moved = runs
+                .zip(crate::context::other_build(v.env, v.build))
+                .and_then(|(m, b)| {
+                    cudoctor_plan::build_for_major(ctx.kb, &b, v.env.python_version.as_deref(), m)
+                        .ok()
+                });
+            if let Some((install, remove)) = moved {
                 let target = ctx.target_env(v.env);
                 f = f.prose(format!(
                     "{} install {name}'s build for CUDA {}:",

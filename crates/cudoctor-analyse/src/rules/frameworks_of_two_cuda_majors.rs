@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use cudoctor_snapshot::{Framework, PythonEnv};
 
-use crate::frameworks::{build_for_major, nvidia_wheels_of_major, FrameworkView};
+use crate::frameworks::{nvidia_wheels_of_major, FrameworkView};
 use crate::{Context, Finding, Layer, Rule, Severity, Subject};
 
 pub static RULE: Rule = Rule {
@@ -29,10 +29,12 @@ are installed or its libraries are nowhere to be found; a warning when that fram
 system toolkit of its own major.
 
 ## How to fix
-One CUDA major per environment: install the other framework's build for torch's major
+One CUDA major per environment: the major torch ends at (its own, or the one its fix moves it
+to when this driver cannot run its build). Install the other framework's build for that major
 (`jax[cuda13]`, `cupy-cuda13x`), or give it an environment of its own; then remove the other
-major's `nvidia-*` wheels and reinstall torch's CUDA wheels over the files they overwrote. The
-report prints the commands in the environment's installer.
+major's `nvidia-*` wheels and reinstall the kept major's CUDA wheels over the files they
+overwrote. The report prints the commands in the environment's installer; `cudoctor plan`
+prints the same commands for the same environment.
 "#,
     check,
 };
@@ -97,7 +99,28 @@ fn libraries_of_major(ctx: &Context, env: &PythonEnv, major: u32) -> Option<Stri
 }
 
 fn judge(ctx: &Context, env: &PythonEnv, by_major: &BTreeMap<u32, Vec<FrameworkView>>) -> Finding {
-    let keep = anchor_major(by_major);
+    let torch = ctx
+        .torch_envs()
+        .into_iter()
+        .find(|t| std::ptr::eq(t.env, env));
+    let (cur, remedy) = match torch {
+        Some(t) => (
+            crate::context::current_env(env, t.torch, false),
+            ctx.torch_remedy(t),
+        ),
+        None => (crate::context::frameworks_env(env), None),
+    };
+    // The major torch ends at (its own fix may move it), else the one most builds share.
+    let keep =
+        cudoctor_plan::kept_major(&cur, remedy.as_ref()).unwrap_or_else(|| anchor_major(by_major));
+    let one_major = cudoctor_plan::one_major(
+        ctx.kb,
+        &cur,
+        env.python_version.as_deref(),
+        &ctx.target_env(env),
+        keep,
+        remedy.as_ref(),
+    );
     let majors: Vec<String> = by_major.keys().map(|m| format!("CUDA {m}")).collect();
     let names = |vs: &[FrameworkView]| {
         vs.iter()
@@ -122,7 +145,10 @@ fn judge(ctx: &Context, env: &PythonEnv, by_major: &BTreeMap<u32, Vec<FrameworkV
             .map(|(m, _)| format!("CUDA {m}"))
             .collect::<Vec<_>>()
             .join(", "),
-        names(&by_major[&keep]),
+        by_major
+            .get(&keep)
+            .map(|vs| names(vs))
+            .unwrap_or_else(|| "torch's fix".into()),
         env.prefix
     );
     let mut f = Finding::new(&RULE, title).about(Subject::MixedCudaMajors {
@@ -190,62 +216,9 @@ fn judge(ctx: &Context, env: &PythonEnv, by_major: &BTreeMap<u32, Vec<FrameworkV
     }
     f = f.cause(cause);
 
-    // The remedy: every other build moved to the kept major, then its wheels gone and torch's
-    // own CUDA wheels put back.
-    let target = ctx.target_env(env);
-    let mut install: Vec<String> = Vec::new();
-    let mut remove: Vec<String> = Vec::new();
-    let mut separate: Vec<String> = Vec::new();
-    for (_, vs) in &others {
-        for v in vs.iter() {
-            match build_for_major(ctx.kb, *v, keep) {
-                Ok((i, r)) => {
-                    install.extend(i);
-                    remove.extend(r);
-                }
-                Err(why) => separate.push(why),
-            }
-        }
-    }
-    remove.extend(foreign_wheels.iter().cloned());
-    remove.dedup();
-    f = f.prose(format!("Keep CUDA {keep} in this environment:"));
-    for why in &separate {
-        f = f.prose(why.clone());
-    }
-    if !remove.is_empty() {
-        f = f.shell(cudoctor_plan::install::uninstall(&target, &remove));
-    }
-    if !install.is_empty() {
-        f = f.shell(cudoctor_plan::install::install(&target, &install));
-    }
-    // torch's CUDA wheels, as its metadata names them, reinstalled over what the other wheels
-    // overwrote.
-    if !foreign_wheels.is_empty() {
-        if let Some(t) = by_major[&keep]
-            .iter()
-            .find(|v| v.build.framework == Framework::Torch)
-        {
-            let mut pins: Vec<String> = t
-                .build
-                .needs
-                .iter()
-                .filter_map(|n| n.parse::<cudoctor_types::Requirement>().ok())
-                .filter_map(|r| env.package(&r.name))
-                .map(|p| format!("{}=={}", p.name, p.version))
-                .collect();
-            pins.sort();
-            pins.dedup();
-            if !pins.is_empty() {
-                let mut args = vec!["--force-reinstall".to_string(), "--no-deps".to_string()];
-                args.extend(pins);
-                f = f
-                    .prose("then put back torch's own CUDA wheels over the files the others overwrote:")
-                    .shell(cudoctor_plan::install::install(&target, &args));
-            }
-        }
-    }
-    f
+    // The remedy is the chooser's (plan answers the same): every other build moved to the
+    // kept major, the other majors' wheels gone and the kept major's put back.
+    f.steps(one_major.steps)
 }
 
 #[cfg(test)]
@@ -401,7 +374,7 @@ mod tests {
         );
         assert_eq!(
             fix[4],
-            "uv pip install --python /opt/venv/bin/python --force-reinstall --no-deps nvidia-cudnn-cu13==9.19.0.56"
+            "uv pip install --python /opt/venv/bin/python --reinstall --no-deps nvidia-cudnn-cu13==9.19.0.56"
         );
         assert!(f[0].about.contains(&Subject::MixedCudaMajors {
             env: "/opt/venv".into()
