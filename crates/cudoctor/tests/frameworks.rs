@@ -281,3 +281,31 @@ fn plan_text_puts_the_frameworks_one_major_before_torchs_own_fix() {
     let r = m.run(&["plan"]);
     insta::assert_snapshot!("plan_cupy12_beside_torch_on_r550", r.stdout);
 }
+
+#[test]
+fn tensorflow_for_cuda_12_5_is_judged_against_the_driver_from_its_own_build_info() {
+    // R535 (CUDA 12.2) runs TensorFlow 2.20's CUDA 12.5 through minor-version compatibility;
+    // R470 (CUDA 11.4) is below the CUDA 12 floor.
+    let m = machine("535.104.05", "12.2");
+    with_env(&m, "tensorflow-wheel");
+    let (_, f) = findings(&m);
+    assert!(has(&f, "DRV004", "info"), "{f:?}");
+    assert!(!f.iter().any(|(_, s, _)| s == "error"), "{f:?}");
+    let m = machine("470.82.01", "11.4");
+    with_env(&m, "tensorflow-wheel");
+    let (v, f) = findings(&m);
+    assert!(has(&f, "DRV004", "error"), "{f:?}");
+    let title = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "DRV004")
+        .unwrap()["title"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        title,
+        "Driver 470.82.01 is too old for TensorFlow 2.20.0 in /venv"
+    );
+}

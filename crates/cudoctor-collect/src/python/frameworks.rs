@@ -339,16 +339,22 @@ fn py_assignment(text: &str, key: &str) -> Option<String> {
     })
 }
 
-/// A `'key': 'value'` (or `True`/`False`) entry of TensorFlow's `build_info` dict.
+/// A literal entry of TensorFlow's `build_info`: `'key': 'value'` of a dict, or
+/// `('key', 'value')` of the `collections.OrderedDict([...])` TensorFlow 2.x writes
+/// (`True`/`False` too). A list value (`['sm_60', ...]`) is not read here.
 fn dict_entry(text: &str, key: &str) -> Option<String> {
     let at = text
         .find(&format!("'{key}'"))
         .or_else(|| text.find(&format!("\"{key}\"")))?;
-    let rest = text[at + key.len() + 2..]
-        .trim_start()
-        .strip_prefix(':')?
+    let after = text[at + key.len() + 2..].trim_start();
+    let rest = after
+        .strip_prefix(':')
+        .or_else(|| after.strip_prefix(','))?
         .trim_start();
-    let end = rest.find([',', '}', '\n']).unwrap_or(rest.len());
+    if rest.starts_with('[') {
+        return None;
+    }
+    let end = rest.find([',', '}', ')', '\n']).unwrap_or(rest.len());
     let v = rest[..end].trim();
     Some(v.trim_matches(['\'', '"']).to_string())
 }
@@ -435,7 +441,7 @@ fn tensorflow(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
             .filter(|_| is_cuda)
             .and_then(|t| dict_entry(t, "cudnn_version")),
         needs: reqs.iter().filter(|r| is_cuda_wheel(r)).cloned().collect(),
-        ships: Vec::new(),
+        ships: shared_objects(host, env, &p.name),
         companions: Vec::new(),
         errors,
         unresolved: Vec::new(),
@@ -539,6 +545,10 @@ mod tests {
         assert_eq!(dict_entry(tf, "cudnn_version").as_deref(), Some("9"));
         assert_eq!(dict_entry(tf, "is_cuda_build").as_deref(), Some("True"));
         assert_eq!(dict_entry(tf, "nope"), None);
+        assert_eq!(dict_entry(tf, "cuda_compute_capabilities"), None);
+        let pairs = "build_info = collections.OrderedDict([('cuda_version', '12.5.1'), ('is_cuda_build', True)])\n";
+        assert_eq!(dict_entry(pairs, "cuda_version").as_deref(), Some("12.5.1"));
+        assert_eq!(dict_entry(pairs, "is_cuda_build").as_deref(), Some("True"));
         let ort =
             "package_name = 'onnxruntime-gpu'\n__version__ = '1.31.1'\ncuda_version = '13.0'\n";
         assert_eq!(py_assignment(ort, "cuda_version").as_deref(), Some("13.0"));
@@ -547,6 +557,38 @@ mod tests {
         assert_eq!((b.major, b.minor), (12, Some(5)));
         let b = binding_of("12", "x".into()).unwrap();
         assert_eq!((b.major, b.minor), (12, None));
+    }
+
+    #[test]
+    fn tensorflow_from_the_build_info_of_its_real_wheel() {
+        // tensorflow 2.20.0's own files (tests/fixtures/real/frameworks/tensorflow-wheel): its
+        // build_info is an OrderedDict of pairs, not a dict literal.
+        let env = captured("tensorflow-wheel");
+        let tf = only(&env, Framework::Tensorflow);
+        assert_eq!(tf.version, "2.20.0");
+        let c = tf.cuda.as_ref().expect("CUDA binding");
+        assert_eq!((c.major, c.minor), (12, Some(5)));
+        assert_eq!(c.read, "12.5.1");
+        assert!(c
+            .source
+            .ends_with("tensorflow/python/platform/build_info.py"));
+        assert_eq!(tf.cudnn.as_deref(), Some("9"));
+        assert!(
+            tf.needs
+                .iter()
+                .any(|n| n.starts_with("nvidia-cudnn-cu12<10.0,>=9.3.0.75")),
+            "{:?}",
+            tf.needs
+        );
+        assert!(
+            tf.ships
+                .iter()
+                .any(|s| s.ends_with("_pywrap_tensorflow_internal.so")
+                    || s.contains("libtensorflow_cc.so")),
+            "{:?}",
+            tf.ships
+        );
+        assert!(tf.errors.is_empty(), "{:?}", tf.errors);
     }
 
     #[test]
