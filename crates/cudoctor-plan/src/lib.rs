@@ -50,8 +50,9 @@ use cudoctor_kb::{ComputeCapability, Kb};
 /// Why no plan could be made from the inputs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
-    #[error("unknown GPU {0:?}: its compute capability is not in the knowledge base; give it as sm_XY or X.Y (nvidia-smi --query-gpu=compute_cap --format=csv)")]
-    UnknownGpu(String),
+    /// The one refusal of a `--gpu` spelling, the same for check, kernels, plan and explain.
+    #[error(transparent)]
+    UnknownGpu(#[from] cudoctor_kb::UnknownGpu),
     #[error("torch {0:?} is not a release in the knowledge base")]
     UnknownTorch(String),
     #[error("torch {torch} has no CUDA {cuda} build (its variants: {variants})")]
@@ -68,9 +69,7 @@ pub enum PlanError {
 pub fn resolve_gpus(kb: &Kb, gpus: &[String]) -> Result<Vec<ResolvedGpu>, PlanError> {
     gpus.iter()
         .map(|g| {
-            let named = kb
-                .resolve_gpu(g)
-                .map_err(|_| PlanError::UnknownGpu(g.clone()))?;
+            let named = kb.resolve_gpu(g)?;
             Ok(ResolvedGpu {
                 branches: kb.gpu_branches(named.cc, named.model),
                 given: named.given,
@@ -129,7 +128,9 @@ mod tests {
         assert_eq!(got[0].architecture.as_deref(), Some("Pascal"));
         assert_eq!(
             resolve_gpus(kb, &["NVIDIA B100".into()]),
-            Err(PlanError::UnknownGpu("NVIDIA B100".into()))
+            Err(PlanError::UnknownGpu(cudoctor_kb::UnknownGpu(
+                "NVIDIA B100".into()
+            )))
         );
     }
 

@@ -926,3 +926,71 @@ fn check_explain_and_plan_plan_a_jetson_as_jetson() {
     let (v, _) = m.json();
     assert!(v["snapshot"]["host"].get("l4t_release").is_none());
 }
+
+// ---------------------------------------------------------------- --gpu, one reading
+
+/// check, kernels, plan and explain read `--gpu` through the one parser: each spelling is taken
+/// by all four or refused by all four, with the same message.
+#[test]
+fn every_command_reads_gpu_spellings_alike() {
+    let m = FakeMachine::h200();
+    let log =
+        b"RuntimeError: CUDA error: no kernel image is available for execution on the device\n";
+    let library = env!("CARGO_BIN_EXE_cudoctor");
+    let run_all = |g: &str| -> Vec<(&str, Out)> {
+        let check = m.run(&["check", "--gpu", g]);
+        vec![
+            (
+                "check",
+                Out {
+                    code: check.code,
+                    stdout: check.stdout,
+                    stderr: check.stderr,
+                },
+            ),
+            ("kernels", cudoctor(&["kernels", "--gpu", g, library], b"")),
+            (
+                "plan",
+                cudoctor(
+                    &["plan", "--gpu", g, "--driver", "580.65.06", "--no-detect"],
+                    b"",
+                ),
+            ),
+            ("explain", cudoctor(&["explain", "--gpu", g, "-"], log)),
+        ]
+    };
+    for g in [
+        "sm_90",
+        "SM_90",
+        "sm_90a",
+        "sm_100f",
+        "compute_90",
+        "9.0",
+        "90",
+        "120",
+        "H200",
+        "NVIDIA H200",
+    ] {
+        for (command, out) in run_all(g) {
+            assert_ne!(out.code, 2, "{command} --gpu {g:?} refused: {}", out.stderr);
+        }
+    }
+    for g in ["sm_9x", "banana", "9.00", "9", "sm_", ""] {
+        let mut messages = Vec::new();
+        for (command, out) in run_all(g) {
+            assert_eq!(
+                out.code, 2,
+                "{command} --gpu {g:?} accepted: {}",
+                out.stdout
+            );
+            let message = out
+                .stderr
+                .lines()
+                .find_map(|l| l.split_once("unknown GPU ").map(|(_, m)| m.to_string()))
+                .unwrap_or_else(|| panic!("{command} --gpu {g:?}: {}", out.stderr));
+            messages.push(message);
+        }
+        messages.dedup();
+        assert_eq!(messages.len(), 1, "--gpu {g:?}: {messages:#?}");
+    }
+}
