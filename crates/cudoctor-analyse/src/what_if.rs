@@ -13,9 +13,11 @@ pub fn with_gpus(mut snap: Snapshot, gpus: &[String], kb: &Kb) -> Result<Snapsho
     let mut replaced = Vec::new();
     for (index, given) in gpus.iter().enumerate() {
         let named = kb.resolve_gpu(given)?;
+        // A capability names no product: the name says only that it is a what-if, since every
+        // label prints the capability beside it ("GPU 0 (what-if, sm_61)").
         let name = match named.model {
             Some(_) => given.clone(),
-            None => format!("what-if {}", named.cc.sm()),
+            None => "what-if".to_string(),
         };
         replaced.push(Gpu {
             index: index as u32,
@@ -51,7 +53,16 @@ mod tests {
             .map(|g| g.compute_capability.clone())
             .collect();
         assert_eq!(ccs, [Some("6.1".to_string()), Some("12.0".to_string())]);
-        assert_eq!(s.driver.gpus[1].name, "what-if sm_120");
+        assert_eq!(s.driver.gpus[1].name, "what-if");
+        let labels: Vec<String> = crate::Context::new(&s, Kb::embedded())
+            .gpus()
+            .iter()
+            .map(|g| g.label())
+            .collect();
+        assert_eq!(
+            labels,
+            ["GPU 0 (GTX 1080, sm_61)", "GPU 1 (what-if, sm_120)"]
+        );
         assert!(s.driver.gpus.iter().all(|g| g.what_if));
         assert!(h200().driver.gpus.iter().all(|g| !g.what_if));
         assert!(with_gpus(h200(), &["Voodoo 3".into()], Kb::embedded()).is_err());
