@@ -17,7 +17,7 @@ pub fn render_kernels_text(r: &KernelsReport) -> String {
         legend.add("<dir>", &dir);
     }
     let mut out = String::new();
-    let verdict = kernels_verdict(r);
+    let verdict = wrap("", "    ", &kernels_verdict(r), WIDTH);
     let _ = writeln!(out, "{verdict}");
     for l in legend.lines(r.libraries.iter().map(|l| l.path.as_str())) {
         let _ = writeln!(out, "{l}");
@@ -69,15 +69,32 @@ pub fn kernels_verdict(r: &KernelsReport) -> String {
     let unreadable = r.libraries.iter().filter(|l| l.error.is_some()).count();
     let mut parts = Vec::new();
     for g in &r.gpus {
-        let failing = g.libraries.iter().filter(|l| !l.verdict.runs()).count();
-        if failing > 0 {
-            let sm = g.gpu.compute_capability.sm();
-            parts.push(format!(
-                "{failing} of {} libraries cannot run on {} → cudoctor plan --gpu {sm}",
-                g.libraries.len(),
-                gpu_name(g)
-            ));
+        let failing: Vec<&str> = g
+            .libraries
+            .iter()
+            .filter(|l| !l.verdict.runs())
+            .map(|l| l.path.as_str())
+            .collect();
+        if failing.is_empty() {
+            continue;
         }
+        let sm = g.gpu.compute_capability.sm();
+        let torchs = failing.iter().filter(|p| of_torch(p)).count();
+        // `plan` chooses torch builds: it is the next step only for torch's own libraries.
+        let next = match (torchs, failing.len() - torchs) {
+            (_, 0) => format!("→ cudoctor plan --gpu {sm}"),
+            (0, _) => format!("(none is torch's: rebuild them for {sm})"),
+            (_, 1) => format!("→ cudoctor plan --gpu {sm} for torch's; rebuild the other one"),
+            (_, others) => {
+                format!("→ cudoctor plan --gpu {sm} for torch's; rebuild the other {others}")
+            }
+        };
+        parts.push(format!(
+            "{} of {} libraries cannot run on {} {next}",
+            failing.len(),
+            g.libraries.len(),
+            gpu_name(g)
+        ));
     }
     let mut s = if !parts.is_empty() {
         parts.join("; ")
@@ -98,6 +115,20 @@ pub fn kernels_verdict(r: &KernelsReport) -> String {
     }
     s.push('.');
     s
+}
+
+/// A library of torch, torchvision or torchaudio (their package directory, or the `.libs`
+/// directory their wheels vendor libraries into), the builds `cudoctor plan` chooses.
+fn of_torch(path: &str) -> bool {
+    let mut parts = path.split(['/', '\\']);
+    while let Some(part) = parts.next() {
+        if part == "site-packages" || part == "dist-packages" {
+            let package = parts.next().unwrap_or("");
+            let package = package.strip_suffix(".libs").unwrap_or(package);
+            return matches!(package, "torch" | "torchvision" | "torchaudio");
+        }
+    }
+    false
 }
 
 fn gpu_name(g: &GpuReport) -> String {
@@ -149,5 +180,71 @@ fn join(v: &[String]) -> String {
         "-".into()
     } else {
         v.join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudoctor_fatbin::compat::{ComputeCapability, Verdict};
+    use cudoctor_fatbin::report::{GpuTarget, LibraryReport, LibraryVerdict};
+
+    fn report(failing: &[&str]) -> KernelsReport {
+        let all: Vec<&str> = failing
+            .iter()
+            .copied()
+            .chain(["/env/lib/python3.12/site-packages/nvidia/cu13/lib/libcublas.so.13"])
+            .collect();
+        KernelsReport {
+            libraries: all
+                .iter()
+                .map(|p| LibraryReport {
+                    path: p.to_string(),
+                    sass: vec!["sm_90".into()],
+                    ..Default::default()
+                })
+                .collect(),
+            gpus: vec![GpuReport {
+                gpu: GpuTarget {
+                    index: None,
+                    name: Some("sm_61".into()),
+                    compute_capability: ComputeCapability::new(6, 1),
+                },
+                libraries: all
+                    .iter()
+                    .map(|p| LibraryVerdict {
+                        path: p.to_string(),
+                        verdict: if failing.contains(p) {
+                            Verdict::NoImage
+                        } else {
+                            Verdict::PtxJit {
+                                via: "compute_50".into(),
+                            }
+                        },
+                    })
+                    .collect(),
+            }],
+            driver_cuda: None,
+        }
+    }
+
+    const TORCH: &str = "/env/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so";
+    const VISION: &str = "/env/lib/python3.12/site-packages/torchvision.libs/libnvjpeg.so.13";
+    const FLASH: &str = "/env/lib/python3.12/site-packages/flash_attn_2_cuda.so";
+
+    #[test]
+    fn plan_is_the_next_step_only_for_torchs_libraries() {
+        assert_eq!(
+            kernels_verdict(&report(&[TORCH, VISION])),
+            "2 of 3 libraries cannot run on sm_61 → cudoctor plan --gpu sm_61."
+        );
+        assert_eq!(
+            kernels_verdict(&report(&[FLASH])),
+            "1 of 2 libraries cannot run on sm_61 (none is torch's: rebuild them for sm_61)."
+        );
+        assert_eq!(
+            kernels_verdict(&report(&[TORCH, FLASH])),
+            "2 of 3 libraries cannot run on sm_61 → cudoctor plan --gpu sm_61 for torch's; rebuild the other one."
+        );
     }
 }
