@@ -208,6 +208,8 @@ pub struct FleetBuilder {
     /// Per fact: value -> nodes having it.
     values: Vec<HashMap<String, Vec<u32>>>,
     findings: BTreeMap<String, FindingAgg>,
+    /// Per node: its snapshot has runtime-probe (`--deep`) facts.
+    deep: Vec<bool>,
 }
 
 impl FleetBuilder {
@@ -224,6 +226,8 @@ impl FleetBuilder {
     pub fn add_summary(&mut self, summary: NodeSummary) {
         let id = self.names.len() as u32;
         let node = summary.node;
+        self.deep
+            .push(summary.facts.iter().any(|f| f.topic == Topic::Deep));
         for fact in summary.facts {
             // Timings differ on every node; the fleet compares what a node is, not its speed.
             if fact.measured.is_some() {
@@ -295,16 +299,20 @@ impl FleetBuilder {
             let mut groups: Vec<(&String, &Vec<u32>)> = self.values[index].iter().collect();
             let seen: usize = groups.iter().map(|(_, n)| n.len()).sum();
             let mut absent: Vec<u32> = Vec::new();
-            // Runtime probes ran where --deep was asked: nodes without them are not drift.
-            if seen < total && *topic != Topic::Deep {
-                // Nodes without this fact at all (a package one node lacks).
+            if seen < total {
+                // Nodes without this fact at all (a package one node lacks). Runtime probes ran
+                // only where --deep was asked: of those facts, only nodes that ran the probes
+                // and lack this one (no probe of that environment, a probe that failed) count.
                 let mut has = vec![false; total];
                 for (_, nodes) in &groups {
                     for &n in *nodes {
                         has[n as usize] = true;
                     }
                 }
-                absent = (0..total as u32).filter(|&n| !has[n as usize]).collect();
+                absent = (0..total as u32)
+                    .filter(|&n| !has[n as usize])
+                    .filter(|&n| *topic != Topic::Deep || self.deep[n as usize])
+                    .collect();
             }
             let absent_value = ABSENT.to_string();
             if !absent.is_empty() {
@@ -411,6 +419,54 @@ mod tests {
             "title": format!("{code} title"), "evidence": [], "cause": "", "fix": [],
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn a_node_that_ran_the_probes_without_this_one_is_absent_not_left_out() {
+        let fact = |name: &str, value: &str| crate::facts::Fact {
+            topic: Topic::Deep,
+            name: name.into(),
+            value: value.into(),
+            measured: None,
+        };
+        let node = |name: &str, facts: Vec<crate::facts::Fact>| NodeSummary {
+            node: name.into(),
+            facts,
+            findings: Vec::new(),
+        };
+        let mut b = FleetBuilder::new();
+        b.add_summary(node(
+            "n1",
+            vec![
+                fact("probe in /env", "ok"),
+                fact("GPUs torch sees in /env", "8"),
+            ],
+        ));
+        b.add_summary(node(
+            "n2",
+            vec![
+                fact("probe in /env", "ok"),
+                fact("GPUs torch sees in /env", "8"),
+            ],
+        ));
+        // Ran --deep, but its probe of /env crashed: no count of GPUs.
+        b.add_summary(node("n3", vec![fact("probe in /env", "crashed")]));
+        // Did not run --deep at all: not drift.
+        b.add_summary(node("n4", Vec::new()));
+        let r = b.finish();
+        let seen = r
+            .facts
+            .iter()
+            .find(|f| f.name == "GPUs torch sees in /env")
+            .unwrap();
+        assert_eq!((seen.majority.as_str(), seen.majority_nodes), ("8", 2));
+        assert_eq!(
+            seen.others,
+            [ValueGroup {
+                value: ABSENT.into(),
+                nodes: vec!["n3".into()]
+            }]
+        );
     }
 
     #[test]
