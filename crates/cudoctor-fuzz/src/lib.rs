@@ -1,5 +1,5 @@
 //! Fuzz targets for the parsers of untrusted input: files of an inspected machine or image
-//! (ELF and fat binaries, ld.so.cache, procfs, METADATA/RECORD, torch's version and init files),
+//! (ELF and fat binaries, Windows PE files, ld.so.cache, procfs, METADATA/RECORD, torch's version and init files),
 //! tool outputs (nvidia-smi, nvcc, srun), saved snapshots (load, analysis, every renderer, diff)
 //! and logs (explain's scanner). Each target takes bytes and must return: any error is fine, a
 //! panic, a hang or an allocation out of proportion is a defect.
@@ -50,6 +50,18 @@ pub const TARGETS: &[Target] = &[
         seeds: &[
             "crates/cudoctor-fuzz/corpus/fatbin",
             "crates/cudoctor-fuzz/corpus/elf",
+        ],
+        kind: InputKind::Binary,
+    },
+    Target {
+        name: "pe",
+        run: pe,
+        seeds: &[
+            "tests/fixtures/real/windows/torch-2.15.0-cpu/torch/lib/shm.dll",
+            "tests/fixtures/real/windows/torch-2.15.0-cpu/torch/lib/torch.dll",
+            "tests/fixtures/real/windows/torch-2.15.0-cpu/torch/_C.cp312-win_amd64.pyd",
+            "tests/fixtures/windows/delayload/delayuser.dll",
+            "tests/fixtures/windows/delayload/dep.dll",
         ],
         kind: InputKind::Binary,
     },
@@ -140,6 +152,21 @@ fn fatbin(data: &[u8]) {
     if let Ok(images) = cudoctor_fatbin::scan_bytes(data) {
         let _ = images.cuobjdump_sass();
     }
+}
+
+/// Windows DLLs: headers, imports, delay-load imports, exports, the version resource.
+fn pe(data: &[u8]) {
+    let Ok(file) = cudoctor_pe::PeFile::parse(data) else {
+        return;
+    };
+    let _ = (file.machine(), file.is_dll());
+    let _ = file.imports();
+    let _ = file.delay_imports();
+    if let Ok(exports) = file.exports() {
+        let _ =
+            exports.has_name("?Parse@C10FlagParser@c10@@IEAA_NAEBV?$basic_string@D@std@@PEAH@Z");
+    }
+    let _ = file.file_version();
 }
 
 fn ld_so_cache(data: &[u8]) {

@@ -146,6 +146,7 @@ fn every_target_is_tested_here() {
         [
             "elf",
             "fatbin",
+            "pe",
             "ld_so_cache",
             "tool_output",
             "python_metadata",
@@ -163,6 +164,11 @@ fn fuzz_elf() {
 #[test]
 fn fuzz_fatbin() {
     campaign_of("fatbin");
+}
+
+#[test]
+fn fuzz_pe() {
+    campaign_of("pe");
 }
 
 #[test]
