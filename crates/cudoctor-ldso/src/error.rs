@@ -27,6 +27,9 @@ pub enum ElfError {
     },
     #[error("malformed ELF file: {0}")]
     Malformed(String),
+    /// A table larger than any real library has (a hostile or garbage size field).
+    #[error("ELF table too large: {0}")]
+    TooLarge(String),
 }
 
 impl ElfError {

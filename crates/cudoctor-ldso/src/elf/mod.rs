@@ -9,6 +9,7 @@
 //! 32- and 64-bit little-endian files are read; big-endian files are rejected with
 //! [`ElfError::BigEndian`]. All reads are positioned reads of the needed ranges.
 
+pub mod sections;
 pub mod symbols;
 
 use std::path::Path;
@@ -104,6 +105,8 @@ pub struct ElfHeader {
     pub shoff: u64,
     pub shentsize: u16,
     pub shnum: u16,
+    /// Index of the section-name table (`SHN_XINDEX`, 0xffff: in section 0's `sh_link`).
+    pub shstrndx: u16,
     pub flags: u32,
 }
 
@@ -157,6 +160,7 @@ impl ElfHeader {
                 phnum: le_u16(bytes, 56).ok_or_else(short)?,
                 shentsize: le_u16(bytes, 58).ok_or_else(short)?,
                 shnum: le_u16(bytes, 60).ok_or_else(short)?,
+                shstrndx: le_u16(bytes, 62).ok_or_else(short)?,
             },
             ElfClass::Elf32 => ElfHeader {
                 ident,
@@ -173,6 +177,7 @@ impl ElfHeader {
                 phnum: le_u16(bytes, 44).ok_or_else(short)?,
                 shentsize: le_u16(bytes, 46).ok_or_else(short)?,
                 shnum: le_u16(bytes, 48).ok_or_else(short)?,
+                shstrndx: le_u16(bytes, 50).ok_or_else(short)?,
             },
         };
         Ok(h)

@@ -7,11 +7,10 @@ use std::fmt;
 
 use super::{ElfClass, ElfFile};
 use crate::error::ElfError;
-use crate::read::{le_u16, le_u32, le_u64, range_fits, read_vec, ReadAt};
+use crate::read::{le_u16, le_u32, le_u64, read_vec, ReadAt};
 
 const SHN_UNDEF: u16 = 0;
 const SHN_ABS: u16 = 0xfff1;
-const SHT_DYNSYM: u32 = 11;
 
 const STB_LOCAL: u8 = 0;
 const STB_GLOBAL: u8 = 1;
@@ -573,33 +572,14 @@ impl<R: ReadAt> ElfFile<R> {
         symtab_addr: u64,
         syment: u64,
     ) -> Result<Option<u64>, ElfError> {
-        let h = self.header();
-        let shentsize = match self.class() {
-            ElfClass::Elf32 => 40u16,
-            ElfClass::Elf64 => 64u16,
+        // Any error in the section headers only means they cannot size the table.
+        let Ok(sections) = super::sections::read_sections(self.source(), self.header()) else {
+            return Ok(None);
         };
-        if h.shoff == 0 || h.shnum == 0 || h.shentsize != shentsize {
-            return Ok(None);
-        }
-        let total = u64::from(h.shnum) * u64::from(shentsize);
-        if !range_fits(self.source().size(), h.shoff, total) {
-            return Ok(None);
-        }
-        let raw = read_vec(self.source(), h.shoff, total)?;
-        for sh in raw.chunks_exact(usize::from(shentsize)) {
-            let (sh_type, addr, size) = match self.class() {
-                ElfClass::Elf64 => (le_u32(sh, 4), le_u64(sh, 16), le_u64(sh, 32)),
-                ElfClass::Elf32 => (
-                    le_u32(sh, 4),
-                    le_u32(sh, 12).map(u64::from),
-                    le_u32(sh, 20).map(u64::from),
-                ),
-            };
-            if sh_type == Some(SHT_DYNSYM) && addr == Some(symtab_addr) {
-                return Ok(size.map(|s| s / syment));
-            }
-        }
-        Ok(None)
+        Ok(sections
+            .iter()
+            .find(|s| s.sh_type == super::sections::SHT_DYNSYM && s.addr == symtab_addr)
+            .map(|s| s.size / syment))
     }
 
     fn read_verdefs(
