@@ -8,7 +8,9 @@
 #   - `check --format text` ends the same way and prints its verdict;
 #   - the PE reader's tests (crates/cudoctor-pe) pass as Windows programs under Wine;
 #   - on the real Windows wheels (scripts/windows/fetch-wheels.sh: torch, torchvision and the
-#     Visual C++ runtime for win_amd64, about 130 MB, cached), every DLL reads as objdump reads it.
+#     Visual C++ runtime for win_amd64, about 130 MB, cached), every DLL reads as objdump reads it,
+#     and the DLL search of `import torch` on portable trees laid out from them loads what an
+#     objdump dependency walk reaches, or fails where a missing or old runtime makes it fail.
 #
 # Installs the target and the packages when missing and this runs as root. Without them it prints
 # SKIPPED and exits 0, unless CUDOCTOR_REQUIRE_TOOLS=1 (as .ci/run sets): then it fails.
@@ -119,6 +121,6 @@ step "the PE reader's tests as Windows programs under Wine"
 CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" cargo test --target "$target" --quiet -p cudoctor-pe
 step "fetching the Windows wheels"
 wheels=$(scripts/windows/fetch-wheels.sh)
-step "the PE reader on every DLL of the wheels, against objdump"
-CUDOCTOR_WINDOWS_WHEELS="$wheels" cargo test --quiet -p cudoctor-pe --test wheels -- --nocapture
+step "the PE reader on every DLL of the wheels, against objdump; import torch on trees of them"
+CUDOCTOR_WINDOWS_WHEELS="$wheels" cargo test --quiet -p cudoctor-pe --test wheels --test torch_import -- --nocapture
 step "passed"
