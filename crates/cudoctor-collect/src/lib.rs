@@ -8,6 +8,7 @@ pub mod host;
 pub mod import_model;
 pub mod kernels;
 pub mod libraries;
+pub mod mapped_reads;
 pub mod multigpu;
 pub mod network;
 mod nvml;

@@ -8,7 +8,9 @@
 
 use std::fs::File;
 use std::io;
+use std::ops::Deref;
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
 /// Something that can serve exact byte ranges by offset.
 pub trait ReadAt {
@@ -16,13 +18,67 @@ pub trait ReadAt {
     fn size(&self) -> u64;
     /// Fills `buf` from `offset`; fails if the range is not wholly inside the source.
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()>;
+    /// The bytes of `offset..offset+len`: a copy by default; a file serves large ranges as a
+    /// view of its read-only mapping, so only the pages looked at are ever read.
+    fn read_bytes(&self, offset: u64, len: u64) -> io::Result<Bytes> {
+        let len = usize::try_from(len).map_err(|_| out_of_range())?;
+        check_range(self.size(), offset, len)?;
+        let mut buf = vec![0u8; len];
+        self.read_exact_at(&mut buf, offset)?;
+        Ok(Bytes::Owned(buf))
+    }
 }
+
+/// A byte range of a source: owned, or a view of a file's mapping (kept alive by the view).
+pub enum Bytes {
+    Owned(Vec<u8>),
+    Mapped {
+        map: Arc<memmap2::Mmap>,
+        start: usize,
+        len: usize,
+    },
+}
+
+impl Bytes {
+    pub fn empty() -> Bytes {
+        Bytes::Owned(Vec::new())
+    }
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Owned(v) => v,
+            // The range was checked against the mapping's length when the view was made.
+            Bytes::Mapped { map, start, len } => map.get(*start..start + len).unwrap_or_default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bytes::Owned(v) => write!(f, "Bytes::Owned({} bytes)", v.len()),
+            Bytes::Mapped { len, .. } => write!(f, "Bytes::Mapped({len} bytes)"),
+        }
+    }
+}
+
+/// Ranges from this size up are served from the file's mapping: the symbol and string tables
+/// of libtorch and libtriton (megabytes, of which a lookup touches a few pages). Smaller ones
+/// are read, which costs less than faulting their pages in.
+const MAP_FROM: u64 = 256 << 10;
 
 /// A file opened for positioned reads (pread, so threads can share one), its size taken once.
 #[derive(Debug)]
 pub struct FileSource {
     file: File,
     len: u64,
+    /// Its read-only mapping, made on the first large range asked for; None where it cannot be
+    /// mapped (the reads then copy).
+    map: OnceLock<Option<Arc<memmap2::Mmap>>>,
 }
 
 impl FileSource {
@@ -35,7 +91,26 @@ impl FileSource {
     /// Wraps a file already open.
     pub fn new(file: File) -> io::Result<Self> {
         let len = file.metadata()?.len();
-        Ok(FileSource { file, len })
+        Ok(FileSource {
+            file,
+            len,
+            map: OnceLock::new(),
+        })
+    }
+
+    /// The file's mapping, when it can be made and still has the size taken at open.
+    fn mapping(&self) -> Option<&Arc<memmap2::Mmap>> {
+        self.map
+            .get_or_init(|| {
+                // SAFETY: the mapping is read-only and private, and only ever read through
+                // bounds-checked slices. A file truncated by another process while mapped would
+                // fault on the pages past its new end: the binary turns that SIGBUS into a
+                // message and an exit (cudoctor_collect::mapped_reads), never a wrong answer.
+                #[allow(unsafe_code)]
+                let map = unsafe { memmap2::Mmap::map(&self.file) }.ok()?;
+                (map.len() as u64 == self.len).then(|| Arc::new(map))
+            })
+            .as_ref()
     }
 }
 
@@ -47,6 +122,24 @@ impl ReadAt for FileSource {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         check_range(self.len, offset, buf.len())?;
         read_exact_at_file(&self.file, buf, offset)
+    }
+
+    fn read_bytes(&self, offset: u64, len: u64) -> io::Result<Bytes> {
+        let n = usize::try_from(len).map_err(|_| out_of_range())?;
+        check_range(self.len, offset, n)?;
+        if len >= MAP_FROM {
+            if let Some(map) = self.mapping() {
+                let start = usize::try_from(offset).map_err(|_| out_of_range())?;
+                return Ok(Bytes::Mapped {
+                    map: Arc::clone(map),
+                    start,
+                    len: n,
+                });
+            }
+        }
+        let mut buf = vec![0u8; n];
+        read_exact_at_file(&self.file, &mut buf, offset)?;
+        Ok(Bytes::Owned(buf))
     }
 }
 
@@ -106,6 +199,10 @@ impl<T: ReadAt + ?Sized> ReadAt for &T {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         (**self).read_exact_at(buf, offset)
     }
+
+    fn read_bytes(&self, offset: u64, len: u64) -> io::Result<Bytes> {
+        (**self).read_bytes(offset, len)
+    }
 }
 
 /// The error of a range outside the source.
@@ -148,5 +245,28 @@ mod tests {
         assert!(src.read_exact_at(&mut buf, 7).is_err());
         assert!(src.read_exact_at(&mut buf, u64::MAX).is_err());
         std::fs::remove_file(&dir).unwrap();
+    }
+
+    #[test]
+    fn large_ranges_of_a_file_are_views_of_its_mapping_and_checked_like_reads() {
+        let path = std::env::temp_dir().join(format!("cudoctor-read-map-{}", std::process::id()));
+        let data: Vec<u8> = (0..(1u32 << 20)).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let src = FileSource::open(&path).unwrap();
+        let big = src.read_bytes(4096, 512 << 10).unwrap();
+        assert!(matches!(big, Bytes::Mapped { .. }), "{big:?}");
+        assert_eq!(&big[..], &data[4096..4096 + (512 << 10)]);
+        let small = src.read_bytes(10, 16).unwrap();
+        assert!(matches!(small, Bytes::Owned(_)));
+        assert_eq!(&small[..], &data[10..26]);
+        assert!(src.read_bytes(1 << 20, 1).is_err());
+        assert!(src.read_bytes(1, 1 << 20).is_err());
+        assert!(src.read_bytes(u64::MAX, MAP_FROM).is_err());
+        // Through a reference, the file's own way is used.
+        assert!(matches!(
+            <&FileSource as ReadAt>::read_bytes(&&src, 0, MAP_FROM).unwrap(),
+            Bytes::Mapped { .. }
+        ));
+        std::fs::remove_file(&path).unwrap();
     }
 }

@@ -21,6 +21,7 @@ pub enum Outcome {
 
 fn main() -> ExitCode {
     cudoctor_collect::allocator::bound_allocator_caches();
+    cudoctor_collect::mapped_reads::guard_mapped_reads();
     let cli = Cli::parse();
     match std::panic::catch_unwind(|| run(cli)) {
         Ok(Ok(Outcome::Healthy)) => ExitCode::SUCCESS,

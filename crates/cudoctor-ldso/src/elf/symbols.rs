@@ -8,6 +8,7 @@ use std::fmt;
 use super::{ElfClass, ElfFile};
 use crate::error::ElfError;
 use crate::read::{le_u16, le_u32, le_u64, read_vec, ReadAt};
+use cudoctor_types::read_at::Bytes;
 
 const SHN_UNDEF: u16 = 0;
 const SHN_ABS: u16 = 0xfff1;
@@ -249,7 +250,8 @@ impl HashIndex {
 /// The dynamic symbol table of one object, held in memory for lookups.
 pub struct SymbolTable {
     syms: Vec<RawSym>,
-    strtab: Vec<u8>,
+    /// A view of the file's mapping for the large tables: only the names looked at are read.
+    strtab: Bytes,
     versym: Option<Vec<u16>>,
     /// Version definitions by index (base included).
     verdefs: Vec<VersionDefinition>,
@@ -304,7 +306,7 @@ impl<R: ReadAt> ElfFile<R> {
             .strtab
             .ok_or_else(|| ElfError::malformed("DT_SYMTAB without DT_STRTAB"))?;
         let (str_off, str_len) = self.strtab_span(strtab_addr, t.strsz)?;
-        let strtab = read_vec(self.source(), str_off, str_len)?;
+        let strtab = self.source().read_bytes(str_off, str_len)?;
 
         let class = self.class();
         let syment = match class {
@@ -369,7 +371,7 @@ impl<R: ReadAt> ElfFile<R> {
                 len: nsyms.saturating_mul(syment),
                 size: self.source().size(),
             })?;
-        let raw = read_vec(self.source(), sym_off, sym_bytes_len)?;
+        let raw = self.source().read_bytes(sym_off, sym_bytes_len)?;
         let syms: Vec<RawSym> = raw
             .chunks_exact(syment as usize)
             .map(|e| match class {
@@ -702,7 +704,7 @@ impl SymbolTable {
     fn empty() -> Self {
         SymbolTable {
             syms: Vec::new(),
-            strtab: Vec::new(),
+            strtab: Bytes::empty(),
             versym: None,
             verdefs: Vec::new(),
             verneeds: Vec::new(),
