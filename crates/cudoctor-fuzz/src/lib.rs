@@ -250,6 +250,6 @@ fn snapshot(data: &[u8]) {
 /// A log or error message: the scanner, the signatures, both renderers.
 fn explain(data: &[u8]) {
     let e = cudoctor_explain::explain_reader(std::io::BufReader::new(data));
-    let _ = cudoctor_explain::render::to_text(&e);
+    let _ = cudoctor_render::render_explain_text(&e);
     let _ = cudoctor_explain::render::to_json(&e);
 }

@@ -9,6 +9,7 @@ use cudoctor_fleet::{DiffReport, FactChange, FleetReport, Topic};
 use cudoctor_types::inert::line;
 
 use crate::html::esc;
+use crate::layout::{wrap, WIDTH};
 use crate::plural;
 
 /// Node names shown before "and N more".
@@ -412,18 +413,23 @@ fn groups(d: &DiffReport, late: bool) -> Vec<(Topic, Vec<&FactChange>)> {
 
 pub fn render_diff_text(d: &DiffReport, verbose: bool) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "cudoctor diff {} -> {}: {}",
-        line(&d.before),
-        line(&d.after),
-        diff_headline(d)
-    );
+    let head = format!("cudoctor diff {} -> {}:", line(&d.before), line(&d.after));
+    let headline = diff_headline(d);
+    if head.chars().count() + 1 + headline.chars().count() <= WIDTH {
+        let _ = writeln!(out, "{head} {headline}");
+    } else {
+        // Two long file names: the count of changes on a line of its own.
+        let _ = writeln!(out, "{head}\n{}", wrap("    ", "    ", &headline, WIDTH));
+    }
     let section = |out: &mut String, late: bool| {
         for (topic, changes) in groups(d, late) {
             let _ = writeln!(out, "{}", topic.title());
             for c in changes {
-                let _ = writeln!(out, "  {}", line(&change_line(c)));
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    wrap("  ", "      ", &line(&change_line(c)), WIDTH)
+                );
             }
         }
     };

@@ -144,6 +144,16 @@ pub fn continue_command(first: &str, rest: &str, command: &str, width: usize) ->
     lines
 }
 
+/// A command as a report shows it: one line continued with ` \` where it is too long
+/// ([`continue_command`]); a command of several lines (a here-document) keeps its own lines,
+/// the later ones as written.
+pub fn command_lines(first: &str, rest: &str, command: &str) -> Vec<String> {
+    if command.contains('\n') {
+        return vec![format!("{first}{command}")];
+    }
+    continue_command(first, rest, command, WIDTH)
+}
+
 /// Long directory names shown once as `<name> = /the/path` and then by name.
 #[derive(Debug, Clone, Default)]
 pub struct Legend {

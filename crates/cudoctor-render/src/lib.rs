@@ -2,6 +2,7 @@
 //! (for a bug report). Renderers format; they decide nothing.
 
 mod compare;
+mod explain_report;
 mod facts;
 mod html;
 mod kernels_report;
@@ -22,6 +23,7 @@ pub use compare::{
     render_diff_html, render_diff_json, render_diff_markdown, render_diff_text, render_fleet_html,
     render_fleet_json, render_fleet_markdown, render_fleet_text,
 };
+pub use explain_report::render_explain_text;
 pub use facts::{layer_facts, Fact};
 pub use html::{deep_layer_facts, render_html, render_run_html};
 pub use kernels_report::{kernels_verdict, render_kernels_text};

@@ -6,6 +6,21 @@ use std::fmt::Write;
 use cudoctor_plan::{Installer, Plan, ReverseAnswer};
 use cudoctor_types::inert::{self, line};
 
+use crate::layout::{command_lines, wrap, WIDTH};
+
+/// One line of prose, wrapped at 120 columns; continuation lines start with `rest`.
+fn prose(out: &mut String, first: &str, rest: &str, text: &str) {
+    let _ = writeln!(out, "{}", wrap(first, rest, text, WIDTH));
+}
+
+/// A command, continued with ` \` past 120 columns (its later lines 4 columns further in).
+fn command(out: &mut String, first: &str, cmd: &str) {
+    let rest = format!("{}    ", " ".repeat(first.chars().count()));
+    for l in command_lines(first, &rest, &inert::text(cmd)) {
+        let _ = writeln!(out, "{l}");
+    }
+}
+
 /// The answer first (the command to run), then the few lines that matter; the reasoning, what
 /// to avoid and the other installers' commands only with `--verbose`. Every value is shown on
 /// its own line as check's text shows it ([`line`]): a version, name or path from the machine
@@ -19,17 +34,26 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
             .iter()
             .map(|f| line(&f.build).into_owned())
             .collect();
-        let _ = writeln!(
-            out,
-            "This environment: one CUDA major (CUDA {}) for torch and {}",
-            m.keep,
-            names.join(", ")
+        prose(
+            &mut out,
+            "",
+            "  ",
+            &format!(
+                "This environment: one CUDA major (CUDA {}) for torch and {}",
+                m.keep,
+                names.join(", ")
+            ),
         );
         steps(&mut out, &m.steps);
     }
     if let Some(r) = &p.remedy {
         if r.torch.is_empty() {
-            let _ = writeln!(out, "This environment: no torch build fits it");
+            prose(
+                &mut out,
+                "",
+                "  ",
+                "This environment: no torch build fits it",
+            );
         } else {
             let what = if r.keeps_torch {
                 format!(
@@ -40,21 +64,26 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
             } else {
                 format!("move to torch {} ({})", line(&r.torch), line(&r.variant))
             };
-            let _ = writeln!(out, "This environment: {what}");
+            prose(&mut out, "", "  ", &format!("This environment: {what}"));
         }
         steps(&mut out, &r.steps);
     }
     if let Some(u) = p.driver_upgrade.as_ref().filter(|u| u.required) {
-        let _ = writeln!(
-            out,
-            "First change the driver to {}: {}\n",
-            line(
-                u.branch
-                    .as_deref()
-                    .unwrap_or("a branch that drives these GPUs")
+        prose(
+            &mut out,
+            "",
+            "  ",
+            &format!(
+                "First change the driver to {}: {}",
+                line(
+                    u.branch
+                        .as_deref()
+                        .unwrap_or("a branch that drives these GPUs")
+                ),
+                line(&u.why)
             ),
-            line(&u.why)
         );
+        let _ = writeln!(out);
     }
     match (&p.torch, &p.variant) {
         (Some(t), Some(v)) => {
@@ -70,15 +99,22 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
             } else {
                 "Install"
             };
-            let _ = writeln!(out, "{fresh} torch {} ({})", line(t), line(v));
+            prose(
+                &mut out,
+                "",
+                "  ",
+                &format!("{fresh} torch {} ({})", line(t), line(v)),
+            );
             if !companions.is_empty() {
-                let _ = writeln!(out, "  with {}", companions.join(", "));
+                prose(&mut out, "  with ", "       ", &companions.join(", "));
             }
         }
         _ if p.platform == cudoctor_kb::Platform::Jetson => {
-            let _ = writeln!(
-                out,
-                "Jetson: install NVIDIA's PyTorch wheel for your JetPack release (JetPack builds are not in the knowledge base, so no command is printed)"
+            prose(
+                &mut out,
+                "",
+                "  ",
+                "Jetson: install NVIDIA's PyTorch wheel for your JetPack release (JetPack builds are not in the knowledge base, so no command is printed)",
             );
         }
         _ => {
@@ -87,20 +123,26 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
     }
     let preferred = p.commands.preferred(installer);
     if let Some(cmd) = preferred {
-        let _ = writeln!(out, "\n  {}", inert::text(cmd));
+        let _ = writeln!(out);
+        command(&mut out, "  ", cmd);
     }
     if let Some(u) = p.driver_upgrade.as_ref().filter(|u| !u.required) {
-        let _ = writeln!(
-            out,
-            "\nA newer driver allows more: {} ({}) for torch {} {}",
-            line(u.branch.as_deref().unwrap_or("a newer branch")),
-            u.min_driver
-                .as_ref()
-                .or(u.min_driver_compat.as_ref())
-                .map(|d| format!("driver >= {d}"))
-                .unwrap_or_else(|| "driver minimum unknown".into()),
-            line(&u.torch),
-            line(&u.variant),
+        let _ = writeln!(out);
+        prose(
+            &mut out,
+            "",
+            "  ",
+            &format!(
+                "A newer driver allows more: {} ({}) for torch {} {}",
+                line(u.branch.as_deref().unwrap_or("a newer branch")),
+                u.min_driver
+                    .as_ref()
+                    .or(u.min_driver_compat.as_ref())
+                    .map(|d| format!("driver >= {d}"))
+                    .unwrap_or_else(|| "driver minimum unknown".into()),
+                line(&u.torch),
+                line(&u.variant),
+            ),
         );
     }
     if let Some(c) = &p.current {
@@ -114,7 +156,7 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
             }
         );
         for f in &c.findings {
-            let _ = writeln!(out, "  - {}", line(f));
+            prose(&mut out, "  - ", "    ", &line(f));
         }
     }
     if !verbose {
@@ -134,23 +176,28 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
     ] {
         if let Some(c) = cmd {
             if Some(c.as_str()) != preferred {
-                let _ = writeln!(out, "  {label}: {}", inert::text(c));
+                command(&mut out, &format!("  {label}: "), c);
             }
         }
     }
     for n in &p.commands.notes {
-        let _ = writeln!(out, "  note: {}", line(n));
+        prose(&mut out, "  note: ", "        ", &line(n));
     }
     section(&mut out, "Why", &p.reasons);
     if !p.avoid.is_empty() {
         let _ = writeln!(out, "\nAvoid");
         for a in &p.avoid {
-            let _ = writeln!(out, "  - {}: {}", line(&a.what), line(&a.why));
+            prose(
+                &mut out,
+                "  - ",
+                "    ",
+                &format!("{}: {}", line(&a.what), line(&a.why)),
+            );
         }
     }
     if let Some(u) = p.driver_upgrade.as_ref().filter(|u| !u.required) {
         let _ = writeln!(out, "\nOr upgrade the driver");
-        let _ = writeln!(out, "  - {}", line(&u.why));
+        prose(&mut out, "  - ", "    ", &line(&u.why));
     }
     if let Some(b) = &p.build {
         let _ = writeln!(out, "\nBuilding CUDA extensions");
@@ -161,20 +208,24 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
             let _ = writeln!(out, "  export MAX_JOBS={j}");
         }
         if let Some(h) = &b.cuda_home {
-            let _ = writeln!(
-                out,
-                "  {}",
-                inert::text(&cudoctor_analyse::context::export_cuda_home(h))
+            command(
+                &mut out,
+                "  ",
+                &cudoctor_analyse::context::export_cuda_home(h),
             );
         }
         if let Some(t) = &b.install_toolkit {
-            let _ = writeln!(
-                out,
-                "  install CUDA Toolkit {t} (no installed toolkit matches torch's CUDA major)"
+            prose(
+                &mut out,
+                "  ",
+                "    ",
+                &format!(
+                    "install CUDA Toolkit {t} (no installed toolkit matches torch's CUDA major)"
+                ),
             );
         }
         for n in &b.notes {
-            let _ = writeln!(out, "  note: {}", line(n));
+            prose(&mut out, "  note: ", "        ", &line(n));
         }
     }
     section(&mut out, "Warnings", &p.warnings);
@@ -194,11 +245,10 @@ fn steps(out: &mut String, steps: &[cudoctor_plan::FixStep]) {
         match s {
             // A command's own lines stay (a heredoc); its values are quoted on one line.
             cudoctor_plan::FixStep::Shell(c) => {
-                let _ = writeln!(out, "\n  {}", inert::text(c));
+                let _ = writeln!(out);
+                command(out, "  ", c);
             }
-            cudoctor_plan::FixStep::Prose(t) => {
-                let _ = writeln!(out, "  {}", line(t));
-            }
+            cudoctor_plan::FixStep::Prose(t) => prose(out, "  ", "    ", &line(t)),
         }
     }
     let _ = writeln!(out);
@@ -210,7 +260,7 @@ fn section(out: &mut String, title: &str, lines: &[String]) {
     }
     let _ = writeln!(out, "\n{title}");
     for l in lines {
-        let _ = writeln!(out, "  - {}", line(l));
+        prose(out, "  - ", "    ", &line(l));
     }
 }
 
@@ -253,9 +303,9 @@ pub fn render_reverse_text(a: &ReverseAnswer) -> String {
         if let Some(w) = &v.min_driver_windows {
             let _ = writeln!(out, "  Windows driver: >= {w}");
         }
-        let _ = writeln!(out, "  GPUs: {}", v.gpus);
+        prose(&mut out, "  GPUs: ", "        ", &v.gpus);
         if let Some(pip) = &v.commands.pip {
-            let _ = writeln!(out, "  {pip}");
+            command(&mut out, "  ", pip);
         }
     }
     for s in &a.sources {

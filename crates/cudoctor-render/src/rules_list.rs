@@ -7,8 +7,17 @@ use cudoctor_run::{run_rule_by_code, RUN_RULES};
 /// One line per rule: code, layer, default severity, summary.
 pub fn render_rules_text() -> String {
     let mut out = String::new();
+    // A long summary continues under itself, past the three columns.
+    let pad = " ".repeat(7 + 1 + 12 + 1 + 8 + 1);
     let mut row = |code: &str, layer: &str, severity: &str, summary: &str| {
-        out.push_str(&format!("{code:7} {layer:12} {severity:8} {summary}\n"));
+        let head = format!("{code:7} {layer:12} {severity:8} ");
+        out.push_str(&crate::layout::wrap(
+            &head,
+            &pad,
+            summary,
+            crate::layout::WIDTH,
+        ));
+        out.push('\n');
     };
     for r in RULES {
         row(r.code, r.layer.name(), r.severity.name(), r.summary);

@@ -243,3 +243,36 @@ fn the_snapshots_are_the_formats_the_parser_offers() {
         "snapshots of tests/formats.rs and the parser's --format values differ"
     );
 }
+
+/// Lines of a text report wider than 120 columns, leaving out what cannot be broken: a line
+/// that is one token (a path, a command word), and the log lines explain quotes as they are.
+fn over_120_columns(text: &str) -> Vec<String> {
+    let mut quoting = false;
+    let mut over = Vec::new();
+    for l in text.lines() {
+        match l {
+            "Matched:" => quoting = true,
+            "" => quoting = false,
+            _ => {}
+        }
+        let width = l.chars().count();
+        if width > 120 && !quoting && l.split_whitespace().count() > 1 {
+            over.push(format!("{width}: {l}"));
+        }
+    }
+    over
+}
+
+/// Every command's text report, from the device runs' real snapshots (the anchor-style report
+/// of a stock torch environment among them), fits 120 columns.
+#[test]
+fn every_text_report_fits_120_columns() {
+    for command in COMMANDS {
+        if !support::offered_formats(&[command]).contains(&"text".to_string()) {
+            continue;
+        }
+        let text = report(command, "text");
+        let over = over_120_columns(&text);
+        assert!(over.is_empty(), "{command}:\n{}", over.join("\n"));
+    }
+}

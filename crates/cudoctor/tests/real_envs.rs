@@ -398,6 +398,34 @@ fn stock_current_is_healthy() {
     healthy("stock-current");
 }
 
+/// The anchor-style reports of a stock torch environment fit 120 columns: every line of
+/// `check`, `libs` and `kernels` text, except a line that is one unbreakable token.
+#[test]
+fn stock_current_text_reports_fit_120_columns() {
+    let Some(python) = real_env("stock-current") else {
+        return;
+    };
+    for command in ["check", "libs", "kernels"] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+        cmd.args([command, "--python"])
+            .arg(&python)
+            .env("NO_COLOR", "1");
+        let out = with_only(cmd, &[]).output().expect("cudoctor runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.lines().count() > 3,
+            "{command}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let over: Vec<String> = text
+            .lines()
+            .filter(|l| l.chars().count() > 120 && l.split_whitespace().count() > 1)
+            .map(|l| format!("{}: {l}", l.chars().count()))
+            .collect();
+        assert!(over.is_empty(), "{command}:\n{}", over.join("\n"));
+    }
+}
+
 #[test]
 fn stock_cu126_is_healthy() {
     healthy("stock-cu126");

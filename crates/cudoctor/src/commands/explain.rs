@@ -74,7 +74,7 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
     }
     match args.format {
         TextFormat::Json => crate::out!("{}", cudoctor_explain::render::to_json(&explanation)),
-        TextFormat::Text => crate::out!("{}", cudoctor_explain::render::to_text(&explanation)),
+        TextFormat::Text => crate::out!("{}", cudoctor_render::render_explain_text(&explanation)),
     }
     Ok(if explanation.is_known() {
         Outcome::ProblemsFound

@@ -1,0 +1,136 @@
+//! `cudoctor explain`'s text: the title with category and confidence, the cause, the log lines
+//! that matched, the machine's verdict, the evidence and the fix, laid out for 120 columns as
+//! check's report is (prose wrapped with a hanging indent, commands continued with ` \`).
+
+use std::fmt::Write;
+
+use cudoctor_explain::{Explanation, Verdict};
+use cudoctor_plan::FixStep;
+use cudoctor_types::inert::{line, text};
+
+use crate::layout::{command_lines, wrap, WIDTH};
+
+/// A human-readable report, no colour. Lines quoted from the log and values taken from it are
+/// shown inert: a log line can never move the cursor or forge a line of the report. A quoted
+/// log line is not wrapped (it is evidence, as the log has it).
+pub fn render_explain_text(e: &Explanation) -> String {
+    let mut out = String::new();
+    let mut head = format!("{} [{}", line(&e.title), e.category);
+    if e.is_known() {
+        let _ = write!(head, ", confidence {:.2}", e.confidence);
+    }
+    head.push(']');
+    let _ = writeln!(out, "{}\n", wrap("", "    ", &head, WIDTH));
+    let _ = writeln!(out, "{}", paragraphs("Cause: ", "       ", &text(&e.cause)));
+    if !e.matched.is_empty() {
+        out.push_str("\nMatched:\n");
+        for m in &e.matched {
+            let rank = m.rank.map(|r| format!(" [rank {r}]")).unwrap_or_default();
+            let _ = writeln!(out, "  line {}{rank}: {}", m.line_no, line(&m.text));
+        }
+    }
+    if let Some(check) = &e.machine {
+        let verdict = match check.verdict {
+            Verdict::Consistent => "this machine fits the explanation",
+            Verdict::Contradicts => {
+                "this machine contradicts the message (it was probably produced elsewhere)"
+            }
+            Verdict::Inconclusive => "not enough facts to confirm on this machine",
+        };
+        let _ = writeln!(out, "\nMachine: {verdict}");
+    }
+    if !e.evidence.is_empty() {
+        out.push_str("\nEvidence:\n");
+        for ev in &e.evidence {
+            let _ = writeln!(out, "{}", wrap("  - ", "    ", &line(ev), WIDTH));
+        }
+    }
+    if !e.fix.is_empty() {
+        out.push_str("\nFix:\n");
+        // A command after a `$ ` prompt, as `check` shows one; prose without.
+        for (i, f) in e.fix.iter().enumerate() {
+            let number = format!("  {}. ", i + 1);
+            let pad = " ".repeat(number.len());
+            match f {
+                FixStep::Shell(c) => {
+                    let first = format!("{number}$ ");
+                    for l in command_lines(&first, &format!("{pad}    "), &text(c)) {
+                        let _ = writeln!(out, "{l}");
+                    }
+                }
+                FixStep::Prose(p) => {
+                    let _ = writeln!(out, "{}", paragraphs(&number, &pad, &text(p)));
+                }
+            }
+        }
+    }
+    if !e.looked_for.is_empty() {
+        out.push_str("\nLooked for:\n");
+        for l in &e.looked_for {
+            let head = format!("  {}: ", l.category);
+            let _ = writeln!(
+                out,
+                "{}",
+                wrap(&head, "      ", &l.signatures.join("; "), WIDTH)
+            );
+        }
+    }
+    out
+}
+
+/// Prose of one or more lines, each wrapped; lines after the first start with `rest`.
+fn paragraphs(first: &str, rest: &str, text: &str) -> String {
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| wrap(if i == 0 { first } else { rest }, rest, l, WIDTH))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudoctor_explain::explain_str;
+
+    #[test]
+    fn title_category_and_confidence_share_the_first_line() {
+        let text = render_explain_text(&explain_str(
+            "AssertionError: Torch not compiled with CUDA enabled",
+        ));
+        assert!(text.contains("Cause:") && text.contains("Fix:") && text.contains("line 1"));
+        assert_eq!(
+            text.lines().next(),
+            Some("A CPU-only build of PyTorch is installed [cpu_only_wheel, confidence 0.95]")
+        );
+    }
+
+    #[test]
+    fn prose_and_commands_fit_120_columns() {
+        for message in [
+            "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+            "ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB. GPU 0 has a total capacity of 79.10 GiB of which 1.2 GiB is free.",
+            "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).",
+            "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error",
+        ] {
+            let text = render_explain_text(&explain_str(message));
+            let mut quoted = false;
+            for l in text.lines() {
+                // The log's own lines are quoted as they are.
+                if l == "Matched:" {
+                    quoted = true;
+                } else if l.is_empty() {
+                    quoted = false;
+                }
+                if quoted || l.trim().split(' ').count() == 1 {
+                    continue;
+                }
+                assert!(
+                    crate::layout::visible_len(l) <= WIDTH,
+                    "{} columns: {l}\n{text}",
+                    l.chars().count()
+                );
+            }
+        }
+    }
+}
