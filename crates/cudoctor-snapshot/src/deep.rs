@@ -540,8 +540,34 @@ pub struct ExtensionProbe {
     /// Whether one attention call ran (absent when not tried).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_ok: Option<bool>,
+    /// The import's or the call's error, in Python's words (evidence; rules read `failure`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What kind of failure the error is, read from its words when the probe's output is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<ExtensionFailure>,
+}
+
+/// Why an extension could not be imported or run.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ExtensionFailure {
+    /// The dynamic loader found an undefined symbol: the compiled extension was built against
+    /// another torch (its C++ ABI does not match this one).
+    UndefinedSymbol,
+    /// Any other error.
+    Error,
+}
+
+impl ExtensionFailure {
+    /// The kind of an import or call error, from its words (the loader's "undefined symbol").
+    pub fn of_error(text: &str) -> ExtensionFailure {
+        if text.contains("undefined symbol") {
+            ExtensionFailure::UndefinedSymbol
+        } else {
+            ExtensionFailure::Error
+        }
+    }
 }
 
 /// torch.compile: did inductor generate and run a Triton kernel?
@@ -567,15 +593,67 @@ pub struct CompileProbe {
     /// Seconds of the first (compiling) call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compile_s: Option<f64>,
-    /// Why it fell back or failed: the exception text, or what the counters showed.
+    /// Why it fell back or failed: the exception text, or what the counters showed (evidence;
+    /// rules read `fallback_causes` and `disabled_by`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback_reason: Option<String>,
+    /// What the fallback comes from: said by the probe (triton's import), or read from the
+    /// compiler's words when the probe's output is read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallback_causes: Vec<CompileFallbackCause>,
+    /// The variables that switch compilation off (TORCH_COMPILE_DISABLE, TORCHDYNAMO_DISABLE,
+    /// TORCHDYNAMO_SUPPRESS_ERRORS) that were set when no Triton kernel ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disabled_by: Vec<String>,
     #[serde(default)]
     pub graph_breaks: Vec<String>,
     /// Why the test did not run (no GPU, no time left).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
 }
+
+/// What a torch.compile fallback comes from.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum CompileFallbackCause {
+    /// No `triton` module in the environment.
+    TritonMissing,
+    /// `triton` is there but cannot be imported or used.
+    TritonBroken,
+    /// Triton found no C compiler for its launcher (gcc, cc1).
+    NoCCompiler,
+    /// ptxas (Triton's or a toolkit's) failed or is missing.
+    Ptxas,
+}
+
+impl CompileFallbackCause {
+    /// The causes an error of the compile stack names, from its words: Python's "No module
+    /// named 'triton'", Triton's "Failed to find C compiler" / gcc / cc1, and ptxas.
+    pub fn of_error(text: &str) -> Vec<CompileFallbackCause> {
+        let lower = text.to_ascii_lowercase();
+        let mut causes = Vec::new();
+        if lower.contains("no module named 'triton'") {
+            causes.push(CompileFallbackCause::TritonMissing);
+        }
+        if ["c compiler", "gcc", "cc1"]
+            .iter()
+            .any(|w| lower.contains(w))
+        {
+            causes.push(CompileFallbackCause::NoCCompiler);
+        }
+        if lower.contains("ptxas") {
+            causes.push(CompileFallbackCause::Ptxas);
+        }
+        causes
+    }
+}
+
+/// The environment variables that switch torch.compile off or hide its errors.
+pub const COMPILE_SWITCHES: [&str; 3] = [
+    "TORCH_COMPILE_DISABLE",
+    "TORCHDYNAMO_DISABLE",
+    "TORCHDYNAMO_SUPPRESS_ERRORS",
+];
 
 /// An NCCL all-reduce across every visible GPU, one process per GPU.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

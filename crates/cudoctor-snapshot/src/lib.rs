@@ -21,11 +21,11 @@ mod toolkit;
 mod wheels;
 
 pub use deep::{
-    signal_name, AllReduceFailure, AllReduceProbe, AllReduceRun, CompileProbe, CudaRuntime,
-    DeepFacts, DeviceProbe, ExtensionProbe, FrameworkProbe, FrameworkProbeEnding,
-    FrameworkProbeResult, MathSettings, ProbeResult, ProbeRun, ProbeStatus, PythonInfo,
-    RaisedError, SdpaBackend, SdpaBackendProbe, SdpaDefault, SdpaProbe, SdpaRun, StageTime,
-    TorchInfo,
+    signal_name, AllReduceFailure, AllReduceProbe, AllReduceRun, CompileFallbackCause,
+    CompileProbe, CudaRuntime, DeepFacts, DeviceProbe, ExtensionFailure, ExtensionProbe,
+    FrameworkProbe, FrameworkProbeEnding, FrameworkProbeResult, MathSettings, ProbeResult,
+    ProbeRun, ProbeStatus, PythonInfo, RaisedError, SdpaBackend, SdpaBackendProbe, SdpaDefault,
+    SdpaProbe, SdpaRun, StageTime, TorchInfo, COMPILE_SWITCHES,
 };
 pub use driver::{DriverFacts, Gpu, GpuProcess, KernelModule};
 pub use environment::{recorded_env, redact_url_credentials, relevant_variable, EnvVars, REDACTED};

@@ -9,14 +9,17 @@
 //! - a source's "Driver/library version mismatch", kept only in an attempt's detail, is
 //!   `driver.library_mismatch`;
 //! - how an all-reduce failed (`deep.runs[].result.all_reduce.failure`), which schema 1 left in
-//!   the error's words ("did not finish" for a hang).
+//!   the error's words ("did not finish" for a hang);
+//! - an attention extension's failure kind (`…extensions[].failure`: an undefined symbol);
+//! - a torch.compile fallback's causes and the variables that switched it off
+//!   (`…compile.fallback_causes`, `…compile.disabled_by`), in schema 1 only in `fallback_reason`.
 //!
 //! The words matched here are those schema 1's collector wrote; matching them is the migration's
 //! job only, and no rule reads them.
 
 use serde_json::{Map, Value};
 
-use crate::AllReduceFailure;
+use crate::{AllReduceFailure, CompileFallbackCause, ExtensionFailure, COMPILE_SWITCHES};
 
 /// Rewrites `value` (a snapshot of schema `from`) into the current schema. `None` when `from`
 /// is newer than this cudoctor or was never a schema.
@@ -49,6 +52,28 @@ fn v1_to_v2(snapshot: &mut Value) {
             .and_then(Value::as_object_mut)
         {
             migrate_all_reduce(all_reduce);
+        }
+        let extensions = run
+            .pointer_mut("/result/extensions")
+            .and_then(Value::as_array_mut);
+        for e in extensions
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object_mut)
+        {
+            let kind = e
+                .get("error")
+                .and_then(Value::as_str)
+                .map(ExtensionFailure::of_error);
+            if let (Some(kind), false) = (kind, e.contains_key("failure")) {
+                e.insert("failure".into(), to_value(kind));
+            }
+        }
+        if let Some(compile) = run
+            .pointer_mut("/result/compile")
+            .and_then(Value::as_object_mut)
+        {
+            migrate_compile(compile);
         }
     }
 }
@@ -128,6 +153,36 @@ fn migrate_all_reduce(all_reduce: &mut Map<String, Value>) {
     };
     if let Ok(v) = serde_json::to_value(failure) {
         all_reduce.insert("failure".into(), v);
+    }
+}
+
+fn to_value<T: serde::Serialize>(v: T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+fn migrate_compile(compile: &mut Map<String, Value>) {
+    let Some(reason) = compile.get("fallback_reason").and_then(Value::as_str) else {
+        return;
+    };
+    let mut causes = CompileFallbackCause::of_error(reason);
+    // Schema 1's probe wrote this sentence when `import triton` failed.
+    if reason.starts_with("triton cannot be imported")
+        && !causes.contains(&CompileFallbackCause::TritonMissing)
+    {
+        causes.push(CompileFallbackCause::TritonBroken);
+    }
+    causes.sort();
+    causes.dedup();
+    // …and named the switches it found set as "(set: NAME=value)".
+    let disabled_by: Vec<&str> = COMPILE_SWITCHES
+        .into_iter()
+        .filter(|v| reason.contains(&format!("{v}=")))
+        .collect();
+    if !compile.contains_key("fallback_causes") && !causes.is_empty() {
+        compile.insert("fallback_causes".into(), to_value(causes));
+    }
+    if !compile.contains_key("disabled_by") && !disabled_by.is_empty() {
+        compile.insert("disabled_by".into(), to_value(disabled_by));
     }
 }
 
@@ -231,6 +286,62 @@ mod tests {
         assert_eq!(
             kinds,
             [Some(Hang), Some(SharedMemory), Some(WrongSum), Some(Error)]
+        );
+    }
+
+    #[test]
+    fn extension_and_compile_failures_get_their_kinds() {
+        let bytes = v1(
+            serde_json::json!({}),
+            serde_json::json!({"runs": [{"interpreter": "/venv/bin/python", "status": "ok", "detail": "",
+            "result": {
+                "extensions": [
+                    {"name": "flash_attn", "imported": false,
+                     "error": "ImportError: flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDeviceEi"},
+                    {"name": "xformers", "imported": true, "call_ok": false, "error": "RuntimeError: no kernel"},
+                    {"name": "apex", "imported": true},
+                ],
+                "compile": {"ok": false,
+                    "fallback_reason": "no Triton kernel ran: the compiled call fell back to eager (set: TORCH_COMPILE_DISABLE=1, TORCHDYNAMO_SUPPRESS_ERRORS=1)"},
+            }}]}),
+        );
+        let s = from_json(&bytes).unwrap();
+        let r = s.deep.unwrap().runs.remove(0).result.unwrap();
+        let kinds: Vec<_> = r.extensions.iter().map(|e| e.failure).collect();
+        assert_eq!(
+            kinds,
+            [
+                Some(ExtensionFailure::UndefinedSymbol),
+                Some(ExtensionFailure::Error),
+                None
+            ]
+        );
+        let c = r.compile.unwrap();
+        assert!(c.fallback_causes.is_empty());
+        assert_eq!(
+            c.disabled_by,
+            ["TORCH_COMPILE_DISABLE", "TORCHDYNAMO_SUPPRESS_ERRORS"]
+        );
+
+        let compile = |reason: &str| {
+            let mut m = serde_json::json!({"ok": false, "fallback_reason": reason});
+            migrate_compile(m.as_object_mut().unwrap());
+            serde_json::from_value::<crate::CompileProbe>(m)
+                .unwrap()
+                .fallback_causes
+        };
+        use CompileFallbackCause::*;
+        assert_eq!(
+            compile("triton cannot be imported: ModuleNotFoundError: No module named 'triton'"),
+            [TritonMissing]
+        );
+        assert_eq!(
+            compile("triton cannot be imported: RuntimeError: ptxas failed"),
+            [TritonBroken, Ptxas]
+        );
+        assert_eq!(
+            compile("BackendCompilerFailed: RuntimeError: Failed to find C compiler."),
+            [NoCCompiler]
         );
     }
 

@@ -1,5 +1,6 @@
 use super::deep_support::{first_line, probes, ProbeView};
 use crate::{Context, Finding, Layer, Rule, Severity};
+use cudoctor_snapshot::ExtensionFailure;
 
 pub static RULE: Rule = Rule {
     code: "ACC007",
@@ -54,7 +55,7 @@ fn judge(target: cudoctor_plan::TargetEnv, p: ProbeView) -> Vec<Finding> {
             let mut f = Finding::new(&RULE, format!("{}{version} {what} in {}", e.name, p.label()))
                 .about(p.subject())
                 .evidence(error.clone())
-                .cause(if error.contains("undefined symbol") {
+                .cause(if e.failure == Some(ExtensionFailure::UndefinedSymbol) {
                     "The package's compiled extension was built against another torch: its C++ symbols do not match this one."
                 } else {
                     "The package is installed but cannot be used here; models that try it crash or fall back to slower attention."
@@ -96,6 +97,7 @@ mod tests {
             name: "flash_attn".into(),
             imported: false,
             error: Some("ImportError: /opt/venv/lib/python3.12/site-packages/flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so: undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationESs".into()),
+            failure: Some(ExtensionFailure::UndefinedSymbol),
             ..Default::default()
         });
         let f = run(&RULE, &s);

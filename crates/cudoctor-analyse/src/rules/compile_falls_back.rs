@@ -1,6 +1,7 @@
 use super::deep_support::{first_line, probes, ProbeView};
 use crate::context::recorded_torch_version;
 use crate::{Context, Finding, Layer, Rule, Severity};
+use cudoctor_snapshot::CompileFallbackCause;
 
 pub static RULE: Rule = Rule {
     code: "ACC003",
@@ -89,11 +90,11 @@ fn judge(ctx: &Context, p: ProbeView) -> Option<Finding> {
         }
     }
     f = f.cause("Inductor did not produce or run a Triton kernel for a trivial function, so compiled models in this environment run eagerly or fail.");
-    let lower = reason.to_ascii_lowercase();
+    let has = |cause| c.fallback_causes.contains(&cause);
     let target = ctx.probe_target(p.run);
-    if lower.contains("no module named 'triton'") {
+    if has(CompileFallbackCause::TritonMissing) {
         f = f.shell(bring_triton(ctx, &target, &p));
-    } else if lower.contains("triton cannot be imported") || lower.contains("ptxas") {
+    } else if has(CompileFallbackCause::TritonBroken) || has(CompileFallbackCause::Ptxas) {
         // triton is there but broken: reinstall that one package, leaving torch alone.
         f = f.shell(
             match installed_triton(ctx, &p, c.triton_version.as_deref()) {
@@ -110,22 +111,16 @@ fn judge(ctx: &Context, p: ProbeView) -> Option<Finding> {
             },
         );
     }
-    if lower.contains("c compiler") || lower.contains("gcc") || lower.contains("cc1") {
+    if has(CompileFallbackCause::NoCCompiler) {
         f = f.shell("sudo apt-get install -y gcc  # Triton compiles a small C launcher");
     }
-    if lower.contains("ptxas") {
+    if has(CompileFallbackCause::Ptxas) {
         f = f
             .prose("or point Triton at a CUDA toolkit's ptxas:")
             .shell("export TRITON_PTXAS_PATH=/usr/local/cuda/bin/ptxas");
     }
-    for var in [
-        "TORCH_COMPILE_DISABLE",
-        "TORCHDYNAMO_DISABLE",
-        "TORCHDYNAMO_SUPPRESS_ERRORS",
-    ] {
-        if reason.contains(var) {
-            f = f.shell(format!("unset {var}"));
-        }
+    for var in &c.disabled_by {
+        f = f.shell(format!("unset {var}"));
     }
     Some(f.prose("To see why it fell back, run your program with TORCH_LOGS=+dynamo,+inductor"))
 }
@@ -203,6 +198,7 @@ mod tests {
             ok: false,
             triton_kernels_ran: Some(0),
             fallback_reason: Some("no Triton kernel ran: the compiled call fell back to eager (set: TORCH_COMPILE_DISABLE=1)".into()),
+            disabled_by: vec!["TORCH_COMPILE_DISABLE".into()],
             ..Default::default()
         });
         let f = run(&RULE, &s);
@@ -211,6 +207,7 @@ mod tests {
         result_mut(&mut s).compile = Some(CompileProbe {
             ok: false,
             fallback_reason: Some("BackendCompilerFailed: backend='inductor' raised:\nRuntimeError: Failed to find C compiler. Please specify via CC environment variable.".into()),
+            fallback_causes: vec![CompileFallbackCause::NoCCompiler],
             ..Default::default()
         });
         let f = run(&RULE, &s);
@@ -229,6 +226,7 @@ mod tests {
         result_mut(&mut s).compile = Some(CompileProbe {
             ok: false,
             fallback_reason: Some("BackendCompilerFailed: backend='inductor' raised:\nModuleNotFoundError: No module named 'triton'".into()),
+            fallback_causes: vec![CompileFallbackCause::TritonMissing],
             ..Default::default()
         });
         let f = run(&RULE, &s);
@@ -247,6 +245,7 @@ mod tests {
             ok: false,
             triton_version: Some("3.6.0".into()),
             fallback_reason: Some("triton cannot be imported: ImportError: libtriton.so: cannot open shared object file".into()),
+            fallback_causes: vec![CompileFallbackCause::TritonBroken],
             ..Default::default()
         });
         let f = run(&RULE, &s);

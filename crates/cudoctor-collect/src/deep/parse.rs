@@ -5,7 +5,10 @@
 //! while torch imports cannot break parsing. A run that stops early keeps its last partial
 //! report and the stage it was in.
 
-use cudoctor_snapshot::{signal_name, AllReduceFailure, ProbeResult, ProbeRun, ProbeStatus};
+use cudoctor_snapshot::{
+    signal_name, AllReduceFailure, CompileFallbackCause, ExtensionFailure, ProbeResult, ProbeRun,
+    ProbeStatus,
+};
 use serde_json::Value;
 
 /// Marks the probe's own lines.
@@ -45,7 +48,7 @@ fn event_of(value: Value) -> Result<ProbeEvent, String> {
                 .ok_or_else(|| "a result event without data".to_string())?;
             serde_json::from_value::<ProbeResult>(data)
                 .map(|mut r| {
-                    classify_all_reduce(&mut r);
+                    classify_errors(&mut r);
                     ProbeEvent::Result(Box::new(r))
                 })
                 .map_err(|e| format!("the probe's report does not fit: {e}"))
@@ -55,12 +58,26 @@ fn event_of(value: Value) -> Result<ProbeEvent, String> {
     }
 }
 
-/// An all-reduce error the probe did not name itself (a hang, a wrong sum) was raised by NCCL:
-/// its kind is read from NCCL's words here, once, so rules see a type.
-fn classify_all_reduce(r: &mut ProbeResult) {
+/// Errors the probe reports in the words of NCCL, Python's loader or the compile stack are
+/// given their kind here, once, so rules read types: an all-reduce error the probe did not
+/// name itself (a hang, a wrong sum), an extension's import error, a compile fallback's causes.
+fn classify_errors(r: &mut ProbeResult) {
     if let Some(ar) = r.all_reduce.as_mut() {
         if ar.failure.is_none() {
             ar.failure = ar.error.as_deref().map(AllReduceFailure::of_nccl_error);
+        }
+    }
+    for e in &mut r.extensions {
+        if e.failure.is_none() {
+            e.failure = e.error.as_deref().map(ExtensionFailure::of_error);
+        }
+    }
+    if let Some(c) = r.compile.as_mut() {
+        if let Some(reason) = &c.fallback_reason {
+            c.fallback_causes
+                .extend(CompileFallbackCause::of_error(reason));
+            c.fallback_causes.sort();
+            c.fallback_causes.dedup();
         }
     }
 }
@@ -242,6 +259,27 @@ mod tests {
             Some(AllReduceFailure::Error)
         );
         assert_eq!(failure(r#"{"world":2}"#), None);
+    }
+
+    #[test]
+    fn extension_and_compile_errors_are_typed_when_read() {
+        let line = format!(
+            r#"{TAG} {{"event":"result","data":{{"extensions":[{{"name":"flash_attn","imported":false,"error":"ImportError: x.so: undefined symbol: _ZN3c10"}}],"compile":{{"ok":false,"fallback_causes":["triton_broken"],"fallback_reason":"triton cannot be imported: RuntimeError: ptxas fatal"}}}}}}"#
+        );
+        let Some(Ok(ProbeEvent::Result(r))) = parse_line(&line) else {
+            panic!("{line}")
+        };
+        assert_eq!(
+            r.extensions[0].failure,
+            Some(ExtensionFailure::UndefinedSymbol)
+        );
+        assert_eq!(
+            r.compile.unwrap().fallback_causes,
+            [
+                CompileFallbackCause::TritonBroken,
+                CompileFallbackCause::Ptxas
+            ]
+        );
     }
 
     #[test]

@@ -563,6 +563,8 @@ class Probe:
 
             report["triton_version"] = str(getattr(triton, "__version__", "")) or None
         except Exception as e:
+            missing = isinstance(e, ModuleNotFoundError) and getattr(e, "name", None) == "triton"
+            report["fallback_causes"] = ["triton_missing" if missing else "triton_broken"]
             report["fallback_reason"] = "triton cannot be imported: %s" % error_text(e)
             return None
         import torch._dynamo
@@ -635,11 +637,13 @@ class Probe:
             generated = count is None or count > 0
         report["ok"] = bool(generated and report["correct"])
         if not generated:
-            hints = [
-                "%s=%s" % (k, os.environ[k])
+            switches = [
+                k
                 for k in ("TORCH_COMPILE_DISABLE", "TORCHDYNAMO_DISABLE", "TORCHDYNAMO_SUPPRESS_ERRORS")
                 if os.environ.get(k)
             ]
+            report["disabled_by"] = switches
+            hints = ["%s=%s" % (k, os.environ[k]) for k in switches]
             why = "no Triton kernel ran: the compiled call fell back to eager"
             if hints:
                 why += " (set: %s)" % ", ".join(hints)
