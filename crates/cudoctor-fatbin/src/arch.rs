@@ -85,6 +85,11 @@ impl Arch {
         self.number % 10
     }
 
+    /// The compute capability the architecture is for (`sm_90a` → 9.0).
+    pub fn compute_capability(&self) -> cudoctor_types::ComputeCapability {
+        cudoctor_types::ComputeCapability::new(self.major(), self.minor())
+    }
+
     /// The name as nvcc spells it: `sm_90a`, `compute_100f`, `lto_80`.
     pub fn name(&self) -> String {
         self.to_string()
@@ -199,6 +204,7 @@ mod tests {
     fn capability_from_number() {
         let a = Arch::parse("sm_103a").unwrap();
         assert_eq!((a.major(), a.minor()), (10, 3));
+        assert_eq!(a.compute_capability().to_string(), "10.3");
         let a = Arch::parse("sm_86").unwrap();
         assert_eq!((a.major(), a.minor()), (8, 6));
     }

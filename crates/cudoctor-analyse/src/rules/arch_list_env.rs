@@ -1,7 +1,5 @@
 use cudoctor_fatbin::compat::parse_torch_arch_list;
 
-use cudoctor_kb::ComputeCapability;
-
 use crate::context::{cuda_of, library_verdict};
 use crate::{Context, Finding, Layer, Rule, Severity};
 
@@ -78,9 +76,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
     // An architecture the selected nvcc cannot target (known, not guessed).
     let beyond_nvcc = |a: &cudoctor_fatbin::Arch| {
         let Some(range) = range else { return false };
-        let Ok(cc) = format!("{}.{}", a.major(), a.minor()).parse::<ComputeCapability>() else {
-            return false;
-        };
+        let cc = a.compute_capability();
         let below = range.lowest.is_some_and(|low| cc < low);
         let verdict = if inferred_from.is_some() {
             below.then_some(false)
