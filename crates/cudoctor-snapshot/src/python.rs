@@ -88,6 +88,16 @@ impl PythonEnv {
     pub fn package(&self, name: &str) -> Option<&Package> {
         self.packages.iter().find(|p| p.name == name)
     }
+
+    /// True for a file of NVIDIA's CUDA wheels here (`<site-packages>/nvidia/...`: cuBLAS,
+    /// cuDNN, NCCL, the runtime, as torch's CUDA builds install them).
+    pub fn in_nvidia_wheels(&self, path: &str) -> bool {
+        self.site_packages.iter().any(|sp| {
+            path.strip_prefix(sp.trim_end_matches('/'))
+                .and_then(|rest| rest.strip_prefix("/nvidia/"))
+                .is_some()
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -152,4 +162,25 @@ pub struct CondaPackage {
     pub build: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_of_nvidia_wheels_are_told_by_site_packages() {
+        let env = PythonEnv {
+            site_packages: vec!["/v/lib/python3.12/site-packages".into()],
+            ..Default::default()
+        };
+        assert!(
+            env.in_nvidia_wheels("/v/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9")
+        );
+        assert!(!env.in_nvidia_wheels("/v/lib/python3.12/site-packages/torch/lib/libtorch.so"));
+        // Another env's wheels, or a system directory named nvidia, are not this env's.
+        assert!(!env
+            .in_nvidia_wheels("/w/lib/python3.12/site-packages/nvidia/cublas/lib/libcublas.so.13"));
+        assert!(!env.in_nvidia_wheels("/usr/lib/nvidia/libcuda.so.1"));
+    }
 }

@@ -151,8 +151,11 @@ fn private_copies_note(stem: &str, env: &str, shared: &[Copy], private: &[Copy])
 /// toolkit of torch's CUDA major when the machine has one.
 fn rebuild_fixes(ctx: &Context, env: &str, copies: &[Copy]) -> Vec<FixStep> {
     let torch = ctx.torch_envs().into_iter().find(|t| t.env.prefix == env);
+    let wheels = ctx.env_at(env);
     let by_torch = |by: Option<&str>| {
-        by.is_none_or(|b| torch.is_some_and(|t| t.torch.owns(b)) || b.contains("/nvidia/"))
+        by.is_none_or(|b| {
+            torch.is_some_and(|t| t.torch.owns(b)) || wheels.is_some_and(|e| e.in_nvidia_wheels(b))
+        })
     };
     let cuda = torch.and_then(|t| t.cuda());
     let cuda_home = cuda

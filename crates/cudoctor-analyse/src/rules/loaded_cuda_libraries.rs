@@ -54,7 +54,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 .collect();
             let Some(live) = loaded.first() else { continue };
             let version = env
-                .filter(|_| live.contains("/site-packages/nvidia/"))
+                .filter(|e| e.in_nvidia_wheels(live))
                 .and_then(|e| e.packages.iter().find(|pkg| pkg.name.starts_with(wheel)))
                 .map(|w| format!(" {} (wheel {})", w.version, w.name))
                 .unwrap_or_default();

@@ -32,7 +32,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .libcuda_paths
         .iter()
         .filter(|l| !l.starts_with("/usr/lib/wsl/"))
-        .filter(|l| !l.contains("/stubs/"))
+        // A toolkit's link-time stub (`…/lib64/stubs/libcuda.so`) is no driver.
+        .filter(|l| !l.split('/').any(|part| part == "stubs"))
         .collect();
     if foreign.is_empty() {
         return Vec::new();
