@@ -14,6 +14,8 @@
 #
 # Installs the target and the packages when missing and this runs as root. Without them it prints
 # SKIPPED and exits 0, unless CUDOCTOR_REQUIRE_TOOLS=1 (as .ci/run sets): then it fails.
+#   eval "$(scripts/ci/windows.sh --env)"   installs the packages and fetches the wheels only,
+#                                           exporting CUDOCTOR_WINDOWS_WHEELS for the test suite.
 # Timings of each step are printed (Wine's first start makes its prefix: about 10 s here).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -51,6 +53,12 @@ if ! command -v x86_64-w64-mingw32-gcc >/dev/null || [ -z "$(wine_bin)" ]; then
   fi
 fi
 wine=$(wine_bin)
+# --env: only the real wheels, for the workspace tests that follow (.ci/run evals the line).
+if [ "${1:-}" = "--env" ]; then
+  wheels=$(scripts/windows/fetch-wheels.sh) || skip "the Windows wheels could not be fetched"
+  printf 'export CUDOCTOR_WINDOWS_WHEELS=%q\n' "$wheels"
+  exit 0
+fi
 if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
   step "adding the $target target"
   timeout 600 rustup target add "$target" >/dev/null 2>&1 || skip "rustup could not add $target"
@@ -104,6 +112,10 @@ report = json.load(open(sys.argv[1]))
 snapshot = report.get("snapshot", report)
 os_name = snapshot["host"]["os"]
 assert os_name == "windows", f"host.os is {os_name!r}"
+# The Windows facts of the live machine: Wine's System32 read, no torch there.
+windows = snapshot["windows"]
+assert windows["windows_dir"].lower() == "c:\\windows", windows
+assert windows["torch_envs"] == [], windows
 codes = [f["code"] for f in report["findings"]]
 assert "DRV001" in codes, f"no DRV001 (no driver) among {codes}"
 print(f"windows: check --format json: os {os_name}, findings {codes}", file=sys.stderr)

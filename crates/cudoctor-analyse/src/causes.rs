@@ -118,6 +118,22 @@ pub fn link_causes(findings: &mut [Finding]) {
             }
         }
     }
+    // 0c. On Windows, a DLL found through PATH (PLT021) was searched for only because a torch
+    // DLL failed its first search; when that import fails (PLT020), its fix removes the need.
+    for i in 0..n {
+        if findings[i].code != "PLT021" {
+            continue;
+        }
+        let cause = (0..n).find(|&j| {
+            findings[j].code == "PLT020"
+                && findings[j].about.iter().any(|s| {
+                    matches!(s, Subject::WindowsTorchImport { .. }) && findings[i].about.contains(s)
+                })
+        });
+        if let Some(j) = cause {
+            link(findings, i, j);
+        }
+    }
     // 1. One torch build per environment: one root among the findings its chooser repairs.
     let mut torch_roots: Vec<(String, usize)> = Vec::new();
     let envs: Vec<String> = {

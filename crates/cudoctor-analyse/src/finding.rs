@@ -107,6 +107,8 @@ pub enum Subject {
     Gpu { index: u32 },
     /// A variable that selects the CUDA Toolkit builds use (CUDA_HOME, CUDA_PATH).
     ToolkitSetting { var: String },
+    /// What `import torch` loads on Windows for the Python at `python`.
+    WindowsTorchImport { python: String },
 }
 
 /// One judgement: what is wrong (or worth knowing), the facts behind it, why, and what to run.
@@ -180,6 +182,12 @@ impl Finding {
     /// A command line to run (quote machine-taken words with [`cudoctor_plan::quote`]).
     pub fn shell(mut self, cmd: impl Into<String>) -> Self {
         self.fix.push(FixStep::Shell(cmd.into()));
+        self
+    }
+
+    /// A Windows PowerShell command line (quote paths with [`cudoctor_plan::quote_powershell_path`]).
+    pub fn powershell(mut self, cmd: impl Into<String>) -> Self {
+        self.fix.push(FixStep::PowerShell(cmd.into()));
         self
     }
 

@@ -9,6 +9,8 @@ pub static RULES: &[&Rule] = &[
     &rules::require_cuda_unmet::RULE,
     &rules::wsl_linux_driver::RULE,
     &rules::security_module_blocks_gpu::RULE,
+    &rules::windows_torch_dll_fails::RULE,
+    &rules::windows_dll_from_path::RULE,
     &rules::no_driver::RULE,
     &rules::no_gpu_visible::RULE,
     &rules::driver_library_mismatch::RULE,

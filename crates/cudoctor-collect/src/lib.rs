@@ -18,6 +18,7 @@ pub mod run;
 pub mod runner;
 pub mod security;
 pub mod toolkit;
+pub mod windows;
 
 use std::sync::Mutex;
 use std::thread;
@@ -62,6 +63,8 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         let topology = s.spawn(|| timings.time("topology", || multigpu::topology_facts(host)));
         let platform = s.spawn(|| timings.time("platform", || platform::collect(host)));
         let host_facts = s.spawn(|| platform::host_facts(host));
+        let windows =
+            s.spawn(|| timings.time("windows", || windows::collect(host, &options.python)));
         let envs = timings.time("python", || python::collect(host, &options.python));
         let (wheel_checks, framework_needs) = thread::scope(|s| {
             let envs = &envs;
@@ -111,6 +114,7 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         snap.driver = driver.join().unwrap_or_default();
         snap.platform = platform.join().unwrap_or_default();
         snap.host = host_facts.join().unwrap_or_default();
+        snap.windows = windows.join().unwrap_or_default();
     });
     timings.report();
     snap

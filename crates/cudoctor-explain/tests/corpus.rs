@@ -363,6 +363,7 @@ fn every_fix_of_the_corpus_is_a_command_for_the_env_or_prose() {
                         assert!(cmd.starts_with(head), "{}: {cmd}", c.id);
                         cudoctor_testkit::shell_parses(cmd);
                     }
+                    FixStep::PowerShell(cmd) => panic!("{}: a PowerShell fix: {cmd}", c.id),
                     FixStep::Prose(p) => {
                         assert!(
                             !p.contains("pip install") && !p.contains("pip uninstall"),

@@ -12,17 +12,27 @@ pub enum FixStep {
     Shell(String),
     /// A sentence for a person: an alternative, a precondition, a step no command expresses.
     Prose(String),
+    /// A command line for Windows PowerShell, complete and copy-pasteable; paths in it are
+    /// quoted with [`quote_powershell`].
+    #[serde(rename = "powershell")]
+    PowerShell(String),
 }
 
 impl FixStep {
     pub fn text(&self) -> &str {
         match self {
-            FixStep::Shell(s) | FixStep::Prose(s) => s,
+            FixStep::Shell(s) | FixStep::Prose(s) | FixStep::PowerShell(s) => s,
         }
     }
 
+    /// A POSIX shell command.
     pub fn is_shell(&self) -> bool {
         matches!(self, FixStep::Shell(_))
+    }
+
+    /// A command of either shell (not prose).
+    pub fn is_command(&self) -> bool {
+        matches!(self, FixStep::Shell(_) | FixStep::PowerShell(_))
     }
 }
 
@@ -106,6 +116,17 @@ pub fn quote_bytes(word: &[u8]) -> String {
     }
     out.push('\'');
     out
+}
+
+/// A path for PowerShell, always in single quotes (a Windows path is quoted even when plain, so
+/// every printed path reads the same way): `'C:\Program Files\x'`, with `'` written `''`.
+pub fn quote_powershell_path(path: &str) -> String {
+    let q = quote_powershell(path);
+    if q.starts_with('\'') {
+        q
+    } else {
+        format!("'{q}'")
+    }
 }
 
 /// A word for PowerShell (for commands printed for Windows): unchanged when plain, else in

@@ -61,6 +61,9 @@ pub fn render_explain_text(e: &Explanation) -> String {
                 FixStep::Prose(p) => {
                     let _ = writeln!(out, "{}", paragraphs(&number, &pad, &text(p)));
                 }
+                FixStep::PowerShell(c) => {
+                    let _ = writeln!(out, "{number}PS> {}", line(c));
+                }
             }
         }
     }

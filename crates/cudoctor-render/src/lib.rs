@@ -207,6 +207,8 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// sentences, in order.
 pub(crate) enum FixPart<'a> {
     Commands(Vec<&'a str>),
+    /// PowerShell commands, in their own block.
+    PowerShell(Vec<&'a str>),
     Prose(&'a str),
 }
 
@@ -217,6 +219,10 @@ pub(crate) fn fix_parts(steps: &[FixStep]) -> Vec<FixPart<'_>> {
             FixStep::Shell(c) => match parts.last_mut() {
                 Some(FixPart::Commands(v)) => v.push(c),
                 _ => parts.push(FixPart::Commands(vec![c])),
+            },
+            FixStep::PowerShell(c) => match parts.last_mut() {
+                Some(FixPart::PowerShell(v)) => v.push(c),
+                _ => parts.push(FixPart::PowerShell(vec![c])),
             },
             FixStep::Prose(p) => parts.push(FixPart::Prose(p)),
         }

@@ -78,14 +78,19 @@ fn write_finding(out: &mut String, f: &cudoctor_analyse::Finding, indent: &str) 
     let _ = writeln!(out, "{indent}  - fix:");
     // Commands go into code blocks that hold nothing else, so each block pastes into a shell.
     for part in fix_parts(&f.fix) {
+        let lang = if matches!(part, FixPart::PowerShell(_)) {
+            "powershell"
+        } else {
+            "sh"
+        };
         match part {
             FixPart::Prose(p) => {
                 let _ = writeln!(out, "{indent}    - {}", inert::markdown(p));
             }
-            FixPart::Commands(cmds) => {
+            FixPart::Commands(cmds) | FixPart::PowerShell(cmds) => {
                 // A fence longer than any backtick run inside, so no command line ends it.
                 let fence = inert::markdown_fence(&cmds.concat());
-                let _ = writeln!(out, "\n{indent}    {fence}sh");
+                let _ = writeln!(out, "\n{indent}    {fence}{lang}");
                 for c in cmds {
                     for line in c.lines() {
                         let _ = writeln!(out, "{indent}    {}", inert::line(line));

@@ -248,6 +248,9 @@ fn steps(out: &mut String, steps: &[cudoctor_plan::FixStep]) {
                 let _ = writeln!(out);
                 command(out, "  ", c);
             }
+            cudoctor_plan::FixStep::PowerShell(c) => {
+                let _ = writeln!(out, "\n  PS> {}", inert::line(c));
+            }
             cudoctor_plan::FixStep::Prose(t) => prose(out, "  ", "    ", &line(t)),
         }
     }

@@ -252,6 +252,9 @@ fn markdown_finding(out: &mut String, f: &Finding) {
             FixPart::Commands(cmds) => {
                 let _ = writeln!(out, "```sh\n{}\n```\n", cmds.join("\n"));
             }
+            FixPart::PowerShell(cmds) => {
+                let _ = writeln!(out, "```powershell\n{}\n```\n", cmds.join("\n"));
+            }
         }
     }
 }

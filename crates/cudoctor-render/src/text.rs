@@ -73,7 +73,7 @@ pub fn render_text(report: &Report, style: Style) -> String {
                         .chain([f.title.clone(), f.cause.clone()])
                         .chain(f.fix.iter().filter_map(|st| match st {
                             FixStep::Prose(p) => Some(p.clone()),
-                            FixStep::Shell(_) => None,
+                            FixStep::Shell(_) | FixStep::PowerShell(_) => None,
                         }))
                 }))
         })
@@ -231,6 +231,11 @@ fn write_finding(out: &mut String, f: &Finding, style: Style, indent: &str, lege
                     let _ = writeln!(out, "{lead}{}", style.paint("32", piece));
                 }
             }
+            FixStep::PowerShell(c) => {
+                // After PowerShell's own prompt, on one line (its continuation mark differs).
+                let c = inert::line(c);
+                let _ = writeln!(out, "{head}{}", style.paint("32", &format!("PS> {c}")));
+            }
             FixStep::Prose(p) => {
                 // Continued two columns deeper, as a command is: a new step starts at `hang`.
                 let deeper = format!("{hang}  ");
@@ -249,6 +254,8 @@ fn write_finding(out: &mut String, f: &Finding, style: Style, indent: &str, lege
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FixLine {
     Shell(String),
+    /// A PowerShell command (after its `PS> ` prompt).
+    PowerShell(String),
     Prose(String),
 }
 
@@ -282,7 +289,7 @@ pub fn fix_lines(report: &str) -> Vec<FixLine> {
                     p.push(' ');
                     p.push_str(body);
                 }
-                None => column = None,
+                Some(FixLine::PowerShell(_)) | None => column = None,
             }
         } else {
             column = None;
@@ -292,6 +299,9 @@ pub fn fix_lines(report: &str) -> Vec<FixLine> {
 }
 
 fn typed(text: &str) -> FixLine {
+    if let Some(c) = text.strip_prefix("PS> ") {
+        return FixLine::PowerShell(c.to_string());
+    }
     match text.strip_prefix("$ ") {
         Some(c) => FixLine::Shell(c.to_string()),
         None => FixLine::Prose(text.to_string()),

@@ -19,6 +19,7 @@ mod run;
 mod security;
 mod toolkit;
 mod wheels;
+pub mod windows;
 
 pub use deep::{
     signal_name, AllReduceFailure, AllReduceProbe, AllReduceRun, CompileFallbackCause,
@@ -99,6 +100,9 @@ pub struct Snapshot {
     /// GPU topology and NCCL libraries; absent when that probe did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multigpu: Option<MultiGpuFacts>,
+    /// A Windows machine's DLL facts; absent on other machines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub windows: Option<windows::WindowsFacts>,
 }
 
 impl Snapshot {

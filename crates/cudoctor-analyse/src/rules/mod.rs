@@ -61,4 +61,6 @@ pub mod unresolved_symbols;
 pub mod visible_devices_hide_gpus;
 pub mod wheel_files_damaged;
 pub mod wheel_files_overwritten;
+pub mod windows_dll_from_path;
+pub mod windows_torch_dll_fails;
 pub mod wsl_linux_driver;

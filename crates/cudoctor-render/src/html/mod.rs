@@ -132,6 +132,14 @@ fn write_finding(out: &mut String, f: &Finding, consequences: &[&Finding]) {
                         cudoctor_types::inert::html(&block, true)
                     );
                 }
+                FixPart::PowerShell(cmds) => {
+                    let block = cmds.join("\n");
+                    let _ = writeln!(
+                        out,
+                        "<pre class=\"powershell\">{}</pre>",
+                        cudoctor_types::inert::html(&block, true)
+                    );
+                }
             }
         }
     }

@@ -524,9 +524,13 @@ pub fn check_fixes(v: &serde_json::Value) {
                 assert!(!prose.is_empty());
                 continue;
             }
+            if let Some(ps) = step["powershell"].as_str() {
+                powershell_is_quoted(ps);
+                continue;
+            }
             let cmd = step["shell"]
                 .as_str()
-                .unwrap_or_else(|| panic!("a step is shell or prose: {step}"));
+                .unwrap_or_else(|| panic!("a step is shell, powershell or prose: {step}"));
             shell_parses(cmd);
             pins_exist(cmd);
             other_pins_known(cmd, v);
@@ -654,6 +658,7 @@ pub fn text_fixes_are_typed(text: &str) {
     for line in lines {
         match line {
             cudoctor_render::FixLine::Shell(cmd) => shell_parses(&cmd),
+            cudoctor_render::FixLine::PowerShell(cmd) => powershell_is_quoted(&cmd),
             cudoctor_render::FixLine::Prose(p) => assert!(!p.trim().is_empty(), "{text}"),
         }
     }
@@ -696,6 +701,28 @@ pub fn html_blocks_are_shell(html: &str) {
 }
 
 pub use cudoctor_testkit::shell_parses;
+
+/// A PowerShell fix line: every Windows path in it is inside single quotes (no PowerShell is
+/// here to parse it), and its quotes are balanced.
+pub fn powershell_is_quoted(cmd: &str) {
+    assert_eq!(cmd.matches('\'').count() % 2, 0, "unbalanced quotes: {cmd}");
+    let mut quoted = false;
+    let mut word_start = true;
+    for (i, c) in cmd.char_indices() {
+        if c == '\'' {
+            quoted = !quoted;
+        }
+        // A drive path (`C:\`) outside quotes.
+        if !quoted && word_start && cmd[i..].len() >= 3 {
+            let b = &cmd.as_bytes()[i..];
+            assert!(
+                !(b[0].is_ascii_alphabetic() && b[1] == b':' && b[2] == b'\\'),
+                "an unquoted path in: {cmd}"
+            );
+        }
+        word_start = c == ' ' || c == '(' || c == '=' || c == ',';
+    }
+}
 
 /// Each `torch==V[+tag]`, `torchvision==V[+tag]`, `torchaudio==V[+tag]` names a release of the
 /// knowledge base, and torch's `+tag` (or the index's) a variant of it.

@@ -1,0 +1,211 @@
+//! `cudoctor check --root` of Windows trees (docs/windows.md): a ComfyUI-portable layout
+//! (`python_embeded\` with torch in `Lib\site-packages`) built from real files of torch's
+//! Windows wheel, judged through the emulated DLL search. The committed tier uses the wheel's
+//! files kept in tests/fixtures/real/windows; the real-wheel tier (CUDOCTOR_WINDOWS_WHEELS, as
+//! scripts/windows/fetch-wheels.sh prints it) the whole wheels and the Visual C++ runtime.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const EMBEDED: &str = "C/ComfyUI_windows_portable/python_embeded";
+
+fn put(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+    if std::fs::hard_link(src, dst).is_err() {
+        std::fs::copy(src, dst).unwrap();
+    }
+}
+
+fn put_tree(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap().flatten() {
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if src.is_dir() {
+            put_tree(&src, &dst);
+        } else {
+            put(&src, &dst);
+        }
+    }
+}
+
+/// The portable layout around a torch directory: the embeddable Python's `._pth` and stand-ins
+/// for the interpreter (python.exe and python312.dll are taken as loaded, never read).
+fn portable(root: &Path, torch: &Path) {
+    let embeded = root.join(EMBEDED);
+    put_tree(torch, &embeded.join("Lib/site-packages/torch"));
+    std::fs::write(embeded.join("python.exe"), b"MZ").unwrap();
+    std::fs::write(embeded.join("python312.dll"), b"MZ").unwrap();
+    std::fs::write(
+        embeded.join("python312._pth"),
+        "python312.zip\n.\nLib/site-packages\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("C/Windows/System32")).unwrap();
+}
+
+fn check(root: &Path, path: &str, format: &str) -> (String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .env_clear()
+        .env("PATH", path)
+        .env("NO_COLOR", "1")
+        .args(["check", "--root"])
+        .arg(root)
+        .args(["--format", format])
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn json(root: &Path, path: &str) -> serde_json::Value {
+    let (text, code) = check(root, path, "json");
+    assert_eq!(code, 1, "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    support::check_fixes(&v);
+    support::one_cause_each(&v, 1, &[]);
+    v
+}
+
+fn finding<'a>(v: &'a serde_json::Value, code: &str) -> &'a serde_json::Value {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code)
+        .unwrap_or_else(|| panic!("no {code} in {v:#}"))
+}
+
+#[test]
+fn a_portable_torch_without_the_visual_cpp_runtime_is_plt020_with_a_powershell_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let torch =
+        cudoctor_testkit::repo_root().join("tests/fixtures/real/windows/torch-2.15.0-cpu/torch");
+    portable(dir.path(), &torch);
+    let v = json(dir.path(), r"C:\Windows\System32;C:\Windows");
+    let f = finding(&v, "PLT020");
+    assert_eq!(f["severity"], "error");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("c10.dll cannot be loaded"),
+        "{f:#}"
+    );
+    assert!(
+        f["cause"]
+            .as_str()
+            .unwrap()
+            .contains("Visual C++ runtime is not installed"),
+        "{f:#}"
+    );
+    assert!(f["evidence"].as_array().unwrap().iter().any(|e| e
+        .as_str()
+        .unwrap()
+        .starts_with("MSVCP140.dll, imported by c10.dll")));
+    assert_eq!(
+        f["fix"][0]["powershell"],
+        "winget install --id Microsoft.VCRedist.2015+.x64 --exact"
+    );
+    let w = &v["snapshot"]["windows"]["torch_envs"][0];
+    assert_eq!(w["kind"], "embedded");
+    assert_eq!(w["torch_version"], "2.15.0+cpu");
+    assert_eq!(w["import"]["runtime_message"], true);
+    // The text report shows the PowerShell command after its prompt.
+    let (text, code) = check(dir.path(), r"C:\Windows\System32;C:\Windows", "text");
+    assert_eq!(code, 1);
+    support::text_fixes_are_typed(&text);
+    assert!(
+        text.contains("PS> winget install --id Microsoft.VCRedist.2015+.x64 --exact"),
+        "{text}"
+    );
+}
+
+fn wheels(test: &str) -> Option<PathBuf> {
+    let Some(w) = std::env::var_os("CUDOCTOR_WINDOWS_WHEELS") else {
+        cudoctor_testkit::skip_opt_in(
+            test,
+            "CUDOCTOR_WINDOWS_WHEELS names the unpacked wheels (scripts/windows/fetch-wheels.sh)",
+        );
+        return None;
+    };
+    Some(PathBuf::from(w))
+}
+
+fn wheel(wheels: &Path, prefix: &str) -> PathBuf {
+    std::fs::read_dir(wheels)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_str().unwrap().starts_with(prefix))
+        .unwrap_or_else(|| panic!("no {prefix}* under {}", wheels.display()))
+}
+
+#[test]
+fn a_portable_tree_with_another_pythons_runtime_on_path_is_plt021_caused_by_plt020() {
+    let test = "a_portable_tree_with_another_pythons_runtime_on_path_is_plt021_caused_by_plt020";
+    let Some(w) = wheels(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    portable(dir.path(), &wheel(&w, "torch-").join("torch"));
+    let runtime = |v: &str| {
+        wheel(&w, &format!("msvc_runtime-{v}")).join(format!("msvc_runtime-{v}.data/data/Scripts"))
+    };
+    // The embeddable Python's own vcruntime140 DLLs, and another Python's runtime on PATH.
+    for dll in ["vcruntime140.dll", "vcruntime140_1.dll"] {
+        put(
+            &runtime("14.51.36231").join(dll),
+            &dir.path().join(EMBEDED).join(dll),
+        );
+    }
+    put_tree(
+        &runtime("14.34.31931"),
+        &dir.path().join("C/Python38/Scripts"),
+    );
+    let path = r"C:\Windows\System32;C:\Windows;C:\Python38\Scripts";
+    let v = json(dir.path(), path);
+    let plt020 = finding(&v, "PLT020");
+    assert!(
+        plt020["title"]
+            .as_str()
+            .unwrap()
+            .contains("shm.dll cannot be loaded"),
+        "{plt020:#}"
+    );
+    assert!(plt020["evidence"].as_array().unwrap().iter().any(|e| e
+        .as_str()
+        .unwrap()
+        .starts_with("VCRUNTIME140_THREADS.dll, imported by torch_cpu.dll")));
+    let plt021 = finding(&v, "PLT021");
+    assert_eq!(plt021["caused_by"], "PLT020");
+    assert!(plt021["title"]
+        .as_str()
+        .unwrap()
+        .contains(r"C:\Python38\Scripts"));
+    assert!(plt021["evidence"].as_array().unwrap().iter().any(|e| e
+        .as_str()
+        .unwrap()
+        .starts_with("loaded through PATH: msvcp140.dll")));
+    // Installed properly (System32 holds the current runtime), the same tree is healthy.
+    put_tree(
+        &runtime("14.51.36231"),
+        &dir.path().join("C/Windows/System32"),
+    );
+    let (text, _) = check(dir.path(), path, "json");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let codes: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert!(
+        !codes.contains(&"PLT020") && !codes.contains(&"PLT021"),
+        "{codes:?}"
+    );
+    assert_eq!(
+        v["snapshot"]["windows"]["torch_envs"][0]["import"]["raised"],
+        serde_json::Value::Null
+    );
+}
