@@ -7,7 +7,7 @@
 //! the size of the files: presence comes from one listing per directory, and nothing is hashed
 //! unless two distributions claim a path and the sizes cannot tell whose copy it is.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
 use std::io::Read;
 
 use cudoctor_snapshot::{DamagedFile, FileProblem, PathOwner, PythonEnv, SharedPath, WheelCheck};
@@ -51,21 +51,87 @@ pub struct RecordEntry {
     pub size: Option<u64>,
 }
 
+/// One RECORD line, borrowed from its text (a quoted line's fields are unquoted copies).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordLine<'a> {
+    pub path: Cow<'a, str>,
+    /// As [`RecordEntry::sha256`].
+    pub sha256: Option<Cow<'a, str>>,
+    pub size: Option<u64>,
+}
+
+impl RecordLine<'_> {
+    fn owned(self) -> RecordEntry {
+        RecordEntry {
+            path: self.path.into_owned(),
+            sha256: self.sha256.map(Cow::into_owned),
+            size: self.size,
+        }
+    }
+}
+
 /// Parses RECORD (CSV: fields may be double-quoted, `""` inside quotes is a quote).
 pub fn parse_record(text: &str) -> Vec<RecordEntry> {
+    record_lines(text).map(RecordLine::owned).collect()
+}
+
+/// RECORD's lines without a copy: torch's RECORD alone is 12k lines, and only a line with a
+/// quote (a path with a comma) needs one.
+pub fn record_lines(text: &str) -> impl Iterator<Item = RecordLine<'_>> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .filter_map(|line| {
-            let fields = csv_fields(line);
-            let path = fields.first()?.clone();
+            if line.contains('"') {
+                let mut fields = csv_fields(line).into_iter();
+                let path = Cow::Owned(fields.next()?);
+                let sha256 = fields
+                    .next()
+                    .and_then(|h| h.strip_prefix("sha256=").map(|d| Cow::Owned(d.to_string())));
+                let size = fields.next().and_then(|s| s.trim().parse().ok());
+                return Some(RecordLine { path, sha256, size });
+            }
+            let mut fields = line.split(',');
+            let path = Cow::Borrowed(fields.next()?);
             let sha256 = fields
-                .get(1)
+                .next()
                 .and_then(|h| h.strip_prefix("sha256="))
-                .map(str::to_string);
-            let size = fields.get(2).and_then(|s| s.trim().parse().ok());
-            Some(RecordEntry { path, sha256, size })
+                .map(Cow::Borrowed);
+            let size = fields.next().and_then(|s| s.trim().parse().ok());
+            Some(RecordLine { path, sha256, size })
         })
-        .collect()
+}
+
+/// Every RECORD text's lines, parsed on a few threads: each text is cut at line ends into
+/// pieces of about [`PIECE`] bytes, so torch's large RECORD is shared out too.
+fn parse_all<'a>(texts: &[&'a str]) -> Vec<Vec<RecordLine<'a>>> {
+    const PIECE: usize = 128 << 10;
+    let mut pieces: Vec<(usize, &'a str)> = Vec::new();
+    for (t, text) in texts.iter().enumerate() {
+        let mut rest: &'a str = text;
+        while !rest.is_empty() {
+            let cut = if rest.len() <= PIECE {
+                rest.len()
+            } else {
+                rest[PIECE..]
+                    .find('\n')
+                    .map_or(rest.len(), |n| PIECE + n + 1)
+            };
+            let (piece, tail) = rest.split_at(cut);
+            pieces.push((t, piece));
+            rest = tail;
+        }
+    }
+    let per_thread = pieces.len().div_ceil(threads()).max(1);
+    let parsed: Vec<(usize, Vec<RecordLine<'a>>)> =
+        on_threads(pieces.chunks(per_thread).collect(), |&(t, piece)| {
+            vec![(t, record_lines(piece).collect())]
+        });
+    let mut out: Vec<Vec<RecordLine<'a>>> = texts.iter().map(|_| Vec::new()).collect();
+    // Pieces come back in order, so each text's lines keep theirs.
+    for (t, lines) in parsed {
+        out[t].extend(lines);
+    }
+    out
 }
 
 fn csv_fields(line: &str) -> Vec<String> {
@@ -124,9 +190,9 @@ fn sha256_of(path: &std::path::Path) -> std::io::Result<(String, u64)> {
 
 /// One distribution's claim on a path: which checked distribution (index into the site
 /// directory's list) and what its RECORD says.
-struct Owner {
+struct Owner<'a> {
     dist: usize,
-    sha256: Option<String>,
+    sha256: Option<Cow<'a, str>>,
     size: Option<u64>,
 }
 
@@ -181,15 +247,14 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
                     .then_some((name, version, entry))
             })
             .collect();
-        // Each RECORD is read and parsed on its own thread (torch's alone is 15k lines).
-        let records: Vec<Result<Vec<RecordEntry>, String>> = std::thread::scope(|s| {
+        // Each RECORD is read on its own thread, then all are parsed on a few.
+        let texts: Vec<Result<String, String>> = std::thread::scope(|s| {
             let handles: Vec<_> = dists
                 .iter()
                 .map(|(_, _, entry)| {
                     s.spawn(move || {
                         let record = format!("{sp}/{entry}/RECORD");
                         host.read_text(&record)
-                            .map(|t| parse_record(&t))
                             .map_err(|e| format!("{record}: {e}"))
                     })
                 })
@@ -202,29 +267,44 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
                 })
                 .collect()
         });
-        // Relative path -> the distributions that list it, in directory order.
-        let mut by_path: BTreeMap<String, Vec<Owner>> = BTreeMap::new();
-        for (dist, ((name, version, _), record)) in dists.iter().zip(records).enumerate() {
-            let entries = match record {
-                Ok(e) => e,
-                Err(e) => {
-                    report.errors.push(e);
-                    continue;
-                }
-            };
+        let read: Vec<&str> = texts
+            .iter()
+            .map(|t| t.as_deref().unwrap_or_default())
+            .collect();
+        let records = parse_all(&read);
+        // Every claim on a path, by path and then by distribution (directory order).
+        let mut claims: Vec<(Cow<str>, Owner)> = Vec::new();
+        for (dist, ((name, version, _), (text, lines))) in
+            dists.iter().zip(texts.iter().zip(records)).enumerate()
+        {
+            if let Err(e) = text {
+                report.errors.push(e.clone());
+                continue;
+            }
             report.packages.push(format!("{name} {version}"));
-            for e in entries {
+            for e in lines {
                 if e.size.is_none() && e.sha256.is_none() {
                     continue;
                 }
-                by_path.entry(e.path).or_default().push(Owner {
-                    dist,
-                    sha256: e.sha256,
-                    size: e.size,
-                });
+                claims.push((
+                    e.path,
+                    Owner {
+                        dist,
+                        sha256: e.sha256,
+                        size: e.size,
+                    },
+                ));
             }
         }
-        let entries: Vec<(String, Vec<Owner>)> = by_path.into_iter().collect();
+        claims.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.dist.cmp(&b.1.dist)));
+        // Relative path -> the distributions that list it, in path order.
+        let mut entries: Vec<(Cow<str>, Vec<Owner>)> = Vec::new();
+        for (path, owner) in claims {
+            match entries.last_mut() {
+                Some((p, owners)) if *p == path => owners.push(owner),
+                _ => entries.push((path, vec![owner])),
+            }
+        }
         let on_disk = look_up_all(host, sp, &entries, hashing);
         // Which files to hash is decided in path order against the budget (so the choice does
         // not depend on timing); the hashing itself then runs on several threads. By default
@@ -361,7 +441,7 @@ fn threads() -> usize {
 fn hash_all(
     host: &Host,
     sp: &str,
-    entries: &[(String, Vec<Owner>)],
+    entries: &[(Cow<str>, Vec<Owner>)],
     chosen: &[usize],
 ) -> std::collections::HashMap<usize, (String, u64)> {
     let chunk = chosen.len().div_ceil(threads()).max(1);
@@ -387,14 +467,14 @@ type DirGroup<'a> = (&'a str, Vec<(usize, &'a str, bool)>);
 fn look_up_all(
     host: &Host,
     sp: &str,
-    entries: &[(String, Vec<Owner>)],
+    entries: &[(Cow<str>, Vec<Owner>)],
     hashing: Hashing,
 ) -> Vec<OnDisk> {
     // Entry indices by the directory part of their RECORD path, in order of first appearance.
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut groups: Vec<DirGroup> = Vec::new();
     for (i, (rel, owners)) in entries.iter().enumerate() {
-        let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
+        let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_ref()));
         let g = *index.entry(dir).or_insert_with(|| {
             groups.push((dir, Vec::new()));
             groups.len() - 1
