@@ -45,4 +45,4 @@ if has sdpa; then step sdpa
   timeout 120 "$py" "$here/sdpa_reasons_probe.py" >"$res/sdpa_reasons.json" 2>&1
 fi
 step done
-tar czf "$OUT/batch.tar.gz" -C /tmp cudoctor-batch
+mkdir -p "$OUT"; tar czf "$OUT/batch.tar.gz" -C /tmp cudoctor-batch
