@@ -138,7 +138,9 @@ impl Host {
     /// `torch/version.py` or `/proc/version`) must not hang the probe.
     pub fn read_text(&self, p: &str) -> io::Result<String> {
         let bytes = cudoctor_types::regular_file::read(&self.fs_path(p), MAX_TEXT_FILE)?;
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
+        // Valid UTF-8 (nearly every file read) is taken as it is, without a copy.
+        Ok(String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
     }
 
     /// Names in a directory, sorted; empty when it cannot be read.

@@ -93,6 +93,8 @@ pub fn scan_extensions(host: &Host, candidates: &[(String, String)]) -> KernelIm
 /// known CUDA-extension packages.
 pub fn candidates(host: &Host, envs: &[PythonEnv]) -> Vec<(String, String)> {
     let mut paths: Vec<(String, String)> = Vec::new();
+    // Each path once (a set: twenty envs hold thousands of libraries).
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     for env in envs {
         let mut imported = crate::python::site::ImportOrigins::new(env);
         for sp in &env.site_packages {
@@ -115,7 +117,7 @@ pub fn candidates(host: &Host, envs: &[PythonEnv]) -> Vec<(String, String)> {
                     continue;
                 };
                 for m in found {
-                    if !paths.iter().any(|(p, _)| *p == m) {
+                    if seen.insert(m.clone()) {
                         paths.push((m, owner(env, module)));
                     }
                 }

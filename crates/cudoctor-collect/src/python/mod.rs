@@ -12,34 +12,52 @@ use crate::host::Host;
 /// Finds and reads every Python environment worth inspecting, the most specific first:
 /// `--python`, the active venv, the active conda env, then `python3`/`python` on PATH.
 pub fn collect(host: &Host, explicit: &[String]) -> Vec<PythonEnv> {
-    let mut envs: Vec<PythonEnv> = Vec::new();
-    let add = |prefix: Option<(String, Option<String>)>, via: &str, envs: &mut Vec<PythonEnv>| {
+    // Every environment once, with every way it was found; then each read on its own thread
+    // (an env's packages, frameworks and installer are its own files).
+    let mut found: Vec<(String, Option<String>, Vec<String>)> = Vec::new();
+    let mut add = |prefix: Option<(String, Option<String>)>, via: &str| {
         let Some((prefix, interpreter)) = prefix else {
             return;
         };
-        if let Some(e) = envs.iter_mut().find(|e| e.prefix == prefix) {
-            if !e.found_via.iter().any(|v| v == via) {
-                e.found_via.push(via.to_string());
+        if let Some((_, _, vias)) = found.iter_mut().find(|(p, ..)| *p == prefix) {
+            if !vias.iter().any(|v| v == via) {
+                vias.push(via.to_string());
             }
             return;
         }
-        envs.push(read_env(host, &prefix, interpreter, via));
+        found.push((prefix, interpreter, vec![via.to_string()]));
     };
     for p in explicit {
-        add(prefix_of(host, p), "--python", &mut envs);
+        add(prefix_of(host, p), "--python");
     }
     if let Some(v) = host.var("VIRTUAL_ENV") {
-        add(prefix_of(host, v), "VIRTUAL_ENV", &mut envs);
+        add(prefix_of(host, v), "VIRTUAL_ENV");
     }
     if let Some(c) = host.var("CONDA_PREFIX") {
-        add(prefix_of(host, c), "CONDA_PREFIX", &mut envs);
+        add(prefix_of(host, c), "CONDA_PREFIX");
     }
     for name in ["python3", "python"] {
         for hit in host.which_all(name) {
-            add(prefix_of(host, &hit), &format!("{name} on PATH"), &mut envs);
+            add(prefix_of(host, &hit), &format!("{name} on PATH"));
         }
     }
-    envs
+    std::thread::scope(|s| {
+        let reading: Vec<_> = found
+            .into_iter()
+            .map(|(prefix, interpreter, vias)| {
+                s.spawn(move || {
+                    let mut env = read_env(host, &prefix, interpreter, &vias[0]);
+                    env.found_via = vias;
+                    env
+                })
+            })
+            .collect();
+        reading
+            .into_iter()
+            // A reader's panic is the caller's, as it was before the threads.
+            .map(|r| r.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
 }
 
 /// Why a path given with `--python` is neither a Python interpreter nor an environment's

@@ -166,6 +166,57 @@ impl RawSym {
     }
 }
 
+/// The dynamic symbol table's entries, decoded on access from the file's bytes (a view of its
+/// mapping for the large tables): a lookup decodes the few entries its hash chain names.
+struct Syms {
+    raw: Bytes,
+    class: ElfClass,
+}
+
+impl Syms {
+    fn new(raw: Bytes, class: ElfClass) -> Syms {
+        Syms { raw, class }
+    }
+
+    fn entry_size(&self) -> usize {
+        match self.class {
+            ElfClass::Elf64 => 24,
+            ElfClass::Elf32 => 16,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.raw.len() / self.entry_size()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn get(&self, i: usize) -> Option<RawSym> {
+        let n = self.entry_size();
+        let e = self.raw.get(i.checked_mul(n)?..)?.get(..n)?;
+        Some(match self.class {
+            ElfClass::Elf64 => RawSym {
+                name: le_u32(e, 0).unwrap_or(0),
+                info: e.get(4).copied().unwrap_or(0),
+                shndx: le_u16(e, 6).unwrap_or(0),
+                value: le_u64(e, 8).unwrap_or(0),
+            },
+            ElfClass::Elf32 => RawSym {
+                name: le_u32(e, 0).unwrap_or(0),
+                value: u64::from(le_u32(e, 4).unwrap_or(0)),
+                info: e.get(12).copied().unwrap_or(0),
+                shndx: le_u16(e, 14).unwrap_or(0),
+            },
+        })
+    }
+
+    fn iter(&self) -> impl Iterator<Item = RawSym> + '_ {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+}
+
 enum HashIndex {
     Gnu {
         symoffset: u32,
@@ -249,7 +300,8 @@ impl HashIndex {
 
 /// The dynamic symbol table of one object, held in memory for lookups.
 pub struct SymbolTable {
-    syms: Vec<RawSym>,
+    /// `.dynsym`, decoded entry by entry as lookups reach it.
+    syms: Syms,
     /// A view of the file's mapping for the large tables: only the names looked at are read.
     strtab: Bytes,
     versym: Option<Vec<u16>>,
@@ -372,23 +424,7 @@ impl<R: ReadAt> ElfFile<R> {
                 size: self.source().size(),
             })?;
         let raw = self.source().read_bytes(sym_off, sym_bytes_len)?;
-        let syms: Vec<RawSym> = raw
-            .chunks_exact(syment as usize)
-            .map(|e| match class {
-                ElfClass::Elf64 => RawSym {
-                    name: le_u32(e, 0).unwrap_or(0),
-                    info: e.get(4).copied().unwrap_or(0),
-                    shndx: le_u16(e, 6).unwrap_or(0),
-                    value: le_u64(e, 8).unwrap_or(0),
-                },
-                ElfClass::Elf32 => RawSym {
-                    name: le_u32(e, 0).unwrap_or(0),
-                    value: u64::from(le_u32(e, 4).unwrap_or(0)),
-                    info: e.get(12).copied().unwrap_or(0),
-                    shndx: le_u16(e, 14).unwrap_or(0),
-                },
-            })
-            .collect();
+        let syms = Syms::new(raw, class);
 
         let versym = match t.versym {
             Some(addr) => {
@@ -703,7 +739,7 @@ pub struct VersionRequest<'a> {
 impl SymbolTable {
     fn empty() -> Self {
         SymbolTable {
-            syms: Vec::new(),
+            syms: Syms::new(Bytes::empty(), ElfClass::Elf64),
             strtab: Bytes::empty(),
             versym: None,
             verdefs: Vec::new(),
@@ -792,7 +828,7 @@ impl SymbolTable {
                     _ => (None, None, false),
                 };
                 SymbolInfo {
-                    name: String::from_utf8_lossy(self.name_bytes(s)).into_owned(),
+                    name: String::from_utf8_lossy(self.name_bytes(&s)).into_owned(),
                     version,
                     version_hidden: hidden,
                     version_file,
@@ -831,7 +867,7 @@ impl SymbolTable {
             if bind != STB_GLOBAL && bind != STB_WEAK {
                 continue;
             }
-            let name = self.name_bytes(s);
+            let name = self.name_bytes(&s);
             if name.is_empty() {
                 continue;
             }
@@ -921,14 +957,14 @@ impl SymbolTable {
     }
 
     fn name_at(&self, i: u32) -> Option<&[u8]> {
-        self.syms.get(i as usize).map(|s| self.name_bytes(s))
+        self.syms.get(i as usize).map(|s| self.name_bytes(&s))
     }
 
     fn build_own_index(&self) -> HashMap<Box<[u8]>, Vec<u32>> {
         let mut map: HashMap<Box<[u8]>, Vec<u32>> = HashMap::new();
         for (i, s) in self.syms.iter().enumerate().skip(1) {
             if s.is_exported_definition() {
-                map.entry(self.name_bytes(s).into())
+                map.entry(self.name_bytes(&s).into())
                     .or_default()
                     .push(i as u32);
             }
