@@ -6,6 +6,8 @@
 #   - `check --format json` on this Wine machine (no GPU, no Python) ends with exit status 0
 #     or 1, says the OS is windows, and reports the missing driver (DRV001);
 #   - `check --format text` ends the same way and prints its verdict;
+#   - `check --root` of a ComfyUI-portable tree of torch's real Windows DLLs without the Visual
+#     C++ runtime reports PLT020 with its PowerShell fix;
 #   - the PE reader's tests (crates/cudoctor-pe) pass as Windows programs under Wine;
 #   - on the real Windows wheels (scripts/windows/fetch-wheels.sh: torch, torchvision and the
 #     Visual C++ runtime for win_amd64, about 130 MB, cached), every DLL reads as objdump reads it,
@@ -128,6 +130,31 @@ set -e
 [ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$work/check-text.err" >&2; fail "check exited with $rc"; }
 grep -q "Verdict:" "$work/check.txt" || { cat "$work/check.txt" >&2; fail "check printed no verdict"; }
 step "check under Wine: $(tr -d '\r' <"$work/check.txt" | grep Verdict:)"
+
+# A ComfyUI-portable tree (the committed files of torch's Windows wheel, no Visual C++ runtime),
+# inspected by the Windows binary through --root: PLT020 with its PowerShell fix.
+tree="$work/portable"
+embeded="$tree/C/ComfyUI_windows_portable/python_embeded"
+mkdir -p "$embeded/Lib/site-packages" "$tree/C/Windows/System32"
+cp -r tests/fixtures/real/windows/torch-2.15.0-cpu/torch "$embeded/Lib/site-packages/"
+printf MZ >"$embeded/python.exe"
+printf MZ >"$embeded/python312.dll"
+printf 'python312.zip\n.\nLib/site-packages\n' >"$embeded/python312._pth"
+set +e
+run_wine check --root "$tree" --format json >"$work/tree.json" 2>"$work/tree.err"
+rc=$?
+set -e
+[ "$rc" = 1 ] || { cat "$work/tree.err" >&2; fail "check --root of the portable tree exited with $rc"; }
+python3 - "$work/tree.json" <<'EOF2' || fail "check --root of the portable tree under Wine: unexpected report"
+import json, sys
+report = json.load(open(sys.argv[1]))
+plt020 = [f for f in report["findings"] if f["code"] == "PLT020"]
+assert len(plt020) == 1, [f["code"] for f in report["findings"]]
+f = plt020[0]
+assert "c10.dll cannot be loaded" in f["title"], f["title"]
+assert f["fix"][0] == {"powershell": "winget install --id Microsoft.VCRedist.2015+.x64 --exact"}, f["fix"]
+print(f"windows: check --root of a portable tree under Wine: {f['title']}", file=sys.stderr)
+EOF2
 
 step "the PE reader's tests as Windows programs under Wine"
 CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" cargo test --target "$target" --quiet -p cudoctor-pe

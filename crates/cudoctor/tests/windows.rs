@@ -109,6 +109,12 @@ fn a_portable_torch_without_the_visual_cpp_runtime_is_plt020_with_a_powershell_f
         f["fix"][0]["powershell"],
         "winget install --id Microsoft.VCRedist.2015+.x64 --exact"
     );
+    // Its torch is judged there: the framework layer does not say that no torch was found.
+    assert!(v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|f| f["code"] != "FW004"));
     let w = &v["snapshot"]["windows"]["torch_envs"][0];
     assert_eq!(w["kind"], "embedded");
     assert_eq!(w["torch_version"], "2.15.0+cpu");

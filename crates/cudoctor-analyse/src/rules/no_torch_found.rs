@@ -24,6 +24,15 @@ fn check(ctx: &Context) -> Vec<Finding> {
     if !ctx.torch_envs().is_empty() {
         return Vec::new();
     }
+    // A Windows machine's torch environments are judged by their own rules (PLT020, PLT021).
+    if ctx
+        .snap
+        .windows
+        .as_ref()
+        .is_some_and(|w| !w.torch_envs.is_empty())
+    {
+        return Vec::new();
+    }
     let others: Vec<String> = ctx.frameworks().iter().map(|v| v.label()).collect();
     let mut f = Finding::new(
         &RULE,
@@ -58,6 +67,15 @@ fn check(ctx: &Context) -> Vec<Finding> {
 mod tests {
     use super::*;
     use crate::testing::*;
+
+    #[test]
+    fn a_windows_environment_with_torch_counts() {
+        let s = crate::rules::windows_torch_dll_fails::tests::windows_env(None);
+        assert!(run(&RULE, &s).is_empty());
+        let mut without = s.clone();
+        without.windows = None;
+        assert_eq!(run(&RULE, &without).len(), 1);
+    }
 
     #[test]
     fn reported_only_without_torch() {
