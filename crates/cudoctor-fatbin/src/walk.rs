@@ -4,6 +4,8 @@ use std::collections::HashSet;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
 
 /// Directories deeper than this below the start are not entered.
 const MAX_DEPTH: usize = 40;
@@ -16,42 +18,25 @@ const MAX_VISITS: usize = 2_000_000;
 /// when its target is not already listed (wheels ship `libfoo.so -> libfoo.so.12`), so every
 /// file appears once. Sorted. Unreadable directories are skipped.
 pub fn find_cuda_libraries(dir: &Path) -> Vec<PathBuf> {
+    // Directories are shared out to a few threads as they are found (torch's tree alone is
+    // some 900 directories, most of them headers'); the result is sorted, so it does not depend
+    // on which thread saw what.
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4);
+    let walk = Walk::new(dir);
+    let found: Vec<Found> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads).map(|_| s.spawn(|| walk.work())).collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
     let mut files: Vec<(PathBuf, FileId)> = Vec::new();
     let mut links: Vec<PathBuf> = Vec::new();
-    let mut stack = vec![(dir.to_path_buf(), 0usize)];
-    let mut visits = 0usize;
-    while let Some((d, depth)) = stack.pop() {
-        let Ok(rd) = fs::read_dir(&d) else { continue };
-        for entry in rd.flatten() {
-            visits += 1;
-            if visits > MAX_VISITS {
-                break;
-            }
-            let path = entry.path();
-            let Ok(ft) = entry.file_type() else { continue };
-            if ft.is_dir() {
-                if depth < MAX_DEPTH {
-                    stack.push((path, depth + 1));
-                }
-            } else if ft.is_symlink() {
-                if is_library_name(&entry.file_name().to_string_lossy()) {
-                    links.push(path);
-                }
-            } else if ft.is_file() {
-                let name = entry.file_name();
-                let name = name.to_string_lossy();
-                let library = is_library_name(&name);
-                // The type came with the directory listing; a stat is only worth it for a file
-                // that may be a binary (torch alone ships ten thousand headers and sources).
-                if !library && has_text_extension(&name) {
-                    continue;
-                }
-                let Ok(md) = entry.metadata() else { continue };
-                if library || (is_executable(&md) && starts_with_elf_magic(&path)) {
-                    files.push((path, FileId::of(&md)));
-                }
-            }
-        }
+    for f in found {
+        files.extend(f.files);
+        links.extend(f.links);
     }
     let mut seen: HashSet<FileId> = files.iter().map(|(_, id)| *id).collect();
     let mut out: Vec<PathBuf> = files.into_iter().map(|(p, _)| p).collect();
@@ -67,6 +52,106 @@ pub fn find_cuda_libraries(dir: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// What one walker found.
+#[derive(Default)]
+struct Found {
+    files: Vec<(PathBuf, FileId)>,
+    links: Vec<PathBuf>,
+}
+
+/// The directories still to list, shared by the walkers.
+struct Walk {
+    /// Directories to list, and how many are queued or being listed: the walk is over when
+    /// none is.
+    state: Mutex<(Vec<(PathBuf, usize)>, usize)>,
+    /// Signalled when directories are queued or the walk is over.
+    more: Condvar,
+    visits: AtomicUsize,
+}
+
+impl Walk {
+    fn new(dir: &Path) -> Walk {
+        Walk {
+            state: Mutex::new((vec![(dir.to_path_buf(), 0)], 1)),
+            more: Condvar::new(),
+            visits: AtomicUsize::new(0),
+        }
+    }
+
+    fn work(&self) -> Found {
+        let mut found = Found::default();
+        loop {
+            let next = {
+                let Ok(mut st) = self.state.lock() else {
+                    return found;
+                };
+                loop {
+                    if let Some(d) = st.0.pop() {
+                        break Some(d);
+                    }
+                    if st.1 == 0 {
+                        break None;
+                    }
+                    st = match self.more.wait(st) {
+                        Ok(st) => st,
+                        Err(_) => return found,
+                    };
+                }
+            };
+            let Some((d, depth)) = next else {
+                return found;
+            };
+            let subdirs = self.list(&d, depth, &mut found);
+            let Ok(mut st) = self.state.lock() else {
+                return found;
+            };
+            st.1 += subdirs.len();
+            st.1 -= 1;
+            st.0.extend(subdirs);
+            drop(st);
+            self.more.notify_all();
+        }
+    }
+
+    /// One directory's entries: its files into `found`, its subdirectories returned.
+    fn list(&self, d: &Path, depth: usize, found: &mut Found) -> Vec<(PathBuf, usize)> {
+        let mut subdirs = Vec::new();
+        let Ok(rd) = fs::read_dir(d) else {
+            return subdirs;
+        };
+        for entry in rd.flatten() {
+            if self.visits.fetch_add(1, Ordering::Relaxed) >= MAX_VISITS {
+                break;
+            }
+            let path = entry.path();
+            let Ok(ft) = entry.file_type() else { continue };
+            if ft.is_dir() {
+                if depth < MAX_DEPTH {
+                    subdirs.push((path, depth + 1));
+                }
+            } else if ft.is_symlink() {
+                if is_library_name(&entry.file_name().to_string_lossy()) {
+                    found.links.push(path);
+                }
+            } else if ft.is_file() {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                let library = is_library_name(&name);
+                // The type came with the directory listing; a stat is only worth it for a file
+                // that may be a binary (torch alone ships ten thousand headers and sources).
+                if !library && has_text_extension(&name) {
+                    continue;
+                }
+                let Ok(md) = entry.metadata() else { continue };
+                if library || (is_executable(&md) && starts_with_elf_magic(&path)) {
+                    found.files.push((path, FileId::of(&md)));
+                }
+            }
+        }
+        subdirs
+    }
 }
 
 /// `libfoo.so`, `libfoo.so.12`, `libfoo.so.12.1.3`, `_C.cpython-312-x86_64-linux-gnu.so`.
