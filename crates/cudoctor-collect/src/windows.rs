@@ -10,7 +10,9 @@ use cudoctor_pe::loader::LoaderEnv;
 use cudoctor_pe::torch::{import_torch, PythonLayout, TorchImportInput};
 use cudoctor_pe::winfs::{WinFs, WinPath};
 use cudoctor_pe::{Machine, PeFile};
-use cudoctor_snapshot::windows::{RuntimeDll, WindowsFacts, WindowsPythonKind, WindowsTorchEnv};
+use cudoctor_snapshot::windows::{
+    RuntimeDll, WindowsFacts, WindowsPythonKind, WindowsToolkit, WindowsTorchEnv,
+};
 use cudoctor_types::read_at::FileSource;
 
 use crate::host::{split_windows_path_list, Host};
@@ -66,7 +68,56 @@ pub fn collect(host: &Host, pythons: &[String]) -> Option<WindowsFacts> {
         path,
         vc_runtime,
         torch_envs,
+        toolkits: toolkits(&fs, host),
     })
+}
+
+/// The CUDA Toolkits the installer's layout and variables show: every `v*` directory under
+/// `%ProgramFiles%\NVIDIA GPU Computing Toolkit\CUDA`, and each directory CUDA_PATH or a
+/// CUDA_PATH_V<x>_<y> names (the installer sets both), in that order.
+fn toolkits(fs: &WinFs, host: &Host) -> Vec<WindowsToolkit> {
+    let program_files = WinPath::new(host.var("PROGRAMFILES").unwrap_or(r"C:\Program Files"));
+    let base = program_files
+        .join("NVIDIA GPU Computing Toolkit")
+        .join("CUDA");
+    let mut dirs: Vec<WinPath> = fs
+        .list(&base)
+        .into_iter()
+        .filter(|n| n.starts_with('v') || n.starts_with('V'))
+        .map(|n| base.join(&n))
+        .filter(|d| fs.is_dir(d))
+        .collect();
+    let vars: Vec<(String, WinPath)> = host
+        .env()
+        .iter()
+        .filter(|(k, _)| k.as_str() == "CUDA_PATH" || k.starts_with("CUDA_PATH_V"))
+        .map(|(k, v)| (k.clone(), WinPath::new(v)))
+        .filter(|(_, v)| v.is_absolute())
+        .collect();
+    for (_, v) in &vars {
+        if !dirs.iter().any(|d| d.same_as(v)) {
+            dirs.push(v.clone());
+        }
+    }
+    dirs.into_iter()
+        .map(|dir| {
+            let version = fs
+                .host_path(&dir.join("version.json"))
+                .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 20).ok())
+                .and_then(|b| crate::toolkit::version_from_json(&String::from_utf8_lossy(&b)));
+            WindowsToolkit {
+                nvcc: fs.is_file(&dir.join("bin").join("nvcc.exe")),
+                named_by: vars
+                    .iter()
+                    .filter(|(_, v)| v.same_as(&dir))
+                    .map(|(k, _)| k.clone())
+                    .collect(),
+                missing: !fs.is_dir(&dir),
+                version,
+                path: dir,
+            }
+        })
+        .collect()
 }
 
 fn file_version(fs: &WinFs, path: &WinPath) -> Option<String> {
@@ -232,4 +283,56 @@ fn venv_home(fs: &WinFs, prefix: &WinPath) -> Option<WinPath> {
         let (k, v) = l.split_once('=')?;
         (k.trim() == "home").then(|| WinPath::new(v.trim()))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use std::time::Duration;
+
+    #[test]
+    fn toolkits_of_the_installer_layout_and_of_cuda_path_variables() {
+        let dir = tempfile::tempdir().unwrap();
+        let cuda = dir
+            .path()
+            .join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA");
+        std::fs::create_dir_all(cuda.join("v12.8/bin")).unwrap();
+        std::fs::write(cuda.join("v12.8/bin/nvcc.exe"), b"MZ").unwrap();
+        std::fs::write(
+            cuda.join("v12.8/version.json"),
+            r#"{"cuda": {"name": "CUDA SDK", "version": "12.8.1"}}"#,
+        )
+        .unwrap();
+        std::fs::create_dir_all(cuda.join("v11.8")).unwrap();
+        std::fs::create_dir_all(dir.path().join("C/Windows/System32")).unwrap();
+        let env = BTreeMap::from([
+            (
+                "CUDA_PATH".to_string(),
+                r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.8".to_string(),
+            ),
+            ("CUDA_PATH_V12_6".to_string(), r"D:\cuda\v12.6".to_string()),
+        ]);
+        let host = Host::rooted(dir.path().to_path_buf(), env, Duration::from_secs(1));
+        let w = collect(&host, &[]).expect("a Windows tree");
+        let t = &w.toolkits;
+        assert_eq!(t.len(), 3, "{t:?}");
+        assert!(
+            t[0].path.as_str().ends_with(r"CUDA\v11.8") && t[0].version.is_none() && !t[0].nvcc
+        );
+        assert_eq!(t[1].version.as_deref(), Some("12.8.1"));
+        assert!(t[1].nvcc);
+        assert_eq!(t[1].named_by, vec!["CUDA_PATH".to_string()]);
+        assert_eq!(t[2].path.as_str(), r"D:\cuda\v12.6");
+        assert!(t[2].missing);
+        assert_eq!(t[2].named_by, vec!["CUDA_PATH_V12_6".to_string()]);
+        // Not a Windows tree: nothing.
+        let other = tempfile::tempdir().unwrap();
+        let host = Host::rooted(
+            other.path().to_path_buf(),
+            BTreeMap::new(),
+            Duration::from_secs(1),
+        );
+        assert!(collect(&host, &[]).is_none());
+    }
 }

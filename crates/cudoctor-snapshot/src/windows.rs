@@ -20,6 +20,27 @@ pub struct WindowsFacts {
     pub vc_runtime: Vec<RuntimeDll>,
     #[serde(default)]
     pub torch_envs: Vec<WindowsTorchEnv>,
+    /// CUDA Toolkits: under `%ProgramFiles%\NVIDIA GPU Computing Toolkit\CUDA\v*` and those
+    /// CUDA_PATH / CUDA_PATH_V<x>_<y> name.
+    #[serde(default)]
+    pub toolkits: Vec<WindowsToolkit>,
+}
+
+/// One CUDA Toolkit of a Windows machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowsToolkit {
+    pub path: WinPath,
+    /// From its version.json, when readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// `bin\nvcc.exe` is there.
+    pub nvcc: bool,
+    /// The variables that name it (`CUDA_PATH`, `CUDA_PATH_V12_8`).
+    #[serde(default)]
+    pub named_by: Vec<String>,
+    /// A variable names it but the directory does not exist.
+    #[serde(default)]
+    pub missing: bool,
 }
 
 /// One DLL of the Visual C++ runtime.

@@ -186,6 +186,7 @@ pub(crate) mod tests {
             windows_dir: Some(WinPath::new(r"C:\Windows")),
             path: vec![],
             vc_runtime: vec![],
+            toolkits: vec![],
             torch_envs: vec![WindowsTorchEnv {
                 python: embeded.join("python.exe"),
                 kind: WindowsPythonKind::Embedded,
