@@ -110,7 +110,7 @@ pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
         or_unknown(d.max_cuda.as_ref().map(|v| v.value.as_str())),
     ));
     if let Some(m) = &d.kernel_module {
-        out.push(Fact::new(Topic::Driver, "kernel module", &m.flavour));
+        out.push(Fact::new(Topic::Driver, "kernel module", m.flavour.name()));
     }
 
     out.push(Fact::new(

@@ -77,7 +77,7 @@ fn driver(s: &Snapshot) -> Vec<Fact> {
         Some(v) => {
             let mut line = v.value.clone();
             if let Some(m) = &d.kernel_module {
-                line.push_str(&format!(" ({} kernel module)", m.flavour));
+                line.push_str(&format!(" ({} kernel module)", m.flavour.name()));
             }
             line.push_str(&format!("  [{}]", v.source));
             out.push(fact("driver", line));

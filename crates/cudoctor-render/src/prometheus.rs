@@ -63,7 +63,7 @@ pub fn render_prometheus(report: &Report, check_seconds: f64) -> String {
     );
     let driver = s.driver.version.as_ref().map(|v| v.value.as_str());
     let max_cuda = s.driver.max_cuda.as_ref().map(|v| v.value.as_str());
-    let flavour = s.driver.kernel_module.as_ref().map(|m| m.flavour.as_str());
+    let flavour = s.driver.kernel_module.as_ref().map(|m| m.flavour.name());
     out.sample(
         "cudoctor_stack_info",
         &[

@@ -40,10 +40,32 @@ impl DriverFacts {
     }
 }
 
+/// Which NVIDIA kernel module is loaded, from the NVRM banner ("Open Kernel Module" or not).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum KernelModuleFlavour {
+    Open,
+    Proprietary,
+    /// A value this version does not know (a hand-edited or newer snapshot).
+    #[serde(other)]
+    Other,
+}
+
+impl KernelModuleFlavour {
+    /// As the snapshot spells it: "open", "proprietary".
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelModuleFlavour::Open => "open",
+            KernelModuleFlavour::Proprietary => "proprietary",
+            KernelModuleFlavour::Other => "other",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct KernelModule {
-    /// `open` or `proprietary`, from the NVRM banner.
-    pub flavour: String,
+    /// Open or proprietary, from the NVRM banner.
+    pub flavour: KernelModuleFlavour,
     /// The banner line itself.
     pub banner: String,
 }
@@ -90,4 +112,25 @@ pub struct GpuProcess {
     pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub used_mib: Option<u64>,
+}
+
+#[cfg(test)]
+mod kernel_module_tests {
+    use super::*;
+
+    #[test]
+    fn the_flavour_reads_as_schema_1_and_2_spell_it_and_tolerates_others() {
+        let m: KernelModule =
+            serde_json::from_str(r#"{"flavour": "open", "banner": "NVRM version: ..."}"#).unwrap();
+        assert_eq!(m.flavour, KernelModuleFlavour::Open);
+        let m: KernelModule =
+            serde_json::from_str(r#"{"flavour": "proprietary", "banner": ""}"#).unwrap();
+        assert_eq!(m.flavour, KernelModuleFlavour::Proprietary);
+        let m: KernelModule = serde_json::from_str(r#"{"flavour": "grid", "banner": ""}"#).unwrap();
+        assert_eq!(m.flavour, KernelModuleFlavour::Other);
+        assert_eq!(
+            serde_json::to_string(&KernelModuleFlavour::Open).unwrap(),
+            r#""open""#
+        );
+    }
 }

@@ -28,7 +28,7 @@ pub use deep::{
     ProbeRun, ProbeStatus, PythonInfo, RaisedError, SdpaBackend, SdpaBackendProbe, SdpaDefault,
     SdpaProbe, SdpaRun, StageTime, TorchInfo, COMPILE_SWITCHES,
 };
-pub use driver::{DriverFacts, Gpu, GpuProcess, KernelModule};
+pub use driver::{DriverFacts, Gpu, GpuProcess, KernelModule, KernelModuleFlavour};
 pub use environment::{recorded_env, redact_url_credentials, relevant_variable, EnvVars, REDACTED};
 pub use frameworks::{CompanionPin, CudaBinding, Framework, FrameworkBuild, UnresolvedNeed};
 pub use images::{

@@ -1,3 +1,5 @@
+use cudoctor_snapshot::KernelModuleFlavour;
+
 use crate::{Confidence, Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -49,7 +51,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .driver
         .kernel_module
         .as_ref()
-        .is_some_and(|k| k.flavour == "open");
+        .is_some_and(|k| k.flavour == KernelModuleFlavour::Open);
     let mut f = Finding::new(
         &RULE,
         "GPUDirect RDMA's kernel module (nvidia_peermem) is not loaded next to active InfiniBand/RoCE ports",
@@ -101,7 +103,7 @@ mod tests {
         s.multigpu.as_mut().unwrap().network = Some(net);
         assert_eq!(run(&RULE, &s)[0].severity, Severity::Warning);
         s.driver.kernel_module = Some(KernelModule {
-            flavour: "open".into(),
+            flavour: KernelModuleFlavour::Open,
             banner: String::new(),
         });
         assert_eq!(run(&RULE, &s)[0].severity, Severity::Info);

@@ -1,6 +1,6 @@
 //! Driver facts from files the kernel module publishes: free, and no library load.
 
-use cudoctor_snapshot::{Gpu, KernelModule};
+use cudoctor_snapshot::{Gpu, KernelModule, KernelModuleFlavour};
 
 /// The first dotted version token (`580.159.04`) in an NVRM banner line. The open and
 /// proprietary modules word the line differently, so the shape is what we look for.
@@ -15,12 +15,12 @@ pub fn driver_version_from_banner(banner: &str) -> Option<String> {
 pub fn kernel_module(banner: &str) -> Option<KernelModule> {
     let line = banner.lines().find(|l| l.starts_with("NVRM version"))?;
     let flavour = if line.contains("Open Kernel Module") {
-        "open"
+        KernelModuleFlavour::Open
     } else {
-        "proprietary"
+        KernelModuleFlavour::Proprietary
     };
     Some(KernelModule {
-        flavour: flavour.to_string(),
+        flavour,
         banner: line.trim().to_string(),
     })
 }
@@ -66,14 +66,20 @@ mod tests {
     fn reads_the_real_open_module_banner() {
         let text = h200x2("procver.txt");
         assert_eq!(driver_version_from_banner(&text).unwrap(), "580.159.04");
-        assert_eq!(kernel_module(&text).unwrap().flavour, "open");
+        assert_eq!(
+            kernel_module(&text).unwrap().flavour,
+            KernelModuleFlavour::Open
+        );
     }
 
     #[test]
     fn reads_a_proprietary_banner() {
         let text = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\nGCC version:  gcc version 12.2.0\n";
         assert_eq!(driver_version_from_banner(text).unwrap(), "535.104.05");
-        assert_eq!(kernel_module(text).unwrap().flavour, "proprietary");
+        assert_eq!(
+            kernel_module(text).unwrap().flavour,
+            KernelModuleFlavour::Proprietary
+        );
     }
 
     #[test]
