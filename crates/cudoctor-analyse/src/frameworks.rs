@@ -151,12 +151,3 @@ impl<'a> Context<'a> {
             .collect()
     }
 }
-
-/// The installed `nvidia-*` wheels named for CUDA `major` (their `-cuNN` suffix).
-pub fn nvidia_wheels_of_major(env: &PythonEnv, major: u32) -> Vec<&str> {
-    env.packages
-        .iter()
-        .filter(|p| p.name.starts_with("nvidia-") && p.name.ends_with(&format!("-cu{major}")))
-        .map(|p| p.name.as_str())
-        .collect()
-}

@@ -220,17 +220,7 @@ fn frameworks(kb: &Kb, input: &PlanInput, plan: &Plan) -> Option<crate::OneMajor
     let (keep, target) = match &input.target {
         Some(t) => (crate::kept_major(cur, plan.remedy.as_ref())?, t.clone()),
         None => (
-            crate::kept_major(
-                &crate::CurrentEnv {
-                    torch: Some(format!(
-                        "{}+{}",
-                        plan.torch.as_deref()?,
-                        plan.variant.as_deref()?
-                    )),
-                    ..Default::default()
-                },
-                None,
-            )?,
+            crate::frameworks::variant_major(plan.variant.as_deref()?)?,
             crate::TargetEnv::generic(),
         ),
     };

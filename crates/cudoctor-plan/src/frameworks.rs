@@ -66,7 +66,7 @@ pub fn kept_major(cur: &CurrentEnv, remedy: Option<&Remedy>) -> Option<u32> {
 }
 
 /// 13 of "cu130", 12 of "cu126"; None for "cpu".
-fn variant_major(tag: &str) -> Option<u32> {
+pub(crate) fn variant_major(tag: &str) -> Option<u32> {
     let d = tag.strip_prefix("cu")?;
     if d.len() < 3 || !d.bytes().all(|b| b.is_ascii_digit()) {
         return None;

@@ -22,7 +22,7 @@ mod commands;
 mod current;
 mod fit;
 pub mod fix;
-mod frameworks;
+pub(crate) mod frameworks;
 pub mod install;
 mod model;
 mod platform;

@@ -53,6 +53,17 @@ pub struct CurrentEnv {
     pub torch_wheels: Vec<String>,
 }
 
+impl CurrentEnv {
+    /// The names of its `nvidia-*` wheels named for CUDA `major`.
+    pub fn wheels_of_major(&self, major: u32) -> Vec<&str> {
+        self.nvidia_wheels
+            .iter()
+            .filter(|w| w.major == major)
+            .map(|w| w.name.as_str())
+            .collect()
+    }
+}
+
 /// One CUDA toolkit installed on the machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InstalledToolkit {

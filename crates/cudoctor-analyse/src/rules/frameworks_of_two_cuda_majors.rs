@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use cudoctor_snapshot::{Framework, PythonEnv};
 
-use crate::frameworks::{nvidia_wheels_of_major, FrameworkView};
+use crate::frameworks::FrameworkView;
 use crate::{Context, Finding, Layer, Rule, Severity, Subject};
 
 pub static RULE: Rule = Rule {
@@ -78,8 +78,13 @@ fn anchor_major(by_major: &BTreeMap<u32, Vec<FrameworkView>>) -> u32 {
 
 /// Where CUDA libraries of `major` are for a framework that loads them by soname: the
 /// environment's wheels of that major, or a toolkit of that major on the machine.
-fn libraries_of_major(ctx: &Context, env: &PythonEnv, major: u32) -> Option<String> {
-    let wheels = nvidia_wheels_of_major(env, major);
+fn libraries_of_major(
+    ctx: &Context,
+    env: &PythonEnv,
+    cur: &cudoctor_plan::CurrentEnv,
+    major: u32,
+) -> Option<String> {
+    let wheels = cur.wheels_of_major(major);
     if !wheels.is_empty() {
         return Some(format!("wheels {}", wheels.join(", ")));
     }
@@ -168,7 +173,7 @@ fn judge(ctx: &Context, env: &PythonEnv, by_major: &BTreeMap<u32, Vec<FrameworkV
         majors.join(" and ")
     );
     for (m, vs) in &others {
-        let wheels = nvidia_wheels_of_major(env, *m);
+        let wheels = cur.wheels_of_major(*m);
         if !wheels.is_empty() {
             error = true;
             f = f.evidence(format!("CUDA {m} wheels installed: {}", wheels.join(", ")));
@@ -180,7 +185,7 @@ fn judge(ctx: &Context, env: &PythonEnv, by_major: &BTreeMap<u32, Vec<FrameworkV
         if !wheels.is_empty() {
             continue;
         }
-        match libraries_of_major(ctx, env, *m) {
+        match libraries_of_major(ctx, env, &cur, *m) {
             Some(r) => f = f.evidence(format!("CUDA {m} libraries: {r}")),
             None => {
                 error = true;
@@ -198,11 +203,7 @@ fn judge(ctx: &Context, env: &PythonEnv, by_major: &BTreeMap<u32, Vec<FrameworkV
     // their name): what FW011 finds overwritten follows from this.
     let mut involved = foreign_wheels.clone();
     if !foreign_wheels.is_empty() {
-        involved.extend(
-            nvidia_wheels_of_major(env, keep)
-                .iter()
-                .map(|w| w.to_string()),
-        );
+        involved.extend(cur.wheels_of_major(keep).iter().map(|w| w.to_string()));
     }
     for w in &involved {
         f = f.about(Subject::Package {

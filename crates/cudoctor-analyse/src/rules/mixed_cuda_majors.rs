@@ -111,10 +111,7 @@ pub fn wheel_cuda_major(name: &str) -> Option<u32> {
         "nvjpeg",
     ];
     let rest = name.strip_prefix("nvidia-")?;
-    match rest.rsplit_once("-cu") {
-        Some((_, d)) if !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) => d.parse().ok(),
-        _ => CUDA13_UNSUFFIXED.contains(&rest).then_some(13),
-    }
+    cudoctor_plan::wheel_major(rest).or_else(|| CUDA13_UNSUFFIXED.contains(&rest).then_some(13))
 }
 
 /// The torch of the process's environment, with its CUDA major.
