@@ -4,6 +4,7 @@ use cudoctor_kb::{CudaVersion, Kb, TorchVersion};
 
 use crate::fit::Fit;
 use crate::model::{CurrentEnv, CurrentVerdict, Plan, PlanInput, ResolvedGpu};
+use crate::remedy::Remedy;
 
 /// The build tag of an installed torch: its local version ("cu130", "cpu"), else the CUDA of
 /// torch/version.py (PyPI wheels carry no local version), else "cpu" when version.py says none.
@@ -135,14 +136,11 @@ pub(crate) fn judge(
         }
     }
     let torch_problem = !problems.is_empty();
-    if mixed.is_some() {
-        let moves = plan
-            .remedy
-            .as_ref()
-            .is_some_and(|r| !r.keeps_torch && !r.variant.is_empty());
+    if let Some(m) = mixed {
+        let moves = plan.remedy.as_ref().is_some_and(Remedy::moves_torch);
         problems.push(format!(
             "framework builds or nvidia-* wheels of another CUDA major than CUDA {}, the one torch {}, are installed here: one major's libraries end up in the other's process",
-            plan.frameworks.as_ref().map(|m| m.keep).unwrap_or_default(),
+            m.keep,
             if moves { "moves to" } else { "keeps" }
         ));
     }

@@ -55,7 +55,7 @@ pub fn wheel_major(name: &str) -> Option<u32> {
 /// The CUDA major the environment keeps: the one torch ends at (its remedy's variant when the
 /// remedy moves it, else its own build's). None without a CUDA torch.
 pub fn kept_major(cur: &CurrentEnv, remedy: Option<&Remedy>) -> Option<u32> {
-    if let Some(r) = remedy.filter(|r| !r.keeps_torch && !r.variant.is_empty()) {
+    if let Some(r) = remedy.filter(|r| r.moves_torch()) {
         return variant_major(&r.variant);
     }
     let tag = cur.torch.as_deref()?.split_once('+').map(|(_, l)| l);
@@ -217,7 +217,7 @@ pub fn one_major(
         .iter()
         .filter(|w| w.major != keep)
         .collect();
-    let torch_moves = torch_moves.filter(|r| !r.keeps_torch && !r.variant.is_empty());
+    let torch_moves = torch_moves.filter(|r| r.moves_torch());
     let mut steps = Vec::new();
     if install.is_empty() && separate.is_empty() && foreign.is_empty() {
         return OneMajor {

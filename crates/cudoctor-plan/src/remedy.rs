@@ -28,6 +28,13 @@ pub struct Remedy {
     pub steps: Vec<FixStep>,
 }
 
+impl Remedy {
+    /// It installs another torch build (not only companions, and not the "nothing fits" note).
+    pub fn moves_torch(&self) -> bool {
+        !self.keeps_torch && !self.variant.is_empty()
+    }
+}
+
 /// How a companion pairs with torch: by release series. torchvision 0.26.x is made for torch
 /// 2.11.x; a torchaudio release names its torch by major.minor (2.11.1 requires torch>=2.11), so
 /// its patch releases pair with that series only. A generic (py3-none) torchaudio that merely

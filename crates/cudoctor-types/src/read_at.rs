@@ -21,12 +21,17 @@ pub trait ReadAt {
     /// The bytes of `offset..offset+len`: a copy by default; a file serves large ranges as a
     /// view of its read-only mapping, so only the pages looked at are ever read.
     fn read_bytes(&self, offset: u64, len: u64) -> io::Result<Bytes> {
-        let len = usize::try_from(len).map_err(|_| out_of_range())?;
-        check_range(self.size(), offset, len)?;
-        let mut buf = vec![0u8; len];
-        self.read_exact_at(&mut buf, offset)?;
-        Ok(Bytes::Owned(buf))
+        copy_range(self, offset, len)
     }
+}
+
+/// `offset..offset+len` of `src` as a copy, the range checked before anything is allocated.
+fn copy_range<R: ReadAt + ?Sized>(src: &R, offset: u64, len: u64) -> io::Result<Bytes> {
+    let len = usize::try_from(len).map_err(|_| out_of_range())?;
+    check_range(src.size(), offset, len)?;
+    let mut buf = vec![0u8; len];
+    src.read_exact_at(&mut buf, offset)?;
+    Ok(Bytes::Owned(buf))
 }
 
 /// A byte range of a source: owned, or a view of a file's mapping (kept alive by the view).
@@ -125,10 +130,10 @@ impl ReadAt for FileSource {
     }
 
     fn read_bytes(&self, offset: u64, len: u64) -> io::Result<Bytes> {
-        let n = usize::try_from(len).map_err(|_| out_of_range())?;
-        check_range(self.len, offset, n)?;
         if len >= MAP_FROM {
             if let Some(map) = self.mapping() {
+                let n = usize::try_from(len).map_err(|_| out_of_range())?;
+                check_range(self.len, offset, n)?;
                 let start = usize::try_from(offset).map_err(|_| out_of_range())?;
                 return Ok(Bytes::Mapped {
                     map: Arc::clone(map),
@@ -137,9 +142,7 @@ impl ReadAt for FileSource {
                 });
             }
         }
-        let mut buf = vec![0u8; n];
-        read_exact_at_file(&self.file, &mut buf, offset)?;
-        Ok(Bytes::Owned(buf))
+        copy_range(self, offset, len)
     }
 }
 

@@ -178,11 +178,16 @@ impl Syms {
         Syms { raw, class }
     }
 
-    fn entry_size(&self) -> usize {
-        match self.class {
+    /// The size of one entry in an object of `class` (what DT_SYMENT must say).
+    fn entry_size_of(class: ElfClass) -> u64 {
+        match class {
             ElfClass::Elf64 => 24,
             ElfClass::Elf32 => 16,
         }
+    }
+
+    fn entry_size(&self) -> usize {
+        Syms::entry_size_of(self.class) as usize
     }
 
     fn len(&self) -> usize {
@@ -361,10 +366,7 @@ impl<R: ReadAt> ElfFile<R> {
         let strtab = self.source().read_bytes(str_off, str_len)?;
 
         let class = self.class();
-        let syment = match class {
-            ElfClass::Elf32 => 16u64,
-            ElfClass::Elf64 => 24u64,
-        };
+        let syment = Syms::entry_size_of(class);
         if let Some(declared) = t.syment {
             if declared != syment {
                 return Err(ElfError::malformed(format!(
