@@ -178,18 +178,7 @@ fn fw020_fix_and_plan_changes(m: &mut FakeMachine) -> (Vec<String>, serde_json::
         .iter()
         .find(|f| f["code"] == "FW020")
         .unwrap();
-    let fix: Vec<String> = fw020["fix"]
-        .as_array()
-        .expect("fix")
-        .iter()
-        .map(|s| {
-            s.get("shell")
-                .or(s.get("prose"))
-                .and_then(|t| t.as_str())
-                .unwrap_or_else(|| panic!("fix step {s}"))
-                .to_string()
-        })
-        .collect();
+    let fix = support::step_texts(&fw020["fix"]);
     let r = m.run(&["plan", "--format", "json"]);
     let plan: serde_json::Value = serde_json::from_str(&r.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", r.stdout, r.stderr));
@@ -203,12 +192,7 @@ fn check_and_plan_give_one_remedy_for_cupy_of_another_major_beside_torch() {
     let (fix, plan) = fw020_fix_and_plan_changes(&mut m);
     let current = &plan["current"];
     assert_eq!(current["ok"], false, "{plan:#}");
-    let changes: Vec<String> = current["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c.as_str().unwrap().to_string())
-        .collect();
+    let changes = support::strings(&current["changes"]);
     // torch fits this driver: the only change is the environment's one major, word for word.
     assert_eq!(changes, fix, "{plan:#}");
     assert_eq!(plan["frameworks"]["keep"], 13);
@@ -255,19 +239,9 @@ fn when_the_driver_moves_torch_to_cupys_major_check_and_plan_keep_that_major() {
         "{fix:#?}"
     );
     // plan's changes: the same steps, then torch's own fix.
-    let changes: Vec<String> = plan["current"]["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c.as_str().unwrap().to_string())
-        .collect();
+    let changes = support::strings(&plan["current"]["changes"]);
     assert_eq!(changes[..fix.len()], fix[..], "{plan:#}");
-    let torch_steps: Vec<&str> = remedy["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s.get("shell").or(s.get("prose")).unwrap().as_str().unwrap())
-        .collect();
+    let torch_steps = support::step_texts(&remedy["steps"]);
     assert_eq!(changes[fix.len()..], torch_steps[..], "{plan:#}");
 }
 

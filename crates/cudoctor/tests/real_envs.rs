@@ -616,18 +616,7 @@ fn check_and_plan_give_one_remedy_for_jax_of_another_major_beside_torch() {
         .find(|f| f["code"] == "FW020")
         .expect("FW020")
         .clone();
-    let fix: Vec<String> = fw020["fix"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            s["shell"]
-                .as_str()
-                .or(s["prose"].as_str())
-                .unwrap()
-                .to_string()
-        })
-        .collect();
+    let fix = support::step_texts(&fw020["fix"]);
     // plan in the activated env: the same steps, word for word.
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
     cmd.args(["plan", "--format", "json"]);
@@ -639,12 +628,7 @@ fn check_and_plan_give_one_remedy_for_jax_of_another_major_beside_torch() {
     let plan: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("plan JSON: {e}\n{}", String::from_utf8_lossy(&out.stderr)));
     assert_eq!(plan["current"]["ok"], false, "{plan:#}");
-    let changes: Vec<String> = plan["current"]["changes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c.as_str().unwrap().to_string())
-        .collect();
+    let changes = support::strings(&plan["current"]["changes"]);
     assert_eq!(changes, fix, "{plan:#}");
     assert!(fix.iter().any(|s| s.contains("'jax[cuda13]==")), "{fix:#?}");
 }

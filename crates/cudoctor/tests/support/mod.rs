@@ -865,3 +865,31 @@ pub fn torch_with_extension() -> FakeMachine {
     system_libc(&m, "/usr/lib/x86_64-linux-gnu");
     m
 }
+
+/// The strings of a JSON array (plan's `changes`); panics on anything else.
+pub fn strings(v: &serde_json::Value) -> Vec<String> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|s| {
+            s.as_str()
+                .unwrap_or_else(|| panic!("not a string: {s}"))
+                .to_string()
+        })
+        .collect()
+}
+
+/// The text of each step of a fix (`[{"shell": ...}, {"prose": ...}]`), in order.
+pub fn step_texts(fix: &serde_json::Value) -> Vec<String> {
+    fix.as_array()
+        .unwrap_or_else(|| panic!("not a fix: {fix}"))
+        .iter()
+        .map(|s| {
+            s.get("shell")
+                .or(s.get("prose"))
+                .and_then(|t| t.as_str())
+                .unwrap_or_else(|| panic!("fix step {s}"))
+                .to_string()
+        })
+        .collect()
+}
