@@ -16,6 +16,8 @@ cpu_index="https://download.pytorch.org/whl/cpu"
 
 if ! "$env/bin/python" -c "import torch" >/dev/null 2>&1; then
   echo "run-observer-test: creating $env" >&2
+  # shellcheck source=uv.sh
+  . "$root/scripts/ci/uv.sh"
   mkdir -p "$(dirname "$env")"
   uv venv --quiet --allow-existing "$env" >&2
   if ! uv pip install --quiet --python "$env/bin/python" torch --index-url "$cpu_index" >&2; then

@@ -13,10 +13,8 @@ set -euo pipefail
 cache="${CUDOCTOR_REALENV_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cudoctor-realenv}"
 mkdir -p "$cache"
 python_bin="${CUDOCTOR_REALENV_PYTHON:-python3}"
-if ! command -v uv >/dev/null 2>&1; then
-  "$python_bin" -m pip install --quiet --user uv >&2 || "$python_bin" -m pip install --quiet uv >&2
-  export PATH="$HOME/.local/bin:$PATH"
-fi
+# shellcheck source=../ci/uv.sh
+. "$(dirname "$0")/../ci/uv.sh"
 
 core=(stock-current stock-cu126 nvcc-cu13 deleted-wheel-lib)
 extended=(ssp-over-user jax-cuda12-beside-torch companion-wrong-release jax-cuda12 jax-plugin-wrong-release

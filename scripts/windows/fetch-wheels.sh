@@ -18,11 +18,12 @@ wheels=(
   "msvc-runtime==14.51.36231 3.12"
   "msvc-runtime==14.34.31931 3.8"
 )
+# `timeout` runs programs, not shell functions: it goes inside.
 pip_download() {
   if python3 -m pip --version >/dev/null 2>&1; then
-    python3 -m pip download --quiet "$@"
+    timeout 900 python3 -m pip download --quiet "$@"
   else
-    uv tool run --quiet pip download --quiet "$@"
+    timeout 900 uv tool run --quiet pip download --quiet "$@"
   fi
 }
 for w in "${wheels[@]}"; do
@@ -32,7 +33,7 @@ for w in "${wheels[@]}"; do
   file=$(ls "${name//-/_}-$version-"*win_amd64.whl 2>/dev/null | head -n 1 || true)
   if [ -z "$file" ]; then
     echo "fetch-wheels: downloading $spec for win_amd64, Python $py" >&2
-    timeout 900 pip_download --platform win_amd64 --only-binary=:all: --no-deps \
+    pip_download --platform win_amd64 --only-binary=:all: --no-deps \
       --python-version "$py" "$spec" -d "$cache"
     file=$(ls "${name//-/_}-$version-"*win_amd64.whl | head -n 1)
   fi
