@@ -404,6 +404,7 @@ fn jax_links(host: &Host, build: &FrameworkBuild) -> Option<ProcessLinks> {
                                 by: String::new(),
                                 optional: false,
                                 conditional: by.conditional,
+                                nvidia_folder: None,
                             }
                         },
                     ));
@@ -416,6 +417,7 @@ fn jax_links(host: &Host, build: &FrameworkBuild) -> Option<ProcessLinks> {
         by: by.to_string(),
         optional: false,
         conditional,
+        nvidia_folder: None,
     };
     // `import jax`: jaxlib's GPU modules import the plugin's extension modules.
     let mut gpu_py: Vec<String> = host

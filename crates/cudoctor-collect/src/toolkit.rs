@@ -18,11 +18,14 @@ const SYSTEM_RC_FILES: &[&str] = &["/etc/environment", "/etc/profile", "/etc/bas
 
 pub fn collect(host: &Host, envs: &[PythonEnv]) -> ToolkitFacts {
     let mut facts = ToolkitFacts::default();
-    let mut candidates: Vec<(String, String)> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
     for parent in ["/usr/local", "/opt"] {
         for name in host.list_dir(parent) {
             if name.starts_with("cuda") {
-                candidates.push((format!("{parent}/{name}"), format!("{parent}/cuda*")));
+                candidates.push(Candidate::at(
+                    format!("{parent}/{name}"),
+                    format!("{parent}/cuda*"),
+                ));
             }
         }
     }
@@ -33,29 +36,39 @@ pub fn collect(host: &Host, envs: &[PythonEnv]) -> ToolkitFacts {
         "CUDA_TOOLKIT_ROOT_DIR",
     ] {
         if let Some(v) = host.var(var) {
-            candidates.push((v.to_string(), var.to_string()));
+            candidates.push(Candidate::at(v.to_string(), var.to_string()));
         }
     }
     if let Some(prefix) = host.var("CONDA_PREFIX") {
-        candidates.push((prefix.to_string(), "CONDA_PREFIX".to_string()));
+        candidates.push(Candidate::at(
+            prefix.to_string(),
+            "CONDA_PREFIX".to_string(),
+        ));
     }
     for env in envs {
         if env.kind == PythonEnvKind::Conda {
             // conda's cuda-toolkit / cuda-nvcc packages put nvcc in the env's own bin/.
-            candidates.push((env.prefix.clone(), format!("conda env {}", env.prefix)));
+            candidates.push(Candidate::at(
+                env.prefix.clone(),
+                format!("conda env {}", env.prefix),
+            ));
         }
         for sp in &env.site_packages {
             // pip's nvidia-cuda-nvcc: nvidia/cuda_nvcc (CUDA 12 wheels), nvidia/cu13 (CUDA 13 wheels).
-            for sub in ["nvidia/cuda_nvcc", "nvidia/cu13", "nvidia/cu12"] {
-                candidates.push((
-                    format!("{sp}/{sub}"),
-                    format!("pip nvidia-cuda-nvcc in {}", env.prefix),
-                ));
+            for folder in ["cuda_nvcc", "cu13", "cu12"] {
+                candidates.push(Candidate {
+                    path: format!("{sp}/nvidia/{folder}"),
+                    via: format!("pip nvidia-cuda-nvcc in {}", env.prefix),
+                    wheel: Some(WheelFolder {
+                        site_packages: sp.clone(),
+                        folder,
+                    }),
+                });
             }
         }
     }
-    for (path, via) in candidates {
-        add_toolkit(host, &mut facts, &path, &via);
+    for c in candidates {
+        add_toolkit(host, &mut facts, &c);
     }
     facts.toolkits.sort_by(|a, b| a.root.cmp(&b.root));
     facts.usr_local_cuda = host
@@ -81,10 +94,35 @@ fn symlink_exists(host: &Host, p: &str) -> bool {
     std::fs::symlink_metadata(host.real_path(p)).is_ok()
 }
 
-/// Records the toolkit at `path` (after following links) when it looks like one: it has
-/// `bin/nvcc`, or a version file.
-fn add_toolkit(host: &Host, facts: &mut ToolkitFacts, path: &str, via: &str) {
-    let Some((root, _)) = host.resolve(path) else {
+/// A place a toolkit may be, and how it was found.
+struct Candidate {
+    path: String,
+    via: String,
+    /// Set for an nvidia wheel's folder: `<site-packages>/nvidia/<folder>`.
+    wheel: Option<WheelFolder>,
+}
+
+impl Candidate {
+    fn at(path: String, via: String) -> Candidate {
+        Candidate {
+            path,
+            via,
+            wheel: None,
+        }
+    }
+}
+
+/// `<site_packages>/nvidia/<folder>`, where pip's nvidia-cuda-nvcc puts a toolkit.
+struct WheelFolder {
+    site_packages: String,
+    folder: &'static str,
+}
+
+/// Records the toolkit at the candidate's path (after following links) when it looks like one:
+/// it has `bin/nvcc`, or a version file.
+fn add_toolkit(host: &Host, facts: &mut ToolkitFacts, candidate: &Candidate) {
+    let via = candidate.via.as_str();
+    let Some((root, _)) = host.resolve(&candidate.path) else {
         return;
     };
     if !host.is_dir(&root) {
@@ -98,7 +136,12 @@ fn add_toolkit(host: &Host, facts: &mut ToolkitFacts, path: &str, via: &str) {
     }
     let nvcc = format!("{root}/bin/nvcc");
     let has_nvcc = host.is_file(&nvcc);
-    let (version, source) = toolkit_version(host, &root, has_nvcc.then_some(nvcc.as_str()));
+    let (version, source) = toolkit_version(
+        host,
+        &root,
+        candidate.wheel.as_ref(),
+        has_nvcc.then_some(nvcc.as_str()),
+    );
     if !has_nvcc && version.is_none() {
         return;
     }
@@ -131,6 +174,7 @@ fn add_toolkit(host: &Host, facts: &mut ToolkitFacts, path: &str, via: &str) {
 fn toolkit_version(
     host: &Host,
     root: &str,
+    wheel: Option<&WheelFolder>,
     nvcc: Option<&str>,
 ) -> (Option<String>, Option<String>) {
     if let Ok(text) = host.read_text(&format!("{root}/version.json")) {
@@ -143,7 +187,7 @@ fn toolkit_version(
             return (Some(v.to_string()), Some("version.txt".into()));
         }
     }
-    if let Some(v) = nvcc_wheel_version(host, root) {
+    if let Some(v) = wheel.and_then(|w| nvcc_wheel_version(host, w)) {
         return (Some(v), Some("nvidia-cuda-nvcc wheel metadata".into()));
     }
     if let Some(nvcc) = nvcc.filter(|_| host.runs_programs()) {
@@ -156,14 +200,11 @@ fn toolkit_version(
     (None, None)
 }
 
-/// The version of the pip wheel that installed `<site-packages>/nvidia/<sub>/bin/nvcc`: the
+/// The version of the pip wheel that installed `<site-packages>/nvidia/<folder>/bin/nvcc`: the
 /// dist-info whose RECORD lists that file (CUDA 13's `nvidia/cu13` is shared by many wheels).
-fn nvcc_wheel_version(host: &Host, root: &str) -> Option<String> {
-    let (site_packages, sub) = root.rsplit_once("/nvidia/")?;
-    if sub.contains('/') {
-        return None;
-    }
-    let owned = format!("nvidia/{sub}/bin/nvcc,");
+fn nvcc_wheel_version(host: &Host, wheel: &WheelFolder) -> Option<String> {
+    let site_packages = wheel.site_packages.as_str();
+    let owned = format!("nvidia/{}/bin/nvcc,", wheel.folder);
     host.list_dir(site_packages).into_iter().find_map(|entry| {
         let (name, version) = crate::python::site::dist_name_version(&entry)?;
         let name = crate::python::site::normalise_name(&name);
@@ -221,7 +262,11 @@ fn nvcc_on_path(host: &Host, facts: &mut ToolkitFacts) -> Option<NvccOnPath> {
         .is_some_and(|r| facts.by_root(r).is_some());
     if !known {
         if let Some(root) = &toolkit_root {
-            add_toolkit(host, facts, root, "nvcc on PATH");
+            add_toolkit(
+                host,
+                facts,
+                &Candidate::at(root.clone(), "nvcc on PATH".into()),
+            );
         }
     }
     // The owning toolkit's files answer first; the program runs only where nothing else tells.

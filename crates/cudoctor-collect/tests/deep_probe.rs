@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use cudoctor_collect::deep::parse::{classify, Ending, ProbeOutput};
 use cudoctor_collect::deep::{run_probe, DeepOptions};
-use cudoctor_snapshot::{ProbeRun, ProbeStatus, SdpaBackend};
+use cudoctor_snapshot::{ProbeRun, ProbeStage, ProbeStatus, SdpaBackend};
 
 fn fixture(name: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -72,7 +72,7 @@ fn a_hang_keeps_the_partial_report_and_names_the_stage() {
         Ending::TimedOut { after_s: 120.0 },
     );
     assert_eq!(run.status, ProbeStatus::TimedOut);
-    assert_eq!(run.last_stage.as_deref(), Some("all-reduce"));
+    assert_eq!(run.last_stage, Some(ProbeStage::AllReduce));
     assert!(run.detail.contains("all-reduce"), "{}", run.detail);
     let r = run.result.expect("partial report");
     assert!(!r.complete);
@@ -84,7 +84,7 @@ fn a_crash_on_import_is_a_crash_with_its_signal() {
     let run = classify_fixture("crash_in_import.out", Ending::Signalled(11));
     assert_eq!(run.status, ProbeStatus::Crashed);
     assert_eq!(run.signal, Some(11));
-    assert_eq!(run.last_stage.as_deref(), Some("import torch"));
+    assert_eq!(run.last_stage, Some(ProbeStage::ImportTorch));
 }
 
 #[test]
@@ -334,7 +334,7 @@ fn a_native_abort_mid_probe_is_a_crash_in_that_stage() {
     );
     assert_eq!(run.status, ProbeStatus::Crashed, "{run:?}");
     assert_eq!(run.signal, Some(6));
-    assert_eq!(run.last_stage.as_deref(), Some("sdpa"));
+    assert_eq!(run.last_stage, Some(ProbeStage::Sdpa));
     assert!(run.result.is_some_and(|r| r.devices.len() == 1));
 }
 
@@ -364,7 +364,7 @@ fn a_hung_interpreter_is_killed_at_the_timeout() {
     let run = run_probe(&py, None, &o);
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(run.status, ProbeStatus::TimedOut, "{run:?}");
-    assert_eq!(run.last_stage.as_deref(), Some("import torch"));
+    assert_eq!(run.last_stage, Some(ProbeStage::ImportTorch));
 }
 
 #[test]

@@ -28,7 +28,7 @@ pub struct FrameworkProbe {
     pub package: String,
     pub interpreter: String,
     pub env_prefix: String,
-    pub ending: FrameworkProbeEnding,
+    pub ending: ProbeEnding,
     /// The probe stage running when it stopped (`import jax`, `jax computation`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_stage: Option<String>,
@@ -41,10 +41,10 @@ pub struct FrameworkProbe {
     pub result: Option<FrameworkProbeResult>,
 }
 
-/// How a framework's probe process ended.
+/// How a probe's child process ended: a framework's probe, the rendezvous check.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "snake_case", tag = "kind")]
-pub enum FrameworkProbeEnding {
+pub enum ProbeEnding {
     /// It reported (whatever the report says).
     Reported,
     /// Killed by a signal (11: SIGSEGV, 6: SIGABRT) or exited non-zero without a report.
@@ -63,6 +63,48 @@ pub enum FrameworkProbeEnding {
     /// It exited without a report that could be read.
     #[default]
     BadOutput,
+}
+
+impl ProbeEnding {
+    /// How it ended, in a few words (`timed out after 12 s`), for evidence lines.
+    pub fn describe(&self) -> String {
+        match self {
+            ProbeEnding::Reported => "reported".into(),
+            ProbeEnding::Crashed {
+                signal: Some(s), ..
+            } => format!("killed by signal {s}"),
+            ProbeEnding::Crashed {
+                exit_code: Some(c), ..
+            } => format!("exit status {c} without a report"),
+            ProbeEnding::Crashed { .. } => "died without a report".into(),
+            ProbeEnding::TimedOut { after_s } => format!("timed out after {after_s:.0} s"),
+            ProbeEnding::NotStarted { error } => format!("not started: {error}"),
+            ProbeEnding::NotRunUnderRoot => "not run (an interpreter of the inspected root)".into(),
+            ProbeEnding::BadOutput => "no report printed".into(),
+        }
+    }
+}
+
+/// What stopped a framework's probe, by the class of the exception it raised.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FrameworkError {
+    /// `ModuleNotFoundError`: a module the framework imports is not installed.
+    ModuleNotFound,
+    /// Any other exception (an ImportError of a library, the framework's own RuntimeError).
+    Raised,
+}
+
+impl FrameworkError {
+    /// The kind of an error as the probe words it (`ModuleNotFoundError: No module named …`):
+    /// for snapshots saved before the probe named the kind itself.
+    pub fn of_text(error: &str) -> FrameworkError {
+        if error.starts_with("ModuleNotFoundError") {
+            FrameworkError::ModuleNotFound
+        } else {
+            FrameworkError::Raised
+        }
+    }
 }
 
 /// The framework probe's report, as the script writes it.
@@ -99,6 +141,9 @@ pub struct FrameworkProbeResult {
     /// An exception that stopped the probe (the import, or the framework's own error).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The kind of that exception.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<FrameworkError>,
 }
 
 impl FrameworkProbeResult {
@@ -146,7 +191,7 @@ pub struct ProbeRun {
     pub detail: String,
     /// The probe stage running when it stopped (`import torch`, `sdpa`, `all-reduce`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_stage: Option<String>,
+    pub last_stage: Option<ProbeStage>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     /// The signal that ended it (11 for SIGSEGV, 6 for SIGABRT...).
@@ -169,6 +214,69 @@ impl ProbeRun {
             .as_deref()
             .map(|e| format!("{e}/bin/python"))
             .unwrap_or_else(|| self.interpreter.clone())
+    }
+}
+
+/// A stage of the torch probe, as its script names it (`import torch`, `all-reduce`); a name
+/// this cudoctor does not know is kept as it was written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum ProbeStage {
+    Python,
+    ImportTorch,
+    Settings,
+    Cuda,
+    Devices,
+    Sdpa,
+    Extensions,
+    AllReduce,
+    Compile,
+    Other(String),
+}
+
+impl ProbeStage {
+    const NAMED: [(ProbeStage, &'static str); 9] = [
+        (ProbeStage::Python, "python"),
+        (ProbeStage::ImportTorch, "import torch"),
+        (ProbeStage::Settings, "settings"),
+        (ProbeStage::Cuda, "cuda"),
+        (ProbeStage::Devices, "devices"),
+        (ProbeStage::Sdpa, "sdpa"),
+        (ProbeStage::Extensions, "extensions"),
+        (ProbeStage::AllReduce, "all-reduce"),
+        (ProbeStage::Compile, "compile"),
+    ];
+
+    /// The stage's name in the probe script.
+    pub fn name(&self) -> &str {
+        match self {
+            ProbeStage::Other(name) => name,
+            known => Self::NAMED
+                .iter()
+                .find(|(s, _)| s == known)
+                .map_or("", |(_, n)| n),
+        }
+    }
+}
+
+impl From<String> for ProbeStage {
+    fn from(name: String) -> ProbeStage {
+        Self::NAMED
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map_or(ProbeStage::Other(name), |(s, _)| s.clone())
+    }
+}
+
+impl From<ProbeStage> for String {
+    fn from(stage: ProbeStage) -> String {
+        stage.name().to_string()
+    }
+}
+
+impl std::fmt::Display for ProbeStage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 

@@ -238,6 +238,11 @@ pub struct OpenedBy {
     /// no machine code for the GPU): a stage may run without it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub conditional: bool,
+    /// torch's preload only: the nvidia wheel folder of `sys.path` it found the library in
+    /// (`cufft` of `nvidia/cufft/lib`, `cu13` of `nvidia/cu13/lib`), which says which wheel
+    /// layout, and so which CUDA major, the file came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvidia_folder: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]

@@ -24,9 +24,9 @@ pub mod windows;
 pub use deep::{
     signal_name, AllReduceFailure, AllReduceProbe, AllReduceRun, CompileFallbackCause,
     CompileProbe, CudaRuntime, DeepFacts, DeviceProbe, ExtensionFailure, ExtensionProbe,
-    FrameworkProbe, FrameworkProbeEnding, FrameworkProbeResult, MathSettings, ProbeResult,
-    ProbeRun, ProbeStatus, PythonInfo, RaisedError, SdpaBackend, SdpaBackendProbe, SdpaDefault,
-    SdpaProbe, SdpaRun, StageTime, TorchInfo, COMPILE_SWITCHES,
+    FrameworkError, FrameworkProbe, FrameworkProbeResult, MathSettings, ProbeEnding, ProbeResult,
+    ProbeRun, ProbeStage, ProbeStatus, PythonInfo, RaisedError, SdpaBackend, SdpaBackendProbe,
+    SdpaDefault, SdpaProbe, SdpaRun, StageTime, TorchInfo, COMPILE_SWITCHES,
 };
 pub use driver::{DriverFacts, Gpu, GpuProcess, KernelModule, KernelModuleFlavour};
 pub use environment::{recorded_env, redact_url_credentials, relevant_variable, EnvVars, REDACTED};
@@ -40,7 +40,7 @@ pub use multigpu::{
     GpuPair, LinkClass, MultiGpuFacts, NcclLibrary, NvLink, P2pStatus, PathLevel, Topology,
     TopologyGpu,
 };
-pub use network::{IbDevice, IbPort, NetInterface, NetworkFacts, RendezvousProbe};
+pub use network::{IbDevice, IbPort, NetInterface, NetworkFacts, RendezvousProbe, TcpConnect};
 pub use platform::{ContainerFacts, PlatformFacts};
 pub use python::{
     CondaPackage, EnvInstaller, Installer, Package, PythonEnv, PythonEnvKind, TorchBuild,
@@ -60,9 +60,9 @@ pub use wheels::{DamagedFile, FileProblem, PathOwner, SharedPath, WheelCheck};
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a field changes meaning or is removed; adding optional fields keeps it.
-/// Files of an earlier version still load: [`from_json`] migrates them (see `migrate.rs` for
+/// Files of an earlier version still load: [`from_json`] migrates them (see `migrate/` for
 /// what each version changed).
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Everything known about one machine at one moment.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

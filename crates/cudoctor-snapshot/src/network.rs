@@ -92,10 +92,13 @@ pub struct RendezvousProbe {
     /// MASTER_ADDR is an address of this machine (this node would host the store).
     #[serde(default)]
     pub local: bool,
-    /// A TCP connection to MASTER_ADDR:MASTER_PORT: `connected`, `refused`, `timed out`, an
-    /// error, or absent when not tried (a local master with nothing listening yet).
+    /// A TCP connection to MASTER_ADDR:MASTER_PORT, or absent when not tried (a local master
+    /// with nothing listening yet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tcp: Option<String>,
+    pub tcp: Option<TcpConnect>,
+    /// Why the connection failed ([`TcpConnect::Failed`]), in the system's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_error: Option<String>,
     /// A two-rank gloo group formed on MASTER_ADDR (a local master only) with an all-reduce.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gloo_ok: Option<bool>,
@@ -107,6 +110,30 @@ pub struct RendezvousProbe {
     pub gloo_socket_ifname: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_s: Option<f64>,
-    /// How the run ended: `ok`, `timed out after N s`, `not started: ...`, `exit status N`.
-    pub status: String,
+    /// How the check's child process ended.
+    pub ending: crate::ProbeEnding,
+}
+
+/// How a TCP connection attempt ended.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TcpConnect {
+    Connected,
+    /// Nothing listens there (a reset: the host is reachable).
+    Refused,
+    /// No answer in time: dropped packets, a firewall, no route.
+    TimedOut,
+    /// Another error (unreachable network, no route to host): its words in `tcp_error`.
+    Failed,
+}
+
+impl TcpConnect {
+    pub fn name(self) -> &'static str {
+        match self {
+            TcpConnect::Connected => "connected",
+            TcpConnect::Refused => "refused",
+            TcpConnect::TimedOut => "timed out",
+            TcpConnect::Failed => "failed",
+        }
+    }
 }

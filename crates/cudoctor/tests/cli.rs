@@ -35,7 +35,7 @@ fn markdown_report_of_a_broken_machine() {
 fn json_report_has_the_documented_shape() {
     let (v, code) = FakeMachine::h200().json();
     assert_eq!(code, 0);
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], 3);
     for f in v["findings"].as_array().unwrap() {
         for key in [
             "code", "layer", "severity", "title", "evidence", "cause", "fix",
@@ -205,7 +205,7 @@ fn saved_schema_1_reports_of_the_gpu_machine_still_load() {
         let r = m.run(&["check", "--snapshot", &path, "--format", "json"]);
         assert!(r.code == 0 || r.code == 1, "{rel}: {} {}", r.code, r.stderr);
         let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-        assert_eq!(v["snapshot"]["schema_version"], 2, "{rel}");
+        assert_eq!(v["snapshot"]["schema_version"], 3, "{rel}");
         assert_eq!(
             v["snapshot"]["driver"]["gpus"][0]["mig_enabled"], false,
             "{rel}"

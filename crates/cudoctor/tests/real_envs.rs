@@ -1072,6 +1072,12 @@ enum Index {
 }
 
 fn fix_repairs_from(name: &str, code: &str, vars: &[(&str, String)], index: Index) -> EnvCopy {
+    // The fixes name the env's own installer, uv, which made these envs.
+    assert!(
+        Command::new("uv").arg("--version").output().is_ok(),
+        "{name}: uv, the installer the fix names, is not on PATH (scripts/realenv/make-envs.sh \
+         installs it into ~/.local/bin: export PATH=\"$HOME/.local/bin:$PATH\")"
+    );
     let copy = EnvCopy::of(name);
     let python = copy.python();
     let before = check_json_with(&python, vars);

@@ -1,4 +1,4 @@
-use cudoctor_snapshot::{signal_name, FrameworkProbe, FrameworkProbeEnding};
+use cudoctor_snapshot::{signal_name, FrameworkError, FrameworkProbe, ProbeEnding};
 
 use super::cuda_unavailable_at_runtime::with_explanation;
 use super::deep_support::first_line;
@@ -58,10 +58,8 @@ fn judge(ctx: &Context, p: &FrameworkProbe) -> Option<Finding> {
         cudoctor_plan::quote(&reproduce_script(p.framework))
     );
     let mut f = match &p.ending {
-        FrameworkProbeEnding::NotRunUnderRoot | FrameworkProbeEnding::NotStarted { .. } => {
-            return None
-        }
-        FrameworkProbeEnding::Crashed { signal, exit_code } => {
+        ProbeEnding::NotRunUnderRoot | ProbeEnding::NotStarted { .. } => return None,
+        ProbeEnding::Crashed { signal, exit_code } => {
             let how = match (signal, exit_code) {
                 (Some(s), _) => format!("killed by signal {s} ({})", signal_name(*s)),
                 (None, Some(c)) => format!("exited with status {c} without a report"),
@@ -77,18 +75,18 @@ fn judge(ctx: &Context, p: &FrameworkProbe) -> Option<Finding> {
             }
             f
         }
-        FrameworkProbeEnding::TimedOut { after_s } => {
+        ProbeEnding::TimedOut { after_s } => {
             let stage = p.last_stage.as_deref().unwrap_or("start-up");
             Finding::new(&RULE, format!("{name} hangs during \"{stage}\" in {place}"))
                 .evidence(format!("no answer in {after_s:.0} s; stopped"))
                 .cause(format!("{name} did not finish its import, device query or tiny computation in time; programs doing the same will hang."))
                 .prose("Run cudoctor check --deep with a larger --deep-timeout, to tell slow from hung")
         }
-        FrameworkProbeEnding::BadOutput => return None,
-        FrameworkProbeEnding::Reported => {
+        ProbeEnding::BadOutput => return None,
+        ProbeEnding::Reported => {
             let r = p.result.as_ref()?;
             if let Some(error) = &r.error {
-                if !cuda_build && error.starts_with("ModuleNotFoundError") {
+                if !cuda_build && r.error_kind == Some(FrameworkError::ModuleNotFound) {
                     return None;
                 }
                 with_explanation(
@@ -146,7 +144,7 @@ fn judge(ctx: &Context, p: &FrameworkProbe) -> Option<Finding> {
     };
     // What the framework reported follows from the static layers when they explain it (no
     // driver, a library nowhere); a crash or a hang is linked to nothing: its cause is not known.
-    if p.ending == FrameworkProbeEnding::Reported {
+    if p.ending == ProbeEnding::Reported {
         f = f.about(Subject::Runtime {
             env: place.to_string(),
         });
@@ -216,7 +214,7 @@ mod tests {
         s
     }
 
-    fn jax(ending: FrameworkProbeEnding, result: Option<FrameworkProbeResult>) -> FrameworkProbe {
+    fn jax(ending: ProbeEnding, result: Option<FrameworkProbeResult>) -> FrameworkProbe {
         FrameworkProbe {
             framework: Framework::Jax,
             package: "jax-cuda13-plugin".into(),
@@ -247,7 +245,7 @@ mod tests {
     fn a_cuda_build_on_the_cpu_is_an_error_with_the_frameworks_words() {
         let f = run(
             &RULE,
-            &with_probe(jax(FrameworkProbeEnding::Reported, Some(fell_back())), true),
+            &with_probe(jax(ProbeEnding::Reported, Some(fell_back())), true),
         );
         assert_eq!(f.len(), 1, "{f:?}");
         assert!(
@@ -272,10 +270,7 @@ mod tests {
     fn a_cpu_build_on_the_cpu_and_a_gpu_build_on_the_gpu_are_silent() {
         assert!(run(
             &RULE,
-            &with_probe(
-                jax(FrameworkProbeEnding::Reported, Some(fell_back())),
-                false
-            )
+            &with_probe(jax(ProbeEnding::Reported, Some(fell_back())), false)
         )
         .is_empty());
         let on_gpu = FrameworkProbeResult {
@@ -286,7 +281,7 @@ mod tests {
         };
         assert!(run(
             &RULE,
-            &with_probe(jax(FrameworkProbeEnding::Reported, Some(on_gpu)), true)
+            &with_probe(jax(ProbeEnding::Reported, Some(on_gpu)), true)
         )
         .is_empty());
     }
@@ -294,7 +289,7 @@ mod tests {
     #[test]
     fn a_crash_names_its_stage_and_the_fault_handlers_frame_without_guessing() {
         let mut p = jax(
-            FrameworkProbeEnding::Crashed {
+            ProbeEnding::Crashed {
                 signal: Some(11),
                 exit_code: None,
             },
@@ -325,9 +320,18 @@ mod tests {
         };
         let f = run(
             &RULE,
-            &with_probe(jax(FrameworkProbeEnding::Reported, Some(missing)), true),
+            &with_probe(jax(ProbeEnding::Reported, Some(missing)), true),
         );
         assert_eq!(f.len(), 1);
         assert!(f[0].title.starts_with("JAX fails in /opt/jax: ImportError"));
+
+        let no_module = FrameworkProbeResult {
+            error: Some("ModuleNotFoundError: No module named 'jaxlib'".into()),
+            error_kind: Some(FrameworkError::ModuleNotFound),
+            ..Default::default()
+        };
+        let probe = || jax(ProbeEnding::Reported, Some(no_module.clone()));
+        assert!(run(&RULE, &with_probe(probe(), false)).is_empty());
+        assert_eq!(run(&RULE, &with_probe(probe(), true)).len(), 1);
     }
 }

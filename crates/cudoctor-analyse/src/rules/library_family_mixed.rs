@@ -209,8 +209,7 @@ mod tests {
             opened_by: (!stage.is_import()).then(|| OpenedBy {
                 opener: Opener::LibraryDlopen,
                 by: "libcudnn_graph.so.9".into(),
-                optional: false,
-                conditional: false,
+                ..Default::default()
             }),
             version: Some(version),
             ..Default::default()

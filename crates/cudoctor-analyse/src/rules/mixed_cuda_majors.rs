@@ -54,23 +54,23 @@ pub fn foreign_major_objects(p: &ProcessLinks, major: u32) -> Vec<(&LibraryLinks
                 && !is_vendored_copy(o.real_path.as_deref().unwrap_or(&o.path))
         })
         .filter_map(|o| {
-            let path = o.real_path.as_deref().unwrap_or(&o.path);
             let lib = cuda_library(o.soname.as_deref().unwrap_or(&o.path))?;
             let m = if MAJOR_IN_SONAME.contains(&lib.family) {
                 lib.major.as_deref()?.parse().ok()?
             } else {
-                wheel_dir_major(path, major)?
+                let folder = o.opened_by.as_ref()?.nvidia_folder.as_deref()?;
+                wheel_folder_major(folder, major)?
             };
             (m != major).then_some((o, m))
         })
         .collect()
 }
 
-/// The CUDA major a wheel directory implies: `nvidia/cu13/lib` is CUDA 13's; the per-library
-/// folders (`nvidia/cufft/lib`, ...) are where the `nvidia-*-cu12` (and older) wheels install,
+/// The CUDA major an nvidia wheel folder implies: `nvidia/cu13` is CUDA 13's; the per-library
+/// folders (`nvidia/cufft`, ...) are where the `nvidia-*-cu12` (and older) wheels install,
 /// so next to a CUDA 13+ torch they hold another major's files. Folders both layouts share
 /// (cudnn, nccl, nvshmem, cusparselt) say nothing.
-fn wheel_dir_major(path: &str, torch_major: u32) -> Option<u32> {
+fn wheel_folder_major(folder: &str, torch_major: u32) -> Option<u32> {
     const OLD_LAYOUT: [&str; 9] = [
         "cublas",
         "cuda_runtime",
@@ -82,8 +82,6 @@ fn wheel_dir_major(path: &str, torch_major: u32) -> Option<u32> {
         "cusolver",
         "nvjitlink",
     ];
-    let (_, rest) = path.rsplit_once("/nvidia/")?;
-    let folder = rest.split('/').next()?;
     if let Some(m) = folder.strip_prefix("cu").and_then(|d| d.parse().ok()) {
         return Some(m);
     }
@@ -227,39 +225,50 @@ mod tests {
     use crate::testing::*;
     use cudoctor_snapshot::{LoaderFacts, OpenedBy};
 
-    fn preloaded(path: &str, soname: &str) -> LibraryLinks {
+    /// What torch's preload found in `<sp>/nvidia/<folder>/lib`.
+    fn preloaded(sp: &str, folder: &str, soname: &str) -> LibraryLinks {
         LibraryLinks {
-            path: path.into(),
+            path: format!("{sp}/nvidia/{folder}/lib/{soname}"),
             soname: Some(soname.into()),
             opened_by: Some(OpenedBy {
                 opener: Opener::TorchPreload,
                 by: "torch".into(),
-                optional: false,
-                conditional: false,
+                nvidia_folder: Some(folder.into()),
+                ..Default::default()
             }),
             ..Default::default()
         }
     }
 
     #[test]
-    fn wheel_directories_name_their_major() {
-        let sp = "/v/lib/python3.12/site-packages";
-        assert_eq!(
-            wheel_dir_major(&format!("{sp}/nvidia/cu13/lib/libcufft.so.12"), 13),
-            Some(13)
-        );
-        assert_eq!(
-            wheel_dir_major(&format!("{sp}/nvidia/cufft/lib/libcufft.so.11"), 13),
-            Some(12)
-        );
-        assert_eq!(
-            wheel_dir_major(&format!("{sp}/nvidia/cufft/lib/libcufft.so.11"), 12),
-            None
-        );
-        assert_eq!(
-            wheel_dir_major(&format!("{sp}/nvidia/cudnn/lib/libcudnn.so.9"), 13),
-            None
-        );
+    fn wheel_folders_name_their_major() {
+        assert_eq!(wheel_folder_major("cu13", 13), Some(13));
+        assert_eq!(wheel_folder_major("cufft", 13), Some(12));
+        assert_eq!(wheel_folder_major("cufft", 12), None);
+        assert_eq!(wheel_folder_major("cudnn", 13), None);
+    }
+
+    #[test]
+    fn the_folder_is_where_the_preload_found_the_file_not_where_its_link_points() {
+        // torch's preload found CUDA 13's cuFFT in nvidia/cu13/lib; the file is a link into a
+        // shared store whose path happens to hold `nvidia/cufft`. That is no CUDA 12 file.
+        let sp = "/opt/venv/lib/python3.12/site-packages";
+        let mut o = preloaded(sp, "cu13", "libcufft.so.12");
+        o.real_path = Some("/store/nvidia/cufft/lib/libcufft.so.12".into());
+        let p = ProcessLinks {
+            env_prefix: "/opt/venv".into(),
+            objects: vec![o.clone()],
+            ..Default::default()
+        };
+        assert!(foreign_major_objects(&p, 13).is_empty());
+        // Found in the per-library folder, it is CUDA 12's, wherever its link points.
+        let mut o = preloaded(sp, "cufft", "libcufft.so.11");
+        o.real_path = Some("/store/cu13/libcufft.so.11".into());
+        let p = ProcessLinks {
+            objects: vec![o],
+            ..p
+        };
+        assert_eq!(foreign_major_objects(&p, 13).len(), 1);
     }
 
     #[test]
@@ -270,14 +279,8 @@ mod tests {
             processes: vec![ProcessLinks {
                 env_prefix: "/opt/venv".into(),
                 objects: vec![
-                    preloaded(
-                        &format!("{sp}/nvidia/cu13/lib/libcublas.so.13"),
-                        "libcublas.so.13",
-                    ),
-                    preloaded(
-                        &format!("{sp}/nvidia/cuda_runtime/lib/libcudart.so.12"),
-                        "libcudart.so.12",
-                    ),
+                    preloaded(sp, "cu13", "libcublas.so.13"),
+                    preloaded(sp, "cuda_runtime", "libcudart.so.12"),
                 ],
                 shadowed: vec![],
                 runtime_dirs: vec![],

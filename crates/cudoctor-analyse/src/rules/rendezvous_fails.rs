@@ -1,3 +1,5 @@
+use cudoctor_snapshot::{ProbeEnding, TcpConnect};
+
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -46,7 +48,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
             .evidence(format!(
                 "probe: {} ({}{})",
                 r.interpreter,
-                r.status,
+                r.ending.describe(),
                 r.elapsed_s
                     .map(|s| format!(", {s:.1} s"))
                     .unwrap_or_default()
@@ -62,8 +64,13 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 }
             ));
         }
-        if let Some(t) = &r.tcp {
-            f = f.evidence(format!("TCP connect to {target}: {t}"));
+        if let Some(t) = r.tcp {
+            let why = r
+                .tcp_error
+                .as_deref()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default();
+            f = f.evidence(format!("TCP connect to {target}: {}{why}", t.name()));
         }
         if let Some(i) = &r.gloo_socket_ifname {
             f = f.evidence(format!("GLOO_SOCKET_IFNAME={i}"));
@@ -73,13 +80,13 @@ fn check(ctx: &Context) -> Vec<Finding> {
         }
         f
     };
-    if r.status.starts_with("timed out") {
+    if matches!(r.ending, ProbeEnding::TimedOut { .. }) {
         return vec![base(format!("the rendezvous check against {target} did not finish"))
             .severity(Severity::Warning)
             .cause("The check was killed at its deadline: name resolution or a connection hung, which a real rendezvous would too.")
             .shell(format!("getent hosts {}", cudoctor_plan::quote(&r.master_addr)))];
     }
-    if r.status != "ok" {
+    if r.ending != ProbeEnding::Reported {
         return Vec::new();
     }
     if r.resolved.is_empty() {
@@ -97,13 +104,16 @@ fn check(ctx: &Context) -> Vec<Finding> {
         }
         return Vec::new();
     }
-    match r.tcp.as_deref() {
-        Some("connected") | None => Vec::new(),
-        Some("refused") => vec![base(format!("nothing accepts connections at {target} yet"))
+    match r.tcp {
+        Some(TcpConnect::Connected) | None => Vec::new(),
+        Some(TcpConnect::Refused) => vec![base(format!("nothing accepts connections at {target} yet"))
             .severity(Severity::Warning)
             .cause("The master address is reachable but no store listens on MASTER_PORT: either the master rank has not started (normal before launch), or a firewall rejects the port.")
             .shell(format!("nc -vz {} {}   # again once the master rank runs", cudoctor_plan::quote(&r.master_addr), cudoctor_plan::quote(&r.master_port)))],
-        Some(other) => vec![base(format!("{target} cannot be reached from this node ({other})"))
+        Some(other @ (TcpConnect::TimedOut | TcpConnect::Failed)) => vec![base(format!(
+            "{target} cannot be reached from this node ({})",
+            r.tcp_error.as_deref().unwrap_or(other.name())
+        ))
             .cause("Packets to the master's port are dropped or have no route: a firewall, a wrong address, or an interface on another network. The rendezvous will hang until its timeout.")
             .shell(format!("ip route get {}   # which interface and gateway would be used", cudoctor_plan::quote(r.resolved.first().map(String::as_str).unwrap_or(&r.master_addr))))
             .prose("Open MASTER_PORT on the master's firewall, or use an address on the network the nodes share")],
@@ -131,7 +141,7 @@ mod tests {
             master_addr: "10.0.0.1".into(),
             master_port: "29500".into(),
             resolved: vec!["10.0.0.1".into()],
-            status: "ok".into(),
+            ending: ProbeEnding::Reported,
             ..Default::default()
         }
     }
@@ -139,11 +149,11 @@ mod tests {
     #[test]
     fn verdicts() {
         let mut p = probe();
-        p.tcp = Some("connected".into());
+        p.tcp = Some(TcpConnect::Connected);
         assert!(run(&RULE, &with(p.clone())).is_empty());
-        p.tcp = Some("refused".into());
+        p.tcp = Some(TcpConnect::Refused);
         assert_eq!(run(&RULE, &with(p.clone()))[0].severity, Severity::Warning);
-        p.tcp = Some("timed out".into());
+        p.tcp = Some(TcpConnect::TimedOut);
         assert_eq!(run(&RULE, &with(p.clone()))[0].severity, Severity::Error);
         p.resolved.clear();
         assert!(run(&RULE, &with(p.clone()))[0]
@@ -151,7 +161,7 @@ mod tests {
             .contains("does not resolve"));
         let mut p = probe();
         p.local = true;
-        p.tcp = Some("refused".into());
+        p.tcp = Some(TcpConnect::Refused);
         p.gloo_ok = Some(true);
         assert!(
             run(&RULE, &with(p.clone())).is_empty(),
@@ -161,5 +171,46 @@ mod tests {
         p.error = Some("RuntimeError: Unable to find address for: eth9".into());
         let f = run(&RULE, &with(p));
         assert!(f[0].evidence.iter().any(|e| e.contains("eth9")));
+    }
+
+    #[test]
+    fn a_failed_connection_is_titled_with_the_systems_words() {
+        let mut p = probe();
+        p.tcp = Some(TcpConnect::Failed);
+        p.tcp_error = Some("[Errno 113] No route to host".into());
+        let f = run(&RULE, &with(p));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(
+            f[0].title.ends_with("([Errno 113] No route to host)"),
+            "{}",
+            f[0].title
+        );
+        assert!(f[0]
+            .evidence
+            .iter()
+            .any(|e| e == "TCP connect to 10.0.0.1:29500: failed ([Errno 113] No route to host)"));
+    }
+
+    #[test]
+    fn a_check_killed_at_its_deadline_is_a_warning_and_other_endings_say_nothing() {
+        let mut p = probe();
+        p.ending = ProbeEnding::TimedOut { after_s: 12.0 };
+        let f = run(&RULE, &with(p.clone()));
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0]
+            .evidence
+            .iter()
+            .any(|e| e.contains("timed out after 12 s")));
+        for ending in [
+            ProbeEnding::NotRunUnderRoot,
+            ProbeEnding::BadOutput,
+            ProbeEnding::NotStarted {
+                error: "No such file or directory".into(),
+            },
+        ] {
+            p.ending = ending;
+            assert!(run(&RULE, &with(p.clone())).is_empty());
+        }
     }
 }

@@ -1,4 +1,4 @@
-use cudoctor_snapshot::ProbeStatus;
+use cudoctor_snapshot::{ProbeStage, ProbeStatus};
 
 use super::cuda_unavailable_at_runtime::with_explanation;
 use super::deep_support::first_line;
@@ -38,7 +38,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .iter()
         .filter_map(|run| {
             let place = run.env_prefix.as_deref().unwrap_or(&run.interpreter);
-            let stage = run.last_stage.as_deref().unwrap_or("start-up");
+            let stage = run.last_stage.as_ref().map_or("start-up", ProbeStage::name);
             let mut f = match run.status {
                 ProbeStatus::Ok | ProbeStatus::NoTorch | ProbeStatus::NotRunUnderRoot => {
                     return None
@@ -53,7 +53,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 ),
                 ProbeStatus::Crashed => Finding::new(&RULE, format!("Python crashed during \"{stage}\" in {place}"))
                     .evidence(run.detail.clone())
-                    .cause(if stage == "import torch" {
+                    .cause(if run.last_stage == Some(ProbeStage::ImportTorch) {
                         "The interpreter died while importing torch: native libraries clash (mixed CUDA/cuDNN copies) or the install is damaged."
                     } else {
                         "The interpreter died inside a GPU operation of this stage: see the libraries layer and the driver's kernel log (dmesg) for the GPU's side."
@@ -62,7 +62,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 ProbeStatus::TimedOut => Finding::new(&RULE, format!("the probe hung during \"{stage}\" in {place}"))
                     .evidence(run.detail.clone())
                     .cause("The stage did not finish in time and was stopped; programs doing the same will hang.")
-                    .prose(if stage == "all-reduce" {
+                    .prose(if run.last_stage == Some(ProbeStage::AllReduce) {
                         "Run NCCL_DEBUG=INFO cudoctor check --deep to see where NCCL waits".to_string()
                     } else {
                         "Run cudoctor check --deep with a larger --deep-timeout, to tell slow from hung".to_string()
@@ -154,7 +154,7 @@ mod tests {
         let crash = ProbeRun {
             status: ProbeStatus::Crashed,
             signal: Some(11),
-            last_stage: Some("import torch".into()),
+            last_stage: Some(ProbeStage::ImportTorch),
             detail: "killed by signal 11 (SIGSEGV) during stage \"import torch\"".into(),
             stderr_tail: Some("Fatal Python error: Segmentation fault".into()),
             ..base.clone()
@@ -167,7 +167,7 @@ mod tests {
             .any(|e| e.contains("Segmentation fault")));
         let hang = ProbeRun {
             status: ProbeStatus::TimedOut,
-            last_stage: Some("all-reduce".into()),
+            last_stage: Some(ProbeStage::AllReduce),
             ..base.clone()
         };
         let f = run(&RULE, &with_run(hang));

@@ -291,6 +291,7 @@ def main(argv):
     probe = PROBES.get(name)
     if probe is None:
         report["error"] = "no probe for %r (known: %s)" % (name, ", ".join(sorted(PROBES)))
+        report["error_kind"] = "raised"
         emit("framework", data=report)
         return 0
     messages = Messages()
@@ -303,6 +304,7 @@ def main(argv):
             probe(report)
         except BaseException as e:  # ImportError, the framework's RuntimeError, SystemExit
             report["error"] = text(e)
+            report["error_kind"] = "module_not_found" if isinstance(e, ModuleNotFoundError) else "raised"
     for w in caught:
         lines = str(w.message).strip().splitlines()
         if lines:

@@ -2,9 +2,7 @@
 //! per framework in its own child process after the torch probes, so one framework that
 //! crashes or hangs on import neither takes the others with it nor disturbs torch's timings.
 
-use cudoctor_snapshot::{
-    Framework, FrameworkProbe, FrameworkProbeEnding, FrameworkProbeResult, PythonEnv,
-};
+use cudoctor_snapshot::{Framework, FrameworkProbe, FrameworkProbeResult, ProbeEnding, PythonEnv};
 use serde_json::Value;
 
 use super::parse::TAG;
@@ -66,7 +64,7 @@ pub fn probe_all(envs: &[PythonEnv], options: &DeepOptions, live: bool) -> Vec<F
                         package: package.to_string(),
                         interpreter: interpreter.to_string(),
                         env_prefix: env.prefix.clone(),
-                        ending: FrameworkProbeEnding::NotRunUnderRoot,
+                        ending: ProbeEnding::NotRunUnderRoot,
                         ..Default::default()
                     };
                     if live {
@@ -98,22 +96,22 @@ fn run(probe: &mut FrameworkProbe, options: &DeepOptions) {
     probe.last_stage = output.last_stage;
     probe.result = output.result;
     probe.ending = match done.ending {
-        runner::Ending::NotStarted(e) => FrameworkProbeEnding::NotStarted { error: e },
-        runner::Ending::TimedOut => FrameworkProbeEnding::TimedOut {
+        runner::Ending::NotStarted(e) => ProbeEnding::NotStarted { error: e },
+        runner::Ending::TimedOut => ProbeEnding::TimedOut {
             after_s: options.timeout.as_secs_f64(),
         },
-        runner::Ending::Signalled(sig) => FrameworkProbeEnding::Crashed {
+        runner::Ending::Signalled(sig) => ProbeEnding::Crashed {
             signal: Some(sig),
             exit_code: None,
         },
-        runner::Ending::Exited(_) if probe.result.is_some() => FrameworkProbeEnding::Reported,
-        runner::Ending::Exited(0) => FrameworkProbeEnding::BadOutput,
-        runner::Ending::Exited(code) => FrameworkProbeEnding::Crashed {
+        runner::Ending::Exited(_) if probe.result.is_some() => ProbeEnding::Reported,
+        runner::Ending::Exited(0) => ProbeEnding::BadOutput,
+        runner::Ending::Exited(code) => ProbeEnding::Crashed {
             signal: None,
             exit_code: Some(code),
         },
     };
-    if probe.ending != FrameworkProbeEnding::Reported {
+    if probe.ending != ProbeEnding::Reported {
         let stderr = String::from_utf8_lossy(&done.stderr);
         let tail = super::parse::tail_of(&stderr, 30, 3000);
         if !tail.is_empty() {

@@ -7,7 +7,7 @@
 
 use cudoctor_snapshot::{
     signal_name, AllReduceFailure, CompileFallbackCause, ExtensionFailure, ProbeResult, ProbeRun,
-    ProbeStatus,
+    ProbeStage, ProbeStatus,
 };
 use serde_json::Value;
 
@@ -143,7 +143,7 @@ pub fn classify(
     let mut run = ProbeRun {
         interpreter: interpreter.to_string(),
         env_prefix: env_prefix.map(str::to_string),
-        last_stage: output.last_stage.clone(),
+        last_stage: output.last_stage.clone().map(ProbeStage::from),
         elapsed_s: Some(elapsed_s),
         ..Default::default()
     };

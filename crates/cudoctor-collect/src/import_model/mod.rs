@@ -300,6 +300,7 @@ fn opened(opener: Opener, by: &str, optional: bool) -> OpenedBy {
         by: by.to_string(),
         optional,
         conditional: false,
+        nvidia_folder: None,
     }
 }
 
@@ -429,24 +430,29 @@ fn preload_libs(
 ) {
     for lib in libs {
         let hit = search.iter().find_map(|entry| {
-            let mut dirs = vec![format!("{entry}/nvidia/{}/lib", lib.folder)];
+            // (directory, the nvidia wheel folder it is)
+            let mut dirs = vec![(
+                format!("{entry}/nvidia/{}/lib", lib.folder),
+                Some(lib.folder.clone()),
+            )];
             if preload.searches_cu_major_dir {
                 if let Some(m) = cuda_major {
-                    dirs.push(format!("{entry}/nvidia/cu{m}/lib"));
+                    dirs.push((format!("{entry}/nvidia/cu{m}/lib"), Some(format!("cu{m}"))));
                 }
             }
             if preload.searches_bare_folder {
-                dirs.push(format!("{entry}/{}/lib", lib.folder));
+                dirs.push((format!("{entry}/{}/lib", lib.folder), None));
             }
-            dirs.iter().find_map(|d| {
-                sorted(host.list_dir(d))
+            dirs.into_iter().find_map(|(d, folder)| {
+                sorted(host.list_dir(&d))
                     .into_iter()
                     .find(|n| torch_init::glob_match(&lib.pattern, n))
-                    .map(|n| format!("{d}/{n}"))
+                    .map(|n| (format!("{d}/{n}"), folder))
             })
         });
-        if let Some(path) = hit {
-            let s = step(&path, Opener::TorchPreload, "torch");
+        if let Some((path, folder)) = hit {
+            let mut s = step(&path, Opener::TorchPreload, "torch");
+            s.opened_by.nvidia_folder = folder;
             run_step(run, &s, true);
         }
     }

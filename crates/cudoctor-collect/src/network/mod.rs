@@ -5,7 +5,9 @@
 use std::process::Command;
 use std::time::Duration;
 
-use cudoctor_snapshot::{IbDevice, IbPort, NetInterface, NetworkFacts, PythonEnv, RendezvousProbe};
+use cudoctor_snapshot::{
+    IbDevice, IbPort, NetInterface, NetworkFacts, ProbeEnding, PythonEnv, RendezvousProbe,
+};
 
 use crate::host::{run_with_timeout, CommandOutcome, Host};
 
@@ -127,22 +129,28 @@ pub fn rendezvous(host: &Host, envs: &[PythonEnv], timeout: Duration) -> Option<
                     })
                     .unwrap_or_default();
                 probe.local = v["local"].as_bool().unwrap_or(false);
-                probe.tcp = v["tcp"].as_str().map(str::to_string);
+                probe.tcp = serde_json::from_value(v["tcp"].clone()).ok();
+                probe.tcp_error = v["tcp_error"].as_str().map(str::to_string);
                 probe.gloo_ok = v["gloo_ok"].as_bool();
                 probe.error = v["error"].as_str().map(str::to_string);
                 probe.elapsed_s = v["elapsed_s"].as_f64();
-                probe.status = "ok".into();
+                probe.ending = ProbeEnding::Reported;
             }
-            None => probe.status = "no result printed".into(),
+            None => probe.ending = ProbeEnding::BadOutput,
         },
         CommandOutcome::Exited { status, stderr, .. } => {
-            probe.status = format!("exit status {}", status.unwrap_or(-1));
+            probe.ending = ProbeEnding::Crashed {
+                signal: None,
+                exit_code: status,
+            };
             probe.error = stderr.lines().last().map(str::to_string);
         }
-        CommandOutcome::NotStarted(e) => probe.status = format!("not started: {e}"),
-        CommandOutcome::NotRunUnderRoot => probe.status = "not run under --root".into(),
+        CommandOutcome::NotStarted(e) => probe.ending = ProbeEnding::NotStarted { error: e },
+        CommandOutcome::NotRunUnderRoot => probe.ending = ProbeEnding::NotRunUnderRoot,
         CommandOutcome::TimedOut(d) => {
-            probe.status = format!("timed out after {} s", d.as_secs());
+            probe.ending = ProbeEnding::TimedOut {
+                after_s: d.as_secs_f64(),
+            };
         }
     }
     Some(probe)

@@ -48,9 +48,10 @@ try:
 except ConnectionRefusedError:
     out["tcp"] = "refused"
 except socket.timeout:
-    out["tcp"] = "timed out"
+    out["tcp"] = "timed_out"
 except OSError as e:
-    out["tcp"] = str(e)
+    out["tcp"] = "failed"
+    out["tcp_error"] = str(e)
 
 if not out["local"]:
     done()

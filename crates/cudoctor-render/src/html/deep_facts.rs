@@ -2,7 +2,7 @@
 //! measured, the GPU pairs' links, NCCL copies and settings, and the all-reduce bandwidth.
 
 use cudoctor_analyse::Layer;
-use cudoctor_snapshot::{FrameworkProbe, FrameworkProbeEnding, ProbeRun, Snapshot};
+use cudoctor_snapshot::{FrameworkProbe, ProbeEnding, ProbeRun, Snapshot};
 
 use crate::facts::{fact, Fact};
 
@@ -209,12 +209,12 @@ fn probe_line(run: &ProbeRun) -> String {
 /// its process ended.
 fn framework_line(p: &FrameworkProbe) -> String {
     let r = match (&p.ending, &p.result) {
-        (FrameworkProbeEnding::Reported, Some(r)) => r,
-        (FrameworkProbeEnding::NotRunUnderRoot, _) => {
+        (ProbeEnding::Reported, Some(r)) => r,
+        (ProbeEnding::NotRunUnderRoot, _) => {
             return "not run (interpreter of the inspected root)".to_string()
         }
         (
-            FrameworkProbeEnding::Crashed {
+            ProbeEnding::Crashed {
                 signal: Some(s), ..
             },
             _,
@@ -224,19 +224,19 @@ fn framework_line(p: &FrameworkProbe) -> String {
                 p.last_stage.as_deref().unwrap_or("start-up")
             )
         }
-        (FrameworkProbeEnding::Crashed { exit_code, .. }, _) => {
+        (ProbeEnding::Crashed { exit_code, .. }, _) => {
             return format!(
                 "exited with status {} without a report",
                 exit_code.unwrap_or(-1)
             )
         }
-        (FrameworkProbeEnding::TimedOut { after_s }, _) => {
+        (ProbeEnding::TimedOut { after_s }, _) => {
             return format!(
                 "no answer in {after_s:.0} s during \"{}\"",
                 p.last_stage.as_deref().unwrap_or("start-up")
             )
         }
-        (FrameworkProbeEnding::NotStarted { error }, _) => return format!("not started: {error}"),
+        (ProbeEnding::NotStarted { error }, _) => return format!("not started: {error}"),
         _ => return "no readable report".to_string(),
     };
     let mut line = r.version.clone().unwrap_or_default();

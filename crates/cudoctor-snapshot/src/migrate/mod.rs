@@ -1,7 +1,9 @@
 //! Reading snapshots of earlier schema versions. Each step rewrites the JSON of one version into
 //! the next, so a file saved by any earlier cudoctor loads as today's [`crate::Snapshot`].
 //!
-//! Schema 2 (this one) carries as typed facts what schema 1 kept in words:
+//! Schema 3 (this one): see [`v2_to_v3`].
+//!
+//! Schema 2 carries as typed facts what schema 1 kept in words:
 //! - `driver.gpus[].mig_mode` / `persistence_mode` (`"Enabled"` / `"Disabled"`) became the
 //!   booleans `mig_enabled` / `persistence_enabled`;
 //! - the kernel module's version, kept in schema 1 only as the detail of its `/version` attempt,
@@ -19,6 +21,8 @@
 
 use serde_json::{Map, Value};
 
+mod v2_to_v3;
+
 use crate::{AllReduceFailure, CompileFallbackCause, ExtensionFailure, COMPILE_SWITCHES};
 
 /// Rewrites `value` (a snapshot of schema `from`) into the current schema. `None` when `from`
@@ -28,6 +32,7 @@ pub(crate) fn to_current(value: &mut Value, from: u64) -> Option<()> {
     while version < u64::from(crate::SCHEMA_VERSION) {
         match version {
             1 => v1_to_v2(value),
+            2 => v2_to_v3::migrate(value),
             _ => return None,
         }
         version += 1;
