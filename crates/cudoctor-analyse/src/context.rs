@@ -327,6 +327,7 @@ pub fn target_env(env: &PythonEnv) -> cudoctor_plan::TargetEnv {
         python: env_python(env),
         installer: env.installer.as_ref().map(|i| i.kind).unwrap_or_default(),
         conda_pytorch: env.conda_packages.iter().any(|p| p.name == "pytorch"),
+        windows: env.windows,
     }
 }
 
@@ -567,6 +568,13 @@ impl Context<'_> {
 
 /// The interpreter fix commands name for an environment.
 pub fn env_python(env: &PythonEnv) -> String {
+    if env.windows {
+        // A Windows environment's interpreter is the python.exe it was found by.
+        return env
+            .interpreter
+            .clone()
+            .unwrap_or_else(|| format!("{}\\python.exe", env.prefix.trim_end_matches('\\')));
+    }
     format!("{}/bin/python", env.prefix.trim_end_matches('/'))
 }
 

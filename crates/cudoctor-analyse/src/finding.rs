@@ -185,6 +185,13 @@ impl Finding {
         self
     }
 
+    /// A command written for `target` (by its `install`, `uninstall`, `cache_remove`), as the
+    /// step of that environment's shell: POSIX, or PowerShell for a Windows environment.
+    pub fn command(mut self, target: &cudoctor_plan::TargetEnv, cmd: impl Into<String>) -> Self {
+        self.fix.push(target.step(cmd.into()));
+        self
+    }
+
     /// A Windows PowerShell command line (quote paths with [`cudoctor_plan::quote_powershell_path`]).
     pub fn powershell(mut self, cmd: impl Into<String>) -> Self {
         self.fix.push(FixStep::PowerShell(cmd.into()));

@@ -78,6 +78,16 @@ impl<'a> Context<'a> {
     /// The value of a PEP 508 marker variable for environment `env` (`extra` excluded: see
     /// [`Context::applicable_pins`]). Unknown ones stay unknown.
     fn marker_var(&self, env: &PythonEnv, name: &str) -> Option<String> {
+        if env.windows {
+            // A Windows environment's Python (x64: the only Windows build cudoctor reads).
+            match name {
+                "sys_platform" => return Some("win32".into()),
+                "platform_system" => return Some("Windows".into()),
+                "os_name" => return Some("nt".into()),
+                "platform_machine" => return Some("AMD64".into()),
+                _ => {}
+            }
+        }
         let linux = self.snap.host.os == "linux" || self.snap.host.os.is_empty();
         match name {
             "sys_platform" if linux => Some("linux".into()),

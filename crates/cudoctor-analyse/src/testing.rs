@@ -65,6 +65,31 @@ pub fn h200() -> Snapshot {
     s
 }
 
+/// A Windows environment with torch as cudoctor-collect reads one: an embedded Python at
+/// `prefix` (`C:\ComfyUI_windows_portable\python_embeded`), its packages in
+/// `Lib\site-packages`.
+pub fn windows_torch_env(
+    prefix: &str,
+    version: &str,
+    cuda: Option<&str>,
+    others: &[(&str, &str)],
+) -> PythonEnv {
+    let sp = format!("{prefix}\\Lib\\site-packages");
+    let mut env = torch_env(prefix, version, cuda, others);
+    env.kind = PythonEnvKind::System;
+    env.found_via = vec!["portable layout".into()];
+    env.interpreter = Some(format!("{prefix}\\python.exe"));
+    env.site_packages = vec![sp.clone()];
+    for p in &mut env.packages {
+        p.location = sp.clone();
+    }
+    if let Some(t) = &mut env.torch {
+        t.path = format!("{sp}\\torch");
+    }
+    env.windows = true;
+    env
+}
+
 pub fn torch_env(
     prefix: &str,
     version: &str,

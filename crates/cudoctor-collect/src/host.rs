@@ -101,9 +101,18 @@ impl Host {
 
     /// The real path to open for a machine path. Under a fake root, symlinks inside it are
     /// followed within the root (an absolute link target means the machine's `/`, not ours).
+    /// A Windows drive path (`C:\x`, `C:/x`, the paths of a Windows environment) under a root
+    /// is read in the Windows tree there (`<root>/C/x`, names matched without case).
     pub fn fs_path(&self, machine_path: &str) -> PathBuf {
         if self.root == Path::new("/") {
             return PathBuf::from(cudoctor_types::os_text::to_os(machine_path).into_owned());
+        }
+        if is_drive_path(machine_path) {
+            let path = cudoctor_pe::winfs::WinPath::new(machine_path);
+            return cudoctor_pe::winfs::WinFs::rooted(&self.root)
+                .host_path(&path)
+                // Not there: a path under the root that does not exist either.
+                .unwrap_or_else(|| self.real_path(&path.as_str().replace(['\\', ':'], "/")));
         }
         match self.resolve(machine_path) {
             Some((real, _)) => self.real_path(&real),
@@ -233,6 +242,12 @@ impl Host {
     }
 }
 
+/// A Windows drive-absolute path: `C:\...` or `C:/...`.
+pub fn is_drive_path(p: &str) -> bool {
+    let b = p.as_bytes();
+    b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && matches!(b[2], b'\\' | b'/')
+}
+
 /// Splits a `:`-separated list, keeping absolute entries only.
 pub fn split_path_list(list: &str) -> Vec<String> {
     list.split(':')
@@ -276,7 +291,26 @@ fn process_env() -> BTreeMap<String, String> {
         .collect()
 }
 
-pub use cudoctor_ldso::rootfs::normalise;
+/// A machine path with `.`, `..` and repeated separators resolved lexically: `/a/./b/../c` is
+/// `/a/c`; a Windows drive path keeps its drive and Windows' separators (`C:\a/b\..\c` is
+/// `C:\a\c`).
+pub fn normalise(p: &str) -> String {
+    if !is_drive_path(p) {
+        return cudoctor_ldso::rootfs::normalise(p);
+    }
+    let (drive, rest) = p.split_at(2);
+    let mut out: Vec<&str> = Vec::new();
+    for c in rest.split(['/', '\\']).filter(|c| !c.is_empty()) {
+        match c {
+            "." => {}
+            ".." => {
+                out.pop();
+            }
+            _ => out.push(c),
+        }
+    }
+    format!("{}\\{}", drive.to_ascii_uppercase(), out.join("\\"))
+}
 
 /// Runs `f` on a thread and gives up after `timeout` (`None`): a wedged driver can hang NVML or
 /// libcuda forever, and the report must still come out. The abandoned thread ends with the

@@ -65,7 +65,11 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         let host_facts = s.spawn(|| platform::host_facts(host));
         let windows =
             s.spawn(|| timings.time("windows", || windows::collect(host, &options.python)));
-        let envs = timings.time("python", || python::collect(host, &options.python));
+        let envs = timings.time("python", || {
+            let mut envs = python::collect(host, &options.python);
+            envs.extend(windows::python_envs(host, &options.python));
+            envs
+        });
         let (wheel_checks, framework_needs) = thread::scope(|s| {
             let envs = &envs;
             let toolkit = s.spawn(|| timings.time("toolkit", || toolkit::collect(host, envs)));

@@ -13,6 +13,7 @@ use cudoctor_pe::{Machine, PeFile};
 use cudoctor_snapshot::windows::{
     RuntimeDll, WindowsFacts, WindowsPythonKind, WindowsToolkit, WindowsTorchEnv,
 };
+use cudoctor_snapshot::{PythonEnv, PythonEnvKind};
 use cudoctor_types::read_at::FileSource;
 
 use crate::host::{split_windows_path_list, Host};
@@ -44,10 +45,7 @@ pub fn windows_fs(host: &Host) -> Option<WinFs> {
 pub fn collect(host: &Host, pythons: &[String]) -> Option<WindowsFacts> {
     let fs = windows_fs(host)?;
     let windows_dir = WinPath::new(host.var("SYSTEMROOT").unwrap_or(r"C:\Windows"));
-    let path: Vec<WinPath> = split_windows_path_list(host.var("PATH").unwrap_or(""))
-        .iter()
-        .map(|p| WinPath::new(p))
-        .collect();
+    let path = path_of(host);
     let system32 = windows_dir.join("System32");
     let vc_runtime = RUNTIME_DLLS
         .iter()
@@ -58,7 +56,7 @@ pub fn collect(host: &Host, pythons: &[String]) -> Option<WindowsFacts> {
         })
         .collect();
     let mut torch_envs = Vec::new();
-    for python in candidates(&fs, pythons, &path) {
+    for (python, _) in candidates(&fs, host, pythons, &path) {
         if let Some(env) = torch_env(&fs, host, &python, &windows_dir, &path) {
             torch_envs.push(env);
         }
@@ -70,6 +68,14 @@ pub fn collect(host: &Host, pythons: &[String]) -> Option<WindowsFacts> {
         torch_envs,
         toolkits: toolkits(&fs, host),
     })
+}
+
+/// PATH's directories, in order.
+fn path_of(host: &Host) -> Vec<WinPath> {
+    split_windows_path_list(host.var("PATH").unwrap_or(""))
+        .iter()
+        .map(|p| WinPath::new(p))
+        .collect()
 }
 
 /// The CUDA Toolkits the installer's layout and variables show: every `v*` directory under
@@ -126,31 +132,38 @@ fn file_version(fs: &WinFs, path: &WinPath) -> Option<String> {
     Some(v.to_string())
 }
 
-/// Every python.exe worth looking at, in order: those given with `--python`, those on PATH,
-/// embedded Pythons of portable layouts (`<dir>\python_embeded`, one level under `C:\` and
-/// under each user's home, Desktop, Downloads and Documents), installed Pythons (`C:\Python3*`,
-/// `%LOCALAPPDATA%\Programs\Python\Python3*`).
-fn candidates(fs: &WinFs, given: &[String], path: &[WinPath]) -> Vec<WinPath> {
-    let mut out: Vec<WinPath> = Vec::new();
-    let mut push = |p: WinPath| {
-        if fs.is_file(&p) && !out.iter().any(|o| o.same_as(&p)) {
-            out.push(p);
+/// Every python.exe worth looking at, with how it was found, in order: those given with
+/// `--python`, the active venv's and conda environment's, those on PATH, embedded Pythons of portable layouts (`<dir>\python_embeded`, one
+/// level under `C:\` and under each user's home, Desktop, Downloads and Documents), installed
+/// Pythons (`C:\Python3*`, `%LOCALAPPDATA%\Programs\Python\Python3*`).
+fn candidates(
+    fs: &WinFs,
+    host: &Host,
+    given: &[String],
+    path: &[WinPath],
+) -> Vec<(WinPath, &'static str)> {
+    let mut out: Vec<(WinPath, &'static str)> = Vec::new();
+    let mut push = |p: WinPath, via: &'static str| {
+        if fs.is_file(&p) && !out.iter().any(|(o, _)| o.same_as(&p)) {
+            out.push((p, via));
         }
     };
     for g in given {
-        let g = WinPath::new(g);
-        if !g.is_absolute() {
-            continue;
-        }
-        if g.file_name().to_ascii_lowercase().ends_with(".exe") {
-            push(g);
-        } else {
-            push(g.join("python.exe"));
-            push(g.join("Scripts").join("python.exe"));
+        for p in given_python(&WinPath::new(g)) {
+            push(p, "--python");
         }
     }
+    if let Some(v) = host.var("VIRTUAL_ENV") {
+        push(
+            WinPath::new(v).join("Scripts").join("python.exe"),
+            "VIRTUAL_ENV",
+        );
+    }
+    if let Some(c) = host.var("CONDA_PREFIX") {
+        push(WinPath::new(c).join("python.exe"), "CONDA_PREFIX");
+    }
     for dir in path {
-        push(dir.join("python.exe"));
+        push(dir.join("python.exe"), "python.exe on PATH");
     }
     let c = WinPath::new(r"C:\");
     let mut roots = vec![c.clone()];
@@ -167,20 +180,216 @@ fn candidates(fs: &WinFs, given: &[String], path: &[WinPath]) -> Vec<WinPath> {
             .join("Programs")
             .join("Python");
         for py in fs.list(&programs) {
-            push(programs.join(&py).join("python.exe"));
+            push(programs.join(&py).join("python.exe"), "installed Python");
         }
     }
     for r in roots {
         for name in fs.list(&r) {
-            push(r.join(&name).join("python_embeded").join("python.exe"));
+            push(
+                r.join(&name).join("python_embeded").join("python.exe"),
+                "portable layout",
+            );
         }
     }
     for name in fs.list(&c) {
         if name.to_ascii_lowercase().starts_with("python3") {
-            push(c.join(&name).join("python.exe"));
+            push(c.join(&name).join("python.exe"), "installed Python");
         }
     }
     out
+}
+
+/// Why a Windows path given with `--python` names no Python of this Windows machine; `None`
+/// when it does (an interpreter, or a directory with `python.exe` or `Scripts\python.exe`).
+pub fn explicit_problem(host: &Host, path: &str) -> Option<String> {
+    let Some(fs) = windows_fs(host) else {
+        return Some(format!(
+            "--python {path}: a Windows path, but this is not a Windows machine or tree"
+        ));
+    };
+    let found = given_python(&WinPath::new(path))
+        .iter()
+        .any(|p| fs.is_file(p));
+    (!found).then(|| {
+        format!("--python {path}: no python.exe there (an interpreter, or a directory with python.exe or Scripts\\python.exe)")
+    })
+}
+
+/// The interpreters a path given with `--python` may name: itself when it ends in `.exe`, else
+/// `python.exe` in it (an installed or embedded Python, a conda environment) or in its
+/// `Scripts` (a venv).
+fn given_python(given: &WinPath) -> Vec<WinPath> {
+    if !given.is_absolute() {
+        Vec::new()
+    } else if given.file_name().to_ascii_lowercase().ends_with(".exe") {
+        vec![given.clone()]
+    } else {
+        vec![
+            given.join("python.exe"),
+            given.join("Scripts").join("python.exe"),
+        ]
+    }
+}
+
+/// What kind of Python `python` is, and its prefix (`sys.prefix`).
+fn python_kind(fs: &WinFs, python: &WinPath) -> Option<(WindowsPythonKind, WinPath)> {
+    let bin = python.parent()?;
+    Some(
+        if bin.file_name().eq_ignore_ascii_case("Scripts")
+            && bin
+                .parent()
+                .is_some_and(|p| fs.is_file(&p.join("pyvenv.cfg")))
+        {
+            (WindowsPythonKind::Venv, bin.parent()?)
+        } else if fs.is_dir(&bin.join("conda-meta")) {
+            (WindowsPythonKind::Conda, bin)
+        } else if pth_file(fs, &bin).is_some() {
+            (WindowsPythonKind::Embedded, bin)
+        } else {
+            (WindowsPythonKind::Installed, bin)
+        },
+    )
+}
+
+/// The embeddable Python's `python3XY._pth` in `dir`.
+fn pth_file(fs: &WinFs, dir: &WinPath) -> Option<String> {
+    fs.list(dir).into_iter().find(|n| {
+        let n = n.to_ascii_lowercase();
+        n.starts_with("python3") && n.ends_with("._pth")
+    })
+}
+
+/// `3.12` of `python312._pth`, `python312.dll` or `python312.zip` beside the interpreter.
+fn version_of_files(fs: &WinFs, dir: &WinPath) -> Option<String> {
+    fs.list(dir).into_iter().find_map(|n| {
+        let lower = n.to_ascii_lowercase();
+        let digits = lower
+            .strip_prefix("python3")?
+            .split('.')
+            .next()?
+            .to_string();
+        (!digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()))
+            .then(|| format!("3.{digits}"))
+    })
+}
+
+/// The Windows Pythons found ([`candidates`]) as Python environments of the snapshot, read from
+/// their files as the Linux ones are (dist-info, torch/version.py, METADATA, RECORD), so the
+/// same rules judge them; their paths are Windows paths ([`PythonEnv::windows`]). Empty on any
+/// other machine.
+pub fn python_envs(host: &Host, pythons: &[String]) -> Vec<PythonEnv> {
+    let Some(fs) = windows_fs(host) else {
+        return Vec::new();
+    };
+    let path = path_of(host);
+    let mut envs: Vec<PythonEnv> = Vec::new();
+    for (python, via) in candidates(&fs, host, pythons, &path) {
+        let Some(env) = python_env(&fs, host, &python, via) else {
+            continue;
+        };
+        match envs.iter_mut().find(|e| e.prefix == env.prefix) {
+            Some(e) if !e.found_via.iter().any(|v| v == via) => e.found_via.push(via.into()),
+            Some(_) => {}
+            None => envs.push(env),
+        }
+    }
+    envs
+}
+
+fn python_env(fs: &WinFs, host: &Host, python: &WinPath, via: &str) -> Option<PythonEnv> {
+    let (kind, prefix) = python_kind(fs, python)?;
+    let cfg = fs
+        .host_path(&prefix.join("pyvenv.cfg"))
+        .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 16).ok())
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let bin = python.parent()?;
+    let mut env = PythonEnv {
+        prefix: prefix.to_string(),
+        kind: match kind {
+            WindowsPythonKind::Venv => PythonEnvKind::Venv,
+            WindowsPythonKind::Conda => PythonEnvKind::Conda,
+            WindowsPythonKind::Embedded | WindowsPythonKind::Installed => PythonEnvKind::System,
+        },
+        found_via: vec![via.to_string()],
+        interpreter: Some(python.to_string()),
+        windows: true,
+        ..Default::default()
+    };
+    let base = match kind {
+        WindowsPythonKind::Venv => venv_home(fs, &prefix),
+        _ => None,
+    };
+    env.python_version = cfg
+        .as_deref()
+        .and_then(|c| {
+            crate::python::cfg_value(c, "version")
+                .or_else(|| crate::python::cfg_value(c, "version_info"))
+        })
+        .or_else(|| version_of_files(fs, base.as_ref().unwrap_or(&bin)));
+    env.site_packages = site_packages(fs, kind, &prefix, base.as_ref(), cfg.as_deref())
+        .into_iter()
+        .filter(|d| fs.is_dir(d))
+        .map(|d| d.to_string())
+        .collect();
+    crate::python::site::read_packages(host, &mut env);
+    if let Some(t) = &mut env.torch {
+        t.path = WinPath::new(&t.path).to_string();
+    }
+    if kind == WindowsPythonKind::Conda {
+        env.conda_packages = crate::python::site::conda_packages(host, &env.prefix);
+    }
+    env.installer = Some(crate::python::installer::detect(host, &env));
+    env.frameworks = crate::python::frameworks::read(host, &env);
+    Some(env)
+}
+
+/// The package directories of a Windows Python, in `sys.path` order: an embeddable Python's
+/// are the directories its `._pth` file lists (relative to it; `import site` lines and zip
+/// files are not directories); a venv's its own `Lib\site-packages`, then the base's with
+/// `include-system-site-packages = true`; any other's `Lib\site-packages`.
+fn site_packages(
+    fs: &WinFs,
+    kind: WindowsPythonKind,
+    prefix: &WinPath,
+    base: Option<&WinPath>,
+    cfg: Option<&str>,
+) -> Vec<WinPath> {
+    let own = prefix.join("Lib").join("site-packages");
+    match kind {
+        WindowsPythonKind::Embedded => {
+            let Some(pth) = pth_file(fs, prefix) else {
+                return vec![own];
+            };
+            let text = fs
+                .host_path(&prefix.join(&pth))
+                .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 16).ok())
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("import "))
+                .filter(|l| !l.to_ascii_lowercase().ends_with(".zip") && *l != ".")
+                .map(|l| {
+                    if WinPath::new(l).is_absolute() {
+                        WinPath::new(l)
+                    } else {
+                        prefix.join(l)
+                    }
+                })
+                .collect()
+        }
+        WindowsPythonKind::Venv => {
+            let mut dirs = vec![own];
+            let system_site = cfg
+                .and_then(|c| crate::python::cfg_value(c, "include-system-site-packages"))
+                .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+            if let (true, Some(base)) = (system_site, base) {
+                dirs.push(base.join("Lib").join("site-packages"));
+            }
+            dirs
+        }
+        WindowsPythonKind::Conda | WindowsPythonKind::Installed => vec![own],
+    }
 }
 
 fn torch_env(
@@ -191,22 +400,7 @@ fn torch_env(
     path: &[WinPath],
 ) -> Option<WindowsTorchEnv> {
     let bin = python.parent()?;
-    let (kind, prefix) = if bin.file_name().eq_ignore_ascii_case("Scripts")
-        && bin
-            .parent()
-            .is_some_and(|p| fs.is_file(&p.join("pyvenv.cfg")))
-    {
-        (WindowsPythonKind::Venv, bin.parent()?)
-    } else if fs.is_dir(&bin.join("conda-meta")) {
-        (WindowsPythonKind::Conda, bin.clone())
-    } else if fs.list(&bin).iter().any(|n| {
-        let n = n.to_ascii_lowercase();
-        n.starts_with("python3") && n.ends_with("._pth")
-    }) {
-        (WindowsPythonKind::Embedded, bin.clone())
-    } else {
-        (WindowsPythonKind::Installed, bin.clone())
-    };
+    let (kind, prefix) = python_kind(fs, python)?;
     let base = if kind == WindowsPythonKind::Venv {
         venv_home(fs, &prefix).unwrap_or_else(|| prefix.clone())
     } else {
@@ -290,6 +484,106 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
     use std::time::Duration;
+
+    fn file(root: &std::path::Path, rel: &str, text: &str) {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn venvs_and_conda_environments_are_python_envs_with_windows_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::create_dir_all(r.join("C/Windows/System32")).unwrap();
+        // A venv over C:\Python312 that sees the base's packages too.
+        file(r, "C/Users/Me/sd/venv/Scripts/python.exe", "MZ");
+        file(
+            r,
+            "C/Users/Me/sd/venv/pyvenv.cfg",
+            "home = C:\\Python312\ninclude-system-site-packages = true\nversion = 3.12.4\n",
+        );
+        let site = "C/Users/Me/sd/venv/Lib/site-packages";
+        file(
+            r,
+            &format!("{site}/torch/version.py"),
+            "__version__ = '2.5.1+cu124'\ncuda = '12.4'\n",
+        );
+        file(
+            r,
+            &format!("{site}/torch-2.5.1+cu124.dist-info/METADATA"),
+            "Name: torch\n",
+        );
+        file(r, "C/Python312/python.exe", "MZ");
+        file(r, "C/Python312/python312.dll", "MZ");
+        file(
+            r,
+            "C/Python312/Lib/site-packages/xformers-0.0.28.dist-info/METADATA",
+            "",
+        );
+        // A conda environment, active.
+        file(r, "C/Users/Me/miniconda3/envs/ml/python.exe", "MZ");
+        file(r, "C/Users/Me/miniconda3/envs/ml/python311.dll", "MZ");
+        std::fs::create_dir_all(r.join("C/Users/Me/miniconda3/envs/ml/conda-meta")).unwrap();
+        let env = BTreeMap::from([
+            (
+                "CONDA_PREFIX".to_string(),
+                r"C:\Users\Me\miniconda3\envs\ml".to_string(),
+            ),
+            (
+                "PATH".to_string(),
+                r"C:\Python312;C:\Windows\System32".to_string(),
+            ),
+        ]);
+        let host = Host::rooted(r.to_path_buf(), env, Duration::from_secs(1));
+        let given = [r"c:\users\me\sd\VENV".to_string()];
+        let envs = python_envs(&host, &given);
+        let prefixes: Vec<&str> = envs.iter().map(|e| e.prefix.as_str()).collect();
+        assert_eq!(
+            prefixes,
+            [
+                r"C:\users\me\sd\VENV",
+                r"C:\Users\Me\miniconda3\envs\ml",
+                r"C:\Python312"
+            ]
+        );
+        let venv = &envs[0];
+        assert!(venv.windows);
+        assert_eq!(venv.kind, PythonEnvKind::Venv);
+        assert_eq!(venv.found_via, ["--python"]);
+        assert_eq!(venv.python_version.as_deref(), Some("3.12.4"));
+        assert_eq!(
+            venv.site_packages,
+            [
+                r"C:\users\me\sd\VENV\Lib\site-packages",
+                r"C:\Python312\Lib\site-packages"
+            ]
+        );
+        let torch = venv.torch.as_ref().unwrap();
+        assert_eq!(torch.version, "2.5.1+cu124");
+        assert_eq!(torch.cuda.as_deref(), Some("12.4"));
+        assert_eq!(torch.path, r"C:\users\me\sd\VENV\Lib\site-packages\torch");
+        assert_eq!(
+            torch.file("version.py"),
+            format!(r"{}\version.py", torch.path)
+        );
+        assert!(venv.package("xformers").is_some());
+        let conda = &envs[1];
+        assert_eq!(conda.kind, PythonEnvKind::Conda);
+        assert_eq!(conda.found_via, ["CONDA_PREFIX"]);
+        assert_eq!(conda.python_version.as_deref(), Some("3.11"));
+        assert_eq!(
+            conda.installer.as_ref().map(|i| i.kind),
+            Some(cudoctor_snapshot::Installer::Conda)
+        );
+        assert_eq!(envs[2].found_via, ["python.exe on PATH"]);
+        assert_eq!(envs[2].python_version.as_deref(), Some("3.12"));
+        // A --python that names nothing of this tree is refused with its reason.
+        assert!(explicit_problem(&host, r"C:\Users\Me\sd\venv").is_none());
+        assert!(explicit_problem(&host, r"C:\nowhere\python.exe")
+            .unwrap()
+            .contains("no python.exe there"));
+    }
 
     #[test]
     fn toolkits_of_the_installer_layout_and_of_cuda_path_variables() {

@@ -62,6 +62,14 @@ pub enum Found {
 /// DLLs that are part of Windows itself, in System32 on every supported version: each named
 /// as the DLL of a Win32 function by Microsoft's API reference (learn.microsoft.com, the
 /// function's "Requirements" table), which torch's or its runtime's DLLs import.
+///
+/// Checked on 2026-12-02 against the reference's sources (the MicrosoftDocs/sdk-api
+/// repository, `sdk-api-src/content/<header>/<page>.md`, whose front matter is that table):
+/// each page's `req.dll` names the DLL, with two nuances. GetFileVersionInfoW's `req.dll` is
+/// the API set `Api-ms-win-core-version-l1-1-0.dll` and its `api_location` lists `version.dll`
+/// (with `Version.lib` as `req.lib`); EnumProcessModules' `req.dll` is `Kernel32.dll` on
+/// Windows 7 and later and `Psapi.dll` when built with `PSAPI_VERSION=1` (a wrapper Windows
+/// still ships).
 pub const WINDOWS_COMPONENTS: &[(&str, &str)] = &[
     (
         "kernel32.dll",

@@ -243,12 +243,12 @@ pub fn one_major(
         new
     });
     if !remove.is_empty() {
-        steps.push(FixStep::Shell(
-            target.uninstall(&remove.iter().map(String::as_str).collect::<Vec<_>>()),
-        ));
+        steps.push(
+            target.step(target.uninstall(&remove.iter().map(String::as_str).collect::<Vec<_>>())),
+        );
     }
     if !install.is_empty() {
-        steps.push(FixStep::Shell(target.install(&Install::pins(install))));
+        steps.push(target.step(target.install(&Install::pins(install))));
     }
     // The wheels of both majors share folders (cuDNN, NCCL, NVSHMEM carry the major in their
     // name, not in their files' paths): removing one major's takes files the other's
@@ -273,7 +273,7 @@ pub fn one_major(
                     "the kept"
                 }
             )));
-            steps.push(FixStep::Shell(target.install(&Install {
+            steps.push(target.step(target.install(&Install {
                 reinstall: true,
                 no_deps: true,
                 ..Install::pins(pins)

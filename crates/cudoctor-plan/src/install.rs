@@ -5,7 +5,7 @@
 //! so a command never names an installer the environment does not have.
 
 use crate::commands::PYTORCH_INDEX;
-use crate::fix::quote;
+use crate::fix::{quote, quote_powershell, quote_powershell_path, FixStep};
 use crate::model::{Installer, TargetEnv};
 
 /// One install operation, before it is written for an installer.
@@ -100,6 +100,7 @@ impl TargetEnv {
             python: "python".into(),
             installer: Installer::Pip,
             conda_pytorch: false,
+            windows: false,
         }
     }
 
@@ -110,6 +111,7 @@ impl TargetEnv {
             python: format!("{}/bin/python", prefix.trim_end_matches('/')),
             installer,
             conda_pytorch: false,
+            windows: false,
         }
     }
 
@@ -117,13 +119,45 @@ impl TargetEnv {
         self.installer == Installer::Uv
     }
 
+    /// A word of a command for this environment's shell (POSIX, or PowerShell on Windows).
+    pub fn quote(&self, word: &str) -> String {
+        if self.windows {
+            quote_powershell(word)
+        } else {
+            quote(word)
+        }
+    }
+
+    /// A command line written by this module for this environment, as the fix step of its
+    /// shell.
+    pub fn step(&self, command: String) -> FixStep {
+        if self.windows {
+            FixStep::PowerShell(command)
+        } else {
+            FixStep::Shell(command)
+        }
+    }
+
+    /// The interpreter as the first word of a command (PowerShell runs a quoted path with `&`).
+    fn python_word(&self) -> String {
+        if self.windows {
+            format!("& {}", quote_powershell_path(&self.python))
+        } else {
+            quote(&self.python)
+        }
+    }
+
     /// The start of every install/uninstall: `uv pip VERB --python PY` or `PY -m pip VERB`.
     fn head(&self, verb: &str) -> String {
-        let python = quote(&self.python);
         if self.uses_uv() {
+            let python = if self.windows {
+                quote_powershell_path(&self.python)
+            } else {
+                quote(&self.python)
+            };
             format!("uv pip {verb} --python {python}")
         } else {
-            format!("{python} -m pip {verb}")
+            format!("{} -m pip {verb}", self.python_word())
         }
     }
 
@@ -151,7 +185,7 @@ impl TargetEnv {
         }
         if !op.from_source.is_empty() {
             for p in &op.from_source {
-                words.push(format!("--no-binary {}", quote(p)));
+                words.push(format!("--no-binary {}", self.quote(p)));
             }
             words.push(
                 if self.uses_uv() {
@@ -162,16 +196,16 @@ impl TargetEnv {
                 .into(),
             );
         }
-        words.extend(op.pins.iter().map(|p| quote(p)));
+        words.extend(op.pins.iter().map(|p| self.quote(p)));
         if let Some(u) = &op.index_url {
-            words.push(format!("--index-url {}", quote(u)));
+            words.push(format!("--index-url {}", self.quote(u)));
         }
         words.join(" ")
     }
 
     /// Removes `packages` from this environment.
     pub fn uninstall(&self, packages: &[&str]) -> String {
-        let names: Vec<String> = packages.iter().map(|p| quote(p)).collect();
+        let names: Vec<String> = packages.iter().map(|p| self.quote(p)).collect();
         if self.uses_uv() {
             format!("{} {}", self.head("uninstall"), names.join(" "))
         } else {
@@ -183,12 +217,12 @@ impl TargetEnv {
     /// installed again).
     pub fn cache_remove(&self, package: &str) -> String {
         if self.uses_uv() {
-            format!("uv cache clean {}", quote(package))
+            format!("uv cache clean {}", self.quote(package))
         } else {
             format!(
                 "{} -m pip cache remove {}",
-                quote(&self.python),
-                quote(&package.replace('-', "_"))
+                self.python_word(),
+                self.quote(&package.replace('-', "_"))
             )
         }
     }
@@ -197,7 +231,7 @@ impl TargetEnv {
 /// `uv pip install --python P ARGS` or `P -m pip install ARGS`; `args` are words (pins,
 /// options), each quoted.
 pub fn install(target: &TargetEnv, args: &[String]) -> String {
-    format!("{} {}", target.head("install"), words(args))
+    format!("{} {}", target.head("install"), words(target, args))
 }
 
 /// `uv pip uninstall --python P NAMES` or `P -m pip uninstall -y NAMES`.
@@ -206,8 +240,11 @@ pub fn uninstall(target: &TargetEnv, names: &[String]) -> String {
     target.uninstall(&names)
 }
 
-fn words(args: &[String]) -> String {
-    args.iter().map(|a| quote(a)).collect::<Vec<_>>().join(" ")
+fn words(target: &TargetEnv, args: &[String]) -> String {
+    args.iter()
+        .map(|a| target.quote(a))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]
@@ -220,6 +257,7 @@ mod tests {
             python: "/opt/my env/bin/python".into(),
             installer,
             conda_pytorch: false,
+            windows: false,
         }
     }
 

@@ -25,6 +25,10 @@ pub struct TargetEnv {
     /// torch in it is conda's `pytorch` package, not a pip wheel.
     #[serde(default)]
     pub conda_pytorch: bool,
+    /// A Windows environment: its commands are PowerShell's (`& 'C:\...\python.exe' -m pip`),
+    /// every path single-quoted ([`crate::quote_powershell_path`]).
+    #[serde(default)]
+    pub windows: bool,
 }
 
 /// The versions installed in the environment being judged (from its dist-info / version.py),

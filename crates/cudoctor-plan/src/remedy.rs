@@ -244,10 +244,10 @@ fn build_remedy(
             quote(&target.prefix)
         )));
     }
-    steps.insert(0, FixStep::Shell(install));
+    steps.insert(0, target.step(install));
     if let Some(why) = uninstall_audio {
         steps.push(FixStep::Prose(why));
-        steps.push(FixStep::Shell(target.uninstall(&["torchaudio"])));
+        steps.push(target.step(target.uninstall(&["torchaudio"])));
     }
     Remedy {
         torch: r.version.clone(),
@@ -287,6 +287,7 @@ mod tests {
                 python: "/opt/my venv/bin/python".into(),
                 installer,
                 conda_pytorch: false,
+                windows: false,
             }),
             ..PlanInput::default()
         }

@@ -36,6 +36,11 @@ pub struct PythonEnv {
     /// How packages get installed into this environment, read from its files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub installer: Option<EnvInstaller>,
+    /// A Windows environment (docs/windows.md): its paths are drive paths (`C:\...`), its
+    /// interpreter `python.exe`, its packages in `Lib\site-packages`; fixes for it are
+    /// PowerShell commands.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub windows: bool,
 }
 
 /// The tool that installs packages into an environment; fixes are written in its commands.
@@ -146,6 +151,13 @@ impl TorchBuild {
     pub fn owns(&self, path: &str) -> bool {
         path.strip_prefix(self.path.as_str())
             .is_some_and(|rest| rest.starts_with('/'))
+    }
+
+    /// A file of the torch package directory (`version.py`), with the directory's own
+    /// separator (`\` in a Windows environment).
+    pub fn file(&self, name: &str) -> String {
+        let windows = self.path.as_bytes().get(1) == Some(&b':') && self.path.contains('\\');
+        format!("{}{}{name}", self.path, if windows { '\\' } else { '/' })
     }
 
     /// The public version, e.g. `2.11.0`.

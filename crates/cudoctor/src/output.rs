@@ -42,7 +42,10 @@ pub fn knowledge_base(args: &MachineArgs) -> anyhow::Result<Kb> {
 pub fn check_pythons(host: &Host, pythons: &[String]) -> anyhow::Result<Vec<String>> {
     let mut out = Vec::with_capacity(pythons.len());
     for p in pythons {
-        let path = if host.runs_programs() {
+        // A Windows path (`C:\...`) names a Python of a Windows machine or tree as it is.
+        let path = if cudoctor_collect::host::is_drive_path(p) {
+            p.clone()
+        } else if host.runs_programs() {
             absolute_machine_path(p).context("reading the current directory for --python")?
         } else if p.starts_with('/') {
             p.clone()

@@ -215,3 +215,116 @@ fn a_portable_tree_with_another_pythons_runtime_on_path_is_plt021_caused_by_plt0
         serde_json::Value::Null
     );
 }
+
+/// ComfyUI portable as it ships, from the real wheels: torch (the whole wheel, its dist-info
+/// with METADATA and RECORD), torchvision, the embeddable Python's `._pth` and vcruntime DLLs,
+/// the current Visual C++ runtime in System32.
+fn healthy_portable(w: &Path, root: &Path) {
+    let embeded = root.join(EMBEDED);
+    let site = embeded.join("Lib/site-packages");
+    for wheel_dir in [wheel(w, "torch-"), wheel(w, "torchvision-")] {
+        put_tree(&wheel_dir, &site);
+    }
+    let _ = std::fs::remove_file(site.join(".unpacked"));
+    let runtime =
+        wheel(w, "msvc_runtime-14.51.36231").join("msvc_runtime-14.51.36231.data/data/Scripts");
+    put_tree(&runtime, &root.join("C/Windows/System32"));
+    for dll in ["vcruntime140.dll", "vcruntime140_1.dll"] {
+        put(&runtime.join(dll), &embeded.join(dll));
+    }
+    std::fs::write(embeded.join("python.exe"), b"MZ").unwrap();
+    std::fs::write(embeded.join("python312.dll"), b"MZ").unwrap();
+    // As the embeddable Python 3.12 ships it, with `import site` enabled as ComfyUI does.
+    std::fs::write(
+        embeded.join("python312._pth"),
+        "python312.zip\n.\nLib/site-packages\n\n# Uncomment to run site.main() automatically\nimport site\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_healthy_portable_tree_is_a_python_env_judged_without_a_problem() {
+    let test = "a_healthy_portable_tree_is_a_python_env_judged_without_a_problem";
+    let Some(w) = wheels(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    healthy_portable(&w, dir.path());
+    let path = r"C:\Windows\System32;C:\Windows";
+    let (text, code) = check(dir.path(), path, "json");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let problems: Vec<&serde_json::Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error" || f["severity"] == "warning")
+        .collect();
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert_eq!(code, 0, "{text}");
+    // The embedded Python is a python env of the snapshot, read from its files.
+    let envs = v["snapshot"]["python_envs"].as_array().unwrap();
+    assert_eq!(envs.len(), 1, "{envs:#?}");
+    let env = &envs[0];
+    let prefix = r"C:\ComfyUI_windows_portable\python_embeded";
+    assert_eq!(env["prefix"], prefix);
+    assert_eq!(env["windows"], true);
+    assert_eq!(env["interpreter"], format!(r"{prefix}\python.exe"));
+    assert_eq!(env["python_version"], "3.12");
+    assert_eq!(env["found_via"][0], "portable layout");
+    assert_eq!(
+        env["site_packages"][0],
+        format!(r"{prefix}\Lib\site-packages")
+    );
+    assert_eq!(env["torch"]["version"], "2.15.0+cpu");
+    assert_eq!(
+        env["torch"]["path"],
+        format!(r"{prefix}\Lib\site-packages\torch")
+    );
+    let packages: Vec<String> = env["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {}",
+                p["name"].as_str().unwrap(),
+                p["version"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(packages, ["torch 2.15.0", "torchvision 0.29.2"]);
+    // Every file of torch's RECORD was found (none is reported missing).
+    let wc = &env["wheel_check"];
+    assert!(wc["files_checked"].as_u64().unwrap() > 10_000, "{wc:#}");
+    assert_eq!(wc["packages"][0], "torch 2.15.0");
+    // torch's Linux-only requirements (nvidia wheels, triton) are not the Windows env's.
+    let fw = &env["frameworks"][0];
+    assert_eq!(fw["framework"], "torch");
+    assert!(fw["needs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|n| n.as_str().unwrap().contains("platform_system == \"Linux\"")));
+
+    // A file of torch gone: the damaged wheel (FW010) is the root, fixed in PowerShell with the
+    // environment's own python.exe; the import failing on it (PLT020) is its consequence.
+    std::fs::remove_file(
+        dir.path()
+            .join(EMBEDED)
+            .join("Lib/site-packages/torch/lib/shm.dll"),
+    )
+    .unwrap();
+    let v = json(dir.path(), path);
+    let fw010 = finding(&v, "FW010");
+    assert_eq!(fw010["caused_by"], serde_json::Value::Null);
+    assert_eq!(
+        fw010["fix"][0]["powershell"],
+        format!(
+            r"& '{prefix}\python.exe' -m pip install --force-reinstall --no-deps torch==2.15.0   # puts back torch's own files, nothing else changes"
+        )
+    );
+    assert!(fw010["evidence"][0].as_str().unwrap().starts_with(&format!(
+        r"{prefix}\Lib\site-packages\torch\lib\shm.dll: missing"
+    )));
+    let plt020 = finding(&v, "PLT020");
+    assert_eq!(plt020["caused_by"], "FW010");
+    assert_eq!(plt020["fix"], serde_json::json!([]));
+}

@@ -31,7 +31,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .filter(|t| t.torch.cuda.is_none() && t.torch.hip.is_none())
         .map(|t| {
             let mut f = Finding::new(&RULE, format!("{} is a CPU-only build", t.label()))
-                .evidence(format!("{}/version.py: cuda = None", t.torch.path))
+                .evidence(format!("{}: cuda = None", t.torch.file("version.py")))
                 .evidence(ctx.driver_evidence())
                 .cause("This torch has no CUDA support compiled in: torch.cuda.is_available() is False and .cuda() raises \"Torch not compiled with CUDA enabled\".");
             for g in ctx.gpus() {
@@ -71,6 +71,41 @@ mod tests {
             f[0].fix
         );
         assert!(run(&RULE, &h200()).is_empty());
+    }
+
+    #[test]
+    fn cpu_torch_of_a_windows_environment_is_fixed_in_powershell() {
+        let mut s = h200();
+        s.host.os = "windows".into();
+        s.python_envs[0] = windows_torch_env(
+            r"C:\Users\Me O'Neil\ComfyUI\python_embeded",
+            "2.11.0+cpu",
+            None,
+            &[("torchvision", "0.26.0+cpu")],
+        );
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1);
+        let cmd = &f[0].fix[0];
+        assert!(
+            matches!(cmd, cudoctor_plan::FixStep::PowerShell(_)),
+            "{:?}",
+            f[0].fix
+        );
+        assert!(
+            cmd.starts_with(
+                r"& 'C:\Users\Me O''Neil\ComfyUI\python_embeded\python.exe' -m pip install torch==2.11.0+cu1"
+            ),
+            "{cmd}"
+        );
+        assert!(
+            cmd.contains("torchvision==0.26.0+cu1")
+                && cmd.contains("--index-url https://download.pytorch.org/whl/cu1"),
+            "{cmd}"
+        );
+        assert_eq!(
+            f[0].evidence[0],
+            r"C:\Users\Me O'Neil\ComfyUI\python_embeded\Lib\site-packages\torch\version.py: cuda = None"
+        );
     }
 
     #[test]

@@ -130,9 +130,9 @@ fn judge_framework(
                     runs.unwrap_or_default()
                 ));
                 if !remove.is_empty() {
-                    f = f.shell(cudoctor_plan::install::uninstall(&target, &remove));
+                    f = f.command(&target, cudoctor_plan::install::uninstall(&target, &remove));
                 }
-                f = f.shell(cudoctor_plan::install::install(&target, &install));
+                f = f.command(&target, cudoctor_plan::install::install(&target, &install));
             }
             Some(f)
         }

@@ -112,7 +112,7 @@ fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
             major.map_or("(unknown)".to_string(), |m| m.to_string())
         ));
     } else {
-        f = f.shell(cudoctor_plan::install::install(&target, &args));
+        f = f.command(&target, cudoctor_plan::install::install(&target, &args));
     }
     if v.build.framework == Framework::OnnxRuntime {
         f = f.prose("then call onnxruntime.preload_dlls() before the first InferenceSession (or import torch first): the provider finds the nvidia wheels' libraries only once they are loaded");

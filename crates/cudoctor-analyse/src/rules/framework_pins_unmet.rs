@@ -127,7 +127,7 @@ fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
             })
             .collect(),
     };
-    Some(f.shell(cudoctor_plan::install::install(&target, &args)))
+    Some(f.command(&target, cudoctor_plan::install::install(&target, &args)))
 }
 
 #[cfg(test)]

@@ -112,7 +112,7 @@ fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
     }
     Some(
         f.prose(format!("Install the torch release {name} pins:"))
-            .shell(cudoctor_plan::install::install(&target, &args))
+            .command(&target, cudoctor_plan::install::install(&target, &args))
             .prose(format!(
                 "or upgrade {name} to a release made for the installed torch."
             )),

@@ -37,6 +37,12 @@ the bad copy: remove it from the cache (`pip cache remove <name>` with pip, `uv 
     check,
 };
 
+/// A DLL or a Python extension module of Windows (`.dll`, `.pyd`).
+fn is_windows_module(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.ends_with(".dll") || lower.ends_with(".pyd")
+}
+
 fn check(ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     for env in &ctx.snap.python_envs {
@@ -75,21 +81,31 @@ fn check(ctx: &Context) -> Vec<Finding> {
             });
             // A library file it lacks is what the loader then cannot find (LIB001 follows).
             for d in files.iter().filter(|d| d.problem == FileProblem::Missing) {
-                let name = d.path.rsplit('/').next().unwrap_or(&d.path);
+                let name = d.path.rsplit(['/', '\\']).next().unwrap_or(&d.path);
                 if cudoctor_ldso::families::split_soname(name).is_some() {
                     f = f.about(Subject::MissingLibrary {
                         env: env.prefix.clone(),
                         soname: name.to_string(),
                     });
+                } else if env.windows && is_windows_module(name) {
+                    // What Windows' DLL search then cannot find (PLT020 follows), named
+                    // without case as Windows compares names.
+                    f = f.about(Subject::MissingLibrary {
+                        env: env.prefix.clone(),
+                        soname: name.to_ascii_lowercase(),
+                    });
                 }
             }
-            f = f.shell(format!(
-                "{}   # puts back {}'s own files, nothing else changes",
-                target.install(&cudoctor_plan::Install::exact(package, version)),
-                cudoctor_plan::comment(package)
-            ));
+            f = f.command(
+                &target,
+                format!(
+                    "{}   # puts back {}'s own files, nothing else changes",
+                    target.install(&cudoctor_plan::Install::exact(package, version)),
+                    cudoctor_plan::comment(package)
+                ),
+            );
             if files.iter().any(|d| d.problem != FileProblem::Missing) {
-                f = f.shell(format!(
+                f = f.command(&target, format!(
                     "{}   # only if the reinstalled file is damaged again: the cached wheel is the bad copy",
                     target.cache_remove(package)
                 ));

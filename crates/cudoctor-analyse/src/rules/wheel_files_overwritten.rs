@@ -101,12 +101,15 @@ fn check(ctx: &Context) -> Vec<Finding> {
                         env: env.prefix.clone(),
                         name: name.to_string(),
                     })
-                    .shell(format!(
-                        "{}   # then, with the other wheel gone, puts back {}'s files",
-                        crate::context::target_env(env)
-                            .install(&cudoctor_plan::Install::exact(name, version)),
-                        cudoctor_plan::comment(name)
-                    ));
+                    .command(
+                        &crate::context::target_env(env),
+                        format!(
+                            "{}   # then, with the other wheel gone, puts back {}'s files",
+                            crate::context::target_env(env)
+                                .install(&cudoctor_plan::Install::exact(name, version)),
+                            cudoctor_plan::comment(name)
+                        ),
+                    );
             }
             out.push(f);
         }

@@ -1,5 +1,5 @@
 use cudoctor_plan::quote_powershell_path;
-use cudoctor_snapshot::windows::{LoadFailure, WindowsFacts, WindowsTorchEnv};
+use cudoctor_snapshot::windows::{LoadFailure, WinPath, WindowsFacts, WindowsTorchEnv};
 
 use crate::{Context, Finding, Layer, Rule, Severity};
 
@@ -61,11 +61,11 @@ fn check(ctx: &Context) -> Vec<Finding> {
     };
     w.torch_envs
         .iter()
-        .filter_map(|env| finding(w, env))
+        .filter_map(|env| finding(ctx, w, env))
         .collect()
 }
 
-fn finding(w: &WindowsFacts, env: &WindowsTorchEnv) -> Option<Finding> {
+fn finding(ctx: &Context, w: &WindowsFacts, env: &WindowsTorchEnv) -> Option<Finding> {
     let (dll, failure) = env.import.raised.as_ref()?;
     let version = env.torch_version.as_deref().unwrap_or("torch");
     let mut f = Finding::new(
@@ -91,6 +91,9 @@ fn finding(w: &WindowsFacts, env: &WindowsTorchEnv) -> Option<Finding> {
     ));
     let runtime_installed = runtime_versions(w);
     let runtime_fix = |f: Finding| {
+        // The package ID of the Visual C++ 2015-2022 Redistributable (x64) in winget's own
+        // repository (microsoft/winget-pkgs: manifests/m/Microsoft/VCRedist/2015+/x64/, e.g.
+        // 14.38.33135.0, `PackageIdentifier: Microsoft.VCRedist.2015+.x64`).
         f.powershell("winget install --id Microsoft.VCRedist.2015+.x64 --exact")
             .prose("Or install https://aka.ms/vs/17/release/vc_redist.x64.exe (the Visual C++ Redistributable torch's own message names), then start Python again")
     };
@@ -115,6 +118,19 @@ fn finding(w: &WindowsFacts, env: &WindowsTorchEnv) -> Option<Finding> {
                 }
                 f = runtime_fix(f);
             } else {
+                // The environment's own record of the file (FW010 names it when its wheel's
+                // RECORD lists it, and is then the root: its reinstall puts the file back).
+                if let Some(python_env) = ctx.snap.python_envs.iter().find(|e| {
+                    e.windows
+                        && e.interpreter
+                            .as_deref()
+                            .is_some_and(|i| WinPath::new(i).same_as(&env.python))
+                }) {
+                    f = f.about(crate::finding::Subject::MissingLibrary {
+                        env: python_env.prefix.clone(),
+                        soname: name.to_ascii_lowercase(),
+                    });
+                }
                 f = f
                     .cause(format!(
                         "{name} is missing: a file of this torch install (or of a package it needs) is not there."

@@ -12,6 +12,10 @@ use crate::host::Host;
 /// Finds and reads every Python environment worth inspecting, the most specific first:
 /// `--python`, the active venv, the active conda env, then `python3`/`python` on PATH.
 pub fn collect(host: &Host, explicit: &[String]) -> Vec<PythonEnv> {
+    // The live Windows machine's Pythons are Windows ones (crate::windows::python_envs).
+    if host.is_live_windows() {
+        return Vec::new();
+    }
     // Every environment once, with every way it was found; then each read on its own thread
     // (an env's packages, frameworks and installer are its own files).
     let mut found: Vec<(String, Option<String>, Vec<String>)> = Vec::new();
@@ -27,7 +31,8 @@ pub fn collect(host: &Host, explicit: &[String]) -> Vec<PythonEnv> {
         }
         found.push((prefix, interpreter, vec![via.to_string()]));
     };
-    for p in explicit {
+    // A Windows path names a Windows Python, read by crate::windows.
+    for p in explicit.iter().filter(|p| !crate::host::is_drive_path(p)) {
         add(prefix_of(host, p), "--python");
     }
     if let Some(v) = host.var("VIRTUAL_ENV") {
@@ -64,6 +69,9 @@ pub fn collect(host: &Host, explicit: &[String]) -> Vec<PythonEnv> {
 /// prefix; `None` when it is one. (Checking another env in its place would answer a question
 /// the user did not ask.)
 pub fn explicit_problem(host: &Host, path: &str) -> Option<String> {
+    if crate::host::is_drive_path(path) || host.is_live_windows() {
+        return crate::windows::explicit_problem(host, path);
+    }
     let Some((prefix, interpreter)) = prefix_of(host, path) else {
         return Some(format!("--python {path}: no such file or directory"));
     };

@@ -705,6 +705,20 @@ pub use cudoctor_testkit::shell_parses;
 /// A PowerShell fix line: every Windows path in it is inside single quotes (no PowerShell is
 /// here to parse it), and its quotes are balanced.
 pub fn powershell_is_quoted(cmd: &str) {
+    // A `#` that starts a word outside quotes begins PowerShell's comment: what follows is
+    // words for the reader (an apostrophe there is no quote).
+    let mut quoted = false;
+    let mut end = cmd.len();
+    for (i, c) in cmd.char_indices() {
+        if c == '\'' {
+            quoted = !quoted;
+        }
+        if c == '#' && !quoted && (i == 0 || cmd[..i].ends_with(' ')) {
+            end = i;
+            break;
+        }
+    }
+    let cmd = &cmd[..end];
     assert_eq!(cmd.matches('\'').count() % 2, 0, "unbalanced quotes: {cmd}");
     let mut quoted = false;
     let mut word_start = true;
