@@ -352,8 +352,8 @@ mod tests {
 
     #[test]
     fn newer_schemas_are_refused() {
-        let bytes = br#"{"schema_version": 3, "tool_version": "x", "root": "/"}"#;
-        assert!(matches!(from_json(bytes), Err(crate::LoadError::Schema(3))));
+        let bytes = br#"{"schema_version": 4, "tool_version": "x", "root": "/"}"#;
+        assert!(matches!(from_json(bytes), Err(crate::LoadError::Schema(4))));
         let bytes = br#"{"schema_version": 0, "tool_version": "x", "root": "/"}"#;
         assert!(matches!(from_json(bytes), Err(crate::LoadError::Schema(0))));
     }
