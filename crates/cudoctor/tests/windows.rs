@@ -328,3 +328,149 @@ fn a_healthy_portable_tree_is_a_python_env_judged_without_a_problem() {
     assert_eq!(plt020["caused_by"], "FW010");
     assert_eq!(plt020["fix"], serde_json::json!([]));
 }
+
+/// Replaces a file of the tree (unlinking it first: the tree's files are hard links into the
+/// wheel cache, which must stay as it is).
+fn rewrite(path: &Path, text: &str) {
+    std::fs::remove_file(path).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// The problems found, but the driver's: a Windows tree's driver is not read (NVML is loaded on
+/// the live machine only), so a CUDA torch there meets DRV001, which is not this test's subject.
+fn codes(v: &serde_json::Value) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error" || f["severity"] == "warning")
+        .filter(|f| f["code"] != "DRV001")
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn check_json(root: &Path, path: &str) -> serde_json::Value {
+    let (text, _) = check(root, path, "json");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    support::check_fixes(&v);
+    v
+}
+
+/// A CUDA build of torch: the real wheel's files, its version.py saying `+cu129` (torch's CUDA
+/// wheels for Windows are not on PyPI), and in `torch\lib` a stand-in of its CUDA library
+/// (tests/fixtures/windows/cuda/torch_cuda.dll, importing from cudart64_12.dll and
+/// cudnn64_9.dll by name); the CUDA DLLs are the real ones of NVIDIA's win_amd64 wheels
+/// (nvidia-cuda-runtime-cu12 12.9.79, nvidia-cudnn-cu12 9.28.0.42), put where users have them.
+#[test]
+fn a_cuda_torch_loads_the_cuda_dlls_where_windows_finds_them_and_names_a_missing_one() {
+    let test = "a_cuda_torch_loads_the_cuda_dlls_where_windows_finds_them_and_names_a_missing_one";
+    let Some(w) = wheels(test) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    healthy_portable(&w, root);
+    let site = root.join(EMBEDED).join("Lib/site-packages");
+    // Without the CPU wheel's dist-info: this torch came from PyTorch's CUDA index.
+    std::fs::remove_dir_all(site.join("torch-2.15.0.dist-info")).unwrap();
+    rewrite(
+        &site.join("torch/version.py"),
+        "__version__ = '2.15.0+cu129'\ndebug = False\ncuda: Optional[str] = '12.9'\nhip: Optional[str] = None\n",
+    );
+    let lib = site.join("torch/lib");
+    std::fs::copy(
+        cudoctor_testkit::repo_root().join("tests/fixtures/windows/cuda/torch_cuda.dll"),
+        lib.join("torch_cuda.dll"),
+    )
+    .unwrap();
+    let cudart = wheel(&w, "nvidia_cuda_runtime_cu12-12.9.79")
+        .join("nvidia/cuda_runtime/bin/cudart64_12.dll");
+    let cudnn = wheel(&w, "nvidia_cudnn_cu12-9.28.0.42").join("nvidia/cudnn/bin/cudnn64_9.dll");
+    let path = r"C:\Windows\System32;C:\Windows";
+    let prefix = r"C:\ComfyUI_windows_portable\python_embeded";
+
+    // 1. No CUDA runtime anywhere: the import fails at torch_cuda.dll, for cudart64_12.dll, and
+    // the fix reinstalls the CUDA build from its index.
+    let v = check_json(root, path);
+    support::one_cause_each(&v, 1, &["DRV001"]);
+    assert_eq!(codes(&v), ["PLT020"], "{v:#}");
+    let f = finding(&v, "PLT020");
+    assert!(
+        f["title"]
+            .as_str()
+            .unwrap()
+            .contains("torch_cuda.dll cannot be loaded"),
+        "{f:#}"
+    );
+    assert!(f["evidence"].as_array().unwrap().iter().any(|e| e
+        == "cudart64_12.dll, imported by torch_cuda.dll, is in none of the directories searched"));
+    assert!(
+        f["cause"].as_str().unwrap().contains("CUDA library"),
+        "{f:#}"
+    );
+    assert_eq!(
+        f["fix"][0]["powershell"],
+        format!(
+            r"& '{prefix}\python.exe' -m pip install --force-reinstall --no-deps torch==2.15.0+cu129 --index-url https://download.pytorch.org/whl/cu129"
+        )
+    );
+    assert_eq!(v["snapshot"]["python_envs"][0]["torch"]["cuda"], "12.9");
+
+    // 2. As torch's CUDA wheel ships them, in torch\lib: loaded from there, nothing to say.
+    put(&cudart, &lib.join("cudart64_12.dll"));
+    put(&cudnn, &lib.join("cudnn64_9.dll"));
+    let v = check_json(root, path);
+    assert!(codes(&v).is_empty(), "{:?}", codes(&v));
+    let import = &v["snapshot"]["windows"]["torch_envs"][0]["import"];
+    assert_eq!(import["raised"], serde_json::Value::Null);
+    let loaded = |name: &str| -> String {
+        import["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["path"].as_str().unwrap().ends_with(name))
+            .map(|m| m["path"].as_str().unwrap().to_string())
+            .unwrap_or_else(|| panic!("{name} not loaded: {import:#}"))
+    };
+    assert_eq!(
+        loaded("cudnn64_9.dll"),
+        format!(r"{prefix}\Lib\site-packages\torch\lib\cudnn64_9.dll")
+    );
+
+    // 3. cuDNN only in another install's directory on PATH: torch's fallback reaches it (PLT021).
+    std::fs::remove_file(lib.join("cudnn64_9.dll")).unwrap();
+    let other = r"C:\Program Files\NVIDIA\CUDNN\v9.28\bin";
+    put(
+        &cudnn,
+        &root.join("C/Program Files/NVIDIA/CUDNN/v9.28/bin/cudnn64_9.dll"),
+    );
+    let v = check_json(root, &format!("{path};{other}"));
+    assert_eq!(codes(&v), ["PLT021"], "{v:#}");
+    let f = finding(&v, "PLT021");
+    assert!(f["title"].as_str().unwrap().contains(other), "{f:#}");
+    assert!(f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e == "loaded through PATH: cudnn64_9.dll, wanted by torch_cuda.dll"));
+
+    // 4. The runtime of an installed CUDA Toolkit 12.9 (no cudart64_*.dll in torch\lib): torch
+    // adds %CUDA_PATH_V12_9%\bin, by default under Program Files, and loads it from there.
+    put(&cudnn, &lib.join("cudnn64_9.dll"));
+    std::fs::remove_file(lib.join("cudart64_12.dll")).unwrap();
+    let toolkit_bin = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.9\bin";
+    put(
+        &cudart,
+        &root.join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.9/bin/cudart64_12.dll"),
+    );
+    let v = check_json(root, path);
+    assert!(codes(&v).is_empty(), "{:?}", codes(&v));
+    let import = &v["snapshot"]["windows"]["torch_envs"][0]["import"];
+    assert_eq!(import["raised"], serde_json::Value::Null);
+    let m = import["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["path"].as_str().unwrap().ends_with("cudart64_12.dll"))
+        .unwrap();
+    assert_eq!(m["path"], format!(r"{toolkit_bin}\cudart64_12.dll"));
+    assert_eq!(m["found"], "user_dir");
+}

@@ -1,4 +1,3 @@
-use cudoctor_plan::quote_powershell_path;
 use cudoctor_snapshot::windows::{LoadFailure, WinPath, WindowsFacts, WindowsTorchEnv};
 
 use crate::{Context, Finding, Layer, Rule, Severity};
@@ -30,6 +29,30 @@ torch in that environment.
 "#,
     check,
 };
+
+/// The CUDA libraries torch's CUDA builds import on Windows, as their wheels ship them in
+/// `torch\\lib`: the runtime (`cudart64_12.dll`), cuDNN (`cudnn64_9.dll`), the math libraries
+/// (`cublas64_12.dll`, `cublasLt64_12.dll`, `cufft64_11.dll`, `curand64_10.dll`,
+/// `cusolver64_11.dll`, `cusparse64_12.dll`), NVRTC, nvJitLink, CUPTI and NVTX.
+pub fn is_cuda_library(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "cudart64_",
+        "cudnn",
+        "cublas",
+        "cufft",
+        "curand",
+        "cusolver",
+        "cusparse",
+        "nvrtc",
+        "nvjitlink",
+        "cupti",
+        "nvtoolsext",
+    ]
+    .iter()
+    .any(|p| n.starts_with(p))
+        && n.ends_with(".dll")
+}
 
 /// DLLs of the Visual C++ runtime (the redistributable installs them in System32).
 pub fn is_vc_runtime(name: &str) -> bool {
@@ -118,32 +141,51 @@ fn finding(ctx: &Context, w: &WindowsFacts, env: &WindowsTorchEnv) -> Option<Fin
                 }
                 f = runtime_fix(f);
             } else {
-                // The environment's own record of the file (FW010 names it when its wheel's
-                // RECORD lists it, and is then the root: its reinstall puts the file back).
-                if let Some(python_env) = ctx.snap.python_envs.iter().find(|e| {
+                // The environment as cudoctor-collect reads it, for its own record of the file
+                // (FW010 names it when its wheel's RECORD lists it, and is then the root: its
+                // reinstall puts the file back) and its installed torch.
+                let python_env = ctx.snap.python_envs.iter().find(|e| {
                     e.windows
                         && e.interpreter
                             .as_deref()
                             .is_some_and(|i| WinPath::new(i).same_as(&env.python))
-                }) {
+                });
+                if let Some(e) = python_env {
                     f = f.about(crate::finding::Subject::MissingLibrary {
-                        env: python_env.prefix.clone(),
+                        env: e.prefix.clone(),
                         soname: name.to_ascii_lowercase(),
                     });
                 }
-                f = f
-                    .cause(format!(
+                f = f.cause(if is_cuda_library(name) {
+                    format!(
+                        "{name} is a CUDA library this CUDA build of torch loads: torch's CUDA wheels (PyTorch's index) carry it in torch\\lib, and none of the directories searched has it (a torch install whose files are incomplete, or a torch\\lib mixed from two builds)."
+                    )
+                } else {
+                    format!(
                         "{name} is missing: a file of this torch install (or of a package it needs) is not there."
-                    ))
-                    .powershell(format!(
-                        "& {} -m pip install --force-reinstall --no-deps {}",
-                        quote_powershell_path(env.python.as_str()),
-                        quote_powershell_path(&format!(
-                            "torch=={}",
-                            version.split('+').next().unwrap_or(version)
-                        ))
-                    ))
-                    .prose("If torch came from another index (a CUDA build), reinstall it from that index");
+                    )
+                });
+                // The same torch again, from the index its local label names (a `+cu129`
+                // build from PyTorch's), written by the one command writer.
+                let installed = python_env
+                    .and_then(|e| e.package("torch"))
+                    .map(|p| p.version.as_str())
+                    .unwrap_or(version);
+                let target = python_env.map_or_else(
+                    || cudoctor_plan::TargetEnv {
+                        python: env.python.to_string(),
+                        windows: true,
+                        ..Default::default()
+                    },
+                    crate::context::target_env,
+                );
+                f = f.command(
+                    &target,
+                    target.install(&cudoctor_plan::Install::exact("torch", installed)),
+                );
+                if !installed.contains('+') {
+                    f = f.prose("If torch came from another index (a CUDA build), reinstall it from that index");
+                }
             }
         }
         LoadFailure::MissingProcedures {
