@@ -14,10 +14,20 @@ pub struct NamedGpu<'a> {
     pub model: Option<&'a GpuModel>,
 }
 
-/// A GPU name that is neither a compute capability nor a product the table knows.
+/// A GPU given (`--gpu`) that cannot be judged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown GPU {0:?}: not a compute capability (sm_90, 9.0) nor a GPU the knowledge base knows; nvidia-smi --query-gpu=compute_cap --format=csv prints it as X.Y (give it as sm_XY or X.Y)")]
-pub struct UnknownGpu(pub String);
+pub enum UnknownGpu {
+    /// Neither a compute capability nor a product the table knows.
+    #[error("unknown GPU {0:?}: not a compute capability (sm_90, 9.0) nor a GPU the knowledge base knows; nvidia-smi --query-gpu=compute_cap --format=csv prints it as X.Y (give it as sm_XY or X.Y)")]
+    Name(String),
+    /// A capability that no GPU of the knowledge base has (`sm_900` reads as 90.0).
+    #[error("unknown GPU {given:?}: no NVIDIA GPU the knowledge base knows has compute capability {cc} (known: {known}); nvidia-smi --query-gpu=compute_cap --format=csv prints a GPU's as X.Y")]
+    Capability {
+        given: String,
+        cc: ComputeCapability,
+        known: String,
+    },
+}
 
 /// Where a reported GPU's compute capability came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +106,30 @@ mod tests {
         let err = kb.resolve_gpu("NVIDIA B100").unwrap_err();
         assert!(err.to_string().contains("sm_XY"), "{err}");
         assert!(kb.resolve_gpu("9.10").is_err());
+    }
+
+    #[test]
+    fn a_capability_no_gpu_has_is_refused_with_the_known_ones() {
+        let kb = crate::Kb::embedded();
+        let known = kb.known_capabilities();
+        for cc in [(3, 5), (6, 1), (9, 0), (10, 0), (12, 0), (12, 1)] {
+            assert!(
+                known.contains(&ComputeCapability::new(cc.0, cc.1)),
+                "{cc:?}"
+            );
+        }
+        for given in ["sm_900", "9.9", "sm_99", "1.0"] {
+            let err = kb.resolve_gpu(given).unwrap_err();
+            assert!(
+                matches!(err, UnknownGpu::Capability { .. }),
+                "{given}: {err}"
+            );
+            assert!(err.to_string().contains("known: 3.0, 3.5, "), "{err}");
+        }
+        assert_eq!(
+            kb.resolve_gpu("sm_900").unwrap_err().to_string().split(';').next(),
+            Some("unknown GPU \"sm_900\": no NVIDIA GPU the knowledge base knows has compute capability 90.0 (known: 3.0, 3.5, 3.7, 5.0, 5.2, 5.3, 6.0, 6.1, 6.2, 7.0, 7.2, 7.5, 8.0, 8.6, 8.7, 8.9, 9.0, 10.0, 10.3, 11.0, 12.0, 12.1)")
+        );
     }
 
     #[test]

@@ -437,6 +437,18 @@ impl Kb {
     /// product name this table knows ("RTX 4090", "NVIDIA H200").
     pub fn resolve_gpu(&self, given: &str) -> Result<NamedGpu<'_>, UnknownGpu> {
         if let Ok(cc) = given.parse::<ComputeCapability>() {
+            let known = self.known_capabilities();
+            if !known.contains(&cc) {
+                return Err(UnknownGpu::Capability {
+                    given: given.to_string(),
+                    cc,
+                    known: known
+                        .iter()
+                        .map(ComputeCapability::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
             return Ok(NamedGpu {
                 given: given.to_string(),
                 cc,
@@ -445,12 +457,30 @@ impl Kb {
         }
         let model = self
             .gpu(given)
-            .ok_or_else(|| UnknownGpu(given.to_string()))?;
+            .ok_or_else(|| UnknownGpu::Name(given.to_string()))?;
         Ok(NamedGpu {
             given: given.to_string(),
             cc: model.cc,
             model: Some(model),
         })
+    }
+
+    /// The compute capabilities of real GPUs, as far as the knowledge base knows them: those of
+    /// its GPU rows and the ends of nvcc's architecture ranges. Sorted.
+    pub fn known_capabilities(&self) -> Vec<ComputeCapability> {
+        let mut ccs: Vec<ComputeCapability> = self
+            .gpus
+            .iter()
+            .map(|g| g.cc)
+            .chain(
+                self.nvcc
+                    .iter()
+                    .flat_map(|r| r.lowest.into_iter().chain(r.highest)),
+            )
+            .collect();
+        ccs.sort();
+        ccs.dedup();
+        ccs
     }
 
     /// The compute capability of a GPU a driver reported: the driver's own value when it gave

@@ -130,7 +130,7 @@ mod tests {
         assert_eq!(got[0].architecture.as_deref(), Some("Pascal"));
         assert_eq!(
             resolve_gpus(kb, &["NVIDIA B100".into()]),
-            Err(PlanError::UnknownGpu(cudoctor_kb::UnknownGpu(
+            Err(PlanError::UnknownGpu(cudoctor_kb::UnknownGpu::Name(
                 "NVIDIA B100".into()
             )))
         );

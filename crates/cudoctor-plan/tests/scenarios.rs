@@ -464,12 +464,20 @@ fn odd_inputs_give_errors_or_empty_plans_never_panics() {
     assert!(plan(kb(), &input(None, &[""], None)).is_err());
     let p = plan(kb(), &input(Some("1.0"), &["sm_90"], Some("python"))).unwrap();
     assert_eq!(p.variant, None);
-    let mut i = input(Some("999.99.99"), &["sm_200"], Some("3.12"));
+    // No GPU has capability 20.0: refused as input, like an unknown name.
+    let i = input(Some("999.99.99"), &["sm_200"], Some("3.12"));
+    assert!(matches!(
+        plan(kb(), &i),
+        Err(cudoctor_plan::PlanError::UnknownGpu(
+            cudoctor_kb::UnknownGpu::Capability { .. }
+        ))
+    ));
+    let mut i = input(Some("999.99.99"), &["sm_110"], Some("3.12"));
     i.torch = Some("2.x".into());
     assert!(plan(kb(), &i).is_err());
     i.torch = None;
-    // A driver newer than the tables and a GPU newer than every arch list: no known build has
-    // code for it, so nothing is recommended rather than a guess.
+    // A driver newer than the tables and a GPU (Thor, 11.0) that no x86_64 wheel's arch list
+    // names: nothing is recommended rather than a guess, or it comes with a warning.
     let p = plan(kb(), &i).unwrap();
     assert!(p.variant.is_none() || !p.warnings.is_empty(), "{p:#?}");
     i.current = Some(CurrentEnv {
