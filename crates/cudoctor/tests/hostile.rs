@@ -1156,6 +1156,43 @@ fn bounded(mut cmd: Command, limit: Duration) -> (std::process::Output, Duration
     (output, started.elapsed())
 }
 
+#[test]
+fn explain_of_a_named_pipe_reads_its_writer_and_says_when_there_is_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("log.fifo");
+    mkfifo(&fifo);
+    let fifo_arg = fifo.to_str().unwrap();
+    // No program writes to it: a message and exit 2 after the wait, not a hang.
+    let (out, took) = live(dir.path(), &["explain", "--no-machine", fifo_arg]);
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("named pipe that no program opened for writing"),
+        "{err}"
+    );
+    // A program writing into it, as `cudoctor explain <(python train.py 2>&1)` has: read to
+    // its end and explained.
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            fs::write(
+                fifo,
+                "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+            )
+        })
+    };
+    let (out, _) = live(dir.path(), &["explain", "--no-machine", fifo_arg]);
+    writer.join().unwrap().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("kernel image"));
+}
+
 fn mkfifo(path: &Path) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     let made = Command::new("mkfifo").arg(path).status();

@@ -49,8 +49,7 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
         engine.explain(io::stdin().lock())
     } else {
         refuse_non_log(&args.input)?;
-        let f = File::open(cudoctor_types::os_text::to_path(&args.input))
-            .with_context(|| format!("cannot read {}", args.input))?;
+        let f = open_log(&args.input)?;
         engine.explain(BufReader::with_capacity(1 << 16, f))
     };
     if let Some(snap) = &snapshot {
@@ -88,6 +87,27 @@ fn input_name(input: &str) -> &str {
         "standard input"
     } else {
         input
+    }
+}
+
+/// How long opening a named pipe may wait for a program to open its other end.
+const FIFO_WRITER_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Opens the log. Opening a named pipe waits until a program opens it for writing (as
+/// `<(command)` has already done): when none does in [`FIFO_WRITER_WAIT`], that is said instead
+/// of waiting for ever. Once open, a pipe is read until its writer ends, as standard input is.
+fn open_log(input: &str) -> anyhow::Result<File> {
+    let path = cudoctor_types::os_text::to_path(input);
+    let (sent, opened) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sent.send(File::open(path));
+    });
+    match opened.recv_timeout(FIFO_WRITER_WAIT) {
+        Ok(f) => f.with_context(|| format!("cannot read {input}")),
+        Err(_) => bail!(
+            "{input} is a named pipe that no program opened for writing in {} s: start the program that writes the log into it, or give the log file itself",
+            FIFO_WRITER_WAIT.as_secs()
+        ),
     }
 }
 
