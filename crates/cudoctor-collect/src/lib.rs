@@ -17,14 +17,17 @@ pub mod python;
 pub mod run;
 pub mod runner;
 pub mod security;
+pub mod timings;
 pub mod toolkit;
 pub mod windows;
 
 use std::sync::Mutex;
 use std::thread;
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use cudoctor_snapshot::{recorded_env, Snapshot};
+
+pub use timings::Timings;
 
 pub use host::Host;
 
@@ -57,7 +60,7 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         .ok()
         .map(|d| d.as_secs());
     snap.env = recorded_env(host.env());
-    let timings = Timings::from_env(host);
+    let timings = timings::global();
     thread::scope(|s| {
         let driver = s.spawn(|| timings.time("driver", || driver::collect(host)));
         let topology = s.spawn(|| timings.time("topology", || multigpu::topology_facts(host)));
@@ -90,7 +93,7 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
             });
             // Each environment's listing, then its loader emulation, on workers of their own;
             // the kernel scan of all listings runs beside the emulations.
-            let binaries = s.spawn(|| binaries(host, envs, options, &timings));
+            let binaries = s.spawn(|| binaries(host, envs, options, timings));
             if let Some(deep_options) = &options.deep {
                 snap.deep = Some(timings.time("deep", || deep::collect(host, envs, deep_options)));
             }
@@ -120,7 +123,6 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         snap.host = host_facts.join().unwrap_or_default();
         snap.windows = windows.join().unwrap_or_default();
     });
-    timings.report();
     snap
 }
 
@@ -278,49 +280,4 @@ fn binaries(
         needs.push(env_needs);
     }
     (images, Some(facts), Some(needs))
-}
-
-/// Per-probe wall times, printed to stderr when CUDOCTOR_TIMINGS is set (for benchmarking where
-/// the time of a check goes; off by default).
-struct Timings {
-    enabled: bool,
-    started: Instant,
-    spans: Mutex<Vec<(&'static str, f64, f64)>>,
-}
-
-impl Timings {
-    fn from_env(host: &Host) -> Self {
-        Timings {
-            enabled: host.var("CUDOCTOR_TIMINGS").is_some(),
-            started: Instant::now(),
-            spans: Mutex::new(Vec::new()),
-        }
-    }
-
-    fn time<T>(&self, name: &'static str, f: impl FnOnce() -> T) -> T {
-        if !self.enabled {
-            return f();
-        }
-        let begin = self.started.elapsed().as_secs_f64() * 1e3;
-        let out = f();
-        let end = self.started.elapsed().as_secs_f64() * 1e3;
-        if let Ok(mut spans) = self.spans.lock() {
-            spans.push((name, begin, end));
-        }
-        out
-    }
-
-    fn report(&self) {
-        if !self.enabled {
-            return;
-        }
-        if let Ok(spans) = self.spans.lock() {
-            for (name, begin, end) in spans.iter() {
-                eprintln!(
-                    "cudoctor timing: {name:9} {begin:7.1} ms -> {end:7.1} ms ({:.1} ms)",
-                    end - begin
-                );
-            }
-        }
-    }
 }

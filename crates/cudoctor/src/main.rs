@@ -20,10 +20,13 @@ pub enum Outcome {
 }
 
 fn main() -> ExitCode {
+    cudoctor_collect::timings::mark_start();
     cudoctor_collect::allocator::bound_allocator_caches();
     cudoctor_collect::mapped_reads::guard_mapped_reads();
     let cli = Cli::parse();
-    match std::panic::catch_unwind(|| run(cli)) {
+    let outcome = std::panic::catch_unwind(|| run(cli));
+    cudoctor_collect::timings::global().report();
+    match outcome {
         Ok(Ok(Outcome::Healthy)) => ExitCode::SUCCESS,
         Ok(Ok(Outcome::ProblemsFound)) => ExitCode::from(1),
         Ok(Err(e)) => {

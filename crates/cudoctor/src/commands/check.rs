@@ -19,9 +19,10 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
     let started = std::time::Instant::now();
     // Parsing the knowledge base costs about a fifth of a collection's CPU time: it runs beside
     // the collection instead of before it.
+    let timings = cudoctor_collect::timings::global();
     let (kb, snapshot) = std::thread::scope(|s| {
-        let kb = s.spawn(|| knowledge_base(&args.machine));
-        let snapshot = collect_or_load(args);
+        let kb = s.spawn(|| timings.time("kb", || knowledge_base(&args.machine)));
+        let snapshot = timings.time("collect", || collect_or_load(args));
         let kb = kb
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("reading the knowledge base failed")));
@@ -35,25 +36,28 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
     }
     let snapshot = cudoctor_analyse::what_if::with_gpus(snapshot, &args.gpu, &kb)
         .map_err(|e| anyhow::anyhow!("--gpu: {e}"))?;
-    let findings = analyse(&snapshot, &kb);
+    let findings = timings.time("judge", || analyse(&snapshot, &kb));
     let report = Report {
         snapshot: &snapshot,
         findings: &findings,
     };
-    let text = match args.format {
+    let text = timings.time("render", || match args.format {
         CheckFormat::Text => render_text(&report, style()),
         CheckFormat::Json => render_json(&report),
         CheckFormat::Markdown => render_markdown(&report),
         CheckFormat::Html => render_html(&report),
         CheckFormat::Prometheus => render_prometheus(&report, started.elapsed().as_secs_f64()),
-    };
-    crate::out!("{text}");
+    });
+    timings.time("write", || crate::out!("{text}"));
     let worst = findings.iter().map(|f| f.severity).min();
     let failing = match worst {
         Some(Severity::Error) => true,
         Some(Severity::Warning) => args.strict,
         _ => false,
     };
+    // What the check built is freed before the process ends (timed: on a large machine it
+    // is a measurable part of the run).
+    timings.time("teardown", move || drop((text, findings, snapshot, kb)));
     Ok(if failing {
         Outcome::ProblemsFound
     } else {
