@@ -15,13 +15,13 @@
 //! candidate of another ELF class or machine is skipped; a candidate that is not ELF at all
 //! stops the search with ld.so's error. Dependencies are loaded breadth first.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::cache::LdCache;
 use crate::config::LoaderConfig;
 use crate::dst::{search_dirs, DstValues};
-use crate::elf::symbols::{SymbolTable, VersionRequest};
+use crate::elf::symbols::{LookupName, SymbolTable, VersionRequest};
 use crate::elf::{verify_loadable, ElfFile, Loadability};
 use crate::error::LoadError;
 use crate::read::{read_vec, FileSource, ReadAt};
@@ -860,8 +860,8 @@ impl Process {
     /// loaded in the process.
     fn check_symbols(&mut self, idx: usize) {
         self.read_symbol_tables();
-        let (reqs, needs) = match self.objects.get(idx).and_then(|o| o.symbols.as_ref()) {
-            Some(Ok(t)) => (t.requirements(), t.version_needs().to_vec()),
+        let own = match self.objects.get(idx).and_then(|o| o.symbols.as_ref()) {
+            Some(Ok(t)) => t,
             Some(Err(e)) => {
                 let msg = format!("cannot read dynamic symbols: {e}");
                 if let Some(o) = self.objects.get_mut(idx) {
@@ -876,27 +876,27 @@ impl Process {
             .iter()
             .filter_map(|o| o.symbols.as_ref().and_then(|s| s.as_ref().ok()))
             .collect();
-        let mut unresolved: Vec<String> = Vec::new();
-        let mut memo: HashMap<(String, Option<String>), bool> = HashMap::new();
-        for r in reqs.iter().filter(|r| !r.weak) {
-            let key = (r.name.clone(), r.version.clone());
-            let found = *memo.entry(key).or_insert_with(|| {
-                let req = r.version.as_deref().map(|v| VersionRequest {
+        // Each name hashed once for all the tables it is looked up in; only what stays
+        // unresolved is copied out of the table.
+        let mut unresolved: Vec<String> = own
+            .requirement_refs()
+            .filter(|r| !r.weak)
+            .filter(|r| {
+                let name = LookupName::new(&r.name);
+                let req = r.version.map(|v| VersionRequest {
                     name: v,
                     hidden: r.hidden,
                 });
-                tables.iter().any(|t| t.defines(&r.name, req))
-            });
-            if !found {
-                unresolved.push(r.to_string());
-            }
-        }
+                !tables.iter().any(|t| t.defines_name(&name, req))
+            })
+            .map(|r| r.to_string())
+            .collect();
         unresolved.sort();
         unresolved.dedup();
 
         // dl-version.c: each required version must be defined by the named library.
         let mut missing_versions = Vec::new();
-        for need in &needs {
+        for need in own.version_needs() {
             let Some(provider) = self.objects.iter().find(|o| o.matches(&need.file)) else {
                 continue;
             };

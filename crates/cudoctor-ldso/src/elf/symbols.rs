@@ -738,6 +738,45 @@ pub struct VersionRequest<'a> {
     pub hidden: bool,
 }
 
+/// A symbol name with both hashes a table may be searched by, computed once.
+#[derive(Debug, Clone, Copy)]
+pub struct LookupName<'a> {
+    name: &'a [u8],
+    gnu: u32,
+    sysv: u32,
+}
+
+impl<'a> LookupName<'a> {
+    pub fn new(name: &'a str) -> Self {
+        let name = name.as_bytes();
+        LookupName {
+            name,
+            gnu: gnu_hash(name),
+            sysv: elf_hash(name),
+        }
+    }
+}
+
+/// An undefined symbol an object needs, borrowed from its table ([`SymbolRequirement`]).
+#[derive(Debug, Clone)]
+pub struct RequirementRef<'a> {
+    pub name: std::borrow::Cow<'a, str>,
+    pub version: Option<&'a str>,
+    pub version_file: Option<&'a str>,
+    pub hidden: bool,
+    pub weak: bool,
+}
+
+impl fmt::Display for RequirementRef<'_> {
+    /// As [`SymbolRequirement`] shows itself.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.version {
+            Some(v) => write!(f, "{}@{}", self.name, v),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
 impl SymbolTable {
     fn empty() -> Self {
         SymbolTable {
@@ -860,18 +899,31 @@ impl SymbolTable {
 
     /// Undefined dynamic symbols (the object's imports), weak ones flagged.
     pub fn requirements(&self) -> Vec<SymbolRequirement> {
-        let mut out = Vec::new();
-        for (i, s) in self.syms.iter().enumerate().skip(1) {
+        self.requirement_refs()
+            .map(|r| SymbolRequirement {
+                name: r.name.into_owned(),
+                version: r.version.map(str::to_string),
+                version_file: r.version_file.map(str::to_string),
+                hidden: r.hidden,
+                weak: r.weak,
+            })
+            .collect()
+    }
+
+    /// [`SymbolTable::requirements`] borrowed from the table: nothing is copied (a name that
+    /// is not UTF-8 is the one exception, made valid as `requirements` makes it).
+    pub fn requirement_refs(&self) -> impl Iterator<Item = RequirementRef<'_>> + '_ {
+        self.syms.iter().enumerate().skip(1).filter_map(|(i, s)| {
             if s.shndx != SHN_UNDEF {
-                continue;
+                return None;
             }
             let bind = s.binding();
             if bind != STB_GLOBAL && bind != STB_WEAK {
-                continue;
+                return None;
             }
             let name = self.name_bytes(&s);
             if name.is_empty() {
-                continue;
+                return None;
             }
             let vs = self
                 .versym
@@ -882,28 +934,28 @@ impl SymbolTable {
             let idx = vs & VERSYM_INDEX;
             let (version, version_file, hidden) = if idx >= 2 {
                 match self.verneed_entry(idx) {
-                    Some((n, e)) => (Some(e.name.clone()), Some(n.file.clone()), e.hidden),
+                    Some((n, e)) => (Some(e.name.as_str()), Some(n.file.as_str()), e.hidden),
                     None => match self.verdef_name(idx) {
-                        Some(d) if !d.is_base => (Some(d.name.clone()), None, false),
+                        Some(d) if !d.is_base => (Some(d.name.as_str()), None, false),
                         _ => (None, None, false),
                     },
                 }
             } else {
                 (None, None, false)
             };
-            out.push(SymbolRequirement {
-                name: String::from_utf8_lossy(name).into_owned(),
+            Some(RequirementRef {
+                name: String::from_utf8_lossy(name),
                 version,
                 version_file,
                 hidden,
                 weak: bind == STB_WEAK,
-            });
-        }
-        out
+            })
+        })
     }
 
     /// Indices of every symbol named `name`, found through the object's hash table.
-    fn candidates(&self, name: &[u8]) -> Vec<u32> {
+    fn candidates(&self, lookup: &LookupName<'_>) -> Vec<u32> {
+        let name = lookup.name;
         let mut out = Vec::new();
         match &self.index {
             HashIndex::Gnu {
@@ -911,7 +963,7 @@ impl SymbolTable {
                 buckets,
                 chains,
             } => {
-                let h = gnu_hash(name);
+                let h = lookup.gnu;
                 let Some(&start) = buckets.get((h as usize) % buckets.len().max(1)) else {
                     return out;
                 };
@@ -930,7 +982,7 @@ impl SymbolTable {
                 }
             }
             HashIndex::Sysv { buckets, chains } => {
-                let h = elf_hash(name);
+                let h = lookup.sysv;
                 let Some(&start) = buckets.get((h as usize) % buckets.len().max(1)) else {
                     return out;
                 };
@@ -992,8 +1044,14 @@ impl SymbolTable {
     /// Does this object provide a definition that glibc would bind `name` (with `version`)
     /// to? Mirrors `check_match` and the single-versioned-symbol rule of `do_lookup_x`.
     pub fn defines(&self, name: &str, version: Option<VersionRequest<'_>>) -> bool {
+        self.defines_name(&LookupName::new(name), version)
+    }
+
+    /// [`SymbolTable::defines`] for a name whose hashes are computed once for every table it
+    /// is looked up in.
+    pub fn defines_name(&self, name: &LookupName<'_>, version: Option<VersionRequest<'_>>) -> bool {
         let mut versioned_candidates = 0u32;
-        for i in self.candidates(name.as_bytes()) {
+        for i in self.candidates(name) {
             let Some(sym) = self.syms.get(i as usize) else {
                 continue;
             };
