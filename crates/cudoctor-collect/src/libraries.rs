@@ -173,13 +173,12 @@ pub fn collect_env<'c>(
     Some(one)
 }
 
-/// One RECORD line of an nvidia-* wheel: (path relative to the site directory, wheel, version).
-type RecordedFile = (String, String, String);
-
-/// The files the env's nvidia-* wheels record, read once per site directory.
+/// The files the env's nvidia-* wheels record, read once per site directory: for each site
+/// directory, each recorded path (relative to it) with the first wheel whose RECORD lists it,
+/// as an index into the env's packages.
 #[derive(Default)]
 struct WheelFiles {
-    read: Vec<(String, Vec<RecordedFile>)>,
+    read: Vec<(String, std::collections::HashMap<String, usize>)>,
 }
 
 impl WheelFiles {
@@ -191,13 +190,15 @@ impl WheelFiles {
         rel: &str,
     ) -> Option<(String, String)> {
         if !self.read.iter().any(|(d, _)| d == sp) {
-            let mut files = Vec::new();
-            for pkg in env
+            let mut files = std::collections::HashMap::new();
+            let entries = host.list_dir(sp);
+            for (i, pkg) in env
                 .packages
                 .iter()
-                .filter(|p| p.location == sp && p.name.starts_with("nvidia-"))
+                .enumerate()
+                .filter(|(_, p)| p.location == sp && p.name.starts_with("nvidia-"))
             {
-                let Some(entry) = host.list_dir(sp).into_iter().find(|e| {
+                let Some(entry) = entries.iter().find(|e| {
                     e.ends_with(".dist-info")
                         && python::site::dist_name_version(e).is_some_and(|(n, v)| {
                             python::site::normalise_name(&n) == pkg.name
@@ -207,18 +208,16 @@ impl WheelFiles {
                     continue;
                 };
                 if let Ok(text) = host.read_text(&format!("{sp}/{entry}/RECORD")) {
-                    for e in python::record::parse_record(&text) {
-                        files.push((e.path, pkg.name.clone(), pkg.version.clone()));
+                    for line in python::record::record_lines(&text) {
+                        files.entry(line.path.into_owned()).or_insert(i);
                     }
                 }
             }
             self.read.push((sp.to_string(), files));
         }
-        self.read
-            .iter()
-            .find(|(d, _)| d == sp)
-            .and_then(|(_, files)| files.iter().find(|(p, ..)| p == rel))
-            .map(|(_, n, v)| (n.clone(), v.clone()))
+        let (_, files) = self.read.iter().find(|(d, _)| d == sp)?;
+        let pkg = env.packages.get(*files.get(rel)?)?;
+        Some((pkg.name.clone(), pkg.version.clone()))
     }
 }
 

@@ -222,15 +222,43 @@ impl Syms {
     }
 }
 
+/// Little-endian 32-bit words of the file (a hash table's buckets or chains), decoded on
+/// access: a view of the mapping for the large tables, so a lookup reads only the pages it
+/// touches.
+struct Words(Bytes);
+
+impl Words {
+    fn len(&self) -> usize {
+        self.0.len() / 4
+    }
+
+    fn get(&self, i: usize) -> Option<u32> {
+        le_u32(self.0.get(i.checked_mul(4)?..)?, 0)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.0.chunks_exact(4).map(|c| le_u32(c, 0).unwrap_or(0))
+    }
+}
+
+/// `.gnu.version`: one little-endian 16-bit index per symbol, decoded on access.
+struct Versym(Bytes);
+
+impl Versym {
+    fn get(&self, i: usize) -> Option<u16> {
+        le_u16(self.0.get(i.checked_mul(2)?..)?, 0)
+    }
+}
+
 enum HashIndex {
     Gnu {
         symoffset: u32,
-        buckets: Vec<u32>,
-        chains: Vec<u32>,
+        buckets: Words,
+        chains: Words,
     },
     Sysv {
-        buckets: Vec<u32>,
-        chains: Vec<u32>,
+        buckets: Words,
+        chains: Words,
     },
     /// Neither table present, or one that fails [`MAX_CHAIN`]'s checks: an index we build
     /// ourselves, keyed by the whole name (no name collides with another, whatever the file).
@@ -253,7 +281,7 @@ impl HashIndex {
                 let n = chains.len().min(nsyms.saturating_sub(*symoffset as usize));
                 let mut run = vec![0u32; n];
                 for j in (0..n).rev() {
-                    run[j] = if chains[j] & 1 == 1 || j + 1 == n {
+                    run[j] = if chains.get(j).unwrap_or(1) & 1 == 1 || j + 1 == n {
                         1
                     } else {
                         run[j + 1] + 1
@@ -261,8 +289,8 @@ impl HashIndex {
                 }
                 let longest = buckets
                     .iter()
-                    .filter(|&&b| b != 0 && b >= *symoffset)
-                    .filter_map(|&b| run.get((b - symoffset) as usize))
+                    .filter(|&b| b != 0 && b >= *symoffset)
+                    .filter_map(|b| run.get((b - symoffset) as usize))
                     .max()
                     .copied()
                     .unwrap_or(0);
@@ -273,7 +301,7 @@ impl HashIndex {
                 // bucket or one other symbol. Then walking every bucket is linear in total.
                 let n = chains.len().min(nsyms);
                 let mut reached = vec![false; n];
-                let mut mark = |i: u32| -> bool {
+                let mark = |i: u32| -> bool {
                     match reached.get_mut(i as usize) {
                         Some(_) if i == 0 => true,
                         Some(r) if *r => false,
@@ -284,22 +312,47 @@ impl HashIndex {
                         None => true,
                     }
                 };
-                if !buckets.iter().chain(&chains[..n]).all(|&i| mark(i)) {
+                if !buckets.iter().chain(chains.iter().take(n)).all(mark) {
                     return None;
                 }
                 let mut longest = 0;
-                for &start in buckets {
+                for start in buckets.iter() {
                     let mut len = 0;
                     let mut i = start as usize;
                     while i != 0 && i < n {
                         len += 1;
-                        i = chains[i] as usize;
+                        i = chains.get(i).unwrap_or(0) as usize;
                     }
                     longest = longest.max(len);
                 }
                 Some(longest)
             }
         }
+    }
+
+    /// Whether no lookup walks more than [`MAX_CHAIN`] entries ([`HashIndex::longest_chain`]
+    /// within the limit). For a GNU table the longest run of chain entries between two
+    /// terminators bounds every walk; it is one pass without allocating, and only a table over
+    /// that bound has its walks measured exactly.
+    fn walks_within_limit(&self, nsyms: usize) -> bool {
+        if let HashIndex::Gnu {
+            symoffset, chains, ..
+        } = self
+        {
+            let n = chains.len().min(nsyms.saturating_sub(*symoffset as usize));
+            let (mut longest, mut run) = (0usize, 0usize);
+            for (j, c) in chains.iter().take(n).enumerate() {
+                run += 1;
+                if c & 1 == 1 || j + 1 == n {
+                    longest = longest.max(run);
+                    run = 0;
+                }
+            }
+            if longest <= MAX_CHAIN {
+                return true;
+            }
+        }
+        self.longest_chain(nsyms).is_some_and(|l| l <= MAX_CHAIN)
     }
 }
 
@@ -309,7 +362,7 @@ pub struct SymbolTable {
     syms: Syms,
     /// A view of the file's mapping for the large tables: only the names looked at are read.
     strtab: Bytes,
-    versym: Option<Vec<u16>>,
+    versym: Option<Versym>,
     /// Version definitions by index (base included).
     verdefs: Vec<VersionDefinition>,
     verneeds: Vec<VersionNeed>,
@@ -442,12 +495,7 @@ impl<R: ReadAt> ElfFile<R> {
                         size: self.source().size(),
                     });
                 }
-                let raw = read_vec(self.source(), off, len)?;
-                Some(
-                    raw.chunks_exact(2)
-                        .map(|c| le_u16(c, 0).unwrap_or(0))
-                        .collect(),
-                )
+                Some(Versym(self.source().read_bytes(off, len)?))
             }
             None => None,
         };
@@ -468,12 +516,7 @@ impl<R: ReadAt> ElfFile<R> {
             index: HashIndex::Own(HashMap::new()),
         };
         table.index = match index {
-            Some(i)
-                if i.longest_chain(table.syms.len())
-                    .is_some_and(|l| l <= MAX_CHAIN) =>
-            {
-                i
-            }
+            Some(i) if i.walks_within_limit(table.syms.len()) => i,
             _ => HashIndex::Own(table.build_own_index()),
         };
         Ok(table)
@@ -507,15 +550,11 @@ impl<R: ReadAt> ElfFile<R> {
                 size,
             });
         }
-        let raw = read_vec(self.source(), off + buckets_off, buckets_len)?;
-        let buckets: Vec<u32> = raw
-            .chunks_exact(4)
-            .map(|c| le_u32(c, 0).unwrap_or(0))
-            .collect();
+        let buckets = Words(self.source().read_bytes(off + buckets_off, buckets_len)?);
         let chains_off = off + buckets_off + buckets_len;
         let chains_avail = avail - buckets_off - buckets_len;
         // The symbol count is the end of the chain that starts at the highest bucket.
-        let max_bucket = buckets.iter().copied().max().unwrap_or(0);
+        let max_bucket = buckets.iter().max().unwrap_or(0);
         let nsyms = if exact {
             cap
         } else if max_bucket < symoffset {
@@ -554,14 +593,11 @@ impl<R: ReadAt> ElfFile<R> {
         let chain_count = nsyms
             .saturating_sub(u64::from(symoffset))
             .min(chains_avail / 4);
-        let chains = if chain_count == 0 {
-            Vec::new()
+        let chains = Words(if chain_count == 0 {
+            Bytes::empty()
         } else {
-            let raw = read_vec(self.source(), chains_off, chain_count * 4)?;
-            raw.chunks_exact(4)
-                .map(|c| le_u32(c, 0).unwrap_or(0))
-                .collect()
-        };
+            self.source().read_bytes(chains_off, chain_count * 4)?
+        });
         Ok((
             HashIndex::Gnu {
                 symoffset,
@@ -573,7 +609,7 @@ impl<R: ReadAt> ElfFile<R> {
     }
 
     /// Buckets and chains, the chains only as far as `cap` symbols.
-    fn read_sysv_hash(&self, addr: u64, cap: u64) -> Result<(Vec<u32>, Vec<u32>), ElfError> {
+    fn read_sysv_hash(&self, addr: u64, cap: u64) -> Result<(Words, Words), ElfError> {
         let (off, avail) = self
             .vaddr_span(addr)
             .ok_or_else(|| ElfError::malformed("DT_HASH is not in any loaded segment"))?;
@@ -596,13 +632,11 @@ impl<R: ReadAt> ElfFile<R> {
                 size: self.source().size(),
             });
         }
-        let raw = read_vec(self.source(), off + 8, len)?;
-        let words: Vec<u32> = raw
-            .chunks_exact(4)
-            .map(|c| le_u32(c, 0).unwrap_or(0))
-            .collect();
-        let (b, c) = words.split_at(nbucket as usize);
-        Ok((b.to_vec(), c.to_vec()))
+        let buckets = self.source().read_bytes(off + 8, nbucket * 4)?;
+        let chains = self
+            .source()
+            .read_bytes(off + 8 + nbucket * 4, nchain * 4)?;
+        Ok((Words(buckets), Words(chains)))
     }
 
     /// The SHT_DYNSYM section's entry count, when section headers exist and agree with
@@ -844,7 +878,7 @@ impl SymbolTable {
             .enumerate()
             .skip(1)
             .map(|(i, s)| {
-                let vs = self.versym.as_ref().and_then(|v| v.get(i)).copied();
+                let vs = self.versym.as_ref().and_then(|v| v.get(i));
                 let defined = s.shndx != SHN_UNDEF;
                 let (version, version_file, hidden) = match vs {
                     Some(v) if v & VERSYM_INDEX >= 2 => {
@@ -925,12 +959,7 @@ impl SymbolTable {
             if name.is_empty() {
                 return None;
             }
-            let vs = self
-                .versym
-                .as_ref()
-                .and_then(|v| v.get(i))
-                .copied()
-                .unwrap_or(0);
+            let vs = self.versym.as_ref().and_then(|v| v.get(i)).unwrap_or(0);
             let idx = vs & VERSYM_INDEX;
             let (version, version_file, hidden) = if idx >= 2 {
                 match self.verneed_entry(idx) {
@@ -964,14 +993,14 @@ impl SymbolTable {
                 chains,
             } => {
                 let h = lookup.gnu;
-                let Some(&start) = buckets.get((h as usize) % buckets.len().max(1)) else {
+                let Some(start) = buckets.get((h as usize) % buckets.len().max(1)) else {
                     return out;
                 };
                 if start == 0 || start < *symoffset {
                     return out;
                 }
                 let mut i = start;
-                while let Some(&c) = chains.get((i - symoffset) as usize) {
+                while let Some(c) = chains.get((i - symoffset) as usize) {
                     if (c | 1) == (h | 1) && self.name_at(i) == Some(name) {
                         out.push(i);
                     }
@@ -983,7 +1012,7 @@ impl SymbolTable {
             }
             HashIndex::Sysv { buckets, chains } => {
                 let h = lookup.sysv;
-                let Some(&start) = buckets.get((h as usize) % buckets.len().max(1)) else {
+                let Some(start) = buckets.get((h as usize) % buckets.len().max(1)) else {
                     return out;
                 };
                 let mut i = start;
@@ -996,7 +1025,7 @@ impl SymbolTable {
                         out.push(i);
                     }
                     match chains.get(i as usize) {
-                        Some(&n) => i = n,
+                        Some(n) => i = n,
                         None => break,
                     }
                 }
@@ -1062,7 +1091,7 @@ impl SymbolTable {
                 // No version information in the definer: any reference matches.
                 return true;
             };
-            let vs = versym.get(i as usize).copied().unwrap_or(0);
+            let vs = versym.get(i as usize).unwrap_or(0);
             let ndx = vs & VERSYM_INDEX;
             let def_hidden = vs & VERSYM_HIDDEN != 0;
             match version {
