@@ -339,10 +339,7 @@ pub fn host_platform(host: &cudoctor_snapshot::HostFacts) -> cudoctor_kb::Platfo
 /// The environment a user named with `--python` (the one found that way, when exactly one
 /// was), as the target of printed commands; `None` when none or several were named.
 pub fn named_target_env(snap: &Snapshot) -> Option<cudoctor_plan::TargetEnv> {
-    let mut named = snap
-        .python_envs
-        .iter()
-        .filter(|e| e.found_via.iter().any(|v| v == "--python"));
+    let mut named = snap.python_envs.iter().filter(|e| e.named_by_option());
     match (named.next(), named.next()) {
         (Some(env), None) => Some(target_env(env)),
         _ => None,

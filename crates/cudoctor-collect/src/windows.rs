@@ -150,7 +150,7 @@ fn candidates(
     };
     for g in given {
         for p in given_python(&WinPath::new(g)) {
-            push(p, "--python");
+            push(p, cudoctor_snapshot::FOUND_VIA_PYTHON_OPTION);
         }
     }
     if let Some(v) = host.var("VIRTUAL_ENV") {

@@ -44,6 +44,7 @@ pub use network::{IbDevice, IbPort, NetInterface, NetworkFacts, RendezvousProbe,
 pub use platform::{ContainerFacts, PlatformFacts};
 pub use python::{
     CondaPackage, EnvInstaller, Installer, Package, PythonEnv, PythonEnvKind, TorchBuild,
+    FOUND_VIA_PYTHON_OPTION,
 };
 pub use run::{
     median, ChildExit, CollectiveCalls, CollectiveObservation, CompileObservation, CompileRequest,

@@ -1,12 +1,16 @@
 use serde::{Deserialize, Serialize};
 
+/// The `found_via` of an environment the user named with `--python`.
+pub const FOUND_VIA_PYTHON_OPTION: &str = "--python";
+
 /// One Python environment, read from its files without running Python.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct PythonEnv {
     /// The environment's prefix (`sys.prefix`).
     pub prefix: String,
     pub kind: PythonEnvKind,
-    /// Why it was inspected: `--python`, `VIRTUAL_ENV`, `CONDA_PREFIX`, `python3 on PATH`.
+    /// Why it was inspected: `--python` ([`FOUND_VIA_PYTHON_OPTION`]), `VIRTUAL_ENV`,
+    /// `CONDA_PREFIX`, `python3 on PATH`.
     #[serde(default)]
     pub found_via: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -90,6 +94,11 @@ pub struct EnvInstaller {
 }
 
 impl PythonEnv {
+    /// The user named it with `--python`.
+    pub fn named_by_option(&self) -> bool {
+        self.found_via.iter().any(|v| v == FOUND_VIA_PYTHON_OPTION)
+    }
+
     pub fn package(&self, name: &str) -> Option<&Package> {
         self.packages.iter().find(|p| p.name == name)
     }

@@ -291,14 +291,11 @@ pub struct PlanArgs {
     /// Python version the packages are for (default: the detected environment's).
     #[arg(long, value_name = "X.Y")]
     pub python_version: Option<String>,
-    /// The old spelling of --python-version (elsewhere --python names an interpreter).
-    #[arg(
-        long = "python",
-        value_name = "X.Y",
-        hide = true,
-        conflicts_with = "python_version"
-    )]
-    pub python_version_old: Option<String>,
+    /// Python interpreter or environment prefix to plan for, as for `check` (default: the active
+    /// venv, the active conda env, then python3/python on PATH). An X.Y that names no file is
+    /// read as --python-version, its old spelling.
+    #[arg(long, value_name = "PATH", value_parser = path_text())]
+    pub python: Option<String>,
     #[arg(long, value_name = "pip|uv|conda", default_value = "pip")]
     pub installer: String,
     /// Plan for this platform: linux-x86_64, linux-aarch64 (Grace Hopper / Grace Blackwell

@@ -300,7 +300,40 @@ fn plan_detects_the_fake_machine() {
     assert!(!r.stderr.contains("warning"), "{}", r.stderr);
     let help = m.run(&["plan", "--help"]);
     assert!(help.stdout.contains("--python-version"), "{}", help.stdout);
-    assert!(!help.stdout.contains("--python <"), "{}", help.stdout);
+    assert!(help.stdout.contains("--python <PATH>"), "{}", help.stdout);
+}
+
+#[test]
+fn plan_python_names_the_environment_to_plan_for() {
+    let mut m = FakeMachine::new();
+    m.driver(
+        "470.82.01",
+        "11.4",
+        &[Gpu::new("NVIDIA GeForce RTX 3090", "8.6")],
+    );
+    // Two envs; the active one (the last made) has a build this driver cannot run.
+    m.venv("/opt/fits", "2.7.1+cu118", Some("11.8"), &[]);
+    m.venv("/opt/too-new", "2.7.1+cu126", Some("12.6"), &[]);
+    let plan = |extra: &[&str]| {
+        let mut args = vec!["plan", "--format", "json"];
+        args.extend_from_slice(extra);
+        let r = m.run(&args);
+        let v: Value = serde_json::from_str(&r.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}{}", r.stdout, r.stderr));
+        (r.code, v["current"]["findings"].to_string())
+    };
+    let (code, found) = plan(&[]);
+    assert!(code == 1 && found.contains("2.7.1 cu126"), "{code} {found}");
+    let (code, found) = plan(&["--python", "/opt/fits"]);
+    assert!(code == 0 && found.contains("2.7.1+cu118"), "{code} {found}");
+    let (code, found) = plan(&["--python", "/opt/too-new/bin/python3"]);
+    assert!(code == 1 && found.contains("2.7.1 cu126"), "{code} {found}");
+    let r = m.run(&["plan", "--python", "/opt/nowhere"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("/opt/nowhere"), "{}", r.stderr);
+    let r = m.run(&["plan", "--no-detect", "--python", "/opt/fits"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("--python-version"), "{}", r.stderr);
 }
 
 // ---------------------------------------------------------------- explain

@@ -33,7 +33,10 @@ pub fn collect(host: &Host, explicit: &[String]) -> Vec<PythonEnv> {
     };
     // A Windows path names a Windows Python, read by crate::windows.
     for p in explicit.iter().filter(|p| !crate::host::is_drive_path(p)) {
-        add(prefix_of(host, p), "--python");
+        add(
+            prefix_of(host, p),
+            cudoctor_snapshot::FOUND_VIA_PYTHON_OPTION,
+        );
     }
     if let Some(v) = host.var("VIRTUAL_ENV") {
         add(prefix_of(host, v), "VIRTUAL_ENV");

@@ -36,20 +36,34 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
         }
         return Ok(Outcome::Healthy);
     }
+    let (interpreter, old_version) = python_arg(args);
+    if let (Some(given), true) = (&interpreter, args.no_detect) {
+        anyhow::bail!(
+            "--python {given} names an environment of this machine, which --no-detect ignores: give --python-version X.Y instead"
+        );
+    }
     let snap = if args.no_detect {
         None
     } else {
         let host = host(&args.machine)?;
-        Some(cudoctor_collect::collect(
+        let snap = cudoctor_collect::collect(
             &host,
             &Options {
                 skip_kernel_scan: true,
+                python: interpreter.iter().cloned().collect(),
                 ..Default::default()
             },
             env!("CARGO_PKG_VERSION"),
-        ))
+        );
+        if let (Some(given), false) = (
+            &interpreter,
+            snap.python_envs.iter().any(|e| e.named_by_option()),
+        ) {
+            anyhow::bail!("--python {given}: no Python environment there");
+        }
+        Some(snap)
     };
-    let input = input(&kb, args, snap.as_ref(), cuda)?;
+    let input = input(&kb, args, snap.as_ref(), cuda, old_version)?;
     let plan = cudoctor_plan::plan(&kb, &input)?;
     match args.format {
         IssueFormat::Json => crate::outln!("{}", serde_json::to_string_pretty(&plan)?),
@@ -74,6 +88,7 @@ fn input(
     args: &PlanArgs,
     snap: Option<&Snapshot>,
     cuda: Option<CudaVersion>,
+    old_version: Option<String>,
 ) -> anyhow::Result<PlanInput> {
     let driver = match &args.driver {
         Some(d) => Some(DriverVersion::from_str(d).with_context(|| format!("--driver {d}"))?),
@@ -100,8 +115,18 @@ fn input(
         seen.push(g.clone());
         new
     });
-    let env = snap.and_then(|s| s.primary_env());
-    let python = python_version(args).or_else(|| env.and_then(|e| e.python_version.clone()));
+    // The environment named with --python, else the first found (the active one).
+    let env = snap.and_then(|s| {
+        s.python_envs
+            .iter()
+            .find(|e| e.named_by_option())
+            .or(s.primary_env())
+    });
+    let python = args
+        .python_version
+        .clone()
+        .or(old_version)
+        .or_else(|| env.and_then(|e| e.python_version.clone()));
     let current = env.and_then(|e| {
         Some(cudoctor_analyse::context::current_env(
             e,
@@ -150,13 +175,21 @@ fn input(
     })
 }
 
-/// `--python-version`, or its old spelling `--python` (which elsewhere names an interpreter).
-fn python_version(args: &PlanArgs) -> Option<String> {
-    if let Some(v) = &args.python_version_old {
+/// `--python` as (an interpreter or prefix, a Python version in the old spelling): an X.Y that
+/// names no file was `plan --python X.Y` before `--python-version` took that meaning.
+fn python_arg(args: &PlanArgs) -> (Option<String>, Option<String>) {
+    let Some(given) = &args.python else {
+        return (None, None);
+    };
+    let looks_like_version = given.split('.').count() == 2
+        && given
+            .split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    if looks_like_version && !std::path::Path::new(given).exists() {
         eprintln!(
-            "cudoctor: warning: `plan --python X.Y` is now `plan --python-version X.Y` (--python names an interpreter in the other commands)"
+            "cudoctor: warning: `plan --python X.Y` is now `plan --python-version X.Y` (--python names an interpreter, as in the other commands)"
         );
-        return Some(v.clone());
+        return (None, Some(given.clone()));
     }
-    args.python_version.clone()
+    (Some(given.clone()), None)
 }
