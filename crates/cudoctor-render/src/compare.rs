@@ -8,7 +8,7 @@ use cudoctor_fleet::{DiffReport, FactChange, FleetReport, Topic};
 
 use cudoctor_types::inert::line;
 
-use crate::html::esc;
+use crate::doc::{self, Block, Span, Tone};
 use crate::layout::{wrap, WIDTH};
 use crate::plural;
 
@@ -165,199 +165,137 @@ pub fn render_fleet_text(r: &FleetReport) -> String {
     out
 }
 
-pub fn render_fleet_markdown(r: &FleetReport) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "## cudoctor fleet report\n\n**{}**\n",
-        fleet_headline(r)
-    );
+/// The fleet report as a document, for Markdown and HTML alike.
+fn fleet_doc(r: &FleetReport) -> Vec<Block> {
+    let mut doc = vec![
+        Block::Title(doc::text("cudoctor fleet report")),
+        Block::Summary(fleet_headline(r)),
+    ];
     if !r.failed.is_empty() {
-        let _ = writeln!(
-            out,
-            "### Nodes that did not report\n\n| node | | detail |\n|---|---|---|"
-        );
-        for f in &r.failed {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} |",
-                cell(&f.node),
-                f.kind.name(),
-                cell(&f.detail)
-            );
-        }
-        out.push('\n');
+        doc.push(Block::Section(
+            doc::text("Nodes that did not report"),
+            Tone::Error,
+        ));
+        doc.push(Block::Table {
+            headers: vec!["node", "", "detail"],
+            rows: r
+                .failed
+                .iter()
+                .map(|f| {
+                    vec![
+                        doc::text(&f.node),
+                        doc::text(f.kind.name()),
+                        doc::text(&f.detail),
+                    ]
+                })
+                .collect(),
+        });
     }
     if !r.unhealthy.is_empty() {
-        let _ = writeln!(
-            out,
-            "### Nodes with errors\n\n| node | errors | codes |\n|---|---|---|"
-        );
-        for v in &r.unhealthy {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} |",
-                cell(&v.node),
-                v.errors,
-                v.error_codes.join(", ")
-            );
-        }
-        out.push('\n');
+        doc.push(Block::Section(doc::text("Nodes with errors"), Tone::Error));
+        doc.push(Block::Table {
+            headers: vec!["node", "errors", "codes"],
+            rows: r
+                .unhealthy
+                .iter()
+                .map(|v| {
+                    vec![
+                        doc::text(&v.node),
+                        doc::text(v.errors.to_string()),
+                        doc::text(v.error_codes.join(", ")),
+                    ]
+                })
+                .collect(),
+        });
     }
     let drifting: Vec<_> = r.drifting().collect();
     if !drifting.is_empty() {
-        let _ = writeln!(
-            out,
-            "### Facts that differ\n\n| fact | most nodes | others |\n|---|---|---|"
-        );
-        for f in drifting {
-            let others: Vec<String> = f
-                .others
-                .iter()
-                .map(|g| {
-                    format!(
-                        "{} on {}: {}",
-                        code(&g.value),
+        doc.push(Block::Section(
+            doc::text("Facts that differ"),
+            Tone::Warning,
+        ));
+        let rows = drifting
+            .into_iter()
+            .map(|f| {
+                let mut others = Vec::new();
+                for (i, g) in f.others.iter().enumerate() {
+                    if i > 0 {
+                        others.push(Span::Break);
+                    }
+                    others.push(Span::Code(g.value.clone()));
+                    others.push(Span::Text(format!(
+                        " on {}: {}",
                         g.nodes.len(),
-                        cell(&node_list(&g.nodes))
-                    )
-                })
-                .collect();
-            let _ = writeln!(
-                out,
-                "| {} | {} ({}) | {} |",
-                cell(&f.name),
-                code(&f.majority),
-                f.majority_nodes,
-                others.join("<br>")
-            );
-        }
-        out.push('\n');
+                        node_list(&g.nodes)
+                    )));
+                }
+                vec![
+                    doc::text(&f.name),
+                    vec![
+                        Span::Code(f.majority.clone()),
+                        Span::Text(format!(" ({})", f.majority_nodes)),
+                    ],
+                    others,
+                ]
+            })
+            .collect();
+        doc.push(Block::Table {
+            headers: vec!["fact", "most nodes", "others"],
+            rows,
+        });
     }
     let partial: Vec<_> = r.findings.iter().filter(|f| !f.on_every_node).collect();
     if !partial.is_empty() {
-        let _ = writeln!(out, "### Findings only some nodes have\n\n| code | severity | nodes | title |\n|---|---|---|---|");
-        for f in partial {
-            let _ = writeln!(
-                out,
-                "| `{}` | {} | {} of {}: {} | {} |",
-                f.code,
-                f.severity.name(),
-                f.count,
-                r.reported,
-                cell(&node_list(&f.nodes)),
-                cell(&f.title)
-            );
-        }
-        out.push('\n');
+        doc.push(Block::Section(
+            doc::text("Findings only some nodes have"),
+            Tone::Warning,
+        ));
+        doc.push(Block::Table {
+            headers: vec!["code", "severity", "nodes", "title"],
+            rows: partial
+                .into_iter()
+                .map(|f| {
+                    vec![
+                        doc::code(&f.code),
+                        doc::text(f.severity.name()),
+                        doc::text(format!(
+                            "{} of {}: {}",
+                            f.count,
+                            r.reported,
+                            node_list(&f.nodes)
+                        )),
+                        doc::text(&f.title),
+                    ]
+                })
+                .collect(),
+        });
     }
     let same: Vec<_> = r
         .uniform()
         .filter(|f| headline_fact(f.topic, &f.name))
         .collect();
     if !same.is_empty() {
-        let _ = writeln!(
-            out,
-            "### The same on every node\n\n| fact | value |\n|---|---|"
-        );
-        for f in same {
-            let _ = writeln!(out, "| {} | {} |", cell(&f.name), code(&f.majority));
-        }
+        doc.push(Block::Section(
+            doc::text("The same on every node"),
+            Tone::Plain,
+        ));
+        doc.push(Block::Table {
+            headers: vec!["fact", "value"],
+            rows: same
+                .into_iter()
+                .map(|f| vec![doc::text(&f.name), doc::code(&f.majority)])
+                .collect(),
+        });
     }
-    out
+    doc
+}
+
+pub fn render_fleet_markdown(r: &FleetReport) -> String {
+    doc::markdown(&fleet_doc(r))
 }
 
 pub fn render_fleet_html(r: &FleetReport) -> String {
-    let mut out = page_start("cudoctor fleet report");
-    let _ = writeln!(
-        out,
-        "<h1>cudoctor fleet report</h1>\n<p class=\"summary\">{}</p>",
-        esc(&fleet_headline(r))
-    );
-    if !r.failed.is_empty() {
-        let _ = writeln!(out, "<h2 class=\"error\">Nodes that did not report</h2>\n<table><tr><th>node</th><th></th><th>detail</th></tr>");
-        for f in &r.failed {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&f.node),
-                f.kind.name(),
-                esc(&f.detail)
-            );
-        }
-        out.push_str("</table>\n");
-    }
-    if !r.unhealthy.is_empty() {
-        let _ = writeln!(out, "<h2 class=\"error\">Nodes with errors</h2>\n<table><tr><th>node</th><th>errors</th><th>codes</th></tr>");
-        for v in &r.unhealthy {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&v.node),
-                v.errors,
-                esc(&v.error_codes.join(", "))
-            );
-        }
-        out.push_str("</table>\n");
-    }
-    let drifting: Vec<_> = r.drifting().collect();
-    if !drifting.is_empty() {
-        let _ = writeln!(out, "<h2 class=\"warning\">Facts that differ</h2>\n<table><tr><th>fact</th><th>most nodes</th><th>others</th></tr>");
-        for f in drifting {
-            let others: Vec<String> = f
-                .others
-                .iter()
-                .map(|g| {
-                    format!(
-                        "<code>{}</code> on {}: {}",
-                        esc(&g.value),
-                        g.nodes.len(),
-                        esc(&node_list(&g.nodes))
-                    )
-                })
-                .collect();
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td><code>{}</code> ({})</td><td>{}</td></tr>",
-                esc(&f.name),
-                esc(&f.majority),
-                f.majority_nodes,
-                others.join("<br>")
-            );
-        }
-        out.push_str("</table>\n");
-    }
-    let partial: Vec<_> = r.findings.iter().filter(|f| !f.on_every_node).collect();
-    if !partial.is_empty() {
-        let _ = writeln!(out, "<h2 class=\"warning\">Findings only some nodes have</h2>\n<table><tr><th>code</th><th>severity</th><th>nodes</th><th>title</th></tr>");
-        for f in partial {
-            let _ = writeln!(
-                out,
-                "<tr><td><code>{}</code></td><td>{}</td><td>{} of {}: {}</td><td>{}</td></tr>",
-                esc(&f.code),
-                f.severity.name(),
-                f.count,
-                r.reported,
-                esc(&node_list(&f.nodes)),
-                esc(&f.title)
-            );
-        }
-        out.push_str("</table>\n");
-    }
-    let _ = writeln!(
-        out,
-        "<h2>The same on every node</h2>\n<table><tr><th>fact</th><th>value</th></tr>"
-    );
-    for f in r.uniform() {
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td><code>{}</code></td></tr>",
-            esc(&f.name),
-            esc(&f.majority)
-        );
-    }
-    out.push_str("</table>\n</body>\n</html>\n");
-    out
+    doc::html("cudoctor fleet report", &fleet_doc(r))
 }
 
 pub fn render_fleet_json(r: &FleetReport) -> String {
@@ -484,172 +422,75 @@ pub fn render_diff_text(d: &DiffReport, verbose: bool) -> String {
     out
 }
 
-pub fn render_diff_markdown(d: &DiffReport, verbose: bool) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "## cudoctor diff {} → {}\n\n**{}**\n",
-        code(&d.before),
-        code(&d.after),
-        diff_headline(d)
-    );
-    let section = |out: &mut String, late: bool| {
+/// The diff as a document, for Markdown and HTML alike.
+fn diff_doc(d: &DiffReport, verbose: bool) -> Vec<Block> {
+    let mut doc = vec![
+        Block::Title(vec![
+            Span::Text("cudoctor diff ".into()),
+            Span::Code(d.before.clone()),
+            Span::Text(" → ".into()),
+            Span::Code(d.after.clone()),
+        ]),
+        Block::Summary(diff_headline(d)),
+    ];
+    let or_dash = |v: &Option<String>| doc::text(v.as_deref().unwrap_or("—"));
+    let section = |doc: &mut Vec<Block>, late: bool| {
         for (topic, changes) in groups(d, late) {
-            let _ = writeln!(
-                out,
-                "### {}\n\n| fact | before | after |\n|---|---|---|",
-                topic.title()
-            );
-            for c in changes {
-                let _ = writeln!(
-                    out,
-                    "| {} | {} | {} |",
-                    cell(&c.name),
-                    cell(c.before.as_deref().unwrap_or("—")),
-                    cell(c.after.as_deref().unwrap_or("—"))
-                );
-            }
-            out.push('\n');
+            doc.push(Block::Section(doc::text(topic.title()), Tone::Plain));
+            doc.push(Block::Table {
+                headers: vec!["fact", "before", "after"],
+                rows: changes
+                    .into_iter()
+                    .map(|c| vec![doc::text(&c.name), or_dash(&c.before), or_dash(&c.after)])
+                    .collect(),
+            });
         }
     };
-    section(&mut out, false);
+    section(&mut doc, false);
     for (title, list, mark) in [
-        ("Findings that appeared", &d.findings_appeared, "+"),
-        ("Findings that went away", &d.findings_gone, "−"),
+        ("Findings that appeared", &d.findings_appeared, "+ "),
+        ("Findings that went away", &d.findings_gone, "− "),
     ] {
         if !list.is_empty() {
-            let _ = writeln!(out, "### {title}\n");
-            for f in list {
-                let _ = writeln!(
-                    out,
-                    "- {mark} **{}** {} {}",
-                    f.severity.name(),
-                    code(&f.code),
-                    cell(&f.title)
-                );
-            }
-            out.push('\n');
+            doc.push(Block::Section(doc::text(title), Tone::Plain));
+            doc.push(Block::List(
+                list.iter()
+                    .map(|f| {
+                        vec![
+                            Span::Text(mark.into()),
+                            Span::Bold(f.severity.name().into()),
+                            Span::Text(" ".into()),
+                            Span::Code(f.code.clone()),
+                            Span::Text(format!(" {}", f.title)),
+                        ]
+                    })
+                    .collect(),
+            ));
         }
     }
-    section(&mut out, true);
+    section(&mut doc, true);
     if verbose && !d.raw.is_empty() {
-        let _ = writeln!(
-            out,
-            "### Raw field changes\n\n| field | before | after |\n|---|---|---|"
-        );
-        for r in &d.raw {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} |",
-                code(&r.path),
-                cell(r.before.as_deref().unwrap_or("—")),
-                cell(r.after.as_deref().unwrap_or("—"))
-            );
-        }
+        doc.push(Block::Section(doc::text("Raw field changes"), Tone::Plain));
+        doc.push(Block::Table {
+            headers: vec!["field", "before", "after"],
+            rows: d
+                .raw
+                .iter()
+                .map(|r| vec![doc::code(&r.path), or_dash(&r.before), or_dash(&r.after)])
+                .collect(),
+        });
     }
-    out
+    doc
+}
+
+pub fn render_diff_markdown(d: &DiffReport, verbose: bool) -> String {
+    doc::markdown(&diff_doc(d, verbose))
 }
 
 pub fn render_diff_html(d: &DiffReport, verbose: bool) -> String {
-    let mut out = page_start("cudoctor diff");
-    let _ = writeln!(
-        out,
-        "<h1>cudoctor diff <code>{}</code> → <code>{}</code></h1>\n<p class=\"summary\">{}</p>",
-        esc(&d.before),
-        esc(&d.after),
-        esc(&diff_headline(d))
-    );
-    let table = |out: &mut String, title: &str, rows: Vec<(String, String, String)>| {
-        let _ = writeln!(
-            out,
-            "<h2>{}</h2>\n<table><tr><th></th><th>before</th><th>after</th></tr>",
-            esc(title)
-        );
-        for (a, b, c) in rows {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&a),
-                esc(&b),
-                esc(&c)
-            );
-        }
-        out.push_str("</table>\n");
-    };
-    let rows = |changes: Vec<&FactChange>| {
-        changes
-            .into_iter()
-            .map(|c| {
-                (
-                    c.name.clone(),
-                    c.before.clone().unwrap_or_else(|| "—".into()),
-                    c.after.clone().unwrap_or_else(|| "—".into()),
-                )
-            })
-            .collect::<Vec<_>>()
-    };
-    for (topic, changes) in groups(d, false) {
-        table(&mut out, topic.title(), rows(changes));
-    }
-    for (title, list) in [
-        ("Findings that appeared", &d.findings_appeared),
-        ("Findings that went away", &d.findings_gone),
-    ] {
-        if !list.is_empty() {
-            let _ = writeln!(out, "<h2>{title}</h2>\n<ul>");
-            for f in list {
-                let _ = writeln!(
-                    out,
-                    "<li><b>{}</b> <code>{}</code> {}</li>",
-                    f.severity.name(),
-                    esc(&f.code),
-                    esc(&f.title)
-                );
-            }
-            out.push_str("</ul>\n");
-        }
-    }
-    for (topic, changes) in groups(d, true) {
-        table(&mut out, topic.title(), rows(changes));
-    }
-    if verbose && !d.raw.is_empty() {
-        let raw = d
-            .raw
-            .iter()
-            .map(|r| {
-                (
-                    r.path.clone(),
-                    r.before.clone().unwrap_or_default(),
-                    r.after.clone().unwrap_or_default(),
-                )
-            })
-            .collect();
-        table(&mut out, "Raw field changes", raw);
-    }
-    out.push_str("</body>\n</html>\n");
-    out
+    doc::html("cudoctor diff", &diff_doc(d, verbose))
 }
 
 pub fn render_diff_json(d: &DiffReport) -> String {
     serde_json::to_string_pretty(d).unwrap_or_default() + "\n"
-}
-
-fn cell(s: &str) -> String {
-    cudoctor_types::inert::markdown(s)
-}
-
-/// A value shown as code in Markdown, on one line, whatever backticks or pipes it holds.
-fn code(s: &str) -> String {
-    cudoctor_types::inert::markdown_code(s)
-}
-
-fn page_start(title: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>\
-         body{{font-family:system-ui,sans-serif;margin:2em;max-width:80em}}\
-         table{{border-collapse:collapse;margin-bottom:1em}}td,th{{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}}\
-         .error{{color:#b00020}}.warning{{color:#9a6700}}code{{font-size:.9em}}\
-         </style>\n</head>\n<body>\n",
-        esc(title)
-    )
 }

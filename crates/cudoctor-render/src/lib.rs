@@ -2,6 +2,7 @@
 //! (for a bug report). Renderers format; they decide nothing.
 
 mod compare;
+mod doc;
 mod explain_report;
 mod facts;
 mod html;
