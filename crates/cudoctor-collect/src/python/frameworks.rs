@@ -52,14 +52,9 @@ fn requires_dist(
     let Some(dir) = dist_info(host, env, name) else {
         return Vec::new();
     };
-    let path = format!("{dir}/METADATA");
-    match host.read_text(&path) {
-        Ok(text) => parse_requires_dist(&text),
-        Err(e) => {
-            errors.push(format!("{path}: {e}"));
-            Vec::new()
-        }
-    }
+    read_noted(host, &format!("{dir}/METADATA"), errors)
+        .map(|text| parse_requires_dist(&text))
+        .unwrap_or_default()
 }
 
 /// `Requires-Dist:` values of a METADATA text (its header: the lines before the first empty
@@ -91,6 +86,40 @@ fn shared_objects(host: &Host, env: &PythonEnv, name: &str) -> Vec<String> {
         .collect();
     out.sort();
     out
+}
+
+/// A framework's build as its distribution gives it: the CUDA wheels it requires and the
+/// shared objects it ships (none for `ships: false`); its CUDA binding, cuDNN and companions are
+/// the caller's to add.
+fn build_of(
+    framework: Framework,
+    p: &cudoctor_snapshot::Package,
+    reqs: &[String],
+    ships: Vec<String>,
+    errors: Vec<String>,
+) -> FrameworkBuild {
+    FrameworkBuild {
+        framework,
+        version: p.version.clone(),
+        package: p.name.clone(),
+        location: p.location.clone(),
+        needs: reqs.iter().filter(|r| is_cuda_wheel(r)).cloned().collect(),
+        ships,
+        errors,
+        ..Default::default()
+    }
+}
+
+/// The text of a file a framework's facts are read from; what stopped the reading goes to
+/// `errors`.
+fn read_noted(host: &Host, path: &str, errors: &mut Vec<String>) -> Option<String> {
+    match host.read_text(path) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            errors.push(format!("{path}: {e}"));
+            None
+        }
+    }
 }
 
 fn is_cuda_wheel(req: &str) -> bool {
@@ -308,17 +337,14 @@ fn cupy(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
                 },
             });
             FrameworkBuild {
-                framework: Framework::Cupy,
-                version: p.version.clone(),
-                package: p.name.clone(),
-                location: p.location.clone(),
                 cuda,
-                cudnn: None,
-                needs: reqs.iter().filter(|r| is_cuda_wheel(r)).cloned().collect(),
-                ships: shared_objects(host, env, &p.name),
-                companions: Vec::new(),
-                errors,
-                unresolved: Vec::new(),
+                ..build_of(
+                    Framework::Cupy,
+                    p,
+                    &reqs,
+                    shared_objects(host, env, &p.name),
+                    errors,
+                )
             }
         })
         .collect()
@@ -376,31 +402,19 @@ fn onnxruntime(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
     let mut errors = Vec::new();
     let reqs = requires_dist(host, env, &p.name, &mut errors);
     let info_path = format!("{}/onnxruntime/capi/build_and_package_info.py", p.location);
-    let info = match host.read_text(&info_path) {
-        Ok(t) => Some(t),
-        Err(e) => {
-            errors.push(format!("{info_path}: {e}"));
-            None
-        }
-    };
+    let info = read_noted(host, &info_path, &mut errors);
     let cuda = info
         .as_deref()
         .and_then(|t| py_assignment(t, "cuda_version"))
         .and_then(|v| binding_of(&v, info_path.clone()));
+    let cudnn = info
+        .as_deref()
+        .and_then(|t| py_assignment(t, "cudnn_version"));
+    let ships = shared_objects(host, env, &p.name);
     vec![FrameworkBuild {
-        framework: Framework::OnnxRuntime,
-        version: p.version.clone(),
-        package: p.name.clone(),
-        location: p.location.clone(),
         cuda,
-        cudnn: info
-            .as_deref()
-            .and_then(|t| py_assignment(t, "cudnn_version")),
-        needs: reqs.iter().filter(|r| is_cuda_wheel(r)).cloned().collect(),
-        ships: shared_objects(host, env, &p.name),
-        companions: Vec::new(),
-        errors,
-        unresolved: Vec::new(),
+        cudnn,
+        ..build_of(Framework::OnnxRuntime, p, &reqs, ships, errors)
     }]
 }
 
@@ -414,13 +428,7 @@ fn tensorflow(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
     let mut errors = Vec::new();
     let reqs = requires_dist(host, env, &p.name, &mut errors);
     let info_path = format!("{}/tensorflow/python/platform/build_info.py", p.location);
-    let info = match host.read_text(&info_path) {
-        Ok(t) => Some(t),
-        Err(e) => {
-            errors.push(format!("{info_path}: {e}"));
-            None
-        }
-    };
+    let info = read_noted(host, &info_path, &mut errors);
     let is_cuda = info
         .as_deref()
         .and_then(|t| dict_entry(t, "is_cuda_build"))
@@ -430,21 +438,15 @@ fn tensorflow(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
         .filter(|_| is_cuda)
         .and_then(|t| dict_entry(t, "cuda_version"))
         .and_then(|v| binding_of(&v, info_path.clone()));
+    let cudnn = info
+        .as_deref()
+        .filter(|_| is_cuda)
+        .and_then(|t| dict_entry(t, "cudnn_version"));
+    let ships = shared_objects(host, env, &p.name);
     vec![FrameworkBuild {
-        framework: Framework::Tensorflow,
-        version: p.version.clone(),
-        package: p.name.clone(),
-        location: p.location.clone(),
         cuda,
-        cudnn: info
-            .as_deref()
-            .filter(|_| is_cuda)
-            .and_then(|t| dict_entry(t, "cudnn_version")),
-        needs: reqs.iter().filter(|r| is_cuda_wheel(r)).cloned().collect(),
-        ships: shared_objects(host, env, &p.name),
-        companions: Vec::new(),
-        errors,
-        unresolved: Vec::new(),
+        cudnn,
+        ..build_of(Framework::Tensorflow, p, &reqs, ships, errors)
     }]
 }
 
@@ -485,18 +487,13 @@ fn vllm(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
                 source: format!("vllm's version label ({})", p.version),
             })
         });
+    let companions = pins(env, "vllm", &reqs, &serving_companion);
+    let ships = shared_objects(host, env, "vllm");
     vec![FrameworkBuild {
-        framework: Framework::Vllm,
-        version: p.version.clone(),
         package: "vllm".into(),
-        location: p.location.clone(),
         cuda,
-        cudnn: None,
-        needs: reqs.iter().filter(|r| is_cuda_wheel(r)).cloned().collect(),
-        ships: shared_objects(host, env, "vllm"),
-        companions: pins(env, "vllm", &reqs, &serving_companion),
-        errors,
-        unresolved: Vec::new(),
+        companions,
+        ..build_of(Framework::Vllm, p, &reqs, ships, errors)
     }]
 }
 
@@ -506,18 +503,11 @@ fn sglang(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
     };
     let mut errors = Vec::new();
     let reqs = requires_dist(host, env, "sglang", &mut errors);
+    let companions = pins(env, "sglang", &reqs, &serving_companion);
     vec![FrameworkBuild {
-        framework: Framework::Sglang,
-        version: p.version.clone(),
         package: "sglang".into(),
-        location: p.location.clone(),
-        cuda: None,
-        cudnn: None,
-        needs: reqs.iter().filter(|r| is_cuda_wheel(r)).cloned().collect(),
-        ships: Vec::new(),
-        companions: pins(env, "sglang", &reqs, &serving_companion),
-        errors,
-        unresolved: Vec::new(),
+        companions,
+        ..build_of(Framework::Sglang, p, &reqs, Vec::new(), errors)
     }]
 }
 
