@@ -129,6 +129,12 @@ pub fn quote_powershell_path(path: &str) -> String {
     }
 }
 
+/// A PowerShell statement setting a variable for the session and the programs it starts:
+/// `$env:NAME = 'value'`, the value always in single quotes (nothing in it expands).
+pub fn powershell_set_env(name: &str, value: &str) -> String {
+    format!("$env:{name} = {}", quote_powershell_path(value))
+}
+
 /// A word for PowerShell (for commands printed for Windows): unchanged when plain, else in
 /// single quotes, where nothing expands and a `'` is written `''`. PowerShell also reads the
 /// typographic quotes U+2018/U+2019 as quote marks, so they are doubled too.

@@ -32,7 +32,8 @@ mod reverse;
 pub use choose::{plan, JETSON_INSTALL};
 pub use commands::{commands, parse_pip, ParsedPip, PYTORCH_INDEX};
 pub use fix::{
-    comment, heredoc, quote, quote_bytes, quote_powershell, quote_powershell_path, FixStep,
+    comment, heredoc, powershell_set_env, quote, quote_bytes, quote_powershell,
+    quote_powershell_path, FixStep,
 };
 pub use frameworks::{
     build_for_major, kept_major, one_major, wheel_major, FrameworkFit, MajorWheel, OneMajor,

@@ -21,6 +21,17 @@ fn command(out: &mut String, first: &str, cmd: &str) {
     }
 }
 
+/// A command of the plan on its platform: a POSIX shell's, continued with ` \` past 120
+/// columns; on Windows PowerShell's, after its prompt (`PS> `) on one line, as check prints
+/// PowerShell (PowerShell does not continue a line with `\`).
+fn platform_command(out: &mut String, p: &Plan, first: &str, cmd: &str) {
+    if p.platform == cudoctor_kb::Platform::Windows {
+        let _ = writeln!(out, "{first}PS> {}", inert::line(cmd));
+    } else {
+        command(out, first, cmd);
+    }
+}
+
 /// The answer first (the command to run), then the few lines that matter; the reasoning, what
 /// to avoid and the other installers' commands only with `--verbose`. Every value is shown on
 /// its own line as check's text shows it ([`line`]): a version, name or path from the machine
@@ -124,7 +135,7 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
     let preferred = p.commands.preferred(installer);
     if let Some(cmd) = preferred {
         let _ = writeln!(out);
-        command(&mut out, "  ", cmd);
+        platform_command(&mut out, p, "  ", cmd);
     }
     if let Some(u) = p.driver_upgrade.as_ref().filter(|u| !u.required) {
         let _ = writeln!(out);
@@ -176,7 +187,7 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
     ] {
         if let Some(c) = cmd {
             if Some(c.as_str()) != preferred {
-                command(&mut out, &format!("  {label}: "), c);
+                platform_command(&mut out, p, &format!("  {label}: "), c);
             }
         }
     }
@@ -201,18 +212,57 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
     }
     if let Some(b) = &p.build {
         let _ = writeln!(out, "\nBuilding CUDA extensions");
-        if let Some(a) = &b.torch_cuda_arch_list {
-            let _ = writeln!(out, "  export TORCH_CUDA_ARCH_LIST=\"{}\"", line(a));
-        }
-        if let Some(j) = b.max_jobs {
-            let _ = writeln!(out, "  export MAX_JOBS={j}");
-        }
-        if let Some(h) = &b.cuda_home {
-            command(
-                &mut out,
-                "  ",
-                &cudoctor_analyse::context::export_cuda_home(h),
-            );
+        if p.platform == cudoctor_kb::Platform::Windows {
+            // PowerShell's variables of the session, which the build it starts inherits.
+            if let Some(a) = &b.torch_cuda_arch_list {
+                platform_command(
+                    &mut out,
+                    p,
+                    "  ",
+                    &cudoctor_plan::powershell_set_env("TORCH_CUDA_ARCH_LIST", a),
+                );
+            }
+            if let Some(j) = b.max_jobs {
+                platform_command(
+                    &mut out,
+                    p,
+                    "  ",
+                    &cudoctor_plan::powershell_set_env("MAX_JOBS", &j.to_string()),
+                );
+            }
+            // A toolkit of this machine's, when it is a Windows one (a what-if plan for Windows
+            // made on Linux knows no Windows toolkit).
+            if let Some(h) = b
+                .cuda_home
+                .as_deref()
+                .filter(|h| cudoctor_snapshot::windows::WinPath::new(h).is_absolute())
+            {
+                let bin = cudoctor_snapshot::windows::WinPath::new(h).join("bin");
+                platform_command(
+                    &mut out,
+                    p,
+                    "  ",
+                    &format!(
+                        "{}; $env:Path = {} + ';' + $env:Path",
+                        cudoctor_plan::powershell_set_env("CUDA_HOME", h),
+                        cudoctor_plan::quote_powershell_path(bin.as_str())
+                    ),
+                );
+            }
+        } else {
+            if let Some(a) = &b.torch_cuda_arch_list {
+                let _ = writeln!(out, "  export TORCH_CUDA_ARCH_LIST=\"{}\"", line(a));
+            }
+            if let Some(j) = b.max_jobs {
+                let _ = writeln!(out, "  export MAX_JOBS={j}");
+            }
+            if let Some(h) = &b.cuda_home {
+                command(
+                    &mut out,
+                    "  ",
+                    &cudoctor_analyse::context::export_cuda_home(h),
+                );
+            }
         }
         if let Some(t) = &b.install_toolkit {
             prose(

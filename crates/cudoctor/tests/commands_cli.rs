@@ -161,6 +161,75 @@ fn plan_text_names_no_internal_field() {
 }
 
 #[test]
+fn a_plan_for_windows_prints_powershell() {
+    // An empty machine (--root): no environment to fix, but the extension-build advice.
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().to_str().unwrap();
+    let r = cudoctor(
+        &[
+            "plan",
+            "--root",
+            root,
+            "--platform",
+            "windows",
+            "--driver",
+            "560.94",
+            "--gpu",
+            "RTX 4090",
+            "--gpu",
+            "RTX 3090",
+            "--verbose",
+        ],
+        b"",
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let ps: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once("PS> ").map(|(_, c)| c))
+        .collect();
+    // The install commands, pip's first, and the extension build's variables, each on one line
+    // (PowerShell continues no line with a backslash), quoted as PowerShell reads them.
+    assert!(
+        ps.first()
+            .is_some_and(|c| c.starts_with("pip install torch==")
+                && c.contains(" --index-url https://download.pytorch.org/whl/cu")),
+        "{}",
+        r.stdout
+    );
+    assert!(ps.iter().any(|c| c.starts_with("uv pip install torch==")));
+    assert!(
+        ps.contains(&"$env:TORCH_CUDA_ARCH_LIST = '8.6;8.9'"),
+        "{}",
+        r.stdout
+    );
+    for c in &ps {
+        support::powershell_is_quoted(c);
+        assert!(!c.ends_with('\\'), "{c}");
+    }
+    assert!(!r.stdout.contains("export "), "{}", r.stdout);
+    // Linux's plan keeps its shell.
+    let r = cudoctor(
+        &[
+            "plan",
+            "--root",
+            root,
+            "--driver",
+            "560.35.03",
+            "--gpu",
+            "RTX 4090",
+            "--verbose",
+        ],
+        b"",
+    );
+    assert!(
+        !r.stdout.contains("PS> ") && r.stdout.contains("export TORCH_CUDA_ARCH_LIST=\"8.9\""),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
 fn plan_json_has_the_documented_keys() {
     let mut args = PLAN_470.to_vec();
     args.push("json");
