@@ -209,6 +209,15 @@ impl Host {
         cfg!(windows) && self.root == Path::new("/")
     }
 
+    /// A Windows machine: the live one of a Windows build, or a Windows tree under `--root`
+    /// (`<root>/C/Windows`, docs/windows.md). Linux's /proc, /sys and /etc are not its files.
+    pub fn is_windows(&self) -> bool {
+        self.is_live_windows()
+            || (self.root != Path::new("/")
+                && cudoctor_pe::winfs::WinFs::rooted(&self.root)
+                    .is_dir(&cudoctor_pe::winfs::WinPath::new(r"C:\Windows")))
+    }
+
     /// What a program's file name ends with on this machine.
     fn exe_suffix(&self) -> &'static str {
         if self.is_live_windows() {

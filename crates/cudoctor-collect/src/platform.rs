@@ -17,7 +17,7 @@ pub(crate) const DRIVER_LIB_DIRS: &[&str] = &[
 ];
 
 pub fn collect(host: &Host) -> PlatformFacts {
-    if host.is_live_windows() {
+    if host.is_windows() {
         // No /proc, /dev or Linux library directories there; containers and WSL are Linux's.
         return PlatformFacts::default();
     }
@@ -134,6 +134,15 @@ pub fn host_facts(host: &Host) -> HostFacts {
             cpu_count: std::thread::available_parallelism()
                 .ok()
                 .map(|n| n.get() as u32),
+            ..HostFacts::default()
+        };
+    }
+    if host.is_windows() {
+        // A Windows tree under --root: x64, the only Windows its Python layer reads
+        // (cudoctor_pe's loader takes x64 processes); its cores and memory are not in files.
+        return HostFacts {
+            os: "windows".into(),
+            arch: "x86_64".into(),
             ..HostFacts::default()
         };
     }

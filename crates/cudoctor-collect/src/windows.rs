@@ -34,11 +34,7 @@ pub fn windows_fs(host: &Host) -> Option<WinFs> {
     if host.is_live_windows() {
         return Some(WinFs::live());
     }
-    if host.root() == std::path::Path::new("/") {
-        return None;
-    }
-    let fs = WinFs::rooted(host.root());
-    fs.is_dir(&WinPath::new(r"C:\Windows")).then_some(fs)
+    host.is_windows().then(|| WinFs::rooted(host.root()))
 }
 
 /// The facts of a Windows machine; `None` for any other.

@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use cudoctor_ldso::rootfs::RootFs;
+
 /// A Windows path as the loader sees it: `C:\dir\name.dll`, backslashes, no trailing one.
 #[derive(
     Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
@@ -97,7 +99,9 @@ impl WinFs {
         }
     }
 
-    /// The file of a Windows path, if it exists (components matched without case).
+    /// The file of a Windows path, if it exists (components matched without case). In a tree,
+    /// every symlink is followed inside the tree, as `--root` confines Linux paths (one
+    /// resolver for both: cudoctor-ldso's `RootFs`), and `..` never climbs above the drive.
     pub fn host_path(&self, path: &WinPath) -> Option<PathBuf> {
         let Some(root) = &self.root else {
             let p = PathBuf::from(path.as_str());
@@ -107,32 +111,41 @@ impl WinFs {
             return None;
         }
         let s = path.as_str();
-        let mut host = root.join(s.get(..1)?.to_ascii_uppercase());
-        if !host.is_dir() {
-            host = find_without_case(root, s.get(..1)?)?;
-        }
+        let drive = s.get(..1)?.to_ascii_uppercase();
+        let mut comps: Vec<&str> = Vec::new();
         for comp in s.get(3..)?.split('\\').filter(|c| !c.is_empty()) {
-            if comp == "." {
-                continue;
-            }
-            if comp == ".." {
-                // Never above the drive.
-                if host
-                    .parent()
-                    .is_some_and(|p| p.starts_with(root) && p != root)
-                {
-                    host.pop();
+            match comp {
+                "." => {}
+                ".." => {
+                    comps.pop();
                 }
-                continue;
+                c => comps.push(c),
             }
-            let exact = host.join(comp);
-            host = if exact.exists() {
-                exact
-            } else {
-                find_without_case(&host, comp)?
-            };
         }
-        Some(host)
+        let tree = RootFs::new(root);
+        // As spelled (nearly every path a program names): one confined walk.
+        let mut machine = format!("/{drive}");
+        for c in &comps {
+            machine.push('/');
+            machine.push_str(c);
+        }
+        if let Ok(p) = tree.resolve(&machine) {
+            return Some(p);
+        }
+        // Else component by component, each name looked up without case in its directory as
+        // the tree resolves it.
+        let mut machine = format!("/{}", name_without_case(root, &drive)?);
+        for c in &comps {
+            let dir = tree.resolve(&machine).ok()?;
+            let name = if std::fs::symlink_metadata(dir.join(c)).is_ok() {
+                (*c).to_string()
+            } else {
+                name_without_case(&dir, c)?
+            };
+            machine.push('/');
+            machine.push_str(&name);
+        }
+        tree.resolve(&machine).ok()
     }
 
     /// Whether the path names a regular file.
@@ -176,16 +189,13 @@ impl WinFs {
     }
 }
 
-fn find_without_case(dir: &Path, name: &str) -> Option<PathBuf> {
+/// The name in `dir` that is `name` compared without case.
+fn name_without_case(dir: &Path, name: &str) -> Option<String> {
     std::fs::read_dir(dir)
         .ok()?
         .filter_map(Result::ok)
-        .find(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.eq_ignore_ascii_case(name))
-        })
-        .map(|e| e.path())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .find(|n| n.eq_ignore_ascii_case(name))
 }
 
 #[cfg(test)]
@@ -226,5 +236,39 @@ mod tests {
         assert!(fs.host_path(&WinPath::new("relative\\x")).is_none());
         assert_eq!(fs.list(&sys32), vec!["msvcp140.dll".to_string()]);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_trees_symlinks_are_followed_inside_the_tree() {
+        use std::os::unix::fs::symlink;
+        let dir = std::env::temp_dir().join(format!("cudoctor-winfs-links-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let real = dir.join("C/Shared/torch/lib");
+        std::fs::create_dir_all(&real).unwrap();
+        std::fs::write(real.join("c10.dll"), b"MZ").unwrap();
+        let site = dir.join("C/Py/Lib/site-packages");
+        std::fs::create_dir_all(&site).unwrap();
+        // An absolute link means the tree's own root; a relative one its directory.
+        symlink("/C/Shared/torch", site.join("torch")).unwrap();
+        symlink("../../Shared", dir.join("C/Py/Lib/shared")).unwrap();
+        // A link to the host's files outside the tree stays inside it (and finds nothing).
+        let outside =
+            std::env::temp_dir().join(format!("cudoctor-winfs-out-{}", std::process::id()));
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret.dll"), b"MZ").unwrap();
+        symlink(&outside, dir.join("C/Py/escape")).unwrap();
+        let fs = WinFs::rooted(&dir);
+        let c10 = fs
+            .host_path(&WinPath::new(r"C:\py\LIB\site-packages\torch\lib\C10.DLL"))
+            .unwrap();
+        assert_eq!(c10, real.join("c10.dll"));
+        assert!(fs.is_file(&WinPath::new(r"C:\Py\Lib\shared\torch\lib\c10.dll")));
+        assert!(fs
+            .host_path(&WinPath::new(r"C:\Py\escape\secret.dll"))
+            .is_none());
+        assert!(fs.list(&WinPath::new(r"C:\Py\escape")).is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&outside).unwrap();
     }
 }

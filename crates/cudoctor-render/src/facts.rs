@@ -82,6 +82,10 @@ fn driver(s: &Snapshot) -> Vec<Fact> {
             line.push_str(&format!("  [{}]", v.source));
             out.push(fact("driver", line));
         }
+        None if d.not_read() => out.push(absent(
+            "driver",
+            "not read (a Windows tree: only the live machine reads it)",
+        )),
         None => out.push(absent("driver", "none found")),
     }
     if let Some(c) = &d.max_cuda {

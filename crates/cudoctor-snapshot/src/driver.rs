@@ -38,6 +38,16 @@ impl DriverFacts {
     pub fn driver_found(&self) -> bool {
         self.version.is_some()
     }
+
+    /// No source was tried (a Windows tree under `--root`, whose driver only the live machine
+    /// reads): the driver is unknown, which is not its absence.
+    pub fn not_read(&self) -> bool {
+        !self.attempts.is_empty()
+            && self
+                .attempts
+                .iter()
+                .all(|a| a.outcome == crate::Outcome::Skipped)
+    }
 }
 
 /// Which NVIDIA kernel module is loaded, from the NVRM banner ("Open Kernel Module" or not).

@@ -32,6 +32,10 @@ fn check(ctx: &Context) -> Vec<Finding> {
     if ctx.snap.driver.driver_found() {
         return Vec::new();
     }
+    // Not read (a Windows tree under --root): unknown, which is not absent.
+    if ctx.snap.driver.not_read() {
+        return Vec::new();
+    }
     let tried: Vec<String> = ctx
         .snap
         .driver
@@ -105,6 +109,20 @@ fn on_jetson(ctx: &Context, mut f: Finding, cuda_torch: &[String]) -> Finding {
 mod tests {
     use super::*;
     use crate::testing::*;
+
+    #[test]
+    fn a_driver_not_read_is_not_a_missing_driver() {
+        let mut s = machine(None, &[]);
+        s.python_envs
+            .push(torch_env("/v", "2.11.0+cu130", Some("13.0"), &[]));
+        assert_eq!(run(&RULE, &s).len(), 1);
+        s.driver.attempts = vec![cudoctor_snapshot::Attempt::new(
+            "windows driver",
+            cudoctor_snapshot::Outcome::Skipped,
+            "a Windows tree under --root",
+        )];
+        assert!(run(&RULE, &s).is_empty());
+    }
 
     #[test]
     fn a_plain_cpu_machine_gets_information_only() {

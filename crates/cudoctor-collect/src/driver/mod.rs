@@ -18,8 +18,21 @@ const PROC_GPUS: &str = "/proc/driver/nvidia/gpus";
 
 pub fn collect(host: &Host) -> DriverFacts {
     let mut facts = DriverFacts::default();
-    read_sysfs(host, &mut facts);
-    read_procfs(host, &mut facts);
+    if host.is_windows() && !host.is_live_windows() {
+        // A Windows tree: its driver is NVML's (nvml.dll), loaded on the live machine only;
+        // Linux's module files are not this machine's. The driver stays unknown, not absent.
+        facts.attempts.push(Attempt::new(
+            "windows driver",
+            Outcome::Skipped,
+            "a Windows tree under --root: its driver is read by loading nvml.dll, on the live machine only",
+        ));
+        return facts;
+    }
+    if !host.is_windows() {
+        // Linux's kernel module files; Windows has none.
+        read_sysfs(host, &mut facts);
+        read_procfs(host, &mut facts);
+    }
     if host.dynamic_loading {
         read_nvml(host, &mut facts);
         read_libcuda(host, &mut facts);
