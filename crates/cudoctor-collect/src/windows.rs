@@ -76,7 +76,7 @@ fn path_of(host: &Host) -> Vec<WinPath> {
 
 /// The CUDA Toolkits the installer's layout and variables show: every `v*` directory under
 /// `%ProgramFiles%\NVIDIA GPU Computing Toolkit\CUDA`, and each directory CUDA_PATH or a
-/// CUDA_PATH_V<x>_<y> names (the installer sets both), in that order.
+/// CUDA_PATH_V<x>_<y> names (the installer sets both) or CUDA_HOME names, in that order.
 fn toolkits(fs: &WinFs, host: &Host) -> Vec<WindowsToolkit> {
     let program_files = WinPath::new(host.var("PROGRAMFILES").unwrap_or(r"C:\Program Files"));
     let base = program_files
@@ -92,7 +92,10 @@ fn toolkits(fs: &WinFs, host: &Host) -> Vec<WindowsToolkit> {
     let vars: Vec<(String, WinPath)> = host
         .env()
         .iter()
-        .filter(|(k, _)| k.as_str() == "CUDA_PATH" || k.starts_with("CUDA_PATH_V"))
+        .filter(|(k, _)| {
+            // CUDA_HOME too: torch's extension builds read it before CUDA_PATH.
+            k.as_str() == "CUDA_HOME" || k.as_str() == "CUDA_PATH" || k.starts_with("CUDA_PATH_V")
+        })
         .map(|(k, v)| (k.clone(), WinPath::new(v)))
         .filter(|(_, v)| v.is_absolute())
         .collect();

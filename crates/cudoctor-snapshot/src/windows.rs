@@ -21,7 +21,7 @@ pub struct WindowsFacts {
     #[serde(default)]
     pub torch_envs: Vec<WindowsTorchEnv>,
     /// CUDA Toolkits: under `%ProgramFiles%\NVIDIA GPU Computing Toolkit\CUDA\v*` and those
-    /// CUDA_PATH / CUDA_PATH_V<x>_<y> name.
+    /// CUDA_PATH / CUDA_PATH_V<x>_<y> / CUDA_HOME name.
     #[serde(default)]
     pub toolkits: Vec<WindowsToolkit>,
 }
@@ -35,7 +35,7 @@ pub struct WindowsToolkit {
     pub version: Option<String>,
     /// `bin\nvcc.exe` is there.
     pub nvcc: bool,
-    /// The variables that name it (`CUDA_PATH`, `CUDA_PATH_V12_8`).
+    /// The variables that name it (`CUDA_PATH`, `CUDA_PATH_V12_8`, `CUDA_HOME`).
     #[serde(default)]
     pub named_by: Vec<String>,
     /// A variable names it but the directory does not exist.

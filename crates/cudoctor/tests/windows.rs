@@ -488,3 +488,50 @@ fn a_cuda_torch_loads_the_cuda_dlls_where_windows_finds_them_and_names_a_missing
     assert_eq!(m["path"], format!(r"{toolkit_bin}\cudart64_12.dll"));
     assert_eq!(m["found"], "user_dir");
 }
+
+/// CUDA_PATH of a Windows tree names a toolkit the Windows collector reads (`bin\nvcc.exe`,
+/// version.json), not one of Linux's: a healthy one is no problem (TK006 once said it held no
+/// toolkit and offered `unset`), an uninstalled one is TK006 with PowerShell's fix.
+#[test]
+fn cuda_path_of_a_windows_tree_is_judged_on_its_windows_toolkits() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("C/Windows/System32")).unwrap();
+    let base = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA";
+    let v128 = root.join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.8");
+    std::fs::create_dir_all(v128.join("bin")).unwrap();
+    std::fs::write(v128.join("bin/nvcc.exe"), b"MZ").unwrap();
+    std::fs::write(
+        v128.join("version.json"),
+        r#"{"cuda": {"name": "CUDA SDK", "version": "12.8.93"}}"#,
+    )
+    .unwrap();
+    let run = |cuda_path: &str| -> serde_json::Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+            .env_clear()
+            .env("PATH", r"C:\Windows\System32;C:\Windows")
+            .env("CUDA_PATH", cuda_path)
+            .args(["check", "--root"])
+            .arg(root)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        support::check_fixes(&v);
+        v
+    };
+    let v = run(&format!(r"{base}\v12.8"));
+    assert!(codes(&v).is_empty(), "{:#}", v["findings"]);
+    let v = run(&format!(r"{base}\v12.4"));
+    assert_eq!(codes(&v), ["TK006"], "{:#}", v["findings"]);
+    let f = finding(&v, "TK006");
+    assert_eq!(
+        f["fix"][0]["powershell"],
+        format!(r"$env:CUDA_PATH = '{base}\v12.8'   # CUDA 12.8.93")
+    );
+    assert!(f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e == "the directory does not exist"));
+}
