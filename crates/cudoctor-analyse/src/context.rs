@@ -160,6 +160,9 @@ pub struct BuildToolkit {
 
 impl Context<'_> {
     pub fn build_toolkit(&self) -> Option<BuildToolkit> {
+        if let Some(w) = &self.snap.windows {
+            return self.windows_build_toolkit(w);
+        }
         let tk = &self.snap.toolkit;
         let lookup = |home: &str| {
             let real = if home == "/usr/local/cuda" {
@@ -213,6 +216,69 @@ impl Context<'_> {
             exists: found.is_some(),
         })
     }
+}
+
+impl Context<'_> {
+    /// On Windows, the toolkit `torch.utils.cpp_extension` picks (its `_find_cuda_home`):
+    /// CUDA_HOME, then CUDA_PATH, then the nvcc on PATH (of a collected toolkit's `bin`; one
+    /// elsewhere is not seen), else the first `v*.*` under `C:\Program Files\NVIDIA GPU
+    /// Computing Toolkit\CUDA` (glob order, by name); judged on the Windows toolkits collected.
+    fn windows_build_toolkit(
+        &self,
+        w: &cudoctor_snapshot::windows::WindowsFacts,
+    ) -> Option<BuildToolkit> {
+        use cudoctor_snapshot::windows::WinPath;
+        let (home, chosen_by) = if let Some(h) = self.var("CUDA_HOME") {
+            (h.to_string(), "CUDA_HOME".to_string())
+        } else if let Some(h) = self.var("CUDA_PATH") {
+            (h.to_string(), "CUDA_PATH".to_string())
+        } else if let Some(t) = w.toolkits.iter().find(|t| {
+            // `where nvcc`: a toolkit whose bin is on PATH.
+            t.nvcc && !t.missing && w.path.iter().any(|p| p.same_as(&t.path.join("bin")))
+        }) {
+            (t.path.to_string(), "nvcc on PATH".to_string())
+        } else {
+            let default = WinPath::new(r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA");
+            let mut installed: Vec<&WinPath> = w
+                .toolkits
+                .iter()
+                .filter(|t| !t.missing && t.path.parent().is_some_and(|p| p.same_as(&default)))
+                .map(|t| &t.path)
+                .filter(|p| p.file_name().contains('.'))
+                .collect();
+            installed.sort();
+            let first = installed.first()?;
+            (
+                first.to_string(),
+                "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v*.*".to_string(),
+            )
+        };
+        let found = w
+            .toolkits
+            .iter()
+            .find(|t| !t.missing && t.path.same_as(&WinPath::new(&home)));
+        Some(BuildToolkit {
+            version: found.and_then(|t| t.version.clone()),
+            exists: found.is_some_and(|t| t.nvcc || t.version.is_some()),
+            home,
+            chosen_by,
+        })
+    }
+}
+
+/// The fix step that selects the toolkit at `root` for the session's builds: POSIX's
+/// [`export_cuda_home`], or for a Windows toolkit (a drive path) PowerShell's
+/// `$env:CUDA_HOME = '<root>'; $env:Path = '<root>\bin' + ';' + $env:Path`.
+pub fn cuda_home_step(root: &str) -> cudoctor_plan::FixStep {
+    let win = cudoctor_snapshot::windows::WinPath::new(root);
+    if !win.is_absolute() {
+        return cudoctor_plan::FixStep::Shell(export_cuda_home(root));
+    }
+    cudoctor_plan::FixStep::PowerShell(format!(
+        "{}; $env:Path = {} + ';' + $env:Path",
+        cudoctor_plan::powershell_set_env("CUDA_HOME", win.as_str()),
+        cudoctor_plan::quote_powershell_path(win.join("bin").as_str())
+    ))
 }
 
 /// How a GPU can run one scanned library, by NVIDIA's binary-compatibility rules (including the

@@ -535,3 +535,93 @@ fn cuda_path_of_a_windows_tree_is_judged_on_its_windows_toolkits() {
         .iter()
         .any(|e| e == "the directory does not exist"));
 }
+
+/// The toolkit an extension build would use on Windows (CUDA_PATH here) against torch's CUDA:
+/// another major is TK002, fixed in PowerShell with the installed toolkit of torch's major; the
+/// same major is no problem.
+#[test]
+fn a_windows_toolkit_of_another_major_than_torchs_is_tk002_in_powershell() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let embeded = root.join(EMBEDED);
+    let torch = embeded.join("Lib/site-packages/torch");
+    std::fs::create_dir_all(&torch).unwrap();
+    std::fs::write(
+        torch.join("version.py"),
+        "__version__ = '2.15.0+cu129'\ncuda: Optional[str] = '12.9'\n",
+    )
+    .unwrap();
+    std::fs::write(embeded.join("python.exe"), b"MZ").unwrap();
+    std::fs::write(
+        embeded.join("python312._pth"),
+        "python312.zip\n.\nLib/site-packages\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.join("C/Windows/System32")).unwrap();
+    let base = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA";
+    for (v, full) in [("v11.8", "11.8.89"), ("v12.9", "12.9.86")] {
+        let tk = root
+            .join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA")
+            .join(v);
+        std::fs::create_dir_all(tk.join("bin")).unwrap();
+        std::fs::write(tk.join("bin/nvcc.exe"), b"MZ").unwrap();
+        std::fs::write(
+            tk.join("version.json"),
+            format!(r#"{{"cuda": {{"name": "CUDA SDK", "version": "{full}"}}}}"#),
+        )
+        .unwrap();
+    }
+    let run_with = |cuda_path: Option<&str>, path: &str| -> serde_json::Value {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+        cmd.env_clear().env("PATH", path);
+        if let Some(c) = cuda_path {
+            cmd.env("CUDA_PATH", c);
+        }
+        let out = cmd
+            .args(["check", "--root"])
+            .arg(root)
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        support::check_fixes(&v);
+        v
+    };
+    let system = r"C:\Windows\System32;C:\Windows";
+    let run = |cuda_path: &str| run_with(Some(cuda_path), system);
+    let has = |v: &serde_json::Value, code: &str| {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == code)
+    };
+    // Without CUDA_PATH: the nvcc on PATH (12.9's), else the first v*.* by name (11.8).
+    assert!(!has(
+        &run_with(None, &format!(r"{system};{base}\v12.9\bin")),
+        "TK002"
+    ));
+    assert!(has(&run_with(None, system), "TK002"));
+    let v = run(&format!(r"{base}\v11.8"));
+    let tk002 = finding(&v, "TK002");
+    assert!(tk002["title"]
+        .as_str()
+        .unwrap()
+        .starts_with("Extension builds would use CUDA 11.8"));
+    assert_eq!(
+        tk002["fix"][0]["powershell"],
+        format!(
+            r"$env:CUDA_HOME = '{base}\v12.9'; $env:Path = '{base}\v12.9\bin' + ';' + $env:Path"
+        )
+    );
+    let v = run(&format!(r"{base}\v12.9"));
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["code"] != "TK002"),
+        "{:#}",
+        v["findings"]
+    );
+}

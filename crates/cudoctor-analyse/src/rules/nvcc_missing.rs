@@ -28,6 +28,16 @@ fn check(ctx: &Context) -> Vec<Finding> {
     {
         return Vec::new();
     }
+    // A Windows machine's toolkits are the Windows collector's: one with nvcc.exe is what an
+    // extension build finds (TK002 judges its CUDA), not a missing toolkit.
+    if ctx
+        .snap
+        .windows
+        .as_ref()
+        .is_some_and(|w| w.toolkits.iter().any(|t| t.nvcc && !t.missing))
+    {
+        return Vec::new();
+    }
     let mut f = Finding::new(&RULE, "No nvcc on PATH and CUDA_HOME is not set")
         .evidence("`nvcc` not found in any PATH entry")
         .evidence("CUDA_HOME and CUDA_PATH unset")

@@ -47,18 +47,30 @@ fn check(ctx: &Context) -> Vec<Finding> {
             if matches!(build.chosen_by.as_str(), "CUDA_HOME" | "CUDA_PATH") {
                 f = f.about(Subject::ToolkitSetting { var: build.chosen_by.clone() });
             }
-            let same_major: Vec<_> = ctx
-                .snap
-                .toolkit
-                .toolkits
-                .iter()
-                .filter(|tk| tk.nvcc.is_some() && tk.version.as_deref().and_then(cuda_of).is_some_and(|v| v.major == cuda.major))
-                .collect();
+            let of_major = |v: Option<&str>| v.and_then(cuda_of).is_some_and(|v| v.major == cuda.major);
+            // The installed toolkits of torch's major: a Windows machine's as its collector
+            // reads them (the Linux toolkit layer reads none there).
+            let same_major: Vec<String> = match &ctx.snap.windows {
+                Some(w) => w
+                    .toolkits
+                    .iter()
+                    .filter(|tk| tk.nvcc && !tk.missing && of_major(tk.version.as_deref()))
+                    .map(|tk| tk.path.to_string())
+                    .collect(),
+                None => ctx
+                    .snap
+                    .toolkit
+                    .toolkits
+                    .iter()
+                    .filter(|tk| tk.nvcc.is_some() && of_major(tk.version.as_deref()))
+                    .map(|tk| tk.root.clone())
+                    .collect(),
+            };
             if same_major.is_empty() {
                 f = f.prose(format!("Install CUDA Toolkit {cuda} (or any {}.x) and point CUDA_HOME at it", cuda.major));
             }
-            for tk in same_major {
-                f = f.shell(crate::context::export_cuda_home(&tk.root));
+            for root in same_major {
+                f = f.steps([crate::context::cuda_home_step(&root)]);
             }
             Some(f)
         })
