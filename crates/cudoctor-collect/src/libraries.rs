@@ -397,11 +397,11 @@ fn jax_links(host: &Host, build: &FrameworkBuild) -> Option<ProcessLinks> {
             .load(path, cudoctor_ldso::LoadOptions::default())
             .is_ok()
         {
-            for o in process.report_without_loader().objects {
+            for o in process.reports_without_loader() {
                 if !staged.iter().any(|(p, ..)| *p == o.path) {
                     let direct = o.path == path;
                     staged.push((
-                        o.path,
+                        o.path.clone(),
                         stage,
                         if direct {
                             by.clone()

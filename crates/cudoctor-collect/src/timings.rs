@@ -1,6 +1,6 @@
 //! Where the time of one run goes: wall-time spans of the probes and of the command's own
 //! steps (judging, rendering, exit), printed to stderr when CUDOCTOR_TIMINGS is set (for
-//! benchmarking; off by default). Times count from the process's start as the binary marks it
+//! benchmarking; off by default), with the process's peak memory. Times count from the process's start as the binary marks it
 //! ([`mark_start`]), so the spans of a check add up to its wall time.
 
 use std::sync::{Mutex, OnceLock};
@@ -81,5 +81,23 @@ impl Timings {
                 end - begin
             );
         }
+        if let Some(memory) = memory() {
+            eprintln!("cudoctor memory: {memory}");
+        }
     }
+}
+
+/// The process's peak and current resident memory, and what the current is made of (heap and
+/// other anonymous pages, pages of mapped files), as /proc/self/status gives them.
+fn memory() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let fields: Vec<String> = ["VmHWM", "VmRSS", "RssAnon", "RssFile"]
+        .iter()
+        .filter_map(|key| {
+            let line = status.lines().find(|l| l.starts_with(&format!("{key}:")))?;
+            let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(format!("{key} {:.1} MiB", kib / 1024.0))
+        })
+        .collect();
+    (!fields.is_empty()).then(|| fields.join(", "))
 }

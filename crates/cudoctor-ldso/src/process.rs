@@ -801,21 +801,26 @@ impl Process {
     /// All objects, in load order (the dynamic loader first).
     pub fn report(&self) -> LibsReport {
         LibsReport {
-            objects: self.objects.iter().map(|o| o.report.clone()).collect(),
+            objects: self.reports().cloned().collect(),
         }
+    }
+
+    /// [`Process::report`]'s objects, borrowed (to look one up without copying them all).
+    pub fn reports(&self) -> impl Iterator<Item = &ObjectReport> {
+        self.objects.iter().map(|o| &o.report)
     }
 
     /// Like [`Process::report`] without the dynamic loader's own entry.
     pub fn report_without_loader(&self) -> LibsReport {
-        let skip = self.env.config.interpreter.is_some();
         LibsReport {
-            objects: self
-                .objects
-                .iter()
-                .skip(usize::from(skip))
-                .map(|o| o.report.clone())
-                .collect(),
+            objects: self.reports_without_loader().cloned().collect(),
         }
+    }
+
+    /// [`Process::report_without_loader`]'s objects, borrowed.
+    pub fn reports_without_loader(&self) -> impl Iterator<Item = &ObjectReport> {
+        let skip = self.env.config.interpreter.is_some();
+        self.reports().skip(usize::from(skip))
     }
 
     /// Reads the symbol table of every loaded object that has none yet, the objects spread

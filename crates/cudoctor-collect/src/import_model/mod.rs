@@ -312,9 +312,7 @@ fn opened(opener: Opener, by: &str, optional: bool) -> OpenedBy {
 fn library_opens(run: &mut Emulated, row: &LibraryOpensRow) {
     let caller = run
         .process
-        .report()
-        .objects
-        .iter()
+        .reports()
         .find(|o| {
             o.soname.as_deref() == Some(row.library.as_str())
                 || o.path.rsplit('/').next() == Some(row.library.as_str())
@@ -463,9 +461,7 @@ fn preload_libs(
 /// The path `/proc/self/maps` shows for a loaded object: its real path.
 fn maps_path(process: &Process, path: &str) -> Option<String> {
     process
-        .report()
-        .objects
-        .iter()
+        .reports()
         .find(|o| o.path == path)
         .map(|o| o.real_path.clone().unwrap_or_else(|| o.path.clone()))
 }
