@@ -164,10 +164,9 @@ type FrameworkNeeds = Vec<Vec<Vec<cudoctor_snapshot::UnresolvedNeed>>>;
 
 /// The kernel images, the loader's facts and the frameworks' unresolved needs of `envs`.
 ///
-/// Listing workers list the environments in order; emulation workers take the environments in
-/// the same order and start each emulation at once: torch's own import needs no listing, and
-/// the emulation waits for its environment's listing only when it reaches the extensions (a
-/// few workers of each kind, [`env_workers`]: environments are independent, and a few at a
+/// An environment's emulation needs only its own listing, so each starts as soon as that
+/// listing is known: listing workers hand each environment to emulation workers as they finish
+/// it (a few of each at a time, [`env_workers`]: environments are independent, and a few at a
 /// time keep the memory of their symbol tables bounded). The kernel scan needs every listing
 /// and runs beside the emulations.
 fn binaries(
@@ -185,56 +184,64 @@ fn binaries(
         Vec<Vec<cudoctor_snapshot::UnresolvedNeed>>,
     );
     let workers = env_workers(envs.len());
-    let listings: Vec<Listing> = envs.iter().map(|_| Listing::default()).collect();
+    let listings: Vec<std::sync::OnceLock<Vec<(String, String)>>> =
+        envs.iter().map(|_| std::sync::OnceLock::new()).collect();
     let results: Mutex<Vec<Option<EnvResult>>> = Mutex::new(envs.iter().map(|_| None).collect());
-    let next_listing = std::sync::atomic::AtomicUsize::new(0);
-    let next_emulation = std::sync::atomic::AtomicUsize::new(0);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (listed, ready) = std::sync::mpsc::channel::<usize>();
+    let ready = Mutex::new(ready);
     let images = thread::scope(|s| {
         let listers: Vec<_> = (0..workers)
             .map(|_| {
-                let (next, listings) = (&next_listing, &listings);
+                let listed = listed.clone();
+                let (next, listings) = (&next, &listings);
                 s.spawn(move || loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(env) = envs.get(i) else { break };
-                    // A listing that panicked counts as empty, so that its emulation, waiting
-                    // for it, goes on.
-                    let c = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        timings.time("listing", || {
-                            kernels::candidates(host, std::slice::from_ref(env))
-                        })
-                    }));
-                    listings[i].set(c.ok());
+                    let c = timings.time("listing", || {
+                        kernels::candidates(host, std::slice::from_ref(env))
+                    });
+                    let _ = listings[i].set(c);
+                    // A closed channel only means nobody emulates.
+                    let _ = listed.send(i);
                 })
             })
             .collect();
+        drop(listed);
         if !options.skip_loader {
             for _ in 0..workers {
-                let (next, listings, results) = (&next_emulation, &listings, &results);
-                s.spawn(move || loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(env) = envs.get(i) else { break };
-                    // What each framework's own libraries need where the loader cannot find it
-                    // (torch's own loading is the loader's): a process of its own, beside
-                    // torch's.
-                    let (loader, needs) = thread::scope(|s| {
-                        let needs = s.spawn(|| {
-                            timings.time("framework-loader", || {
-                                env.frameworks
-                                    .iter()
-                                    .map(|b| match b.framework {
-                                        cudoctor_snapshot::Framework::Torch => Vec::new(),
-                                        _ => libraries::unresolved_needs(host, env, b),
-                                    })
-                                    .collect()
-                            })
+                let (ready, listings, results) = (&ready, &listings, &results);
+                // The lock is held only while waiting for the next environment (in a closure
+                // of its own, so that no guard lives through an emulation); the channel closes
+                // once every lister is done.
+                let next_ready = || ready.lock().ok().and_then(|r| r.recv().ok());
+                s.spawn(move || {
+                    while let Some(i) = next_ready() {
+                        let (Some(env), Some(candidates)) = (envs.get(i), listings[i].get()) else {
+                            continue;
+                        };
+                        // What each framework's own libraries need where the loader cannot find
+                        // it (torch's own loading is the loader's): a process of its own, beside
+                        // torch's.
+                        let (loader, needs) = thread::scope(|s| {
+                            let needs = s.spawn(|| {
+                                timings.time("framework-loader", || {
+                                    env.frameworks
+                                        .iter()
+                                        .map(|b| match b.framework {
+                                            cudoctor_snapshot::Framework::Torch => Vec::new(),
+                                            _ => libraries::unresolved_needs(host, env, b),
+                                        })
+                                        .collect()
+                                })
+                            });
+                            let loader = timings
+                                .time("loader", || libraries::collect_env(host, env, candidates));
+                            (loader, needs.join().unwrap_or_default())
                         });
-                        let loader = timings.time("loader", || {
-                            libraries::collect_env(host, env, &|| listings[i].wait())
-                        });
-                        (loader, needs.join().unwrap_or_default())
-                    });
-                    if let Ok(mut all) = results.lock() {
-                        all[i] = Some((loader, needs));
+                        if let Ok(mut all) = results.lock() {
+                            all[i] = Some((loader, needs));
+                        }
                     }
                 });
             }
@@ -246,7 +253,7 @@ fn binaries(
         // first environment's that lists it).
         let mut candidates: Vec<(String, String)> = Vec::new();
         let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
-        for (path, owner) in listings.iter().flat_map(Listing::wait) {
+        for (path, owner) in listings.iter().filter_map(|l| l.get()).flatten() {
             if seen.insert(path) {
                 candidates.push((path.clone(), owner.clone()));
             }
@@ -273,22 +280,4 @@ fn binaries(
         needs.push(env_needs);
     }
     (images, Some(facts), Some(needs))
-}
-
-/// One environment's listing ([`kernels::candidates`]), set once by its lister and waited for
-/// by its emulation and the kernel scan.
-#[derive(Default)]
-struct Listing {
-    done: std::sync::OnceLock<Vec<(String, String)>>,
-}
-
-impl Listing {
-    /// `None`: the listing failed (it panicked), and counts as empty.
-    fn set(&self, candidates: Option<Vec<(String, String)>>) {
-        let _ = self.done.set(candidates.unwrap_or_default());
-    }
-
-    fn wait(&self) -> &[(String, String)] {
-        self.done.wait()
-    }
 }

@@ -29,7 +29,7 @@ const REPORTED_FAMILIES: &[CudaFamily] = &[
 pub fn collect(host: &Host, envs: &[PythonEnv], candidates: &[(String, String)]) -> LoaderFacts {
     let mut facts = LoaderFacts::default();
     for env in envs {
-        if let Some(one) = collect_env(host, env, &|| candidates) {
+        if let Some(one) = collect_env(host, env, candidates) {
             add(&mut facts, one);
         }
     }
@@ -58,15 +58,12 @@ pub fn add(facts: &mut LoaderFacts, one: EnvLoader) {
 }
 
 /// The emulated `import torch` process of `env`; `None` without torch or when it cannot be
-/// emulated. Environments are independent: each may be emulated on its own thread.
-///
-/// `candidates` gives the env's listing ([`crate::kernels::candidates`]); it is asked for only
-/// when the emulation reaches the extensions, after torch's own import, so the emulation may
-/// start while the listing is still being made (the call then waits for it).
-pub fn collect_env<'c>(
+/// emulated. Environments are independent: each may be emulated on its own thread as soon as
+/// its listing is known.
+pub fn collect_env(
     host: &Host,
     env: &PythonEnv,
-    candidates: &(dyn Fn() -> &'c [(String, String)] + Sync),
+    candidates: &[(String, String)],
 ) -> Option<EnvLoader> {
     let process_env = || ProcessEnv::new(host.root()).with_vars(host.env().iter());
     let torch = env.torch.as_ref()?;
@@ -74,19 +71,14 @@ pub fn collect_env<'c>(
     // symbols checked against what the process exports.
     // Only what this interpreter imports: a package shadowed earlier on its sys.path
     // (another env's candidates share site directories) is not in its process.
-    let found = std::sync::OnceLock::new();
-    let extensions = || -> &[(String, Option<String>)] {
-        found.get_or_init(|| {
-            let mut imported = python::site::ImportOrigins::new(env);
-            candidates()
-                .iter()
-                .filter(|(path, _)| {
-                    imported.imports(host, path) && !torch.owns(path) && links_torch(host, path)
-                })
-                .map(|(path, pkg)| (path.clone(), (!pkg.is_empty()).then(|| pkg.clone())))
-                .collect::<Vec<_>>()
+    let mut imported = python::site::ImportOrigins::new(env);
+    let extensions: Vec<(String, Option<String>)> = candidates
+        .iter()
+        .filter(|(path, _)| {
+            imported.imports(host, path) && !torch.owns(path) && links_torch(host, path)
         })
-    };
+        .map(|(path, pkg)| (path.clone(), (!pkg.is_empty()).then(|| pkg.clone())))
+        .collect();
     // Under LD_LIBRARY_PATH the same import is emulated a second time without it, to tell
     // which copies it replaces; the two runs are independent and go side by side.
     let llp_set = host.var("LD_LIBRARY_PATH").is_some_and(|v| !v.is_empty());

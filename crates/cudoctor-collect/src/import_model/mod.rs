@@ -126,14 +126,12 @@ pub fn optional_needed(package: &str, soname: &str) -> bool {
 }
 
 /// Emulates `import torch` and its companions/extensions in `env`'s process.
-/// `extensions`: compiled libraries of other packages that link torch, as (path, package),
-/// asked for only when the emulation reaches them (after torch's own import and its
-/// companions').
-pub fn emulate<'e>(
+/// `extensions`: compiled libraries of other packages that link torch, as (path, package).
+pub fn emulate(
     host: &Host,
     env: &PythonEnv,
     process_env: ProcessEnv,
-    extensions: &dyn Fn() -> &'e [(String, Option<String>)],
+    extensions: &[(String, Option<String>)],
 ) -> Option<Emulated> {
     let torch = env.torch.as_ref()?;
     let mut run = Emulated {
@@ -270,7 +268,7 @@ pub fn emulate<'e>(
             run.runtime_dirs.push(triton_cache(host, &torch.path));
         }
     }
-    for (path, package) in extensions() {
+    for (path, package) in extensions {
         let listed = package
             .as_deref()
             .is_some_and(|p| table().package.iter().any(|r| r.name == p));
