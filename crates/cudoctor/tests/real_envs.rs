@@ -1029,7 +1029,9 @@ struct EnvCopy(PathBuf);
 
 impl EnvCopy {
     fn of(name: &str) -> EnvCopy {
-        let dst = cache_dir().join(format!("fix-run-{name}"));
+        // One copy per test process: two runs of the suite at once (a developer's and a
+        // clone's) must not remove each other's copy.
+        let dst = cache_dir().join(format!("fix-run-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dst);
         let st = Command::new("cp")
             .arg("-al")
