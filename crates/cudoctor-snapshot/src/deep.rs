@@ -72,10 +72,10 @@ impl ProbeEnding {
             ProbeEnding::Reported => "reported".into(),
             ProbeEnding::Crashed {
                 signal: Some(s), ..
-            } => format!("killed by signal {s}"),
+            } => format!("killed by signal {s} ({})", signal_name(*s)),
             ProbeEnding::Crashed {
                 exit_code: Some(c), ..
-            } => format!("exit status {c} without a report"),
+            } => format!("exited with status {c} without a report"),
             ProbeEnding::Crashed { .. } => "died without a report".into(),
             ProbeEnding::TimedOut { after_s } => format!("timed out after {after_s:.0} s"),
             ProbeEnding::NotStarted { error } => format!("not started: {error}"),

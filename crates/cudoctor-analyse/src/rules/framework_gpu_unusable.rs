@@ -1,4 +1,4 @@
-use cudoctor_snapshot::{signal_name, FrameworkError, FrameworkProbe, ProbeEnding};
+use cudoctor_snapshot::{FrameworkError, FrameworkProbe, ProbeEnding};
 
 use super::cuda_unavailable_at_runtime::with_explanation;
 use super::deep_support::first_line;
@@ -59,12 +59,8 @@ fn judge(ctx: &Context, p: &FrameworkProbe) -> Option<Finding> {
     );
     let mut f = match &p.ending {
         ProbeEnding::NotRunUnderRoot | ProbeEnding::NotStarted { .. } => return None,
-        ProbeEnding::Crashed { signal, exit_code } => {
-            let how = match (signal, exit_code) {
-                (Some(s), _) => format!("killed by signal {s} ({})", signal_name(*s)),
-                (None, Some(c)) => format!("exited with status {c} without a report"),
-                (None, None) => "died without a report".to_string(),
-            };
+        ProbeEnding::Crashed { .. } => {
+            let how = p.ending.describe();
             let stage = p.last_stage.as_deref().unwrap_or("start-up");
             let mut f = Finding::new(&RULE, format!("{name} crashes during \"{stage}\" in {place}"))
                 .evidence(format!("{}: {how}", p.interpreter))
