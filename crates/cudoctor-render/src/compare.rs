@@ -172,14 +172,11 @@ fn fleet_doc(r: &FleetReport) -> Vec<Block> {
         Block::Summary(fleet_headline(r)),
     ];
     if !r.failed.is_empty() {
-        doc.push(Block::Section(
-            doc::text("Nodes that did not report"),
+        doc.push(Block::table(
+            "Nodes that did not report",
             Tone::Error,
-        ));
-        doc.push(Block::Table {
-            headers: vec!["node", "", "detail"],
-            rows: r
-                .failed
+            vec!["node", "", "detail"],
+            r.failed
                 .iter()
                 .map(|f| {
                     vec![
@@ -189,14 +186,14 @@ fn fleet_doc(r: &FleetReport) -> Vec<Block> {
                     ]
                 })
                 .collect(),
-        });
+        ));
     }
     if !r.unhealthy.is_empty() {
-        doc.push(Block::Section(doc::text("Nodes with errors"), Tone::Error));
-        doc.push(Block::Table {
-            headers: vec!["node", "errors", "codes"],
-            rows: r
-                .unhealthy
+        doc.push(Block::table(
+            "Nodes with errors",
+            Tone::Error,
+            vec!["node", "errors", "codes"],
+            r.unhealthy
                 .iter()
                 .map(|v| {
                     vec![
@@ -206,14 +203,10 @@ fn fleet_doc(r: &FleetReport) -> Vec<Block> {
                     ]
                 })
                 .collect(),
-        });
+        ));
     }
     let drifting: Vec<_> = r.drifting().collect();
     if !drifting.is_empty() {
-        doc.push(Block::Section(
-            doc::text("Facts that differ"),
-            Tone::Warning,
-        ));
         let rows = drifting
             .into_iter()
             .map(|f| {
@@ -239,20 +232,20 @@ fn fleet_doc(r: &FleetReport) -> Vec<Block> {
                 ]
             })
             .collect();
-        doc.push(Block::Table {
-            headers: vec!["fact", "most nodes", "others"],
+        doc.push(Block::table(
+            "Facts that differ",
+            Tone::Warning,
+            vec!["fact", "most nodes", "others"],
             rows,
-        });
+        ));
     }
     let partial: Vec<_> = r.findings.iter().filter(|f| !f.on_every_node).collect();
     if !partial.is_empty() {
-        doc.push(Block::Section(
-            doc::text("Findings only some nodes have"),
+        doc.push(Block::table(
+            "Findings only some nodes have",
             Tone::Warning,
-        ));
-        doc.push(Block::Table {
-            headers: vec!["code", "severity", "nodes", "title"],
-            rows: partial
+            vec!["code", "severity", "nodes", "title"],
+            partial
                 .into_iter()
                 .map(|f| {
                     vec![
@@ -268,24 +261,21 @@ fn fleet_doc(r: &FleetReport) -> Vec<Block> {
                     ]
                 })
                 .collect(),
-        });
+        ));
     }
     let same: Vec<_> = r
         .uniform()
         .filter(|f| headline_fact(f.topic, &f.name))
         .collect();
     if !same.is_empty() {
-        doc.push(Block::Section(
-            doc::text("The same on every node"),
+        doc.push(Block::table(
+            "The same on every node",
             Tone::Plain,
-        ));
-        doc.push(Block::Table {
-            headers: vec!["fact", "value"],
-            rows: same
-                .into_iter()
+            vec!["fact", "value"],
+            same.into_iter()
                 .map(|f| vec![doc::text(&f.name), doc::code(&f.majority)])
                 .collect(),
-        });
+        ));
     }
     doc
 }
@@ -436,14 +426,15 @@ fn diff_doc(d: &DiffReport, verbose: bool) -> Vec<Block> {
     let or_dash = |v: &Option<String>| doc::text(v.as_deref().unwrap_or("—"));
     let section = |doc: &mut Vec<Block>, late: bool| {
         for (topic, changes) in groups(d, late) {
-            doc.push(Block::Section(doc::text(topic.title()), Tone::Plain));
-            doc.push(Block::Table {
-                headers: vec!["fact", "before", "after"],
-                rows: changes
+            doc.push(Block::table(
+                topic.title(),
+                Tone::Plain,
+                vec!["fact", "before", "after"],
+                changes
                     .into_iter()
                     .map(|c| vec![doc::text(&c.name), or_dash(&c.before), or_dash(&c.after)])
                     .collect(),
-            });
+            ));
         }
     };
     section(&mut doc, false);
@@ -452,8 +443,9 @@ fn diff_doc(d: &DiffReport, verbose: bool) -> Vec<Block> {
         ("Findings that went away", &d.findings_gone, "− "),
     ] {
         if !list.is_empty() {
-            doc.push(Block::Section(doc::text(title), Tone::Plain));
-            doc.push(Block::List(
+            doc.push(Block::list(
+                title,
+                Tone::Plain,
                 list.iter()
                     .map(|f| {
                         vec![
@@ -470,15 +462,15 @@ fn diff_doc(d: &DiffReport, verbose: bool) -> Vec<Block> {
     }
     section(&mut doc, true);
     if verbose && !d.raw.is_empty() {
-        doc.push(Block::Section(doc::text("Raw field changes"), Tone::Plain));
-        doc.push(Block::Table {
-            headers: vec!["field", "before", "after"],
-            rows: d
-                .raw
+        doc.push(Block::table(
+            "Raw field changes",
+            Tone::Plain,
+            vec!["field", "before", "after"],
+            d.raw
                 .iter()
                 .map(|r| vec![doc::code(&r.path), or_dash(&r.before), or_dash(&r.after)])
                 .collect(),
-        });
+        ));
     }
     doc
 }

@@ -36,12 +36,43 @@ pub(crate) enum Tone {
 pub(crate) enum Block {
     Title(Inline),
     Summary(String),
-    Section(Inline, Tone),
+    /// A headed section and what it holds.
+    Section {
+        title: String,
+        tone: Tone,
+        body: Body,
+    },
+}
+
+pub(crate) enum Body {
     Table {
         headers: Vec<&'static str>,
         rows: Vec<Vec<Inline>>,
     },
     List(Vec<Inline>),
+}
+
+impl Block {
+    pub(crate) fn table(
+        title: impl Into<String>,
+        tone: Tone,
+        headers: Vec<&'static str>,
+        rows: Vec<Vec<Inline>>,
+    ) -> Block {
+        Block::Section {
+            title: title.into(),
+            tone,
+            body: Body::Table { headers, rows },
+        }
+    }
+
+    pub(crate) fn list(title: impl Into<String>, tone: Tone, items: Vec<Inline>) -> Block {
+        Block::Section {
+            title: title.into(),
+            tone,
+            body: Body::List(items),
+        }
+    }
 }
 
 fn markdown_inline(spans: &Inline) -> String {
@@ -78,27 +109,33 @@ pub(crate) fn markdown(blocks: &[Block]) -> String {
             Block::Summary(s) => {
                 let _ = writeln!(out, "**{s}**\n");
             }
-            Block::Section(t, _) => {
-                let _ = writeln!(out, "### {}\n", markdown_inline(t));
-            }
-            Block::Table { headers, rows } => {
-                let _ = writeln!(out, "| {} |", headers.join(" | "));
-                let _ = writeln!(out, "|{}", "---|".repeat(headers.len()));
-                for row in rows {
-                    let cells: Vec<String> = row.iter().map(markdown_inline).collect();
-                    let _ = writeln!(out, "| {} |", cells.join(" | "));
-                }
-                out.push('\n');
-            }
-            Block::List(items) => {
-                for i in items {
-                    let _ = writeln!(out, "- {}", markdown_inline(i));
-                }
-                out.push('\n');
+            Block::Section { title, body, .. } => {
+                let _ = writeln!(out, "### {}\n", cudoctor_types::inert::markdown(title));
+                markdown_body(&mut out, body);
             }
         }
     }
     out
+}
+
+fn markdown_body(out: &mut String, body: &Body) {
+    match body {
+        Body::Table { headers, rows } => {
+            let _ = writeln!(out, "| {} |", headers.join(" | "));
+            let _ = writeln!(out, "|{}", "---|".repeat(headers.len()));
+            for row in rows {
+                let cells: Vec<String> = row.iter().map(markdown_inline).collect();
+                let _ = writeln!(out, "| {} |", cells.join(" | "));
+            }
+            out.push('\n');
+        }
+        Body::List(items) => {
+            for i in items {
+                let _ = writeln!(out, "- {}", markdown_inline(i));
+            }
+            out.push('\n');
+        }
+    }
 }
 
 pub(crate) fn html(title: &str, blocks: &[Block]) -> String {
@@ -111,40 +148,46 @@ pub(crate) fn html(title: &str, blocks: &[Block]) -> String {
             Block::Summary(s) => {
                 let _ = writeln!(out, "<p class=\"summary\">{}</p>", esc(s));
             }
-            Block::Section(t, tone) => {
+            Block::Section { title, tone, body } => {
                 let class = match tone {
                     Tone::Plain => "",
                     Tone::Warning => " class=\"warning\"",
                     Tone::Error => " class=\"error\"",
                 };
-                let _ = writeln!(out, "<h2{class}>{}</h2>", html_inline(t));
-            }
-            Block::Table { headers, rows } => {
-                let head: String = headers
-                    .iter()
-                    .map(|h| format!("<th>{}</th>", esc(h)))
-                    .collect();
-                let _ = writeln!(out, "<table><tr>{head}</tr>");
-                for row in rows {
-                    let cells: String = row
-                        .iter()
-                        .map(|c| format!("<td>{}</td>", html_inline(c)))
-                        .collect();
-                    let _ = writeln!(out, "<tr>{cells}</tr>");
-                }
-                out.push_str("</table>\n");
-            }
-            Block::List(items) => {
-                out.push_str("<ul>\n");
-                for i in items {
-                    let _ = writeln!(out, "<li>{}</li>", html_inline(i));
-                }
-                out.push_str("</ul>\n");
+                let _ = writeln!(out, "<h2{class}>{}</h2>", esc(title));
+                html_body(&mut out, body);
             }
         }
     }
     out.push_str("</body>\n</html>\n");
     out
+}
+
+fn html_body(out: &mut String, body: &Body) {
+    match body {
+        Body::Table { headers, rows } => {
+            let head: String = headers
+                .iter()
+                .map(|h| format!("<th>{}</th>", esc(h)))
+                .collect();
+            let _ = writeln!(out, "<table><tr>{head}</tr>");
+            for row in rows {
+                let cells: String = row
+                    .iter()
+                    .map(|c| format!("<td>{}</td>", html_inline(c)))
+                    .collect();
+                let _ = writeln!(out, "<tr>{cells}</tr>");
+            }
+            out.push_str("</table>\n");
+        }
+        Body::List(items) => {
+            out.push_str("<ul>\n");
+            for i in items {
+                let _ = writeln!(out, "<li>{}</li>", html_inline(i));
+            }
+            out.push_str("</ul>\n");
+        }
+    }
 }
 
 fn page_start(title: &str) -> String {
@@ -166,12 +209,17 @@ mod tests {
     fn one_document_two_formats_each_escaped() {
         let blocks = vec![
             Block::Title(text("report")),
-            Block::Section(text("a | b"), Tone::Error),
-            Block::Table {
-                headers: vec!["fact", "value"],
-                rows: vec![vec![text("x<y"), code("a`b")]],
-            },
-            Block::List(vec![vec![Span::Bold("error".into()), Span::Break]]),
+            Block::table(
+                "a | b",
+                Tone::Error,
+                vec!["fact", "value"],
+                vec![vec![text("x<y"), code("a`b")]],
+            ),
+            Block::list(
+                "c",
+                Tone::Plain,
+                vec![vec![Span::Bold("error".into()), Span::Break]],
+            ),
         ];
         let md = markdown(&blocks);
         assert!(
