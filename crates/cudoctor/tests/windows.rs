@@ -34,14 +34,15 @@ fn put_tree(from: &Path, to: &Path) {
 fn portable(root: &Path, torch: &Path) {
     let embeded = root.join(EMBEDED);
     put_tree(torch, &embeded.join("Lib/site-packages/torch"));
+    embeddable_python(&embeded, "python312.zip\n.\nLib/site-packages\n");
+    std::fs::create_dir_all(root.join("C/Windows/System32")).unwrap();
+}
+
+/// The embeddable Python in `embeded`: stand-ins for its interpreter and DLL, and its `._pth`.
+fn embeddable_python(embeded: &Path, pth: &str) {
     std::fs::write(embeded.join("python.exe"), b"MZ").unwrap();
     std::fs::write(embeded.join("python312.dll"), b"MZ").unwrap();
-    std::fs::write(
-        embeded.join("python312._pth"),
-        "python312.zip\n.\nLib/site-packages\n",
-    )
-    .unwrap();
-    std::fs::create_dir_all(root.join("C/Windows/System32")).unwrap();
+    std::fs::write(embeded.join("python312._pth"), pth).unwrap();
 }
 
 fn check(root: &Path, path: &str, format: &str) -> (String, i32) {
@@ -232,14 +233,11 @@ fn healthy_portable(w: &Path, root: &Path) {
     for dll in ["vcruntime140.dll", "vcruntime140_1.dll"] {
         put(&runtime.join(dll), &embeded.join(dll));
     }
-    std::fs::write(embeded.join("python.exe"), b"MZ").unwrap();
-    std::fs::write(embeded.join("python312.dll"), b"MZ").unwrap();
     // As the embeddable Python 3.12 ships it, with `import site` enabled as ComfyUI does.
-    std::fs::write(
-        embeded.join("python312._pth"),
+    embeddable_python(
+        &embeded,
         "python312.zip\n.\nLib/site-packages\n\n# Uncomment to run site.main() automatically\nimport site\n",
-    )
-    .unwrap();
+    );
 }
 
 #[test]
