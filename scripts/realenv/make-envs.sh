@@ -19,7 +19,7 @@ python_bin="${CUDOCTOR_REALENV_PYTHON:-python3}"
 core=(stock-current stock-cu126 nvcc-cu13 deleted-wheel-lib)
 extended=(ssp-over-user jax-cuda12-beside-torch companion-wrong-release jax-cuda12 jax-plugin-wrong-release
   cupy-cuda12x-beside-torch onnxruntime-gpu sglang-beside-torch bnb-transformers xformers-matching
-  nvcc-cu12 jax-cuda13 cuda13-frameworks-beside-torch)
+  nvcc-cu12 jax-cuda13 cuda13-frameworks-beside-torch cupy-cuda12x-beside-jax-cuda13)
 
 spec_of() {
   case "$1" in
@@ -44,6 +44,8 @@ spec_of() {
     cuda13-frameworks-beside-torch) echo "venv|torch torchvision jax[cuda13]==0.10.2 cupy-cuda13x" ;;
     # CuPy for CUDA 12 next to a CUDA-13 torch: two CUDA majors in one env.
     cupy-cuda12x-beside-torch) echo "venv|torch cupy-cuda12x" ;;
+    # Two CUDA majors without torch: JAX for CUDA 13 and CuPy for CUDA 12.
+    cupy-cuda12x-beside-jax-cuda13) echo "venv|jax[cuda13]==0.10.2 cupy-cuda12x" ;;
     # ONNX Runtime's CUDA build alone (its CUDA and cuDNN in build_and_package_info.py).
     onnxruntime-gpu) echo "venv|onnxruntime-gpu" ;;
     # SGLang (pins one torch release) next to today's torch, installed with --no-deps.

@@ -63,6 +63,12 @@ fn mixed_majors(f: &Finding) -> Option<&str> {
     })
 }
 
+fn moves_framework(f: &Finding, env: &str, name: &str) -> bool {
+    f.about
+        .iter()
+        .any(|s| matches!(s, Subject::MovesFramework { env: e, name: n } if e == env && n == name))
+}
+
 fn is_problem(f: &Finding) -> bool {
     f.severity != Severity::Info
 }
@@ -167,6 +173,37 @@ pub fn link_causes(findings: &mut [Finding]) {
         torch_roots.push((env.clone(), root));
     }
     let torch_root = |env: &str| torch_roots.iter().find(|(e, _)| e == env).map(|(_, r)| *r);
+
+    // 1b. A framework build's own findings (a driver too old for its CUDA, kernels its CUDA
+    // lacks) follow from the finding whose fix moves that build to another CUDA major: torch's
+    // repair when it moves torch and the frameworks with it, else FW020's, else the first.
+    for i in 0..n {
+        if findings[i].caused_by.is_some() || !is_problem(&findings[i]) {
+            continue;
+        }
+        let root = packages(&findings[i]).find_map(|(env, name)| {
+            (0..n)
+                .filter(|&j| {
+                    j != i
+                        && (j < i
+                            || torch_build_env(&findings[j]).is_some()
+                            || findings[j].code == "FW020")
+                        && findings[j].caused_by.is_none()
+                        && is_problem(&findings[j])
+                        && moves_framework(&findings[j], env, name)
+                })
+                .min_by_key(|&j| {
+                    (
+                        torch_build_env(&findings[j]).is_none(),
+                        findings[j].code != "FW020",
+                        j,
+                    )
+                })
+        });
+        if let Some(j) = root {
+            link(findings, i, j);
+        }
+    }
 
     // 2. A companion's own findings follow from its torch build's root when that build's
     // findings name the companion (FW002), or when torch itself lacks the GPU's kernels (KRN001)
@@ -475,6 +512,51 @@ mod tests {
         assert_eq!(fs[2].caused_by.as_deref(), Some("FW020"));
         // A file overwritten between wheels FW020 does not name stays its own finding.
         assert_eq!(fs[3].caused_by, None);
+    }
+
+    #[test]
+    fn a_frameworks_own_findings_follow_from_the_fix_that_moves_it() {
+        let moves = |name: &str| Subject::MovesFramework {
+            env: "/v".into(),
+            name: name.into(),
+        };
+        // torch's repair moves JAX and CuPy to its new major: their driver and kernel
+        // findings follow from it, whatever their order.
+        let v = linked(vec![
+            f("DRV004", vec![pkg("jax-cuda13-plugin")]),
+            f(
+                "DRV004",
+                vec![build(), moves("jax-cuda13-plugin"), moves("cupy-cuda13x")],
+            ),
+            f("KRN002", vec![pkg("cupy-cuda13x")]),
+            f("KRN002", vec![pkg("flash-attn")]),
+        ]);
+        assert_eq!(v[0].caused_by_id.as_deref(), Some("DRV004-1"));
+        assert_eq!(v[1].caused_by, None);
+        assert_eq!(v[2].caused_by_id.as_deref(), Some("DRV004-1"));
+        assert!(v[0].fix.is_empty() && v[2].fix.is_empty());
+        assert_eq!(v[3].caused_by, None, "a package nothing moves");
+        // Without torch, two builds whose fixes move both: the first is the root, no cycle.
+        let v = linked(vec![
+            f(
+                "DRV004",
+                vec![
+                    pkg("jax-cuda13-plugin"),
+                    moves("jax-cuda13-plugin"),
+                    moves("cupy-cuda13x"),
+                ],
+            ),
+            f(
+                "DRV004",
+                vec![
+                    pkg("cupy-cuda13x"),
+                    moves("jax-cuda13-plugin"),
+                    moves("cupy-cuda13x"),
+                ],
+            ),
+        ]);
+        assert_eq!(v[0].caused_by, None);
+        assert_eq!(v[1].caused_by_id.as_deref(), Some("DRV004-0"));
     }
 
     #[test]

@@ -103,6 +103,10 @@ pub enum Subject {
     /// Builds of more than one CUDA major in the environment at `env` (frameworks, wheels,
     /// libraries its processes load): one remedy, one CUDA major.
     MixedCudaMajors { env: String },
+    /// A framework build of the environment at `env` that this finding's fix replaces with its
+    /// build for another CUDA major (by the distribution removed: "jax-cuda13-plugin"): that
+    /// build's own findings follow from this one.
+    MovesFramework { env: String, name: String },
     /// One GPU, by the driver's index: what its compute capability rules out.
     Gpu { index: u32 },
     /// A variable that selects the CUDA Toolkit builds use (CUDA_HOME, CUDA_PATH).

@@ -7,7 +7,7 @@ use cudoctor_kb::CudaVersion;
 use cudoctor_snapshot::{CompanionPin, Framework, FrameworkBuild, PythonEnv};
 use cudoctor_types::Requirement;
 
-use crate::Context;
+use crate::{Context, Finding};
 
 /// One framework build with its environment.
 #[derive(Debug, Clone, Copy)]
@@ -49,6 +49,18 @@ impl FrameworkView<'_> {
     }
 }
 
+/// The CUDA majors the framework builds of `env` are bound to, each once, in order.
+pub fn cuda_majors(env: &PythonEnv) -> Vec<u32> {
+    let mut majors: Vec<u32> = env
+        .frameworks
+        .iter()
+        .filter_map(|b| b.cuda.as_ref().map(|c| c.major))
+        .collect();
+    majors.sort_unstable();
+    majors.dedup();
+    majors
+}
+
 impl<'a> Context<'a> {
     /// Every framework build of every environment, in snapshot order.
     pub fn frameworks(&self) -> Vec<FrameworkView<'a>> {
@@ -68,6 +80,94 @@ impl<'a> Context<'a> {
         let mut all = self.frameworks();
         all.retain(|v| v.build.framework != Framework::Torch);
         all
+    }
+
+    /// The environment `env` as the chooser takes it, torch's repair (when it needs one) and the
+    /// CUDA major the environment keeps (`cudoctor_plan::kept_major`, the one `plan` keeps):
+    /// FW020 moves the other builds to it, and a build of another major is FW020's.
+    pub fn env_cuda_major(
+        &self,
+        env: &PythonEnv,
+    ) -> (
+        cudoctor_plan::CurrentEnv,
+        Option<cudoctor_plan::Remedy>,
+        Option<u32>,
+    ) {
+        let torch = self
+            .torch_envs()
+            .into_iter()
+            .find(|t| std::ptr::eq(t.env, env));
+        let (cur, remedy) = match torch {
+            Some(t) => (
+                crate::context::current_env(env, t.torch, false),
+                self.torch_remedy(t),
+            ),
+            None => (crate::context::frameworks_env(env), None),
+        };
+        let driver_major = self.driver_max_cuda().map(|(c, _)| c.major);
+        let keep = cudoctor_plan::kept_major(&cur, remedy.as_ref(), driver_major);
+        (cur, remedy, keep)
+    }
+
+    /// The environment `env` moved onto the CUDA major `keep` (`cudoctor_plan::one_major`, as
+    /// `plan` writes it), with the distributions of the builds it moves off another major.
+    pub fn env_on_major(
+        &self,
+        env: &PythonEnv,
+        cur: &cudoctor_plan::CurrentEnv,
+        keep: u32,
+        torch_moves: Option<&cudoctor_plan::Remedy>,
+    ) -> (cudoctor_plan::OneMajor, Vec<String>) {
+        let one = cudoctor_plan::one_major(
+            self.kb,
+            cur,
+            env.python_version.as_deref(),
+            &self.target_env(env),
+            keep,
+            torch_moves,
+        );
+        let moved = cur
+            .others
+            .iter()
+            .filter(|b| b.cuda_major != keep)
+            .flat_map(|b| {
+                let mut names = b.major_distributions.clone();
+                if !names.contains(&b.package) {
+                    names.push(b.package.clone());
+                }
+                names
+            })
+            .collect();
+        (one, moved)
+    }
+
+    /// `f`, a finding whose remedy is torch's repair `r` (the chooser's command set), with that
+    /// repair as its fix. When the repair moves torch off the one CUDA major the environment's
+    /// other frameworks share, the fix first moves them to torch's new major, as `plan` does:
+    /// following torch's fix alone would leave two majors in one environment. Those builds'
+    /// own findings (a driver too old for their CUDA, kernels their CUDA lacks) then follow
+    /// from `f`. With two majors already there, FW020 carries that step instead.
+    pub fn with_torch_repair(
+        &self,
+        mut f: Finding,
+        t: crate::context::TorchEnv,
+        r: cudoctor_plan::Remedy,
+    ) -> Finding {
+        if let Some(keep) = r.moves_to_major().filter(|_| cuda_majors(t.env).len() < 2) {
+            let cur = crate::context::current_env(t.env, t.torch, false);
+            let (one, moved) = self.env_on_major(t.env, &cur, keep, Some(&r));
+            // Only beside other frameworks, as `plan` (whose frameworks step is theirs).
+            if !cur.others.is_empty() && !one.steps.is_empty() {
+                f = f.steps(one.steps);
+                for name in moved {
+                    f = f.about(crate::Subject::MovesFramework {
+                        env: t.env.prefix.clone(),
+                        name,
+                    });
+                }
+            }
+        }
+        f.steps(r.steps)
     }
 
     /// The environment a fix is written for: its interpreter and installer.

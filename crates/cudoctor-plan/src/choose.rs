@@ -218,7 +218,17 @@ pub fn plan(kb: &Kb, input: &PlanInput) -> Result<Plan, PlanError> {
 fn frameworks(kb: &Kb, input: &PlanInput, plan: &Plan) -> Option<crate::OneMajor> {
     let cur = input.current.as_ref().filter(|c| !c.others.is_empty())?;
     let (keep, target) = match &input.target {
-        Some(t) => (crate::kept_major(cur, plan.remedy.as_ref())?, t.clone()),
+        Some(t) => {
+            let driver_major = input
+                .driver
+                .as_ref()
+                .and_then(|d| kb.driver_max_cuda(d))
+                .map(|c| c.major);
+            (
+                crate::kept_major(cur, plan.remedy.as_ref(), driver_major)?,
+                t.clone(),
+            )
+        }
         None => (
             crate::frameworks::variant_major(plan.variant.as_deref()?)?,
             crate::TargetEnv::generic(),

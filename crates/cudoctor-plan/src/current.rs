@@ -25,6 +25,20 @@ pub(crate) fn judge(
     let mut findings = Vec::new();
     let mut problems = Vec::new();
     let Some(torch_text) = &cur.torch else {
+        if !cur.others.is_empty() {
+            // Other frameworks without torch: their one CUDA major is what this env needs.
+            findings.push("torch is not installed here (the build above is for adding it)".into());
+            let mixed = frameworks_verdict(plan, &mut findings, &mut problems);
+            let ok = problems.is_empty();
+            findings.extend(problems);
+            return CurrentVerdict {
+                ok,
+                findings,
+                changes: mixed
+                    .map(|m| m.steps.iter().map(|s| s.text().to_string()).collect())
+                    .unwrap_or_default(),
+            };
+        }
         return CurrentVerdict {
             ok: false,
             findings: vec!["torch is not installed".into()],
@@ -115,35 +129,8 @@ pub(crate) fn judge(
             ));
         }
     }
-    let mixed = plan.frameworks.as_ref().filter(|m| !m.steps.is_empty());
-    if let Some(m) = &plan.frameworks {
-        for f in &m.frameworks {
-            findings.push(match (&f.separate, f.install.first()) {
-                _ if f.shares(m.keep) => format!(
-                    "{} (CUDA {}) shares CUDA {} with torch",
-                    f.build, f.cuda_major, m.keep
-                ),
-                (Some(why), _) => format!(
-                    "{} (CUDA {}) has no build for CUDA {} here: {why}",
-                    f.build, f.cuda_major, m.keep
-                ),
-                (None, Some(i)) => format!(
-                    "{} (CUDA {}) moves to CUDA {}: {i}",
-                    f.build, f.cuda_major, m.keep
-                ),
-                (None, None) => format!("{} (CUDA {})", f.build, f.cuda_major),
-            });
-        }
-    }
     let torch_problem = !problems.is_empty();
-    if let Some(m) = mixed {
-        let moves = plan.remedy.as_ref().is_some_and(Remedy::moves_torch);
-        problems.push(format!(
-            "framework builds or nvidia-* wheels of another CUDA major than CUDA {}, the one torch {}, are installed here: one major's libraries end up in the other's process",
-            m.keep,
-            if moves { "moves to" } else { "keeps" }
-        ));
-    }
+    let mixed = frameworks_verdict(plan, &mut findings, &mut problems);
     let ok = problems.is_empty();
     let mut changes = Vec::new();
     if !ok {
@@ -166,6 +153,56 @@ pub(crate) fn judge(
         findings,
         changes,
     }
+}
+
+/// The frameworks beside torch (or without it) on the environment's one CUDA major: a line for
+/// each, and the problem when builds or wheels of another major are installed. Returns the
+/// environment's move to one major when it has steps.
+fn frameworks_verdict<'p>(
+    plan: &'p Plan,
+    findings: &mut Vec<String>,
+    problems: &mut Vec<String>,
+) -> Option<&'p crate::OneMajor> {
+    let m = plan.frameworks.as_ref()?;
+    let with = if m.torch { "torch" } else { "the environment" };
+    for f in &m.frameworks {
+        findings.push(match (&f.separate, f.install.first()) {
+            _ if f.shares(m.keep) => format!(
+                "{} (CUDA {}) shares CUDA {} with {with}",
+                f.build, f.cuda_major, m.keep
+            ),
+            (Some(why), _) => format!(
+                "{} (CUDA {}) has no build for CUDA {} here: {why}",
+                f.build, f.cuda_major, m.keep
+            ),
+            (None, Some(i)) => format!(
+                "{} (CUDA {}) moves to CUDA {}: {i}",
+                f.build, f.cuda_major, m.keep
+            ),
+            (None, None) => format!("{} (CUDA {})", f.build, f.cuda_major),
+        });
+    }
+    if m.steps.is_empty() {
+        return None;
+    }
+    if !m.torch && m.frameworks.iter().all(|f| !f.shares(m.keep)) {
+        problems.push(format!(
+            "every framework build here is for a CUDA major this driver does not run: the environment moves to CUDA {}, the one it runs",
+            m.keep
+        ));
+        return Some(m);
+    }
+    let moves = plan.remedy.as_ref().is_some_and(Remedy::moves_torch);
+    problems.push(format!(
+        "framework builds or nvidia-* wheels of another CUDA major than CUDA {}, the one {}, are installed here: one major's libraries end up in the other's process",
+        m.keep,
+        match (m.torch, moves) {
+            (false, _) => "the environment keeps",
+            (true, true) => "torch moves to",
+            (true, false) => "torch keeps",
+        }
+    ));
+    Some(m)
 }
 
 /// torchvision / torchaudio: the release that pairs with torch, built for the same variant.

@@ -53,16 +53,44 @@ pub fn wheel_major(name: &str) -> Option<u32> {
 }
 
 /// The CUDA major the environment keeps: the one torch ends at (its remedy's variant when the
-/// remedy moves it, else its own build's). None without a CUDA torch.
-pub fn kept_major(cur: &CurrentEnv, remedy: Option<&Remedy>) -> Option<u32> {
+/// remedy moves it, else its own build's). Without a CUDA torch, the major of the other
+/// frameworks' builds (beside a CPU torch, or none) that this driver runs (`driver_major`: the highest CUDA major it runs,
+/// None when unknown), that most of them share, else the newest; the driver's own major when
+/// it runs none of them. None without any CUDA build.
+pub fn kept_major(
+    cur: &CurrentEnv,
+    remedy: Option<&Remedy>,
+    driver_major: Option<u32>,
+) -> Option<u32> {
     if let Some(r) = remedy.filter(|r| r.moves_torch()) {
-        return variant_major(&r.variant);
+        return r.moves_to_major();
     }
-    let tag = cur.torch.as_deref()?.split_once('+').map(|(_, l)| l);
-    match tag {
-        Some(t) => variant_major(t).or(cur.torch_cuda.map(|c| c.major)),
-        None => cur.torch_cuda.map(|c| c.major),
+    let torch = match cur
+        .torch
+        .as_deref()
+        .map(|t| t.split_once('+').map(|(_, l)| l))
+    {
+        Some(Some(tag)) => variant_major(tag).or(cur.torch_cuda.map(|c| c.major)),
+        Some(None) => cur.torch_cuda.map(|c| c.major),
+        None => None,
+    };
+    if torch.is_some() {
+        return torch;
     }
+    let mut majors: Vec<u32> = cur.others.iter().map(|b| b.cuda_major).collect();
+    majors.sort_unstable();
+    majors.dedup();
+    // A driver that runs none of them: the major it runs, which the builds move to.
+    if let Some(d) = driver_major.filter(|d| !majors.is_empty() && majors.iter().all(|m| m > d)) {
+        return Some(d);
+    }
+    majors.into_iter().max_by_key(|m| {
+        (
+            driver_major.is_none_or(|d| *m <= d),
+            cur.others.iter().filter(|b| b.cuda_major == *m).count(),
+            *m,
+        )
+    })
 }
 
 /// 13 of "cu130", 12 of "cu126"; None for "cpu".
@@ -168,6 +196,8 @@ impl FrameworkFit {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OneMajor {
     pub keep: u32,
+    /// Whether the environment has torch (the major is torch's), or only other frameworks.
+    pub torch: bool,
     pub frameworks: Vec<FrameworkFit>,
     /// Empty when every build already shares `keep` and no wheel of another major is there.
     pub steps: Vec<FixStep>,
@@ -222,6 +252,7 @@ pub fn one_major(
     if install.is_empty() && separate.is_empty() && foreign.is_empty() {
         return OneMajor {
             keep,
+            torch: cur.torch.is_some(),
             frameworks,
             steps,
         };
@@ -282,6 +313,7 @@ pub fn one_major(
     }
     OneMajor {
         keep,
+        torch: cur.torch.is_some(),
         frameworks,
         steps,
     }
@@ -335,7 +367,38 @@ mod tests {
         assert_eq!(variant_major("cu126"), Some(12));
         assert_eq!(variant_major("cpu"), None);
         let (cur, _) = env();
-        assert_eq!(kept_major(&cur, None), Some(13));
+        assert_eq!(kept_major(&cur, None, None), Some(13));
+    }
+
+    #[test]
+    fn without_torch_the_kept_major_is_one_the_driver_runs() {
+        let cupy = |major: u32| OtherBuild {
+            framework: Framework::Cupy,
+            version: "14.2.0".into(),
+            package: format!("cupy-cuda{major}x"),
+            cuda_major: major,
+            ..Default::default()
+        };
+        let cur = |others: Vec<OtherBuild>| CurrentEnv {
+            others,
+            ..Default::default()
+        };
+        // The newest of a tie, the one most builds share, the one the driver runs.
+        let two = cur(vec![jax12("0.10.2"), cupy(13)]);
+        assert_eq!(kept_major(&two, None, None), Some(13));
+        assert_eq!(kept_major(&two, None, Some(13)), Some(13));
+        assert_eq!(kept_major(&two, None, Some(12)), Some(12));
+        let three = cur(vec![jax12("0.10.2"), cupy(12), cupy(13)]);
+        assert_eq!(kept_major(&three, None, None), Some(12));
+        // A driver that runs none of them: the major it runs.
+        assert_eq!(kept_major(&cur(vec![cupy(13)]), None, Some(12)), Some(12));
+        assert_eq!(kept_major(&cur(vec![]), None, Some(12)), None);
+        // A CPU torch binds no major: the frameworks decide.
+        let cpu = CurrentEnv {
+            torch: Some("2.15.0+cpu".into()),
+            ..cur(vec![cupy(12)])
+        };
+        assert_eq!(kept_major(&cpu, None, Some(13)), Some(12));
     }
 
     #[test]
@@ -389,7 +452,7 @@ mod tests {
             keeps_torch: false,
             steps: vec![],
         };
-        assert_eq!(kept_major(&cur, Some(&r)), Some(12));
+        assert_eq!(kept_major(&cur, Some(&r), None), Some(12));
         let m = one_major(Kb::embedded(), &cur, Some("3.12"), &target, 12, Some(&r));
         let text: Vec<&str> = m.steps.iter().map(|s| s.text()).collect();
         assert_eq!(

@@ -33,6 +33,14 @@ impl Remedy {
     pub fn moves_torch(&self) -> bool {
         !self.keeps_torch && !self.variant.is_empty()
     }
+
+    /// The CUDA major torch ends at when this remedy moves it (13 of "cu130"); None when it
+    /// does not move torch or moves it to a CPU build.
+    pub fn moves_to_major(&self) -> Option<u32> {
+        self.moves_torch()
+            .then(|| crate::frameworks::variant_major(&self.variant))
+            .flatten()
+    }
 }
 
 /// How a companion pairs with torch: by release series. torchvision 0.26.x is made for torch

@@ -50,8 +50,9 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
             "",
             "  ",
             &format!(
-                "This environment: one CUDA major (CUDA {}) for torch and {}",
+                "This environment: one CUDA major (CUDA {}) for {}{}",
                 m.keep,
+                if m.torch { "torch and " } else { "" },
                 names.join(", ")
             ),
         );
@@ -107,6 +108,8 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
             .collect();
             let fresh = if p.remedy.is_some() {
                 "For a new environment: install"
+            } else if p.frameworks.as_ref().is_some_and(|m| !m.torch) {
+                "To add torch: install"
             } else {
                 "Install"
             };

@@ -283,3 +283,156 @@ fn tensorflow_for_cuda_12_5_is_judged_against_the_driver_from_its_own_build_info
         "Driver 470.82.01 is too old for TensorFlow 2.20.0 in /venv"
     );
 }
+
+/// `check --format json` and `plan --format json` of the captured env `name` at `/venv` on a
+/// machine with this driver and GPU, the env active.
+fn check_and_plan(
+    driver: &str,
+    max_cuda: &str,
+    gpu: Gpu,
+    name: &str,
+    breakages: usize,
+) -> (Vec<serde_json::Value>, serde_json::Value) {
+    let mut m = FakeMachine::new();
+    m.driver(driver, max_cuda, &[gpu]);
+    m.breakages(breakages);
+    with_env(&m, name);
+    m.var("VIRTUAL_ENV", "/venv");
+    m.prepend_path("/venv/bin");
+    let (v, _) = findings(&m);
+    let r = m.run(&["plan", "--format", "json"]);
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", r.stdout, r.stderr));
+    (v["findings"].as_array().expect("findings").clone(), plan)
+}
+
+fn finding<'a>(f: &'a [serde_json::Value], code: &str, title_has: &str) -> &'a serde_json::Value {
+    f.iter()
+        .find(|x| x["code"] == code && x["title"].as_str().unwrap_or("").contains(title_has))
+        .unwrap_or_else(|| panic!("no {code} about {title_has} in {f:#?}"))
+}
+
+#[test]
+fn when_torchs_fix_leaves_cuda_13_its_frameworks_move_with_it_in_one_remedy() {
+    // torch, jax[cuda13] and cupy-cuda13x on one major; R550 runs CUDA 12 only. One cause (the
+    // driver), one remedy: torch's fix moves the whole environment to CUDA 12, JAX and CuPy
+    // with it, and their own DRV004 follow from it. Following torch's fix alone would leave
+    // a CUDA-12 torch beside CUDA-13 frameworks.
+    let (f, plan) = check_and_plan(
+        "550.54.15",
+        "12.4",
+        Gpu::new("NVIDIA H100 80GB HBM3", "9.0"),
+        "cuda13-frameworks-beside-torch",
+        1,
+    );
+    let root = finding(&f, "DRV004", "torch 2.15.0");
+    assert!(root["caused_by"].is_null(), "{root:#}");
+    for fw in ["JAX 0.10.2", "CuPy 14.2.0"] {
+        let c = finding(&f, "DRV004", fw);
+        assert_eq!(c["caused_by_id"], root["id"], "{c:#}");
+        assert!(c["fix"].as_array().unwrap().is_empty(), "{c:#}");
+    }
+    assert!(
+        !f.iter().any(|x| x["code"] == "FW020"),
+        "one major today: {f:#?}"
+    );
+    let fix = support::step_texts(&root["fix"]);
+    let changes = support::strings(&plan["current"]["changes"]);
+    assert_eq!(plan["frameworks"]["keep"], 12, "{plan:#}");
+    // check's fix: the driver upgrade, or keeping it with exactly plan's changes.
+    assert!(
+        fix.ends_with(&changes),
+        "check: {fix:#?}\nplan: {changes:#?}"
+    );
+    assert!(
+        changes.iter().any(|c| {
+            c
+            == "uv pip install --python /venv/bin/python 'jax[cuda12]==0.10.2' 'cupy-cuda12x[ctk]'"
+        }),
+        "{changes:#?}"
+    );
+    assert!(
+        changes.last().unwrap().contains("torch==2.14.1+cu126"),
+        "torch's own fix runs last: {changes:#?}"
+    );
+}
+
+#[test]
+fn a_volta_what_if_moves_torch_and_its_frameworks_to_cuda_12_together() {
+    // CUDA 13 builds carry no sm_70: torch's fix (KRN001) is a CUDA-12 build, and the
+    // frameworks go to their CUDA-12 builds in the same remedy, as plan says.
+    let (f, plan) = check_and_plan(
+        "580.95.05",
+        "13.0",
+        Gpu::new("Tesla V100-SXM2-32GB", "7.0"),
+        "cuda13-frameworks-beside-torch",
+        1,
+    );
+    let root = finding(&f, "KRN001", "torch 2.15.0");
+    let fix = support::step_texts(&root["fix"]);
+    let changes = support::strings(&plan["current"]["changes"]);
+    assert_eq!(fix, changes, "{root:#}\n{plan:#}");
+    assert!(
+        fix[0].starts_with("Keep CUDA 12 in this environment, before torch's own fix"),
+        "{fix:#?}"
+    );
+}
+
+#[test]
+fn without_torch_check_and_plan_keep_the_major_the_driver_runs() {
+    // jax[cuda13] beside cupy-cuda12x, no torch (captured from a real env). On R580 the
+    // environment keeps CUDA 13 (the newest, which the driver runs) and CuPy moves.
+    let (f, plan) = check_and_plan(
+        "580.95.05",
+        "13.0",
+        Gpu::new("NVIDIA H100 80GB HBM3", "9.0"),
+        "cupy-cuda12x-beside-jax-cuda13",
+        1,
+    );
+    let root = finding(&f, "FW020", "CuPy 14.2.0 (CUDA 12)");
+    let fix = support::step_texts(&root["fix"]);
+    assert_eq!(plan["frameworks"]["keep"], 13, "{plan:#}");
+    assert_eq!(plan["current"]["ok"], false, "{plan:#}");
+    assert_eq!(
+        support::strings(&plan["current"]["changes"]),
+        fix,
+        "{plan:#}"
+    );
+    assert!(
+        fix.contains(&"uv pip install --python /venv/bin/python 'cupy-cuda13x[ctk]'".to_string()),
+        "{fix:#?}"
+    );
+    // On R550 CUDA 13 does not run: the environment keeps CUDA 12, JAX moves, and JAX's
+    // DRV004 follows from FW020, whose fix is plan's.
+    let (f, plan) = check_and_plan(
+        "550.54.15",
+        "12.4",
+        Gpu::new("NVIDIA H100 80GB HBM3", "9.0"),
+        "cupy-cuda12x-beside-jax-cuda13",
+        1,
+    );
+    let root = finding(&f, "FW020", "JAX 0.10.2 (CUDA 13)");
+    let drv = finding(&f, "DRV004", "JAX 0.10.2");
+    assert_eq!(drv["caused_by_id"], root["id"], "{drv:#}");
+    let fix = support::step_texts(&root["fix"]);
+    assert_eq!(plan["frameworks"]["keep"], 12, "{plan:#}");
+    assert_eq!(
+        support::strings(&plan["current"]["changes"]),
+        fix,
+        "{plan:#}"
+    );
+    assert!(
+        fix.contains(&"uv pip install --python /venv/bin/python 'jax[cuda12]==0.10.2'".to_string()),
+        "{fix:#?}"
+    );
+}
+
+#[test]
+fn plan_text_for_frameworks_without_torch() {
+    let mut m = machine("580.95.05", "13.0");
+    with_env(&m, "cupy-cuda12x-beside-jax-cuda13");
+    m.var("VIRTUAL_ENV", "/venv");
+    m.prepend_path("/venv/bin");
+    let r = m.run(&["plan"]);
+    insta::assert_snapshot!("plan_frameworks_without_torch", r.stdout);
+}

@@ -1142,6 +1142,60 @@ fn the_fix_of_cupy_for_cuda12_beside_a_cuda13_torch_repairs_a_copy_of_the_env() 
 }
 
 #[test]
+fn without_torch_two_majors_are_one_root_and_its_fix_repairs_a_copy_of_the_env() {
+    let Some(python) = real_env("cupy-cuda12x-beside-jax-cuda13") else {
+        return;
+    };
+    // Ground truth: JAX imports; CuPy for CUDA 12 finds no CUDA 12 cuBLAS beside JAX's CUDA 13
+    // wheels.
+    let (ok, text) = python_says(&python, "import jax; print(jax.__version__)");
+    assert!(ok, "{text}");
+    let (ok, text) = python_says(&python, "import cupy_backends.cuda.libs.cublas");
+    assert!(!ok && text.contains("libcublas.so.12"), "{text}");
+    // One cause (two majors), one remedy: CuPy's missing libraries follow from FW020, whose
+    // fix is the env's, not a CUDA-12 install that would deepen the mix.
+    let json = check_json(&python, None);
+    let f = findings(&json);
+    assert!(
+        f.iter()
+            .any(|(c, s, by)| c == "FW020" && s == "error" && by.is_none()),
+        "{f:?}"
+    );
+    assert!(
+        f.iter()
+            .any(|(c, _, by)| c == "FW023" && by.as_deref() == Some("FW020")),
+        "{f:?}"
+    );
+    // The fix keeps CUDA 13 (the newest, which JAX has): CuPy for CUDA 13 then loads every
+    // CUDA module it offers.
+    let copy = fix_repairs_from(
+        "cupy-cuda12x-beside-jax-cuda13",
+        "FW020",
+        &[],
+        Index::Online,
+    );
+    let (ok, text) = python_says(
+        &copy.python(),
+        "import cupy\nfor m in ['cublas', 'curand', 'cusolver', 'cusparse', 'cufft', 'nvrtc']: getattr(cupy.cuda, m)\nprint(cupy.cuda.runtime.runtimeGetVersion())",
+    );
+    assert!(ok, "{text}");
+    assert!(
+        text.trim().ends_with(|c: char| c.is_ascii_digit()),
+        "{text}"
+    );
+    let version: u32 = text
+        .trim()
+        .lines()
+        .last()
+        .unwrap()
+        .parse()
+        .expect("a version");
+    assert_eq!(version / 1000, 13, "{text}");
+    let (ok, text) = python_says(&copy.python(), "import jax; print(jax.__version__)");
+    assert!(ok, "{text}");
+}
+
+#[test]
 fn the_fix_of_sglang_pinning_another_torch_resolves() {
     let Some(python) = real_env("sglang-beside-torch") else {
         return;

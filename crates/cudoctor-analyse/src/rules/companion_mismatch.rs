@@ -104,7 +104,7 @@ fn judge(ctx: &Context, t: TorchEnv, name: &str) -> Option<Finding> {
             name: name.to_string(),
         });
     match ctx.torch_remedy(t) {
-        Some(r) => f = f.steps(r.steps),
+        Some(r) => f = ctx.with_torch_repair(f, t, r),
         None => {
             let want = expected.unwrap_or_else(|| public.to_string());
             f = f.prose(format!(

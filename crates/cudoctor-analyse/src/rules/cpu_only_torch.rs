@@ -49,7 +49,7 @@ fn install(ctx: &Context, t: TorchEnv, f: Finding) -> Finding {
         env: t.env.prefix.clone(),
     });
     match ctx.torch_remedy(t) {
-        Some(r) => f.steps(r.steps),
+        Some(r) => ctx.with_torch_repair(f, t, r),
         None => f.prose("cudoctor plan prints every build that fits this machine"),
     }
 }

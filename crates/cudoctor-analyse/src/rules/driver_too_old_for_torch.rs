@@ -111,28 +111,40 @@ fn judge_framework(
             });
             f.title = format!("Driver {driver} is too old for {}", v.label());
             let (mut f, upgradable) = driver_upgrade(ctx, f, cuda, least);
+            // Keeping the driver: the environment on the CUDA major it keeps (the one this
+            // driver runs, or torch's), every framework build moved to it at once, as FW020
+            // and `plan` write it; a root whose fix moves this build is its cause.
             let runs = max.map(|(m, _)| m.major).filter(|m| *m < cuda.major);
-            let moved = runs
-                .zip(crate::context::other_build(v.env, v.build))
-                .and_then(|(m, b)| {
-                    cudoctor_plan::build_for_major(ctx.kb, &b, v.env.python_version.as_deref(), m)
-                        .ok()
-                });
-            if let Some((install, remove)) = moved {
-                let target = ctx.target_env(v.env);
-                f = f.prose(format!(
-                    "{} install {name}'s build for CUDA {}:",
-                    if upgradable {
-                        "or keep the driver and"
-                    } else {
-                        "Keep the driver and"
-                    },
-                    runs.unwrap_or_default()
-                ));
-                if !remove.is_empty() {
-                    f = f.command(&target, cudoctor_plan::install::uninstall(&target, &remove));
+            let (cur, remedy, keep) = ctx.env_cuda_major(v.env);
+            let keep = keep.filter(|k| runs.is_some_and(|r| *k <= r));
+            if let Some(keep) = keep {
+                let moves = remedy.as_ref().filter(|r| r.moves_torch());
+                let (one, moved) = ctx.env_on_major(v.env, &cur, keep, moves);
+                let fits = one
+                    .frameworks
+                    .iter()
+                    .find(|fit| fit.build == format!("{name} {}", v.build.version));
+                match fits.and_then(|fit| fit.separate.clone()) {
+                    Some(why) => f = f.prose(why),
+                    None if !one.steps.is_empty() => {
+                        f = f.prose(format!(
+                            "{} move the environment to CUDA {keep}, {name} with it:",
+                            if upgradable {
+                                "or keep the driver and"
+                            } else {
+                                "Keep the driver and"
+                            }
+                        ));
+                        f = f.steps(one.steps);
+                        for n in moved {
+                            f = f.about(Subject::MovesFramework {
+                                env: v.env.prefix.clone(),
+                                name: n,
+                            });
+                        }
+                    }
+                    None => {}
                 }
-                f = f.command(&target, cudoctor_plan::install::install(&target, &install));
             }
             Some(f)
         }
@@ -201,13 +213,12 @@ fn judge(
             let (mut f, upgradable) = driver_upgrade(ctx, f, cuda, least);
             match ctx.torch_remedy(t) {
                 Some(r) => {
-                    f = f
-                        .prose(if upgradable {
-                            "or keep the driver and install a torch build it runs:"
-                        } else {
-                            "Keep the driver and install a torch build it runs:"
-                        })
-                        .steps(r.steps);
+                    f = f.prose(if upgradable {
+                        "or keep the driver and install a torch build it runs:"
+                    } else {
+                        "Keep the driver and install a torch build it runs:"
+                    });
+                    f = ctx.with_torch_repair(f, t, r);
                 }
                 // The build stays: the driver is the one thing to change, so the finding is
                 // about the driver too (a driver that does not drive the GPUs is its cause).

@@ -2,7 +2,7 @@ use cudoctor_ldso::cuda_library;
 use cudoctor_snapshot::Framework;
 use cudoctor_types::Requirement;
 
-use crate::context::{cuda_of, pip_package_for_cuda};
+use crate::context::pip_package_for_cuda;
 use crate::frameworks::FrameworkView;
 use crate::{Context, Finding, Layer, Rule, Severity, Subject};
 
@@ -69,15 +69,13 @@ fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
         env: v.env.prefix.clone(),
         name: v.build.package.clone(),
     });
-    // A build of another CUDA major than torch's here: FW020's mixed env is the cause.
-    let torch_major = v
-        .env
-        .torch
-        .as_ref()
-        .and_then(|t| cuda_of(t.cuda.as_deref()?))
-        .map(|c| c.major);
+    // A build of another CUDA major than the one its environment keeps: FW020's mixed env is
+    // the cause, and FW020's fix moves this build.
     let major = v.build.cuda.as_ref().map(|c| c.major);
-    if torch_major.is_some() && major.is_some() && torch_major != major {
+    if crate::frameworks::cuda_majors(v.env).len() > 1
+        && major.is_some()
+        && major != ctx.env_cuda_major(v.env).2
+    {
         f = f.about(Subject::MixedCudaMajors {
             env: v.env.prefix.clone(),
         });

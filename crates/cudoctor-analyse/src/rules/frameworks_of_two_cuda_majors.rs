@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use cudoctor_snapshot::{Framework, PythonEnv};
+use cudoctor_snapshot::PythonEnv;
 
 use crate::frameworks::FrameworkView;
 use crate::{Context, Finding, Layer, Rule, Severity, Subject};
@@ -30,11 +30,15 @@ system toolkit of its own major.
 
 ## How to fix
 One CUDA major per environment: the major torch ends at (its own, or the one its fix moves it
-to when this driver cannot run its build). Install the other framework's build for that major
+to when this driver cannot run its build); without a CUDA torch, the major of the builds that
+this driver runs and most of them share, else the newest. Install the other framework's build for that major
 (`jax[cuda13]`, `cupy-cuda13x`), or give it an environment of its own; then remove the other
 major's `nvidia-*` wheels and reinstall the kept major's CUDA wheels over the files they
 overwrote. The report prints the commands in the environment's installer; `cudoctor plan`
-prints the same commands for the same environment.
+prints the same commands for the same environment. The moved builds' own findings (a driver
+too old for their CUDA, libraries of their major found nowhere) follow from this one. When all
+builds share one major and torch's own fix moves torch off it (a driver without CUDA 13, a GPU
+CUDA 13 dropped), torch's fix moves the frameworks with it instead.
 "#,
     check,
 };
@@ -58,22 +62,6 @@ fn check(ctx: &Context) -> Vec<Finding> {
         out.push(judge(ctx, env, &by_major));
     }
     out
-}
-
-/// The major the environment keeps: torch's (the framework the other builds are moved to),
-/// else the one most builds share, else the newest.
-fn anchor_major(by_major: &BTreeMap<u32, Vec<FrameworkView>>) -> u32 {
-    by_major
-        .iter()
-        .max_by_key(|(m, vs)| {
-            (
-                vs.iter().any(|v| v.build.framework == Framework::Torch),
-                vs.len(),
-                **m,
-            )
-        })
-        .map(|(m, _)| *m)
-        .unwrap_or_default()
 }
 
 /// Where CUDA libraries of `major` are for a framework that loads them by soname: the
@@ -104,28 +92,9 @@ fn libraries_of_major(
 }
 
 fn judge(ctx: &Context, env: &PythonEnv, by_major: &BTreeMap<u32, Vec<FrameworkView>>) -> Finding {
-    let torch = ctx
-        .torch_envs()
-        .into_iter()
-        .find(|t| std::ptr::eq(t.env, env));
-    let (cur, remedy) = match torch {
-        Some(t) => (
-            crate::context::current_env(env, t.torch, false),
-            ctx.torch_remedy(t),
-        ),
-        None => (crate::context::frameworks_env(env), None),
-    };
-    // The major torch ends at (its own fix may move it), else the one most builds share.
-    let keep =
-        cudoctor_plan::kept_major(&cur, remedy.as_ref()).unwrap_or_else(|| anchor_major(by_major));
-    let one_major = cudoctor_plan::one_major(
-        ctx.kb,
-        &cur,
-        env.python_version.as_deref(),
-        &ctx.target_env(env),
-        keep,
-        remedy.as_ref(),
-    );
+    let (cur, remedy, keep) = ctx.env_cuda_major(env);
+    let keep = keep.unwrap_or_default();
+    let (one_major, moved) = ctx.env_on_major(env, &cur, keep, remedy.as_ref());
     let majors: Vec<String> = by_major.keys().map(|m| format!("CUDA {m}")).collect();
     let names = |vs: &[FrameworkView]| {
         vs.iter()
@@ -216,6 +185,12 @@ fn judge(ctx: &Context, env: &PythonEnv, by_major: &BTreeMap<u32, Vec<FrameworkV
         cause.push_str(" It works as long as that runtime is found first; one major per environment is the setup that stays working.");
     }
     f = f.cause(cause);
+    for name in moved {
+        f = f.about(Subject::MovesFramework {
+            env: env.prefix.clone(),
+            name,
+        });
+    }
 
     // The remedy is the chooser's (plan answers the same): every other build moved to the
     // kept major, the other majors' wheels gone and the kept major's put back.
@@ -226,7 +201,7 @@ fn judge(ctx: &Context, env: &PythonEnv, by_major: &BTreeMap<u32, Vec<FrameworkV
 mod tests {
     use super::*;
     use crate::testing::*;
-    use cudoctor_snapshot::{CudaBinding, FrameworkBuild, Package};
+    use cudoctor_snapshot::{CudaBinding, Framework, FrameworkBuild, Package};
 
     fn build(fw: Framework, package: &str, major: u32, minor: Option<u32>) -> FrameworkBuild {
         FrameworkBuild {

@@ -151,7 +151,7 @@ fn with_variant_fix(
         ctx.torch_remedy(t)
     };
     match remedy {
-        Some(r) => f.steps(r.steps),
+        Some(r) => ctx.with_torch_repair(f, t, r),
         None => f.prose(format!(
             "No known torch build covers {} on this driver: build torch from source with TORCH_CUDA_ARCH_LIST={cc}",
             cc.sm()

@@ -127,12 +127,10 @@ fn input(
         .clone()
         .or(old_version)
         .or_else(|| env.and_then(|e| e.python_version.clone()));
-    let current = env.and_then(|e| {
-        Some(cudoctor_analyse::context::current_env(
-            e,
-            e.torch.as_ref()?,
-            false,
-        ))
+    // Without torch, the environment's other frameworks are still judged (their one CUDA major).
+    let current = env.and_then(|e| match &e.torch {
+        Some(t) => Some(cudoctor_analyse::context::current_env(e, t, false)),
+        None => Some(cudoctor_analyse::context::frameworks_env(e)).filter(|c| !c.others.is_empty()),
     });
     // What-if planning (--gpu, --driver) asks about another machine: no remedy for this env.
     let what_if = !args.gpu.is_empty() || args.driver.is_some();
