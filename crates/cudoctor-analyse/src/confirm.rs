@@ -148,7 +148,11 @@ pub const JUDGES: &[Judges] = &[
     ),
     judges(
         Category::LibraryPath,
-        &["LIB001", "LIB006", "LIB003", "LIB005", "PLT003", "FW003"],
+        // FW023: a framework beside (or without) torch whose CUDA libraries are nowhere;
+        // under two majors it follows from FW020, whose fix is then the one given.
+        &[
+            "LIB001", "LIB006", "LIB003", "LIB005", "PLT003", "FW003", "FW023",
+        ],
         Some(&[Needs::TorchEnv, Needs::Libraries]),
     ),
     judges(

@@ -1166,6 +1166,23 @@ fn without_torch_two_majors_are_one_root_and_its_fix_repairs_a_copy_of_the_env()
             .any(|(c, _, by)| c == "FW023" && by.as_deref() == Some("FW020")),
         "{f:?}"
     );
+    // explain of the error CuPy printed gives check's remedy, FW020's, first.
+    let root_fix = fix_commands(&one_root("cupy-cuda12x-beside-jax-cuda13", &json, "FW020"));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.args(["explain", "--format", "json", "--python"])
+        .arg(&python)
+        .arg("-")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = with_only(cmd, &[]).spawn().expect("cudoctor runs");
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let explained: Value = serde_json::from_slice(&out.stdout).expect("explain's JSON");
+    assert_eq!(
+        fix_commands(&explained)[..root_fix.len()],
+        root_fix[..],
+        "{explained:#}"
+    );
     // The fix keeps CUDA 13 (the newest, which JAX has): CuPy for CUDA 13 then loads every
     // CUDA module it offers.
     let copy = fix_repairs_from(
