@@ -1126,8 +1126,14 @@ fn the_fix_of_cupy_for_cuda12_beside_a_cuda13_torch_repairs_a_copy_of_the_env() 
     let copy = fix_repairs_from("cupy-cuda12x-beside-torch", "FW020", &[], Index::Online);
     // Ground truth: CuPy now runs on CUDA 13, and each CUDA library module it offers loads
     // the way CuPy loads it (cupy.cuda's attributes; cuRAND is not among torch's wheels).
+    assert_eq!(cupy_modules_load_on_major(&copy.python()), 13);
+}
+
+/// The CUDA major CuPy's runtime reports once every CUDA library module it offers has loaded
+/// the way CuPy loads it (cupy.cuda's attributes); panics with CuPy's words when one fails.
+fn cupy_modules_load_on_major(python: &Path) -> u32 {
     let (ok, text) = python_says(
-        &copy.python(),
+        python,
         "import cupy\nfor m in ['cublas', 'curand', 'cusolver', 'cusparse', 'cufft', 'nvrtc']: getattr(cupy.cuda, m)\nprint(cupy.cuda.runtime.runtimeGetVersion())",
     );
     assert!(ok, "{text}");
@@ -1137,8 +1143,8 @@ fn the_fix_of_cupy_for_cuda12_beside_a_cuda13_torch_repairs_a_copy_of_the_env() 
         .last()
         .unwrap()
         .parse()
-        .expect("a version");
-    assert_eq!(version / 1000, 13, "{text}");
+        .unwrap_or_else(|_| panic!("no runtime version in {text}"));
+    version / 1000
 }
 
 #[test]
@@ -1191,23 +1197,7 @@ fn without_torch_two_majors_are_one_root_and_its_fix_repairs_a_copy_of_the_env()
         &[],
         Index::Online,
     );
-    let (ok, text) = python_says(
-        &copy.python(),
-        "import cupy\nfor m in ['cublas', 'curand', 'cusolver', 'cusparse', 'cufft', 'nvrtc']: getattr(cupy.cuda, m)\nprint(cupy.cuda.runtime.runtimeGetVersion())",
-    );
-    assert!(ok, "{text}");
-    assert!(
-        text.trim().ends_with(|c: char| c.is_ascii_digit()),
-        "{text}"
-    );
-    let version: u32 = text
-        .trim()
-        .lines()
-        .last()
-        .unwrap()
-        .parse()
-        .expect("a version");
-    assert_eq!(version / 1000, 13, "{text}");
+    assert_eq!(cupy_modules_load_on_major(&copy.python()), 13);
     let (ok, text) = python_says(&copy.python(), "import jax; print(jax.__version__)");
     assert!(ok, "{text}");
 }
