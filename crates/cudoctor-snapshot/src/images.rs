@@ -135,6 +135,25 @@ pub struct LibraryLinks {
     pub error: Option<String>,
 }
 
+impl LibraryLinks {
+    /// Whether a needed library that is missing is an optional one (torchaudio's libsox): the
+    /// symbols it would provide are then unresolved too, and only that feature is unavailable.
+    pub fn lacks_optional_library(&self) -> bool {
+        self.needed
+            .iter()
+            .any(|n| n.via == cudoctor_types::Via::Missing && n.optional)
+    }
+
+    /// Whether loading it fails: a needed library that is no optional one is missing, or
+    /// symbols are unresolved that no missing optional library accounts for.
+    pub fn fails_to_load(&self) -> bool {
+        self.needed
+            .iter()
+            .any(|n| n.via == cudoctor_types::Via::Missing && !n.optional)
+            || (!self.unresolved_symbols.is_empty() && !self.lacks_optional_library())
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct LinkedLibrary {
     pub name: String,

@@ -363,6 +363,19 @@ fn stock_current_loads_what_cudoctor_predicts() {
 }
 
 #[test]
+fn libs_on_a_stock_install_without_libsox_exits_0() {
+    // torch 2.7.1's torchaudio links libsox optionally (its sox backend); a stock install
+    // without it is healthy, as check's LIB001 says, so libs' exit status says so too.
+    let Some(python) = real_env("stock-cu126") else {
+        return;
+    };
+    let out = libs_json_output(&python);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("libsox.so"), "the case this guards: {text}");
+    assert!(out.status.success(), "libs exited {:?}: {text}", out.status);
+}
+
+#[test]
 fn stock_cu126_loads_what_cudoctor_predicts() {
     maps_equal_prediction("stock-cu126");
 }

@@ -52,7 +52,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .filter(|(_, o)| o.symbols_checked && !o.unresolved_symbols.is_empty())
         // Without an optional system library (libsox) its symbols are missing too: LIB001
         // already says that feature is unavailable.
-        .filter(|(_, o)| !o.needed.iter().any(|n| n.via == cudoctor_types::Via::Missing && n.optional))
+        .filter(|(_, o)| !o.lacks_optional_library())
         .map(|(env, o)| {
             let torch_abi = o.unresolved_symbols.iter().filter(|s| TORCH_SYMBOLS.iter().any(|p| s.starts_with(p))).count();
             let installed = ctx.installed_package_of(&o.path);

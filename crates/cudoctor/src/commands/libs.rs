@@ -83,12 +83,13 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
         .iter()
         .flat_map(|f| f.objects.iter().copied())
         .collect();
-    let problems = objects.iter().chain(framework_objects.iter()).any(|o| {
-        !o.unresolved_symbols.is_empty()
-            || o.needed
-                .iter()
-                .any(|n| n.via == cudoctor_types::Via::Missing)
-    }) || !facts.errors.is_empty();
+    // A missing optional library (torchaudio's libsox) and the symbols it would provide leave
+    // the import working, as check's LIB001 says: no problem for the exit status.
+    let problems = objects
+        .iter()
+        .chain(framework_objects.iter())
+        .any(|o| o.fails_to_load())
+        || !facts.errors.is_empty();
     match args.format {
         IssueFormat::Json => {
             let runtime_dirs: Vec<&RuntimeDir> = facts
