@@ -53,10 +53,10 @@ pub fn wheel_major(name: &str) -> Option<u32> {
 }
 
 /// The CUDA major the environment keeps: the one torch ends at (its remedy's variant when the
-/// remedy moves it, else its own build's). Without a CUDA torch, the major of the other
-/// frameworks' builds (beside a CPU torch, or none) that this driver runs (`driver_major`: the highest CUDA major it runs,
-/// None when unknown), that most of them share, else the newest; the driver's own major when
-/// it runs none of them. None without any CUDA build.
+/// remedy moves it, else its own build's). Without a CUDA torch (a CPU torch, or none), the
+/// major of the other frameworks' builds that this driver runs (`driver_major`: the highest
+/// CUDA major it runs, None when unknown), that most of them share, else the newest; the
+/// driver's own major when it runs none of them. None without any CUDA build.
 pub fn kept_major(
     cur: &CurrentEnv,
     remedy: Option<&Remedy>,
@@ -65,15 +65,11 @@ pub fn kept_major(
     if let Some(r) = remedy.filter(|r| r.moves_torch()) {
         return r.moves_to_major();
     }
-    let torch = match cur
-        .torch
-        .as_deref()
-        .map(|t| t.split_once('+').map(|(_, l)| l))
-    {
-        Some(Some(tag)) => variant_major(tag).or(cur.torch_cuda.map(|c| c.major)),
-        Some(None) => cur.torch_cuda.map(|c| c.major),
-        None => None,
-    };
+    let torch = cur.torch.as_deref().and_then(|t| {
+        t.split_once('+')
+            .and_then(|(_, tag)| variant_major(tag))
+            .or(cur.torch_cuda.map(|c| c.major))
+    });
     if torch.is_some() {
         return torch;
     }

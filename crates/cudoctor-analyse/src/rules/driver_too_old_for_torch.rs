@@ -120,10 +120,11 @@ fn judge_framework(
             if let Some(keep) = keep {
                 let moves = remedy.as_ref().filter(|r| r.moves_torch());
                 let (one, moved) = ctx.env_on_major(v.env, &cur, keep, moves);
+                let label = crate::context::other_build(v.env, v.build).map(|b| b.label());
                 let fits = one
                     .frameworks
                     .iter()
-                    .find(|fit| fit.build == format!("{name} {}", v.build.version));
+                    .find(|fit| Some(&fit.build) == label.as_ref());
                 match fits.and_then(|fit| fit.separate.clone()) {
                     Some(why) => f = f.prose(why),
                     None if !one.steps.is_empty() => {
