@@ -10,4 +10,6 @@ pub mod pe;
 pub mod torch;
 pub mod winfs;
 
-pub use pe::{Export, Exports, FileVersion, Import, ImportedSymbol, Machine, PeError, PeFile};
+pub use pe::{
+    Export, Exports, FileVersion, Import, ImportedSymbol, Machine, PeError, PeFile, VersionInfo,
+};

@@ -10,7 +10,8 @@
 //! (20-byte entries ended by a zero one), the import lookup tables (ordinal flag in the top
 //! bit), the hint/name table, the delay-load directory table (32-byte entries; attribute bit 0
 //! clear means the old form holding virtual addresses), the export directory table (forwarders
-//! point inside the export range), and the resource directory tree to `VS_FIXEDFILEINFO`.
+//! point inside the export range), and the resource directory tree to the version resource
+//! (VS_VERSIONINFO: its VS_FIXEDFILEINFO and its StringFileInfo's first string table).
 //!
 //! Only byte ranges that are asked for are read, each checked against the file's size first; a
 //! count, size or address that a hostile file makes up is an error or a bounded loop, never a
@@ -490,8 +491,14 @@ impl<R: ReadAt> PeFile<R> {
     }
 
     /// The file version of the first version resource (VS_FIXEDFILEINFO's dwFileVersionMS and
-    /// dwFileVersionLS), when the module has one.
+    /// dwFileVersionLS), when the module has one and it holds the fixed part.
     pub fn file_version(&self) -> Result<Option<FileVersion>, PeError> {
+        Ok(self.version_info()?.and_then(|v| v.file_version))
+    }
+
+    /// The first version resource (type RT_VERSION, its first name and language) parsed as a
+    /// VS_VERSIONINFO; `None` when the module has no version resource.
+    pub fn version_info(&self) -> Result<Option<VersionInfo>, PeError> {
         let Some(dir) = self.dir(DIR_RESOURCE) else {
             return Ok(None);
         };
@@ -512,25 +519,198 @@ impl<R: ReadAt> PeFile<R> {
         let data_entry =
             reader.bytes_at(dir.rva.wrapping_add(leaf), 16, "a resource data entry")?;
         let data_rva = u32_at(&data_entry, 0).unwrap_or(0);
-        let data_size = u32_at(&data_entry, 4).unwrap_or(0).min(64 << 10) as usize;
+        let data_size = u32_at(&data_entry, 4).unwrap_or(0);
+        // wLength is 16 bits: a VS_VERSIONINFO never exceeds 64 KiB, whatever the entry says.
+        let data_size = data_size.min(u32::from(u16::MAX)) as usize;
         let data = reader.bytes_at(data_rva, data_size, "the version resource")?;
-        // VS_FIXEDFILEINFO starts with its signature, 32-bit aligned after the key "VS_VERSION_INFO".
-        let signature = 0xFEEF_04BDu32.to_le_bytes();
-        let Some(at) = (0..data.len().saturating_sub(16))
-            .step_by(4)
-            .find(|&i| data.get(i..i + 4) == Some(&signature[..]))
+        VersionInfo::parse(&data).map(Some)
+    }
+}
+
+/// What a version resource (VS_VERSIONINFO) says of its file: the fixed part's file and
+/// product versions, and the first string table of its StringFileInfo.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VersionInfo {
+    /// VS_FIXEDFILEINFO's dwFileVersionMS and dwFileVersionLS; `None` when the resource has no
+    /// fixed part (wValueLength 0).
+    pub file_version: Option<FileVersion>,
+    /// VS_FIXEDFILEINFO's dwProductVersionMS and dwProductVersionLS.
+    pub product_version: Option<FileVersion>,
+    /// (key, value) of each String of the first StringTable (`FileVersion`, `CompanyName`, ...),
+    /// in the resource's order.
+    pub strings: Vec<(String, String)>,
+}
+
+/// VS_FIXEDFILEINFO's dwSignature.
+const FIXED_FILE_INFO_SIGNATURE: u32 = 0xFEEF_04BD;
+/// The size of VS_FIXEDFILEINFO: thirteen DWORDs.
+const FIXED_FILE_INFO_LEN: usize = 52;
+/// The longest key or string value read, in UTF-16 units.
+const MAX_VERSION_TEXT: usize = 1024;
+
+/// One block of a version resource: VS_VERSIONINFO, StringFileInfo, StringTable, String and
+/// VarFileInfo share the header `wLength, wValueLength, wType, szKey` ("Version Information",
+/// Win32 Menus and Other Resources, learn.microsoft.com): the key is UTF-16 and NUL-terminated,
+/// the value and each child start on a 32-bit boundary, and wLength covers them all.
+struct VersionBlock<'a> {
+    key: String,
+    /// wValueLength as written: bytes for binary values, UTF-16 units for text (wType 1),
+    /// though resource compilers differ on the latter.
+    value_len: usize,
+    /// From the value's aligned start to the block's end: the value, then the children.
+    rest: &'a [u8],
+    /// Where the value starts, relative to the resource's start (for the alignment of children).
+    rest_at: usize,
+}
+
+/// Rounds an offset of the resource up to the next 32-bit boundary.
+fn align4(at: usize) -> usize {
+    at.saturating_add(3) & !3
+}
+
+impl<'a> VersionBlock<'a> {
+    /// The block at `at` of `data` (the whole resource), ending by `end`.
+    fn at(data: &'a [u8], at: usize, end: usize) -> Result<VersionBlock<'a>, PeError> {
+        let header = |what| PeError::Truncated(what);
+        let len = usize::from(u16_at(data, at).ok_or(header("a version block's header"))?);
+        let value_len =
+            usize::from(u16_at(data, at + 2).ok_or(header("a version block's header"))?);
+        let block_end = at
+            .checked_add(len)
+            .filter(|&e| e <= end && len >= 6)
+            .ok_or_else(|| {
+                malformed(format!(
+                    "a version block of {len} bytes at {at:#x} (its parent ends at {end:#x})"
+                ))
+            })?;
+        let body = data.get(..block_end).ok_or(header("a version block"))?;
+        let (key, after_key) = utf16z(body, at + 6).ok_or_else(|| {
+            malformed(format!(
+                "a version block's key at {:#x} without an end",
+                at + 6
+            ))
+        })?;
+        let rest_at = align4(after_key).min(block_end);
+        Ok(VersionBlock {
+            key,
+            value_len,
+            rest: body.get(rest_at..).unwrap_or(&[]),
+            rest_at,
+        })
+    }
+
+    /// The blocks that follow the value (whose size in bytes is `value_bytes`), in order.
+    fn children(
+        &self,
+        data: &'a [u8],
+        value_bytes: usize,
+    ) -> Result<Vec<VersionBlock<'a>>, PeError> {
+        let end = self.rest_at + self.rest.len();
+        let mut at = align4(self.rest_at.saturating_add(value_bytes));
+        let mut out = Vec::new();
+        // Each child is at least 6 bytes long: the loop ends within the block.
+        while at.saturating_add(6) <= end {
+            let len = usize::from(u16_at(data, at).unwrap_or(0));
+            if len == 0 {
+                // Zero padding after the last child, as some resource compilers leave it.
+                break;
+            }
+            out.push(VersionBlock::at(data, at, end)?);
+            at = align4(at + len);
+        }
+        Ok(out)
+    }
+}
+
+/// A NUL-terminated UTF-16 string at `at` of `b` (at most [`MAX_VERSION_TEXT`] units), and
+/// the offset after its NUL; `None` when it has no end within `b`.
+fn utf16z(b: &[u8], at: usize) -> Option<(String, usize)> {
+    let mut units = Vec::new();
+    let mut k = at;
+    loop {
+        let u = u16_at(b, k)?;
+        k += 2;
+        if u == 0 {
+            return Some((String::from_utf16_lossy(&units), k));
+        }
+        if units.len() == MAX_VERSION_TEXT {
+            return None;
+        }
+        units.push(u);
+    }
+}
+
+impl VersionInfo {
+    /// Parses a VS_VERSIONINFO (the bytes of an RT_VERSION resource).
+    pub fn parse(data: &[u8]) -> Result<VersionInfo, PeError> {
+        let root = VersionBlock::at(data, 0, data.len())?;
+        if root.key != "VS_VERSION_INFO" {
+            return Err(malformed(format!(
+                "a version resource keyed {:?}, not VS_VERSION_INFO",
+                root.key
+            )));
+        }
+        let mut info = VersionInfo::default();
+        match root.value_len {
+            0 => {}
+            FIXED_FILE_INFO_LEN => {
+                let fixed = root
+                    .rest
+                    .get(..FIXED_FILE_INFO_LEN)
+                    .ok_or(PeError::Truncated("VS_FIXEDFILEINFO"))?;
+                let word = |i: usize| u32_at(fixed, i * 4).unwrap_or(0);
+                if word(0) != FIXED_FILE_INFO_SIGNATURE {
+                    return Err(malformed(format!(
+                        "VS_FIXEDFILEINFO's signature is {:#x}, not {FIXED_FILE_INFO_SIGNATURE:#x}",
+                        word(0)
+                    )));
+                }
+                let version = |ms: u32, ls: u32| {
+                    FileVersion([(ms >> 16) as u16, ms as u16, (ls >> 16) as u16, ls as u16])
+                };
+                info.file_version = Some(version(word(2), word(3)));
+                info.product_version = Some(version(word(4), word(5)));
+            }
+            other => {
+                return Err(malformed(format!(
+                    "VS_VERSION_INFO's value is {other} bytes, not VS_FIXEDFILEINFO's {FIXED_FILE_INFO_LEN}"
+                )))
+            }
+        }
+        // StringFileInfo holds StringTables (no value of its own), each holding Strings.
+        let children = root.children(data, root.value_len)?;
+        let Some(table) = children
+            .iter()
+            .find(|c| c.key == "StringFileInfo")
+            .map(|s| s.children(data, 0))
+            .transpose()?
+            .and_then(|tables| tables.into_iter().next())
         else {
-            return Err(malformed("a version resource without VS_FIXEDFILEINFO"));
+            return Ok(info);
         };
-        let (Some(ms), Some(ls)) = (u32_at(&data, at + 8), u32_at(&data, at + 12)) else {
-            return Err(PeError::Truncated("VS_FIXEDFILEINFO"));
-        };
-        Ok(Some(FileVersion([
-            (ms >> 16) as u16,
-            ms as u16,
-            (ls >> 16) as u16,
-            ls as u16,
-        ])))
+        for string in table.children(data, 0)? {
+            // The value is the rest of the block, to its NUL: resource compilers disagree on
+            // whether wValueLength counts bytes or UTF-16 units, so it is not relied on.
+            let value = utf16z(string.rest, 0).map(|(v, _)| v).unwrap_or_else(|| {
+                let units: Vec<u16> = string
+                    .rest
+                    .chunks_exact(2)
+                    .take(MAX_VERSION_TEXT)
+                    .filter_map(|c| u16_at(c, 0))
+                    .collect();
+                String::from_utf16_lossy(&units)
+            });
+            info.strings.push((string.key, value));
+        }
+        Ok(info)
+    }
+
+    /// The value of a String of the StringFileInfo (`FileVersion`, `CompanyName`).
+    pub fn string(&self, key: &str) -> Option<&str> {
+        self.strings
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -691,5 +871,203 @@ impl<'a, R: ReadAt> Reader<'a, R> {
             }
         }
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A version block as Microsoft lays it out: wLength, wValueLength, wType, the key in
+    /// UTF-16 with its NUL, padding to 32 bits, the value, padding, the children each aligned.
+    fn block(key: &str, value: &[u8], value_len: u16, text: bool, children: &[Vec<u8>]) -> Vec<u8> {
+        let mut b = vec![0u8; 6];
+        b[2..4].copy_from_slice(&value_len.to_le_bytes());
+        b[4..6].copy_from_slice(&u16::from(text).to_le_bytes());
+        for u in key.encode_utf16().chain([0]) {
+            b.extend_from_slice(&u.to_le_bytes());
+        }
+        let pad = |b: &mut Vec<u8>| b.resize(align4(b.len()), 0);
+        pad(&mut b);
+        b.extend_from_slice(value);
+        for child in children {
+            pad(&mut b);
+            b.extend_from_slice(child);
+        }
+        let len = b.len() as u16;
+        b[0..2].copy_from_slice(&len.to_le_bytes());
+        b
+    }
+
+    fn utf16(text: &str) -> Vec<u8> {
+        text.encode_utf16()
+            .chain([0])
+            .flat_map(u16::to_le_bytes)
+            .collect()
+    }
+
+    fn string(key: &str, value: &str) -> Vec<u8> {
+        let units = value.encode_utf16().count() as u16 + 1;
+        block(key, &utf16(value), units, true, &[])
+    }
+
+    fn fixed(file: [u16; 4], product: [u16; 4]) -> Vec<u8> {
+        let dword = |hi: u16, lo: u16| (u32::from(hi) << 16 | u32::from(lo)).to_le_bytes();
+        let mut f = Vec::new();
+        f.extend_from_slice(&FIXED_FILE_INFO_SIGNATURE.to_le_bytes());
+        f.extend_from_slice(&0x0001_0000u32.to_le_bytes());
+        f.extend_from_slice(&dword(file[0], file[1]));
+        f.extend_from_slice(&dword(file[2], file[3]));
+        f.extend_from_slice(&dword(product[0], product[1]));
+        f.extend_from_slice(&dword(product[2], product[3]));
+        f.resize(FIXED_FILE_INFO_LEN, 0);
+        f
+    }
+
+    /// NVIDIA's shape: FILEVERSION 32,0,15,6094 with its strings, and a VarFileInfo.
+    fn nvidia_resource() -> Vec<u8> {
+        let table = block(
+            "040904b0",
+            &[],
+            0,
+            true,
+            &[
+                string("CompanyName", "NVIDIA Corporation"),
+                string("FileVersion", "32.0.15.6094"),
+            ],
+        );
+        let strings = block("StringFileInfo", &[], 0, true, &[table]);
+        let translation = block("Translation", &[0x09, 0x04, 0xb0, 0x04], 4, false, &[]);
+        let vars = block("VarFileInfo", &[], 0, true, &[translation]);
+        block(
+            "VS_VERSION_INFO",
+            &fixed([32, 0, 15, 6094], [32, 0, 15, 6094]),
+            52,
+            false,
+            &[strings, vars],
+        )
+    }
+
+    #[test]
+    fn a_version_resource_gives_its_fixed_versions_and_strings() {
+        let info = VersionInfo::parse(&nvidia_resource()).unwrap();
+        assert_eq!(info.file_version, Some(FileVersion([32, 0, 15, 6094])));
+        assert_eq!(info.product_version, Some(FileVersion([32, 0, 15, 6094])));
+        assert_eq!(info.string("FileVersion"), Some("32.0.15.6094"));
+        assert_eq!(info.string("CompanyName"), Some("NVIDIA Corporation"));
+        assert_eq!(info.string("ProductName"), None);
+    }
+
+    #[test]
+    fn a_version_resource_without_a_fixed_part_has_no_file_version() {
+        let table = block("040904b0", &[], 0, true, &[string("FileVersion", "1.2")]);
+        let strings = block("StringFileInfo", &[], 0, true, &[table]);
+        let data = block("VS_VERSION_INFO", &[], 0, false, &[strings]);
+        let info = VersionInfo::parse(&data).unwrap();
+        assert_eq!(info.file_version, None);
+        assert_eq!(info.string("FileVersion"), Some("1.2"));
+    }
+
+    #[test]
+    fn a_string_value_counted_in_bytes_reads_as_one_counted_in_units() {
+        // Some resource compilers write wValueLength in bytes for text: the value still ends at
+        // its NUL.
+        let value = utf16("32.0.15.6094");
+        let s = block("FileVersion", &value, value.len() as u16, true, &[]);
+        let table = block("040904b0", &[], 0, true, &[s]);
+        let strings = block("StringFileInfo", &[], 0, true, &[table]);
+        let data = block(
+            "VS_VERSION_INFO",
+            &fixed([1, 2, 3, 4], [1, 2, 3, 4]),
+            52,
+            false,
+            &[strings],
+        );
+        let info = VersionInfo::parse(&data).unwrap();
+        assert_eq!(info.string("FileVersion"), Some("32.0.15.6094"));
+    }
+
+    #[test]
+    fn zero_padding_after_the_last_child_ends_the_children() {
+        let mut data = nvidia_resource();
+        data.extend_from_slice(&[0; 8]);
+        let len = data.len() as u16;
+        data[0..2].copy_from_slice(&len.to_le_bytes());
+        let info = VersionInfo::parse(&data).unwrap();
+        assert_eq!(info.file_version, Some(FileVersion([32, 0, 15, 6094])));
+    }
+
+    fn malformed_text(data: &[u8]) -> String {
+        match VersionInfo::parse(data) {
+            Err(e) => e.to_string(),
+            Ok(info) => panic!("parsed {info:?}"),
+        }
+    }
+
+    #[test]
+    fn another_key_signature_or_value_length_is_malformed() {
+        let other_key = block(
+            "VS_VERSION_INF0",
+            &fixed([1, 0, 0, 0], [1, 0, 0, 0]),
+            52,
+            false,
+            &[],
+        );
+        assert!(malformed_text(&other_key).contains("not VS_VERSION_INFO"));
+        let mut bad_signature = fixed([1, 0, 0, 0], [1, 0, 0, 0]);
+        bad_signature[0] = 0xbe;
+        let data = block("VS_VERSION_INFO", &bad_signature, 52, false, &[]);
+        assert!(malformed_text(&data).contains("signature is 0xfeef04be"));
+        let data = block(
+            "VS_VERSION_INFO",
+            &fixed([1, 0, 0, 0], [1, 0, 0, 0]),
+            40,
+            false,
+            &[],
+        );
+        assert!(malformed_text(&data).contains("value is 40 bytes"));
+    }
+
+    #[test]
+    fn every_truncation_of_a_version_resource_is_an_error() {
+        let data = nvidia_resource();
+        for len in 0..data.len() {
+            assert!(
+                VersionInfo::parse(&data[..len]).is_err(),
+                "parsed {len} bytes"
+            );
+        }
+    }
+
+    #[test]
+    fn blocks_whose_lengths_lie_are_errors() {
+        let data = nvidia_resource();
+        // The StringFileInfo child starts after the fixed part: 6 + 32 (key) + 2 (pad) + 52.
+        let child = 92;
+        assert_eq!(u16_at(&data, child + 6), Some(u16::from(b'S')));
+        // Longer than its parent.
+        let mut longer = data.clone();
+        longer[child..child + 2].copy_from_slice(&0xfff0u16.to_le_bytes());
+        assert!(malformed_text(&longer).contains("its parent ends at"));
+        // Shorter than a header.
+        let mut shorter = data.clone();
+        shorter[child..child + 2].copy_from_slice(&3u16.to_le_bytes());
+        assert!(malformed_text(&shorter).contains("a version block of 3 bytes"));
+        // A key without its NUL inside its block: a block that ends inside its key.
+        let mut endless = data.clone();
+        endless[child..child + 2].copy_from_slice(&10u16.to_le_bytes());
+        assert!(malformed_text(&endless).contains("without an end"));
+    }
+
+    #[test]
+    fn no_byte_of_a_version_resource_made_hostile_panics() {
+        let data = nvidia_resource();
+        for at in 0..data.len() {
+            for value in [0x00, 0x01, 0x7f, 0xff] {
+                let mut hostile = data.clone();
+                hostile[at] = value;
+                let _ = VersionInfo::parse(&hostile);
+            }
+        }
     }
 }
