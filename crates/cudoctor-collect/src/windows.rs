@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use cudoctor_pe::loader::LoaderEnv;
 use cudoctor_pe::torch::{import_torch, PythonLayout, TorchImportInput};
 use cudoctor_pe::winfs::{WinFs, WinPath};
-use cudoctor_pe::{Machine, PeFile};
+use cudoctor_pe::{Machine, PeFile, VersionInfo};
 use cudoctor_snapshot::windows::{
     RuntimeDll, WindowsFacts, WindowsPythonKind, WindowsToolkit, WindowsTorchEnv,
 };
@@ -40,7 +40,7 @@ pub fn windows_fs(host: &Host) -> Option<WinFs> {
 /// The facts of a Windows machine; `None` for any other.
 pub fn collect(host: &Host, pythons: &[String]) -> Option<WindowsFacts> {
     let fs = windows_fs(host)?;
-    let windows_dir = WinPath::new(host.var("SYSTEMROOT").unwrap_or(r"C:\Windows"));
+    let windows_dir = windows_dir(host);
     let path = path_of(host);
     let system32 = windows_dir.join("System32");
     let vc_runtime = RUNTIME_DLLS
@@ -66,6 +66,16 @@ pub fn collect(host: &Host, pythons: &[String]) -> Option<WindowsFacts> {
     })
 }
 
+/// `%SystemRoot%`, `C:\Windows` where it is not set (as in a tree without its variables).
+pub(crate) fn windows_dir(host: &Host) -> WinPath {
+    WinPath::new(host.var("SYSTEMROOT").unwrap_or(r"C:\Windows"))
+}
+
+/// `%ProgramFiles%`, `C:\Program Files` where it is not set.
+pub(crate) fn program_files(host: &Host) -> WinPath {
+    WinPath::new(host.var("PROGRAMFILES").unwrap_or(r"C:\Program Files"))
+}
+
 /// PATH's directories, in order.
 fn path_of(host: &Host) -> Vec<WinPath> {
     split_windows_path_list(host.var("PATH").unwrap_or(""))
@@ -78,8 +88,7 @@ fn path_of(host: &Host) -> Vec<WinPath> {
 /// `%ProgramFiles%\NVIDIA GPU Computing Toolkit\CUDA`, and each directory CUDA_PATH or a
 /// CUDA_PATH_V<x>_<y> names (the installer sets both) or CUDA_HOME names, in that order.
 fn toolkits(fs: &WinFs, host: &Host) -> Vec<WindowsToolkit> {
-    let program_files = WinPath::new(host.var("PROGRAMFILES").unwrap_or(r"C:\Program Files"));
-    let base = program_files
+    let base = program_files(host)
         .join("NVIDIA GPU Computing Toolkit")
         .join("CUDA");
     let mut dirs: Vec<WinPath> = fs
@@ -125,10 +134,21 @@ fn toolkits(fs: &WinFs, host: &Host) -> Vec<WindowsToolkit> {
         .collect()
 }
 
+/// The file version of a DLL, for the facts that only show it.
 fn file_version(fs: &WinFs, path: &WinPath) -> Option<String> {
-    let src = FileSource::open(&fs.host_path(path)?).ok()?;
-    let v = PeFile::parse(src).ok()?.file_version().ok()??;
+    let v = version_info(fs, path).ok()??.file_version?;
     Some(v.to_string())
+}
+
+/// The version resource of a PE file of this Windows machine; `None` when it has none, an
+/// error (in words) when the file cannot be opened or is no readable PE image.
+pub(crate) fn version_info(fs: &WinFs, path: &WinPath) -> Result<Option<VersionInfo>, String> {
+    let host_path = fs
+        .host_path(path)
+        .ok_or_else(|| format!("{path} lies outside the tree"))?;
+    let src = FileSource::open(&host_path).map_err(|e| e.to_string())?;
+    let pe = PeFile::parse(src).map_err(|e| e.to_string())?;
+    pe.version_info().map_err(|e| e.to_string())
 }
 
 /// Every python.exe worth looking at, with how it was found, in order: those given with

@@ -84,7 +84,7 @@ fn driver(s: &Snapshot) -> Vec<Fact> {
         }
         None if d.not_read() => out.push(absent(
             "driver",
-            "not read (a Windows tree: only the live machine reads it)",
+            "unknown (a Windows tree without a readable nvml.dll or nvcuda.dll)",
         )),
         None => out.push(absent("driver", "none found")),
     }

@@ -28,6 +28,10 @@ pub struct DriverFacts {
     pub library_mismatch: Option<Sourced<String>>,
     #[serde(default)]
     pub gpus: Vec<Gpu>,
+    /// No source that lists GPUs was read (a Windows tree under `--root`: only the driver lists
+    /// them, through NVML on the live machine), so an empty [`Self::gpus`] is unknown, not none.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gpus_not_read: bool,
     /// Compute processes holding GPU memory (from NVML or nvidia-smi).
     #[serde(default)]
     pub processes: Vec<GpuProcess>,
@@ -39,14 +43,16 @@ impl DriverFacts {
         self.version.is_some()
     }
 
-    /// No source was tried (a Windows tree under `--root`, whose driver only the live machine
-    /// reads): the driver is unknown, which is not its absence.
+    /// No source could tell whether a driver is there: each was skipped, or failed to read what
+    /// it found, and one at least was skipped (a Windows tree under `--root` without its
+    /// driver's DLLs, or with none readable): the driver is unknown, which is not its absence.
     pub fn not_read(&self) -> bool {
-        !self.attempts.is_empty()
+        use crate::Outcome::{Failed, Skipped};
+        self.attempts.iter().any(|a| a.outcome == Skipped)
             && self
                 .attempts
                 .iter()
-                .all(|a| a.outcome == crate::Outcome::Skipped)
+                .all(|a| matches!(a.outcome, Skipped | Failed))
     }
 }
 

@@ -388,8 +388,9 @@ fn a_cuda_torch_loads_the_cuda_dlls_where_windows_finds_them_and_names_a_missing
     let v = check_json(root, path);
     support::one_cause_each(&v, 1, &[]);
     assert_eq!(codes(&v), ["PLT020"], "{v:#}");
-    // A Windows tree: its driver is not read (NVML loads on the live machine only), so a CUDA
-    // torch there is no sign of a missing driver (no DRV001), and no Linux file is evidence.
+    // A Windows tree without the driver's DLLs (nvml.dll, nvcuda.dll): its driver is unknown,
+    // so a CUDA torch there is no sign of a missing driver (no DRV001), and no Linux file is
+    // evidence.
     let snap = &v["snapshot"];
     assert_eq!(snap["host"]["os"], "windows");
     assert_eq!(
@@ -622,4 +623,106 @@ fn a_windows_toolkit_of_another_major_than_torchs_is_tk002_in_powershell() {
         "{:#}",
         v["findings"]
     );
+}
+
+/// The stand-in of NVIDIA's nvml.dll for driver 560.94 (tests/fixtures/windows/nvml: FILEVERSION
+/// 32.0.15.6094), put where the driver installs it.
+fn nvml_of_560_94(root: &Path, dir: &str) {
+    put(
+        &cudoctor_testkit::repo_root().join("tests/fixtures/windows/nvml/nvml.dll"),
+        &root.join(dir).join("nvml.dll"),
+    );
+}
+
+/// A Windows tree's driver is read from the version resource of System32's nvml.dll: 560.94
+/// from 32.0.15.6094, in the JSON report with its file as the source and in the text report;
+/// its GPUs stay unknown (no DRV002 "no GPU visible"), and a torch without CUDA on it is no
+/// problem. With torch for CUDA 13.0, which needs a 580 driver, the driver is too old (DRV004):
+/// the text report's snapshot.
+#[test]
+fn a_windows_trees_driver_is_read_from_nvml_dll_s_version_resource() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    nvml_of_560_94(root, "C/Windows/System32");
+    let path = r"C:\Windows\System32;C:\Windows";
+    let v = check_json(root, path);
+    let driver = &v["snapshot"]["driver"];
+    assert_eq!(driver["version"]["value"], "560.94", "{driver:#}");
+    assert_eq!(driver["version"]["source"], r"C:\Windows\System32\nvml.dll");
+    assert_eq!(driver["gpus_not_read"], true);
+    let attempts = driver["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 1, "{driver:#}");
+    assert_eq!(attempts[0]["source"], r"C:\Windows\System32\nvml.dll");
+    assert_eq!(attempts[0]["outcome"], "ok");
+    assert_eq!(
+        attempts[0]["detail"],
+        "file version 32.0.15.6094: driver 560.94"
+    );
+    assert!(codes(&v).is_empty(), "{:#}", v["findings"]);
+    let (text, _) = check(root, path, "text");
+    assert!(
+        text.contains(r"560.94  [C:\Windows\System32\nvml.dll]"),
+        "{text}"
+    );
+
+    // Where drivers before the DCH packages put it (beside nvidia-smi.exe), cased as on disk.
+    let old = tempfile::tempdir().unwrap();
+    nvml_of_560_94(old.path(), "C/Program Files/NVIDIA Corporation/NVSMI");
+    std::fs::create_dir_all(old.path().join("C/Windows/System32")).unwrap();
+    let v = check_json(old.path(), path);
+    assert_eq!(
+        v["snapshot"]["driver"]["version"]["source"],
+        r"C:\Program Files\NVIDIA Corporation\NVSMI\nvml.dll"
+    );
+
+    // torch for CUDA 13.0 in a portable layout: 560.94 is below CUDA 13's 580 floor.
+    let embeded = root.join(EMBEDED);
+    let torch = embeded.join("Lib/site-packages/torch");
+    std::fs::create_dir_all(&torch).unwrap();
+    std::fs::write(
+        torch.join("version.py"),
+        "__version__ = '2.15.0+cu130'\ncuda: Optional[str] = '13.0'\n",
+    )
+    .unwrap();
+    embeddable_python(&embeded, "python312.zip\n.\nLib/site-packages\n");
+    let v = check_json(root, path);
+    let f = finding(&v, "DRV004");
+    assert_eq!(f["severity"], "error");
+    assert!(f["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e == r"driver 560.94 (from C:\Windows\System32\nvml.dll)"));
+    let (text, _) = check(root, path, "text");
+    let root_text = root.to_str().unwrap();
+    insta::assert_snapshot!(
+        "windows_tree_driver_from_nvml_dll_text",
+        text.replace(root_text, "[root]")
+    );
+}
+
+/// A damaged nvml.dll (not a PE image) leaves the driver unknown, not absent: its attempt failed
+/// and says why, and no DRV001 says that no driver is installed.
+#[test]
+fn a_damaged_nvml_dll_leaves_the_driver_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let system32 = root.join("C/Windows/System32");
+    std::fs::create_dir_all(&system32).unwrap();
+    std::fs::write(system32.join("nvml.dll"), b"MZ but nothing more").unwrap();
+    let v = check_json(root, r"C:\Windows\System32;C:\Windows");
+    let driver = &v["snapshot"]["driver"];
+    assert_eq!(driver["version"], serde_json::Value::Null, "{driver:#}");
+    let attempts = driver["attempts"].as_array().unwrap();
+    assert_eq!(attempts[0]["outcome"], "failed", "{driver:#}");
+    assert!(attempts[0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("not a PE file"));
+    assert_eq!(attempts[1]["outcome"], "skipped");
+    assert!(v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|f| f["code"] != "DRV001"));
 }

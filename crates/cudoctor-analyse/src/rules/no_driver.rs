@@ -125,6 +125,30 @@ mod tests {
     }
 
     #[test]
+    fn a_windows_trees_unreadable_driver_dll_is_not_a_missing_driver() {
+        use cudoctor_snapshot::{Attempt, Outcome};
+        let mut s = machine(None, &[]);
+        s.python_envs
+            .push(torch_env("/v", "2.11.0+cu130", Some("13.0"), &[]));
+        let damaged = Attempt::new(
+            r"C:\Windows\System32\nvml.dll",
+            Outcome::Failed,
+            "not a PE file",
+        );
+        s.driver.attempts = vec![
+            damaged.clone(),
+            Attempt::new("windows driver", Outcome::Skipped, "the driver is unknown"),
+        ];
+        assert!(run(&RULE, &s).is_empty());
+        // A source that found nothing still says no driver is there.
+        s.driver.attempts = vec![
+            damaged,
+            Attempt::new("nvidia-smi", Outcome::Absent, "not found on PATH"),
+        ];
+        assert_eq!(run(&RULE, &s).len(), 1);
+    }
+
+    #[test]
     fn a_plain_cpu_machine_gets_information_only() {
         let f = run(&RULE, &machine(None, &[]));
         assert_eq!(f.len(), 1);

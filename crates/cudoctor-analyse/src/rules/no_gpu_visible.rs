@@ -22,7 +22,9 @@ NVIDIA_VISIBLE_DEVICES.
 };
 
 fn check(ctx: &Context) -> Vec<Finding> {
-    if !ctx.snap.driver.driver_found() || !ctx.snap.driver.gpus.is_empty() {
+    let d = &ctx.snap.driver;
+    // GPUs not read (a Windows tree's driver comes from its files): none listed is unknown.
+    if !d.driver_found() || !d.gpus.is_empty() || d.gpus_not_read {
         return Vec::new();
     }
     let mut f = Finding::new(&RULE, "The NVIDIA driver is loaded but no GPU is visible")
@@ -50,5 +52,12 @@ mod tests {
         );
         assert!(run(&RULE, &h200()).is_empty());
         assert!(run(&RULE, &machine(None, &[])).is_empty());
+    }
+
+    #[test]
+    fn a_driver_whose_gpus_were_not_read_is_no_finding() {
+        let mut s = machine(Some(("560.94", "12.6")), &[]);
+        s.driver.gpus_not_read = true;
+        assert!(run(&RULE, &s).is_empty());
     }
 }

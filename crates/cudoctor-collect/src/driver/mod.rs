@@ -3,10 +3,12 @@
 //! Sources, cheapest first, each recorded as an [`Attempt`]: the kernel module's files in /sys
 //! and /proc, NVML and libcuda loaded at run time, and `nvidia-smi` run with a timeout. Later
 //! sources fill only what earlier ones left unknown, except GPUs, where the richest list wins.
+//! A Windows tree under `--root` has one source: the version resources of its driver's DLLs.
 
 mod dynamic;
 pub mod procfs;
 pub mod smi;
+pub mod windows_files;
 
 use cudoctor_snapshot::{Attempt, DriverFacts, Gpu, Outcome, Sourced};
 
@@ -19,13 +21,9 @@ const PROC_GPUS: &str = "/proc/driver/nvidia/gpus";
 pub fn collect(host: &Host) -> DriverFacts {
     let mut facts = DriverFacts::default();
     if host.is_windows() && !host.is_live_windows() {
-        // A Windows tree: its driver is NVML's (nvml.dll), loaded on the live machine only;
-        // Linux's module files are not this machine's. The driver stays unknown, not absent.
-        facts.attempts.push(Attempt::new(
-            "windows driver",
-            Outcome::Skipped,
-            "a Windows tree under --root: its driver is read by loading nvml.dll, on the live machine only",
-        ));
+        // A Windows tree: nothing of it is loaded, and Linux's module files are not this
+        // machine's; the driver's version is in its DLLs' version resources.
+        windows_files::read(host, &mut facts);
         return facts;
     }
     if !host.is_windows() {
