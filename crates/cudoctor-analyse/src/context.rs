@@ -78,6 +78,22 @@ impl<'a> Context<'a> {
             .map(|c| (c, format!("knowledge base: driver branch R{}", d.branch())))
     }
 
+    /// Whether driver `d` runs CUDA `c`, and how, by this machine's platform: a Windows driver
+    /// (572.16) against the toolkits' Windows minimums and Windows minor-version floors, any
+    /// other against the Linux values.
+    pub fn driver_support(&self, d: &DriverVersion, c: CudaVersion) -> cudoctor_kb::DriverSupport {
+        self.kb.driver_support_on(self.platform(), d, c)
+    }
+
+    /// The minimum driver of CUDA `c`'s GA release on this machine's platform (Windows's where
+    /// NVIDIA lists one, else Linux's).
+    pub fn toolkit_min_driver(&self, c: CudaVersion) -> Option<DriverVersion> {
+        if self.platform() == cudoctor_kb::Platform::Windows {
+            return self.kb.toolkit_min_driver_windows(c);
+        }
+        self.kb.toolkit_min_driver(c)
+    }
+
     /// "driver 580.159.04 (from nvml)".
     pub fn driver_evidence(&self) -> String {
         match &self.snap.driver.version {

@@ -636,9 +636,9 @@ fn nvml_of_560_94(root: &Path, dir: &str) {
 
 /// A Windows tree's driver is read from the version resource of System32's nvml.dll: 560.94
 /// from 32.0.15.6094, in the JSON report with its file as the source and in the text report;
-/// its GPUs stay unknown (no DRV002 "no GPU visible"), and a torch without CUDA on it is no
-/// problem. With torch for CUDA 13.0, which needs a 580 driver, the driver is too old (DRV004):
-/// the text report's snapshot.
+/// its GPUs stay unknown (no DRV002 "no GPU visible"). torch for CUDA 12.9 runs on it by the
+/// Windows minor-version floor (a note); torch for CUDA 13.0, which needs a 580 driver, does not
+/// (DRV004): the text report's snapshot.
 #[test]
 fn a_windows_trees_driver_is_read_from_nvml_dll_s_version_resource() {
     let dir = tempfile::tempdir().unwrap();
@@ -675,16 +675,32 @@ fn a_windows_trees_driver_is_read_from_nvml_dll_s_version_resource() {
         r"C:\Program Files\NVIDIA Corporation\NVSMI\nvml.dll"
     );
 
-    // torch for CUDA 13.0 in a portable layout: 560.94 is below CUDA 13's 580 floor.
+    // torch for CUDA 12.9 in a portable layout: 560.94 runs it through the Windows 12.x floor
+    // (528.33), natively from CUDA 12.9's Windows minimum (576.02), a note only.
     let embeded = root.join(EMBEDED);
     let torch = embeded.join("Lib/site-packages/torch");
     std::fs::create_dir_all(&torch).unwrap();
-    std::fs::write(
-        torch.join("version.py"),
-        "__version__ = '2.15.0+cu130'\ncuda: Optional[str] = '13.0'\n",
-    )
-    .unwrap();
+    let torch_for = |version: &str, cuda: &str| {
+        std::fs::write(
+            torch.join("version.py"),
+            format!("__version__ = '{version}'\ncuda: Optional[str] = '{cuda}'\n"),
+        )
+        .unwrap();
+    };
+    torch_for("2.15.0+cu129", "12.9");
     embeddable_python(&embeded, "python312.zip\n.\nLib/site-packages\n");
+    let v = check_json(root, path);
+    assert!(codes(&v).is_empty(), "{:#}", v["findings"]);
+    let f = finding(&v, "DRV004");
+    assert_eq!(f["severity"], "info");
+    assert!(f["cause"].as_str().unwrap().contains("(528.33)"), "{f:#}");
+    assert!(
+        f["fix"][0]["prose"].as_str().unwrap().contains("576.02"),
+        "{f:#}"
+    );
+
+    // torch for CUDA 13.0: 560.94 is below CUDA 13's 580 floor.
+    torch_for("2.15.0+cu130", "13.0");
     let v = check_json(root, path);
     let f = finding(&v, "DRV004");
     assert_eq!(f["severity"], "error");

@@ -80,7 +80,7 @@ fn judge_framework(
     if let Some((c, src)) = max {
         f = f.evidence(format!("driver's highest CUDA: {c} (from {src})"));
     }
-    match ctx.kb.driver_support(driver, cuda) {
+    match ctx.driver_support(driver, cuda) {
         DriverSupport::Native => None,
         // Only the major fixed: any minor of it runs at or above the major's floor.
         DriverSupport::MinorVersionCompat { .. } if !minor_known => None,
@@ -173,7 +173,7 @@ fn judge(
     if max.is_some_and(|(m, _)| *m >= cuda) {
         return None;
     }
-    let support = ctx.kb.driver_support(driver, cuda);
+    let support = ctx.driver_support(driver, cuda);
     let mut f = Finding::new(&RULE, "")
         .evidence(ctx.driver_evidence())
         .evidence(torch_ev);
@@ -290,8 +290,7 @@ fn driver_upgrade(
 }
 
 fn native_min(ctx: &Context, cuda: CudaVersion) -> String {
-    ctx.kb
-        .toolkit_min_driver(cuda)
+    ctx.toolkit_min_driver(cuda)
         .map(|d| d.to_string())
         .unwrap_or_else(|| "the driver that ships with it".into())
 }
@@ -305,6 +304,38 @@ mod tests {
         let mut s = machine(Some((driver, max)), &[("NVIDIA A100-SXM4-80GB", "8.0")]);
         s.python_envs.push(torch_env("/v", torch, Some(cuda), &[]));
         run(&RULE, &s)
+    }
+
+    /// A Windows tree's driver, read from its DLLs: a version, no highest CUDA, no GPUs.
+    fn windows_with_torch(driver: &str, torch: &str, cuda: &str) -> Vec<Finding> {
+        let mut s = machine(Some((driver, "")), &[]);
+        s.host.os = "windows".into();
+        s.host.arch = "x86_64".into();
+        s.driver.max_cuda = None;
+        s.python_envs.push(torch_env("/v", torch, Some(cuda), &[]));
+        run(&RULE, &s)
+    }
+
+    #[test]
+    fn a_windows_driver_is_judged_by_the_windows_minimums_and_floors() {
+        // 560.94 runs CUDA 12.9 through the 12.x Windows floor (528.33); natively from 576.02,
+        // CUDA 12.9's Windows minimum (Linux's are 525.60.13 and 575.51.03).
+        let f = windows_with_torch("560.94", "2.9.0+cu129", "12.9");
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(f[0].cause.contains("(528.33)"), "{}", f[0].cause);
+        assert!(
+            f[0].fix.iter().any(|s| s.contains("576.02")),
+            "{:?}",
+            f[0].fix
+        );
+        // 526.98 is above Linux's 12.x floor but below Windows's: CUDA 12.1 does not run.
+        let f = windows_with_torch("526.98", "2.1.0+cu121", "12.1");
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Error);
+        assert!(f[0].cause.contains("(528.33)"), "{}", f[0].cause);
+        // CUDA 12.6 runs natively on 560.94 (Windows minimum 560.76).
+        assert!(windows_with_torch("560.94", "2.9.0+cu126", "12.6").is_empty());
     }
 
     #[test]

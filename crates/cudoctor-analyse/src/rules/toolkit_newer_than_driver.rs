@@ -41,7 +41,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
             build.home,
             build.version.as_deref().unwrap_or("?")
         ));
-    let mut f = match ctx.kb.driver_support(&driver, version) {
+    let mut f = match ctx.driver_support(&driver, version) {
         DriverSupport::Native => return Vec::new(),
         DriverSupport::MinorVersionCompat { floor } => base
             .severity(Severity::Info)
@@ -67,7 +67,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
             t.version
                 .as_deref()
                 .and_then(cuda_of)
-                .is_some_and(|v| ctx.kb.driver_support(&driver, v) == DriverSupport::Native)
+                .is_some_and(|v| ctx.driver_support(&driver, v) == DriverSupport::Native)
         })
         .collect();
     for t in older {
