@@ -110,6 +110,9 @@ fn an_nvidia_shaped_version_resource_reads_as_pefile_and_windres_read_it() {
     version_oracle::agrees_with_windres(&dll, Some(&info), w.as_ref());
     match version_oracle::windres(&dll) {
         Some(live) => version_oracle::agrees_with_windres(&dll, Some(&info), live.as_ref()),
+        // The tests built for Windows (run under Wine by scripts/ci/windows.sh) cannot start
+        // binutils' Linux windres: the recorded decompilation above stands for it there.
+        None if cfg!(windows) => {}
         None => cudoctor_testkit::skip_missing_tool(
             "an_nvidia_shaped_version_resource_reads_as_pefile_and_windres_read_it (live windres)",
             "no x86_64-w64-mingw32-windres (mingw-w64)",
