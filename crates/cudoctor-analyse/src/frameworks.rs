@@ -167,6 +167,13 @@ impl<'a> Context<'a> {
                 }
             }
         }
+        // bitsandbytes loads the library of torch's CUDA: moving torch moves it too.
+        if r.moves_torch() && self.bitsandbytes_follows(t.env, &r.variant) {
+            f = f.about(crate::Subject::MovesFramework {
+                env: t.env.prefix.clone(),
+                name: "bitsandbytes".into(),
+            });
+        }
         f.steps(r.steps)
     }
 

@@ -3,6 +3,7 @@
 //! Each rule lives in its own file under `rules/` with its code, documentation, check and tests;
 //! [`registry::RULES`] lists them. Rules do no I/O: everything they know is in the snapshot.
 
+pub mod bitsandbytes;
 pub mod causes;
 pub mod confirm;
 pub mod context;

@@ -80,6 +80,30 @@ pub struct KernelsReport {
     /// The driver's highest CUDA version used for the PTX checks, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver_cuda: Option<String>,
+    /// Libraries listed above that the environment's import never loads (bitsandbytes' builds
+    /// for other CUDA releases), with why: they are judged for no GPU.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_loaded: Vec<NotLoaded>,
+}
+
+/// A library the process never loads, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotLoaded {
+    pub path: String,
+    pub why: String,
+}
+
+impl KernelsReport {
+    /// Marks `path` as never loaded (`why`) and takes it out of every GPU's verdicts.
+    pub fn not_loaded(&mut self, path: &str, why: String) {
+        for g in &mut self.gpus {
+            g.libraries.retain(|l| l.path != path);
+        }
+        self.not_loaded.push(NotLoaded {
+            path: path.to_string(),
+            why,
+        });
+    }
 }
 
 /// Builds the report. Libraries without any fat binary (ordinary ELF files) are left out;
@@ -114,5 +138,6 @@ pub fn kernels_report(
         libraries,
         gpus,
         driver_cuda: driver_cuda.map(|v| v.to_string()),
+        not_loaded: Vec::new(),
     }
 }

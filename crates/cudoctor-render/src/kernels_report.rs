@@ -45,6 +45,13 @@ pub fn render_kernels_text(r: &KernelsReport) -> String {
                 );
             }
         }
+        if let Some(n) = r.not_loaded.iter().find(|n| n.path == lib.path) {
+            let _ = writeln!(
+                out,
+                "{}",
+                wrap("    not loaded: ", "          ", &line(&n.why), WIDTH)
+            );
+        }
     }
     for g in &r.gpus {
         let _ = writeln!(out, "\n{}", gpu_name(g));
@@ -225,6 +232,7 @@ mod tests {
                     .collect(),
             }],
             driver_cuda: None,
+            not_loaded: Vec::new(),
         }
     }
 

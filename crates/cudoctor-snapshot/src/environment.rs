@@ -24,6 +24,8 @@ const EXACT: &[&str] = &[
     "WORLD_SIZE",
     "NVCC_APPEND_FLAGS",
     "NVCC_PREPEND_FLAGS",
+    // Which of its CUDA libraries bitsandbytes loads.
+    "BNB_CUDA_VERSION",
     // Where install commands fetch from; credentials in them are redacted.
     "PIP_INDEX_URL",
     "PIP_EXTRA_INDEX_URL",

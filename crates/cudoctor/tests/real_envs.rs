@@ -1929,3 +1929,137 @@ fn each_frameworks_probe_says_what_the_framework_itself_says() {
         eprintln!("SKIPPED: no env with a framework probe was built");
     }
 }
+
+/// bitsandbytes' own chooser (`get_cuda_bnb_library_path` of the installed release), asked for
+/// torch's CUDA `cuda` ("12.9"), with BNB_CUDA_VERSION set when `override_value` is: the file
+/// name it picks (it may not exist).
+fn bitsandbytes_chooses(python: &Path, cuda: &str, override_value: Option<&str>) -> String {
+    let (major, minor) = cuda.split_once('.').unwrap();
+    let code = format!(
+        "from bitsandbytes.cuda_specs import CUDASpecs\n\
+         from bitsandbytes.cextension import get_cuda_bnb_library_path\n\
+         print(get_cuda_bnb_library_path(CUDASpecs((9, 0), '{major}{minor}', ({major}, {minor}))).name)"
+    );
+    let vars: Vec<(&str, String)> = override_value
+        .map(|v| ("BNB_CUDA_VERSION", v.to_string()))
+        .into_iter()
+        .collect();
+    let (ok, out) = python_says_with(python, &code, &vars);
+    assert!(ok, "{out}");
+    out.lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("libbitsandbytes_"))
+        .unwrap_or_else(|| panic!("no library named: {out}"))
+        .to_string()
+}
+
+/// cudoctor's chooser of bitsandbytes' library gives what the installed bitsandbytes itself
+/// gives, for torch CUDA releases it ships a build of, between them, beyond them and under the
+/// override.
+#[test]
+fn bitsandbytes_library_choice_is_bitsandbytes_own() {
+    use cudoctor_analyse::bitsandbytes::{choose, library_cuda, Choice};
+    let Some(python) = real_env("bnb-transformers") else {
+        return;
+    };
+    let site = Path::new(&env_prefix(&python)).join("lib");
+    let dir = std::fs::read_dir(&site)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("site-packages/bitsandbytes"))
+        .find(|p| p.is_dir())
+        .expect("bitsandbytes is installed");
+    let shipped: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| library_cuda(&e.file_name().to_string_lossy()))
+        .collect();
+    assert!(shipped.len() > 3, "{shipped:?}");
+    let (_, release) = python_says(
+        &python,
+        "import importlib.metadata as m; print(m.version('bitsandbytes'))",
+    );
+    let release = release.trim().to_string();
+    for (cuda, override_value) in [
+        ("13.2", None),
+        ("12.6", None),
+        ("12.9", None),
+        ("12.0", None),
+        ("13.1", None),
+        ("11.7", None),
+        ("14.0", None),
+        ("13.2", Some("124")),
+        ("13.2", Some("125")),
+    ] {
+        let theirs = bitsandbytes_chooses(&python, cuda, override_value);
+        let ours = choose(
+            &shipped,
+            Some(cuda.parse().unwrap()),
+            override_value,
+            Some(&release),
+        );
+        let theirs_cuda = library_cuda(&theirs).filter(|c| shipped.contains(c));
+        let expected = theirs_cuda.map_or(Choice::None, Choice::Loads);
+        assert_eq!(
+            ours, expected,
+            "CUDA {cuda}, override {override_value:?}: bitsandbytes picks {theirs}"
+        );
+    }
+}
+
+/// bitsandbytes ships builds for CUDA 11.8 to 13.2 and loads the one of torch's CUDA: on a
+/// Blackwell GPU the older builds' missing sm_120 code is no problem (check raised KRN002 for
+/// them), `kernels` says they are not loaded; on a Volta, where torch for CUDA 13 has no code
+/// either, bitsandbytes' finding follows torch's repair, whose CUDA-12 build it then loads.
+#[test]
+fn bitsandbytes_is_judged_by_the_build_it_loads() {
+    let Some(python) = real_env("bnb-transformers") else {
+        return;
+    };
+    let check = |gpu: &str| -> Value {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+        cmd.args(["check", "--format", "json", "--gpu", gpu, "--python"])
+            .arg(&python);
+        let out = with_only(cmd, &[]).output().expect("cudoctor runs");
+        serde_json::from_slice(&out.stdout).expect("check JSON")
+    };
+    let blackwell = findings(&check("sm_120"));
+    assert!(
+        !blackwell.iter().any(|(c, _, _)| c == "KRN002"),
+        "{blackwell:?}"
+    );
+    let volta = findings(&check("sm_70"));
+    assert!(
+        volta
+            .iter()
+            .any(|(c, _, by)| c == "KRN002" && by.as_deref() == Some("KRN001")),
+        "{volta:?}"
+    );
+    assert!(
+        !volta.iter().any(|(c, _, by)| c == "KRN002" && by.is_none()),
+        "{volta:?}"
+    );
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.args(["kernels", "--format", "json", "--gpu", "sm_120", "--python"])
+        .arg(&python);
+    let out = with_only(cmd, &[]).output().expect("cudoctor runs");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("kernels JSON");
+    let not_loaded: Vec<&str> = report["not_loaded"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|n| n["path"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        not_loaded
+            .iter()
+            .any(|p| p.ends_with("libbitsandbytes_cuda118.so")),
+        "{not_loaded:?}"
+    );
+    let judged = report["gpus"][0]["libraries"].as_array().unwrap();
+    assert!(
+        judged.iter().all(|l| !l["path"]
+            .as_str()
+            .unwrap()
+            .contains("bitsandbytes/libbitsandbytes_cuda118")),
+        "{judged:?}"
+    );
+}

@@ -14,6 +14,8 @@ Every CUDA library of torch's companions and extensions (flash-attn, xformers, v
 apex, DeepSpeed ops, torchvision...) and of the other frameworks' builds (JAX's CUDA plugin,
 CuPy, ONNX Runtime's CUDA provider: the shared objects their wheels' RECORDs list), read from its
 fat binaries, against each GPU: machine code it runs, PTX it can JIT (warning), or nothing (error).
+bitsandbytes ships one build per CUDA release and loads only the one torch's CUDA (or
+`BNB_CUDA_VERSION`) chooses: the others are not judged.
 
 ## Why it matters
 An extension built for other GPUs imports fine and fails at its first kernel: "no kernel image
@@ -51,11 +53,14 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     // One finding per package and compute capability: its libraries come from one build.
     let mut keys: Vec<(String, cudoctor_kb::ComputeCapability)> = Vec::new();
+    let unloaded = ctx.bitsandbytes_unloaded();
     for lib in &images.libraries {
-        // torch's own libraries are KRN001's; libraries without device code are not extensions.
+        // torch's own libraries are KRN001's; libraries without device code are not extensions;
+        // bitsandbytes' builds for other CUDA releases are never loaded.
         if lib.error.is_some()
             || (lib.sass.is_empty() && lib.ptx.is_empty())
             || torches.iter().any(|t| t.owns(&lib.path))
+            || unloaded.contains(&lib.path.as_str())
         {
             continue;
         }
@@ -241,7 +246,7 @@ fn list(v: &[String]) -> String {
 mod tests {
     use super::*;
     use crate::testing::*;
-    use cudoctor_snapshot::{KernelImages, LibraryImages};
+    use cudoctor_snapshot::{KernelImages, LibraryImages, Snapshot};
 
     #[test]
     fn an_extension_built_for_ampere_only_fails_on_hopper() {
@@ -280,6 +285,66 @@ mod tests {
         assert_eq!(
             f[0].fix[0],
             "FLASH_ATTENTION_FORCE_BUILD=TRUE FLASH_ATTN_CUDA_ARCHS=\"90\" MAX_JOBS=4 /opt/venv/bin/python -m pip install --force-reinstall --no-deps --no-build-isolation --no-binary flash-attn --no-cache-dir flash-attn   # rebuild for every GPU here"
+        );
+    }
+
+    /// bitsandbytes 0.50.2's wheel: the CUDA-12.6 build has no Blackwell code, the CUDA-13.0
+    /// one has (their SASS as `cudoctor kernels` reads the real wheel's files).
+    fn blackwell_with_bitsandbytes() -> Snapshot {
+        let mut s = machine(
+            Some(("580.95.05", "13.0")),
+            &[("NVIDIA GeForce RTX 5090", "12.0")],
+        );
+        s.python_envs.push(torch_env(
+            "/opt/venv",
+            "2.11.0+cu130",
+            Some("13.0"),
+            &[("bitsandbytes", "0.50.2")],
+        ));
+        let lib = |cuda: &str, sass: &[&str]| LibraryImages {
+            path: format!(
+                "/opt/venv/lib/python3.12/site-packages/bitsandbytes/libbitsandbytes_cuda{cuda}.so"
+            ),
+            package: Some("bitsandbytes".into()),
+            sass: sass.iter().map(|a| a.to_string()).collect(),
+            ..Default::default()
+        };
+        s.kernel_images = Some(KernelImages {
+            scope: "test".into(),
+            libraries: vec![
+                lib(
+                    "126",
+                    &[
+                        "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90",
+                    ],
+                ),
+                lib(
+                    "130",
+                    &[
+                        "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120",
+                    ],
+                ),
+            ],
+        });
+        s
+    }
+
+    #[test]
+    fn bitsandbytes_builds_for_another_cuda_are_never_loaded() {
+        let f = run(&RULE, &blackwell_with_bitsandbytes());
+        assert!(f.is_empty(), "{f:?}");
+    }
+
+    #[test]
+    fn bitsandbytes_cuda_version_loads_the_library_it_names() {
+        let mut s = blackwell_with_bitsandbytes();
+        s.env.insert("BNB_CUDA_VERSION".into(), "126".into());
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].evidence[1].contains("libbitsandbytes_cuda126.so"),
+            "{:?}",
+            f[0].evidence
         );
     }
 

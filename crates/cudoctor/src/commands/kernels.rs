@@ -18,8 +18,12 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
     let host = host(&args.machine)?;
     let pythons = crate::output::check_pythons(&host, &args.python)?;
     let kb = knowledge_base(&args.machine)?;
+    let envs = if args.paths.is_empty() {
+        python::collect(&host, &pythons)
+    } else {
+        Vec::new()
+    };
     let machine_paths: Vec<String> = if args.paths.is_empty() {
-        let envs = python::collect(&host, &pythons);
         if envs.is_empty() {
             bail!("no Python environment found; name libraries or directories to scan");
         }
@@ -87,6 +91,7 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
     for g in &mut report.gpus {
         g.libraries.retain(|l| keep.contains(&l.path));
     }
+    mark_unloaded_bitsandbytes(&host, &envs, &keep, &mut report);
     let failing = report
         .gpus
         .iter()
@@ -105,4 +110,46 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Healthy
     })
+}
+
+/// bitsandbytes loads the one build of its library that torch's CUDA (or BNB_CUDA_VERSION)
+/// chooses: the others are marked as never loaded, as check leaves them out of KRN002.
+fn mark_unloaded_bitsandbytes(
+    host: &cudoctor_collect::host::Host,
+    envs: &[cudoctor_snapshot::PythonEnv],
+    paths: &[String],
+    report: &mut cudoctor_fatbin::report::KernelsReport,
+) {
+    use cudoctor_analyse::bitsandbytes::{unloaded, OVERRIDE_VAR};
+    let override_value = host.var(OVERRIDE_VAR).filter(|v| !v.is_empty());
+    for env in envs {
+        let torch = env.torch.as_ref();
+        let torch_cuda = torch.and_then(|t| t.cuda.as_deref()?.parse().ok());
+        let (skipped, loaded) = unloaded(
+            env,
+            paths.iter().map(String::as_str),
+            torch_cuda,
+            override_value,
+        );
+        let why = match (loaded, override_value) {
+            (Some(c), Some(v)) => format!(
+                "{OVERRIDE_VAR}={v} makes bitsandbytes load its CUDA {c} build instead"
+            ),
+            (Some(c), None) => format!(
+                "bitsandbytes loads its CUDA {c} build for torch {}",
+                torch.map_or("", |t| t.version.as_str())
+            ),
+            (None, _) => match torch {
+                Some(t) if torch_cuda.is_some() => format!(
+                    "bitsandbytes loads none of its CUDA builds for torch {} (none it would choose is installed)",
+                    t.version
+                ),
+                Some(t) => format!("torch {} has no CUDA: bitsandbytes loads none of its CUDA builds", t.version),
+                None => "no torch in this environment: bitsandbytes does not import".to_string(),
+            },
+        };
+        for path in skipped {
+            report.not_loaded(path, why.clone());
+        }
+    }
 }
