@@ -24,6 +24,7 @@ mod elf;
 mod error;
 pub mod fatbin;
 mod le;
+pub mod outside;
 mod peek;
 pub mod report;
 mod scan;

@@ -80,26 +80,27 @@ pub struct KernelsReport {
     /// The driver's highest CUDA version used for the PTX checks, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver_cuda: Option<String>,
-    /// Libraries listed above that the environment's import never loads (bitsandbytes' builds
-    /// for other CUDA releases), with why: they are judged for no GPU.
+    /// Libraries listed above that are judged for no GPU, with why: the environment's import
+    /// never loads them (bitsandbytes' builds for other CUDA releases), or their kernels are
+    /// not in their fat binaries (cuFFT).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_loaded: Vec<NotLoaded>,
+    pub not_judged: Vec<NotJudged>,
 }
 
-/// A library the process never loads, and why.
+/// A library judged for no GPU, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NotLoaded {
+pub struct NotJudged {
     pub path: String,
     pub why: String,
 }
 
 impl KernelsReport {
-    /// Marks `path` as never loaded (`why`) and takes it out of every GPU's verdicts.
-    pub fn not_loaded(&mut self, path: &str, why: String) {
+    /// Marks `path` as judged for no GPU (`why`) and takes it out of every GPU's verdicts.
+    pub fn not_judged(&mut self, path: &str, why: String) {
         for g in &mut self.gpus {
             g.libraries.retain(|l| l.path != path);
         }
-        self.not_loaded.push(NotLoaded {
+        self.not_judged.push(NotJudged {
             path: path.to_string(),
             why,
         });
@@ -134,10 +135,24 @@ pub fn kernels_report(
                 .collect(),
         })
         .collect();
-    KernelsReport {
+    let mut report = KernelsReport {
         libraries,
         gpus,
         driver_cuda: driver_cuda.map(|v| v.to_string()),
-        not_loaded: Vec::new(),
+        not_judged: Vec::new(),
+    };
+    let outside: Vec<(String, &str)> = report
+        .libraries
+        .iter()
+        .filter_map(|l| {
+            Some((
+                l.path.clone(),
+                crate::outside::kernels_outside_fat_binary(&l.path)?,
+            ))
+        })
+        .collect();
+    for (path, why) in outside {
+        report.not_judged(&path, why.to_string());
     }
+    report
 }

@@ -45,11 +45,11 @@ pub fn render_kernels_text(r: &KernelsReport) -> String {
                 );
             }
         }
-        if let Some(n) = r.not_loaded.iter().find(|n| n.path == lib.path) {
+        if let Some(n) = r.not_judged.iter().find(|n| n.path == lib.path) {
             let _ = writeln!(
                 out,
                 "{}",
-                wrap("    not loaded: ", "          ", &line(&n.why), WIDTH)
+                wrap("    not judged: ", "          ", &line(&n.why), WIDTH)
             );
         }
     }
@@ -113,12 +113,15 @@ pub fn kernels_verdict(r: &KernelsReport) -> String {
         let gpus: Vec<String> = r.gpus.iter().map(gpu_name).collect();
         format!(
             "All {} libraries with CUDA kernels run on {}",
-            total - unreadable,
+            total - unreadable - r.not_judged.len(),
             gpus.join(", ")
         )
     };
     if unreadable > 0 {
         let _ = write!(s, "; {unreadable} of {total} could not be read");
+    }
+    if !r.not_judged.is_empty() && !r.gpus.is_empty() {
+        let _ = write!(s, "; {} not judged (below each)", r.not_judged.len());
     }
     s.push('.');
     s
@@ -232,7 +235,7 @@ mod tests {
                     .collect(),
             }],
             driver_cuda: None,
-            not_loaded: Vec::new(),
+            not_judged: Vec::new(),
         }
     }
 

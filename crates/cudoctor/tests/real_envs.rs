@@ -2044,7 +2044,7 @@ fn bitsandbytes_is_judged_by_the_build_it_loads() {
         .arg(&python);
     let out = with_only(cmd, &[]).output().expect("cudoctor runs");
     let report: Value = serde_json::from_slice(&out.stdout).expect("kernels JSON");
-    let not_loaded: Vec<&str> = report["not_loaded"]
+    let not_loaded: Vec<&str> = report["not_judged"]
         .as_array()
         .map(|a| a.iter().filter_map(|n| n["path"].as_str()).collect())
         .unwrap_or_default();
@@ -2062,4 +2062,35 @@ fn bitsandbytes_is_judged_by_the_build_it_loads() {
             .contains("bitsandbytes/libbitsandbytes_cuda118")),
         "{judged:?}"
     );
+}
+
+/// `kernels` of a stock install on a GPU its torch supports passes: cuFFT's fat binary holds
+/// one stub cubin (its kernels are elsewhere), which `kernels` read as "cannot run" on every
+/// newer GPU; now it is not judged, and says why.
+#[test]
+fn kernels_of_a_stock_install_on_a_supported_gpu_exits_0() {
+    let Some(python) = real_env("stock-current") else {
+        return;
+    };
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.args(["kernels", "--format", "json", "--gpu", "sm_120", "--python"])
+        .arg(&python);
+    let out = with_only(cmd, &[]).output().expect("cudoctor runs");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("kernels JSON");
+    let libraries = report["libraries"].as_array().unwrap();
+    let cufft = libraries
+        .iter()
+        .find(|l| l["path"].as_str().unwrap().ends_with("/libcufft.so.12"))
+        .expect("the stock install has cuFFT");
+    // The case this guards: one stub cubin in a library of hundreds of MB.
+    assert_eq!(cufft["sass"].as_array().unwrap().len(), 1, "{cufft}");
+    let not_judged: Vec<&str> = report["not_judged"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|n| n["path"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        not_judged.iter().any(|p| p.ends_with("/libcufft.so.12")),
+        "{not_judged:?}"
+    );
+    assert!(out.status.success(), "{report}");
 }

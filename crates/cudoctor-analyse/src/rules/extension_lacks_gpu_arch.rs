@@ -56,11 +56,13 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let unloaded = ctx.bitsandbytes_unloaded();
     for lib in &images.libraries {
         // torch's own libraries are KRN001's; libraries without device code are not extensions;
-        // bitsandbytes' builds for other CUDA releases are never loaded.
+        // bitsandbytes' builds for other CUDA releases are never loaded; cuFFT's fat binary
+        // is a stub.
         if lib.error.is_some()
             || (lib.sass.is_empty() && lib.ptx.is_empty())
             || torches.iter().any(|t| t.owns(&lib.path))
             || unloaded.contains(&lib.path.as_str())
+            || cudoctor_fatbin::outside::kernels_outside_fat_binary(&lib.path).is_some()
         {
             continue;
         }

@@ -113,7 +113,7 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
 }
 
 /// bitsandbytes loads the one build of its library that torch's CUDA (or BNB_CUDA_VERSION)
-/// chooses: the others are marked as never loaded, as check leaves them out of KRN002.
+/// chooses: the others are judged for no GPU, as check leaves them out of KRN002.
 fn mark_unloaded_bitsandbytes(
     host: &cudoctor_collect::host::Host,
     envs: &[cudoctor_snapshot::PythonEnv],
@@ -133,23 +133,26 @@ fn mark_unloaded_bitsandbytes(
         );
         let why = match (loaded, override_value) {
             (Some(c), Some(v)) => format!(
-                "{OVERRIDE_VAR}={v} makes bitsandbytes load its CUDA {c} build instead"
+                "never loaded: {OVERRIDE_VAR}={v} makes bitsandbytes load its CUDA {c} build"
             ),
             (Some(c), None) => format!(
-                "bitsandbytes loads its CUDA {c} build for torch {}",
+                "never loaded: bitsandbytes loads its CUDA {c} build for torch {}",
                 torch.map_or("", |t| t.version.as_str())
             ),
             (None, _) => match torch {
                 Some(t) if torch_cuda.is_some() => format!(
-                    "bitsandbytes loads none of its CUDA builds for torch {} (none it would choose is installed)",
+                    "never loaded: bitsandbytes loads none of its CUDA builds for torch {} (none it would choose is installed)",
                     t.version
                 ),
-                Some(t) => format!("torch {} has no CUDA: bitsandbytes loads none of its CUDA builds", t.version),
-                None => "no torch in this environment: bitsandbytes does not import".to_string(),
+                Some(t) => format!(
+                    "never loaded: torch {} has no CUDA, so bitsandbytes loads none of its CUDA builds",
+                    t.version
+                ),
+                None => "never loaded: without torch, bitsandbytes does not import".to_string(),
             },
         };
         for path in skipped {
-            report.not_loaded(path, why.clone());
+            report.not_judged(path, why.clone());
         }
     }
 }
