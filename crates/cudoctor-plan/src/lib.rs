@@ -42,7 +42,7 @@ pub use frameworks::{
 pub use install::{torch_index_url, Install};
 pub use model::{
     parse_installer, Avoid, BuildInput, BuildPlan, Commands, CurrentEnv, CurrentVerdict,
-    DriverUpgrade, InstalledToolkit, Installer, Plan, PlanInput, ResolvedGpu, TargetEnv,
+    DriverUpgrade, FirstFix, InstalledToolkit, Installer, Plan, PlanInput, ResolvedGpu, TargetEnv,
 };
 pub use platform::{driver_for_cuda, DriverFor};
 pub use remedy::{remedy, Remedy};

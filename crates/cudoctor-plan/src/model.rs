@@ -229,4 +229,16 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// The platform the plan is for.
     pub platform: Platform,
+    /// What keeps this machine's GPU out of reach (check's root finding, with its fix): until
+    /// it is fixed, whether a CUDA build runs here cannot be judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first: Option<FirstFix>,
+}
+
+/// A problem of the machine that comes before any torch build: `check`'s finding, word for word.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FirstFix {
+    pub code: String,
+    pub title: String,
+    pub fix: Vec<crate::FixStep>,
 }

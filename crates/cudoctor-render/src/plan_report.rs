@@ -38,6 +38,27 @@ fn platform_command(out: &mut String, p: &Plan, first: &str, cmd: &str) {
 /// that holds a newline or an escape sequence shows as `\n`/`\e`, never as a forged line.
 pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String {
     let mut out = String::new();
+    // The machine's own problem first: no torch build runs on a GPU the process cannot reach.
+    if let Some(first) = &p.first {
+        prose(
+            &mut out,
+            "",
+            "  ",
+            &format!(
+                "First: {} {} (cudoctor check explains it)",
+                line(&first.code),
+                line(&first.title)
+            ),
+        );
+        steps(&mut out, &first.fix);
+        prose(
+            &mut out,
+            "",
+            "  ",
+            "The build below is for what this machine shows now; once the GPU is reachable, run cudoctor plan again.",
+        );
+        let _ = writeln!(out);
+    }
     // The frameworks beside torch first: when torch moves, these run before its own fix.
     if let Some(m) = p.frameworks.as_ref().filter(|m| !m.steps.is_empty()) {
         let names: Vec<String> = m

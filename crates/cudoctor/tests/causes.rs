@@ -642,3 +642,42 @@ fn check_plan_and_explain_choose_the_same_build_on_every_platform() {
         .count();
     assert!(differs >= 2, "{answers:#?}");
 }
+
+/// In a container started without GPU access, check, plan and explain name one root (PLT001)
+/// and give its fix, step for step: plan puts it first and judges the environment's CUDA build
+/// only once the GPU is reachable (it offered a CPU build as "already right" before).
+#[test]
+fn a_container_without_gpu_access_is_one_answer_in_check_plan_and_explain() {
+    let mut m = FakeMachine::new();
+    m.file("/.dockerenv", "");
+    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let (check, code) = m.json();
+    assert_eq!(code, 1);
+    let roots: Vec<&serde_json::Value> = findings(&check)
+        .into_iter()
+        .filter(|f| f["severity"] == "error" && f.get("caused_by").is_none_or(|c| c.is_null()))
+        .collect();
+    assert_eq!(roots.len(), 1, "{check:#}");
+    assert_eq!(roots[0]["code"], "PLT001");
+    let p = m.run(&["plan", "--format", "json"]);
+    assert_eq!(p.code, 1, "{}{}", p.stdout, p.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&p.stdout).unwrap();
+    assert_eq!(plan["first"]["code"], "PLT001", "{plan:#}");
+    assert_eq!(plan["first"]["fix"], roots[0]["fix"], "{plan:#}");
+    assert_eq!(plan["current"]["ok"], false, "{plan:#}");
+    let text = m.run(&["plan"]).stdout;
+    assert!(text.starts_with("First: PLT001"), "{text}");
+    assert!(!text.contains("already right"), "{text}");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.txt");
+    std::fs::write(
+        &log,
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx\n",
+    )
+    .unwrap();
+    let e = m.run(&["explain", "--format", "json", log.to_str().unwrap()]);
+    let explained: serde_json::Value = serde_json::from_str(&e.stdout).unwrap();
+    let text = explained.to_string();
+    assert!(text.contains("PLT001"), "{explained:#}");
+    assert!(text.contains("--gpus all"), "{explained:#}");
+}

@@ -64,7 +64,12 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
         Some(snap)
     };
     let input = input(&kb, args, snap.as_ref(), cuda, old_version)?;
-    let plan = cudoctor_plan::plan(&kb, &input)?;
+    let mut plan = cudoctor_plan::plan(&kb, &input)?;
+    // What-if planning (--gpu, --driver) is about another machine: this one's GPU access is not.
+    let what_if = !args.gpu.is_empty() || args.driver.is_some();
+    if let Some(snap) = snap.as_ref().filter(|_| !what_if) {
+        first_fix(&mut plan, snap, &kb);
+    }
     match args.format {
         IssueFormat::Json => crate::outln!("{}", serde_json::to_string_pretty(&plan)?),
         IssueFormat::Markdown => crate::out!(
@@ -81,6 +86,40 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Healthy
     })
+}
+
+/// check's root finding that keeps the machine's GPU out of reach (a container started without
+/// GPU access, no driver where a GPU is expected), with its fix, word for word: it comes before
+/// any torch build, and until it is fixed the current build is not judged here.
+fn first_fix(plan: &mut cudoctor_plan::Plan, snap: &Snapshot, kb: &cudoctor_kb::Kb) {
+    use cudoctor_analyse::{Severity, Subject};
+    let findings = cudoctor_analyse::analyse(snap, kb);
+    let Some(f) = findings.into_iter().find(|f| {
+        f.caused_by.is_none()
+            && f.severity == Severity::Error
+            && f.about.contains(&Subject::Driver)
+            && !f
+                .about
+                .iter()
+                .any(|s| matches!(s, Subject::TorchBuild { .. }))
+    }) else {
+        return;
+    };
+    // What the environment's build was judged against (no driver, no GPU) is not the machine
+    // the user means: its verdict waits for the fix.
+    if let Some(c) = plan.current.as_mut() {
+        c.ok = false;
+        c.findings = vec![format!(
+            "not judged until the GPU is reachable ({}: {})",
+            f.code, f.title
+        )];
+        c.changes.clear();
+    }
+    plan.first = Some(cudoctor_plan::FirstFix {
+        code: f.code,
+        title: f.title,
+        fix: f.fix,
+    });
 }
 
 fn input(
