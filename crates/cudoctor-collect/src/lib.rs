@@ -26,6 +26,7 @@ use std::thread;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use cudoctor_snapshot::{recorded_env, Snapshot};
+use cudoctor_types::ThreadBudget;
 
 pub use timings::Timings;
 
@@ -126,36 +127,19 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
     snap
 }
 
-/// How many environments are worked on at once: a quarter of the cores (each environment's
-/// own work spreads over threads too), at least one.
+/// How many environments are worked on at once: half of the process's thread budget
+/// (each environment's own work spreads over the budget's threads too), at least one.
 fn env_workers(envs: usize) -> usize {
-    thread::available_parallelism()
-        .map_or(1, |n| n.get() / 4)
-        .clamp(1, envs.max(1))
+    (ThreadBudget::process().limit() / 2).clamp(1, envs.max(1))
 }
 
 /// `work` on each item, a few items at a time ([`env_workers`]); the results in item order
 /// (`R::default()` for an item whose work panicked).
 fn on_workers<T: Sync, R: Send + Default>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<R>>> = Mutex::new(items.iter().map(|_| None).collect());
-    thread::scope(|s| {
-        for _ in 0..env_workers(items.len()) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                let r = work(item);
-                if let Ok(mut all) = results.lock() {
-                    all[i] = Some(r);
-                }
-            });
-        }
-    });
-    results
-        .into_inner()
-        .unwrap_or_default()
+    ThreadBudget::process()
+        .map(items, env_workers(items.len()), work)
         .into_iter()
-        .map(Option::unwrap_or_default)
+        .map(Result::unwrap_or_default)
         .collect()
 }
 
@@ -165,10 +149,12 @@ type FrameworkNeeds = Vec<Vec<Vec<cudoctor_snapshot::UnresolvedNeed>>>;
 /// The kernel images, the loader's facts and the frameworks' unresolved needs of `envs`.
 ///
 /// An environment's emulation needs only its own listing, so each starts as soon as that
-/// listing is known: listing workers hand each environment to emulation workers as they finish
-/// it (a few of each at a time, [`env_workers`]: environments are independent, and a few at a
-/// time keep the memory of their symbol tables bounded). The kernel scan needs every listing
-/// and runs beside the emulations.
+/// listing is known: a few environment workers ([`env_workers`]: environments are independent,
+/// and a few at a time keep the memory of their symbol tables bounded) each list the next
+/// unlisted environment while one is left, then emulate the listed ones. The kernel scan needs
+/// every listing and runs on the calling thread beside the emulations. Workers are drawn from
+/// the process's [`ThreadBudget`], so the pools inside an emulation (symbol tables) and a
+/// listing (the walk) share the same threads instead of adding their own.
 fn binaries(
     host: &Host,
     envs: &[cudoctor_snapshot::PythonEnv],
@@ -183,71 +169,81 @@ fn binaries(
         Option<libraries::EnvLoader>,
         Vec<Vec<cudoctor_snapshot::UnresolvedNeed>>,
     );
-    let workers = env_workers(envs.len());
+    let budget = ThreadBudget::process();
     let listings: Vec<std::sync::OnceLock<Vec<(String, String)>>> =
         envs.iter().map(|_| std::sync::OnceLock::new()).collect();
     let results: Mutex<Vec<Option<EnvResult>>> = Mutex::new(envs.iter().map(|_| None).collect());
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let (listed, ready) = std::sync::mpsc::channel::<usize>();
-    let ready = Mutex::new(ready);
+    // Listed environments whose emulation nobody has started, in the order they were listed.
+    let ready: Mutex<std::collections::VecDeque<usize>> = Mutex::default();
+    // One message per finished listing, for the kernel scan; the channel also closes once
+    // every worker is gone (a worker that panicked sends nothing).
+    let (listed, listed_rx) = std::sync::mpsc::channel::<()>();
+    let emulate = |i: usize| {
+        let (Some(env), Some(candidates)) = (envs.get(i), listings[i].get()) else {
+            return;
+        };
+        // What each framework's own libraries need where the loader cannot find it (torch's
+        // own loading is the loader's): a process of its own, beside torch's.
+        let (loader, needs) = thread::scope(|s| {
+            let needs = budget.spawn_or_run(s, || {
+                timings.time("framework-loader", || {
+                    env.frameworks
+                        .iter()
+                        .map(|b| match b.framework {
+                            cudoctor_snapshot::Framework::Torch => Vec::new(),
+                            _ => libraries::unresolved_needs(host, env, b),
+                        })
+                        .collect()
+                })
+            });
+            let loader = timings.time("loader", || libraries::collect_env(host, env, candidates));
+            (loader, needs.join().unwrap_or_default())
+        });
+        if let Ok(mut all) = results.lock() {
+            all[i] = Some((loader, needs));
+        }
+    };
+    let work = |listed: std::sync::mpsc::Sender<()>| {
+        // Listing first, while an environment is unlisted: the kernel scan waits for them all.
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(env) = envs.get(i) else { break };
+            let c = timings.time("listing", || {
+                kernels::candidates(host, std::slice::from_ref(env))
+            });
+            let _ = listings[i].set(c);
+            if !options.skip_loader {
+                if let Ok(mut r) = ready.lock() {
+                    r.push_back(i);
+                }
+            }
+            // A closed channel only means the kernel scan is not waiting.
+            let _ = listed.send(());
+        }
+        drop(listed);
+        // Then the emulations. Every listed environment is queued before its worker gets
+        // here, so the queue is empty only once each has been taken.
+        loop {
+            // The lock is held only to take the next one, not through an emulation.
+            let i = ready.lock().ok().and_then(|mut r| r.pop_front());
+            let Some(i) = i else { break };
+            emulate(i);
+        }
+    };
+    let work = &work;
     let images = thread::scope(|s| {
-        let listers: Vec<_> = (0..workers)
+        let workers: Vec<_> = (0..env_workers(envs.len()))
             .map(|_| {
                 let listed = listed.clone();
-                let (next, listings) = (&next, &listings);
-                s.spawn(move || loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(env) = envs.get(i) else { break };
-                    let c = timings.time("listing", || {
-                        kernels::candidates(host, std::slice::from_ref(env))
-                    });
-                    let _ = listings[i].set(c);
-                    // A closed channel only means nobody emulates.
-                    let _ = listed.send(i);
-                })
+                budget.spawn_or_run(s, move || work(listed))
             })
             .collect();
         drop(listed);
-        if !options.skip_loader {
-            for _ in 0..workers {
-                let (ready, listings, results) = (&ready, &listings, &results);
-                // The lock is held only while waiting for the next environment (in a closure
-                // of its own, so that no guard lives through an emulation); the channel closes
-                // once every lister is done.
-                let next_ready = || ready.lock().ok().and_then(|r| r.recv().ok());
-                s.spawn(move || {
-                    while let Some(i) = next_ready() {
-                        let (Some(env), Some(candidates)) = (envs.get(i), listings[i].get()) else {
-                            continue;
-                        };
-                        // What each framework's own libraries need where the loader cannot find
-                        // it (torch's own loading is the loader's): a process of its own, beside
-                        // torch's.
-                        let (loader, needs) = thread::scope(|s| {
-                            let needs = s.spawn(|| {
-                                timings.time("framework-loader", || {
-                                    env.frameworks
-                                        .iter()
-                                        .map(|b| match b.framework {
-                                            cudoctor_snapshot::Framework::Torch => Vec::new(),
-                                            _ => libraries::unresolved_needs(host, env, b),
-                                        })
-                                        .collect()
-                                })
-                            });
-                            let loader = timings
-                                .time("loader", || libraries::collect_env(host, env, candidates));
-                            (loader, needs.join().unwrap_or_default())
-                        });
-                        if let Ok(mut all) = results.lock() {
-                            all[i] = Some((loader, needs));
-                        }
-                    }
-                });
+        for _ in envs {
+            if listed_rx.recv().is_err() {
+                break;
             }
-        }
-        for l in listers {
-            let _ = l.join();
         }
         // Every listing, in the order of the environments, each path once (its owner the
         // first environment's that lists it).
@@ -258,14 +254,18 @@ fn binaries(
                 candidates.push((path.clone(), owner.clone()));
             }
         }
-        (!options.skip_kernel_scan).then(|| {
+        let images = (!options.skip_kernel_scan).then(|| {
             timings.time("kernels", || {
                 kernels::scan_extensions(
                     host,
                     &kernels::with_framework_libraries(host, envs, &candidates),
                 )
             })
-        })
+        });
+        for w in workers {
+            let _ = w.join();
+        }
+        images
     });
     if options.skip_loader {
         return (images, None, None);

@@ -84,7 +84,7 @@ pub fn collect_env(
     let llp_set = host.var("LD_LIBRARY_PATH").is_some_and(|v| !v.is_empty());
     let (run, without) = std::thread::scope(|s| {
         let without = llp_set.then(|| {
-            s.spawn(|| {
+            cudoctor_types::ThreadBudget::process().spawn_or_run(s, || {
                 import_model::emulate(
                     host,
                     env,

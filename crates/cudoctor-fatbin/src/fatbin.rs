@@ -289,27 +289,19 @@ fn walk_containers<S: ReadAt + Sync + ?Sized>(
         }
         Ok(w)
     };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(MAX_WALK_THREADS);
+    let budget = cudoctor_types::ThreadBudget::process();
+    let threads = budget.limit().min(MAX_WALK_THREADS);
     if containers.len() < PARALLEL_CONTAINERS || threads < 2 {
         return walk_run(0, containers).map(|w| vec![w]);
     }
     let per = containers.len().div_ceil(threads);
-    let results: Vec<Result<Walk, ScanError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = containers
-            .chunks(per)
-            .enumerate()
-            .map(|(i, run)| s.spawn(move || walk_run(i * per, run)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(ScanError::Corrupt("a walker thread failed".into())))
-            })
-            .collect()
-    });
+    let runs: Vec<_> = containers.chunks(per).enumerate().collect();
+    // Each run goes to the next free worker of the process's budget.
+    let results: Vec<Result<Walk, ScanError>> = budget
+        .map(&runs, runs.len(), |&(i, run)| walk_run(i * per, run))
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|_| Err(ScanError::Corrupt("a walker thread failed".into()))))
+        .collect();
     // The earliest run's error is the first error in file order.
     results.into_iter().collect()
 }

@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
+use cudoctor_types::ThreadBudget;
 use serde::{Deserialize, Serialize};
 
 use crate::arch::{names_of, Arch, ArchKind, Variant};
@@ -176,7 +176,8 @@ fn summarise(walk: Walk, wrappers: u32) -> FileImages {
     images
 }
 
-/// Scans many files on `threads` threads (at least one). Results keep the order of `paths`.
+/// Scans many files on up to `threads` threads, as many as the process's [`ThreadBudget`] has
+/// free (at least the calling thread). Results keep the order of `paths`.
 pub fn scan_many(
     paths: &[PathBuf],
     threads: usize,
@@ -190,52 +191,29 @@ pub fn scan_many_with(
     threads: usize,
     opts: &ScanOptions,
 ) -> Vec<(PathBuf, Result<FileImages, ScanError>)> {
-    let threads = threads.clamp(1, paths.len().max(1));
-    let next = AtomicUsize::new(0);
-    let mut results: Vec<(usize, Result<FileImages, ScanError>)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(path) = paths.get(i) else { break };
-                        // A panic would be a bug in this crate; it costs that file, not the batch.
-                        let r = std::panic::catch_unwind(|| scan_file_with(path, opts))
-                            .unwrap_or_else(|_| {
-                                Err(ScanError::Corrupt("the scanner failed on this file".into()))
-                            });
-                        mine.push((i, r));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_default())
-            .collect()
+    // Each file is taken by the next free worker of the process's budget (the scans nest in
+    // a check's other pools, which draw from the same threads).
+    let results = ThreadBudget::process().map(paths, threads.max(1), |path| {
+        // A panic would be a bug in this crate; it costs that file, not the batch.
+        std::panic::catch_unwind(|| scan_file_with(path, opts))
+            .unwrap_or_else(|_| Err(ScanError::Corrupt("the scanner failed on this file".into())))
     });
-    results.sort_by_key(|(i, _)| *i);
-    let mut out = Vec::with_capacity(paths.len());
-    let mut it = results.into_iter().peekable();
-    for (i, path) in paths.iter().enumerate() {
-        let result = match it.next_if(|(j, _)| *j == i) {
-            Some((_, r)) => r,
-            None => Err(ScanError::Corrupt("the scanner failed on this file".into())),
-        };
-        out.push((path.clone(), result));
-    }
-    out
+    paths
+        .iter()
+        .zip(results)
+        .map(|(path, r)| {
+            let r = r.unwrap_or_else(|_| {
+                Err(ScanError::Corrupt("the scanner failed on this file".into()))
+            });
+            (path.clone(), r)
+        })
+        .collect()
 }
 
-/// A sensible thread count for [`scan_many`]: the available parallelism, capped at 16 (scans
-/// are bound by page faults and I/O more than CPU).
+/// A sensible thread count for [`scan_many`]: the process's thread budget
+/// ([`ThreadBudget::process`]), which no pool passes anyway.
 pub fn default_threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(16)
+    ThreadBudget::process().limit().max(1)
 }
 
 #[cfg(test)]

@@ -9,6 +9,8 @@ use std::sync::{Condvar, Mutex};
 
 /// Directories deeper than this below the start are not entered.
 const MAX_DEPTH: usize = 40;
+/// Threads that list one tree's directories at most.
+const MAX_WALKERS: usize = 4;
 /// Stop after visiting this many directory entries (a huge tree is not a Python env).
 const MAX_VISITS: usize = 2_000_000;
 
@@ -21,17 +23,15 @@ pub fn find_cuda_libraries(dir: &Path) -> Vec<PathBuf> {
     // Directories are shared out to a few threads as they are found (torch's tree alone is
     // some 900 directories, most of them headers'); the result is sorted, so it does not depend
     // on which thread saw what.
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, 4);
+    // Up to four walkers, as many as the process's thread budget has free: a walker that
+    // finds the queue empty while others still list waits for their subdirectories, and the
+    // caller walks too, so the walk finishes with no thread granted.
     let walk = Walk::new(dir);
-    let found: Vec<Found> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads).map(|_| s.spawn(|| walk.work())).collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
+    let found: Vec<Found> = cudoctor_types::ThreadBudget::process()
+        .run(MAX_WALKERS, || walk.work())
+        .into_iter()
+        .map(|w| w.unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        .collect();
     let mut files: Vec<(PathBuf, FileId)> = Vec::new();
     let mut links: Vec<PathBuf> = Vec::new();
     for f in found {

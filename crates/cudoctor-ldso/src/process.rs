@@ -833,32 +833,19 @@ impl Process {
             .iter_mut()
             .filter(|o| o.symbols.is_none())
             .collect();
-        // Largest files first, dealt round-robin: the few big tables (libtorch_cpu,
-        // libtorch_cuda) go to different threads.
+        // Largest files first, each taken by the next free worker of the process's budget:
+        // the few big tables (libtorch_cpu, libtorch_cuda) start first, on different threads.
         pending.sort_by_key(|o| std::cmp::Reverse(o.elf.as_ref().map_or(0, |e| e.source().size())));
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, 8)
-            .min(pending.len());
-        let read = |o: &mut LoadedObject| {
-            o.symbols = Some(match &o.elf {
-                Some(elf) => elf.symbol_table().map_err(|e| e.to_string()),
-                None => Err("not readable".into()),
-            });
-        };
-        if threads <= 1 {
-            pending.into_iter().for_each(read);
-            return;
-        }
-        let mut shares: Vec<Vec<&mut LoadedObject>> = (0..threads).map(|_| Vec::new()).collect();
-        for (i, o) in pending.into_iter().enumerate() {
-            shares[i % threads].push(o);
-        }
-        std::thread::scope(|s| {
-            for share in shares {
-                s.spawn(move || share.into_iter().for_each(read));
-            }
+        let budget = cudoctor_types::ThreadBudget::process();
+        let objects: Vec<&LoadedObject> = pending.iter().map(|o| &**o).collect();
+        let tables = budget.map(&objects, budget.limit(), |o| match &o.elf {
+            Some(elf) => elf.symbol_table().map_err(|e| e.to_string()),
+            None => Err("not readable".into()),
         });
+        for (o, table) in pending.into_iter().zip(tables) {
+            o.symbols =
+                Some(table.unwrap_or_else(|_| Err("reading the symbol table failed".into())));
+        }
     }
 
     /// Check the undefined symbols and required versions of object `idx` against everything

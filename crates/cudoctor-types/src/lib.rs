@@ -8,9 +8,11 @@ pub mod os_text;
 pub mod read_at;
 pub mod regular_file;
 pub mod requirement;
+pub mod threads;
 pub mod version;
 pub mod visible_devices;
 
 pub use loader::Via;
 pub use requirement::{normalise_name, PyVersion, Requirement};
+pub use threads::ThreadBudget;
 pub use version::{ComputeCapability, CudaVersion, DriverVersion, VersionError};

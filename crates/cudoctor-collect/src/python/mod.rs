@@ -49,23 +49,17 @@ pub fn collect(host: &Host, explicit: &[String]) -> Vec<PythonEnv> {
             add(prefix_of(host, &hit), &format!("{name} on PATH"));
         }
     }
-    std::thread::scope(|s| {
-        let reading: Vec<_> = found
-            .into_iter()
-            .map(|(prefix, interpreter, vias)| {
-                s.spawn(move || {
-                    let mut env = read_env(host, &prefix, interpreter, &vias[0]);
-                    env.found_via = vias;
-                    env
-                })
-            })
-            .collect();
-        reading
-            .into_iter()
-            // A reader's panic is the caller's, as it was before the threads.
-            .map(|r| r.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    })
+    // Each environment on a worker of its own where the process's budget has one.
+    cudoctor_types::ThreadBudget::process()
+        .map(&found, found.len(), |(prefix, interpreter, vias)| {
+            let mut env = read_env(host, prefix, interpreter.clone(), &vias[0]);
+            env.found_via = vias.clone();
+            env
+        })
+        .into_iter()
+        // A reader's panic is the caller's, as it was before the threads.
+        .map(|r| r.unwrap_or_else(|p| std::panic::resume_unwind(p)))
+        .collect()
 }
 
 /// Why a path given with `--python` is neither a Python interpreter nor an environment's

@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use std::io::Read;
 
 use cudoctor_snapshot::{DamagedFile, FileProblem, PathOwner, PythonEnv, SharedPath, WheelCheck};
+use cudoctor_types::ThreadBudget;
 use sha2::{Digest, Sha256};
 
 use super::site::{dist_name_version, normalise_name};
@@ -247,26 +248,17 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
                     .then_some((name, version, entry))
             })
             .collect();
-        // Each RECORD is read on its own thread, then all are parsed on a few.
-        let texts: Vec<Result<String, String>> = std::thread::scope(|s| {
-            let handles: Vec<_> = dists
-                .iter()
-                .map(|(_, _, entry)| {
-                    s.spawn(move || {
-                        let record = format!("{sp}/{entry}/RECORD");
-                        host.read_text(&record)
-                            .map_err(|e| format!("{record}: {e}"))
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err("RECORD check failed".into()))
-                })
-                .collect()
-        });
+        // The RECORDs are read on the process's workers (a read each, pulled in turn), then
+        // all are parsed on a few.
+        let texts: Vec<Result<String, String>> = ThreadBudget::process()
+            .map(&dists, dists.len(), |(_, _, entry)| {
+                let record = format!("{sp}/{entry}/RECORD");
+                host.read_text(&record)
+                    .map_err(|e| format!("{record}: {e}"))
+            })
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|_| Err("RECORD check failed".into())))
+            .collect();
         let read: Vec<&str> = texts
             .iter()
             .map(|t| t.as_deref().unwrap_or_default())
@@ -416,24 +408,22 @@ fn fits(owner: &Owner, disk: &OnDisk) -> bool {
         }
 }
 
-/// Runs `work` over each share on its own scoped thread; the results of all shares, in order.
+/// Runs `work` over each share on the process's workers ([`ThreadBudget`]); the results of all
+/// shares, in order (none for a share whose work panicked).
 fn on_threads<T: Sync, R: Send>(shares: Vec<&[T]>, work: impl Fn(&T) -> Vec<R> + Sync) -> Vec<R> {
-    let work = &work;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = shares
-            .into_iter()
-            .map(|share| s.spawn(move || share.iter().flat_map(work).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
-    })
+    ThreadBudget::process()
+        .map(&shares, shares.len(), |share| {
+            share.iter().flat_map(&work).collect::<Vec<R>>()
+        })
+        .into_iter()
+        .flat_map(Result::unwrap_or_default)
+        .collect()
 }
 
-/// Threads the RECORD checks spread their system calls over: the machine's cores, at most 8.
+/// How many shares the RECORD checks cut their system calls into: the process's thread
+/// budget (each share goes to whichever worker is free).
 fn threads() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(1, 8))
+    ThreadBudget::process().limit().max(1)
 }
 
 /// The SHA-256 of the chosen entries (by index), spread over a few threads; a file that cannot
