@@ -282,19 +282,48 @@ impl Context<'_> {
     }
 }
 
-/// The fix step that selects the toolkit at `root` for the session's builds: POSIX's
-/// [`export_cuda_home`], or for a Windows toolkit (a drive path) PowerShell's
-/// `$env:CUDA_HOME = '<root>'; $env:Path = '<root>\bin' + ';' + $env:Path`.
-pub fn cuda_home_step(root: &str) -> cudoctor_plan::FixStep {
+/// The fix step that selects the toolkit at `root` for the session's builds, in the shell of
+/// the machine the toolkit is on: for a Windows toolkit (a drive path) PowerShell's
+/// `$env:CUDA_HOME = '<root>'; $env:Path = '<root>\bin' + ';' + $env:Path`, else POSIX's
+/// `export CUDA_HOME=<root> PATH=<root>/bin:$PATH`. `note`, when given, follows as a `# `
+/// comment (both shells read `#` as one). The one place a CUDA_HOME step is written, so no rule
+/// prints `export` for a Windows toolkit.
+pub fn cuda_home_step(root: &str, note: Option<&str>) -> cudoctor_plan::FixStep {
+    let note = note
+        .map(|n| format!("   # {}", cudoctor_plan::comment(n)))
+        .unwrap_or_default();
     let win = cudoctor_snapshot::windows::WinPath::new(root);
     if !win.is_absolute() {
-        return cudoctor_plan::FixStep::Shell(export_cuda_home(root));
+        return cudoctor_plan::FixStep::Shell(format!("{}{note}", export_cuda_home(root)));
     }
     cudoctor_plan::FixStep::PowerShell(format!(
-        "{}; $env:Path = {} + ';' + $env:Path",
+        "{}; $env:Path = {} + ';' + $env:Path{note}",
         cudoctor_plan::powershell_set_env("CUDA_HOME", win.as_str()),
         cudoctor_plan::quote_powershell_path(win.join("bin").as_str())
     ))
+}
+
+impl Context<'_> {
+    /// The installed toolkits that have nvcc, as (root, version): a Windows machine's as its
+    /// collector reads them (the Linux toolkit layer reads none there), else the Linux layer's.
+    pub fn toolkits_with_nvcc(&self) -> Vec<(String, Option<String>)> {
+        match &self.snap.windows {
+            Some(w) => w
+                .toolkits
+                .iter()
+                .filter(|t| t.nvcc && !t.missing)
+                .map(|t| (t.path.to_string(), t.version.clone()))
+                .collect(),
+            None => self
+                .snap
+                .toolkit
+                .toolkits
+                .iter()
+                .filter(|t| t.nvcc.is_some())
+                .map(|t| (t.root.clone(), t.version.clone()))
+                .collect(),
+        }
+    }
 }
 
 /// How a GPU can run one scanned library, by NVIDIA's binary-compatibility rules (including the
@@ -657,9 +686,10 @@ pub fn env_python(env: &PythonEnv) -> String {
     format!("{}/bin/python", env.prefix.trim_end_matches('/'))
 }
 
-/// The shell line that selects the toolkit at `root` for this shell: CUDA_HOME and PATH only
-/// (LD_LIBRARY_PATH would shadow the libraries torch's wheels bring).
-pub fn export_cuda_home(root: &str) -> String {
+/// The POSIX shell line that selects the toolkit at `root` for this shell: CUDA_HOME and PATH
+/// only (LD_LIBRARY_PATH would shadow the libraries torch's wheels bring). Written only through
+/// [`cuda_home_step`], which picks the shell.
+fn export_cuda_home(root: &str) -> String {
     let root = root.trim_end_matches('/');
     format!(
         "export CUDA_HOME={} PATH={}:$PATH",

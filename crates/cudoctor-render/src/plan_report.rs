@@ -261,16 +261,11 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
                 .as_deref()
                 .filter(|h| cudoctor_snapshot::windows::WinPath::new(h).is_absolute())
             {
-                let bin = cudoctor_snapshot::windows::WinPath::new(h).join("bin");
                 platform_command(
                     &mut out,
                     p,
                     "  ",
-                    &format!(
-                        "{}; $env:Path = {} + ';' + $env:Path",
-                        cudoctor_plan::powershell_set_env("CUDA_HOME", h),
-                        cudoctor_plan::quote_powershell_path(bin.as_str())
-                    ),
+                    cudoctor_analyse::context::cuda_home_step(h, None).text(),
                 );
             }
         } else {
@@ -280,11 +275,17 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
             if let Some(j) = b.max_jobs {
                 let _ = writeln!(out, "  export MAX_JOBS={j}");
             }
-            if let Some(h) = &b.cuda_home {
+            // A toolkit of this machine's, when it is a POSIX one (the step would be
+            // PowerShell's for a Windows toolkit, which a POSIX plan cannot run).
+            if let Some(h) = b
+                .cuda_home
+                .as_deref()
+                .filter(|h| !cudoctor_snapshot::windows::WinPath::new(h).is_absolute())
+            {
                 command(
                     &mut out,
                     "  ",
-                    &cudoctor_analyse::context::export_cuda_home(h),
+                    cudoctor_analyse::context::cuda_home_step(h, None).text(),
                 );
             }
         }

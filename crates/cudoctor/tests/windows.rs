@@ -742,3 +742,53 @@ fn a_damaged_nvml_dll_leaves_the_driver_unknown() {
         .iter()
         .all(|f| f["code"] != "DRV001"));
 }
+
+/// A Windows tree whose CUDA_PATH selects a toolkit newer than its driver (CUDA 13.0 on 560.94,
+/// read from nvml.dll): TK004 offers the installed 12.4, which the driver runs, in PowerShell,
+/// never as POSIX `export`.
+#[test]
+fn a_windows_toolkit_newer_than_the_driver_is_tk004_with_the_older_one_in_powershell() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    nvml_of_560_94(root, "C/Windows/System32");
+    let base = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA";
+    for (v, full) in [("v12.4", "12.4.131"), ("v13.0", "13.0.88")] {
+        let tk = root
+            .join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA")
+            .join(v);
+        std::fs::create_dir_all(tk.join("bin")).unwrap();
+        std::fs::write(tk.join("bin/nvcc.exe"), b"MZ").unwrap();
+        std::fs::write(
+            tk.join("version.json"),
+            format!(r#"{{"cuda": {{"name": "CUDA SDK", "version": "{full}"}}}}"#),
+        )
+        .unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .env_clear()
+        .env("PATH", r"C:\Windows\System32;C:\Windows")
+        .env("CUDA_PATH", format!(r"{base}\v13.0"))
+        .args(["check", "--root"])
+        .arg(root)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    support::check_fixes(&v);
+    let f = finding(&v, "TK004");
+    let commands: Vec<&serde_json::Value> = f["fix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s.get("prose").is_none())
+        .collect();
+    assert_eq!(
+        commands,
+        [&serde_json::json!({
+            "powershell": format!(
+                r"$env:CUDA_HOME = '{base}\v12.4'; $env:Path = '{base}\v12.4\bin' + ';' + $env:Path"
+            )
+        })],
+        "{f:#}"
+    );
+}

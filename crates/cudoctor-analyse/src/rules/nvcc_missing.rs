@@ -76,11 +76,10 @@ fn check(ctx: &Context) -> Vec<Finding> {
             }
             // No LD_LIBRARY_PATH: the toolkit's libraries would shadow the ones torch's wheel
             // brings (LIB003); builds need only CUDA_HOME and nvcc on PATH.
-            f = f.shell(format!(
-                "{}   # use CUDA {}",
-                crate::context::export_cuda_home(&t.root),
-                cudoctor_plan::comment(version)
-            ));
+            f = f.steps([crate::context::cuda_home_step(
+                &t.root,
+                Some(&format!("use CUDA {version}")),
+            )]);
         }
     }
     vec![f]

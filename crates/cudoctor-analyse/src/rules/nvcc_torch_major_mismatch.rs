@@ -48,29 +48,19 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 f = f.about(Subject::ToolkitSetting { var: build.chosen_by.clone() });
             }
             let of_major = |v: Option<&str>| v.and_then(cuda_of).is_some_and(|v| v.major == cuda.major);
-            // The installed toolkits of torch's major: a Windows machine's as its collector
-            // reads them (the Linux toolkit layer reads none there).
-            let same_major: Vec<String> = match &ctx.snap.windows {
-                Some(w) => w
-                    .toolkits
-                    .iter()
-                    .filter(|tk| tk.nvcc && !tk.missing && of_major(tk.version.as_deref()))
-                    .map(|tk| tk.path.to_string())
-                    .collect(),
-                None => ctx
-                    .snap
-                    .toolkit
-                    .toolkits
-                    .iter()
-                    .filter(|tk| tk.nvcc.is_some() && of_major(tk.version.as_deref()))
-                    .map(|tk| tk.root.clone())
-                    .collect(),
-            };
+            // The installed toolkits of torch's major (a Windows machine's as its collector
+            // reads them).
+            let same_major: Vec<String> = ctx
+                .toolkits_with_nvcc()
+                .into_iter()
+                .filter(|(_, version)| of_major(version.as_deref()))
+                .map(|(root, _)| root)
+                .collect();
             if same_major.is_empty() {
                 f = f.prose(format!("Install CUDA Toolkit {cuda} (or any {}.x) and point CUDA_HOME at it", cuda.major));
             }
             for root in same_major {
-                f = f.steps([crate::context::cuda_home_step(&root)]);
+                f = f.steps([crate::context::cuda_home_step(&root, None)]);
             }
             Some(f)
         })

@@ -1,6 +1,6 @@
 use cudoctor_kb::DriverSupport;
 
-use crate::context::{cuda_of, export_cuda_home};
+use crate::context::{cuda_home_step, cuda_of};
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -57,26 +57,24 @@ fn check(ctx: &Context) -> Vec<Finding> {
         DriverSupport::Unknown => return Vec::new(),
     };
     f.title = format!("CUDA Toolkit {version} is newer than driver {driver} supports natively");
+    // The installed toolkits the driver runs natively, in the machine's shell (PowerShell for
+    // a Windows machine's toolkits).
     let older: Vec<_> = ctx
-        .snap
-        .toolkit
-        .toolkits
-        .iter()
-        .filter(|t| t.nvcc.is_some())
-        .filter(|t| {
-            t.version
-                .as_deref()
+        .toolkits_with_nvcc()
+        .into_iter()
+        .filter(|(_, v)| {
+            v.as_deref()
                 .and_then(cuda_of)
                 .is_some_and(|v| ctx.driver_support(&driver, v) == DriverSupport::Native)
         })
         .collect();
-    for t in older {
+    for (root, v) in older {
         f = f
             .prose(format!(
                 "or select the installed toolkit {}:",
-                t.version.as_deref().unwrap_or("?")
+                v.as_deref().unwrap_or("?")
             ))
-            .shell(export_cuda_home(&t.root));
+            .steps([cuda_home_step(&root, None)]);
     }
     vec![f]
 }
@@ -96,5 +94,51 @@ mod tests {
         assert_eq!(f[0].severity, Severity::Warning);
         assert!(f[0].fix[0].contains("580"));
         assert!(run(&RULE, &h200()).is_empty());
+    }
+
+    /// A Windows machine (a tree under --root) selecting CUDA 13.0 on driver 560.94: the
+    /// installed 12.4 the driver runs is offered in PowerShell, never as POSIX `export`.
+    #[test]
+    fn a_windows_machine_is_offered_its_older_toolkit_in_powershell() {
+        use cudoctor_snapshot::windows::{WinPath, WindowsFacts, WindowsToolkit};
+        let mut s = machine(None, &[]);
+        s.host.os = "windows".into();
+        s.driver.version = Some(cudoctor_snapshot::Sourced::new(
+            "560.94".into(),
+            r"C:\Windows\System32\nvml.dll",
+        ));
+        let base = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA";
+        let toolkit = |v: &str, full: &str| WindowsToolkit {
+            path: WinPath::new(&format!(r"{base}\{v}")),
+            version: Some(full.into()),
+            nvcc: true,
+            named_by: vec![],
+            missing: false,
+        };
+        s.windows = Some(WindowsFacts {
+            windows_dir: Some(WinPath::new(r"C:\Windows")),
+            toolkits: vec![toolkit("v12.4", "12.4.131"), toolkit("v13.0", "13.0.88")],
+            ..Default::default()
+        });
+        s.env.insert("CUDA_PATH".into(), format!(r"{base}\v13.0"));
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        let step = f[0]
+            .fix
+            .iter()
+            .find(|s| s.is_command())
+            .expect("a command selecting the older toolkit");
+        assert_eq!(
+            step,
+            &cudoctor_plan::FixStep::PowerShell(format!(
+                r"$env:CUDA_HOME = '{base}\v12.4'; $env:Path = '{base}\v12.4\bin' + ';' + $env:Path"
+            ))
+        );
+        assert!(
+            f[0].fix.iter().all(|s| !s.contains("export")),
+            "{:#?}",
+            f[0].fix
+        );
     }
 }

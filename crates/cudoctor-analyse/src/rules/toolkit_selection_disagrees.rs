@@ -75,7 +75,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
     }
     let target = picks.first().map(|(_, r)| r.clone()).unwrap_or_default();
     f = f
-        .shell(format!("{}   # make every selector agree on one toolkit", crate::context::export_cuda_home(&target)))
+        .steps([crate::context::cuda_home_step(&target, Some("make every selector agree on one toolkit"))])
         .shell("sudo update-alternatives --config cuda   # where /usr/local/cuda is managed by alternatives");
     vec![f]
 }

@@ -44,11 +44,10 @@ fn check(ctx: &Context) -> Vec<Finding> {
         if with_nvcc.len() >= 2 {
             // No LD_LIBRARY_PATH: the toolkit's libraries would shadow the ones torch's wheel
             // brings (LIB003); builds need only CUDA_HOME and nvcc on PATH.
-            f = f.shell(format!(
-                "{}   # CUDA {}",
-                crate::context::export_cuda_home(&t.root),
-                cudoctor_plan::comment(t.version.as_deref().unwrap_or("?"))
-            ));
+            f = f.steps([crate::context::cuda_home_step(
+                &t.root,
+                Some(&format!("CUDA {}", t.version.as_deref().unwrap_or("?"))),
+            )]);
         }
     }
     for s in &tk.shell_settings {
