@@ -140,19 +140,23 @@ impl Explanation {
 }
 
 impl Explanation {
-    /// Adds the machine check: `check`'s fixes for this machine first, then the signature's own;
-    /// when the machine contradicts the message, those are said to be for the machine that wrote
-    /// the log. An unknown explanation has nothing to check.
+    /// Adds the machine check. When the machine confirms the message with check's findings, the
+    /// fix is check's for them, alone: the signature's generic steps ("if PyTorch has it,
+    /// rebuild the extension") would second-guess the cause already found (`--no-machine` still
+    /// gives them). Otherwise check's fixes come first, then the signature's own; when the
+    /// machine contradicts the message, those are said to be for the machine that wrote the
+    /// log. An unknown explanation has nothing to check.
     pub fn with_machine(&mut self, check: MachineCheck) {
         if !self.is_known() {
             return;
         }
         let elsewhere = check.verdict == Verdict::Contradicts;
+        let confirmed = check.verdict == Verdict::Consistent && !check.fixes.is_empty();
         let mut fix: Vec<FixStep> = check.fixes.clone();
         let own: Vec<FixStep> = self
             .fix
             .iter()
-            .filter(|f| !fix.contains(f))
+            .filter(|f| !confirmed && !fix.contains(f))
             .cloned()
             .collect();
         if elsewhere && !own.is_empty() {

@@ -121,7 +121,13 @@ pub(crate) fn judge(
             &mut findings,
             &mut problems,
         );
-        if plan.torch.as_deref().is_some_and(|p| p != r.version) && problems.is_empty() {
+        // A CPU build is never an upgrade of a CUDA one: it is what a machine that shows no
+        // driver and no GPU gets, which says nothing of the build this environment needs.
+        let cpu_for_cuda = plan.variant.as_deref() == Some("cpu") && tag.as_deref() != Some("cpu");
+        if plan.torch.as_deref().is_some_and(|p| p != r.version)
+            && problems.is_empty()
+            && !cpu_for_cuda
+        {
             findings.push(format!(
                 "a newer build fits this machine: torch {} {} (optional upgrade)",
                 plan.torch.as_deref().unwrap_or_default(),

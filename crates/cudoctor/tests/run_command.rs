@@ -363,8 +363,11 @@ fn attention_backends_come_from_what_torch_dispatched() {
     assert_eq!(site("attention_sampled")["calls"], 3, "{cost}");
     assert_eq!(site("step")["calls"], 6, "{cost}");
     assert_eq!(site("forward_pre_hook")["calls"], 2, "{cost}");
+    // Each is a difference of two timings clamped at 0: on a loaded machine the noise can take
+    // it to 0, so only its presence and sign are certain.
     for untimed in ["attention_call_us", "module_call_us"] {
-        assert!(cost["untimed"][untimed].as_f64().unwrap() > 0.0, "{cost}");
+        let us = cost["untimed"][untimed].as_f64();
+        assert!(us.is_some_and(|us| us >= 0.0 && us.is_finite()), "{cost}");
     }
     let steady = cost["steady_ms"].as_f64().unwrap();
     let sampled = cost["sampled_ms"].as_f64().unwrap();

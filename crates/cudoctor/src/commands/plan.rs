@@ -105,15 +105,17 @@ fn first_fix(plan: &mut cudoctor_plan::Plan, snap: &Snapshot, kb: &cudoctor_kb::
     }) else {
         return;
     };
-    // What the environment's build was judged against (no driver, no GPU) is not the machine
-    // the user means: its verdict waits for the fix.
+    // Whether the environment's build runs on the GPU waits for the fix; what is wrong with the
+    // environment whatever the GPU (two CUDA majors, a companion of another release) stays.
     if let Some(c) = plan.current.as_mut() {
         c.ok = false;
-        c.findings = vec![format!(
-            "not judged until the GPU is reachable ({}: {})",
-            f.code, f.title
-        )];
-        c.changes.clear();
+        c.findings.insert(
+            0,
+            format!(
+                "whether its build runs on the GPU is not judged until the GPU is reachable ({}: {})",
+                f.code, f.title
+            ),
+        );
     }
     plan.first = Some(cudoctor_plan::FirstFix {
         code: f.code,
