@@ -508,11 +508,12 @@ fn explain_takes_checks_python_option() {
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
 }
 
-/// The same build from `check`, `plan` and `explain` on the other platforms the chooser knows:
-/// the machine's snapshot with its host changed to Linux aarch64 or Windows is judged by
+/// The same build from `check`, `plan` and `explain` on the platforms the chooser knows: the
+/// machine's snapshot with its host changed to Linux aarch64 or Windows is judged by
 /// `check --snapshot` and confirmed by `explain --snapshot` (both take the platform from the
-/// snapshot's host, as they do on a real machine), and `plan --platform` answers for the same
-/// driver, GPUs, Python and environment.
+/// snapshot's host, as they do on a real machine). `plan` gives the same remedy on the machine's
+/// own platform; `plan --platform` naming another is a what-if for another machine, with no
+/// verdict or remedy for this machine's environment (its Linux venv under a Windows plan).
 #[test]
 fn check_plan_and_explain_choose_the_same_build_on_every_platform() {
     const BUILD_CODES: [&str; 4] = ["FW001", "DRV004", "KRN001", "FW002"];
@@ -590,7 +591,33 @@ fn check_plan_and_explain_choose_the_same_build_on_every_platform() {
             let plan: serde_json::Value = serde_json::from_str(&p.stdout)
                 .unwrap_or_else(|e| panic!("{case}: {e}\n{}{}", p.stdout, p.stderr));
             assert_eq!(plan["platform"], platform, "{case}: {plan:#}");
-            let Some(remedy) = plan.get("remedy") else {
+            // The fake machine is this host's platform (the one the tests run on).
+            let native = platform == "linux-x86_64" && std::env::consts::ARCH == "x86_64";
+            if !native {
+                assert!(plan.get("remedy").is_none(), "{case}: {plan:#}");
+                assert!(plan.get("current").is_none(), "{case}: {plan:#}");
+            }
+            let plan_steps = |plan: &serde_json::Value| -> Option<Vec<String>> {
+                Some(
+                    plan.get("remedy")?["steps"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter_map(|s| s["shell"].as_str().map(str::to_string))
+                        .collect(),
+                )
+            };
+            // Off the machine's platform check's one root is the answer (plan gives none).
+            let check_steps = || match roots[..] {
+                [root] => Some(shell_steps(root)),
+                _ => None,
+            };
+            let steps = if native {
+                plan_steps(&plan)
+            } else {
+                check_steps()
+            };
+            let Some(plan_steps) = steps else {
                 for r in &roots {
                     assert!(
                         shell_steps(r).iter().all(|s| !s.contains("torch==")),
@@ -600,12 +627,6 @@ fn check_plan_and_explain_choose_the_same_build_on_every_platform() {
                 continue;
             };
             assert_eq!(roots.len(), 1, "{case}: {:#}", check["findings"]);
-            let plan_steps: Vec<String> = remedy["steps"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter_map(|s| s["shell"].as_str().map(str::to_string))
-                .collect();
             assert_eq!(shell_steps(roots[0]), plan_steps, "{case}: check vs plan");
             // explain confirms the message with check's judges on the same snapshot: its
             // fix is check's, so the same build.
@@ -641,6 +662,42 @@ fn check_plan_and_explain_choose_the_same_build_on_every_platform() {
         .filter(|per_machine| per_machine.iter().any(|(_, s)| *s != per_machine[0].1))
         .count();
     assert!(differs >= 2, "{answers:#?}");
+}
+
+/// `plan --platform windows` on a Linux machine is a what-if for a Windows machine: it chooses
+/// the Windows build and prints PowerShell, but gives this machine's Linux venv no verdict and
+/// no remedy (it once wrote the venv's `/opt/venv/bin/python` and POSIX commands under the
+/// Windows plan, and exited 1 for it). On the machine's own platform the remedy stays.
+#[test]
+fn a_plan_for_another_platform_leaves_this_machines_environment_alone() {
+    let mut m = FakeMachine::new();
+    m.driver("580.95.05", "13.0", &[Gpu::new("NVIDIA H200", "9.0")]);
+    m.venv("/opt/venv", "2.11.0+cpu", None, &[]);
+    let own = m.run(&["plan", "--format", "json"]);
+    assert_eq!(own.code, 1, "{}{}", own.stdout, own.stderr);
+    let own: serde_json::Value = serde_json::from_str(&own.stdout).unwrap();
+    assert_eq!(own["current"]["ok"], false, "{own:#}");
+    assert!(own.get("remedy").is_some(), "{own:#}");
+
+    let p = m.run(&["plan", "--format", "json", "--platform", "windows"]);
+    assert_eq!(p.code, 0, "{}{}", p.stdout, p.stderr);
+    let plan: serde_json::Value = serde_json::from_str(&p.stdout).unwrap();
+    assert_eq!(plan["platform"], "windows", "{plan:#}");
+    assert!(plan.get("remedy").is_none(), "{plan:#}");
+    assert!(plan.get("current").is_none(), "{plan:#}");
+    assert!(plan.get("first").is_none(), "{plan:#}");
+    assert!(
+        plan["torch"].is_string(),
+        "a Windows build is still chosen: {plan:#}"
+    );
+    let text = m.run(&["plan", "--platform", "windows"]);
+    assert_eq!(text.code, 0, "{}{}", text.stdout, text.stderr);
+    assert!(!text.stdout.contains("/opt/venv"), "{}", text.stdout);
+    assert!(
+        text.stdout.contains("PS> pip install torch=="),
+        "{}",
+        text.stdout
+    );
 }
 
 /// In a container started without GPU access, check, plan and explain name one root (PLT001)

@@ -65,9 +65,8 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
     };
     let input = input(&kb, args, snap.as_ref(), cuda, old_version)?;
     let mut plan = cudoctor_plan::plan(&kb, &input)?;
-    // What-if planning (--gpu, --driver) is about another machine: this one's GPU access is not.
-    let what_if = !args.gpu.is_empty() || args.driver.is_some();
-    if let Some(snap) = snap.as_ref().filter(|_| !what_if) {
+    // What-if planning is about another machine: this one's GPU access is not.
+    if let Some(snap) = snap.as_ref().filter(|s| !what_if(args, Some(s))) {
         first_fix(&mut plan, snap, &kb);
     }
     match args.format {
@@ -168,15 +167,20 @@ fn input(
         .clone()
         .or(old_version)
         .or_else(|| env.and_then(|e| e.python_version.clone()));
+    // For another platform this machine's environment is neither judged nor fixed: its
+    // interpreter path and commands are this machine's (a Linux venv's under a Windows plan).
+    let other_platform = other_platform(args, snap);
     // Without torch, the environment's other frameworks are still judged (their one CUDA major).
-    let current = env.and_then(|e| match &e.torch {
-        Some(t) => Some(cudoctor_analyse::context::current_env(e, t, false)),
-        None => Some(cudoctor_analyse::context::frameworks_env(e)).filter(|c| !c.others.is_empty()),
-    });
-    // What-if planning (--gpu, --driver) asks about another machine: no remedy for this env.
-    let what_if = !args.gpu.is_empty() || args.driver.is_some();
+    let current =
+        env.filter(|_| !other_platform)
+            .and_then(|e| match &e.torch {
+                Some(t) => Some(cudoctor_analyse::context::current_env(e, t, false)),
+                None => Some(cudoctor_analyse::context::frameworks_env(e))
+                    .filter(|c| !c.others.is_empty()),
+            });
+    // What-if planning asks about another machine: no remedy for this env.
     let target = env
-        .filter(|_| !what_if)
+        .filter(|_| !what_if(args, snap))
         .map(cudoctor_analyse::context::target_env);
     let build = snap.map(|s| BuildInput {
         memory_gib: s.host.memory_total_mib.map(|m| m as f64 / 1024.0),
@@ -212,6 +216,25 @@ fn input(
         target,
         platform,
     })
+}
+
+/// Whether the plan is a what-if for another machine: other GPUs (--gpu), another driver
+/// (--driver) or another platform than the detected machine's (--platform). This machine's
+/// environment then gets no remedy, and its GPU access is not the plan's question.
+fn what_if(args: &PlanArgs, snap: Option<&Snapshot>) -> bool {
+    !args.gpu.is_empty() || args.driver.is_some() || other_platform(args, snap)
+}
+
+/// --platform names another platform than the detected machine's (`plan --platform windows`
+/// on Linux). Without detection there is no machine to differ from.
+fn other_platform(args: &PlanArgs, snap: Option<&Snapshot>) -> bool {
+    let (Some(given), Some(snap)) = (&args.platform, snap) else {
+        return false;
+    };
+    // An unknown name is refused where the platform is read (`input`).
+    given
+        .parse::<cudoctor_kb::Platform>()
+        .is_ok_and(|p| p != cudoctor_analyse::context::host_platform(&snap.host))
 }
 
 /// `--python` as (an interpreter or prefix, a Python version in the old spelling): an X.Y that
