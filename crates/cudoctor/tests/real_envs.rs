@@ -2094,3 +2094,78 @@ fn kernels_of_a_stock_install_on_a_supported_gpu_exits_0() {
     );
     assert!(out.status.success(), "{report}");
 }
+
+/// The knowledge base's arch list of a real env's torch build agrees with the fat binaries of
+/// its libtorch_cuda.so: every architecture the list names has machine code there, and the list
+/// says PTX exactly where the library carries PTX (2.7.1+cu126's row said 9.0+PTX from a
+/// main-branch snapshot, and plan called it reaching an sm_120 GPU that check found it fails).
+#[test]
+fn the_arch_lists_of_real_torch_builds_are_their_kernel_images() {
+    let kb = cudoctor_kb::Kb::embedded();
+    let mut judged = 0;
+    for name in [
+        "stock-current",
+        "stock-cu126",
+        "cuda13-frameworks-beside-torch",
+        "xformers-matching",
+    ] {
+        let Some(python) = real_env(name) else {
+            continue;
+        };
+        let json = check_json(&python, None);
+        let env = &json["snapshot"]["python_envs"][0];
+        let torch = env["torch"]["version"].as_str().unwrap().to_string();
+        let cuda = env["torch"]["cuda"].as_str().unwrap();
+        let release = torch.split('+').next().unwrap();
+        let tag = cuda.parse::<cudoctor_kb::CudaVersion>().unwrap().tag();
+        let Some(archs) = kb
+            .torch(release)
+            .and_then(|r| r.variant(&tag))
+            .and_then(|v| v.archs())
+        else {
+            panic!("{name}: torch {torch} ({tag}) has no arch list in the knowledge base");
+        };
+        let lib = json["snapshot"]["kernel_images"]["libraries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| {
+                l["path"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("/torch/lib/libtorch_cuda.so")
+            })
+            .unwrap_or_else(|| panic!("{name}: no libtorch_cuda.so scanned"));
+        let strings = |v: &Value| -> Vec<String> {
+            v.as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let (sass, ptx) = (strings(&lib["sass"]), strings(&lib["ptx"]));
+        for a in &archs {
+            let sm = format!("sm_{}{}", a.cc.major, a.cc.minor);
+            assert!(
+                sass.contains(&sm),
+                "{name}: torch {torch} ({tag}): the list names {sm}, the library has {sass:?}"
+            );
+            let compute = format!("compute_{}{}", a.cc.major, a.cc.minor);
+            assert_eq!(
+                a.ptx,
+                ptx.contains(&compute),
+                "{name}: torch {torch} ({tag}): PTX for {} in the list: {}, in the library: {ptx:?}",
+                a.cc,
+                a.ptx
+            );
+        }
+        assert!(
+            ptx.is_empty() || archs.iter().any(|a| a.ptx),
+            "{name}: the library has PTX {ptx:?} the list does not name"
+        );
+        judged += 1;
+    }
+    assert!(judged > 0, "no real env with torch to compare");
+}
