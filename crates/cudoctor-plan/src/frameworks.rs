@@ -65,11 +65,7 @@ pub fn kept_major(
     if let Some(r) = remedy.filter(|r| r.moves_torch()) {
         return r.moves_to_major();
     }
-    let torch = cur.torch.as_deref().and_then(|t| {
-        t.split_once('+')
-            .and_then(|(_, tag)| variant_major(tag))
-            .or(cur.torch_cuda.map(|c| c.major))
-    });
+    let torch = cur.torch_major();
     if torch.is_some() {
         return torch;
     }
@@ -281,20 +277,23 @@ pub fn one_major(
     // name, not in their files' paths): removing one major's takes files the other's
     // registered, so the kept major's are put back as installed. torch's own pins when torch
     // stays; every installed wheel of the kept major when torch moves to it.
+    // torch stays on its major only when no remedy moves it and that major is the kept one (a
+    // what-if plan for other GPUs moves torch without a remedy of this environment).
+    let torch_stays = torch_moves.is_none() && cur.torch_major().is_none_or(|m| m == keep);
     if !foreign.is_empty() {
-        let pins: Vec<String> = match torch_moves {
-            None => cur.torch_wheels.clone(),
-            Some(_) => cur
-                .nvidia_wheels
+        let pins: Vec<String> = if torch_stays {
+            cur.torch_wheels.clone()
+        } else {
+            cur.nvidia_wheels
                 .iter()
                 .filter(|w| w.major == keep)
                 .map(|w| format!("{}=={}", w.name, w.version))
-                .collect(),
+                .collect()
         };
         if !pins.is_empty() {
             steps.push(FixStep::Prose(format!(
                 "then put back {} CUDA wheels over the files the others overwrote:",
-                if torch_moves.is_none() {
+                if torch_stays {
                     "torch's own"
                 } else {
                     "the kept"

@@ -58,6 +58,16 @@ pub struct CurrentEnv {
 }
 
 impl CurrentEnv {
+    /// The CUDA major of the installed torch build (13 of "2.11.0+cu130", else of its
+    /// version.py CUDA); None for a CPU build or without torch.
+    pub fn torch_major(&self) -> Option<u32> {
+        self.torch.as_deref().and_then(|t| {
+            t.split_once('+')
+                .and_then(|(_, tag)| crate::frameworks::variant_major(tag))
+                .or(self.torch_cuda.map(|c| c.major))
+        })
+    }
+
     /// The names of its `nvidia-*` wheels named for CUDA `major`.
     pub fn wheels_of_major(&self, major: u32) -> Vec<&str> {
         self.nvidia_wheels

@@ -436,3 +436,33 @@ fn plan_text_for_frameworks_without_torch() {
     let r = m.run(&["plan"]);
     insta::assert_snapshot!("plan_frameworks_without_torch", r.stdout);
 }
+
+/// `plan --gpu V100` on a machine whose environment has torch, JAX and CuPy for CUDA 13: the
+/// what-if moves the environment to CUDA 12 and never puts CUDA-13 wheels back after removing
+/// them (it reinstalled torch's own CUDA-13 wheels, as if torch stayed on CUDA 13; seen on the
+/// GPU machine).
+#[test]
+fn a_volta_what_if_plan_puts_back_no_wheel_of_the_major_it_leaves() {
+    let mut m = FakeMachine::new();
+    m.driver("580.95.05", "13.0", &[Gpu::new("NVIDIA H200", "9.0")]);
+    with_env(&m, "cuda13-frameworks-beside-torch");
+    m.var("VIRTUAL_ENV", "/venv");
+    m.prepend_path("/venv/bin");
+    let r = m.run(&["plan", "--gpu", "V100", "--format", "json"]);
+    let plan: serde_json::Value = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", r.stdout, r.stderr));
+    assert_eq!(plan["frameworks"]["keep"], 12, "{plan:#}");
+    let steps = support::step_texts(&plan["frameworks"]["steps"]);
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.contains("uninstall") && s.contains("nvidia-nccl-cu13")),
+        "{steps:#?}"
+    );
+    assert!(
+        !steps
+            .iter()
+            .any(|s| s.contains("install") && !s.contains("uninstall") && s.contains("-cu13==")),
+        "{steps:#?}"
+    );
+}
