@@ -558,18 +558,7 @@ fn a_windows_toolkit_of_another_major_than_torchs_is_tk002_in_powershell() {
     .unwrap();
     std::fs::create_dir_all(root.join("C/Windows/System32")).unwrap();
     let base = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA";
-    for (v, full) in [("v11.8", "11.8.89"), ("v12.9", "12.9.86")] {
-        let tk = root
-            .join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA")
-            .join(v);
-        std::fs::create_dir_all(tk.join("bin")).unwrap();
-        std::fs::write(tk.join("bin/nvcc.exe"), b"MZ").unwrap();
-        std::fs::write(
-            tk.join("version.json"),
-            format!(r#"{{"cuda": {{"name": "CUDA SDK", "version": "{full}"}}}}"#),
-        )
-        .unwrap();
-    }
+    windows_toolkits(root, &[("v11.8", "11.8.89"), ("v12.9", "12.9.86")]);
     let run_with = |cuda_path: Option<&str>, path: &str| -> serde_json::Value {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
         cmd.env_clear().env("PATH", path);
@@ -752,18 +741,7 @@ fn a_windows_toolkit_newer_than_the_driver_is_tk004_with_the_older_one_in_powers
     let root = dir.path();
     nvml_of_560_94(root, "C/Windows/System32");
     let base = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA";
-    for (v, full) in [("v12.4", "12.4.131"), ("v13.0", "13.0.88")] {
-        let tk = root
-            .join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA")
-            .join(v);
-        std::fs::create_dir_all(tk.join("bin")).unwrap();
-        std::fs::write(tk.join("bin/nvcc.exe"), b"MZ").unwrap();
-        std::fs::write(
-            tk.join("version.json"),
-            format!(r#"{{"cuda": {{"name": "CUDA SDK", "version": "{full}"}}}}"#),
-        )
-        .unwrap();
-    }
+    windows_toolkits(root, &[("v12.4", "12.4.131"), ("v13.0", "13.0.88")]);
     let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
         .env_clear()
         .env("PATH", r"C:\Windows\System32;C:\Windows")
@@ -791,4 +769,22 @@ fn a_windows_toolkit_newer_than_the_driver_is_tk004_with_the_older_one_in_powers
         })],
         "{f:#}"
     );
+}
+
+/// CUDA toolkits laid out as NVIDIA's Windows installer does, under the tree's `C:\Program
+/// Files\NVIDIA GPU Computing Toolkit\CUDA`: each (directory, full version) with its nvcc.exe
+/// and version.json.
+fn windows_toolkits(root: &std::path::Path, toolkits: &[(&str, &str)]) {
+    for (v, full) in toolkits {
+        let tk = root
+            .join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA")
+            .join(v);
+        std::fs::create_dir_all(tk.join("bin")).unwrap();
+        std::fs::write(tk.join("bin/nvcc.exe"), b"MZ").unwrap();
+        std::fs::write(
+            tk.join("version.json"),
+            format!(r#"{{"cuda": {{"name": "CUDA SDK", "version": "{full}"}}}}"#),
+        )
+        .unwrap();
+    }
 }
