@@ -156,8 +156,9 @@ impl<'a> Context<'a> {
         if let Some(keep) = r.moves_to_major().filter(|_| cuda_majors(t.env).len() < 2) {
             let cur = crate::context::current_env(t.env, t.torch, false);
             let (one, moved) = self.env_on_major(t.env, &cur, keep, Some(&r));
-            // Only beside other frameworks, as `plan` (whose frameworks step is theirs).
-            if !cur.others.is_empty() && !one.steps.is_empty() {
+            // Beside other frameworks, or over wheels of the major torch leaves (they share
+            // folders with the new major's and torch would preload them), as `plan`.
+            if (!cur.others.is_empty() || cur.has_wheels_beside(keep)) && !one.steps.is_empty() {
                 f = f.steps(one.steps);
                 for name in moved {
                     f = f.about(crate::Subject::MovesFramework {

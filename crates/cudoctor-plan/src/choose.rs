@@ -216,7 +216,12 @@ pub fn plan(kb: &Kb, input: &PlanInput) -> Result<Plan, PlanError> {
 /// The frameworks beside torch on the CUDA major torch ends at: its remedy's (or its own
 /// build's) for the environment, the chosen build's for a what-if machine.
 fn frameworks(kb: &Kb, input: &PlanInput, plan: &Plan) -> Option<crate::OneMajor> {
-    let cur = input.current.as_ref().filter(|c| !c.others.is_empty())?;
+    let cur = input.current.as_ref()?;
+    // torch alone moving to another major: the wheels of the major it leaves go first (they
+    // share folders with the new major's, and torch would preload them), as check's repair.
+    let torch_leaves = |keep: u32| {
+        plan.remedy.as_ref().is_some_and(|r| r.moves_torch()) && cur.has_wheels_beside(keep)
+    };
     let (keep, target) = match &input.target {
         Some(t) => {
             let driver_major = input
@@ -234,6 +239,9 @@ fn frameworks(kb: &Kb, input: &PlanInput, plan: &Plan) -> Option<crate::OneMajor
             crate::TargetEnv::generic(),
         ),
     };
+    if cur.others.is_empty() && !torch_leaves(keep) {
+        return None;
+    }
     Some(crate::one_major(
         kb,
         cur,

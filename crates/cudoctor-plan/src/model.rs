@@ -68,6 +68,11 @@ impl CurrentEnv {
         })
     }
 
+    /// True when it has `nvidia-*` wheels named for a CUDA major other than `major`.
+    pub fn has_wheels_beside(&self, major: u32) -> bool {
+        self.nvidia_wheels.iter().any(|w| w.major != major)
+    }
+
     /// The names of its `nvidia-*` wheels named for CUDA `major`.
     pub fn wheels_of_major(&self, major: u32) -> Vec<&str> {
         self.nvidia_wheels

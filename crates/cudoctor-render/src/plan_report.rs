@@ -71,10 +71,13 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
             "",
             "  ",
             &format!(
-                "This environment: one CUDA major (CUDA {}) for {}{}",
+                "This environment: one CUDA major (CUDA {}) for {}",
                 m.keep,
-                if m.torch { "torch and " } else { "" },
-                names.join(", ")
+                match (m.torch, names.is_empty()) {
+                    (true, true) => "torch and its CUDA wheels".to_string(),
+                    (true, false) => format!("torch and {}", names.join(", ")),
+                    (false, _) => names.join(", "),
+                }
             ),
         );
         steps(&mut out, &m.steps);

@@ -466,3 +466,36 @@ fn a_volta_what_if_plan_puts_back_no_wheel_of_the_major_it_leaves() {
         "{steps:#?}"
     );
 }
+
+/// torch alone leaving CUDA 13 (R550 runs CUDA 12 only): the repair removes the CUDA-13 wheels
+/// named for their major before installing torch's CUDA-12 build, in check and in plan alike.
+/// Installed over them, the CUDA-12 wheels share their folders (cuDNN, NCCL, NVSHMEM) and torch
+/// preloads both majors: LIB006 after following cudoctor's own fix (seen with a real env moved
+/// from torch 2.7.1+cu126 to 2.15.0+cu132 by a plain install; removing the old major's wheels
+/// first left one major in the real process).
+#[test]
+fn torch_leaving_its_major_removes_that_majors_wheels_first() {
+    let (f, plan) = check_and_plan(
+        "550.54.15",
+        "12.4",
+        Gpu::new("NVIDIA H100 80GB HBM3", "9.0"),
+        "sglang-beside-torch",
+        2,
+    );
+    let root = finding(&f, "DRV004", "torch 2.15.0");
+    let fix = support::step_texts(&root["fix"]);
+    let uninstall = fix
+        .iter()
+        .position(|s| s.contains("uninstall") && s.contains("nvidia-cudnn-cu13"))
+        .unwrap_or_else(|| panic!("{fix:#?}"));
+    let install = fix
+        .iter()
+        .position(|s| s.contains("torch==") && s.contains("+cu12"))
+        .unwrap_or_else(|| panic!("{fix:#?}"));
+    assert!(uninstall < install, "{fix:#?}");
+    let changes = support::strings(&plan["current"]["changes"]);
+    assert!(
+        fix.ends_with(&changes),
+        "check: {fix:#?}\nplan: {changes:#?}"
+    );
+}
