@@ -133,6 +133,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
             continue;
         };
         let env = &p.env_prefix;
+        // Another framework's wheels, or leftovers of a torch of the other major that was
+        // replaced without removing them.
+        let other_framework = crate::frameworks::cuda_majors(torch.env).contains(&other);
         let mut f = Finding::new(
             &RULE,
             format!("torch (CUDA {major}) preloads CUDA {other} libraries of other wheels ({env})"),
@@ -141,7 +144,12 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .about(Subject::MixedCudaMajors { env: env.clone() })
         .evidence(format!("{} (CUDA {major})", torch.label()))
         .cause(format!(
-            "torch's __init__.py preloads each CUDA library from the first nvidia/<folder>/lib that has it, before nvidia/cu{major}/lib; CUDA {other} wheels of another framework sit in those folders, so torch's process runs on their libraries."
+            "torch's __init__.py preloads each CUDA library from the first nvidia/<folder>/lib that has it, before nvidia/cu{major}/lib; CUDA {other} wheels {} sit in those folders, so torch's process runs on their libraries.",
+            if other_framework {
+                "of another framework"
+            } else {
+                "that no framework here is built for (left from an earlier torch of that major?)"
+            }
         ));
         for (o, m) in &foreign {
             f = f.evidence(format!(
@@ -192,9 +200,13 @@ fn check(ctx: &Context) -> Vec<Finding> {
             });
         }
         let target = ctx.target(env);
-        f = f.prose(format!(
-            "Keep one CUDA major per environment: move the CUDA {other} framework to an environment of its own, or install its CUDA {major} build here (jax[cuda{major}], cupy-cuda{major}x)."
-        ));
+        f = f.prose(if other_framework {
+            format!(
+                "Keep one CUDA major per environment: move the CUDA {other} framework to an environment of its own, or install its CUDA {major} build here (jax[cuda{major}], cupy-cuda{major}x)."
+            )
+        } else {
+            format!("Keep one CUDA major per environment: no framework here uses the CUDA {other} wheels, so remove them.")
+        });
         if !foreign_wheels.is_empty() {
             f = f.shell(format!(
                 "{}   # the CUDA {other} wheels torch preloads",
@@ -316,6 +328,20 @@ mod tests {
             .map(|x| x.text())
             .collect();
         assert_eq!(shell.len(), 2, "{shell:?}");
+        // No framework here is built for CUDA 12: the wheels are leftovers, and the finding
+        // says so instead of naming another framework.
+        assert!(
+            f[0].cause.contains("no framework here is built for"),
+            "{}",
+            f[0].cause
+        );
+        assert!(
+            f[0].fix[0]
+                .text()
+                .contains("no framework here uses the CUDA 12 wheels"),
+            "{:?}",
+            f[0].fix
+        );
         assert!(
             shell[0].starts_with(
                 "uv pip uninstall --python /opt/venv/bin/python nvidia-cuda-runtime-cu12 "
