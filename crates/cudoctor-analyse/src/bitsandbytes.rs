@@ -13,7 +13,7 @@
 //! - a torch without CUDA (a CPU or ROCm build) loads none of them.
 
 use cudoctor_kb::CudaVersion;
-use cudoctor_snapshot::PythonEnv;
+use cudoctor_snapshot::{PythonEnv, TorchBuild};
 use cudoctor_types::requirement::PyVersion;
 
 /// The environment variable that overrides the choice.
@@ -128,10 +128,7 @@ impl crate::Context<'_> {
             .python_envs
             .iter()
             .flat_map(|env| {
-                let torch_cuda = env
-                    .torch
-                    .as_ref()
-                    .and_then(|t| t.cuda.as_deref()?.parse().ok());
+                let torch_cuda = env.torch.as_ref().and_then(TorchBuild::cuda_version);
                 let paths = images.libraries.iter().map(|l| l.path.as_str());
                 unloaded(env, paths, torch_cuda, override_value).0
             })
@@ -146,10 +143,7 @@ impl crate::Context<'_> {
         };
         let override_value = self.var(OVERRIDE_VAR);
         let paths = || images.libraries.iter().map(|l| l.path.as_str());
-        let now = env
-            .torch
-            .as_ref()
-            .and_then(|t| t.cuda.as_deref()?.parse().ok());
+        let now = env.torch.as_ref().and_then(TorchBuild::cuda_version);
         let after = CudaVersion::from_tag(variant).ok();
         let (_, loaded_now) = unloaded(env, paths(), now, override_value);
         let (skipped_after, loaded_after) = unloaded(env, paths(), after, override_value);

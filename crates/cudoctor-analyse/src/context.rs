@@ -38,7 +38,7 @@ pub struct TorchEnv<'a> {
 impl TorchEnv<'_> {
     /// The CUDA runtime the wheel targets, `None` for CPU and ROCm builds.
     pub fn cuda(&self) -> Option<CudaVersion> {
-        self.torch.cuda.as_deref()?.parse().ok()
+        self.torch.cuda_version()
     }
 
     /// "torch 2.11.0+cu130 in /opt/venv".

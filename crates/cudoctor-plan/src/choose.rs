@@ -217,11 +217,6 @@ pub fn plan(kb: &Kb, input: &PlanInput) -> Result<Plan, PlanError> {
 /// build's) for the environment, the chosen build's for a what-if machine.
 fn frameworks(kb: &Kb, input: &PlanInput, plan: &Plan) -> Option<crate::OneMajor> {
     let cur = input.current.as_ref()?;
-    // torch alone moving to another major: the wheels of the major it leaves go first (they
-    // share folders with the new major's, and torch would preload them), as check's repair.
-    let torch_leaves = |keep: u32| {
-        plan.remedy.as_ref().is_some_and(|r| r.moves_torch()) && cur.has_wheels_beside(keep)
-    };
     let (keep, target) = match &input.target {
         Some(t) => {
             let driver_major = input
@@ -239,7 +234,11 @@ fn frameworks(kb: &Kb, input: &PlanInput, plan: &Plan) -> Option<crate::OneMajor
             crate::TargetEnv::generic(),
         ),
     };
-    if cur.others.is_empty() && !torch_leaves(keep) {
+    // torch alone moving to another major: the wheels of the major it leaves go first (they
+    // share folders with the new major's, and torch would preload them), as check's repair.
+    let torch_leaves =
+        plan.remedy.as_ref().is_some_and(|r| r.moves_torch()) && cur.has_wheels_beside(keep);
+    if cur.others.is_empty() && !torch_leaves {
         return None;
     }
     Some(crate::one_major(

@@ -150,6 +150,11 @@ pub struct TorchBuild {
 }
 
 impl TorchBuild {
+    /// The CUDA runtime the build targets (`cuda` parsed), None for CPU and ROCm builds.
+    pub fn cuda_version(&self) -> Option<cudoctor_types::version::CudaVersion> {
+        self.cuda.as_deref()?.parse().ok()
+    }
+
     /// The local version label, e.g. `cu130` from `2.11.0+cu130`.
     pub fn local_label(&self) -> Option<&str> {
         self.version.split_once('+').map(|(_, l)| l)

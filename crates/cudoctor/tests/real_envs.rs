@@ -1411,13 +1411,33 @@ fn one_cuda_major_for_torch_jax_and_cupy_is_no_mix() {
     assert!(!f.iter().any(|(c, _, _)| c == "FW020"), "{f:?}");
 }
 
-/// KRN002 of `package` in `check --gpu GPU` of the env: its severity, if any.
-fn framework_kernel_finding(python: &Path, gpu: &str, package: &str) -> Option<String> {
+/// `cudoctor COMMAND --format json --gpu GPU --python PYTHON` (check, kernels): its JSON and
+/// exit status.
+fn what_if_json(command: &str, gpu: &str, python: &Path) -> (Value, std::process::ExitStatus) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
-    cmd.args(["check", "--format", "json", "--gpu", gpu, "--python"])
+    cmd.args([command, "--format", "json", "--gpu", gpu, "--python"])
         .arg(python);
     let out = with_only(cmd, &[]).output().expect("cudoctor runs");
-    let json: Value = serde_json::from_slice(&out.stdout).expect("check JSON");
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{command} JSON: {e}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (json, out.status)
+}
+
+/// The paths a `kernels` report judges for no GPU.
+fn not_judged_paths(report: &Value) -> Vec<&str> {
+    report["not_judged"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|n| n["path"].as_str()).collect())
+        .unwrap_or_default()
+}
+
+/// KRN002 of `package` in `check --gpu GPU` of the env: its severity, if any.
+fn framework_kernel_finding(python: &Path, gpu: &str, package: &str) -> Option<String> {
+    let (json, _) = what_if_json("check", gpu, python);
     json["findings"]
         .as_array()
         .unwrap()
@@ -2016,13 +2036,7 @@ fn bitsandbytes_is_judged_by_the_build_it_loads() {
     let Some(python) = real_env("bnb-transformers") else {
         return;
     };
-    let check = |gpu: &str| -> Value {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
-        cmd.args(["check", "--format", "json", "--gpu", gpu, "--python"])
-            .arg(&python);
-        let out = with_only(cmd, &[]).output().expect("cudoctor runs");
-        serde_json::from_slice(&out.stdout).expect("check JSON")
-    };
+    let check = |gpu: &str| what_if_json("check", gpu, &python).0;
     let blackwell = findings(&check("sm_120"));
     assert!(
         !blackwell.iter().any(|(c, _, _)| c == "KRN002"),
@@ -2039,15 +2053,8 @@ fn bitsandbytes_is_judged_by_the_build_it_loads() {
         !volta.iter().any(|(c, _, by)| c == "KRN002" && by.is_none()),
         "{volta:?}"
     );
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
-    cmd.args(["kernels", "--format", "json", "--gpu", "sm_120", "--python"])
-        .arg(&python);
-    let out = with_only(cmd, &[]).output().expect("cudoctor runs");
-    let report: Value = serde_json::from_slice(&out.stdout).expect("kernels JSON");
-    let not_loaded: Vec<&str> = report["not_judged"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|n| n["path"].as_str()).collect())
-        .unwrap_or_default();
+    let (report, _) = what_if_json("kernels", "sm_120", &python);
+    let not_loaded = not_judged_paths(&report);
     assert!(
         not_loaded
             .iter()
@@ -2072,11 +2079,7 @@ fn kernels_of_a_stock_install_on_a_supported_gpu_exits_0() {
     let Some(python) = real_env("stock-current") else {
         return;
     };
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
-    cmd.args(["kernels", "--format", "json", "--gpu", "sm_120", "--python"])
-        .arg(&python);
-    let out = with_only(cmd, &[]).output().expect("cudoctor runs");
-    let report: Value = serde_json::from_slice(&out.stdout).expect("kernels JSON");
+    let (report, status) = what_if_json("kernels", "sm_120", &python);
     let libraries = report["libraries"].as_array().unwrap();
     let cufft = libraries
         .iter()
@@ -2084,15 +2087,12 @@ fn kernels_of_a_stock_install_on_a_supported_gpu_exits_0() {
         .expect("the stock install has cuFFT");
     // The case this guards: one stub cubin in a library of hundreds of MB.
     assert_eq!(cufft["sass"].as_array().unwrap().len(), 1, "{cufft}");
-    let not_judged: Vec<&str> = report["not_judged"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|n| n["path"].as_str()).collect())
-        .unwrap_or_default();
+    let not_judged = not_judged_paths(&report);
     assert!(
         not_judged.iter().any(|p| p.ends_with("/libcufft.so.12")),
         "{not_judged:?}"
     );
-    assert!(out.status.success(), "{report}");
+    assert!(status.success(), "{report}");
 }
 
 /// The knowledge base's arch list of a real env's torch build agrees with the fat binaries of

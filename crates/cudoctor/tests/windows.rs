@@ -46,10 +46,17 @@ fn embeddable_python(embeded: &Path, pth: &str) {
 }
 
 fn check(root: &Path, path: &str, format: &str) -> (String, i32) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
-        .env_clear()
-        .env("PATH", path)
-        .env("NO_COLOR", "1")
+    check_with(root, path, None, format)
+}
+
+/// `check --root ROOT` with only PATH (and CUDA_PATH when given) set.
+fn check_with(root: &Path, path: &str, cuda_path: Option<&str>, format: &str) -> (String, i32) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.env_clear().env("PATH", path).env("NO_COLOR", "1");
+    if let Some(c) = cuda_path {
+        cmd.env("CUDA_PATH", c);
+    }
+    let out = cmd
         .args(["check", "--root"])
         .arg(root)
         .args(["--format", format])
@@ -346,7 +353,11 @@ fn codes(v: &serde_json::Value) -> Vec<String> {
 }
 
 fn check_json(root: &Path, path: &str) -> serde_json::Value {
-    let (text, _) = check(root, path, "json");
+    check_json_with(root, path, None)
+}
+
+fn check_json_with(root: &Path, path: &str, cuda_path: Option<&str>) -> serde_json::Value {
+    let (text, _) = check_with(root, path, cuda_path, "json");
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     support::check_fixes(&v);
     v
@@ -497,28 +508,9 @@ fn cuda_path_of_a_windows_tree_is_judged_on_its_windows_toolkits() {
     let root = dir.path();
     std::fs::create_dir_all(root.join("C/Windows/System32")).unwrap();
     let base = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA";
-    let v128 = root.join("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.8");
-    std::fs::create_dir_all(v128.join("bin")).unwrap();
-    std::fs::write(v128.join("bin/nvcc.exe"), b"MZ").unwrap();
-    std::fs::write(
-        v128.join("version.json"),
-        r#"{"cuda": {"name": "CUDA SDK", "version": "12.8.93"}}"#,
-    )
-    .unwrap();
-    let run = |cuda_path: &str| -> serde_json::Value {
-        let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
-            .env_clear()
-            .env("PATH", r"C:\Windows\System32;C:\Windows")
-            .env("CUDA_PATH", cuda_path)
-            .args(["check", "--root"])
-            .arg(root)
-            .args(["--format", "json"])
-            .output()
-            .unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        support::check_fixes(&v);
-        v
-    };
+    windows_toolkits(root, &[("v12.8", "12.8.93")]);
+    let run =
+        |cuda_path: &str| check_json_with(root, r"C:\Windows\System32;C:\Windows", Some(cuda_path));
     let v = run(&format!(r"{base}\v12.8"));
     assert!(codes(&v).is_empty(), "{:#}", v["findings"]);
     let v = run(&format!(r"{base}\v12.4"));
@@ -559,22 +551,7 @@ fn a_windows_toolkit_of_another_major_than_torchs_is_tk002_in_powershell() {
     std::fs::create_dir_all(root.join("C/Windows/System32")).unwrap();
     let base = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA";
     windows_toolkits(root, &[("v11.8", "11.8.89"), ("v12.9", "12.9.86")]);
-    let run_with = |cuda_path: Option<&str>, path: &str| -> serde_json::Value {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
-        cmd.env_clear().env("PATH", path);
-        if let Some(c) = cuda_path {
-            cmd.env("CUDA_PATH", c);
-        }
-        let out = cmd
-            .args(["check", "--root"])
-            .arg(root)
-            .args(["--format", "json"])
-            .output()
-            .unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        support::check_fixes(&v);
-        v
-    };
+    let run_with = |cuda_path: Option<&str>, path: &str| check_json_with(root, path, cuda_path);
     let system = r"C:\Windows\System32;C:\Windows";
     let run = |cuda_path: &str| run_with(Some(cuda_path), system);
     let has = |v: &serde_json::Value, code: &str| {
@@ -742,17 +719,11 @@ fn a_windows_toolkit_newer_than_the_driver_is_tk004_with_the_older_one_in_powers
     nvml_of_560_94(root, "C/Windows/System32");
     let base = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA";
     windows_toolkits(root, &[("v12.4", "12.4.131"), ("v13.0", "13.0.88")]);
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
-        .env_clear()
-        .env("PATH", r"C:\Windows\System32;C:\Windows")
-        .env("CUDA_PATH", format!(r"{base}\v13.0"))
-        .args(["check", "--root"])
-        .arg(root)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    support::check_fixes(&v);
+    let v = check_json_with(
+        root,
+        r"C:\Windows\System32;C:\Windows",
+        Some(&format!(r"{base}\v13.0")),
+    );
     let f = finding(&v, "TK004");
     let commands: Vec<&serde_json::Value> = f["fix"]
         .as_array()

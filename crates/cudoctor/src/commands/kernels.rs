@@ -124,7 +124,7 @@ fn mark_unloaded_bitsandbytes(
     let override_value = host.var(OVERRIDE_VAR).filter(|v| !v.is_empty());
     for env in envs {
         let torch = env.torch.as_ref();
-        let torch_cuda = torch.and_then(|t| t.cuda.as_deref()?.parse().ok());
+        let torch_cuda = torch.and_then(cudoctor_snapshot::TorchBuild::cuda_version);
         let (skipped, loaded) = unloaded(
             env,
             paths.iter().map(String::as_str),
