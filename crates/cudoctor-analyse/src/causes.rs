@@ -20,7 +20,9 @@ const PACKAGE_ORDER: &[&str] = &["LIB001", "LIB004", "LIB002", "KRN002", "ACC007
 const RUNTIME_CODES: &[&str] = &["ACC001", "ACC002", "ACC004", "ACC005", "ACC006", "ACC011"];
 
 /// Driver-level findings that explain a runtime without CUDA.
-const DRIVER_CODES: &[&str] = &["DRV001", "DRV002", "DRV003", "PLT001", "PLT003", "MGPU003"];
+const DRIVER_CODES: &[&str] = &[
+    "DRV001", "DRV002", "DRV003", "DRV007", "PLT001", "PLT003", "MGPU003",
+];
 
 const COMPANIONS: &[&str] = &["torchvision", "torchaudio"];
 

@@ -38,7 +38,7 @@ impl Needs {
     fn held(self, s: &Snapshot) -> bool {
         let torch = || s.python_envs.iter().filter_map(|e| e.torch.as_ref());
         match self {
-            Needs::Driver => s.driver.version.is_some(),
+            Needs::Driver => s.driver.version.is_some() && s.driver.libraries_failed.is_none(),
             Needs::Gpus => !s.driver.gpus.is_empty(),
             Needs::TorchEnv => torch().next().is_some(),
             Needs::TorchCudaBuild => torch().any(|t| t.cuda.is_some()),
@@ -105,7 +105,7 @@ pub const JUDGES: &[Judges] = &[
     judges(
         Category::DriverMissing,
         &[
-            "DRV001", "DRV002", "DRV003", "PLT001", "PLT003", "PLT010", "MGPU003",
+            "DRV001", "DRV002", "DRV003", "DRV007", "PLT001", "PLT003", "PLT010", "MGPU003",
         ],
         Some(&[Needs::Driver, Needs::Gpus]),
     ),
@@ -118,7 +118,7 @@ pub const JUDGES: &[Judges] = &[
     Judges {
         category: Category::DriverMissing,
         check: Some(FactsCheck::CudaInit),
-        confirmed_by: &["ACC004", "ACC006", "DRV001", "DRV003", "PLT010"],
+        confirmed_by: &["ACC004", "ACC006", "DRV001", "DRV003", "DRV007", "PLT010"],
         refuted_when: Some(&[Needs::Driver, Needs::RuntimeProbe]),
     },
     judges(

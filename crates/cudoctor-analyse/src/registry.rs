@@ -17,6 +17,7 @@ pub static RULES: &[&Rule] = &[
     &rules::driver_too_old_for_torch::RULE,
     &rules::gpu_memory_in_use::RULE,
     &rules::driver_not_for_gpu::RULE,
+    &rules::driver_libraries_fail::RULE,
     &rules::nvcc_missing::RULE,
     &rules::nvcc_torch_major_mismatch::RULE,
     &rules::toolkit_selection_disagrees::RULE,

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
-use std::thread;
 use std::time::Duration;
 
 use crate::runner;
@@ -20,8 +19,10 @@ pub struct Host {
     /// Real directory that stands for the machine's `/`.
     root: PathBuf,
     env: BTreeMap<String, String>,
-    /// Whether NVML and libcuda may be loaded into this process (off under a fake root).
+    /// Whether NVML and libcuda may be asked (off under a fake root).
     pub dynamic_loading: bool,
+    /// Where they are asked: in this process unless the program sets a child.
+    pub driver_probe: crate::driver::probe::DriverProbe,
     pub command_timeout: Duration,
 }
 
@@ -50,6 +51,7 @@ impl Host {
             root: PathBuf::from("/"),
             env: process_env(),
             dynamic_loading: true,
+            driver_probe: crate::driver::probe::DriverProbe::InThisProcess,
             command_timeout,
         }
     }
@@ -61,6 +63,7 @@ impl Host {
             root,
             env,
             dynamic_loading: is_real_root,
+            driver_probe: crate::driver::probe::DriverProbe::InThisProcess,
             command_timeout,
         }
     }
@@ -319,20 +322,6 @@ pub fn normalise(p: &str) -> String {
         }
     }
     format!("{}\\{}", drive.to_ascii_uppercase(), out.join("\\"))
-}
-
-/// Runs `f` on a thread and gives up after `timeout` (`None`): a wedged driver can hang NVML or
-/// libcuda forever, and the report must still come out. The abandoned thread ends with the
-/// process.
-pub fn call_with_timeout<T: Send + 'static, E: Send + 'static>(
-    timeout: Duration,
-    f: impl FnOnce() -> Result<T, E> + Send + 'static,
-) -> Option<Result<T, E>> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(timeout).ok()
 }
 
 /// Runs `cmd` through the bounded [`runner`](crate::runner): the whole process group is killed

@@ -63,8 +63,8 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
     snap.env = recorded_env(host.env());
     let timings = timings::global();
     thread::scope(|s| {
-        let driver = s.spawn(|| timings.time("driver", || driver::collect(host)));
-        let topology = s.spawn(|| timings.time("topology", || multigpu::topology_facts(host)));
+        // The driver's facts and the GPU topology come from one session of its libraries.
+        let driver = s.spawn(|| timings.time("driver", || driver::collect_with_topology(host)));
         let platform = s.spawn(|| timings.time("platform", || platform::collect(host)));
         let host_facts = s.spawn(|| platform::host_facts(host));
         let windows =
@@ -101,7 +101,8 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
             let framework_needs;
             (snap.kernel_images, snap.loader, framework_needs) =
                 binaries.join().unwrap_or_default();
-            let mut multigpu = topology.join().unwrap_or_default();
+            let (driver, mut multigpu) = driver.join().unwrap_or_default();
+            snap.driver = driver;
             multigpu.nccl_libraries = nccl.join().unwrap_or_default();
             multigpu.network = Some(network::collect(host));
             multigpu.rendezvous = rendezvous.join().unwrap_or_default();
@@ -119,7 +120,6 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
             }
         }
         snap.python_envs = envs;
-        snap.driver = driver.join().unwrap_or_default();
         snap.platform = platform.join().unwrap_or_default();
         snap.host = host_facts.join().unwrap_or_default();
         snap.windows = windows.join().unwrap_or_default();

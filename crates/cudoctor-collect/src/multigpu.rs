@@ -8,6 +8,7 @@ use cudoctor_snapshot::{
     Topology, TopologyGpu,
 };
 
+use crate::driver::probe::{Answer, TopologyAnswer};
 use crate::host::{split_path_list, Host};
 use crate::nvml::{self, Device, Nvml};
 
@@ -21,54 +22,43 @@ const SYSTEM_LIB_DIRS: &[&str] = &[
     "/usr/local/nccl/lib",
 ];
 
-pub fn collect(host: &Host, envs: &[PythonEnv]) -> MultiGpuFacts {
-    let mut facts = topology_facts(host);
-    facts.nccl_libraries = nccl_libraries(host, envs);
-    facts
-}
-
-/// The GPU topology from NVML alone (the slow part of this layer: it can start before anything
-/// else is known).
-pub fn topology_facts(host: &Host) -> MultiGpuFacts {
+/// The GPU topology from the driver probe's NVML session (`None`: not asked).
+pub fn topology_facts(
+    host: &Host,
+    answer: Option<Answer<TopologyAnswer, String>>,
+) -> MultiGpuFacts {
     let mut facts = MultiGpuFacts::default();
-    if host.dynamic_loading {
-        match crate::host::call_with_timeout(host.command_timeout, nvml_topology) {
-            Some(Ok((topology, notes))) => {
-                let mut detail = format!(
-                    "{} GPU(s), {} pair(s)",
-                    topology.gpus.len(),
-                    topology.pairs.len()
-                );
-                if !notes.is_empty() {
-                    detail.push_str(&format!("; {}", notes.join("; ")));
-                }
-                facts
-                    .attempts
-                    .push(Attempt::new("nvml topology", Outcome::Ok, detail));
-                facts.topology = Some(topology);
-            }
-            Some(Err(e)) => {
-                let outcome = if e.contains("cannot open shared object") {
-                    Outcome::Absent
-                } else {
-                    Outcome::Failed
-                };
-                facts
-                    .attempts
-                    .push(Attempt::new("nvml topology", outcome, e));
-            }
-            None => facts.attempts.push(Attempt::new(
-                "nvml topology",
-                Outcome::TimedOut,
-                format!("no answer in {:?}", host.command_timeout),
-            )),
-        }
-    } else {
-        facts.attempts.push(Attempt::new(
-            "nvml topology",
+    let attempt = |outcome, detail: String| Attempt::new("nvml topology", outcome, detail);
+    if !host.dynamic_loading {
+        facts.attempts.push(attempt(
             Outcome::Skipped,
-            "dynamic loading is off under --root",
+            "dynamic loading is off under --root".into(),
         ));
+        return facts;
+    }
+    match answer {
+        None => {}
+        Some(Answer::Got(Ok((topology, notes)))) => {
+            let mut detail = format!(
+                "{} GPU(s), {} pair(s)",
+                topology.gpus.len(),
+                topology.pairs.len()
+            );
+            if !notes.is_empty() {
+                detail.push_str(&format!("; {}", notes.join("; ")));
+            }
+            facts.attempts.push(attempt(Outcome::Ok, detail));
+            facts.topology = Some(topology);
+        }
+        Some(Answer::Got(Err(e))) => {
+            let outcome = if e.contains("cannot open shared object") {
+                Outcome::Absent
+            } else {
+                Outcome::Failed
+            };
+            facts.attempts.push(attempt(outcome, e));
+        }
+        Some(Answer::Missing { outcome, why }) => facts.attempts.push(attempt(outcome, why)),
     }
     facts
 }
@@ -141,13 +131,8 @@ fn version_from_file_name(name: &str) -> Option<String> {
 /// NVML_NVLINK_MAX_LINKS in current headers; links past a GPU's count answer INVALID_ARGUMENT.
 const MAX_LINKS: u32 = 18;
 
-/// How the GPUs connect, from NVML, with notes on GPUs it could not open. Only queries; NVML
-/// is initialised and shut down around them.
-fn nvml_topology() -> Result<(Topology, Vec<String>), String> {
-    nvml::with_nvml(read_topology).map_err(|e| e.message)
-}
-
-fn read_topology(nvml: &Nvml) -> Result<(Topology, Vec<String>), String> {
+/// How the GPUs connect, from an NVML session, with notes on GPUs it could not open.
+pub(crate) fn read_topology(nvml: &Nvml) -> Result<(Topology, Vec<String>), String> {
     let count = nvml.device_count()?;
     let by_index = nvml.handle_by_index()?;
     let mut notes = Vec::new();
@@ -295,10 +280,10 @@ mod tests {
             }],
             ..Default::default()
         };
-        let facts = collect(&host, &[env]);
+        let facts = topology_facts(&host, None);
         assert_eq!(facts.attempts[0].outcome, Outcome::Skipped);
         assert!(facts.topology.is_none());
-        let libs = facts.nccl_libraries;
+        let libs = nccl_libraries(&host, &[env]);
         assert_eq!(libs.len(), 2, "{libs:?}");
         assert_eq!(libs[0].origin, "wheel nvidia-nccl-cu13");
         assert_eq!(libs[0].version.as_deref(), Some("2.28.9"));

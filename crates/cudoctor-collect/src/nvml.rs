@@ -25,7 +25,7 @@ pub const ERROR_LIB_RM_VERSION_MISMATCH: c_int = 18;
 
 /// Why NVML could not be used: the message for the report, and NVML's return code when a call
 /// (rather than loading the library) failed.
-#[derive(Debug)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct NvmlError {
     pub message: String,
     pub code: Option<c_int>,

@@ -35,6 +35,27 @@ pub struct DriverFacts {
     /// Compute processes holding GPU memory (from NVML or nvidia-smi).
     #[serde(default)]
     pub processes: Vec<GpuProcess>,
+    /// The driver's own libraries did not answer: NVML or libcuda hung past the time limit, or
+    /// the process asking them died. What they would have said is unknown, not absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub libraries_failed: Option<LibrariesFailed>,
+}
+
+/// How the driver's libraries failed to answer (see [`DriverFacts::libraries_failed`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LibrariesFailed {
+    /// The library being asked when it happened: "nvml" or "libcuda".
+    pub library: String,
+    pub how: LibraryFailure,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum LibraryFailure {
+    /// No answer within the time limit; the asking process was killed.
+    Hung { after_s: f64 },
+    /// The asking process was killed by this signal (SIGSEGV: 11) inside the library.
+    Crashed { signal: i32 },
 }
 
 impl DriverFacts {

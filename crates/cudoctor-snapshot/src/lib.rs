@@ -28,7 +28,10 @@ pub use deep::{
     ProbeRun, ProbeStage, ProbeStatus, PythonInfo, RaisedError, SdpaBackend, SdpaBackendProbe,
     SdpaDefault, SdpaProbe, SdpaRun, StageTime, TorchInfo, COMPILE_SWITCHES,
 };
-pub use driver::{DriverFacts, Gpu, GpuProcess, KernelModule, KernelModuleFlavour};
+pub use driver::{
+    DriverFacts, Gpu, GpuProcess, KernelModule, KernelModuleFlavour, LibrariesFailed,
+    LibraryFailure,
+};
 pub use environment::{recorded_env, redact_url_credentials, relevant_variable, EnvVars, REDACTED};
 pub use frameworks::{CompanionPin, CudaBinding, Framework, FrameworkBuild, UnresolvedNeed};
 pub use images::{

@@ -20,6 +20,9 @@ pub enum Outcome {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = answer_as_driver_probe() {
+        return code;
+    }
     cudoctor_collect::timings::mark_start();
     cudoctor_collect::allocator::bound_allocator_caches();
     cudoctor_collect::mapped_reads::guard_mapped_reads();
@@ -39,6 +42,20 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Started by a check to ask the driver's libraries (`cudoctor_collect::driver::probe`): answers
+/// and exits before anything else runs.
+fn answer_as_driver_probe() -> Option<ExitCode> {
+    use cudoctor_collect::driver::probe;
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != probe::CHILD_ARGUMENT {
+        return None;
+    }
+    let rest: Vec<String> = args.filter_map(|a| a.into_string().ok()).collect();
+    Some(ExitCode::from(
+        u8::try_from(probe::serve(&rest)).unwrap_or(1),
+    ))
 }
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {

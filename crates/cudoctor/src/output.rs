@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{bail, Context as _};
+use cudoctor_collect::driver::probe::DriverProbe;
 use cudoctor_collect::Host;
 use cudoctor_kb::Kb;
 use cudoctor_render::Style;
@@ -70,7 +71,11 @@ pub fn host(args: &MachineArgs) -> anyhow::Result<Host> {
     }
     let timeout = Duration::from_secs_f64(args.timeout);
     match &args.root {
-        None => Ok(Host::real(timeout)),
+        None => {
+            let mut host = Host::real(timeout);
+            host.driver_probe = driver_probe();
+            Ok(host)
+        }
         Some(root) => {
             if !root.is_dir() {
                 bail!("--root {}: not a directory", root.display());
@@ -78,6 +83,20 @@ pub fn host(args: &MachineArgs) -> anyhow::Result<Host> {
             let real = Host::real(timeout);
             Ok(Host::rooted(root.clone(), real.env().clone(), timeout))
         }
+    }
+}
+
+/// Where the driver's libraries are asked: on Linux in a child, this binary again (a hung
+/// driver is killed, a crash is a report, NVML's memory is not ours). `/proc/self/exe` names
+/// this very file even after an upgrade replaced the path. Windows asks in this process, and
+/// so does `CUDOCTOR_DRIVER_PROBE=this-process` (for measuring the two side by side).
+fn driver_probe() -> DriverProbe {
+    let in_this_process =
+        std::env::var_os("CUDOCTOR_DRIVER_PROBE").is_some_and(|v| v == "this-process");
+    if cfg!(target_os = "linux") && !in_this_process {
+        DriverProbe::Child("/proc/self/exe".into())
+    } else {
+        DriverProbe::InThisProcess
     }
 }
 

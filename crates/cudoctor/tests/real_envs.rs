@@ -146,13 +146,15 @@ fn real_maps_with(
         .collect()
 }
 
-/// `cudoctor check --format json` of one env.
+/// `cudoctor check --format json` of one env. Shadow copies on LD_LIBRARY_PATH are a breakage
+/// of their own (cuDNN from two installs, LIB007, when they hold a piece of it), beside the
+/// env's.
 fn check_json(python: &Path, llp: Option<&Path>) -> Value {
     let vars: Vec<(&str, String)> = llp
         .map(|d| ("LD_LIBRARY_PATH", d.to_string_lossy().into_owned()))
         .into_iter()
         .collect();
-    check_json_with(python, &vars)
+    check_json_of(python, &vars, 1 + usize::from(llp.is_some()))
 }
 
 /// Variables of the shell running the tests that would change what is judged; a test sets the
@@ -195,6 +197,11 @@ fn libs_json_output(python: &Path) -> std::process::Output {
 
 /// The same, with these variables set (CUDA_HOME, TORCH_CUDA_ARCH_LIST, HOME...).
 fn check_json_with(python: &Path, vars: &[(&str, String)]) -> Value {
+    // Each env of the tier holds one breakage at most: one root cause, the rest follow from it.
+    check_json_of(python, vars, 1)
+}
+
+fn check_json_of(python: &Path, vars: &[(&str, String)], breakages: usize) -> Value {
     let out = check_output(python, "json", vars);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -202,9 +209,8 @@ fn check_json_with(python: &Path, vars: &[(&str, String)]) -> Value {
             String::from_utf8_lossy(&out.stderr)
         )
     });
-    // Each env of the tier holds one breakage at most: one root cause, the rest follow from it.
     support::check_fixes(&v);
-    support::one_cause_each(&v, 1, &MACHINE_CODES);
+    support::one_cause_each(&v, breakages, &MACHINE_CODES);
     v
 }
 

@@ -14,6 +14,7 @@ pub mod cpu_only_torch;
 pub mod cuda_home_invalid;
 pub mod cuda_unavailable_at_runtime;
 pub mod deep_support;
+pub mod driver_libraries_fail;
 pub mod driver_library_mismatch;
 pub mod driver_not_for_gpu;
 pub mod driver_too_old_for_torch;

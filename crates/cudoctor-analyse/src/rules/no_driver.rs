@@ -32,8 +32,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
     if ctx.snap.driver.driver_found() {
         return Vec::new();
     }
-    // Not read (a Windows tree under --root): unknown, which is not absent.
-    if ctx.snap.driver.not_read() {
+    // Not read (a Windows tree under --root), or its libraries hung or crashed (DRV007):
+    // unknown, which is not absent.
+    if ctx.snap.driver.not_read() || ctx.snap.driver.libraries_failed.is_some() {
         return Vec::new();
     }
     let tried: Vec<String> = ctx

@@ -23,8 +23,9 @@ NVIDIA_VISIBLE_DEVICES.
 
 fn check(ctx: &Context) -> Vec<Finding> {
     let d = &ctx.snap.driver;
-    // GPUs not read (a Windows tree's driver comes from its files): none listed is unknown.
-    if !d.driver_found() || !d.gpus.is_empty() || d.gpus_not_read {
+    // GPUs not read (a Windows tree's driver comes from its files), or the libraries that list
+    // them hung or crashed (DRV007): none listed is unknown.
+    if !d.driver_found() || !d.gpus.is_empty() || d.gpus_not_read || d.libraries_failed.is_some() {
         return Vec::new();
     }
     let mut f = Finding::new(&RULE, "The NVIDIA driver is loaded but no GPU is visible")

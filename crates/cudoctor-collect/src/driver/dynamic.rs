@@ -17,7 +17,7 @@ const CUDA_LIBRARY: &str = "libcuda.so.1";
 const CUDA_LIBRARY: &str = "nvcuda.dll";
 
 /// What NVML said.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct NvmlFacts {
     pub driver_version: Option<String>,
     pub max_cuda_int: Option<i32>,
@@ -48,9 +48,26 @@ pub fn libcuda_driver_version() -> Result<i32, String> {
     }
 }
 
-/// Reads driver and per-GPU facts through NVML.
-pub fn nvml_facts() -> Result<NvmlFacts, nvml::NvmlError> {
-    nvml::with_nvml(read_all)
+/// GPU topology and notes, as the multi-GPU layer reads it.
+type TopologyResult = Result<(cudoctor_snapshot::Topology, Vec<String>), String>;
+
+/// Reads driver and per-GPU facts through NVML and, when asked, the GPU topology, in one
+/// session (one `nvmlInit_v2`, its costliest call).
+pub fn nvml_session(
+    with_topology: bool,
+) -> (Result<NvmlFacts, nvml::NvmlError>, Option<TopologyResult>) {
+    let session = nvml::with_nvml(|n| {
+        let facts = read_all(n);
+        let topology = with_topology.then(|| crate::multigpu::read_topology(n));
+        Ok((facts, topology))
+    });
+    match session {
+        Ok((facts, topology)) => (facts.map_err(nvml::NvmlError::from), topology),
+        Err(e) => {
+            let topology = with_topology.then(|| Err(e.message.clone()));
+            (Err(e), topology)
+        }
+    }
 }
 
 fn read_all(nvml: &Nvml) -> Result<NvmlFacts, String> {

@@ -6,34 +6,76 @@
 //! A Windows tree under `--root` has one source: the version resources of its driver's DLLs.
 
 mod dynamic;
+pub mod probe;
 pub mod procfs;
 pub mod smi;
 pub mod windows_files;
 
 use cudoctor_snapshot::{Attempt, DriverFacts, Gpu, Outcome, Sourced};
 
-use crate::host::{call_with_timeout, CommandOutcome, Host};
+use crate::host::{CommandOutcome, Host};
+use probe::{Answer, Answers};
 
 const PROC_VERSION: &str = "/proc/driver/nvidia/version";
 const SYS_VERSION: &str = "/sys/module/nvidia/version";
 const PROC_GPUS: &str = "/proc/driver/nvidia/gpus";
 
 pub fn collect(host: &Host) -> DriverFacts {
+    collect_asking(host, false).0
+}
+
+/// [`collect`], and the GPU topology from the same NVML session (the multi-GPU layer's facts).
+pub fn collect_with_topology(host: &Host) -> (DriverFacts, cudoctor_snapshot::MultiGpuFacts) {
+    collect_asking(host, true)
+}
+
+fn collect_asking(
+    host: &Host,
+    with_topology: bool,
+) -> (DriverFacts, cudoctor_snapshot::MultiGpuFacts) {
     let mut facts = DriverFacts::default();
     if host.is_windows() && !host.is_live_windows() {
         // A Windows tree: nothing of it is loaded, and Linux's module files are not this
         // machine's; the driver's version is in its DLLs' version resources.
         windows_files::read(host, &mut facts);
-        return facts;
+        return (facts, crate::multigpu::topology_facts(host, None));
     }
-    if !host.is_windows() {
-        // Linux's kernel module files; Windows has none.
-        read_sysfs(host, &mut facts);
-        read_procfs(host, &mut facts);
-    }
+    // Asked first, on a thread: the driver's libraries take the longest (NVML's initialisation),
+    // and /sys and /proc are read meanwhile.
+    let mut answers = Answers::default();
+    std::thread::scope(|s| {
+        let asking = host
+            .dynamic_loading
+            .then(|| s.spawn(|| probe::ask(host, with_topology)));
+        if !host.is_windows() {
+            // Linux's kernel module files; Windows has none.
+            read_sysfs(host, &mut facts);
+            read_procfs(host, &mut facts);
+        }
+        if let Some(asking) = asking {
+            answers = asking.join().unwrap_or_default();
+        }
+    });
+    let topology = std::mem::take(&mut answers.topology);
+    let multigpu = crate::multigpu::topology_facts(host, with_topology.then_some(topology));
+    (collect_rest(host, facts, answers), multigpu)
+}
+
+fn collect_rest(host: &Host, mut facts: DriverFacts, answers: Answers) -> DriverFacts {
     if host.dynamic_loading {
-        read_nvml(host, &mut facts);
-        read_libcuda(host, &mut facts);
+        let nvml_hung = answers.nvml_timed_out();
+        facts.libraries_failed = answers.failed;
+        read_nvml(answers.nvml, &mut facts);
+        read_libcuda(answers.libcuda, &mut facts);
+        if nvml_hung {
+            // nvidia-smi asks the same NVML, and would hang as long again.
+            facts.attempts.push(Attempt::new(
+                "nvidia-smi",
+                Outcome::Skipped,
+                "not run: it asks NVML, which did not answer",
+            ));
+            return facts;
+        }
     } else {
         let why = "dynamic loading is off under --root";
         facts
@@ -182,9 +224,9 @@ fn read_user_space_file_names(host: &Host, facts: &mut DriverFacts) {
     facts.version = Some(Sourced::new(version, path));
 }
 
-fn read_nvml(host: &Host, facts: &mut DriverFacts) {
-    match call_with_timeout(host.command_timeout, dynamic::nvml_facts) {
-        Some(Ok(n)) => {
+fn read_nvml(answer: Answer<dynamic::NvmlFacts, crate::nvml::NvmlError>, facts: &mut DriverFacts) {
+    match answer {
+        Answer::Got(Ok(n)) => {
             let detail = format!(
                 "driver {}, {} GPU(s){}",
                 n.driver_version.as_deref().unwrap_or("?"),
@@ -210,7 +252,7 @@ fn read_nvml(host: &Host, facts: &mut DriverFacts) {
                 facts.processes = n.processes;
             }
         }
-        Some(Err(e)) => {
+        Answer::Got(Err(e)) => {
             if e.code == Some(crate::nvml::ERROR_LIB_RM_VERSION_MISMATCH) {
                 set_library_mismatch(
                     facts,
@@ -224,17 +266,13 @@ fn read_nvml(host: &Host, facts: &mut DriverFacts) {
                 e.message,
             ))
         }
-        None => facts.attempts.push(Attempt::new(
-            "nvml",
-            Outcome::TimedOut,
-            format!("no answer in {:?}", host.command_timeout),
-        )),
+        Answer::Missing { outcome, why } => facts.attempts.push(Attempt::new("nvml", outcome, why)),
     }
 }
 
-fn read_libcuda(host: &Host, facts: &mut DriverFacts) {
-    match call_with_timeout(host.command_timeout, dynamic::libcuda_driver_version) {
-        Some(Ok(v)) => {
+fn read_libcuda(answer: Answer<i32, String>, facts: &mut DriverFacts) {
+    match answer {
+        Answer::Got(Ok(v)) => {
             let cuda = cuda_from_int(v);
             facts.attempts.push(Attempt::new(
                 "libcuda",
@@ -244,14 +282,14 @@ fn read_libcuda(host: &Host, facts: &mut DriverFacts) {
             // libcuda is the authority on what it can run: it replaces NVML's copy of the same fact.
             facts.max_cuda = Some(Sourced::new(cuda, "libcuda cuDriverGetVersion"));
         }
-        Some(Err(e)) => facts
-            .attempts
-            .push(Attempt::new("libcuda", outcome_of_load_error(&e), e)),
-        None => facts.attempts.push(Attempt::new(
-            "libcuda",
-            Outcome::TimedOut,
-            format!("no answer in {:?}", host.command_timeout),
-        )),
+        Answer::Got(Err(e)) => {
+            facts
+                .attempts
+                .push(Attempt::new("libcuda", outcome_of_load_error(&e), e))
+        }
+        Answer::Missing { outcome, why } => {
+            facts.attempts.push(Attempt::new("libcuda", outcome, why))
+        }
     }
 }
 
