@@ -217,10 +217,22 @@ fn in_child(program: &PathBuf, with_topology: bool, timeout: Duration) -> Answer
         }
     };
     let done = runner::run(cmd, &limits, Some(&mut on_line));
-    if let runner::Ending::NotStarted(e) = &done.ending {
+    let not_started = match &done.ending {
+        runner::Ending::NotStarted(e) => Some(e.clone()),
+        // It ran but never answered and was not killed: not this program's child (an emulator
+        // such as qemu-user runs /proc/self/exe as itself, a loader fails) rather than a
+        // library that crashed or hung.
+        runner::Ending::Exited(code)
+            if answers.libcuda.is_missing() && answers.nvml.is_missing() =>
+        {
+            Some(format!("it exited with status {code} without answering"))
+        }
+        _ => None,
+    };
+    if let Some(e) = not_started {
         // A program that cannot start itself (no /proc, a seccomp filter): ask here instead.
         let mut answers = in_this_process(with_topology, timeout);
-        note_in_this_process(&mut answers, e);
+        note_in_this_process(&mut answers, &e);
         return answers;
     }
     let said = String::from_utf8_lossy(&done.stderr);
