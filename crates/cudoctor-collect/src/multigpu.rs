@@ -51,12 +51,9 @@ pub fn topology_facts(
             facts.topology = Some(topology);
         }
         Some(Answer::Got(Err(e))) => {
-            let outcome = if e.contains("cannot open shared object") {
-                Outcome::Absent
-            } else {
-                Outcome::Failed
-            };
-            facts.attempts.push(attempt(outcome, e));
+            facts
+                .attempts
+                .push(attempt(crate::driver::outcome_of_load_error(&e), e));
         }
         Some(Answer::Missing { outcome, why }) => facts.attempts.push(attempt(outcome, why)),
     }

@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 use cudoctor_testkit::skip_missing_tool;
 use serde_json::Value;
 
+mod support;
+use support::findings;
+
 /// Builds libnvidia-ml.so.1 and libcuda.so.1 from the fixture's C files into a temp dir.
 fn fake_driver(test: &str) -> Option<tempfile::TempDir> {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake-driver");
@@ -72,16 +75,6 @@ fn attempt<'a>(report: &'a Value, source: &str) -> &'a Value {
         .iter()
         .find(|a| a["source"] == source)
         .unwrap_or_else(|| panic!("no {source} attempt in {}", report["snapshot"]["driver"]))
-}
-
-fn findings(report: &Value, code: &str) -> Vec<Value> {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["code"] == code)
-        .cloned()
-        .collect()
 }
 
 fn libs(dir: &tempfile::TempDir) -> PathBuf {

@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{cuda_library, fatbin_section, gcc, FakeMachine, FatEntry, Gpu};
+use support::{cuda_library, fatbin_section, findings, gcc, FakeMachine, FatEntry, Gpu};
 
 const SP: &str = "/opt/venv/lib/python3.12/site-packages";
 const EXT: &str = "flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so";
@@ -35,16 +35,6 @@ fn machine_with_extension(gpus: &[Gpu], entries: &[FatEntry]) -> FakeMachine {
         &fatbin_section(&[entries]),
     );
     m
-}
-
-fn findings(v: &serde_json::Value, code: &str) -> Vec<serde_json::Value> {
-    v["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .filter(|f| f["code"] == code)
-        .cloned()
-        .collect()
 }
 
 #[test]

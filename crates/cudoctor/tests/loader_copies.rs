@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{gcc, ldconfig, system_libc, FakeMachine, Gpu};
+use support::{findings, gcc, ldconfig, system_libc, FakeMachine, Gpu};
 
 const SP: &str = "/opt/venv/lib/python3.12/site-packages";
 
@@ -63,16 +63,6 @@ fn machine_with_torch() -> FakeMachine {
     );
     system_libc(&m, "/usr/lib/x86_64-linux-gnu");
     m
-}
-
-fn findings(v: &serde_json::Value, code: &str) -> Vec<serde_json::Value> {
-    v["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .filter(|f| f["code"] == code)
-        .cloned()
-        .collect()
 }
 
 /// A CUDA 12.8 toolkit's runtime, and an extension built against it: it links torch's c10 and

@@ -8,7 +8,7 @@
 mod support;
 
 use serde_json::Value;
-use support::{gcc, ldconfig, system_libc, FakeMachine, Gpu};
+use support::{findings, gcc, ldconfig, system_libc, FakeMachine, Gpu};
 
 const SP: &str = "/opt/venv/lib/python3.12/site-packages";
 const SYSTEM: &str = "/lib/x86_64-linux-gnu";
@@ -216,16 +216,6 @@ fn staged(v: &Value, prefix: &str) -> Vec<(String, String, String)> {
                 o["opened_by"]["by"].as_str().unwrap_or("").to_string(),
             )
         })
-        .collect()
-}
-
-fn findings(v: &Value, code: &str) -> Vec<Value> {
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["code"] == code)
-        .cloned()
         .collect()
 }
 

@@ -85,12 +85,11 @@ fn check(ctx: &Context) -> Vec<Finding> {
     vec![f]
 }
 
+/// "SIGSEGV", or "signal 64" for a signal without a name.
 fn signal_name(signal: i32) -> String {
-    match signal {
-        6 => "SIGABRT".into(),
-        7 => "SIGBUS".into(),
-        11 => "SIGSEGV".into(),
-        _ => format!("signal {signal}"),
+    match cudoctor_snapshot::signal_name(signal) {
+        "signal" => format!("signal {signal}"),
+        name => name.to_string(),
     }
 }
 

@@ -293,7 +293,8 @@ fn read_libcuda(answer: Answer<i32, String>, facts: &mut DriverFacts) {
     }
 }
 
-fn outcome_of_load_error(e: &str) -> Outcome {
+/// Absent when the loader found no such library, else failed.
+pub(crate) fn outcome_of_load_error(e: &str) -> Outcome {
     if e.contains("cannot open shared object") || e.contains("No such file") {
         Outcome::Absent
     } else {

@@ -285,19 +285,12 @@ fn note_in_this_process(answers: &mut Answers, why: &str) {
     }
 }
 
-/// "signal 11 (SIGSEGV)".
+/// "signal 11 (SIGSEGV)", or "signal 64" for a signal without a name.
 fn signal_name(signal: i32) -> String {
-    let name = match signal {
-        4 => "SIGILL",
-        6 => "SIGABRT",
-        7 => "SIGBUS",
-        8 => "SIGFPE",
-        9 => "SIGKILL",
-        11 => "SIGSEGV",
-        15 => "SIGTERM",
-        _ => return format!("signal {signal}"),
-    };
-    format!("signal {signal} ({name})")
+    match cudoctor_snapshot::signal_name(signal) {
+        "signal" => format!("signal {signal}"),
+        name => format!("signal {signal} ({name})"),
+    }
 }
 
 #[cfg(test)]

@@ -356,6 +356,17 @@ impl Run {
     }
 }
 
+/// The findings of a JSON report with this code.
+pub fn findings(v: &serde_json::Value, code: &str) -> Vec<serde_json::Value> {
+    v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["code"] == code)
+        .cloned()
+        .collect()
+}
+
 /// Builds a shared library with gcc at `machine_path` inside the fake machine.
 pub fn gcc(m: &FakeMachine, machine_path: &str, source: &str, args: &[&str]) {
     let dir = tempfile::tempdir().expect("temp dir");
