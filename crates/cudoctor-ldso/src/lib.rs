@@ -35,7 +35,7 @@ pub mod rootfs;
 pub use analysis::{cache_entries_of_family, find_ld_library_path_shadowing, Shadowing};
 pub use cache::{CacheEntry, CacheFormat, CacheSelection, LdCache};
 pub use config::LoaderConfig;
-pub use elf::symbols::{SymbolInfo, SymbolRequirement, SymbolTable};
+pub use elf::symbols::{SymbolBinding, SymbolInfo, SymbolRequirement, SymbolTable};
 pub use elf::{ElfClass, ElfFile, Target};
 pub use error::{CacheError, ElfError, LoadError};
 pub use families::{cuda_library, is_vendored_copy, CudaFamily, CudaLibrary};

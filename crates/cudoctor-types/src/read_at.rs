@@ -39,14 +39,103 @@ pub enum Bytes {
     Owned(Vec<u8>),
     Mapped {
         map: Arc<memmap2::Mmap>,
+        /// The mapped file, for [`Bytes::copy_at`]'s reads.
+        file: Arc<File>,
         start: usize,
         len: usize,
     },
 }
 
+/// How much of a string [`Bytes::cstr_at`] reads at a time from a mapped range's file.
+const CSTR_CHUNK: usize = 256;
+
 impl Bytes {
     pub fn empty() -> Bytes {
         Bytes::Owned(Vec::new())
+    }
+
+    /// Fills `buf` from `offset` of the range; false when the range does not hold it. A view
+    /// of a mapping is read from its file instead of through the mapping: every page touched
+    /// through a mapping maps up to 64 KiB around it (the kernel's fault-around), so lookups
+    /// scattered over libtorch_cpu's tables kept megabytes resident for a few hundred symbols.
+    pub fn copy_at(&self, offset: usize, buf: &mut [u8]) -> bool {
+        let Some(end) = offset.checked_add(buf.len()).filter(|&e| e <= self.len()) else {
+            return false;
+        };
+        match self {
+            Bytes::Owned(v) => match v.get(offset..end) {
+                Some(src) => {
+                    buf.copy_from_slice(src);
+                    true
+                }
+                None => false,
+            },
+            Bytes::Mapped { file, start, .. } => {
+                read_exact_at_file(file, buf, (start + offset) as u64).is_ok()
+            }
+        }
+    }
+
+    /// The NUL-terminated string at `offset` (without its NUL), None when no NUL ends it inside
+    /// the range. Borrowed from owned bytes; read from the file for a view of a mapping (see
+    /// [`Bytes::copy_at`]).
+    pub fn cstr_at(&self, offset: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
+        match self {
+            Bytes::Owned(v) => {
+                let rest = v.get(offset..)?;
+                let n = rest.iter().position(|&b| b == 0)?;
+                rest.get(..n).map(std::borrow::Cow::Borrowed)
+            }
+            Bytes::Mapped { .. } => {
+                let mut out = Vec::new();
+                let mut at = offset;
+                loop {
+                    let take = CSTR_CHUNK.min(self.len().checked_sub(at)?);
+                    if take == 0 {
+                        return None;
+                    }
+                    let mut chunk = [0u8; CSTR_CHUNK];
+                    let chunk = chunk.get_mut(..take)?;
+                    if !self.copy_at(at, chunk) {
+                        return None;
+                    }
+                    match chunk.iter().position(|&b| b == 0) {
+                        Some(n) => {
+                            out.extend_from_slice(chunk.get(..n)?);
+                            return Some(std::borrow::Cow::Owned(out));
+                        }
+                        None => out.extend_from_slice(chunk),
+                    }
+                    at += take;
+                }
+            }
+        }
+    }
+
+    /// Whether the NUL-terminated string at `offset` is `name`: one read of `name`'s length
+    /// and its NUL for a view of a mapping.
+    pub fn cstr_eq(&self, offset: usize, name: &[u8]) -> bool {
+        match self {
+            Bytes::Owned(v) => {
+                let Some(end) = offset.checked_add(name.len()) else {
+                    return false;
+                };
+                v.get(offset..end) == Some(name) && v.get(end) == Some(&0)
+            }
+            Bytes::Mapped { .. } => {
+                let mut buf = vec![0u8; name.len() + 1];
+                self.copy_at(offset, &mut buf)
+                    && buf.last() == Some(&0)
+                    && buf.get(..name.len()) == Some(name)
+            }
+        }
+    }
+
+    /// `len` bytes from `offset` as owned bytes (one read for a view of a mapping); None when
+    /// the range does not hold them.
+    pub fn copy_range(&self, offset: usize, len: usize) -> Option<Bytes> {
+        let mut buf = vec![0u8; len];
+        self.copy_at(offset, &mut buf).then_some(Bytes::Owned(buf))
     }
 }
 
@@ -57,7 +146,9 @@ impl Deref for Bytes {
         match self {
             Bytes::Owned(v) => v,
             // The range was checked against the mapping's length when the view was made.
-            Bytes::Mapped { map, start, len } => map.get(*start..start + len).unwrap_or_default(),
+            Bytes::Mapped {
+                map, start, len, ..
+            } => map.get(*start..start + len).unwrap_or_default(),
         }
     }
 }
@@ -72,14 +163,15 @@ impl std::fmt::Debug for Bytes {
 }
 
 /// Ranges from this size up are served from the file's mapping: the symbol and string tables
-/// of libtorch and libtriton (megabytes, of which a lookup touches a few pages). Smaller ones
-/// are read, which costs less than faulting their pages in.
+/// of libtorch and libtriton (megabytes, of which a lookup needs a few entries, read on their
+/// own through [`Bytes::copy_at`]; walks over a whole table go through the mapping). Smaller
+/// ones are read, which costs less than faulting their pages in.
 const MAP_FROM: u64 = 256 << 10;
 
 /// A file opened for positioned reads (pread, so threads can share one), its size taken once.
 #[derive(Debug)]
 pub struct FileSource {
-    file: File,
+    file: Arc<File>,
     len: u64,
     /// Its read-only mapping, made on the first large range asked for; None where it cannot be
     /// mapped (the reads then copy).
@@ -97,7 +189,7 @@ impl FileSource {
     pub fn new(file: File) -> io::Result<Self> {
         let len = file.metadata()?.len();
         Ok(FileSource {
-            file,
+            file: Arc::new(file),
             len,
             map: OnceLock::new(),
         })
@@ -112,7 +204,7 @@ impl FileSource {
                 // fault on the pages past its new end: the binary turns that SIGBUS into a
                 // message and an exit (cudoctor_collect::mapped_reads), never a wrong answer.
                 #[allow(unsafe_code)]
-                let map = unsafe { memmap2::Mmap::map(&self.file) }.ok()?;
+                let map = unsafe { memmap2::Mmap::map(&*self.file) }.ok()?;
                 (map.len() as u64 == self.len).then(|| Arc::new(map))
             })
             .as_ref()
@@ -137,6 +229,7 @@ impl ReadAt for FileSource {
                 let start = usize::try_from(offset).map_err(|_| out_of_range())?;
                 return Ok(Bytes::Mapped {
                     map: Arc::clone(map),
+                    file: Arc::clone(&self.file),
                     start,
                     len: n,
                 });
@@ -265,6 +358,32 @@ mod tests {
         assert!(src.read_bytes(1 << 20, 1).is_err());
         assert!(src.read_bytes(1, 1 << 20).is_err());
         assert!(src.read_bytes(u64::MAX, MAP_FROM).is_err());
+        // Small reads of a view come from the file and are bounds-checked like the view.
+        let mut four = [0u8; 4];
+        assert!(big.copy_at(100, &mut four));
+        assert_eq!(&four[..], &data[4196..4200]);
+        assert!(!big.copy_at((512 << 10) - 3, &mut four));
+        assert!(!big.copy_at(usize::MAX, &mut four));
+        assert!(
+            matches!(big.copy_range(8, 16), Some(Bytes::Owned(v)) if v[..] == data[4104..4120])
+        );
+        // `data` has a 0 every 251 bytes: the string at 4096 (4096 % 251 = 80) ends at 4267.
+        let s = big.cstr_at(0).unwrap();
+        assert_eq!(&s[..], &data[4096..4267]);
+        assert!(big.cstr_eq(0, &data[4096..4267]));
+        assert!(!big.cstr_eq(0, &data[4096..4266]));
+        assert!(!big.cstr_eq((512 << 10) - 2, &data[0..8]));
+        // A string that runs past the view's end has no NUL inside it.
+        let tail = (512 << 10) - 10;
+        assert!(data[4096 + tail..4096 + (512 << 10)]
+            .iter()
+            .all(|&b| b != 0));
+        assert_eq!(big.cstr_at(tail), None);
+        // Owned bytes answer the same way.
+        let owned = Bytes::Owned(data[4096..4096 + 1000].to_vec());
+        assert_eq!(owned.cstr_at(0).unwrap(), s);
+        assert!(owned.cstr_eq(0, &data[4096..4267]));
+        assert!(!owned.cstr_eq(0, &data[4096..4266]));
         // Through a reference, the file's own way is used.
         assert!(matches!(
             <&FileSource as ReadAt>::read_bytes(&&src, 0, MAP_FROM).unwrap(),

@@ -2175,3 +2175,80 @@ fn the_arch_lists_of_real_torch_builds_are_their_kernel_images() {
     }
     assert!(judged > 0, "no real env with torch to compare");
 }
+
+/// Every shared object of `prefix` once (by file identity), without following symbolic links.
+fn shared_objects(prefix: &Path) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    let mut dirs = vec![prefix.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(meta) = e.path().symlink_metadata() else {
+                continue;
+            };
+            let name = e.file_name().to_string_lossy().into_owned();
+            if meta.is_dir() {
+                dirs.push(e.path());
+            } else if meta.is_file()
+                && (name.ends_with(".so") || name.contains(".so."))
+                && seen.insert((meta.dev(), meta.ino()))
+            {
+                out.push(e.path());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The symbol reader takes an object's requirements from the symbols before its first hashed
+/// one (linkers put every undefined symbol there): on every library of real wheels, that gives
+/// the same requirements as reading every symbol of the table.
+#[test]
+fn requirements_read_before_the_hashed_symbols_are_every_undefined_symbol_of_real_wheels() {
+    let mut checked = 0;
+    for name in ["stock-current", "cuda13-frameworks-beside-torch"] {
+        let Some(python) = real_env(name) else {
+            continue;
+        };
+        let prefix = python
+            .parent()
+            .and_then(Path::parent)
+            .unwrap()
+            .to_path_buf();
+        for lib in shared_objects(&prefix) {
+            let Ok(elf) = cudoctor_ldso::ElfFile::open(&lib) else {
+                continue;
+            };
+            let table = elf.symbol_table().expect("symbols of a real library");
+            let full: BTreeSet<String> = table
+                .symbols()
+                .into_iter()
+                .filter(|s| {
+                    !s.defined
+                        && matches!(
+                            s.binding,
+                            cudoctor_ldso::SymbolBinding::Global
+                                | cudoctor_ldso::SymbolBinding::Weak
+                        )
+                        && !s.name.is_empty()
+                })
+                .map(|s| match s.version {
+                    Some(v) => format!("{}@{v}", s.name),
+                    None => s.name,
+                })
+                .collect();
+            let read: BTreeSet<String> =
+                table.requirements().iter().map(|r| r.to_string()).collect();
+            assert_eq!(read, full, "{}", lib.display());
+            checked += 1;
+        }
+    }
+    if checked > 0 {
+        assert!(checked > 100, "only {checked} libraries");
+    }
+}

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::OnceLock;
 
 use super::{ElfClass, ElfFile};
 use crate::error::ElfError;
@@ -38,7 +39,9 @@ const MAX_VERSION_ENTRIES: u64 = 1 << 16;
 /// The longest hash chain a lookup walks. Linkers size tables so chains hold a few entries
 /// (a few dozen at worst); a table with longer chains, or with chains that merge or loop, is
 /// replaced by an index built from the symbols themselves, so lookups stay cheap whatever the
-/// table claims (n lookups in one n-long chain would be quadratic).
+/// table claims (n lookups in one n-long chain would be quadratic). A SysV table is measured
+/// when it is read; a GNU table, whose chains can be a megabyte (libtriton), as lookups walk
+/// it: the first walk longer than this builds the index, and every later lookup uses it.
 const MAX_CHAIN: usize = 4096;
 
 /// Binding of a dynamic symbol.
@@ -198,10 +201,29 @@ impl Syms {
         self.len() == 0
     }
 
+    /// Entry `i`, read on its own (a lookup's: from the file where the table is a view of its
+    /// mapping, so no page is mapped for it).
     fn get(&self, i: usize) -> Option<RawSym> {
         let n = self.entry_size();
-        let e = self.raw.get(i.checked_mul(n)?..)?.get(..n)?;
-        Some(match self.class {
+        let mut e = [0u8; 24];
+        let e = e.get_mut(..n)?;
+        if !self.raw.copy_at(i.checked_mul(n)?, e) {
+            return None;
+        }
+        Some(self.decode(e))
+    }
+
+    /// The first `n` entries as a table of their own (one read).
+    fn prefix(&self, n: usize) -> Option<Syms> {
+        let n = n.min(self.len());
+        Some(Syms::new(
+            self.raw.copy_range(0, n * self.entry_size())?,
+            self.class,
+        ))
+    }
+
+    fn decode(&self, e: &[u8]) -> RawSym {
+        match self.class {
             ElfClass::Elf64 => RawSym {
                 name: le_u32(e, 0).unwrap_or(0),
                 info: e.get(4).copied().unwrap_or(0),
@@ -214,11 +236,14 @@ impl Syms {
                 info: e.get(12).copied().unwrap_or(0),
                 shndx: le_u16(e, 14).unwrap_or(0),
             },
-        })
+        }
     }
 
+    /// Every entry in order, through the bytes themselves (a walk over the whole table).
     fn iter(&self) -> impl Iterator<Item = RawSym> + '_ {
-        (0..self.len()).filter_map(|i| self.get(i))
+        self.raw
+            .chunks_exact(self.entry_size())
+            .map(|e| self.decode(e))
     }
 }
 
@@ -241,18 +266,62 @@ impl Words {
     }
 }
 
-/// `.gnu.version`: one little-endian 16-bit index per symbol, decoded on access.
+/// `.gnu.version`: one little-endian 16-bit index per symbol, decoded on access (read on its
+/// own, as [`Syms::get`]).
 struct Versym(Bytes);
 
 impl Versym {
     fn get(&self, i: usize) -> Option<u16> {
-        le_u16(self.0.get(i.checked_mul(2)?..)?, 0)
+        let mut b = [0u8; 2];
+        self.0
+            .copy_at(i.checked_mul(2)?, &mut b)
+            .then(|| u16::from_le_bytes(b))
+    }
+
+    /// The first `n` entries (one read).
+    fn prefix(&self, n: usize) -> Option<Versym> {
+        let n = n.min(self.0.len() / 2);
+        self.0.copy_range(0, n * 2).map(Versym)
+    }
+}
+
+/// A GNU hash table's Bloom filter: ld.so asks it before the buckets, so a name the object
+/// does not define costs one word, not a bucket and a chain (elf/dl-lookup.c, do_lookup_x).
+struct Bloom {
+    words: Bytes,
+    /// The ELF class's word, in bytes (4 or 8).
+    word: usize,
+    shift: u32,
+}
+
+impl Bloom {
+    /// False when the object surely does not define a name of GNU hash `h`.
+    fn may_contain(&self, h: u32) -> bool {
+        let nwords = self.words.len() / self.word;
+        if nwords == 0 {
+            return true;
+        }
+        let bits = (self.word * 8) as u32;
+        // glibc masks with `nwords - 1` (linkers write a power of two).
+        let i = ((h / bits) as usize) & (nwords - 1);
+        let Some(w) = self.words.get(i * self.word..(i + 1) * self.word) else {
+            return true;
+        };
+        let w = if self.word == 8 {
+            le_u64(w, 0).unwrap_or(u64::MAX)
+        } else {
+            u64::from(le_u32(w, 0).unwrap_or(u32::MAX))
+        };
+        let b1 = u64::from(h % bits);
+        let b2 = u64::from((h >> self.shift.min(31)) % bits);
+        (w >> b1) & (w >> b2) & 1 == 1
     }
 }
 
 enum HashIndex {
     Gnu {
         symoffset: u32,
+        bloom: Bloom,
         buckets: Words,
         chains: Words,
     },
@@ -275,6 +344,7 @@ impl HashIndex {
                 symoffset,
                 buckets,
                 chains,
+                ..
             } => {
                 // A lookup from entry j walks to the next terminator (low bit set) or the end:
                 // the run lengths, from the back, in one pass.
@@ -331,27 +401,8 @@ impl HashIndex {
     }
 
     /// Whether no lookup walks more than [`MAX_CHAIN`] entries ([`HashIndex::longest_chain`]
-    /// within the limit). For a GNU table the longest run of chain entries between two
-    /// terminators bounds every walk; it is one pass without allocating, and only a table over
-    /// that bound has its walks measured exactly.
+    /// within the limit).
     fn walks_within_limit(&self, nsyms: usize) -> bool {
-        if let HashIndex::Gnu {
-            symoffset, chains, ..
-        } = self
-        {
-            let n = chains.len().min(nsyms.saturating_sub(*symoffset as usize));
-            let (mut longest, mut run) = (0usize, 0usize);
-            for (j, c) in chains.iter().take(n).enumerate() {
-                run += 1;
-                if c & 1 == 1 || j + 1 == n {
-                    longest = longest.max(run);
-                    run = 0;
-                }
-            }
-            if longest <= MAX_CHAIN {
-                return true;
-            }
-        }
         self.longest_chain(nsyms).is_some_and(|l| l <= MAX_CHAIN)
     }
 }
@@ -367,6 +418,13 @@ pub struct SymbolTable {
     verdefs: Vec<VersionDefinition>,
     verneeds: Vec<VersionNeed>,
     index: HashIndex,
+    /// Symbols from this index on are defined ones: a GNU hash table holds only definitions,
+    /// and linkers (GNU ld, gold, lld, mold) put every undefined symbol before the first hashed
+    /// one, so the object's requirements are read without touching the rest of a table that
+    /// can be megabytes (libtriton's). The whole table where there is no GNU table.
+    requirements_end: usize,
+    /// The index built from the symbols once a GNU chain proved longer than [`MAX_CHAIN`].
+    fallback: OnceLock<HashMap<Box<[u8]>, Vec<u32>>>,
 }
 
 impl fmt::Debug for SymbolTable {
@@ -448,18 +506,17 @@ impl<R: ReadAt> ElfFile<R> {
         let cap = from_sections.unwrap_or(room / syment);
         let mut index = None;
         let mut from_hash = None;
+        let mut first_hashed = None;
         if let Some(addr) = t.gnu_hash {
-            let (idx, n) = self.read_gnu_hash(addr, word, cap, from_sections.is_some())?;
+            let (idx, n, first) = self.read_gnu_hash(addr, word, cap, from_sections.is_some())?;
             index = Some(idx);
             from_hash = Some(n);
-        }
-        if let Some(addr) = t.hash {
+            first_hashed = Some(first);
+        } else if let Some(addr) = t.hash {
+            // ld.so asks the SysV table only where there is no GNU one.
             let (buckets, chains) = self.read_sysv_hash(addr, cap)?;
-            let n = chains.len() as u64;
-            from_hash = Some(from_hash.unwrap_or(n));
-            if index.is_none() {
-                index = Some(HashIndex::Sysv { buckets, chains });
-            }
+            from_hash = Some(chains.len() as u64);
+            index = Some(HashIndex::Sysv { buckets, chains });
         }
         let nsyms = match from_sections {
             Some(n) => n,
@@ -507,6 +564,11 @@ impl<R: ReadAt> ElfFile<R> {
             Some(addr) => self.read_verneeds(addr, t.verneednum.unwrap_or(0), &strtab)?,
             None => Vec::new(),
         };
+        let requirements_end = match first_hashed {
+            Some(Some(first)) => (first as usize).min(syms.len()),
+            // No GNU table, or one that hashes nothing: any symbol may be undefined.
+            _ => syms.len(),
+        };
         let mut table = SymbolTable {
             syms,
             strtab,
@@ -514,23 +576,27 @@ impl<R: ReadAt> ElfFile<R> {
             verdefs,
             verneeds,
             index: HashIndex::Own(HashMap::new()),
+            requirements_end,
+            fallback: OnceLock::new(),
         };
         table.index = match index {
+            Some(i @ HashIndex::Gnu { .. }) => i,
             Some(i) if i.walks_within_limit(table.syms.len()) => i,
             _ => HashIndex::Own(table.build_own_index()),
         };
         Ok(table)
     }
 
-    /// Returns the index and the number of symbols implied by the table, at most `cap`
-    /// (`exact`: the count is `cap`, known from the section headers).
+    /// Returns the index, the number of symbols implied by the table, at most `cap` (`exact`:
+    /// the count is `cap`, known from the section headers), and the first symbol a bucket
+    /// names (None: the table hashes no symbol).
     fn read_gnu_hash(
         &self,
         addr: u64,
         word: u64,
         cap: u64,
         exact: bool,
-    ) -> Result<(HashIndex, u64), ElfError> {
+    ) -> Result<(HashIndex, u64, Option<u32>), ElfError> {
         let (off, avail) = self
             .vaddr_span(addr)
             .ok_or_else(|| ElfError::malformed("DT_GNU_HASH is not in any loaded segment"))?;
@@ -540,6 +606,7 @@ impl<R: ReadAt> ElfFile<R> {
         let nbuckets = le_u32(&head, 0).ok_or_else(bad)?;
         let symoffset = le_u32(&head, 4).ok_or_else(bad)?;
         let bloom_size = le_u32(&head, 8).ok_or_else(bad)?;
+        let bloom_shift = le_u32(&head, 12).ok_or_else(bad)?;
         let buckets_off = 16u64 + u64::from(bloom_size) * word;
         let buckets_len = u64::from(nbuckets) * 4;
         if nbuckets == 0 || buckets_off + buckets_len > avail {
@@ -551,6 +618,12 @@ impl<R: ReadAt> ElfFile<R> {
             });
         }
         let buckets = Words(self.source().read_bytes(off + buckets_off, buckets_len)?);
+        let bloom = Bloom {
+            words: self.source().read_bytes(off + 16, buckets_off - 16)?,
+            word: word as usize,
+            shift: bloom_shift,
+        };
+        let first_hashed = buckets.iter().filter(|&b| b != 0 && b >= symoffset).min();
         let chains_off = off + buckets_off + buckets_len;
         let chains_avail = avail - buckets_off - buckets_len;
         // The symbol count is the end of the chain that starts at the highest bucket.
@@ -601,10 +674,12 @@ impl<R: ReadAt> ElfFile<R> {
         Ok((
             HashIndex::Gnu {
                 symoffset,
+                bloom,
                 buckets,
                 chains,
             },
             nsyms,
+            first_hashed,
         ))
     }
 
@@ -820,6 +895,8 @@ impl SymbolTable {
             verdefs: Vec::new(),
             verneeds: Vec::new(),
             index: HashIndex::Own(HashMap::new()),
+            requirements_end: 0,
+            fallback: OnceLock::new(),
         }
     }
 
@@ -844,8 +921,14 @@ impl SymbolTable {
         !self.verdefs.is_empty()
     }
 
+    /// A symbol's name through the string table's bytes (for walks over the whole table).
     fn name_bytes(&self, sym: &RawSym) -> &[u8] {
         cstr_bytes(&self.strtab, sym.name).unwrap_or_default()
+    }
+
+    /// A symbol's name read on its own ([`Bytes::cstr_at`]).
+    fn name_of(&self, sym: &RawSym) -> std::borrow::Cow<'_, [u8]> {
+        self.strtab.cstr_at(sym.name as usize).unwrap_or_default()
     }
 
     fn verdef_name(&self, index: u16) -> Option<&VersionDefinition> {
@@ -947,7 +1030,17 @@ impl SymbolTable {
     /// [`SymbolTable::requirements`] borrowed from the table: nothing is copied (a name that
     /// is not UTF-8 is the one exception, made valid as `requirements` makes it).
     pub fn requirement_refs(&self) -> impl Iterator<Item = RequirementRef<'_>> + '_ {
-        self.syms.iter().enumerate().skip(1).filter_map(|(i, s)| {
+        // The symbols and versions before the hashed ones, in one read each.
+        let end = self.requirements_end.min(self.syms.len());
+        let syms = self.syms.prefix(end);
+        let versym = self.versym.as_ref().and_then(|v| v.prefix(end));
+        let entries: Vec<(RawSym, u16)> = syms
+            .iter()
+            .flat_map(|s| s.iter().enumerate())
+            .skip(1)
+            .map(|(i, s)| (s, versym.as_ref().and_then(|v| v.get(i)).unwrap_or(0)))
+            .collect();
+        entries.into_iter().filter_map(move |(s, vs)| {
             if s.shndx != SHN_UNDEF {
                 return None;
             }
@@ -955,11 +1048,18 @@ impl SymbolTable {
             if bind != STB_GLOBAL && bind != STB_WEAK {
                 return None;
             }
-            let name = self.name_bytes(&s);
+            let name = match self.name_of(&s) {
+                std::borrow::Cow::Borrowed(b) => String::from_utf8_lossy(b),
+                std::borrow::Cow::Owned(v) => match String::from_utf8(v) {
+                    Ok(s) => std::borrow::Cow::Owned(s),
+                    Err(e) => {
+                        std::borrow::Cow::Owned(String::from_utf8_lossy(e.as_bytes()).into_owned())
+                    }
+                },
+            };
             if name.is_empty() {
                 return None;
             }
-            let vs = self.versym.as_ref().and_then(|v| v.get(i)).unwrap_or(0);
             let idx = vs & VERSYM_INDEX;
             let (version, version_file, hidden) = if idx >= 2 {
                 match self.verneed_entry(idx) {
@@ -973,7 +1073,7 @@ impl SymbolTable {
                 (None, None, false)
             };
             Some(RequirementRef {
-                name: String::from_utf8_lossy(name),
+                name,
                 version,
                 version_file,
                 hidden,
@@ -986,13 +1086,20 @@ impl SymbolTable {
     fn candidates(&self, lookup: &LookupName<'_>) -> Vec<u32> {
         let name = lookup.name;
         let mut out = Vec::new();
+        if let Some(map) = self.fallback.get() {
+            return map.get(name).cloned().unwrap_or_default();
+        }
         match &self.index {
             HashIndex::Gnu {
                 symoffset,
+                bloom,
                 buckets,
                 chains,
             } => {
                 let h = lookup.gnu;
+                if !bloom.may_contain(h) {
+                    return out;
+                }
                 let Some(start) = buckets.get((h as usize) % buckets.len().max(1)) else {
                     return out;
                 };
@@ -1000,8 +1107,14 @@ impl SymbolTable {
                     return out;
                 }
                 let mut i = start;
+                let mut walked = 0;
                 while let Some(c) = chains.get((i - symoffset) as usize) {
-                    if (c | 1) == (h | 1) && self.name_at(i) == Some(name) {
+                    walked += 1;
+                    if walked > MAX_CHAIN {
+                        let map = self.fallback.get_or_init(|| self.build_own_index());
+                        return map.get(name).cloned().unwrap_or_default();
+                    }
+                    if (c | 1) == (h | 1) && self.name_is(i, name) {
                         out.push(i);
                     }
                     if c & 1 == 1 {
@@ -1021,7 +1134,7 @@ impl SymbolTable {
                     if i == 0 {
                         break;
                     }
-                    if self.name_at(i) == Some(name) {
+                    if self.name_is(i, name) {
                         out.push(i);
                     }
                     match chains.get(i as usize) {
@@ -1039,8 +1152,11 @@ impl SymbolTable {
         out
     }
 
-    fn name_at(&self, i: u32) -> Option<&[u8]> {
-        self.syms.get(i as usize).map(|s| self.name_bytes(&s))
+    /// Whether symbol `i` is named `name` (its entry and name read on their own).
+    fn name_is(&self, i: u32, name: &[u8]) -> bool {
+        self.syms
+            .get(i as usize)
+            .is_some_and(|s| self.strtab.cstr_eq(s.name as usize, name))
     }
 
     fn build_own_index(&self) -> HashMap<Box<[u8]>, Vec<u32>> {
@@ -1058,16 +1174,22 @@ impl SymbolTable {
     /// The most entries one lookup can visit: the longest hash chain, or the most definitions
     /// sharing one name in our own index.
     pub fn longest_lookup(&self) -> usize {
-        match &self.index {
-            HashIndex::Own(map) => map.values().map(Vec::len).max().unwrap_or(0),
-            other => other.longest_chain(self.syms.len()).unwrap_or(usize::MAX),
+        let own = |map: &HashMap<Box<[u8]>, Vec<u32>>| map.values().map(Vec::len).max();
+        match (&self.index, self.fallback.get()) {
+            (HashIndex::Own(map), _) | (_, Some(map)) => own(map).unwrap_or(0),
+            // A GNU walk stops at MAX_CHAIN entries (the index answers past that).
+            (gnu @ HashIndex::Gnu { .. }, None) => gnu
+                .longest_chain(self.syms.len())
+                .map_or(MAX_CHAIN, |l| l.min(MAX_CHAIN)),
+            (sysv, None) => sysv.longest_chain(self.syms.len()).unwrap_or(usize::MAX),
         }
     }
 
     /// Whether lookups go through the object's own hash table (false: through an index built
-    /// from the symbols, because the table is missing or malformed).
+    /// from the symbols, because the table is missing, or malformed: a SysV table when it is
+    /// read, a GNU one once a lookup walks a chain past [`MAX_CHAIN`]).
     pub fn uses_file_hash_table(&self) -> bool {
-        !matches!(self.index, HashIndex::Own(_))
+        !matches!(self.index, HashIndex::Own(_)) && self.fallback.get().is_none()
     }
 
     /// Does this object provide a definition that glibc would bind `name` (with `version`)
