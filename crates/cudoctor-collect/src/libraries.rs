@@ -80,7 +80,8 @@ pub fn collect_env(
         .map(|(path, pkg)| (path.clone(), (!pkg.is_empty()).then(|| pkg.clone())))
         .collect();
     // Under LD_LIBRARY_PATH the same import is emulated a second time without it, to tell
-    // which copies it replaces; the two runs are independent and go side by side.
+    // which copies it replaces; the two runs are independent and go side by side. Only where
+    // the second one's libraries come from is compared, so it reads no symbol table.
     let llp_set = host.var("LD_LIBRARY_PATH").is_some_and(|v| !v.is_empty());
     let (run, without) = std::thread::scope(|s| {
         let without = llp_set.then(|| {
@@ -90,12 +91,19 @@ pub fn collect_env(
                     env,
                     process_env().with_ld_library_path(None),
                     &extensions,
+                    import_model::Symbols::Skipped,
                 )
                 .map(|r| r.process.report_without_loader())
                 .unwrap_or_default()
             })
         });
-        let run = import_model::emulate(host, env, process_env(), &extensions);
+        let run = import_model::emulate(
+            host,
+            env,
+            process_env(),
+            &extensions,
+            import_model::Symbols::Checked,
+        );
         (run, without.map(|h| h.join().unwrap_or_default()))
     });
     let run = run?;

@@ -113,6 +113,17 @@ pub struct Emulated {
     pub notes: Vec<String>,
     /// Directories later stages load generated code from (Triton's kernel cache).
     pub runtime_dirs: Vec<RuntimeDir>,
+    /// Whether the steps that ask for it have their symbols checked ([`Symbols`]).
+    symbols: Symbols,
+}
+
+/// Whether an emulation checks symbols. Which libraries load never depends on it (a step fails
+/// on a missing library, not on a missing symbol), so an emulation run only to see where the
+/// libraries come from skips the symbol tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Symbols {
+    Checked,
+    Skipped,
 }
 
 /// True for a soname that `package` documents as an optional system library.
@@ -132,6 +143,7 @@ pub fn emulate(
     env: &PythonEnv,
     process_env: ProcessEnv,
     extensions: &[(String, Option<String>)],
+    symbols: Symbols,
 ) -> Option<Emulated> {
     let torch = env.torch.as_ref()?;
     let mut run = Emulated {
@@ -140,6 +152,7 @@ pub fn emulate(
         errors: Vec::new(),
         notes: Vec::new(),
         runtime_dirs: Vec::new(),
+        symbols,
     };
     if let Some(python) = &env.interpreter {
         // The interpreter's own exports (Py*) satisfy extensions' Python symbols.
@@ -382,7 +395,7 @@ fn step(path: &str, opener: Opener, by: &str) -> Step {
 
 /// Runs one step; true when its target, or something it needs, could not be loaded.
 fn run_step(run: &mut Emulated, step: &Step, quiet: bool) -> bool {
-    let opts = LoadOptions::check_symbols(if step.symbols {
+    let opts = LoadOptions::check_symbols(if step.symbols && run.symbols == Symbols::Checked {
         SymbolCheck::Requested
     } else {
         SymbolCheck::None
