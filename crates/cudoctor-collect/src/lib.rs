@@ -148,13 +148,15 @@ type FrameworkNeeds = Vec<Vec<Vec<cudoctor_snapshot::UnresolvedNeed>>>;
 
 /// The kernel images, the loader's facts and the frameworks' unresolved needs of `envs`.
 ///
-/// An environment's emulation needs only its own listing, so each starts as soon as that
-/// listing is known: a few environment workers ([`env_workers`]: environments are independent,
-/// and a few at a time keep the memory of their symbol tables bounded) each list the next
-/// unlisted environment while one is left, then emulate the listed ones. The kernel scan needs
-/// every listing and runs on the calling thread beside the emulations. Workers are drawn from
-/// the process's [`ThreadBudget`], so the pools inside an emulation (symbol tables) and a
-/// listing (the walk) share the same threads instead of adding their own.
+/// A few environment workers ([`env_workers`]) each take the next environment, start its
+/// emulation beside its listing, and list it; once every environment is listed they emulate
+/// the ones not started. An emulation needs its environment's listing only for the extensions,
+/// which it loads after torch's own libraries, so torch's loading overlaps the listing; the
+/// listing is made once, by whichever of the two asks first (the other waits for it). At most
+/// [`env_workers`] emulations start early, so the memory of their symbol tables stays bounded.
+/// The kernel scan needs every listing and runs on the calling thread beside the emulations.
+/// Threads are drawn from the process's [`ThreadBudget`], so the pools inside an emulation
+/// (symbol tables) and a listing (the walk) share the same threads instead of adding their own.
 fn binaries(
     host: &Host,
     envs: &[cudoctor_snapshot::PythonEnv],
@@ -170,17 +172,28 @@ fn binaries(
         Vec<Vec<cudoctor_snapshot::UnresolvedNeed>>,
     );
     let budget = ThreadBudget::process();
+    let workers = env_workers(envs.len());
     let listings: Vec<std::sync::OnceLock<Vec<(String, String)>>> =
         envs.iter().map(|_| std::sync::OnceLock::new()).collect();
+    // Environment i's listing, made by the first to ask (a panic in it leaves the cell empty,
+    // and the next to ask makes it again: nobody waits for a listing that never comes).
+    let list = |i: usize| -> &[(String, String)] {
+        listings[i].get_or_init(|| {
+            timings.time("listing", || {
+                kernels::candidates(host, envs.get(i).map(std::slice::from_ref).unwrap_or(&[]))
+            })
+        })
+    };
     let results: Mutex<Vec<Option<EnvResult>>> = Mutex::new(envs.iter().map(|_| None).collect());
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let started = std::sync::atomic::AtomicUsize::new(0);
     // Listed environments whose emulation nobody has started, in the order they were listed.
     let ready: Mutex<std::collections::VecDeque<usize>> = Mutex::default();
     // One message per finished listing, for the kernel scan; the channel also closes once
     // every worker is gone (a worker that panicked sends nothing).
     let (listed, listed_rx) = std::sync::mpsc::channel::<()>();
     let emulate = |i: usize| {
-        let (Some(env), Some(candidates)) = (envs.get(i), listings[i].get()) else {
+        let Some(env) = envs.get(i) else {
             return;
         };
         // What each framework's own libraries need where the loader cannot find it (torch's
@@ -197,43 +210,52 @@ fn binaries(
                         .collect()
                 })
             });
-            let loader = timings.time("loader", || libraries::collect_env(host, env, candidates));
+            let loader = timings.time("loader", || libraries::collect_env(host, env, || list(i)));
             (loader, needs.join().unwrap_or_default())
         });
         if let Ok(mut all) = results.lock() {
             all[i] = Some((loader, needs));
         }
     };
+    let emulate = &emulate;
     let work = |listed: std::sync::mpsc::Sender<()>| {
-        // Listing first, while an environment is unlisted: the kernel scan waits for them all.
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some(env) = envs.get(i) else { break };
-            let c = timings.time("listing", || {
-                kernels::candidates(host, std::slice::from_ref(env))
-            });
-            let _ = listings[i].set(c);
-            if !options.skip_loader {
-                if let Ok(mut r) = ready.lock() {
-                    r.push_back(i);
+        thread::scope(|s| {
+            let mut early = Vec::new();
+            // Listing first, while an environment is unlisted: the kernel scan waits for them
+            // all. Its emulation starts beside it while few have started early.
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= envs.len() {
+                    break;
                 }
+                if !options.skip_loader {
+                    if started.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < workers {
+                        early.push(budget.spawn_or_run(s, move || emulate(i)));
+                    } else if let Ok(mut r) = ready.lock() {
+                        r.push_back(i);
+                    }
+                }
+                list(i);
+                // A closed channel only means the kernel scan is not waiting.
+                let _ = listed.send(());
             }
-            // A closed channel only means the kernel scan is not waiting.
-            let _ = listed.send(());
-        }
-        drop(listed);
-        // Then the emulations. Every listed environment is queued before its worker gets
-        // here, so the queue is empty only once each has been taken.
-        loop {
-            // The lock is held only to take the next one, not through an emulation.
-            let i = ready.lock().ok().and_then(|mut r| r.pop_front());
-            let Some(i) = i else { break };
-            emulate(i);
-        }
+            drop(listed);
+            // Then the emulations not started. Every listed environment is queued before its
+            // worker gets here, so the queue is empty only once each has been taken.
+            loop {
+                // The lock is held only to take the next one, not through an emulation.
+                let i = ready.lock().ok().and_then(|mut r| r.pop_front());
+                let Some(i) = i else { break };
+                emulate(i);
+            }
+            for e in early {
+                let _ = e.join();
+            }
+        })
     };
     let work = &work;
     let images = thread::scope(|s| {
-        let workers: Vec<_> = (0..env_workers(envs.len()))
+        let workers: Vec<_> = (0..workers)
             .map(|_| {
                 let listed = listed.clone();
                 budget.spawn_or_run(s, move || work(listed))

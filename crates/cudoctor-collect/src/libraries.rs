@@ -29,7 +29,7 @@ const REPORTED_FAMILIES: &[CudaFamily] = &[
 pub fn collect(host: &Host, envs: &[PythonEnv], candidates: &[(String, String)]) -> LoaderFacts {
     let mut facts = LoaderFacts::default();
     for env in envs {
-        if let Some(one) = collect_env(host, env, candidates) {
+        if let Some(one) = collect_env(host, env, || candidates) {
             add(&mut facts, one);
         }
     }
@@ -58,12 +58,13 @@ pub fn add(facts: &mut LoaderFacts, one: EnvLoader) {
 }
 
 /// The emulated `import torch` process of `env`; `None` without torch or when it cannot be
-/// emulated. Environments are independent: each may be emulated on its own thread as soon as
-/// its listing is known.
-pub fn collect_env(
+/// emulated. Environments are independent: each may be emulated on its own thread.
+/// `candidates` gives the env's listing; it is asked only when the emulation reaches the
+/// extensions, after torch's own libraries, so it can still be in the making when this starts.
+pub fn collect_env<'c>(
     host: &Host,
     env: &PythonEnv,
-    candidates: &[(String, String)],
+    candidates: impl Fn() -> &'c [(String, String)] + Sync,
 ) -> Option<EnvLoader> {
     let process_env = || ProcessEnv::new(host.root()).with_vars(host.env().iter());
     let torch = env.torch.as_ref()?;
@@ -71,14 +72,20 @@ pub fn collect_env(
     // symbols checked against what the process exports.
     // Only what this interpreter imports: a package shadowed earlier on its sys.path
     // (another env's candidates share site directories) is not in its process.
-    let mut imported = python::site::ImportOrigins::new(env);
-    let extensions: Vec<(String, Option<String>)> = candidates
-        .iter()
-        .filter(|(path, _)| {
-            imported.imports(host, path) && !torch.owns(path) && links_torch(host, path)
+    // Made once, by the first of the emulations to get there.
+    let extensions: std::sync::OnceLock<Vec<(String, Option<String>)>> = std::sync::OnceLock::new();
+    let extensions = || -> &[(String, Option<String>)] {
+        extensions.get_or_init(|| {
+            let mut imported = python::site::ImportOrigins::new(env);
+            candidates()
+                .iter()
+                .filter(|(path, _)| {
+                    imported.imports(host, path) && !torch.owns(path) && links_torch(host, path)
+                })
+                .map(|(path, pkg)| (path.clone(), (!pkg.is_empty()).then(|| pkg.clone())))
+                .collect()
         })
-        .map(|(path, pkg)| (path.clone(), (!pkg.is_empty()).then(|| pkg.clone())))
-        .collect();
+    };
     // Under LD_LIBRARY_PATH the same import is emulated a second time without it, to tell
     // which copies it replaces; the two runs are independent and go side by side. Only where
     // the second one's libraries come from is compared, so it reads no symbol table.

@@ -137,12 +137,13 @@ pub fn optional_needed(package: &str, soname: &str) -> bool {
 }
 
 /// Emulates `import torch` and its companions/extensions in `env`'s process.
-/// `extensions`: compiled libraries of other packages that link torch, as (path, package).
-pub fn emulate(
+/// `extensions`: compiled libraries of other packages that link torch, as (path, package),
+/// asked for when their step comes (after torch's own libraries).
+pub fn emulate<'e>(
     host: &Host,
     env: &PythonEnv,
     process_env: ProcessEnv,
-    extensions: &[(String, Option<String>)],
+    extensions: &(dyn Fn() -> &'e [(String, Option<String>)] + Sync),
     symbols: Symbols,
 ) -> Option<Emulated> {
     let torch = env.torch.as_ref()?;
@@ -281,7 +282,7 @@ pub fn emulate(
             run.runtime_dirs.push(triton_cache(host, &torch.path));
         }
     }
-    for (path, package) in extensions {
+    for (path, package) in extensions() {
         let listed = package
             .as_deref()
             .is_some_and(|p| table().package.iter().any(|r| r.name == p));
