@@ -44,7 +44,7 @@ pub use model::{
     parse_installer, Avoid, BuildInput, BuildPlan, Commands, CurrentEnv, CurrentVerdict,
     DriverUpgrade, FirstFix, InstalledToolkit, Installer, Plan, PlanInput, ResolvedGpu, TargetEnv,
 };
-pub use platform::{driver_for_cuda, DriverFor};
+pub use platform::{branch_of, driver_for_cuda, DriverFor};
 pub use remedy::{remedy, Remedy};
 pub use reverse::{reverse, ReverseAnswer, VariantRequirements};
 

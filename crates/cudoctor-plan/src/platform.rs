@@ -13,7 +13,7 @@ pub(crate) const JETSON_SOURCE: &str = "NVIDIA 'PyTorch for Jetson' (forums.deve
 /// The driver branch of a driver version on a platform. Linux versions name their branch
 /// (580.65.06 is R580); Windows numbers run past it (581.42 is R580), so a Windows driver
 /// belongs to the newest known branch at or below its major number.
-pub(crate) fn branch_of(kb: &Kb, platform: Platform, d: &DriverVersion) -> u32 {
+pub fn branch_of(kb: &Kb, platform: Platform, d: &DriverVersion) -> u32 {
     if platform != Platform::Windows {
         return d.branch();
     }

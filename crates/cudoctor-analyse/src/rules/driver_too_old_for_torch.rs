@@ -280,7 +280,7 @@ fn driver_upgrade(
             Some(least) => (
                 f.prose(format!(
                     "Upgrade the NVIDIA driver to {least} or newer (branch R{} or later), then reboot",
-                    least.branch()
+                    cudoctor_plan::branch_of(ctx.kb, ctx.platform(), &least)
                 )),
                 true,
             ),
@@ -334,6 +334,10 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:#?}");
         assert_eq!(f[0].severity, Severity::Error);
         assert!(f[0].cause.contains("(528.33)"), "{}", f[0].cause);
+        // Windows numbers run past their branch: 528.33 is an R525 driver, there is no R528.
+        let fix = format!("{:?}", f[0].fix);
+        assert!(fix.contains("R525"), "{fix}");
+        assert!(!fix.contains("R528"), "{fix}");
         // CUDA 12.6 runs natively on 560.94 (Windows minimum 560.76).
         assert!(windows_with_torch("560.94", "2.9.0+cu126", "12.6").is_empty());
     }
