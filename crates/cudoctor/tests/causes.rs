@@ -690,9 +690,24 @@ fn a_plan_for_another_platform_leaves_this_machines_environment_alone() {
         plan["torch"].is_string(),
         "a Windows build is still chosen: {plan:#}"
     );
+    // This machine's Linux driver is no Windows driver: only --driver names one.
+    assert!(!p.stdout.contains("580.95.05"), "{plan:#}");
+    let given = m.run(&[
+        "plan",
+        "--format",
+        "json",
+        "--platform",
+        "windows",
+        "--driver",
+        "581.42",
+    ]);
+    assert_eq!(given.code, 0, "{}{}", given.stdout, given.stderr);
+    assert!(given.stdout.contains("581.42"), "{}", given.stdout);
+    assert!(!given.stdout.contains("580.95.05"), "{}", given.stdout);
     let text = m.run(&["plan", "--platform", "windows"]);
     assert_eq!(text.code, 0, "{}{}", text.stdout, text.stderr);
     assert!(!text.stdout.contains("/opt/venv"), "{}", text.stdout);
+    assert!(!text.stdout.contains("580.95.05"), "{}", text.stdout);
     assert!(
         text.stdout.contains("PS> pip install torch=="),
         "{}",

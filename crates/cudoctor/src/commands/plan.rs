@@ -130,9 +130,16 @@ fn input(
     cuda: Option<CudaVersion>,
     old_version: Option<String>,
 ) -> anyhow::Result<PlanInput> {
+    // For another platform this machine's environment is neither judged nor fixed: its
+    // interpreter path and commands are this machine's (a Linux venv's under a Windows plan),
+    // and so are its driver (a Linux driver's number is no Windows driver's: they are numbered
+    // apart) and its Python version. Only what --driver and --python say is taken then; the
+    // GPUs stay (the same card under another system).
+    let other_platform = other_platform(args, snap);
+    let this_machine = snap.filter(|_| !other_platform);
     let driver = match &args.driver {
         Some(d) => Some(DriverVersion::from_str(d).with_context(|| format!("--driver {d}"))?),
-        None => snap
+        None => this_machine
             .and_then(|s| s.driver.version.as_ref())
             .and_then(|v| v.value.parse().ok()),
     };
@@ -162,14 +169,10 @@ fn input(
             .find(|e| e.named_by_option())
             .or(s.primary_env())
     });
-    let python = args
-        .python_version
-        .clone()
-        .or(old_version)
-        .or_else(|| env.and_then(|e| e.python_version.clone()));
-    // For another platform this machine's environment is neither judged nor fixed: its
-    // interpreter path and commands are this machine's (a Linux venv's under a Windows plan).
-    let other_platform = other_platform(args, snap);
+    let python = args.python_version.clone().or(old_version).or_else(|| {
+        env.filter(|_| !other_platform)
+            .and_then(|e| e.python_version.clone())
+    });
     // Without torch, the environment's other frameworks are still judged (their one CUDA major).
     let current =
         env.filter(|_| !other_platform)
