@@ -8,6 +8,8 @@
 #   - `check --format text` ends the same way and prints its verdict;
 #   - `check --root` of a ComfyUI-portable tree of torch's real Windows DLLs without the Visual
 #     C++ runtime reports PLT020 with its PowerShell fix;
+#   - `check` finds the Pythons registered in Wine's registry (PEP 514) and its KnownDLLs, as
+#     Wine's reg.exe wrote them;
 #   - the PE reader's tests (crates/cudoctor-pe) pass as Windows programs under Wine;
 #   - on the real Windows wheels (scripts/windows/fetch-wheels.sh: torch, torchvision and the
 #     Visual C++ runtime for win_amd64, about 130 MB, cached), every DLL reads as objdump reads it,
@@ -155,6 +157,57 @@ assert "c10.dll cannot be loaded" in f["title"], f["title"]
 assert f["fix"][0] == {"powershell": "winget install --id Microsoft.VCRedist.2015+.x64 --exact"}, f["fix"]
 print(f"windows: check --root of a portable tree under Wine: {f['title']}", file=sys.stderr)
 EOF2
+
+# The live machine's registry, written by Wine's own reg.exe: a Python registered as python.org's
+# installer registers it (HKCU, InstallPath and ExecutablePath), another company's with
+# InstallPath only (HKLM: python.exe in it), and KnownDLLs. The Windows binary must find both
+# Pythons through the registry (PEP 514) and list exactly the KnownDLLs written; what was added
+# is removed again, the prefix is left as it was.
+wreg() { timeout 120 "$wine" reg "$@" >/dev/null 2>&1; }
+registered="$WINEPREFIX/drive_c/cudoctor-registry"
+core_key='HKCU\Software\Python\PythonCore\3.12'
+other_key='HKLM\Software\Python\CudoctorCI'
+known_key='HKLM\System\CurrentControlSet\Control\Session Manager\KnownDLLs'
+forget_registry() {
+  wreg delete "$core_key" /f || true
+  wreg delete "$other_key" /f || true
+  wreg delete "$known_key" /f || true
+  rm -rf "$registered"
+}
+forget_registry
+mkdir -p "$registered/Python312" "$registered/Other311"
+printf MZ >"$registered/Python312/python.exe"
+printf MZ >"$registered/Python312/python312.dll"
+printf MZ >"$registered/Other311/python.exe"
+printf MZ >"$registered/Other311/python311.dll"
+wreg add "$core_key\InstallPath" /ve /d 'C:\cudoctor-registry\Python312\' /f &&
+  wreg add "$core_key\InstallPath" /v ExecutablePath /d 'C:\cudoctor-registry\Python312\python.exe' /f &&
+  wreg add "$other_key\other-3.11\InstallPath" /ve /d 'C:\cudoctor-registry\Other311' /f &&
+  wreg add "$known_key" /v kernel32 /d kernel32.dll /f &&
+  wreg add "$known_key" /v ole32 /d OLE32.dll /f &&
+  wreg add "$known_key" /v DllDirectory /t REG_EXPAND_SZ /d '%SystemRoot%\system32' /f ||
+  { forget_registry; fail "Wine's reg.exe could not write the test keys"; }
+set +e
+run_wine check --format json >"$work/registry.json" 2>"$work/registry.err"
+rc=$?
+set -e
+forget_registry
+[ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$work/registry.err" >&2; fail "check with registered Pythons exited with $rc"; }
+python3 - "$work/registry.json" <<'EOF3' || fail "check under Wine: the registry's Pythons or KnownDLLs were not read as written"
+import json, sys
+report = json.load(open(sys.argv[1]))
+snapshot = report.get("snapshot", report)
+envs = {(e.get("interpreter") or "").lower(): e for e in snapshot["python_envs"]}
+for exe, version in [("c:\\cudoctor-registry\\python312\\python.exe", "3.12"),
+                     ("c:\\cudoctor-registry\\other311\\python.exe", "3.11")]:
+    e = envs.get(exe)
+    assert e is not None, f"{exe} not among {sorted(envs)}"
+    assert "registry (PEP 514)" in e["found_via"], e["found_via"]
+    assert e.get("python_version") == version, e.get("python_version")
+known = snapshot["windows"].get("known_dlls")
+assert known == ["kernel32.dll", "ole32.dll"], known
+print(f"windows: the registry under Wine: 2 registered Pythons found, KnownDLLs {known}", file=sys.stderr)
+EOF3
 
 step "the PE reader's tests as Windows programs under Wine"
 # Without the wheels: their tests compare with objdump, a Linux program that a Windows program

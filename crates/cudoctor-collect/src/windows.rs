@@ -18,6 +18,11 @@ use cudoctor_types::read_at::FileSource;
 
 use crate::host::{split_windows_path_list, Host};
 
+pub mod registry;
+
+/// How a Python registered in the registry (PEP 514) was found.
+pub const FOUND_VIA_REGISTRY: &str = "registry (PEP 514)";
+
 /// The Visual C++ runtime's DLLs whose presence and version are recorded.
 const RUNTIME_DLLS: &[&str] = &[
     "vcruntime140.dll",
@@ -51,9 +56,10 @@ pub fn collect(host: &Host, pythons: &[String]) -> Option<WindowsFacts> {
             path: p,
         })
         .collect();
+    let known_dlls = registry::known_dlls(host);
     let mut torch_envs = Vec::new();
     for (python, _) in candidates(&fs, host, pythons, &path) {
-        if let Some(env) = torch_env(&fs, host, &python, &windows_dir, &path) {
+        if let Some(env) = torch_env(&fs, host, &python, &windows_dir, &path, &known_dlls) {
             torch_envs.push(env);
         }
     }
@@ -63,6 +69,7 @@ pub fn collect(host: &Host, pythons: &[String]) -> Option<WindowsFacts> {
         vc_runtime,
         torch_envs,
         toolkits: toolkits(&fs, host),
+        known_dlls: known_dlls.map(|k| k.into_iter().collect()),
     })
 }
 
@@ -152,7 +159,8 @@ pub(crate) fn version_info(fs: &WinFs, path: &WinPath) -> Result<Option<VersionI
 }
 
 /// Every python.exe worth looking at, with how it was found, in order: those given with
-/// `--python`, the active venv's and conda environment's, those on PATH, embedded Pythons of portable layouts (`<dir>\python_embeded`, one
+/// `--python`, the active venv's and conda environment's, those on PATH, those registered
+/// (PEP 514, the live machine's registry), embedded Pythons of portable layouts (`<dir>\python_embeded`, one
 /// level under `C:\` and under each user's home, Desktop, Downloads and Documents), installed
 /// Pythons (`C:\Python3*`, `%LOCALAPPDATA%\Programs\Python\Python3*`).
 fn candidates(
@@ -183,6 +191,11 @@ fn candidates(
     }
     for dir in path {
         push(dir.join("python.exe"), "python.exe on PATH");
+    }
+    for p in registry::registered_pythons(host) {
+        if let Some(i) = p.interpreter() {
+            push(i, FOUND_VIA_REGISTRY);
+        }
     }
     let c = WinPath::new(r"C:\");
     let mut roots = vec![c.clone()];
@@ -417,6 +430,7 @@ fn torch_env(
     python: &WinPath,
     windows_dir: &WinPath,
     path: &[WinPath],
+    known_dlls: &Option<BTreeSet<String>>,
 ) -> Option<WindowsTorchEnv> {
     let bin = python.parent()?;
     let (kind, prefix) = python_kind(fs, python)?;
@@ -462,7 +476,7 @@ fn torch_env(
         windows_dir: windows_dir.clone(),
         current_dir: None,
         path: path.to_vec(),
-        known_dlls: BTreeSet::new(),
+        known_dlls: known_dlls.clone().unwrap_or_default(),
         machine: Machine::X64,
     };
     let input = TorchImportInput {

@@ -24,6 +24,10 @@ pub struct WindowsFacts {
     /// CUDA_PATH / CUDA_PATH_V<x>_<y> / CUDA_HOME name.
     #[serde(default)]
     pub toolkits: Vec<WindowsToolkit>,
+    /// The KnownDLLs (lower-case file names) of the live machine's registry, which the DLL
+    /// search takes from System32 first; absent where the registry is not read (a tree's hives).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_dlls: Option<Vec<String>>,
 }
 
 /// One CUDA Toolkit of a Windows machine.

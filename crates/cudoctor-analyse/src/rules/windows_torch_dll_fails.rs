@@ -245,6 +245,7 @@ pub(crate) mod tests {
             path: vec![],
             vc_runtime: vec![],
             toolkits: vec![],
+            known_dlls: None,
             torch_envs: vec![WindowsTorchEnv {
                 python: embeded.join("python.exe"),
                 kind: WindowsPythonKind::Embedded,
