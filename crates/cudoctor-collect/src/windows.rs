@@ -329,15 +329,10 @@ pub fn python_envs(host: &Host, pythons: &[String]) -> Vec<PythonEnv> {
 }
 
 fn python_env(fs: &WinFs, host: &Host, python: &WinPath, via: &str) -> Option<PythonEnv> {
-    let (kind, prefix) = python_kind(fs, python)?;
-    let cfg = fs
-        .host_path(&prefix.join("pyvenv.cfg"))
-        .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 16).ok())
-        .map(|b| String::from_utf8_lossy(&b).into_owned());
-    let bin = python.parent()?;
+    let layout = layout(fs, host, python)?;
     let mut env = PythonEnv {
-        prefix: prefix.to_string(),
-        kind: match kind {
+        prefix: layout.prefix.to_string(),
+        kind: match layout.kind {
             WindowsPythonKind::Venv => PythonEnvKind::Venv,
             WindowsPythonKind::Conda => PythonEnvKind::Conda,
             WindowsPythonKind::Embedded | WindowsPythonKind::Installed => PythonEnvKind::System,
@@ -345,24 +340,11 @@ fn python_env(fs: &WinFs, host: &Host, python: &WinPath, via: &str) -> Option<Py
         found_via: vec![via.to_string()],
         interpreter: Some(python.to_string()),
         windows: true,
+        python_version: layout.python_version,
+        site_packages: layout.package_dirs.iter().map(|d| d.to_string()).collect(),
         ..Default::default()
     };
-    let base = match kind {
-        WindowsPythonKind::Venv => venv_home(fs, &prefix),
-        _ => None,
-    };
-    env.python_version = cfg
-        .as_deref()
-        .and_then(|c| {
-            crate::python::cfg_value(c, "version")
-                .or_else(|| crate::python::cfg_value(c, "version_info"))
-        })
-        .or_else(|| version_of_files(fs, base.as_ref().unwrap_or(&bin)));
-    env.site_packages = site_packages(fs, kind, &prefix, base.as_ref(), cfg.as_deref())
-        .into_iter()
-        .filter(|d| fs.is_dir(d))
-        .map(|d| d.to_string())
-        .collect();
+    let kind = layout.kind;
     crate::python::site::read_packages(host, &mut env);
     if let Some(t) = &mut env.torch {
         t.path = WinPath::new(&t.path).to_string();
@@ -375,29 +357,111 @@ fn python_env(fs: &WinFs, host: &Host, python: &WinPath, via: &str) -> Option<Py
     Some(env)
 }
 
+/// A Windows Python as `sys.path` sees it.
+struct Layout {
+    kind: WindowsPythonKind,
+    /// `sys.prefix`.
+    prefix: WinPath,
+    /// A venv's base Python (pyvenv.cfg's `home`).
+    base: Option<WinPath>,
+    python_version: Option<String>,
+    /// Its package directories in `sys.path` order, each existing.
+    package_dirs: Vec<WinPath>,
+}
+
+fn layout(fs: &WinFs, host: &Host, python: &WinPath) -> Option<Layout> {
+    let (kind, prefix) = python_kind(fs, python)?;
+    let bin = python.parent()?;
+    let cfg = fs
+        .host_path(&prefix.join("pyvenv.cfg"))
+        .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 16).ok())
+        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let base = match kind {
+        WindowsPythonKind::Venv => venv_home(fs, &prefix),
+        _ => None,
+    };
+    let python_version = cfg
+        .as_deref()
+        .and_then(|c| {
+            crate::python::cfg_value(c, "version")
+                .or_else(|| crate::python::cfg_value(c, "version_info"))
+        })
+        .or_else(|| version_of_files(fs, base.as_ref().unwrap_or(&bin)));
+    let user_site = user_site(host, python_version.as_deref());
+    let package_dirs = package_dirs(
+        fs,
+        kind,
+        &prefix,
+        base.as_ref(),
+        cfg.as_deref(),
+        user_site.as_ref(),
+    );
+    Some(Layout {
+        kind,
+        prefix,
+        base,
+        python_version,
+        package_dirs,
+    })
+}
+
+/// `PYTHONUSERBASE`, else `%APPDATA%\Python`: site.py's user base on Windows.
+fn user_base(host: &Host) -> Option<WinPath> {
+    if let Some(b) = host.var("PYTHONUSERBASE").filter(|b| !b.is_empty()) {
+        return Some(WinPath::new(b));
+    }
+    host.var("APPDATA")
+        .filter(|a| !a.is_empty())
+        .map(|a| WinPath::new(a).join("Python"))
+}
+
+/// The user site of a Python of `version` (`3.12.4`): `<user base>\Python312\site-packages`
+/// (site.py's `_get_path` on Windows); none under PYTHONNOUSERSITE or without a user base (a
+/// tree, whose user's variables are not known).
+fn user_site(host: &Host, version: Option<&str>) -> Option<WinPath> {
+    if host.var("PYTHONNOUSERSITE").is_some_and(|v| !v.is_empty()) {
+        return None;
+    }
+    let mut parts = version?.split('.');
+    let (major, minor) = (parts.next()?, parts.next()?);
+    Some(
+        user_base(host)?
+            .join(&format!("Python{major}{minor}"))
+            .join("site-packages"),
+    )
+}
+
 /// The package directories of a Windows Python, in `sys.path` order: an embeddable Python's
 /// are the directories its `._pth` file lists (relative to it; `import site` lines and zip
-/// files are not directories); a venv's its own `Lib\site-packages`, then the base's with
-/// `include-system-site-packages = true`; any other's `Lib\site-packages`.
-fn site_packages(
+/// files are not directories; the `._pth` makes it isolated: no user site); a venv's its own
+/// `Lib\site-packages`, then with `include-system-site-packages = true` the user site and the
+/// base's; any other's the user site, then `Lib\site-packages`. Each site directory is followed
+/// by the directories its `.pth` files add (`site.addsitedir`; for an embeddable Python only
+/// when its `._pth` has `import site`, which runs the site module). Only existing directories.
+/// (site.py makes the prefix itself a site directory on Windows too; its `.pth` files, which
+/// installers do not write there, are not read.)
+fn package_dirs(
     fs: &WinFs,
     kind: WindowsPythonKind,
     prefix: &WinPath,
     base: Option<&WinPath>,
     cfg: Option<&str>,
+    user_site: Option<&WinPath>,
 ) -> Vec<WinPath> {
     let own = prefix.join("Lib").join("site-packages");
-    match kind {
+    let (site_dirs, process_pth): (Vec<WinPath>, bool) = match kind {
         WindowsPythonKind::Embedded => {
             let Some(pth) = pth_file(fs, prefix) else {
-                return vec![own];
+                return vec![own].into_iter().filter(|d| fs.is_dir(d)).collect();
             };
             let text = fs
                 .host_path(&prefix.join(&pth))
                 .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 16).ok())
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
                 .unwrap_or_default();
-            text.lines()
+            let import_site = text.lines().any(|l| l.trim() == "import site");
+            let dirs = text
+                .lines()
                 .map(str::trim)
                 .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("import "))
                 .filter(|l| !l.to_ascii_lowercase().ends_with(".zip") && *l != ".")
@@ -408,7 +472,8 @@ fn site_packages(
                         prefix.join(l)
                     }
                 })
-                .collect()
+                .collect();
+            (dirs, import_site)
         }
         WindowsPythonKind::Venv => {
             let mut dirs = vec![own];
@@ -416,12 +481,61 @@ fn site_packages(
                 .and_then(|c| crate::python::cfg_value(c, "include-system-site-packages"))
                 .is_some_and(|v| v.eq_ignore_ascii_case("true"));
             if let (true, Some(base)) = (system_site, base) {
+                dirs.extend(user_site.cloned());
                 dirs.push(base.join("Lib").join("site-packages"));
             }
-            dirs
+            (dirs, true)
         }
-        WindowsPythonKind::Conda | WindowsPythonKind::Installed => vec![own],
+        WindowsPythonKind::Conda | WindowsPythonKind::Installed => {
+            (user_site.cloned().into_iter().chain([own]).collect(), true)
+        }
+    };
+    let mut out: Vec<WinPath> = Vec::new();
+    for d in site_dirs.into_iter().filter(|d| fs.is_dir(d)) {
+        let added = if process_pth {
+            pth_dirs(fs, &d)
+        } else {
+            Vec::new()
+        };
+        for dir in std::iter::once(d).chain(added) {
+            if !out.iter().any(|o| o.same_as(&dir)) {
+                out.push(dir);
+            }
+        }
     }
+    out
+}
+
+/// The directories the `.pth` files of `site_dir` add, as `site.addsitedir` does: files in name
+/// order, a line a directory (relative to `site_dir`, or absolute), comments and `import`
+/// lines skipped, only existing directories.
+fn pth_dirs(fs: &WinFs, site_dir: &WinPath) -> Vec<WinPath> {
+    let mut names: Vec<String> = fs
+        .list(site_dir)
+        .into_iter()
+        .filter(|n| n.to_ascii_lowercase().ends_with(".pth"))
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for name in names {
+        let Some(text) = fs
+            .host_path(&site_dir.join(&name))
+            .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 20).ok())
+        else {
+            continue;
+        };
+        for line in crate::python::site::pth_entries(&String::from_utf8_lossy(&text)) {
+            let dir = if WinPath::new(line).is_absolute() {
+                WinPath::new(line)
+            } else {
+                site_dir.join(line)
+            };
+            if fs.is_dir(&dir) {
+                out.push(dir);
+            }
+        }
+    }
+    out
 }
 
 fn torch_env(
@@ -433,17 +547,15 @@ fn torch_env(
     known_dlls: &Option<BTreeSet<String>>,
 ) -> Option<WindowsTorchEnv> {
     let bin = python.parent()?;
-    let (kind, prefix) = python_kind(fs, python)?;
-    let base = if kind == WindowsPythonKind::Venv {
-        venv_home(fs, &prefix).unwrap_or_else(|| prefix.clone())
-    } else {
-        prefix.clone()
-    };
-    let site = prefix.join("Lib").join("site-packages");
-    let torch_dir = site.join("torch");
-    if !fs.is_dir(&torch_dir) {
-        return None;
-    }
+    let layout = layout(fs, host, python)?;
+    let (kind, prefix) = (layout.kind, layout.prefix.clone());
+    let base = layout.base.clone().unwrap_or_else(|| prefix.clone());
+    // torch as `import torch` finds it: in the first package directory that has it.
+    let torch_dir = layout
+        .package_dirs
+        .iter()
+        .map(|d| d.join("torch"))
+        .find(|t| fs.is_dir(t))?;
     let build = fs
         .host_path(&torch_dir.join("version.py"))
         .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 20).ok())
@@ -455,19 +567,24 @@ fn torch_env(
         });
     let cuda = build.as_ref().and_then(|b| b.cuda.clone());
     let mut extensions = Vec::new();
-    for package in fs.list(&site) {
-        let dir = site.join(&package);
-        if package.eq_ignore_ascii_case("torch") || !fs.is_dir(&dir) {
-            continue;
-        }
-        // Extensions of torch that load through torch.ops.load_library (torchvision's,
-        // torchaudio's): the .pyd files at the top of a torch* package.
-        if !package.to_ascii_lowercase().starts_with("torch") {
-            continue;
-        }
-        for name in fs.list(&dir) {
-            if name.to_ascii_lowercase().ends_with(".pyd") {
-                extensions.push((dir.clone(), dir.join(&name)));
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    for site in &layout.package_dirs {
+        for package in fs.list(site) {
+            let dir = site.join(&package);
+            let lower = package.to_ascii_lowercase();
+            // Extensions of torch that load through torch.ops.load_library (torchvision's,
+            // torchaudio's): the .pyd files at the top of a torch* package, of the first
+            // directory that has the package (the one `import` finds).
+            if lower == "torch" || !lower.starts_with("torch") || !fs.is_dir(&dir) {
+                continue;
+            }
+            if !seen.insert(lower) {
+                continue;
+            }
+            for name in fs.list(&dir) {
+                if name.to_ascii_lowercase().ends_with(".pyd") {
+                    extensions.push((dir.clone(), dir.join(&name)));
+                }
             }
         }
     }
@@ -484,7 +601,7 @@ fn torch_env(
             executable: python.clone(),
             exec_prefix: prefix.clone(),
             base_exec_prefix: base,
-            userbase: host.var("APPDATA").map(|a| WinPath::new(a).join("Python")),
+            userbase: user_base(host),
         },
         torch_dir: torch_dir.clone(),
         cuda_version: cuda.clone(),
@@ -522,6 +639,129 @@ mod tests {
         let p = root.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn the_user_site_and_pth_directories_are_in_sys_path_order_and_torch_is_the_first_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::create_dir_all(r.join("C/Windows/System32")).unwrap();
+        file(r, "C/Python312/python.exe", "MZ");
+        file(r, "C/Python312/python312.dll", "MZ");
+        let global = "C/Python312/Lib/site-packages";
+        let user = "C/Users/Me/AppData/Roaming/Python/Python312/site-packages";
+        // `pip install --user torch` beside an older torch of the installation: the user site
+        // comes first in sys.path, so its torch is the one imported.
+        for (site, version) in [(global, "2.4.0+cpu"), (user, "2.15.0+cpu")] {
+            file(
+                r,
+                &format!("{site}/torch/version.py"),
+                &format!("__version__ = '{version}'\ncuda = None\n"),
+            );
+        }
+        file(r, &format!("{global}/torchvision/_C.pyd"), "MZ");
+        // pywin32's .pth adds directories relative to the site directory; an `import` line and
+        // a directory that does not exist add nothing; an absolute one (an editable install).
+        file(
+            r,
+            &format!("{global}/pywin32.pth"),
+            "# .pth file for the PyWin32 extensions\nwin32\nwin32\\lib\nPythonwin\nimport pywin32_bootstrap\nC:\\src\\app\n",
+        );
+        std::fs::create_dir_all(r.join(format!("{global}/win32/lib"))).unwrap();
+        std::fs::create_dir_all(r.join(format!("{global}/win32"))).unwrap();
+        std::fs::create_dir_all(r.join("C/src/app")).unwrap();
+        let env = |extra: &[(&str, &str)]| {
+            let mut e = BTreeMap::from([(
+                "APPDATA".to_string(),
+                r"C:\Users\Me\AppData\Roaming".to_string(),
+            )]);
+            e.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+            Host::rooted(r.to_path_buf(), e, Duration::from_secs(1))
+        };
+        let given = [r"C:\Python312\python.exe".to_string()];
+        let host = env(&[]);
+        let envs = python_envs(&host, &given);
+        assert_eq!(
+            envs[0].site_packages,
+            [
+                r"C:\Users\Me\AppData\Roaming\Python\Python312\site-packages",
+                r"C:\Python312\Lib\site-packages",
+                r"C:\Python312\Lib\site-packages\win32",
+                r"C:\Python312\Lib\site-packages\win32\lib",
+                r"C:\src\app",
+            ]
+        );
+        let torch = envs[0].torch.as_ref().unwrap();
+        assert_eq!(torch.version, "2.15.0+cpu");
+        let facts = collect(&host, &given).unwrap();
+        let t = &facts.torch_envs[0];
+        assert_eq!(
+            t.torch_dir.as_str(),
+            r"C:\Users\Me\AppData\Roaming\Python\Python312\site-packages\torch"
+        );
+        assert_eq!(t.torch_version.as_deref(), Some("2.15.0+cpu"));
+        // The emulated import takes torchvision's extension from the installation's site.
+        assert!(
+            t.import
+                .loads
+                .iter()
+                .any(|l| l.requested == r"C:\Python312\Lib\site-packages\torchvision\_C.pyd"),
+            "{:#?}",
+            t.import
+        );
+        // PYTHONNOUSERSITE: the installation's own torch.
+        let host = env(&[("PYTHONNOUSERSITE", "1")]);
+        let envs = python_envs(&host, &given);
+        assert_eq!(envs[0].site_packages[0], r"C:\Python312\Lib\site-packages");
+        assert_eq!(envs[0].torch.as_ref().unwrap().version, "2.4.0+cpu");
+        // PYTHONUSERBASE moves the user site.
+        let host = env(&[("PYTHONUSERBASE", r"C:\pyuser")]);
+        std::fs::create_dir_all(r.join("C/pyuser/Python312/site-packages")).unwrap();
+        let envs = python_envs(&host, &given);
+        assert_eq!(
+            envs[0].site_packages[0],
+            r"C:\pyuser\Python312\site-packages"
+        );
+    }
+
+    #[test]
+    fn an_embedded_python_has_no_user_site_and_reads_pth_files_only_with_import_site() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path();
+        std::fs::create_dir_all(r.join("C/Windows/System32")).unwrap();
+        let e = "C/ComfyUI_windows_portable/python_embeded";
+        file(r, &format!("{e}/python.exe"), "MZ");
+        file(r, &format!("{e}/Lib/site-packages/extra.pth"), "extra\n");
+        std::fs::create_dir_all(r.join(format!("{e}/Lib/site-packages/extra"))).unwrap();
+        std::fs::create_dir_all(
+            r.join("C/Users/Me/AppData/Roaming/Python/Python312/site-packages"),
+        )
+        .unwrap();
+        let host = Host::rooted(
+            r.to_path_buf(),
+            BTreeMap::from([(
+                "APPDATA".to_string(),
+                r"C:\Users\Me\AppData\Roaming".to_string(),
+            )]),
+            Duration::from_secs(1),
+        );
+        let given = [r"C:\ComfyUI_windows_portable\python_embeded".to_string()];
+        let site = r"C:\ComfyUI_windows_portable\python_embeded\Lib\site-packages";
+        file(
+            r,
+            &format!("{e}/python312._pth"),
+            "python312.zip\n.\nLib/site-packages\n",
+        );
+        assert_eq!(python_envs(&host, &given)[0].site_packages, [site]);
+        file(
+            r,
+            &format!("{e}/python312._pth"),
+            "python312.zip\n.\nLib/site-packages\nimport site\n",
+        );
+        assert_eq!(
+            python_envs(&host, &given)[0].site_packages,
+            [site.to_string(), format!(r"{site}\extra")]
+        );
     }
 
     #[test]

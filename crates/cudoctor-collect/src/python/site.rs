@@ -276,15 +276,7 @@ fn pth_dirs(host: &Host, site_dir: &str) -> Vec<String> {
         let Ok(text) = host.read_text(&format!("{site_dir}/{name}")) else {
             continue;
         };
-        for line in text.lines() {
-            let line = line.trim_end();
-            if line.is_empty()
-                || line.starts_with('#')
-                || line.starts_with("import ")
-                || line.starts_with("import\t")
-            {
-                continue;
-            }
+        for line in pth_entries(&text) {
             let dir = if line.starts_with('/') {
                 crate::host::normalise(line)
             } else {
@@ -296,6 +288,17 @@ fn pth_dirs(host: &Host, site_dir: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The lines of a `.pth` file that name directories, as `site.addpackage` reads them: blank
+/// lines, comments and `import` lines (code it runs) skipped, trailing whitespace dropped.
+pub(crate) fn pth_entries(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().map(str::trim_end).filter(|line| {
+        !(line.is_empty()
+            || line.starts_with('#')
+            || line.starts_with("import ")
+            || line.starts_with("import\t"))
+    })
 }
 
 /// A prefix's own package directories, in `site.getsitepackages()` order.
