@@ -236,8 +236,8 @@ impl Context<'_> {
 
 impl Context<'_> {
     /// On Windows, the toolkit `torch.utils.cpp_extension` picks (its `_find_cuda_home`):
-    /// CUDA_HOME, then CUDA_PATH, then the nvcc on PATH (of a collected toolkit's `bin`; one
-    /// elsewhere is not seen), else the first `v*.*` under `C:\Program Files\NVIDIA GPU
+    /// CUDA_HOME, then CUDA_PATH, then the first nvcc on PATH (the collected toolkits include
+    /// the directory above each PATH `bin` with nvcc.exe), else the first `v*.*` under `C:\Program Files\NVIDIA GPU
     /// Computing Toolkit\CUDA` (glob order, by name); judged on the Windows toolkits collected.
     fn windows_build_toolkit(
         &self,
@@ -248,9 +248,11 @@ impl Context<'_> {
             (h.to_string(), "CUDA_HOME".to_string())
         } else if let Some(h) = self.var("CUDA_PATH") {
             (h.to_string(), "CUDA_PATH".to_string())
-        } else if let Some(t) = w.toolkits.iter().find(|t| {
-            // `where nvcc`: a toolkit whose bin is on PATH.
-            t.nvcc && !t.missing && w.path.iter().any(|p| p.same_as(&t.path.join("bin")))
+        } else if let Some(t) = w.path.iter().find_map(|p| {
+            // `shutil.which("nvcc")`: the first PATH directory with nvcc.exe, a toolkit's bin.
+            w.toolkits
+                .iter()
+                .find(|t| t.nvcc && !t.missing && p.same_as(&t.path.join("bin")))
         }) {
             (t.path.to_string(), "nvcc on PATH".to_string())
         } else {

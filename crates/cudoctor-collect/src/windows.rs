@@ -91,9 +91,10 @@ fn path_of(host: &Host) -> Vec<WinPath> {
         .collect()
 }
 
-/// The CUDA Toolkits the installer's layout and variables show: every `v*` directory under
-/// `%ProgramFiles%\NVIDIA GPU Computing Toolkit\CUDA`, and each directory CUDA_PATH or a
-/// CUDA_PATH_V<x>_<y> names (the installer sets both) or CUDA_HOME names, in that order.
+/// The CUDA Toolkits the installer's layout, the variables and PATH show: every `v*` directory
+/// under `%ProgramFiles%\NVIDIA GPU Computing Toolkit\CUDA`, each directory CUDA_PATH or a
+/// CUDA_PATH_V<x>_<y> names (the installer sets both) or CUDA_HOME names, and the directory
+/// above each PATH directory `bin` holding nvcc.exe, in that order.
 fn toolkits(fs: &WinFs, host: &Host) -> Vec<WindowsToolkit> {
     let base = program_files(host)
         .join("NVIDIA GPU Computing Toolkit")
@@ -115,9 +116,17 @@ fn toolkits(fs: &WinFs, host: &Host) -> Vec<WindowsToolkit> {
         .map(|(k, v)| (k.clone(), WinPath::new(v)))
         .filter(|(_, v)| v.is_absolute())
         .collect();
-    for (_, v) in &vars {
-        if !dirs.iter().any(|d| d.same_as(v)) {
-            dirs.push(v.clone());
+    // torch's `_find_cuda_home` takes, without CUDA_HOME or CUDA_PATH, the directory above the
+    // first nvcc.exe on PATH (`shutil.which`): a conda environment's `Library\bin` too.
+    let on_path = path_of(host).into_iter().filter_map(|dir| {
+        let is_bin = dir.file_name().eq_ignore_ascii_case("bin");
+        (is_bin && fs.is_file(&dir.join("nvcc.exe")))
+            .then(|| dir.parent())
+            .flatten()
+    });
+    for v in vars.iter().map(|(_, v)| v.clone()).chain(on_path) {
+        if !dirs.iter().any(|d| d.same_as(&v)) {
+            dirs.push(v);
         }
     }
     dirs.into_iter()

@@ -567,6 +567,37 @@ fn a_windows_toolkit_of_another_major_than_torchs_is_tk002_in_powershell() {
         "TK002"
     ));
     assert!(has(&run_with(None, system), "TK002"));
+    // The first nvcc on PATH is the one (shutil.which), whatever order the toolkits have.
+    assert!(!has(
+        &run_with(
+            None,
+            &format!(r"{system};{base}\v12.9\bin;{base}\v11.8\bin")
+        ),
+        "TK002"
+    ));
+    assert!(has(
+        &run_with(
+            None,
+            &format!(r"{system};{base}\v11.8\bin;{base}\v12.9\bin")
+        ),
+        "TK002"
+    ));
+    // A conda environment's nvcc first on PATH: its `Library` is the toolkit a build uses,
+    // of a version no file says; not judged as the 11.8 behind it.
+    let conda_bin = root.join("C/Users/Me/miniconda3/envs/ml/Library/bin");
+    std::fs::create_dir_all(&conda_bin).unwrap();
+    std::fs::write(conda_bin.join("nvcc.exe"), b"MZ").unwrap();
+    let conda_first = run_with(
+        None,
+        &format!(r"{system};C:\Users\Me\miniconda3\envs\ml\Library\bin;{base}\v11.8\bin"),
+    );
+    assert!(!has(&conda_first, "TK002"), "{:#}", conda_first["findings"]);
+    assert!(conda_first["snapshot"]["windows"]["toolkits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["path"] == r"C:\Users\Me\miniconda3\envs\ml\Library" && t["nvcc"] == true));
+    std::fs::remove_dir_all(root.join("C/Users")).unwrap();
     let v = run(&format!(r"{base}\v11.8"));
     let tk002 = finding(&v, "TK002");
     assert!(tk002["title"]
