@@ -442,7 +442,8 @@ fn user_site(host: &Host, version: Option<&str>) -> Option<WinPath> {
 
 /// The package directories of a Windows Python, in `sys.path` order: an embeddable Python's
 /// are the directories its `._pth` file lists (relative to it; `import site` lines and zip
-/// files are not directories; the `._pth` makes it isolated: no user site); a venv's its own
+/// files are not directories; the `._pth` makes it isolated: no user site; with `import site`,
+/// site.main() adds `Lib\site-packages` after them); a venv's its own
 /// `Lib\site-packages`, then with `include-system-site-packages = true` the user site and the
 /// base's; any other's the user site, then `Lib\site-packages`. Each site directory is followed
 /// by the directories its `.pth` files add (`site.addsitedir`; for an embeddable Python only
@@ -481,7 +482,13 @@ fn package_dirs(
                         prefix.join(l)
                     }
                 })
-                .collect();
+                .collect::<Vec<WinPath>>();
+            // `import site` runs site.main(), whose addsitepackages adds the prefix's
+            // `Lib\site-packages` after what the `._pth` listed (no user site: isolated).
+            let mut dirs = dirs;
+            if import_site && !dirs.iter().any(|d| d.same_as(&own)) {
+                dirs.push(own);
+            }
             (dirs, import_site)
         }
         WindowsPythonKind::Venv => {
@@ -770,6 +777,29 @@ mod tests {
         assert_eq!(
             python_envs(&host, &given)[0].site_packages,
             [site.to_string(), format!(r"{site}\extra")]
+        );
+        // ComfyUI's own directory listed, site-packages not: without `import site` it is not
+        // on sys.path; with it, site.main() adds it (and its .pth directories) at the end.
+        std::fs::create_dir_all(r.join("C/ComfyUI_windows_portable/ComfyUI")).unwrap();
+        let comfy = r"C:\ComfyUI_windows_portable\python_embeded\..\ComfyUI";
+        file(
+            r,
+            &format!("{e}/python312._pth"),
+            "python312.zip\n.\n../ComfyUI\n",
+        );
+        assert_eq!(python_envs(&host, &given)[0].site_packages, [comfy]);
+        file(
+            r,
+            &format!("{e}/python312._pth"),
+            "python312.zip\n.\n../ComfyUI\nimport site\n",
+        );
+        assert_eq!(
+            python_envs(&host, &given)[0].site_packages,
+            [
+                comfy.to_string(),
+                site.to_string(),
+                format!(r"{site}\extra")
+            ]
         );
     }
 
