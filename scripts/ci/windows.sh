@@ -8,6 +8,8 @@
 #   - `check --format text` ends the same way and prints its verdict;
 #   - `check --root` of a ComfyUI-portable tree of torch's real Windows DLLs without the Visual
 #     C++ runtime reports PLT020 with its PowerShell fix;
+#   - beside an nvml.dll that hangs, or crashes, `check` ends within its --timeout with DRV007
+#     (the driver probe's child is killed, or its exception named) and Windows fixes;
 #   - `check` finds the Pythons registered in Wine's registry (PEP 514) and its KnownDLLs, as
 #     Wine's reg.exe wrote them;
 #   - the PE reader's tests (crates/cudoctor-pe) pass as Windows programs under Wine;
@@ -157,6 +159,41 @@ assert "c10.dll cannot be loaded" in f["title"], f["title"]
 assert f["fix"][0] == {"powershell": "winget install --id Microsoft.VCRedist.2015+.x64 --exact"}, f["fix"]
 print(f"windows: check --root of a portable tree under Wine: {f['title']}", file=sys.stderr)
 EOF2
+
+# A wedged driver and a broken one: an nvml.dll whose nvmlInit_v2 never returns, and one that
+# writes through a null pointer (scripts/ci/wine/nvml-*.c), each beside a copy of cudoctor.exe
+# (the loader's first directory). The driver probe runs in a child: the check must end within
+# its --timeout with DRV007 naming the hang, or the crash's exception, and Windows fixes.
+for kind in hangs crashes; do
+  dir="$work/nvml-$kind"
+  mkdir -p "$dir"
+  cp "$exe" "$dir/cudoctor.exe"
+  x86_64-w64-mingw32-gcc -O2 -shared -o "$dir/nvml.dll" "scripts/ci/wine/nvml-$kind.c"
+  set +e
+  started=$SECONDS
+  # Without Wine's debugger (winedbg --auto, its AeDebug default), which would end the crashed
+  # process with its own status: a process Windows ends for an unhandled exception exits with
+  # the exception's code, as here.
+  WINEDLLOVERRIDES=winedbg.exe=d timeout 60 "$wine" "$dir/cudoctor.exe" check --timeout 3 --format json >"$dir/check.json" 2>"$dir/check.err"
+  rc=$?
+  set -e
+  [ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$dir/check.err" >&2; fail "check beside an nvml.dll that $kind exited with $rc"; }
+  [ $((SECONDS - started)) -lt 30 ] || fail "check beside an nvml.dll that $kind took $((SECONDS - started)) s"
+  python3 - "$dir/check.json" "$kind" <<'EOF4' || fail "check beside an nvml.dll that $kind: unexpected report"
+import json, sys
+report = json.load(open(sys.argv[1]))
+kind = sys.argv[2]
+drv007 = [f for f in report["findings"] if f["code"] == "DRV007"]
+assert len(drv007) == 1, [f["code"] for f in report["findings"]]
+title = drv007[0]["title"]
+expected = "NVML hung for 3 s" if kind == "hangs" else "NVML crashed (exception 0xC0000005 (access violation))"
+assert expected in title, title
+fix = json.dumps(drv007[0]["fix"])
+assert "dmesg" not in fix and "/proc" not in fix and "sudo" not in fix, fix
+assert "powershell" in fix, fix
+print(f"windows: an nvml.dll that {kind}: {title}", file=sys.stderr)
+EOF4
+done
 
 # The live machine's registry, written by Wine's own reg.exe: a Python registered as python.org's
 # installer registers it (HKCU, InstallPath and ExecutablePath), another company's with

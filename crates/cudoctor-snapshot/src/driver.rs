@@ -56,6 +56,40 @@ pub enum LibraryFailure {
     Hung { after_s: f64 },
     /// The asking process was killed by this signal (SIGSEGV: 11) inside the library.
     Crashed { signal: i32 },
+    /// On Windows: the asking process ended with this exception code (0xC0000005, an access
+    /// violation) inside the library.
+    Exception { code: u32 },
+}
+
+/// The name of a Windows exception code a crashed process exits with (NTSTATUS values of
+/// Microsoft's ntstatus.h), or `None` for one not named here.
+pub fn windows_exception_name(code: u32) -> Option<&'static str> {
+    Some(match code {
+        0xC000_0005 => "access violation",
+        0xC000_001D => "illegal instruction",
+        0xC000_0094 => "integer division by zero",
+        0xC000_00FD => "stack overflow",
+        0xC000_0409 => "stack buffer overrun",
+        0xC000_0374 => "heap corruption",
+        0xC000_0135 => "a DLL was not found",
+        0xC000_0139 => "an entry point was not found",
+        _ => return None,
+    })
+}
+
+/// Whether a process's exit status is a Windows exception code (severity "error": the two top
+/// bits set), as a process killed by an unhandled exception ends; exit codes a program chooses
+/// are small.
+pub fn is_windows_exception(status: i32) -> bool {
+    (status as u32) & 0xC000_0000 == 0xC000_0000
+}
+
+/// "exception 0xC0000005 (access violation)".
+pub fn windows_exception(code: u32) -> String {
+    match windows_exception_name(code) {
+        Some(name) => format!("exception 0x{code:08X} ({name})"),
+        None => format!("exception 0x{code:08X}"),
+    }
 }
 
 impl DriverFacts {

@@ -86,17 +86,23 @@ pub fn host(args: &MachineArgs) -> anyhow::Result<Host> {
     }
 }
 
-/// Where the driver's libraries are asked: on Linux in a child, this binary again (a hung
-/// driver is killed, a crash is a report, NVML's memory is not ours). `/proc/self/exe` names
-/// this very file even after an upgrade replaced the path. Windows asks in this process, and
-/// so does `CUDOCTOR_DRIVER_PROBE=this-process` (for measuring the two side by side).
+/// Where the driver's libraries are asked: in a child, this binary again (a hung driver is
+/// killed, a crash is a report, NVML's memory is not ours). On Linux `/proc/self/exe` names
+/// this very file even after an upgrade replaced the path; on Windows the running executable's
+/// path (a file in use cannot be replaced there). `CUDOCTOR_DRIVER_PROBE=this-process` asks in
+/// this process (for measuring the two side by side), as does a platform without either.
 fn driver_probe() -> DriverProbe {
     let in_this_process =
         std::env::var_os("CUDOCTOR_DRIVER_PROBE").is_some_and(|v| v == "this-process");
-    if cfg!(target_os = "linux") && !in_this_process {
-        DriverProbe::Child("/proc/self/exe".into())
-    } else {
-        DriverProbe::InThisProcess
+    if in_this_process {
+        return DriverProbe::InThisProcess;
+    }
+    if cfg!(target_os = "linux") {
+        return DriverProbe::Child("/proc/self/exe".into());
+    }
+    match std::env::current_exe() {
+        Ok(exe) if cfg!(windows) => DriverProbe::Child(exe),
+        _ => DriverProbe::InThisProcess,
     }
 }
 

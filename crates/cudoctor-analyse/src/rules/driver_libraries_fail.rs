@@ -19,7 +19,8 @@ hung or crashed cudoctor.
   driver is wedged: a GPU fell off the bus, an Xid error left it unusable, or a process is stuck
   inside the driver. Every CUDA program then hangs in its first CUDA call (`import torch` works,
   `torch.cuda.is_available()` never returns) and so does `nvidia-smi`.
-- **A crash**: the library died inside the call (SIGSEGV, SIGBUS). Every program that loads it
+- **A crash**: the library died inside the call (SIGSEGV, SIGBUS; on Windows an unhandled
+  exception such as 0xC0000005, an access violation). Every program that loads it
   (torch, nvidia-smi) is likely to crash the same way. The usual cause is a driver install whose
   user-space files are damaged, or from two driver versions (a container whose mounted driver
   libraries come from another driver than the host's kernel module, a partial upgrade).
@@ -32,7 +33,8 @@ A hang: look for Xid errors and "fallen off the bus" in the kernel log, find the
 holding the GPU, and reboot (or reset the GPU when nothing uses it). A crash: see whether
 `nvidia-smi` crashes too; if so, reinstall the driver package that matches the loaded kernel
 module (`cat /proc/driver/nvidia/version`); if `nvidia-smi` works, the crash is cudoctor's to
-fix: please report it.
+fix: please report it. On Windows: the System log's `nvlddmkm` events for a hang, then a
+restart; for a crash, whether `nvidia-smi` crashes too, then a clean reinstall of the driver.
 "#,
     check,
 };
@@ -60,7 +62,18 @@ fn check(ctx: &Context) -> Vec<Finding> {
             module.value, module.source
         ));
     }
+    let windows = ctx.snap.host.os == "windows";
     let f = match failed.how {
+        LibraryFailure::Hung { after_s } if windows => {
+            f.title = format!("The NVIDIA driver does not answer: {name} hung for {after_s} s");
+            f.cause(format!(
+                "{name} did not return within {after_s} s. It waits on the kernel driver, so the driver is most likely wedged (a GPU that stopped responding, a TDR or Xid error): CUDA programs and nvidia-smi will hang the same way."
+            ))
+            // nvlddmkm is the NVIDIA display driver's kernel module: its Xid errors and
+            // resets are System log events of that provider.
+            .powershell("Get-WinEvent -FilterHashtable @{LogName='System'; ProviderName='nvlddmkm'} -MaxEvents 20   # the driver's errors")
+            .prose("Then restart the machine; if it recurs, reinstall the driver (a clean installation)")
+        }
         LibraryFailure::Hung { after_s } => {
             f.title = format!("The NVIDIA driver does not answer: {name} hung for {after_s} s");
             f.cause(format!(
@@ -80,6 +93,17 @@ fn check(ctx: &Context) -> Vec<Finding> {
             .shell("nvidia-smi   # does it crash too?")
             .shell("cat /proc/driver/nvidia/version   # the loaded kernel module's version")
             .prose("If nvidia-smi crashes too, reinstall the driver package of that version (in a container: the host's NVIDIA Container Toolkit mounts the host's libraries; restart the container)")
+        }
+        LibraryFailure::Exception { code } => {
+            let exception = cudoctor_snapshot::windows_exception(code);
+            f.title = format!(
+                "The NVIDIA driver's {name} crashed ({exception}) when asked for its facts"
+            );
+            f.cause(format!(
+                "cudoctor's probe process ended with {exception} inside {name}. Programs that load it (torch, nvidia-smi) are likely to crash too; most likely the driver's files are damaged or come from two driver versions (a partial update). If nvidia-smi works, the crash is cudoctor's: please report it."
+            ))
+            .powershell("nvidia-smi   # does it crash too?")
+            .prose("If nvidia-smi crashes too, reinstall the NVIDIA driver (the installer's clean installation), then restart")
         }
     };
     vec![f]
@@ -117,6 +141,42 @@ mod tests {
             how,
         });
         s
+    }
+
+    #[test]
+    fn on_windows_a_crash_names_its_exception_and_the_fixes_are_windows_ones() {
+        let mut s = failing(LibraryFailure::Exception { code: 0xC000_0005 });
+        s.host.os = "windows".into();
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            f[0].title,
+            "The NVIDIA driver's NVML crashed (exception 0xC0000005 (access violation)) when asked for its facts"
+        );
+        let commands: Vec<String> = f[0].fix.iter().map(|s| s.to_string()).collect();
+        assert!(
+            commands
+                .iter()
+                .all(|c| !c.contains("/proc") && !c.contains("sudo")),
+            "{commands:?}"
+        );
+        let s = {
+            let mut s = failing(LibraryFailure::Hung { after_s: 10.0 });
+            s.host.os = "windows".into();
+            s
+        };
+        let f = run(&RULE, &s);
+        let commands: Vec<String> = f[0].fix.iter().map(|s| s.to_string()).collect();
+        assert!(
+            commands.iter().any(|c| c.contains("nvlddmkm")),
+            "{commands:?}"
+        );
+        assert!(
+            commands
+                .iter()
+                .all(|c| !c.contains("dmesg") && !c.contains("/dev/nvidia")),
+            "{commands:?}"
+        );
     }
 
     #[test]

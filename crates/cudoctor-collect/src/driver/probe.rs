@@ -258,6 +258,17 @@ fn in_child(program: &PathBuf, with_topology: bool, timeout: Duration) -> Answer
             ));
             answers.not_answered(with_topology, Outcome::Failed, &why);
         }
+        // Windows: a process killed by an unhandled exception exits with its code (what it
+        // wrote before, if anything, is no answer: Wine's debugger writes there too).
+        runner::Ending::Exited(code) if cudoctor_snapshot::is_windows_exception(code) => {
+            let code = code as u32;
+            answers.stopped(LibraryFailure::Exception { code });
+            let why = with_said(format!(
+                "the process asking the driver's libraries ended with {}",
+                cudoctor_snapshot::windows_exception(code)
+            ));
+            answers.not_answered(with_topology, Outcome::Failed, &why);
+        }
         runner::Ending::Exited(code) => {
             let why = garbled.unwrap_or_else(|| {
                 with_said(format!(
