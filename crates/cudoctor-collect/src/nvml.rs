@@ -51,16 +51,34 @@ pub const P2P_ATOMICS: c_uint = 3;
 pub fn with_nvml<T>(f: impl FnOnce(&Nvml) -> Result<T, String>) -> Result<T, NvmlError> {
     // SAFETY: NVML is the driver's management library; loading it runs only its initialisers,
     // and init/query/shutdown is its intended use.
-    let lib = unsafe { Library::new(LIBRARY) };
+    let lib = unsafe { Library::new(LIBRARY) }.map_err(|e| load_error(LIBRARY, &e));
     // SAFETY: as above, the same library from the driver's other install directory.
     #[cfg(windows)]
-    let lib = lib.or_else(|_| unsafe { Library::new(LIBRARY_NVSMI) });
-    let lib = lib.map_err(|e| e.to_string())?;
+    let lib = lib.or_else(|first| {
+        unsafe { Library::new(LIBRARY_NVSMI) }
+            .map_err(|e| format!("{first}; {}", load_error(LIBRARY_NVSMI, &e)))
+    });
+    let lib = lib?;
     let nvml = Nvml { lib };
     nvml.init()?;
     let result = f(&nvml);
     let _ = nvml.call0(b"nvmlShutdown\0");
     Ok(result?)
+}
+
+/// A failed load in words: libloading's message with its cause (on Windows the message is only
+/// "LoadLibraryExW failed" and the cause holds the Win32 error: "The specified module could not
+/// be found. (os error 126)"), naming the library where the message does not (dlopen's does).
+pub(crate) fn load_error(library: &str, e: &libloading::Error) -> String {
+    use std::error::Error;
+    let mut text = e.to_string();
+    if let Some(source) = e.source() {
+        text = format!("{text}: {source}");
+    }
+    if !text.contains(library) {
+        text = format!("{library}: {text}");
+    }
+    text
 }
 
 /// `name returned NVML error N`, the error text of a failed call.

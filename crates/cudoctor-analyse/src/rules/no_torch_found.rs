@@ -48,9 +48,11 @@ fn check(ctx: &Context) -> Vec<Finding> {
     })
     .prose("To inspect another environment: cudoctor check --python PATH (its interpreter or its directory)");
     if ctx.snap.python_envs.is_empty() {
-        f = f.evidence(
-            "no Python environment found (no VIRTUAL_ENV, CONDA_PREFIX, or python3 on PATH)",
-        );
+        f = f.evidence(if ctx.snap.host.os == "windows" {
+            "no Python environment found (no VIRTUAL_ENV, CONDA_PREFIX, python.exe on PATH, registered Python or portable layout)"
+        } else {
+            "no Python environment found (no VIRTUAL_ENV, CONDA_PREFIX, or python3 on PATH)"
+        });
     }
     for e in &ctx.snap.python_envs {
         f = f.evidence(format!(

@@ -32,7 +32,8 @@ pub struct NvmlFacts {
 #[allow(unsafe_code)]
 pub fn libcuda_driver_version() -> Result<i32, String> {
     // SAFETY: libcuda.so.1 is the driver's user-space library; loading it runs no GPU work.
-    let lib = unsafe { Library::new(CUDA_LIBRARY) }.map_err(|e| e.to_string())?;
+    let lib = unsafe { Library::new(CUDA_LIBRARY) }
+        .map_err(|e| crate::nvml::load_error(CUDA_LIBRARY, &e))?;
     // SAFETY: the signature is CUresult cuDriverGetVersion(int*), stable since CUDA 2.2.
     unsafe {
         let f: Symbol<unsafe extern "C" fn(*mut c_int) -> c_int> = lib
