@@ -459,64 +459,71 @@ fn package_dirs(
     user_site: Option<&WinPath>,
 ) -> Vec<WinPath> {
     let own = prefix.join("Lib").join("site-packages");
-    let (site_dirs, process_pth): (Vec<WinPath>, bool) = match kind {
-        WindowsPythonKind::Embedded => {
-            let Some(pth) = pth_file(fs, prefix) else {
-                return vec![own].into_iter().filter(|d| fs.is_dir(d)).collect();
-            };
-            let text = fs
-                .host_path(&prefix.join(&pth))
-                .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 16).ok())
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default();
-            let import_site = text.lines().any(|l| l.trim() == "import site");
-            let dirs = text
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("import "))
-                .filter(|l| !l.to_ascii_lowercase().ends_with(".zip") && *l != ".")
-                .map(|l| {
-                    if WinPath::new(l).is_absolute() {
-                        WinPath::new(l)
-                    } else {
-                        prefix.join(l)
-                    }
-                })
-                .collect::<Vec<WinPath>>();
-            // `import site` runs site.main(), whose addsitepackages adds the prefix's
-            // `Lib\site-packages` after what the `._pth` listed (no user site: isolated).
-            let mut dirs = dirs;
-            if import_site && !dirs.iter().any(|d| d.same_as(&own)) {
-                dirs.push(own);
-            }
-            (dirs, import_site)
-        }
+    let site_dirs: Vec<WinPath> = match kind {
+        WindowsPythonKind::Embedded => return embedded_dirs(fs, prefix, &own),
         WindowsPythonKind::Venv => {
             let mut dirs = vec![own];
-            let system_site = cfg
-                .and_then(|c| crate::python::cfg_value(c, "include-system-site-packages"))
-                .is_some_and(|v| v.eq_ignore_ascii_case("true"));
-            if let (true, Some(base)) = (system_site, base) {
+            if let (true, Some(base)) = (crate::python::includes_system_site(cfg), base) {
                 dirs.extend(user_site.cloned());
                 dirs.push(base.join("Lib").join("site-packages"));
             }
-            (dirs, true)
+            dirs
         }
         WindowsPythonKind::Conda | WindowsPythonKind::Installed => {
-            (user_site.cloned().into_iter().chain([own]).collect(), true)
+            user_site.cloned().into_iter().chain([own]).collect()
         }
     };
     let mut out: Vec<WinPath> = Vec::new();
     for d in site_dirs.into_iter().filter(|d| fs.is_dir(d)) {
-        let added = if process_pth {
-            pth_dirs(fs, &d)
-        } else {
-            Vec::new()
-        };
+        let added = pth_dirs(fs, &d);
         for dir in std::iter::once(d).chain(added) {
             if !out.iter().any(|o| o.same_as(&dir)) {
                 out.push(dir);
             }
+        }
+    }
+    out
+}
+
+/// An embeddable Python's package directories: what its `._pth` lists, read as getpath reads
+/// it (a `#` starts a comment anywhere on a line; `.zip` entries and `.`, the prefix itself,
+/// are not package directories; `import site` is no path); with `import site`, site.main()
+/// then adds `Lib\site-packages` when the `._pth` did not, and the directories its `.pth`
+/// files add, after everything the `._pth` listed (only site directories have their `.pth`
+/// files read; the prefix's own, which installers do not write, are not). Existing ones only.
+fn embedded_dirs(fs: &WinFs, prefix: &WinPath, own: &WinPath) -> Vec<WinPath> {
+    let text = pth_file(fs, prefix)
+        .and_then(|pth| fs.host_path(&prefix.join(&pth)))
+        .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 16).ok())
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let mut import_site = false;
+    let mut out: Vec<WinPath> = Vec::new();
+    let push = |out: &mut Vec<WinPath>, dir: WinPath| {
+        if fs.is_dir(&dir) && !out.iter().any(|o| o.same_as(&dir)) {
+            out.push(dir);
+        }
+    };
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or_default().trim();
+        if line == "import site" {
+            import_site = true;
+        } else if line.is_empty()
+            || line.starts_with("import ")
+            || line == "."
+            || line.to_ascii_lowercase().ends_with(".zip")
+        {
+            continue;
+        } else if WinPath::new(line).is_absolute() {
+            push(&mut out, WinPath::new(line));
+        } else {
+            push(&mut out, prefix.join(line));
+        }
+    }
+    if import_site && fs.is_dir(own) {
+        push(&mut out, own.clone());
+        for dir in pth_dirs(fs, own) {
+            push(&mut out, dir);
         }
     }
     out
@@ -566,12 +573,15 @@ fn torch_env(
     let layout = layout(fs, host, python)?;
     let (kind, prefix) = (layout.kind, layout.prefix.clone());
     let base = layout.base.clone().unwrap_or_else(|| prefix.clone());
-    // torch as `import torch` finds it: in the first package directory that has it.
+    // torch as `import torch` finds it: in the first package directory that has it as a
+    // regular package (a `torch` directory without `__init__.py`, such as the `torch\lib` an
+    // uninstall could not delete while its DLLs were in use, is only a namespace portion, and
+    // a regular package later on the path wins).
     let torch_dir = layout
         .package_dirs
         .iter()
         .map(|d| d.join("torch"))
-        .find(|t| fs.is_dir(t))?;
+        .find(|t| fs.is_file(&t.join("__init__.py")))?;
     let build = fs
         .host_path(&torch_dir.join("version.py"))
         .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 20).ok())
@@ -674,6 +684,7 @@ mod tests {
                 &format!("{site}/torch/version.py"),
                 &format!("__version__ = '{version}'\ncuda = None\n"),
             );
+            file(r, &format!("{site}/torch/__init__.py"), "");
         }
         file(r, &format!("{global}/torchvision/_C.pyd"), "MZ");
         // pywin32's .pth adds directories relative to the site directory; an `import` line and
@@ -724,6 +735,24 @@ mod tests {
                 .any(|l| l.requested == r"C:\Python312\Lib\site-packages\torchvision\_C.pyd"),
             "{:#?}",
             t.import
+        );
+        // What an uninstall left in the user site (DLLs in use are not deleted on Windows):
+        // a torch directory without __init__.py, no package; the installation's is imported.
+        let user_torch = r.join(user).join("torch");
+        std::fs::remove_dir_all(&user_torch).unwrap();
+        file(r, &format!("{user}/torch/lib/c10.dll"), "MZ");
+        let facts = collect(&host, &given).unwrap();
+        assert_eq!(
+            facts.torch_envs[0].torch_dir.as_str(),
+            r"C:\Python312\Lib\site-packages\torch"
+        );
+        assert_eq!(
+            python_envs(&host, &given)[0]
+                .torch
+                .as_ref()
+                .unwrap()
+                .version,
+            "2.4.0+cpu"
         );
         // PYTHONNOUSERSITE: the installation's own torch.
         let host = env(&[("PYTHONNOUSERSITE", "1")]);
@@ -798,6 +827,37 @@ mod tests {
             [
                 comfy.to_string(),
                 site.to_string(),
+                format!(r"{site}\extra")
+            ]
+        );
+        // getpath drops what follows a `#` on any line.
+        file(
+            r,
+            &format!("{e}/python312._pth"),
+            "python312.zip\n.\n../ComfyUI  # the app\nimport site  # site.main()\n",
+        );
+        assert_eq!(
+            python_envs(&host, &given)[0].site_packages,
+            [
+                comfy.to_string(),
+                site.to_string(),
+                format!(r"{site}\extra")
+            ]
+        );
+        // The .pth directories of Lib\site-packages come after everything the ._pth lists,
+        // and a listed directory that is no site directory has its .pth files unread.
+        file(r, "C/ComfyUI_windows_portable/ComfyUI/app.pth", "extra2\n");
+        std::fs::create_dir_all(r.join("C/ComfyUI_windows_portable/ComfyUI/extra2")).unwrap();
+        file(
+            r,
+            &format!("{e}/python312._pth"),
+            "python312.zip\nLib/site-packages\n../ComfyUI\nimport site\n",
+        );
+        assert_eq!(
+            python_envs(&host, &given)[0].site_packages,
+            [
+                site.to_string(),
+                comfy.to_string(),
                 format!(r"{site}\extra")
             ]
         );

@@ -69,19 +69,34 @@ pub fn windows_exception_name(code: u32) -> Option<&'static str> {
         0xC000_001D => "illegal instruction",
         0xC000_0094 => "integer division by zero",
         0xC000_00FD => "stack overflow",
-        0xC000_0409 => "stack buffer overrun",
+        // __fastfail: abort(), std::terminate and a detected stack buffer overrun end so.
+        0xC000_0409 => "fast fail: an abort or a stack buffer overrun",
+        0x8000_0003 => "breakpoint",
+        MSVC_CPP_EXCEPTION => "an unhandled C++ exception",
         0xC000_0374 => "heap corruption",
         0xC000_0135 => "a DLL was not found",
         0xC000_0139 => "an entry point was not found",
+        0xC000_0142 => "a DLL failed to initialise",
         _ => return None,
     })
 }
 
-/// Whether a process's exit status is a Windows exception code (severity "error": the two top
-/// bits set), as a process killed by an unhandled exception ends; exit codes a program chooses
-/// are small.
+/// Whether a process's exit status is a Windows exception code, as a process killed by an
+/// unhandled exception ends: an NTSTATUS of severity error (0xC...) or warning (0x8..., a
+/// breakpoint) of the system's own facility 0 (not a customer code), or MSVC's C++ exception;
+/// `exit(-1)` (0xFFFFFFFF) and the small codes programs choose are not taken for one.
 pub fn is_windows_exception(status: i32) -> bool {
-    (status as u32) & 0xC000_0000 == 0xC000_0000
+    let s = status as u32;
+    (matches!(s >> 30, 0b10 | 0b11) && (s >> 16) & 0x3FFF == 0) || s == MSVC_CPP_EXCEPTION
+}
+
+/// The code of an unhandled C++ exception of MSVC's runtime ("msc" in its low bytes).
+const MSVC_CPP_EXCEPTION: u32 = 0xE06D_7363;
+
+/// The loader's failures to start a program (a DLL it imports not found, an entry point
+/// missing, its initialisation failed): the program never ran.
+pub fn is_windows_start_failure(code: u32) -> bool {
+    matches!(code, 0xC000_0135 | 0xC000_0139 | 0xC000_0142)
 }
 
 /// "exception 0xC0000005 (access violation)".
@@ -188,6 +203,26 @@ pub struct GpuProcess {
 #[cfg(test)]
 mod kernel_module_tests {
     use super::*;
+
+    #[test]
+    fn windows_exception_codes_are_told_from_the_codes_programs_choose() {
+        let status = |code: u32| code as i32;
+        assert!(is_windows_exception(status(0xC000_0005)));
+        assert!(is_windows_exception(status(0xC000_0409)));
+        assert!(is_windows_exception(status(0x8000_0003)));
+        // MSVC's C++ exception, a customer code that ends a process as an exception does.
+        assert!(is_windows_exception(status(0xE06D_7363)));
+        for chosen in [0, 1, 2, 255, -1, status(0xE000_0001)] {
+            assert!(!is_windows_exception(chosen), "{chosen:#x}");
+        }
+        assert_eq!(
+            windows_exception(0xC000_0005),
+            "exception 0xC0000005 (access violation)"
+        );
+        assert_eq!(windows_exception(0xC000_1234), "exception 0xC0001234");
+        assert!(is_windows_start_failure(0xC000_0135));
+        assert!(!is_windows_start_failure(0xC000_0005));
+    }
 
     #[test]
     fn the_flavour_reads_as_schema_1_and_2_spell_it_and_tolerates_others() {

@@ -29,8 +29,9 @@ pub use deep::{
     SdpaDefault, SdpaProbe, SdpaRun, StageTime, TorchInfo, COMPILE_SWITCHES,
 };
 pub use driver::{
-    is_windows_exception, windows_exception, windows_exception_name, DriverFacts, Gpu, GpuProcess,
-    KernelModule, KernelModuleFlavour, LibrariesFailed, LibraryFailure,
+    is_windows_exception, is_windows_start_failure, windows_exception, windows_exception_name,
+    DriverFacts, Gpu, GpuProcess, KernelModule, KernelModuleFlavour, LibrariesFailed,
+    LibraryFailure,
 };
 pub use environment::{recorded_env, redact_url_credentials, relevant_variable, EnvVars, REDACTED};
 pub use frameworks::{CompanionPin, CudaBinding, Framework, FrameworkBuild, UnresolvedNeed};

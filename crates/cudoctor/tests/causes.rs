@@ -673,6 +673,9 @@ fn a_plan_for_another_platform_leaves_this_machines_environment_alone() {
     let mut m = FakeMachine::new();
     m.driver("580.95.05", "13.0", &[Gpu::new("NVIDIA H200", "9.0")]);
     m.venv("/opt/venv", "2.11.0+cpu", None, &[]);
+    // A toolkit of the CUDA major a Windows plan picks: under the old reading it became the
+    // Windows plan's CUDA_HOME.
+    m.toolkit("13.0.88");
     let own = m.run(&["plan", "--format", "json"]);
     assert_eq!(own.code, 1, "{}{}", own.stdout, own.stderr);
     let own: serde_json::Value = serde_json::from_str(&own.stdout).unwrap();
@@ -690,8 +693,10 @@ fn a_plan_for_another_platform_leaves_this_machines_environment_alone() {
         plan["torch"].is_string(),
         "a Windows build is still chosen: {plan:#}"
     );
-    // This machine's Linux driver is no Windows driver: only --driver names one.
+    // This machine's Linux driver is no Windows driver: only --driver names one; nor is its
+    // Linux toolkit a Windows one.
     assert!(!p.stdout.contains("580.95.05"), "{plan:#}");
+    assert!(!p.stdout.contains("/usr/local/cuda"), "{plan:#}");
     let given = m.run(&[
         "plan",
         "--format",

@@ -44,7 +44,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let Some(failed) = &d.libraries_failed else {
         return Vec::new();
     };
+    let windows = ctx.snap.host.os == "windows";
     let name = match failed.library.as_str() {
+        "libcuda" if windows => "nvcuda.dll",
         "libcuda" => "libcuda",
         _ => "NVML",
     };
@@ -62,7 +64,6 @@ fn check(ctx: &Context) -> Vec<Finding> {
             module.value, module.source
         ));
     }
-    let windows = ctx.snap.host.os == "windows";
     let f = match failed.how {
         LibraryFailure::Hung { after_s } if windows => {
             f.title = format!("The NVIDIA driver does not answer: {name} hung for {after_s} s");

@@ -160,6 +160,7 @@ fn answer_lines(with_topology: bool, mut each: impl FnMut(Line)) {
 
 /// The child's side: writes each answer as one JSON line on stdout. Returns the exit status.
 pub fn serve(args: &[String]) -> i32 {
+    no_crash_dialogs();
     let with_topology = args.iter().any(|a| a == WITH_TOPOLOGY);
     let stdout = std::io::stdout();
     let mut failed = false;
@@ -173,6 +174,25 @@ pub fn serve(args: &[String]) -> i32 {
     });
     i32::from(failed)
 }
+
+/// On Windows, a crash in the child ends it at once instead of waiting on Windows Error
+/// Reporting's "has stopped working" dialog (which would keep it alive until the deadline and
+/// read as a hang): SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX).
+#[cfg(windows)]
+#[allow(unsafe_code)]
+fn no_crash_dialogs() {
+    const SEM_FAILCRITICALERRORS: u32 = 0x0001;
+    const SEM_NOGPFAULTERRORBOX: u32 = 0x0002;
+    #[link(name = "kernel32")]
+    extern "system" {
+        fn SetErrorMode(mode: u32) -> u32;
+    }
+    // SAFETY: sets this process's error mode only; no pointers.
+    unsafe { SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOGPFAULTERRORBOX) };
+}
+
+#[cfg(not(windows))]
+fn no_crash_dialogs() {}
 
 fn in_this_process(with_topology: bool, timeout: Duration) -> Answers {
     let deadline = Instant::now() + timeout;
@@ -222,8 +242,14 @@ fn in_child(program: &PathBuf, with_topology: bool, timeout: Duration) -> Answer
         // It ran but never answered and was not killed: not this program's child (an emulator
         // such as qemu-user runs /proc/self/exe as itself, a loader fails) rather than a
         // library that crashed or hung.
+        // A Windows exception is a crash inside the libraries (nvcuda.dll is asked first), not
+        // a start that failed: asked again here it would take cudoctor down. Only the loader's
+        // own failures to start the program count as not started.
         runner::Ending::Exited(code)
-            if answers.libcuda.is_missing() && answers.nvml.is_missing() =>
+            if answers.libcuda.is_missing()
+                && answers.nvml.is_missing()
+                && (!cudoctor_snapshot::is_windows_exception(*code)
+                    || cudoctor_snapshot::is_windows_start_failure(*code as u32)) =>
         {
             Some(format!("it exited with status {code} without answering"))
         }

@@ -164,6 +164,15 @@ fn read_env(host: &Host, prefix: &str, interpreter: Option<String>, via: &str) -
     env
 }
 
+/// Whether a venv sees the system's site packages (and the user site): pyvenv.cfg's
+/// `include-system-site-packages`, which site.py's `venv()` takes as true when the key is
+/// absent (its default is "true"); no pyvenv.cfg text, no venv, nothing included.
+pub fn includes_system_site(cfg: Option<&str>) -> bool {
+    cfg.is_some_and(|c| {
+        cfg_value(c, "include-system-site-packages").is_none_or(|v| v.eq_ignore_ascii_case("true"))
+    })
+}
+
 /// A `key = value` line of pyvenv.cfg.
 pub fn cfg_value(cfg: &str, key: &str) -> Option<String> {
     cfg.lines().find_map(|l| {
@@ -196,4 +205,22 @@ fn lib_python_versions(host: &Host, prefix: &str) -> Vec<String> {
     });
     versions.dedup();
     versions
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_venv_sees_the_system_site_unless_its_cfg_says_false() {
+        // site.py's venv(): system_site = "true" until pyvenv.cfg says otherwise.
+        assert!(includes_system_site(Some("home = /usr/bin\n")));
+        assert!(includes_system_site(Some(
+            "include-system-site-packages = True\n"
+        )));
+        assert!(!includes_system_site(Some(
+            "home = /usr/bin\ninclude-system-site-packages = false\n"
+        )));
+        assert!(!includes_system_site(None));
+    }
 }

@@ -91,9 +91,7 @@ pub fn site_packages_dirs(
     lib_versions: &[String],
     cfg: Option<&str>,
 ) -> Vec<String> {
-    let system_site = cfg
-        .and_then(|c| super::cfg_value(c, "include-system-site-packages"))
-        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let system_site = super::includes_system_site(cfg);
     let user_site: Vec<String> = match host.var("HOME") {
         Some(home) if host.var("PYTHONNOUSERSITE").is_none_or(str::is_empty) => lib_versions
             .iter()

@@ -133,8 +133,8 @@ fn input(
     // For another platform this machine's environment is neither judged nor fixed: its
     // interpreter path and commands are this machine's (a Linux venv's under a Windows plan),
     // and so are its driver (a Linux driver's number is no Windows driver's: they are numbered
-    // apart) and its Python version. Only what --driver and --python say is taken then; the
-    // GPUs stay (the same card under another system).
+    // apart), its Python version and its toolkits. Only what --driver and --python say is taken
+    // then; the GPUs, memory and cores stay (the same hardware under another system).
     let other_platform = other_platform(args, snap);
     let this_machine = snap.filter(|_| !other_platform);
     let driver = match &args.driver {
@@ -188,10 +188,11 @@ fn input(
     let build = snap.map(|s| BuildInput {
         memory_gib: s.host.memory_total_mib.map(|m| m as f64 / 1024.0),
         cores: s.host.cpu_count,
-        toolkits: s
-            .toolkit
-            .toolkits
-            .iter()
+        // This machine's toolkits are no other platform's (a Linux /usr/local/cuda under a
+        // Windows plan): none is installed there as far as the plan knows.
+        toolkits: this_machine
+            .into_iter()
+            .flat_map(|s| s.toolkit.toolkits.iter())
             .filter(|t| t.nvcc.is_some())
             .filter_map(|t| {
                 Some(InstalledToolkit {
