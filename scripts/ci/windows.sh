@@ -160,15 +160,17 @@ assert f["fix"][0] == {"powershell": "winget install --id Microsoft.VCRedist.201
 print(f"windows: check --root of a portable tree under Wine: {f['title']}", file=sys.stderr)
 EOF2
 
-# A wedged driver and a broken one: an nvml.dll whose nvmlInit_v2 never returns, and one that
-# writes through a null pointer (scripts/ci/wine/nvml-*.c), each beside a copy of cudoctor.exe
+# A wedged driver and a broken one: an nvml.dll whose nvmlInit_v2 never returns, one that
+# writes through a null pointer, and an nvcuda.dll that does (asked first: the child dies before
+# any answer) (scripts/ci/wine/*.c), each beside a copy of cudoctor.exe
 # (the loader's first directory). The driver probe runs in a child: the check must end within
 # its --timeout with DRV007 naming the hang, or the crash's exception, and Windows fixes.
-for kind in hangs crashes; do
-  dir="$work/nvml-$kind"
+for case in nvml-hangs nvml-crashes nvcuda-crashes; do
+  dll="${case%%-*}" kind="${case#*-}"
+  dir="$work/$case"
   mkdir -p "$dir"
   cp "$exe" "$dir/cudoctor.exe"
-  x86_64-w64-mingw32-gcc -O2 -shared -o "$dir/nvml.dll" "scripts/ci/wine/nvml-$kind.c"
+  x86_64-w64-mingw32-gcc -O2 -shared -o "$dir/$dll.dll" "scripts/ci/wine/$case.c"
   set +e
   started=$SECONDS
   # Without Wine's debugger (winedbg --auto, its AeDebug default), which would end the crashed
@@ -177,21 +179,25 @@ for kind in hangs crashes; do
   WINEDLLOVERRIDES=winedbg.exe=d timeout 60 "$wine" "$dir/cudoctor.exe" check --timeout 3 --format json >"$dir/check.json" 2>"$dir/check.err"
   rc=$?
   set -e
-  [ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$dir/check.err" >&2; fail "check beside an nvml.dll that $kind exited with $rc"; }
-  [ $((SECONDS - started)) -lt 30 ] || fail "check beside an nvml.dll that $kind took $((SECONDS - started)) s"
-  python3 - "$dir/check.json" "$kind" <<'EOF4' || fail "check beside an nvml.dll that $kind: unexpected report"
+  [ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$dir/check.err" >&2; fail "check beside an $dll.dll that $kind exited with $rc"; }
+  [ $((SECONDS - started)) -lt 30 ] || fail "check beside an $dll.dll that $kind took $((SECONDS - started)) s"
+  python3 - "$dir/check.json" "$case" <<'EOF4' || fail "check beside an $dll.dll that $kind: unexpected report"
 import json, sys
 report = json.load(open(sys.argv[1]))
-kind = sys.argv[2]
+case = sys.argv[2]
 drv007 = [f for f in report["findings"] if f["code"] == "DRV007"]
 assert len(drv007) == 1, [f["code"] for f in report["findings"]]
 title = drv007[0]["title"]
-expected = "NVML hung for 3 s" if kind == "hangs" else "NVML crashed (exception 0xC0000005 (access violation))"
+expected = {
+    "nvml-hangs": "NVML hung for 3 s",
+    "nvml-crashes": "NVML crashed (exception 0xC0000005 (access violation))",
+    "nvcuda-crashes": "nvcuda.dll crashed (exception 0xC0000005 (access violation))",
+}[case]
 assert expected in title, title
 fix = json.dumps(drv007[0]["fix"])
 assert "dmesg" not in fix and "/proc" not in fix and "sudo" not in fix, fix
 assert "powershell" in fix, fix
-print(f"windows: an nvml.dll that {kind}: {title}", file=sys.stderr)
+print(f"windows: {case}: {title}", file=sys.stderr)
 EOF4
 done
 
