@@ -134,7 +134,8 @@ fn toolkits(fs: &WinFs, host: &Host) -> Vec<WindowsToolkit> {
             let version = fs
                 .host_path(&dir.join("version.json"))
                 .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 20).ok())
-                .and_then(|b| crate::toolkit::version_from_json(&String::from_utf8_lossy(&b)));
+                .and_then(|b| crate::toolkit::version_from_json(&String::from_utf8_lossy(&b)))
+                .or_else(|| conda_nvcc_version(fs, &dir));
             WindowsToolkit {
                 nvcc: fs.is_file(&dir.join("bin").join("nvcc.exe")),
                 named_by: vars
@@ -148,6 +149,30 @@ fn toolkits(fs: &WinFs, host: &Host) -> Vec<WindowsToolkit> {
             }
         })
         .collect()
+}
+
+/// The version of the nvcc a conda environment's `Library` holds (conda puts Windows programs
+/// in `<prefix>\Library\bin`), from the record conda keeps of the package that installed it:
+/// `<prefix>\conda-meta\<name>-<version>-<build>.json` of `cuda-nvcc` (the nvidia and
+/// conda-forge channels' package), else of `cuda-nvcc-tools` or `cuda-nvcc-impl`, the packages
+/// conda-forge splits it into.
+fn conda_nvcc_version(fs: &WinFs, dir: &WinPath) -> Option<String> {
+    if !dir.file_name().eq_ignore_ascii_case("Library") {
+        return None;
+    }
+    let records = fs.list(&dir.parent()?.join("conda-meta"));
+    let version_of = |package: &str| {
+        records.iter().find_map(|f| {
+            let stem = f.strip_suffix(".json")?;
+            let (rest, _build) = stem.rsplit_once('-')?;
+            let (name, version) = rest.rsplit_once('-')?;
+            name.eq_ignore_ascii_case(package)
+                .then(|| version.to_string())
+        })
+    };
+    ["cuda-nvcc", "cuda-nvcc-tools", "cuda-nvcc-impl"]
+        .into_iter()
+        .find_map(version_of)
 }
 
 /// The file version of a DLL, for the facts that only show it.

@@ -592,6 +592,27 @@ fn a_windows_toolkit_of_another_major_than_torchs_is_tk002_in_powershell() {
         &format!(r"{system};C:\Users\Me\miniconda3\envs\ml\Library\bin;{base}\v11.8\bin"),
     );
     assert!(!has(&conda_first, "TK002"), "{:#}", conda_first["findings"]);
+    // With conda's record of the package that installed it, its version is known: conda's
+    // nvcc for CUDA 11.8 under torch for 12.9 is TK002, chosen as the nvcc on PATH.
+    let meta = root.join("C/Users/Me/miniconda3/envs/ml/conda-meta");
+    std::fs::create_dir_all(&meta).unwrap();
+    std::fs::write(
+        meta.join("cuda-nvcc-11.8.89-0.json"),
+        r#"{"name": "cuda-nvcc", "version": "11.8.89"}"#,
+    )
+    .unwrap();
+    let conda_old = run_with(
+        None,
+        &format!(r"{system};C:\Users\Me\miniconda3\envs\ml\Library\bin;{base}\v12.9\bin"),
+    );
+    let tk002 = finding(&conda_old, "TK002");
+    assert!(
+        tk002["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("Extension builds would use CUDA 11.8"),
+        "{tk002:#}"
+    );
     assert!(conda_first["snapshot"]["windows"]["toolkits"]
         .as_array()
         .unwrap()
