@@ -131,10 +131,8 @@ fn toolkits(fs: &WinFs, host: &Host) -> Vec<WindowsToolkit> {
     }
     dirs.into_iter()
         .map(|dir| {
-            let version = fs
-                .host_path(&dir.join("version.json"))
-                .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 20).ok())
-                .and_then(|b| crate::toolkit::version_from_json(&String::from_utf8_lossy(&b)))
+            let version = read_text(fs, &dir.join("version.json"), 1 << 20)
+                .and_then(|t| crate::toolkit::version_from_json(&t))
                 .or_else(|| conda_nvcc_version(fs, &dir));
             WindowsToolkit {
                 nvcc: fs.is_file(&dir.join("bin").join("nvcc.exe")),
@@ -173,6 +171,14 @@ fn conda_nvcc_version(fs: &WinFs, dir: &WinPath) -> Option<String> {
     ["cuda-nvcc", "cuda-nvcc-tools", "cuda-nvcc-impl"]
         .into_iter()
         .find_map(version_of)
+}
+
+/// A text file of this Windows machine, at most `limit` bytes (lossy UTF-8); `None` when it
+/// cannot be read (absent, outside the tree, not a regular file, too large).
+fn read_text(fs: &WinFs, path: &WinPath, limit: u64) -> Option<String> {
+    let host_path = fs.host_path(path)?;
+    let bytes = cudoctor_types::regular_file::read(&host_path, limit).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The file version of a DLL, for the facts that only show it.
@@ -406,12 +412,13 @@ struct Layout {
 fn layout(fs: &WinFs, host: &Host, python: &WinPath) -> Option<Layout> {
     let (kind, prefix) = python_kind(fs, python)?;
     let bin = python.parent()?;
-    let cfg = fs
-        .host_path(&prefix.join("pyvenv.cfg"))
-        .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 16).ok())
-        .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let cfg = read_text(fs, &prefix.join("pyvenv.cfg"), 1 << 16);
+    // `home = C:\Python312`: the base interpreter's directory.
     let base = match kind {
-        WindowsPythonKind::Venv => venv_home(fs, &prefix),
+        WindowsPythonKind::Venv => cfg
+            .as_deref()
+            .and_then(|c| crate::python::cfg_value(c, "home"))
+            .map(|h| WinPath::new(&h)),
         _ => None,
     };
     let python_version = cfg
@@ -502,12 +509,17 @@ fn package_dirs(
     for d in site_dirs.into_iter().filter(|d| fs.is_dir(d)) {
         let added = pth_dirs(fs, &d);
         for dir in std::iter::once(d).chain(added) {
-            if !out.iter().any(|o| o.same_as(&dir)) {
-                out.push(dir);
-            }
+            push_new(&mut out, dir);
         }
     }
     out
+}
+
+/// `dir` at the end of `dirs` unless it is there already (as `sys.path` keeps one entry each).
+fn push_new(dirs: &mut Vec<WinPath>, dir: WinPath) {
+    if !dirs.iter().any(|d| d.same_as(&dir)) {
+        dirs.push(dir);
+    }
 }
 
 /// An embeddable Python's package directories: what its `._pth` lists, read as getpath reads
@@ -518,37 +530,36 @@ fn package_dirs(
 /// files read; the prefix's own, which installers do not write, are not). Existing ones only.
 fn embedded_dirs(fs: &WinFs, prefix: &WinPath, own: &WinPath) -> Vec<WinPath> {
     let text = pth_file(fs, prefix)
-        .and_then(|pth| fs.host_path(&prefix.join(&pth)))
-        .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 16).ok())
-        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .and_then(|pth| read_text(fs, &prefix.join(&pth), 1 << 16))
         .unwrap_or_default();
     let mut import_site = false;
     let mut out: Vec<WinPath> = Vec::new();
-    let push = |out: &mut Vec<WinPath>, dir: WinPath| {
-        if fs.is_dir(&dir) && !out.iter().any(|o| o.same_as(&dir)) {
-            out.push(dir);
-        }
-    };
     for line in text.lines() {
         let line = line.split('#').next().unwrap_or_default().trim();
         if line == "import site" {
             import_site = true;
-        } else if line.is_empty()
+            continue;
+        }
+        if line.is_empty()
             || line.starts_with("import ")
             || line == "."
             || line.to_ascii_lowercase().ends_with(".zip")
         {
             continue;
-        } else if WinPath::new(line).is_absolute() {
-            push(&mut out, WinPath::new(line));
+        }
+        let dir = if WinPath::new(line).is_absolute() {
+            WinPath::new(line)
         } else {
-            push(&mut out, prefix.join(line));
+            prefix.join(line)
+        };
+        if fs.is_dir(&dir) {
+            push_new(&mut out, dir);
         }
     }
     if import_site && fs.is_dir(own) {
-        push(&mut out, own.clone());
+        push_new(&mut out, own.clone());
         for dir in pth_dirs(fs, own) {
-            push(&mut out, dir);
+            push_new(&mut out, dir);
         }
     }
     out
@@ -566,13 +577,10 @@ fn pth_dirs(fs: &WinFs, site_dir: &WinPath) -> Vec<WinPath> {
     names.sort();
     let mut out = Vec::new();
     for name in names {
-        let Some(text) = fs
-            .host_path(&site_dir.join(&name))
-            .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 20).ok())
-        else {
+        let Some(text) = read_text(fs, &site_dir.join(&name), 1 << 20) else {
             continue;
         };
-        for line in crate::python::site::pth_entries(&String::from_utf8_lossy(&text)) {
+        for line in crate::python::site::pth_entries(&text) {
             let dir = if WinPath::new(line).is_absolute() {
                 WinPath::new(line)
             } else {
@@ -607,15 +615,8 @@ fn torch_env(
         .iter()
         .map(|d| d.join("torch"))
         .find(|t| fs.is_file(&t.join("__init__.py")))?;
-    let build = fs
-        .host_path(&torch_dir.join("version.py"))
-        .and_then(|p| cudoctor_types::regular_file::read(&p, 1 << 20).ok())
-        .and_then(|b| {
-            crate::python::site::parse_torch_version_py(
-                &String::from_utf8_lossy(&b),
-                torch_dir.as_str(),
-            )
-        });
+    let build = read_text(fs, &torch_dir.join("version.py"), 1 << 20)
+        .and_then(|t| crate::python::site::parse_torch_version_py(&t, torch_dir.as_str()));
     let cuda = build.as_ref().and_then(|b| b.cuda.clone());
     let mut extensions = Vec::new();
     let mut seen: BTreeSet<String> = BTreeSet::new();
@@ -667,16 +668,6 @@ fn torch_env(
         torch_version: build.map(|b| b.version),
         cuda,
         import,
-    })
-}
-
-/// `home = C:\Python312` of a venv's pyvenv.cfg: the base interpreter's directory.
-fn venv_home(fs: &WinFs, prefix: &WinPath) -> Option<WinPath> {
-    let host = fs.host_path(&prefix.join("pyvenv.cfg"))?;
-    let text = cudoctor_types::regular_file::read(&host, 1 << 16).ok()?;
-    String::from_utf8_lossy(&text).lines().find_map(|l| {
-        let (k, v) = l.split_once('=')?;
-        (k.trim() == "home").then(|| WinPath::new(v.trim()))
     })
 }
 

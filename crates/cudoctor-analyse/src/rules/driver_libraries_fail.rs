@@ -65,24 +65,24 @@ fn check(ctx: &Context) -> Vec<Finding> {
         ));
     }
     let f = match failed.how {
-        LibraryFailure::Hung { after_s } if windows => {
-            f.title = format!("The NVIDIA driver does not answer: {name} hung for {after_s} s");
-            f.cause(format!(
-                "{name} did not return within {after_s} s. It waits on the kernel driver, so the driver is most likely wedged (a GPU that stopped responding, a TDR or Xid error): CUDA programs and nvidia-smi will hang the same way."
-            ))
-            // nvlddmkm is the NVIDIA display driver's kernel module: its Xid errors and
-            // resets are System log events of that provider.
-            .powershell("Get-WinEvent -FilterHashtable @{LogName='System'; ProviderName='nvlddmkm'} -MaxEvents 20   # the driver's errors")
-            .prose("Then restart the machine; if it recurs, reinstall the driver (a clean installation)")
-        }
         LibraryFailure::Hung { after_s } => {
             f.title = format!("The NVIDIA driver does not answer: {name} hung for {after_s} s");
-            f.cause(format!(
-                "{name} did not return within {after_s} s. It waits on the kernel driver, so the driver is most likely wedged (a GPU fallen off the bus, an Xid error, a process stuck in the driver): CUDA programs and nvidia-smi will hang the same way."
-            ))
-            .shell("sudo dmesg | grep -iE 'nvrm|xid|fallen off'   # the driver's errors")
-            .shell("sudo fuser -v /dev/nvidia*   # the processes holding the GPUs")
-            .prose("Then reboot the machine (or, once no process uses the GPU, reset it: sudo nvidia-smi -r)")
+            if windows {
+                f.cause(format!(
+                    "{name} did not return within {after_s} s. It waits on the kernel driver, so the driver is most likely wedged (a GPU that stopped responding, a TDR or Xid error): CUDA programs and nvidia-smi will hang the same way."
+                ))
+                // nvlddmkm is the NVIDIA display driver's kernel module: its Xid errors and
+                // resets are System log events of that provider.
+                .powershell("Get-WinEvent -FilterHashtable @{LogName='System'; ProviderName='nvlddmkm'} -MaxEvents 20   # the driver's errors")
+                .prose("Then restart the machine; if it recurs, reinstall the driver (a clean installation)")
+            } else {
+                f.cause(format!(
+                    "{name} did not return within {after_s} s. It waits on the kernel driver, so the driver is most likely wedged (a GPU fallen off the bus, an Xid error, a process stuck in the driver): CUDA programs and nvidia-smi will hang the same way."
+                ))
+                .shell("sudo dmesg | grep -iE 'nvrm|xid|fallen off'   # the driver's errors")
+                .shell("sudo fuser -v /dev/nvidia*   # the processes holding the GPUs")
+                .prose("Then reboot the machine (or, once no process uses the GPU, reset it: sudo nvidia-smi -r)")
+            }
         }
         LibraryFailure::Crashed { signal } => {
             let signal = signal_name(signal);
