@@ -95,7 +95,8 @@ const fn judges(
 }
 
 /// The cause-to-findings table. A cause absent here (windows_dll: `check` has no Windows rules;
-/// not_environment) is never confirmed nor refuted by a machine.
+/// gpu_hardware: no rule reads the GPU's health yet; not_environment) is never confirmed nor
+/// refuted by a machine.
 pub const JUDGES: &[Judges] = &[
     judges(
         Category::DriverTooOld,
@@ -470,6 +471,7 @@ mod tests {
         }
         let unjudged = [
             Category::WindowsDll,
+            Category::GpuHardware,
             Category::NotEnvironment,
             Category::Unknown,
         ];

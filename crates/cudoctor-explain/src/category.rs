@@ -37,6 +37,8 @@ pub enum Category {
     SdpaFallback,
     /// The GPU ran out of memory.
     OutOfMemory,
+    /// The GPU hardware failed (an Xid event, the GPU off the bus, uncorrectable ECC errors).
+    GpuHardware,
     /// Looks like a setup problem but is a bug in the program or its data.
     NotEnvironment,
     /// Nothing known matched.
@@ -45,7 +47,7 @@ pub enum Category {
 
 impl Category {
     /// Every category, in a stable order (used for reports and invariant tests).
-    pub const ALL: [Category; 16] = [
+    pub const ALL: [Category; 17] = [
         Category::DriverTooOld,
         Category::DriverMissing,
         Category::CpuOnlyWheel,
@@ -60,6 +62,7 @@ impl Category {
         Category::WindowsDll,
         Category::SdpaFallback,
         Category::OutOfMemory,
+        Category::GpuHardware,
         Category::NotEnvironment,
         Category::Unknown,
     ];
@@ -81,6 +84,7 @@ impl Category {
             Category::WindowsDll => "windows_dll",
             Category::SdpaFallback => "sdpa_fallback",
             Category::OutOfMemory => "out_of_memory",
+            Category::GpuHardware => "gpu_hardware",
             Category::NotEnvironment => "not_environment",
             Category::Unknown => "unknown",
         }

@@ -15,7 +15,9 @@
 //! ```
 
 pub mod category;
+pub mod clause;
 pub mod explanation;
+pub mod family;
 pub mod fields;
 pub mod libraries;
 mod message_remedy;
@@ -25,6 +27,7 @@ pub mod render;
 pub mod scanner;
 pub mod signatures;
 pub mod template;
+pub mod xid;
 
 pub use category::Category;
 pub use cudoctor_kb::Kb;
@@ -145,13 +148,102 @@ impl Engine {
             .map_or(winner, |(i, _, _)| i)
     }
 
-    fn build(&self, outcome: ScanOutcome, target: Option<&TargetEnv>) -> Explanation {
+    fn build(&self, mut outcome: ScanOutcome, target: Option<&TargetEnv>) -> Explanation {
+        let xids = std::mem::take(&mut outcome.xids);
+        let e = self.build_from_lines(outcome, target);
+        self.with_xids(e, &xids)
+    }
+
+    /// Xid events of a pasted kernel log: a GPU fault the catalogue asks to reset, reboot or
+    /// report for outranks every software answer (the errors after it follow from it); else
+    /// they explain a log nothing else explains, and otherwise stand as evidence.
+    fn with_xids(&self, mut e: Explanation, xids: &xid::XidLog) -> Explanation {
+        if xids.is_empty() {
+            return e;
+        }
+        let (title, cause, per_gpu, fix) = xid::describe(xids, &self.kb);
+        let fault = xids.gpus.values().flatten().any(|s| {
+            self.kb.xid(s.xid).is_some_and(|r| {
+                matches!(
+                    r.action,
+                    Some(
+                        cudoctor_kb::XidAction::Reset
+                            | cudoctor_kb::XidAction::Reboot
+                            | cudoctor_kb::XidAction::ContactSupport
+                            | cudoctor_kb::XidAction::DrainAndReplace
+                    )
+                )
+            })
+        });
+        if !(fault || matches!(e.category, Category::Unknown | Category::GpuHardware)) {
+            e.evidence.extend(per_gpu);
+            return e;
+        }
+        let first = xids.first();
+        let mut fields = BTreeMap::new();
+        if let Some(f) = first {
+            fields.insert("xid".to_string(), f.xid.to_string());
+        }
+        if let Some(pci) = xids.gpus.keys().next() {
+            fields.insert("pci".to_string(), pci.clone());
+        }
+        let mut evidence = per_gpu;
+        if e.is_known() && e.category != Category::GpuHardware {
+            evidence.push(format!(
+                "Also in the log: {} (line {}); after a GPU fault, software errors follow from it.",
+                e.title,
+                e.matched.first().map_or(0, |m| m.line_no)
+            ));
+        }
+        let matched = xids
+            .gpus
+            .values()
+            .flatten()
+            .map(|s| MatchedLine {
+                line_no: s.first_line,
+                text: s.first_text.clone(),
+                rank: None,
+                signature: format!("xid-{}", s.xid),
+            })
+            .take(MAX_MATCHED)
+            .collect();
+        let sources = first
+            .and_then(|f| self.kb.xid(f.xid))
+            .map(|r| r.sources.clone())
+            .unwrap_or_default();
+        Explanation {
+            category: Category::GpuHardware,
+            confidence: if fault { 0.9 } else { 0.7 },
+            title,
+            cause,
+            fix: fix.into_iter().map(cudoctor_plan::FixStep::Prose).collect(),
+            matched,
+            fields,
+            signature: Some("nvrm-xid".to_string()),
+            evidence,
+            also_seen: e.also_seen,
+            looked_for: Vec::new(),
+            machine: None,
+            sources,
+            stats: e.stats,
+        }
+    }
+
+    fn build_from_lines(&self, outcome: ScanOutcome, target: Option<&TargetEnv>) -> Explanation {
         let ScanOutcome {
             seen,
+            clauses,
+            container_line,
             stats,
             nonblank_lines,
+            ..
         } = outcome;
         let winner = pick_winner(&self.db, &seen).map(|w| self.refined(w, &seen));
+        let clause = scanner::pick_clause(&clauses);
+        if let Some(c) = clause.filter(|c| self.clause_answers(c, winner, &seen)) {
+            let e = self.explained_by_clause(c, winner, &seen, stats, target);
+            return in_container(e, container_line);
+        }
         let mut also_seen: Vec<AlsoSeen> = Vec::new();
         for (index, s) in seen.iter().enumerate() {
             let (Some(hit), Some(sig)) = (&s.first, self.db.get(index)) else {
@@ -258,7 +350,7 @@ impl Engine {
                 .replace("Warning", "warning"),
             );
         }
-        Explanation {
+        let e = Explanation {
             category: sig.category,
             confidence: sig.confidence,
             title: sig.title.clone(),
@@ -272,6 +364,116 @@ impl Engine {
             looked_for: Vec::new(),
             machine: None,
             sources: sig.sources.clone(),
+            stats,
+        };
+        in_container(e, container_line)
+    }
+
+    /// Whether a clause answers instead of the signatures: when none named a cause, or when the
+    /// one that would win is a warning (by its role or its line's wording) and the clause is a
+    /// specific one read from a fatal or error line of another family.
+    fn clause_answers(
+        &self,
+        c: &scanner::ClauseHit,
+        winner: Option<usize>,
+        seen: &[scanner::SignatureSeen],
+    ) -> bool {
+        let Some(w) = winner else {
+            return true;
+        };
+        let (Some(sig), Some(hit)) = (self.db.get(w), seen.get(w).and_then(|s| s.first.as_ref()))
+        else {
+            return true;
+        };
+        let weak_signature = sig.role == Role::Warning || scanner::is_warning_line(&hit.text);
+        // The first failure is the root: a specific clause on a fatal line before the
+        // signature's line names the cause the later line follows from.
+        let earlier_fatal = c.clause.severity == clause::Severity::Fatal && c.line_no < hit.line_no;
+        (weak_signature && c.clause.severity <= clause::Severity::Error || earlier_fatal)
+            && c.clause.is_specific()
+            && c.clause.category != sig.category
+    }
+
+    /// The explanation a clause gives: its family's texts, the line's own fields, and the
+    /// signatures seen elsewhere in the log as "also seen".
+    fn explained_by_clause(
+        &self,
+        c: &scanner::ClauseHit,
+        winner: Option<usize>,
+        seen: &[scanner::SignatureSeen],
+        stats: ScanStats,
+        target: Option<&TargetEnv>,
+    ) -> Explanation {
+        let (title, cause, fix) = family::builtin()
+            .and_then(|f| f.render(&c.clause, &c.fields))
+            .unwrap_or_else(|| (c.clause.category.to_string(), String::new(), Vec::new()));
+        let mut fix: Vec<cudoctor_plan::FixStep> =
+            fix.into_iter().map(cudoctor_plan::FixStep::Prose).collect();
+        fix.extend(message_remedy::fixes(
+            &self.kb,
+            c.clause.category,
+            &c.fields,
+            target.unwrap_or(&TargetEnv::generic()),
+        ));
+        let mut also_seen: Vec<AlsoSeen> = seen
+            .iter()
+            .enumerate()
+            .filter_map(|(index, s)| {
+                let (hit, sig) = (s.first.as_ref()?, self.db.get(index)?);
+                Some(AlsoSeen {
+                    signature: sig.id.clone(),
+                    category: sig.category,
+                    role: sig.role,
+                    line_no: hit.line_no,
+                    text: hit.text.clone(),
+                    count: s.count,
+                })
+            })
+            .collect();
+        also_seen.sort_by_key(|a| a.line_no);
+        also_seen.truncate(MAX_ALSO_SEEN);
+        let mut evidence = vec![format!(
+            "Read from the wording of line {} ({} of the {}), not from a known message: treat the cause as likely, not certain.",
+            c.line_no,
+            family::failure_words(c.clause.failure),
+            family::subject_words(c.clause.subject)
+        )];
+        if c.count > 1 {
+            evidence.push(format!("{} more lines say the same.", c.count - 1));
+        }
+        if let Some(w) = winner.and_then(|w| self.db.get(w)) {
+            evidence.push(format!(
+                "A warning earlier in the log ({}) is not taken for the cause: the line above is a failure.",
+                w.title
+            ));
+        }
+        let confidence = match c.clause.severity {
+            clause::Severity::Fatal | clause::Severity::Error => 0.6,
+            _ => 0.45,
+        };
+        Explanation {
+            category: c.clause.category,
+            confidence,
+            title,
+            cause,
+            fix,
+            matched: vec![MatchedLine {
+                line_no: c.line_no,
+                text: c.text.clone(),
+                rank: c.rank,
+                signature: format!(
+                    "clause:{}+{}",
+                    clause::subject_id(c.clause.subject),
+                    clause::failure_id(c.clause.failure)
+                ),
+            }],
+            fields: c.fields.clone(),
+            signature: None,
+            evidence,
+            also_seen,
+            looked_for: Vec::new(),
+            machine: None,
+            sources: Vec::new(),
             stats,
         }
     }
@@ -371,6 +573,25 @@ impl Engine {
             stats,
         }
     }
+}
+
+/// A driver that cannot be reached from inside a container or WSL is the runtime's doing: the
+/// devices or the driver's libraries were not given to it.
+fn in_container(mut e: Explanation, container_line: Option<u64>) -> Explanation {
+    if let (Category::DriverMissing, Some(line)) = (e.category, container_line) {
+        e.category = Category::Container;
+        e.evidence.insert(
+            0,
+            format!(
+                "The log runs inside a container, Kubernetes pod or WSL (line {line}): a driver that cannot be reached there was not given to it by the runtime."
+            ),
+        );
+        if let Some(f) = family::builtin().and_then(|f| f.by_category.get(&Category::Container)) {
+            e.fix
+                .extend(f.fix.iter().cloned().map(cudoctor_plan::FixStep::Prose));
+        }
+    }
+    e
 }
 
 fn join_ranks(ranks: &BTreeSet<u32>) -> String {

@@ -2,10 +2,12 @@
 //! causal error. Memory stays bounded whatever the input size: one capped line buffer, a
 //! window of a few lines for pending matches, and a fixed number of kept lines per signature.
 
+use crate::clause::{self, Clause, Severity};
 use crate::explanation::ScanStats;
 use crate::normalize::{normalize, strip_log_prefix, Normalized};
 use crate::prefilter::Prefilter;
 use crate::signatures::{Role, SignatureDb};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::io::{self, BufRead, Read};
 
@@ -275,11 +277,37 @@ struct Pending {
     window: Vec<String>,
 }
 
+/// A line read as a clause (see [`crate::clause`]).
+#[derive(Debug, Clone)]
+pub struct ClauseHit {
+    pub line_no: u64,
+    pub text: String,
+    pub rank: Option<u32>,
+    pub clause: Clause,
+    pub fields: BTreeMap<String, String>,
+    /// Lines read as the same category with the same severity.
+    pub count: u64,
+}
+
+/// Lines from the start of the input that are also read with their typos corrected: hand-typed
+/// text is short, and a log's own lines are machine-written.
+const TYPED_LINES: u64 = 64;
+/// Longest line corrected for typos.
+const TYPED_LINE_BYTES: usize = 2048;
+
 /// What a scan found, before it is turned into an explanation.
 #[derive(Debug, Default)]
 pub struct ScanOutcome {
     /// Indexed like the database's signatures.
     pub seen: Vec<SignatureSeen>,
+    /// The first line of each (category, severity) read as a clause: bounded by the number of
+    /// pairs.
+    pub clauses: Vec<ClauseHit>,
+    /// The first line that speaks of a container, Kubernetes or WSL: a driver that cannot be
+    /// reached there is the runtime's doing.
+    pub container_line: Option<u64>,
+    /// The kernel log's Xid events, per GPU.
+    pub xids: crate::xid::XidLog,
     pub stats: ScanStats,
     /// Lines that were not blank after cleaning.
     pub nonblank_lines: u64,
@@ -301,6 +329,25 @@ struct State<'a> {
 const WRAP_MIN_CHARS: usize = 60;
 
 impl State<'_> {
+    fn record_clause(&mut self, line_no: u64, text: &str, rank: Option<u32>, clause: Clause) {
+        if let Some(hit) =
+            self.out.clauses.iter_mut().find(|h| {
+                h.clause.category == clause.category && h.clause.severity == clause.severity
+            })
+        {
+            hit.count += 1;
+            return;
+        }
+        self.out.clauses.push(ClauseHit {
+            line_no,
+            text: shorten(text, DISPLAY_BYTES),
+            rank,
+            fields: clause::fields(text),
+            clause,
+            count: 1,
+        });
+    }
+
     /// Feeds one cleaned, non-empty segment of line `line_no`: normalised (quotes, full-width
     /// forms, escaped newlines...) into one or more segments first.
     fn feed(&mut self, line_no: u64, segment: &str) {
@@ -335,12 +382,33 @@ impl State<'_> {
             }
         }
         let candidate = self.prefilter.may_match(text);
-        let own: Vec<usize> = if candidate {
+        let mut own: Vec<usize> = if candidate {
             self.out.stats.candidate_lines += 1;
             self.db.triggered_with(text, self.prefilter)
         } else {
             Vec::new()
         };
+        let mut clause_text: Cow<'_, str> = Cow::Borrowed(text);
+        if line_no <= TYPED_LINES && own.is_empty() && text.len() <= TYPED_LINE_BYTES {
+            if let Some(corrected) = clause::correct_typos(text) {
+                if self.prefilter.may_match(&corrected) {
+                    own = self.db.triggered_with(&corrected, self.prefilter);
+                }
+                clause_text = Cow::Owned(corrected);
+            }
+        }
+        if clause::mentions_any(&clause_text) {
+            let words = clause::words(&clause_text);
+            if self.out.container_line.is_none() && words.has(clause::Subject::Container) {
+                self.out.container_line = Some(line_no);
+            }
+            if words.has(clause::Subject::Hardware) {
+                self.out.xids.feed(line_no, &clause_text);
+            }
+            if let Some(c) = clause::from_words(&clause_text, &words) {
+                self.record_clause(line_no, &clause_text, rank, c);
+            }
+        }
         // A message wrapped by a terminal or a web page continues on the next line: a long line
         // followed by one that goes on in lower case is also read as one line. The join is only
         // matched when one half is a candidate or a literal crosses the break (checked on a
@@ -554,6 +622,19 @@ pub fn pick_winner(db: &SignatureDb, seen: &[SignatureSeen]) -> Option<usize> {
         }
     }
     best.map(|(_, _, _, index)| index)
+}
+
+/// The clause that answers: the most serious line first (a fatal line before an error line,
+/// a warning last), then the earliest.
+pub fn pick_clause(clauses: &[ClauseHit]) -> Option<&ClauseHit> {
+    clauses
+        .iter()
+        .min_by_key(|h| (h.clause.severity, h.line_no))
+}
+
+/// Whether a line's wording is no more than a warning.
+pub fn is_warning_line(text: &str) -> bool {
+    clause::severity(text) == Severity::Warning
 }
 
 #[cfg(test)]

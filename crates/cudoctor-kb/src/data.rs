@@ -22,9 +22,10 @@ pub const TOOLKIT_FEATURES: &str = "toolkit_features.toml";
 pub const TORCH_FLOORS: &str = "torch_floors.toml";
 pub const PLATFORMS: &str = "platforms.toml";
 pub const JAX: &str = "jax.toml";
+pub const XID: &str = "xid.toml";
 
 /// Every data file a knowledge-base directory may hold.
-pub const FILE_NAMES: [&str; 11] = [
+pub const FILE_NAMES: [&str; 12] = [
     TOOLKITS,
     DRIVERS,
     MINOR_COMPAT,
@@ -36,6 +37,7 @@ pub const FILE_NAMES: [&str; 11] = [
     TORCH_FLOORS,
     PLATFORMS,
     JAX,
+    XID,
 ];
 
 fn embedded_text(name: &str) -> Option<&'static str> {
@@ -51,6 +53,7 @@ fn embedded_text(name: &str) -> Option<&'static str> {
         TORCH_FLOORS => include_str!("../data/torch_floors.toml"),
         PLATFORMS => include_str!("../data/platforms.toml"),
         JAX => include_str!("../data/jax.toml"),
+        XID => include_str!("../data/xid.toml"),
         _ => return None,
     })
 }
@@ -474,4 +477,57 @@ mod tests {
         assert_eq!(open.can_target(ComputeCapability::new(12, 0)), None);
         assert_eq!(open.can_target(ComputeCapability::new(3, 7)), Some(false));
     }
+}
+
+/// `xid.toml`: NVIDIA's Xid events, what each means and the next action.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct XidFile {
+    pub schema_version: u32,
+    #[serde(default)]
+    pub xid: Vec<XidEvent>,
+}
+impl HasSchema for XidFile {
+    fn schema_version(&self) -> u32 {
+        self.schema_version
+    }
+}
+
+/// What the catalogue says to do first after an Xid event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum XidAction {
+    /// Restart the application; the GPU stays usable.
+    RestartApp,
+    /// Reset the GPU (drain its jobs first).
+    Reset,
+    /// Restart the machine.
+    Reboot,
+    /// Take the GPU out of service and have it replaced.
+    DrainAndReplace,
+    /// Check the application.
+    CheckApp,
+    /// Nothing of its own: follow the Xid it accompanies.
+    None,
+    /// Collect a bug report and contact NVIDIA support.
+    ContactSupport,
+}
+
+/// One Xid event of NVIDIA's catalogue.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct XidEvent {
+    pub xid: u32,
+    pub name: String,
+    pub meaning: String,
+    #[serde(default)]
+    pub causes: Vec<String>,
+    #[serde(default)]
+    pub action: Option<XidAction>,
+    pub action_text: String,
+    #[serde(default)]
+    pub dcgm_fr: Option<String>,
+    pub sources: Vec<String>,
+    #[serde(default)]
+    pub secondary: bool,
 }

@@ -104,7 +104,52 @@ pub(crate) fn check(kb: &Kb) -> Vec<String> {
     nvcc(kb, &mut p);
     platforms(kb, &mut p);
     jax(kb, &mut p);
+    xids(kb, &mut p);
     p
+}
+
+/// Every Xid row has a source, a meaning and an action text, once per Xid; its causes are the
+/// columns of NVIDIA's table and a DCGM code is one of DCGM's names.
+fn xids(kb: &Kb, p: &mut Vec<String>) {
+    const CAUSES: [&str; 7] = [
+        "hardware",
+        "driver",
+        "application",
+        "bus",
+        "thermal",
+        "memory_corruption",
+        "fb_corruption",
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for x in &kb.xids {
+        if !seen.insert(x.xid) {
+            p.push(format!("xid.toml: Xid {} appears twice", x.xid));
+        }
+        if x.sources.is_empty() || x.sources.iter().any(|s| !s.starts_with("https://")) {
+            p.push(format!("xid.toml: Xid {} lacks a source address", x.xid));
+        }
+        if x.meaning.trim().is_empty()
+            || x.action_text.trim().is_empty()
+            || x.name.trim().is_empty()
+        {
+            p.push(format!(
+                "xid.toml: Xid {} lacks its name, meaning or action",
+                x.xid
+            ));
+        }
+        if let Some(c) = x.causes.iter().find(|c| !CAUSES.contains(&c.as_str())) {
+            p.push(format!(
+                "xid.toml: Xid {} names an unknown cause {c}",
+                x.xid
+            ));
+        }
+        if x.dcgm_fr
+            .as_ref()
+            .is_some_and(|d| !d.starts_with("DCGM_FR_"))
+        {
+            p.push(format!("xid.toml: Xid {} names no DCGM_FR_ code", x.xid));
+        }
+    }
 }
 
 /// Every plugin release is a jax release of the same Python (`jax[cudaNN]==V` installs the

@@ -21,8 +21,8 @@ use std::sync::OnceLock;
 pub use cudoctor_types::{ComputeCapability, CudaVersion, DriverVersion, VersionError};
 pub use data::{
     ArchListBasis, ArchRange, DriverBranch, GpuModel, JaxPluginReleases, JaxReleases, MinorCompat,
-    PlatformIndex, PypiBuild, ToolkitFeature, ToolkitRelease, TorchFloor, FILE_NAMES,
-    SCHEMA_VERSION,
+    PlatformIndex, PypiBuild, ToolkitFeature, ToolkitRelease, TorchFloor, XidAction, XidEvent,
+    FILE_NAMES, SCHEMA_VERSION,
 };
 pub use error::KbError;
 pub use gpu::{name_words, CcSource, NamedGpu, UnknownGpu};
@@ -62,6 +62,7 @@ pub struct Kb {
     platform_indexes: Vec<PlatformIndex>,
     jax_releases: Vec<JaxReleases>,
     jax_plugins: Vec<JaxPluginReleases>,
+    xids: Vec<XidEvent>,
     /// Arch-list rows that name a release or variant absent from the torch table.
     dangling_arch_lists: Vec<String>,
 }
@@ -112,6 +113,7 @@ impl Kb {
         let floors: data::TorchFloorsFile = texts.parse(data::TORCH_FLOORS)?;
         let platforms: data::PlatformsFile = texts.parse(data::PLATFORMS)?;
         let jax: data::JaxFile = texts.parse(data::JAX)?;
+        let xid: data::XidFile = texts.parse(data::XID)?;
 
         let (torch, dangling_arch_lists) =
             invariants::assemble_torch(torch_file.release, &arch_lists.arch_list)?;
@@ -140,6 +142,7 @@ impl Kb {
             platform_indexes: platforms.index,
             jax_releases: jax.jax,
             jax_plugins: jax.plugin,
+            xids: xid.xid,
             dangling_arch_lists,
         };
         let problems = if verify {
@@ -157,6 +160,18 @@ impl Kb {
     /// Every inconsistency in the tables (empty when sound). See `invariants.rs` for the list.
     pub fn check_invariants(&self) -> Vec<String> {
         invariants::check(self)
+    }
+
+    // ---- Xid events ----------------------------------------------------------------------------
+
+    /// NVIDIA's catalogue row of Xid `xid`, from `xid.toml`; `None` for an Xid it does not hold.
+    pub fn xid(&self, xid: u32) -> Option<&XidEvent> {
+        self.xids.iter().find(|x| x.xid == xid)
+    }
+
+    /// Every Xid row.
+    pub fn xids(&self) -> &[XidEvent] {
+        &self.xids
     }
 
     // ---- JAX ---------------------------------------------------------------------------------

@@ -444,3 +444,23 @@ fn jax_cuda_plugins_as_the_index_serves_them() {
     assert_eq!(kb.jax_cuda_plugin_exists(13, "0.10.2", "3.9"), None);
     assert!(kb.jax_plugin_source(13, "3.11").is_some());
 }
+
+/// Xid rows as NVIDIA's catalogue gives them: 79 (fallen off the bus) resets the machine and is
+/// DCGM's fallen-off-the-bus code; 31 (a page fault) restarts the application; 48 is a double-bit
+/// ECC error.
+#[test]
+fn known_xid_rows() {
+    let kb = cudoctor_kb::Kb::embedded();
+    let x79 = kb.xid(79).expect("Xid 79");
+    assert!(x79.name.contains("fallen off the bus"), "{}", x79.name);
+    assert_eq!(x79.action, Some(cudoctor_kb::XidAction::Reboot));
+    assert_eq!(x79.dcgm_fr.as_deref(), Some("DCGM_FR_FALLEN_OFF_BUS"));
+    assert_eq!(
+        kb.xid(31).and_then(|x| x.action),
+        Some(cudoctor_kb::XidAction::RestartApp)
+    );
+    assert!(kb
+        .xid(48)
+        .is_some_and(|x| x.name.to_lowercase().contains("ecc")));
+    assert!(kb.xid(4242).is_none());
+}

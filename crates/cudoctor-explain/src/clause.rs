@@ -1,0 +1,1210 @@
+//! Reading a line as clauses: a *subject* of the CUDA stack (the driver, a CUDA library, the
+//! compiler, a framework, a GPU architecture, NCCL, a container runtime...) and a *failure* said
+//! of it (not found, cannot load, too old, mismatch, unsupported, CPU-only, undefined symbol,
+//! hang, denied, out of memory...). The category follows from the pair through one table
+//! ([`category_of`]), so a message never seen before, from a framework never seen before, lands
+//! in its family as long as it speaks of a known subject and a known failure.
+//!
+//! The lexicon is words, not messages: English and Chinese, matched case-insensitively in one
+//! Aho-Corasick pass over the line, short words only at word boundaries. Hand-typed text
+//! (short inputs) is first corrected for typos of the domain's words ([`correct_typos`]).
+//! Signatures stay the precise layer (their own fields and fixes); clauses answer where no
+//! signature names a cause, and a clause on a fatal line outranks a signature warning.
+
+use crate::category::Category;
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use std::sync::OnceLock;
+
+/// What a clause speaks of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Subject {
+    /// A hardware event: an Xid, the GPU off the bus, ECC.
+    Hardware,
+    Nccl,
+    /// Docker, Kubernetes, CDI, the NVIDIA container runtime, WSL's passthrough.
+    Container,
+    /// A Windows DLL.
+    WindowsDll,
+    /// torchvision, torchaudio, xformers: packages built for one torch.
+    Companion,
+    /// nvcc, ptxas, nvlink, CUDA_HOME, the CUDA toolkit, its headers.
+    Toolkit,
+    /// gcc, MSVC, clang as nvcc's host compiler.
+    HostCompiler,
+    /// A GPU architecture, compute capability, kernel image.
+    GpuArch,
+    /// Fused attention kernels.
+    Attention,
+    /// The NVIDIA driver.
+    Driver,
+    /// libcuda, NVML: the driver's user-space libraries.
+    DriverLibrary,
+    /// The kernel module (NVRM, DKMS, nouveau, signing).
+    KernelModule,
+    /// A CUDA library: cudart, cuBLAS, cuDNN, NVRTC...
+    CudaLibrary,
+    /// A framework that uses CUDA (torch, TensorFlow, JAX, CuPy, Paddle, ONNX Runtime...).
+    Framework,
+    /// CUDA or the GPU in general.
+    Gpu,
+    /// GPU memory.
+    Memory,
+}
+
+/// What a clause says went wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Failure {
+    OutOfMemory,
+    /// A hardware fault (Xid, fallen off the bus, uncorrectable ECC).
+    Fault,
+    NotCompiled,
+    UndefinedSymbol,
+    CannotLoad,
+    NotFound,
+    TooOld,
+    Mismatch,
+    Unsupported,
+    Timeout,
+    Hang,
+    Denied,
+    NotAvailable,
+    /// A generic failure word ("failed", "error").
+    Failed,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Word {
+    Subject(Subject),
+    Failure(Failure),
+}
+
+/// How serious a line says it is, from its own wording: fatal lines outrank errors, errors
+/// outrank plain lines, and warnings come last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Fatal,
+    Error,
+    Plain,
+    Warning,
+}
+
+/// A clause read from one line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clause {
+    pub category: Category,
+    pub subject: Subject,
+    pub failure: Failure,
+    pub severity: Severity,
+}
+
+use Failure as F;
+use Subject as S;
+
+/// The lexicon: each word, the subject or failure it names, and whether it must stand alone
+/// (short words inside longer ones: "oom" in "room", "gcc" in "nvgcc").
+const LEXICON: &[(&str, Word, bool)] = &[
+    // --- subjects ---
+    ("xid", Word::Subject(S::Hardware), true),
+    ("fallen off the bus", Word::Subject(S::Hardware), false),
+    ("ecc error", Word::Subject(S::Hardware), false),
+    ("uncorrectable ecc", Word::Subject(S::Hardware), false),
+    ("row remap", Word::Subject(S::Hardware), false),
+    ("double bit ecc", Word::Subject(S::Hardware), false),
+    ("gpu has fallen", Word::Subject(S::Hardware), false),
+    (
+        "unable to determine the device handle",
+        Word::Subject(S::Hardware),
+        false,
+    ),
+    ("off the bus", Word::Subject(S::Hardware), false),
+    ("out of the bus", Word::Subject(S::Hardware), false),
+    ("nccl", Word::Subject(S::Nccl), false),
+    ("processgroupnccl", Word::Subject(S::Nccl), false),
+    ("collective operation", Word::Subject(S::Nccl), false),
+    ("allreduce", Word::Subject(S::Nccl), false),
+    ("all_reduce", Word::Subject(S::Nccl), false),
+    ("all-reduce", Word::Subject(S::Nccl), false),
+    ("docker", Word::Subject(S::Container), false),
+    ("container", Word::Subject(S::Container), false),
+    ("kubernetes", Word::Subject(S::Container), false),
+    ("k8s", Word::Subject(S::Container), true),
+    ("kubelet", Word::Subject(S::Container), false),
+    ("nvidia.com/gpu", Word::Subject(S::Container), false),
+    ("device plugin", Word::Subject(S::Container), false),
+    ("device-plugin", Word::Subject(S::Container), false),
+    ("cdi", Word::Subject(S::Container), true),
+    ("--gpus", Word::Subject(S::Container), false),
+    ("podman", Word::Subject(S::Container), false),
+    ("containerd", Word::Subject(S::Container), false),
+    ("wsl", Word::Subject(S::Container), true),
+    ("wsl2", Word::Subject(S::Container), true),
+    ("/usr/lib/wsl", Word::Subject(S::Container), false),
+    ("microsoft-standard", Word::Subject(S::Container), false),
+    // A shell prompt on a Windows machine's default host name: a WSL distribution.
+    ("@desktop-", Word::Subject(S::Container), false),
+    ("容器", Word::Subject(S::Container), false),
+    (".dll", Word::Subject(S::WindowsDll), false),
+    ("winerror 126", Word::Subject(S::WindowsDll), false),
+    ("winerror 127", Word::Subject(S::WindowsDll), false),
+    ("winerror 1114", Word::Subject(S::WindowsDll), false),
+    ("loadlibrary", Word::Subject(S::WindowsDll), false),
+    ("dll load failed", Word::Subject(S::WindowsDll), false),
+    ("torchvision", Word::Subject(S::Companion), false),
+    ("torchaudio", Word::Subject(S::Companion), false),
+    ("torchtext", Word::Subject(S::Companion), false),
+    ("xformers", Word::Subject(S::Companion), false),
+    ("nvcc", Word::Subject(S::Toolkit), true),
+    ("ptxas", Word::Subject(S::Toolkit), false),
+    ("nvlink", Word::Subject(S::Toolkit), true),
+    ("cuda_home", Word::Subject(S::Toolkit), false),
+    ("cuda_path", Word::Subject(S::Toolkit), false),
+    ("cuda toolkit", Word::Subject(S::Toolkit), false),
+    ("cudatoolkit", Word::Subject(S::Toolkit), false),
+    ("cuda-toolkit", Word::Subject(S::Toolkit), false),
+    ("cuda compiler", Word::Subject(S::Toolkit), false),
+    ("cuda.h", Word::Subject(S::Toolkit), true),
+    ("cuda_runtime.h", Word::Subject(S::Toolkit), false),
+    ("cuda_runtime_api.h", Word::Subject(S::Toolkit), false),
+    ("cuda_fp16.h", Word::Subject(S::Toolkit), false),
+    ("cublas_v2.h", Word::Subject(S::Toolkit), false),
+    ("cudnn.h", Word::Subject(S::Toolkit), false),
+    ("findcuda", Word::Subject(S::Toolkit), false),
+    ("cudatoolkit_root", Word::Subject(S::Toolkit), false),
+    ("cmake_cuda_compiler", Word::Subject(S::Toolkit), false),
+    ("cmake_cuda_architectures", Word::Subject(S::Toolkit), false),
+    ("cuda compilation tools", Word::Subject(S::Toolkit), false),
+    ("nvvm", Word::Subject(S::Toolkit), false),
+    ("cmake_cuda", Word::Subject(S::Toolkit), false),
+    ("工具包", Word::Subject(S::Toolkit), false),
+    (
+        "unsupported gnu version",
+        Word::Subject(S::HostCompiler),
+        false,
+    ),
+    ("gcc", Word::Subject(S::HostCompiler), true),
+    ("g++", Word::Subject(S::HostCompiler), false),
+    ("msvc", Word::Subject(S::HostCompiler), true),
+    ("visual studio", Word::Subject(S::HostCompiler), false),
+    ("host compiler", Word::Subject(S::HostCompiler), false),
+    ("host_config.h", Word::Subject(S::HostCompiler), false),
+    ("include/c++/", Word::Subject(S::HostCompiler), false),
+    (
+        "unexpected compiler version",
+        Word::Subject(S::HostCompiler),
+        false,
+    ),
+    ("sm_", Word::Subject(S::GpuArch), false),
+    ("compute_", Word::Subject(S::GpuArch), false),
+    ("compute capability", Word::Subject(S::GpuArch), false),
+    ("cuda capability", Word::Subject(S::GpuArch), false),
+    ("kernel image", Word::Subject(S::GpuArch), false),
+    ("gpu architecture", Word::Subject(S::GpuArch), false),
+    ("gpu arch", Word::Subject(S::GpuArch), false),
+    ("invalid device function", Word::Subject(S::GpuArch), false),
+    ("torch_cuda_arch_list", Word::Subject(S::GpuArch), false),
+    ("gpu-architecture", Word::Subject(S::GpuArch), false),
+    ("incompatible device", Word::Subject(S::GpuArch), false),
+    ("supports this gpu", Word::Subject(S::GpuArch), false),
+    ("gpu is too old", Word::Subject(S::GpuArch), false),
+    ("算力", Word::Subject(S::GpuArch), false),
+    ("flash attention", Word::Subject(S::Attention), false),
+    ("flash_attn", Word::Subject(S::Attention), false),
+    ("flashattention", Word::Subject(S::Attention), false),
+    ("flash-attention", Word::Subject(S::Attention), false),
+    (
+        "memory efficient kernel",
+        Word::Subject(S::Attention),
+        false,
+    ),
+    ("scaled_dot_product", Word::Subject(S::Attention), false),
+    ("sdpa", Word::Subject(S::Attention), true),
+    ("driver", Word::Subject(S::Driver), false),
+    ("nvidia-smi", Word::Subject(S::Driver), false),
+    ("驱动", Word::Subject(S::Driver), false),
+    ("libcuda.so", Word::Subject(S::DriverLibrary), false),
+    ("libcuda", Word::Subject(S::DriverLibrary), true),
+    ("nvcuda.dll", Word::Subject(S::DriverLibrary), false),
+    ("nvml", Word::Subject(S::DriverLibrary), false),
+    ("libnvidia-ml", Word::Subject(S::DriverLibrary), false),
+    ("cuinit", Word::Subject(S::DriverLibrary), false),
+    ("kernel module", Word::Subject(S::KernelModule), false),
+    ("nvidia.ko", Word::Subject(S::KernelModule), false),
+    ("dkms", Word::Subject(S::KernelModule), true),
+    ("modprobe", Word::Subject(S::KernelModule), false),
+    ("nouveau", Word::Subject(S::KernelModule), false),
+    ("secure boot", Word::Subject(S::KernelModule), false),
+    ("module verification", Word::Subject(S::KernelModule), false),
+    ("nvrm", Word::Subject(S::KernelModule), true),
+    ("insmod", Word::Subject(S::KernelModule), false),
+    ("内核模块", Word::Subject(S::KernelModule), false),
+    ("libcudart", Word::Subject(S::CudaLibrary), false),
+    ("libcublas", Word::Subject(S::CudaLibrary), false),
+    ("libcudnn", Word::Subject(S::CudaLibrary), false),
+    ("libcufft", Word::Subject(S::CudaLibrary), false),
+    ("libcurand", Word::Subject(S::CudaLibrary), false),
+    ("libcusparse", Word::Subject(S::CudaLibrary), false),
+    ("libcusolver", Word::Subject(S::CudaLibrary), false),
+    ("libnvrtc", Word::Subject(S::CudaLibrary), false),
+    ("libnvjitlink", Word::Subject(S::CudaLibrary), false),
+    ("libnccl", Word::Subject(S::CudaLibrary), false),
+    ("libnvinfer", Word::Subject(S::CudaLibrary), false),
+    ("libcupti", Word::Subject(S::CudaLibrary), false),
+    ("libnvtoolsext", Word::Subject(S::CudaLibrary), false),
+    ("libcusparselt", Word::Subject(S::CudaLibrary), false),
+    ("libcufile", Word::Subject(S::CudaLibrary), false),
+    ("stubs/libcuda", Word::Subject(S::CudaLibrary), false),
+    ("cudnn", Word::Subject(S::CudaLibrary), false),
+    ("cublas", Word::Subject(S::CudaLibrary), false),
+    ("cufft", Word::Subject(S::CudaLibrary), false),
+    ("nvrtc", Word::Subject(S::CudaLibrary), false),
+    ("cusparse", Word::Subject(S::CudaLibrary), false),
+    ("cusolver", Word::Subject(S::CudaLibrary), false),
+    ("cuda runtime", Word::Subject(S::CudaLibrary), false),
+    ("cudart", Word::Subject(S::CudaLibrary), false),
+    ("dynamic library", Word::Subject(S::CudaLibrary), false),
+    ("shared object", Word::Subject(S::CudaLibrary), false),
+    ("torch", Word::Subject(S::Framework), false),
+    ("pytorch", Word::Subject(S::Framework), false),
+    ("tensorflow", Word::Subject(S::Framework), false),
+    ("jax", Word::Subject(S::Framework), true),
+    ("jaxlib", Word::Subject(S::Framework), false),
+    ("cupy", Word::Subject(S::Framework), false),
+    ("paddle", Word::Subject(S::Framework), false),
+    ("onnxruntime", Word::Subject(S::Framework), false),
+    ("cudaexecutionprovider", Word::Subject(S::Framework), false),
+    ("tensorrt", Word::Subject(S::Framework), false),
+    ("vllm", Word::Subject(S::Framework), false),
+    ("sglang", Word::Subject(S::Framework), false),
+    ("llama", Word::Subject(S::Framework), false),
+    ("ctranslate2", Word::Subject(S::Framework), false),
+    ("bitsandbytes", Word::Subject(S::Framework), false),
+    ("triton", Word::Subject(S::Framework), false),
+    ("numba", Word::Subject(S::Framework), false),
+    ("mxnet", Word::Subject(S::Framework), false),
+    ("deepspeed", Word::Subject(S::Framework), false),
+    ("ollama", Word::Subject(S::Framework), false),
+    ("[trt]", Word::Subject(S::Framework), false),
+    ("engine plan", Word::Subject(S::Framework), false),
+    ("cuda", Word::Subject(S::Gpu), true),
+    ("gpu", Word::Subject(S::Gpu), true),
+    ("gpus", Word::Subject(S::Gpu), true),
+    ("cuda device", Word::Subject(S::Gpu), false),
+    ("cuda-capable device", Word::Subject(S::Gpu), false),
+    ("显卡", Word::Subject(S::Gpu), false),
+    ("gpu memory", Word::Subject(S::Memory), false),
+    ("device memory", Word::Subject(S::Memory), false),
+    ("vram", Word::Subject(S::Memory), true),
+    ("allocating tensor", Word::Subject(S::Memory), false),
+    ("resourceexhausted", Word::Subject(S::Memory), false),
+    ("显存", Word::Subject(S::Memory), false),
+    // --- failures ---
+    ("out of memory", Word::Failure(F::OutOfMemory), false),
+    ("outofmemoryerror", Word::Failure(F::OutOfMemory), false),
+    (
+        "cuda_error_out_of_memory",
+        Word::Failure(F::OutOfMemory),
+        false,
+    ),
+    ("oom", Word::Failure(F::OutOfMemory), true),
+    ("显存不足", Word::Failure(F::OutOfMemory), false),
+    ("爆显存", Word::Failure(F::OutOfMemory), false),
+    ("显存溢出", Word::Failure(F::OutOfMemory), false),
+    ("fallen off the bus", Word::Failure(F::Fault), false),
+    ("xid", Word::Failure(F::Fault), true),
+    ("uncorrectable", Word::Failure(F::Fault), false),
+    ("ecc error", Word::Failure(F::Fault), false),
+    ("remapping failure", Word::Failure(F::Fault), false),
+    ("unknown error", Word::Failure(F::Fault), false),
+    ("not compiled with", Word::Failure(F::NotCompiled), false),
+    ("not built with", Word::Failure(F::NotCompiled), false),
+    ("compiled without", Word::Failure(F::NotCompiled), false),
+    ("built without", Word::Failure(F::NotCompiled), false),
+    (
+        "not compiled with cuda",
+        Word::Failure(F::NotCompiled),
+        false,
+    ),
+    ("cpu-only", Word::Failure(F::NotCompiled), false),
+    ("cpu only", Word::Failure(F::NotCompiled), false),
+    ("cpu version", Word::Failure(F::NotCompiled), false),
+    ("cpu build", Word::Failure(F::NotCompiled), false),
+    ("+cpu", Word::Failure(F::NotCompiled), false),
+    ("cpu版", Word::Failure(F::NotCompiled), false),
+    ("cpu 版", Word::Failure(F::NotCompiled), false),
+    ("cpu的版本", Word::Failure(F::NotCompiled), false),
+    ("falling back to cpu", Word::Failure(F::NotCompiled), false),
+    (
+        "cuda-enabled jaxlib is not installed",
+        Word::Failure(F::NotCompiled),
+        false,
+    ),
+    ("no such operator", Word::Failure(F::Mismatch), false),
+    ("undefined symbol", Word::Failure(F::UndefinedSymbol), false),
+    (
+        "undefined reference",
+        Word::Failure(F::UndefinedSymbol),
+        false,
+    ),
+    ("symbol not found", Word::Failure(F::UndefinedSymbol), false),
+    (
+        "procedure entry point",
+        Word::Failure(F::UndefinedSymbol),
+        false,
+    ),
+    (
+        "could not be located in the dynamic link library",
+        Word::Failure(F::UndefinedSymbol),
+        false,
+    ),
+    ("winerror 127", Word::Failure(F::UndefinedSymbol), false),
+    (
+        "cannot open shared object",
+        Word::Failure(F::CannotLoad),
+        false,
+    ),
+    ("could not load", Word::Failure(F::CannotLoad), false),
+    ("couldn't load", Word::Failure(F::CannotLoad), false),
+    ("cannot load", Word::Failure(F::CannotLoad), false),
+    ("can't load", Word::Failure(F::CannotLoad), false),
+    ("failed to load", Word::Failure(F::CannotLoad), false),
+    ("unable to load", Word::Failure(F::CannotLoad), false),
+    ("error loading", Word::Failure(F::CannotLoad), false),
+    ("cannot dlopen", Word::Failure(F::CannotLoad), false),
+    ("can not open", Word::Failure(F::CannotLoad), false),
+    ("can not load", Word::Failure(F::CannotLoad), false),
+    ("load failed", Word::Failure(F::CannotLoad), false),
+    ("dlopen", Word::Failure(F::CannotLoad), false),
+    ("winerror 126", Word::Failure(F::CannotLoad), false),
+    ("winerror 1114", Word::Failure(F::CannotLoad), false),
+    ("failed with error 126", Word::Failure(F::CannotLoad), false),
+    ("无法加载", Word::Failure(F::CannotLoad), false),
+    ("加载失败", Word::Failure(F::CannotLoad), false),
+    ("not found", Word::Failure(F::NotFound), false),
+    ("no such file", Word::Failure(F::NotFound), false),
+    ("cannot find", Word::Failure(F::NotFound), false),
+    ("can't find", Word::Failure(F::NotFound), false),
+    ("could not find", Word::Failure(F::NotFound), false),
+    ("couldn't find", Word::Failure(F::NotFound), false),
+    ("unable to find", Word::Failure(F::NotFound), false),
+    ("failed to find", Word::Failure(F::NotFound), false),
+    ("can not find", Word::Failure(F::NotFound), false),
+    ("could not locate", Word::Failure(F::NotFound), false),
+    ("cannot locate", Word::Failure(F::NotFound), false),
+    ("unable to locate", Word::Failure(F::NotFound), false),
+    ("could be found", Word::Failure(F::NotFound), false),
+    ("cannot be found", Word::Failure(F::NotFound), false),
+    ("can't be found", Word::Failure(F::NotFound), false),
+    (
+        "identification is unknown",
+        Word::Failure(F::NotFound),
+        false,
+    ),
+    ("does not exist", Word::Failure(F::NotFound), false),
+    ("doesn't exist", Word::Failure(F::NotFound), false),
+    ("not installed", Word::Failure(F::NotFound), false),
+    ("is missing", Word::Failure(F::NotFound), false),
+    ("missing", Word::Failure(F::NotFound), false),
+    ("not set", Word::Failure(F::NotFound), false),
+    (
+        "no cuda runtime is found",
+        Word::Failure(F::NotFound),
+        false,
+    ),
+    ("找不到", Word::Failure(F::NotFound), false),
+    ("未找到", Word::Failure(F::NotFound), false),
+    ("没有找到", Word::Failure(F::NotFound), false),
+    ("缺少", Word::Failure(F::NotFound), false),
+    ("没有安装", Word::Failure(F::NotFound), false),
+    ("未安装", Word::Failure(F::NotFound), false),
+    ("too old", Word::Failure(F::TooOld), false),
+    ("insufficient", Word::Failure(F::TooOld), false),
+    ("older than", Word::Failure(F::TooOld), false),
+    ("is outdated", Word::Failure(F::TooOld), false),
+    ("needs to be upgraded", Word::Failure(F::TooOld), false),
+    ("update your", Word::Failure(F::TooOld), false),
+    ("upgrade your", Word::Failure(F::TooOld), false),
+    ("minimum required", Word::Failure(F::TooOld), false),
+    ("太低", Word::Failure(F::TooOld), false),
+    ("过低", Word::Failure(F::TooOld), false),
+    ("太旧", Word::Failure(F::TooOld), false),
+    ("过旧", Word::Failure(F::TooOld), false),
+    ("版本低", Word::Failure(F::TooOld), false),
+    ("驱动升级", Word::Failure(F::TooOld), false),
+    ("升级驱动", Word::Failure(F::TooOld), false),
+    ("更新驱动", Word::Failure(F::TooOld), false),
+    ("驱动更新", Word::Failure(F::TooOld), false),
+    ("is too old", Word::Failure(F::TooOld), false),
+    ("mismatch", Word::Failure(F::Mismatch), false),
+    ("mis-match", Word::Failure(F::Mismatch), false),
+    ("incompatible", Word::Failure(F::Mismatch), false),
+    ("not compatible", Word::Failure(F::Mismatch), false),
+    ("does not match", Word::Failure(F::Mismatch), false),
+    ("doesn't match", Word::Failure(F::Mismatch), false),
+    ("do not match", Word::Failure(F::Mismatch), false),
+    ("different cuda", Word::Failure(F::Mismatch), false),
+    ("compiled with different", Word::Failure(F::Mismatch), false),
+    (
+        "but source was compiled with",
+        Word::Failure(F::Mismatch),
+        false,
+    ),
+    ("version conflict", Word::Failure(F::Mismatch), false),
+    (
+        "unexpected compiler version",
+        Word::Failure(F::Mismatch),
+        false,
+    ),
+    ("stubs/libcuda", Word::Failure(F::Mismatch), false),
+    ("不匹配", Word::Failure(F::Mismatch), false),
+    ("不一致", Word::Failure(F::Mismatch), false),
+    ("不兼容", Word::Failure(F::Mismatch), false),
+    ("对不上", Word::Failure(F::Mismatch), false),
+    ("unsupported", Word::Failure(F::Unsupported), false),
+    ("not supported", Word::Failure(F::Unsupported), false),
+    ("no longer supported", Word::Failure(F::Unsupported), false),
+    ("isn't supported", Word::Failure(F::Unsupported), false),
+    (
+        "is not compatible with the current",
+        Word::Failure(F::Unsupported),
+        false,
+    ),
+    ("no kernel image", Word::Failure(F::Unsupported), false),
+    (
+        "is not defined for option",
+        Word::Failure(F::Unsupported),
+        false,
+    ),
+    ("no longer supports", Word::Failure(F::Unsupported), false),
+    ("不支持", Word::Failure(F::Unsupported), false),
+    ("timed out", Word::Failure(F::Timeout), false),
+    ("timeout", Word::Failure(F::Timeout), false),
+    ("time out", Word::Failure(F::Timeout), false),
+    ("超时", Word::Failure(F::Timeout), false),
+    ("hangs", Word::Failure(F::Hang), true),
+    ("hang", Word::Failure(F::Hang), true),
+    ("hanging", Word::Failure(F::Hang), true),
+    ("stuck", Word::Failure(F::Hang), true),
+    ("freezes", Word::Failure(F::Hang), true),
+    ("卡住", Word::Failure(F::Hang), false),
+    ("卡死", Word::Failure(F::Hang), false),
+    ("permission denied", Word::Failure(F::Denied), false),
+    ("access denied", Word::Failure(F::Denied), false),
+    ("operation not permitted", Word::Failure(F::Denied), false),
+    (
+        "required key not available",
+        Word::Failure(F::Denied),
+        false,
+    ),
+    ("权限", Word::Failure(F::Denied), false),
+    (
+        "is_available() false",
+        Word::Failure(F::NotAvailable),
+        false,
+    ),
+    (
+        "is_available() returns false",
+        Word::Failure(F::NotAvailable),
+        false,
+    ),
+    (
+        "is_available() return false",
+        Word::Failure(F::NotAvailable),
+        false,
+    ),
+    (
+        "is_available() is false",
+        Word::Failure(F::NotAvailable),
+        false,
+    ),
+    (
+        "is_available()` returns false",
+        Word::Failure(F::NotAvailable),
+        false,
+    ),
+    ("not available", Word::Failure(F::NotAvailable), false),
+    ("unavailable", Word::Failure(F::NotAvailable), false),
+    ("cannot use", Word::Failure(F::NotAvailable), false),
+    ("can't use", Word::Failure(F::NotAvailable), false),
+    ("not initialized", Word::Failure(F::NotAvailable), false),
+    (
+        "no cuda gpus are available",
+        Word::Failure(F::NotAvailable),
+        false,
+    ),
+    (
+        "no cuda-capable device",
+        Word::Failure(F::NotAvailable),
+        false,
+    ),
+    (
+        "cuda_error_no_device",
+        Word::Failure(F::NotAvailable),
+        false,
+    ),
+    ("no gpu", Word::Failure(F::NotAvailable), false),
+    ("no gpus", Word::Failure(F::NotAvailable), false),
+    ("not detected", Word::Failure(F::NotAvailable), false),
+    ("not detect", Word::Failure(F::NotAvailable), false),
+    ("not recognized", Word::Failure(F::NotAvailable), false),
+    ("found no nvidia", Word::Failure(F::NotAvailable), false),
+    (
+        "no devices were found",
+        Word::Failure(F::NotAvailable),
+        false,
+    ),
+    ("检测不到", Word::Failure(F::NotAvailable), false),
+    ("识别不到", Word::Failure(F::NotAvailable), false),
+    ("识别不了", Word::Failure(F::NotAvailable), false),
+    ("用不了", Word::Failure(F::NotAvailable), false),
+    ("不可用", Word::Failure(F::NotAvailable), false),
+    ("无法使用", Word::Failure(F::NotAvailable), false),
+    ("调用不了", Word::Failure(F::NotAvailable), false),
+    ("failed", Word::Failure(F::Failed), false),
+    ("failure", Word::Failure(F::Failed), false),
+    ("error", Word::Failure(F::Failed), false),
+    ("cannot", Word::Failure(F::Failed), false),
+    ("unable to", Word::Failure(F::Failed), false),
+    ("couldn't communicate", Word::Failure(F::Failed), false),
+    ("失败", Word::Failure(F::Failed), false),
+    ("报错", Word::Failure(F::Failed), false),
+    ("错误", Word::Failure(F::Failed), false),
+];
+
+struct Lexicon {
+    automaton: AhoCorasick,
+}
+
+fn lexicon() -> &'static Lexicon {
+    static LEX: OnceLock<Lexicon> = OnceLock::new();
+    LEX.get_or_init(|| {
+        let automaton = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(LEXICON.iter().map(|(w, _, _)| *w))
+            .unwrap_or_else(|_| {
+                // The lexicon is a constant; the unit tests build it.
+                AhoCorasick::new(["\u{0}never\u{0}"]).unwrap_or_else(|_| unreachable!())
+            });
+        Lexicon { automaton }
+    })
+}
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The subjects and failures a line names (each once), in a fixed order.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Words {
+    pub subjects: Vec<Subject>,
+    pub failures: Vec<Failure>,
+}
+
+impl Words {
+    pub fn has(&self, s: Subject) -> bool {
+        self.subjects.contains(&s)
+    }
+    fn fails(&self, f: Failure) -> bool {
+        self.failures.contains(&f)
+    }
+}
+
+/// Reads the subject and failure words of `line`.
+pub fn words(line: &str) -> Words {
+    let bytes = line.as_bytes();
+    let mut w = Words::default();
+    for m in lexicon().automaton.find_overlapping_iter(line) {
+        let Some((_, word, whole)) = LEXICON.get(m.pattern().as_usize()) else {
+            continue;
+        };
+        if *whole {
+            let before = m.start().checked_sub(1).and_then(|i| bytes.get(i));
+            let after = bytes.get(m.end());
+            if before.is_some_and(|b| is_word_byte(*b)) || after.is_some_and(|b| is_word_byte(*b)) {
+                continue;
+            }
+        }
+        match *word {
+            Word::Subject(s) if !w.subjects.contains(&s) => w.subjects.push(s),
+            Word::Failure(f) if !w.failures.contains(&f) => w.failures.push(f),
+            _ => {}
+        }
+    }
+    w.subjects.sort();
+    w.failures.sort();
+    w
+}
+
+/// Whether the line holds any word of the lexicon: the cheap first test.
+pub fn mentions_any(line: &str) -> bool {
+    lexicon().automaton.is_match(line)
+}
+
+/// How serious the line says it is.
+pub fn severity(line: &str) -> Severity {
+    let lower_has = |needle: &str| {
+        line.as_bytes()
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+    };
+    // A Python exception line: "SomeError: ..." / "pkg.mod.SomeException: ...".
+    let head = line.split(':').next().unwrap_or_default();
+    let exception_head = !head.contains(' ')
+        && (head.ends_with("Error") || head.ends_with("Exception") || head.ends_with("Failure"));
+    if exception_head
+        || lower_has("fatal")
+        || line.contains("#error")
+        || lower_has("error:")
+        || line.starts_with("E ")
+        || line.starts_with("[E ")
+        || line.starts_with("ERROR")
+        || line.starts_with("CRITICAL")
+        || line.starts_with("FAILED")
+        || line.starts_with("terminate called")
+    {
+        return Severity::Fatal;
+    }
+    if lower_has("warning")
+        || line.starts_with("W ")
+        || line.starts_with("[W ")
+        || line.starts_with("WARN")
+        || lower_has(" warn ")
+        || lower_has("nccl warn")
+    {
+        return Severity::Warning;
+    }
+    if lower_has("error") || lower_has("failed") || line.contains("报错") || line.contains("失败")
+    {
+        return Severity::Error;
+    }
+    Severity::Plain
+}
+
+/// The owner of an unresolved symbol, from its name: the driver's entry points (`cu*` of
+/// libcuda), a CUDA library's (`cublas*`, `cudnn*`...), or a C++ name of a framework.
+fn symbol_category(line: &str) -> Category {
+    let lower = line.to_ascii_lowercase();
+    let sym = [
+        "undefined symbol:",
+        "undefined reference to",
+        "symbol not found:",
+    ]
+    .iter()
+    .find_map(|k| lower.find(k).map(|i| i + k.len()))
+    .and_then(|i| line.get(i..))
+    .map(|rest| {
+        rest.trim_start_matches([' ', '`', '\'', '"'])
+            .split(|c: char| c.is_whitespace() || c == ',' || c == '\'' || c == '`')
+            .next()
+            .unwrap_or_default()
+    })
+    .unwrap_or_default();
+    let library_prefixes = [
+        "cublas",
+        "cudnn",
+        "cufft",
+        "curand",
+        "cusparse",
+        "cusolver",
+        "nvrtc",
+        "nccl",
+        "cupti",
+        "nvjitlink",
+        "cudart",
+        "__cuda",
+        "cudaGetDriverEntryPoint",
+    ];
+    if sym.starts_with("cu")
+        && sym.chars().nth(2).is_some_and(|c| c.is_ascii_uppercase())
+        && !sym.starts_with("cuda")
+    {
+        // cuInit, cuTensorMapEncodeTiled...: libcuda's own, so the driver is too old for them.
+        return Category::DriverTooOld;
+    }
+    if library_prefixes.iter().any(|p| sym.starts_with(p)) || sym.starts_with("cuda") {
+        return Category::LibraryPath;
+    }
+    if lower.contains("libcudart")
+        || lower.contains("libcublas")
+        || lower.contains("libcudnn")
+        || lower.contains("/stubs/")
+    {
+        return Category::LibraryPath;
+    }
+    Category::AbiMismatch
+}
+
+/// The category a line's words name, with the subject and failure that decided it. The table
+/// reads from the most specific subject to the most general.
+pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)> {
+    let first = |fs: &[Failure]| fs.iter().copied().find(|f| w.fails(*f));
+    let pick = |s: Subject, fs: &[Failure]| {
+        if w.has(s) {
+            first(fs).map(|f| (s, f))
+        } else {
+            None
+        }
+    };
+    let load = [F::CannotLoad, F::NotFound];
+    if let Some((s, f)) = pick(S::Hardware, &[F::Fault, F::Failed, F::Timeout]) {
+        return Some((Category::GpuHardware, s, f));
+    }
+    if w.fails(F::OutOfMemory) && (w.has(S::Memory) || w.has(S::Gpu) || w.has(S::Framework)) {
+        let s = if w.has(S::Memory) { S::Memory } else { S::Gpu };
+        return Some((Category::OutOfMemory, s, F::OutOfMemory));
+    }
+    if w.has(S::Toolkit) {
+        // A toolkit component missing (libNVVM, nvcc): the toolkit, whatever file names it.
+        if let Some((s, f)) = pick(S::Toolkit, &[F::NotFound]) {
+            return Some((Category::CudaHomeMissing, s, f));
+        }
+    }
+    if let Some((s, f)) = pick(
+        S::WindowsDll,
+        &[F::CannotLoad, F::UndefinedSymbol, F::NotFound],
+    ) {
+        return Some((Category::WindowsDll, s, f));
+    }
+    if let Some((s, f)) = pick(S::CudaLibrary, &load) {
+        if !w.has(S::Toolkit) || f == F::CannotLoad {
+            return Some((Category::LibraryPath, s, f));
+        }
+    }
+    if let Some((s, f)) = pick(
+        S::Nccl,
+        &[
+            F::Timeout,
+            F::Hang,
+            F::Mismatch,
+            F::Unsupported,
+            F::Denied,
+            F::Failed,
+        ],
+    ) {
+        return Some((Category::Nccl, s, f));
+    }
+    if let Some((s, f)) = pick(
+        S::Container,
+        &[
+            F::NotAvailable,
+            F::NotFound,
+            F::Denied,
+            F::CannotLoad,
+            F::Unsupported,
+            F::TooOld,
+            F::Failed,
+        ],
+    ) {
+        return Some((Category::Container, s, f));
+    }
+    if let Some((s, f)) = pick(S::Companion, &[F::Mismatch, F::UndefinedSymbol]) {
+        return Some((Category::VersionSuffixMismatch, s, f));
+    }
+    if w.has(S::Toolkit) && w.has(S::GpuArch) {
+        if let Some(f) = first(&[F::Unsupported]) {
+            return Some((Category::ToolkitMismatch, S::Toolkit, f));
+        }
+    }
+    if let Some((s, f)) = pick(
+        S::GpuArch,
+        &[F::Unsupported, F::Mismatch, F::TooOld, F::NotFound],
+    ) {
+        return Some((Category::NoKernelImage, s, f));
+    }
+    if let Some((s, f)) = pick(S::Framework, &[F::NotCompiled]) {
+        return Some((Category::CpuOnlyWheel, s, f));
+    }
+    if w.fails(F::NotCompiled) && w.has(S::Gpu) {
+        return Some((Category::CpuOnlyWheel, S::Gpu, F::NotCompiled));
+    }
+    if let Some((s, f)) = pick(
+        S::HostCompiler,
+        &[F::Unsupported, F::TooOld, F::Mismatch, F::Failed],
+    ) {
+        return Some((Category::ToolkitMismatch, s, f));
+    }
+    if let Some((s, f)) = pick(S::Toolkit, &[F::NotFound]) {
+        return Some((Category::CudaHomeMissing, s, f));
+    }
+    if let Some((s, f)) = pick(S::Toolkit, &[F::Mismatch, F::TooOld, F::Unsupported]) {
+        return Some((Category::ToolkitMismatch, s, f));
+    }
+    if w.fails(F::UndefinedSymbol) {
+        let s = w.subjects.first().copied().unwrap_or(S::Framework);
+        return Some((symbol_category(line), s, F::UndefinedSymbol));
+    }
+    for s in [S::Driver, S::DriverLibrary] {
+        if let Some((s, f)) = pick(s, &[F::TooOld]) {
+            return Some((Category::DriverTooOld, s, f));
+        }
+    }
+    for s in [S::Driver, S::DriverLibrary, S::KernelModule] {
+        if let Some((s, f)) = pick(
+            s,
+            &[
+                F::NotFound,
+                F::CannotLoad,
+                F::Mismatch,
+                F::Denied,
+                F::NotAvailable,
+                F::Failed,
+            ],
+        ) {
+            return Some((Category::DriverMissing, s, f));
+        }
+    }
+    if let Some((s, f)) = pick(S::CudaLibrary, &[F::Mismatch, F::TooOld, F::NotAvailable]) {
+        return Some((Category::LibraryPath, s, f));
+    }
+    // Two pieces of one framework (jax and jaxlib, a TensorRT engine and its runtime) of
+    // different versions.
+    if let Some((s, f)) = pick(S::Framework, &[F::Mismatch]) {
+        if line.to_ascii_lowercase().contains("version") {
+            return Some((Category::VersionSuffixMismatch, s, f));
+        }
+    }
+    if let Some((s, f)) = pick(
+        S::Attention,
+        &[F::NotAvailable, F::NotCompiled, F::Unsupported, F::NotFound],
+    ) {
+        return Some((Category::SdpaFallback, s, f));
+    }
+    if let Some((s, f)) = pick(S::Gpu, &[F::NotAvailable]) {
+        return Some((Category::DriverMissing, s, f));
+    }
+    None
+}
+
+impl Clause {
+    /// A clause precise enough to outrank a signature's warning: a named subject with a named
+    /// failure, not "the GPU is not available" nor a bare "failed".
+    pub fn is_specific(&self) -> bool {
+        !matches!(
+            self.subject,
+            Subject::Gpu | Subject::Framework | Subject::Memory
+        ) && !matches!(self.failure, Failure::Failed | Failure::NotAvailable)
+    }
+}
+
+/// A stable name of a subject, for JSON.
+pub fn subject_id(s: Subject) -> &'static str {
+    match s {
+        Subject::Hardware => "hardware",
+        Subject::Nccl => "nccl",
+        Subject::Container => "container",
+        Subject::WindowsDll => "windows_dll",
+        Subject::Companion => "companion",
+        Subject::Toolkit => "toolkit",
+        Subject::HostCompiler => "host_compiler",
+        Subject::GpuArch => "gpu_arch",
+        Subject::Attention => "attention",
+        Subject::Driver => "driver",
+        Subject::DriverLibrary => "driver_library",
+        Subject::KernelModule => "kernel_module",
+        Subject::CudaLibrary => "cuda_library",
+        Subject::Framework => "framework",
+        Subject::Gpu => "gpu",
+        Subject::Memory => "memory",
+    }
+}
+
+/// A stable name of a failure, for JSON.
+pub fn failure_id(f: Failure) -> &'static str {
+    match f {
+        Failure::OutOfMemory => "out_of_memory",
+        Failure::Fault => "fault",
+        Failure::NotCompiled => "not_compiled",
+        Failure::UndefinedSymbol => "undefined_symbol",
+        Failure::CannotLoad => "cannot_load",
+        Failure::NotFound => "not_found",
+        Failure::TooOld => "too_old",
+        Failure::Mismatch => "mismatch",
+        Failure::Unsupported => "unsupported",
+        Failure::Timeout => "timeout",
+        Failure::Hang => "hang",
+        Failure::Denied => "denied",
+        Failure::NotAvailable => "not_available",
+        Failure::Failed => "failed",
+    }
+}
+
+/// The clause of one line, if its words name a category.
+pub fn read(line: &str) -> Option<Clause> {
+    if !mentions_any(line) {
+        return None;
+    }
+    from_words(line, &words(line))
+}
+
+/// The clause `line` states with the words `w` read from it.
+pub fn from_words(line: &str, w: &Words) -> Option<Clause> {
+    // An unresolved symbol needs no subject word: its name says whose it is.
+    if w.failures.is_empty() || (w.subjects.is_empty() && !w.fails(F::UndefinedSymbol)) {
+        return None;
+    }
+    let (category, subject, failure) = category_of(line, w)?;
+    Some(Clause {
+        category,
+        subject,
+        failure,
+        severity: severity(line),
+    })
+}
+
+/// The values a clause's line names: a library (`library`, with `library_provider`), a GPU
+/// architecture (`arch`), an unresolved symbol (`symbol`, with `symbol_owner`).
+pub fn fields(line: &str) -> std::collections::BTreeMap<String, String> {
+    use crate::fields::FieldKind;
+    static RE: OnceLock<Option<[regex::Regex; 3]>> = OnceLock::new();
+    let mut out = std::collections::BTreeMap::new();
+    let Some(res) = RE
+        .get_or_init(|| {
+            Some([
+                regex::Regex::new(
+                    r"(?i)\b(lib[a-z0-9_+-]+\.so(?:\.[0-9]+)*|[a-z0-9_]+\.dll)\b",
+                )
+                .ok()?,
+                regex::Regex::new(r"(?i)\b(?:sm|compute)_?([0-9]{2,3}[af]?)\b").ok()?,
+                regex::Regex::new(
+                    r"(?i)(?:undefined symbol:?|undefined reference to|symbol not found:?)\s*[`'\x22]?([A-Za-z_][A-Za-z0-9_@.$]*)",
+                )
+                .ok()?,
+            ])
+        })
+        .as_ref()
+    else {
+        return out;
+    };
+    let kinds = [
+        ("library", FieldKind::Library),
+        ("arch", FieldKind::Arch),
+        ("symbol", FieldKind::Symbol),
+    ];
+    for ((name, kind), re) in kinds.iter().zip(res.iter()) {
+        let Some(raw) = re.captures(line).and_then(|c| c.get(1)) else {
+            continue;
+        };
+        let raw = if *name == "arch" {
+            format!("sm_{}", raw.as_str())
+        } else {
+            raw.as_str().to_string()
+        };
+        if let Some(v) = kind.normalize(&raw) {
+            if let (Some(d), Some(dv)) = (kind.derived_name(name), kind.derive(&v)) {
+                out.insert(d, dv);
+            }
+            out.insert((*name).to_string(), v);
+        }
+    }
+    out
+}
+
+/// The domain's words that hand-typed text misspells ("avaliable", "compatable", "nvidai").
+const DOMAIN_WORDS: &[&str] = &[
+    "available",
+    "compiled",
+    "compatible",
+    "incompatible",
+    "insufficient",
+    "driver",
+    "nvidia",
+    "version",
+    "mismatch",
+    "library",
+    "libraries",
+    "toolkit",
+    "kernel",
+    "image",
+    "device",
+    "detected",
+    "supported",
+    "unsupported",
+    "undefined",
+    "symbol",
+    "shared",
+    "object",
+    "memory",
+    "container",
+    "docker",
+    "timeout",
+    "installed",
+    "pytorch",
+    "tensorflow",
+    "torchvision",
+    "libcudart",
+    "libcudnn",
+    "libcublas",
+    "cudnn",
+    "cublas",
+];
+
+/// Damerau-Levenshtein distance with transpositions (the optimal string alignment form),
+/// stopping early once it exceeds `limit`.
+fn osa_distance(a: &[u8], b: &[u8], limit: usize) -> usize {
+    if a.len().abs_diff(b.len()) > limit {
+        return limit + 1;
+    }
+    let n = b.len();
+    let mut prev2 = vec![0usize; n + 1];
+    let mut prev: Vec<usize> = (0..=n).collect();
+    let mut cur = vec![0usize; n + 1];
+    for i in 1..=a.len() {
+        cur[0] = i;
+        let mut row_min = cur[0];
+        for j in 1..=n {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(prev2[j - 2] + 1);
+            }
+            cur[j] = v;
+            row_min = row_min.min(v);
+        }
+        if row_min > limit {
+            return limit + 1;
+        }
+        std::mem::swap(&mut prev2, &mut prev);
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[n]
+}
+
+/// Hand-typed text with its misspelt domain words corrected: a word of six letters or more
+/// within one edit (two from nine letters) of a domain word, and not itself one, is replaced.
+/// Returns `None` when nothing changed.
+pub fn correct_typos(line: &str) -> Option<String> {
+    let mut out = String::with_capacity(line.len());
+    let mut changed = false;
+    let mut rest = line;
+    while !rest.is_empty() {
+        let start = rest
+            .find(|c: char| c.is_ascii_alphabetic())
+            .unwrap_or(rest.len());
+        out.push_str(rest.get(..start).unwrap_or_default());
+        rest = rest.get(start..).unwrap_or_default();
+        let end = rest
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(rest.len());
+        let word = rest.get(..end).unwrap_or_default();
+        rest = rest.get(end..).unwrap_or_default();
+        if word.is_empty() {
+            continue;
+        }
+        let lower = word.to_ascii_lowercase();
+        let replacement = (lower.len() >= 6 && !DOMAIN_WORDS.contains(&lower.as_str()))
+            .then(|| {
+                let limit = if lower.len() >= 9 { 2 } else { 1 };
+                DOMAIN_WORDS
+                    .iter()
+                    .map(|d| (osa_distance(lower.as_bytes(), d.as_bytes(), limit), *d))
+                    .filter(|(dist, _)| *dist <= limit)
+                    .min()
+                    .map(|(_, d)| d)
+            })
+            .flatten();
+        match replacement {
+            Some(d) => {
+                out.push_str(d);
+                changed = true;
+            }
+            None => out.push_str(word),
+        }
+    }
+    changed.then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cat(line: &str) -> Option<Category> {
+        read(line).map(|c| c.category)
+    }
+
+    #[test]
+    fn the_lexicon_builds_and_respects_word_boundaries() {
+        assert!(mentions_any("NCCL INFO"));
+        assert!(!words("the room is full").failures.contains(&F::OutOfMemory));
+        assert!(words("OOM killed").failures.contains(&F::OutOfMemory));
+        assert!(!words("nvgccx").subjects.contains(&S::HostCompiler));
+    }
+
+    #[test]
+    fn messages_never_seen_land_in_their_family() {
+        assert_eq!(
+            cat("OSError: libcufft.so.11: cannot open shared object file: No such file or directory"),
+            Some(Category::LibraryPath)
+        );
+        assert_eq!(
+            cat("jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Loaded runtime CuDNN library: 8.6.0 but source was compiled with: 8.9.4."),
+            Some(Category::LibraryPath)
+        );
+        assert_eq!(
+            cat("AssertionError: Paddle is not compiled with CUDA"),
+            Some(Category::CpuOnlyWheel)
+        );
+        assert_eq!(
+            cat("nvcc fatal : Unsupported gpu architecture 'compute_120'"),
+            Some(Category::ToolkitMismatch)
+        );
+        assert_eq!(
+            cat("ImportError: /x/_C.so: undefined symbol: _ZN3c104cuda20CUDACachingAllocator9allocatorE"),
+            Some(Category::AbiMismatch)
+        );
+        assert_eq!(
+            cat("undefined symbol: cuTensorMapEncodeTiled"),
+            Some(Category::DriverTooOld)
+        );
+        assert_eq!(
+            cat("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus."),
+            Some(Category::GpuHardware)
+        );
+        assert_eq!(cat("显卡驱动版本太低"), Some(Category::DriverTooOld));
+        assert_eq!(
+            cat("docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]]."),
+            Some(Category::Container)
+        );
+        assert_eq!(
+            cat("torch.cuda.is_available() returns False"),
+            Some(Category::DriverMissing)
+        );
+    }
+
+    #[test]
+    fn program_bugs_name_no_family() {
+        for line in [
+            "RuntimeError: CUDA error: device-side assert triggered",
+            "RuntimeError: size mismatch for fc.weight: copying a param with shape torch.Size([10, 512])",
+            "RuntimeError: Expected all tensors to be on the same device, but found at least two devices",
+            "RuntimeError: CUDA error: an illegal memory access was encountered",
+        ] {
+            assert_eq!(cat(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn severity_reads_the_line() {
+        assert_eq!(
+            severity(
+                "/usr/include/crt/host_config.h:132:2: error: #error -- unsupported GNU version!"
+            ),
+            Severity::Fatal
+        );
+        assert_eq!(
+            severity("UserWarning: There are no g++ version bounds defined for CUDA version 12.1"),
+            Severity::Warning
+        );
+        assert_eq!(severity("RuntimeError: boom"), Severity::Fatal);
+        assert_eq!(severity("cuda is not available"), Severity::Plain);
+    }
+
+    #[test]
+    fn typos_of_the_domain_words_are_corrected() {
+        assert_eq!(
+            correct_typos("cuda is not avaliable, driver is insuficient").as_deref(),
+            Some("cuda is not available, driver is insufficient")
+        );
+        assert_eq!(correct_typos("the round table"), None);
+        assert_eq!(correct_typos("cuda available"), None);
+    }
+}
