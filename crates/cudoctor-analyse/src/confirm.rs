@@ -313,6 +313,10 @@ pub fn confirm(e: &mut Explanation, engine: &Engine, snap: &Snapshot, findings: 
     let facts = message_facts(e.category, &e.fields);
     // The knowledge `check` judged the machine with (the engine's, e.g. a user's `--kb`).
     let ctx = crate::Context::new(snap, engine.kb());
+    // Rules that found nothing have not judged binaries they never read: before the message's
+    // own facts are compared, a log whose named binaries are none of this machine's is
+    // "not judged", not "contradicted".
+    unjudged_binaries(e, snap, &mut m);
     let differs: Vec<String> = facts.iter().filter_map(|f| f.differs_from(&ctx)).collect();
     if !differs.is_empty() {
         // The message describes another machine, environment or moment than this snapshot:
@@ -321,6 +325,46 @@ pub fn confirm(e: &mut Explanation, engine: &Engine, snap: &Snapshot, findings: 
         m.contradictions.extend(differs);
     }
     e.with_machine(m);
+}
+
+/// Binaries the log names that this machine's judgement did not include (not on this machine,
+/// or not read): the machine cannot contradict a message about them, only fail to judge it.
+fn unjudged_binaries(e: &Explanation, snap: &Snapshot, m: &mut MachineCheck) {
+    let judged = |path: &str| {
+        snap.kernel_images.as_ref().is_some_and(|k| {
+            k.libraries
+                .iter()
+                .any(|l| l.path == path || l.path.starts_with(&format!("{path}/")))
+        })
+    };
+    let missing: Vec<&str> = e
+        .named_binaries
+        .iter()
+        .map(|b| b.path.as_str())
+        .filter(|p| !judged(p))
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let judged_any = missing.len() < e.named_binaries.len();
+    let shown: Vec<&str> = missing.iter().take(3).copied().collect();
+    let more = match missing.len().saturating_sub(shown.len()) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    m.evidence.push(format!(
+        "The log names {}{more}, not found on this machine (or not read): {} not judged.",
+        shown.join(", "),
+        if missing.len() == 1 {
+            "it was"
+        } else {
+            "they were"
+        }
+    ));
+    if m.verdict == Verdict::Contradicts && !judged_any {
+        m.verdict = Verdict::Inconclusive;
+        m.contradictions.clear();
+    }
 }
 
 /// A fact a message states about the machine that wrote it, read from the fields its
@@ -518,12 +562,14 @@ mod tests {
         let m = e.machine.clone().unwrap_or_else(|| panic!("no check"));
         assert_eq!(m.verdict, Verdict::Contradicts, "{m:?}");
         assert!(m.fixes.is_empty());
-        // The message's own steps follow a line that says whose machine they are for.
-        assert_eq!(
-            e.fix.first().map(|f| f.text()),
-            Some("On the machine that wrote the log:")
-        );
-        assert!(e.fix.len() > 1, "{:?}", e.fix);
+        // The message's own steps are a group of their own, for the machine that wrote the
+        // log: none is numbered among this machine's steps, and no heading is a step.
+        assert!(e.fix.is_empty(), "{:?}", e.fix);
+        assert!(!e.fix_elsewhere.is_empty());
+        assert!(e
+            .fix_elsewhere
+            .iter()
+            .all(|f| !f.text().contains("machine that wrote")));
     }
 
     /// What a message says of its own machine (torch's CUDA, the torch release, the GPU's

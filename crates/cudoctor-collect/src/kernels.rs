@@ -157,6 +157,35 @@ pub fn scan(host: &Host, paths: &[(String, String)]) -> KernelImages {
     }
 }
 
+/// The kernel images of binaries a log names (absolute machine paths; `directory`: a build
+/// directory to look for CUDA libraries in), those that exist on this machine, labelled as
+/// named in the log. Paths the machine lacks are left out: the caller says they were not judged.
+pub fn named_in_log(host: &Host, named: &[(String, bool)]) -> Vec<LibraryImages> {
+    let mut paths: Vec<(String, String)> = Vec::new();
+    for (path, directory) in named {
+        let path = path.trim_end_matches(['/', '\\']);
+        if !path.starts_with('/') {
+            continue;
+        }
+        let found = if *directory {
+            if !host.is_dir(path) {
+                continue;
+            }
+            expand(host, path)
+        } else if host.is_file(path) {
+            vec![path.to_string()]
+        } else {
+            continue;
+        };
+        for f in found {
+            if !paths.iter().any(|(p, _)| *p == f) {
+                paths.push((f, String::new()));
+            }
+        }
+    }
+    scan(host, &paths).libraries
+}
+
 /// Expands directories into the libraries under them (machine paths).
 pub fn expand(host: &Host, path: &str) -> Vec<String> {
     if host.is_dir(path) {

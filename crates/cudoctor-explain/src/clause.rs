@@ -135,6 +135,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cdi", Word::Subject(S::Container), true),
     ("--gpus", Word::Subject(S::Container), false),
     ("podman", Word::Subject(S::Container), false),
+    ("pod", Word::Subject(S::Container), true),
+    ("pods", Word::Subject(S::Container), true),
     ("containerd", Word::Subject(S::Container), false),
     ("wsl", Word::Subject(S::Container), true),
     ("wsl2", Word::Subject(S::Container), true),
@@ -175,6 +177,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cuda compilation tools", Word::Subject(S::Toolkit), false),
     ("nvvm", Word::Subject(S::Toolkit), false),
     ("cmake_cuda", Word::Subject(S::Toolkit), false),
+    ("nvrtc: error", Word::Subject(S::Toolkit), false),
+    ("unknown cuda arch", Word::Subject(S::Toolkit), false),
     ("工具包", Word::Subject(S::Toolkit), false),
     (
         "unsupported gnu version",
@@ -206,6 +210,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("incompatible device", Word::Subject(S::GpuArch), false),
     ("supports this gpu", Word::Subject(S::GpuArch), false),
     ("gpu is too old", Word::Subject(S::GpuArch), false),
+    ("unknown cuda arch", Word::Subject(S::GpuArch), false),
     ("算力", Word::Subject(S::GpuArch), false),
     ("flash attention", Word::Subject(S::Attention), false),
     ("flash_attn", Word::Subject(S::Attention), false),
@@ -218,6 +223,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ),
     ("scaled_dot_product", Word::Subject(S::Attention), false),
     ("sdpa", Word::Subject(S::Attention), true),
+    ("is_sm8x", Word::Subject(S::Attention), false),
+    ("is_sm80", Word::Subject(S::Attention), false),
+    ("is_sm90", Word::Subject(S::Attention), false),
     ("driver", Word::Subject(S::Driver), false),
     ("nvidia-smi", Word::Subject(S::Driver), false),
     ("驱动", Word::Subject(S::Driver), false),
@@ -227,6 +235,13 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("nvml", Word::Subject(S::DriverLibrary), false),
     ("libnvidia-ml", Word::Subject(S::DriverLibrary), false),
     ("cuinit", Word::Subject(S::DriverLibrary), false),
+    // The driver's JIT linker (cuLinkAddData) runs ptxas on PTX handed to it.
+    (
+        "ptxas application ptx input",
+        Word::Subject(S::DriverLibrary),
+        false,
+    ),
+    ("culinkadddata", Word::Subject(S::DriverLibrary), false),
     ("kernel module", Word::Subject(S::KernelModule), false),
     ("nvidia.ko", Word::Subject(S::KernelModule), false),
     ("dkms", Word::Subject(S::KernelModule), true),
@@ -237,6 +252,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("nvrm", Word::Subject(S::KernelModule), true),
     ("insmod", Word::Subject(S::KernelModule), false),
     ("内核模块", Word::Subject(S::KernelModule), false),
+    ("kernel headers", Word::Subject(S::KernelModule), false),
+    ("module build", Word::Subject(S::KernelModule), false),
     ("libcudart", Word::Subject(S::CudaLibrary), false),
     ("libcublas", Word::Subject(S::CudaLibrary), false),
     ("libcudnn", Word::Subject(S::CudaLibrary), false),
@@ -253,6 +270,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("libcusparselt", Word::Subject(S::CudaLibrary), false),
     ("libcufile", Word::Subject(S::CudaLibrary), false),
     ("stubs/libcuda", Word::Subject(S::CudaLibrary), false),
+    ("cuda lib", Word::Subject(S::CudaLibrary), true),
     ("cudnn", Word::Subject(S::CudaLibrary), false),
     ("cublas", Word::Subject(S::CudaLibrary), false),
     ("cufft", Word::Subject(S::CudaLibrary), false),
@@ -296,6 +314,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("vram", Word::Subject(S::Memory), true),
     ("allocating tensor", Word::Subject(S::Memory), false),
     ("resourceexhausted", Word::Subject(S::Memory), false),
+    ("resource exhausted", Word::Subject(S::Memory), false),
     ("显存", Word::Subject(S::Memory), false),
     // --- failures ---
     ("out of memory", Word::Failure(F::OutOfMemory), false),
@@ -333,6 +352,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cpu 版", Word::Failure(F::NotCompiled), false),
     ("cpu的版本", Word::Failure(F::NotCompiled), false),
     ("falling back to cpu", Word::Failure(F::NotCompiled), false),
+    ("don't compiled with", Word::Failure(F::NotCompiled), false),
+    ("wasn't compiled with", Word::Failure(F::NotCompiled), false),
+    ("isn't compiled with", Word::Failure(F::NotCompiled), false),
     (
         "cuda-enabled jaxlib is not installed",
         Word::Failure(F::NotCompiled),
@@ -358,6 +380,11 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ),
     ("winerror 127", Word::Failure(F::UndefinedSymbol), false),
     (
+        "symbol lookup for",
+        Word::Failure(F::UndefinedSymbol),
+        false,
+    ),
+    (
         "cannot open shared object",
         Word::Failure(F::CannotLoad),
         false,
@@ -372,6 +399,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cannot dlopen", Word::Failure(F::CannotLoad), false),
     ("can not open", Word::Failure(F::CannotLoad), false),
     ("can not load", Word::Failure(F::CannotLoad), false),
+    ("failed to open", Word::Failure(F::CannotLoad), false),
     ("load failed", Word::Failure(F::CannotLoad), false),
     ("dlopen", Word::Failure(F::CannotLoad), false),
     ("winerror 126", Word::Failure(F::CannotLoad), false),
@@ -434,6 +462,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("更新驱动", Word::Failure(F::TooOld), false),
     ("驱动更新", Word::Failure(F::TooOld), false),
     ("is too old", Word::Failure(F::TooOld), false),
+    ("please upgrade", Word::Failure(F::TooOld), false),
     ("mismatch", Word::Failure(F::Mismatch), false),
     ("mis-match", Word::Failure(F::Mismatch), false),
     ("incompatible", Word::Failure(F::Mismatch), false),
@@ -475,6 +504,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("no longer supports", Word::Failure(F::Unsupported), false),
+    ("no longer compatible", Word::Failure(F::Mismatch), false),
+    ("invalid value for", Word::Failure(F::Unsupported), false),
+    ("unknown cuda arch", Word::Failure(F::Unsupported), false),
+    (
+        "to be true, but got false",
+        Word::Failure(F::Unsupported),
+        false,
+    ),
     ("不支持", Word::Failure(F::Unsupported), false),
     ("timed out", Word::Failure(F::Timeout), false),
     ("timeout", Word::Failure(F::Timeout), false),
@@ -688,6 +725,7 @@ fn symbol_category(line: &str) -> Category {
         "undefined symbol:",
         "undefined reference to",
         "symbol not found:",
+        "symbol lookup for",
     ]
     .iter()
     .find_map(|k| lower.find(k).map(|i| i + k.len()))
@@ -800,6 +838,11 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
     if let Some((s, f)) = pick(S::Companion, &[F::Mismatch, F::UndefinedSymbol]) {
         return Some((Category::VersionSuffixMismatch, s, f));
     }
+    // PTX newer than the driver's JIT accepts ("ptxas application ptx input ... Unsupported
+    // .version"): the driver, not a toolkit, compiles it.
+    if w.has(S::DriverLibrary) && w.fails(F::Unsupported) {
+        return Some((Category::DriverTooOld, S::DriverLibrary, F::Unsupported));
+    }
     if w.has(S::Toolkit) && w.has(S::GpuArch) {
         if let Some(f) = first(&[F::Unsupported]) {
             return Some((Category::ToolkitMismatch, S::Toolkit, f));
@@ -871,6 +914,10 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
     }
     if let Some((s, f)) = pick(S::Gpu, &[F::NotAvailable]) {
         return Some((Category::DriverMissing, s, f));
+    }
+    // A compiler step that failed and says no more: the toolchain is the first suspect.
+    if let Some((s, f)) = pick(S::Toolkit, &[F::Failed]) {
+        return Some((Category::ToolkitMismatch, s, f));
     }
     None
 }

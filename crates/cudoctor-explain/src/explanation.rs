@@ -112,6 +112,14 @@ pub struct Explanation {
     /// Steps, most specific first; machine-specific steps come before the generic ones. Each
     /// a command (written for the environment given, else for the `python` on PATH) or prose.
     pub fix: Vec<FixStep>,
+    /// Steps for the machine that wrote the log, when this machine contradicts the message: a
+    /// group of their own under that heading, never numbered among this machine's steps.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fix_elsewhere: Vec<FixStep>,
+    /// The binaries the log names (libraries, extension modules, torch's extension build
+    /// directories), judged on the machine before it is said to contradict the message.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub named_binaries: Vec<crate::named::NamedBinary>,
     pub matched: Vec<MatchedLine>,
     /// Values read from the message (versions, architectures, library and symbol names).
     pub fields: BTreeMap<String, String>,
@@ -145,7 +153,7 @@ impl Explanation {
     /// rebuild the extension") would second-guess the cause already found (`--no-machine` still
     /// gives them). Otherwise check's fixes come first, then the signature's own; when the
     /// machine contradicts the message, those are said to be for the machine that wrote the
-    /// log. An unknown explanation has nothing to check.
+    /// log, in a group of their own. An unknown explanation has nothing to check.
     pub fn with_machine(&mut self, check: MachineCheck) {
         if !self.is_known() {
             return;
@@ -159,12 +167,11 @@ impl Explanation {
             .filter(|f| !confirmed && !fix.contains(f))
             .cloned()
             .collect();
-        if elsewhere && !own.is_empty() {
-            fix.push(FixStep::Prose(
-                "On the machine that wrote the log:".to_string(),
-            ));
+        if elsewhere {
+            self.fix_elsewhere = own;
+        } else {
+            fix.extend(own);
         }
-        fix.extend(own);
         self.fix = fix;
         let mut evidence = check.evidence.clone();
         evidence.extend(

@@ -21,6 +21,7 @@ pub mod family;
 pub mod fields;
 pub mod libraries;
 mod message_remedy;
+pub mod named;
 pub mod normalize;
 pub mod prefilter;
 pub mod render;
@@ -150,7 +151,9 @@ impl Engine {
 
     fn build(&self, mut outcome: ScanOutcome, target: Option<&TargetEnv>) -> Explanation {
         let xids = std::mem::take(&mut outcome.xids);
-        let e = self.build_from_lines(outcome, target);
+        let named = std::mem::take(&mut outcome.named).finish();
+        let mut e = self.build_from_lines(outcome, target);
+        e.named_binaries = named;
         self.with_xids(e, &xids)
     }
 
@@ -217,9 +220,11 @@ impl Engine {
             title,
             cause,
             fix: fix.into_iter().map(cudoctor_plan::FixStep::Prose).collect(),
+            fix_elsewhere: Vec::new(),
             matched,
             fields,
             signature: Some("nvrm-xid".to_string()),
+            named_binaries: std::mem::take(&mut e.named_binaries),
             evidence,
             also_seen: e.also_seen,
             looked_for: Vec::new(),
@@ -356,6 +361,8 @@ impl Engine {
             title: sig.title.clone(),
             cause,
             fix,
+            fix_elsewhere: Vec::new(),
+            named_binaries: Vec::new(),
             matched,
             fields,
             signature: Some(sig.id.clone()),
@@ -457,6 +464,8 @@ impl Engine {
             title,
             cause,
             fix,
+            fix_elsewhere: Vec::new(),
+            named_binaries: Vec::new(),
             matched: vec![MatchedLine {
                 line_no: c.line_no,
                 text: c.text.clone(),
@@ -562,6 +571,8 @@ impl Engine {
             title,
             cause,
             fix,
+            fix_elsewhere: Vec::new(),
+            named_binaries: Vec::new(),
             matched,
             fields,
             signature: None,
@@ -624,6 +635,8 @@ pub fn explain_reader<R: BufRead>(r: R) -> Explanation {
             title: "The signature database could not be loaded".to_string(),
             cause: format!("Internal error: {e}"),
             fix: Vec::new(),
+            fix_elsewhere: Vec::new(),
+            named_binaries: Vec::new(),
             matched: Vec::new(),
             fields: BTreeMap::new(),
             signature: None,

@@ -308,6 +308,8 @@ pub struct ScanOutcome {
     pub container_line: Option<u64>,
     /// The kernel log's Xid events, per GPU.
     pub xids: crate::xid::XidLog,
+    /// The binaries the log names.
+    pub named: crate::named::Named,
     pub stats: ScanStats,
     /// Lines that were not blank after cleaning.
     pub nonblank_lines: u64,
@@ -397,6 +399,7 @@ impl State<'_> {
                 clause_text = Cow::Owned(corrected);
             }
         }
+        self.out.named.feed(line_no, text);
         if clause::mentions_any(&clause_text) {
             let words = clause::words(&clause_text);
             if self.out.container_line.is_none() && words.has(clause::Subject::Container) {

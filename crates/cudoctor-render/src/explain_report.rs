@@ -47,8 +47,30 @@ pub fn render_explain_text(e: &Explanation) -> String {
     }
     if !e.fix.is_empty() {
         out.push_str("\nFix:\n");
-        // A command after a `$ ` prompt, as `check` shows one; prose without.
-        for (i, f) in e.fix.iter().enumerate() {
+        steps(&mut out, &e.fix);
+    }
+    if !e.fix_elsewhere.is_empty() {
+        out.push_str("\nFix, on the machine that wrote the log:\n");
+        steps(&mut out, &e.fix_elsewhere);
+    }
+    if !e.looked_for.is_empty() {
+        out.push_str("\nLooked for:\n");
+        for l in &e.looked_for {
+            let head = format!("  {}: ", l.category);
+            let _ = writeln!(
+                out,
+                "{}",
+                wrap(&head, "      ", &l.signatures.join("; "), WIDTH)
+            );
+        }
+    }
+    out
+}
+
+/// Numbered fix steps: a command after a `$ ` prompt, as `check` shows one; prose without.
+fn steps(out: &mut String, fix: &[FixStep]) {
+    {
+        for (i, f) in fix.iter().enumerate() {
             let number = format!("  {}. ", i + 1);
             let pad = " ".repeat(number.len());
             match f {
@@ -67,18 +89,6 @@ pub fn render_explain_text(e: &Explanation) -> String {
             }
         }
     }
-    if !e.looked_for.is_empty() {
-        out.push_str("\nLooked for:\n");
-        for l in &e.looked_for {
-            let head = format!("  {}: ", l.category);
-            let _ = writeln!(
-                out,
-                "{}",
-                wrap(&head, "      ", &l.signatures.join("; "), WIDTH)
-            );
-        }
-    }
-    out
 }
 
 /// Prose of one or more lines, each wrapped; lines after the first start with `rest`.

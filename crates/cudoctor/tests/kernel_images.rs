@@ -588,3 +588,63 @@ fn krn005_check_reports_an_unreadable_extension() {
         "{f:#}"
     );
 }
+
+/// The log of an extension JIT-built by torch.utils.cpp_extension for sm_80 that failed on an
+/// H100: explain finds the extension in torch's extension cache the log names, reads its
+/// kernel images with the rules check runs, and says this machine fits the message (the
+/// extension has no code for sm_90), with check's finding naming the file. A log naming a
+/// binary this machine lacks is "not judged", never "contradicts".
+#[test]
+fn explain_judges_the_binaries_the_log_names() {
+    let mut m = FakeMachine::new();
+    m.driver(
+        "580.159.04",
+        "13.0",
+        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
+    );
+    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let ext = "/root/.cache/torch_extensions/py312_cu130/sm80_ext/sm80_ext.so";
+    cuda_library(
+        &m,
+        ext,
+        SOURCE,
+        &[],
+        &fatbin_section(&[&[FatEntry::sass(80)]]),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.txt");
+    std::fs::write(
+        &log,
+        "Using /root/.cache/torch_extensions/py312_cu130 as PyTorch extensions root...\n\
+         Loading extension module sm80_ext...\n\
+         Traceback (most recent call last):\n\
+         RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+    )
+    .unwrap();
+    let r = m.run(&["explain", "--format", "json", log.to_str().unwrap()]);
+    let v: serde_json::Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", r.stdout, r.stderr));
+    assert_eq!(v["category"], "no_kernel_image", "{v:#}");
+    assert_eq!(v["machine"]["verdict"], "consistent", "{:#}", v["machine"]);
+    let text = v["machine"].to_string();
+    assert!(text.contains("KRN002"), "{text}");
+    assert!(text.contains("sm80_ext.so"), "{text}");
+    assert!(v.get("fix_elsewhere").is_none(), "{v:#}");
+
+    // The same message naming an extension that is not here: not judged, not contradicted.
+    std::fs::write(
+        &log,
+        "ImportError: /home/other/env/lib/python3.12/site-packages/their_ext.so: no kernel image is available for execution on the device\n",
+    )
+    .unwrap();
+    let r = m.run(&["explain", "--format", "json", log.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_ne!(v["machine"]["verdict"], "contradicts", "{:#}", v["machine"]);
+    assert!(
+        v["machine"]["evidence"]
+            .to_string()
+            .contains("their_ext.so"),
+        "{:#}",
+        v["machine"]
+    );
+}

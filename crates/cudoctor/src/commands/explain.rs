@@ -52,6 +52,26 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
         let f = open_log(&args.input)?;
         engine.explain(BufReader::with_capacity(1 << 16, f))
     };
+    let mut snapshot = snapshot;
+    if let (Some(snap), None) = (snapshot.as_mut(), &args.snapshot) {
+        // The binaries the log names are judged with the rest of this machine (a JIT-built
+        // extension, a library of the traceback), by the same rules.
+        let host = host(&args.machine)?;
+        let named: Vec<(String, bool)> = explanation
+            .named_binaries
+            .iter()
+            .map(|b| (b.path.clone(), b.directory))
+            .collect();
+        let images = cudoctor_collect::kernels::named_in_log(&host, &named);
+        if !images.is_empty() {
+            let all = snap.kernel_images.get_or_insert_with(Default::default);
+            for lib in images {
+                if !all.libraries.iter().any(|l| l.path == lib.path) {
+                    all.libraries.push(lib);
+                }
+            }
+        }
+    }
     if let Some(snap) = &snapshot {
         let findings = cudoctor_analyse::analyse(snap, &kb);
         cudoctor_analyse::confirm::confirm(&mut explanation, engine, snap, &findings);
