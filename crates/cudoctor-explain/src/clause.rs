@@ -86,6 +86,9 @@ pub enum Severity {
     Error,
     Plain,
     Warning,
+    /// An informational line of a logger (`NCCL INFO`, `level=INFO`, `I0101 ...`): what a
+    /// program reports about itself while working, never a failure to answer with.
+    Info,
 }
 
 /// A clause read from one line.
@@ -688,6 +691,15 @@ pub fn severity(line: &str) -> Severity {
     let head = line.split(':').next().unwrap_or_default();
     let exception_head = !head.contains(' ')
         && (head.ends_with("Error") || head.ends_with("Exception") || head.ends_with("Failure"));
+    if line.contains("NCCL INFO")
+        || line.contains("level=INFO")
+        || line.starts_with("INFO")
+        || line.starts_with("I ")
+        || line.starts_with("[I ")
+        || line.contains(" INFO ")
+    {
+        return Severity::Info;
+    }
     if exception_head
         || lower_has("fatal")
         || line.contains("#error")
@@ -1243,6 +1255,10 @@ mod tests {
         );
         assert_eq!(severity("RuntimeError: boom"), Severity::Fatal);
         assert_eq!(severity("cuda is not available"), Severity::Plain);
+        assert_eq!(
+            severity("omega:18302:18445 [0] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory"),
+            Severity::Info
+        );
     }
 
     #[test]

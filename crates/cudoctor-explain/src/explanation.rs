@@ -50,6 +50,9 @@ pub struct ScanStats {
     pub candidate_lines: u64,
     /// Lines holding a NUL byte (in the part examined): text logs have none, binary files many.
     pub binary_lines: u64,
+    /// Lines whose body repeated one already read and found quiet: not read again.
+    #[serde(default)]
+    pub repeated_lines: u64,
     /// A read error that ended the scan early (the answer covers what was read before it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_error: Option<String>,

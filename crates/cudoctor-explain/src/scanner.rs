@@ -325,6 +325,38 @@ struct State<'a> {
     prev: String,
     prev_candidate: bool,
     prev_hits: Vec<usize>,
+    /// Hashes of quiet line bodies (bounded: cleared when full).
+    quiet: std::collections::HashSet<u64>,
+}
+
+/// Quiet line bodies remembered.
+const MAX_QUIET: usize = 1 << 16;
+
+/// The body of a line without the `host:pid:tid [rank] ` prefix NCCL writes before each line.
+fn quiet_body(text: &str) -> &str {
+    let b = text.as_bytes();
+    let Some(space) = b.iter().take(128).position(|&c| c == b' ') else {
+        return text;
+    };
+    let head = &b[..space];
+    let colons = head.iter().filter(|&&c| c == b':').count();
+    let rest = text.get(space + 1..).unwrap_or_default();
+    if colons == 2 && rest.starts_with('[') {
+        if let Some(close) = rest.find("] ") {
+            return rest.get(close + 2..).unwrap_or_default();
+        }
+    }
+    text
+}
+
+/// FNV-1a, 64 bits.
+fn fnv1a(data: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in data {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }
 
 /// A line shorter than this is not taken for the first half of a terminal-wrapped message.
@@ -383,6 +415,23 @@ impl State<'_> {
                 }
             }
         }
+        // A line body already read and found quiet (no signature, clause, join or Xid) is
+        // skipped: logs repeat the same lines, an NCCL_DEBUG=INFO log millions of times.
+        let quiet_key = (line_no > TYPED_LINES).then(|| fnv1a(quiet_body(text).as_bytes()));
+        if let Some(k) = quiet_key {
+            if self.quiet.contains(&k) {
+                self.out.stats.repeated_lines += 1;
+                self.prev.clear();
+                if text.len() >= WRAP_MIN_CHARS {
+                    self.prev.push_str(shorten_ref(text, WINDOW_LINE_BYTES));
+                }
+                self.prev_candidate = false;
+                self.prev_hits.clear();
+                return;
+            }
+        }
+        let clauses_before = self.out.clauses.iter().map(|c| c.count).sum::<u64>();
+        let mut loud = false;
         let candidate = self.prefilter.may_match(text);
         let mut own: Vec<usize> = if candidate {
             self.out.stats.candidate_lines += 1;
@@ -407,6 +456,7 @@ impl State<'_> {
             }
             if words.has(clause::Subject::Hardware) {
                 self.out.xids.feed(line_no, &clause_text);
+                loud = true;
             }
             if let Some(c) = clause::from_words(&clause_text, &words) {
                 self.record_clause(line_no, &clause_text, rank, c);
@@ -466,6 +516,16 @@ impl State<'_> {
                 window: vec![window_piece.clone()],
             });
         }
+        if let Some(k) = quiet_key {
+            let clauses_after = self.out.clauses.iter().map(|c| c.count).sum::<u64>();
+            if !loud && own.is_empty() && joined_hits.is_empty() && clauses_after == clauses_before
+            {
+                if self.quiet.len() >= MAX_QUIET {
+                    self.quiet.clear();
+                }
+                self.quiet.insert(k);
+            }
+        }
         self.prev.clear();
         if text.len() >= WRAP_MIN_CHARS {
             self.prev.push_str(shorten_ref(text, WINDOW_LINE_BYTES));
@@ -513,6 +573,7 @@ pub fn scan<R: BufRead>(input: R, db: &SignatureDb, prefilter: &Prefilter) -> Sc
         prev: String::new(),
         prev_candidate: false,
         prev_hits: Vec::new(),
+        quiet: std::collections::HashSet::new(),
     };
     let mut reader = BoundedLines::new(input, MAX_LINE_BYTES);
     let mut line_no: u64 = 0;
@@ -632,6 +693,7 @@ pub fn pick_winner(db: &SignatureDb, seen: &[SignatureSeen]) -> Option<usize> {
 pub fn pick_clause(clauses: &[ClauseHit]) -> Option<&ClauseHit> {
     clauses
         .iter()
+        .filter(|h| h.clause.severity != Severity::Info)
         .min_by_key(|h| (h.clause.severity, h.line_no))
 }
 
