@@ -132,23 +132,17 @@ pub fn absolute_machine_path(p: &str) -> anyhow::Result<String> {
     )
 }
 
+/// Reads an input file named on the command line through the one opener
+/// ([`cudoctor_types::regular_file::read_input`]): a FIFO, a device, a directory or a file over
+/// `limit` bytes is refused at once with a message naming `what` (exit 2), never waited on.
+pub fn read_input(what: &str, path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
+    cudoctor_types::regular_file::read_input(path, limit)
+        .map_err(|e| anyhow::anyhow!("cannot read {what} {}: {e}", path.display()))
+}
+
 /// Reads a snapshot file with a clear message for every way it can be wrong.
 pub fn read_snapshot(path: &Path) -> anyhow::Result<Snapshot> {
-    let meta = std::fs::metadata(path)
-        .with_context(|| format!("cannot read snapshot {}", path.display()))?;
-    if !meta.is_file() {
-        bail!("{} is not a regular file", path.display());
-    }
-    if meta.len() > MAX_SNAPSHOT_FILE {
-        bail!(
-            "{} is {} MiB; a snapshot is at most {} MiB",
-            path.display(),
-            meta.len() >> 20,
-            MAX_SNAPSHOT_FILE >> 20
-        );
-    }
-    let bytes =
-        std::fs::read(path).with_context(|| format!("cannot read snapshot {}", path.display()))?;
+    let bytes = read_input("snapshot", path, MAX_SNAPSHOT_FILE)?;
     snapshot_from_json(&bytes, &path.display().to_string())
 }
 

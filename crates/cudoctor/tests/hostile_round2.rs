@@ -495,3 +495,80 @@ fn a_reader_gone_from_stdout_ends_quietly() {
     let err = String::from_utf8_lossy(&out.stdout);
     assert!(!err.contains("panicked"), "{err}");
 }
+
+// ---- inputs: one opener that refuses FIFOs, devices and oversized files at once ----
+
+fn mkfifo(p: &Path) {
+    let ok = Command::new("mkfifo").arg(p).status().unwrap().success();
+    assert!(ok, "mkfifo {}", p.display());
+}
+
+/// Runs cudoctor with a deadline: a command that blocks is killed and reported.
+fn bounded(args: &[&str], cwd: &Path) -> (Output, Duration) {
+    let started = Instant::now();
+    let mut child = Command::new(BIN)
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("{args:?} still running after 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child.wait_with_output().unwrap(), started.elapsed())
+}
+
+#[test]
+fn a_fifo_or_a_device_as_any_input_file_is_refused_at_once() {
+    let m = machine();
+    let root = m.root().display().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("in.json");
+    mkfifo(&fifo);
+    let kb = dir.path().join("kb");
+    fs::create_dir_all(&kb).unwrap();
+    mkfifo(&kb.join("toolkits.toml"));
+    let f = fifo.to_str().unwrap();
+    let k = kb.to_str().unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["run", "--baseline", f, "--", "/bin/true"],
+        vec!["run", "--baseline", "/dev/zero", "--", "/bin/true"],
+        vec!["check", "--snapshot", f],
+        vec!["check", "--snapshot", "/dev/zero"],
+        vec!["diff", f, f],
+        vec!["check", "--root", &root, "--kb", k],
+        vec!["fleet", "collect", "--from-log", f],
+        vec!["fleet", "collect", "--from-log", "/dev/zero"],
+    ];
+    for args in cases {
+        let (out, took) = bounded(&args, dir.path());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(took < Duration::from_secs(5), "{args:?} took {took:?}");
+        assert!(
+            err.contains("named pipe") || err.contains("a device"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_snapshot_larger_than_the_limit_is_refused_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.json");
+    let f = fs::File::create(&big).unwrap();
+    f.set_len(1 << 30).unwrap();
+    let (out, took) = bounded(&["check", "--snapshot", big.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bytes"));
+}

@@ -86,10 +86,12 @@ fn write_reports(r: &RunReport, targets: &[(PathBuf, ReportKind)]) -> anyhow::Re
     Ok(written)
 }
 
+/// Largest run report read as a baseline (real ones are tens of KB).
+const MAX_RUN_REPORT: u64 = 64 << 20;
+
 /// Reads a saved `cudoctor run` report, with a clear message for every way it can be wrong.
 pub fn read_run_report(path: &Path) -> anyhow::Result<RunReport> {
-    let bytes = std::fs::read(path)
-        .with_context(|| format!("cannot read the baseline {}", path.display()))?;
+    let bytes = crate::output::read_input("the baseline", path, MAX_RUN_REPORT)?;
     let value: serde_json::Value = serde_json::from_slice(&bytes)
         .with_context(|| format!("{} is not JSON", path.display()))?;
     match value.get("run_report_version").and_then(|v| v.as_u64()) {
