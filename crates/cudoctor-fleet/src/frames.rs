@@ -185,10 +185,8 @@ impl FrameReader {
             return;
         }
         match kind {
-            "begin" if arg != "-" && !arg.is_empty() => {
-                if self.nodelists.len() < MAX_NODELISTS {
-                    self.nodelists.insert(arg.to_string());
-                }
+            "begin" if arg != "-" && !arg.is_empty() && self.nodelists.len() < MAX_NODELISTS => {
+                self.nodelists.insert(arg.to_string());
             }
             "begin" => {}
             "data" => {
