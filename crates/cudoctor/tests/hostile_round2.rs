@@ -572,3 +572,55 @@ fn a_snapshot_larger_than_the_limit_is_refused_not_read() {
     assert!(took < Duration::from_secs(5), "{took:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("bytes"));
 }
+
+// ---- ELF: long path lists read as the loader reads them, counts within budgets ----
+
+#[test]
+fn a_gcc_built_library_with_a_98_kb_rpath_is_read_and_judged_partially() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("g.c");
+    fs::write(&src, "int g(void) { return 2; }\n").unwrap();
+    let lib = dir.path().join("libg.so");
+    let rpath: String = (0..4500)
+        .map(|i| format!("/opt/d{i:016}"))
+        .collect::<Vec<_>>()
+        .join(":");
+    let built = Command::new("gcc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .arg(format!("-Wl,-rpath,{rpath}"))
+        .arg("-Wl,--disable-new-dtags")
+        .status();
+    if !built.is_ok_and(|s| s.success()) {
+        cudoctor_testkit::skip_missing_tool(
+            "a_gcc_built_library_with_a_98_kb_rpath_is_read_and_judged_partially",
+            "gcc",
+        );
+        return;
+    }
+    let (out, took) = bounded(
+        &[
+            "libs",
+            lib.to_str().unwrap(),
+            "--format",
+            "json",
+            "--timeout",
+            "2",
+        ],
+        dir.path(),
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !text.contains("unterminated") && !err.contains("unterminated"),
+        "{text}{err}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let notes = v["objects"][0]["notes"].to_string();
+    assert!(
+        notes.contains("judged partially") && notes.contains("DT_RPATH"),
+        "{v:#}"
+    );
+}
