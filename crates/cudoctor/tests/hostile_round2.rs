@@ -624,3 +624,191 @@ fn a_gcc_built_library_with_a_98_kb_rpath_is_read_and_judged_partially() {
         "{v:#}"
     );
 }
+
+#[test]
+fn a_fifo_named_python3_is_no_interpreter() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("env/bin");
+    fs::create_dir_all(&bin).unwrap();
+    mkfifo(&bin.join("python3"));
+    let p = bin.join("python3");
+    for args in [
+        vec!["check", "--python", p.to_str().unwrap()],
+        vec!["check", "--deep", "--python", p.to_str().unwrap()],
+    ] {
+        let (out, took) = bounded(&args, dir.path());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("not a regular file"), "{err}");
+        assert!(took < Duration::from_secs(10));
+    }
+    // A link to a FIFO is refused the same way; a link to an executable file is taken.
+    let link = dir.path().join("python3.12");
+    std::os::unix::fs::symlink(&p, &link).unwrap();
+    let (out, _) = bounded(&["check", "--python", link.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+}
+
+// ---- well-formed output: Prometheus label values, invisible characters on a terminal ----
+
+/// The real H200 snapshot with hostile values in a package's version, an env prefix and a GPU
+/// name: CR, ESC, bidirectional overrides and isolates, invisible and tag characters.
+const HOSTILE: &str =
+    "x\r\u{1b}[31m\u{202e}evil\u{2066}\u{2060}\u{200b}\u{e0041}\u{e0042}\u{ad}\u{61c}\u{2028}\u{2029}\u{feff}\u{9b}y";
+
+fn hostile_snapshot(dir: &Path) -> PathBuf {
+    let docs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/device-runs");
+    let report: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(docs.join("2026-11-30-h200x2/check.json")).unwrap(),
+    )
+    .unwrap();
+    let mut snap = report["snapshot"].clone();
+    for env in snap["python_envs"].as_array_mut().unwrap() {
+        env["prefix"] = format!("/opt/{HOSTILE}").into();
+        if env["torch"].is_object() {
+            env["torch"]["version"] = format!("2.9.0{HOSTILE}").into();
+        }
+    }
+    snap["driver"]["gpus"][1]["name"] = format!("H200{HOSTILE}").into();
+    let path = dir.join("hostile.json");
+    fs::write(&path, serde_json::to_string(&snap).unwrap()).unwrap();
+    path
+}
+
+/// Each line of an exposition as the text format's parser takes it: a comment, or
+/// `name{label="value",...} number` whose label values use only the escapes \\, \" and \n.
+fn exposition_is_well_formed(text: &str) {
+    for line in text.lines() {
+        assert!(
+            !line.chars().any(|c| c.is_control()),
+            "a control character in {line:?}"
+        );
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        let Some(open) = line.find('{') else { continue };
+        let mut chars = line[open + 1..].chars();
+        let mut in_value = false;
+        while let Some(c) = chars.next() {
+            match (c, in_value) {
+                ('"', _) => in_value = !in_value,
+                ('\\', true) => {
+                    let e = chars.next();
+                    assert!(
+                        matches!(e, Some('\\' | '"' | 'n')),
+                        "invalid escape \\{e:?} in {line:?}"
+                    );
+                }
+                ('}', false) => break,
+                _ => {}
+            }
+        }
+        assert!(!in_value, "unterminated label value in {line:?}");
+    }
+}
+
+#[test]
+fn prometheus_output_with_hostile_values_is_a_valid_exposition() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = hostile_snapshot(dir.path());
+    let out = cudoctor(
+        &[
+            "check",
+            "--snapshot",
+            snap.to_str().unwrap(),
+            "--format",
+            "prometheus",
+        ],
+        "/usr/bin:/bin",
+        &[],
+    );
+    assert!(out.status.code().is_some_and(|c| c <= 1), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    exposition_is_well_formed(&text);
+    assert!(text.contains("evil"), "{text}");
+    for c in [
+        '\u{202e}',
+        '\u{2066}',
+        '\u{e0041}',
+        '\u{ad}',
+        '\u{2028}',
+        '\u{1b}',
+    ] {
+        assert!(!text.contains(c), "{c:?} reached the exposition");
+    }
+    // Prometheus's own checker, where it is installed.
+    if let Ok(mut child) = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        let r = child.wait_with_output().unwrap();
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    } else {
+        cudoctor_testkit::skip_missing_tool(
+            "prometheus_output_with_hostile_values_is_a_valid_exposition (promtool part)",
+            "promtool",
+        );
+    }
+}
+
+#[test]
+fn invisible_and_bidirectional_characters_reach_the_terminal_as_visible_escapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let snap = hostile_snapshot(dir.path());
+    for format in ["text", "markdown", "json"] {
+        let out = cudoctor(
+            &[
+                "check",
+                "--snapshot",
+                snap.to_str().unwrap(),
+                "--format",
+                format,
+            ],
+            "/usr/bin:/bin",
+            &[],
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        for c in [
+            '\u{202e}',
+            '\u{2066}',
+            '\u{2060}',
+            '\u{200b}',
+            '\u{e0041}',
+            '\u{ad}',
+            '\u{61c}',
+            '\u{2028}',
+            '\u{2029}',
+            '\u{feff}',
+            '\u{9b}',
+            '\u{1b}',
+            '\r',
+        ] {
+            assert!(
+                !text.contains(c),
+                "{format}: {c:?} reached the terminal raw"
+            );
+        }
+        assert!(text.contains("\\u202e"), "{format}: {text}");
+        if format == "json" {
+            // The escapes are JSON's own: the values read back unchanged.
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            let prefix = v["snapshot"]["python_envs"][0]["prefix"].as_str().unwrap();
+            assert_eq!(prefix, format!("/opt/{HOSTILE}"));
+        } else {
+            assert!(
+                text.contains("\\u2060") && text.contains("\\udb40\\udc41"),
+                "{text}"
+            );
+        }
+    }
+}
