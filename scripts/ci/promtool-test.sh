@@ -46,6 +46,12 @@ report = json.load(open(sys.argv[1]))
 snap = report["snapshot"]
 snap["driver"]["gpus"][0]["name"] = 'NVIDIA "H200" \\ test\nsecond line'
 snap["python_envs"][0]["prefix"] = '/opt/with "quote"'
+# A hostile package's values: CR, ESC, a right-to-left override, a word joiner, tag characters.
+# The format has no escape for them; one raw in a label value would invalidate the whole scrape.
+for env in snap["python_envs"]:
+    if env.get("torch"):
+        env["torch"]["version"] = "2.9.0\r\x1b[31m\u202egpt\u2060\U000e0041\u00ad"
+snap["driver"]["gpus"][-1]["name"] = "H200\r\x1b]0;t\x07\u2028\u061c"
 snap["driver"]["attempts"].append({"source": "nvidia-smi", "outcome": "timed_out", "detail": "5 s"})
 snap["toolkit"]["attempts"].append({"source": "nvcc --version", "outcome": "failed", "detail": "exit 1"})
 json.dump(snap, open(sys.argv[2], "w"))
@@ -75,5 +81,8 @@ grep -q 'cudoctor_probe_failed{section="driver",source="nvidia-smi",outcome="tim
   { echo "promtool-test: the timed-out probe is missing" >&2; exit 1; }
 grep -qF 'name="NVIDIA \"H200\" \\ test\nsecond line"' "$work/escaping.prom" ||
   { echo "promtool-test: the GPU name is not escaped as expected" >&2; exit 1; }
+if LC_ALL=C grep -qP '[\x00-\x09\x0b-\x1f\x7f]' "$work/escaping.prom"; then
+  echo "promtool-test: a control character reached the exposition" >&2; exit 1
+fi
 check this-machine
 echo "promtool-test: ok"

@@ -564,6 +564,7 @@ pub fn links(report: &LibsReport) -> Vec<LibraryLinks> {
             unresolved_symbols: o.unresolved_symbols.clone(),
             symbols_checked: o.symbols_checked,
             error: None,
+            notes: o.errors.clone(),
             ..Default::default()
         })
         .collect()

@@ -75,14 +75,18 @@ impl Timings {
         let Ok(mut spans) = self.spans.lock() else {
             return;
         };
+        use std::io::Write as _;
+        // A standard error that cannot be written loses the timings, never the run.
+        let mut err = std::io::stderr().lock();
         for (name, begin, end) in spans.drain(..) {
-            eprintln!(
+            let _ = writeln!(
+                err,
                 "cudoctor timing: {name:9} {begin:7.1} ms -> {end:7.1} ms ({:.1} ms)",
                 end - begin
             );
         }
         if let Some(memory) = memory() {
-            eprintln!("cudoctor memory: {memory}");
+            let _ = writeln!(err, "cudoctor memory: {memory}");
         }
     }
 }

@@ -85,7 +85,7 @@ pub fn collect(host: &Host, envs: &[PythonEnv]) -> ToolkitFacts {
             resolved: None,
         });
     }
-    facts.nvcc_on_path = nvcc_on_path(host, &mut facts);
+    facts.nvcc_on_path = nvcc_on_path(host, envs, &mut facts);
     facts.shell_settings = shell_settings(host);
     facts
 }
@@ -136,29 +136,21 @@ fn add_toolkit(host: &Host, facts: &mut ToolkitFacts, candidate: &Candidate) {
     }
     let nvcc = format!("{root}/bin/nvcc");
     let has_nvcc = host.is_file(&nvcc);
-    let (version, source) = toolkit_version(
-        host,
-        &root,
-        candidate.wheel.as_ref(),
-        has_nvcc.then_some(nvcc.as_str()),
-    );
+    let (version, source) = toolkit_version(host, &root, candidate.wheel.as_ref());
     if !has_nvcc && version.is_none() {
         return;
     }
     if let (None, true) = (&version, has_nvcc) {
-        facts.attempts.push(if host.runs_programs() {
-            Attempt::new(
-                format!("{root} version"),
-                Outcome::Failed,
-                "no version.json, version.txt, wheel metadata or readable `nvcc --version`",
-            )
-        } else {
-            Attempt::new(
-                format!("{nvcc} --version"),
-                Outcome::NotRunUnderRoot,
-                "no version.json, version.txt or wheel metadata",
-            )
-        });
+        facts.attempts.push(Attempt::new(
+            format!("{nvcc} --version"),
+            if host.runs_programs() {
+                Outcome::Skipped
+            } else {
+                Outcome::NotRunUnderRoot
+            },
+            "not run (a toolkit's version is read from its files only): no version.json, \
+             version.txt, wheel metadata, conda-meta record or include/cuda.h",
+        ));
     }
     facts.toolkits.push(Toolkit {
         root,
@@ -169,13 +161,14 @@ fn add_toolkit(host: &Host, facts: &mut ToolkitFacts, candidate: &Candidate) {
     });
 }
 
-/// The toolkit's version from its files (version.json, version.txt, the nvcc wheel's metadata),
-/// and only when none tells, from running its nvcc (never under `--root`).
+/// The toolkit's version from its files only (version.json, version.txt, the nvcc wheel's
+/// metadata, conda's record of the package that installed it, `CUDA_VERSION` in
+/// `include/cuda.h`). Its nvcc is never run: a toolkit found in an environment is a program its
+/// author chose, and reading a check of it must not execute it.
 fn toolkit_version(
     host: &Host,
     root: &str,
     wheel: Option<&WheelFolder>,
-    nvcc: Option<&str>,
 ) -> (Option<String>, Option<String>) {
     if let Ok(text) = host.read_text(&format!("{root}/version.json")) {
         if let Some(v) = version_from_json(&text) {
@@ -190,14 +183,45 @@ fn toolkit_version(
     if let Some(v) = wheel.and_then(|w| nvcc_wheel_version(host, w)) {
         return (Some(v), Some("nvidia-cuda-nvcc wheel metadata".into()));
     }
-    if let Some(nvcc) = nvcc.filter(|_| host.runs_programs()) {
-        if let CommandOutcome::Exited { stdout, .. } = host.run(nvcc, &["--version"]) {
-            if let Some(v) = parse_nvcc_version(&stdout) {
-                return (Some(v), Some("nvcc --version".into()));
-            }
-        }
+    if let Some((package, v)) = conda_nvcc_version(host, root) {
+        return (Some(v), Some(format!("conda-meta {package}")));
+    }
+    if let Some(v) = host
+        .read_text(&format!("{root}/include/cuda.h"))
+        .ok()
+        .and_then(|t| cuda_h_version(&t))
+    {
+        return (Some(v), Some("include/cuda.h CUDA_VERSION".into()));
     }
     (None, None)
+}
+
+/// The version conda recorded for the package that put nvcc in a conda environment at `prefix`:
+/// `conda-meta/<name>-<version>-<build>.json` of `cuda-nvcc`, else of `cuda-nvcc-tools` or
+/// `cuda-nvcc-impl` (conda-forge's split of it).
+fn conda_nvcc_version(host: &Host, prefix: &str) -> Option<(&'static str, String)> {
+    let records = host.list_dir(&format!("{prefix}/conda-meta"));
+    ["cuda-nvcc", "cuda-nvcc-tools", "cuda-nvcc-impl"]
+        .into_iter()
+        .find_map(|package| {
+            records.iter().find_map(|f| {
+                let stem = f.strip_suffix(".json")?;
+                let (rest, _build) = stem.rsplit_once('-')?;
+                let (name, version) = rest.rsplit_once('-')?;
+                (name == package && version.starts_with(|c: char| c.is_ascii_digit()))
+                    .then(|| (package, version.to_string()))
+            })
+        })
+}
+
+/// `#define CUDA_VERSION 12080` in a toolkit's `include/cuda.h` -> `12.8`.
+pub fn cuda_h_version(text: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let mut words = l.split_whitespace();
+        (words.next()? == "#define" && words.next()? == "CUDA_VERSION").then_some(())?;
+        let n: u32 = words.next()?.parse().ok()?;
+        (n >= 1000).then(|| format!("{}.{}", n / 1000, (n % 1000) / 10))
+    })
 }
 
 /// The version of the pip wheel that installed `<site-packages>/nvidia/<folder>/bin/nvcc`: the
@@ -250,7 +274,27 @@ pub fn parse_nvcc_version(text: &str) -> Option<String> {
     (!v.is_empty()).then(|| v.to_string())
 }
 
-fn nvcc_on_path(host: &Host, facts: &mut ToolkitFacts) -> Option<NvccOnPath> {
+/// Whether `path` (a machine path, links resolved) lies inside an inspected environment: a
+/// Python environment's prefix or site-packages, or the active conda prefix. Nothing there is
+/// ever run by a check.
+fn inside_an_env(host: &Host, envs: &[PythonEnv], path: &str) -> bool {
+    let under = |dir: &str| {
+        let dir = dir.trim_end_matches('/');
+        !dir.is_empty() && path.starts_with(dir) && path[dir.len()..].starts_with('/')
+    };
+    let resolved = |dir: &str| host.resolve(dir).map(|(r, _)| r);
+    envs.iter().any(|e| {
+        std::iter::once(&e.prefix)
+            .chain(e.site_packages.iter())
+            .any(|d| under(d) || resolved(d).is_some_and(|r| under(&r)))
+    }) || host
+        .var("CONDA_PREFIX")
+        .is_some_and(|p| under(p) || resolved(p).is_some_and(|r| under(&r)))
+}
+
+/// The nvcc PATH selects. Its version comes from the owning toolkit's files; the program itself
+/// runs only on the live machine, outside every inspected environment, when no file tells.
+fn nvcc_on_path(host: &Host, envs: &[PythonEnv], facts: &mut ToolkitFacts) -> Option<NvccOnPath> {
     let path = host.which("nvcc")?;
     let resolved = host
         .resolve(&path)
@@ -277,6 +321,14 @@ fn nvcc_on_path(host: &Host, facts: &mut ToolkitFacts) -> Option<NvccOnPath> {
                 format!("{path} --version"),
                 Outcome::NotRunUnderRoot,
                 "not inside a toolkit with version files",
+            ));
+            None
+        }
+        None if inside_an_env(host, envs, &resolved) || inside_an_env(host, envs, &path) => {
+            facts.attempts.push(Attempt::new(
+                format!("{path} --version"),
+                Outcome::Skipped,
+                "not run: a program inside an inspected environment, and no file tells its version",
             ));
             None
         }
@@ -342,6 +394,18 @@ mod tests {
             Some("11.8")
         );
         assert_eq!(parse_nvcc_version("garbage"), None);
+    }
+
+    #[test]
+    fn reads_cuda_version_from_cuda_h() {
+        let h = "#ifndef __cuda_cuda_h__\n#define CUDA_VERSION 12080\n";
+        assert_eq!(cuda_h_version(h).as_deref(), Some("12.8"));
+        assert_eq!(
+            cuda_h_version("#define CUDA_VERSION 13000").as_deref(),
+            Some("13.0")
+        );
+        assert_eq!(cuda_h_version("#define CUDA_VERSION_X 13000"), None);
+        assert_eq!(cuda_h_version("#define CUDA_VERSION x"), None);
     }
 
     #[test]

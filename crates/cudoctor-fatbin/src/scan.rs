@@ -91,8 +91,38 @@ pub fn scan_file(path: &Path) -> Result<FileImages, ScanError> {
 pub fn scan_file_with(path: &Path, opts: &ScanOptions) -> Result<FileImages, ScanError> {
     let file =
         cudoctor_types::regular_file::open(path).map_err(|e| ScanError::io("the file", e))?;
+    refuse_mostly_holes(&file)?;
     let src = FileSource::new(file).map_err(|e| ScanError::io("the file's size", e))?;
     scan_source(&src, opts)
+}
+
+/// How many times its allocated bytes a file may claim before it is taken for holes: a
+/// library is never sparse, and even a compressing file system stores code at a few times
+/// less, not this.
+const MOST_HOLES_RATIO: u64 = 64;
+
+/// A file whose size is mostly holes (a 4 KB file that claims gigabytes, so a section header
+/// can name 8 GB that are all zeros) is refused before any of it is read: its sections are
+/// not kernels, and walking gigabytes of zeros would take minutes.
+fn refuse_mostly_holes(file: &std::fs::File) -> Result<(), ScanError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let meta = file
+            .metadata()
+            .map_err(|e| ScanError::io("the file's size", e))?;
+        let allocated = meta.blocks().saturating_mul(512);
+        if meta.len() > (64 << 20) && meta.len() / MOST_HOLES_RATIO > allocated {
+            return Err(ScanError::Corrupt(format!(
+                "the file claims {} bytes but holds {} on disk: the rest is holes, not kernel images (not read)",
+                meta.len(),
+                allocated
+            )));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = file;
+    Ok(())
 }
 
 /// Scans an image held in memory (tests, fuzzing, data from elsewhere).

@@ -674,3 +674,27 @@ fn many_containers_are_walked_in_parallel_with_the_same_result_as_in_order() {
     sec.truncate(last);
     assert!(scan_bytes(&elf_with(&sec)).is_err());
 }
+
+/// A 4 KB library that claims gigabytes of holes, its `.nv_fatbin` naming 8 GB of them: refused
+/// before any of it is read (walking the zeros took 23 s).
+#[cfg(unix)]
+#[test]
+fn a_section_of_gigabytes_of_holes_is_refused_at_once() {
+    let img = elf_with(&section_of(&[container(&[Entry::sass(80)])]));
+    let shoff = u64::from_le_bytes(img[40..48].try_into().unwrap()) as usize;
+    let mut bad = img.clone();
+    set_u64(&mut bad, shoff + 2 * 64 + 32, 8 << 30);
+    let path = std::env::temp_dir().join(format!("cudoctor-holes-{}.so", std::process::id()));
+    std::fs::write(&path, &bad).unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    f.set_len(9 << 30).unwrap();
+    drop(f);
+    let started = std::time::Instant::now();
+    let r = crate::scan::scan_file(&path);
+    let _ = std::fs::remove_file(&path);
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    match r {
+        Err(ScanError::Corrupt(why)) => assert!(why.contains("holes"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -136,12 +136,23 @@ pub struct Gathered {
     pub nodelists: BTreeSet<String>,
 }
 
-/// Puts frames back together, line by line, keeping at most `max_node_bytes` per node.
+/// Bytes held at once for the snapshots of nodes that began and have not ended: a log of
+/// nodes that never finish (a 720 MB log of 24 unfinished nodes) costs at most this much.
+const MAX_PENDING_BYTES: usize = 64 << 20;
+/// Nodes told apart; frames of further nodes are ignored (a real fleet is thousands).
+const MAX_NODES: usize = 100_000;
+/// Node lists kept (each node announces the one of its step).
+const MAX_NODELISTS: usize = 1_000;
+
+/// Puts frames back together, line by line, keeping at most `max_node_bytes` per node and
+/// [`MAX_PENDING_BYTES`] for all the unfinished ones together.
 #[derive(Debug)]
 pub struct FrameReader {
     nodes: BTreeMap<String, NodeState>,
     nodelists: BTreeSet<String>,
     max_node_bytes: usize,
+    /// Bytes of JSON held for nodes that have not ended.
+    pending: usize,
 }
 
 impl FrameReader {
@@ -150,6 +161,7 @@ impl FrameReader {
             nodes: BTreeMap::new(),
             nodelists: BTreeSet::new(),
             max_node_bytes,
+            pending: 0,
         }
     }
 
@@ -165,12 +177,15 @@ impl FrameReader {
         };
         let arg = parts.next().unwrap_or("");
         let max = self.max_node_bytes;
+        if self.nodes.len() >= MAX_NODES && !self.nodes.contains_key(node) {
+            return;
+        }
         let state = self.nodes.entry(node.to_string()).or_default();
         if state.broken.is_some() {
             return;
         }
         match kind {
-            "begin" if arg != "-" && !arg.is_empty() => {
+            "begin" if arg != "-" && !arg.is_empty() && self.nodelists.len() < MAX_NODELISTS => {
                 self.nodelists.insert(arg.to_string());
             }
             "begin" => {}
@@ -180,9 +195,18 @@ impl FrameReader {
                     Ok(n) if n == state.next_seq && !state.ended => {
                         if state.json.len() + chunk.len() > max {
                             state.broken = Some(format!("snapshot larger than {} MiB", max >> 20));
+                            self.pending -= state.json.len();
+                            state.json = String::new();
+                        } else if self.pending + chunk.len() > MAX_PENDING_BYTES {
+                            state.broken = Some(format!(
+                                "not read: the unfinished snapshots of the collection hold more than {} MiB together",
+                                MAX_PENDING_BYTES >> 20
+                            ));
+                            self.pending -= state.json.len();
                             state.json = String::new();
                         } else {
                             state.json.push_str(chunk);
+                            self.pending += chunk.len();
                             state.next_seq += 1;
                         }
                     }
@@ -191,17 +215,30 @@ impl FrameReader {
                             "output garbled: expected part {}, got {seq:?}",
                             state.next_seq
                         ));
+                        if !state.ended {
+                            self.pending -= state.json.len();
+                        }
                         state.json = String::new();
                     }
                 }
             }
             "end" => match arg.trim().parse::<usize>() {
-                Ok(n) if n == state.next_seq => state.ended = true,
+                Ok(n) if n == state.next_seq => {
+                    if !state.ended {
+                        state.ended = true;
+                        // A whole snapshot no longer counts against the unfinished ones.
+                        self.pending -= state.json.len();
+                    }
+                }
                 _ => {
                     state.broken = Some(format!(
                         "output garbled: {} parts received, the node sent {arg:?}",
                         state.next_seq
-                    ))
+                    ));
+                    if !state.ended {
+                        self.pending -= state.json.len();
+                    }
+                    state.json = String::new();
                 }
             },
             "failed" => state.failed = Some(arg.to_string()),
@@ -327,6 +364,32 @@ mod tests {
                 ("n3", FailureKind::Unreadable)
             ]
         );
+    }
+
+    #[test]
+    fn unfinished_nodes_together_hold_a_bounded_amount() {
+        let mut r = FrameReader::new(32 << 20);
+        let chunk = "x".repeat(900);
+        // 24 nodes that never end, 4 MiB each: more than the pending budget together.
+        for n in 0..24 {
+            for seq in 0..(4 << 20) / 900 {
+                r.feed_line(&format!("{TAG} node{n} data {seq} {chunk}\n"));
+            }
+        }
+        assert!(r.pending <= MAX_PENDING_BYTES, "{}", r.pending);
+        let held: usize = r.nodes.values().map(|s| s.json.capacity()).sum();
+        assert!(held <= MAX_PENDING_BYTES * 2, "{held}");
+        // A node that ends afterwards still comes back whole.
+        r.feed_line(&format!("{TAG} late begin -\n"));
+        r.feed_line(&format!("{TAG} late data 0 {{}}\n"));
+        r.feed_line(&format!("{TAG} late end 1\n"));
+        r.feed_line(&format!("{TAG} late end 1\n"));
+        let g = r.finish(false);
+        assert_eq!(g.snapshots.len(), 1);
+        assert!(g
+            .failures
+            .iter()
+            .any(|(_, _, why)| why.contains("unfinished snapshots")));
     }
 
     #[test]

@@ -11,6 +11,10 @@ use cudoctor_types::version::{ComputeCapability, CudaVersion, DriverVersion};
 /// The schema version every data file must declare.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// Largest knowledge-base file read from a user's `--kb` directory (the embedded ones are tens
+/// of KB).
+const MAX_KB_FILE: u64 = 16 << 20;
+
 pub const TOOLKITS: &str = "toolkits.toml";
 pub const DRIVERS: &str = "drivers.toml";
 pub const MINOR_COMPAT: &str = "minor_compat.toml";
@@ -79,13 +83,24 @@ impl Texts {
         let mut found = 0;
         for (name, text) in &mut texts.files {
             let path = dir.join(name);
-            match std::fs::read_to_string(&path) {
-                Ok(t) => {
+            // Through the one opener of input files: a FIFO, a device or a file past the limit
+            // is refused at once, never waited on.
+            use cudoctor_types::regular_file::{read_input, InputError};
+            match read_input(&path, MAX_KB_FILE).map(String::from_utf8) {
+                Ok(Ok(t)) => {
                     *text = t;
                     found += 1;
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(source) => return Err(KbError::Read { path, source }),
+                Ok(Err(e)) => {
+                    let source = std::io::Error::new(std::io::ErrorKind::InvalidData, e);
+                    return Err(KbError::Read { path, source });
+                }
+                Err(InputError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(InputError::Io(source)) => return Err(KbError::Read { path, source }),
+                Err(e) => {
+                    let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, e);
+                    return Err(KbError::Read { path, source });
+                }
             }
         }
         if found == 0 {

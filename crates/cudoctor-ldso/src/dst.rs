@@ -72,8 +72,26 @@ pub fn expand(input: &str, v: &DstValues<'_>) -> Option<String> {
 /// slashes normalised to exactly one, empty elements meaning the current directory (an empty
 /// directory string), elements that expand to nothing dropped, duplicates dropped.
 pub fn search_dirs(list: &str, separators: &[char], v: &DstValues<'_>) -> Vec<String> {
+    search_dirs_capped(list, separators, v).0
+}
+
+/// Search directories kept per list: real RPATHs name a handful, and each directory costs a
+/// lookup per needed library.
+pub const MAX_SEARCH_DIRS: usize = 256;
+
+/// [`search_dirs`], keeping at most [`MAX_SEARCH_DIRS`] directories; the flag says the list
+/// had more (the object is then judged on the first ones).
+pub fn search_dirs_capped(
+    list: &str,
+    separators: &[char],
+    v: &DstValues<'_>,
+) -> (Vec<String>, bool) {
     let mut out: Vec<String> = Vec::new();
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     for elem in list.split(separators) {
+        if out.len() >= MAX_SEARCH_DIRS {
+            return (out, true);
+        }
         let dir = if elem.is_empty() {
             String::new()
         } else {
@@ -91,11 +109,11 @@ pub fn search_dirs(list: &str, separators: &[char], v: &DstValues<'_>) -> Vec<St
             }
             e
         };
-        if !out.contains(&dir) {
+        if seen.insert(dir.clone()) {
             out.push(dir);
         }
     }
-    out
+    (out, false)
 }
 
 #[cfg(test)]
@@ -130,6 +148,23 @@ mod tests {
         assert_eq!(expand("a$", &v).unwrap(), "a$");
         assert_eq!(expand("$ORIGIN-x", &v).unwrap(), "/opt/torch/lib-x");
         assert_eq!(expand("$ORIGIN/x", &vals(None)), None);
+    }
+
+    #[test]
+    fn a_list_of_thousands_of_directories_keeps_the_first_ones_and_says_so() {
+        let list: String = (0..4500)
+            .map(|i| format!("/d{i}"))
+            .collect::<Vec<_>>()
+            .join(":");
+        let started = std::time::Instant::now();
+        let (dirs, cut) = search_dirs_capped(&list, &[':'], &vals(None));
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        assert!(cut);
+        assert_eq!(dirs.len(), MAX_SEARCH_DIRS);
+        assert_eq!(dirs[0], "/d0/");
+        let (few, cut) = search_dirs_capped("/a:/b:/a", &[':'], &vals(None));
+        assert!(!cut);
+        assert_eq!(few, ["/a/", "/b/"]);
     }
 
     #[test]

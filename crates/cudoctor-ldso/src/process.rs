@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cache::LdCache;
 use crate::config::LoaderConfig;
-use crate::dst::{search_dirs, DstValues};
+use crate::dst::{search_dirs, search_dirs_capped, DstValues, MAX_SEARCH_DIRS};
 use crate::elf::symbols::{LookupName, SymbolTable, VersionRequest};
 use crate::elf::{verify_loadable, ElfFile, Loadability};
 use crate::error::LoadError;
@@ -377,9 +377,13 @@ impl Process {
             return;
         };
         o.origin = Some(origin);
-        let (rpath, runpath) = match o.elf.as_ref().and_then(|e| e.dynamic()) {
-            Some(d) => (d.effective_rpath().map(str::to_string), d.runpath.clone()),
-            None => (None, None),
+        let (rpath, runpath, partial) = match o.elf.as_ref().and_then(|e| e.dynamic()) {
+            Some(d) => (
+                d.effective_rpath().map(str::to_string),
+                d.runpath.clone(),
+                d.partial.clone(),
+            ),
+            None => (None, None, Vec::new()),
         };
         let cfg = &self.env.config;
         let vals = DstValues {
@@ -387,10 +391,32 @@ impl Process {
             lib: &cfg.dst_lib,
             platform: cfg.platform.as_deref(),
         };
-        o.rpath_dirs = rpath
-            .map(|r| search_dirs(&r, &[':'], &vals))
+        let mut notes = partial;
+        let (rpath_dirs, rpath_cut) = rpath
+            .map(|r| search_dirs_capped(&r, &[':'], &vals))
             .unwrap_or_default();
-        o.runpath_dirs = runpath.map(|r| search_dirs(&r, &[':'], &vals));
+        o.rpath_dirs = rpath_dirs;
+        o.runpath_dirs = runpath.map(|r| {
+            let (dirs, cut) = search_dirs_capped(&r, &[':'], &vals);
+            if cut {
+                notes.push(format!(
+                    "DT_RUNPATH names more than {MAX_SEARCH_DIRS} directories; judged on the first {MAX_SEARCH_DIRS}"
+                ));
+            }
+            dirs
+        });
+        if rpath_cut {
+            notes.push(format!(
+                "DT_RPATH names more than {MAX_SEARCH_DIRS} directories; judged on the first {MAX_SEARCH_DIRS}"
+            ));
+        }
+        // Said once per object, as problems reading it.
+        for n in notes {
+            let n = format!("judged partially: {n}");
+            if !o.report.errors.contains(&n) {
+                o.report.errors.push(n);
+            }
+        }
     }
 
     fn preload_names(&self) -> Vec<String> {

@@ -122,6 +122,13 @@ fn objects_text(out: &mut String, objects: &[&LibraryLinks], legend: &Legend) {
             );
             let _ = writeln!(out, "    {:28} {:15} {target}", line(&n.name), n.via);
         }
+        for note in &o.notes {
+            let _ = writeln!(
+                out,
+                "{}",
+                wrap("    note: ", "        ", &line(note), WIDTH)
+            );
+        }
         if !o.unresolved_symbols.is_empty() {
             let _ = writeln!(out, "    unresolved symbols:");
             for s in &o.unresolved_symbols {

@@ -239,7 +239,10 @@ impl Exposition {
     }
 }
 
-/// Label values: `\` as `\\`, `"` as `\"`, line feed as `\n`.
+/// Label values as the exposition format takes them: `\` as `\\`, `"` as `\"`, line feed
+/// as `\n`, the format's only escapes. Every other control, invisible or bidirectional
+/// character ([`cudoctor_types::inert::is_hostile`]: CR, ESC, a right-to-left override) has no
+/// escape there and would invalidate the whole scrape, so it is replaced by U+FFFD.
 pub fn escape_label_value(v: &str) -> String {
     let mut out = String::with_capacity(v.len());
     for c in v.chars() {
@@ -247,6 +250,7 @@ pub fn escape_label_value(v: &str) -> String {
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
             '\n' => out.push_str("\\n"),
+            c if cudoctor_types::inert::is_hostile(c) => out.push('\u{fffd}'),
             c => out.push(c),
         }
     }
@@ -264,7 +268,14 @@ fn mode_label(on: Option<bool>) -> &'static str {
 }
 
 fn escape_help(v: &str) -> String {
-    v.replace('\\', "\\\\").replace('\n', "\\n")
+    v.chars()
+        .map(|c| match c {
+            '\\' => "\\\\".to_string(),
+            '\n' => "\\n".to_string(),
+            c if cudoctor_types::inert::is_hostile(c) => '\u{fffd}'.to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 /// Go's float syntax as the format takes it: integers without a fraction, `NaN`, `+Inf`.
@@ -336,6 +347,13 @@ mod tests {
     fn label_values_are_escaped() {
         assert_eq!(escape_label_value(r#"a\b"c"#), r#"a\\b\"c"#);
         assert_eq!(escape_label_value("a\nb"), "a\\nb");
+        // No other escape exists in the format: CR, ESC and bidirectional or invisible
+        // characters are replaced, so one hostile package name cannot invalidate the scrape.
+        assert_eq!(
+            escape_label_value("torch\r\u{1b}[31m\u{202e}x\u{2060}\u{e0041}"),
+            "torch\u{fffd}\u{fffd}[31m\u{fffd}x\u{fffd}\u{fffd}"
+        );
+        assert_eq!(escape_help("a\rb\\"), "a\u{fffd}b\\\\");
         let s = snapshot();
         let text = render_prometheus(
             &Report {

@@ -133,6 +133,10 @@ pub struct LibraryLinks {
     pub symbols_checked: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the loader's reading of the object left out or could not read, each said once
+    /// ("judged partially: 1000 DT_NEEDED entries; judged on the first 256").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl LibraryLinks {

@@ -14,8 +14,19 @@ pub fn is_hostile(c: char) -> bool {
     c.is_control()
         || crate::os_text::kept_byte(c).is_some()
         || matches!(c,
-            '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-            | '\u{feff}')
+            // soft hyphen, Arabic letter mark, Mongolian vowel separator
+            '\u{ad}' | '\u{61c}' | '\u{180e}'
+            // zero-width space/joiners, LRM/RLM
+            | '\u{200b}'..='\u{200f}'
+            // line and paragraph separators, bidirectional embeddings and overrides
+            | '\u{2028}'..='\u{202e}'
+            // word joiner, invisible operators, bidirectional isolates, deprecated formats
+            | '\u{2060}'..='\u{206f}'
+            | '\u{feff}'
+            // interlinear annotation
+            | '\u{fff9}'..='\u{fffb}'
+            // tag characters (they spell hidden text)
+            | '\u{e0000}'..='\u{e007f}')
 }
 
 fn escape_into(out: &mut String, c: char) {
@@ -31,9 +42,13 @@ fn escape_into(out: &mut String, c: char) {
         c if (c as u32) < 0x80 => {
             let _ = write!(out, "\\x{:02x}", c as u32);
         }
-        // Every such character is in the BMP; JSON's form, so the guard leaves JSON valid.
+        // JSON's form, so the guard leaves JSON valid: `\u202e`, and a character past the
+        // BMP (a tag character) as its UTF-16 surrogate pair, `\udb40\udc41`.
         c => {
-            let _ = write!(out, "\\u{:04x}", c as u32);
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{:04x}", u);
+            }
         }
     }
 }
@@ -198,6 +213,22 @@ mod tests {
         assert_eq!(l, "a\\e[2J\\e]0;title\\x07b\\nc\\r\\u202ed\\u009b31m");
         assert!(!l.chars().any(is_hostile));
         assert!(matches!(line("torch 2.11.0+cu130"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn invisible_and_bidirectional_characters_are_shown_as_escapes() {
+        let hidden = "a\u{61c}\u{ad}\u{2060}\u{2064}\u{2028}\u{2029}\u{feff}\u{e0041}\u{e007f}b";
+        assert_eq!(
+            line(hidden),
+            "a\\u061c\\u00ad\\u2060\\u2064\\u2028\\u2029\\ufeff\\udb40\\udc41\\udb40\\udc7fb"
+        );
+        // Inside JSON the escapes are JSON's own, so the value reads back unchanged.
+        let json = format!("\"{}\"", hidden);
+        let guarded = output(&json, false);
+        let back: String = serde_json::from_str(&guarded).unwrap();
+        assert_eq!(back, hidden);
+        // Ordinary text outside the Latin script stays.
+        assert!(matches!(line("café ÿ 日本 עברית"), Cow::Borrowed(_)));
     }
 
     #[test]

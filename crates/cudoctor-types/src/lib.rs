@@ -2,6 +2,7 @@
 //! crate of the workspace, so the kernel-image reader, the knowledge base, the snapshot and the
 //! rules all speak of the same `ComputeCapability` and `CudaVersion`, and read CUDA_VISIBLE_DEVICES the same way.
 
+pub mod atomic_write;
 pub mod inert;
 pub mod loader;
 pub mod os_text;

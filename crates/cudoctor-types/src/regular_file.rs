@@ -53,6 +53,98 @@ pub fn read(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Why an input file named on the command line (a snapshot, a baseline, a knowledge-base
+/// file, a log, a record) was not read.
+#[derive(Debug)]
+pub enum InputError {
+    /// It is not a regular file: a FIFO (that would block), a device (`/dev/zero` never ends),
+    /// a socket or a directory. The text names the kind.
+    NotRegular(&'static str),
+    /// It is larger than the most this input may be.
+    TooLarge { size: u64, limit: u64 },
+    /// The file system refused.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InputError::NotRegular(kind) => {
+                write!(
+                    f,
+                    "it is {kind}, not a regular file (nothing is read from it)"
+                )
+            }
+            InputError::TooLarge { size, limit } => write!(
+                f,
+                "it is {} bytes; at most {} bytes are read from such a file",
+                size, limit
+            ),
+            InputError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// What a file that is not a regular one is, in words.
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_dir() {
+        return "a directory";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if t.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if t.is_char_device() || t.is_block_device() {
+            return "a device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    "not a regular file"
+}
+
+/// The one opener of every input path a command is given: a regular file of at most `limit`
+/// bytes, opened without ever waiting (a FIFO is refused at once, never opened for reading),
+/// read whole. A file larger than `limit` is refused, not cut.
+pub fn read_input(path: &Path, limit: u64) -> Result<Vec<u8>, InputError> {
+    let file = open_input(path, limit)?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(InputError::Io)?;
+    if bytes.len() as u64 > limit {
+        // It grew after it was opened.
+        return Err(InputError::TooLarge {
+            size: bytes.len() as u64,
+            limit,
+        });
+    }
+    Ok(bytes)
+}
+
+/// As [`read_input`], but the file is handed back open (for a reader that streams it); its
+/// size at opening is at most `limit`.
+pub fn open_input(path: &Path, limit: u64) -> Result<File, InputError> {
+    let file = open_without_waiting(path).map_err(InputError::Io)?;
+    let meta = file.metadata().map_err(InputError::Io)?;
+    if !meta.is_file() {
+        return Err(InputError::NotRegular(kind_of(&meta)));
+    }
+    if meta.len() > limit {
+        return Err(InputError::TooLarge {
+            size: meta.len(),
+            limit,
+        });
+    }
+    Ok(file)
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
@@ -78,5 +170,33 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(short.unwrap(), b"0123");
         assert_eq!(whole.unwrap(), b"0123456789");
+    }
+
+    #[test]
+    fn read_input_refuses_a_fifo_a_device_and_a_file_too_large() {
+        let dir = std::env::temp_dir().join(format!("cudoctor-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
+        let started = Instant::now();
+        let e = read_input(&fifo, 100).unwrap_err();
+        assert!(e.to_string().contains("named pipe"), "{e}");
+        let e = read_input(Path::new("/dev/zero"), 100).unwrap_err();
+        assert!(e.to_string().contains("a device"), "{e}");
+        assert!(read_input(&dir, 100)
+            .unwrap_err()
+            .to_string()
+            .contains("directory"));
+        assert!(started.elapsed() < Duration::from_secs(2));
+        let file = dir.join("f");
+        std::fs::write(&file, b"0123456789").unwrap();
+        let big = read_input(&file, 4).unwrap_err();
+        assert!(
+            matches!(big, InputError::TooLarge { size: 10, limit: 4 }),
+            "{big}"
+        );
+        assert_eq!(read_input(&file, 10).unwrap(), b"0123456789");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -140,7 +140,9 @@ pub struct FleetNodeArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// Write the JSON report here, and the Markdown and HTML reports beside it (.md, .html).
+    /// Where the reports go, by FILE's extension: FILE.md gets the Markdown report alone,
+    /// FILE.html the HTML report alone; any other FILE (FILE.json) gets the JSON report, with
+    /// the Markdown and HTML reports beside it (.md, .html). Default: cudoctor-run.json.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// An earlier run's JSON report to compare with: peak memory, step time, backends, graph breaks.

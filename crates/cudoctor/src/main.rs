@@ -23,6 +23,7 @@ fn main() -> ExitCode {
     if let Some(code) = answer_as_driver_probe() {
         return code;
     }
+    output::ensure_standard_descriptors();
     cudoctor_collect::timings::mark_start();
     cudoctor_collect::allocator::bound_allocator_caches();
     cudoctor_collect::mapped_reads::guard_mapped_reads();
@@ -34,11 +35,16 @@ fn main() -> ExitCode {
         Ok(Ok(Outcome::ProblemsFound)) => ExitCode::from(1),
         Ok(Err(e)) => {
             let message = format!("{e:#}");
-            eprintln!("cudoctor: error: {}", cudoctor_types::inert::text(&message));
+            output::note(&format!(
+                "cudoctor: error: {}\n",
+                cudoctor_types::inert::text(&message)
+            ));
             ExitCode::from(2)
         }
         Err(_) => {
-            eprintln!("cudoctor: internal error (a bug: please report it with the message above)");
+            output::note(
+                "cudoctor: internal error (a bug: please report it with the message above)\n",
+            );
             ExitCode::from(2)
         }
     }

@@ -132,23 +132,17 @@ pub fn absolute_machine_path(p: &str) -> anyhow::Result<String> {
     )
 }
 
+/// Reads an input file named on the command line through the one opener
+/// ([`cudoctor_types::regular_file::read_input`]): a FIFO, a device, a directory or a file over
+/// `limit` bytes is refused at once with a message naming `what` (exit 2), never waited on.
+pub fn read_input(what: &str, path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
+    cudoctor_types::regular_file::read_input(path, limit)
+        .map_err(|e| anyhow::anyhow!("cannot read {what} {}: {e}", path.display()))
+}
+
 /// Reads a snapshot file with a clear message for every way it can be wrong.
 pub fn read_snapshot(path: &Path) -> anyhow::Result<Snapshot> {
-    let meta = std::fs::metadata(path)
-        .with_context(|| format!("cannot read snapshot {}", path.display()))?;
-    if !meta.is_file() {
-        bail!("{} is not a regular file", path.display());
-    }
-    if meta.len() > MAX_SNAPSHOT_FILE {
-        bail!(
-            "{} is {} MiB; a snapshot is at most {} MiB",
-            path.display(),
-            meta.len() >> 20,
-            MAX_SNAPSHOT_FILE >> 20
-        );
-    }
-    let bytes =
-        std::fs::read(path).with_context(|| format!("cannot read snapshot {}", path.display()))?;
+    let bytes = read_input("snapshot", path, MAX_SNAPSHOT_FILE)?;
     snapshot_from_json(&bytes, &path.display().to_string())
 }
 
@@ -169,8 +163,56 @@ pub fn snapshot_from_json(bytes: &[u8], what: &str) -> anyhow::Result<Snapshot> 
     })
 }
 
+/// Writes a file cudoctor produces, through the one atomic writer
+/// ([`cudoctor_types::atomic_write`]): a temporary file beside it, renamed over it; a symbolic
+/// link at `path` is refused (exit 2), never written through.
 pub fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    cudoctor_types::atomic_write::write(path, text.as_bytes()).map_err(anyhow::Error::new)
+}
+
+/// Refuses, before any work, an output path that the writer would refuse after it: a symbolic
+/// link or something other than a regular file.
+pub fn check_output_path(path: &Path) -> anyhow::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(anyhow::Error::new(
+            cudoctor_types::atomic_write::WriteError::Symlink(path.to_path_buf()),
+        )),
+        Ok(m) if !m.is_file() => Err(anyhow::Error::new(
+            cudoctor_types::atomic_write::WriteError::NotRegular(path.to_path_buf()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Makes sure descriptors 0, 1 and 2 are open (on /dev/null when they were closed), so no file
+/// cudoctor opens later lands on one of them and gets a report or a message written into it.
+pub fn ensure_standard_descriptors() {
+    #[cfg(unix)]
+    {
+        use std::os::fd::{AsRawFd as _, IntoRawFd as _};
+        for _ in 0..3 {
+            let Ok(f) = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/null")
+            else {
+                return;
+            };
+            if f.as_raw_fd() > 2 {
+                return;
+            }
+            // It filled a closed standard descriptor: keep it open for the process's life.
+            let _ = f.into_raw_fd();
+        }
+    }
+}
+
+/// Writes a message to standard error. A standard error that cannot be written (closed, a
+/// reader gone, a full disk) loses the message, never the run: the exit status still tells.
+pub fn note(text: &str) {
+    use std::io::Write as _;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }
 
 /// Writes report text to standard output. A reader that went away (`cudoctor check | head`) ends

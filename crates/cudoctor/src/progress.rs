@@ -61,6 +61,6 @@ impl Spinner {
         if let Some(t) = self.ticker.take() {
             let _ = t.join();
         }
-        eprint!("\r\x1b[2K");
+        crate::output::note("\r\x1b[2K");
     }
 }

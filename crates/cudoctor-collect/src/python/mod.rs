@@ -84,7 +84,35 @@ pub fn explicit_problem(host: &Host, path: &str) -> Option<String> {
     }
     let name = normalised.rsplit('/').next().unwrap_or("");
     let is_python = ["python", "pypy"].iter().any(|p| name.starts_with(p));
-    (!is_python).then(|| format!("--python {path}: not a Python interpreter (expected a python* file or an environment directory)"))
+    if !is_python {
+        return Some(format!("--python {path}: not a Python interpreter (expected a python* file or an environment directory)"));
+    }
+    interpreter_file_problem(host, &normalised).map(|why| format!("--python {path}: {why}"))
+}
+
+/// Why an interpreter path is not a regular executable file (or a link to one): a FIFO, a
+/// device or a socket named python3 is no interpreter. Links are followed inside the root.
+fn interpreter_file_problem(host: &Host, path: &str) -> Option<String> {
+    let real = host
+        .resolve(path)
+        .map_or_else(|| path.to_string(), |(r, _)| r);
+    let meta = match std::fs::metadata(host.fs_path(&real)) {
+        Ok(m) => m,
+        Err(e) => return Some(format!("cannot read it: {e}")),
+    };
+    if !meta.is_file() {
+        return Some(
+            "not a regular file (a FIFO, device, socket or directory is no interpreter)".into(),
+        );
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        if meta.permissions().mode() & 0o111 == 0 {
+            return Some("not an executable file".into());
+        }
+    }
+    None
 }
 
 /// The environment prefix for an interpreter path or a prefix directory, with the interpreter.

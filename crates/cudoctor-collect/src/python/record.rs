@@ -173,8 +173,10 @@ pub fn record_digest(bytes: &[u8]) -> String {
     out
 }
 
-fn sha256_of(path: &std::path::Path) -> std::io::Result<(String, u64)> {
-    let mut file = cudoctor_types::regular_file::open(path)?;
+/// The SHA-256 of the regular file at `path`, reading at most `limit` bytes (its size when it
+/// was looked at: a file that grew, or a special file that claims no size, is not read on).
+fn sha256_of(path: &std::path::Path, limit: u64) -> std::io::Result<(String, u64)> {
+    let mut file = cudoctor_types::regular_file::open(path)?.take(limit);
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut total = 0u64;
@@ -187,6 +189,50 @@ fn sha256_of(path: &std::path::Path) -> std::io::Result<(String, u64)> {
         hasher.update(&buf[..n]);
     }
     Ok((record_digest(&hasher.finalize()), total))
+}
+
+/// Largest RECORD read (torch's is about 2 MB); a longer one is read this far and said cut.
+const MAX_RECORD: u64 = 64 << 20;
+
+/// A RECORD's text, and whether it was cut at [`MAX_RECORD`] (then its last, partial line is
+/// dropped).
+fn read_record(host: &Host, record: &str, cap: u64) -> std::io::Result<(String, bool)> {
+    let bytes = cudoctor_types::regular_file::read(&host.fs_path(record), cap + 1)?;
+    let cut = bytes.len() as u64 > cap;
+    let mut text = String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    if cut {
+        let end = text.rfind('\n').map_or(0, |i| i + 1);
+        text.truncate(end);
+    }
+    Ok((text, cut))
+}
+
+/// The directories a RECORD path may lead into: the environment's prefix, and the root of the
+/// site directory's own scheme (`<root>/lib/python3.X/site-packages`, as for a user site).
+fn confinement_roots(env: &PythonEnv, sp: &str) -> Vec<String> {
+    let mut roots = vec![crate::host::normalise(&env.prefix)];
+    let sp_name = sp.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next();
+    if matches!(sp_name, Some("site-packages" | "dist-packages")) {
+        roots.push(crate::host::normalise(&format!("{sp}/../../..")));
+    }
+    roots
+}
+
+/// Whether RECORD path `rel` of site directory `sp` stays inside one of `roots`.
+fn confined(roots: &[String], sp: &str, rel: &str) -> bool {
+    if rel.starts_with('/') || rel.starts_with('\\') || crate::host::is_drive_path(rel) {
+        return false;
+    }
+    // Fast path: no parent step at all stays inside the site directory.
+    if !rel.contains("..") {
+        return true;
+    }
+    let p = crate::host::normalise(&format!("{sp}/{rel}"));
+    roots.iter().any(|r| {
+        let r = r.trim_end_matches(['/', '\\']);
+        r.is_empty() || (p.starts_with(r) && p[r.len()..].starts_with(['/', '\\']))
+    })
 }
 
 /// One distribution's claim on a path: which checked distribution (index into the site
@@ -250,18 +296,26 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
             .collect();
         // The RECORDs are read on the process's workers (a read each, pulled in turn), then
         // all are parsed on a few.
-        let texts: Vec<Result<String, String>> = ThreadBudget::process()
+        let texts: Vec<Result<(String, bool), String>> = ThreadBudget::process()
             .map(&dists, dists.len(), |(_, _, entry)| {
                 let record = format!("{sp}/{entry}/RECORD");
-                host.read_text(&record)
-                    .map_err(|e| format!("{record}: {e}"))
+                read_record(host, &record, MAX_RECORD).map_err(|e| format!("{record}: {e}"))
             })
             .into_iter()
             .map(|r| r.unwrap_or_else(|_| Err("RECORD check failed".into())))
             .collect();
+        for ((_, _, entry), text) in dists.iter().zip(&texts) {
+            if let Ok((_, true)) = text {
+                report.errors.push(format!(
+                    "{sp}/{entry}/RECORD: longer than {} MiB; the entries after that were not checked",
+                    MAX_RECORD >> 20
+                ));
+            }
+        }
+        let roots = confinement_roots(env, sp);
         let read: Vec<&str> = texts
             .iter()
-            .map(|t| t.as_deref().unwrap_or_default())
+            .map(|t| t.as_ref().map(|(t, _)| t.as_str()).unwrap_or_default())
             .collect();
         let records = parse_all(&read);
         // Every claim on a path, by path and then by distribution (directory order).
@@ -274,8 +328,15 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
                 continue;
             }
             report.packages.push(format!("{name} {version}"));
+            let mut outside = 0usize;
             for e in lines {
                 if e.size.is_none() && e.sha256.is_none() {
+                    continue;
+                }
+                // A path that leaves the environment (`../../` past its root, an absolute
+                // path) is nobody's file to check: never looked at, never hashed.
+                if !confined(&roots, sp, &e.path) {
+                    outside += 1;
                     continue;
                 }
                 claims.push((
@@ -285,6 +346,11 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
                         sha256: e.sha256,
                         size: e.size,
                     },
+                ));
+            }
+            if outside > 0 {
+                report.errors.push(format!(
+                    "{name} {version}: RECORD lists {outside} path(s) outside the environment; not checked"
                 ));
             }
         }
@@ -320,7 +386,17 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
                 }
             }
         }
-        let mut digests = hash_all(host, sp, &entries, &to_hash);
+        // Each file is read no further than its size as looked up (else the largest size its
+        // owners record): a special or growing file cannot stretch the check.
+        let limits: Vec<u64> = entries
+            .iter()
+            .zip(&on_disk)
+            .map(|((_, owners), disk)| {
+                let recorded = owners.iter().filter_map(|o| o.size).max().unwrap_or(0);
+                disk.size.unwrap_or(recorded)
+            })
+            .collect();
+        let mut digests = hash_all(host, sp, &entries, &to_hash, &limits);
         for (i, ((rel, owners), disk)) in entries.into_iter().zip(on_disk).enumerate() {
             // Only the files reported need their machine path (15k entries for torch alone).
             let machine = || crate::host::normalise(&format!("{sp}/{rel}"));
@@ -433,11 +509,12 @@ fn hash_all(
     sp: &str,
     entries: &[(Cow<str>, Vec<Owner>)],
     chosen: &[usize],
+    limits: &[u64],
 ) -> std::collections::HashMap<usize, (String, u64)> {
     let chunk = chosen.len().div_ceil(threads()).max(1);
     on_threads(chosen.chunks(chunk).collect(), |&i| {
         let machine = crate::host::normalise(&format!("{sp}/{}", entries[i].0));
-        sha256_of(&host.fs_path(&machine))
+        sha256_of(&host.fs_path(&machine), limits[i])
             .ok()
             .map(|d| (i, d))
             .into_iter()
@@ -662,6 +739,72 @@ mod tests {
             ..Default::default()
         };
         (sp, env)
+    }
+
+    #[test]
+    fn record_paths_outside_the_environment_are_never_looked_at() {
+        let dir = tempfile::tempdir().unwrap();
+        let (sp, mut env) = site(dir.path());
+        env.prefix = dir.path().display().to_string();
+        let record = format!("{sp}/torch-2.9.0.dist-info/RECORD");
+        let mut text = std::fs::read_to_string(&record).unwrap();
+        text.push_str(
+            "../../../../../../../../../../proc/self/pagemap,sha256=x,274877906944\n\
+             /etc/passwd,sha256=x,1\n\
+             ../../../bin/torchrun,sha256=x,3\n",
+        );
+        std::fs::write(&record, text).unwrap();
+        std::fs::create_dir_all(dir.path().join("bin")).unwrap();
+        std::fs::write(dir.path().join("bin/torchrun"), b"abc").unwrap();
+        let host = Host::real(std::time::Duration::from_secs(5));
+        let started = std::time::Instant::now();
+        let w = check(&host, &env, Hashing::Full).unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert!(w.bytes_hashed < 1 << 20, "{}", w.bytes_hashed);
+        let paths: Vec<&str> = w.damaged.iter().map(|d| d.path.as_str()).collect();
+        assert!(
+            !paths
+                .iter()
+                .any(|p| p.contains("pagemap") || p.contains("passwd")),
+            "{paths:?}"
+        );
+        assert!(
+            w.errors
+                .iter()
+                .any(|e| e.contains("2 path(s) outside the environment")),
+            "{:?}",
+            w.errors
+        );
+        // The script a wheel puts in the environment's bin/ is still checked.
+        assert!(w.files_checked >= 8);
+    }
+
+    #[test]
+    fn a_long_record_is_read_whole_and_one_past_the_cap_is_said_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let (sp, env) = site(dir.path());
+        // Longer than the old 4 MiB text limit: the damaged library listed last is found.
+        let record = format!("{sp}/torch-2.9.0.dist-info/RECORD");
+        let mut text = String::new();
+        for i in 0..300_000 {
+            text.push_str(&format!("torch/__pycache__/m{i}.cpython-312.pyc,,\n"));
+        }
+        text.push_str("torch/lib/libtorch.so,sha256=x,12\n");
+        std::fs::write(&record, &text).unwrap();
+        assert!(text.len() > 4 << 20);
+        let host = Host::real(std::time::Duration::from_secs(5));
+        let w = check(&host, &env, Hashing::default()).unwrap();
+        assert!(
+            w.damaged
+                .iter()
+                .any(|d| d.path.ends_with("torch/lib/libtorch.so")),
+            "{:?}",
+            w.damaged
+        );
+        assert!(w.errors.is_empty(), "{:?}", w.errors);
+        // Past the cap: the text ends at a whole line, and the cut is said.
+        let (t, cut) = read_record(&host, &record, 1000).unwrap();
+        assert!(cut && t.len() <= 1000 && t.ends_with('\n'));
     }
 
     #[test]

@@ -237,6 +237,9 @@ pub fn observer_env(
 }
 
 /// Reads every `proc-PID.json` the observers wrote, sorted by rank then pid.
+/// Largest per-process record read (real ones are a few KB to a few MB).
+const MAX_RECORD_FILE: u64 = 256 << 20;
+
 pub fn read_records(out: &Path) -> (Vec<ProcessRecord>, Vec<String>) {
     let mut records = Vec::new();
     let mut unreadable = Vec::new();
@@ -254,7 +257,9 @@ pub fn read_records(out: &Path) -> (Vec<ProcessRecord>, Vec<String>) {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        match std::fs::read(&f)
+        // A record the observed program left: a FIFO or device planted in the directory is
+        // refused at once, an oversized one not read.
+        match cudoctor_types::regular_file::read_input(&f, MAX_RECORD_FILE)
             .map_err(|e| e.to_string())
             .and_then(|b| serde_json::from_slice::<ProcessRecord>(&b).map_err(|e| e.to_string()))
         {

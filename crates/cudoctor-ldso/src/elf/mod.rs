@@ -86,6 +86,12 @@ const DT_VERNEEDNUM: i64 = 0x6fff_ffff;
 /// Longest interpreter path or dynamic string we accept (ld.so has no limit; this only guards
 /// against reading megabytes of garbage looking for a NUL).
 const MAX_NAME_LEN: u64 = 64 * 1024;
+/// Longest DT_RPATH / DT_RUNPATH string read: ld.so reads a path list of any length (a valid
+/// gcc-built library can carry a 98 KB RPATH), so the limit is far above any real one.
+const MAX_PATH_LIST_LEN: u64 = 16 << 20;
+/// DT_NEEDED entries judged per object (real libraries name tens); past it the object is
+/// judged partially, and [`DynamicInfo::partial`] says so.
+pub const MAX_NEEDED: usize = 256;
 /// Upper bound on program headers (PN_XNUM, 0xffff, means "look in section 0"; we refuse it).
 const MAX_PHNUM: u16 = 0xfffe;
 
@@ -218,6 +224,9 @@ pub struct DynamicInfo {
     pub flags: u64,
     pub flags_1: u64,
     pub(crate) tables: DynTables,
+    /// What was left out because a count passed its budget ([`MAX_NEEDED`]): the object is
+    /// judged on the rest, and this says so.
+    pub partial: Vec<String>,
 }
 
 impl DynamicInfo {
@@ -388,6 +397,7 @@ impl<R: ReadAt> ElfFile<R> {
         };
         let mut t = DynTables::default();
         let mut needed_offs = Vec::new();
+        let mut needed_cut = 0usize;
         let (mut soname_off, mut rpath_off, mut runpath_off) = (None, None, None);
         let (mut flags, mut flags_1) = (0u64, 0u64);
         for chunk in raw.chunks_exact(entsize) {
@@ -404,7 +414,8 @@ impl<R: ReadAt> ElfFile<R> {
             // Like glibc's get-dynamic-info: a later entry of a single-valued tag wins.
             match tag {
                 DT_NULL => break,
-                DT_NEEDED => needed_offs.push(val),
+                DT_NEEDED if needed_offs.len() < MAX_NEEDED => needed_offs.push(val),
+                DT_NEEDED => needed_cut += 1,
                 DT_SONAME => soname_off = Some(val),
                 DT_RPATH => rpath_off = Some(val),
                 DT_RUNPATH => runpath_off = Some(val),
@@ -437,31 +448,42 @@ impl<R: ReadAt> ElfFile<R> {
             }
             (None, false) => None,
         };
-        let get = |o: u64| -> Result<String, ElfError> {
+        let get_up_to = |o: u64, max: u64| -> Result<String, ElfError> {
             let (base, len) = strtab.ok_or_else(|| ElfError::malformed("no string table"))?;
             if o >= len {
                 return Err(ElfError::malformed(format!(
                     "dynamic string offset {o} outside the string table ({len} bytes)"
                 )));
             }
-            let bytes = read_cstr(&self.src, base + o, (len - o).min(MAX_NAME_LEN))?
+            let bytes = read_cstr(&self.src, base + o, (len - o).min(max))?
                 .ok_or_else(|| ElfError::malformed("unterminated dynamic string"))?;
             // Names and paths are bytes: kept whole, so a library named in bytes that are not
             // UTF-8 is still found (cudoctor_types::os_text).
             Ok(cudoctor_types::os_text::from_bytes(&bytes).into_owned())
         };
+        let get = |o: u64| get_up_to(o, MAX_NAME_LEN);
+        // A path list is read as ld.so reads it: to its NUL, however long.
+        let get_list = |o: u64| get_up_to(o, MAX_PATH_LIST_LEN);
         let mut needed = Vec::with_capacity(needed_offs.len());
         for o in needed_offs {
             needed.push(get(o)?);
         }
+        let mut partial = Vec::new();
+        if needed_cut > 0 {
+            partial.push(format!(
+                "{} DT_NEEDED entries; judged on the first {MAX_NEEDED}",
+                MAX_NEEDED + needed_cut
+            ));
+        }
         Ok(DynamicInfo {
             soname: soname_off.map(get).transpose()?,
             needed,
-            rpath: rpath_off.map(get).transpose()?,
-            runpath: runpath_off.map(get).transpose()?,
+            rpath: rpath_off.map(get_list).transpose()?,
+            runpath: runpath_off.map(get_list).transpose()?,
             flags,
             flags_1,
             tables: t,
+            partial,
         })
     }
 
@@ -764,6 +786,51 @@ mod tests {
             verify_loadable(&sample(), &Target::X86_64),
             Loadability::Loadable
         );
+    }
+
+    /// A valid library with a 98 KB RPATH (gcc builds one, glibc loads it): read whole, as
+    /// ld.so reads it.
+    #[test]
+    fn a_98_kb_rpath_is_read_whole() {
+        let long: String = (0..4500)
+            .map(|i| format!("/opt/d{i:016}"))
+            .collect::<Vec<_>>()
+            .join(":");
+        assert!(long.len() > 98_000);
+        let long: &'static str = Box::leak(long.into_boxed_str());
+        let f = ElfFile::parse(build(&MiniDso {
+            needed: vec!["libc.so.6"],
+            soname: None,
+            rpath: Some(long),
+            runpath: Some(long),
+            flags_1: 0,
+        }))
+        .unwrap();
+        let d = f.dynamic().unwrap();
+        assert_eq!(d.rpath.as_deref(), Some(long));
+        assert_eq!(d.runpath.as_deref(), Some(long));
+        assert!(d.partial.is_empty());
+    }
+
+    /// More DT_NEEDED entries than the budget: the first ones are kept and the cut is said.
+    #[test]
+    fn needed_entries_past_the_budget_are_cut_and_said() {
+        let names: Vec<&'static str> = (0..MAX_NEEDED + 500)
+            .map(|i| &*Box::leak(format!("libx{i}.so").into_boxed_str()))
+            .collect();
+        let f = ElfFile::parse(build(&MiniDso {
+            needed: names,
+            soname: None,
+            rpath: None,
+            runpath: None,
+            flags_1: 0,
+        }))
+        .unwrap();
+        let d = f.dynamic().unwrap();
+        assert_eq!(d.needed.len(), MAX_NEEDED);
+        assert_eq!(d.needed[0], "libx0.so");
+        assert_eq!(d.partial.len(), 1, "{:?}", d.partial);
+        assert!(d.partial[0].contains(&format!("{} DT_NEEDED", MAX_NEEDED + 500)));
     }
 
     #[test]

@@ -17,6 +17,10 @@ use crate::Outcome;
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
     let started = std::time::Instant::now();
+    // A --save target the writer would refuse (a planted link) is said before any work.
+    if let Some(path) = &args.save {
+        crate::output::check_output_path(path)?;
+    }
     // Parsing the knowledge base costs about a fifth of a collection's CPU time: it runs beside
     // the collection instead of before it.
     let timings = cudoctor_collect::timings::global();

@@ -44,7 +44,7 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
     let engine = &cudoctor_explain::Engine::with_kb(db, kb.clone()).for_env(target);
     let mut explanation = if args.input == "-" {
         if io::stdin().is_terminal() {
-            eprintln!("Paste the error message or log, then press Ctrl-D (or give a file: cudoctor explain FILE).");
+            crate::output::note("Paste the error message or log, then press Ctrl-D (or give a file: cudoctor explain FILE).\n");
         }
         engine.explain(io::stdin().lock())
     } else {

@@ -162,11 +162,10 @@ fn collect(args: &FleetCollectArgs) -> anyhow::Result<Outcome> {
         (None, Some(log)) => if log.as_os_str() == "-" {
             slurm::gather_from_log(std::io::stdin().lock(), "scontrol")
         } else {
-            let file = std::fs::File::open(log)
-                .with_context(|| format!("cannot read {}", log.display()))?;
-            if !file.metadata().is_ok_and(|m| m.is_file()) {
-                bail!("{} is not a regular file", log.display());
-            }
+            // Through the one opener of inputs: a FIFO or a device is refused at once; the
+            // file itself is read as a stream, line by line.
+            let file = cudoctor_types::regular_file::open_input(log, u64::MAX)
+                .map_err(|e| anyhow::anyhow!("cannot read the log {}: {e}", log.display()))?;
             slurm::gather_from_log(std::io::BufReader::new(file), "scontrol")
         }
         .with_context(|| format!("cannot read {}", log.display()))?,

@@ -19,6 +19,20 @@ pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<Outcome> {
 
 /// The page of `cudoctor` itself to standard output, or with `out_dir` that page plus one
 /// `cudoctor-SUBCOMMAND.1` per subcommand (what the wheel ships under share/man/man1).
+/// Writes the page of `cmd` and of each of its visible subcommands into `dir`, each through the
+/// atomic writer (a link planted at a page's name is refused), as clap_mangen names them.
+fn write_pages(cmd: clap::Command, dir: &Path) -> anyhow::Result<()> {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()).cloned() {
+        write_pages(sub, dir)?;
+    }
+    let man = clap_mangen::Man::new(cmd);
+    let mut page = Vec::new();
+    man.render(&mut page)?;
+    let path = dir.join(man.get_filename());
+    cudoctor_types::atomic_write::write(&path, &page).map_err(anyhow::Error::new)?;
+    Ok(())
+}
+
 pub fn man(out_dir: Option<&Path>) -> anyhow::Result<Outcome> {
     let cmd = Cli::command();
     match out_dir {
@@ -29,8 +43,9 @@ pub fn man(out_dir: Option<&Path>) -> anyhow::Result<Outcome> {
         }
         Some(dir) => {
             std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-            clap_mangen::generate_to(cmd, dir)
-                .with_context(|| format!("writing the manual pages into {}", dir.display()))?;
+            let mut cmd = cmd.disable_help_subcommand(true);
+            cmd.build();
+            write_pages(cmd, dir)?;
         }
     }
     Ok(Outcome::Healthy)

@@ -252,8 +252,8 @@ fn python_arg(args: &PlanArgs) -> (Option<String>, Option<String>) {
             .split('.')
             .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     if looks_like_version && !std::path::Path::new(given).exists() {
-        eprintln!(
-            "cudoctor: warning: `plan --python X.Y` is now `plan --python-version X.Y` (--python names an interpreter, as in the other commands)"
+        crate::output::note(
+            "cudoctor: warning: `plan --python X.Y` is now `plan --python-version X.Y` (--python names an interpreter, as in the other commands)\n",
         );
         return (None, Some(given.clone()));
     }
