@@ -223,8 +223,29 @@ impl Discovery<'_> {
             for sp in env.site_packages.iter().filter(|d| is_site_dir(d)) {
                 let entries = host.list_dir(sp);
                 let mut trees: Vec<(String, String, EditableVia)> = Vec::new();
+                // Every editable install puts a `.pth` file in the site directory (setuptools'
+                // `__editable__.*`, hatchling's `_<name>`, flit's and pdm's `<name>`, the old
+                // `easy-install.pth`): without one, no dist-info's direct_url.json is opened.
+                let pth_names: Vec<String> = entries
+                    .iter()
+                    .filter(|e| e.ends_with(".pth") && *e != "distutils-precedence.pth")
+                    .map(|e| pth_distribution(e))
+                    .collect();
                 for e in &entries {
+                    if pth_names.is_empty() {
+                        break;
+                    }
                     if let Some(stem) = e.strip_suffix(".dist-info") {
+                        let dist =
+                            cudoctor_types::normalise_name(stem.split('-').next().unwrap_or(stem));
+                        let legacy = pth_names.iter().any(|n| n == "easy-install");
+                        if !legacy
+                            && !pth_names.iter().any(|n| {
+                                dist.starts_with(n.as_str()) || n.starts_with(dist.as_str())
+                            })
+                        {
+                            continue;
+                        }
                         let Ok(text) = host.read_text(&format!("{sp}/{e}/direct_url.json")) else {
                             continue;
                         };
