@@ -661,6 +661,29 @@ impl<'a> Context<'a> {
     }
 }
 
+impl<'a> Context<'a> {
+    /// The CUDA binary found outside the site directories' packages at `path` (torch's
+    /// extension cache, an editable source tree, PYTHONPATH, the project), when it is one.
+    pub fn found_binary(&self, path: &str) -> Option<&'a cudoctor_snapshot::FoundBinary> {
+        self.snap.binaries.as_ref()?.binary(path)
+    }
+
+    /// A JIT build of torch's extension cache that no inspected environment loads: its build
+    /// folder names another Python or torch build (torch looks only in its own folder).
+    pub fn is_stale_jit_build(&self, path: &str) -> bool {
+        self.found_binary(path).is_some_and(|b| {
+            b.env_prefix.is_none()
+                && matches!(
+                    b.origin,
+                    cudoctor_snapshot::BinaryOrigin::TorchExtensionCache {
+                        from_env_var: false,
+                        ..
+                    }
+                )
+        })
+    }
+}
+
 impl Context<'_> {
     /// The installed package a library file belongs to, as a subject (torch's own files too).
     pub fn package_subject(&self, path: &str) -> Option<crate::Subject> {

@@ -41,6 +41,8 @@ pub static RULES: &[&Rule] = &[
     &rules::arch_list_env::RULE,
     &rules::nvcc_cannot_target_gpu::RULE,
     &rules::unreadable_kernel_images::RULE,
+    &rules::stale_jit_builds::RULE,
+    &rules::binary_search_incomplete::RULE,
     &rules::missing_library::RULE,
     &rules::duplicate_library_copies::RULE,
     &rules::ld_library_path_shadows::RULE,

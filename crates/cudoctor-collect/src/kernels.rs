@@ -127,6 +127,19 @@ pub fn candidates(host: &Host, envs: &[PythonEnv]) -> Vec<(String, String)> {
     paths
 }
 
+/// The owner label of a CUDA binary found outside the site directories' packages: a JIT
+/// build's extension name, an editable install's distribution, else the module's name.
+pub fn discovered_owner(b: &cudoctor_snapshot::FoundBinary) -> String {
+    match &b.origin {
+        cudoctor_snapshot::BinaryOrigin::TorchExtensionCache { name, .. } => name.clone(),
+        cudoctor_snapshot::BinaryOrigin::Editable { distribution, .. } => distribution.clone(),
+        _ => {
+            let file = b.path.rsplit('/').next().unwrap_or(&b.path);
+            file.split('.').next().unwrap_or(file).to_string()
+        }
+    }
+}
+
 /// Scans the given machine paths (files or directories) with each library's owner label.
 pub fn scan(host: &Host, paths: &[(String, String)]) -> KernelImages {
     let real: Vec<PathBuf> = paths.iter().map(|(p, _)| host.fs_path(p)).collect();

@@ -3,6 +3,7 @@
 
 pub mod allocator;
 pub mod deep;
+pub mod discovery;
 pub mod driver;
 pub mod host;
 pub mod import_model;
@@ -48,6 +49,9 @@ pub struct Options {
     pub skip_loader: bool,
     /// How many wheel files to hash against their RECORD (sizes are always checked).
     pub wheel_hashing: python::record::Hashing,
+    /// The project directory searched for CUDA binaries built in it (a machine path):
+    /// `check PATH`, or the current directory when it is a Python project's root.
+    pub project: Option<String>,
 }
 
 /// Reads the machine behind `host`. Independent probes run on their own threads.
@@ -74,8 +78,12 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
             envs.extend(windows::python_envs(host, &options.python));
             envs
         });
+        let discovery = timings.time("discovery", || {
+            discovery::collect(host, &envs, options.project.as_deref())
+        });
         let (wheel_checks, framework_needs) = thread::scope(|s| {
             let envs = &envs;
+            let discovery = &discovery;
             let toolkit = s.spawn(|| timings.time("toolkit", || toolkit::collect(host, envs)));
             let nccl = s.spawn(|| multigpu::nccl_libraries(host, envs));
             let rendezvous = s.spawn(|| {
@@ -94,7 +102,7 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
             });
             // Each environment's listing, then its loader emulation, on workers of their own;
             // the kernel scan of all listings runs beside the emulations.
-            let binaries = s.spawn(|| binaries(host, envs, options, timings));
+            let binaries = s.spawn(|| binaries(host, envs, discovery, options, timings));
             if let Some(deep_options) = &options.deep {
                 snap.deep = Some(timings.time("deep", || deep::collect(host, envs, deep_options)));
             }
@@ -120,6 +128,7 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
             }
         }
         snap.python_envs = envs;
+        snap.binaries = Some(discovery);
         snap.platform = platform.join().unwrap_or_default();
         snap.host = host_facts.join().unwrap_or_default();
         snap.windows = windows.join().unwrap_or_default();
@@ -160,6 +169,7 @@ type FrameworkNeeds = Vec<Vec<Vec<cudoctor_snapshot::UnresolvedNeed>>>;
 fn binaries(
     host: &Host,
     envs: &[cudoctor_snapshot::PythonEnv],
+    discovery: &cudoctor_snapshot::BinaryDiscovery,
     options: &Options,
     timings: &Timings,
 ) -> (
@@ -176,11 +186,37 @@ fn binaries(
     let listings: Vec<std::sync::OnceLock<Vec<(String, String)>>> =
         envs.iter().map(|_| std::sync::OnceLock::new()).collect();
     // Environment i's listing, made by the first to ask (a panic in it leaves the cell empty,
-    // and the next to ask makes it again: nobody waits for a listing that never comes).
+    // and the next to ask makes it again: nobody waits for a listing that never comes), with
+    // the CUDA binaries it loads from outside its site directories.
+    let outside: Vec<Vec<String>> = envs
+        .iter()
+        .map(|e| {
+            discovery
+                .binaries
+                .iter()
+                .filter(|b| b.env_prefix.as_deref() == Some(e.prefix.as_str()))
+                .map(|b| b.path.clone())
+                .collect()
+        })
+        .collect();
+    let all_found: std::collections::HashSet<&str> =
+        discovery.binaries.iter().map(|b| b.path.as_str()).collect();
     let list = |i: usize| -> &[(String, String)] {
         listings[i].get_or_init(|| {
             timings.time("listing", || {
-                kernels::candidates(host, envs.get(i).map(std::slice::from_ref).unwrap_or(&[]))
+                let mut listing =
+                    kernels::candidates(host, envs.get(i).map(std::slice::from_ref).unwrap_or(&[]));
+                let found = outside.get(i).map(Vec::as_slice).unwrap_or(&[]);
+                // A found binary is listed under its origin, by the environment that loads it.
+                listing.retain(|(p, _)| !all_found.contains(p.as_str()));
+                listing.extend(
+                    discovery
+                        .binaries
+                        .iter()
+                        .filter(|b| found.contains(&b.path))
+                        .map(|b| (b.path.clone(), kernels::discovered_owner(b))),
+                );
+                listing
             })
         })
     };
@@ -210,7 +246,10 @@ fn binaries(
                         .collect()
                 })
             });
-            let loader = timings.time("loader", || libraries::collect_env(host, env, || list(i)));
+            let outside = outside.get(i).map(Vec::as_slice).unwrap_or(&[]);
+            let loader = timings.time("loader", || {
+                libraries::collect_env(host, env, || list(i), outside)
+            });
             (loader, needs.join().unwrap_or_default())
         });
         if let Ok(mut all) = results.lock() {
@@ -274,6 +313,13 @@ fn binaries(
         for (path, owner) in listings.iter().filter_map(|l| l.get()).flatten() {
             if seen.insert(path) {
                 candidates.push((path.clone(), owner.clone()));
+            }
+        }
+        // The binaries no inspected environment loads (JIT builds of another Python or torch)
+        // are still read: their folder says whose they are.
+        for b in &discovery.binaries {
+            if seen.insert(&b.path) {
+                candidates.push((b.path.clone(), kernels::discovered_owner(b)));
             }
         }
         let images = (!options.skip_kernel_scan).then(|| {

@@ -5,6 +5,7 @@
 //! parse them with the knowledge base's version types. A fact that could not be read is absent
 //! and the reason is kept in an [`Attempt`], so a report can say why it does not know.
 
+mod binaries;
 mod deep;
 mod driver;
 mod environment;
@@ -21,6 +22,10 @@ mod toolkit;
 mod wheels;
 pub mod windows;
 
+pub use binaries::{
+    parse_build_folder, torch_build_folder, BinaryDiscovery, BinaryOrigin, EditableVia,
+    FoundBinary, PlaceKind, SearchedPlace,
+};
 pub use deep::{
     signal_name, AllReduceFailure, AllReduceProbe, AllReduceRun, CompileFallbackCause,
     CompileProbe, CudaRuntime, DeepFacts, DeviceProbe, ExtensionFailure, ExtensionProbe,
@@ -99,6 +104,10 @@ pub struct Snapshot {
     /// What the dynamic loader would resolve; absent when that probe did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loader: Option<LoaderFacts>,
+    /// CUDA binaries outside the site directories' packages (torch's extension cache,
+    /// editable installs, PYTHONPATH, the project); absent when that search did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binaries: Option<BinaryDiscovery>,
     /// Results of runtime probes (`--deep`); absent when they did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deep: Option<DeepFacts>,

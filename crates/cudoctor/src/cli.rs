@@ -213,6 +213,11 @@ pub struct MachineArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
+    /// A project directory whose CUDA binaries (in-place builds) are judged too. Default: the
+    /// current directory, when it is a Python project's root (pyproject.toml, setup.py or
+    /// setup.cfg).
+    #[arg(value_name = "PROJECT", value_parser = path_text(), conflicts_with = "snapshot")]
+    pub project: Option<String>,
     #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
     pub format: CheckFormat,
     /// Python interpreter or environment prefix to inspect (repeatable). Default: the active venv,

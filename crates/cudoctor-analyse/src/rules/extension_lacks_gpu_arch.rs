@@ -17,6 +17,14 @@ fat binaries, against each GPU: machine code it runs, PTX it can JIT (warning), 
 bitsandbytes ships one build per CUDA release and loads only the one torch's CUDA (or
 `BNB_CUDA_VERSION`) chooses: the others are not judged.
 
+The CUDA binaries the code runs from outside the site directories' packages are judged the same
+way: torch's extension cache (the JIT builds of `torch.utils.cpp_extension.load` and
+`load_inline`, under `TORCH_EXTENSIONS_DIR` or `~/.cache/torch_extensions/pyXY_cuZZZ/<name>/`),
+the source trees of editable installs (`pip install -e .`), `PYTHONPATH` entries and the project
+directory (`cudoctor check PATH`, or the current directory when it is a Python project's root)
+with their in-place builds. A JIT build in the folder of another Python or torch is never loaded
+by the inspected environments: KRN006 names it instead.
+
 ## Why it matters
 An extension built for other GPUs imports fine and fails at its first kernel: "no kernel image
 is available for execution on the device", "CUDA error: invalid device function", or
@@ -25,7 +33,11 @@ data-center archs of their release; source builds target only the GPU of the mac
 built on.
 
 ## How to fix
-Install a build of the package that includes the GPU's architecture, or rebuild it from source
+A JIT build: set `TORCH_CUDA_ARCH_LIST` to the GPUs' architectures where the program runs and
+remove its build directory; the next `load`/`load_inline` builds it again. An in-place or
+editable build: rebuild it in its source tree with `TORCH_CUDA_ARCH_LIST` set.
+
+Otherwise install a build of the package that includes the GPU's architecture, or rebuild it from source
 for every GPU you run on (the report prints the command): `TORCH_CUDA_ARCH_LIST` names the
 architectures of most extensions; flash-attn reads `FLASH_ATTN_CUDA_ARCHS` instead (`80;90;100;120`)
 and needs `FLASH_ATTENTION_FORCE_BUILD=TRUE`, or its setup downloads a prebuilt wheel. The build
@@ -62,6 +74,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
             || (lib.sass.is_empty() && lib.ptx.is_empty())
             || torches.iter().any(|t| t.owns(&lib.path))
             || unloaded.contains(&lib.path.as_str())
+            || ctx.is_stale_jit_build(&lib.path)
             || cudoctor_fatbin::outside::kernels_outside_fat_binary(&lib.path).is_some()
         {
             continue;
@@ -78,7 +91,12 @@ fn check(ctx: &Context) -> Vec<Finding> {
         for (cc, group) in &by_cc {
             let cc = *cc;
             let verdict = library_verdict(lib, cc, driver_cuda);
-            let package = lib.package.as_deref().unwrap_or("the extension");
+            let found = ctx.found_binary(&lib.path);
+            let label = found.map(cudoctor_snapshot::FoundBinary::label);
+            let package = label
+                .as_deref()
+                .or(lib.package.as_deref())
+                .unwrap_or("the extension");
             let gpus_label = group_label(group, cc);
             let (severity, title, cause) = match &verdict {
                 Verdict::Native { .. } => continue,
@@ -157,6 +175,13 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     "{package} is NVIDIA's prebuilt library of torch's CUDA: a torch CUDA variant whose libraries support {} brings a build that does (cudoctor plan names one)",
                     cc.sm()
                 ));
+            } else if let Some(b) = found {
+                let target = b
+                    .env_prefix
+                    .as_deref()
+                    .and_then(|p| ctx.env_at(p))
+                    .map(crate::context::target_env);
+                f = f.steps(found_binary_fix(b, &all_ccs, target.as_ref()));
             } else if let Some(fix) = rebuild_fix(ctx, lib, &all_ccs) {
                 f = f.steps([fix]);
             }
@@ -229,11 +254,66 @@ fn rebuild_fix(
     }
     Some(FixStep::Shell(format!(
         "TORCH_CUDA_ARCH_LIST=\"{}\" MAX_JOBS=4 {rebuild}   # rebuild for every GPU here",
-        ccs.iter()
-            .map(|c| c.to_string())
-            .collect::<Vec<_>>()
-            .join(";")
+        arch_list(ccs)
     )))
+}
+
+/// `8.0;9.0`: the GPUs' architectures as `TORCH_CUDA_ARCH_LIST` names them.
+fn arch_list(ccs: &[cudoctor_kb::ComputeCapability]) -> String {
+    ccs.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+/// The rebuild of a CUDA binary found outside the site directories' packages, where it was
+/// built: a JIT build's directory removed (torch builds it again at the next load, with the
+/// architectures `TORCH_CUDA_ARCH_LIST` names), an editable or in-place build rebuilt in its
+/// source tree.
+fn found_binary_fix(
+    b: &cudoctor_snapshot::FoundBinary,
+    ccs: &[cudoctor_kb::ComputeCapability],
+    target: Option<&cudoctor_plan::TargetEnv>,
+) -> Vec<FixStep> {
+    use cudoctor_plan::quote;
+    use cudoctor_snapshot::BinaryOrigin;
+    let archs = arch_list(ccs);
+    match &b.origin {
+        BinaryOrigin::TorchExtensionCache { build_dir, name, .. } => vec![
+            FixStep::Shell(format!(
+                "rm -rf {}   # the build of {name} without these GPUs; torch builds it again at the next load",
+                quote(build_dir)
+            )),
+            FixStep::Prose(format!(
+                "Run the program that builds {name} with TORCH_CUDA_ARCH_LIST=\"{archs}\" in its environment (torch's JIT build reads it; unset, it targets the GPUs visible at build time only)"
+            )),
+        ],
+        BinaryOrigin::Editable { source, .. } => {
+            let default = cudoctor_plan::TargetEnv {
+                python: "python".into(),
+                ..Default::default()
+            };
+            let install = cudoctor_plan::install::install(
+                target.unwrap_or(&default),
+                &[
+                    "--no-build-isolation".into(),
+                    "--no-deps".into(),
+                    "-e".into(),
+                    source.clone(),
+                ],
+            );
+            vec![FixStep::Shell(format!(
+                "TORCH_CUDA_ARCH_LIST=\"{archs}\" {install}   # rebuild the editable install for every GPU here"
+            ))]
+        }
+        BinaryOrigin::PythonPath { entry: root } | BinaryOrigin::Project { root } => {
+            vec![FixStep::Prose(format!(
+                "Rebuild {} in {} with TORCH_CUDA_ARCH_LIST=\"{archs}\" set, the way it was built (e.g. `TORCH_CUDA_ARCH_LIST=\"{archs}\" python setup.py build_ext --inplace` in its project)",
+                b.path,
+                quote(root)
+            ))]
+        }
+    }
 }
 
 fn list(v: &[String]) -> String {

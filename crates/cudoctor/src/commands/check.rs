@@ -87,6 +87,29 @@ fn deep_options(args: &CheckArgs, spinner: Option<&Spinner>) -> anyhow::Result<D
     })
 }
 
+/// The project directory searched for CUDA binaries: the one named, which must be a
+/// directory, else the current directory when it is a Python project's root (on this machine
+/// only: under `--root` the current directory is not the inspected machine's).
+fn project_dir(args: &CheckArgs, host: &cudoctor_collect::Host) -> anyhow::Result<Option<String>> {
+    if let Some(p) = &args.project {
+        let abs = crate::output::absolute_machine_path(p)?;
+        if !host.is_dir(&abs) {
+            bail!("{p}: not a directory (name a project directory to search for CUDA binaries)");
+        }
+        return Ok(Some(abs));
+    }
+    if args.machine.root.is_some() {
+        return Ok(None);
+    }
+    let Ok(cwd) = std::env::current_dir() else {
+        return Ok(None);
+    };
+    Ok(cudoctor_collect::discovery::project_of_cwd(
+        host,
+        &cudoctor_types::os_text::from_path(&cwd),
+    ))
+}
+
 /// The snapshot to judge: `--snapshot`'s, or this machine's (or `--root`'s), collected now.
 fn collect_or_load(args: &CheckArgs) -> anyhow::Result<cudoctor_snapshot::Snapshot> {
     Ok(match &args.snapshot {
@@ -97,8 +120,10 @@ fn collect_or_load(args: &CheckArgs) -> anyhow::Result<cudoctor_snapshot::Snapsh
             if args.deep {
                 check_deep_timeout(args.deep_timeout)?;
             }
+            let project = project_dir(args, &host)?;
             let spinner = args.deep.then(Spinner::start).flatten();
             let options = Options {
+                project,
                 python: pythons,
                 deep: args
                     .deep

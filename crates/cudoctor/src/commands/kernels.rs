@@ -23,17 +23,39 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
     } else {
         Vec::new()
     };
+    let mut found = cudoctor_snapshot::BinaryDiscovery::default();
     let machine_paths: Vec<String> = if args.paths.is_empty() {
         if envs.is_empty() {
             bail!("no Python environment found; name libraries or directories to scan");
         }
-        envs.iter()
+        let mut paths: Vec<String> = envs
+            .iter()
             .flat_map(|e| {
                 e.site_packages
                     .iter()
                     .flat_map(|sp| kernels::expand(&host, sp))
             })
-            .collect()
+            .collect();
+        // The CUDA binaries outside the site directories' packages too: torch's extension
+        // cache, editable source trees, PYTHONPATH, the project in the current directory.
+        let project = if args.machine.root.is_none() {
+            std::env::current_dir().ok().and_then(|cwd| {
+                cudoctor_collect::discovery::project_of_cwd(
+                    &host,
+                    &cudoctor_types::os_text::from_path(&cwd),
+                )
+            })
+        } else {
+            None
+        };
+        found = cudoctor_collect::discovery::collect(&host, &envs, project.as_deref());
+        let mut seen: std::collections::HashSet<String> = paths.iter().cloned().collect();
+        for b in &found.binaries {
+            if seen.insert(b.path.clone()) {
+                paths.push(b.path.clone());
+            }
+        }
+        paths
     } else {
         let mut out = Vec::new();
         for p in &args.paths {
@@ -92,6 +114,7 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
         g.libraries.retain(|l| keep.contains(&l.path));
     }
     mark_unloaded_bitsandbytes(&host, &envs, &keep, &mut report);
+    mark_stale_jit_builds(&found, &keep, &mut report);
     let failing = report
         .gpus
         .iter()
@@ -110,6 +133,37 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Healthy
     })
+}
+
+/// JIT builds in the folder of another Python or torch build are loaded by no environment
+/// found: judged for no GPU, as check leaves them out of KRN002 (KRN006 names them).
+fn mark_stale_jit_builds(
+    found: &cudoctor_snapshot::BinaryDiscovery,
+    paths: &[String],
+    report: &mut cudoctor_fatbin::report::KernelsReport,
+) {
+    for b in &found.binaries {
+        let cudoctor_snapshot::BinaryOrigin::TorchExtensionCache {
+            from_env_var: false,
+            build_folder,
+            ..
+        } = &b.origin
+        else {
+            continue;
+        };
+        if b.env_prefix.is_some() || !paths.contains(&b.path) {
+            continue;
+        }
+        report.not_judged(
+            &b.path,
+            match build_folder {
+                Some(f) => format!(
+                    "never loaded: a JIT build in torch's folder {f}, which no Python environment found here builds and loads in"
+                ),
+                None => "never loaded: a JIT build from a torch release before the build folders".to_string(),
+            },
+        );
+    }
 }
 
 /// bitsandbytes loads the one build of its library that torch's CUDA (or BNB_CUDA_VERSION)
