@@ -147,10 +147,18 @@ impl LibraryLinks {
     /// Whether loading it fails: a needed library that is no optional one is missing, or
     /// symbols are unresolved that no missing optional library accounts for.
     pub fn fails_to_load(&self) -> bool {
+        self.fails_to_load_unless(&|_| false)
+    }
+
+    /// [`LibraryLinks::fails_to_load`], where the undefined symbols `provided_later` accepts
+    /// are provided at run time (the driver's entry points, which libcuda brings when CUDA
+    /// starts) and fail nothing.
+    pub fn fails_to_load_unless(&self, provided_later: &dyn Fn(&str) -> bool) -> bool {
         self.needed
             .iter()
             .any(|n| n.via == cudoctor_types::Via::Missing && !n.optional)
-            || (!self.unresolved_symbols.is_empty() && !self.lacks_optional_library())
+            || (self.unresolved_symbols.iter().any(|s| !provided_later(s))
+                && !self.lacks_optional_library())
     }
 }
 
