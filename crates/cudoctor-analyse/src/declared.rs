@@ -6,7 +6,7 @@ use cudoctor_snapshot::{DeclaredRequirements, PythonEnv};
 use cudoctor_types::requirement::{PyVersion, SpecOp};
 use cudoctor_types::Requirement;
 
-use crate::Context;
+use crate::{Context, Finding};
 
 /// The torch release a package was built against, with every place that says so.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,6 +129,80 @@ impl<'a> Context<'a> {
             version: version?,
             evidence,
         })
+    }
+}
+
+impl Context<'_> {
+    /// The fix of a package built for torch `built_for` while `torch_version` is installed: a
+    /// matching pair, the package's prebuilt build for the installed torch (`--only-binary`: a
+    /// build is chosen, never a source build) or the torch it was built for (with the paired
+    /// torchvision/torchaudio that are installed), in the environment's installer.
+    pub fn matching_torch_pair(
+        &self,
+        mut f: Finding,
+        env: &PythonEnv,
+        pkg: &str,
+        built_for: &str,
+        torch_version: &str,
+    ) -> Finding {
+        let ctx = self;
+        let public = built_for.split('+').next().unwrap_or(built_for);
+        let target = ctx.target_env(env);
+        let installed_public = torch_version.split('+').next().unwrap_or(torch_version);
+        // The package's prebuilt build for the installed torch: `torch==X` is met by the installed
+        // `X+cu126` too, so torch stays; `--only-binary` keeps the installer from a source build.
+        let keep = cudoctor_plan::Install {
+            only_binary: vec![pkg.to_string()],
+            ..cudoctor_plan::Install::pins([pkg.to_string(), format!("torch=={installed_public}")])
+        };
+        f = f
+            .prose(format!(
+                "Install the {pkg} build made for the installed torch {torch_version}:"
+            ))
+            .command(&target, target.install(&keep));
+        // Or the torch it was built for, with the paired companions that are installed.
+        let label = torch_version.split_once('+').map(|(_, l)| l);
+        let release = ctx.kb.torch(public);
+        let torch_pin = if built_for.contains('+') {
+            built_for.to_string()
+        } else {
+            match label {
+                Some(l) if release.is_some_and(|r| r.variant(l).is_some()) => {
+                    format!("{built_for}+{l}")
+                }
+                _ => built_for.to_string(),
+            }
+        };
+        let mut pins = vec![format!("torch=={torch_pin}")];
+        let pin_label = torch_pin.split_once('+').map(|(_, l)| l);
+        for (name, paired) in [
+            (
+                "torchvision",
+                release.and_then(|r| r.torchvision.as_deref()),
+            ),
+            ("torchaudio", release.and_then(|r| r.torchaudio.as_deref())),
+        ] {
+            if env.package(name).is_none() {
+                continue;
+            }
+            match paired {
+                Some(v) => pins.push(match pin_label {
+                    Some(l) => format!("{name}=={v}+{l}"),
+                    None => format!("{name}=={v}"),
+                }),
+                None => {
+                    f = f.prose(format!(
+                        "The {name} paired with torch {} is not in the knowledge base: `cudoctor plan --torch {}` names it",
+                        public,
+                        public
+                    ))
+                }
+            }
+        }
+        let op =
+            cudoctor_plan::Install::pins(pins).index(cudoctor_plan::torch_index_url(pin_label));
+        f.prose(format!("or the torch {pkg} was built for:"))
+            .command(&target, target.install(&op))
     }
 }
 

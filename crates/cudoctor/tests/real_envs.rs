@@ -450,6 +450,50 @@ fn stock_cu126_is_healthy() {
     healthy("stock-cu126");
 }
 
+/// vLLM as its own metadata installs it: its extensions call the driver API (cu*), which this
+/// driverless machine lacks; that is the driver's finding, not the package's (no LIB004), and
+/// every pin among its CUDA packages is met (FW024 silent, as `uv pip check` says).
+#[test]
+fn vllm_stock_is_healthy() {
+    healthy("vllm-stock");
+}
+
+/// xformers 0.0.31 (its METADATA pins torch==2.7.1, its cpp_lib.json says 2.7.1+cu126) over
+/// torch 2.8.0: the pin is the root cause, the undefined torch symbols of its two modules follow,
+/// and the fix is a matching pair, never a source build.
+#[test]
+fn xformers_built_for_another_torch_is_its_pin_with_a_matching_pair() {
+    let Some(python) = real_env("xformers-other-torch") else {
+        return;
+    };
+    let json = check_json(&python, None);
+    let root = one_root("xformers-other-torch", &json, "FW024");
+    let f = findings(&json);
+    assert!(
+        f.iter().any(|(c, _, _)| c == "LIB004")
+            && f.iter()
+                .filter(|(c, _, _)| c == "LIB004")
+                .all(|(_, _, by)| by.is_some()),
+        "{f:?}"
+    );
+    let cmds = fix_commands(&root);
+    assert!(
+        cmds[0].contains("--only-binary xformers xformers torch==2.8.0"),
+        "{cmds:?}"
+    );
+    let all = root["fix"].to_string();
+    assert!(all.contains("torch==2.7.1"), "{all}");
+    assert!(!all.contains("--no-binary"), "{all}");
+}
+
+#[test]
+fn the_fix_of_xformers_built_for_another_torch_repairs_a_copy_of_the_env() {
+    if real_env("xformers-other-torch").is_none() {
+        return;
+    }
+    fix_repairs_from("xformers-other-torch", "FW024", &[], Index::Online);
+}
+
 /// The env's own `sys.path` (site directories only) against the directories cudoctor reads.
 fn site_dirs_match(name: &str) {
     let Some(python) = real_env(name) else { return };

@@ -256,61 +256,7 @@ fn built_for_another_torch(
         "{torch_abi} of its undefined symbols are torch's own C++ symbols, which another torch release renames or removes: {pkg} was built for torch {}, and importing it fails with \"undefined symbol: {first}\".",
         b.version
     ));
-    let target = ctx.target_env(env);
-    let installed_public = torch_version.split('+').next().unwrap_or(torch_version);
-    // The package's prebuilt build for the installed torch: `torch==X` is met by the installed
-    // `X+cu126` too, so torch stays; `--only-binary` keeps the installer from a source build.
-    let keep = cudoctor_plan::Install {
-        only_binary: vec![pkg.to_string()],
-        ..cudoctor_plan::Install::pins([pkg.to_string(), format!("torch=={installed_public}")])
-    };
-    f = f
-        .prose(format!(
-            "Install the {pkg} build made for the installed torch {torch_version}:"
-        ))
-        .command(&target, target.install(&keep));
-    // Or the torch it was built for, with the paired companions that are installed.
-    let label = torch_version.split_once('+').map(|(_, l)| l);
-    let release = ctx.kb.torch(b.public());
-    let torch_pin = if b.version.contains('+') {
-        b.version.clone()
-    } else {
-        match label {
-            Some(l) if release.is_some_and(|r| r.variant(l).is_some()) => {
-                format!("{}+{l}", b.version)
-            }
-            _ => b.version.clone(),
-        }
-    };
-    let mut pins = vec![format!("torch=={torch_pin}")];
-    let pin_label = torch_pin.split_once('+').map(|(_, l)| l);
-    for (name, paired) in [
-        (
-            "torchvision",
-            release.and_then(|r| r.torchvision.as_deref()),
-        ),
-        ("torchaudio", release.and_then(|r| r.torchaudio.as_deref())),
-    ] {
-        if env.package(name).is_none() {
-            continue;
-        }
-        match paired {
-            Some(v) => pins.push(match pin_label {
-                Some(l) => format!("{name}=={v}+{l}"),
-                None => format!("{name}=={v}"),
-            }),
-            None => {
-                f = f.prose(format!(
-                    "The {name} paired with torch {} is not in the knowledge base: `cudoctor plan --torch {}` names it",
-                    b.public(),
-                    b.public()
-                ))
-            }
-        }
-    }
-    let op = cudoctor_plan::Install::pins(pins).index(cudoctor_plan::torch_index_url(pin_label));
-    f.prose(format!("or the torch {pkg} was built for:"))
-        .command(&target, target.install(&op))
+    ctx.matching_torch_pair(f, env, pkg, &b.version, torch_version)
 }
 
 #[cfg(test)]
