@@ -20,7 +20,7 @@ core=(stock-current stock-cu126 nvcc-cu13 deleted-wheel-lib)
 extended=(ssp-over-user jax-cuda12-beside-torch companion-wrong-release jax-cuda12 jax-plugin-wrong-release
   cupy-cuda12x-beside-torch onnxruntime-gpu sglang-beside-torch bnb-transformers xformers-matching
   nvcc-cu12 jax-cuda13 cuda13-frameworks-beside-torch cupy-cuda12x-beside-jax-cuda13
-  xformers-other-torch vllm-stock)
+  xformers-other-torch vllm-stock sglang-stock tensorflow-and-cuda)
 
 spec_of() {
   case "$1" in
@@ -59,6 +59,10 @@ spec_of() {
     xformers-other-torch) echo "venv|torch==2.8.0|--no-deps xformers==0.0.31" ;;
     # vLLM as its own metadata installs it: its torch, xformers, flashinfer; Hopper-only modules.
     vllm-stock) echo "venv|vllm" ;;
+    # SGLang with its own dependencies: sglang-kernel, flashinfer, its torch.
+    sglang-stock) echo "venv|sglang" ;;
+    # TensorFlow with its CUDA wheels (the and-cuda extra), which it opens at import.
+    tensorflow-and-cuda) echo "venv|tensorflow[and-cuda]" ;;
     # A copy (hard links) of stock-cu126 with one wheel library deleted: registered, file gone.
     deleted-wheel-lib) echo "copy|stock-cu126|nvidia/cudnn/lib/libcudnn.so.9" ;;
     # Toolkits from NVIDIA's nvcc wheels: CUDA_HOME at another major's nvcc, and an nvcc that

@@ -39,9 +39,9 @@ pub use frameworks::{
     UnresolvedNeed,
 };
 pub use images::{
-    CachedLibrary, FileVersion, KernelImages, LibraryImages, LibraryLinks, LinkedLibrary,
-    LoadStage, LoaderFacts, OpenedBy, Opener, ProcessLinks, RuntimeDir, ShadowedLibrary,
-    VersionSource,
+    CachedLibrary, ConditionalLoad, FileVersion, KernelImages, LibraryImages, LibraryLinks,
+    LinkedLibrary, LoadCondition, LoadStage, LoaderFacts, OpenedBy, Opener, ProcessLinks,
+    RuntimeDir, ShadowedLibrary, VersionSource,
 };
 pub use multigpu::{
     GpuPair, LinkClass, MultiGpuFacts, NcclLibrary, NvLink, P2pStatus, PathLevel, Topology,

@@ -486,6 +486,57 @@ fn xformers_built_for_another_torch_is_its_pin_with_a_matching_pair() {
     assert!(!all.contains("--no-binary"), "{all}");
 }
 
+/// vLLM's architecture-specific modules (FA3 and FlashMLA for sm_90a, DeepSelect and QuTLASS for
+/// sm_100f) are imported inside try/except or contextlib.suppress by vLLM's own dispatch: on an
+/// A100 or an RTX 30 GPU (what-if) they are information, and the core modules carry the GPU.
+#[test]
+fn vllms_hopper_and_blackwell_only_backends_are_information_on_ampere() {
+    let Some(python) = real_env("vllm-stock") else {
+        return;
+    };
+    for gpu in ["sm_80", "sm_86"] {
+        let (json, _) = what_if_json("check", gpu, &python);
+        let krn: Vec<&Value> = json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == "KRN002")
+            .collect();
+        assert!(
+            krn.iter().all(|f| f["severity"] == "info"),
+            "{gpu}: {krn:#?}"
+        );
+        let evidence = krn
+            .iter()
+            .map(|f| f["evidence"].to_string())
+            .collect::<String>();
+        for module in ["_vllm_fa3_C", "_flashmla_C"] {
+            assert!(
+                evidence.contains(module),
+                "{gpu}: {module} not named: {evidence}"
+            );
+        }
+        // Each one named optional carries no code for this GPU's family, as its fat binary says.
+        for lib in json["snapshot"]["kernel_images"]["libraries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| !l["loaded_if"].is_null())
+        {
+            let sass: Vec<&str> = lib["sass"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_str().unwrap())
+                .collect();
+            assert!(
+                sass.iter().all(|s| s.ends_with('a') || s.ends_with('f')),
+                "{lib:#}"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_fix_of_xformers_built_for_another_torch_repairs_a_copy_of_the_env() {
     if real_env("xformers-other-torch").is_none() {

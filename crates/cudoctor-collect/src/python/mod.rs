@@ -1,6 +1,7 @@
 //! Python environments, read from their files alone: no interpreter is started on this path.
 
 pub mod declared;
+pub mod dispatch;
 pub mod frameworks;
 pub mod installer;
 pub mod record;
