@@ -537,6 +537,71 @@ fn vllms_hopper_and_blackwell_only_backends_are_information_on_ampere() {
     }
 }
 
+/// TensorFlow in the framework layer with its CUDA major, and `libs` resolving its CUDA
+/// libraries as a real `import tensorflow` maps them: the nvidia wheels' files its own process
+/// maps on this driverless machine (`/proc/self/maps`) are exactly those `libs` puts at the
+/// import stage; the rest (cuBLAS, cuDNN, cuFFT...) only once a driver starts the GPU.
+#[test]
+fn tensorflow_libraries_are_what_a_real_import_maps() {
+    let Some(python) = real_env("tensorflow-and-cuda") else {
+        return;
+    };
+    let json = check_json(&python, None);
+    let prefix = env_prefix(&python);
+    let env = json["snapshot"]["python_envs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["prefix"] == prefix)
+        .unwrap();
+    let tf = env["frameworks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["framework"] == "tensorflow")
+        .unwrap_or_else(|| panic!("no TensorFlow build: {env:#}"));
+    assert_eq!(tf["cuda"]["major"], 12, "{tf:#}");
+    assert_eq!(env_problems(&json), Vec::<(String, String)>::new());
+    // The real import.
+    let out = Command::new(&python)
+        .args([
+            "-c",
+            "import tensorflow\nfor l in open('/proc/self/maps'):\n    p = l.split()[-1]\n    if '/nvidia/' in p and '.so' in p: print(p)",
+        ])
+        .env("TF_CPP_MIN_LOG_LEVEL", "3")
+        .output()
+        .unwrap();
+    let real: BTreeSet<PathBuf> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| std::fs::canonicalize(l).unwrap())
+        .collect();
+    assert!(!real.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    let libs: Value = serde_json::from_slice(&libs_json_output(&python).stdout).unwrap();
+    let objects = libs["frameworks"][0]["objects"].as_array().unwrap();
+    let at_import: BTreeSet<PathBuf> = objects
+        .iter()
+        .filter(|o| o["stage"].is_null() || o["stage"] == "import")
+        .map(|o| o["real_path"].as_str().or(o["path"].as_str()).unwrap())
+        .filter(|p| p.contains("/nvidia/"))
+        .map(|p| std::fs::canonicalize(p).unwrap())
+        .collect();
+    assert_eq!(at_import, real);
+    // Its loader's other libraries resolve into the env's nvidia wheels too.
+    let later: Vec<&str> = objects
+        .iter()
+        .filter(|o| o["stage"] == "cuda_init")
+        .filter_map(|o| o["path"].as_str())
+        .collect();
+    for lib in ["libcublas.so.12", "libcudnn.so.9", "libcufft.so.11"] {
+        assert!(
+            later
+                .iter()
+                .any(|p| p.ends_with(lib) && p.contains("/nvidia/")),
+            "{lib}: {later:?}"
+        );
+    }
+}
+
 #[test]
 fn the_fix_of_xformers_built_for_another_torch_repairs_a_copy_of_the_env() {
     if real_env("xformers-other-torch").is_none() {
