@@ -19,7 +19,8 @@ python_bin="${CUDOCTOR_REALENV_PYTHON:-python3}"
 core=(stock-current stock-cu126 nvcc-cu13 deleted-wheel-lib)
 extended=(ssp-over-user jax-cuda12-beside-torch companion-wrong-release jax-cuda12 jax-plugin-wrong-release
   cupy-cuda12x-beside-torch onnxruntime-gpu sglang-beside-torch bnb-transformers xformers-matching
-  nvcc-cu12 jax-cuda13 cuda13-frameworks-beside-torch cupy-cuda12x-beside-jax-cuda13)
+  nvcc-cu12 jax-cuda13 cuda13-frameworks-beside-torch cupy-cuda12x-beside-jax-cuda13
+  xformers-other-torch vllm-stock sglang-stock tensorflow-and-cuda)
 
 spec_of() {
   case "$1" in
@@ -54,6 +55,14 @@ spec_of() {
     bnb-transformers) echo "venv|torch bitsandbytes transformers" ;;
     # torch with the xformers release built for it (the resolver picks the one pinning it).
     xformers-matching) echo "venv|torch==2.7.1 xformers" ;;
+    # xformers built for torch 2.7.1 (its Requires-Dist and cpp_lib.json say so) over torch 2.8.0.
+    xformers-other-torch) echo "venv|torch==2.8.0|--no-deps xformers==0.0.31" ;;
+    # vLLM as its own metadata installs it: its torch, xformers, flashinfer; Hopper-only modules.
+    vllm-stock) echo "venv|vllm" ;;
+    # SGLang with its own dependencies: sglang-kernel, flashinfer, its torch.
+    sglang-stock) echo "venv|sglang" ;;
+    # TensorFlow with its CUDA wheels (the and-cuda extra), which it opens at import.
+    tensorflow-and-cuda) echo "venv|tensorflow[and-cuda]" ;;
     # A copy (hard links) of stock-cu126 with one wheel library deleted: registered, file gone.
     deleted-wheel-lib) echo "copy|stock-cu126|nvidia/cudnn/lib/libcudnn.so.9" ;;
     # Toolkits from NVIDIA's nvcc wheels: CUDA_HOME at another major's nvcc, and an nvcc that

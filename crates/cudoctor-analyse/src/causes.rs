@@ -11,10 +11,11 @@ use crate::finding::{Finding, Severity, Subject};
 /// the chooser's command pairs every companion, so it repairs the mismatch too).
 const TORCH_BUILD_ORDER: &[&str] = &["FW001", "DRV004", "KRN001", "FW002"];
 
-/// Findings about one package, in root order: a missing library or undefined symbols say the
-/// package was built for another torch or CUDA; its kernel images and the runtime failures of
-/// its import follow from the same build.
-const PACKAGE_ORDER: &[&str] = &["LIB001", "LIB004", "LIB002", "KRN002", "ACC007"];
+/// Findings about one package, in root order: a requirement of its metadata that the installed
+/// versions do not meet (an extension pinning another torch); a missing library or undefined
+/// symbols say the package was built for another torch or CUDA; its kernel images and the
+/// runtime failures of its import follow from the same build.
+const PACKAGE_ORDER: &[&str] = &["FW024", "LIB001", "LIB004", "LIB002", "KRN002", "ACC007"];
 
 /// Runtime findings (`--deep`) that the static layers explain.
 const RUNTIME_CODES: &[&str] = &["ACC001", "ACC002", "ACC004", "ACC005", "ACC006", "ACC011"];

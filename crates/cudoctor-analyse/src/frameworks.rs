@@ -185,7 +185,7 @@ impl<'a> Context<'a> {
 
     /// The value of a PEP 508 marker variable for environment `env` (`extra` excluded: see
     /// [`Context::applicable_pins`]). Unknown ones stay unknown.
-    fn marker_var(&self, env: &PythonEnv, name: &str) -> Option<String> {
+    pub(crate) fn marker_var(&self, env: &PythonEnv, name: &str) -> Option<String> {
         if env.windows {
             // A Windows environment's Python (x64: the only Windows build cudoctor reads).
             match name {

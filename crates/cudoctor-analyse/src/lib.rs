@@ -7,6 +7,7 @@ pub mod bitsandbytes;
 pub mod causes;
 pub mod confirm;
 pub mod context;
+pub mod declared;
 pub mod finding;
 pub mod frameworks;
 pub mod registry;

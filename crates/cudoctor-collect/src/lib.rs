@@ -324,10 +324,14 @@ fn binaries(
         }
         let images = (!options.skip_kernel_scan).then(|| {
             timings.time("kernels", || {
-                kernels::scan_extensions(
+                let mut images = kernels::scan_extensions(
                     host,
                     &kernels::with_framework_libraries(host, envs, &candidates),
-                )
+                );
+                timings.time("dispatch", || {
+                    python::dispatch::mark_optional(host, envs, &mut images)
+                });
+                images
             })
         });
         for w in workers {

@@ -283,6 +283,9 @@ pub fn framework_links(host: &Host, build: &FrameworkBuild) -> ProcessLinks {
     if let Some(jax) = jax_links(host, build) {
         return jax;
     }
+    if let Some(tf) = tensorflow_links(host, build) {
+        return tf;
+    }
     let mut process =
         cudoctor_ldso::Process::new(ProcessEnv::new(host.root()).with_vars(host.env().iter()));
     for path in &build.ships {
@@ -350,6 +353,108 @@ fn nvidia_lib_dirs(host: &Host, env: &PythonEnv) -> Vec<String> {
         }
     }
     out
+}
+
+/// The CUDA libraries TensorFlow's loader (tsl's `DsoLoader`, code in
+/// `libtensorflow_framework.so.2`) opens by soname, with that library's RUNPATH (into the
+/// nvidia wheels: `$ORIGIN/../nvidia/cuda_runtime/lib`, ...), in the order of a real process:
+/// the CUDA runtime at `import tensorflow` (a real import on a machine without a driver maps
+/// `nvidia/cuda_runtime/lib/libcudart.so.12` and no other nvidia library), the rest when the
+/// GPU platform starts with a driver. Each soname's major is the version major of the wheel
+/// `tensorflow[and-cuda]` requires (`nvidia-cufft-cu12<12.0,>=11.2.3.61`: `libcufft.so.11`),
+/// the CUDA runtime's the CUDA major of the build (`build_info.py`).
+const TF_OPENS: &[(&str, &str, LoadStage)] = &[
+    ("cudart", "nvidia-cuda-runtime", LoadStage::Import),
+    ("cublas", "nvidia-cublas", LoadStage::CudaInit),
+    ("cublasLt", "nvidia-cublas", LoadStage::CudaInit),
+    ("cufft", "nvidia-cufft", LoadStage::CudaInit),
+    ("cusolver", "nvidia-cusolver", LoadStage::CudaInit),
+    ("cusparse", "nvidia-cusparse", LoadStage::CudaInit),
+    ("cudnn", "nvidia-cudnn", LoadStage::CudaInit),
+];
+
+/// TensorFlow's process: its shipped objects as `import tensorflow` links them, then the CUDA
+/// libraries its loader opens by soname from `libtensorflow_framework.so.2` ([`TF_OPENS`]).
+/// None for other frameworks, for a CPU build, or without `libtensorflow_framework.so.2`.
+fn tensorflow_links(host: &Host, build: &FrameworkBuild) -> Option<ProcessLinks> {
+    if build.framework != cudoctor_snapshot::Framework::Tensorflow {
+        return None;
+    }
+    let cuda = build.cuda.as_ref()?;
+    let framework = build
+        .ships
+        .iter()
+        .find(|p| p.ends_with("/tensorflow/libtensorflow_framework.so.2"))?
+        .clone();
+    let mut process =
+        cudoctor_ldso::Process::new(ProcessEnv::new(host.root()).with_vars(host.env().iter()));
+    for path in &build.ships {
+        let _ = process.load(path, cudoctor_ldso::LoadOptions::default());
+    }
+    // The soname major of each family: the pinned wheel's version major.
+    let pinned_major = |wheel: &str| {
+        build.needs.iter().find_map(|line| {
+            let r: cudoctor_types::Requirement = line.parse().ok()?;
+            let name = r
+                .name
+                .strip_suffix(&format!("-cu{}", cuda.major))
+                .unwrap_or(&r.name);
+            (name == wheel).then(|| {
+                use cudoctor_types::requirement::SpecOp;
+                // `==11.2.3.61` or the floor of `<12.0,>=11.2.3.61`.
+                r.specifiers
+                    .iter()
+                    .find(|s| matches!(s.op, SpecOp::Eq | SpecOp::Ge | SpecOp::Compatible))
+                    .and_then(|s| s.version.split('.').next().map(str::to_string))
+            })?
+        })
+    };
+    let mut staged: Vec<(String, LoadStage, Option<OpenedBy>)> = Vec::new();
+    for (family, wheel, stage) in TF_OPENS {
+        let major = if *family == "cudart" {
+            Some(cuda.major.to_string())
+        } else {
+            pinned_major(wheel)
+        };
+        let Some(major) = major else { continue };
+        let soname = format!("lib{family}.so.{major}");
+        if let Some(Ok(objects)) =
+            process.dlopen_from(&framework, &soname, cudoctor_ldso::LoadOptions::default())
+        {
+            for o in objects {
+                if staged.iter().any(|(p, ..)| *p == o.path) {
+                    continue;
+                }
+                // The library opened by name; what it needs comes with it at the same stage.
+                let direct = o.soname.as_deref() == Some(soname.as_str())
+                    || o.path.ends_with(&format!("/{soname}"));
+                staged.push((
+                    o.path.clone(),
+                    *stage,
+                    direct.then(|| OpenedBy {
+                        opener: Opener::LibraryDlopen,
+                        by: "libtensorflow_framework.so.2".into(),
+                        optional: false,
+                        conditional: *stage != LoadStage::Import,
+                        nvidia_folder: None,
+                    }),
+                ));
+            }
+        }
+    }
+    let mut objects = links(&process.report_without_loader());
+    for o in &mut objects {
+        if let Some((_, stage, by)) = staged.iter().find(|(p, ..)| *p == o.path) {
+            o.stage = *stage;
+            o.opened_by = by.clone();
+        }
+    }
+    Some(ProcessLinks {
+        env_prefix: String::new(),
+        objects,
+        shadowed: Vec::new(),
+        runtime_dirs: Vec::new(),
+    })
 }
 
 /// The literal string arguments of each `call(` in Python source: `_load("cu13",

@@ -394,6 +394,7 @@ fn python_env(fs: &WinFs, host: &Host, python: &WinPath, via: &str) -> Option<Py
     }
     env.installer = Some(crate::python::installer::detect(host, &env));
     env.frameworks = crate::python::frameworks::read(host, &env);
+    env.declared = crate::python::declared::read(host, &env);
     Some(env)
 }
 

@@ -25,6 +25,9 @@ pub struct Install {
     pub no_build_isolation: bool,
     /// Move to the newest release the index has (`--upgrade`).
     pub upgrade: bool,
+    /// Take these packages only as prebuilt wheels (`--only-binary`): a build for another
+    /// release is chosen, never a source build.
+    pub only_binary: Vec<String>,
     pub index_url: Option<String>,
 }
 
@@ -182,6 +185,9 @@ impl TargetEnv {
         }
         if op.no_build_isolation || !op.from_source.is_empty() {
             words.push("--no-build-isolation".into());
+        }
+        for p in &op.only_binary {
+            words.push(format!("--only-binary {}", self.quote(p)));
         }
         if !op.from_source.is_empty() {
             for p in &op.from_source {

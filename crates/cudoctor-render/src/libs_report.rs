@@ -132,11 +132,11 @@ fn objects_text(out: &mut String, objects: &[&LibraryLinks], legend: &Legend) {
         if !o.unresolved_symbols.is_empty() {
             let _ = writeln!(out, "    unresolved symbols:");
             for s in &o.unresolved_symbols {
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    wrap("      ", "        ", &line(&demangle(s)), WIDTH)
-                );
+                let shown = match provider_note(s) {
+                    Some(p) => format!("{}  ({p})", demangle(s)),
+                    None => demangle(s),
+                };
+                let _ = writeln!(out, "{}", wrap("      ", "        ", &line(&shown), WIDTH));
             }
         }
     }
@@ -352,4 +352,22 @@ pub fn render_libs_markdown(facts: &LoaderFacts, frameworks: &[FrameworkLibs]) -
         let _ = writeln!(out, "- error: {}", cudoctor_types::inert::markdown(e));
     }
     out
+}
+
+/// Who would provide an undefined symbol, as the text report notes it: "driver", "CUDA 12
+/// cudart", "torch"; `None` where nothing is known.
+fn provider_note(symbol: &str) -> Option<String> {
+    use cudoctor_ldso::SymbolProvider as P;
+    Some(match P::of(symbol) {
+        P::Driver { family } => format!("the driver's lib{}", family.as_str()),
+        P::CudaLibrary {
+            family,
+            major: Some(m),
+        } => format!("CUDA {m}'s lib{}", family.as_str()),
+        P::CudaLibrary { family, .. } => format!("lib{}", family.as_str()),
+        P::Torch => "torch".to_string(),
+        P::CxxRuntime { version } => format!("libstdc++ {version}"),
+        P::Libc { version } => format!("glibc {version}"),
+        P::Python | P::Other => return None,
+    })
 }

@@ -41,6 +41,52 @@ pub struct LibraryImages {
     pub ptx_isa: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// An architecture-specific module (machine code only for `sm_90a`/`sm_100f`-like targets)
+    /// that its package imports only conditionally, as its own Python source shows: a backend
+    /// that is absent on other GPUs, not a broken install.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded_if: Option<ConditionalLoad>,
+}
+
+/// How a package's Python source imports one of its compiled modules only on some machines.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ConditionalLoad {
+    /// The module's dotted name: `vllm._flashmla_C`.
+    pub module: String,
+    pub how: LoadCondition,
+    /// Where: `vllm/v1/attention/ops/flashmla.py:14` (relative to site-packages).
+    pub at: String,
+}
+
+/// The shape of a conditional import in a package's Python source.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadCondition {
+    /// Inside `try:` whose failure the package handles (`except ImportError`).
+    #[default]
+    TryImport,
+    /// Inside `with contextlib.suppress(ImportError):`.
+    SuppressedImport,
+    /// Probed first: `importlib.util.find_spec("pkg.mod")`.
+    FindSpec,
+    /// Under an `if` (a capability or platform check).
+    UnderCondition,
+    /// Inside a function: imported when a feature that needs it is used.
+    OnUse,
+}
+
+impl LoadCondition {
+    pub fn describe(self) -> &'static str {
+        match self {
+            LoadCondition::TryImport => "imported inside try/except",
+            LoadCondition::SuppressedImport => "imported under contextlib.suppress(ImportError)",
+            LoadCondition::FindSpec => "probed with importlib.util.find_spec before use",
+            LoadCondition::UnderCondition => {
+                "imported under an if (a capability or platform check)"
+            }
+            LoadCondition::OnUse => "imported inside a function, when the feature is used",
+        }
+    }
 }
 
 /// What the dynamic loader would resolve for the processes cudoctor emulates: for each Python
@@ -151,10 +197,18 @@ impl LibraryLinks {
     /// Whether loading it fails: a needed library that is no optional one is missing, or
     /// symbols are unresolved that no missing optional library accounts for.
     pub fn fails_to_load(&self) -> bool {
+        self.fails_to_load_unless(&|_| false)
+    }
+
+    /// [`LibraryLinks::fails_to_load`], where the undefined symbols `provided_later` accepts
+    /// are provided at run time (the driver's entry points, which libcuda brings when CUDA
+    /// starts) and fail nothing.
+    pub fn fails_to_load_unless(&self, provided_later: &dyn Fn(&str) -> bool) -> bool {
         self.needed
             .iter()
             .any(|n| n.via == cudoctor_types::Via::Missing && !n.optional)
-            || (!self.unresolved_symbols.is_empty() && !self.lacks_optional_library())
+            || (self.unresolved_symbols.iter().any(|s| !provided_later(s))
+                && !self.lacks_optional_library())
     }
 }
 

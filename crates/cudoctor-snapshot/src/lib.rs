@@ -39,11 +39,14 @@ pub use driver::{
     LibraryFailure,
 };
 pub use environment::{recorded_env, redact_url_credentials, relevant_variable, EnvVars, REDACTED};
-pub use frameworks::{CompanionPin, CudaBinding, Framework, FrameworkBuild, UnresolvedNeed};
+pub use frameworks::{
+    CompanionPin, CudaBinding, DeclaredRequirements, Framework, FrameworkBuild, RecordedTorch,
+    UnresolvedNeed,
+};
 pub use images::{
-    CachedLibrary, FileVersion, KernelImages, LibraryImages, LibraryLinks, LinkedLibrary,
-    LoadStage, LoaderFacts, OpenedBy, Opener, ProcessLinks, RuntimeDir, ShadowedLibrary,
-    VersionSource,
+    CachedLibrary, ConditionalLoad, FileVersion, KernelImages, LibraryImages, LibraryLinks,
+    LinkedLibrary, LoadCondition, LoadStage, LoaderFacts, OpenedBy, Opener, ProcessLinks,
+    RuntimeDir, ShadowedLibrary, VersionSource,
 };
 pub use multigpu::{
     GpuPair, LinkClass, MultiGpuFacts, NcclLibrary, NvLink, P2pStatus, PathLevel, Topology,

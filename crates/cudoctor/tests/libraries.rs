@@ -139,3 +139,164 @@ fn libs_command_reports_json_objects() {
     }
     assert_eq!(r.code, 1, "unresolved symbols make it exit 1");
 }
+
+/// torch 2.11 for CUDA 13 with its runtime and libc10 in a venv, on a machine with no driver.
+fn driverless_torch() -> support::FakeMachine {
+    let mut m = support::FakeMachine::new();
+    m.venv(
+        "/opt/venv",
+        "2.11.0+cu130",
+        Some("13.0"),
+        &[("nvidia-cuda-runtime", "13.0.96"), ("vllm", "0.11.0")],
+    );
+    gcc(
+        &m,
+        &format!("{SP}/nvidia/cu13/lib/libcudart.so.13"),
+        "int cudaGetDeviceCount(int *n) { *n = 1; return 0; }",
+        &["-Wl,-soname,libcudart.so.13"],
+    );
+    gcc(
+        &m,
+        &format!("{SP}/torch/lib/libc10.so"),
+        "void c10_present(void) {}",
+        &["-Wl,-soname,libc10.so"],
+    );
+    let lib = m.real(&format!("{SP}/torch/lib"));
+    gcc(
+        &m,
+        &format!("{SP}/torch/_C.cpython-312-x86_64-linux-gnu.so"),
+        "extern void c10_present(void); void init(void) { c10_present(); }",
+        &[
+            &format!("-L{}", lib.display()),
+            "-Wl,--no-as-needed",
+            "-lc10",
+            "-Wl,-rpath,$ORIGIN/lib",
+        ],
+    );
+    support::system_libc(&m, "/usr/lib/x86_64-linux-gnu");
+    m
+}
+
+#[test]
+fn lib004_driver_entry_points_on_a_driverless_machine_are_the_drivers() {
+    // A vLLM-like extension: it links torch and calls the driver API (cuGetProcAddress,
+    // cuLaunchKernel) that libcuda provides once CUDA starts; healthy, only the driver is absent.
+    let mut m = driverless_torch();
+    let lib = m.real(&format!("{SP}/torch/lib"));
+    gcc(
+        &m,
+        &format!("{SP}/vllm/_C.abi3.so"),
+        "extern void c10_present(void); extern int cuGetProcAddress(const char*, void**, int, unsigned long long); extern int cuLaunchKernel(void); extern int nvmlInit_v2(void);\n void PyInit__C(void) { void *p; c10_present(); cuGetProcAddress(\"cuInit\", &p, 12000, 0); cuLaunchKernel(); nvmlInit_v2(); }",
+        &[&format!("-L{}", lib.display()), "-Wl,--no-as-needed", "-lc10", "-Wl,-rpath,$ORIGIN/../torch/lib"],
+    );
+    // The driver's absence is the one cause.
+    m.breakages(1);
+    let (v, _) = m.json();
+    let objects = v["snapshot"]["loader"]["processes"][0]["objects"]
+        .as_array()
+        .unwrap();
+    let ext = objects
+        .iter()
+        .find(|o| o["path"].as_str().unwrap().ends_with("vllm/_C.abi3.so"))
+        .unwrap_or_else(|| panic!("the extension is not in the process: {objects:#?}"));
+    // The symbols are unresolved in the emulated process (no libcuda here)...
+    let unresolved: Vec<&str> = ext["unresolved_symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(unresolved.contains(&"cuLaunchKernel"), "{ext:#}");
+    // ...and no finding of LIB004 blames the package for them.
+    assert!(finding(&v, "LIB004").is_none(), "{:#}", v["findings"]);
+    assert!(finding(&v, "DRV001").is_some(), "{:#}", v["findings"]);
+}
+
+#[test]
+fn lib004_an_extension_whose_metadata_names_another_torch_gets_a_matching_pair() {
+    // xformers 0.0.31 (built for torch 2.7.1, as its METADATA and cpp_lib.json say) over
+    // torch 2.8.0.
+    let mut m = support::FakeMachine::new();
+    m.driver(
+        "580.159.04",
+        "13.0",
+        &[support::Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
+    );
+    m.venv(
+        "/opt/venv",
+        "2.8.0",
+        Some("12.8"),
+        &[
+            ("nvidia-cuda-runtime-cu12", "12.8.90"),
+            ("xformers", "0.0.31"),
+        ],
+    );
+    m.file(
+        &format!("{SP}/xformers-0.0.31.dist-info/METADATA"),
+        "Metadata-Version: 2.1\nName: xformers\nVersion: 0.0.31\nRequires-Dist: numpy\nRequires-Dist: torch==2.7.1\n\n",
+    );
+    m.file(
+        &format!("{SP}/xformers/cpp_lib.json"),
+        r#"{"version": {"cuda": 1208, "hip": null, "torch": "2.7.1+cu126", "python": "3.9.23"}, "env": {}}"#,
+    );
+    m.file(&format!("{SP}/xformers/__init__.py"), "");
+    gcc(
+        &m,
+        &format!("{SP}/torch/lib/libc10.so"),
+        "void c10_present(void) {}",
+        &["-Wl,-soname,libc10.so"],
+    );
+    let lib = m.real(&format!("{SP}/torch/lib"));
+    gcc(
+        &m,
+        &format!("{SP}/torch/_C.cpython-312-x86_64-linux-gnu.so"),
+        "extern void c10_present(void); void init(void) { c10_present(); }",
+        &[
+            &format!("-L{}", lib.display()),
+            "-Wl,--no-as-needed",
+            "-lc10",
+            "-Wl,-rpath,$ORIGIN/lib",
+        ],
+    );
+    gcc(
+        &m,
+        &format!("{SP}/xformers/_C.so"),
+        "extern void c10_present(void); extern void _ZN3c104cuda9SetDeviceEi(int); void PyInit__C(void) { c10_present(); _ZN3c104cuda9SetDeviceEi(0); }",
+        &[&format!("-L{}", lib.display()), "-Wl,--no-as-needed", "-lc10", "-Wl,-rpath,$ORIGIN/../torch/lib"],
+    );
+    support::system_libc(&m, "/usr/lib/x86_64-linux-gnu");
+    m.breakages(1);
+    let (v, _) = m.json();
+    let f = finding(&v, "LIB004").unwrap_or_else(|| panic!("no LIB004: {:#}", v["findings"]));
+    assert_eq!(
+        f["title"],
+        "xformers 0.0.31 was built for torch 2.7.1+cu126, but torch 2.8.0 is installed (/opt/venv)"
+    );
+    let evidence = f["evidence"].to_string();
+    assert!(
+        evidence.contains("cpp_lib.json: built for torch 2.7.1+cu126"),
+        "{evidence}"
+    );
+    assert!(
+        evidence.contains("Requires-Dist: torch==2.7.1"),
+        "{evidence}"
+    );
+    let steps = support::step_texts(&f["fix"]);
+    let shells: Vec<&String> = steps.iter().filter(|s| s.contains(" install ")).collect();
+    // The build of xformers for the installed torch, never from source; or the torch it was
+    // built for.
+    assert!(
+        shells[0].ends_with("install --only-binary xformers xformers torch==2.8.0"),
+        "{steps:?}"
+    );
+    assert!(
+        shells[1].ends_with(
+            "install torch==2.7.1+cu126 --index-url https://download.pytorch.org/whl/cu126"
+        ),
+        "{steps:?}"
+    );
+    assert!(
+        !steps.iter().any(|s| s.contains("--no-binary")),
+        "{steps:?}"
+    );
+}

@@ -450,6 +450,166 @@ fn stock_cu126_is_healthy() {
     healthy("stock-cu126");
 }
 
+/// vLLM as its own metadata installs it: its extensions call the driver API (cu*), which this
+/// driverless machine lacks; that is the driver's finding, not the package's (no LIB004), and
+/// every pin among its CUDA packages is met (FW024 silent, as `uv pip check` says).
+#[test]
+fn vllm_stock_is_healthy() {
+    healthy("vllm-stock");
+}
+
+/// xformers 0.0.31 (its METADATA pins torch==2.7.1, its cpp_lib.json says 2.7.1+cu126) over
+/// torch 2.8.0: the pin is the root cause, the undefined torch symbols of its two modules follow,
+/// and the fix is a matching pair, never a source build.
+#[test]
+fn xformers_built_for_another_torch_is_its_pin_with_a_matching_pair() {
+    let Some(python) = real_env("xformers-other-torch") else {
+        return;
+    };
+    let json = check_json(&python, None);
+    let root = one_root("xformers-other-torch", &json, "FW024");
+    let f = findings(&json);
+    assert!(
+        f.iter().any(|(c, _, _)| c == "LIB004")
+            && f.iter()
+                .filter(|(c, _, _)| c == "LIB004")
+                .all(|(_, _, by)| by.is_some()),
+        "{f:?}"
+    );
+    let cmds = fix_commands(&root);
+    assert!(
+        cmds[0].contains("--only-binary xformers xformers torch==2.8.0"),
+        "{cmds:?}"
+    );
+    let all = root["fix"].to_string();
+    assert!(all.contains("torch==2.7.1"), "{all}");
+    assert!(!all.contains("--no-binary"), "{all}");
+}
+
+/// vLLM's architecture-specific modules (FA3 and FlashMLA for sm_90a, DeepSelect and QuTLASS for
+/// sm_100f) are imported inside try/except or contextlib.suppress by vLLM's own dispatch: on an
+/// A100 or an RTX 30 GPU (what-if) they are information, and the core modules carry the GPU.
+#[test]
+fn vllms_hopper_and_blackwell_only_backends_are_information_on_ampere() {
+    let Some(python) = real_env("vllm-stock") else {
+        return;
+    };
+    for gpu in ["sm_80", "sm_86"] {
+        let (json, _) = what_if_json("check", gpu, &python);
+        let krn: Vec<&Value> = json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == "KRN002")
+            .collect();
+        assert!(
+            krn.iter().all(|f| f["severity"] == "info"),
+            "{gpu}: {krn:#?}"
+        );
+        let evidence = krn
+            .iter()
+            .map(|f| f["evidence"].to_string())
+            .collect::<String>();
+        for module in ["_vllm_fa3_C", "_flashmla_C"] {
+            assert!(
+                evidence.contains(module),
+                "{gpu}: {module} not named: {evidence}"
+            );
+        }
+        // Each one named optional carries no code for this GPU's family, as its fat binary says.
+        for lib in json["snapshot"]["kernel_images"]["libraries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| !l["loaded_if"].is_null())
+        {
+            let sass: Vec<&str> = lib["sass"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_str().unwrap())
+                .collect();
+            assert!(
+                sass.iter().all(|s| s.ends_with('a') || s.ends_with('f')),
+                "{lib:#}"
+            );
+        }
+    }
+}
+
+/// TensorFlow in the framework layer with its CUDA major, and `libs` resolving its CUDA
+/// libraries as a real `import tensorflow` maps them: the nvidia wheels' files its own process
+/// maps on this driverless machine (`/proc/self/maps`) are exactly those `libs` puts at the
+/// import stage; the rest (cuBLAS, cuDNN, cuFFT...) only once a driver starts the GPU.
+#[test]
+fn tensorflow_libraries_are_what_a_real_import_maps() {
+    let Some(python) = real_env("tensorflow-and-cuda") else {
+        return;
+    };
+    let json = check_json(&python, None);
+    let prefix = env_prefix(&python);
+    let env = json["snapshot"]["python_envs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["prefix"] == prefix)
+        .unwrap();
+    let tf = env["frameworks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["framework"] == "tensorflow")
+        .unwrap_or_else(|| panic!("no TensorFlow build: {env:#}"));
+    assert_eq!(tf["cuda"]["major"], 12, "{tf:#}");
+    assert_eq!(env_problems(&json), Vec::<(String, String)>::new());
+    // The real import.
+    let out = Command::new(&python)
+        .args([
+            "-c",
+            "import tensorflow\nfor l in open('/proc/self/maps'):\n    p = l.split()[-1]\n    if '/nvidia/' in p and '.so' in p: print(p)",
+        ])
+        .env("TF_CPP_MIN_LOG_LEVEL", "3")
+        .output()
+        .unwrap();
+    let real: BTreeSet<PathBuf> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| std::fs::canonicalize(l).unwrap())
+        .collect();
+    assert!(!real.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    let libs: Value = serde_json::from_slice(&libs_json_output(&python).stdout).unwrap();
+    let objects = libs["frameworks"][0]["objects"].as_array().unwrap();
+    let at_import: BTreeSet<PathBuf> = objects
+        .iter()
+        .filter(|o| o["stage"].is_null() || o["stage"] == "import")
+        .map(|o| o["real_path"].as_str().or(o["path"].as_str()).unwrap())
+        .filter(|p| p.contains("/nvidia/"))
+        .map(|p| std::fs::canonicalize(p).unwrap())
+        .collect();
+    assert_eq!(at_import, real);
+    // Its loader's other libraries resolve into the env's nvidia wheels too.
+    let later: Vec<&str> = objects
+        .iter()
+        .filter(|o| o["stage"] == "cuda_init")
+        .filter_map(|o| o["path"].as_str())
+        .collect();
+    for lib in ["libcublas.so.12", "libcudnn.so.9", "libcufft.so.11"] {
+        assert!(
+            later
+                .iter()
+                .any(|p| p.ends_with(lib) && p.contains("/nvidia/")),
+            "{lib}: {later:?}"
+        );
+    }
+}
+
+#[test]
+fn the_fix_of_xformers_built_for_another_torch_repairs_a_copy_of_the_env() {
+    if real_env("xformers-other-torch").is_none() {
+        return;
+    }
+    fix_repairs_from("xformers-other-torch", "FW024", &[], Index::Online);
+}
+
 /// The env's own `sys.path` (site directories only) against the directories cudoctor reads.
 fn site_dirs_match(name: &str) {
     let Some(python) = real_env(name) else { return };

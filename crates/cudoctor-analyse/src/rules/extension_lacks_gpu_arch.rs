@@ -15,7 +15,12 @@ apex, DeepSpeed ops, torchvision...) and of the other frameworks' builds (JAX's 
 CuPy, ONNX Runtime's CUDA provider: the shared objects their wheels' RECORDs list), read from its
 fat binaries, against each GPU: machine code it runs, PTX it can JIT (warning), or nothing (error).
 bitsandbytes ships one build per CUDA release and loads only the one torch's CUDA (or
-`BNB_CUDA_VERSION`) chooses: the others are not judged.
+`BNB_CUDA_VERSION`) chooses: the others are not judged. A module with machine code only for
+one architecture family (`sm_90a`, `sm_100f`) that its package's own Python source imports
+conditionally (inside `try`/`except ImportError`, under `contextlib.suppress(ImportError)`, after
+an `importlib.util.find_spec` probe, under a check or on use, and never at the top of a package's
+`__init__`) is an optional backend: on other GPUs it is information ("this backend is
+unavailable on sm_80"), not an error; the core modules stay errors.
 
 The CUDA binaries the code runs from outside the site directories' packages are judged the same
 way: torch's extension cache (the JIT builds of `torch.utils.cpp_extension.load` and
@@ -98,6 +103,11 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 .or(lib.package.as_deref())
                 .unwrap_or("the extension");
             let gpus_label = group_label(group, cc);
+            // An architecture-specific backend its package loads only where it has code.
+            if let (Some(c), Verdict::NoImage) = (&lib.loaded_if, &verdict) {
+                optional_backend(&mut out, &mut keys, lib, c, package, group, cc);
+                continue;
+            }
             let (severity, title, cause) = match &verdict {
                 Verdict::Native { .. } => continue,
                 Verdict::PtxJit { via } => (
@@ -190,6 +200,68 @@ fn check(ctx: &Context) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// The information that an optional backend of `package` (an architecture-specific module its
+/// Python source imports conditionally) is unavailable on `cc`: one finding per package and
+/// compute capability, each module with the import that shows it is optional.
+fn optional_backend(
+    out: &mut Vec<Finding>,
+    keys: &mut Vec<(String, cudoctor_kb::ComputeCapability)>,
+    lib: &cudoctor_snapshot::LibraryImages,
+    c: &cudoctor_snapshot::ConditionalLoad,
+    package: &str,
+    group: &[&GpuView],
+    cc: cudoctor_kb::ComputeCapability,
+) {
+    let evidence = [
+        format!(
+            "{}: SASS {} PTX {}",
+            lib.path,
+            list(&lib.sass),
+            list(&lib.ptx)
+        ),
+        format!("{}: {} {}", c.at, c.module, c.how.describe()),
+    ];
+    let key = (
+        format!(
+            "{}\u{0}optional",
+            lib.package.clone().unwrap_or_else(|| lib.path.clone())
+        ),
+        cc,
+    );
+    if let Some(k) = keys.iter().position(|k| *k == key) {
+        let f = &mut out[k];
+        f.evidence.extend(evidence);
+        let n = f.evidence.len() / 2;
+        f.title = format!(
+            "{n} optional backends of {package} are unavailable on {} (they carry code for other GPUs only)",
+            cc.sm()
+        );
+        return;
+    }
+    let mut f = Finding::new(
+        &RULE,
+        format!(
+            "This backend of {package} ({}) is unavailable on {}: it carries code for other GPUs only",
+            c.module,
+            cc.sm()
+        ),
+    )
+    .severity(Severity::Info)
+    .evidence(format!(
+        "{} ({})",
+        group_label(group, cc),
+        group.first().map(|g| g.cc_source).unwrap_or("driver")
+    ));
+    f.evidence.extend(evidence);
+    f = f.cause(format!(
+        "{package} builds these modules only for one architecture family ({}) and imports them only where they load, so on {} it uses its other backends: nothing is broken.",
+        list(&lib.sass),
+        cc.sm()
+    ));
+    keys.push(key);
+    out.push(f);
 }
 
 /// "GPU 0 (NVIDIA H200, sm_90)", or for several GPUs of one compute capability
@@ -329,6 +401,56 @@ mod tests {
     use super::*;
     use crate::testing::*;
     use cudoctor_snapshot::{KernelImages, LibraryImages, Snapshot};
+
+    #[test]
+    fn an_optional_hopper_backend_is_information_and_the_core_module_stays_an_error() {
+        // vLLM 0.33.0's FA3 module (sm_90a only, imported inside try/except) and a core module
+        // built for sm_90a alone, on an A100.
+        let mut s = h200();
+        for g in &mut s.driver.gpus {
+            g.compute_capability = Some("8.0".into());
+            g.name = "NVIDIA A100-SXM4-80GB".into();
+        }
+        let sp = "/opt/venv/lib/python3.12/site-packages";
+        let lib = |name: &str, optional: bool| LibraryImages {
+            path: format!("{sp}/vllm/{name}.abi3.so"),
+            package: Some("vllm".into()),
+            sass: vec!["sm_90a".into()],
+            loaded_if: optional.then(|| cudoctor_snapshot::ConditionalLoad {
+                module: format!("vllm.{name}"),
+                how: cudoctor_snapshot::LoadCondition::TryImport,
+                at: "vllm/vllm_flash_attn/flash_attn_interface.py:23".into(),
+            }),
+            ..Default::default()
+        };
+        s.kernel_images = Some(KernelImages {
+            scope: "test".into(),
+            libraries: vec![lib("_vllm_fa3_C", true)],
+        });
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(
+            f[0].title
+                .contains("(vllm._vllm_fa3_C) is unavailable on sm_80"),
+            "{}",
+            f[0].title
+        );
+        assert!(f[0].fix.is_empty());
+        assert!(f[0]
+            .evidence
+            .iter()
+            .any(|e| e.contains("flash_attn_interface.py:23") && e.contains("try/except")));
+        s.kernel_images
+            .as_mut()
+            .unwrap()
+            .libraries
+            .push(lib("_C", false));
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(f.iter().any(|f| f.severity == Severity::Error
+            && f.evidence.iter().any(|e| e.contains("vllm/_C.abi3.so"))));
+    }
 
     #[test]
     fn an_extension_built_for_ampere_only_fails_on_hopper() {

@@ -85,10 +85,16 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
         .collect();
     // A missing optional library (torchaudio's libsox) and the symbols it would provide leave
     // the import working, as check's LIB001 says: no problem for the exit status.
+    // The driver's entry points (cuInit, nvmlInit) are the driver's to provide when CUDA
+    // starts, unless its library is loaded here and still lacks them (check's LIB004 says so).
+    let driver_loaded = objects.iter().chain(framework_objects.iter()).any(|o| {
+        cudoctor_ldso::cuda_library(&o.path).is_some_and(|l| l.family.is_driver_library())
+    });
+    let later = |s: &str| !driver_loaded && cudoctor_ldso::SymbolProvider::of(s).is_driver();
     let problems = objects
         .iter()
         .chain(framework_objects.iter())
-        .any(|o| o.fails_to_load())
+        .any(|o| o.fails_to_load_unless(&later))
         || !facts.errors.is_empty();
     match args.format {
         IssueFormat::Json => {

@@ -1,0 +1,459 @@
+//! Which compiled modules a package loads only on some machines, read from its own Python
+//! source (never run): serving engines ship modules built only for one architecture family
+//! (vLLM's `_flashmla_C` and `_vllm_fa3_C` for sm_90a, `_deepselect_C` for sm_100f) and import
+//! them inside `try: ... except ImportError`, under `contextlib.suppress(ImportError)`, after an
+//! `importlib.util.find_spec` probe, under a capability check or inside the function of the
+//! feature that needs them. Only architecture-specific libraries are looked up (machine code
+//! for `a`/`f` targets alone, no PTX): a core module stays a core module.
+
+use std::collections::BTreeMap;
+
+use cudoctor_snapshot::{ConditionalLoad, KernelImages, LibraryImages, LoadCondition, PythonEnv};
+
+use crate::host::Host;
+
+/// Most Python files read for one package (vLLM has about 3,200).
+const MAX_FILES: usize = 10_000;
+/// Largest Python file read.
+const MAX_FILE_BYTES: u64 = 2 * 1024 * 1024;
+
+/// Whether a library carries machine code only for architecture-specific targets (`sm_90a`,
+/// `sm_100f`) and no PTX: code that runs on one architecture family alone.
+pub fn architecture_specific(lib: &LibraryImages) -> bool {
+    lib.ptx.is_empty()
+        && !lib.sass.is_empty()
+        && lib
+            .sass
+            .iter()
+            .all(|s| s.ends_with('a') || s.ends_with('f'))
+}
+
+/// Marks the architecture-specific libraries of `images` that their package imports
+/// conditionally (`LibraryImages::loaded_if`).
+pub fn mark_optional(host: &Host, envs: &[PythonEnv], images: &mut KernelImages) {
+    // Per (site-packages, top-level package): the modules to look for.
+    let mut wanted: BTreeMap<(String, String), Vec<(usize, String)>> = BTreeMap::new();
+    for (i, lib) in images.libraries.iter().enumerate() {
+        if lib.error.is_some() || !architecture_specific(lib) {
+            continue;
+        }
+        let Some((sp, module)) = module_of(envs, &lib.path) else {
+            continue;
+        };
+        let top = module.split('.').next().unwrap_or(&module).to_string();
+        if top == module {
+            // A top-level module has no package source of its own to dispatch it.
+            continue;
+        }
+        wanted.entry((sp, top)).or_default().push((i, module));
+    }
+    for ((sp, top), modules) in wanted {
+        let found = scan_package(
+            host,
+            &sp,
+            &top,
+            &modules.iter().map(|(_, m)| m.as_str()).collect::<Vec<_>>(),
+        );
+        for (i, module) in modules {
+            if let Some(c) = found.get(&module) {
+                images.libraries[i].loaded_if = Some(c.clone());
+            }
+        }
+    }
+}
+
+/// The site-packages directory holding `path` and the module's dotted name
+/// (`vllm/vllm_flash_attn/_vllm_fa3_C.abi3.so` -> `vllm.vllm_flash_attn._vllm_fa3_C`).
+fn module_of(envs: &[PythonEnv], path: &str) -> Option<(String, String)> {
+    envs.iter().flat_map(|e| &e.site_packages).find_map(|sp| {
+        let rest = path
+            .strip_prefix(sp.trim_end_matches('/'))?
+            .strip_prefix('/')?;
+        let (dir, file) = rest.rsplit_once('/')?;
+        let stem = file.split('.').next()?;
+        if stem.is_empty() || !file.contains(".so") {
+            return None;
+        }
+        Some((sp.clone(), format!("{}.{stem}", dir.replace('/', "."))))
+    })
+}
+
+/// The conditional imports of `modules` in the Python files of package `top`. A module that is
+/// also imported unconditionally at the top of a module is no optional one.
+fn scan_package(
+    host: &Host,
+    sp: &str,
+    top: &str,
+    modules: &[&str],
+) -> BTreeMap<String, ConditionalLoad> {
+    let mut conditional: BTreeMap<String, ConditionalLoad> = BTreeMap::new();
+    let mut unconditional: Vec<String> = Vec::new();
+    // Imported at the top of a package's `__init__`: importing the package fails without it.
+    let mut at_package_import: Vec<String> = Vec::new();
+    let shorts: Vec<&str> = modules
+        .iter()
+        .map(|m| m.rsplit('.').next().unwrap_or(m))
+        .collect();
+    // What every module's name contains (`_C` of `_flashmla_C` and `_vllm_fa3_C`): one search
+    // of each file instead of one per module.
+    let common = common_substring(&shorts);
+    let common_finder = memchr::memmem::Finder::new(common.as_bytes());
+    let finders: Vec<memchr::memmem::Finder> = shorts
+        .iter()
+        .map(|s| memchr::memmem::Finder::new(s.as_bytes()))
+        .collect();
+    let root = host.fs_path(&format!("{sp}/{top}"));
+    let mut stack = vec![root.clone()];
+    let mut files = 0;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            let p = e.path();
+            if ft.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if !ft.is_file() || p.extension().and_then(|x| x.to_str()) != Some("py") {
+                continue;
+            }
+            files += 1;
+            if files > MAX_FILES {
+                break;
+            }
+            if e.metadata()
+                .map(|m| m.len() > MAX_FILE_BYTES)
+                .unwrap_or(true)
+            {
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(&p) else {
+                continue;
+            };
+            // A cheap test first: most files name none of the modules.
+            if common_finder.find(&bytes).is_none()
+                || !finders.iter().any(|f| f.find(&bytes).is_some())
+            {
+                continue;
+            }
+            let Ok(text) = String::from_utf8(bytes) else {
+                continue;
+            };
+            let rel = p
+                .strip_prefix(host.fs_path(sp))
+                .map(|r| r.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_default();
+            let file_module = rel.trim_end_matches(".py").replace('/', ".");
+            for m in modules {
+                for (line, how) in imports_of(&text, m, &file_module) {
+                    match how {
+                        Some(how) => {
+                            let strong = |h: LoadCondition| {
+                                matches!(
+                                    h,
+                                    LoadCondition::TryImport
+                                        | LoadCondition::SuppressedImport
+                                        | LoadCondition::FindSpec
+                                )
+                            };
+                            let c = ConditionalLoad {
+                                module: m.to_string(),
+                                how,
+                                at: format!("{rel}:{line}"),
+                            };
+                            match conditional.get(*m) {
+                                Some(old) if strong(old.how) || !strong(how) => {}
+                                _ => {
+                                    conditional.insert(m.to_string(), c);
+                                }
+                            }
+                        }
+                        None => {
+                            unconditional.push(m.to_string());
+                            if file_module.ends_with("__init__") {
+                                at_package_import.push(m.to_string());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // A module a package's `__init__` imports at its top is a core one. Otherwise a failure the
+    // package expects (try/except, suppress, a find_spec probe) makes a module optional
+    // wherever else it is imported (vLLM's third_party/flashmla imports _flashmla_C at
+    // its top, and is itself reached only through the guarded import); an import on use or
+    // under a condition does so only where no module imports it at its top.
+    conditional.retain(|m, c| {
+        !at_package_import.contains(m)
+            && matches!(
+                c.how,
+                LoadCondition::TryImport
+                    | LoadCondition::SuppressedImport
+                    | LoadCondition::FindSpec
+            )
+            || !unconditional.contains(m)
+    });
+    conditional
+}
+
+/// The longest text every one of `names` contains.
+fn common_substring(names: &[&str]) -> String {
+    let Some(first) = names.iter().min_by_key(|n| n.len()) else {
+        return String::new();
+    };
+    for len in (1..=first.len()).rev() {
+        for start in 0..=first.len() - len {
+            let Some(cand) = first.get(start..start + len) else {
+                continue;
+            };
+            if names.iter().all(|n| n.contains(cand)) {
+                return cand.to_string();
+            }
+        }
+    }
+    String::new()
+}
+
+/// The imports of `module` in a Python text (of the module `file_module`), each with its line
+/// and the condition it is under (`None`: unconditional, at the top of the module).
+fn imports_of(text: &str, module: &str, file_module: &str) -> Vec<(usize, Option<LoadCondition>)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let (parent, short) = module.rsplit_once('.').unwrap_or(("", module));
+    let mut out = Vec::new();
+    for (i, raw) in lines.iter().enumerate() {
+        let l = raw.trim();
+        if !l.contains(short) {
+            continue;
+        }
+        let quoted = format!("\"{module}\"");
+        let single = format!("'{module}'");
+        if (l.contains("find_spec(") || l.contains("import_module("))
+            && (l.contains(&quoted) || l.contains(&single))
+        {
+            out.push((i + 1, Some(LoadCondition::FindSpec)));
+            continue;
+        }
+        if !imports_module(l, module, parent, short, file_module) {
+            continue;
+        }
+        out.push((i + 1, enclosing_condition(&lines, i)));
+    }
+    out
+}
+
+/// Whether the statement `l` imports `module` (`import a.b.c`, `import a.b.c as x`,
+/// `from a.b import c`, `from . import c` in a module of package `a.b`, `from .b import c`).
+fn imports_module(l: &str, module: &str, parent: &str, short: &str, file_module: &str) -> bool {
+    let l = l.split('#').next().unwrap_or(l).trim();
+    if let Some(rest) = l.strip_prefix("import ") {
+        return rest
+            .split(',')
+            .any(|w| w.split_whitespace().next() == Some(module));
+    }
+    let Some(rest) = l.strip_prefix("from ") else {
+        return false;
+    };
+    let Some((from, names)) = rest.split_once(" import ") else {
+        return false;
+    };
+    let names_short = names
+        .trim_matches(|c| c == '(' || c == ')' || c == ' ')
+        .split(',')
+        .any(|n| n.split_whitespace().next() == Some(short));
+    if !names_short {
+        return false;
+    }
+    let from = from.trim();
+    if !from.starts_with('.') {
+        return from == parent;
+    }
+    // A relative import: dots climb from the file's package (`a.b.mod` -> package `a.b`).
+    let dots = from.chars().take_while(|c| *c == '.').count();
+    let mut base: Vec<&str> = file_module.split('.').collect();
+    // The file's own package: `a.b` of `a.b.mod` and of `a.b.__init__` alike.
+    base.pop();
+    for _ in 1..dots {
+        base.pop();
+    }
+    let tail = &from[dots..];
+    let resolved = if tail.is_empty() {
+        base.join(".")
+    } else {
+        format!("{}.{tail}", base.join("."))
+    };
+    resolved == parent
+}
+
+/// The condition of the blocks enclosing line `i` (by indentation), the innermost first:
+/// `try:`, `with ... suppress(`, `if`/`elif`/`else`, `def`.
+fn enclosing_condition(lines: &[&str], i: usize) -> Option<LoadCondition> {
+    let indent = |s: &str| s.len() - s.trim_start().len();
+    let mut level = indent(lines[i]);
+    if level == 0 {
+        return None;
+    }
+    let mut found: Option<LoadCondition> = None;
+    for l in lines[..i].iter().rev() {
+        let t = l.trim();
+        // Comments, and the closing line of a bracket opened above (a `def f(` whose
+        // parameters span lines ends with `) -> T:` at the def's own indentation).
+        if t.is_empty() || t.starts_with('#') || t.starts_with([')', ']', '}']) {
+            continue;
+        }
+        let n = indent(l);
+        if n >= level {
+            continue;
+        }
+        level = n;
+        let how = if t.starts_with("try:") {
+            Some(LoadCondition::TryImport)
+        } else if t.starts_with("with ") && t.contains("suppress(") {
+            Some(LoadCondition::SuppressedImport)
+        } else if t.starts_with("if ") || t.starts_with("elif ") || t.starts_with("else") {
+            Some(LoadCondition::UnderCondition)
+        } else if t.starts_with("def ") || t.starts_with("async def ") {
+            Some(LoadCondition::OnUse)
+        } else {
+            None
+        };
+        // try/suppress say the most: the package expects the import to fail.
+        match (found, how) {
+            (_, Some(h @ (LoadCondition::TryImport | LoadCondition::SuppressedImport))) => {
+                return Some(h)
+            }
+            (None, Some(h)) => found = Some(h),
+            _ => {}
+        }
+        if level == 0 {
+            break;
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shapes_of_vllms_dispatch() {
+        // vllm/v1/attention/ops/flashmla.py (vLLM 0.33.0).
+        let flashmla = "from vllm.platforms import current_platform\n\nif current_platform.is_cuda():\n    try:\n        import vllm._flashmla_C  # noqa: F401\n\n        _flashmla_C_AVAILABLE = True\n    except ImportError:\n        _flashmla_C_AVAILABLE = False\n";
+        assert_eq!(
+            imports_of(
+                flashmla,
+                "vllm._flashmla_C",
+                "vllm.v1.attention.ops.flashmla"
+            ),
+            vec![(5, Some(LoadCondition::TryImport))]
+        );
+        // vllm/vllm_flash_attn/flash_attn_interface.py: a relative import.
+        let fa = "try:\n    from . import _vllm_fa3_C  # type: ignore[attr-defined]  # noqa: F401\n\n    FA3_AVAILABLE = True\nexcept ImportError as e:\n    FA3_AVAILABLE = False\n";
+        assert_eq!(
+            imports_of(
+                fa,
+                "vllm.vllm_flash_attn._vllm_fa3_C",
+                "vllm.vllm_flash_attn.flash_attn_interface"
+            ),
+            vec![(2, Some(LoadCondition::TryImport))]
+        );
+        // vllm/platforms/cuda.py: the core module at the top, the optional one suppressed.
+        let cuda = "import vllm._C_stable_libtorch  # noqa\n\nwith contextlib.suppress(ImportError):\n    import vllm._qutlass_C  # noqa\n";
+        assert_eq!(
+            imports_of(cuda, "vllm._C_stable_libtorch", "vllm.platforms.cuda"),
+            vec![(1, None)]
+        );
+        assert_eq!(
+            imports_of(cuda, "vllm._qutlass_C", "vllm.platforms.cuda"),
+            vec![(4, Some(LoadCondition::SuppressedImport))]
+        );
+        let probe = "    return importlib.util.find_spec(\"vllm._deepselect_C\") is not None\n";
+        assert_eq!(
+            imports_of(probe, "vllm._deepselect_C", "vllm.x"),
+            vec![(1, Some(LoadCondition::FindSpec))]
+        );
+        let lazy = "def forward(x):\n    import vllm._flashkda_C  # noqa: F401\n    return x\n";
+        assert_eq!(
+            imports_of(lazy, "vllm._flashkda_C", "vllm.models.kda"),
+            vec![(2, Some(LoadCondition::OnUse))]
+        );
+        // vllm/models/kimi_k3/nvidia/kda.py: inside a def whose signature spans lines.
+        let sig = "def fwd(\n    q: torch.Tensor,\n) -> tuple[torch.Tensor, torch.Tensor]:\n    import vllm._flashkda_C  # noqa: F401\n";
+        assert_eq!(
+            imports_of(sig, "vllm._flashkda_C", "vllm.models.kda"),
+            vec![(4, Some(LoadCondition::OnUse))]
+        );
+        // A name that only starts like the module is not an import of it.
+        assert!(imports_of(
+            "import vllm._flashmla_C_ext\n",
+            "vllm._flashmla_C",
+            "vllm.a"
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn one_search_for_what_every_name_contains() {
+        assert_eq!(
+            common_substring(&["_flashmla_C", "_vllm_fa3_C", "_qutlass_C"]),
+            "_C"
+        );
+        assert_eq!(common_substring(&["_hopper_C"]), "_hopper_C");
+        assert_eq!(common_substring(&["ab", "cd"]), "");
+    }
+
+    #[test]
+    fn only_architecture_specific_code_is_looked_up() {
+        let lib = |sass: &[&str], ptx: &[&str]| LibraryImages {
+            sass: sass.iter().map(|s| s.to_string()).collect(),
+            ptx: ptx.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        assert!(architecture_specific(&lib(&["sm_90a", "sm_100f"], &[])));
+        assert!(!architecture_specific(&lib(&["sm_80", "sm_90a"], &[])));
+        assert!(!architecture_specific(&lib(&["sm_90a"], &["compute_90a"])));
+        assert!(!architecture_specific(&lib(&[], &[])));
+    }
+
+    #[test]
+    fn optional_modules_of_a_package_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let sp = dir.path().join("lib/python3.12/site-packages");
+        std::fs::create_dir_all(sp.join("eng/ops")).unwrap();
+        std::fs::write(sp.join("eng/__init__.py"), "import eng._C\n").unwrap();
+        std::fs::write(
+            sp.join("eng/ops/attn.py"),
+            "try:\n    import eng._hopper_C\nexcept ImportError:\n    pass\ntry:\n    import eng._C\nexcept ImportError:\n    pass\n",
+        )
+        .unwrap();
+        let host = Host::rooted(
+            dir.path().to_path_buf(),
+            Default::default(),
+            std::time::Duration::from_secs(5),
+        );
+        let spm = "/lib/python3.12/site-packages".to_string();
+        let envs = vec![PythonEnv {
+            site_packages: vec![spm.clone()],
+            ..Default::default()
+        }];
+        let lib = |name: &str| LibraryImages {
+            path: format!("{spm}/eng/{name}.abi3.so"),
+            sass: vec!["sm_90a".into()],
+            ..Default::default()
+        };
+        let mut images = KernelImages {
+            libraries: vec![lib("_hopper_C"), lib("_C")],
+            ..Default::default()
+        };
+        mark_optional(&host, &envs, &mut images);
+        let c = images.libraries[0].loaded_if.as_ref().unwrap();
+        assert_eq!(c.module, "eng._hopper_C");
+        assert_eq!(c.how, LoadCondition::TryImport);
+        assert_eq!(c.at, "eng/ops/attn.py:2");
+        // Imported at the top of the package's __init__: a core module.
+        assert_eq!(images.libraries[1].loaded_if, None);
+    }
+}
