@@ -241,9 +241,31 @@ impl Engine {
             container_line,
             stats,
             nonblank_lines,
+            head,
             ..
         } = outcome;
         let winner = pick_winner(&self.db, &seen).map(|w| self.refined(w, &seen));
+        let mut clauses = clauses;
+        // A short report that no line explains alone is read as one clause: its subject in
+        // one sentence, its failure in another ("cuda not working" / "installed the CPU version").
+        if winner.is_none()
+            && scanner::pick_clause(&clauses).is_none()
+            && stats.lines <= scanner::HEAD_LINES
+        {
+            if let Some(c) = clause::read(&head) {
+                clauses.push(scanner::ClauseHit {
+                    line_no: 1,
+                    text: head.chars().take(600).collect(),
+                    rank: None,
+                    fields: clause::fields(&head),
+                    clause: clause::Clause {
+                        severity: clause::Severity::Plain,
+                        ..c
+                    },
+                    count: 1,
+                });
+            }
+        }
         let clause = scanner::pick_clause(&clauses);
         if let Some(c) = clause.filter(|c| self.clause_answers(c, winner, &seen)) {
             let e = self.explained_by_clause(c, winner, &seen, stats, target);

@@ -292,6 +292,10 @@ pub struct ClauseHit {
 /// Lines from the start of the input that are also read with their typos corrected: hand-typed
 /// text is short, and a log's own lines are machine-written.
 const TYPED_LINES: u64 = 64;
+/// Lines of a short input read together as one report.
+pub const HEAD_LINES: u64 = 30;
+/// Bytes of those lines kept.
+const HEAD_BYTES: usize = 8 * 1024;
 /// Longest line corrected for typos.
 const TYPED_LINE_BYTES: usize = 2048;
 
@@ -310,6 +314,9 @@ pub struct ScanOutcome {
     pub xids: crate::xid::XidLog,
     /// The binaries the log names.
     pub named: crate::named::Named,
+    /// The first lines of a short input, joined (bounded): a hand-typed report says its subject
+    /// in one sentence and its failure in another.
+    pub head: String,
     pub stats: ScanStats,
     /// Lines that were not blank after cleaning.
     pub nonblank_lines: u64,
@@ -449,6 +456,10 @@ impl State<'_> {
             }
         }
         self.out.named.feed(line_no, text);
+        if line_no <= HEAD_LINES && self.out.head.len() + text.len() < HEAD_BYTES {
+            self.out.head.push_str(&clause_text);
+            self.out.head.push_str(" . ");
+        }
         if clause::mentions_any(&clause_text) {
             let words = clause::words(&clause_text);
             if self.out.container_line.is_none() && words.has(clause::Subject::Container) {
