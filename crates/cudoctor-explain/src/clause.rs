@@ -120,6 +120,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("off the bus", Word::Subject(S::Hardware), false),
+    ("off of the bus", Word::Subject(S::Hardware), false),
     ("out of the bus", Word::Subject(S::Hardware), false),
     ("nccl", Word::Subject(S::Nccl), false),
     ("processgroupnccl", Word::Subject(S::Nccl), false),
@@ -332,6 +333,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("爆显存", Word::Failure(F::OutOfMemory), false),
     ("显存溢出", Word::Failure(F::OutOfMemory), false),
     ("fallen off the bus", Word::Failure(F::Fault), false),
+    ("off of the bus", Word::Failure(F::Fault), false),
     ("xid", Word::Failure(F::Fault), true),
     ("uncorrectable", Word::Failure(F::Fault), false),
     ("ecc error", Word::Failure(F::Fault), false),
@@ -926,6 +928,10 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
     }
     if let Some((s, f)) = pick(S::Gpu, &[F::NotAvailable]) {
         return Some((Category::DriverMissing, s, f));
+    }
+    // "CUDA version too low" (cuda版本低): the CUDA the driver runs, as nvidia-smi shows it.
+    if let Some((s, f)) = pick(S::Gpu, &[F::TooOld]) {
+        return Some((Category::DriverTooOld, s, f));
     }
     // A compiler step that failed and says no more: the toolchain is the first suspect.
     if let Some((s, f)) = pick(S::Toolkit, &[F::Failed]) {
