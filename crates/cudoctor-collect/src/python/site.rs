@@ -141,17 +141,13 @@ pub fn site_packages_dirs(
         dirs.push(d);
         dirs.extend(pth);
     }
-    let mut seen = Vec::new();
+    // A set, not a list: 60,000 `.pth` directories must cost linear time, not quadratic.
+    let mut seen = std::collections::HashSet::new();
     dirs.into_iter()
         .filter(|d| host.is_dir(d))
         .filter(|d| {
             let key = host.resolve(d).map(|(r, _)| r).unwrap_or_else(|| d.clone());
-            if seen.contains(&key) {
-                false
-            } else {
-                seen.push(key);
-                true
-            }
+            seen.insert(key)
         })
         .collect()
 }
