@@ -185,9 +185,9 @@ fn under_strace_no_exec_outside_cudoctor_and_nvidia_smi() {
         .status()
         .is_ok_and(|s| s.success());
     if !strace_ok {
-        cudoctor_testkit::skip_missing_tool(
-            "under_strace_no_exec_outside_cudoctor_and_nvidia_smi",
-            "strace (able to trace)",
+        // Optional (the marker test above is the requirement): said loudly, never a failure.
+        cudoctor_testkit::loud(
+            "*** SKIPPED under_strace_no_exec_outside_cudoctor_and_nvidia_smi: strace is not installed or cannot trace here (the marker test still ran) ***",
         );
         return;
     }
@@ -267,9 +267,6 @@ fn a_conda_nvcc_version_comes_from_conda_meta_and_a_toolkit_from_cuda_h() {
     );
     assert!(envs.markers().is_empty(), "{:?}", envs.markers());
 }
-
-#[allow(dead_code)]
-fn unused(_: PathBuf, _: Instant, _: Duration) {}
 
 // ---- writes: one atomic writer, never through a planted link ----
 
@@ -754,9 +751,10 @@ fn prometheus_output_with_hostile_values_is_a_valid_exposition() {
         let r = child.wait_with_output().unwrap();
         assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     } else {
-        cudoctor_testkit::skip_missing_tool(
-            "prometheus_output_with_hostile_values_is_a_valid_exposition (promtool part)",
-            "promtool",
+        // CI installs promtool after the tests and checks this case there
+        // (scripts/ci/promtool-test.sh); the format's rules were checked above.
+        cudoctor_testkit::loud(
+            "*** prometheus_output_with_hostile_values_is_a_valid_exposition: promtool is not installed; scripts/ci/promtool-test.sh checks the same exposition ***",
         );
     }
 }
