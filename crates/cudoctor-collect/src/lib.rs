@@ -65,6 +65,9 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         .ok()
         .map(|d| d.as_secs());
     snap.env = recorded_env(host.env());
+    // `--deep` runs the environment's interpreter: a daemon it starts in a session of its own
+    // is re-parented to cudoctor and killed (runner::sweep_orphans), not left running.
+    let subreaper = options.deep.is_some() && host.runs_programs() && runner::become_subreaper();
     let timings = timings::global();
     thread::scope(|s| {
         // The driver's facts and the GPU topology come from one session of its libraries.
@@ -105,6 +108,7 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
             let binaries = s.spawn(|| binaries(host, envs, discovery, options, timings));
             if let Some(deep_options) = &options.deep {
                 snap.deep = Some(timings.time("deep", || deep::collect(host, envs, deep_options)));
+                runner::sweep_orphans();
             }
             let framework_needs;
             (snap.kernel_images, snap.loader, framework_needs) =
@@ -133,6 +137,10 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         snap.host = host_facts.join().unwrap_or_default();
         snap.windows = windows.join().unwrap_or_default();
     });
+    if subreaper {
+        // The rendezvous probe's escapees too, now that every probe has ended.
+        runner::sweep_orphans();
+    }
     snap
 }
 

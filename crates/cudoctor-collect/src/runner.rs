@@ -9,6 +9,11 @@
 //! - Output past the limits is read and thrown away (the child never blocks on a full pipe), so
 //!   a child printing gigabytes costs no memory.
 //! - Reaping is bounded too: a child stuck in the kernel (a wedged driver) is left to a thread.
+//! - On Linux the child dies with cudoctor (`PR_SET_PDEATHSIG`): a cudoctor killed mid-probe
+//!   leaves no nvidia-smi or interpreter behind.
+//! - A descendant that left the group and the session (`setsid()`) is found once its parent has
+//!   gone: where cudoctor made itself a subreaper ([`become_subreaper`], `--deep`), such an
+//!   orphan is re-parented to cudoctor, and [`sweep_orphans`] kills it with its session.
 
 use std::io::{self, Read};
 #[cfg(unix)]
@@ -93,7 +98,15 @@ pub fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    let mut child = match cmd.spawn() {
+    die_with_parent(&mut cmd);
+    // Registered while spawning, so a sweep on another thread never takes it for an orphan.
+    let mut children = CHILDREN.lock().unwrap_or_else(|p| p.into_inner());
+    let spawned = cmd.spawn();
+    if let Ok(c) = &spawned {
+        children.push(c.id());
+    }
+    drop(children);
+    let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
             return Finished {
@@ -107,6 +120,7 @@ pub fn run(
         }
     };
     let group = Pid::from_child(&child);
+    let child_id = child.id();
     let mut out = Stream::new(child.stdout.take().map(Pipe::Out), limits.max_stdout, false);
     let mut err = Stream::new(
         child.stderr.take().map(Pipe::Err),
@@ -168,6 +182,10 @@ pub fn run(
     if let Some(f) = on_line {
         lines.finish(f);
     }
+    forget_child(child_id);
+    if SUBREAPER.load(std::sync::atomic::Ordering::Relaxed) {
+        sweep_orphans();
+    }
     Finished {
         ending,
         stdout: out.kept.bytes,
@@ -190,6 +208,142 @@ fn ending_of(s: ExitStatus) -> Ending {
         (None, Some(sig)) => Ending::Signalled(sig),
         (None, None) => Ending::Exited(-1),
     }
+}
+
+/// The runner's children not yet reaped (by process id): never taken for orphans.
+static CHILDREN: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+/// Whether this process is a child subreaper ([`become_subreaper`]).
+static SUBREAPER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn forget_child(id: u32) {
+    let mut children = CHILDREN.lock().unwrap_or_else(|p| p.into_inner());
+    children.retain(|&c| c != id);
+}
+
+/// The child gets SIGKILL when cudoctor dies (Linux's `PR_SET_PDEATHSIG`); a child whose
+/// parent died before it could ask for that ends at once.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+pub(crate) fn die_with_parent(cmd: &mut Command) {
+    let parent = rustix::process::getpid();
+    // SAFETY: the closure runs in the forked child before exec and calls only prctl and
+    // getppid, both async-signal-safe system calls; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
+            if rustix::process::getppid() != Some(parent) {
+                return Err(io::Error::from(io::ErrorKind::BrokenPipe));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+pub(crate) fn die_with_parent(_: &mut Command) {}
+
+/// Makes cudoctor a child subreaper (Linux's `PR_SET_CHILD_SUBREAPER`): a descendant of one of
+/// its children that outlives its parent (a daemon that called `setsid()`) is re-parented to
+/// cudoctor rather than to init, where [`sweep_orphans`] finds it. `--deep` asks for this: its
+/// interpreter runs code of the inspected environment.
+pub fn become_subreaper() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let ok = rustix::process::set_child_subreaper(Some(rustix::process::getpid())).is_ok();
+        SUBREAPER.store(ok, std::sync::atomic::Ordering::Relaxed);
+        ok
+    }
+    #[cfg(not(target_os = "linux"))]
+    false
+}
+
+/// One process's `/proc/PID/stat` fields that say whose it is: (parent, group, session).
+#[cfg(target_os = "linux")]
+fn stat_ids(pid: u32) -> Option<(u32, u32, u32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid pgrp session ...`; comm may hold spaces and parentheses.
+    let rest = &text[text.rfind(')')? + 1..];
+    let mut f = rest.split_whitespace().skip(1);
+    let ppid = f.next()?.parse().ok()?;
+    let pgrp = f.next()?.parse().ok()?;
+    let sid = f.next()?.parse().ok()?;
+    Some((ppid, pgrp, sid))
+}
+
+/// Kills every process re-parented to cudoctor that it did not start itself (an escapee of a
+/// child's group), with its process group and, when it made a session of its own, every
+/// process of that session; reaps them. Returns how many were found. Does nothing unless
+/// [`become_subreaper`] succeeded.
+pub fn sweep_orphans() -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        if !SUBREAPER.load(std::sync::atomic::Ordering::Relaxed) {
+            return 0;
+        }
+        let me = std::process::id();
+        let Some((_, my_group, my_session)) = stat_ids(me) else {
+            return 0;
+        };
+        let mut found = 0;
+        // An escapee's own children are re-parented to cudoctor once it is killed: a few rounds.
+        for _ in 0..5 {
+            let children = CHILDREN.lock().unwrap_or_else(|p| p.into_inner());
+            let all: Vec<(u32, (u32, u32, u32))> = std::fs::read_dir("/proc")
+                .map(|d| {
+                    d.flatten()
+                        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+                        .filter_map(|pid| Some((pid, stat_ids(pid)?)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let orphans: Vec<(u32, u32, u32)> = all
+                .iter()
+                .filter(|(pid, (ppid, ..))| *ppid == me && !children.contains(pid))
+                .map(|&(pid, (_, pgrp, sid))| (pid, pgrp, sid))
+                .collect();
+            drop(children);
+            if orphans.is_empty() {
+                break;
+            }
+            for &(pid, pgrp, sid) in &orphans {
+                found += 1;
+                let kill = |p: u32| {
+                    if let Some(p) = i32::try_from(p).ok().and_then(Pid::from_raw) {
+                        let _ = rustix::process::kill_process(p, Signal::KILL);
+                    }
+                };
+                if pgrp != my_group {
+                    if let Some(g) = i32::try_from(pgrp).ok().and_then(Pid::from_raw) {
+                        let _ = kill_process_group(g, Signal::KILL);
+                    }
+                }
+                if sid != my_session && sid != 0 {
+                    for (other, (_, _, s)) in &all {
+                        if *s == sid && *other != me {
+                            kill(*other);
+                        }
+                    }
+                }
+                kill(pid);
+            }
+            // Reap what was killed (they are cudoctor's children now), briefly.
+            let until = Instant::now() + Duration::from_millis(500);
+            for &(pid, ..) in &orphans {
+                let Some(p) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+                    continue;
+                };
+                while Instant::now() < until {
+                    match rustix::process::waitpid(Some(p), rustix::process::WaitOptions::NOHANG) {
+                        Ok(Some(_)) | Err(_) => break,
+                        Ok(None) => thread::sleep(Duration::from_millis(2)),
+                    }
+                }
+            }
+        }
+        found
+    }
+    #[cfg(not(target_os = "linux"))]
+    0
 }
 
 /// Waits for a killed child briefly; one stuck in the kernel is reaped by a thread later.
@@ -494,6 +648,10 @@ pub fn run(
     };
     if let Some(f) = on_line {
         lines.finish(f);
+    }
+    forget_child(child_id);
+    if SUBREAPER.load(std::sync::atomic::Ordering::Relaxed) {
+        sweep_orphans();
     }
     Finished {
         ending,

@@ -135,7 +135,25 @@ fn elf(data: &[u8]) {
         return;
     };
     let _ = (file.soname(), file.needed(), file.interpreter());
-    let _ = file.dynamic().map(|d| (d.effective_rpath(), d.nodeflib()));
+    let _ = file
+        .dynamic()
+        .map(|d| (d.effective_rpath(), d.nodeflib(), d.partial.len()));
+    // Path lists as the loader splits them (thousands of entries, tokens, a 98 KB RPATH).
+    if let Some(d) = file.dynamic() {
+        let vals = cudoctor_ldso::dst::DstValues {
+            origin: Some("/opt/lib"),
+            lib: "lib64",
+            platform: Some("haswell"),
+        };
+        for list in [d.rpath.as_deref(), d.runpath.as_deref()]
+            .into_iter()
+            .flatten()
+        {
+            let (dirs, _) = cudoctor_ldso::dst::search_dirs_capped(list, &[':'], &vals);
+            assert!(dirs.len() <= cudoctor_ldso::dst::MAX_SEARCH_DIRS);
+        }
+        assert!(d.needed.len() <= cudoctor_ldso::elf::MAX_NEEDED);
+    }
     if let Ok(table) = file.symbol_table() {
         let exported = table.exported();
         let _ = table.requirements();

@@ -133,6 +133,8 @@ pub fn mutate(
         let text_op = kind != InputKind::Binary && rng.one_in(2);
         if text_op {
             text_edit(rng, &mut out, corpus);
+        } else if kind == InputKind::Binary && out.starts_with(b"\x7fELF") && rng.one_in(3) {
+            elf_edit(rng, &mut out);
         } else {
             byte_edit(rng, &mut out, corpus);
         }
@@ -212,6 +214,120 @@ fn byte_edit(rng: &mut Rng, out: &mut Vec<u8>, corpus: &[Vec<u8>]) {
         _ => {
             let at = rng.below(len + 1);
             out.insert(at, INTERESTING[rng.below(INTERESTING.len())] as u8);
+        }
+    }
+}
+
+/// Sizes an ELF field may claim: past the file, 8 GB of a 4 KB file, the type's limits.
+fn elf_size(rng: &mut Rng, len: usize) -> u64 {
+    let len = len as u64;
+    [
+        len,
+        len + 1,
+        len.saturating_mul(2),
+        1 << 32,
+        8 << 30,
+        u64::from(u32::MAX),
+        u64::MAX,
+        u64::MAX / 16,
+        0,
+    ][rng.below(9)]
+}
+
+fn put(out: &mut [u8], at: usize, v: u64, width: usize) {
+    for (k, b) in v.to_le_bytes().iter().take(width).enumerate() {
+        if let Some(slot) = out.get_mut(at + k) {
+            *slot = *b;
+        }
+    }
+}
+
+fn get(out: &[u8], at: usize, width: usize) -> Option<u64> {
+    let mut b = [0u8; 8];
+    b.get_mut(..width)?
+        .copy_from_slice(out.get(at..at.checked_add(width)?)?);
+    Some(u64::from_le_bytes(b))
+}
+
+/// An edit of a 64-bit little-endian ELF's counts and sizes, the fields hostile libraries
+/// abuse: a section's size or offset far past the file (8 GB of a 4 KB file), a program
+/// header's sizes, the header's section and segment counts, and a dynamic segment whose entries
+/// are one DT_NEEDED or DT_RPATH repeated (thousands of needed libraries, a path list read again
+/// and again).
+fn elf_edit(rng: &mut Rng, out: &mut [u8]) {
+    if out.get(4) != Some(&2) || out.get(5) != Some(&1) {
+        return;
+    }
+    let len = out.len();
+    let (Some(phoff), Some(phnum), Some(shoff), Some(shnum)) = (
+        get(out, 0x20, 8),
+        get(out, 0x38, 2),
+        get(out, 0x28, 8),
+        get(out, 0x3c, 2),
+    ) else {
+        return;
+    };
+    let (phoff, phnum, shoff, shnum) = (
+        phoff as usize,
+        phnum as usize,
+        shoff as usize,
+        shnum as usize,
+    );
+    match rng.below(5) {
+        0 if shnum > 0 => {
+            // A section's size, offset or entry size.
+            let sh = shoff.saturating_add(64 * rng.below(shnum));
+            let field = [0x20, 0x18, 0x38][rng.below(3)];
+            let v = elf_size(rng, len);
+            put(out, sh.saturating_add(field), v, 8);
+        }
+        1 if phnum > 0 => {
+            // A segment's file or memory size, or its offset.
+            let ph = phoff.saturating_add(56 * rng.below(phnum));
+            let field = [0x20, 0x28, 0x08][rng.below(3)];
+            let v = elf_size(rng, len);
+            put(out, ph.saturating_add(field), v, 8);
+        }
+        2 => {
+            // The header's counts.
+            let at = [0x38, 0x3c, 0x3e][rng.below(3)];
+            let v = [0u64, 1, 0xfffe, 0xffff, 0x8000][rng.below(5)];
+            put(out, at, v, 2);
+        }
+        _ => {
+            // The dynamic segment: one DT_NEEDED, DT_RPATH or DT_RUNPATH entry repeated over
+            // the entries after it, up to the segment's last (kept DT_NULL) entry.
+            let Some(dynamic) = (0..phnum).find_map(|i| {
+                let ph = phoff.checked_add(56 * i)?;
+                (get(out, ph, 4)? == 2).then_some(())?;
+                Some((
+                    get(out, ph + 8, 8)? as usize,
+                    get(out, ph + 0x20, 8)? as usize,
+                ))
+            }) else {
+                return;
+            };
+            let (off, size) = dynamic;
+            let Some(end) = off.checked_add(size).filter(|&e| e <= len) else {
+                return;
+            };
+            let entries = size / 16;
+            let wanted = [1u64, 15, 29][rng.below(3)];
+            let Some(first) = (0..entries).find(|&k| get(out, off + 16 * k, 8) == Some(wanted))
+            else {
+                return;
+            };
+            let Some(entry) = out
+                .get(off + 16 * first..off + 16 * first + 16)
+                .map(<[u8]>::to_vec)
+            else {
+                return;
+            };
+            let mut at = off + 16 * (first + 1);
+            while at + 32 <= end {
+                out[at..at + 16].copy_from_slice(&entry);
+                at += 16;
+            }
         }
     }
 }
@@ -418,6 +534,24 @@ mod tests {
         assert_eq!(run(7), run(7));
         let mutants = run(7);
         assert!(mutants.iter().filter(|m| **m != input).count() > 40);
+    }
+
+    /// The ELF edits reach the count and size fields of a real library.
+    #[test]
+    fn elf_mutants_change_counts_and_sizes() {
+        let seed = std::fs::read(
+            crate::workspace_root().join("crates/cudoctor-fuzz/corpus/elf/libseed_gnu_hash.so"),
+        )
+        .unwrap();
+        let mut rng = Rng::new(5);
+        let mut changed = 0;
+        for _ in 0..200 {
+            let mut m = seed.clone();
+            elf_edit(&mut rng, &mut m);
+            assert_eq!(m.len(), seed.len());
+            changed += usize::from(m != seed);
+        }
+        assert!(changed > 100, "{changed}");
     }
 
     #[test]

@@ -215,19 +215,29 @@ pub fn note(text: &str) {
     let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
 }
 
-/// Writes report text to standard output. A reader that went away (`cudoctor check | head`) ends
-/// the program quietly, as a pipeline expects; any other write error is reported. Whatever a
-/// renderer let through, no control character from the machine reaches the terminal: only the
-/// colour sequences of a coloured report pass ([`cudoctor_types::inert::output`]).
+/// Set once standard output's reader has gone away: nothing more is written there.
+static READER_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes report text to standard output. A reader that went away (`cudoctor check | head`) is
+/// no error: the rest of the output is dropped quietly and the command ends with its own
+/// status, as a pipeline expects; any other write error is said on standard error and ends the
+/// program with status 2. Whatever a renderer let through, no control character from the
+/// machine reaches the terminal: only the colour sequences of a coloured report pass
+/// ([`cudoctor_types::inert::output`]).
 pub fn emit(text: &str) {
     use std::io::Write as _;
+    use std::sync::atomic::Ordering;
+    if READER_GONE.load(Ordering::Relaxed) {
+        return;
+    }
     let text = cudoctor_types::inert::output(text, style().color);
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
+            READER_GONE.store(true, Ordering::Relaxed);
+            return;
         }
-        eprintln!("cudoctor: error: cannot write the report: {e}");
+        note(&format!("cudoctor: error: cannot write the report: {e}\n"));
         std::process::exit(2);
     }
 }

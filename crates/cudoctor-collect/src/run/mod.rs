@@ -123,6 +123,9 @@ fn run_to_end(mut cmd: Command, program: &str) -> Result<ChildExit, RunError> {
     if own_group {
         cmd.process_group(0);
     }
+    // The observed program dies with cudoctor: killed mid-run, cudoctor leaves no training
+    // job running unobserved.
+    crate::runner::die_with_parent(&mut cmd);
     let mut signals = Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT]).map_err(RunError::Setup)?;
     let handle = signals.handle();
     let mut child = cmd
