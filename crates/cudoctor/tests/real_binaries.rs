@@ -294,3 +294,97 @@ fn which(name: &str) -> Result<PathBuf, ()> {
         .find(|p| p.is_file())
         .ok_or(())
 }
+
+/// `cudoctor run` at a CUDA failure: a real torch process maps an nvcc-built sm_80 library from
+/// a torch JIT build directory (through ctypes, as torch's loader would) and ends on the
+/// RuntimeError torch raises for a kernel without an image for the GPU (raised by hand: no GPU
+/// here). The report names the mapped library, its architectures and the build directory to
+/// remove.
+#[test]
+fn run_names_the_mapped_library_behind_a_no_kernel_image_failure() {
+    let test = "run attributes a CUDA failure";
+    let (Some(nvcc), Some(python)) = (nvcc(test), torch_python(test)) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let build = dir.path().join("torch_extensions/py311_cu130/myext");
+    let so = build.join("myext.so");
+    build_sm80(&nvcc, &so);
+    std::fs::write(build.join("build.ninja"), "ninja_required_version = 1.3\n").unwrap();
+    let program = dir.path().join("prog.py");
+    std::fs::write(
+        &program,
+        format!(
+            "import ctypes, torch\nctypes.CDLL({:?})\nraise RuntimeError('CUDA error: no kernel image is available for execution on the device\\nCUDA kernel errors might be asynchronously reported at some other API call')\n",
+            so.display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("run.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .arg("run")
+        .arg("--out")
+        .arg(&out)
+        .arg("--")
+        .arg(&python)
+        .arg(&program)
+        .current_dir(dir.path())
+        .output()
+        .expect("run cudoctor");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let f = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "RUN008")
+        .unwrap_or_else(|| panic!("{:#}", report["findings"]))
+        .clone();
+    let title = f["title"].as_str().unwrap();
+    assert!(
+        title.contains(&so.display().to_string()) && title.contains("sm_80 only"),
+        "{title}"
+    );
+    // What the observer recorded: the exception and the library mapped at that moment.
+    let failure = &report["facts"]["processes"][0]["failure"];
+    assert_eq!(failure["exception"], "RuntimeError");
+    assert!(failure["mapped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m == &Value::String(so.display().to_string())));
+    let steps: Vec<String> = f["fix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            s.as_object()
+                .unwrap()
+                .values()
+                .next()
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(
+        steps[0].starts_with(&format!("rm -rf {}", build.display())),
+        "{steps:?}"
+    );
+    assert!(
+        steps.iter().any(|s| s.contains("TORCH_CUDA_ARCH_LIST")),
+        "{steps:?}"
+    );
+    // The text summary names it too.
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("RUN008"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
