@@ -65,7 +65,7 @@ pub use run::{
 pub use security::{
     ApparmorFacts, Confinement, SecurityDenial, SecurityFacts, SecurityModule, SelinuxFacts,
 };
-pub use toolkit::{NvccOnPath, SymlinkChain, Toolkit, ToolkitFacts};
+pub use toolkit::{LinkDir, NvccOnPath, SymlinkChain, Toolkit, ToolkitFacts};
 pub use wheels::{DamagedFile, FileProblem, PathOwner, SharedPath, WheelCheck};
 
 use serde::{Deserialize, Serialize};

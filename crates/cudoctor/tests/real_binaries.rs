@@ -388,3 +388,67 @@ fn run_names_the_mapped_library_behind_a_no_kernel_image_failure() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// Build readiness against a real build: CUDA_HOME at the pip compiler of `.venv-ci` (nvcc,
+/// crt, NVVM and the runtime of one release; the runtime wheel ships only `libcudart.so.13`).
+/// check predicts "cannot find -lcudart" (TK012) and no mixed release (TK011); the real link of
+/// a CUDA library with the shared runtime, as torch's `-lcudart` asks, fails that way.
+#[test]
+fn a_pip_compiler_without_the_cudart_link_is_predicted_to_fail_as_the_link_does() {
+    let test = "build readiness of the pip compiler";
+    let Some(nvcc) = nvcc(test) else {
+        return;
+    };
+    let home = nvcc.parent().and_then(Path::parent).unwrap().to_path_buf();
+    let site = home.parent().and_then(Path::parent).unwrap();
+    let prefix = site
+        .ancestors()
+        .find(|p| p.join("pyvenv.cfg").is_file())
+        .map(Path::to_path_buf);
+    let Some(prefix) = prefix else {
+        cudoctor_testkit::skip_missing_tool(test, "nvcc is not in a virtual environment's wheels");
+        return;
+    };
+    let has_link =
+        home.join("lib/libcudart.so").exists() || home.join("lib64/libcudart.so").exists();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["check", "--format", "json", "--python"])
+        .arg(&prefix)
+        .env("CUDA_HOME", &home)
+        .env("HOME", dir.path())
+        .current_dir(dir.path())
+        .output()
+        .expect("run cudoctor");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let codes: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert!(!codes.contains(&"TK011"), "{codes:?}");
+    assert_eq!(codes.contains(&"TK012"), !has_link, "{codes:?}");
+    // The real link, as torch's cpp_extension links: -lcudart.
+    let src = dir.path().join("k.cu");
+    std::fs::write(&src, KERNEL).unwrap();
+    let o = Command::new(&nvcc)
+        .args([
+            "-arch=sm_80",
+            "-shared",
+            "-Xcompiler",
+            "-fPIC",
+            "-cudart",
+            "shared",
+            "-o",
+        ])
+        .arg(dir.path().join("k.so"))
+        .arg(&src)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.success(), has_link, "{stderr}");
+    if !has_link {
+        assert!(stderr.contains("cannot find -lcudart"), "{stderr}");
+    }
+}
