@@ -172,6 +172,8 @@ pub struct BuildToolkit {
     pub version: Option<String>,
     /// False when the directory holds no toolkit cudoctor could find.
     pub exists: bool,
+    /// The real directory of the toolkit found there (a Linux toolkit's facts), when found.
+    pub root: Option<String>,
 }
 
 impl Context<'_> {
@@ -230,6 +232,7 @@ impl Context<'_> {
             chosen_by,
             version: found.and_then(|t| t.version.clone()),
             exists: found.is_some(),
+            root: found.map(|t| t.root.clone()),
         })
     }
 }
@@ -280,6 +283,7 @@ impl Context<'_> {
             exists: found.is_some_and(|t| t.nvcc || t.version.is_some()),
             home,
             chosen_by,
+            root: None,
         })
     }
 }

@@ -26,6 +26,8 @@ pub static RULES: &[&Rule] = &[
     &rules::cuda_home_invalid::RULE,
     &rules::toolkits_side_by_side::RULE,
     &rules::nvcc_flag_unsupported::RULE,
+    &rules::build_toolkit_pieces_mixed::RULE,
+    &rules::cudart_link_name_missing::RULE,
     &rules::cpu_only_torch::RULE,
     &rules::companion_mismatch::RULE,
     &rules::conda_cudatoolkit_mismatch::RULE,

@@ -43,9 +43,28 @@ const SKIPPED_DIRS: &[&str] = &[
 /// Markers of a Python project's root: the current directory is searched only when it has one.
 const PROJECT_MARKERS: &[&str] = &["pyproject.toml", "setup.py", "setup.cfg"];
 
+/// The project directory searched for CUDA binaries built in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProjectDir {
+    /// Named by the user (`check PATH`): every CUDA binary under it counts.
+    Named(String),
+    /// The current directory, a Python project's root: only Python extension modules count
+    /// (`*.cpython-*.so`, `*.abi3.so`, or a library inside a package), not test data or
+    /// vendored files that happen to carry a fat binary.
+    CurrentDir(String),
+}
+
+impl ProjectDir {
+    pub fn path(&self) -> &str {
+        match self {
+            ProjectDir::Named(p) | ProjectDir::CurrentDir(p) => p,
+        }
+    }
+}
+
 /// The current directory as the project to search, when it is a Python project's root (it has
 /// `pyproject.toml`, `setup.py` or `setup.cfg`) and neither `/` nor the home directory.
-pub fn project_of_cwd(host: &Host, cwd: &str) -> Option<String> {
+pub fn project_of_cwd(host: &Host, cwd: &str) -> Option<ProjectDir> {
     let cwd = crate::host::normalise(cwd);
     let home = host.var("HOME").map(crate::host::normalise);
     if cwd == "/" || home.as_deref() == Some(cwd.as_str()) {
@@ -54,17 +73,18 @@ pub fn project_of_cwd(host: &Host, cwd: &str) -> Option<String> {
     PROJECT_MARKERS
         .iter()
         .any(|m| host.is_file(&format!("{}/{m}", cwd.trim_end_matches('/'))))
-        .then_some(cwd)
+        .then_some(ProjectDir::CurrentDir(cwd))
 }
 
 /// Every CUDA binary outside the site directories' packages that the environments' code may
 /// run, and where the search looked. `project` is the project directory (a machine path).
-pub fn collect(host: &Host, envs: &[PythonEnv], project: Option<&str>) -> BinaryDiscovery {
+pub fn collect(host: &Host, envs: &[PythonEnv], project: Option<&ProjectDir>) -> BinaryDiscovery {
     let mut d = Discovery {
         host,
         out: BinaryDiscovery::default(),
         seen: HashSet::new(),
         walked: Vec::new(),
+        modules_only: false,
     };
     d.torch_extension_cache(envs);
     d.editable_installs(envs);
@@ -89,9 +109,10 @@ pub fn collect(host: &Host, envs: &[PythonEnv], project: Option<&str>) -> Binary
             );
         }
     }
-    if let Some(root) = project {
-        let root = crate::host::normalise(root);
+    if let Some(project) = project {
+        let root = crate::host::normalise(project.path());
         if host.is_dir(&root) {
+            d.modules_only = matches!(project, ProjectDir::CurrentDir(_));
             d.tree(
                 &root,
                 PlaceKind::Project,
@@ -110,6 +131,8 @@ struct Discovery<'h> {
     seen: HashSet<String>,
     /// Source trees already walked: a tree inside one of them is not walked again.
     walked: Vec<String>,
+    /// Keep only Python extension modules from the next tree (see [`ProjectDir::CurrentDir`]).
+    modules_only: bool,
 }
 
 impl Discovery<'_> {
@@ -316,6 +339,9 @@ impl Discovery<'_> {
         self.walked.push(root.to_string());
         let walk = walk_tree(self.host, root, MAX_TREE_ENTRIES, MAX_TREE_DEPTH);
         for path in walk.libraries {
+            if self.modules_only && !is_extension_module(self.host, &path) {
+                continue;
+            }
             self.add(path, origin.clone(), env.clone());
         }
         self.out.places.push(SearchedPlace {
@@ -591,6 +617,17 @@ fn skipped_tree(entries: &[(String, EntryKind)]) -> bool {
         })
 }
 
+/// A Python extension module: named with an interpreter's tag (`_C.cpython-311-x86_64-linux-gnu.so`,
+/// `_C.abi3.so`, PyPy's `.pypy`), or a plain `x.so` inside a package (a directory with
+/// `__init__.py`, where `import pkg.x` finds it).
+fn is_extension_module(host: &Host, path: &str) -> bool {
+    let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+    file.contains(".cpython-")
+        || file.ends_with(".abi3.so")
+        || file.contains(".pypy")
+        || (file.ends_with(".so") && host.is_file(&format!("{dir}/__init__.py")))
+}
+
 /// `x.so`, `x.cpython-311-x86_64-linux-gnu.so`, `libx.so.12`.
 fn is_shared_library_name(name: &str) -> bool {
     name.ends_with(".so") || name.contains(".so.")
@@ -669,6 +706,36 @@ mod tests {
         assert_eq!(finder_module("import os; os.system('x')"), None);
         assert_eq!(pth_distribution("__editable__.my_pkg-0.1.pth"), "my-pkg");
         assert_eq!(pth_distribution("_my_pkg.pth"), "my-pkg");
+    }
+
+    #[test]
+    fn the_current_directory_keeps_python_extension_modules_only() {
+        let root = tempfile::tempdir().unwrap();
+        for f in ["proj/pkg/__init__.py", "proj/pyproject.toml"] {
+            let p = root.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "").unwrap();
+        }
+        let host = Host::rooted(
+            root.path().into(),
+            std::collections::BTreeMap::new(),
+            std::time::Duration::from_secs(1),
+        );
+        assert!(is_extension_module(
+            &host,
+            "/proj/ops/_k.cpython-312-x86_64-linux-gnu.so"
+        ));
+        assert!(is_extension_module(&host, "/proj/ops/_k.abi3.so"));
+        assert!(is_extension_module(&host, "/proj/pkg/kernels.so"));
+        // Test data or a vendored library outside any package: not what `import` runs.
+        assert!(!is_extension_module(&host, "/proj/corpus/fatbin/sample.so"));
+        assert!(!is_extension_module(&host, "/proj/pkg/libfoo.so.1"));
+        assert_eq!(
+            project_of_cwd(&host, "/proj"),
+            Some(ProjectDir::CurrentDir("/proj".into()))
+        );
+        assert_eq!(project_of_cwd(&host, "/proj/pkg"), None);
+        assert_eq!(project_of_cwd(&host, "/"), None);
     }
 
     #[test]

@@ -51,7 +51,7 @@ pub struct Options {
     pub wheel_hashing: python::record::Hashing,
     /// The project directory searched for CUDA binaries built in it (a machine path):
     /// `check PATH`, or the current directory when it is a Python project's root.
-    pub project: Option<String>,
+    pub project: Option<discovery::ProjectDir>,
 }
 
 /// Reads the machine behind `host`. Independent probes run on their own threads.
@@ -82,7 +82,7 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
             envs
         });
         let discovery = timings.time("discovery", || {
-            discovery::collect(host, &envs, options.project.as_deref())
+            discovery::collect(host, &envs, options.project.as_ref())
         });
         let (wheel_checks, framework_needs) = thread::scope(|s| {
             let envs = &envs;

@@ -112,6 +112,21 @@ impl Candidate {
     }
 }
 
+/// `<site-packages>/nvidia/<folder>` for a root in NVIDIA's pip layout, whoever named it.
+fn wheel_folder_of(root: &str) -> Option<WheelFolder> {
+    let (sp, folder) = root.trim_end_matches('/').rsplit_once("/nvidia/")?;
+    if !(sp.ends_with("/site-packages") || sp.ends_with("/dist-packages")) {
+        return None;
+    }
+    let folder = ["cuda_nvcc", "cu13", "cu12"]
+        .into_iter()
+        .find(|f| *f == folder)?;
+    Some(WheelFolder {
+        site_packages: sp.to_string(),
+        folder,
+    })
+}
+
 /// `<site_packages>/nvidia/<folder>`, where pip's nvidia-cuda-nvcc puts a toolkit.
 struct WheelFolder {
     site_packages: String,
@@ -136,7 +151,14 @@ fn add_toolkit(host: &Host, facts: &mut ToolkitFacts, candidate: &Candidate) {
     }
     let nvcc = format!("{root}/bin/nvcc");
     let has_nvcc = host.is_file(&nvcc);
-    let (version, source) = toolkit_version(host, &root, candidate.wheel.as_ref());
+    // CUDA_HOME or PATH may name a pip wheel's folder too: its version is the wheel's, read
+    // from its metadata.
+    let wheel = candidate.wheel.as_ref().map(|w| WheelFolder {
+        site_packages: w.site_packages.clone(),
+        folder: w.folder,
+    });
+    let wheel = wheel.or_else(|| wheel_folder_of(&root));
+    let (version, source) = toolkit_version(host, &root, wheel.as_ref());
     if !has_nvcc && version.is_none() {
         return;
     }
@@ -152,13 +174,38 @@ fn add_toolkit(host: &Host, facts: &mut ToolkitFacts, candidate: &Candidate) {
              version.txt, wheel metadata, conda-meta record or include/cuda.h",
         ));
     }
+    let link_dir = has_nvcc.then(|| link_dir(host, &root));
     facts.toolkits.push(Toolkit {
         root,
         version,
         version_source: source,
         found_via: vec![via.to_string()],
         nvcc: has_nvcc.then_some(nvcc),
+        link_dir,
     });
+}
+
+/// The directory torch's `cpp_extension` links `-lcudart` from: `<root>/lib64`, else `<root>/lib`
+/// when only that exists (it stays `lib64` when neither does), with the runtime's files there.
+fn link_dir(host: &Host, root: &str) -> cudoctor_snapshot::LinkDir {
+    let lib64 = format!("{root}/lib64");
+    let lib = format!("{root}/lib");
+    let path = if !host.exists(&lib64) && host.exists(&lib) {
+        lib
+    } else {
+        lib64
+    };
+    let exists = host.is_dir(&path);
+    let cudart_files = host
+        .list_dir(&path)
+        .into_iter()
+        .filter(|n| n.starts_with("libcudart.") || n.starts_with("libcudart_static."))
+        .collect();
+    cudoctor_snapshot::LinkDir {
+        path,
+        exists,
+        cudart_files,
+    }
 }
 
 /// The toolkit's version from its files only (version.json, version.txt, the nvcc wheel's

@@ -12,6 +12,7 @@ pub static RUN_RULES: &[&RunRule] = &[
     &rules::observer_saw_nothing::RULE,
     &rules::memory_near_capacity::RULE,
     &rules::collectives_dominate::RULE,
+    &rules::cuda_failure::RULE,
 ];
 
 /// The run rule with this code or name (case-insensitive code).

@@ -60,14 +60,15 @@ pub use python::{
 };
 pub use run::{
     median, ChildExit, CollectiveCalls, CollectiveObservation, CompileObservation, CompileRequest,
-    Counted, ExtensionCalls, MemoryObservation, MemorySample, ObservedTorch, ObserverCost,
-    ObserverSite, ProcessRecord, ProfileWindow, ProfiledKernel, RunFacts, SdpaCost, SdpaGroup,
-    SdpaObservation, SdpaRejection, SdpaSwitches, StepObservation, OBSERVER_VERSION,
+    Counted, ExtensionCalls, FailureLibrary, MemoryObservation, MemorySample, ObservedFailure,
+    ObservedTorch, ObserverCost, ObserverSite, ProcessRecord, ProfileWindow, ProfiledKernel,
+    RunFacts, SdpaCost, SdpaGroup, SdpaObservation, SdpaRejection, SdpaSwitches, StepObservation,
+    OBSERVER_VERSION,
 };
 pub use security::{
     ApparmorFacts, Confinement, SecurityDenial, SecurityFacts, SecurityModule, SelinuxFacts,
 };
-pub use toolkit::{NvccOnPath, SymlinkChain, Toolkit, ToolkitFacts};
+pub use toolkit::{LinkDir, NvccOnPath, SymlinkChain, Toolkit, ToolkitFacts};
 pub use wheels::{DamagedFile, FileProblem, PathOwner, SharedPath, WheelCheck};
 
 use serde::{Deserialize, Serialize};

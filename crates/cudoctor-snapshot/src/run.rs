@@ -35,6 +35,43 @@ pub struct RunFacts {
     /// A sitecustomize that was already on the path and that the observer ran after itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chained_sitecustomize: Option<String>,
+    /// Read after the run when a process ended on an exception: the kernel images of the
+    /// shared objects it had mapped (those with CUDA code) and of those its message names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failure_libraries: Vec<FailureLibrary>,
+    /// The machine's GPUs' compute capabilities (`9.0`), read after a failed run when the
+    /// failing process did not say its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_capabilities: Vec<String>,
+}
+
+/// A shared object a failing process had mapped or named, read after the run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FailureLibrary {
+    /// Its kernel images (path, SASS, PTX), or why they could not be read.
+    pub images: crate::LibraryImages,
+    /// The file exists (a library a failed load names may not).
+    #[serde(default)]
+    pub exists: bool,
+    /// The torch JIT build directory it was built in (`<root>/<name>/<name>.so` beside torch's
+    /// `build.ninja`), when it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jit_build_dir: Option<String>,
+}
+
+/// The uncaught exception a process ended on, and the shared objects mapped into it then
+/// (`/proc/self/maps`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ObservedFailure {
+    /// The exception's type (`RuntimeError`, `torch.AcceleratorError`, `ImportError`).
+    #[serde(default)]
+    pub exception: String,
+    /// Its message, cut at a few kilobytes.
+    #[serde(default)]
+    pub message: String,
+    /// Shared objects mapped when it was raised, each once, in map order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mapped: Vec<String>,
 }
 
 impl RunFacts {
@@ -106,6 +143,9 @@ pub struct ProcessRecord {
     /// The observer's own failures; it never raises into the program.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
+    /// The uncaught exception the process ended on, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<ObservedFailure>,
     /// The observer's own time on the program's threads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observer_cost: Option<ObserverCost>,

@@ -44,6 +44,24 @@ pub struct Toolkit {
     /// Path of its `nvcc`, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nvcc: Option<String>,
+    /// Where an extension build links the CUDA runtime from; absent when not read (no nvcc,
+    /// or an older snapshot).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_dir: Option<LinkDir>,
+}
+
+/// The library directory torch's `cpp_extension` passes as `-L` with `-lcudart` (`lib64`,
+/// else `lib` when only that exists), and the CUDA runtime's files in it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LinkDir {
+    pub path: String,
+    /// Whether the directory exists.
+    #[serde(default)]
+    pub exists: bool,
+    /// `libcudart.so`, `libcudart.so.13`, `libcudart_static.a`...: the names the linker can
+    /// find for `-lcudart` need the unversioned `libcudart.so` (or `.a`).
+    #[serde(default)]
+    pub cudart_files: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -294,3 +294,161 @@ fn which(name: &str) -> Result<PathBuf, ()> {
         .find(|p| p.is_file())
         .ok_or(())
 }
+
+/// `cudoctor run` at a CUDA failure: a real torch process maps an nvcc-built sm_80 library from
+/// a torch JIT build directory (through ctypes, as torch's loader would) and ends on the
+/// RuntimeError torch raises for a kernel without an image for the GPU (raised by hand: no GPU
+/// here). The report names the mapped library, its architectures and the build directory to
+/// remove.
+#[test]
+fn run_names_the_mapped_library_behind_a_no_kernel_image_failure() {
+    let test = "run attributes a CUDA failure";
+    let (Some(nvcc), Some(python)) = (nvcc(test), torch_python(test)) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let build = dir.path().join("torch_extensions/py311_cu130/myext");
+    let so = build.join("myext.so");
+    build_sm80(&nvcc, &so);
+    std::fs::write(build.join("build.ninja"), "ninja_required_version = 1.3\n").unwrap();
+    let program = dir.path().join("prog.py");
+    std::fs::write(
+        &program,
+        format!(
+            "import ctypes, torch\nctypes.CDLL({:?})\nraise RuntimeError('CUDA error: no kernel image is available for execution on the device\\nCUDA kernel errors might be asynchronously reported at some other API call')\n",
+            so.display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("run.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .arg("run")
+        .arg("--out")
+        .arg(&out)
+        .arg("--")
+        .arg(&python)
+        .arg(&program)
+        .current_dir(dir.path())
+        .output()
+        .expect("run cudoctor");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let report: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let f = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "RUN008")
+        .unwrap_or_else(|| panic!("{:#}", report["findings"]))
+        .clone();
+    let title = f["title"].as_str().unwrap();
+    assert!(
+        title.contains(&so.display().to_string()) && title.contains("sm_80 only"),
+        "{title}"
+    );
+    // What the observer recorded: the exception and the library mapped at that moment.
+    let failure = &report["facts"]["processes"][0]["failure"];
+    assert_eq!(failure["exception"], "RuntimeError");
+    assert!(failure["mapped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m == &Value::String(so.display().to_string())));
+    let steps: Vec<String> = f["fix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            s.as_object()
+                .unwrap()
+                .values()
+                .next()
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(
+        steps[0].starts_with(&format!("rm -rf {}", build.display())),
+        "{steps:?}"
+    );
+    assert!(
+        steps.iter().any(|s| s.contains("TORCH_CUDA_ARCH_LIST")),
+        "{steps:?}"
+    );
+    // The text summary names it too.
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("RUN008"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Build readiness against a real build: CUDA_HOME at the pip compiler of `.venv-ci` (nvcc,
+/// crt, NVVM and the runtime of one release; the runtime wheel ships only `libcudart.so.13`).
+/// check predicts "cannot find -lcudart" (TK012) and no mixed release (TK011); the real link of
+/// a CUDA library with the shared runtime, as torch's `-lcudart` asks, fails that way.
+#[test]
+fn a_pip_compiler_without_the_cudart_link_is_predicted_to_fail_as_the_link_does() {
+    let test = "build readiness of the pip compiler";
+    let Some(nvcc) = nvcc(test) else {
+        return;
+    };
+    let home = nvcc.parent().and_then(Path::parent).unwrap().to_path_buf();
+    let site = home.parent().and_then(Path::parent).unwrap();
+    let prefix = site
+        .ancestors()
+        .find(|p| p.join("pyvenv.cfg").is_file())
+        .map(Path::to_path_buf);
+    let Some(prefix) = prefix else {
+        cudoctor_testkit::skip_missing_tool(test, "nvcc is not in a virtual environment's wheels");
+        return;
+    };
+    let has_link =
+        home.join("lib/libcudart.so").exists() || home.join("lib64/libcudart.so").exists();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["check", "--format", "json", "--python"])
+        .arg(&prefix)
+        .env("CUDA_HOME", &home)
+        .env("HOME", dir.path())
+        .current_dir(dir.path())
+        .output()
+        .expect("run cudoctor");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let codes: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert!(!codes.contains(&"TK011"), "{codes:?}");
+    assert_eq!(codes.contains(&"TK012"), !has_link, "{codes:?}");
+    // The real link, as torch's cpp_extension links: -lcudart.
+    let src = dir.path().join("k.cu");
+    std::fs::write(&src, KERNEL).unwrap();
+    let o = Command::new(&nvcc)
+        .args([
+            "-arch=sm_80",
+            "-shared",
+            "-Xcompiler",
+            "-fPIC",
+            "-cudart",
+            "shared",
+            "-o",
+        ])
+        .arg(dir.path().join("k.so"))
+        .arg(&src)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.success(), has_link, "{stderr}");
+    if !has_link {
+        assert!(stderr.contains("cannot find -lcudart"), "{stderr}");
+    }
+}

@@ -81,6 +81,7 @@ mod tests {
             root: "/usr/local/cuda-12.1".into(),
             version: Some("12.1.105".into()),
             nvcc: Some("/usr/local/cuda-12.1/bin/nvcc".into()),
+            link_dir: None,
             ..Default::default()
         });
         let f = run(&RULE, &s);

@@ -111,6 +111,7 @@ mod tests {
             version: Some("12.4.131".into()),
             found_via: vec!["CUDA_HOME".into()],
             nvcc: Some("/usr/local/cuda-12.4/bin/nvcc".into()),
+            link_dir: None,
             ..Default::default()
         });
         let f = run(&RULE, &s);

@@ -75,6 +75,7 @@ mod tests {
             root: "/usr/local/cuda-12.8".into(),
             version: Some("12.8.93".into()),
             nvcc: Some("/usr/local/cuda-12.8/bin/nvcc".into()),
+            link_dir: None,
             ..Default::default()
         });
         let f = run(&RULE, &s);

@@ -102,6 +102,20 @@ pub fn run_observed(command: &[String], options: &RunOptions) -> Result<RunFacts
     let chained_sitecustomize = processes
         .iter()
         .find_map(|p| p.chained_sitecustomize.clone());
+    let failure_libraries = failure_libraries(&processes);
+    // The GPUs, when a process failed without saying its own (CUDA was not initialised).
+    let gpu_capabilities = if processes
+        .iter()
+        .any(|p| p.failure.is_some() && p.torch.as_ref().is_none_or(|t| t.capability.is_none()))
+    {
+        crate::driver::collect(&crate::Host::real(std::time::Duration::from_secs(5)))
+            .gpus
+            .iter()
+            .filter_map(|g| g.compute_capability.clone())
+            .collect()
+    } else {
+        Vec::new()
+    };
     Ok(RunFacts {
         command: command.to_vec(),
         started_at,
@@ -110,7 +124,86 @@ pub fn run_observed(command: &[String], options: &RunOptions) -> Result<RunFacts
         processes,
         unreadable,
         chained_sitecustomize,
+        failure_libraries,
+        gpu_capabilities,
     })
+}
+
+/// The shared objects the failing processes had mapped that carry CUDA kernels, and those
+/// their messages name (a library that failed to load is not mapped), each with its kernel
+/// images and, for a torch JIT build, its build directory. Read with the kernel-image reader
+/// (headers and fat-binary headers only).
+pub fn failure_libraries(processes: &[ProcessRecord]) -> Vec<cudoctor_snapshot::FailureLibrary> {
+    let mut paths: Vec<String> = Vec::new();
+    let mut named: std::collections::HashSet<String> = std::collections::HashSet::new();
+    for f in processes.iter().filter_map(|p| p.failure.as_ref()) {
+        for m in &f.mapped {
+            if !paths.contains(m) {
+                paths.push(m.clone());
+            }
+        }
+        for word in f
+            .message
+            .split(|c: char| c.is_whitespace() || c == '\'' || c == '"' || c == ',')
+        {
+            let word = word.trim_end_matches(':');
+            let file = word.rsplit('/').next().unwrap_or(word);
+            if word.starts_with('/') && (file.ends_with(".so") || file.contains(".so.")) {
+                named.insert(word.to_string());
+                if !paths.iter().any(|p| p == word) {
+                    paths.push(word.to_string());
+                }
+            }
+        }
+    }
+    if paths.is_empty() {
+        return Vec::new();
+    }
+    let real: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
+    let scans = cudoctor_fatbin::scan_many(&real, cudoctor_fatbin::default_threads());
+    paths
+        .into_iter()
+        .zip(scans)
+        .filter_map(|(path, (_, result))| {
+            let exists = Path::new(&path).is_file();
+            let mut images = cudoctor_snapshot::LibraryImages {
+                path: path.clone(),
+                ..Default::default()
+            };
+            match result {
+                Ok(img) => {
+                    images.sass = img.sass;
+                    images.ptx = img.ptx;
+                    images.ptx_isa = img.ptx_isa;
+                }
+                Err(e) => images.error = Some(e.to_string()),
+            }
+            let has_code = !images.sass.is_empty() || !images.ptx.is_empty();
+            // Mapped libraries without kernels say nothing; a named one is kept either way.
+            if !has_code && !named.contains(&path) {
+                return None;
+            }
+            Some(cudoctor_snapshot::FailureLibrary {
+                jit_build_dir: jit_build_dir(Path::new(&path)),
+                images,
+                exists,
+            })
+        })
+        .collect()
+}
+
+/// The directory of a torch JIT build: `<dir>/<name>.so` (or `<name>_v<N>.so` after a rebuild
+/// in one process) in a directory named `<name>` that holds torch's `build.ninja`.
+pub fn jit_build_dir(path: &Path) -> Option<String> {
+    let dir = path.parent()?;
+    let dir_name = dir.file_name()?.to_str()?;
+    let stem = path.file_name()?.to_str()?.strip_suffix(".so")?;
+    let name = match stem.rsplit_once("_v") {
+        Some((n, v)) if !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()) => n,
+        _ => stem,
+    };
+    (name == dir_name && dir.join("build.ninja").is_file())
+        .then(|| dir.to_string_lossy().into_owned())
 }
 
 /// Starts the command, forwards the signals cudoctor receives to it, and waits for its end.

@@ -17,6 +17,8 @@ MAX_SAMPLES = 200
 RESAMPLE_EVERY = 1000
 MAX_SERIES = 4096
 MAX_REASON = 600
+MAX_FAILURE_MESSAGE = 4000
+MAX_MAPPED = 4000
 
 
 def _chain_sitecustomize():
@@ -93,6 +95,8 @@ class _State:
         # Time inside a timed site that belongs to another (the profiled step inside the step).
         self.step_excluded_ns = 0
         self.profile_seen_ns = 0
+        # The uncaught exception the process ends on, with what was mapped then.
+        self.failure = None
 
     def error(self, where, e):
         if len(self.errors) < 50:
@@ -1010,6 +1014,8 @@ def _report(how):
         rec["observer_cost"] = _observer_cost()
     except Exception as e:
         _S.error("observer cost", e)
+    if _S.failure is not None:
+        rec["failure"] = _S.failure
     if torch is None:
         return rec
     info = {"version": str(torch.__version__), "cuda": torch.version.cuda}
@@ -1086,6 +1092,55 @@ def _on_sigterm():
         pass
 
 
+def _mapped_objects():
+    """The shared objects mapped into this process now, each once, in map order."""
+    out, seen = [], set()
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) < 6:
+                    continue
+                path = parts[5].strip()
+                if not path.startswith("/") or ".so" not in path.rsplit("/", 1)[-1]:
+                    continue
+                if path.endswith(" (deleted)"):
+                    path = path[: -len(" (deleted)")]
+                if path not in seen:
+                    seen.add(path)
+                    out.append(path)
+                    if len(out) >= MAX_MAPPED:
+                        break
+    except OSError:
+        pass
+    return out
+
+
+def _record_failure(etype, value):
+    """Keeps the exception the process ends on and what is mapped at that moment."""
+    name = getattr(etype, "__qualname__", None) or getattr(etype, "__name__", "Exception")
+    module = getattr(etype, "__module__", "builtins")
+    if module and module != "builtins":
+        name = "%s.%s" % (module, name)
+    try:
+        message = str(value)
+    except Exception:
+        message = ""
+    _S.failure = {"exception": name, "message": message[:MAX_FAILURE_MESSAGE], "mapped": _mapped_objects()}
+
+
+_PREVIOUS_EXCEPTHOOK = None
+
+
+def _excepthook(etype, value, tb):
+    try:
+        if _S is not None and _S.failure is None and not issubclass(etype, (KeyboardInterrupt, SystemExit)):
+            _record_failure(etype, value)
+    except Exception as e:
+        _S.error("failure", e)
+    (_PREVIOUS_EXCEPTHOOK or sys.__excepthook__)(etype, value, tb)
+
+
 _HOOK = None
 
 
@@ -1094,6 +1149,9 @@ def _install():
     _S = _State()
     _HOOK = _AfterImport({"torch": _on_torch, "flash_attn": _on_flash_attn, "xformers.ops": _on_xformers_ops})
     sys.meta_path.insert(0, _HOOK)
+    global _PREVIOUS_EXCEPTHOOK
+    _PREVIOUS_EXCEPTHOOK = sys.excepthook
+    sys.excepthook = _excepthook
     import atexit
 
     atexit.register(_write, "atexit")

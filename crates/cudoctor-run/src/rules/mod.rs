@@ -1,6 +1,7 @@
 pub mod attention_runs_math;
 pub mod collectives_dominate;
 pub mod compile_runs_eager;
+pub mod cuda_failure;
 pub mod graph_breaks;
 pub mod memory_near_capacity;
 pub mod observer_saw_nothing;

@@ -90,13 +90,16 @@ fn deep_options(args: &CheckArgs, spinner: Option<&Spinner>) -> anyhow::Result<D
 /// The project directory searched for CUDA binaries: the one named, which must be a
 /// directory, else the current directory when it is a Python project's root (on this machine
 /// only: under `--root` the current directory is not the inspected machine's).
-fn project_dir(args: &CheckArgs, host: &cudoctor_collect::Host) -> anyhow::Result<Option<String>> {
+fn project_dir(
+    args: &CheckArgs,
+    host: &cudoctor_collect::Host,
+) -> anyhow::Result<Option<cudoctor_collect::discovery::ProjectDir>> {
     if let Some(p) = &args.project {
         let abs = crate::output::absolute_machine_path(p)?;
         if !host.is_dir(&abs) {
             bail!("{p}: not a directory (name a project directory to search for CUDA binaries)");
         }
-        return Ok(Some(abs));
+        return Ok(Some(cudoctor_collect::discovery::ProjectDir::Named(abs)));
     }
     if args.machine.root.is_some() {
         return Ok(None);

@@ -48,7 +48,7 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
         } else {
             None
         };
-        found = cudoctor_collect::discovery::collect(&host, &envs, project.as_deref());
+        found = cudoctor_collect::discovery::collect(&host, &envs, project.as_ref());
         let mut seen: std::collections::HashSet<String> = paths.iter().cloned().collect();
         for b in &found.binaries {
             if seen.insert(b.path.clone()) {
