@@ -602,6 +602,30 @@ fn tensorflow_libraries_are_what_a_real_import_maps() {
     }
 }
 
+/// SGLang as its metadata installs it, healthy here; on a Hopper (what-if) the Blackwell-only
+/// FlashMLA package (`flash_mla`, sm_100a), which SGLang imports only in a backend's module, is
+/// information, not an error.
+#[test]
+fn sglang_stock_is_healthy_and_its_blackwell_only_flashmla_is_optional_on_hopper() {
+    healthy("sglang-stock");
+    let Some(python) = real_env("sglang-stock") else {
+        return;
+    };
+    let (json, _) = what_if_json("check", "sm_90", &python);
+    let krn: Vec<&Value> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "KRN002")
+        .collect();
+    assert!(krn.iter().all(|f| f["severity"] == "info"), "{krn:#?}");
+    assert!(
+        krn.iter()
+            .any(|f| f["evidence"].to_string().contains("flash_mla")),
+        "{krn:#?}"
+    );
+}
+
 #[test]
 fn the_fix_of_xformers_built_for_another_torch_repairs_a_copy_of_the_env() {
     if real_env("xformers-other-torch").is_none() {
