@@ -516,6 +516,13 @@ fn vllms_hopper_and_blackwell_only_backends_are_information_on_ampere() {
                 "{gpu}: {module} not named: {evidence}"
             );
         }
+        // `kernels` judges them for no GPU, saying why.
+        let (kernels, _) = what_if_json("kernels", gpu, &python);
+        let not_judged = not_judged_paths(&kernels);
+        assert!(
+            not_judged.iter().any(|p| p.ends_with("_vllm_fa3_C.abi3.so")),
+            "{gpu}: {not_judged:?}"
+        );
         // Each one named optional carries no code for this GPU's family, as its fat binary says.
         for lib in json["snapshot"]["kernel_images"]["libraries"]
             .as_array()
