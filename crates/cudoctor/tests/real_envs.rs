@@ -520,7 +520,9 @@ fn vllms_hopper_and_blackwell_only_backends_are_information_on_ampere() {
         let (kernels, _) = what_if_json("kernels", gpu, &python);
         let not_judged = not_judged_paths(&kernels);
         assert!(
-            not_judged.iter().any(|p| p.ends_with("_vllm_fa3_C.abi3.so")),
+            not_judged
+                .iter()
+                .any(|p| p.ends_with("_vllm_fa3_C.abi3.so")),
             "{gpu}: {not_judged:?}"
         );
         // Each one named optional carries no code for this GPU's family, as its fat binary says.

@@ -394,6 +394,16 @@ mod tests {
     }
 
     #[test]
+    fn a_pin_is_met_by_the_same_release_with_a_local_label() {
+        // xformers 0.0.31 pins torch==2.7.1; torch 2.7.1+cu126 from the PyTorch index meets it.
+        let env = env_with(
+            &[("torch", "2.7.1+cu126"), ("xformers", "0.0.31")],
+            vec![decl("xformers", "0.0.31", &["torch==2.7.1"])],
+        );
+        assert!(run(&RULE, &snap(env)).is_empty());
+    }
+
+    #[test]
     fn conda_packages_follow_condas_solver() {
         let mut env = env_with(
             &[("torch", "2.15.0"), ("triton", "3.8.0")],
