@@ -33,8 +33,11 @@ pub fn architecture_specific(lib: &LibraryImages) -> bool {
 pub fn mark_optional(host: &Host, envs: &[PythonEnv], images: &mut KernelImages) {
     // Per (site-packages, top-level package): the modules to look for.
     let mut wanted: BTreeMap<(String, String), Vec<(usize, String)>> = BTreeMap::new();
+    // The package's other compiled modules with device code, judged with them where only
+    // expected failures import them (vLLM's FA2 module beside its FA3 one).
+    let mut others: BTreeMap<(String, String), Vec<(usize, String)>> = BTreeMap::new();
     for (i, lib) in images.libraries.iter().enumerate() {
-        if lib.error.is_some() || !architecture_specific(lib) {
+        if lib.error.is_some() || (lib.sass.is_empty() && lib.ptx.is_empty()) {
             continue;
         }
         let Some((sp, module)) = module_of(envs, &lib.path) else {
@@ -45,11 +48,30 @@ pub fn mark_optional(host: &Host, envs: &[PythonEnv], images: &mut KernelImages)
             // A top-level module has no package source of its own to dispatch it.
             continue;
         }
-        wanted.entry((sp, top)).or_default().push((i, module));
+        let file = lib.path.rsplit('/').next().unwrap_or(&lib.path);
+        if architecture_specific(lib) {
+            wanted.entry((sp, top)).or_default().push((i, module));
+        } else if !file.starts_with("lib") {
+            others.entry((sp, top)).or_default().push((i, module));
+        }
     }
     for ((sp, top), modules) in wanted {
         let names: Vec<&str> = modules.iter().map(|(_, m)| m.as_str()).collect();
-        let mut found = scan_package(host, &sp, &top, &names);
+        let more = others
+            .remove(&(sp.clone(), top.clone()))
+            .unwrap_or_default();
+        let more_names: Vec<&str> = more.iter().map(|(_, m)| m.as_str()).collect();
+        let all: Vec<&str> = names.iter().chain(&more_names).copied().collect();
+        let occurrences = scan_tree(host, &sp, &top, &all);
+        for (i, module) in &more {
+            if let Some(c) = classify_expected_failure(module, &occurrences) {
+                images.libraries[*i].loaded_if = Some(c);
+            }
+        }
+        let mut found: BTreeMap<String, ConditionalLoad> = names
+            .iter()
+            .filter_map(|m| Some((m.to_string(), classify(m, &occurrences)?)))
+            .collect();
         // A module its package's own import loads: the package is the unit, and how the other
         // packages import it says whether it is optional.
         if names.iter().any(|m| !found.contains_key(*m)) {
@@ -202,18 +224,30 @@ fn classify(module: &str, occurrences: &[Occurrence]) -> Option<ConditionalLoad>
     })
 }
 
-/// The conditional imports of `modules` in the Python files of package `top`.
-fn scan_package(
-    host: &Host,
-    sp: &str,
-    top: &str,
-    modules: &[&str],
-) -> BTreeMap<String, ConditionalLoad> {
-    let occurrences = scan_tree(host, sp, top, modules);
-    modules
-        .iter()
-        .filter_map(|m| Some((m.to_string(), classify(m, &occurrences)?)))
-        .collect()
+/// How a module that is not architecture-specific is loaded, where every import of it is
+/// conditional and one at least expects it to fail (try/except that does not raise again,
+/// suppress, find_spec): `None` otherwise. Stricter than [`classify`]: such a module may be a
+/// core one imported at the top of a platform's submodule (vLLM's `_C_stable_libtorch`).
+fn classify_expected_failure(module: &str, occurrences: &[Occurrence]) -> Option<ConditionalLoad> {
+    let mine: Vec<&Occurrence> = occurrences.iter().filter(|o| o.module == module).collect();
+    if mine.is_empty() || mine.iter().any(|o| o.how.is_none()) {
+        return None;
+    }
+    let best = mine.iter().find(|o| {
+        matches!(
+            o.how,
+            Some(
+                LoadCondition::TryImport
+                    | LoadCondition::SuppressedImport
+                    | LoadCondition::FindSpec
+            )
+        )
+    })?;
+    Some(ConditionalLoad {
+        module: module.to_string(),
+        how: best.how?,
+        at: best.at.clone(),
+    })
 }
 
 /// A package that its own `__init__` makes load an architecture-specific module (`flash_mla`
@@ -564,6 +598,55 @@ mod tests {
         assert_eq!(c.at, "eng/ops/attn.py:2");
         // Imported at the top of the package's __init__: a core module.
         assert_eq!(images.libraries[1].loaded_if, None);
+    }
+
+    #[test]
+    fn a_module_for_many_gpus_is_optional_only_where_every_import_expects_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let sp = dir.path().join("lib/python3.12/site-packages");
+        std::fs::create_dir_all(sp.join("eng/platforms")).unwrap();
+        std::fs::write(
+            sp.join("eng/attn.py"),
+            "try:\n    from . import _fa3_C\nexcept ImportError:\n    pass\ntry:\n    from . import _fa2_C\nexcept ImportError:\n    pass\n",
+        )
+        .unwrap();
+        // The core module: at the top of a platform module, and in a try elsewhere.
+        std::fs::write(
+            sp.join("eng/platforms/cuda.py"),
+            "import eng._core_C\ndef load():\n    try:\n        import eng._core_C\n    except ImportError:\n        pass\n",
+        )
+        .unwrap();
+        let host = Host::rooted(
+            dir.path().to_path_buf(),
+            Default::default(),
+            std::time::Duration::from_secs(5),
+        );
+        let spm = "/lib/python3.12/site-packages".to_string();
+        let envs = vec![PythonEnv {
+            site_packages: vec![spm.clone()],
+            ..Default::default()
+        }];
+        let lib = |name: &str, sass: &[&str], ptx: &[&str]| LibraryImages {
+            path: format!("{spm}/eng/{name}.abi3.so"),
+            sass: sass.iter().map(|s| s.to_string()).collect(),
+            ptx: ptx.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        let mut images = KernelImages {
+            libraries: vec![
+                lib("_fa3_C", &["sm_90a"], &[]),
+                lib("_fa2_C", &["sm_80"], &["compute_80"]),
+                lib("_core_C", &["sm_80"], &["compute_80"]),
+            ],
+            ..Default::default()
+        };
+        mark_optional(&host, &envs, &mut images);
+        assert!(images.libraries[0].loaded_if.is_some());
+        assert_eq!(
+            images.libraries[1].loaded_if.as_ref().map(|c| c.how),
+            Some(LoadCondition::TryImport)
+        );
+        assert_eq!(images.libraries[2].loaded_if, None);
     }
 
     #[test]
