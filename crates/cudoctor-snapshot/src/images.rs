@@ -73,6 +73,9 @@ pub enum LoadCondition {
     UnderCondition,
     /// Inside a function: imported when a feature that needs it is used.
     OnUse,
+    /// At the top of a submodule that importing the package does not load (a backend's own
+    /// module, reached only when that backend is chosen).
+    BySubmodule,
 }
 
 impl LoadCondition {
@@ -85,6 +88,9 @@ impl LoadCondition {
                 "imported under an if (a capability or platform check)"
             }
             LoadCondition::OnUse => "imported inside a function, when the feature is used",
+            LoadCondition::BySubmodule => {
+                "imported by a submodule that importing the package does not load"
+            }
         }
     }
 }

@@ -281,7 +281,14 @@ fn lib004_an_extension_whose_metadata_names_another_torch_gets_a_matching_pair()
         evidence.contains("Requires-Dist: torch==2.7.1"),
         "{evidence}"
     );
-    let steps = support::step_texts(&f["fix"]);
+    // Its pin is the root cause (FW024), with the fix; the undefined symbols follow from it.
+    assert_eq!(f["caused_by"], "FW024", "{f:#}");
+    let root = finding(&v, "FW024").unwrap_or_else(|| panic!("no FW024: {:#}", v["findings"]));
+    assert_eq!(
+        root["title"],
+        "xformers 0.0.31 requires torch==2.7.1 (2.8.0 installed) (/opt/venv)"
+    );
+    let steps = support::step_texts(&root["fix"]);
     let shells: Vec<&String> = steps.iter().filter(|s| s.contains(" install ")).collect();
     // The build of xformers for the installed torch, never from source; or the torch it was
     // built for.

@@ -516,7 +516,17 @@ fn vllms_hopper_and_blackwell_only_backends_are_information_on_ampere() {
                 "{gpu}: {module} not named: {evidence}"
             );
         }
-        // Each one named optional carries no code for this GPU's family, as its fat binary says.
+        // `kernels` judges them for no GPU, saying why.
+        let (kernels, _) = what_if_json("kernels", gpu, &python);
+        let not_judged = not_judged_paths(&kernels);
+        assert!(
+            not_judged
+                .iter()
+                .any(|p| p.ends_with("_vllm_fa3_C.abi3.so")),
+            "{gpu}: {not_judged:?}"
+        );
+        // Each one named optional carries code for one architecture family alone, as its fat
+        // binary says, or every import of it expects it to fail (try/except, suppress).
         for lib in json["snapshot"]["kernel_images"]["libraries"]
             .as_array()
             .unwrap()
@@ -530,7 +540,11 @@ fn vllms_hopper_and_blackwell_only_backends_are_information_on_ampere() {
                 .map(|s| s.as_str().unwrap())
                 .collect();
             assert!(
-                sass.iter().all(|s| s.ends_with('a') || s.ends_with('f')),
+                sass.iter().all(|s| s.ends_with('a') || s.ends_with('f'))
+                    || matches!(
+                        lib["loaded_if"]["how"].as_str(),
+                        Some("try_import" | "suppressed_import" | "find_spec")
+                    ),
                 "{lib:#}"
             );
         }
@@ -600,6 +614,30 @@ fn tensorflow_libraries_are_what_a_real_import_maps() {
             "{lib}: {later:?}"
         );
     }
+}
+
+/// SGLang as its metadata installs it, healthy here; on a Hopper (what-if) the Blackwell-only
+/// FlashMLA package (`flash_mla`, sm_100a), which SGLang imports only in a backend's module, is
+/// information, not an error.
+#[test]
+fn sglang_stock_is_healthy_and_its_blackwell_only_flashmla_is_optional_on_hopper() {
+    healthy("sglang-stock");
+    let Some(python) = real_env("sglang-stock") else {
+        return;
+    };
+    let (json, _) = what_if_json("check", "sm_90", &python);
+    let krn: Vec<&Value> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "KRN002")
+        .collect();
+    assert!(krn.iter().all(|f| f["severity"] == "info"), "{krn:#?}");
+    assert!(
+        krn.iter()
+            .any(|f| f["evidence"].to_string().contains("flash_mla")),
+        "{krn:#?}"
+    );
 }
 
 #[test]

@@ -20,7 +20,9 @@ one architecture family (`sm_90a`, `sm_100f`) that its package's own Python sour
 conditionally (inside `try`/`except ImportError`, under `contextlib.suppress(ImportError)`, after
 an `importlib.util.find_spec` probe, under a check or on use, and never at the top of a package's
 `__init__`) is an optional backend: on other GPUs it is information ("this backend is
-unavailable on sm_80"), not an error; the core modules stay errors.
+unavailable on sm_80"), not an error; the core modules stay errors. Beside such a module, the
+package's other modules that every import expects to fail (vLLM's FA2 module beside its FA3
+one) are optional too: on a GPU they reach only through PTX JIT, that is information.
 
 The CUDA binaries the code runs from outside the site directories' packages are judged the same
 way: torch's extension cache (the JIT builds of `torch.utils.cpp_extension.load` and
@@ -104,9 +106,31 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 .unwrap_or("the extension");
             let gpus_label = group_label(group, cc);
             // An architecture-specific backend its package loads only where it has code.
-            if let (Some(c), Verdict::NoImage) = (&lib.loaded_if, &verdict) {
-                optional_backend(&mut out, &mut keys, lib, c, package, group, cc);
-                continue;
+            match (&lib.loaded_if, &verdict) {
+                (Some(c), Verdict::NoImage) => {
+                    optional_backend(&mut out, &mut keys, lib, c, package, group, cc);
+                    continue;
+                }
+                // An optional backend that another of the package's modules stands in for:
+                // its PTX JIT is worth knowing, not a warning (vLLM's FA2 module on a Hopper,
+                // where vLLM takes its FA3 one).
+                (Some(c), Verdict::PtxJit { via }) => {
+                    let f = Finding::new(
+                        &RULE,
+                        format!(
+                            "This backend of {package} ({}) runs on {gpus_label} only through PTX JIT ({via})",
+                            c.module
+                        ),
+                    )
+                    .severity(Severity::Info)
+                    .evidence(format!("{}: SASS {} PTX {}", lib.path, list(&lib.sass), list(&lib.ptx)))
+                    .evidence(format!("{}: {} {}", c.at, c.module, c.how.describe()))
+                    .cause(format!("{package} imports this module only where it loads and has other backends; if it is used on {}, its kernels are compiled by the driver at first launch.", cc.sm()));
+                    out.push(f);
+                    keys.push((format!("{}\u{0}jit", lib.path), cc));
+                    continue;
+                }
+                _ => {}
             }
             let (severity, title, cause) = match &verdict {
                 Verdict::Native { .. } => continue,
@@ -441,6 +465,24 @@ mod tests {
             .evidence
             .iter()
             .any(|e| e.contains("flash_attn_interface.py:23") && e.contains("try/except")));
+        // vLLM's FA2 module (sm_80 and its PTX), optional too, on a Hopper: information.
+        let mut h = h200();
+        h.kernel_images = Some(KernelImages {
+            scope: "test".into(),
+            libraries: vec![LibraryImages {
+                sass: vec!["sm_80".into()],
+                ptx: vec!["compute_80".into()],
+                ..lib("_vllm_fa2_C", true)
+            }],
+        });
+        let g = run(&RULE, &h);
+        assert_eq!(g.len(), 1, "{g:?}");
+        assert_eq!(g[0].severity, Severity::Info);
+        assert!(
+            g[0].title.contains("only through PTX JIT"),
+            "{}",
+            g[0].title
+        );
         s.kernel_images
             .as_mut()
             .unwrap()

@@ -18,7 +18,9 @@ evaluated as `uv pip check` does: the marker with this environment's values, an 
 marker only where an installed distribution asked for that extra (torch's
 `cuda-toolkit[cublas,...]`). A requirement whose distribution is installed at a version its
 specifiers exclude is reported. Pins judged by their own rules are left to them: torchvision's
-and torchaudio's on torch (FW002), JAX's, vLLM's and SGLang's (FW021, FW022).
+and torchaudio's on torch (FW002), JAX's, vLLM's and SGLang's (FW021, FW022). A package conda
+installed is left to conda's solver; a requirement whose distribution is not installed, or whose
+marker names a value cudoctor does not know, is not judged.
 
 ## Why it matters
 torch pins the exact CUDA library wheels it was built and tested with (`nvidia-cudnn-cu12==
@@ -82,6 +84,10 @@ fn unmet<'a>(ctx: &Context, env: &'a PythonEnv) -> Vec<Unmet<'a>> {
     let extras = requested_extras(ctx, env);
     let mut out = Vec::new();
     for d in &env.declared {
+        // conda's solver, not this metadata, decided what a conda package came with.
+        if conda_managed(env, &d.package) {
+            continue;
+        }
         let mine: Vec<String> = extras
             .iter()
             .filter(|(n, _)| *n == d.package)
@@ -110,6 +116,14 @@ fn unmet<'a>(ctx: &Context, env: &'a PythonEnv) -> Vec<Unmet<'a>> {
         }
     }
     out
+}
+
+/// Whether conda installed `package` in `env` (conda calls torch `pytorch`).
+fn conda_managed(env: &PythonEnv, package: &str) -> bool {
+    env.conda_packages.iter().any(|c| {
+        c.name == package
+            || (package == "torch" && matches!(c.name.as_str(), "pytorch" | "pytorch-gpu"))
+    })
 }
 
 /// Whether an unmet requirement is a CUDA library wheel of the same major at a newer release
@@ -377,6 +391,30 @@ mod tests {
             "/v/bin/python -m pip install --only-binary xformers xformers torch==2.8.0"
         );
         assert_eq!(fix[3], "/v/bin/python -m pip install torch==2.7.1");
+    }
+
+    #[test]
+    fn a_pin_is_met_by_the_same_release_with_a_local_label() {
+        // xformers 0.0.31 pins torch==2.7.1; torch 2.7.1+cu126 from the PyTorch index meets it.
+        let env = env_with(
+            &[("torch", "2.7.1+cu126"), ("xformers", "0.0.31")],
+            vec![decl("xformers", "0.0.31", &["torch==2.7.1"])],
+        );
+        assert!(run(&RULE, &snap(env)).is_empty());
+    }
+
+    #[test]
+    fn conda_packages_follow_condas_solver() {
+        let mut env = env_with(
+            &[("torch", "2.15.0"), ("triton", "3.8.0")],
+            vec![torch_2_15()],
+        );
+        env.conda_packages = vec![cudoctor_snapshot::CondaPackage {
+            name: "pytorch".into(),
+            version: "2.15.0".into(),
+            ..Default::default()
+        }];
+        assert!(run(&RULE, &snap(env)).is_empty());
     }
 
     #[test]

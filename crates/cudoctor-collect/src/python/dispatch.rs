@@ -33,8 +33,11 @@ pub fn architecture_specific(lib: &LibraryImages) -> bool {
 pub fn mark_optional(host: &Host, envs: &[PythonEnv], images: &mut KernelImages) {
     // Per (site-packages, top-level package): the modules to look for.
     let mut wanted: BTreeMap<(String, String), Vec<(usize, String)>> = BTreeMap::new();
+    // The package's other compiled modules with device code, judged with them where only
+    // expected failures import them (vLLM's FA2 module beside its FA3 one).
+    let mut others: BTreeMap<(String, String), Vec<(usize, String)>> = BTreeMap::new();
     for (i, lib) in images.libraries.iter().enumerate() {
-        if lib.error.is_some() || !architecture_specific(lib) {
+        if lib.error.is_some() || (lib.sass.is_empty() && lib.ptx.is_empty()) {
             continue;
         }
         let Some((sp, module)) = module_of(envs, &lib.path) else {
@@ -45,15 +48,40 @@ pub fn mark_optional(host: &Host, envs: &[PythonEnv], images: &mut KernelImages)
             // A top-level module has no package source of its own to dispatch it.
             continue;
         }
-        wanted.entry((sp, top)).or_default().push((i, module));
+        let file = lib.path.rsplit('/').next().unwrap_or(&lib.path);
+        if architecture_specific(lib) {
+            wanted.entry((sp, top)).or_default().push((i, module));
+        } else if !file.starts_with("lib") {
+            others.entry((sp, top)).or_default().push((i, module));
+        }
     }
     for ((sp, top), modules) in wanted {
-        let found = scan_package(
-            host,
-            &sp,
-            &top,
-            &modules.iter().map(|(_, m)| m.as_str()).collect::<Vec<_>>(),
-        );
+        let names: Vec<&str> = modules.iter().map(|(_, m)| m.as_str()).collect();
+        let more = others
+            .remove(&(sp.clone(), top.clone()))
+            .unwrap_or_default();
+        let more_names: Vec<&str> = more.iter().map(|(_, m)| m.as_str()).collect();
+        let all: Vec<&str> = names.iter().chain(&more_names).copied().collect();
+        let occurrences = scan_tree(host, &sp, &top, &all);
+        for (i, module) in &more {
+            if let Some(c) = classify_expected_failure(module, &occurrences) {
+                images.libraries[*i].loaded_if = Some(c);
+            }
+        }
+        let mut found: BTreeMap<String, ConditionalLoad> = names
+            .iter()
+            .filter_map(|m| Some((m.to_string(), classify(m, &occurrences)?)))
+            .collect();
+        // A module its package's own import loads: the package is the unit, and how the other
+        // packages import it says whether it is optional.
+        if names.iter().any(|m| !found.contains_key(*m)) {
+            let env = envs.iter().find(|e| e.site_packages.contains(&sp));
+            if let Some(c) = env.and_then(|e| imported_by_others(host, e, &sp, &top)) {
+                for m in &names {
+                    found.entry(m.to_string()).or_insert_with(|| c.clone());
+                }
+            }
+        }
         for (i, module) in modules {
             if let Some(c) = found.get(&module) {
                 images.libraries[i].loaded_if = Some(c.clone());
@@ -78,18 +106,18 @@ fn module_of(envs: &[PythonEnv], path: &str) -> Option<(String, String)> {
     })
 }
 
-/// The conditional imports of `modules` in the Python files of package `top`. A module that is
-/// also imported unconditionally at the top of a module is no optional one.
-fn scan_package(
-    host: &Host,
-    sp: &str,
-    top: &str,
-    modules: &[&str],
-) -> BTreeMap<String, ConditionalLoad> {
-    let mut conditional: BTreeMap<String, ConditionalLoad> = BTreeMap::new();
-    let mut unconditional: Vec<String> = Vec::new();
-    // Imported at the top of a package's `__init__`: importing the package fails without it.
-    let mut at_package_import: Vec<String> = Vec::new();
+/// One import of a module found in a package's Python source.
+struct Occurrence {
+    module: String,
+    how: Option<LoadCondition>,
+    /// The file's dotted module name (`vllm.platforms.cuda`, `flash_mla.__init__`).
+    file_module: String,
+    at: String,
+}
+
+/// The imports of `modules` in the Python files under `<sp>/<tree>`.
+fn scan_tree(host: &Host, sp: &str, tree: &str, modules: &[&str]) -> Vec<Occurrence> {
+    let mut out = Vec::new();
     let shorts: Vec<&str> = modules
         .iter()
         .map(|m| m.rsplit('.').next().unwrap_or(m))
@@ -102,8 +130,8 @@ fn scan_package(
         .iter()
         .map(|s| memchr::memmem::Finder::new(s.as_bytes()))
         .collect();
-    let root = host.fs_path(&format!("{sp}/{top}"));
-    let mut stack = vec![root.clone()];
+    let root = host.fs_path(&format!("{sp}/{tree}"));
+    let mut stack = vec![root];
     let mut files = 0;
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -121,7 +149,7 @@ fn scan_package(
             }
             files += 1;
             if files > MAX_FILES {
-                break;
+                return out;
             }
             if e.metadata()
                 .map(|m| m.len() > MAX_FILE_BYTES)
@@ -148,55 +176,151 @@ fn scan_package(
             let file_module = rel.trim_end_matches(".py").replace('/', ".");
             for m in modules {
                 for (line, how) in imports_of(&text, m, &file_module) {
-                    match how {
-                        Some(how) => {
-                            let strong = |h: LoadCondition| {
-                                matches!(
-                                    h,
-                                    LoadCondition::TryImport
-                                        | LoadCondition::SuppressedImport
-                                        | LoadCondition::FindSpec
-                                )
-                            };
-                            let c = ConditionalLoad {
-                                module: m.to_string(),
-                                how,
-                                at: format!("{rel}:{line}"),
-                            };
-                            match conditional.get(*m) {
-                                Some(old) if strong(old.how) || !strong(how) => {}
-                                _ => {
-                                    conditional.insert(m.to_string(), c);
-                                }
-                            }
-                        }
-                        None => {
-                            unconditional.push(m.to_string());
-                            if file_module.ends_with("__init__") {
-                                at_package_import.push(m.to_string());
-                            }
-                        }
-                    }
+                    out.push(Occurrence {
+                        module: m.to_string(),
+                        how,
+                        file_module: file_module.clone(),
+                        at: format!("{rel}:{line}"),
+                    });
                 }
             }
         }
     }
-    // A module a package's `__init__` imports at its top is a core one. Otherwise a failure the
-    // package expects (try/except, suppress, a find_spec probe) makes a module optional
-    // wherever else it is imported (vLLM's third_party/flashmla imports _flashmla_C at
-    // its top, and is itself reached only through the guarded import); an import on use or
-    // under a condition does so only where no module imports it at its top.
-    conditional.retain(|m, c| {
-        !at_package_import.contains(m)
-            && matches!(
-                c.how,
+    out
+}
+
+/// Whether an import of `module` at the top of `file_module` runs when its package is imported:
+/// the `__init__` of the top package or of the module's own package.
+fn at_package_import(module: &str, file_module: &str) -> bool {
+    let top = module.split('.').next().unwrap_or(module);
+    let parent = module.rsplit_once('.').map(|(p, _)| p).unwrap_or(module);
+    file_module == format!("{top}.__init__") || file_module == format!("{parent}.__init__")
+}
+
+/// How `module` is loaded, from its imports: `None` when importing its package loads it (an
+/// import at the top of the package's `__init__`) or nothing imports it; otherwise the import
+/// that says most (an expected failure: try/except, suppress, find_spec; then one under a
+/// condition or on use; then one at the top of a submodule the package import does not load).
+fn classify(module: &str, occurrences: &[Occurrence]) -> Option<ConditionalLoad> {
+    let mine: Vec<&Occurrence> = occurrences.iter().filter(|o| o.module == module).collect();
+    if mine
+        .iter()
+        .any(|o| o.how.is_none() && at_package_import(module, &o.file_module))
+    {
+        return None;
+    }
+    let rank = |o: &Occurrence| match o.how {
+        Some(
+            LoadCondition::TryImport | LoadCondition::SuppressedImport | LoadCondition::FindSpec,
+        ) => 0,
+        Some(_) => 1,
+        None => 2,
+    };
+    let best = mine.iter().min_by_key(|o| rank(o))?;
+    Some(ConditionalLoad {
+        module: module.to_string(),
+        how: best.how.unwrap_or(LoadCondition::BySubmodule),
+        at: best.at.clone(),
+    })
+}
+
+/// How a module that is not architecture-specific is loaded, where every import of it is
+/// conditional and one at least expects it to fail (try/except that does not raise again,
+/// suppress, find_spec): `None` otherwise. Stricter than [`classify`]: such a module may be a
+/// core one imported at the top of a platform's submodule (vLLM's `_C_stable_libtorch`).
+fn classify_expected_failure(module: &str, occurrences: &[Occurrence]) -> Option<ConditionalLoad> {
+    let mine: Vec<&Occurrence> = occurrences.iter().filter(|o| o.module == module).collect();
+    if mine.is_empty() || mine.iter().any(|o| o.how.is_none()) {
+        return None;
+    }
+    let best = mine.iter().find(|o| {
+        matches!(
+            o.how,
+            Some(
                 LoadCondition::TryImport
                     | LoadCondition::SuppressedImport
                     | LoadCondition::FindSpec
             )
-            || !unconditional.contains(m)
-    });
-    conditional
+        )
+    })?;
+    Some(ConditionalLoad {
+        module: module.to_string(),
+        how: best.how?,
+        at: best.at.clone(),
+    })
+}
+
+/// A package that its own `__init__` makes load an architecture-specific module (`flash_mla`
+/// loading `flash_mla.cuda`, sm_100a only): how the other packages of the environment import
+/// the package itself (SGLang imports `flash_mla` only in a submodule of a Blackwell backend).
+fn imported_by_others(
+    host: &Host,
+    env: &PythonEnv,
+    sp: &str,
+    top: &str,
+) -> Option<ConditionalLoad> {
+    let mut found: Vec<Occurrence> = Vec::new();
+    for p in &env.packages {
+        let dir = p.name.replace('-', "_");
+        if dir == top
+            || p.location != sp
+            || matches!(dir.as_str(), "torch" | "triton")
+            || dir.starts_with("nvidia")
+            || !host.is_dir(&format!("{sp}/{dir}"))
+        {
+            continue;
+        }
+        let occ = scan_tree(host, sp, &dir, &[top]);
+        // Imported when that package is: a core dependency of it.
+        if occ
+            .iter()
+            .any(|o| o.how.is_none() && o.file_module == format!("{dir}.__init__"))
+        {
+            return None;
+        }
+        found.extend(occ);
+    }
+    let best = found.iter().min_by_key(|o| match o.how {
+        Some(
+            LoadCondition::TryImport | LoadCondition::SuppressedImport | LoadCondition::FindSpec,
+        ) => 0,
+        Some(_) => 1,
+        None => 2,
+    })?;
+    Some(ConditionalLoad {
+        module: top.to_string(),
+        how: best.how.unwrap_or(LoadCondition::BySubmodule),
+        at: best.at.clone(),
+    })
+}
+
+/// Whether a handler of the `try:` at line `at` (indentation `indent`) raises again.
+fn handler_raises(lines: &[&str], at: usize, indent: usize) -> bool {
+    let ind = |s: &str| s.len() - s.trim_start().len();
+    let mut in_handler = false;
+    for l in &lines[at + 1..] {
+        let t = l.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let n = ind(l);
+        if n < indent
+            || (n == indent
+                && !t.starts_with("except")
+                && !t.starts_with("else")
+                && !t.starts_with("finally"))
+        {
+            break;
+        }
+        if n == indent {
+            in_handler = t.starts_with("except");
+            continue;
+        }
+        if in_handler && (t == "raise" || t.starts_with("raise ") || t.starts_with("raise(")) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The longest text every one of `names` contains.
@@ -263,10 +387,13 @@ fn imports_module(l: &str, module: &str, parent: &str, short: &str, file_module:
         .trim_matches(|c| c == '(' || c == ')' || c == ' ')
         .split(',')
         .any(|n| n.split_whitespace().next() == Some(short));
+    let from = from.trim();
+    if from == module || from.starts_with(&format!("{module}.")) {
+        return true;
+    }
     if !names_short {
         return false;
     }
-    let from = from.trim();
     if !from.starts_with('.') {
         return from == parent;
     }
@@ -296,7 +423,7 @@ fn enclosing_condition(lines: &[&str], i: usize) -> Option<LoadCondition> {
         return None;
     }
     let mut found: Option<LoadCondition> = None;
-    for l in lines[..i].iter().rev() {
+    for (j, l) in lines[..i].iter().enumerate().rev() {
         let t = l.trim();
         // Comments, and the closing line of a bracket opened above (a `def f(` whose
         // parameters span lines ends with `) -> T:` at the def's own indentation).
@@ -309,7 +436,8 @@ fn enclosing_condition(lines: &[&str], i: usize) -> Option<LoadCondition> {
         }
         level = n;
         let how = if t.starts_with("try:") {
-            Some(LoadCondition::TryImport)
+            // `except ImportError: raise ...` fails the same: no condition at this level.
+            (!handler_raises(lines, j, n)).then_some(LoadCondition::TryImport)
         } else if t.starts_with("with ") && t.contains("suppress(") {
             Some(LoadCondition::SuppressedImport)
         } else if t.starts_with("if ") || t.starts_with("elif ") || t.starts_with("else") {
@@ -386,6 +514,21 @@ mod tests {
             imports_of(sig, "vllm._flashkda_C", "vllm.models.kda"),
             vec![(4, Some(LoadCondition::OnUse))]
         );
+        // sgl_kernel/flash_attn.py: a failure raised again is no optional import.
+        let reraise = "try:\n    from sgl_kernel import flash_ops\nexcept:\n    raise ImportError(\n        \"Can not import FA3\"\n    )\n";
+        assert_eq!(
+            imports_of(reraise, "sgl_kernel.flash_ops", "sgl_kernel.flash_attn"),
+            vec![(2, None)]
+        );
+        // sglang's flash_mla_interface.py: the package itself.
+        assert_eq!(
+            imports_of(
+                "from flash_mla import fused as _mega\n",
+                "flash_mla",
+                "sglang.k.fmi"
+            ),
+            vec![(1, None)]
+        );
         // A name that only starts like the module is not an import of it.
         assert!(imports_of(
             "import vllm._flashmla_C_ext\n",
@@ -455,5 +598,100 @@ mod tests {
         assert_eq!(c.at, "eng/ops/attn.py:2");
         // Imported at the top of the package's __init__: a core module.
         assert_eq!(images.libraries[1].loaded_if, None);
+    }
+
+    #[test]
+    fn a_module_for_many_gpus_is_optional_only_where_every_import_expects_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let sp = dir.path().join("lib/python3.12/site-packages");
+        std::fs::create_dir_all(sp.join("eng/platforms")).unwrap();
+        std::fs::write(
+            sp.join("eng/attn.py"),
+            "try:\n    from . import _fa3_C\nexcept ImportError:\n    pass\ntry:\n    from . import _fa2_C\nexcept ImportError:\n    pass\n",
+        )
+        .unwrap();
+        // The core module: at the top of a platform module, and in a try elsewhere.
+        std::fs::write(
+            sp.join("eng/platforms/cuda.py"),
+            "import eng._core_C\ndef load():\n    try:\n        import eng._core_C\n    except ImportError:\n        pass\n",
+        )
+        .unwrap();
+        let host = Host::rooted(
+            dir.path().to_path_buf(),
+            Default::default(),
+            std::time::Duration::from_secs(5),
+        );
+        let spm = "/lib/python3.12/site-packages".to_string();
+        let envs = vec![PythonEnv {
+            site_packages: vec![spm.clone()],
+            ..Default::default()
+        }];
+        let lib = |name: &str, sass: &[&str], ptx: &[&str]| LibraryImages {
+            path: format!("{spm}/eng/{name}.abi3.so"),
+            sass: sass.iter().map(|s| s.to_string()).collect(),
+            ptx: ptx.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        let mut images = KernelImages {
+            libraries: vec![
+                lib("_fa3_C", &["sm_90a"], &[]),
+                lib("_fa2_C", &["sm_80"], &["compute_80"]),
+                lib("_core_C", &["sm_80"], &["compute_80"]),
+            ],
+            ..Default::default()
+        };
+        mark_optional(&host, &envs, &mut images);
+        assert!(images.libraries[0].loaded_if.is_some());
+        assert_eq!(
+            images.libraries[1].loaded_if.as_ref().map(|c| c.how),
+            Some(LoadCondition::TryImport)
+        );
+        assert_eq!(images.libraries[2].loaded_if, None);
+    }
+
+    #[test]
+    fn a_package_another_imports_only_in_a_backend_module() {
+        // sgl-flash-mla: `flash_mla/__init__.py` loads `flash_mla.cuda` (sm_100a only); SGLang
+        // imports `flash_mla` at the top of one backend's module, which `import sglang` does
+        // not load.
+        let dir = tempfile::tempdir().unwrap();
+        let sp = dir.path().join("lib/python3.12/site-packages");
+        std::fs::create_dir_all(sp.join("flash_mla")).unwrap();
+        std::fs::create_dir_all(sp.join("sglang/kernels")).unwrap();
+        std::fs::write(sp.join("flash_mla/__init__.py"), "import flash_mla.cuda\n").unwrap();
+        std::fs::write(sp.join("sglang/__init__.py"), "from sglang.lang import x\n").unwrap();
+        std::fs::write(sp.join("sglang/kernels/fmi.py"), "import flash_mla\n").unwrap();
+        let host = Host::rooted(
+            dir.path().to_path_buf(),
+            Default::default(),
+            std::time::Duration::from_secs(5),
+        );
+        let spm = "/lib/python3.12/site-packages".to_string();
+        let envs = vec![PythonEnv {
+            site_packages: vec![spm.clone()],
+            packages: vec![cudoctor_snapshot::Package {
+                name: "sglang".into(),
+                version: "0.5.23".into(),
+                location: spm.clone(),
+            }],
+            ..Default::default()
+        }];
+        let mut images = KernelImages {
+            libraries: vec![LibraryImages {
+                path: format!("{spm}/flash_mla/cuda.abi3.so"),
+                sass: vec!["sm_100a".into()],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        mark_optional(&host, &envs, &mut images);
+        let c = images.libraries[0].loaded_if.as_ref().unwrap();
+        assert_eq!(c.how, LoadCondition::BySubmodule);
+        assert_eq!(c.at, "sglang/kernels/fmi.py:1");
+        // Imported by sglang's own __init__: a core dependency.
+        std::fs::write(sp.join("sglang/__init__.py"), "import flash_mla\n").unwrap();
+        images.libraries[0].loaded_if = None;
+        mark_optional(&host, &envs, &mut images);
+        assert_eq!(images.libraries[0].loaded_if, None);
     }
 }

@@ -115,6 +115,7 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
     }
     mark_unloaded_bitsandbytes(&host, &envs, &keep, &mut report);
     mark_stale_jit_builds(&found, &keep, &mut report);
+    mark_optional_backends(&host, &envs, &mut report);
     let failing = report
         .gpus
         .iter()
@@ -163,6 +164,53 @@ fn mark_stale_jit_builds(
                 None => "never loaded: a JIT build from a torch release before the build folders".to_string(),
             },
         );
+    }
+}
+
+/// Architecture-specific modules that their package imports only conditionally (vLLM's FA3 and
+/// FlashMLA modules, sm_90a only) and that a target GPU has no code in: optional backends, judged
+/// for no GPU here as check makes them information (KRN002), with the import that shows it.
+fn mark_optional_backends(
+    host: &cudoctor_collect::host::Host,
+    envs: &[cudoctor_snapshot::PythonEnv],
+    report: &mut cudoctor_fatbin::report::KernelsReport,
+) {
+    if envs.is_empty() {
+        return;
+    }
+    let mut images = cudoctor_snapshot::KernelImages {
+        scope: String::new(),
+        libraries: report
+            .libraries
+            .iter()
+            .filter(|l| l.error.is_none())
+            .map(|l| cudoctor_snapshot::LibraryImages {
+                path: l.path.clone(),
+                sass: l.sass.clone(),
+                ptx: l.ptx.clone(),
+                ..Default::default()
+            })
+            .collect(),
+    };
+    python::dispatch::mark_optional(host, envs, &mut images);
+    for lib in &images.libraries {
+        let Some(c) = &lib.loaded_if else { continue };
+        let fails = report.gpus.iter().any(|g| {
+            g.libraries
+                .iter()
+                .any(|l| l.path == lib.path && !l.verdict.runs())
+        });
+        if fails {
+            report.not_judged(
+                &lib.path,
+                format!(
+                    "an optional backend: {} is {} ({}); on a GPU it has no code for, its package uses another",
+                    c.module,
+                    c.how.describe(),
+                    c.at
+                ),
+            );
+        }
     }
 }
 
