@@ -9,6 +9,7 @@ mod deep;
 mod driver;
 mod environment;
 mod frameworks;
+pub mod health;
 mod images;
 mod migrate;
 mod multigpu;
@@ -35,6 +36,10 @@ pub use driver::{
 };
 pub use environment::{recorded_env, redact_url_credentials, relevant_variable, EnvVars, REDACTED};
 pub use frameworks::{CompanionPin, CudaBinding, Framework, FrameworkBuild, UnresolvedNeed};
+pub use health::{
+    CurrentPending, DcgmDiag, DcgmTest, EccCounts, GpuHealth, HealthFacts, KernelLog,
+    KernelLogRead, NvLinkErrors, NvmlQuery, PcieLink, RowRemap, XidEvent,
+};
 pub use images::{
     CachedLibrary, FileVersion, KernelImages, LibraryImages, LibraryLinks, LinkedLibrary,
     LoadStage, LoaderFacts, OpenedBy, Opener, ProcessLinks, RuntimeDir, ShadowedLibrary,
@@ -105,6 +110,10 @@ pub struct Snapshot {
     /// GPU topology and NCCL libraries; absent when that probe did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multigpu: Option<MultiGpuFacts>,
+    /// The machine under the stack: nouveau, the kernel log's Xid events, a `dcgmi diag` result
+    /// on disk (each GPU's own health is in its [`Gpu::health`]); absent when not collected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<HealthFacts>,
     /// A Windows machine's DLL facts; absent on other machines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub windows: Option<windows::WindowsFacts>,
