@@ -50,7 +50,10 @@ pub use multigpu::{
     TopologyGpu,
 };
 pub use network::{IbDevice, IbPort, NetInterface, NetworkFacts, RendezvousProbe, TcpConnect};
-pub use platform::{ContainerFacts, PlatformFacts};
+pub use platform::{
+    CgroupDevices, ContainerFacts, ContainerGpuAccess, NodeOpen, PlatformFacts, NVIDIACTL_MINOR,
+    NVIDIA_MAJOR,
+};
 pub use python::{
     CondaPackage, EnvInstaller, Installer, Package, PythonEnv, PythonEnvKind, TorchBuild,
     FOUND_VIA_PYTHON_OPTION,

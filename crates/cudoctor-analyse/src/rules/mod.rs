@@ -9,6 +9,7 @@ pub mod companion_mismatch;
 pub mod compile_amp_floor;
 pub mod compile_falls_back;
 pub mod conda_cudatoolkit_mismatch;
+pub mod container_gpu_denied;
 pub mod container_without_gpu;
 pub mod cpu_only_torch;
 pub mod cuda_env_hurts;
