@@ -163,4 +163,21 @@ mod tests {
         assert_eq!(rule_by_code("no-driver").unwrap().code, "DRV001");
         assert!(rule_by_code("XYZ999").is_none());
     }
+
+    #[test]
+    fn the_healthy_h200_gives_no_health_finding() {
+        // The test machine carries the real idle H200's health, field by field from its
+        // `nvidia-smi -q` (testing::healthy_h200_health): not one rule of the machine under the
+        // stack may speak of it.
+        let s = crate::testing::h200();
+        let ctx = crate::Context::new(&s, cudoctor_kb::Kb::embedded());
+        for r in RULES {
+            let health =
+                r.code.starts_with("GPU") || ["PLT004", "PLT030", "PLT001"].contains(&r.code);
+            if health {
+                let f = (r.check)(&ctx);
+                assert!(f.is_empty(), "{}: {f:#?}", r.code);
+            }
+        }
+    }
 }
