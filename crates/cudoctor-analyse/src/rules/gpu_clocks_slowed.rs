@@ -12,7 +12,8 @@ pub static RULE: Rule = Rule {
     docs: r#"## What it checks
 The clock event (throttle) reasons NVML reports active on each GPU
 (nvmlDeviceGetCurrentClocksEventReasons): HW Slowdown, HW Thermal Slowdown, HW Power Brake
-Slowdown and SW Thermal Slowdown. Idle, the power cap a busy GPU reaches (SW Power Cap),
+Slowdown (warnings: the board's alarms) and SW Thermal Slowdown (information: the GPU holding
+its temperature target under load). Idle, the power cap a busy GPU reaches (SW Power Cap),
 application clocks and sync boost are normal and not reported. The finding names DCGM's
 failure reason: DCGM_FR_CLOCKS_EVENT_THERMAL for heat, DCGM_FR_CLOCKS_EVENT_VIOLATION for a
 hardware slowdown.
@@ -62,10 +63,15 @@ fn check(ctx: &Context) -> Vec<Finding> {
         }
         let names: Vec<&str> = bad.iter().flat_map(|(bit, _)| ev::names(*bit)).collect();
         let thermal = mask & (ev::HW_THERMAL_SLOWDOWN | ev::SW_THERMAL_SLOWDOWN) != 0;
+        // The software thermal slowdown alone is the GPU holding its temperature target under
+        // load, DCGM's "monitor": information. The hardware ones are the board's alarm.
+        let hardware =
+            mask & (ev::HW_SLOWDOWN | ev::HW_THERMAL_SLOWDOWN | ev::HW_POWER_BRAKE_SLOWDOWN) != 0;
         let mut codes: Vec<&str> = bad.iter().map(|(_, c)| *c).collect();
         codes.dedup();
         out.push(
             Finding::new(&RULE, format!("{} is slowed down: {}", g.label(), names.join(", ")))
+                .severity(if hardware { Severity::Warning } else { Severity::Info })
                 .about(Subject::Gpu { index: g.gpu.index })
                 .evidence(format!(
                     "clock event reasons active (NVML): {} (mask {mask:#x}); DCGM failure reason {}",
@@ -112,5 +118,11 @@ mod tests {
         assert!(f[0].title.contains("HW Thermal Slowdown"), "{}", f[0].title);
         assert!(f[0].evidence[0].contains("DCGM_FR_CLOCKS_EVENT_THERMAL"));
         assert!(f[0].cause.contains("too hot"));
+        assert_eq!(f[0].severity, Severity::Warning);
+        health_of(&mut s, 1).clocks_event_reasons = Some(NvmlQuery {
+            rc: 0,
+            value: Some(ev::SW_THERMAL_SLOWDOWN | ev::SW_POWER_CAP),
+        });
+        assert_eq!(run(&RULE, &s)[0].severity, Severity::Info);
     }
 }
