@@ -5,7 +5,7 @@
 
 use std::ffi::c_int;
 
-use cudoctor_snapshot::{Gpu, GpuHealth, GpuProcess, NvmlQuery, PcieLink};
+use cudoctor_snapshot::{Gpu, GpuHealth, GpuProcess, NvLinkErrors, NvmlQuery, PcieLink};
 use libloading::{Library, Symbol};
 
 use crate::nvml::{self, Nvml};
@@ -137,13 +137,26 @@ fn health(
     // nvmlEccCounterType_t: 0 volatile, 1 aggregate.
     const VOLATILE: u32 = 0;
     const AGGREGATE: u32 = 1;
-    let nvlink_errors = match nvml.nvlink_state() {
-        Some(state) => (0..crate::multigpu::MAX_LINKS)
-            .filter(|&link| state(dev, link) == Ok(true))
-            .filter_map(|link| nvml.nvlink_errors(dev, link))
-            .collect(),
-        None => Vec::new(),
-    };
+    // Each counter of each link is a call (a firmware round trip on GSP drivers): when the
+    // first active link keeps none of them (Hopper answers NOT_SUPPORTED), the rest are not asked.
+    let mut nvlink_errors: Vec<NvLinkErrors> = Vec::new();
+    if let Some(state) = nvml.nvlink_state() {
+        for link in 0..crate::multigpu::MAX_LINKS {
+            if state(dev, link) != Ok(true) {
+                continue;
+            }
+            let Some(e) = nvml.nvlink_errors(dev, link) else {
+                break;
+            };
+            let kept = [e.replay, e.recovery, e.crc_flit, e.crc_data]
+                .iter()
+                .any(Option::is_some);
+            if !kept {
+                break;
+            }
+            nvlink_errors.push(e);
+        }
+    }
     GpuHealth {
         persistence_mode: Some(nvml.persistence_mode(dev)),
         ecc_mode: Some(nvml.ecc_mode(dev)),
