@@ -8,9 +8,11 @@ pub static RULES: &[&Rule] = &[
     &rules::container_without_gpu::RULE,
     &rules::require_cuda_unmet::RULE,
     &rules::wsl_linux_driver::RULE,
+    &rules::container_gpu_denied::RULE,
     &rules::security_module_blocks_gpu::RULE,
     &rules::windows_torch_dll_fails::RULE,
     &rules::windows_dll_from_path::RULE,
+    &rules::cuda_env_hurts::RULE,
     &rules::no_driver::RULE,
     &rules::no_gpu_visible::RULE,
     &rules::driver_library_mismatch::RULE,
@@ -18,6 +20,14 @@ pub static RULES: &[&Rule] = &[
     &rules::gpu_memory_in_use::RULE,
     &rules::driver_not_for_gpu::RULE,
     &rules::driver_libraries_fail::RULE,
+    &rules::gpu_memory_errors::RULE,
+    &rules::gpu_clocks_slowed::RULE,
+    &rules::pcie_link_degraded::RULE,
+    &rules::xid_events::RULE,
+    &rules::nouveau_loaded::RULE,
+    &rules::persistence_mode_off::RULE,
+    &rules::inforom_corrupt::RULE,
+    &rules::dcgm_diag_failed::RULE,
     &rules::nvcc_missing::RULE,
     &rules::nvcc_torch_major_mismatch::RULE,
     &rules::toolkit_selection_disagrees::RULE,
@@ -157,5 +167,22 @@ mod tests {
         assert_eq!(rule_by_code("drv001").unwrap().code, "DRV001");
         assert_eq!(rule_by_code("no-driver").unwrap().code, "DRV001");
         assert!(rule_by_code("XYZ999").is_none());
+    }
+
+    #[test]
+    fn the_healthy_h200_gives_no_health_finding() {
+        // The test machine carries the real idle H200's health, field by field from its
+        // `nvidia-smi -q` (testing::healthy_h200_health): not one rule of the machine under the
+        // stack may speak of it.
+        let s = crate::testing::h200();
+        let ctx = crate::Context::new(&s, cudoctor_kb::Kb::embedded());
+        for r in RULES {
+            let health =
+                r.code.starts_with("GPU") || ["PLT004", "PLT030", "PLT001"].contains(&r.code);
+            if health {
+                let f = (r.check)(&ctx);
+                assert!(f.is_empty(), "{}: {f:#?}", r.code);
+            }
+        }
     }
 }

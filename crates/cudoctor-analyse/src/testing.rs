@@ -63,7 +63,72 @@ pub fn h200() -> Snapshot {
         toolkit_root: Some("/usr/local/cuda-13.0".into()),
     });
     s.env.insert("CUDA_HOME".into(), "/usr/local/cuda".into());
+    for (i, g) in s.driver.gpus.iter_mut().enumerate() {
+        g.bus_id = Some(format!("00000000:00:0{}.0", 6 + i));
+        g.persistence_enabled = Some(true);
+        g.mig_enabled = Some(false);
+        g.health = Some(healthy_h200_health());
+    }
+    s.health = Some(cudoctor_snapshot::HealthFacts {
+        nouveau_loaded: Some(false),
+        kernel_log: cudoctor_snapshot::KernelLog {
+            read: cudoctor_snapshot::KernelLogRead::Read {
+                source: "/dev/kmsg".into(),
+                records: 1200,
+                truncated: false,
+            },
+            ..Default::default()
+        },
+        dcgm_diag: None,
+    });
     s
+}
+
+/// One GPU's health as the real idle H200 of the fixtures reports it
+/// (tests/fixtures/real/h200x2-torch2.11-cu130/smi_q.txt, field by field): persistence on, ECC
+/// on now and pending, no ECC errors, page retirement not supported (it remaps rows), no rows
+/// remapped, only the Idle clock event, 0 % busy at P0, PCIe gen 5 of 5 and x16 of x16, inforom
+/// valid, no compute process, MIG off.
+pub fn healthy_h200_health() -> cudoctor_snapshot::GpuHealth {
+    use cudoctor_snapshot::{CurrentPending, EccCounts, GpuHealth, NvmlQuery, PcieLink, RowRemap};
+    fn ok<T>(v: T) -> Option<NvmlQuery<T>> {
+        Some(NvmlQuery {
+            rc: 0,
+            value: Some(v),
+        })
+    }
+    let on = CurrentPending {
+        current: true,
+        pending: true,
+    };
+    GpuHealth {
+        persistence_mode: ok(true),
+        ecc_mode: ok(on),
+        ecc_volatile: ok(EccCounts::default()),
+        ecc_aggregate: ok(EccCounts::default()),
+        retired_pages_pending: Some(NvmlQuery { rc: 3, value: None }),
+        row_remap: ok(RowRemap::default()),
+        clocks_event_reasons: ok(cudoctor_snapshot::health::clocks_event::GPU_IDLE),
+        utilization_gpu: ok(0),
+        pstate: ok(0),
+        pcie: PcieLink {
+            current_gen: ok(5),
+            max_gen: ok(5),
+            current_width: ok(16),
+            max_width: ok(16),
+        },
+        nvlink_errors: Vec::new(),
+        inforom_valid: ok(true),
+        compute_processes: ok(0),
+        mig_mode: ok(CurrentPending::default()),
+    }
+}
+
+/// The health of GPU `index` of a test snapshot, to change.
+pub fn health_of(s: &mut Snapshot, index: usize) -> &mut cudoctor_snapshot::GpuHealth {
+    s.driver.gpus[index]
+        .health
+        .get_or_insert_with(healthy_h200_health)
 }
 
 /// A Windows environment with torch as cudoctor-collect reads one: an embedded Python at

@@ -5,6 +5,7 @@ pub mod allocator;
 pub mod deep;
 pub mod discovery;
 pub mod driver;
+pub mod health;
 pub mod host;
 pub mod import_model;
 pub mod kernels;
@@ -74,6 +75,7 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         let driver = s.spawn(|| timings.time("driver", || driver::collect_with_topology(host)));
         let platform = s.spawn(|| timings.time("platform", || platform::collect(host)));
         let host_facts = s.spawn(|| platform::host_facts(host));
+        let health = s.spawn(|| timings.time("health", || health::collect(host)));
         let windows =
             s.spawn(|| timings.time("windows", || windows::collect(host, &options.python)));
         let envs = timings.time("python", || {
@@ -135,6 +137,7 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         snap.binaries = Some(discovery);
         snap.platform = platform.join().unwrap_or_default();
         snap.host = host_facts.join().unwrap_or_default();
+        snap.health = health.join().unwrap_or_default();
         snap.windows = windows.join().unwrap_or_default();
     });
     if subreaper {

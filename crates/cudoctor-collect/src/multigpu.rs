@@ -126,7 +126,7 @@ fn version_from_file_name(name: &str) -> Option<String> {
 }
 
 /// NVML_NVLINK_MAX_LINKS in current headers; links past a GPU's count answer INVALID_ARGUMENT.
-const MAX_LINKS: u32 = 18;
+pub(crate) const MAX_LINKS: u32 = 18;
 
 /// How the GPUs connect, from an NVML session, with notes on GPUs it could not open.
 pub(crate) fn read_topology(nvml: &Nvml) -> Result<(Topology, Vec<String>), String> {

@@ -7,6 +7,8 @@
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::marker::PhantomData;
 
+use cudoctor_snapshot::health::NVML_NO_SYMBOL;
+use cudoctor_snapshot::{CurrentPending, EccCounts, NvLinkErrors, NvmlQuery, RowRemap};
 use libloading::{Library, Symbol};
 
 #[cfg(not(windows))]
@@ -279,49 +281,29 @@ impl Nvml {
         })
     }
 
-    /// Whether MIG is on now (nvmlDeviceGetMigMode's current mode). None on GPUs without MIG,
-    /// where the call answers NOT_SUPPORTED.
-    pub fn mig_enabled(&self, dev: Device<'_>) -> Option<bool> {
-        let f = self
-            .sym::<unsafe extern "C" fn(RawDevice, *mut c_uint, *mut c_uint) -> c_int>(
-                b"nvmlDeviceGetMigMode\0",
-            )
-            .ok()?;
-        let (mut current, mut pending) = (0, 0);
-        // SAFETY: a handle of this session and two out-parameters.
-        (unsafe { f(dev.raw, &mut current, &mut pending) } == SUCCESS).then_some(current == 1)
-    }
-
-    /// Whether persistence mode is on (nvmlDeviceGetPersistenceMode).
-    pub fn persistence_enabled(&self, dev: Device<'_>) -> Option<bool> {
-        let f = self
-            .sym::<unsafe extern "C" fn(RawDevice, *mut c_uint) -> c_int>(
-                b"nvmlDeviceGetPersistenceMode\0",
-            )
-            .ok()?;
-        let mut state = 0;
-        // SAFETY: a handle of this session and one out-parameter (an enum, int-sized).
-        (unsafe { f(dev.raw, &mut state) } == SUCCESS).then_some(state == 1)
-    }
-
-    /// nvmlDeviceGetComputeRunningProcesses_v3, at most 64 of them.
-    pub fn running_processes(&self, dev: Device<'_>) -> Option<Vec<Process>> {
-        let f = self
+    /// nvmlDeviceGetComputeRunningProcesses_v3, at most 64 of them, with the call's return code.
+    pub fn running_processes(&self, dev: Device<'_>) -> NvmlQuery<Vec<Process>> {
+        let Ok(f) = self
             .sym::<unsafe extern "C" fn(RawDevice, *mut c_uint, *mut ProcessInfoV3) -> c_int>(
                 b"nvmlDeviceGetComputeRunningProcesses_v3\0",
             )
-            .ok()?;
+        else {
+            return no_symbol();
+        };
         let mut infos = [ProcessInfoV3::default(); 64];
         let mut count = infos.len() as c_uint;
         // SAFETY: a handle of this session; count is the array's capacity and NVML writes at
         // most that many entries.
-        if unsafe { f(dev.raw, &mut count, infos.as_mut_ptr()) } != SUCCESS {
-            return None;
+        let rc = unsafe { f(dev.raw, &mut count, infos.as_mut_ptr()) };
+        if rc != SUCCESS {
+            return NvmlQuery { rc, value: None };
         }
         let n = (count as usize).min(infos.len());
-        Some(
+        answered(
+            rc,
             infos
-                .get(..n)?
+                .get(..n)
+                .unwrap_or_default()
                 .iter()
                 .map(|p| Process {
                     pid: p.pid,
@@ -386,6 +368,227 @@ impl Nvml {
         let mut t: c_uint = 0;
         // SAFETY: a handle of this session, a link index, one out-parameter (an enum, int-sized).
         (unsafe { f(dev.raw, link, &mut t) } == SUCCESS).then_some(t)
+    }
+}
+
+/// The health questions, each answered with NVML's return code (see
+/// [`cudoctor_snapshot::NvmlQuery`]; [`NVML_NO_SYMBOL`] when the library lacks the call).
+impl Nvml {
+    /// A call of the form `nvmlReturn_t f(nvmlDevice_t, T*)` for a plain integer `T`.
+    fn query_one<T: Copy + Default>(&self, dev: Device<'_>, name: &[u8]) -> NvmlQuery<T> {
+        let Ok(f) = self.sym::<unsafe extern "C" fn(RawDevice, *mut T) -> c_int>(name) else {
+            return no_symbol();
+        };
+        let mut v = T::default();
+        // SAFETY: a handle of this session and one out-parameter of the type NVML documents for
+        // `name` (unsigned int, an int-sized enum, or unsigned long long).
+        let rc = unsafe { f(dev.raw, &mut v) };
+        answered(rc, v)
+    }
+
+    /// A call of the form `nvmlReturn_t f(nvmlDevice_t, unsigned int*, unsigned int*)`, read as
+    /// a current and a pending enable state (nvmlDeviceGetEccMode, nvmlDeviceGetMigMode).
+    fn current_pending(&self, dev: Device<'_>, name: &[u8]) -> NvmlQuery<CurrentPending> {
+        let Ok(f) =
+            self.sym::<unsafe extern "C" fn(RawDevice, *mut c_uint, *mut c_uint) -> c_int>(name)
+        else {
+            return no_symbol();
+        };
+        let (mut current, mut pending) = (0, 0);
+        // SAFETY: a handle of this session and two out-parameters (int-sized enums).
+        let rc = unsafe { f(dev.raw, &mut current, &mut pending) };
+        answered(
+            rc,
+            CurrentPending {
+                current: current == 1,
+                pending: pending == 1,
+            },
+        )
+    }
+
+    /// nvmlDeviceGetPersistenceMode.
+    pub fn persistence_mode(&self, dev: Device<'_>) -> NvmlQuery<bool> {
+        map(
+            self.query_one::<c_uint>(dev, b"nvmlDeviceGetPersistenceMode\0"),
+            |v| v == 1,
+        )
+    }
+
+    /// nvmlDeviceGetEccMode.
+    pub fn ecc_mode(&self, dev: Device<'_>) -> NvmlQuery<CurrentPending> {
+        self.current_pending(dev, b"nvmlDeviceGetEccMode\0")
+    }
+
+    /// nvmlDeviceGetMigMode.
+    pub fn mig_mode(&self, dev: Device<'_>) -> NvmlQuery<CurrentPending> {
+        self.current_pending(dev, b"nvmlDeviceGetMigMode\0")
+    }
+
+    /// nvmlDeviceGetTotalEccErrors for both error types of one counter (0 volatile, 1
+    /// aggregate); the first failing return code is kept.
+    pub fn ecc_errors(&self, dev: Device<'_>, counter: c_uint) -> NvmlQuery<EccCounts> {
+        let Ok(f) = self.sym::<unsafe extern "C" fn(RawDevice, c_uint, c_uint, *mut u64) -> c_int>(
+            b"nvmlDeviceGetTotalEccErrors\0",
+        ) else {
+            return no_symbol();
+        };
+        let mut counts = [0u64; 2];
+        // nvmlMemoryErrorType_t: 0 corrected, 1 uncorrected.
+        for (error_type, slot) in counts.iter_mut().enumerate() {
+            // SAFETY: a handle of this session, two enums NVML defines, one out-parameter.
+            let rc = unsafe { f(dev.raw, error_type as c_uint, counter, slot) };
+            if rc != SUCCESS {
+                return NvmlQuery { rc, value: None };
+            }
+        }
+        answered(
+            SUCCESS,
+            EccCounts {
+                corrected: counts[0],
+                uncorrected: counts[1],
+            },
+        )
+    }
+
+    /// nvmlDeviceGetRetiredPagesPendingStatus.
+    pub fn retired_pages_pending(&self, dev: Device<'_>) -> NvmlQuery<bool> {
+        map(
+            self.query_one::<c_uint>(dev, b"nvmlDeviceGetRetiredPagesPendingStatus\0"),
+            |v| v == 1,
+        )
+    }
+
+    /// nvmlDeviceGetRemappedRows.
+    pub fn remapped_rows(&self, dev: Device<'_>) -> NvmlQuery<RowRemap> {
+        type F = unsafe extern "C" fn(
+            RawDevice,
+            *mut c_uint,
+            *mut c_uint,
+            *mut c_uint,
+            *mut c_uint,
+        ) -> c_int;
+        let Ok(f) = self.sym::<F>(b"nvmlDeviceGetRemappedRows\0") else {
+            return no_symbol();
+        };
+        let (mut corrected, mut uncorrected, mut pending, mut failed) = (0, 0, 0, 0);
+        // SAFETY: a handle of this session and four out-parameters (unsigned int).
+        let rc = unsafe {
+            f(
+                dev.raw,
+                &mut corrected,
+                &mut uncorrected,
+                &mut pending,
+                &mut failed,
+            )
+        };
+        answered(
+            rc,
+            RowRemap {
+                corrected_rows: corrected,
+                uncorrected_rows: uncorrected,
+                pending: pending != 0,
+                failed: failed != 0,
+            },
+        )
+    }
+
+    /// nvmlDeviceGetCurrentClocksEventReasons (r535 and newer), else the older name of the same
+    /// call, nvmlDeviceGetCurrentClocksThrottleReasons.
+    pub fn clocks_event_reasons(&self, dev: Device<'_>) -> NvmlQuery<u64> {
+        let q = self.query_one::<u64>(dev, b"nvmlDeviceGetCurrentClocksEventReasons\0");
+        if q.rc == NVML_NO_SYMBOL {
+            return self.query_one::<u64>(dev, b"nvmlDeviceGetCurrentClocksThrottleReasons\0");
+        }
+        q
+    }
+
+    /// nvmlDeviceGetUtilizationRates' GPU percentage.
+    pub fn utilization_gpu(&self, dev: Device<'_>) -> NvmlQuery<u32> {
+        // nvmlUtilization_t is { unsigned int gpu; unsigned int memory; }.
+        map(
+            self.query_one::<[c_uint; 2]>(dev, b"nvmlDeviceGetUtilizationRates\0"),
+            |v| v[0],
+        )
+    }
+
+    /// nvmlDeviceGetPerformanceState: 0 (P0) to 15; 32 is NVML_PSTATE_UNKNOWN, kept as no answer.
+    pub fn pstate(&self, dev: Device<'_>) -> NvmlQuery<u32> {
+        let q = self.query_one::<c_uint>(dev, b"nvmlDeviceGetPerformanceState\0");
+        NvmlQuery {
+            rc: q.rc,
+            value: q.value.filter(|&p| p <= 15),
+        }
+    }
+
+    /// One unsigned-int PCIe link query (nvmlDeviceGetCurrPcieLinkGeneration and its kin).
+    pub fn pcie(&self, dev: Device<'_>, name: &[u8]) -> NvmlQuery<u32> {
+        self.query_one::<c_uint>(dev, name)
+    }
+
+    /// nvmlDeviceGetNvLinkErrorCounter for one link: replay, recovery, CRC flit, CRC data
+    /// (nvmlNvLinkErrorCounter_t 0-3); a counter the GPU does not keep is left out.
+    pub fn nvlink_errors(&self, dev: Device<'_>, link: u32) -> Option<NvLinkErrors> {
+        let f = self
+            .sym::<unsafe extern "C" fn(RawDevice, c_uint, c_uint, *mut u64) -> c_int>(
+                b"nvmlDeviceGetNvLinkErrorCounter\0",
+            )
+            .ok()?;
+        let read = |counter: c_uint| {
+            let mut v = 0u64;
+            // SAFETY: a handle of this session, a link index, a counter enum, one out-parameter.
+            (unsafe { f(dev.raw, link, counter, &mut v) } == SUCCESS).then_some(v)
+        };
+        Some(NvLinkErrors {
+            link,
+            replay: read(0),
+            recovery: read(1),
+            crc_flit: read(2),
+            crc_data: read(3),
+        })
+    }
+
+    /// nvmlDeviceValidateInforom: valid (NVML_SUCCESS) or corrupted
+    /// (NVML_ERROR_CORRUPTED_INFOROM); other codes are no answer.
+    pub fn inforom_valid(&self, dev: Device<'_>) -> NvmlQuery<bool> {
+        let Ok(f) =
+            self.sym::<unsafe extern "C" fn(RawDevice) -> c_int>(b"nvmlDeviceValidateInforom\0")
+        else {
+            return no_symbol();
+        };
+        // SAFETY: a handle of this session, no other argument.
+        let rc = unsafe { f(dev.raw) };
+        NvmlQuery {
+            rc,
+            value: match rc {
+                SUCCESS => Some(true),
+                ERROR_CORRUPTED_INFOROM => Some(false),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// NVML_ERROR_CORRUPTED_INFOROM.
+const ERROR_CORRUPTED_INFOROM: c_int = 14;
+
+fn no_symbol<T>() -> NvmlQuery<T> {
+    NvmlQuery {
+        rc: NVML_NO_SYMBOL,
+        value: None,
+    }
+}
+
+fn answered<T>(rc: c_int, v: T) -> NvmlQuery<T> {
+    NvmlQuery {
+        rc,
+        value: (rc == SUCCESS).then_some(v),
+    }
+}
+
+fn map<T, U>(q: NvmlQuery<T>, f: impl FnOnce(T) -> U) -> NvmlQuery<U> {
+    NvmlQuery {
+        rc: q.rc,
+        value: q.value.map(f),
     }
 }
 

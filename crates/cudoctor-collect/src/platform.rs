@@ -1,6 +1,8 @@
 //! Where the tool runs: a container, WSL2, and whether the GPU reached it.
 
-use cudoctor_snapshot::{ContainerFacts, HostFacts, PlatformFacts};
+use cudoctor_snapshot::{
+    CgroupDevices, ContainerFacts, ContainerGpuAccess, HostFacts, NodeOpen, PlatformFacts,
+};
 
 use crate::host::Host;
 
@@ -123,7 +125,112 @@ fn container(host: &Host) -> Option<ContainerFacts> {
             );
         }
     }
-    runtime.map(|runtime| ContainerFacts { runtime, evidence })
+    runtime.map(|runtime| ContainerFacts {
+        runtime,
+        evidence,
+        gpu_access: Some(gpu_access(host)),
+    })
+}
+
+/// Where CDI specs live (the Container Device Interface's static and generated directories).
+const CDI_DIRS: &[&str] = &["/etc/cdi", "/var/run/cdi"];
+
+/// What stands between a container and the GPU. Reads files only, except one open of
+/// /dev/nvidiactl on the live machine (read-only, non-blocking, no ioctl): the one way to see a
+/// cgroup v2 device rule.
+pub(crate) fn gpu_access(host: &Host) -> ContainerGpuAccess {
+    let cgroup = match host.read_text("/sys/fs/cgroup/devices/devices.list") {
+        Ok(text) => CgroupDevices::V1 {
+            rules: text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .take(256)
+                .map(str::to_string)
+                .collect(),
+        },
+        Err(_) if host.exists("/sys/fs/cgroup/cgroup.controllers") => CgroupDevices::V2,
+        Err(_) => CgroupDevices::Unknown,
+    };
+    let cdi_specs = CDI_DIRS
+        .iter()
+        .flat_map(|dir| {
+            host.list_dir(dir)
+                .into_iter()
+                .filter(|n| n.ends_with(".yaml") || n.ends_with(".json"))
+                .map(move |n| format!("{dir}/{n}"))
+        })
+        .collect();
+    let driver_mounts = host
+        .read_text("/proc/self/mountinfo")
+        .map(|t| driver_mounts(&t))
+        .unwrap_or_default();
+    let device_list_volumes = host
+        .list_dir("/var/run/nvidia-container-devices")
+        .into_iter()
+        .take(64)
+        .collect();
+    let mut libnvidia_ml_paths = Vec::new();
+    for dir in DRIVER_LIB_DIRS {
+        for name in host.list_dir(dir) {
+            if name.starts_with("libnvidia-ml.so") {
+                libnvidia_ml_paths.push(format!("{dir}/{name}"));
+            }
+        }
+    }
+    ContainerGpuAccess {
+        cgroup,
+        nvidiactl_open: host.runs_programs().then(open_nvidiactl),
+        cdi_specs,
+        driver_mounts,
+        device_list_volumes,
+        libnvidia_ml_paths,
+    }
+}
+
+/// Mount points (the fifth field of /proc/self/mountinfo) of NVIDIA driver files.
+fn driver_mounts(mountinfo: &str) -> Vec<String> {
+    mountinfo
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(4))
+        .filter(|m| {
+            m.contains("libcuda.so")
+                || m.contains("libnvidia-ml.so")
+                || m.ends_with("/nvidia-smi")
+                || m.starts_with("/dev/nvidia")
+                || m.starts_with("/proc/driver/nvidia")
+        })
+        .take(128)
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(unix)]
+fn open_nvidiactl() -> NodeOpen {
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open("/dev/nvidiactl");
+    match opened {
+        // Closed at once: nothing asked of the driver.
+        Ok(_) => NodeOpen::Opened,
+        Err(e) => node_open_error(e.raw_os_error().unwrap_or(0)),
+    }
+}
+
+#[cfg(not(unix))]
+fn open_nvidiactl() -> NodeOpen {
+    NodeOpen::Missing
+}
+
+fn node_open_error(errno: i32) -> NodeOpen {
+    match errno {
+        1 => NodeOpen::NotPermitted,
+        13 => NodeOpen::AccessDenied,
+        2 => NodeOpen::Missing,
+        errno => NodeOpen::Failed { errno },
+    }
 }
 
 pub fn host_facts(host: &Host) -> HostFacts {

@@ -3,9 +3,7 @@
 //! means and the next action (restart the application, reset the GPU, reboot, contact support).
 
 use cudoctor_kb::{Kb, XidAction};
-use regex::Regex;
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 /// GPUs remembered; further ones are counted only.
 const MAX_GPUS: usize = 64;
@@ -29,21 +27,9 @@ pub struct XidLog {
     pub dropped: u64,
 }
 
-fn pattern() -> Option<&'static Regex> {
-    static RE: OnceLock<Option<Regex>> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"(?i)\bXid:?\s*\((?:PCI:)?([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}(?:\.[0-7])?|[0-9a-f]{2}:[0-9a-f]{2}(?:\.[0-7])?)\):?\s*(\d{1,4})\b").ok()
-    })
-    .as_ref()
-}
-
-/// The GPU address and Xid number of an Xid line.
-pub fn parse(line: &str) -> Option<(String, u32)> {
-    let caps = pattern()?.captures(line)?;
-    let pci = caps.get(1)?.as_str().to_ascii_lowercase();
-    let xid = caps.get(2)?.as_str().parse().ok()?;
-    Some((pci, xid))
-}
+/// The GPU address and Xid number of an Xid line: the one reader, shared with the collector's
+/// kernel-log probe.
+pub use cudoctor_types::xid::parse;
 
 impl XidLog {
     /// Records `line` if it is an Xid event.

@@ -152,6 +152,8 @@ pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
         }
     }
 
+    health_facts(s, &mut out);
+
     let t = &s.toolkit;
     let mut versions: Vec<&str> = t
         .toolkits
@@ -411,6 +413,100 @@ pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
     out
 }
 
+/// The machine under the stack, where the snapshot has it: memory errors and repairs, clock
+/// slowdowns, PCIe width (the generation drops at idle, so it is left out), the kernel log's
+/// Xids, nouveau. A fleet report names the one node whose value differs.
+fn health_facts(s: &Snapshot, out: &mut Vec<Fact>) {
+    use cudoctor_snapshot::health::clocks_event as ev;
+    use cudoctor_snapshot::NvmlQuery;
+    let healths: Vec<_> = s
+        .driver
+        .gpus
+        .iter()
+        .filter_map(|g| g.health.as_ref())
+        .collect();
+    if !healths.is_empty() {
+        let unknown = || "unknown".to_string();
+        out.push(Fact::new(
+            Topic::Gpus,
+            "uncorrected ECC errors since driver load",
+            counted(healths.iter().map(|h| {
+                NvmlQuery::get(&h.ecc_volatile).map_or_else(unknown, |c| c.uncorrected.to_string())
+            })),
+        ));
+        out.push(Fact::new(
+            Topic::Gpus,
+            "memory repair",
+            counted(healths.iter().map(|h| {
+                let remap = NvmlQuery::get(&h.row_remap);
+                if remap.is_some_and(|r| r.failed) {
+                    "row remapping failed"
+                } else if remap.is_some_and(|r| r.pending) {
+                    "row remap pending"
+                } else if NvmlQuery::get(&h.retired_pages_pending) == Some(true) {
+                    "page retirement pending"
+                } else {
+                    "none pending"
+                }
+            })),
+        ));
+        const SLOWDOWNS: u64 = ev::HW_SLOWDOWN
+            | ev::HW_THERMAL_SLOWDOWN
+            | ev::HW_POWER_BRAKE_SLOWDOWN
+            | ev::SW_THERMAL_SLOWDOWN;
+        out.push(Fact::new(
+            Topic::Gpus,
+            "clock slowdown",
+            counted(healths.iter().map(|h| {
+                match NvmlQuery::get(&h.clocks_event_reasons).map(|m| m & SLOWDOWNS) {
+                    Some(0) => "none".to_string(),
+                    Some(m) => ev::names(m).join(" + "),
+                    None => unknown(),
+                }
+            })),
+        ));
+        out.push(Fact::new(
+            Topic::Gpus,
+            "PCIe link width",
+            counted(healths.iter().map(|h| {
+                match (
+                    NvmlQuery::get(&h.pcie.current_width),
+                    NvmlQuery::get(&h.pcie.max_width),
+                ) {
+                    (Some(c), Some(m)) => format!("x{c} of x{m}"),
+                    _ => unknown(),
+                }
+            })),
+        ));
+    }
+    let Some(h) = &s.health else { return };
+    if matches!(
+        h.kernel_log.read,
+        cudoctor_snapshot::KernelLogRead::Read { .. }
+    ) {
+        let mut xids: Vec<u32> = h.kernel_log.xids.iter().map(|x| x.xid).collect();
+        xids.sort_unstable();
+        xids.dedup();
+        out.push(Fact::new(
+            Topic::Gpus,
+            "Xid events since boot",
+            if xids.is_empty() {
+                "none".to_string()
+            } else {
+                let x: Vec<String> = xids.iter().map(|x| format!("Xid {x}")).collect();
+                x.join(", ")
+            },
+        ));
+    }
+    if let Some(loaded) = h.nouveau_loaded {
+        out.push(Fact::new(
+            Topic::Driver,
+            "nouveau module",
+            if loaded { "loaded" } else { "not loaded" },
+        ));
+    }
+}
+
 /// `["H200", "H200", "A100"]` -> `1× A100, 2× H200`; a single kind stays bare.
 fn counted<S: AsRef<str>>(items: impl Iterator<Item = S>) -> String {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
@@ -493,5 +589,65 @@ mod tests {
             cudoctor_collect::host::normalise("/e/lib/torch/lib/../../nvidia/x.so"),
             "/e/lib/nvidia/x.so"
         );
+    }
+
+    #[test]
+    fn health_facts_line_up_across_nodes() {
+        use cudoctor_snapshot::{GpuHealth, HealthFacts, NvmlQuery, RowRemap, XidEvent};
+        let mut s = device_snapshot("2026-11-30-h200x2/check.json");
+        let before = stack_facts(&s);
+        assert!(
+            !before.iter().any(|f| f.name == "memory repair"),
+            "no health in an old snapshot"
+        );
+        for g in &mut s.driver.gpus {
+            g.health = Some(GpuHealth {
+                row_remap: Some(NvmlQuery {
+                    rc: 0,
+                    value: Some(RowRemap::default()),
+                }),
+                clocks_event_reasons: Some(NvmlQuery {
+                    rc: 0,
+                    value: Some(0x1),
+                }),
+                ..Default::default()
+            });
+        }
+        s.driver.gpus[1].health.as_mut().unwrap().row_remap = Some(NvmlQuery {
+            rc: 0,
+            value: Some(RowRemap {
+                pending: true,
+                ..Default::default()
+            }),
+        });
+        s.health = Some(HealthFacts {
+            kernel_log: cudoctor_snapshot::KernelLog {
+                read: cudoctor_snapshot::KernelLogRead::Read {
+                    source: "/dev/kmsg".into(),
+                    records: 3,
+                    truncated: false,
+                },
+                xids: vec![XidEvent {
+                    xid: 63,
+                    pci: "0000:00:07".into(),
+                    time_us: None,
+                    text: String::new(),
+                }],
+                xids_dropped: 0,
+            },
+            ..Default::default()
+        });
+        let facts = stack_facts(&s);
+        let value = |n: &str| facts.iter().find(|f| f.name == n).map(|f| f.value.clone());
+        assert_eq!(
+            value("memory repair").as_deref(),
+            Some("1× none pending, 1× row remap pending")
+        );
+        assert_eq!(
+            value("clock slowdown").as_deref(),
+            Some("none"),
+            "Idle is no slowdown"
+        );
+        assert_eq!(value("Xid events since boot").as_deref(), Some("Xid 63"));
     }
 }

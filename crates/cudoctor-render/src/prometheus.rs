@@ -132,6 +132,8 @@ pub fn render_prometheus(report: &Report, check_seconds: f64) -> String {
         }
     }
 
+    health_metrics(&mut out, s);
+
     out.family(
         "cudoctor_probe_failed",
         "Sources that failed or timed out during the last check, by section, source and outcome.",
@@ -171,6 +173,180 @@ pub fn render_prometheus(report: &Report, check_seconds: f64) -> String {
         out.sample("cudoctor_last_check_timestamp_seconds", &[], at as f64);
     }
     out.text
+}
+
+/// The machine under the stack: each GPU's health from NVML and the kernel log's Xid events.
+/// Emitted only where the snapshot has them (older snapshots and `--root` trees have none).
+fn health_metrics(out: &mut Exposition, s: &Snapshot) {
+    use cudoctor_snapshot::health::clocks_event;
+    use cudoctor_snapshot::NvmlQuery;
+    let gpus: Vec<(String, &cudoctor_snapshot::GpuHealth)> = s
+        .driver
+        .gpus
+        .iter()
+        .filter_map(|g| Some((g.index.to_string(), g.health.as_ref()?)))
+        .collect();
+    if !gpus.is_empty() {
+        out.family(
+            "cudoctor_gpu_ecc_errors",
+            "ECC error counts of each GPU (NVML), by counter (volatile: since the driver loaded; aggregate: lifetime) and type.",
+        );
+        for (index, h) in &gpus {
+            for (counter, q) in [
+                ("volatile", &h.ecc_volatile),
+                ("aggregate", &h.ecc_aggregate),
+            ] {
+                if let Some(c) = NvmlQuery::get(q) {
+                    for (kind, n) in [("corrected", c.corrected), ("uncorrected", c.uncorrected)] {
+                        out.sample(
+                            "cudoctor_gpu_ecc_errors",
+                            &[("index", index), ("counter", counter), ("type", kind)],
+                            n as f64,
+                        );
+                    }
+                }
+            }
+        }
+        out.family(
+            "cudoctor_gpu_remapped_rows",
+            "Rows of each GPU's memory remapped, by the kind of error that caused it (NVML).",
+        );
+        for (index, h) in &gpus {
+            if let Some(r) = NvmlQuery::get(&h.row_remap) {
+                for (cause, n) in [
+                    ("corrected", r.corrected_rows),
+                    ("uncorrected", r.uncorrected_rows),
+                ] {
+                    out.sample(
+                        "cudoctor_gpu_remapped_rows",
+                        &[("index", index), ("cause", cause)],
+                        f64::from(n),
+                    );
+                }
+            }
+        }
+        out.family(
+            "cudoctor_gpu_memory_repair_pending",
+            "1 when a GPU waits for a reset to remap a row or retire a page, or a remapping failed (state=failed).",
+        );
+        for (index, h) in &gpus {
+            let remap = NvmlQuery::get(&h.row_remap);
+            let states = [
+                ("row_remap_pending", remap.map(|r| r.pending)),
+                ("failed", remap.map(|r| r.failed)),
+                (
+                    "retired_pages_pending",
+                    NvmlQuery::get(&h.retired_pages_pending),
+                ),
+            ];
+            for (state, v) in states {
+                if let Some(v) = v {
+                    out.sample(
+                        "cudoctor_gpu_memory_repair_pending",
+                        &[("index", index), ("state", state)],
+                        f64::from(u8::from(v)),
+                    );
+                }
+            }
+        }
+        out.family(
+            "cudoctor_gpu_clocks_event_active",
+            "Clock event (throttle) reasons active on each GPU, one sample per reason, as nvidia-smi names them.",
+        );
+        for (index, h) in &gpus {
+            if let Some(mask) = NvmlQuery::get(&h.clocks_event_reasons) {
+                for reason in clocks_event::names(mask) {
+                    out.sample(
+                        "cudoctor_gpu_clocks_event_active",
+                        &[("index", index), ("reason", reason)],
+                        1.0,
+                    );
+                }
+            }
+        }
+        out.family(
+            "cudoctor_gpu_pcie_link",
+            "Each GPU's PCIe link generation and width, now and the most the GPU and slot allow (an idle GPU's generation drops).",
+        );
+        for (index, h) in &gpus {
+            let p = &h.pcie;
+            for (what, which, q) in [
+                ("generation", "current", &p.current_gen),
+                ("generation", "max", &p.max_gen),
+                ("width", "current", &p.current_width),
+                ("width", "max", &p.max_width),
+            ] {
+                if let Some(v) = NvmlQuery::get(q) {
+                    out.sample(
+                        "cudoctor_gpu_pcie_link",
+                        &[("index", index), ("what", what), ("which", which)],
+                        f64::from(v),
+                    );
+                }
+            }
+        }
+        out.family(
+            "cudoctor_gpu_nvlink_errors",
+            "NVLink error counters of each GPU's active links (NVML), summed over the links, by counter.",
+        );
+        for (index, h) in &gpus {
+            if h.nvlink_errors.is_empty() {
+                continue;
+            }
+            for (counter, pick) in [
+                (
+                    "replay",
+                    (|e: &cudoctor_snapshot::NvLinkErrors| e.replay) as fn(&_) -> _,
+                ),
+                ("recovery", |e| e.recovery),
+                ("crc_flit", |e| e.crc_flit),
+                ("crc_data", |e| e.crc_data),
+            ] {
+                let values: Vec<u64> = h.nvlink_errors.iter().filter_map(pick).collect();
+                if !values.is_empty() {
+                    out.sample(
+                        "cudoctor_gpu_nvlink_errors",
+                        &[("index", index), ("counter", counter)],
+                        values.iter().sum::<u64>() as f64,
+                    );
+                }
+            }
+        }
+    }
+    let Some(h) = &s.health else {
+        return;
+    };
+    out.family(
+        "cudoctor_kernel_log_read",
+        "1 when the kernel log (/dev/kmsg) could be read for Xid events, 0 when not (no permission).",
+    );
+    let read = matches!(
+        h.kernel_log.read,
+        cudoctor_snapshot::KernelLogRead::Read { .. }
+    );
+    out.sample("cudoctor_kernel_log_read", &[], f64::from(u8::from(read)));
+    out.family(
+        "cudoctor_xid_events",
+        "NVIDIA Xid events in the kernel log since boot, by GPU PCI address and Xid.",
+    );
+    let mut xids: BTreeMap<(&str, u32), usize> = BTreeMap::new();
+    for e in &h.kernel_log.xids {
+        *xids.entry((e.pci.as_str(), e.xid)).or_default() += 1;
+    }
+    for ((pci, xid), n) in xids {
+        out.sample(
+            "cudoctor_xid_events",
+            &[("pci", pci), ("xid", &xid.to_string())],
+            n as f64,
+        );
+    }
+    if let Some(loaded) = h.nouveau_loaded {
+        out.family(
+            "cudoctor_nouveau_loaded",
+            "1 when the nouveau module is loaded.",
+        );
+        out.sample("cudoctor_nouveau_loaded", &[], f64::from(u8::from(loaded)));
+    }
 }
 
 /// Failed and timed-out attempts and probe runs, counted by (section, source, outcome).
@@ -395,5 +571,98 @@ mod tests {
         assert!(text.contains("cudoctor_check_duration_seconds 0.25\n"));
         assert!(text.contains("cudoctor_gpu_memory_total_bytes{index=\"0\"} 150754820096\n"));
         assert!(text.contains("cudoctor_last_check_timestamp_seconds 1796118686\n"));
+    }
+
+    #[test]
+    fn health_facts_become_metrics_a_fleet_alert_can_use() {
+        use cudoctor_snapshot::{EccCounts, GpuHealth, HealthFacts, NvmlQuery, RowRemap, XidEvent};
+        let ok = |v| {
+            Some(NvmlQuery {
+                rc: 0,
+                value: Some(v),
+            })
+        };
+        let mut s = snapshot();
+        // Without health facts (an older snapshot): no health family at all.
+        let plain = render_prometheus(
+            &Report {
+                snapshot: &s,
+                findings: &[],
+            },
+            0.1,
+        );
+        assert!(!plain.contains("cudoctor_gpu_ecc_errors"));
+        s.driver.gpus[0].health = Some(GpuHealth {
+            ecc_volatile: Some(NvmlQuery {
+                rc: 0,
+                value: Some(EccCounts {
+                    corrected: 3,
+                    uncorrected: 1,
+                }),
+            }),
+            row_remap: Some(NvmlQuery {
+                rc: 0,
+                value: Some(RowRemap {
+                    uncorrected_rows: 1,
+                    pending: true,
+                    ..Default::default()
+                }),
+            }),
+            clocks_event_reasons: Some(NvmlQuery {
+                rc: 0,
+                value: Some(0x41),
+            }),
+            pcie: cudoctor_snapshot::PcieLink {
+                current_width: ok(8),
+                max_width: ok(16),
+                ..Default::default()
+            },
+            ..Default::default()
+        });
+        s.health = Some(HealthFacts {
+            nouveau_loaded: Some(false),
+            kernel_log: cudoctor_snapshot::KernelLog {
+                read: cudoctor_snapshot::KernelLogRead::Read {
+                    source: "/dev/kmsg".into(),
+                    records: 10,
+                    truncated: false,
+                },
+                xids: vec![
+                    XidEvent {
+                        xid: 79,
+                        pci: "0000:3b:00".into(),
+                        time_us: None,
+                        text: String::new(),
+                    },
+                    XidEvent {
+                        xid: 79,
+                        pci: "0000:3b:00".into(),
+                        time_us: None,
+                        text: String::new(),
+                    },
+                ],
+                xids_dropped: 0,
+            },
+            dcgm_diag: None,
+        });
+        let text = render_prometheus(
+            &Report {
+                snapshot: &s,
+                findings: &[],
+            },
+            0.1,
+        );
+        for line in [
+            "cudoctor_gpu_ecc_errors{index=\"0\",counter=\"volatile\",type=\"uncorrected\"} 1\n",
+            "cudoctor_gpu_remapped_rows{index=\"0\",cause=\"uncorrected\"} 1\n",
+            "cudoctor_gpu_memory_repair_pending{index=\"0\",state=\"row_remap_pending\"} 1\n",
+            "cudoctor_gpu_clocks_event_active{index=\"0\",reason=\"HW Thermal Slowdown\"} 1\n",
+            "cudoctor_gpu_pcie_link{index=\"0\",what=\"width\",which=\"current\"} 8\n",
+            "cudoctor_kernel_log_read 1\n",
+            "cudoctor_xid_events{pci=\"0000:3b:00\",xid=\"79\"} 2\n",
+            "cudoctor_nouveau_loaded 0\n",
+        ] {
+            assert!(text.contains(line), "{line}\n{text}");
+        }
     }
 }

@@ -35,6 +35,10 @@ pub struct DriverFacts {
     /// Compute processes holding GPU memory (from NVML or nvidia-smi).
     #[serde(default)]
     pub processes: Vec<GpuProcess>,
+    /// NVML's return code when its initialisation failed (999, NVML_ERROR_UNKNOWN, in a
+    /// container whose device rules the host's systemd reset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvml_init_error: Option<i32>,
     /// The driver's own libraries did not answer: NVML or libcuda hung past the time limit, or
     /// the process asking them died. What they would have said is unknown, not absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -179,6 +183,10 @@ pub struct Gpu {
     /// Persistence mode is on; absent where no source told.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persistence_enabled: Option<bool>,
+    /// Health as NVML reports it (ECC, row remapping, clock events, PCIe link, NVLink errors,
+    /// inforom); absent where NVML did not answer for this GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<crate::GpuHealth>,
     /// Where these facts came from.
     pub source: String,
     /// Named by `--gpu` for a what-if judgement, not observed: such a GPU is never saved as

@@ -18,6 +18,8 @@ const EXACT: &[&str] = &[
     "HOME",
     "WSL_DISTRO_NAME",
     "WSL_INTEROP",
+    // A pod: the container doctor tells Kubernetes' fixes from Docker's.
+    "KUBERNETES_SERVICE_HOST",
     "GLOO_SOCKET_IFNAME",
     "MASTER_ADDR",
     "MASTER_PORT",

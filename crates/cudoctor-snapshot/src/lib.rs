@@ -10,6 +10,7 @@ mod deep;
 mod driver;
 mod environment;
 mod frameworks;
+pub mod health;
 mod images;
 mod migrate;
 mod multigpu;
@@ -43,6 +44,10 @@ pub use frameworks::{
     CompanionPin, CudaBinding, DeclaredRequirements, Framework, FrameworkBuild, RecordedTorch,
     UnresolvedNeed,
 };
+pub use health::{
+    CurrentPending, DcgmDiag, DcgmTest, EccCounts, GpuHealth, HealthFacts, KernelLog,
+    KernelLogRead, NvLinkErrors, NvmlQuery, PcieLink, RowRemap, XidEvent,
+};
 pub use images::{
     CachedLibrary, ConditionalLoad, FileVersion, KernelImages, LibraryImages, LibraryLinks,
     LinkedLibrary, LoadCondition, LoadStage, LoaderFacts, OpenedBy, Opener, ProcessLinks,
@@ -53,7 +58,10 @@ pub use multigpu::{
     TopologyGpu,
 };
 pub use network::{IbDevice, IbPort, NetInterface, NetworkFacts, RendezvousProbe, TcpConnect};
-pub use platform::{ContainerFacts, PlatformFacts};
+pub use platform::{
+    CgroupDevices, ContainerFacts, ContainerGpuAccess, NodeOpen, PlatformFacts, NVIDIACTL_MINOR,
+    NVIDIA_MAJOR,
+};
 pub use python::{
     CondaPackage, EnvInstaller, Installer, Package, PythonEnv, PythonEnvKind, TorchBuild,
     FOUND_VIA_PYTHON_OPTION,
@@ -118,6 +126,10 @@ pub struct Snapshot {
     /// GPU topology and NCCL libraries; absent when that probe did not run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multigpu: Option<MultiGpuFacts>,
+    /// The machine under the stack: nouveau, the kernel log's Xid events, a `dcgmi diag` result
+    /// on disk (each GPU's own health is in its [`Gpu::health`]); absent when not collected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<HealthFacts>,
     /// A Windows machine's DLL facts; absent on other machines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub windows: Option<windows::WindowsFacts>,

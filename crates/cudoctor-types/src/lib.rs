@@ -12,6 +12,7 @@ pub mod requirement;
 pub mod threads;
 pub mod version;
 pub mod visible_devices;
+pub mod xid;
 
 pub use loader::Via;
 pub use requirement::{normalise_name, PyVersion, Requirement};

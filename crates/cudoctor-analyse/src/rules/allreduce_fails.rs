@@ -68,6 +68,7 @@ mod tests {
         s.platform.container = Some(ContainerFacts {
             runtime: "docker".into(),
             evidence: vec!["/.dockerenv".into()],
+            ..Default::default()
         });
         let ar = result_mut(&mut s).all_reduce.as_mut().unwrap();
         ar.error = Some(

@@ -1,3 +1,5 @@
+use cudoctor_snapshot::ContainerFacts;
+
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -16,6 +18,12 @@ user-space libraries (the NVIDIA Container Toolkit does both). Started without `
 reports "Found no NVIDIA driver on your system" although the host is fine. NVIDIA_VISIBLE_DEVICES
 set to `void` or `none` has the same effect.
 
+The causes are told apart: no device nodes (started without GPUs), the nodes without the
+driver's libraries (a hand-made `--device`, or a stale CDI spec), NVIDIA_VISIBLE_DEVICES set to
+`void`/`none` (in Kubernetes: the pod requested no `nvidia.com/gpu`); the fix is the one of the
+runtime in use, the NVIDIA runtime's hook (legacy) or CDI (specs in /etc/cdi or /var/run/cdi, a
+CDI name in NVIDIA_VISIBLE_DEVICES, Podman). Nodes the device cgroup denies are PLT004.
+
 ## How to fix
 Install the NVIDIA Container Toolkit on the host and start the container with `--gpus all`
 (Docker), `--device nvidia.com/gpu=all` (Podman with CDI), or a `nvidia.com/gpu` resource limit
@@ -23,6 +31,41 @@ Install the NVIDIA Container Toolkit on the host and start the container with `-
 "#,
     check,
 };
+
+/// The GPUs were reached: listed by a source that opens them (NVML, nvidia-smi). The
+/// kernel module's /proc/driver/nvidia/gpus lists the host's GPUs in a container that cannot
+/// open any of them, so a listing from there alone proves nothing here.
+pub(crate) fn gpus_reached(ctx: &Context) -> bool {
+    ctx.snap
+        .driver
+        .gpus
+        .iter()
+        .any(|g| !g.source.starts_with("/proc/driver/nvidia"))
+}
+
+/// How the runtime hands GPUs to this container: the Container Device Interface (specs seen,
+/// a CDI device name in NVIDIA_VISIBLE_DEVICES, or Podman, which knows only CDI) or the
+/// NVIDIA runtime's legacy hook.
+pub(crate) fn cdi_mode(ctx: &Context, container: &ContainerFacts) -> bool {
+    container.runtime == "podman"
+        || ctx
+            .var("NVIDIA_VISIBLE_DEVICES")
+            .is_some_and(|v| v.contains("nvidia.com/gpu="))
+        || container
+            .gpu_access
+            .as_ref()
+            .is_some_and(|a| !a.cdi_specs.is_empty())
+}
+
+/// The fix that gives this container its GPUs, for the runtime and mode in use.
+pub(crate) fn start_with_gpus(ctx: &Context, container: &ContainerFacts) -> &'static str {
+    match (container.runtime.as_str(), cdi_mode(ctx, container)) {
+        ("kubernetes", _) => "Request GPUs in the pod spec: resources.limits: {nvidia.com/gpu: 1} (needs the NVIDIA device plugin or GPU operator on the node)",
+        ("podman", _) => "podman run --device nvidia.com/gpu=all ...   (CDI spec from: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml)",
+        (_, true) => "docker run --device nvidia.com/gpu=all ...   (CDI; the spec from: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml)",
+        _ => "docker run --gpus all ...   (host needs the NVIDIA Container Toolkit: sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker)",
+    }
+}
 
 fn check(ctx: &Context) -> Vec<Finding> {
     let p = &ctx.snap.platform;
@@ -32,7 +75,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
     // The driver listing GPUs proves the container reaches them, whatever the markers say.
     // Under WSL the GPU node is /dev/dxg and libcuda lives in /usr/lib/wsl/lib: the /dev/nvidia*
     // and libcuda checks below do not apply there.
-    if !ctx.snap.driver.gpus.is_empty() || p.wsl {
+    if gpus_reached(ctx) || p.wsl {
         return Vec::new();
     }
     let visible = ctx.var("NVIDIA_VISIBLE_DEVICES");
@@ -47,6 +90,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
     {
         return Vec::new();
     }
+    let cdi = cdi_mode(ctx, container);
+    let access = container.gpu_access.as_ref();
     let mut f = Finding::new(
         &RULE,
         format!("This {} container has no GPU access", container.runtime),
@@ -66,18 +111,62 @@ fn check(ctx: &Context) -> Vec<Finding> {
     if let Some(v) = visible {
         f = f.evidence(format!("NVIDIA_VISIBLE_DEVICES={v}"));
     }
-    let rt = container.runtime.as_str();
-    vec![f
-        .cause(if hidden {
-            "NVIDIA_VISIBLE_DEVICES tells the NVIDIA runtime to inject no GPU."
+    if let Some(a) = access {
+        f = f.evidence(format!(
+            "GPU hand-over: {}{}",
+            if cdi {
+                "CDI"
+            } else {
+                "the NVIDIA runtime's hook (legacy mode)"
+            },
+            if a.cdi_specs.is_empty() {
+                String::new()
+            } else {
+                format!("; CDI specs: {}", a.cdi_specs.join(" "))
+            }
+        ));
+        f = f.evidence(if a.driver_mounts.is_empty() {
+            "the runtime mounted no driver file into the container (/proc/self/mountinfo)"
+                .to_string()
         } else {
-            "The container runtime did not inject the GPU devices and driver libraries: it was started without GPU access or without the NVIDIA Container Toolkit."
-        })
-        .prose(match rt {
-            "kubernetes" => "Request GPUs in the pod spec: resources.limits: {nvidia.com/gpu: 1} (needs the NVIDIA device plugin)",
-            "podman" => "podman run --device nvidia.com/gpu=all ...   (CDI spec from: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml)",
-            _ => "docker run --gpus all ...   (host needs the NVIDIA Container Toolkit: sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker)",
-        })]
+            format!("driver files mounted: {}", a.driver_mounts.join(" "))
+        });
+    }
+    let rt = container.runtime.as_str();
+    let kubernetes = rt == "kubernetes" || ctx.var("KUBERNETES_SERVICE_HOST").is_some();
+    let (title, cause, fix): (String, &str, String) = if hidden && kubernetes {
+        (
+            "This pod requested no GPU: NVIDIA_VISIBLE_DEVICES hides them".into(),
+            "The pod's spec asks for no nvidia.com/gpu resource, so the device plugin gave it none and NVIDIA_VISIBLE_DEVICES tells the runtime to inject no GPU.",
+            start_with_gpus(ctx, container).into(),
+        )
+    } else if hidden {
+        (
+            format!("This {rt} container has no GPU access: NVIDIA_VISIBLE_DEVICES hides them"),
+            "NVIDIA_VISIBLE_DEVICES tells the NVIDIA runtime to inject no GPU.",
+            start_with_gpus(ctx, container).into(),
+        )
+    } else if missing_nodes {
+        (
+            format!("This {rt} container was started without its GPUs: no /dev/nvidia* device nodes"),
+            "The container runtime did not inject the GPU devices and driver libraries: it was started without GPU access or without the NVIDIA Container Toolkit.",
+            start_with_gpus(ctx, container).into(),
+        )
+    } else if cdi {
+        (
+            format!("The GPU's device nodes reached this {rt} container, its driver libraries did not"),
+            "The devices were handed over through CDI but the spec mounts no libcuda: a spec generated before the driver was installed or upgraded names libraries that are gone.",
+            "on the host: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml, then start the container again".into(),
+        )
+    } else {
+        (
+            format!("The GPU's device nodes reached this {rt} container, its driver libraries did not"),
+            "/dev/nvidia* was passed in by hand (--device or a /dev mount) without the NVIDIA runtime, which is what mounts the driver's user-space libraries (libcuda, libnvidia-ml).",
+            start_with_gpus(ctx, container).into(),
+        )
+    };
+    f.title = title;
+    vec![f.cause(cause).prose(fix)]
 }
 
 #[cfg(test)]
@@ -90,6 +179,7 @@ mod tests {
         s.platform.container = Some(ContainerFacts {
             runtime: "docker".into(),
             evidence: vec!["/.dockerenv exists".into()],
+            ..Default::default()
         });
         s
     }
@@ -130,5 +220,69 @@ mod tests {
         s.platform.wsl = true;
         s.platform.device_nodes = vec!["/dev/dxg".into()];
         assert!(run(&RULE, &s).is_empty());
+    }
+
+    fn nodes_without_libraries(cdi_specs: Vec<String>) -> cudoctor_snapshot::Snapshot {
+        let mut s = in_docker(machine(Some(("580.159.04", "13.0")), &[]));
+        s.platform.device_nodes = vec!["/dev/nvidia0".into(), "/dev/nvidiactl".into()];
+        if let Some(c) = &mut s.platform.container {
+            c.gpu_access = Some(cudoctor_snapshot::ContainerGpuAccess {
+                cdi_specs,
+                ..Default::default()
+            });
+        }
+        s
+    }
+
+    #[test]
+    fn libraries_not_injected_are_told_by_the_mode_in_use() {
+        let legacy = run(&RULE, &nodes_without_libraries(vec![]));
+        assert_eq!(legacy.len(), 1);
+        assert!(
+            legacy[0].title.contains("driver libraries did not"),
+            "{}",
+            legacy[0].title
+        );
+        assert!(legacy[0].cause.contains("by hand"));
+        assert!(legacy[0].fix[0].contains("--gpus all"));
+        let cdi = run(
+            &RULE,
+            &nodes_without_libraries(vec!["/etc/cdi/nvidia.yaml".into()]),
+        );
+        assert!(cdi[0].cause.contains("CDI"));
+        assert!(cdi[0].fix[0].contains("nvidia-ctk cdi generate"));
+        assert!(cdi[0]
+            .evidence
+            .iter()
+            .any(|e| e.contains("GPU hand-over: CDI")));
+    }
+
+    #[test]
+    fn a_pod_that_requested_no_gpu() {
+        let mut s = machine(None, &[]);
+        s.platform.container = Some(ContainerFacts {
+            runtime: "kubernetes".into(),
+            evidence: vec!["KUBERNETES_SERVICE_HOST is set".into()],
+            ..Default::default()
+        });
+        s.env
+            .insert("KUBERNETES_SERVICE_HOST".into(), "10.96.0.1".into());
+        s.env.insert("NVIDIA_VISIBLE_DEVICES".into(), "void".into());
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1);
+        assert!(f[0].title.contains("pod requested no GPU"));
+        assert!(f[0].fix[0].contains("nvidia.com/gpu"));
+    }
+
+    #[test]
+    fn no_nodes_in_a_cdi_docker_names_the_cdi_device() {
+        let mut s = in_docker(machine(None, &[]));
+        s.python_envs
+            .push(torch_env("/v", "2.11.0+cu130", Some("13.0"), &[]));
+        s.env
+            .insert("NVIDIA_VISIBLE_DEVICES".into(), "nvidia.com/gpu=all".into());
+        let f = run(&RULE, &s);
+        assert!(f[0].title.contains("no /dev/nvidia*"));
+        assert!(f[0].fix[0].contains("--device nvidia.com/gpu=all"));
     }
 }

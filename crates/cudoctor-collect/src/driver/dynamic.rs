@@ -5,7 +5,7 @@
 
 use std::ffi::c_int;
 
-use cudoctor_snapshot::{Gpu, GpuProcess};
+use cudoctor_snapshot::{Gpu, GpuHealth, GpuProcess, NvLinkErrors, NvmlQuery, PcieLink};
 use libloading::{Library, Symbol};
 
 use crate::nvml::{self, Nvml};
@@ -95,6 +95,8 @@ fn device(nvml: &Nvml, index: u32) -> Result<(Gpu, Vec<GpuProcess>), String> {
     let by_index = nvml.handle_by_index()?;
     let dev = by_index(index).map_err(|rc| nvml::failed("nvmlDeviceGetHandleByIndex_v2", rc))?;
     let memory = nvml.memory(dev);
+    let processes = nvml.running_processes(dev);
+    let health = health(nvml, dev, &processes);
     let gpu = Gpu {
         index,
         source: "nvml".to_string(),
@@ -107,11 +109,12 @@ fn device(nvml: &Nvml, index: u32) -> Result<(Gpu, Vec<GpuProcess>), String> {
             .map(|(major, minor)| format!("{major}.{minor}")),
         memory_total_mib: memory.as_ref().map(|m| m.total >> 20),
         memory_used_mib: memory.as_ref().map(|m| m.used >> 20),
-        mig_enabled: nvml.mig_enabled(dev),
-        persistence_enabled: nvml.persistence_enabled(dev),
+        mig_enabled: NvmlQuery::get(&health.mig_mode).map(|m| m.current),
+        persistence_enabled: NvmlQuery::get(&health.persistence_mode),
+        health: Some(health),
     };
-    let procs = nvml
-        .running_processes(dev)
+    let procs = processes
+        .value
         .unwrap_or_default()
         .into_iter()
         .map(|p| GpuProcess {
@@ -123,4 +126,59 @@ fn device(nvml: &Nvml, index: u32) -> Result<(Gpu, Vec<GpuProcess>), String> {
         })
         .collect();
     Ok((gpu, procs))
+}
+
+/// The GPU's health questions, each with NVML's return code: milliseconds in all, no stress.
+fn health(
+    nvml: &Nvml,
+    dev: nvml::Device<'_>,
+    processes: &NvmlQuery<Vec<nvml::Process>>,
+) -> GpuHealth {
+    // nvmlEccCounterType_t: 0 volatile, 1 aggregate.
+    const VOLATILE: u32 = 0;
+    const AGGREGATE: u32 = 1;
+    // Each counter of each link is a call (a firmware round trip on GSP drivers): when the
+    // first active link keeps none of them (Hopper answers NOT_SUPPORTED), the rest are not asked.
+    let mut nvlink_errors: Vec<NvLinkErrors> = Vec::new();
+    if let Some(state) = nvml.nvlink_state() {
+        for link in 0..crate::multigpu::MAX_LINKS {
+            if state(dev, link) != Ok(true) {
+                continue;
+            }
+            let Some(e) = nvml.nvlink_errors(dev, link) else {
+                break;
+            };
+            let kept = [e.replay, e.recovery, e.crc_flit, e.crc_data]
+                .iter()
+                .any(Option::is_some);
+            if !kept {
+                break;
+            }
+            nvlink_errors.push(e);
+        }
+    }
+    GpuHealth {
+        persistence_mode: Some(nvml.persistence_mode(dev)),
+        ecc_mode: Some(nvml.ecc_mode(dev)),
+        ecc_volatile: Some(nvml.ecc_errors(dev, VOLATILE)),
+        ecc_aggregate: Some(nvml.ecc_errors(dev, AGGREGATE)),
+        retired_pages_pending: Some(nvml.retired_pages_pending(dev)),
+        row_remap: Some(nvml.remapped_rows(dev)),
+        clocks_event_reasons: Some(nvml.clocks_event_reasons(dev)),
+        utilization_gpu: Some(nvml.utilization_gpu(dev)),
+        pstate: Some(nvml.pstate(dev)),
+        pcie: PcieLink {
+            current_gen: Some(nvml.pcie(dev, b"nvmlDeviceGetCurrPcieLinkGeneration\0")),
+            max_gen: Some(nvml.pcie(dev, b"nvmlDeviceGetMaxPcieLinkGeneration\0")),
+            current_width: Some(nvml.pcie(dev, b"nvmlDeviceGetCurrPcieLinkWidth\0")),
+            max_width: Some(nvml.pcie(dev, b"nvmlDeviceGetMaxPcieLinkWidth\0")),
+        },
+        nvlink_errors,
+        inforom_valid: Some(nvml.inforom_valid(dev)),
+        compute_processes: Some(NvmlQuery {
+            rc: processes.rc,
+            value: processes.value.as_ref().map(|p| p.len() as u32),
+        }),
+        mig_mode: Some(nvml.mig_mode(dev)),
+    }
 }

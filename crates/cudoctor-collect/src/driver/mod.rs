@@ -253,6 +253,7 @@ fn read_nvml(answer: Answer<dynamic::NvmlFacts, crate::nvml::NvmlError>, facts: 
             }
         }
         Answer::Got(Err(e)) => {
+            facts.nvml_init_error = e.code;
             if e.code == Some(crate::nvml::ERROR_LIB_RM_VERSION_MISMATCH) {
                 set_library_mismatch(
                     facts,

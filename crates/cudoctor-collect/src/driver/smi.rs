@@ -39,6 +39,7 @@ pub fn parse_gpu_query(text: &str) -> (Vec<Gpu>, Option<String>) {
             compute_capability: col(9).map(str::to_string),
             source: "nvidia-smi --query-gpu".to_string(),
             what_if: false,
+            health: None,
         });
     }
     (gpus, driver)

@@ -1,0 +1,451 @@
+//! The machine under the stack, machine-wide: a nouveau module in the NVIDIA driver's way, the
+//! kernel log's Xid events, and a `dcgmi diag --json` result left on disk. Each GPU's own health
+//! (ECC, row remapping, clock events, PCIe link, NVLink errors, inforom) comes from NVML in the
+//! driver probe (`driver/dynamic.rs`). Nothing here needs root, runs a program or waits.
+//!
+//! The kernel log is read from `/dev/kmsg`, opened read-only and non-blocking: each read gives
+//! one record, and EAGAIN (no more records) ends the reading; a byte and a time bound end it
+//! sooner on a huge log. Where /dev/kmsg cannot be opened (kernel.dmesg_restrict=1 without
+//! CAP_SYSLOG, a container without it) the facts say so: nothing is guessed. The systemd journal
+//! is not read (it would mean running journalctl or parsing its binary files): a kernel log
+//! that rotated out of the ring buffer is not seen.
+
+use std::io::Read;
+use std::time::{Duration, Instant, SystemTime};
+
+use cudoctor_snapshot::{DcgmDiag, DcgmTest, HealthFacts, KernelLog, KernelLogRead, XidEvent};
+
+use crate::host::Host;
+
+/// Most bytes of kernel log read (the ring buffer is 256 KiB to a few MiB on servers).
+const MAX_KMSG_BYTES: usize = 16 << 20;
+/// Most time spent reading it.
+const MAX_KMSG_TIME: Duration = Duration::from_millis(300);
+/// Xid events kept; further ones are counted.
+const MAX_XIDS: usize = 256;
+/// Where a `dcgmi diag --json` result is looked for: DCGM's log directory (files whose name
+/// holds "diag" and ends in `.json`, as operators save `dcgmi diag -r N --json > ...` there) and
+/// cudoctor's own well-known file. Nothing else is searched.
+pub const DCGM_DIAG_DIRS: &[&str] = &["/var/log/nvidia-dcgm"];
+pub const DCGM_DIAG_FILE: &str = "/var/lib/cudoctor/dcgm-diag.json";
+/// Largest diag file read.
+const MAX_DIAG_BYTES: u64 = 4 << 20;
+
+pub fn collect(host: &Host) -> Option<HealthFacts> {
+    if host.is_windows() {
+        return None;
+    }
+    Some(HealthFacts {
+        nouveau_loaded: host.read_text("/proc/modules").ok().map(|t| nouveau_in(&t)),
+        kernel_log: kernel_log(host),
+        dcgm_diag: dcgm_diag(host),
+    })
+}
+
+/// Whether /proc/modules lists the nouveau module (its first column).
+fn nouveau_in(modules: &str) -> bool {
+    modules
+        .lines()
+        .any(|l| l.split_whitespace().next() == Some("nouveau"))
+}
+
+fn kernel_log(host: &Host) -> KernelLog {
+    if host.runs_programs() {
+        return live_kmsg();
+    }
+    // Under --root: a regular file at <root>/dev/kmsg (a test tree) holds records in the same
+    // form; a real device node there is never opened.
+    match host.read_text("/dev/kmsg") {
+        Ok(text) => {
+            let mut reader = KmsgReader::default();
+            reader.feed(text.as_bytes());
+            reader.finish("/dev/kmsg (a file under --root)", false)
+        }
+        Err(e) => KernelLog {
+            read: KernelLogRead::NotRead {
+                why: format!("/dev/kmsg under --root: {e}"),
+            },
+            ..KernelLog::default()
+        },
+    }
+}
+
+#[cfg(unix)]
+fn live_kmsg() -> KernelLog {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open("/dev/kmsg");
+    let mut file = match file {
+        Ok(f) => f,
+        Err(e) => {
+            return KernelLog {
+                read: KernelLogRead::NotRead {
+                    why: format!("/dev/kmsg: {e}"),
+                },
+                ..KernelLog::default()
+            }
+        }
+    };
+    let started = Instant::now();
+    let mut reader = KmsgReader::default();
+    let mut buf = vec![0u8; 16 << 10];
+    let mut truncated = false;
+    loop {
+        if reader.bytes >= MAX_KMSG_BYTES || started.elapsed() >= MAX_KMSG_TIME {
+            truncated = true;
+            break;
+        }
+        match file.read(&mut buf) {
+            // One record per read; 0 would be the end of a regular file.
+            Ok(0) => break,
+            Ok(n) => reader.feed(buf.get(..n).unwrap_or_default()),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            // EPIPE: records were overwritten while reading; the next read goes on.
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::PIPE.raw_os_error()) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                if reader.records == 0 {
+                    return KernelLog {
+                        read: KernelLogRead::NotRead {
+                            why: format!("/dev/kmsg: {e}"),
+                        },
+                        ..KernelLog::default()
+                    };
+                }
+                break;
+            }
+        }
+    }
+    reader.finish("/dev/kmsg", truncated)
+}
+
+#[cfg(not(unix))]
+fn live_kmsg() -> KernelLog {
+    KernelLog {
+        read: KernelLogRead::NotRead {
+            why: "no /dev/kmsg on this system".into(),
+        },
+        ..KernelLog::default()
+    }
+}
+
+/// Reads /dev/kmsg records (`prio,seq,time_us,flags[,...];message`, continuation lines starting
+/// with a space) and keeps their Xid events.
+#[derive(Default)]
+struct KmsgReader {
+    partial: Vec<u8>,
+    bytes: usize,
+    records: u64,
+    xids: Vec<XidEvent>,
+    dropped: u64,
+}
+
+impl KmsgReader {
+    fn feed(&mut self, chunk: &[u8]) {
+        self.bytes += chunk.len();
+        self.partial.extend_from_slice(chunk);
+        while let Some(end) = self.partial.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.partial.drain(..=end).collect();
+            self.line(&String::from_utf8_lossy(&line));
+        }
+    }
+
+    fn line(&mut self, line: &str) {
+        let line = line.trim_end_matches('\n');
+        if line.starts_with(' ') || line.is_empty() {
+            return; // a record's key=value continuation
+        }
+        let (time_us, message) = match line.split_once(';') {
+            Some((header, message)) if header.split(',').count() >= 3 => (
+                header.split(',').nth(2).and_then(|t| t.parse().ok()),
+                message,
+            ),
+            _ => (None, line),
+        };
+        self.records += 1;
+        let Some((pci, xid)) = cudoctor_types::xid::parse(message) else {
+            return;
+        };
+        if self.xids.len() >= MAX_XIDS {
+            self.dropped += 1;
+            return;
+        }
+        self.xids.push(XidEvent {
+            xid,
+            pci,
+            time_us,
+            text: message.chars().take(300).collect(),
+        });
+    }
+
+    fn finish(mut self, source: &str, truncated: bool) -> KernelLog {
+        if !self.partial.is_empty() {
+            let rest = std::mem::take(&mut self.partial);
+            self.line(&String::from_utf8_lossy(&rest));
+        }
+        KernelLog {
+            read: KernelLogRead::Read {
+                source: source.to_string(),
+                records: self.records,
+                truncated,
+            },
+            xids: self.xids,
+            xids_dropped: self.dropped,
+        }
+    }
+}
+
+/// The newest `dcgmi diag --json` result of the well-known places.
+fn dcgm_diag(host: &Host) -> Option<DcgmDiag> {
+    let mut candidates: Vec<String> = DCGM_DIAG_DIRS
+        .iter()
+        .flat_map(|dir| {
+            host.list_dir(dir)
+                .into_iter()
+                .filter(|n| n.contains("diag") && n.ends_with(".json"))
+                .map(move |n| format!("{dir}/{n}"))
+        })
+        .collect();
+    candidates.push(DCGM_DIAG_FILE.to_string());
+    let modified = |p: &str| {
+        std::fs::metadata(host.fs_path(p))
+            .ok()
+            .filter(|m| m.is_file())
+            .and_then(|m| m.modified().ok())
+    };
+    let (path, mtime) = candidates
+        .iter()
+        .filter_map(|p| Some((p.clone(), modified(p)?)))
+        .max_by_key(|(_, t)| *t)?;
+    let age_s = SystemTime::now()
+        .duration_since(mtime)
+        .ok()
+        .map(|d| d.as_secs());
+    let mut diag = DcgmDiag {
+        path: path.clone(),
+        age_s,
+        ..DcgmDiag::default()
+    };
+    let text = match cudoctor_types::regular_file::read(&host.fs_path(&path), MAX_DIAG_BYTES) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            diag.unreadable = Some(e.to_string());
+            return Some(diag);
+        }
+    };
+    match serde_json::from_slice::<serde_json::Value>(&text) {
+        Ok(v) => {
+            diag.tests = diag_tests(&v);
+            if diag.tests.is_empty() {
+                diag.unreadable = Some("no DCGM diagnostic test results in it".into());
+            }
+        }
+        Err(e) => diag.unreadable = Some(format!("not JSON: {e}")),
+    }
+    Some(diag)
+}
+
+/// Every test result of a `dcgmi diag --json` document: objects with a `name` and a `results`
+/// array, each result's `status` (DCGM 2 to 4 spell the layout differently around these keys:
+/// `test_categories[].tests[]` with `gpu_ids` in 2 and 3, `entity_id` in 4).
+fn diag_tests(v: &serde_json::Value) -> Vec<DcgmTest> {
+    let mut out = Vec::new();
+    walk(v, &mut out, 0);
+    out
+}
+
+fn walk(v: &serde_json::Value, out: &mut Vec<DcgmTest>, depth: usize) {
+    use serde_json::Value;
+    if depth > 16 || out.len() > 512 {
+        return;
+    }
+    match v {
+        Value::Object(map) => {
+            if let (Some(Value::String(name)), Some(Value::Array(results))) =
+                (map.get("name"), map.get("results"))
+            {
+                for r in results {
+                    let Some(status) = r.get("status").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    let gpus = match (r.get("gpu_ids"), r.get("entity_id")) {
+                        (Some(Value::String(ids)), _) => ids
+                            .split(',')
+                            .filter_map(|i| i.trim().parse().ok())
+                            .collect(),
+                        (Some(Value::Number(n)), _) | (_, Some(Value::Number(n))) => {
+                            n.as_u64().map(|n| n as u32).into_iter().collect()
+                        }
+                        _ => Vec::new(),
+                    };
+                    let warning = r.get("warnings").and_then(|w| match w {
+                        Value::Array(ws) => ws
+                            .iter()
+                            .find_map(|w| {
+                                w.get("warning")
+                                    .and_then(Value::as_str)
+                                    .or_else(|| w.as_str())
+                            })
+                            .map(str::to_string),
+                        Value::String(s) => Some(s.clone()),
+                        _ => None,
+                    });
+                    out.push(DcgmTest {
+                        name: name.chars().take(100).collect(),
+                        result: status.chars().take(20).collect(),
+                        gpus,
+                        warning: warning.map(|w| w.chars().take(300).collect()),
+                    });
+                }
+                return;
+            }
+            for v in map.values() {
+                walk(v, out, depth + 1);
+            }
+        }
+        Value::Array(items) => {
+            for v in items {
+                walk(v, out, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// The fixture's real lines, each made a /dev/kmsg record as the kernel writes it
+    /// (`prio,seq,time_us,flags;message`), with a dictionary continuation line after some.
+    fn kmsg_of_fixture() -> String {
+        let text = include_str!("../../../tests/fixtures/kernel-log/xid-lines.txt");
+        let mut out = String::new();
+        for (i, line) in text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+            .enumerate()
+        {
+            out.push_str(&format!("3,{i},{},-;{}\n", 1_000_000 + i, line.trim()));
+            if i % 3 == 0 {
+                out.push_str(" SUBSYSTEM=pci\n DEVICE=+pci:0000:3b:00.0\n");
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_xid_record_of_a_real_log_is_kept_with_its_gpu_and_time() {
+        let mut r = KmsgReader::default();
+        // Fed in uneven pieces, as reads of a file would give it.
+        let text = kmsg_of_fixture();
+        for chunk in text.as_bytes().chunks(97) {
+            r.feed(chunk);
+        }
+        let log = r.finish("/dev/kmsg", false);
+        let xids = &log.xids;
+        assert!(xids.len() > 60, "{}", xids.len());
+        let fallen = xids
+            .iter()
+            .find(|x| x.pci == "0000:a1:00")
+            .expect("Xid 79 of akash-network/support#209");
+        assert_eq!(fallen.xid, 79);
+        assert!(fallen.time_us.is_some_and(|t| t >= 1_000_000));
+        assert!(xids.iter().any(|x| x.xid == 64 && x.pci == "0000:07:00"));
+        assert!(matches!(log.read, KernelLogRead::Read { records, .. } if records > 100));
+    }
+
+    #[test]
+    fn a_log_without_xids_has_none() {
+        let mut r = KmsgReader::default();
+        r.feed(b"6,1,100,-;NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.159.04\n6,2,200,-;nvidia-modeset: Loading\n");
+        let log = r.finish("/dev/kmsg", false);
+        assert!(log.xids.is_empty());
+    }
+
+    #[test]
+    fn the_bound_on_events_kept_counts_the_rest() {
+        let mut r = KmsgReader::default();
+        for i in 0..(MAX_XIDS + 5) {
+            r.feed(
+                format!("3,{i},1,-;NVRM: Xid (PCI:0000:3b:00): 13, Graphics Exception\n")
+                    .as_bytes(),
+            );
+        }
+        let log = r.finish("/dev/kmsg", false);
+        assert_eq!(log.xids.len(), MAX_XIDS);
+        assert_eq!(log.xids_dropped, 5);
+    }
+
+    #[test]
+    fn nouveau_is_read_from_the_first_column_of_proc_modules() {
+        assert!(nouveau_in(
+            "nouveau 2416640 0 - Live 0x0000000000000000\nttm 98304 1 nouveau, Live 0x0\n"
+        ));
+        assert!(!nouveau_in(
+            "nvidia_uvm 1544192 0 - Live 0x0\nnvidia 62238720 1 nvidia_uvm, Live 0x0\n"
+        ));
+        // A module that depends on nouveau names it in its fourth column only.
+        assert!(!nouveau_in("drm_ttm_helper 16384 1 nouveau, Live 0x0\n"));
+    }
+
+    fn rooted(dir: &std::path::Path) -> Host {
+        Host::rooted(dir.to_path_buf(), BTreeMap::new(), Duration::from_secs(5))
+    }
+
+    #[test]
+    fn a_tree_with_a_kmsg_file_nouveau_and_a_failed_diag() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("dev")).unwrap();
+        std::fs::create_dir_all(root.join("proc")).unwrap();
+        std::fs::create_dir_all(root.join("var/log/nvidia-dcgm")).unwrap();
+        std::fs::write(root.join("dev/kmsg"), kmsg_of_fixture()).unwrap();
+        std::fs::write(root.join("proc/modules"), "nouveau 2416640 0 - Live 0x0\n").unwrap();
+        // The layout of `dcgmi diag -r 1 --json` (DCGM 3.x): categories, tests, per-GPU results.
+        std::fs::write(
+            root.join("var/log/nvidia-dcgm/diag-r1.json"),
+            r#"{"DCGM GPU Diagnostic": {"test_categories": [
+                {"category": "Deployment", "tests": [
+                    {"name": "Denylist", "results": [{"status": "Pass"}]},
+                    {"name": "Persistence Mode", "results": [{"status": "Fail", "warnings": [{"warning": "Persistence mode for GPU 0 is currently disabled.", "error_id": 29}]}]},
+                    {"name": "Page Retirement/Row Remap", "results": [{"gpu_ids": "0", "status": "Pass"}, {"gpu_ids": "1", "status": "Fail", "warnings": [{"warning": "GPU 1 had uncorrectable memory errors and row remapping failed."}]}]}
+                ]}]}, "version": "3.3.5"}"#,
+        )
+        .unwrap();
+        let h = collect(&rooted(root)).unwrap();
+        assert_eq!(h.nouveau_loaded, Some(true));
+        assert!(h.kernel_log.xids.len() > 60);
+        let diag = h.dcgm_diag.unwrap();
+        assert_eq!(diag.path, "/var/log/nvidia-dcgm/diag-r1.json");
+        assert_eq!(diag.tests.len(), 4);
+        let failed: Vec<_> = diag.tests.iter().filter(|t| t.failed()).collect();
+        assert_eq!(failed.len(), 2);
+        assert_eq!(failed[1].gpus, vec![1]);
+        assert!(failed[0]
+            .warning
+            .as_deref()
+            .unwrap()
+            .contains("Persistence"));
+    }
+
+    #[test]
+    fn a_bare_tree_reads_nothing_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = collect(&rooted(dir.path())).unwrap();
+        assert_eq!(h.nouveau_loaded, None);
+        assert!(matches!(h.kernel_log.read, KernelLogRead::NotRead { .. }));
+        assert!(h.dcgm_diag.is_none());
+    }
+
+    #[test]
+    fn the_live_kernel_log_never_blocks() {
+        // Readable or not (dmesg_restrict), the reading ends within its time bound.
+        let started = Instant::now();
+        let log = live_kmsg();
+        assert!(started.elapsed() < Duration::from_secs(2), "{log:?}");
+    }
+}
