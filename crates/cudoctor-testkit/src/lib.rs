@@ -50,6 +50,34 @@ pub fn skip_missing_tool(test: &str, missing: &str) {
     ));
 }
 
+/// The test running on this thread, as the harness names it (its thread's name).
+pub fn current_test() -> String {
+    std::thread::current()
+        .name()
+        .filter(|n| *n != "main")
+        .unwrap_or("this test")
+        .to_string()
+}
+
+/// Whether `var` is set to `1` (CI's requirement switches: `CUDOCTOR_REQUIRE_REAL_ENVS`,
+/// `CUDOCTOR_REALENV_FULL`, `CUDOCTOR_REQUIRE_TOOLS`).
+pub fn required_by(var: &str) -> bool {
+    std::env::var(var).as_deref() == Ok("1")
+}
+
+/// A test cannot run here because its input (a real environment, a cached wheel) is missing:
+/// reported as skipped, or a failure where `var=1` requires the input (CI). Call it and
+/// `return` from the test. A fresh clone with nothing beside it skips, never panics.
+pub fn skip_missing_input(missing: &str, var: &str) {
+    let test = current_test();
+    if required_by(var) {
+        panic!("{test}: {missing}, and {var}=1 requires it");
+    }
+    loud(&format!(
+        "*** SKIPPED {test}: {missing} ({var}=1 makes this a failure) ***"
+    ));
+}
+
 /// A test that is off unless asked for: reported as skipped with how to turn it on.
 pub fn skip_opt_in(test: &str, how: &str) {
     loud(&format!("*** SKIPPED {test}: off unless {how} ***"));

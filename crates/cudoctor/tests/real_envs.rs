@@ -43,10 +43,6 @@ const CORE: [&str; 4] = [
     "deleted-wheel-lib",
 ];
 
-fn flag(name: &str) -> bool {
-    std::env::var_os(name).is_some_and(|v| v == "1")
-}
-
 /// The env's interpreter, or None (with the SKIPPED line) when the env was not built.
 fn real_env(name: &str) -> Option<PathBuf> {
     let python = cache_dir().join(name).join("bin/python");
@@ -58,15 +54,12 @@ fn real_env(name: &str) -> Option<PathBuf> {
         cache_dir().display(),
         if CORE.contains(&name) { "" } else { " --full" }
     );
-    let required = if CORE.contains(&name) {
-        flag("CUDOCTOR_REQUIRE_REAL_ENVS")
+    let var = if CORE.contains(&name) {
+        "CUDOCTOR_REQUIRE_REAL_ENVS"
     } else {
-        flag("CUDOCTOR_REALENV_FULL")
+        "CUDOCTOR_REALENV_FULL"
     };
-    if required {
-        panic!("{msg}");
-    }
-    eprintln!("SKIPPED: {msg}");
+    cudoctor_testkit::skip_missing_input(&msg, var);
     None
 }
 
@@ -1559,7 +1552,7 @@ fn jax_loads_the_cuda_libraries_cudoctor_predicts() {
         compared += 1;
     }
     if compared == 0 {
-        eprintln!("SKIPPED: jax_loads_the_cuda_libraries_cudoctor_predicts: no JAX real env");
+        cudoctor_testkit::skip_missing_input("no JAX real env", "CUDOCTOR_REALENV_FULL");
     }
 }
 
@@ -1952,7 +1945,10 @@ fn each_frameworks_probe_says_what_the_framework_itself_says() {
         }
     }
     if judged == 0 {
-        eprintln!("SKIPPED: no env with a framework probe was built");
+        cudoctor_testkit::skip_missing_input(
+            "no env with a framework probe was built",
+            "CUDOCTOR_REQUIRE_REAL_ENVS",
+        );
     }
 }
 
@@ -2173,7 +2169,13 @@ fn the_arch_lists_of_real_torch_builds_are_their_kernel_images() {
         );
         judged += 1;
     }
-    assert!(judged > 0, "no real env with torch to compare");
+    if judged == 0 {
+        // Each missing env said SKIPPED (or failed where CI requires it).
+        cudoctor_testkit::skip_missing_input(
+            "no real env with torch to compare",
+            "CUDOCTOR_REQUIRE_REAL_ENVS",
+        );
+    }
 }
 
 /// Every shared object of `prefix` once (by file identity), without following symbolic links.

@@ -10,12 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn skip(why: &str) {
-    if std::env::var("CUDOCTOR_REQUIRE_REAL_ENVS").as_deref() == Ok("1") {
-        panic!("real env required but unavailable: {why}");
-    }
-    cudoctor_testkit::loud(&format!(
-        "*** SKIPPED: {why} (CUDOCTOR_REQUIRE_REAL_ENVS=1 makes this a failure) ***"
-    ));
+    cudoctor_testkit::skip_missing_input(why, "CUDOCTOR_REQUIRE_REAL_ENVS");
 }
 
 /// A fresh venv with `batches` installed one `uv pip install` after another (so the later
