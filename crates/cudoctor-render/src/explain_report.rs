@@ -8,7 +8,7 @@ use cudoctor_explain::{Explanation, Verdict};
 use cudoctor_plan::FixStep;
 use cudoctor_types::inert::{line, text};
 
-use crate::layout::{command_lines, wrap, WIDTH};
+use crate::layout::{command_lines, width, wrap};
 
 /// A human-readable report, no colour. Lines quoted from the log and values taken from it are
 /// shown inert: a log line can never move the cursor or forge a line of the report. A quoted
@@ -20,7 +20,7 @@ pub fn render_explain_text(e: &Explanation) -> String {
         let _ = write!(head, ", confidence {:.2}", e.confidence);
     }
     head.push(']');
-    let _ = writeln!(out, "{}\n", wrap("", "    ", &head, WIDTH));
+    let _ = writeln!(out, "{}\n", wrap("", "    ", &head, width()));
     let _ = writeln!(out, "{}", paragraphs("Cause: ", "       ", &text(&e.cause)));
     if !e.matched.is_empty() {
         out.push_str("\nMatched:\n");
@@ -42,7 +42,7 @@ pub fn render_explain_text(e: &Explanation) -> String {
     if !e.evidence.is_empty() {
         out.push_str("\nEvidence:\n");
         for ev in &e.evidence {
-            let _ = writeln!(out, "{}", wrap("  - ", "    ", &line(ev), WIDTH));
+            let _ = writeln!(out, "{}", wrap("  - ", "    ", &line(ev), width()));
         }
     }
     if !e.fix.is_empty() {
@@ -60,7 +60,7 @@ pub fn render_explain_text(e: &Explanation) -> String {
             let _ = writeln!(
                 out,
                 "{}",
-                wrap(&head, "      ", &l.signatures.join("; "), WIDTH)
+                wrap(&head, "      ", &l.signatures.join("; "), width())
             );
         }
     }
@@ -95,7 +95,7 @@ fn steps(out: &mut String, fix: &[FixStep]) {
 fn paragraphs(first: &str, rest: &str, text: &str) -> String {
     text.lines()
         .enumerate()
-        .map(|(i, l)| wrap(if i == 0 { first } else { rest }, rest, l, WIDTH))
+        .map(|(i, l)| wrap(if i == 0 { first } else { rest }, rest, l, width()))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -139,7 +139,7 @@ mod tests {
                     continue;
                 }
                 assert!(
-                    crate::layout::visible_len(l) <= WIDTH,
+                    crate::layout::visible_len(l) <= width(),
                     "{} columns: {l}\n{text}",
                     l.chars().count()
                 );

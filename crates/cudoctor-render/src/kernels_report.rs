@@ -9,7 +9,7 @@ use cudoctor_fatbin::report::{GpuReport, KernelsReport};
 
 use cudoctor_types::inert::line;
 
-use crate::layout::{common_dir, wrap, Legend, WIDTH};
+use crate::layout::{common_dir, width, wrap, Legend};
 
 pub fn render_kernels_text(r: &KernelsReport) -> String {
     let mut legend = Legend::default();
@@ -17,7 +17,7 @@ pub fn render_kernels_text(r: &KernelsReport) -> String {
         legend.add("<dir>", &dir);
     }
     let mut out = String::new();
-    let verdict = wrap("", "    ", &kernels_verdict(r), WIDTH);
+    let verdict = wrap("", "    ", &kernels_verdict(r), width());
     let _ = writeln!(out, "{verdict}");
     for l in legend.lines(r.libraries.iter().map(|l| l.path.as_str())) {
         let _ = writeln!(out, "{l}");
@@ -29,19 +29,19 @@ pub fn render_kernels_text(r: &KernelsReport) -> String {
                 let _ = writeln!(
                     out,
                     "{}",
-                    wrap("    error: ", "           ", &line(e), WIDTH)
+                    wrap("    error: ", "           ", &line(e), width())
                 );
             }
             None => {
                 let _ = writeln!(
                     out,
                     "{}",
-                    wrap("    SASS  ", "          ", &join(&lib.sass), WIDTH)
+                    wrap("    SASS  ", "          ", &join(&lib.sass), width())
                 );
                 let _ = writeln!(
                     out,
                     "{}",
-                    wrap("    PTX   ", "          ", &join(&lib.ptx), WIDTH)
+                    wrap("    PTX   ", "          ", &join(&lib.ptx), width())
                 );
             }
         }
@@ -49,7 +49,7 @@ pub fn render_kernels_text(r: &KernelsReport) -> String {
             let _ = writeln!(
                 out,
                 "{}",
-                wrap("    not judged: ", "          ", &line(&n.why), WIDTH)
+                wrap("    not judged: ", "          ", &line(&n.why), width())
             );
         }
     }
@@ -62,7 +62,7 @@ pub fn render_kernels_text(r: &KernelsReport) -> String {
                 .collect();
             let head = format!("    {kind} ({}): ", libs.len());
             let pad = " ".repeat(8);
-            let _ = writeln!(out, "{}", wrap(&head, &pad, &names.join(" "), WIDTH));
+            let _ = writeln!(out, "{}", wrap(&head, &pad, &names.join(" "), width()));
         }
     }
     let _ = writeln!(out, "\n{verdict}");

@@ -15,7 +15,7 @@ pub fn render_rules_text() -> String {
             &head,
             &pad,
             summary,
-            crate::layout::WIDTH,
+            crate::layout::width(),
         ));
         out.push('\n');
     };

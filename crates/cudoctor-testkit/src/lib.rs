@@ -83,6 +83,18 @@ pub fn skip_opt_in(test: &str, how: &str) {
     loud(&format!("*** SKIPPED {test}: off unless {how} ***"));
 }
 
+/// The width the CLI tests lay text reports out for (`COLUMNS`): their snapshots' width. The
+/// binary's own default is the terminal's width, or 80 when piped as under a test.
+pub const TEST_COLUMNS: &str = "120";
+
+/// The cudoctor binary `bin` (`env!("CARGO_BIN_EXE_cudoctor")`) as a CLI test runs it: text
+/// reports laid out for [`TEST_COLUMNS`]. A test that clears the environment sets it again.
+pub fn cudoctor_command(bin: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(bin);
+    cmd.env("COLUMNS", TEST_COLUMNS);
+    cmd
+}
+
 /// Asserts that `cmd` parses as POSIX shell (`sh -n`: the command is read, not run).
 pub fn shell_parses(cmd: &str) {
     let mut child = std::process::Command::new("sh")

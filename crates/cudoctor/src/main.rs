@@ -27,6 +27,7 @@ fn main() -> ExitCode {
     cudoctor_collect::allocator::bound_allocator_caches();
     cudoctor_collect::mapped_reads::guard_mapped_reads();
     let cli = Cli::parse();
+    cudoctor_render::layout::set_width(output::report_width());
     let outcome = std::panic::catch_unwind(|| run(cli));
     cudoctor_collect::timings::global().report();
     match outcome {

@@ -17,7 +17,7 @@ struct Out {
 
 /// Runs the binary with `args` (no machine root), feeding `stdin`.
 fn cudoctor(args: &[&str], stdin: &[u8]) -> Out {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let mut child = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(args)
         .env("NO_COLOR", "1")
         .stdin(Stdio::piped())
@@ -929,7 +929,7 @@ fn a_closed_stdout_pipe_ends_quietly() {
     let baseline = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../docs/device-runs/2026-11-30-h200x2/deep/baseline.json");
     // The JSON report is larger than a pipe's buffer, so writing it must meet the closed end.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let mut child = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(["check", "--format", "json", "--snapshot"])
         .arg(&baseline)
         .stdout(Stdio::piped())

@@ -8,7 +8,6 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
 use support::{cuda_library, fatbin_section, gcc, FakeMachine, FatEntry, Gpu};
 
@@ -27,9 +26,10 @@ const COMMANDS: &[&str] = &[
 /// The binary run from the repository root, so that the files it names are the relative paths
 /// given (no checkout directory in a snapshot).
 fn in_repo(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .current_dir(cudoctor_testkit::repo_root())
         .env_clear()
+        .env("COLUMNS", cudoctor_testkit::TEST_COLUMNS)
         .env("PATH", "/usr/bin:/bin")
         .env("NO_COLOR", "1")
         .args(args)
@@ -177,7 +177,7 @@ fn report(command: &str, format: &str) -> String {
 
 /// The commands `cudoctor --help` lists.
 fn subcommands() -> Vec<String> {
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .arg("--help")
         .output()
         .expect("run cudoctor --help");

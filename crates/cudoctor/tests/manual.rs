@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn cudoctor(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(args)
         .env("NO_COLOR", "1")
         .output()

@@ -47,7 +47,7 @@ fn check(python: &Path) -> serde_json::Value {
 }
 
 fn check_with(python: &Path, extra: &[&str]) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(["check", "--format", "json"])
         .args(extra)
         .arg("--python")

@@ -240,8 +240,9 @@ impl FakeMachine {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+        let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
         cmd.env_clear();
+        cmd.env("COLUMNS", cudoctor_testkit::TEST_COLUMNS);
         cmd.env("PATH", self.path.join(":"));
         cmd.env("NO_COLOR", "1");
         for (k, v) in &self.env {
@@ -261,8 +262,9 @@ impl FakeMachine {
     /// directories inside it) first: how the scripts of the fake run, as the live machine's
     /// tools. Only the programs come from the fake; files are this machine's.
     pub fn run_live(&self, args: &[&str]) -> Run {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+        let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
         cmd.env_clear();
+        cmd.env("COLUMNS", cudoctor_testkit::TEST_COLUMNS);
         let mut path: Vec<String> = self
             .path
             .iter()
@@ -815,7 +817,7 @@ pub fn ldconfig(m: &FakeMachine, dirs: &[&str]) -> bool {
 /// The `--format` values `cudoctor <command> -h` offers, in the parser's order (empty for a
 /// command without `--format`): "[possible values: text, json, ...]", maybe wrapped.
 pub fn offered_formats(command: &[&str]) -> Vec<String> {
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(command)
         .arg("-h")
         .output()
