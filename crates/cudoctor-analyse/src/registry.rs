@@ -8,6 +8,7 @@ pub static RULES: &[&Rule] = &[
     &rules::container_without_gpu::RULE,
     &rules::require_cuda_unmet::RULE,
     &rules::wsl_linux_driver::RULE,
+    &rules::small_dev_shm::RULE,
     &rules::security_module_blocks_gpu::RULE,
     &rules::windows_torch_dll_fails::RULE,
     &rules::windows_dll_from_path::RULE,

@@ -67,6 +67,97 @@ pub fn render_explain_text(e: &Explanation) -> String {
     out
 }
 
+/// The explanation as Markdown to paste into an issue: the title and cause, the quoted log lines
+/// in a code block, the machine's verdict, the evidence, and the fix with its commands in `sh`
+/// blocks. Everything taken from the log is inert (escaped, or inside a fence longer than any
+/// backtick run it holds).
+pub fn render_explain_markdown(e: &Explanation) -> String {
+    use cudoctor_types::inert::{markdown as md, markdown_fence};
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "## cudoctor explain: {}
+",
+        md(&e.title)
+    );
+    let mut head = format!("Category: **{}**", e.category);
+    if e.is_known() {
+        let _ = write!(head, ", confidence {:.2}", e.confidence);
+    }
+    let _ = writeln!(out, "{head}\n");
+    for l in text(&e.cause).lines() {
+        let _ = writeln!(out, "{}", md(l));
+    }
+    if !e.matched.is_empty() {
+        let body: String = e
+            .matched
+            .iter()
+            .map(|m| {
+                let rank = m.rank.map(|r| format!(" [rank {r}]")).unwrap_or_default();
+                format!("line {}{rank}: {}\n", m.line_no, line(&m.text))
+            })
+            .collect();
+        let fence = markdown_fence(&body);
+        let _ = writeln!(out, "\n### Matched\n\n{fence}text\n{body}{fence}");
+    }
+    if let Some(check) = &e.machine {
+        let verdict = match check.verdict {
+            Verdict::Consistent => "this machine fits the explanation",
+            Verdict::Contradicts => {
+                "this machine contradicts the message (it was probably produced elsewhere)"
+            }
+            Verdict::Inconclusive => "not enough facts to confirm on this machine",
+        };
+        let _ = writeln!(out, "\n### Machine\n\n{verdict}");
+    }
+    if !e.evidence.is_empty() {
+        out.push_str("\n### Evidence\n\n");
+        for ev in &e.evidence {
+            let _ = writeln!(out, "- {}", md(ev));
+        }
+    }
+    let fix_md = |out: &mut String, title: &str, fix: &[FixStep]| {
+        if fix.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "\n### {title}\n");
+        for (i, f) in fix.iter().enumerate() {
+            match f {
+                FixStep::Shell(c) | FixStep::PowerShell(c) => {
+                    let lang = if matches!(f, FixStep::Shell(_)) {
+                        "sh"
+                    } else {
+                        "powershell"
+                    };
+                    let body = format!("{}\n", text(c));
+                    let fence = markdown_fence(&body);
+                    let _ = writeln!(out, "{}. run:\n\n   {fence}{lang}", i + 1);
+                    for l in body.lines() {
+                        let _ = writeln!(out, "   {l}");
+                    }
+                    let _ = writeln!(out, "   {fence}");
+                }
+                FixStep::Prose(p) => {
+                    let _ = writeln!(out, "{}. {}", i + 1, md(&line(p)));
+                }
+            }
+        }
+    };
+    fix_md(&mut out, "Fix", &e.fix);
+    fix_md(
+        &mut out,
+        "Fix, on the machine that wrote the log",
+        &e.fix_elsewhere,
+    );
+    if !e.looked_for.is_empty() {
+        out.push_str("\n### Looked for\n\n");
+        for l in &e.looked_for {
+            let _ = writeln!(out, "- {}: {}", l.category, md(&l.signatures.join("; ")));
+        }
+    }
+    out
+}
+
 /// Numbered fix steps: a command after a `$ ` prompt, as `check` shows one; prose without.
 fn steps(out: &mut String, fix: &[FixStep]) {
     {

@@ -69,6 +69,69 @@ pub fn render_kernels_text(r: &KernelsReport) -> String {
     out
 }
 
+/// The kernels report as Markdown: the verdict, a table of the architectures each library
+/// carries, and per GPU a table of the libraries by verdict.
+pub fn render_kernels_markdown(r: &KernelsReport) -> String {
+    use crate::doc::{code, text, Block, Tone};
+    let mut blocks = vec![
+        Block::Title(text("cudoctor kernels")),
+        Block::Summary(kernels_verdict(r)),
+    ];
+    let rows = r
+        .libraries
+        .iter()
+        .map(|lib| {
+            let (sass, ptx) = match &lib.error {
+                Some(e) => (text(format!("error: {}", line(e))), text("")),
+                None => (text(join(&lib.sass)), text(join(&lib.ptx))),
+            };
+            let note = r
+                .not_judged
+                .iter()
+                .find(|n| n.path == lib.path)
+                .map(|n| format!("not judged: {}", line(&n.why)))
+                .unwrap_or_default();
+            vec![code(lib.path.clone()), sass, ptx, text(note)]
+        })
+        .collect();
+    if !r.libraries.is_empty() {
+        blocks.push(Block::table(
+            "Libraries",
+            Tone::Plain,
+            vec!["library", "SASS", "PTX", "note"],
+            rows,
+        ));
+    }
+    for g in &r.gpus {
+        let groups = grouped(g);
+        if groups.is_empty() {
+            continue;
+        }
+        let tone = if groups.iter().any(|(k, _)| k.starts_with("CANNOT")) {
+            Tone::Error
+        } else {
+            Tone::Plain
+        };
+        let rows = groups
+            .into_iter()
+            .map(|(kind, libs)| {
+                let names: Vec<String> = libs
+                    .iter()
+                    .map(|p| line(p.rsplit('/').next().unwrap_or(p)).into_owned())
+                    .collect();
+                vec![text(kind), text(names.join(", "))]
+            })
+            .collect();
+        blocks.push(Block::table(
+            gpu_name(g),
+            tone,
+            vec!["verdict", "libraries"],
+            rows,
+        ));
+    }
+    crate::doc::markdown(&blocks)
+}
+
 /// One sentence: how many libraries cannot run on which GPU and what to run next, or that all
 /// run, or that there was nothing to judge for.
 pub fn kernels_verdict(r: &KernelsReport) -> String {

@@ -115,7 +115,7 @@ fn diff_of_one_package_shows_that_change_first_in_under_20_lines() {
     assert_eq!(lines[1], "Packages");
     assert_eq!(
         lines[2],
-        "  ~ torchvision in /opt/torch/.venv: 0.26.0 -> 0.27.0"
+        "  ~ torchvision in torch/.venv (Python 3.12): 0.26.0 -> 0.27.0"
     );
     insta::assert_snapshot!("diff_one_package_text", out.stdout);
 
@@ -141,7 +141,8 @@ fn diff_of_one_package_shows_that_change_first_in_under_20_lines() {
         );
         assert_eq!(r.code, 1);
         assert!(
-            r.stdout.contains("torchvision in /opt/torch/.venv"),
+            r.stdout
+                .contains("torchvision in torch/.venv (Python 3.12)"),
             "{format}"
         );
     }

@@ -20,7 +20,7 @@ const OOM_LOG: &str = "docs/device-runs/2026-11-30-h200x2/explain/oom.log";
 
 /// Every command with a `--format`, as its snapshots name it.
 const COMMANDS: &[&str] = &[
-    "check", "diff", "fleet", "kernels", "libs", "plan", "explain", "rules",
+    "check", "diff", "fleet", "kernels", "libs", "plan", "explain", "rule", "rules",
 ];
 
 /// The binary run from the repository root, so that the files it names are the relative paths
@@ -146,6 +146,7 @@ fn report(command: &str, format: &str) -> String {
             .concat(),
         ),
         "rules" => in_repo(&[&["rules"][..], &f].concat()),
+        "rule" => in_repo(&[&["rule", "KRN001"][..], &f].concat()),
         "kernels" => {
             let r = kernels_machine().run(&[&["kernels", "/opt/lib"][..], &f].concat());
             assert!(r.stderr.trim().is_empty(), "{}", r.stderr);
@@ -167,7 +168,7 @@ fn report(command: &str, format: &str) -> String {
         .map(
             |l| match l.strip_prefix("cudoctor_check_duration_seconds ") {
                 Some(_) => "cudoctor_check_duration_seconds <duration>".to_string(),
-                None => l.to_string(),
+                None => support::build_redacted(l),
             },
         )
         .collect::<Vec<_>>()

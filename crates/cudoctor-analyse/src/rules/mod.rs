@@ -49,6 +49,7 @@ pub mod p2p_disabled_by_env;
 pub mod rendezvous_fails;
 pub mod require_cuda_unmet;
 pub mod security_module_blocks_gpu;
+pub mod small_dev_shm;
 pub mod smi_cuda_is_a_ceiling;
 pub mod socket_ifname_unusable;
 pub mod toolkit_newer_than_driver;

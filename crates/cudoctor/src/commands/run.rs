@@ -36,7 +36,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<crate::Outcome> {
 fn write_reports(r: &RunReport, json: &Path) -> anyhow::Result<Vec<String>> {
     let md = json.with_extension("md");
     let html = json.with_extension("html");
-    let body = serde_json::to_string_pretty(r)?;
+    let body = crate::build_info::with_build_header(&serde_json::to_string_pretty(r)?);
     std::fs::write(json, body + "\n").with_context(|| format!("writing {}", json.display()))?;
     std::fs::write(&md, cudoctor_render::render_run_markdown(r))
         .with_context(|| format!("writing {}", md.display()))?;
