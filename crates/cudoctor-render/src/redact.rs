@@ -1,6 +1,7 @@
 //! `--redact`: a report to paste where anyone can read it, with what names the person and the
 //! machine replaced: the home directory by `~`, every other home's owner and the user name by
-//! `<user>`, the host name by `<host>`. Applied to the rendered report, whatever its format.
+//! `[user]`, the host name by `[host]`. Applied to the rendered report, whatever its format:
+//! the marks hold no character that Markdown, HTML or JSON would read as markup.
 
 /// What to replace, found by the caller (the running user's `HOME` and name, the snapshot's
 /// host name).
@@ -38,10 +39,10 @@ impl Redactions {
             out = replace_owner(&out, base);
         }
         if let Some(user) = &self.user {
-            out = replace_bounded(&out, user, "<user>", ends_name);
+            out = replace_bounded(&out, user, "[user]", ends_name);
         }
         if let Some(host) = &self.host {
-            out = replace_bounded(&out, host, "<host>", ends_name);
+            out = replace_bounded(&out, host, "[host]", ends_name);
         }
         out
     }
@@ -83,7 +84,7 @@ fn replace_bounded(text: &str, from: &str, to: &str, bound: impl Fn(char) -> boo
     out
 }
 
-/// `/home/alice/...` -> `/home/<user>/...`: the directory after `base` names a person.
+/// `/home/alice/...` -> `/home/[user]/...`: the directory after `base` names a person.
 fn replace_owner(text: &str, base: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -92,10 +93,10 @@ fn replace_owner(text: &str, base: &str) -> String {
         rest = &rest[i + base.len()..];
         let end = rest.find(|c: char| !is_path_char(c)).unwrap_or(rest.len());
         let owner = &rest[..end];
-        if owner.is_empty() || owner.starts_with('<') {
+        if owner.is_empty() || owner.starts_with('[') {
             continue;
         }
-        out.push_str("<user>");
+        out.push_str("[user]");
         rest = &rest[end..];
     }
     out.push_str(rest);
@@ -113,7 +114,7 @@ mod tests {
                     alice2 and malice stay; root cause stays; /homework stays";
         assert_eq!(
             r.apply(text),
-            "venv ~/proj/.venv; other /home/<user>/x; user <user> on <host>.\n\
+            "venv ~/proj/.venv; other /home/[user]/x; user [user] on [host].\n\
              alice2 and malice stay; root cause stays; /homework stays"
         );
     }
@@ -128,7 +129,7 @@ mod tests {
         assert_eq!(r.apply("/rootfs"), "/rootfs");
         assert_eq!(
             Redactions::new(None, None, None).apply("C:\\Users\\Ann\\venv"),
-            "C:\\Users\\<user>\\venv"
+            "C:\\Users\\[user]\\venv"
         );
     }
 }
