@@ -37,6 +37,7 @@ pub static RULES: &[&Rule] = &[
     &rules::framework_pins_unmet::RULE,
     &rules::torch_pin_unmet::RULE,
     &rules::framework_library_nowhere::RULE,
+    &rules::numpy_1_under_numpy_2::RULE,
     &rules::torch_arch_list_lacks_gpu::RULE,
     &rules::extension_lacks_gpu_arch::RULE,
     &rules::arch_list_env::RULE,

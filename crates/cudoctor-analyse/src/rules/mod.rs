@@ -41,6 +41,7 @@ pub mod network_support;
 pub mod no_driver;
 pub mod no_gpu_visible;
 pub mod no_torch_found;
+pub mod numpy_1_under_numpy_2;
 pub mod nvcc_cannot_target_gpu;
 pub mod nvcc_flag_unsupported;
 pub mod nvcc_missing;
