@@ -1,7 +1,8 @@
 //! Where the tool runs: a container, WSL2, and whether the GPU reached it.
 
 use cudoctor_snapshot::{
-    CgroupDevices, ContainerFacts, ContainerGpuAccess, HostFacts, NodeOpen, PlatformFacts,
+    CgroupDevices, ContainerFacts, ContainerGpuAccess, DevShm, HostFacts, HostTool, NodeOpen,
+    PlatformFacts,
 };
 
 use crate::host::Host;
@@ -302,7 +303,163 @@ pub fn host_facts(host: &Host) -> HostFacts {
             .read_text("/proc/device-tree/model")
             .ok()
             .and_then(|t| board_model(&t)),
+        hostname: host
+            .read_text("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty()),
+        cpu_model: host
+            .read_text("/proc/cpuinfo")
+            .ok()
+            .and_then(|t| cpu_model(&t)),
+        glibc: glibc_version(host),
+        dev_shm: host
+            .read_text("/proc/self/mounts")
+            .or_else(|_| host.read_text("/proc/mounts"))
+            .ok()
+            .and_then(|t| dev_shm(&t)),
+        compiler: ["cc", "gcc"]
+            .iter()
+            .find_map(|name| host_tool(host, name, true)),
+        cmake: host_tool(host, "cmake", false),
+        ninja: host_tool(host, "ninja", false),
     }
+}
+
+/// The first `model name` (x86) or `Model` (Arm boards) of /proc/cpuinfo.
+fn cpu_model(cpuinfo: &str) -> Option<String> {
+    cpuinfo.lines().find_map(|l| {
+        let (key, value) = l.split_once(':')?;
+        let value = value.trim();
+        (matches!(key.trim(), "model name" | "Model") && !value.is_empty())
+            .then(|| value.to_string())
+    })
+}
+
+/// glibc's version from the C library's file: its versioned name (`libc-2.31.so`, glibc before
+/// 2.34) or the release string it carries ("GNU C Library (...) stable release version 2.36").
+fn glibc_version(host: &Host) -> Option<String> {
+    const LIBC: [&str; 6] = [
+        "/lib/x86_64-linux-gnu/libc.so.6",
+        "/usr/lib/x86_64-linux-gnu/libc.so.6",
+        "/lib/aarch64-linux-gnu/libc.so.6",
+        "/usr/lib/aarch64-linux-gnu/libc.so.6",
+        "/lib64/libc.so.6",
+        "/usr/lib64/libc.so.6",
+    ];
+    let path = LIBC.iter().find(|p| host.is_file(p))?;
+    if let Some((real, _)) = host.resolve(path) {
+        let name = real.rsplit('/').next().unwrap_or("");
+        if let Some(v) = name
+            .strip_prefix("libc-")
+            .and_then(|n| n.strip_suffix(".so"))
+        {
+            return Some(v.to_string());
+        }
+    }
+    // At most the first 8 MiB: the release string sits in .rodata.
+    let mut bytes = Vec::new();
+    use std::io::Read as _;
+    std::fs::File::open(host.fs_path(path))
+        .ok()?
+        .take(8 << 20)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    glibc_release(&bytes)
+}
+
+/// "2.36" from "... GNU C Library ... release version 2.36." in the library's bytes.
+fn glibc_release(bytes: &[u8]) -> Option<String> {
+    let marker = b"release version ";
+    let at = bytes
+        .windows(marker.len())
+        .position(|w| w == marker)
+        .map(|i| i + marker.len())?;
+    let version: String = bytes[at..]
+        .iter()
+        .take(16)
+        .map(|&b| b as char)
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let version = version.trim_end_matches('.').to_string();
+    (version.contains('.') && version.len() >= 3).then_some(version)
+}
+
+/// /dev/shm's mount in /proc/self/mounts: its type and `size=` (MiB).
+fn dev_shm(mounts: &str) -> Option<DevShm> {
+    let line = mounts
+        .lines()
+        .rev()
+        .find(|l| l.split_whitespace().nth(1) == Some("/dev/shm"))?;
+    let mut fields = line.split_whitespace();
+    let fs_type = fields.nth(2)?.to_string();
+    let size_mib = fields.next().and_then(|opts| {
+        opts.split(',')
+            .find_map(|o| o.strip_prefix("size="))
+            .and_then(size_option_mib)
+    });
+    Some(DevShm { fs_type, size_mib })
+}
+
+/// A tmpfs `size=` value in MiB: bytes, or with a k, m or g suffix.
+fn size_option_mib(v: &str) -> Option<u64> {
+    let (digits, unit) = match v.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => v.split_at(i),
+        None => (v, ""),
+    };
+    let n: u64 = digits.parse().ok()?;
+    let bytes = match unit.to_ascii_lowercase().as_str() {
+        "" => n,
+        "k" => n << 10,
+        "m" => n << 20,
+        "g" => n << 30,
+        _ => return None,
+    };
+    Some(bytes >> 20)
+}
+
+/// `name` on PATH: where it is, the file behind its links, and for a compiler its version: the
+/// major of a versioned file name (`x86_64-linux-gnu-gcc-12`), else the first line of its
+/// `--version` (run with the timeout, and only for a compiler outside every Python environment
+/// and conda prefix: nothing of an inspected environment is run).
+fn host_tool(host: &Host, name: &str, compiler: bool) -> Option<HostTool> {
+    let path = host.which(name)?;
+    let resolved = host.resolve(&path).map(|(r, _)| r).filter(|r| *r != path);
+    let real = resolved.clone().unwrap_or_else(|| path.clone());
+    let mut version = None;
+    if compiler {
+        let file = real.rsplit('/').next().unwrap_or("");
+        version = ["gcc-", "cc-", "clang-"].iter().find_map(|p| {
+            let v = file.rsplit_once(p)?.1;
+            (!v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+                .then(|| v.to_string())
+        });
+        let of_an_env = ["/site-packages/", "/conda", "/envs/", "/.venv/", "/venv/"]
+            .iter()
+            .any(|m| real.contains(m) || path.contains(m));
+        if version.is_none()
+            && !of_an_env
+            && (real.starts_with("/usr/") || real.starts_with("/opt/rh/"))
+        {
+            if let crate::host::CommandOutcome::Exited {
+                status: Some(0),
+                stdout,
+                ..
+            } = host.run(&real, &["--version"])
+            {
+                version = stdout
+                    .lines()
+                    .next()
+                    .map(|l| l.trim().to_string())
+                    .filter(|l| !l.is_empty());
+            }
+        }
+    }
+    Some(HostTool {
+        path,
+        resolved,
+        version,
+    })
 }
 
 /// The L4T release line of /etc/nv_tegra_release: its first line, `# R<major> (release),
@@ -350,5 +507,59 @@ mod tests {
     fn recognises_wsl_kernels() {
         assert!(is_wsl("5.15.153.1-microsoft-standard-WSL2", ""));
         assert!(!is_wsl("6.18.44-fc-v657-gpu", "Linux version 6.18.44"));
+    }
+}
+
+#[cfg(test)]
+mod host_fact_tests {
+    use super::*;
+
+    #[test]
+    fn dev_shm_size_from_the_mount_options() {
+        let mounts = "proc /proc proc rw 0 0\nshm /dev/shm tmpfs rw,nosuid,nodev,noexec,relatime,size=65536k 0 0\n";
+        assert_eq!(
+            dev_shm(mounts),
+            Some(DevShm {
+                fs_type: "tmpfs".into(),
+                size_mib: Some(64)
+            })
+        );
+        let default = "tmpfs /dev/shm tmpfs rw,nosuid,nodev,inode64 0 0\n";
+        assert_eq!(dev_shm(default).unwrap().size_mib, None);
+        assert_eq!(dev_shm("proc /proc proc rw 0 0\n"), None);
+        assert_eq!(size_option_mib("8g"), Some(8192));
+        assert_eq!(size_option_mib("1073741824"), Some(1024));
+        assert_eq!(size_option_mib("50%"), None);
+    }
+
+    #[test]
+    fn cpu_model_and_glibc_release() {
+        let cpuinfo = "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC 9654 96-Core Processor\n";
+        assert_eq!(
+            cpu_model(cpuinfo).as_deref(),
+            Some("AMD EPYC 9654 96-Core Processor")
+        );
+        assert_eq!(cpu_model("processor : 0\n"), None);
+        let libc = b"\0GNU C Library (Debian GLIBC 2.36-9+deb12u4) stable release version 2.36.\nCopyright";
+        assert_eq!(glibc_release(libc).as_deref(), Some("2.36"));
+        assert_eq!(glibc_release(b"nothing"), None);
+    }
+
+    /// The real machine: glibc read from its file agrees with what the C library says of itself
+    /// (`getconf GNU_LIBC_VERSION`, glibc's confstr), where getconf is there.
+    #[test]
+    fn glibc_of_this_machine_is_what_getconf_says() {
+        let host = Host::real(std::time::Duration::from_secs(5));
+        let Ok(out) = std::process::Command::new("getconf")
+            .arg("GNU_LIBC_VERSION")
+            .output()
+        else {
+            return;
+        };
+        let said = String::from_utf8_lossy(&out.stdout);
+        let Some(v) = said.trim().strip_prefix("glibc ") else {
+            return;
+        };
+        assert_eq!(glibc_version(&host).as_deref(), Some(v));
     }
 }

@@ -334,6 +334,8 @@ struct State<'a> {
     prev_hits: Vec<usize>,
     /// Hashes of quiet line bodies (bounded: cleared when full).
     quiet: std::collections::HashSet<u64>,
+    /// Hashes of line bodies that trigger signatures, with those signatures (bounded).
+    hot: std::collections::HashMap<u64, Vec<usize>>,
 }
 
 /// Quiet line bodies remembered.
@@ -370,6 +372,44 @@ fn fnv1a(data: &[u8]) -> u64 {
 const WRAP_MIN_CHARS: usize = 60;
 
 impl State<'_> {
+    /// Lines read as clauses other than informational ones (which never answer).
+    fn telling_clauses(&self) -> u64 {
+        self.out
+            .clauses
+            .iter()
+            .filter(|c| c.clause.severity != Severity::Info)
+            .map(|c| c.count)
+            .sum()
+    }
+
+    /// A repeat of a line body whose signatures have all recorded what they keep (their first
+    /// match with its fields, every distinct line they show): only counted again, with its rank.
+    fn repeat_hot(&mut self, key: u64, rank: Option<u32>) -> bool {
+        let Some(sigs) = self.hot.get(&key) else {
+            return false;
+        };
+        let settled = sigs.iter().all(|&i| {
+            self.out
+                .seen
+                .get(i)
+                .is_some_and(|s| s.first.is_some() && s.lines.len() >= KEPT_LINES_PER_SIGNATURE)
+        });
+        if !settled || !self.pending.is_empty() {
+            return false;
+        }
+        for &i in sigs {
+            if let Some(entry) = self.out.seen.get_mut(i) {
+                entry.count += 1;
+                if let Some(r) = rank {
+                    if entry.ranks.len() < MAX_RANKS {
+                        entry.ranks.insert(r);
+                    }
+                }
+            }
+        }
+        true
+    }
+
     fn record_clause(&mut self, line_no: u64, text: &str, rank: Option<u32>, clause: Clause) {
         if let Some(hit) =
             self.out.clauses.iter_mut().find(|h| {
@@ -426,6 +466,16 @@ impl State<'_> {
         // skipped: logs repeat the same lines, an NCCL_DEBUG=INFO log millions of times.
         let quiet_key = (line_no > TYPED_LINES).then(|| fnv1a(quiet_body(text).as_bytes()));
         if let Some(k) = quiet_key {
+            if self.repeat_hot(k, rank) {
+                self.out.stats.repeated_lines += 1;
+                self.prev.clear();
+                if text.len() >= WRAP_MIN_CHARS {
+                    self.prev.push_str(shorten_ref(text, WINDOW_LINE_BYTES));
+                }
+                self.prev_candidate = true;
+                self.prev_hits.clear();
+                return;
+            }
             if self.quiet.contains(&k) {
                 self.out.stats.repeated_lines += 1;
                 self.prev.clear();
@@ -437,7 +487,7 @@ impl State<'_> {
                 return;
             }
         }
-        let clauses_before = self.out.clauses.iter().map(|c| c.count).sum::<u64>();
+        let clauses_before = self.telling_clauses();
         let mut loud = false;
         let candidate = self.prefilter.may_match(text);
         let mut own: Vec<usize> = if candidate {
@@ -528,13 +578,19 @@ impl State<'_> {
             });
         }
         if let Some(k) = quiet_key {
-            let clauses_after = self.out.clauses.iter().map(|c| c.count).sum::<u64>();
-            if !loud && own.is_empty() && joined_hits.is_empty() && clauses_after == clauses_before
-            {
-                if self.quiet.len() >= MAX_QUIET {
-                    self.quiet.clear();
+            let same_clauses = self.telling_clauses() == clauses_before;
+            if !loud && joined_hits.is_empty() && same_clauses {
+                if own.is_empty() {
+                    if self.quiet.len() >= MAX_QUIET {
+                        self.quiet.clear();
+                    }
+                    self.quiet.insert(k);
+                } else if own.iter().all(|&i| self.db.get(i).is_some_and(|s| s.require_equal.is_empty() && s.require_different.is_empty())) {
+                    if self.hot.len() >= MAX_QUIET {
+                        self.hot.clear();
+                    }
+                    self.hot.insert(k, own.clone());
                 }
-                self.quiet.insert(k);
             }
         }
         self.prev.clear();
@@ -585,6 +641,7 @@ pub fn scan<R: BufRead>(input: R, db: &SignatureDb, prefilter: &Prefilter) -> Sc
         prev_candidate: false,
         prev_hits: Vec::new(),
         quiet: std::collections::HashSet::new(),
+        hot: std::collections::HashMap::new(),
     };
     let mut reader = BoundedLines::new(input, MAX_LINE_BYTES);
     let mut line_no: u64 = 0;

@@ -249,7 +249,10 @@ mod tests {
         }
         let d = diff(("a", &a, &[]), ("b", &b, &[]));
         assert_eq!(d.changes.len(), 1, "{:#?}", d.changes);
-        assert_eq!(d.changes[0].name, "torchvision in /opt/torch/.venv");
+        assert_eq!(
+            d.changes[0].name,
+            "torchvision in torch/.venv (Python 3.12)"
+        );
         assert_eq!(d.changes[0].before.as_deref(), Some("0.26.0"));
         assert_eq!(d.changes[0].after.as_deref(), Some("0.27.0"));
         assert!(d.changed());

@@ -95,6 +95,48 @@ const CUDA_LIBRARIES: &[&str] = &[
 ];
 
 /// Every fact of `s` that matters, sorted by topic then name; names are unique.
+/// Each Python environment's role, by its prefix: what lines it up with the same environment
+/// of another machine whatever its path — its name (a conda env's, or the directory of a venv:
+/// `train/.venv` for `/home/a/train/.venv`, `system` for the system Python) and its Python
+/// (major.minor): `train/.venv (Python 3.12)`; its torch is the facts' own (`torch in ...`).
+/// Two environments of one machine with the same role are told apart by `#2`, `#3` in the
+/// order of the snapshot.
+pub fn env_roles(s: &Snapshot) -> BTreeMap<String, String> {
+    use cudoctor_snapshot::PythonEnvKind;
+    let mut roles = BTreeMap::new();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for env in &s.python_envs {
+        let parts: Vec<&str> = env
+            .prefix
+            .split(['/', '\\'])
+            .filter(|p| !p.is_empty())
+            .collect();
+        let name = match (env.kind, parts.as_slice()) {
+            (PythonEnvKind::System, _) | (_, []) => "system".to_string(),
+            (_, [.., parent, last])
+                if matches!(*last, ".venv" | "venv" | "env" | ".env" | "virtualenv") =>
+            {
+                format!("{parent}/{last}")
+            }
+            (_, [.., last]) => (*last).to_string(),
+        };
+        let python = env
+            .python_version
+            .as_deref()
+            .map(|v| v.split('.').take(2).collect::<Vec<_>>().join("."))
+            .map(|v| format!(" (Python {v})"))
+            .unwrap_or_default();
+        let mut role = format!("{name}{python}");
+        let n = seen.entry(role.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            role.push_str(&format!(" #{n}"));
+        }
+        roles.insert(env.prefix.clone(), role);
+    }
+    roles
+}
+
 pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
     let mut out = Vec::new();
     let d = &s.driver;
@@ -189,8 +231,16 @@ pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
         ));
     }
 
+    let roles = env_roles(s);
+    let role_of = |prefix: &str| {
+        roles
+            .get(prefix)
+            .cloned()
+            .unwrap_or_else(|| prefix.to_string())
+    };
     for env in &s.python_envs {
-        let at = |what: &str| format!("{what} in {}", env.prefix);
+        let role = role_of(&env.prefix);
+        let at = |what: &str| format!("{what} in {role}");
         if let Some(torch) = &env.torch {
             out.push(Fact::new(Topic::Framework, at("torch"), &torch.version));
             out.push(Fact::new(
@@ -262,7 +312,7 @@ pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
                 };
                 out.push(Fact::new(
                     Topic::Libraries,
-                    format!("{soname} in {}", p.env_prefix),
+                    format!("{soname} in {}", role_of(&p.env_prefix)),
                     shown,
                 ));
             }
@@ -271,7 +321,7 @@ pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
 
     if let Some(deep) = &s.deep {
         for run in &deep.runs {
-            let env = run.env_prefix.as_deref().unwrap_or(&run.interpreter);
+            let env = role_of(run.env_prefix.as_deref().unwrap_or(&run.interpreter));
             let at = |what: &str| format!("{what} in {env}");
             out.push(Fact::new(Topic::Deep, at("probe"), run.status.name()));
             let Some(r) = &run.result else { continue };
@@ -557,12 +607,12 @@ mod tests {
         assert_eq!(get("GPU model"), "NVIDIA H200");
         assert_eq!(get("compute capability"), "9.0");
         assert_eq!(get("toolkits"), "13.0.88");
-        assert_eq!(get("torch in /opt/torch/.venv"), "2.11.0+cu130");
-        assert_eq!(get("torchvision in /opt/torch/.venv"), "0.26.0");
+        assert_eq!(get("torch in torch/.venv (Python 3.12)"), "2.11.0+cu130");
+        assert_eq!(get("torchvision in torch/.venv (Python 3.12)"), "0.26.0");
         assert_eq!(get("NCCL (system)"), "2.28.3");
         assert_eq!(get("NCCL (wheel nvidia-nccl-cu13)"), "2.28.9");
         assert_eq!(
-            get("libcudnn.so.9 in /opt/torch/.venv"),
+            get("libcudnn.so.9 in torch/.venv (Python 3.12)"),
             "<env>/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9"
         );
         // Sorted by topic, names unique.
@@ -649,5 +699,70 @@ mod tests {
             "Idle is no slowdown"
         );
         assert_eq!(value("Xid events since boot").as_deref(), Some("Xid 63"));
+    }
+}
+
+#[cfg(test)]
+mod role_tests {
+    use super::*;
+    use cudoctor_snapshot::{PythonEnv, PythonEnvKind, TorchBuild};
+
+    fn env(prefix: &str, kind: PythonEnvKind, python: &str, torch: bool) -> PythonEnv {
+        PythonEnv {
+            prefix: prefix.into(),
+            kind,
+            python_version: Some(python.into()),
+            torch: torch.then(|| TorchBuild {
+                version: "2.11.0+cu130".into(),
+                ..TorchBuild::default()
+            }),
+            ..PythonEnv::default()
+        }
+    }
+
+    /// Two nodes whose venvs live at different paths: the same facts, no package "changed".
+    #[test]
+    fn environments_line_up_by_role_not_by_path() {
+        let mut a = Snapshot::new("0.1.0", "/");
+        let mut b = Snapshot::new("0.1.0", "/");
+        a.python_envs = vec![
+            env(
+                "/home/alice/train/.venv",
+                PythonEnvKind::Venv,
+                "3.12.3",
+                true,
+            ),
+            env("/usr", PythonEnvKind::System, "3.12", false),
+        ];
+        b.python_envs = vec![
+            env(
+                "/scratch/bob/train/.venv",
+                PythonEnvKind::Venv,
+                "3.12.7",
+                true,
+            ),
+            env("/usr", PythonEnvKind::System, "3.12", false),
+        ];
+        let names = |s: &Snapshot| -> Vec<String> {
+            stack_facts(s)
+                .into_iter()
+                .filter(|f| f.topic == Topic::Framework)
+                .map(|f| f.name)
+                .collect()
+        };
+        assert_eq!(names(&a), names(&b));
+        assert_eq!(
+            env_roles(&a)["/home/alice/train/.venv"],
+            "train/.venv (Python 3.12)"
+        );
+        assert_eq!(env_roles(&a)["/usr"], "system (Python 3.12)");
+        let mut c = Snapshot::new("0.1.0", "/");
+        c.python_envs = vec![
+            env("/opt/conda/envs/x", PythonEnvKind::Conda, "3.11", true),
+            env("/srv/conda/envs/x", PythonEnvKind::Conda, "3.11", true),
+        ];
+        let roles = env_roles(&c);
+        assert_eq!(roles["/opt/conda/envs/x"], "x (Python 3.11)");
+        assert_eq!(roles["/srv/conda/envs/x"], "x (Python 3.11) #2");
     }
 }

@@ -512,7 +512,7 @@ mod tests {
             }]
         );
         assert_eq!(fact("GPU count").others[0].nodes, vec!["n4"]);
-        let tv = fact("torchvision in /opt/torch/.venv");
+        let tv = fact("torchvision in torch/.venv (Python 3.12)");
         assert_eq!(tv.others[0].value, ABSENT);
         assert!(!fact("max CUDA").drifts());
         // Drift first.

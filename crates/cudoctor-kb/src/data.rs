@@ -62,6 +62,40 @@ fn embedded_text(name: &str) -> Option<&'static str> {
     })
 }
 
+/// The knowledge base's date: the newest date (`YYYY-MM-DD`) its embedded data files name, the
+/// day their sources were last read. A report that names it says which tables judged.
+pub fn embedded_data_date() -> Option<String> {
+    FILE_NAMES
+        .iter()
+        .filter_map(|n| embedded_text(n))
+        .filter_map(newest_date)
+        .max()
+}
+
+/// The newest plausible `YYYY-MM-DD` date in `text` (month 01-12, day 01-31).
+fn newest_date(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let digits = |r: std::ops::Range<usize>| b[r].iter().all(u8::is_ascii_digit);
+    (0..b.len().saturating_sub(9))
+        .filter(|&i| {
+            digits(i..i + 4)
+                && b[i + 4] == b'-'
+                && digits(i + 5..i + 7)
+                && b[i + 7] == b'-'
+                && digits(i + 8..i + 10)
+                && (i == 0 || !b[i - 1].is_ascii_digit())
+                && b.get(i + 10).is_none_or(|c| !c.is_ascii_digit())
+        })
+        .map(|i| &text[i..i + 10])
+        .filter(|d| {
+            let month: u32 = d[5..7].parse().unwrap_or(0);
+            let day: u32 = d[8..10].parse().unwrap_or(0);
+            (1..=12).contains(&month) && (1..=31).contains(&day)
+        })
+        .max()
+        .map(str::to_string)
+}
+
 /// The text of every data file, keyed by file name, with where each came from.
 pub(crate) struct Texts {
     files: Vec<(&'static str, String)>,
@@ -545,4 +579,20 @@ pub struct XidEvent {
     pub sources: Vec<String>,
     #[serde(default)]
     pub secondary: bool,
+}
+
+#[cfg(test)]
+mod date_tests {
+    use super::*;
+
+    #[test]
+    fn the_data_date_is_the_newest_date_the_files_name() {
+        assert_eq!(
+            newest_date("read 2026-11-30, 2026-12-01; id 12026-13-01 2026-13-40 x"),
+            Some("2026-12-01".into())
+        );
+        assert_eq!(newest_date("no date"), None);
+        let date = embedded_data_date().expect("the data files name dates");
+        assert!(date.as_str() >= "2026-11-30", "{date}");
+    }
 }

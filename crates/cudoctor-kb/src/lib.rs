@@ -19,6 +19,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 pub use cudoctor_types::{ComputeCapability, CudaVersion, DriverVersion, VersionError};
+pub use data::embedded_data_date;
 pub use data::{
     ArchListBasis, ArchRange, DriverBranch, GpuModel, JaxPluginReleases, JaxReleases, MinorCompat,
     PlatformIndex, PypiBuild, ToolkitFeature, ToolkitRelease, TorchFloor, XidAction, XidEvent,

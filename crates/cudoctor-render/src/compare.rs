@@ -9,7 +9,7 @@ use cudoctor_fleet::{DiffReport, FactChange, FleetReport, Topic};
 use cudoctor_types::inert::line;
 
 use crate::doc::{self, Block, Span, Tone};
-use crate::layout::{wrap, WIDTH};
+use crate::layout::{width, wrap};
 use crate::plural;
 
 /// Node names shown before "and N more".
@@ -55,7 +55,11 @@ fn headline_fact(topic: Topic, name: &str) -> bool {
 
 pub fn render_fleet_text(r: &FleetReport) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "cudoctor fleet: {}", fleet_headline(r));
+    let _ = writeln!(
+        out,
+        "{}",
+        wrap("cudoctor fleet: ", "    ", &fleet_headline(r), width())
+    );
     if !r.failed.is_empty() {
         let _ = writeln!(out, "\nNodes that did not report ({})", r.failed.len());
         let w = r.failed.iter().map(|f| f.node.len()).max().unwrap_or(0);
@@ -100,22 +104,23 @@ pub fn render_fleet_text(r: &FleetReport) -> String {
     if !drifting.is_empty() {
         let _ = writeln!(out, "\nFacts that differ (most nodes' value first)");
         for f in drifting {
-            let _ = writeln!(out, "  {} · {}", f.topic.title(), line(&f.name));
-            let _ = writeln!(
-                out,
-                "      {}  on {}{}",
+            let title = format!("{} · {}", f.topic.title(), line(&f.name));
+            let _ = writeln!(out, "{}", wrap("  ", "      ", &title, width()));
+            let majority = format!(
+                "{}  on {}{}",
                 line(&f.majority),
                 plural(f.majority_nodes, "node", "nodes"),
                 if f.tie { " (a tie)" } else { "" }
             );
+            let _ = writeln!(out, "{}", wrap("      ", "        ", &majority, width()));
             for g in &f.others {
-                let _ = writeln!(
-                    out,
-                    "      {}  on {}: {}",
+                let other = format!(
+                    "{}  on {}: {}",
                     line(&g.value),
                     g.nodes.len(),
                     line(&node_list(&g.nodes))
                 );
+                let _ = writeln!(out, "{}", wrap("      ", "        ", &other, width()));
             }
         }
     }
@@ -123,15 +128,19 @@ pub fn render_fleet_text(r: &FleetReport) -> String {
     if !partial.is_empty() {
         let _ = writeln!(out, "\nFindings only some nodes have");
         for f in partial {
-            let _ = writeln!(
-                out,
-                "  {:7} {}  on {} of {}: {}\n      {}",
+            let head = format!(
+                "{:7} {}  on {} of {}: {}",
                 f.severity.name(),
                 f.code,
                 f.count,
                 r.reported,
                 line(&node_list(&f.nodes)),
-                line(&f.title)
+            );
+            let _ = writeln!(
+                out,
+                "{}\n{}",
+                wrap("  ", "        ", &head, width()),
+                wrap("      ", "      ", &line(&f.title), width())
             );
         }
     }
@@ -143,15 +152,17 @@ pub fn render_fleet_text(r: &FleetReport) -> String {
         let _ = writeln!(out, "\nThe same on every node");
         let w = same.iter().map(|f| f.name.len()).max().unwrap_or(0).min(48);
         for f in &same {
-            let _ = writeln!(out, "  {:w$}  {}", line(&f.name), line(&f.majority));
+            let head = format!("  {:w$}  ", line(&f.name));
+            let hang = " ".repeat(w + 4);
+            let _ = writeln!(out, "{}", wrap(&head, &hang, &line(&f.majority), width()));
         }
         let rest = r.uniform().count() - same.len();
         if rest > 0 {
-            let _ = writeln!(
-                out,
-                "  and {rest} more {} (packages, libraries, host; --format json lists all)",
+            let more = format!(
+                "and {rest} more {} (packages, libraries, host; --format json lists all)",
                 if rest == 1 { "fact" } else { "facts" }
             );
+            let _ = writeln!(out, "{}", wrap("  ", "    ", &more, width()));
         }
     }
     let everywhere: Vec<_> = r.findings.iter().filter(|f| f.on_every_node).collect();
@@ -160,7 +171,16 @@ pub fn render_fleet_text(r: &FleetReport) -> String {
             .iter()
             .map(|f| format!("{} ({})", f.code, f.severity.name()))
             .collect();
-        let _ = writeln!(out, "\nFindings on every node: {}", codes.join(", "));
+        let _ = writeln!(
+            out,
+            "\n{}",
+            wrap(
+                "Findings on every node: ",
+                "    ",
+                &codes.join(", "),
+                width()
+            )
+        );
     }
     out
 }
@@ -343,11 +363,17 @@ pub fn render_diff_text(d: &DiffReport, verbose: bool) -> String {
     let mut out = String::new();
     let head = format!("cudoctor diff {} -> {}:", line(&d.before), line(&d.after));
     let headline = diff_headline(d);
-    if head.chars().count() + 1 + headline.chars().count() <= WIDTH {
+    if head.chars().count() + 1 + headline.chars().count() <= width() {
         let _ = writeln!(out, "{head} {headline}");
     } else {
         // Two long file names: the count of changes on a line of its own.
-        let _ = writeln!(out, "{head}\n{}", wrap("    ", "    ", &headline, WIDTH));
+        // File names wider than the line each start a line of their own, whole.
+        let _ = writeln!(
+            out,
+            "{}\n{}",
+            wrap("", "    ", &head, width()),
+            wrap("    ", "    ", &headline, width())
+        );
     }
     let section = |out: &mut String, late: bool| {
         for (topic, changes) in groups(d, late) {
@@ -356,7 +382,7 @@ pub fn render_diff_text(d: &DiffReport, verbose: bool) -> String {
                 let _ = writeln!(
                     out,
                     "{}",
-                    wrap("  ", "      ", &line(&change_line(c)), WIDTH)
+                    wrap("  ", "      ", &line(&change_line(c)), width())
                 );
             }
         }

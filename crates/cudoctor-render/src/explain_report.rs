@@ -8,7 +8,7 @@ use cudoctor_explain::{Explanation, Verdict};
 use cudoctor_plan::FixStep;
 use cudoctor_types::inert::{line, text};
 
-use crate::layout::{command_lines, wrap, WIDTH};
+use crate::layout::{command_lines, width, wrap};
 
 /// A human-readable report, no colour. Lines quoted from the log and values taken from it are
 /// shown inert: a log line can never move the cursor or forge a line of the report. A quoted
@@ -20,7 +20,7 @@ pub fn render_explain_text(e: &Explanation) -> String {
         let _ = write!(head, ", confidence {:.2}", e.confidence);
     }
     head.push(']');
-    let _ = writeln!(out, "{}\n", wrap("", "    ", &head, WIDTH));
+    let _ = writeln!(out, "{}\n", wrap("", "    ", &head, width()));
     let _ = writeln!(out, "{}", paragraphs("Cause: ", "       ", &text(&e.cause)));
     if !e.matched.is_empty() {
         out.push_str("\nMatched:\n");
@@ -42,7 +42,7 @@ pub fn render_explain_text(e: &Explanation) -> String {
     if !e.evidence.is_empty() {
         out.push_str("\nEvidence:\n");
         for ev in &e.evidence {
-            let _ = writeln!(out, "{}", wrap("  - ", "    ", &line(ev), WIDTH));
+            let _ = writeln!(out, "{}", wrap("  - ", "    ", &line(ev), width()));
         }
     }
     if !e.fix.is_empty() {
@@ -60,8 +60,99 @@ pub fn render_explain_text(e: &Explanation) -> String {
             let _ = writeln!(
                 out,
                 "{}",
-                wrap(&head, "      ", &l.signatures.join("; "), WIDTH)
+                wrap(&head, "      ", &l.signatures.join("; "), width())
             );
+        }
+    }
+    out
+}
+
+/// The explanation as Markdown to paste into an issue: the title and cause, the quoted log lines
+/// in a code block, the machine's verdict, the evidence, and the fix with its commands in `sh`
+/// blocks. Everything taken from the log is inert (escaped, or inside a fence longer than any
+/// backtick run it holds).
+pub fn render_explain_markdown(e: &Explanation) -> String {
+    use cudoctor_types::inert::{markdown as md, markdown_fence};
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "## cudoctor explain: {}
+",
+        md(&e.title)
+    );
+    let mut head = format!("Category: **{}**", e.category);
+    if e.is_known() {
+        let _ = write!(head, ", confidence {:.2}", e.confidence);
+    }
+    let _ = writeln!(out, "{head}\n");
+    for l in text(&e.cause).lines() {
+        let _ = writeln!(out, "{}", md(l));
+    }
+    if !e.matched.is_empty() {
+        let body: String = e
+            .matched
+            .iter()
+            .map(|m| {
+                let rank = m.rank.map(|r| format!(" [rank {r}]")).unwrap_or_default();
+                format!("line {}{rank}: {}\n", m.line_no, line(&m.text))
+            })
+            .collect();
+        let fence = markdown_fence(&body);
+        let _ = writeln!(out, "\n### Matched\n\n{fence}text\n{body}{fence}");
+    }
+    if let Some(check) = &e.machine {
+        let verdict = match check.verdict {
+            Verdict::Consistent => "this machine fits the explanation",
+            Verdict::Contradicts => {
+                "this machine contradicts the message (it was probably produced elsewhere)"
+            }
+            Verdict::Inconclusive => "not enough facts to confirm on this machine",
+        };
+        let _ = writeln!(out, "\n### Machine\n\n{verdict}");
+    }
+    if !e.evidence.is_empty() {
+        out.push_str("\n### Evidence\n\n");
+        for ev in &e.evidence {
+            let _ = writeln!(out, "- {}", md(ev));
+        }
+    }
+    let fix_md = |out: &mut String, title: &str, fix: &[FixStep]| {
+        if fix.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "\n### {title}\n");
+        for (i, f) in fix.iter().enumerate() {
+            match f {
+                FixStep::Shell(c) | FixStep::PowerShell(c) => {
+                    let lang = if matches!(f, FixStep::Shell(_)) {
+                        "sh"
+                    } else {
+                        "powershell"
+                    };
+                    let body = format!("{}\n", text(c));
+                    let fence = markdown_fence(&body);
+                    let _ = writeln!(out, "{}. run:\n\n   {fence}{lang}", i + 1);
+                    for l in body.lines() {
+                        let _ = writeln!(out, "   {l}");
+                    }
+                    let _ = writeln!(out, "   {fence}");
+                }
+                FixStep::Prose(p) => {
+                    let _ = writeln!(out, "{}. {}", i + 1, md(&line(p)));
+                }
+            }
+        }
+    };
+    fix_md(&mut out, "Fix", &e.fix);
+    fix_md(
+        &mut out,
+        "Fix, on the machine that wrote the log",
+        &e.fix_elsewhere,
+    );
+    if !e.looked_for.is_empty() {
+        out.push_str("\n### Looked for\n\n");
+        for l in &e.looked_for {
+            let _ = writeln!(out, "- {}: {}", l.category, md(&l.signatures.join("; ")));
         }
     }
     out
@@ -95,7 +186,7 @@ fn steps(out: &mut String, fix: &[FixStep]) {
 fn paragraphs(first: &str, rest: &str, text: &str) -> String {
     text.lines()
         .enumerate()
-        .map(|(i, l)| wrap(if i == 0 { first } else { rest }, rest, l, WIDTH))
+        .map(|(i, l)| wrap(if i == 0 { first } else { rest }, rest, l, width()))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -139,7 +230,7 @@ mod tests {
                     continue;
                 }
                 assert!(
-                    crate::layout::visible_len(l) <= WIDTH,
+                    crate::layout::visible_len(l) <= width(),
                     "{} columns: {l}\n{text}",
                     l.chars().count()
                 );

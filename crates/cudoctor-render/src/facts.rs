@@ -47,7 +47,59 @@ fn platform(s: &Snapshot) -> Vec<Fact> {
     if let Some(k) = &h.kernel {
         os.push_str(&format!(", kernel {k}"));
     }
-    let mut out = vec![fact("system", os)];
+    let mut out = Vec::new();
+    if let Some(name) = &h.hostname {
+        out.push(fact("host", name.clone()));
+    }
+    out.push(fact("system", os));
+    if let Some(cpu) = &h.cpu_model {
+        let cores = h
+            .cpu_count
+            .map(|n| format!(", {n} CPUs"))
+            .unwrap_or_default();
+        out.push(fact("CPU", format!("{cpu}{cores}")));
+    }
+    if let Some(v) = &h.glibc {
+        out.push(fact("glibc", v.clone()));
+    }
+    if let Some(shm) = &h.dev_shm {
+        out.push(fact(
+            "/dev/shm",
+            match shm.size_mib {
+                Some(mib) => format!("{mib} MiB ({})", shm.fs_type),
+                None => format!("{} without a size limit (half of memory)", shm.fs_type),
+            },
+        ));
+    }
+    if let Some(cc) = &h.compiler {
+        let mut line = cc.path.clone();
+        if let Some(r) = &cc.resolved {
+            line.push_str(&format!(" -> {r}"));
+        }
+        if let Some(v) = &cc.version {
+            line.push_str(&format!(" ({v})"));
+        }
+        out.push(fact("compiler", line));
+    }
+    let tools: Vec<String> = [("cmake", &h.cmake), ("ninja", &h.ninja)]
+        .iter()
+        .filter_map(|(name, t)| t.as_ref().map(|t| format!("{name} {}", t.path)))
+        .collect();
+    if h.compiler.is_some() || !tools.is_empty() {
+        let missing: Vec<&str> = [("cmake", &h.cmake), ("ninja", &h.ninja)]
+            .iter()
+            .filter(|(_, t)| t.is_none())
+            .map(|(n, _)| *n)
+            .collect();
+        let mut line = tools.join(", ");
+        if !missing.is_empty() {
+            if !line.is_empty() {
+                line.push_str("; ");
+            }
+            line.push_str(&format!("no {} on PATH", missing.join(" or ")));
+        }
+        out.push(fact("build tools", line));
+    }
     if h.is_jetson() {
         let mut jetson = h.board_model.clone().unwrap_or_else(|| "Jetson".into());
         if let Some(l4t) = &h.l4t_release {

@@ -9,7 +9,7 @@ use cudoctor_fatbin::report::{GpuReport, KernelsReport};
 
 use cudoctor_types::inert::line;
 
-use crate::layout::{common_dir, wrap, Legend, WIDTH};
+use crate::layout::{common_dir, width, wrap, Legend};
 
 pub fn render_kernels_text(r: &KernelsReport) -> String {
     let mut legend = Legend::default();
@@ -17,7 +17,7 @@ pub fn render_kernels_text(r: &KernelsReport) -> String {
         legend.add("<dir>", &dir);
     }
     let mut out = String::new();
-    let verdict = wrap("", "    ", &kernels_verdict(r), WIDTH);
+    let verdict = wrap("", "    ", &kernels_verdict(r), width());
     let _ = writeln!(out, "{verdict}");
     for l in legend.lines(r.libraries.iter().map(|l| l.path.as_str())) {
         let _ = writeln!(out, "{l}");
@@ -29,19 +29,19 @@ pub fn render_kernels_text(r: &KernelsReport) -> String {
                 let _ = writeln!(
                     out,
                     "{}",
-                    wrap("    error: ", "           ", &line(e), WIDTH)
+                    wrap("    error: ", "           ", &line(e), width())
                 );
             }
             None => {
                 let _ = writeln!(
                     out,
                     "{}",
-                    wrap("    SASS  ", "          ", &join(&lib.sass), WIDTH)
+                    wrap("    SASS  ", "          ", &join(&lib.sass), width())
                 );
                 let _ = writeln!(
                     out,
                     "{}",
-                    wrap("    PTX   ", "          ", &join(&lib.ptx), WIDTH)
+                    wrap("    PTX   ", "          ", &join(&lib.ptx), width())
                 );
             }
         }
@@ -49,7 +49,7 @@ pub fn render_kernels_text(r: &KernelsReport) -> String {
             let _ = writeln!(
                 out,
                 "{}",
-                wrap("    not judged: ", "          ", &line(&n.why), WIDTH)
+                wrap("    not judged: ", "          ", &line(&n.why), width())
             );
         }
     }
@@ -62,11 +62,74 @@ pub fn render_kernels_text(r: &KernelsReport) -> String {
                 .collect();
             let head = format!("    {kind} ({}): ", libs.len());
             let pad = " ".repeat(8);
-            let _ = writeln!(out, "{}", wrap(&head, &pad, &names.join(" "), WIDTH));
+            let _ = writeln!(out, "{}", wrap(&head, &pad, &names.join(" "), width()));
         }
     }
     let _ = writeln!(out, "\n{verdict}");
     out
+}
+
+/// The kernels report as Markdown: the verdict, a table of the architectures each library
+/// carries, and per GPU a table of the libraries by verdict.
+pub fn render_kernels_markdown(r: &KernelsReport) -> String {
+    use crate::doc::{code, text, Block, Tone};
+    let mut blocks = vec![
+        Block::Title(text("cudoctor kernels")),
+        Block::Summary(kernels_verdict(r)),
+    ];
+    let rows = r
+        .libraries
+        .iter()
+        .map(|lib| {
+            let (sass, ptx) = match &lib.error {
+                Some(e) => (text(format!("error: {}", line(e))), text("")),
+                None => (text(join(&lib.sass)), text(join(&lib.ptx))),
+            };
+            let note = r
+                .not_judged
+                .iter()
+                .find(|n| n.path == lib.path)
+                .map(|n| format!("not judged: {}", line(&n.why)))
+                .unwrap_or_default();
+            vec![code(lib.path.clone()), sass, ptx, text(note)]
+        })
+        .collect();
+    if !r.libraries.is_empty() {
+        blocks.push(Block::table(
+            "Libraries",
+            Tone::Plain,
+            vec!["library", "SASS", "PTX", "note"],
+            rows,
+        ));
+    }
+    for g in &r.gpus {
+        let groups = grouped(g);
+        if groups.is_empty() {
+            continue;
+        }
+        let tone = if groups.iter().any(|(k, _)| k.starts_with("CANNOT")) {
+            Tone::Error
+        } else {
+            Tone::Plain
+        };
+        let rows = groups
+            .into_iter()
+            .map(|(kind, libs)| {
+                let names: Vec<String> = libs
+                    .iter()
+                    .map(|p| line(p.rsplit('/').next().unwrap_or(p)).into_owned())
+                    .collect();
+                vec![text(kind), text(names.join(", "))]
+            })
+            .collect();
+        blocks.push(Block::table(
+            gpu_name(g),
+            tone,
+            vec!["verdict", "libraries"],
+            rows,
+        ));
+    }
+    crate::doc::markdown(&blocks)
 }
 
 /// One sentence: how many libraries cannot run on which GPU and what to run next, or that all

@@ -1,9 +1,59 @@
-//! Text layout shared by the terminal reports: 120 columns, long prose wrapped with a hanging
-//! indent, long commands continued with ` \` where the shell allows it, long paths shortened by
-//! a legend printed once (`<env> = /opt/venv`), C++ symbols demangled.
+//! Text layout shared by the terminal reports: the terminal's width ([`width`]), long prose
+//! wrapped with a hanging indent and never cut inside a word, long commands continued with ` \`
+//! where the shell allows it (or left whole on their own line), long paths shortened by a legend
+//! printed once (`<env> = /opt/venv`), C++ symbols demangled.
 
-/// The width every text report is laid out for.
-pub const WIDTH: usize = 120;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The widest layout: a terminal wider than this still gets lines of this width (prose
+/// longer than that is hard to read), and the width reports are laid out for where no width
+/// was set (library use, tests).
+pub const MAX_WIDTH: usize = 120;
+/// The narrowest width honoured: narrower asks get this (a hanging indent needs room).
+pub const MIN_WIDTH: usize = 40;
+/// The width where the terminal's is unknown (output piped to a file or another program).
+pub const DEFAULT_WIDTH: usize = 80;
+
+static PROCESS_WIDTH: AtomicUsize = AtomicUsize::new(MAX_WIDTH);
+
+thread_local! {
+    static THREAD_WIDTH: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// The width text reports are laid out for: the one [`with_width`] set for this thread, else
+/// the one [`set_width`] set for the process, else [`MAX_WIDTH`].
+pub fn width() -> usize {
+    THREAD_WIDTH
+        .with(Cell::get)
+        .unwrap_or_else(|| PROCESS_WIDTH.load(Ordering::Relaxed))
+}
+
+/// Lays out every later report of the process for `columns` (clamped to
+/// [`MIN_WIDTH`]..=[`MAX_WIDTH`]); the binary calls it once with the terminal's width.
+pub fn set_width(columns: usize) {
+    PROCESS_WIDTH.store(columns.clamp(MIN_WIDTH, MAX_WIDTH), Ordering::Relaxed);
+}
+
+/// Runs `render` with reports laid out for `columns` on this thread (tests at 80, 100, 120).
+pub fn with_width<T>(columns: usize, render: impl FnOnce() -> T) -> T {
+    let before = THREAD_WIDTH.with(|w| w.replace(Some(columns.clamp(MIN_WIDTH, MAX_WIDTH))));
+    let out = render();
+    THREAD_WIDTH.with(|w| w.set(before));
+    out
+}
+
+/// The width for a terminal report: `COLUMNS` where it is a number (the user asked), else the
+/// terminal's own width where output is a terminal (`tty_columns`, from TIOCGWINSZ), else
+/// [`DEFAULT_WIDTH`]; never wider than asked, at most [`MAX_WIDTH`].
+pub fn terminal_width(columns_var: Option<&str>, tty_columns: Option<usize>) -> usize {
+    columns_var
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0)
+        .or(tty_columns.filter(|&c| c > 0))
+        .unwrap_or(DEFAULT_WIDTH)
+        .clamp(MIN_WIDTH, MAX_WIDTH)
+}
 
 /// Wraps `text` at word boundaries so that `first` + text fits `width`; continuation lines start
 /// with `rest`. A list ("a 1.0, b 2.0, c 3.0") breaks after its commas only, so an item stays
@@ -151,7 +201,7 @@ pub fn command_lines(first: &str, rest: &str, command: &str) -> Vec<String> {
     if command.contains('\n') {
         return vec![format!("{first}{command}")];
     }
-    continue_command(first, rest, command, WIDTH)
+    continue_command(first, rest, command, width())
 }
 
 /// Long directory names shown once as `<name> = /the/path` and then by name.
@@ -315,6 +365,21 @@ mod tests {
         );
         let long = "/a/very/long/path/that/is/longer/than/the/line/itself/libcudart.so.13";
         assert_eq!(wrap("x ", "  ", long, 20), format!("x {long}"));
+    }
+
+    #[test]
+    fn the_width_is_columns_else_the_terminal_else_80_and_at_most_120() {
+        assert_eq!(terminal_width(None, None), 80);
+        assert_eq!(terminal_width(None, Some(100)), 100);
+        assert_eq!(terminal_width(Some("90"), Some(200)), 90);
+        assert_eq!(terminal_width(Some(" 100 "), None), 100);
+        assert_eq!(terminal_width(Some("wide"), Some(70)), 70);
+        assert_eq!(terminal_width(Some("0"), None), 80);
+        assert_eq!(terminal_width(None, Some(300)), MAX_WIDTH);
+        assert_eq!(terminal_width(Some("10"), None), MIN_WIDTH);
+        assert_eq!(width(), MAX_WIDTH);
+        assert_eq!(with_width(80, width), 80);
+        assert_eq!(width(), MAX_WIDTH);
     }
 
     #[test]

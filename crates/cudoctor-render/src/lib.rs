@@ -12,6 +12,7 @@ mod libs_report;
 mod markdown;
 mod plan_report;
 mod prometheus;
+pub mod redact;
 mod rules_list;
 mod run_report;
 mod text;
@@ -24,15 +25,17 @@ pub use compare::{
     render_diff_html, render_diff_json, render_diff_markdown, render_diff_text, render_fleet_html,
     render_fleet_json, render_fleet_markdown, render_fleet_text,
 };
-pub use explain_report::render_explain_text;
+pub use explain_report::{render_explain_markdown, render_explain_text};
 pub use facts::{layer_facts, Fact};
 pub use html::{deep_layer_facts, render_html, render_run_html};
-pub use kernels_report::{kernels_verdict, render_kernels_text};
+pub use kernels_report::{kernels_verdict, render_kernels_markdown, render_kernels_text};
 pub use libs_report::{libs_verdict, render_libs_markdown, render_libs_text, FrameworkLibs};
-pub use markdown::render_markdown;
+pub use markdown::{render_issue_markdown, render_markdown};
 pub use plan_report::{render_plan_markdown, render_plan_text, render_reverse_text};
 pub use prometheus::{escape_label_value, render_prometheus};
-pub use rules_list::{render_rule_doc, render_rules_json, render_rules_text};
+pub use rules_list::{
+    render_rule_doc, render_rule_json, render_rules_json, render_rules_markdown, render_rules_text,
+};
 pub use run_report::{render_run_markdown, render_run_text};
 pub use text::{fix_lines, render_text, FixLine, Style};
 

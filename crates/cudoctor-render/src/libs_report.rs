@@ -11,7 +11,7 @@ use cudoctor_snapshot::{
 
 use cudoctor_types::inert::{line, markdown_code};
 
-use crate::layout::{demangle, wrap, Legend, WIDTH};
+use crate::layout::{demangle, width, wrap, Legend};
 
 /// A framework build besides torch (JAX's plugin, CuPy, ONNX Runtime) and those of its shipped
 /// libraries that need a CUDA library or are one.
@@ -25,7 +25,7 @@ pub fn render_libs_text(facts: &LoaderFacts, frameworks: &[FrameworkLibs]) -> St
     let legend = legend(facts);
     let verdict = libs_verdict(facts, frameworks);
     let mut out = String::new();
-    let _ = writeln!(out, "{}", wrap("", "    ", &verdict, WIDTH));
+    let _ = writeln!(out, "{}", wrap("", "    ", &verdict, width()));
     let texts: Vec<&str> = facts
         .processes
         .iter()
@@ -63,7 +63,7 @@ pub fn render_libs_text(facts: &LoaderFacts, frameworks: &[FrameworkLibs]) -> St
                     legend.shorten(&d.path),
                     line(&d.what)
                 );
-                let _ = writeln!(out, "{}", wrap("", "    ", &text, WIDTH));
+                let _ = writeln!(out, "{}", wrap("", "    ", &text, width()));
             }
         }
         for s in &p.shadowed {
@@ -76,23 +76,23 @@ pub fn render_libs_text(facts: &LoaderFacts, frameworks: &[FrameworkLibs]) -> St
                     .as_deref()
                     .map_or_else(|| "nothing".to_string(), |o| legend.shorten(o))
             );
-            let _ = writeln!(out, "{}", wrap("", "    ", &line, WIDTH));
+            let _ = writeln!(out, "{}", wrap("", "    ", &line, width()));
         }
     }
     for f in frameworks {
         let label = legend.shorten(&f.label);
         if f.objects.is_empty() {
             let text = format!("# {label}: none of its shipped libraries links a CUDA library (it opens them at run time)");
-            let _ = writeln!(out, "\n{}", wrap("", "    ", &text, WIDTH));
+            let _ = writeln!(out, "\n{}", wrap("", "    ", &text, width()));
         } else {
             let _ = writeln!(out, "\n# {label}: its shipped libraries");
             objects_text(&mut out, &f.objects, &legend);
         }
     }
     for e in &facts.errors {
-        let _ = writeln!(out, "{}", wrap("error: ", "    ", &line(e), WIDTH));
+        let _ = writeln!(out, "{}", wrap("error: ", "    ", &line(e), width()));
     }
-    let _ = writeln!(out, "\n{}", wrap("", "    ", &verdict, WIDTH));
+    let _ = writeln!(out, "\n{}", wrap("", "    ", &verdict, width()));
     out
 }
 
@@ -109,7 +109,7 @@ fn objects_text(out: &mut String, objects: &[&LibraryLinks], legend: &Legend) {
             let _ = writeln!(
                 out,
                 "{}",
-                wrap("    opened: ", "        ", &line(&by), WIDTH)
+                wrap("    opened: ", "        ", &line(&by), width())
             );
         }
         if let Some(v) = version(o) {
@@ -126,7 +126,7 @@ fn objects_text(out: &mut String, objects: &[&LibraryLinks], legend: &Legend) {
             let _ = writeln!(
                 out,
                 "{}",
-                wrap("    note: ", "        ", &line(note), WIDTH)
+                wrap("    note: ", "        ", &line(note), width())
             );
         }
         if !o.unresolved_symbols.is_empty() {
@@ -136,7 +136,7 @@ fn objects_text(out: &mut String, objects: &[&LibraryLinks], legend: &Legend) {
                     Some(p) => format!("{}  ({p})", demangle(s)),
                     None => demangle(s),
                 };
-                let _ = writeln!(out, "{}", wrap("      ", "        ", &line(&shown), WIDTH));
+                let _ = writeln!(out, "{}", wrap("      ", "        ", &line(&shown), width()));
             }
         }
     }

@@ -58,6 +58,26 @@ pub fn render_markdown(report: &Report) -> String {
     out
 }
 
+/// The report as a block for a GitHub issue: the verdict on the line shown while collapsed
+/// (`<details>`), the layers inside; `build` names the build that judged ("cudoctor 0.1.0
+/// (commit ..., ...)").
+pub fn render_issue_markdown(report: &Report, build: &str) -> String {
+    let verdict = format!(
+        "{}{}",
+        report.summary().counts(),
+        report
+            .first_broken_layer()
+            .map(|l| format!(" — first broken link: {l}"))
+            .unwrap_or_default()
+    );
+    format!(
+        "<details>\n<summary><b>cudoctor check</b>: {}</summary>\n\n{}\n<sub>{}</sub>\n\n</details>\n",
+        inert::markdown(&verdict),
+        render_markdown(report).trim_end(),
+        inert::markdown(build)
+    )
+}
+
 fn write_finding(out: &mut String, f: &cudoctor_analyse::Finding, indent: &str) {
     let _ = writeln!(
         out,

@@ -6,11 +6,11 @@ use std::fmt::Write;
 use cudoctor_plan::{Installer, Plan, ReverseAnswer};
 use cudoctor_types::inert::{self, line};
 
-use crate::layout::{command_lines, wrap, WIDTH};
+use crate::layout::{command_lines, width, wrap};
 
 /// One line of prose, wrapped at 120 columns; continuation lines start with `rest`.
 fn prose(out: &mut String, first: &str, rest: &str, text: &str) {
-    let _ = writeln!(out, "{}", wrap(first, rest, text, WIDTH));
+    let _ = writeln!(out, "{}", wrap(first, rest, text, width()));
 }
 
 /// A command, continued with ` \` past 120 columns (its later lines 4 columns further in).

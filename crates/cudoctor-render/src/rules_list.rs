@@ -15,7 +15,7 @@ pub fn render_rules_text() -> String {
             &head,
             &pad,
             summary,
-            crate::layout::WIDTH,
+            crate::layout::width(),
         ));
         out.push('\n');
     };
@@ -48,7 +48,54 @@ pub fn render_rules_json() -> String {
     serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n"
 }
 
+/// The list as a Markdown table: code, layer, default severity, summary.
+pub fn render_rules_markdown() -> String {
+    use cudoctor_types::inert::markdown as md;
+    let mut out = String::from(
+        "## cudoctor rules\n\n| code | layer | severity | summary |\n|---|---|---|---|\n",
+    );
+    let mut row = |code: &str, layer: &str, severity: &str, summary: &str| {
+        out.push_str(&format!(
+            "| {code} | {layer} | {severity} | {} |\n",
+            md(summary)
+        ));
+    };
+    for r in RULES {
+        row(r.code, r.layer.name(), r.severity.name(), r.summary);
+    }
+    for r in RUN_RULES {
+        row(
+            r.code,
+            &format!("{} (run)", r.layer.name()),
+            r.severity.name(),
+            r.summary,
+        );
+    }
+    out
+}
+
+/// One rule as JSON: code, name, layer, default severity, summary and its documentation
+/// (Markdown); `None` for an unknown code.
+pub fn render_rule_json(code: &str) -> Option<String> {
+    fn doc<C>(r: &Rule<C>, command: Option<&str>) -> serde_json::Value {
+        let mut v = serde_json::json!({
+            "code": r.code, "name": r.name, "layer": r.layer.name(),
+            "severity": r.severity.name(), "summary": r.summary, "docs": r.docs,
+        });
+        if let Some(c) = command {
+            v["command"] = c.into();
+        }
+        v
+    }
+    let v = match rule_by_code(code) {
+        Some(r) => doc(r, None),
+        None => doc(run_rule_by_code(code)?, Some("run")),
+    };
+    Some(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n")
+}
+
 /// The documentation of one rule (a machine rule, else a run rule); `None` for an unknown code.
+/// It is Markdown already: `rule CODE --format markdown` prints it as it is.
 pub fn render_rule_doc(code: &str) -> Option<String> {
     fn doc<C>(r: &Rule<C>, command: &str) -> String {
         format!(

@@ -1,5 +1,5 @@
 //! The terminal report: one section per layer, in checking order, each with what was found and
-//! what is wrong, why, and what to run. Laid out for 120 columns: the verdict first, the
+//! what is wrong, why, and what to run. Laid out for the terminal's width (`layout::width`): the verdict first, the
 //! environments' directories once as a legend, prose wrapped, long commands continued.
 
 use std::fmt::Write;
@@ -7,7 +7,7 @@ use std::fmt::Write;
 use cudoctor_analyse::{Finding, FixStep, Severity};
 use cudoctor_types::inert;
 
-use crate::layout::{continue_command, visible_len, wrap, Legend, WIDTH};
+use crate::layout::{continue_command, visible_len, width, wrap, Legend};
 use crate::{confidence_note, Report};
 
 /// Whether to colour. Decided by the caller (TTY, NO_COLOR), never here.
@@ -56,7 +56,7 @@ pub fn render_text(report: &Report, style: Style) -> String {
             &format!("{} ", style.bold("Verdict:")),
             "    ",
             &verdict,
-            WIDTH
+            width()
         )
     );
     let sections: Vec<_> = report.sections().filter(|sec| !sec.is_empty()).collect();
@@ -90,19 +90,24 @@ pub fn render_text(report: &Report, style: Style) -> String {
             _ => style.paint("32", "✓"),
         };
         let _ = writeln!(out, "\n{mark} {}", style.bold(section.layer.title()));
-        let width = section
+        let label_width = section
             .facts
             .iter()
             .map(|f| inert::line(&f.label).chars().count())
             .max()
             .unwrap_or(0);
-        let hang = " ".repeat(4 + width + 2);
+        let hang = " ".repeat(4 + label_width + 2);
         for f in &section.facts {
-            let head = format!("    {:width$}  ", inert::line(&f.label), width = width);
+            let head = format!("    {:label_width$}  ", inert::line(&f.label));
             let _ = writeln!(
                 out,
                 "{}",
-                wrap(&head, &hang, &legend.shorten(&inert::line(&f.value)), WIDTH)
+                wrap(
+                    &head,
+                    &hang,
+                    &legend.shorten(&inert::line(&f.value)),
+                    width()
+                )
             );
         }
         for f in &section.findings {
@@ -114,7 +119,7 @@ pub fn render_text(report: &Report, style: Style) -> String {
                         legend.shorten(&inert::line(&f.title)),
                         style.dim(&format!("(because of {code}; shown under it)"))
                     );
-                    let _ = writeln!(out, "{}", wrap(&head, "      ", &title, WIDTH));
+                    let _ = writeln!(out, "{}", wrap(&head, "      ", &title, width()));
                 }
                 _ => {
                     write_finding(&mut out, f, style, "  ", &legend);
@@ -139,7 +144,7 @@ pub fn render_text(report: &Report, style: Style) -> String {
             &format!("{} ", style.bold("Summary:")),
             "    ",
             &summary,
-            WIDTH
+            width()
         )
     );
     if !report.findings.is_empty() {
@@ -183,7 +188,7 @@ fn write_finding(out: &mut String, f: &Finding, style: Style, indent: &str, lege
     let _ = writeln!(
         out,
         "{}",
-        wrap(&head, &format!("{indent}    "), &title, WIDTH)
+        wrap(&head, &format!("{indent}    "), &title, width())
     );
     let labelled = |out: &mut String, label: &str, text: &str| {
         let head = format!("{indent}    {} ", style.dim(label));
@@ -191,7 +196,7 @@ fn write_finding(out: &mut String, f: &Finding, style: Style, indent: &str, lege
         let _ = writeln!(
             out,
             "{}",
-            wrap(&head, &hang, &legend.shorten(&inert::line(text)), WIDTH)
+            wrap(&head, &hang, &legend.shorten(&inert::line(text)), width())
         );
     };
     for e in &f.evidence {
@@ -223,7 +228,7 @@ fn write_finding(out: &mut String, f: &Finding, style: Style, indent: &str, lege
                         })
                         .collect()
                 } else {
-                    let room = WIDTH.saturating_sub(visible_len(&head)).max(40);
+                    let room = width().saturating_sub(visible_len(&head)).max(40);
                     continue_command("$ ", "    ", &c, room)
                 };
                 for (j, piece) in pieces.iter().enumerate() {
@@ -242,7 +247,7 @@ fn write_finding(out: &mut String, f: &Finding, style: Style, indent: &str, lege
                 let _ = writeln!(
                     out,
                     "{}",
-                    wrap(&head, &deeper, &legend.shorten(&inert::line(p)), WIDTH)
+                    wrap(&head, &deeper, &legend.shorten(&inert::line(p)), width())
                 );
             }
         }
@@ -385,7 +390,7 @@ mod tests {
                 .collect::<Vec<_>>(),
             long_command.split_whitespace().collect::<Vec<_>>()
         );
-        assert!(text.lines().all(|l| l.chars().count() <= WIDTH), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= width()), "{text}");
         assert_eq!(
             got,
             vec![

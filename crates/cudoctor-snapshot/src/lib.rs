@@ -63,8 +63,8 @@ pub use platform::{
     NVIDIA_MAJOR,
 };
 pub use python::{
-    CondaPackage, EnvInstaller, Installer, Package, PythonEnv, PythonEnvKind, TorchBuild,
-    FOUND_VIA_PYTHON_OPTION,
+    CondaPackage, EnvInstaller, Installer, NumpyOnePin, Package, PythonEnv, PythonEnvKind,
+    TorchBuild, FOUND_VIA_PYTHON_OPTION,
 };
 pub use run::{
     median, ChildExit, CollectiveCalls, CollectiveObservation, CompileObservation, CompileRequest,
@@ -175,6 +175,52 @@ pub struct HostFacts {
     /// The board, from /proc/device-tree/model ("NVIDIA Jetson AGX Orin Developer Kit").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub board_model: Option<String>,
+    /// The machine's name (/proc/sys/kernel/hostname); `--redact` replaces it in reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    /// The CPU's model name (the first `model name` of /proc/cpuinfo).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_model: Option<String>,
+    /// The C library's version ("2.36"), from its file's name (`libc-2.31.so`) or the release
+    /// string inside it ("... release version 2.36"); glibc only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub glibc: Option<String>,
+    /// `/dev/shm` as mounted (/proc/self/mounts); absent when it is not a mount of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dev_shm: Option<DevShm>,
+    /// The host's C compiler: `cc` on PATH (else `gcc`), never a Python environment's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiler: Option<HostTool>,
+    /// `cmake` on PATH (extension builds need it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmake: Option<HostTool>,
+    /// `ninja` on PATH (torch's extension builder needs it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ninja: Option<HostTool>,
+}
+
+/// The shared-memory file system: its size limit, where the mount says one.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DevShm {
+    /// The file system type (`tmpfs`, `shm`).
+    pub fs_type: String,
+    /// The `size=` of its mount options in MiB; `None` where the mount names none (a tmpfs
+    /// then takes half of the memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_mib: Option<u64>,
+}
+
+/// A build tool found on PATH.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct HostTool {
+    /// Where PATH finds it, and the file that is after its symbolic links.
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<String>,
+    /// Its version: the major from a versioned file name (`x86_64-linux-gnu-gcc-12`), else the
+    /// first line of `--version` of a compiler outside every Python environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 impl HostFacts {

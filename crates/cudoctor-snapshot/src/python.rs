@@ -44,6 +44,10 @@ pub struct PythonEnv {
     /// How packages get installed into this environment, read from its files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub installer: Option<EnvInstaller>,
+    /// Distributions whose metadata requires NumPy 1.x (`numpy<2`), read where NumPy 2 is
+    /// installed: built against NumPy 1, their extension modules fail to import under NumPy 2.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub numpy_1_pins: Vec<NumpyOnePin>,
     /// A Windows environment (docs/windows.md): its paths are drive paths (`C:\...`), its
     /// interpreter `python.exe`, its packages in `Lib\site-packages`; fixes for it are
     /// PowerShell commands.
@@ -125,6 +129,14 @@ pub enum PythonEnvKind {
     Conda,
     #[default]
     System,
+}
+
+/// A distribution that requires NumPy 1.x: its `Requires-Dist` on numpy, as written.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct NumpyOnePin {
+    pub package: String,
+    pub version: String,
+    pub requirement: String,
 }
 
 /// An installed distribution.

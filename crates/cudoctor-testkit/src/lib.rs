@@ -50,9 +50,49 @@ pub fn skip_missing_tool(test: &str, missing: &str) {
     ));
 }
 
+/// The test running on this thread, as the harness names it (its thread's name).
+pub fn current_test() -> String {
+    std::thread::current()
+        .name()
+        .filter(|n| *n != "main")
+        .unwrap_or("this test")
+        .to_string()
+}
+
+/// Whether `var` is set to `1` (CI's requirement switches: `CUDOCTOR_REQUIRE_REAL_ENVS`,
+/// `CUDOCTOR_REALENV_FULL`, `CUDOCTOR_REQUIRE_TOOLS`).
+pub fn required_by(var: &str) -> bool {
+    std::env::var(var).as_deref() == Ok("1")
+}
+
+/// A test cannot run here because its input (a real environment, a cached wheel) is missing:
+/// reported as skipped, or a failure where `var=1` requires the input (CI). Call it and
+/// `return` from the test. A fresh clone with nothing beside it skips, never panics.
+pub fn skip_missing_input(missing: &str, var: &str) {
+    let test = current_test();
+    if required_by(var) {
+        panic!("{test}: {missing}, and {var}=1 requires it");
+    }
+    loud(&format!(
+        "*** SKIPPED {test}: {missing} ({var}=1 makes this a failure) ***"
+    ));
+}
+
 /// A test that is off unless asked for: reported as skipped with how to turn it on.
 pub fn skip_opt_in(test: &str, how: &str) {
     loud(&format!("*** SKIPPED {test}: off unless {how} ***"));
+}
+
+/// The width the CLI tests lay text reports out for (`COLUMNS`): their snapshots' width. The
+/// binary's own default is the terminal's width, or 80 when piped as under a test.
+pub const TEST_COLUMNS: &str = "120";
+
+/// The cudoctor binary `bin` (`env!("CARGO_BIN_EXE_cudoctor")`) as a CLI test runs it: text
+/// reports laid out for [`TEST_COLUMNS`]. A test that clears the environment sets it again.
+pub fn cudoctor_command(bin: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(bin);
+    cmd.env("COLUMNS", TEST_COLUMNS);
+    cmd
 }
 
 /// Asserts that `cmd` parses as POSIX shell (`sh -n`: the command is read, not run).

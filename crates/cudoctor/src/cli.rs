@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[command(
     name = "cudoctor",
     version,
+    long_version = crate::build_info::version_line(),
     about = "Diagnoses the NVIDIA CUDA stack: driver, toolkit, framework, kernel images, libraries.",
     long_about = "Diagnoses the NVIDIA CUDA stack of a deep-learning machine: which link of driver -> toolkit -> \
                   framework -> kernel images -> libraries is broken, why, and the exact commands that fix it. \
@@ -41,11 +42,17 @@ pub enum Command {
     Rule {
         /// A code such as DRV004, or a rule name such as driver-too-old-for-torch.
         code: String,
+        /// text and markdown print the documentation (it is Markdown); json adds the rule's fields.
+        #[arg(long, value_enum, default_value_t = IssueFormat::Text)]
+        format: IssueFormat,
     },
+    /// Serve check, explain, plan, kernels and libs to an AI agent: a Model Context Protocol
+    /// server on standard input and output (JSON-RPC 2.0, protocol 2025-06-18). Read-only.
+    Mcp,
     /// List every finding code.
     Rules {
-        #[arg(long, value_enum, default_value_t = TextFormat::Text)]
-        format: TextFormat,
+        #[arg(long, value_enum, default_value_t = IssueFormat::Text)]
+        format: IssueFormat,
     },
     /// What changed between two saved snapshots (before/after an upgrade, node vs node): driver,
     /// GPUs, toolkits, builds and packages, NCCL, loaded libraries, then findings that appeared
@@ -181,14 +188,8 @@ pub enum ReportFormat {
     Html,
 }
 
-/// The formats of the commands that print text for a person or JSON for a program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TextFormat {
-    Text,
-    Json,
-}
-
-/// The formats of `libs` and `plan`: text and JSON, and Markdown to paste into an issue.
+/// The formats of `explain`, `kernels`, `libs`, `plan`, `rule` and `rules`: text for a person,
+/// JSON for a program, Markdown to paste into an issue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum IssueFormat {
     Text,
@@ -233,6 +234,10 @@ pub struct CheckArgs {
     /// Exit 1 on warnings too, not only on errors.
     #[arg(long)]
     pub strict: bool,
+    /// Replace the home directory (by ~), user names and the host name in the report, to paste
+    /// it where anyone can read it; with --format markdown, a collapsed block for a GitHub issue.
+    #[arg(long)]
+    pub redact: bool,
     /// What-if: judge the stack for these GPUs instead of the present ones ("RTX 5090", sm_120, 12.0).
     /// Repeatable, one per GPU.
     #[arg(long, value_name = "NAME|sm_XX")]
@@ -272,8 +277,8 @@ pub struct KernelsArgs {
     /// Judge for this GPU instead of the present ones (a name such as "RTX 5090", or sm_120 / 12.0). Repeatable.
     #[arg(long, value_name = "NAME|sm_XX")]
     pub gpu: Vec<String>,
-    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
-    pub format: TextFormat,
+    #[arg(long, value_enum, default_value_t = IssueFormat::Text)]
+    pub format: IssueFormat,
     /// Python interpreter or environment prefix whose libraries to scan (repeatable).
     #[arg(long, value_name = "PATH", value_parser = path_text())]
     pub python: Vec<String>,
@@ -338,8 +343,8 @@ pub struct ExplainArgs {
     /// Do not look at this machine at all.
     #[arg(long, conflicts_with_all = ["python", "gpu"])]
     pub no_machine: bool,
-    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
-    pub format: TextFormat,
+    #[arg(long, value_enum, default_value_t = IssueFormat::Text)]
+    pub format: IssueFormat,
     #[command(flatten)]
     pub machine: MachineArgs,
 }

@@ -1,6 +1,7 @@
 //! The `cudoctor` binary: parses the command line and hands off to a library crate. Exit status:
 //! 0 healthy, 1 problems found, 2 usage or internal error.
 
+mod build_info;
 mod cli;
 mod commands;
 mod output;
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
     cudoctor_collect::allocator::bound_allocator_caches();
     cudoctor_collect::mapped_reads::guard_mapped_reads();
     let cli = Cli::parse();
+    cudoctor_render::layout::set_width(output::report_width());
     let outcome = std::panic::catch_unwind(|| run(cli));
     cudoctor_collect::timings::global().report();
     match outcome {
@@ -72,7 +74,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Some(Command::Libs(args)) => commands::libs::run(&args),
         Some(Command::Plan(args)) => commands::plan::run(&args),
         Some(Command::Explain(args)) => commands::explain::run(&args),
-        Some(Command::Rule { code }) => commands::rule::show(&code),
+        Some(Command::Rule { code, format }) => commands::rule::show(&code, format),
         Some(Command::Rules { format }) => commands::rule::list(format),
         Some(Command::Diff {
             before,
@@ -84,5 +86,6 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Some(Command::Completions { shell }) => commands::manual::completions(shell),
         Some(Command::Man { out_dir }) => commands::manual::man(out_dir.as_deref()),
         Some(Command::Run(args)) => commands::run::run(&args),
+        Some(Command::Mcp) => commands::mcp::run(),
     }
 }

@@ -26,6 +26,14 @@ pub fn style() -> Style {
     Style { color }
 }
 
+/// The width text reports are laid out for: `COLUMNS` where set, else the terminal's (TIOCGWINSZ
+/// on standard output), else 80 (piped); at most 120 (`cudoctor_render::layout`).
+pub fn report_width() -> usize {
+    let columns = std::env::var("COLUMNS").ok();
+    let tty = terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| usize::from(w.0));
+    cudoctor_render::layout::terminal_width(columns.as_deref(), tty)
+}
+
 pub fn knowledge_base(args: &MachineArgs) -> anyhow::Result<Kb> {
     match &args.kb {
         Some(dir) => Kb::from_dir(dir)

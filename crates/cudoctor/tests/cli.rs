@@ -69,7 +69,7 @@ fn a_saved_snapshot_gives_the_same_report() {
         "--save",
         saved.to_str().unwrap(),
     ]);
-    let replay = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let replay = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args([
             "check",
             "--format",
@@ -116,7 +116,7 @@ fn a_what_if_gpu_is_never_saved_as_the_machines() {
         assert!(g.get("what_if").is_none(), "{g}");
     }
     // The saved machine, judged again, is the healthy H200 machine.
-    let replay = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let replay = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(["check", "--snapshot", saved.to_str().unwrap()])
         .output()
         .unwrap();
@@ -236,7 +236,7 @@ fn bad_inputs_exit_2_with_a_message() {
         ("/future.json", "schema 99"),
         ("/missing.json", "cannot read"),
     ] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
             .args(["check", "--snapshot"])
             .arg(m.real(file))
             .output()
@@ -245,12 +245,12 @@ fn bad_inputs_exit_2_with_a_message() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(says), "{file}: {err}");
     }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(["check", "--root", "/definitely/not/here"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(["--no-such-flag"])
         .output()
         .unwrap();
@@ -262,7 +262,7 @@ fn non_utf8_paths_do_not_panic() {
     use std::os::unix::ffi::OsStrExt;
     let m = FakeMachine::new();
     let weird = std::ffi::OsStr::from_bytes(b"/tmp/\xff\xfe-snapshot.json");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(["check", "--snapshot"])
         .arg(weird)
         .output()
@@ -282,7 +282,7 @@ fn non_utf8_paths_do_not_panic() {
 #[test]
 fn rule_documentation_and_listing() {
     let run = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
             .args(args)
             .output()
             .unwrap()
@@ -318,7 +318,7 @@ fn diff_names_what_changed_after_an_upgrade() {
     after.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
     let b = before.root().join("b.json");
     after.run(&["check", "--save", b.to_str().unwrap()]);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(["diff", a.to_str().unwrap(), b.to_str().unwrap()])
         .output()
         .unwrap();
@@ -360,7 +360,7 @@ fn fleet_marks_the_odd_node() {
         m.run(&["check", "--save", p.to_str().unwrap()]);
         paths.push(p);
     }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .arg("fleet")
         .args(&paths)
         .output()
@@ -378,7 +378,7 @@ fn fleet_marks_the_odd_node() {
 fn the_readme_names_every_rule() {
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(["rules", "--format", "json"])
         .output()
         .unwrap();
@@ -439,7 +439,7 @@ fn a_user_knowledge_base_directory_is_used_and_checked() {
 
 /// `cudoctor ARGS` on this machine (no `--root`), run in `dir`.
 fn cudoctor_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(args)
         .current_dir(dir)
         .env_remove("VIRTUAL_ENV")

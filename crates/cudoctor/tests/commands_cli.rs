@@ -17,7 +17,7 @@ struct Out {
 
 /// Runs the binary with `args` (no machine root), feeding `stdin`.
 fn cudoctor(args: &[&str], stdin: &[u8]) -> Out {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let mut child = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(args)
         .env("NO_COLOR", "1")
         .stdin(Stdio::piped())
@@ -889,7 +889,6 @@ fn html_escapes_what_the_machine_reports() {
 fn every_command_offers_exactly_the_formats_it_renders() {
     let all = ["text", "json", "markdown", "html", "prometheus"];
     let report = ["text", "json", "markdown", "html"];
-    let plain = ["text", "json"];
     let tables = ["text", "json", "markdown"];
     // (the command with its required arguments, the formats it renders)
     let cases: &[(&[&str], &[&str])] = &[
@@ -897,11 +896,12 @@ fn every_command_offers_exactly_the_formats_it_renders() {
         (&["diff", "a", "b"], &report),
         (&["fleet", "a"], &report),
         (&["fleet", "collect"], &report),
-        (&["kernels"], &plain),
+        (&["kernels"], &tables),
         (&["libs"], &tables),
         (&["plan"], &tables),
-        (&["explain"], &plain),
-        (&["rules"], &plain),
+        (&["explain"], &tables),
+        (&["rule", "KRN001"], &tables),
+        (&["rules"], &tables),
     ];
     for (cmd, formats) in cases {
         let help_args: Vec<&str> = cmd
@@ -929,7 +929,7 @@ fn a_closed_stdout_pipe_ends_quietly() {
     let baseline = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../docs/device-runs/2026-11-30-h200x2/deep/baseline.json");
     // The JSON report is larger than a pipe's buffer, so writing it must meet the closed end.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let mut child = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(["check", "--format", "json", "--snapshot"])
         .arg(&baseline)
         .stdout(Stdio::piped())

@@ -5,7 +5,6 @@
 //! collector builds it, and edited where a case needs another fact.
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::{json, Value};
@@ -158,7 +157,7 @@ fn run_check(report: &Value, format: &str) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("report.json");
     std::fs::write(&path, serde_json::to_vec(report).unwrap()).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(["check", "--format", format, "--snapshot"])
         .arg(&path)
         .env("NO_COLOR", "1")
@@ -826,7 +825,7 @@ fn mgpu006_torch_runs_the_systems_nccl_instead_of_the_wheels() {
 #[test]
 fn every_deep_rule_is_covered_here() {
     // Guards this file against a new ACC/MGPU rule appearing untested.
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(["rules", "--format", "json"])
         .output()
         .unwrap();

@@ -43,7 +43,7 @@ struct Checked {
 
 /// `cudoctor check --format json` with the fake driver first on the library path.
 fn check(libs: &Path, nvml_mode: &str, in_this_process: bool, timeout_s: &str) -> Checked {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
     cmd.args(["check", "--format", "json", "--timeout", timeout_s])
         .env("LD_LIBRARY_PATH", libs)
         .env("CUDOCTOR_TEST_NVML", nvml_mode)

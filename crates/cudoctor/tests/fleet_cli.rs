@@ -2,7 +2,6 @@
 //! snapshots of docs/device-runs.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 struct Out {
     code: i32,
@@ -11,7 +10,7 @@ struct Out {
 }
 
 fn cudoctor(args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(args)
         .env("NO_COLOR", "1")
         .output()
@@ -68,7 +67,7 @@ fn prometheus_is_only_for_check() {
 
 /// Runs the binary in `dir` (so file names in reports are short and stable).
 fn cudoctor_in(dir: &std::path::Path, args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
@@ -116,7 +115,7 @@ fn diff_of_one_package_shows_that_change_first_in_under_20_lines() {
     assert_eq!(lines[1], "Packages");
     assert_eq!(
         lines[2],
-        "  ~ torchvision in /opt/torch/.venv: 0.26.0 -> 0.27.0"
+        "  ~ torchvision in torch/.venv (Python 3.12): 0.26.0 -> 0.27.0"
     );
     insta::assert_snapshot!("diff_one_package_text", out.stdout);
 
@@ -142,7 +141,8 @@ fn diff_of_one_package_shows_that_change_first_in_under_20_lines() {
         );
         assert_eq!(r.code, 1);
         assert!(
-            r.stdout.contains("torchvision in /opt/torch/.venv"),
+            r.stdout
+                .contains("torchvision in torch/.venv (Python 3.12)"),
             "{format}"
         );
     }
@@ -294,7 +294,7 @@ fn fleet_collect_without_a_source_or_srun_is_a_clear_error() {
     let out = cudoctor(&["fleet", "collect"]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("--slurm"), "{}", out.stderr);
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(["fleet", "collect", "--timeout", "5", "--slurm", "-N", "2"])
         .env("PATH", "/nonexistent")
         .output()

@@ -8,7 +8,6 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
 use support::{cuda_library, fatbin_section, gcc, FakeMachine, FatEntry, Gpu};
 
@@ -21,15 +20,16 @@ const OOM_LOG: &str = "docs/device-runs/2026-11-30-h200x2/explain/oom.log";
 
 /// Every command with a `--format`, as its snapshots name it.
 const COMMANDS: &[&str] = &[
-    "check", "diff", "fleet", "kernels", "libs", "plan", "explain", "rules",
+    "check", "diff", "fleet", "kernels", "libs", "plan", "explain", "rule", "rules",
 ];
 
 /// The binary run from the repository root, so that the files it names are the relative paths
 /// given (no checkout directory in a snapshot).
 fn in_repo(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .current_dir(cudoctor_testkit::repo_root())
         .env_clear()
+        .env("COLUMNS", cudoctor_testkit::TEST_COLUMNS)
         .env("PATH", "/usr/bin:/bin")
         .env("NO_COLOR", "1")
         .args(args)
@@ -146,6 +146,7 @@ fn report(command: &str, format: &str) -> String {
             .concat(),
         ),
         "rules" => in_repo(&[&["rules"][..], &f].concat()),
+        "rule" => in_repo(&[&["rule", "KRN001"][..], &f].concat()),
         "kernels" => {
             let r = kernels_machine().run(&[&["kernels", "/opt/lib"][..], &f].concat());
             assert!(r.stderr.trim().is_empty(), "{}", r.stderr);
@@ -167,7 +168,7 @@ fn report(command: &str, format: &str) -> String {
         .map(
             |l| match l.strip_prefix("cudoctor_check_duration_seconds ") {
                 Some(_) => "cudoctor_check_duration_seconds <duration>".to_string(),
-                None => l.to_string(),
+                None => support::build_redacted(l),
             },
         )
         .collect::<Vec<_>>()
@@ -177,7 +178,7 @@ fn report(command: &str, format: &str) -> String {
 
 /// The commands `cudoctor --help` lists.
 fn subcommands() -> Vec<String> {
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .arg("--help")
         .output()
         .expect("run cudoctor --help");

@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 /// The binary on the live machine (no `--root`), with `dir` first on PATH.
 fn live(dir: &Path, args: &[&str]) -> (std::process::Output, Duration) {
     let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(args)
         .env_clear()
+        .env("COLUMNS", cudoctor_testkit::TEST_COLUMNS)
         .env("PATH", format!("{}:/usr/bin:/bin", dir.display()))
         .env("NO_COLOR", "1")
         .output()
@@ -611,10 +612,11 @@ fn a_real_venv_at_a_hostile_path_is_reported_inert() {
     )
     .unwrap();
     for format in ["text", "markdown", "html"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
             .args(["check", "--format", format, "--python"])
             .arg(&venv)
             .env_clear()
+            .env("COLUMNS", cudoctor_testkit::TEST_COLUMNS)
             .env("PATH", "/usr/bin:/bin")
             .env("NO_COLOR", "1")
             .output()
@@ -659,7 +661,7 @@ fn error_messages_naming_hostile_paths_are_inert() {
             missing.into_os_string(),
         ],
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
             .args(&args)
             .env("NO_COLOR", "1")
             .output()
@@ -850,7 +852,7 @@ fn names_that_are_not_utf8_in_a_fake_root_are_found_escaped_and_quoted() {
         saved.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(1));
-    let again = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let again = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(["check", "--format", "json", "--snapshot"])
         .arg(&saved)
         .output()
@@ -870,7 +872,7 @@ fn names_that_are_not_utf8_in_a_fake_root_are_found_escaped_and_quoted() {
         "{}/lib/python3.12/site-packages",
         cudoctor_types::os_text::from_bytes(NU_PREFIX)
     );
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
     cmd.args(["kernels", "--gpu", "sm_90", "--root"])
         .arg(m.root())
         .arg(cudoctor_types::os_text::to_os(&sp));
@@ -922,7 +924,7 @@ fn names_that_are_not_utf8_in_a_real_directory_are_read_under_their_own_bytes() 
         .expect("gcc");
     assert!(built.success());
     let run = |args: &[&OsStr]| {
-        Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
             .args(args)
             .env("NO_COLOR", "1")
             .output()
@@ -1058,7 +1060,7 @@ fn values_with_newlines_and_escapes_forge_no_line_in_diff_fleet_or_explain() {
     fs::write(&a, serde_json::to_string(&before).unwrap()).unwrap();
     fs::write(&b, serde_json::to_string(&after).unwrap()).unwrap();
     let run = |args: &[&OsStr]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
             .args(args)
             .env("NO_COLOR", "1")
             .output()
@@ -1231,7 +1233,7 @@ fn a_fifo_as_torch_version_py_in_a_real_venv_does_not_hang_check() {
          torch/lib/libtorch_cuda.so,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n",
     )
     .unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
     cmd.args(["check", "--timeout", "5", "--format", "json", "--python"])
         .arg(&venv)
         .env_clear()
@@ -1460,7 +1462,7 @@ fn diff_and_fleet_markdown_and_html_show_hostile_snapshots_inert() {
                 broken.clone().into(),
             ],
         ] {
-            let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+            let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
                 .args(&args)
                 .env("NO_COLOR", "1")
                 .output()

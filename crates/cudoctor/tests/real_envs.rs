@@ -43,10 +43,6 @@ const CORE: [&str; 4] = [
     "deleted-wheel-lib",
 ];
 
-fn flag(name: &str) -> bool {
-    std::env::var_os(name).is_some_and(|v| v == "1")
-}
-
 /// The env's interpreter, or None (with the SKIPPED line) when the env was not built.
 fn real_env(name: &str) -> Option<PathBuf> {
     let python = cache_dir().join(name).join("bin/python");
@@ -58,15 +54,12 @@ fn real_env(name: &str) -> Option<PathBuf> {
         cache_dir().display(),
         if CORE.contains(&name) { "" } else { " --full" }
     );
-    let required = if CORE.contains(&name) {
-        flag("CUDOCTOR_REQUIRE_REAL_ENVS")
+    let var = if CORE.contains(&name) {
+        "CUDOCTOR_REQUIRE_REAL_ENVS"
     } else {
-        flag("CUDOCTOR_REALENV_FULL")
+        "CUDOCTOR_REALENV_FULL"
     };
-    if required {
-        panic!("{msg}");
-    }
-    eprintln!("SKIPPED: {msg}");
+    cudoctor_testkit::skip_missing_input(&msg, var);
     None
 }
 
@@ -181,7 +174,7 @@ fn with_only(mut cmd: Command, vars: &[(&str, String)]) -> Command {
 
 /// `cudoctor check --format FORMAT --python PYTHON` with these variables set.
 fn check_output(python: &Path, format: &str, vars: &[(&str, String)]) -> std::process::Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
     cmd.args(["check", "--format", format, "--python"])
         .arg(python);
     with_only(cmd, vars).output().expect("cudoctor runs")
@@ -189,7 +182,7 @@ fn check_output(python: &Path, format: &str, vars: &[(&str, String)]) -> std::pr
 
 /// `cudoctor libs --format json --python PYTHON`.
 fn libs_json_output(python: &Path) -> std::process::Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
     cmd.args(["libs", "--format", "json", "--python"])
         .arg(python);
     with_only(cmd, &[]).output().expect("cudoctor runs")
@@ -425,7 +418,7 @@ fn stock_current_text_reports_fit_120_columns() {
         return;
     };
     for command in ["check", "libs", "kernels"] {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+        let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
         cmd.args([command, "--python"])
             .arg(&python)
             .env("NO_COLOR", "1");
@@ -835,7 +828,7 @@ fn check_and_plan_give_one_remedy_for_jax_of_another_major_beside_torch() {
         .clone();
     let fix = support::step_texts(&fw020["fix"]);
     // plan in the activated env: the same steps, word for word.
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
     cmd.args(["plan", "--format", "json"]);
     let bin = python.parent().unwrap().to_string_lossy().into_owned();
     let path = format!("{bin}:{}", std::env::var("PATH").unwrap_or_default());
@@ -1388,7 +1381,7 @@ fn without_torch_two_majors_are_one_root_and_its_fix_repairs_a_copy_of_the_env()
     );
     // explain of the error CuPy printed gives check's remedy, FW020's, first.
     let root_fix = fix_commands(&root);
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
     cmd.args(["explain", "--format", "json", "--python"])
         .arg(&python)
         .arg("-")
@@ -1618,7 +1611,7 @@ fn one_cuda_major_for_torch_jax_and_cupy_is_no_mix() {
 /// `cudoctor COMMAND --format json --gpu GPU --python PYTHON` (check, kernels): its JSON and
 /// exit status.
 fn what_if_json(command: &str, gpu: &str, python: &Path) -> (Value, std::process::ExitStatus) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
     cmd.args([command, "--format", "json", "--gpu", gpu, "--python"])
         .arg(python);
     let out = with_only(cmd, &[]).output().expect("cudoctor runs");
@@ -1666,7 +1659,7 @@ fn framework_kernel_images_are_judged_for_a_what_if_gpu() {
         let plugin = format!(
             "{prefix}/lib/python3.11/site-packages/jax_plugins/xla_cuda13/xla_cuda_plugin.so"
         );
-        let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
             .args(["kernels", "--format", "json", &plugin])
             .output()
             .expect("cudoctor runs");
@@ -1757,7 +1750,7 @@ fn jax_loads_the_cuda_libraries_cudoctor_predicts() {
         compared += 1;
     }
     if compared == 0 {
-        eprintln!("SKIPPED: jax_loads_the_cuda_libraries_cudoctor_predicts: no JAX real env");
+        cudoctor_testkit::skip_missing_input("no JAX real env", "CUDOCTOR_REALENV_FULL");
     }
 }
 
@@ -2009,7 +2002,7 @@ fn onnx_runtimes_provider_without_cuda_wheels_is_what_ldd_finds_missing() {
 /// `cudoctor check --deep` with only the framework probes' work (torch's attention, compile and
 /// all-reduce stages left out), as JSON.
 fn deep_frameworks_json(python: &Path) -> Value {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
     cmd.args(["check", "--deep", "--format", "json"]);
     for stage in ["sdpa", "extensions", "compile", "all-reduce"] {
         cmd.args(["--deep-skip", stage]);
@@ -2150,7 +2143,10 @@ fn each_frameworks_probe_says_what_the_framework_itself_says() {
         }
     }
     if judged == 0 {
-        eprintln!("SKIPPED: no env with a framework probe was built");
+        cudoctor_testkit::skip_missing_input(
+            "no env with a framework probe was built",
+            "CUDOCTOR_REQUIRE_REAL_ENVS",
+        );
     }
 }
 
@@ -2371,7 +2367,13 @@ fn the_arch_lists_of_real_torch_builds_are_their_kernel_images() {
         );
         judged += 1;
     }
-    assert!(judged > 0, "no real env with torch to compare");
+    if judged == 0 {
+        // Each missing env said SKIPPED (or failed where CI requires it).
+        cudoctor_testkit::skip_missing_input(
+            "no real env with torch to compare",
+            "CUDOCTOR_REQUIRE_REAL_ENVS",
+        );
+    }
 }
 
 /// Every shared object of `prefix` once (by file identity), without following symbolic links.

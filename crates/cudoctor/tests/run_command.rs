@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 fn cudoctor() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
 }
 
 fn program(name: &str) -> String {

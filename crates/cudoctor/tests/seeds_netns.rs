@@ -173,10 +173,10 @@ fn mgpu010_socket_interfaces_in_a_real_namespace() {
 #[test]
 fn mgpu014_gloo_rendezvous_in_a_real_namespace() {
     let Some(python) = torch_python() else {
-        if std::env::var("CUDOCTOR_REQUIRE_REAL_ENVS").as_deref() == Ok("1") {
-            panic!("mgpu014: no torch environment, and CUDOCTOR_REQUIRE_REAL_ENVS=1 requires one");
-        }
-        return cudoctor_testkit::loud("*** SKIPPED mgpu014 rendezvous: no torch environment (CUDOCTOR_TORCH_PYTHON or the stock real env) ***");
+        return cudoctor_testkit::skip_missing_input(
+            "no torch environment for the mgpu014 rendezvous (CUDOCTOR_TORCH_PYTHON or the stock real env)",
+            "CUDOCTOR_REQUIRE_REAL_ENVS",
+        );
     };
     let ns = match Netns::new("rdv", true) {
         Ok(ns) => ns,

@@ -10,12 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn skip(why: &str) {
-    if std::env::var("CUDOCTOR_REQUIRE_REAL_ENVS").as_deref() == Ok("1") {
-        panic!("real env required but unavailable: {why}");
-    }
-    cudoctor_testkit::loud(&format!(
-        "*** SKIPPED: {why} (CUDOCTOR_REQUIRE_REAL_ENVS=1 makes this a failure) ***"
-    ));
+    cudoctor_testkit::skip_missing_input(why, "CUDOCTOR_REQUIRE_REAL_ENVS");
 }
 
 /// A fresh venv with `batches` installed one `uv pip install` after another (so the later
@@ -52,7 +47,7 @@ fn check(python: &Path) -> serde_json::Value {
 }
 
 fn check_with(python: &Path, extra: &[&str]) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(["check", "--format", "json"])
         .args(extra)
         .arg("--python")

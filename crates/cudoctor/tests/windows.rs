@@ -7,7 +7,6 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const EMBEDED: &str = "C/ComfyUI_windows_portable/python_embeded";
 
@@ -51,8 +50,11 @@ fn check(root: &Path, path: &str, format: &str) -> (String, i32) {
 
 /// `check --root ROOT` with only PATH (and CUDA_PATH when given) set.
 fn check_with(root: &Path, path: &str, cuda_path: Option<&str>, format: &str) -> (String, i32) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
-    cmd.env_clear().env("PATH", path).env("NO_COLOR", "1");
+    let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.env_clear()
+        .env("COLUMNS", cudoctor_testkit::TEST_COLUMNS)
+        .env("PATH", path)
+        .env("NO_COLOR", "1");
     if let Some(c) = cuda_path {
         cmd.env("CUDA_PATH", c);
     }

@@ -4,6 +4,7 @@ pub mod declared;
 pub mod dispatch;
 pub mod frameworks;
 pub mod installer;
+pub mod numpy_abi;
 pub mod record;
 pub mod site;
 
@@ -192,6 +193,7 @@ fn read_env(host: &Host, prefix: &str, interpreter: Option<String>, via: &str) -
     env.installer = Some(installer::detect(host, &env));
     env.frameworks = frameworks::read(host, &env);
     env.declared = declared::read(host, &env);
+    env.numpy_1_pins = numpy_abi::numpy_1_pins(host, &env);
     env
 }
 

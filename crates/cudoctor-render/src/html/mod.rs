@@ -36,17 +36,26 @@ pub fn render_html(report: &Report) -> String {
          <title>cudoctor {} report</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
         esc(&s.tool_version)
     );
+    // The verdict first, large, in the colour of the worst finding; then which machine, when.
+    let tone = match report.findings.iter().map(|f| f.severity).min() {
+        Some(Severity::Error) => "error",
+        Some(Severity::Warning) => "warning",
+        _ => "ok",
+    };
     let _ = writeln!(
         out,
-        "<h1>cudoctor {} — CUDA stack check</h1>",
-        esc(&s.tool_version)
-    );
-    let _ = writeln!(
-        out,
-        "<p class=\"summary\">{}. {}</p>",
+        "<h1 class=\"verdict {tone}\">{}. {}</h1>",
         report.summary().counts(),
         esc(&report.verdict("below"))
     );
+    let mut meta = format!("cudoctor {} — CUDA stack check", esc(&s.tool_version));
+    if let Some(host) = &s.host.hostname {
+        let _ = write!(meta, " · host <b>{}</b>", esc(host));
+    }
+    if let Some(at) = s.collected_at {
+        let _ = write!(meta, " · collected {}", utc_time(at));
+    }
+    let _ = writeln!(out, "<p class=\"meta\">{meta}</p>");
     for section in report.sections() {
         let pictures = pictures(section.layer, s);
         if section.is_empty() && pictures.is_empty() {
@@ -81,7 +90,8 @@ pub fn render_html(report: &Report) -> String {
                 let sev = f.severity.name();
                 let _ = writeln!(
                     out,
-                    "<div class=\"finding {sev} consequence\"><span class=\"sev {sev}\">{sev}</span> <span class=\"code\">[{}]</span> <span class=\"title\">{}</span> (because of {}, shown under it)</div>",
+                    "<div class=\"finding {sev} consequence\"><span class=\"sev {sev}\">{sev}</span> <a class=\"code\" href=\"#rule-{}\">[{}]</a> <span class=\"title\">{}</span> (because of {}, shown under it)</div>",
+                    esc(&f.code),
                     esc(&f.code),
                     esc(&f.title),
                     esc(code)
@@ -93,15 +103,80 @@ pub fn render_html(report: &Report) -> String {
         out.push_str("</section>\n");
     }
     out.push_str("<p class=\"note\">Details of any code: <code>cudoctor rule CODE</code>. Timings are medians; memory is what a call added at its peak.</p>\n");
+    rule_pages(&mut out, report.findings);
     out.push_str("</body>\n</html>\n");
     out
+}
+
+/// Each finding's rule, once, as the page `cudoctor rule CODE` prints (what it checks, why it
+/// matters, how to fix), inside the file: a finding's code links here (`#rule-CODE`).
+fn rule_pages(out: &mut String, findings: &[Finding]) {
+    let mut codes: Vec<&str> = findings.iter().map(|f| f.code.as_str()).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    let pages: Vec<(&str, &cudoctor_analyse::Rule)> = codes
+        .into_iter()
+        .filter_map(|c| cudoctor_analyse::rule_by_code(c).map(|r| (c, r)))
+        .collect();
+    if pages.is_empty() {
+        return;
+    }
+    out.push_str("<section id=\"rules\">\n<h2>Rules</h2>\n");
+    for (code, r) in pages {
+        let _ = writeln!(
+            out,
+            "<div class=\"rule\" id=\"rule-{}\">\n<h3>{} ({}) — {}</h3>",
+            esc(code),
+            esc(code),
+            esc(r.name),
+            esc(r.summary)
+        );
+        let mut paragraph: Vec<&str> = Vec::new();
+        let flush = |out: &mut String, p: &mut Vec<&str>| {
+            if !p.is_empty() {
+                let _ = writeln!(out, "<p>{}</p>", esc(&p.join(" ")));
+                p.clear();
+            }
+        };
+        for line in r.docs.lines() {
+            if let Some(h) = line.strip_prefix("## ") {
+                flush(out, &mut paragraph);
+                let _ = writeln!(out, "<h4>{}</h4>", esc(h));
+            } else if line.trim().is_empty() {
+                flush(out, &mut paragraph);
+            } else {
+                paragraph.push(line.trim());
+            }
+        }
+        flush(out, &mut paragraph);
+        out.push_str("</div>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+/// Seconds since the Unix epoch as `2026-12-04 16:50 UTC`.
+fn utc_time(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let (h, m) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02} UTC")
 }
 
 fn write_finding(out: &mut String, f: &Finding, consequences: &[&Finding]) {
     let sev = f.severity.name();
     let _ = writeln!(
         out,
-        "<div class=\"finding {sev}\"><span class=\"sev {sev}\">{sev}</span> <span class=\"code\">[{}]</span> <span class=\"title\">{}{}</span>",
+        "<div class=\"finding {sev}\"><span class=\"sev {sev}\">{sev}</span> <a class=\"code\" href=\"#rule-{}\">[{}]</a> <span class=\"title\">{}{}</span>",
+        esc(&f.code),
         esc(&f.code),
         esc(&f.title),
         confidence_note(f.confidence)

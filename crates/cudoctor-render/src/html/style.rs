@@ -10,6 +10,13 @@ h1 { font-size: 22px; margin: 0 0 4px; }
 h2 { font-size: 17px; margin: 28px 0 8px; padding-bottom: 4px; border-bottom: 1px solid var(--line); }
 h3 { font-size: 14px; margin: 16px 0 6px; }
 .summary { color: var(--muted); margin-bottom: 8px; }
+.verdict { font-size: 24px; line-height: 1.3; font-weight: 700; margin: 0 0 6px; padding: 12px 16px;
+           border-left: 8px solid var(--ok); background: var(--card); border-radius: 3px; color: var(--ok); }
+.verdict.error { color: var(--err); border-left-color: var(--err); }
+.verdict.warning { color: var(--warn); border-left-color: var(--warn); }
+.meta { color: var(--muted); margin: 0 0 12px; }
+.rule { border-top: 1px solid var(--line); margin-top: 12px; }
+a.code { text-decoration: none; } a.code:hover { text-decoration: underline; }
 .mark { display: inline-block; width: 1.3em; font-weight: 700; }
 .mark.error { color: var(--err); } .mark.warning { color: var(--warn); } .mark.ok { color: var(--ok); }
 table { border-collapse: collapse; margin: 6px 0 10px; }

@@ -198,6 +198,44 @@ fn findings_are_escaped_and_sectioned() {
     );
 }
 
+/// The verdict comes first, large and in the worst finding's colour; then the host and the
+/// date; each finding's code links to its rule's page at the end of the file.
+#[test]
+fn the_verdict_leads_with_host_date_and_linked_rules() {
+    let f = Finding {
+        code: "KRN001".into(),
+        layer: Layer::Kernels,
+        severity: Severity::Error,
+        title: "no kernel image".into(),
+        evidence: vec![],
+        cause: String::new(),
+        fix: vec![],
+        confidence: Confidence::Certain,
+        id: "KRN001".into(),
+        caused_by: None,
+        caused_by_id: None,
+        about: vec![],
+    };
+    let mut s = h200();
+    s.host.hostname = Some("gpu<7>".into());
+    s.collected_at = Some(1_796_402_400);
+    let html = html_of(&s, &[f]);
+    let body = &html[html.find("<body>").unwrap()..];
+    assert!(
+        body.trim_start_matches("<body>\n")
+            .starts_with("<h1 class=\"verdict error\">1 error"),
+        "{body}"
+    );
+    assert!(html.contains("host <b>gpu&lt;7&gt;</b>"), "{html}");
+    assert!(html.contains("collected 2026-12-04 "), "{html}");
+    assert!(html.contains("<a class=\"code\" href=\"#rule-KRN001\">[KRN001]</a>"));
+    assert!(html.contains("<div class=\"rule\" id=\"rule-KRN001\">"));
+    assert!(html.contains("<h4>How to fix</h4>"));
+    let healthy = html_of(&h200(), &[]);
+    assert!(healthy.contains("<h1 class=\"verdict ok\">"));
+    assert!(!healthy.contains("id=\"rules\""));
+}
+
 #[test]
 fn a_snapshot_without_deep_facts_still_renders() {
     let s = Snapshot::new("0.1.0", "/");

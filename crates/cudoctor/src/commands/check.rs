@@ -47,11 +47,20 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
     };
     let text = timings.time("render", || match args.format {
         CheckFormat::Text => render_text(&report, style()),
-        CheckFormat::Json => render_json(&report),
+        CheckFormat::Json => crate::build_info::with_build_header(&render_json(&report)),
+        CheckFormat::Markdown if args.redact => cudoctor_render::render_issue_markdown(
+            &report,
+            &format!("cudoctor {}", crate::build_info::version_line()),
+        ),
         CheckFormat::Markdown => render_markdown(&report),
         CheckFormat::Html => render_html(&report),
         CheckFormat::Prometheus => render_prometheus(&report, started.elapsed().as_secs_f64()),
     });
+    let text = if args.redact {
+        redactions(args, &snapshot).apply(&text)
+    } else {
+        text
+    };
     timings.time("write", || crate::out!("{text}"));
     let worst = findings.iter().map(|f| f.severity).min();
     let failing = match worst {
@@ -146,4 +155,20 @@ fn collect_or_load(args: &CheckArgs) -> anyhow::Result<cudoctor_snapshot::Snapsh
             snapshot
         }
     })
+}
+
+/// What `--redact` replaces: the running user's home and name on this machine (none for a saved
+/// snapshot: its homes' owners are still replaced), and the machine's host name.
+fn redactions(
+    args: &CheckArgs,
+    snapshot: &cudoctor_snapshot::Snapshot,
+) -> cudoctor_render::redact::Redactions {
+    let live = args.snapshot.is_none();
+    let var = |k: &str| live.then(|| std::env::var(k).ok()).flatten();
+    let user = var("USER").or_else(|| var("LOGNAME"));
+    cudoctor_render::redact::Redactions::new(
+        var("HOME").as_deref(),
+        user.as_deref(),
+        snapshot.host.hostname.as_deref(),
+    )
 }

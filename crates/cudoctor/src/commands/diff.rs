@@ -28,7 +28,7 @@ pub fn run(
         (&after.display().to_string(), &b, &fb),
     );
     let text = match format {
-        ReportFormat::Json => render_diff_json(&report),
+        ReportFormat::Json => crate::build_info::with_build_header(&render_diff_json(&report)),
         ReportFormat::Markdown => render_diff_markdown(&report, verbose),
         ReportFormat::Html => render_diff_html(&report, verbose),
         ReportFormat::Text => render_diff_text(&report, verbose),

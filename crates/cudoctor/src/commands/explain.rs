@@ -7,7 +7,7 @@ use std::io::{self, BufReader, IsTerminal};
 use anyhow::{bail, Context as _};
 use cudoctor_collect::Options;
 
-use crate::cli::{ExplainArgs, TextFormat};
+use crate::cli::{ExplainArgs, IssueFormat};
 use crate::output::{host, knowledge_base, read_snapshot};
 use crate::Outcome;
 
@@ -92,8 +92,14 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
         );
     }
     match args.format {
-        TextFormat::Json => crate::out!("{}", cudoctor_explain::render::to_json(&explanation)),
-        TextFormat::Text => crate::out!("{}", cudoctor_render::render_explain_text(&explanation)),
+        IssueFormat::Json => crate::out!(
+            "{}",
+            crate::build_info::with_build_header(&cudoctor_explain::render::to_json(&explanation))
+        ),
+        IssueFormat::Text => crate::out!("{}", cudoctor_render::render_explain_text(&explanation)),
+        IssueFormat::Markdown => {
+            crate::out!("{}", cudoctor_render::render_explain_markdown(&explanation))
+        }
     }
     Ok(if explanation.is_known() {
         Outcome::ProblemsFound

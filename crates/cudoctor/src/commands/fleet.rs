@@ -118,7 +118,7 @@ fn node_names(paths: &[PathBuf]) -> Vec<String> {
 
 fn emit(report: &FleetReport, format: ReportFormat) {
     let text = match format {
-        ReportFormat::Json => render_fleet_json(report),
+        ReportFormat::Json => crate::build_info::with_build_header(&render_fleet_json(report)),
         ReportFormat::Markdown => render_fleet_markdown(report),
         ReportFormat::Html => render_fleet_html(report),
         ReportFormat::Text => render_fleet_text(report),

@@ -10,7 +10,7 @@ use cudoctor_fatbin::report::{kernels_report, GpuTarget};
 use cudoctor_fatbin::{default_threads, scan_many};
 use cudoctor_render::render_kernels_text;
 
-use crate::cli::{KernelsArgs, TextFormat};
+use crate::cli::{IssueFormat, KernelsArgs};
 use crate::output::{host, knowledge_base};
 use crate::Outcome;
 
@@ -121,8 +121,14 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
         .iter()
         .any(|g| g.libraries.iter().any(|l| !l.verdict.runs()));
     match args.format {
-        TextFormat::Json => crate::outln!("{}", serde_json::to_string_pretty(&report)?),
-        TextFormat::Text => crate::out!("{}", render_kernels_text(&report)),
+        IssueFormat::Json => crate::outln!(
+            "{}",
+            crate::build_info::with_build_header(&serde_json::to_string_pretty(&report)?)
+        ),
+        IssueFormat::Text => crate::out!("{}", render_kernels_text(&report)),
+        IssueFormat::Markdown => {
+            crate::out!("{}", cudoctor_render::render_kernels_markdown(&report))
+        }
     }
     // Inputs named on the command line of which none could be read: nothing was judged, and
     // the report (which names each error) must not pass for a healthy one.

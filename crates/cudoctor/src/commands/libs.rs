@@ -113,7 +113,10 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
                 "frameworks": fw,
                 "errors": facts.errors,
             });
-            crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
+            crate::outln!(
+                "{}",
+                crate::build_info::with_build_header(&serde_json::to_string_pretty(&doc)?)
+            );
         }
         IssueFormat::Markdown => crate::out!("{}", render_libs_markdown(&facts, &shown)),
         IssueFormat::Text => crate::out!("{}", render_libs_text(&facts, &shown)),

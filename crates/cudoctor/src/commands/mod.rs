@@ -5,6 +5,7 @@ pub mod fleet;
 pub mod kernels;
 pub mod libs;
 pub mod manual;
+pub mod mcp;
 pub mod plan;
 pub mod rule;
 pub mod run;

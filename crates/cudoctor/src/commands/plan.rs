@@ -28,7 +28,10 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
     {
         let answer = cudoctor_plan::reverse(&kb, torch, cuda)?;
         match args.format {
-            IssueFormat::Json => crate::outln!("{}", serde_json::to_string_pretty(&answer)?),
+            IssueFormat::Json => crate::outln!(
+                "{}",
+                crate::build_info::with_build_header(&serde_json::to_string_pretty(&answer)?)
+            ),
             IssueFormat::Markdown => {
                 crate::out!("{}", render_plan_markdown(&render_reverse_text(&answer)))
             }
@@ -70,7 +73,10 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
         first_fix(&mut plan, snap, &kb);
     }
     match args.format {
-        IssueFormat::Json => crate::outln!("{}", serde_json::to_string_pretty(&plan)?),
+        IssueFormat::Json => crate::outln!(
+            "{}",
+            crate::build_info::with_build_header(&serde_json::to_string_pretty(&plan)?)
+        ),
         IssueFormat::Markdown => crate::out!(
             "{}",
             render_plan_markdown(&render_plan_text(&plan, input.installer, args.verbose))

@@ -75,7 +75,9 @@ fn write_reports(r: &RunReport, targets: &[(PathBuf, ReportKind)]) -> anyhow::Re
     let mut written = Vec::new();
     for (path, kind) in targets {
         let body = match kind {
-            ReportKind::Json => serde_json::to_string_pretty(r)? + "\n",
+            ReportKind::Json => {
+                crate::build_info::with_build_header(&serde_json::to_string_pretty(r)?) + "\n"
+            }
             ReportKind::Markdown => cudoctor_render::render_run_markdown(r),
             ReportKind::Html => cudoctor_render::render_run_html(r),
         };

@@ -240,8 +240,9 @@ impl FakeMachine {
     }
 
     pub fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+        let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
         cmd.env_clear();
+        cmd.env("COLUMNS", cudoctor_testkit::TEST_COLUMNS);
         cmd.env("PATH", self.path.join(":"));
         cmd.env("NO_COLOR", "1");
         for (k, v) in &self.env {
@@ -261,8 +262,9 @@ impl FakeMachine {
     /// directories inside it) first: how the scripts of the fake run, as the live machine's
     /// tools. Only the programs come from the fake; files are this machine's.
     pub fn run_live(&self, args: &[&str]) -> Run {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+        let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
         cmd.env_clear();
+        cmd.env("COLUMNS", cudoctor_testkit::TEST_COLUMNS);
         let mut path: Vec<String> = self
             .path
             .iter()
@@ -815,7 +817,7 @@ pub fn ldconfig(m: &FakeMachine, dirs: &[&str]) -> bool {
 /// The `--format` values `cudoctor <command> -h` offers, in the parser's order (empty for a
 /// command without `--format`): "[possible values: text, json, ...]", maybe wrapped.
 pub fn offered_formats(command: &[&str]) -> Vec<String> {
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+    let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
         .args(command)
         .arg("-h")
         .output()
@@ -917,4 +919,17 @@ pub fn step_texts(fix: &serde_json::Value) -> Vec<String> {
                 .to_string()
         })
         .collect()
+}
+
+/// A line of a JSON report with what varies between builds (the `build` header's commit, date
+/// and knowledge-base date) replaced, for snapshots.
+pub fn build_redacted(line: &str) -> String {
+    for key in ["commit", "built", "knowledge_base"] {
+        let prefix = format!("    \"{key}\": \"");
+        if line.starts_with(&prefix) {
+            let comma = if line.ends_with(',') { "," } else { "" };
+            return format!("{prefix}<{key}>\"{comma}");
+        }
+    }
+    line.to_string()
 }
