@@ -55,9 +55,27 @@ pub struct CurrentEnv {
     /// ("nvidia-cudnn-cu13==9.19.0.56").
     #[serde(default)]
     pub torch_wheels: Vec<String>,
+    /// The `Requires-Dist` lines of the installed companions (torchvision, torchaudio), by
+    /// name, as their metadata writes them: judged with [`crate::companion_fit`].
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub requires: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl CurrentEnv {
+    /// The installed version of companion `name` (torchvision, torchaudio).
+    pub fn companion(&self, name: &str) -> Option<&str> {
+        match name {
+            "torchvision" => self.torchvision.as_deref(),
+            "torchaudio" => self.torchaudio.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The `Requires-Dist` lines of companion `name`'s metadata (empty when unread).
+    pub fn requires_of(&self, name: &str) -> &[String] {
+        self.requires.get(name).map_or(&[], Vec::as_slice)
+    }
+
     /// The CUDA major of the installed torch build (13 of "2.11.0+cu130", else of its
     /// version.py CUDA); None for a CPU build or without torch.
     pub fn torch_major(&self) -> Option<u32> {
@@ -126,6 +144,11 @@ pub struct PlanInput {
     /// The platform the packages are for (default Linux x86_64).
     #[serde(default)]
     pub platform: Platform,
+    /// What keeps this machine's GPU out of reach (check's root finding, with its fix): the
+    /// machine cannot judge a build until it is fixed, so the plan is for the torch installed
+    /// in `current` (or says why there is none), never a CPU build over a CUDA one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<FirstFix>,
 }
 
 /// A GPU as the plan understood it.
@@ -248,10 +271,14 @@ pub struct Plan {
     /// it is fixed, whether a CUDA build runs here cannot be judged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first: Option<FirstFix>,
+    /// The build above is the one installed in the environment, kept: with the GPU out of
+    /// reach (`first`) no other can be judged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keeps_installed: bool,
 }
 
 /// A problem of the machine that comes before any torch build: `check`'s finding, word for word.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FirstFix {
     pub code: String,
     pub title: String,

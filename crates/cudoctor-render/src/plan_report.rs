@@ -55,7 +55,11 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
             &mut out,
             "",
             "  ",
-            "The build below is for what this machine shows now; once the GPU is reachable, run cudoctor plan again.",
+            if p.keeps_installed {
+                "Until the GPU is reachable no other build can be judged: keep the torch this environment has, and run cudoctor plan again once the GPU is reachable."
+            } else {
+                "Until the GPU is reachable no build can be judged here: run cudoctor plan again once the GPU is reachable."
+            },
         );
         let _ = writeln!(out);
     }
@@ -122,6 +126,18 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
         let _ = writeln!(out);
     }
     match (&p.torch, &p.variant) {
+        (Some(t), Some(v)) if p.keeps_installed => {
+            prose(
+                &mut out,
+                "",
+                "  ",
+                &format!(
+                    "Keep torch {} ({}), the build installed in this environment: nothing to install before the GPU is reachable",
+                    line(t),
+                    line(v)
+                ),
+            );
+        }
         (Some(t), Some(v)) => {
             let companions: Vec<String> = [
                 ("torchvision", &p.torchvision),
@@ -155,11 +171,22 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
                 "Jetson: install NVIDIA's PyTorch wheel for your JetPack release (JetPack builds are not in the knowledge base, so no command is printed)",
             );
         }
+        _ if p.first.is_some() => {
+            let _ = writeln!(
+                out,
+                "No torch build is chosen: this machine shows no GPU, and a CPU build would replace what the GPU needs."
+            );
+        }
         _ => {
             let _ = writeln!(out, "No torch build fits these constraints.");
         }
     }
-    let preferred = p.commands.preferred(installer);
+    // With the GPU out of reach the installed build is kept: an install line would only
+    // reinstall it (the commands stay under --verbose, for a new environment).
+    let preferred = p
+        .commands
+        .preferred(installer)
+        .filter(|_| !p.keeps_installed);
     if let Some(cmd) = preferred {
         let _ = writeln!(out);
         platform_command(&mut out, p, "  ", cmd);

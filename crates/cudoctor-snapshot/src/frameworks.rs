@@ -115,3 +115,29 @@ pub struct CompanionPin {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub installed: Option<String>,
 }
+
+/// What one installed CUDA-relevant distribution declares about the others, read from its
+/// files: the `Requires-Dist` lines of its METADATA that name CUDA-relevant distributions, and
+/// the torch release its compiled code was built against where the package records it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeclaredRequirements {
+    /// The distribution's normalised name.
+    pub package: String,
+    pub version: String,
+    /// `Requires-Dist` values as written (markers and extras included), only those naming
+    /// CUDA-relevant distributions (torch and its companions, `nvidia-*`, `cuda-*`, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requires: Vec<String>,
+    /// The torch release its build record names (xformers' `cpp_lib.json`, a `+pt2.5.1` label).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub built_for_torch: Option<RecordedTorch>,
+}
+
+/// A torch release a package's own files say it was built against.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedTorch {
+    /// As recorded: `2.7.1+cu126`, `2.5` (a `+pt25` label names only the minor).
+    pub version: String,
+    /// Where: `xformers/cpp_lib.json`, `version label 2.1.2+pt25cu124`.
+    pub source: String,
+}

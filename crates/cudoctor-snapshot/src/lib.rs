@@ -34,7 +34,10 @@ pub use driver::{
     LibraryFailure,
 };
 pub use environment::{recorded_env, redact_url_credentials, relevant_variable, EnvVars, REDACTED};
-pub use frameworks::{CompanionPin, CudaBinding, Framework, FrameworkBuild, UnresolvedNeed};
+pub use frameworks::{
+    CompanionPin, CudaBinding, DeclaredRequirements, Framework, FrameworkBuild, RecordedTorch,
+    UnresolvedNeed,
+};
 pub use images::{
     CachedLibrary, FileVersion, KernelImages, LibraryImages, LibraryLinks, LinkedLibrary,
     LoadStage, LoaderFacts, OpenedBy, Opener, ProcessLinks, RuntimeDir, ShadowedLibrary,

@@ -28,6 +28,10 @@ pub struct PythonEnv {
     /// Every framework build installed here (torch among them), read from files.
     #[serde(default)]
     pub frameworks: Vec<crate::FrameworkBuild>,
+    /// What the CUDA-relevant distributions of `packages` declare (`Requires-Dist`, build
+    /// records), each read from its dist-info; absent in snapshots of older versions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub declared: Vec<crate::DeclaredRequirements>,
     /// conda's record of CUDA packages (`cudatoolkit`, `pytorch-cuda`, `cuda-toolkit`, `pytorch`).
     #[serde(default)]
     pub conda_packages: Vec<CondaPackage>,

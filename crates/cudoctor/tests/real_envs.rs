@@ -2252,3 +2252,54 @@ fn requirements_read_before_the_hashed_symbols_are_every_undefined_symbol_of_rea
         assert!(checked > 100, "only {checked} libraries");
     }
 }
+
+#[test]
+fn a_companion_that_works_with_torch_is_kept_by_check_plan_and_the_fix() {
+    let Some(python) = real_env("companions-beside-torch-2.15") else {
+        return;
+    };
+    let name = "companions-beside-torch-2.15";
+    let json = check_json(&python, None);
+    let root = one_root(name, &json, "FW002");
+    // check: torchvision of another release is the one companion judged wrong; torchaudio
+    // 2.11.1 (its metadata: torch>=2.11) is kept, and its fix says so without removing it.
+    let titles: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "FW002")
+        .map(|f| f["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles.len(), 1, "{titles:?}");
+    assert!(titles[0].contains("torchvision 0.28.0"), "{titles:?}");
+    let cmds = fix_commands(&root);
+    assert!(
+        cmds.iter()
+            .all(|c| !c.contains("uninstall") && !c.contains("torchaudio")),
+        "{cmds:?}"
+    );
+    let fix_text = root["fix"].to_string();
+    assert!(fix_text.contains("torch>=2.11"), "{fix_text}");
+    // plan says the same of both companions, and its remedy is check's, word for word.
+    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["plan", "--format", "json", "--python"])
+        .arg(&python)
+        .output()
+        .unwrap();
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["remedy"]["steps"], root["fix"], "{plan:#}");
+    let said = plan["current"]["findings"].to_string();
+    assert!(
+        said.contains("torchaudio 2.11.1 works with torch 2.15.0"),
+        "{said}"
+    );
+    assert!(said.contains("torchvision 0.28.0 does not pair"), "{said}");
+    // Ground truth: the printed command, run in a copy of the env, repairs it, and torchaudio
+    // still imports there.
+    let copy = fix_repairs_from(name, "FW002", &[], Index::Online);
+    let (ok, text) = python_says(
+        &copy.python(),
+        "import torch, torchvision, torchaudio; print(torchaudio.__version__)",
+    );
+    assert!(ok && text.contains("2.11.1"), "{text}");
+}

@@ -33,7 +33,7 @@ pub fn read(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
 }
 
 /// The `*.dist-info` directory of an installed distribution (machine path).
-fn dist_info(host: &Host, env: &PythonEnv, name: &str) -> Option<String> {
+pub(crate) fn dist_info(host: &Host, env: &PythonEnv, name: &str) -> Option<String> {
     let pkg = env.package(name)?;
     host.list_dir(&pkg.location).into_iter().find_map(|entry| {
         let (n, _) = super::site::dist_name_version(&entry)?;
@@ -43,7 +43,7 @@ fn dist_info(host: &Host, env: &PythonEnv, name: &str) -> Option<String> {
 }
 
 /// The `Requires-Dist` lines of a distribution's METADATA header, as written.
-fn requires_dist(
+pub(crate) fn requires_dist(
     host: &Host,
     env: &PythonEnv,
     name: &str,

@@ -1,5 +1,6 @@
 //! Python environments, read from their files alone: no interpreter is started on this path.
 
+pub mod declared;
 pub mod frameworks;
 pub mod installer;
 pub mod record;
@@ -161,6 +162,7 @@ fn read_env(host: &Host, prefix: &str, interpreter: Option<String>, via: &str) -
     }
     env.installer = Some(installer::detect(host, &env));
     env.frameworks = frameworks::read(host, &env);
+    env.declared = declared::read(host, &env);
     env
 }
 
