@@ -207,6 +207,7 @@ pub fn plan(kb: &Kb, input: &PlanInput) -> Result<Plan, PlanError> {
             "no conda command for this build (see the notes under the commands): run the pip command inside the conda env".into(),
         );
     }
+    env_command(kb, input, &mut plan);
     plan.remedy = crate::remedy::remedy(kb, input)?;
     plan.frameworks = frameworks(kb, input, &plan);
     if let Some(cur) = &input.current {
@@ -229,6 +230,57 @@ pub fn plan(kb: &Kb, input: &PlanInput) -> Result<Plan, PlanError> {
         plan.first = Some(f.clone());
     }
     Ok(plan)
+}
+
+/// The chosen build as the command for the environment being judged (`plan --python`): its
+/// own installer naming its interpreter, never a bare `pip install` that lands in whatever pip
+/// is first on PATH.
+fn env_command(kb: &Kb, input: &PlanInput, plan: &mut Plan) {
+    let (Some(target), Some(torch), Some(tag)) = (&input.target, &plan.torch, &plan.variant) else {
+        return;
+    };
+    let Some(release) = kb.torch(torch) else {
+        return;
+    };
+    // aarch64's one CUDA build is PyPI's own (no index, no label); elsewhere the variant's
+    // index and label name exactly one wheel (on Windows, never PyPI's CPU build).
+    let pypi_only = plan.platform == Platform::LinuxAarch64;
+    let mut pins = vec![if pypi_only {
+        format!("torch=={}", release.version)
+    } else {
+        format!("torch=={}+{tag}", release.version)
+    }];
+    // The companions paired with it (one with none paired is the remedy's to judge).
+    for (name, v) in [
+        ("torchvision", &release.torchvision),
+        ("torchaudio", &release.torchaudio),
+    ] {
+        if let Some(v) = v {
+            pins.push(format!("{name}=={v}"));
+        }
+    }
+    let index = (!pypi_only).then(|| format!("{}/{tag}", crate::PYTORCH_INDEX));
+    // The installer asked for (`--installer`) writes the command for this environment too:
+    // uv can install into any interpreter, pip runs as the environment's own; conda only into
+    // a conda environment.
+    let mut target = target.clone();
+    if input.installer_given && input.installer != target.installer {
+        use crate::Installer::*;
+        match (input.installer, target.installer) {
+            (Conda, _) => plan.commands.notes.push(
+                "no conda command for this environment: it is not a conda environment (no conda-meta); the command is its own installer's".into(),
+            ),
+            (Pip, Uv) => plan.commands.notes.push(
+                "no pip command for this environment: it was made by uv and has no pip; the command is uv's".into(),
+            ),
+            (asked, _) => target.installer = asked,
+        }
+    }
+    let (step, note) = target.install_build(pins, index, plan.commands.conda.as_deref());
+    plan.commands.env = Some(step);
+    if let Some(n) = note {
+        plan.commands.notes.push(n);
+    }
 }
 
 /// The plan while the machine's GPU is out of reach (a container without GPU access, no

@@ -42,7 +42,12 @@ pub(crate) fn judge(
         return CurrentVerdict {
             ok: false,
             findings: vec!["torch is not installed".into()],
-            changes: plan.commands.pip.iter().cloned().collect(),
+            changes: plan
+                .commands
+                .headline(None)
+                .iter()
+                .map(|c| c.to_string())
+                .collect(),
         };
     };
     let Ok(tv) = torch_text.parse::<TorchVersion>() else {
@@ -51,7 +56,12 @@ pub(crate) fn judge(
             findings: vec![format!(
                 "torch {torch_text} is a pre-release or unreadable version: no table describes it"
             )],
-            changes: plan.commands.pip.iter().cloned().collect(),
+            changes: plan
+                .commands
+                .headline(None)
+                .iter()
+                .map(|c| c.to_string())
+                .collect(),
         };
     };
     let tag = build_tag(&tv, cur.torch_cuda);
@@ -147,7 +157,12 @@ pub(crate) fn judge(
         }
     }
     if torch_problem {
-        match (&plan.remedy, &plan.commands.pip, &plan.torch, &plan.variant) {
+        match (
+            &plan.remedy,
+            plan.commands.headline(None),
+            &plan.torch,
+            &plan.variant,
+        ) {
             (Some(r), ..) => changes.extend(r.steps.iter().map(|s| s.text().to_string())),
             (None, Some(cmd), Some(t), Some(v)) => {
                 changes.push(format!("install torch {t} {v} and its companions: {cmd}"));

@@ -228,6 +228,36 @@ impl TargetEnv {
     }
 }
 
+impl TargetEnv {
+    /// Installs a torch build (`torch==2.11.0+cu130` and its companions' pins, from the
+    /// variant's index `index`) into this environment: conda's own command where the
+    /// environment is conda's and `conda` (PyTorch's conda command for the build, when its
+    /// channel has one) is given, else the environment's installer. Returns the step and, for a
+    /// conda environment served by its pip, why.
+    pub fn install_build(
+        &self,
+        pins: Vec<String>,
+        index: Option<String>,
+        conda: Option<&str>,
+    ) -> (FixStep, Option<String>) {
+        if self.installer == Installer::Conda {
+            if let Some(c) = conda.and_then(|c| c.strip_prefix("conda install ")) {
+                let cmd = format!("conda install -p {} {c}", self.quote(&self.prefix));
+                return (self.step(cmd), None);
+            }
+            let step = self.step(self.install(&crate::Install::pins(pins).index(index)));
+            return (
+                step,
+                Some("PyTorch publishes no conda package of this build (its channel stopped after 2.5, pytorch/pytorch#138506): the conda environment's own pip installs the wheels".into()),
+            );
+        }
+        (
+            self.step(self.install(&crate::Install::pins(pins).index(index))),
+            None,
+        )
+    }
+}
+
 /// `uv pip install --python P ARGS` or `P -m pip install ARGS`; `args` are words (pins,
 /// options), each quoted.
 pub fn install(target: &TargetEnv, args: &[String]) -> String {

@@ -134,6 +134,10 @@ pub struct PlanInput {
     /// Wanted CUDA variant ("12.4").
     pub cuda: Option<CudaVersion>,
     pub installer: Installer,
+    /// The user named the installer (`--installer`): its command is the headline, not the
+    /// environment's own.
+    #[serde(default)]
+    pub installer_given: bool,
     /// The environment to compare against, if any.
     pub current: Option<CurrentEnv>,
     /// Inputs for the extension-build advice; None skips that section.
@@ -172,10 +176,25 @@ pub struct Commands {
     pub conda: Option<String>,
     /// The same build from PyPI without an extra index, where PyPI's default build is this one.
     pub pip_pypi: Option<String>,
+    /// The build for the environment under judgement (`--python`, or the one detected), in
+    /// its own installer and naming its interpreter: `uv pip install --python <env>/bin/python`
+    /// for a uv-made venv, `<env>/bin/python -m pip` otherwise, `conda install -p <env>` where
+    /// conda has the build, PowerShell with the env's own python.exe on Windows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub env: Option<crate::FixStep>,
     pub notes: Vec<String>,
 }
 
 impl Commands {
+    /// The command to headline: the environment's own (written by the installer asked for,
+    /// when one was), else the generic command of the installer asked for, else pip's.
+    pub fn headline(&self, asked: Option<Installer>) -> Option<&str> {
+        match asked {
+            Some(i) => self.env.as_deref().or(self.preferred(i)),
+            None => self.env.as_deref().or(self.pip.as_deref()),
+        }
+    }
+
     /// The command for the installer the user prefers, when there is one.
     pub fn preferred(&self, installer: Installer) -> Option<&str> {
         match installer {

@@ -74,10 +74,21 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
         IssueFormat::Json => crate::outln!("{}", serde_json::to_string_pretty(&plan)?),
         IssueFormat::Markdown => crate::out!(
             "{}",
-            render_plan_markdown(&render_plan_text(&plan, input.installer, args.verbose))
+            render_plan_markdown(&render_plan_text(
+                &plan,
+                input.installer_given.then_some(input.installer),
+                args.verbose
+            ))
         ),
         IssueFormat::Text => {
-            crate::out!("{}", render_plan_text(&plan, input.installer, args.verbose))
+            crate::out!(
+                "{}",
+                render_plan_text(
+                    &plan,
+                    input.installer_given.then_some(input.installer),
+                    args.verbose
+                )
+            )
         }
     }
     let change_needed = plan.current.as_ref().is_some_and(|c| !c.ok);
@@ -201,7 +212,11 @@ fn input(
         python,
         torch: args.torch.clone(),
         cuda,
-        installer: cudoctor_plan::parse_installer(&args.installer)?,
+        installer: match &args.installer {
+            Some(i) => cudoctor_plan::parse_installer(i)?,
+            None => Default::default(),
+        },
+        installer_given: args.installer.is_some(),
         current,
         build,
         target,
