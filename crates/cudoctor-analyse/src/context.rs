@@ -441,6 +441,7 @@ pub fn target_env(env: &PythonEnv) -> cudoctor_plan::TargetEnv {
         installer: env.installer.as_ref().map(|i| i.kind).unwrap_or_default(),
         conda_pytorch: env.conda_packages.iter().any(|p| p.name == "pytorch"),
         windows: env.windows,
+        project: env.project.clone(),
     }
 }
 

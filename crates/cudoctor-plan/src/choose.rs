@@ -276,6 +276,9 @@ fn env_command(kb: &Kb, input: &PlanInput, plan: &mut Plan) {
             (asked, _) => target.installer = asked,
         }
     }
+    if let Some(n) = target.project_note(&crate::Install::pins(pins.clone()).index(index.clone())) {
+        plan.commands.notes.push(n.text().to_string());
+    }
     let (step, note) = target.install_build(pins, index, plan.commands.conda.as_deref());
     plan.commands.env = Some(step);
     if let Some(n) = note {

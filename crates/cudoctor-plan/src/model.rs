@@ -29,6 +29,10 @@ pub struct TargetEnv {
     /// every path single-quoted ([`crate::quote_powershell_path`]).
     #[serde(default)]
     pub windows: bool,
+    /// The project that owns the environment (uv, Poetry, Pixi): an install edits its declared
+    /// requirements and re-syncs, or the next sync undoes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<cudoctor_snapshot::EnvProject>,
 }
 
 /// The versions installed in the environment being judged (from its dist-info / version.py),

@@ -246,7 +246,9 @@ fn build_remedy(
         }
     }
     let index = (!from_default_index).then(|| format!("{PYTORCH_INDEX}/{tag}"));
-    let install = target.install(&crate::Install::pins(pins).index(index));
+    let op = crate::Install::pins(pins).index(index);
+    let install = target.install(&op);
+    let project_note = target.project_note(&op);
     if target.conda_pytorch {
         steps.push(FixStep::Prose(
             "torch here is conda's pytorch package: remove it with conda first, then install the wheels with the environment's pip".into(),
@@ -257,6 +259,9 @@ fn build_remedy(
         )));
     }
     steps.insert(0, target.step(install));
+    if let Some(n) = project_note {
+        steps.insert(1, n);
+    }
     steps.extend(notes);
     if !remove.is_empty() {
         steps.push(target.step(target.uninstall(&remove)));
@@ -300,6 +305,7 @@ mod tests {
                 installer,
                 conda_pytorch: false,
                 windows: false,
+                project: None,
             }),
             ..PlanInput::default()
         }

@@ -50,8 +50,8 @@ pub use multigpu::{
 pub use network::{IbDevice, IbPort, NetInterface, NetworkFacts, RendezvousProbe, TcpConnect};
 pub use platform::{ContainerFacts, PlatformFacts};
 pub use python::{
-    CondaPackage, EnvInstaller, Installer, Package, PythonEnv, PythonEnvKind, TorchBuild,
-    FOUND_VIA_PYTHON_OPTION,
+    CondaPackage, EnvInstaller, EnvProject, Installer, Package, ProjectKind, PythonEnv,
+    PythonEnvKind, TorchBuild, FOUND_VIA_PYTHON_OPTION,
 };
 pub use run::{
     median, ChildExit, CollectiveCalls, CollectiveObservation, CompileObservation, CompileRequest,

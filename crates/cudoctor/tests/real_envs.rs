@@ -2306,3 +2306,101 @@ fn a_companion_that_works_with_torch_is_kept_by_check_plan_and_the_fix() {
     );
     assert!(ok && text.contains("2.11.1"), "{text}");
 }
+
+/// A uv project's `.venv` with a companion installed by hand beside its lock: the fix edits the
+/// project (`uv add --project`), says which files change, and survives the next `uv sync`
+/// (a `uv pip install` into `.venv` would be undone by it).
+#[test]
+fn a_uv_projects_fix_edits_the_project_and_survives_uv_sync() {
+    // The project is made from uv's cache of the companions env (torch 2.15.0, torchaudio 2.11.1).
+    if real_env("companions-beside-torch-2.15").is_none() {
+        return;
+    }
+    let uv = |args: &[&str], dir: &Path| {
+        let out = Command::new("timeout")
+            .arg("600")
+            .arg("uv")
+            .args(args)
+            .current_dir(dir)
+            .env_remove("VIRTUAL_ENV")
+            .output()
+            .expect("uv (scripts/ci/uv.sh installs it into ~/.local/bin)");
+        assert!(
+            out.status.success(),
+            "uv {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let root = cache_dir().join(format!("uv-project-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let _cleanup = EnvCopy(root.clone());
+    std::fs::write(
+        root.join("pyproject.toml"),
+        "[project]\nname = \"p\"\nversion = \"0.1.0\"\nrequires-python = \">=3.11,<3.12\"\ndependencies = [\"torch==2.15.0\", \"torchaudio==2.11.1\"]\n",
+    )
+    .unwrap();
+    uv(&["sync", "-q", "--python", "python3.11"], &root);
+    // torchvision of another release, by hand beside the lock.
+    uv(
+        &[
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--python",
+            ".venv/bin/python",
+            "torchvision==0.28.0",
+        ],
+        &root,
+    );
+    let python = root.join(".venv/bin/python");
+    let json = check_json(&python, None);
+    let fw002 = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "FW002")
+        .cloned()
+        .expect("FW002");
+    let cmds = fix_commands(&fw002);
+    assert_eq!(cmds.len(), 1, "{cmds:?}");
+    assert!(cmds[0].starts_with("uv add --project "), "{cmds:?}");
+    assert!(
+        fw002["fix"].to_string().contains("pyproject.toml"),
+        "{fw002:#}"
+    );
+    assert_eq!(
+        json["snapshot"]["python_envs"][0]["project"]["kind"], "uv",
+        "{:#}",
+        json["snapshot"]["python_envs"][0]
+    );
+    let out = Command::new("timeout")
+        .args(["600", "sh", "-c", &cmds[0]])
+        .env_remove("VIRTUAL_ENV")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The next sync keeps it: the requirement is declared and locked.
+    uv(&["sync", "-q"], &root);
+    let after = check_json(&python, None);
+    assert!(
+        !problem_codes(&after).contains("FW002"),
+        "{:#?}",
+        findings(&after)
+    );
+    let (ok, text) = python_says(
+        &python,
+        "import torch, torchvision, torchaudio; print(torchvision.__version__, torchaudio.__version__)",
+    );
+    assert!(
+        ok && text.contains("0.29.2") && text.contains("2.11.1"),
+        "{text}"
+    );
+    let declared = std::fs::read_to_string(root.join("pyproject.toml")).unwrap();
+    assert!(declared.contains("torchvision==0.29.2"), "{declared}");
+}
