@@ -2261,6 +2261,9 @@ fn a_companion_that_works_with_torch_is_kept_by_check_plan_and_the_fix() {
     let Some(python) = real_env("companions-beside-torch-2.15") else {
         return;
     };
+    if !uv_on_path("a_companion_that_works_with_torch_is_kept_by_check_plan_and_the_fix") {
+        return;
+    }
     let name = "companions-beside-torch-2.15";
     let json = check_json(&python, None);
     let root = one_root(name, &json, "FW002");
@@ -2313,7 +2316,9 @@ fn a_companion_that_works_with_torch_is_kept_by_check_plan_and_the_fix() {
 #[test]
 fn a_uv_projects_fix_edits_the_project_and_survives_uv_sync() {
     // The project is made from uv's cache of the companions env (torch 2.15.0, torchaudio 2.11.1).
-    if real_env("companions-beside-torch-2.15").is_none() {
+    if real_env("companions-beside-torch-2.15").is_none()
+        || !uv_on_path("a_uv_projects_fix_edits_the_project_and_survives_uv_sync")
+    {
         return;
     }
     let uv = |args: &[&str], dir: &Path| {
@@ -2403,4 +2408,20 @@ fn a_uv_projects_fix_edits_the_project_and_survives_uv_sync() {
     );
     let declared = std::fs::read_to_string(root.join("pyproject.toml")).unwrap();
     assert!(declared.contains("torchvision==0.29.2"), "{declared}");
+}
+
+/// uv, which these tests run, is on PATH; else a SKIPPED line (a failure with
+/// CUDOCTOR_REQUIRE_TOOLS=1) and false.
+fn uv_on_path(test: &str) -> bool {
+    let found = Command::new("uv")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        cudoctor_testkit::skip_missing_tool(
+            test,
+            "uv is not on PATH (scripts/ci/uv.sh installs it into ~/.local/bin)",
+        );
+    }
+    found
 }
