@@ -20,7 +20,8 @@ core=(stock-current stock-cu126 nvcc-cu13 deleted-wheel-lib)
 extended=(ssp-over-user jax-cuda12-beside-torch companion-wrong-release jax-cuda12 jax-plugin-wrong-release
   cupy-cuda12x-beside-torch onnxruntime-gpu sglang-beside-torch bnb-transformers xformers-matching
   nvcc-cu12 jax-cuda13 cuda13-frameworks-beside-torch cupy-cuda12x-beside-jax-cuda13
-  xformers-other-torch vllm-stock sglang-stock tensorflow-and-cuda)
+  xformers-other-torch vllm-stock sglang-stock tensorflow-and-cuda
+  companions-beside-torch-2.15)
 
 spec_of() {
   case "$1" in
@@ -35,6 +36,9 @@ spec_of() {
     jax-cuda12-beside-torch) echo "venv|torch torchvision jax[cuda12]" ;;
     # torchvision from another torch release, installed with --no-deps.
     companion-wrong-release) echo "venv|torch==2.7.1|--no-deps torchvision==0.23.0" ;;
+    # torch 2.15 with torchvision of another release (--no-deps) and the generic torchaudio
+    # 2.11.1 (py3-none, Requires-Dist torch>=2.11), which imports and runs with it.
+    companions-beside-torch-2.15) echo "venv|torch==2.15.0 torchaudio==2.11.1|--no-deps torchvision==0.28.0" ;;
     # JAX for CUDA 12 alone: jaxlib, the CUDA plugin and PJRT plugin, the -cu12 wheels.
     jax-cuda12) echo "venv|jax[cuda12]==0.10.2" ;;
     # The CUDA plugin of another JAX release, installed with --no-deps over a matching set.

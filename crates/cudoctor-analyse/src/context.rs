@@ -445,6 +445,7 @@ pub fn target_env(env: &PythonEnv) -> cudoctor_plan::TargetEnv {
         installer: env.installer.as_ref().map(|i| i.kind).unwrap_or_default(),
         conda_pytorch: env.conda_packages.iter().any(|p| p.name == "pytorch"),
         windows: env.windows,
+        project: env.project.clone(),
     }
 }
 
@@ -488,8 +489,24 @@ pub fn current_env(
         torch_cuda: torch.cuda.as_deref().and_then(|c| c.parse().ok()),
         fails_here,
         torch_wheels: torch_wheels(env),
+        requires: ["torchvision", "torchaudio"]
+            .into_iter()
+            .filter(|n| env.package(n).is_some())
+            .map(|n| (n.to_string(), declared_requires(env, n)))
+            .filter(|(_, r)| !r.is_empty())
+            .collect(),
         ..frameworks_env(env)
     }
+}
+
+/// The `Requires-Dist` lines the installed distribution `name` of `env` declares (its
+/// dist-info, read by collect), as written; empty when unread.
+pub fn declared_requires(env: &PythonEnv, name: &str) -> Vec<String> {
+    env.declared
+        .iter()
+        .find(|d| d.package == name)
+        .map(|d| d.requires.clone())
+        .unwrap_or_default()
 }
 
 /// The environment's frameworks beside torch and its `nvidia-*` wheels of a CUDA major, as the

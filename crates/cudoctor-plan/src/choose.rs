@@ -192,6 +192,8 @@ pub fn plan(kb: &Kb, input: &PlanInput) -> Result<Plan, PlanError> {
     let cpu_only = gpus.is_empty() && input.driver.is_none() && input.cuda.is_none();
     if input.platform == Platform::Jetson {
         jetson_plan(&gpus, &mut plan);
+    } else if let Some(first) = input.first.as_ref().filter(|_| cpu_only) {
+        unreachable_plan(kb, input, first, &mut plan);
     } else if cpu_only {
         cpu_plan(kb, &releases, input, &mut plan);
     } else {
@@ -205,12 +207,121 @@ pub fn plan(kb: &Kb, input: &PlanInput) -> Result<Plan, PlanError> {
             "no conda command for this build (see the notes under the commands): run the pip command inside the conda env".into(),
         );
     }
+    env_command(kb, input, &mut plan);
     plan.remedy = crate::remedy::remedy(kb, input)?;
     plan.frameworks = frameworks(kb, input, &plan);
     if let Some(cur) = &input.current {
         plan.current = Some(current::judge(kb, cur, input, &gpus, &plan));
     }
+    if let Some(f) = &input.first {
+        // Whether the environment's build runs on the GPU waits for the fix; what is wrong with
+        // the environment whatever the GPU (two CUDA majors, a companion of another release)
+        // stays.
+        if let Some(c) = plan.current.as_mut() {
+            c.ok = false;
+            c.findings.insert(
+                0,
+                format!(
+                    "whether its build runs on the GPU is not judged until the GPU is reachable ({}: {})",
+                    f.code, f.title
+                ),
+            );
+        }
+        plan.first = Some(f.clone());
+    }
     Ok(plan)
+}
+
+/// The chosen build as the command for the environment being judged (`plan --python`): its
+/// own installer naming its interpreter, never a bare `pip install` that lands in whatever pip
+/// is first on PATH.
+fn env_command(kb: &Kb, input: &PlanInput, plan: &mut Plan) {
+    let (Some(target), Some(torch), Some(tag)) = (&input.target, &plan.torch, &plan.variant) else {
+        return;
+    };
+    let Some(release) = kb.torch(torch) else {
+        return;
+    };
+    // aarch64's one CUDA build is PyPI's own (no index, no label); elsewhere the variant's
+    // index and label name exactly one wheel (on Windows, never PyPI's CPU build).
+    let pypi_only = plan.platform == Platform::LinuxAarch64;
+    let mut pins = vec![if pypi_only {
+        format!("torch=={}", release.version)
+    } else {
+        format!("torch=={}+{tag}", release.version)
+    }];
+    // The companions paired with it (one with none paired is the remedy's to judge).
+    for (name, v) in [
+        ("torchvision", &release.torchvision),
+        ("torchaudio", &release.torchaudio),
+    ] {
+        if let Some(v) = v {
+            pins.push(format!("{name}=={v}"));
+        }
+    }
+    let index = (!pypi_only).then(|| format!("{}/{tag}", crate::PYTORCH_INDEX));
+    // The installer asked for (`--installer`) writes the command for this environment too:
+    // uv can install into any interpreter, pip runs as the environment's own; conda only into
+    // a conda environment.
+    let mut target = target.clone();
+    if input.installer_given && input.installer != target.installer {
+        use crate::Installer::*;
+        match (input.installer, target.installer) {
+            (Conda, _) => plan.commands.notes.push(
+                "no conda command for this environment: it is not a conda environment (no conda-meta); the command is its own installer's".into(),
+            ),
+            (Pip, Uv) => plan.commands.notes.push(
+                "no pip command for this environment: it was made by uv and has no pip; the command is uv's".into(),
+            ),
+            (asked, _) => target.installer = asked,
+        }
+    }
+    if let Some(n) = target.project_note(&crate::Install::pins(pins.clone()).index(index.clone())) {
+        plan.commands.notes.push(n.text().to_string());
+    }
+    let (step, note) = target.install_build(pins, index, plan.commands.conda.as_deref());
+    plan.commands.env = Some(step);
+    if let Some(n) = note {
+        plan.commands.notes.push(n);
+    }
+}
+
+/// The plan while the machine's GPU is out of reach (a container without GPU access, no
+/// driver where torch expects one): it shows no driver and no GPU, which says nothing of the
+/// build the environment needs, so no CPU build is chosen over a CUDA one. The installed CUDA
+/// build is the plan (kept; judged once the GPU is reachable); without one, no build is chosen.
+fn unreachable_plan(kb: &Kb, input: &PlanInput, first: &crate::FirstFix, plan: &mut Plan) {
+    let installed = input.current.as_ref().and_then(|cur| {
+        let text = cur.torch.as_deref()?;
+        let v: TorchVersion = text.parse().ok()?;
+        let tag = current::build_tag(&v, cur.torch_cuda)?;
+        Some((text.to_string(), v, tag))
+    });
+    match installed {
+        Some((text, v, tag)) if tag != "cpu" => match kb.torch(&v.public()) {
+            Some(release) if release.variant(&tag).is_some() => {
+                set_release(plan, release, &tag);
+                plan.keeps_installed = true;
+                plan.reasons.push(format!(
+                    "the GPU is out of reach here ({}: {}): this machine shows no driver and no GPU, so no other build can be judged; the plan keeps the torch installed in this environment, torch {text} ({tag}), and judges it once the GPU is reachable",
+                    first.code, first.title
+                ));
+                plan.commands = crate::platform::commands(kb, input.platform, release, &tag);
+            }
+            _ => plan.reasons.push(format!(
+                "the GPU is out of reach here ({}: {}), and the installed torch {text} ({tag}) is not a build in the knowledge base: no build is chosen until the GPU is reachable",
+                first.code, first.title
+            )),
+        },
+        Some((text, _, _)) => plan.reasons.push(format!(
+            "the GPU is out of reach here ({}: {}): the installed torch {text} is a CPU build, and which CUDA build this machine needs cannot be judged until the GPU is reachable (or name it: --gpu and --driver)",
+            first.code, first.title
+        )),
+        None => plan.reasons.push(format!(
+            "the GPU is out of reach here ({}: {}): which torch build this machine needs cannot be judged until the GPU is reachable (or name it: --gpu and --driver)",
+            first.code, first.title
+        )),
+    }
 }
 
 /// The frameworks beside torch on the CUDA major torch ends at: its remedy's (or its own

@@ -42,7 +42,12 @@ pub(crate) fn judge(
         return CurrentVerdict {
             ok: false,
             findings: vec!["torch is not installed".into()],
-            changes: plan.commands.pip.iter().cloned().collect(),
+            changes: plan
+                .commands
+                .headline(None)
+                .iter()
+                .map(|c| c.to_string())
+                .collect(),
         };
     };
     let Ok(tv) = torch_text.parse::<TorchVersion>() else {
@@ -51,7 +56,12 @@ pub(crate) fn judge(
             findings: vec![format!(
                 "torch {torch_text} is a pre-release or unreadable version: no table describes it"
             )],
-            changes: plan.commands.pip.iter().cloned().collect(),
+            changes: plan
+                .commands
+                .headline(None)
+                .iter()
+                .map(|c| c.to_string())
+                .collect(),
         };
     };
     let tag = build_tag(&tv, cur.torch_cuda);
@@ -103,24 +113,25 @@ pub(crate) fn judge(
         },
     }
     if let Some(r) = release {
-        companion(
-            "torchvision",
-            cur.torchvision.as_deref(),
-            r.torchvision.as_deref(),
-            tag.as_deref(),
-            torch_text,
-            &mut findings,
-            &mut problems,
-        );
-        companion(
-            "torchaudio",
-            cur.torchaudio.as_deref(),
-            r.torchaudio.as_deref(),
-            tag.as_deref(),
-            torch_text,
-            &mut findings,
-            &mut problems,
-        );
+        for name in ["torchvision", "torchaudio"] {
+            let Some(installed) = cur.companion(name) else {
+                continue;
+            };
+            let fit = crate::companion_fit(
+                kb,
+                name,
+                installed,
+                cur.requires_of(name),
+                &r.version,
+                tag.as_deref(),
+            );
+            let line = fit.describe(name, installed, torch_text);
+            match fit {
+                f if f.is_wrong() => problems.push(line),
+                crate::CompanionFit::Paired => {}
+                _ => findings.push(line),
+            }
+        }
         // A CPU build is never an upgrade of a CUDA one: it is what a machine that shows no
         // driver and no GPU gets, which says nothing of the build this environment needs.
         let cpu_for_cuda = plan.variant.as_deref() == Some("cpu") && tag.as_deref() != Some("cpu");
@@ -146,7 +157,12 @@ pub(crate) fn judge(
         }
     }
     if torch_problem {
-        match (&plan.remedy, &plan.commands.pip, &plan.torch, &plan.variant) {
+        match (
+            &plan.remedy,
+            plan.commands.headline(None),
+            &plan.torch,
+            &plan.variant,
+        ) {
             (Some(r), ..) => changes.extend(r.steps.iter().map(|s| s.text().to_string())),
             (None, Some(cmd), Some(t), Some(v)) => {
                 changes.push(format!("install torch {t} {v} and its companions: {cmd}"));
@@ -209,37 +225,4 @@ fn frameworks_verdict<'p>(
         }
     ));
     Some(m)
-}
-
-/// torchvision / torchaudio: the release that pairs with torch, built for the same variant.
-fn companion(
-    name: &str,
-    installed: Option<&str>,
-    expected: Option<&str>,
-    torch_tag: Option<&str>,
-    torch_text: &str,
-    findings: &mut Vec<String>,
-    problems: &mut Vec<String>,
-) {
-    let Some(installed) = installed else { return };
-    let Ok(v) = installed.parse::<TorchVersion>() else {
-        findings.push(format!("{name} {installed}: unreadable version"));
-        return;
-    };
-    match expected {
-        Some(e) if v.public() != e => problems.push(format!(
-            "{name} {installed} does not pair with torch {torch_text} (the pair is {name} {e}): importing it fails or misbehaves"
-        )),
-        Some(_) => {}
-        None => findings.push(format!(
-            "which {name} pairs with torch {torch_text} is not in the knowledge base"
-        )),
-    }
-    if let (Some(local), Some(t)) = (&v.local, torch_tag) {
-        if local != t {
-            problems.push(format!(
-                "{name} {installed} is built for {local} but torch for {t}: its CUDA ops fail to load"
-            ));
-        }
-    }
 }

@@ -104,6 +104,7 @@ impl TargetEnv {
             installer: Installer::Pip,
             conda_pytorch: false,
             windows: false,
+            project: None,
         }
     }
 
@@ -115,6 +116,7 @@ impl TargetEnv {
             installer,
             conda_pytorch: false,
             windows: false,
+            project: None,
         }
     }
 
@@ -164,8 +166,13 @@ impl TargetEnv {
         }
     }
 
-    /// The command line of `op` for this environment.
+    /// The command line of `op` for this environment: for an environment a project owns, a
+    /// plain install edits the project's declared requirements and re-syncs
+    /// ([`TargetEnv::project_install`]).
     pub fn install(&self, op: &Install) -> String {
+        if let Some(cmd) = self.project_install(op) {
+            return cmd;
+        }
         let mut words = vec![self.head("install")];
         if op.reinstall {
             words.push(
@@ -209,6 +216,77 @@ impl TargetEnv {
         words.join(" ")
     }
 
+    /// A plain install (pins, maybe from one index) as the owning project's command: uv's `uv add`
+    /// (with `--index`, which writes `[[tool.uv.index]]` and `[tool.uv.sources]`), Poetry's
+    /// `poetry add` (with an explicit source), Pixi's `pixi add --pypi`. None for other
+    /// operations or without a project.
+    pub fn project_install(&self, op: &Install) -> Option<String> {
+        let project = self.project.as_ref()?;
+        let plain = !op.reinstall
+            && !op.no_deps
+            && op.from_source.is_empty()
+            && !op.no_build_isolation
+            && !op.upgrade;
+        if !plain || op.pins.is_empty() {
+            return None;
+        }
+        let pins: Vec<String> = op.pins.iter().map(|p| self.quote(p)).collect();
+        let pins = pins.join(" ");
+        let index_name = op.index_url.as_deref().map(|u| {
+            format!(
+                "pytorch-{}",
+                u.trim_end_matches('/')
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or("index")
+            )
+        });
+        let root = self.quote(&project.root);
+        Some(match project.kind {
+            cudoctor_snapshot::ProjectKind::Uv => match (&index_name, &op.index_url) {
+                (Some(n), Some(u)) => {
+                    format!("uv add --project {root} {pins} --index {}", self.quote(&format!("{n}={u}")))
+                }
+                _ => format!("uv add --project {root} {pins}"),
+            },
+            cudoctor_snapshot::ProjectKind::Poetry => match (&index_name, &op.index_url) {
+                (Some(n), Some(u)) => format!(
+                    "poetry --directory {root} source add --priority=explicit {} {} && poetry --directory {root} add --source {} {pins}",
+                    self.quote(n),
+                    self.quote(u),
+                    self.quote(n)
+                ),
+                _ => format!("poetry --directory {root} add {pins}"),
+            },
+            cudoctor_snapshot::ProjectKind::Pixi => format!(
+                "pixi add --manifest-path {} --pypi {pins}",
+                self.quote(&project.manifest)
+            ),
+        })
+    }
+
+    /// What a project-owned environment's fix changes, as a sentence (None without a project).
+    pub fn project_note(&self, op: &Install) -> Option<FixStep> {
+        let project = self.project.as_ref()?;
+        self.project_install(op)?;
+        let lock = project
+            .lock
+            .as_deref()
+            .map(|l| format!(" and {l}"))
+            .unwrap_or_default();
+        let index = match (project.kind, &op.index_url) {
+            (cudoctor_snapshot::ProjectKind::Uv, Some(_)) => " (the PyTorch index is added as [[tool.uv.index]] with a [tool.uv.sources] entry for each of these packages; set explicit = true on that index so nothing else is taken from it)",
+            (cudoctor_snapshot::ProjectKind::Pixi, Some(_)) => " (name the PyTorch index for these packages in the manifest's pypi-options)",
+            _ => "",
+        };
+        Some(FixStep::Prose(format!(
+            "This environment belongs to the {} project at {}: the command changes its declared requirements in {}{lock} and re-syncs the environment, so the next sync keeps the fix{index}",
+            project.kind.name(),
+            project.root,
+            project.manifest,
+        )))
+    }
+
     /// Removes `packages` from this environment.
     pub fn uninstall(&self, packages: &[&str]) -> String {
         let names: Vec<String> = packages.iter().map(|p| self.quote(p)).collect();
@@ -231,6 +309,36 @@ impl TargetEnv {
                 self.quote(&package.replace('-', "_"))
             )
         }
+    }
+}
+
+impl TargetEnv {
+    /// Installs a torch build (`torch==2.11.0+cu130` and its companions' pins, from the
+    /// variant's index `index`) into this environment: conda's own command where the
+    /// environment is conda's and `conda` (PyTorch's conda command for the build, when its
+    /// channel has one) is given, else the environment's installer. Returns the step and, for a
+    /// conda environment served by its pip, why.
+    pub fn install_build(
+        &self,
+        pins: Vec<String>,
+        index: Option<String>,
+        conda: Option<&str>,
+    ) -> (FixStep, Option<String>) {
+        if self.installer == Installer::Conda {
+            if let Some(c) = conda.and_then(|c| c.strip_prefix("conda install ")) {
+                let cmd = format!("conda install -p {} {c}", self.quote(&self.prefix));
+                return (self.step(cmd), None);
+            }
+            let step = self.step(self.install(&crate::Install::pins(pins).index(index)));
+            return (
+                step,
+                Some("PyTorch publishes no conda package of this build (its channel stopped after 2.5, pytorch/pytorch#138506): the conda environment's own pip installs the wheels".into()),
+            );
+        }
+        (
+            self.step(self.install(&crate::Install::pins(pins).index(index))),
+            None,
+        )
     }
 }
 
@@ -264,6 +372,7 @@ mod tests {
             installer,
             conda_pytorch: false,
             windows: false,
+            project: None,
         }
     }
 
@@ -381,5 +490,42 @@ mod tests {
         );
         assert_eq!(torch_index_url(Some("local")), None);
         assert_eq!(torch_index_url(None), None);
+    }
+
+    #[test]
+    fn an_environment_a_project_owns_is_fixed_through_the_project() {
+        use cudoctor_snapshot::{EnvProject, ProjectKind};
+        let with = |kind, manifest: &str| TargetEnv {
+            project: Some(EnvProject {
+                kind,
+                root: "/w/my proj".into(),
+                manifest: format!("/w/my proj/{manifest}"),
+                lock: None,
+            }),
+            ..TargetEnv::at("/w/my proj/.venv", Installer::Uv)
+        };
+        let op = Install::pinned("torch", "2.11.0+cu130");
+        assert_eq!(
+            with(ProjectKind::Uv, "pyproject.toml").install(&op),
+            "uv add --project '/w/my proj' torch==2.11.0+cu130 --index pytorch-cu130=https://download.pytorch.org/whl/cu130"
+        );
+        assert_eq!(
+            with(ProjectKind::Poetry, "pyproject.toml").install(&op),
+            "poetry --directory '/w/my proj' source add --priority=explicit pytorch-cu130 https://download.pytorch.org/whl/cu130 && poetry --directory '/w/my proj' add --source pytorch-cu130 torch==2.11.0+cu130"
+        );
+        assert_eq!(
+            with(ProjectKind::Pixi, "pixi.toml").install(&Install::pins(["torchvision==0.26.0"])),
+            "pixi add --manifest-path '/w/my proj/pixi.toml' --pypi torchvision==0.26.0"
+        );
+        let note = with(ProjectKind::Uv, "pyproject.toml")
+            .project_note(&op)
+            .unwrap();
+        assert!(note.contains("/w/my proj/pyproject.toml"), "{note}");
+        // A reinstall of the exact files is no change of the declared requirements.
+        let t = with(ProjectKind::Uv, "pyproject.toml");
+        assert!(t
+            .install(&Install::exact("torch", "2.11.0+cu130"))
+            .starts_with("uv pip install --python"));
+        assert_eq!(t.project_note(&Install::exact("torch", "2.11.0")), None);
     }
 }

@@ -19,6 +19,7 @@
 mod build;
 mod choose;
 mod commands;
+pub mod companions;
 mod current;
 mod fit;
 pub mod fix;
@@ -31,6 +32,7 @@ mod reverse;
 
 pub use choose::{plan, JETSON_INSTALL};
 pub use commands::{commands, parse_pip, ParsedPip, PYTORCH_INDEX};
+pub use companions::{companion_fit, CompanionFit};
 pub use fix::{
     comment, heredoc, powershell_set_env, quote, quote_bytes, quote_powershell,
     quote_powershell_path, FixStep,

@@ -29,6 +29,10 @@ pub struct TargetEnv {
     /// every path single-quoted ([`crate::quote_powershell_path`]).
     #[serde(default)]
     pub windows: bool,
+    /// The project that owns the environment (uv, Poetry, Pixi): an install edits its declared
+    /// requirements and re-syncs, or the next sync undoes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<cudoctor_snapshot::EnvProject>,
 }
 
 /// The versions installed in the environment being judged (from its dist-info / version.py),
@@ -55,9 +59,27 @@ pub struct CurrentEnv {
     /// ("nvidia-cudnn-cu13==9.19.0.56").
     #[serde(default)]
     pub torch_wheels: Vec<String>,
+    /// The `Requires-Dist` lines of the installed companions (torchvision, torchaudio), by
+    /// name, as their metadata writes them: judged with [`crate::companion_fit`].
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub requires: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 impl CurrentEnv {
+    /// The installed version of companion `name` (torchvision, torchaudio).
+    pub fn companion(&self, name: &str) -> Option<&str> {
+        match name {
+            "torchvision" => self.torchvision.as_deref(),
+            "torchaudio" => self.torchaudio.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The `Requires-Dist` lines of companion `name`'s metadata (empty when unread).
+    pub fn requires_of(&self, name: &str) -> &[String] {
+        self.requires.get(name).map_or(&[], Vec::as_slice)
+    }
+
     /// The CUDA major of the installed torch build (13 of "2.11.0+cu130", else of its
     /// version.py CUDA); None for a CPU build or without torch.
     pub fn torch_major(&self) -> Option<u32> {
@@ -116,6 +138,10 @@ pub struct PlanInput {
     /// Wanted CUDA variant ("12.4").
     pub cuda: Option<CudaVersion>,
     pub installer: Installer,
+    /// The user named the installer (`--installer`): its command is the headline, not the
+    /// environment's own.
+    #[serde(default)]
+    pub installer_given: bool,
     /// The environment to compare against, if any.
     pub current: Option<CurrentEnv>,
     /// Inputs for the extension-build advice; None skips that section.
@@ -126,6 +152,11 @@ pub struct PlanInput {
     /// The platform the packages are for (default Linux x86_64).
     #[serde(default)]
     pub platform: Platform,
+    /// What keeps this machine's GPU out of reach (check's root finding, with its fix): the
+    /// machine cannot judge a build until it is fixed, so the plan is for the torch installed
+    /// in `current` (or says why there is none), never a CPU build over a CUDA one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first: Option<FirstFix>,
 }
 
 /// A GPU as the plan understood it.
@@ -149,10 +180,25 @@ pub struct Commands {
     pub conda: Option<String>,
     /// The same build from PyPI without an extra index, where PyPI's default build is this one.
     pub pip_pypi: Option<String>,
+    /// The build for the environment under judgement (`--python`, or the one detected), in
+    /// its own installer and naming its interpreter: `uv pip install --python <env>/bin/python`
+    /// for a uv-made venv, `<env>/bin/python -m pip` otherwise, `conda install -p <env>` where
+    /// conda has the build, PowerShell with the env's own python.exe on Windows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub env: Option<crate::FixStep>,
     pub notes: Vec<String>,
 }
 
 impl Commands {
+    /// The command to headline: the environment's own (written by the installer asked for,
+    /// when one was), else the generic command of the installer asked for, else pip's.
+    pub fn headline(&self, asked: Option<Installer>) -> Option<&str> {
+        match asked {
+            Some(i) => self.env.as_deref().or(self.preferred(i)),
+            None => self.env.as_deref().or(self.pip.as_deref()),
+        }
+    }
+
     /// The command for the installer the user prefers, when there is one.
     pub fn preferred(&self, installer: Installer) -> Option<&str> {
         match installer {
@@ -248,10 +294,14 @@ pub struct Plan {
     /// it is fixed, whether a CUDA build runs here cannot be judged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first: Option<FirstFix>,
+    /// The build above is the one installed in the environment, kept: with the GPU out of
+    /// reach (`first`) no other can be judged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keeps_installed: bool,
 }
 
 /// A problem of the machine that comes before any torch build: `check`'s finding, word for word.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FirstFix {
     pub code: String,
     pub title: String,

@@ -7,6 +7,7 @@ use serde::Serialize;
 use cudoctor_kb::{Kb, TorchRelease, TorchVariant, TorchVersion};
 
 use crate::commands::PYTORCH_INDEX;
+use crate::companions::{companion_fit, CompanionFit};
 use crate::fit::Fit;
 use crate::fix::{quote, FixStep};
 use crate::model::{PlanInput, TargetEnv};
@@ -41,23 +42,6 @@ impl Remedy {
             .then(|| crate::frameworks::variant_major(&self.variant))
             .flatten()
     }
-}
-
-/// How a companion pairs with torch: by release series. torchvision 0.26.x is made for torch
-/// 2.11.x; a torchaudio release names its torch by major.minor (2.11.1 requires torch>=2.11), so
-/// its patch releases pair with that series only. A generic (py3-none) torchaudio that merely
-/// requires `torch>=X` pairs with no later series: the knowledge base records no torchaudio for
-/// those releases, and the remedy uninstalls it rather than keep a companion nobody built for them.
-fn same_series(a: &str, b: &str) -> bool {
-    let series = |v: &str| {
-        let v: TorchVersion = v.parse().ok()?;
-        Some((*v.parts.first()?, *v.parts.get(1)?))
-    };
-    matches!((series(a), series(b)), (Some(x), Some(y)) if x == y)
-}
-
-fn label(version: &str) -> Option<&str> {
-    version.split_once('+').map(|(_, l)| l)
 }
 
 /// The remedy for `input.current` in `input.target` on this machine, or None when the installed
@@ -138,21 +122,10 @@ pub fn remedy(kb: &Kb, input: &PlanInput) -> Result<Option<Remedy>, PlanError> {
         }));
     };
     let keeps_torch = fits_now;
-    let companion_ok =
-        |installed: Option<&String>, paired: Option<&String>| match (installed, paired) {
-            (None, _) => true,
-            (Some(i), Some(p)) => {
-                same_series(i, p)
-                    && match (label(i), tag.as_deref()) {
-                        (Some(a), Some(b)) => a == b || !is_variant_label(a),
-                        _ => true,
-                    }
-            }
-            (Some(_), None) => true,
-        };
     if keeps_torch
-        && companion_ok(cur.torchvision.as_ref(), r.torchvision.as_ref())
-        && companion_ok(cur.torchaudio.as_ref(), r.torchaudio.as_ref())
+        && ["torchvision", "torchaudio"]
+            .iter()
+            .all(|n| !companion_of(kb, cur, n, &r.version, &v.tag).is_some_and(|f| f.is_wrong()))
     {
         return Ok(None);
     }
@@ -161,8 +134,8 @@ pub fn remedy(kb: &Kb, input: &PlanInput) -> Result<Option<Remedy>, PlanError> {
     let installed_is_choice =
         tag.as_deref() == Some(v.tag.as_str()) && release.is_some_and(|x| std::ptr::eq(x, r));
     Ok(Some(build_remedy(
-        r,
-        v,
+        kb,
+        (r, v),
         cur,
         target,
         keeps_torch,
@@ -171,16 +144,29 @@ pub fn remedy(kb: &Kb, input: &PlanInput) -> Result<Option<Remedy>, PlanError> {
     )))
 }
 
-fn is_variant_label(l: &str) -> bool {
-    l == "cpu"
-        || l.strip_prefix("cu")
-            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-        || l.starts_with("rocm")
+/// How the installed companion `name` stands with torch `release` in variant `tag` (the one
+/// judgement check and plan make); None when it is not installed.
+fn companion_of(
+    kb: &Kb,
+    cur: &crate::model::CurrentEnv,
+    name: &str,
+    release: &str,
+    tag: &str,
+) -> Option<CompanionFit> {
+    let installed = cur.companion(name)?;
+    Some(companion_fit(
+        kb,
+        name,
+        installed,
+        cur.requires_of(name),
+        release,
+        Some(tag),
+    ))
 }
 
 fn build_remedy(
-    r: &TorchRelease,
-    v: &TorchVariant,
+    kb: &Kb,
+    (r, v): (&TorchRelease, &TorchVariant),
     cur: &crate::model::CurrentEnv,
     target: &TargetEnv,
     keeps_torch: bool,
@@ -211,38 +197,58 @@ fn build_remedy(
     let mut steps = Vec::new();
     let mut torchvision = None;
     let mut torchaudio = None;
-    if cur.torchvision.is_some() {
-        match &r.torchvision {
-            Some(tv) => {
-                pins.push(pin("torchvision", tv));
-                torchvision = Some(tv.clone());
+    let mut remove = Vec::new();
+    let mut notes = Vec::new();
+    for name in ["torchvision", "torchaudio"] {
+        let Some(fit) = companion_of(kb, cur, name, &r.version, tag) else {
+            continue;
+        };
+        let installed = cur.companion(name).unwrap_or_default();
+        let pair = match name {
+            "torchvision" => r.torchvision.as_ref(),
+            _ => r.torchaudio.as_ref(),
+        };
+        match pair {
+            // The pair moves with torch (a variant of its own), or replaces a wrong one; one
+            // that pairs with the torch that stays is left as it is (never downgraded).
+            Some(p) if !keeps_torch || fit.is_wrong() => {
+                pins.push(pin(name, p));
+                match name {
+                    "torchvision" => torchvision = Some(p.clone()),
+                    _ => torchaudio = Some(p.clone()),
+                }
             }
-            None => steps.push(FixStep::Prose(format!(
-                "Which torchvision pairs with torch {} is not in the knowledge base: install it from the same index once known",
-                r.version
+            Some(_) => {}
+            // No release is paired with this torch: one that works with it stays (its own
+            // metadata accepts it); one that does not is removed, with the reason.
+            None if fit.is_wrong() => {
+                remove.push(name);
+                let absent = match name {
+                    "torchaudio" => r.torchaudio_absent.as_deref(),
+                    _ => None,
+                };
+                notes.push(FixStep::Prose(format!(
+                    "{}; {}. Remove it:",
+                    fit.describe(name, installed, &r.version),
+                    absent.map_or_else(
+                        || format!(
+                            "no {name} paired with torch {} is in the knowledge base",
+                            r.version
+                        ),
+                        |why| format!("no {name} is made for torch {}: {why}", r.version)
+                    )
+                )));
+            }
+            None => notes.push(FixStep::Prose(format!(
+                "It stays: {}",
+                fit.describe(name, installed, &r.version)
             ))),
         }
     }
-    let mut uninstall_audio = None;
-    if cur.torchaudio.is_some() {
-        match &r.torchaudio {
-            Some(ta) => {
-                pins.push(pin("torchaudio", ta));
-                torchaudio = Some(ta.clone());
-            }
-            None => {
-                uninstall_audio = Some(match &r.torchaudio_absent {
-                    Some(why) => format!("No torchaudio is made for torch {}: {why}. Remove it:", r.version),
-                    None => format!(
-                        "Which torchaudio pairs with torch {} is not in the knowledge base; remove the installed one:",
-                        r.version
-                    ),
-                });
-            }
-        }
-    }
     let index = (!from_default_index).then(|| format!("{PYTORCH_INDEX}/{tag}"));
-    let install = target.install(&crate::Install::pins(pins).index(index));
+    let op = crate::Install::pins(pins).index(index);
+    let install = target.install(&op);
+    let project_note = target.project_note(&op);
     if target.conda_pytorch {
         steps.push(FixStep::Prose(
             "torch here is conda's pytorch package: remove it with conda first, then install the wheels with the environment's pip".into(),
@@ -253,9 +259,12 @@ fn build_remedy(
         )));
     }
     steps.insert(0, target.step(install));
-    if let Some(why) = uninstall_audio {
-        steps.push(FixStep::Prose(why));
-        steps.push(target.step(target.uninstall(&["torchaudio"])));
+    if let Some(n) = project_note {
+        steps.insert(1, n);
+    }
+    steps.extend(notes);
+    if !remove.is_empty() {
+        steps.push(target.step(target.uninstall(&remove)));
     }
     Remedy {
         torch: r.version.clone(),
@@ -296,6 +305,7 @@ mod tests {
                 installer,
                 conda_pytorch: false,
                 windows: false,
+                project: None,
             }),
             ..PlanInput::default()
         }
@@ -382,9 +392,45 @@ mod tests {
     }
 
     #[test]
-    fn companions_pair_by_series() {
-        assert!(same_series("2.11.1", "2.11.0"));
-        assert!(!same_series("2.11.1", "2.12.0"));
-        assert!(same_series("0.26.0+cu130", "0.26.0"));
+    fn a_companion_is_removed_only_when_it_does_not_work_with_the_torch_that_stays() {
+        let kb = Kb::embedded();
+        let mut i = input(
+            "580.95.05",
+            &["9.0"],
+            "2.15.0",
+            Some("0.28.0"),
+            Installer::Uv,
+        );
+        let cur = i.current.as_mut().unwrap();
+        cur.torch_cuda = Some("13.2".parse().unwrap());
+        cur.torchaudio = Some("2.11.1".into());
+        cur.requires
+            .insert("torchaudio".into(), vec!["torch>=2.11".into()]);
+        let r = remedy(kb, &i).unwrap().unwrap();
+        assert!(r.keeps_torch);
+        assert!(
+            r.steps.iter().all(|s| !s.contains("uninstall")),
+            "{:?}",
+            r.steps
+        );
+        assert!(r.steps[0].contains("torchvision==0.29.2"), "{:?}", r.steps);
+        assert!(!r.steps[0].contains("torchaudio"), "{:?}", r.steps);
+        // torchaudio whose metadata refuses torch 2.15 (and no release paired with it): removed,
+        // with its own requirement as the reason.
+        let cur = i.current.as_mut().unwrap();
+        cur.torchaudio = Some("2.10.0".into());
+        cur.requires
+            .insert("torchaudio".into(), vec!["torch==2.10.0".into()]);
+        let r = remedy(kb, &i).unwrap().unwrap();
+        let last = r.steps.last().unwrap();
+        assert_eq!(
+            last.text(),
+            "uv pip uninstall --python '/opt/my venv/bin/python' torchaudio"
+        );
+        assert!(
+            r.steps.iter().any(|s| s.contains("torch==2.10.0")),
+            "{:?}",
+            r.steps
+        );
     }
 }

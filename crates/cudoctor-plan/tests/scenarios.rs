@@ -373,10 +373,6 @@ fn current_env_problems_are_named_with_the_fix() {
         cur.findings.iter().any(|f| f.contains("0.20.1")),
         "{cur:#?}"
     );
-    assert!(
-        cur.findings.iter().any(|f| f.contains("built for cu121")),
-        "{cur:#?}"
-    );
     // A CPU wheel on a GPU machine.
     let mut i = base;
     i.current = Some(CurrentEnv {
@@ -487,4 +483,39 @@ fn odd_inputs_give_errors_or_empty_plans_never_panics() {
     });
     let cur = plan(kb(), &i).unwrap().current.unwrap();
     assert!(!cur.ok);
+}
+
+#[test]
+fn with_the_gpu_out_of_reach_the_plan_keeps_the_installed_cuda_torch() {
+    // A container started without GPU access shows no driver and no GPU: the plan must not
+    // replace the environment's CUDA torch with a CPU build.
+    let mut i = input(None, &[], Some("3.11"));
+    i.current = Some(CurrentEnv {
+        torch: Some("2.15.0".into()),
+        torch_cuda: Some("13.2".parse().unwrap()),
+        ..CurrentEnv::default()
+    });
+    i.first = Some(cudoctor_plan::FirstFix {
+        code: "PLT001".into(),
+        title: "This docker container has no GPU access".into(),
+        fix: vec![],
+    });
+    let p = plan(kb(), &i).unwrap();
+    assert!(p.keeps_installed);
+    assert_eq!(
+        (p.torch.as_deref(), p.variant.as_deref()),
+        (Some("2.15.0"), Some("cu132"))
+    );
+    assert!(p.reasons[0].contains("PLT001"), "{:?}", p.reasons);
+    let cur = p.current.unwrap();
+    assert!(cur.findings[0].contains("not judged until the GPU is reachable"));
+    // A CPU torch there: no build is chosen (nothing says which CUDA build the GPU needs).
+    i.current.as_mut().unwrap().torch = Some("2.15.0+cpu".into());
+    i.current.as_mut().unwrap().torch_cuda = None;
+    let p = plan(kb(), &i).unwrap();
+    assert_eq!(p.variant, None);
+    assert!(p.commands.pip.is_none());
+    // Without the root finding, a machine without GPU gets the CPU build as before.
+    i.first = None;
+    assert_eq!(plan(kb(), &i).unwrap().variant.as_deref(), Some("cpu"));
 }

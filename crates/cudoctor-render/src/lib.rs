@@ -57,6 +57,10 @@ pub struct Summary {
     /// The id of the first root-cause error (else warning), in checking order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_root_cause: Option<String>,
+    /// The id of every root-cause error (no `caused_by`), ordered by layer: each needs its own
+    /// fix (a container without GPUs and a torchvision of another release are two).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub root_causes: Vec<String>,
 }
 
 impl Summary {
@@ -131,10 +135,47 @@ impl<'a> Report<'a> {
             .or_else(|| roots().find(|f| f.severity == Severity::Warning))
     }
 
+    /// Every root-cause error (no `caused_by`), ordered by layer (checking order within one).
+    pub fn root_causes(&self) -> Vec<&'a Finding> {
+        let mut roots: Vec<&Finding> = self
+            .findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error && !f.is_consequence())
+            .collect();
+        roots.sort_by_key(|f| Layer::ALL.iter().position(|l| *l == f.layer));
+        roots
+    }
+
+    /// One line per root cause when there are several ("PLT001 This docker container has no
+    /// GPU access (Platform)"); empty for one or none (the verdict names it).
+    pub(crate) fn root_cause_lines(&self) -> Vec<String> {
+        let roots = self.root_causes();
+        if roots.len() < 2 {
+            return Vec::new();
+        }
+        roots
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {} ({})",
+                    f.code,
+                    cudoctor_types::inert::line(f.title.trim_end_matches('.')),
+                    f.layer.title()
+                )
+            })
+            .collect()
+    }
+
     /// The summary's closing sentence; `warnings_at` says where the warnings stand relative to
     /// it on the page ("above", "below").
     pub(crate) fn verdict(&self, warnings_at: &str) -> String {
+        let roots = self.root_causes().len();
         match self.first_broken_layer() {
+            Some(layer) if roots > 1 => {
+                format!(
+                    "The first broken link: {layer}. {roots} root causes, each with its own fix:"
+                )
+            }
             Some(layer) => match self.first_root_cause() {
                 Some(root) => format!(
                     "The first broken link: {layer}. Root cause: {} {}.",
@@ -162,13 +203,8 @@ impl<'a> Report<'a> {
             warnings: count(Severity::Warning),
             infos: count(Severity::Info),
             consequences: self.findings.iter().filter(|f| f.is_consequence()).count(),
-            first_root_cause: self.first_root_cause().map(|f| {
-                if f.id.is_empty() {
-                    f.code.clone()
-                } else {
-                    f.id.clone()
-                }
-            }),
+            first_root_cause: self.first_root_cause().map(id_of),
+            root_causes: self.root_causes().into_iter().map(id_of).collect(),
         }
     }
 
@@ -178,6 +214,15 @@ impl<'a> Report<'a> {
             .iter()
             .find(|f| f.severity == Severity::Error && !f.is_consequence())
             .map(|f| f.layer.title())
+    }
+}
+
+/// A finding's id in the summary: its id, else its code.
+fn id_of(f: &Finding) -> String {
+    if f.id.is_empty() {
+        f.code.clone()
+    } else {
+        f.id.clone()
     }
 }
 
@@ -284,10 +329,31 @@ mod tests {
             findings: &broken,
         };
         assert_eq!(r.summary().counts(), "2 errors, 0 warnings, 1 note");
+        // Two root causes: the verdict says so, one line each, ordered by layer.
+        assert_eq!(
+            r.verdict("below"),
+            "The first broken link: Driver. 2 root causes, each with its own fix:"
+        );
+        assert_eq!(r.root_cause_lines(), vec!["TST001 t (Driver)"; 2]);
+        assert_eq!(r.summary().root_causes, vec!["TST001", "TST001"]);
+        let mut platform = finding(Layer::Platform, Severity::Error);
+        platform.code = "TST002".into();
+        let two = [finding(Layer::Framework, Severity::Error), platform];
+        let r = Report {
+            snapshot: &s,
+            findings: &two,
+        };
+        assert_eq!(r.summary().root_causes, vec!["TST002", "TST001"]);
+        let one = [finding(Layer::Driver, Severity::Error)];
+        let r = Report {
+            snapshot: &s,
+            findings: &one,
+        };
         assert_eq!(
             r.verdict("below"),
             "The first broken link: Driver. Root cause: TST001 t."
         );
+        assert!(r.root_cause_lines().is_empty());
         let r = Report {
             snapshot: &s,
             findings: &[],

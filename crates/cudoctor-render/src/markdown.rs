@@ -19,7 +19,14 @@ pub fn render_markdown(report: &Report) -> String {
             .map(|l| format!(" — first broken link: {l}"))
             .unwrap_or_default()
     );
-    if let Some(root) = report.first_root_cause() {
+    let roots = report.root_cause_lines();
+    if !roots.is_empty() {
+        let _ = writeln!(out, "Root causes, each with its own fix:\n");
+        for l in &roots {
+            let _ = writeln!(out, "- {}", inert::markdown(l));
+        }
+        let _ = writeln!(out);
+    } else if let Some(root) = report.first_root_cause() {
         let _ = writeln!(
             out,
             "Root cause: `{}` {}\n",

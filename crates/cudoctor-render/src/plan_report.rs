@@ -36,7 +36,7 @@ fn platform_command(out: &mut String, p: &Plan, first: &str, cmd: &str) {
 /// to avoid and the other installers' commands only with `--verbose`. Every value is shown on
 /// its own line as check's text shows it ([`line`]): a version, name or path from the machine
 /// that holds a newline or an escape sequence shows as `\n`/`\e`, never as a forged line.
-pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String {
+pub fn render_plan_text(p: &Plan, installer: Option<Installer>, verbose: bool) -> String {
     let mut out = String::new();
     // The machine's own problem first: no torch build runs on a GPU the process cannot reach.
     if let Some(first) = &p.first {
@@ -55,7 +55,11 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
             &mut out,
             "",
             "  ",
-            "The build below is for what this machine shows now; once the GPU is reachable, run cudoctor plan again.",
+            if p.keeps_installed {
+                "Until the GPU is reachable no other build can be judged: keep the torch this environment has, and run cudoctor plan again once the GPU is reachable."
+            } else {
+                "Until the GPU is reachable no build can be judged here: run cudoctor plan again once the GPU is reachable."
+            },
         );
         let _ = writeln!(out);
     }
@@ -122,6 +126,18 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
         let _ = writeln!(out);
     }
     match (&p.torch, &p.variant) {
+        (Some(t), Some(v)) if p.keeps_installed => {
+            prose(
+                &mut out,
+                "",
+                "  ",
+                &format!(
+                    "Keep torch {} ({}), the build installed in this environment: nothing to install before the GPU is reachable",
+                    line(t),
+                    line(v)
+                ),
+            );
+        }
         (Some(t), Some(v)) => {
             let companions: Vec<String> = [
                 ("torchvision", &p.torchvision),
@@ -155,11 +171,48 @@ pub fn render_plan_text(p: &Plan, installer: Installer, verbose: bool) -> String
                 "Jetson: install NVIDIA's PyTorch wheel for your JetPack release (JetPack builds are not in the knowledge base, so no command is printed)",
             );
         }
+        _ if p.first.is_some() => {
+            let _ = writeln!(
+                out,
+                "No torch build is chosen: this machine shows no GPU, and a CPU build would replace what the GPU needs."
+            );
+        }
         _ => {
             let _ = writeln!(out, "No torch build fits these constraints.");
         }
     }
-    let preferred = p.commands.preferred(installer);
+    // With the GPU out of reach the installed build is kept: an install line would only
+    // reinstall it (the commands stay under --verbose, for a new environment).
+    let preferred = p
+        .commands
+        .headline(installer)
+        .filter(|_| !p.keeps_installed);
+    // The installer asked for (`--installer`) has no command of its own here: say why.
+    if let (Some(i), Some(_), false) = (installer, &p.variant, p.keeps_installed) {
+        let own = match i {
+            Installer::Conda => preferred.is_some_and(|c| c.starts_with("conda ")),
+            Installer::Uv => preferred.is_some_and(|c| c.starts_with("uv ")),
+            Installer::Pip => preferred.is_some_and(|c| c.contains("pip install")),
+        };
+        let why: Vec<&String> = p
+            .commands
+            .notes
+            .iter()
+            .filter(|n| n.starts_with(&format!("no {} command", i.name())))
+            .collect();
+        if !own || !why.is_empty() {
+            let _ = writeln!(out);
+            for n in why {
+                prose(&mut out, "  ", "    ", &line(n));
+            }
+        }
+    }
+    let preferred = match installer {
+        // No conda command anywhere: the environment's own (or pip's) after the reason.
+        Some(Installer::Conda) => preferred.or(p.commands.pip.as_deref()),
+        _ => preferred,
+    }
+    .filter(|_| !p.keeps_installed);
     if let Some(cmd) = preferred {
         let _ = writeln!(out);
         platform_command(&mut out, p, "  ", cmd);

@@ -59,6 +59,9 @@ pub fn render_text(report: &Report, style: Style) -> String {
             width()
         )
     );
+    for l in report.root_cause_lines() {
+        let _ = writeln!(out, "{}", wrap("  - ", "      ", &l, WIDTH));
+    }
     let sections: Vec<_> = report.sections().filter(|sec| !sec.is_empty()).collect();
     let shown: Vec<String> = sections
         .iter()
@@ -147,6 +150,9 @@ pub fn render_text(report: &Report, style: Style) -> String {
             width()
         )
     );
+    for l in report.root_cause_lines() {
+        let _ = writeln!(out, "{}", wrap("  - ", "      ", &l, WIDTH));
+    }
     if !report.findings.is_empty() {
         let _ = writeln!(
             out,

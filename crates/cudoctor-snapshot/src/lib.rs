@@ -63,8 +63,8 @@ pub use platform::{
     NVIDIA_MAJOR,
 };
 pub use python::{
-    CondaPackage, EnvInstaller, Installer, NumpyOnePin, Package, PythonEnv, PythonEnvKind,
-    TorchBuild, FOUND_VIA_PYTHON_OPTION,
+    CondaPackage, EnvInstaller, EnvProject, Installer, NumpyOnePin, Package, ProjectKind,
+    PythonEnv, PythonEnvKind, TorchBuild, FOUND_VIA_PYTHON_OPTION,
 };
 pub use run::{
     median, ChildExit, CollectiveCalls, CollectiveObservation, CompileObservation, CompileRequest,

@@ -48,11 +48,51 @@ pub struct PythonEnv {
     /// installed: built against NumPy 1, their extension modules fail to import under NumPy 2.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub numpy_1_pins: Vec<NumpyOnePin>,
+    /// The project that owns the environment (a uv, Poetry or Pixi project beside it), whose
+    /// declared requirements a fix edits; absent for an environment nobody declares.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<EnvProject>,
     /// A Windows environment (docs/windows.md): its paths are drive paths (`C:\...`), its
     /// interpreter `python.exe`, its packages in `Lib\site-packages`; fixes for it are
     /// PowerShell commands.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub windows: bool,
+}
+
+/// A project that declares an environment's requirements and makes the environment from its
+/// lock: a fix installed beside it is undone by the next sync, so the fix edits the project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvProject {
+    pub kind: ProjectKind,
+    /// The project directory (where its manifest is).
+    pub root: String,
+    /// The file that declares the requirements (`pyproject.toml`, `pixi.toml`), machine path.
+    pub manifest: String,
+    /// Its lock file (`uv.lock`, `poetry.lock`, `pixi.lock`), when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<String>,
+}
+
+/// The tool of a project that owns an environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProjectKind {
+    /// `pyproject.toml` + `uv.lock`, the environment its `.venv`.
+    Uv,
+    /// `pyproject.toml` + `poetry.lock`.
+    Poetry,
+    /// `pixi.toml` (or `pyproject.toml` with `[tool.pixi]`), the environment under `.pixi/envs/`.
+    Pixi,
+}
+
+impl ProjectKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ProjectKind::Uv => "uv",
+            ProjectKind::Poetry => "Poetry",
+            ProjectKind::Pixi => "Pixi",
+        }
+    }
 }
 
 /// The tool that installs packages into an environment; fixes are written in its commands.

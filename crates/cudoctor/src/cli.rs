@@ -308,8 +308,10 @@ pub struct PlanArgs {
     /// read as --python-version, its old spelling.
     #[arg(long, value_name = "PATH", value_parser = path_text())]
     pub python: Option<String>,
-    #[arg(long, value_name = "pip|uv|conda", default_value = "pip")]
-    pub installer: String,
+    /// The installer whose command to headline (default: the environment's own installer,
+    /// naming its interpreter; pip without an environment).
+    #[arg(long, value_name = "pip|uv|conda")]
+    pub installer: Option<String>,
     /// Plan for this platform: linux-x86_64, linux-aarch64 (Grace Hopper / Grace Blackwell
     /// servers), windows, jetson (default: the detected machine's; linux-x86_64 with --no-detect).
     #[arg(long, value_name = "PLATFORM")]

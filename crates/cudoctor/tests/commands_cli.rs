@@ -405,6 +405,55 @@ fn plan_python_names_the_environment_to_plan_for() {
     assert!(r.stderr.contains("--python-version"), "{}", r.stderr);
 }
 
+/// plan's headline command installs into the environment it plans for, in that environment's
+/// own installer: never a bare `pip install` that lands in whatever pip is first on PATH.
+#[test]
+fn plan_writes_its_command_for_the_environment_in_its_own_installer() {
+    let mut m = FakeMachine::new();
+    m.driver(
+        "580.95.05",
+        "13.0",
+        &[Gpu::new("NVIDIA GeForce RTX 3090", "8.6")],
+    );
+    m.venv("/opt/uv env", "2.11.0+cu130", Some("13.0"), &[]);
+    m.file(
+        "/opt/uv env/pyvenv.cfg",
+        "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\nuv = 0.9.0\n",
+    );
+    let r = m.run(&["plan", "--python", "/opt/uv env"]);
+    assert!(
+        r.stdout
+            .contains("uv pip install --python '/opt/uv env/bin/python' torch=="),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        !r.stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with("pip install")),
+        "{}",
+        r.stdout
+    );
+    let v: Value = serde_json::from_str(
+        &m.run(&["plan", "--python", "/opt/uv env", "--format", "json"])
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        v["commands"]["env"]["shell"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("uv pip install --python")),
+        "{v:#}"
+    );
+    // --installer pip on an env without pip: uv's command, and why.
+    let r = m.run(&["plan", "--python", "/opt/uv env", "--installer", "pip"]);
+    assert!(r.stdout.contains("has no pip"), "{}", r.stdout);
+    // --installer conda: a command or the reason there is none, never nothing.
+    let r = m.run(&["plan", "--python", "/opt/uv env", "--installer", "conda"]);
+    assert!(r.stdout.contains("no conda command"), "{}", r.stdout);
+    assert!(r.stdout.contains("uv pip install --python"), "{}", r.stdout);
+}
+
 // ---------------------------------------------------------------- explain
 
 const NO_KERNEL_IMAGE: &str = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nRuntimeError: CUDA error: no kernel image is available for execution on the device\nCUDA kernel errors might be asynchronously reported at some other API call.\n";

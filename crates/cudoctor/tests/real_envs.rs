@@ -2452,3 +2452,173 @@ fn requirements_read_before_the_hashed_symbols_are_every_undefined_symbol_of_rea
         assert!(checked > 100, "only {checked} libraries");
     }
 }
+
+#[test]
+fn a_companion_that_works_with_torch_is_kept_by_check_plan_and_the_fix() {
+    let Some(python) = real_env("companions-beside-torch-2.15") else {
+        return;
+    };
+    if !uv_on_path("a_companion_that_works_with_torch_is_kept_by_check_plan_and_the_fix") {
+        return;
+    }
+    let name = "companions-beside-torch-2.15";
+    let json = check_json(&python, None);
+    let root = one_root(name, &json, "FW002");
+    // check: torchvision of another release is the one companion judged wrong; torchaudio
+    // 2.11.1 (its metadata: torch>=2.11) is kept, and its fix says so without removing it.
+    let titles: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "FW002")
+        .map(|f| f["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles.len(), 1, "{titles:?}");
+    assert!(titles[0].contains("torchvision 0.28.0"), "{titles:?}");
+    let cmds = fix_commands(&root);
+    assert!(
+        cmds.iter()
+            .all(|c| !c.contains("uninstall") && !c.contains("torchaudio")),
+        "{cmds:?}"
+    );
+    let fix_text = root["fix"].to_string();
+    assert!(fix_text.contains("torch>=2.11"), "{fix_text}");
+    // plan says the same of both companions, and its remedy is check's, word for word.
+    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["plan", "--format", "json", "--python"])
+        .arg(&python)
+        .output()
+        .unwrap();
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["remedy"]["steps"], root["fix"], "{plan:#}");
+    let said = plan["current"]["findings"].to_string();
+    assert!(
+        said.contains("torchaudio 2.11.1 works with torch 2.15.0"),
+        "{said}"
+    );
+    assert!(said.contains("torchvision 0.28.0 does not pair"), "{said}");
+    // Ground truth: the printed command, run in a copy of the env, repairs it, and torchaudio
+    // still imports there.
+    let copy = fix_repairs_from(name, "FW002", &[], Index::Online);
+    let (ok, text) = python_says(
+        &copy.python(),
+        "import torch, torchvision, torchaudio; print(torchaudio.__version__)",
+    );
+    assert!(ok && text.contains("2.11.1"), "{text}");
+}
+
+/// A uv project's `.venv` with a companion installed by hand beside its lock: the fix edits the
+/// project (`uv add --project`), says which files change, and survives the next `uv sync`
+/// (a `uv pip install` into `.venv` would be undone by it).
+#[test]
+fn a_uv_projects_fix_edits_the_project_and_survives_uv_sync() {
+    // The project is made from uv's cache of the companions env (torch 2.15.0, torchaudio 2.11.1).
+    if real_env("companions-beside-torch-2.15").is_none()
+        || !uv_on_path("a_uv_projects_fix_edits_the_project_and_survives_uv_sync")
+    {
+        return;
+    }
+    let uv = |args: &[&str], dir: &Path| {
+        let out = Command::new("timeout")
+            .arg("600")
+            .arg("uv")
+            .args(args)
+            .current_dir(dir)
+            .env_remove("VIRTUAL_ENV")
+            .output()
+            .expect("uv (scripts/ci/uv.sh installs it into ~/.local/bin)");
+        assert!(
+            out.status.success(),
+            "uv {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let root = cache_dir().join(format!("uv-project-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let _cleanup = EnvCopy(root.clone());
+    std::fs::write(
+        root.join("pyproject.toml"),
+        "[project]\nname = \"p\"\nversion = \"0.1.0\"\nrequires-python = \">=3.11,<3.12\"\ndependencies = [\"torch==2.15.0\", \"torchaudio==2.11.1\"]\n",
+    )
+    .unwrap();
+    uv(&["sync", "-q", "--python", "python3.11"], &root);
+    // torchvision of another release, by hand beside the lock.
+    uv(
+        &[
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--python",
+            ".venv/bin/python",
+            "torchvision==0.28.0",
+        ],
+        &root,
+    );
+    let python = root.join(".venv/bin/python");
+    let json = check_json(&python, None);
+    let fw002 = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "FW002")
+        .cloned()
+        .expect("FW002");
+    let cmds = fix_commands(&fw002);
+    assert_eq!(cmds.len(), 1, "{cmds:?}");
+    assert!(cmds[0].starts_with("uv add --project "), "{cmds:?}");
+    assert!(
+        fw002["fix"].to_string().contains("pyproject.toml"),
+        "{fw002:#}"
+    );
+    assert_eq!(
+        json["snapshot"]["python_envs"][0]["project"]["kind"], "uv",
+        "{:#}",
+        json["snapshot"]["python_envs"][0]
+    );
+    let out = Command::new("timeout")
+        .args(["600", "sh", "-c", &cmds[0]])
+        .env_remove("VIRTUAL_ENV")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The next sync keeps it: the requirement is declared and locked.
+    uv(&["sync", "-q"], &root);
+    let after = check_json(&python, None);
+    assert!(
+        !problem_codes(&after).contains("FW002"),
+        "{:#?}",
+        findings(&after)
+    );
+    let (ok, text) = python_says(
+        &python,
+        "import torch, torchvision, torchaudio; print(torchvision.__version__, torchaudio.__version__)",
+    );
+    assert!(
+        ok && text.contains("0.29.2") && text.contains("2.11.1"),
+        "{text}"
+    );
+    let declared = std::fs::read_to_string(root.join("pyproject.toml")).unwrap();
+    assert!(declared.contains("torchvision==0.29.2"), "{declared}");
+}
+
+/// uv, which these tests run, is on PATH; else a SKIPPED line (a failure with
+/// CUDOCTOR_REQUIRE_TOOLS=1) and false.
+fn uv_on_path(test: &str) -> bool {
+    let found = Command::new("uv")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        cudoctor_testkit::skip_missing_tool(
+            test,
+            "uv is not on PATH (scripts/ci/uv.sh installs it into ~/.local/bin)",
+        );
+    }
+    found
+}

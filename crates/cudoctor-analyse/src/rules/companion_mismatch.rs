@@ -36,35 +36,30 @@ fn check(ctx: &Context) -> Vec<Finding> {
 
 fn judge(ctx: &Context, t: TorchEnv, name: &str) -> Option<Finding> {
     let pkg = t.env.package(name)?;
-    let (public, label) = match pkg.version.split_once('+') {
-        Some((p, l)) => (p, Some(l)),
-        None => (pkg.version.as_str(), None),
-    };
-    let release = ctx.kb.torch(t.torch.public_version());
-    let expected = release.and_then(|r| match name {
-        "torchvision" => r.torchvision.clone(),
-        _ => r.torchaudio.clone(),
-    });
-    let torch_label = t.torch.local_label();
-    // A companion names torch's release by major.minor: torchaudio 2.11.1 requires torch>=2.11,
-    // torchvision 0.29.1 accepts torch>=2.14.0. A patch difference is no mismatch.
-    let version_wrong =
-        expected
-            .as_deref()
-            .is_some_and(|e| match (major_minor(e), major_minor(public)) {
-                (Some(want), Some(have)) => want != have,
-                _ => false,
-            });
-    // Wheels from PyPI carry no label; NGC and source builds carry git hashes
-    // ("2.6.0a0+ecf3bae40a.nv25.01", "0.21.0a0+7c3b8f0") that say nothing about CUDA. A mismatch
-    // is only real when both carry a variant label.
-    let label_wrong = matches!(
-        (label, torch_label),
-        (Some(a), Some(b)) if is_variant_label(a) && is_variant_label(b) && a != b
+    let public = pkg
+        .version
+        .split_once('+')
+        .map_or(pkg.version.as_str(), |(p, _)| p);
+    let requires = crate::context::declared_requires(t.env, name);
+    // The one judgement of a companion, the same plan and every remedy make: the knowledge
+    // base's pair where it has one, else the companion's own metadata (torchaudio 2.11.1's
+    // `torch>=2.11` accepts torch 2.15); a variant label of another build than torch's.
+    let fit = cudoctor_plan::companion_fit(
+        ctx.kb,
+        name,
+        &pkg.version,
+        &requires,
+        t.torch.public_version(),
+        t.torch.local_label(),
     );
-    if !version_wrong && !label_wrong {
+    if !fit.is_wrong() {
         return None;
     }
+    let version_wrong = matches!(fit, cudoctor_plan::CompanionFit::OtherRelease { .. });
+    let expected = match &fit {
+        cudoctor_plan::CompanionFit::OtherRelease { pair, .. } => pair.clone(),
+        _ => None,
+    };
     let mut f = Finding::new(&RULE, "")
         .evidence(format!("torch {} in {}", t.torch.version, t.env.prefix))
         .evidence(format!("{name} {} in {}", pkg.version, pkg.location));
@@ -72,6 +67,16 @@ fn judge(ctx: &Context, t: TorchEnv, name: &str) -> Option<Finding> {
         f = f.evidence(format!(
             "torch {} was released with {name} {e} (knowledge base)",
             t.torch.public_version()
+        ));
+    }
+    if let cudoctor_plan::CompanionFit::OtherRelease {
+        refused_by: Some(req),
+        ..
+    } = &fit
+    {
+        f = f.evidence(format!(
+            "{name} {}'s metadata: Requires-Dist: {req}",
+            pkg.version
         ));
     }
     f.title = if version_wrong {
@@ -114,32 +119,6 @@ fn judge(ctx: &Context, t: TorchEnv, name: &str) -> Option<Finding> {
         }
     }
     Some(f)
-}
-
-/// The major.minor of a release ("0.26.0" -> (0, 26), "0.21.0a0" -> (0, 21)).
-fn major_minor(version: &str) -> Option<(u32, u32)> {
-    let mut parts = version.split('.');
-    let major = parts.next()?.parse().ok()?;
-    let minor: String = parts
-        .next()?
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    Some((major, minor.parse().ok()?))
-}
-
-/// A local label that names a build variant: `cu130`, `cpu`, `rocm6.4`.
-fn is_variant_label(label: &str) -> bool {
-    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
-    if label == "cpu" {
-        return true;
-    }
-    if let Some(n) = label.strip_prefix("cu") {
-        return digits(n);
-    }
-    label
-        .strip_prefix("rocm")
-        .is_some_and(|v| v.split('.').count() >= 2 && v.split('.').all(digits))
 }
 
 #[cfg(test)]
@@ -195,10 +174,6 @@ mod tests {
             &[("torchvision", "0.21.0a0+7c3b8f0")],
         );
         assert!(run(&RULE, &s).is_empty(), "{:?}", run(&RULE, &s));
-        assert!(is_variant_label("rocm6.4") && is_variant_label("cu118"));
-        assert!(
-            !is_variant_label("7c3b8f0") && !is_variant_label("cu") && !is_variant_label("rocm")
-        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! so in pyvenv.cfg (`uv = 0.9.5`) and has no pip; a conda env has `conda-meta/`; a
 //! distribution's `INSTALLER` file names the tool that installed it. Fixes are written for it.
 
-use cudoctor_snapshot::{EnvInstaller, Installer, PythonEnv};
+use cudoctor_snapshot::{EnvInstaller, EnvProject, Installer, ProjectKind, PythonEnv};
 
 use crate::host::Host;
 
@@ -71,6 +71,37 @@ pub fn detect(host: &Host, env: &PythonEnv) -> EnvInstaller {
     }
 }
 
+/// The project that owns `env`, read from the files beside it: a uv project (`pyproject.toml`
+/// and `uv.lock` beside its `.venv`), a Poetry project (`poetry.lock`), a Pixi workspace (the
+/// environment under `.pixi/envs/`, its `pixi.toml` or a `pyproject.toml` with `[tool.pixi]`).
+pub fn project(host: &Host, env: &PythonEnv) -> Option<EnvProject> {
+    let prefix = env.prefix.trim_end_matches('/');
+    let at = |root: &str, kind: ProjectKind, manifest: &str, lock: &str| {
+        let manifest = format!("{root}/{manifest}");
+        let lock = format!("{root}/{lock}");
+        host.is_file(&manifest).then(|| EnvProject {
+            kind,
+            root: root.to_string(),
+            manifest,
+            lock: host.is_file(&lock).then_some(lock),
+        })
+    };
+    if let Some((root, _)) = prefix.split_once("/.pixi/envs/") {
+        return at(root, ProjectKind::Pixi, "pixi.toml", "pixi.lock").or_else(|| {
+            let p = at(root, ProjectKind::Pixi, "pyproject.toml", "pixi.lock")?;
+            host.read_text(&p.manifest)
+                .ok()
+                .filter(|t| t.contains("[tool.pixi"))
+                .map(|_| p)
+        });
+    }
+    let root = prefix.strip_suffix("/.venv")?;
+    let uv = at(root, ProjectKind::Uv, "pyproject.toml", "uv.lock").filter(|p| p.lock.is_some());
+    uv.or_else(|| {
+        at(root, ProjectKind::Poetry, "pyproject.toml", "poetry.lock").filter(|p| p.lock.is_some())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,5 +160,37 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let (host, env) = env_at(d.path(), &[("/e/conda-meta/history", "")]);
         assert_eq!(detect(&host, &env).kind, Installer::Conda);
+    }
+
+    #[test]
+    fn the_project_beside_an_environment_owns_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (host, mut env) = env_at(
+            dir.path(),
+            &[
+                ("/p/pyproject.toml", "[project]\nname = \"p\"\n"),
+                ("/p/uv.lock", "version = 1\n"),
+                ("/q/pyproject.toml", "[tool.poetry]\n"),
+                ("/q/poetry.lock", ""),
+                ("/w/pixi.toml", "[workspace]\n"),
+                ("/w/pixi.lock", ""),
+                ("/n/pyproject.toml", "[project]\n"),
+            ],
+        );
+        env.prefix = "/p/.venv".into();
+        let p = project(&host, &env).unwrap();
+        assert_eq!(p.kind, ProjectKind::Uv);
+        assert_eq!(p.manifest, "/p/pyproject.toml");
+        assert_eq!(p.lock.as_deref(), Some("/p/uv.lock"));
+        env.prefix = "/q/.venv".into();
+        assert_eq!(project(&host, &env).unwrap().kind, ProjectKind::Poetry);
+        env.prefix = "/w/.pixi/envs/default".into();
+        let p = project(&host, &env).unwrap();
+        assert_eq!((p.kind, p.root.as_str()), (ProjectKind::Pixi, "/w"));
+        // A pyproject.toml without a lock declares no environment; a venv elsewhere has none.
+        env.prefix = "/n/.venv".into();
+        assert_eq!(project(&host, &env), None);
+        env.prefix = "/e".into();
+        assert_eq!(project(&host, &env), None);
     }
 }

@@ -191,6 +191,7 @@ fn read_env(host: &Host, prefix: &str, interpreter: Option<String>, via: &str) -
         env.conda_packages = site::conda_packages(host, prefix);
     }
     env.installer = Some(installer::detect(host, &env));
+    env.project = installer::project(host, &env);
     env.frameworks = frameworks::read(host, &env);
     env.declared = declared::read(host, &env);
     env.numpy_1_pins = numpy_abi::numpy_1_pins(host, &env);

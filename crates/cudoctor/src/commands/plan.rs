@@ -66,12 +66,13 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
         }
         Some(snap)
     };
-    let input = input(&kb, args, snap.as_ref(), cuda, old_version)?;
-    let mut plan = cudoctor_plan::plan(&kb, &input)?;
+    let mut input = input(&kb, args, snap.as_ref(), cuda, old_version)?;
     // What-if planning is about another machine: this one's GPU access is not.
-    if let Some(snap) = snap.as_ref().filter(|s| !what_if(args, Some(s))) {
-        first_fix(&mut plan, snap, &kb);
-    }
+    input.first = snap
+        .as_ref()
+        .filter(|s| !what_if(args, Some(s)))
+        .and_then(|s| first_fix(s, &kb));
+    let plan = cudoctor_plan::plan(&kb, &input)?;
     match args.format {
         IssueFormat::Json => crate::outln!(
             "{}",
@@ -79,10 +80,21 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
         ),
         IssueFormat::Markdown => crate::out!(
             "{}",
-            render_plan_markdown(&render_plan_text(&plan, input.installer, args.verbose))
+            render_plan_markdown(&render_plan_text(
+                &plan,
+                input.installer_given.then_some(input.installer),
+                args.verbose
+            ))
         ),
         IssueFormat::Text => {
-            crate::out!("{}", render_plan_text(&plan, input.installer, args.verbose))
+            crate::out!(
+                "{}",
+                render_plan_text(
+                    &plan,
+                    input.installer_given.then_some(input.installer),
+                    args.verbose
+                )
+            )
         }
     }
     let change_needed = plan.current.as_ref().is_some_and(|c| !c.ok);
@@ -96,10 +108,10 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
 /// check's root finding that keeps the machine's GPU out of reach (a container started without
 /// GPU access, no driver where a GPU is expected), with its fix, word for word: it comes before
 /// any torch build, and until it is fixed the current build is not judged here.
-fn first_fix(plan: &mut cudoctor_plan::Plan, snap: &Snapshot, kb: &cudoctor_kb::Kb) {
+fn first_fix(snap: &Snapshot, kb: &cudoctor_kb::Kb) -> Option<cudoctor_plan::FirstFix> {
     use cudoctor_analyse::{Severity, Subject};
     let findings = cudoctor_analyse::analyse(snap, kb);
-    let Some(f) = findings.into_iter().find(|f| {
+    let f = findings.into_iter().find(|f| {
         f.caused_by.is_none()
             && f.severity == Severity::Error
             && f.about.contains(&Subject::Driver)
@@ -107,26 +119,12 @@ fn first_fix(plan: &mut cudoctor_plan::Plan, snap: &Snapshot, kb: &cudoctor_kb::
                 .about
                 .iter()
                 .any(|s| matches!(s, Subject::TorchBuild { .. }))
-    }) else {
-        return;
-    };
-    // Whether the environment's build runs on the GPU waits for the fix; what is wrong with the
-    // environment whatever the GPU (two CUDA majors, a companion of another release) stays.
-    if let Some(c) = plan.current.as_mut() {
-        c.ok = false;
-        c.findings.insert(
-            0,
-            format!(
-                "whether its build runs on the GPU is not judged until the GPU is reachable ({}: {})",
-                f.code, f.title
-            ),
-        );
-    }
-    plan.first = Some(cudoctor_plan::FirstFix {
+    })?;
+    Some(cudoctor_plan::FirstFix {
         code: f.code,
         title: f.title,
         fix: f.fix,
-    });
+    })
 }
 
 fn input(
@@ -220,11 +218,16 @@ fn input(
         python,
         torch: args.torch.clone(),
         cuda,
-        installer: cudoctor_plan::parse_installer(&args.installer)?,
+        installer: match &args.installer {
+            Some(i) => cudoctor_plan::parse_installer(i)?,
+            None => Default::default(),
+        },
+        installer_given: args.installer.is_some(),
         current,
         build,
         target,
         platform,
+        first: None,
     })
 }
 
