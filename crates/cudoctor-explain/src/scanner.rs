@@ -585,7 +585,11 @@ impl State<'_> {
                         self.quiet.clear();
                     }
                     self.quiet.insert(k);
-                } else if own.iter().all(|&i| self.db.get(i).is_some_and(|s| s.require_equal.is_empty() && s.require_different.is_empty())) {
+                } else if own.iter().all(|&i| {
+                    self.db.get(i).is_some_and(|s| {
+                        s.require_equal.is_empty() && s.require_different.is_empty()
+                    })
+                }) {
                     if self.hot.len() >= MAX_QUIET {
                         self.hot.clear();
                     }

@@ -136,7 +136,11 @@ fn objects_text(out: &mut String, objects: &[&LibraryLinks], legend: &Legend) {
                     Some(p) => format!("{}  ({p})", demangle(s)),
                     None => demangle(s),
                 };
-                let _ = writeln!(out, "{}", wrap("      ", "        ", &line(&shown), width()));
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    wrap("      ", "        ", &line(&shown), width())
+                );
             }
         }
     }

@@ -60,7 +60,7 @@ pub fn render_text(report: &Report, style: Style) -> String {
         )
     );
     for l in report.root_cause_lines() {
-        let _ = writeln!(out, "{}", wrap("  - ", "      ", &l, WIDTH));
+        let _ = writeln!(out, "{}", wrap("  - ", "      ", &l, width()));
     }
     let sections: Vec<_> = report.sections().filter(|sec| !sec.is_empty()).collect();
     let shown: Vec<String> = sections
@@ -151,7 +151,7 @@ pub fn render_text(report: &Report, style: Style) -> String {
         )
     );
     for l in report.root_cause_lines() {
-        let _ = writeln!(out, "{}", wrap("  - ", "      ", &l, WIDTH));
+        let _ = writeln!(out, "{}", wrap("  - ", "      ", &l, width()));
     }
     if !report.findings.is_empty() {
         let _ = writeln!(
