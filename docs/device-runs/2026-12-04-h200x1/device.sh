@@ -18,7 +18,8 @@ from torch.utils.cpp_extension import load_inline
 cuda = r'''
 __global__ void add_one(float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1.0f; }
 void launch(torch::Tensor x) { add_one<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), x.numel());
-  C10_CUDA_KERNEL_LAUNCH_CHECK(); }
+  cudaError_t e = cudaGetLastError();
+  TORCH_CHECK(e == cudaSuccess, "CUDA error: ", cudaGetErrorString(e)); }
 '''
 cpp = "void launch(torch::Tensor x);"
 m = load_inline(name="sm80_ext", cpp_sources=cpp, cuda_sources=cuda, functions=["launch"], verbose=True,
@@ -41,7 +42,7 @@ echo "== run -- python (the observer at the failure)"
 TORCH_CUDA_ARCH_LIST=8.0 timeout 300 $B run --out $OUT/run.json -- $PY /tmp/ext.py > $OUT/run.txt 2>&1; echo "rc $?"
 tail -30 $OUT/run.txt
 echo "== the rebuild fix: the GPU's arch list, the stale build directory removed"
-rm -rf /tmp/torch_ext/*/sm80_ext
+rm -rf /tmp/torch_ext/*/sm80_ext /tmp/torch_ext/sm80_ext
 TORCH_CUDA_ARCH_LIST=9.0 timeout 400 $PY /tmp/ext.py > $OUT/ext-fixed.log 2>&1; echo "fixed rc $?"; tail -2 $OUT/ext-fixed.log
 timeout 120 $B check --python $PY > $OUT/check-after.txt 2>&1; echo "check after rc $?"; grep -c KRN002 $OUT/check-after.txt
 echo "== health facts vs nvidia-smi -q"
@@ -58,7 +59,11 @@ print("findings:", [(f["code"], f["severity"], f["title"][:80]) for f in s.get("
 PY
 grep -E -A3 "^    (Persistence Mode|Ecc Mode|ECC Errors|Retired Pages|Remapped Rows|Clocks Event Reasons|GPU Link Info|Inforom)" $OUT/smi-q.txt | head -80
 echo "== check --deep"; timeout 300 $B check --deep --python $PY > $OUT/check-deep.txt 2>&1; echo "rc $?"; tail -15 $OUT/check-deep.txt
-echo "== check wall (no options) vs collect_env, interleaved"
+echo "== check timings (in the repository copy, whose pyproject.toml makes it a project; and in /tmp)"
+CUDOCTOR_TIMINGS=1 timeout 60 $B check 2>&1 >/dev/null | tail -25
+(cd /tmp && CUDOCTOR_TIMINGS=1 timeout 60 $B check 2>&1 >/dev/null | tail -25)
+echo "== check wall (no options, run from /tmp) vs collect_env, interleaved"
+cd /tmp
 for i in $(seq 21); do t0=$(date +%s%N); $B check >/dev/null 2>&1; t1=$(date +%s%N); echo "check $(( (t1 - t0) / 1000 ))"; done > /tmp/w.txt
 for i in 1 2 3; do t0=$(date +%s%N); $PY -m torch.utils.collect_env >/dev/null 2>&1; t1=$(date +%s%N); echo "collect_env $(( (t1 - t0) / 1000 ))"; done >> /tmp/w.txt
 for m in check collect_env; do printf '%s median ' $m; grep "^$m " /tmp/w.txt | awk '{print $2}' | sort -n | awk '{a[NR]=$1} END {printf "%.1f ms (min %.1f, max %.1f, n %d)\n", (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)/1000, a[1]/1000, a[NR]/1000, NR}'; done

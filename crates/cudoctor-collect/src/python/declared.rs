@@ -133,7 +133,11 @@ mod tests {
         };
         let d = read(&host, &env);
         assert_eq!(d.len(), 1);
-        assert_eq!(d[0].requires, vec!["torch==2.7.1".to_string()]);
+        // numpy is among the packages whose pins are read (an extension's NumPy ABI, FW030).
+        assert_eq!(
+            d[0].requires,
+            vec!["numpy".to_string(), "torch==2.7.1".to_string()]
+        );
         let t = d[0].built_for_torch.as_ref().unwrap();
         assert_eq!(t.version, "2.7.1+cu126");
         assert_eq!(t.source, format!("{sp}/xformers/cpp_lib.json"));

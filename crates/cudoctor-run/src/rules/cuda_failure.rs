@@ -143,6 +143,9 @@ fn no_kernel_image(facts: &RunFacts, p: &ProcessRecord) -> Finding {
         .iter()
         .filter(|l| failure.is_some_and(|f| f.mapped.contains(&l.images.path)))
         .filter(|l| !l.images.sass.is_empty() || !l.images.ptx.is_empty())
+        // cuFFT's fat binary is a stub (its kernels live outside it, as KRN002 knows): its
+        // sm_75 SASS is not what it runs on the GPU.
+        .filter(|l| cudoctor_fatbin::outside::kernels_outside_fat_binary(&l.images.path).is_none())
         .collect();
     let ccs = gpus(facts, p);
     let archs = |l: &FailureLibrary| {
@@ -392,11 +395,19 @@ mod tests {
     fn the_mapped_extension_without_the_gpus_arch_is_named_with_its_rebuild() {
         let mut facts = run_of(vec![failed(
             "CUDA error: no kernel image is available for execution on the device",
-            &[TORCH, EXT, "/usr/lib/libc.so.6"],
+            &[
+                TORCH,
+                EXT,
+                "/usr/lib/libc.so.6",
+                "/v/lib/python3.12/site-packages/nvidia/cu13/lib/libcufft.so.12",
+            ],
         )]);
         facts.command = vec!["python".into(), "train.py".into()];
+        // cuFFT's stub cubin (sm_75 only, as on the H200 machine) is mapped too: not a culprit.
+        let cufft = "/v/lib/python3.12/site-packages/nvidia/cu13/lib/libcufft.so.12";
         facts.failure_libraries = vec![
             lib(TORCH, &["sm_80", "sm_90", "sm_100"], None),
+            lib(cufft, &["sm_75"], None),
             lib(
                 EXT,
                 &["sm_80"],
@@ -417,9 +428,13 @@ mod tests {
             "{steps:?}"
         );
         assert_eq!(steps[1], "TORCH_CUDA_ARCH_LIST=\"9.0\" python train.py");
+        assert!(!steps.iter().any(|s| s.contains("libcufft")), "{steps:?}");
         // torch's own library runs there: not named.
         assert!(
-            !f[0].evidence.iter().any(|e| e.starts_with(TORCH)),
+            !f[0]
+                .evidence
+                .iter()
+                .any(|e| e.starts_with(TORCH) || e.contains("libcufft")),
             "{:?}",
             f[0].evidence
         );
