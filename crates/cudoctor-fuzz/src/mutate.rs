@@ -170,7 +170,7 @@ fn byte_edit(rng: &mut Rng, out: &mut Vec<u8>, corpus: &[Vec<u8>]) {
             }
             let bytes = v.to_le_bytes();
             for (k, b) in bytes.iter().take(width).enumerate() {
-                if let Some(slot) = out.get_mut(at + k) {
+                if let Some(slot) = at.checked_add(k).and_then(|i| out.get_mut(i)) {
                     *slot = *b;
                 }
             }
@@ -236,7 +236,7 @@ fn elf_size(rng: &mut Rng, len: usize) -> u64 {
 
 fn put(out: &mut [u8], at: usize, v: u64, width: usize) {
     for (k, b) in v.to_le_bytes().iter().take(width).enumerate() {
-        if let Some(slot) = out.get_mut(at + k) {
+        if let Some(slot) = at.checked_add(k).and_then(|i| out.get_mut(i)) {
             *slot = *b;
         }
     }
