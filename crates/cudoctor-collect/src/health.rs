@@ -10,16 +10,21 @@
 //! is not read (it would mean running journalctl or parsing its binary files): a kernel log
 //! that rotated out of the ring buffer is not seen.
 
+#[cfg(unix)]
 use std::io::Read;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::SystemTime;
+#[cfg(unix)]
+use std::time::{Duration, Instant};
 
 use cudoctor_snapshot::{DcgmDiag, DcgmTest, HealthFacts, KernelLog, KernelLogRead, XidEvent};
 
 use crate::host::Host;
 
 /// Most bytes of kernel log read (the ring buffer is 256 KiB to a few MiB on servers).
+#[cfg(unix)]
 const MAX_KMSG_BYTES: usize = 16 << 20;
 /// Most time spent reading it.
+#[cfg(unix)]
 const MAX_KMSG_TIME: Duration = Duration::from_millis(300);
 /// Xid events kept; further ones are counted.
 const MAX_XIDS: usize = 256;

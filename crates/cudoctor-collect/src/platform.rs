@@ -225,6 +225,7 @@ fn open_nvidiactl() -> NodeOpen {
     NodeOpen::Missing
 }
 
+#[cfg(unix)]
 fn node_open_error(errno: i32) -> NodeOpen {
     match errno {
         1 => NodeOpen::NotPermitted,

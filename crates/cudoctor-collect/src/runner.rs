@@ -552,6 +552,7 @@ pub fn run(
             }
         }
     };
+    let child_id = child.id();
     // (is stderr, a chunk or None at the end of the stream)
     let (tx, rx) = mpsc::channel::<(bool, Option<Vec<u8>>)>();
     fn reader(

@@ -99,6 +99,7 @@ pub fn scan_file_with(path: &Path, opts: &ScanOptions) -> Result<FileImages, Sca
 /// How many times its allocated bytes a file may claim before it is taken for holes: a
 /// library is never sparse, and even a compressing file system stores code at a few times
 /// less, not this.
+#[cfg(unix)]
 const MOST_HOLES_RATIO: u64 = 64;
 
 /// A file whose size is mostly holes (a 4 KB file that claims gigabytes, so a section header
