@@ -167,6 +167,23 @@ fn windows_messages_are_explained_on_any_os() {
     assert_eq!(e.category, Category::WindowsDll);
 }
 
+/// A Windows DLL failure in a portable ComfyUI: no fix installs torch from PyPI (its Windows
+/// torch is the CPU build and would replace the CUDA one), and no command runs the python on
+/// PATH instead of the one the log names.
+#[test]
+fn a_windows_dll_failure_never_installs_pypis_cpu_torch() {
+    let e = explain_str(
+        r#"OSError: [WinError 126] The specified module could not be found. Error loading "C:\ComfyUI_windows_portable\python_embeded\Lib\site-packages\torch\lib\fbgemm.dll" or one of its dependencies."#,
+    );
+    assert_eq!(e.category, Category::WindowsDll);
+    assert!(e.fix.iter().all(|f| !f.is_command()), "{:#?}", e.fix);
+    assert!(
+        e.fix.iter().any(|f| f.text().contains("python_embeded")),
+        "{:#?}",
+        e.fix
+    );
+}
+
 /// A terminal wraps at a fixed width, inside a word: the halves are read without a space too.
 #[test]
 fn a_message_wrapped_inside_a_word_is_read_whole() {
