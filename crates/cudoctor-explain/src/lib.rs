@@ -166,17 +166,9 @@ impl Engine {
         }
         let (title, cause, per_gpu, fix) = xid::describe(xids, &self.kb);
         let fault = xids.gpus.values().flatten().any(|s| {
-            self.kb.xid(s.xid).is_some_and(|r| {
-                matches!(
-                    r.action,
-                    Some(
-                        cudoctor_kb::XidAction::Reset
-                            | cudoctor_kb::XidAction::Reboot
-                            | cudoctor_kb::XidAction::ContactSupport
-                            | cudoctor_kb::XidAction::DrainAndReplace
-                    )
-                )
-            })
+            self.kb
+                .xid(s.xid)
+                .is_some_and(|r| cudoctor_kb::XidAction::is_fault(r.action))
         });
         if !(fault || matches!(e.category, Category::Unknown | Category::GpuHardware)) {
             e.evidence.extend(per_gpu);

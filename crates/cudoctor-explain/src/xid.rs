@@ -69,14 +69,7 @@ impl XidLog {
 
 /// How urgent an action is: the most urgent one of a GPU is its next step.
 fn urgency(a: Option<XidAction>) -> u8 {
-    match a {
-        Some(XidAction::DrainAndReplace) => 6,
-        Some(XidAction::Reboot) => 5,
-        Some(XidAction::Reset) => 4,
-        Some(XidAction::ContactSupport) => 3,
-        Some(XidAction::CheckApp) | Some(XidAction::RestartApp) => 2,
-        Some(XidAction::None) | None => 1,
-    }
+    XidAction::urgency(a)
 }
 
 /// What an action asks of the operator, in a few words.

@@ -562,6 +562,26 @@ pub enum XidAction {
     ContactSupport,
 }
 
+impl XidAction {
+    /// How urgent the action is (higher first): a GPU's most urgent event names its next step.
+    pub fn urgency(action: Option<XidAction>) -> u8 {
+        match action {
+            Some(XidAction::DrainAndReplace) => 6,
+            Some(XidAction::Reboot) => 5,
+            Some(XidAction::Reset) => 4,
+            Some(XidAction::ContactSupport) => 3,
+            Some(XidAction::CheckApp | XidAction::RestartApp) => 2,
+            Some(XidAction::None) | None => 1,
+        }
+    }
+
+    /// Whether the catalogue takes the GPU out of service for it (reset, reboot, replace,
+    /// support): a fault of the GPU rather than of the application.
+    pub fn is_fault(action: Option<XidAction>) -> bool {
+        XidAction::urgency(action) >= 3
+    }
+}
+
 /// One Xid event of NVIDIA's catalogue.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -50,26 +50,11 @@ pub(crate) fn pci_key(address: &str) -> Option<(u32, u32, u32)> {
 }
 
 fn urgent(a: Option<XidAction>) -> bool {
-    matches!(
-        a,
-        Some(
-            XidAction::Reset
-                | XidAction::Reboot
-                | XidAction::DrainAndReplace
-                | XidAction::ContactSupport
-        )
-    )
+    XidAction::is_fault(a)
 }
 
 fn rank(a: Option<XidAction>) -> u8 {
-    match a {
-        Some(XidAction::DrainAndReplace) => 6,
-        Some(XidAction::Reboot) => 5,
-        Some(XidAction::Reset) => 4,
-        Some(XidAction::ContactSupport) => 3,
-        Some(XidAction::CheckApp | XidAction::RestartApp) => 2,
-        Some(XidAction::None) | None => 1,
-    }
+    XidAction::urgency(a)
 }
 
 fn check(ctx: &Context) -> Vec<Finding> {
