@@ -263,25 +263,7 @@ impl Engine {
             let e = self.explained_by_clause(c, winner, &seen, stats, target);
             return in_container(e, container_line);
         }
-        let mut also_seen: Vec<AlsoSeen> = Vec::new();
-        for (index, s) in seen.iter().enumerate() {
-            let (Some(hit), Some(sig)) = (&s.first, self.db.get(index)) else {
-                continue;
-            };
-            if Some(index) == winner {
-                continue;
-            }
-            also_seen.push(AlsoSeen {
-                signature: sig.id.clone(),
-                category: sig.category,
-                role: sig.role,
-                line_no: hit.line_no,
-                text: hit.text.clone(),
-                count: s.count,
-            });
-        }
-        also_seen.sort_by_key(|a| a.line_no);
-        also_seen.truncate(MAX_ALSO_SEEN);
+        let also_seen = self.also_seen(&seen, winner);
 
         let Some(win) = winner.and_then(|w| Some((w, self.db.get(w)?, seen.get(w)?))) else {
             return self.unknown(&seen, stats, nonblank_lines, also_seen, target);
@@ -390,6 +372,29 @@ impl Engine {
         in_container(e, container_line)
     }
 
+    /// Every signature seen but `except` (the answer's), earliest first, bounded.
+    fn also_seen(&self, seen: &[scanner::SignatureSeen], except: Option<usize>) -> Vec<AlsoSeen> {
+        let mut out: Vec<AlsoSeen> = seen
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| Some(*index) != except)
+            .filter_map(|(index, s)| {
+                let (hit, sig) = (s.first.as_ref()?, self.db.get(index)?);
+                Some(AlsoSeen {
+                    signature: sig.id.clone(),
+                    category: sig.category,
+                    role: sig.role,
+                    line_no: hit.line_no,
+                    text: hit.text.clone(),
+                    count: s.count,
+                })
+            })
+            .collect();
+        out.sort_by_key(|a| a.line_no);
+        out.truncate(MAX_ALSO_SEEN);
+        out
+    }
+
     /// Whether a clause answers instead of the signatures: when none named a cause, or when the
     /// one that would win is a warning (by its role or its line's wording) and the clause is a
     /// specific one read from a fatal or error line of another family.
@@ -436,23 +441,7 @@ impl Engine {
             &c.fields,
             target.unwrap_or(&TargetEnv::generic()),
         ));
-        let mut also_seen: Vec<AlsoSeen> = seen
-            .iter()
-            .enumerate()
-            .filter_map(|(index, s)| {
-                let (hit, sig) = (s.first.as_ref()?, self.db.get(index)?);
-                Some(AlsoSeen {
-                    signature: sig.id.clone(),
-                    category: sig.category,
-                    role: sig.role,
-                    line_no: hit.line_no,
-                    text: hit.text.clone(),
-                    count: s.count,
-                })
-            })
-            .collect();
-        also_seen.sort_by_key(|a| a.line_no);
-        also_seen.truncate(MAX_ALSO_SEEN);
+        let also_seen = self.also_seen(seen, None);
         let mut evidence = vec![format!(
             "Read from the wording of line {} ({} of the {}), not from a known message: treat the cause as likely, not certain.",
             c.line_no,

@@ -372,16 +372,6 @@ fn fnv1a(data: &[u8]) -> u64 {
 const WRAP_MIN_CHARS: usize = 60;
 
 impl State<'_> {
-    /// Lines read as clauses other than informational ones (which never answer).
-    fn telling_clauses(&self) -> u64 {
-        self.out
-            .clauses
-            .iter()
-            .filter(|c| c.clause.severity != Severity::Info)
-            .map(|c| c.count)
-            .sum()
-    }
-
     /// A repeat of a line body whose signatures have all recorded what they keep (their first
     /// match with its fields, every distinct line they show): only counted again, with its rank.
     fn repeat_hot(&mut self, key: u64, rank: Option<u32>) -> bool {
@@ -468,26 +458,17 @@ impl State<'_> {
         if let Some(k) = quiet_key {
             if self.repeat_hot(k, rank) {
                 self.out.stats.repeated_lines += 1;
-                self.prev.clear();
-                if text.len() >= WRAP_MIN_CHARS {
-                    self.prev.push_str(shorten_ref(text, WINDOW_LINE_BYTES));
-                }
-                self.prev_candidate = true;
-                self.prev_hits.clear();
+                self.remember(text, true, Vec::new());
                 return;
             }
             if self.quiet.contains(&k) {
                 self.out.stats.repeated_lines += 1;
-                self.prev.clear();
-                if text.len() >= WRAP_MIN_CHARS {
-                    self.prev.push_str(shorten_ref(text, WINDOW_LINE_BYTES));
-                }
-                self.prev_candidate = false;
-                self.prev_hits.clear();
+                self.remember(text, false, Vec::new());
                 return;
             }
         }
-        let clauses_before = self.telling_clauses();
+        // Whether this line recorded what a repeat must record again: an Xid event, or a
+        // clause that can answer (informational clauses never do).
         let mut loud = false;
         let candidate = self.prefilter.may_match(text);
         let mut own: Vec<usize> = if candidate {
@@ -520,6 +501,7 @@ impl State<'_> {
                 loud = true;
             }
             if let Some(c) = clause::from_words(&clause_text, &words) {
+                loud |= c.severity != Severity::Info;
                 self.record_clause(line_no, &clause_text, rank, c);
             }
         }
@@ -578,8 +560,7 @@ impl State<'_> {
             });
         }
         if let Some(k) = quiet_key {
-            let same_clauses = self.telling_clauses() == clauses_before;
-            if !loud && joined_hits.is_empty() && same_clauses {
+            if !loud && joined_hits.is_empty() {
                 if own.is_empty() {
                     if self.quiet.len() >= MAX_QUIET {
                         self.quiet.clear();
@@ -597,12 +578,17 @@ impl State<'_> {
                 }
             }
         }
+        self.remember(text, candidate, own);
+    }
+
+    /// Keeps this line as the previous one, for the next line's wrapped-message join.
+    fn remember(&mut self, text: &str, candidate: bool, hits: Vec<usize>) {
         self.prev.clear();
         if text.len() >= WRAP_MIN_CHARS {
             self.prev.push_str(shorten_ref(text, WINDOW_LINE_BYTES));
         }
         self.prev_candidate = candidate;
-        self.prev_hits = own;
+        self.prev_hits = hits;
     }
 }
 
