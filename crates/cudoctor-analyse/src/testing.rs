@@ -156,6 +156,26 @@ pub fn windows_torch_env(
     env
 }
 
+/// An environment at `/v` with `packages` in its site directory (`lib/python<site>`), its
+/// interpreter `python_version`: the rest is the caller's to fill (frameworks, declared pins).
+pub fn packages_env(site: &str, python_version: &str, packages: &[(&str, &str)]) -> PythonEnv {
+    let sp = format!("/v/lib/python{site}/site-packages");
+    PythonEnv {
+        prefix: "/v".into(),
+        python_version: Some(python_version.into()),
+        site_packages: vec![sp.clone()],
+        packages: packages
+            .iter()
+            .map(|(n, v)| Package {
+                name: n.to_string(),
+                version: v.to_string(),
+                location: sp.clone(),
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
 pub fn torch_env(
     prefix: &str,
     version: &str,

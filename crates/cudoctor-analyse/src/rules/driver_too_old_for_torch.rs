@@ -433,27 +433,13 @@ mod tests {
 mod framework_tests {
     use super::*;
     use crate::testing::*;
-    use cudoctor_snapshot::{
-        CompanionPin, CudaBinding, Framework, FrameworkBuild, Package, PythonEnv,
-    };
+    use cudoctor_snapshot::{CompanionPin, CudaBinding, Framework, FrameworkBuild, PythonEnv};
 
     /// An env with one framework build (what the collector reads from the real wheels).
     fn env_with(build: FrameworkBuild, packages: &[(&str, &str)]) -> PythonEnv {
-        let sp = "/v/lib/python3.12/site-packages".to_string();
         PythonEnv {
-            prefix: "/v".into(),
-            python_version: Some("3.12.3".into()),
-            site_packages: vec![sp.clone()],
-            packages: packages
-                .iter()
-                .map(|(n, v)| Package {
-                    name: n.to_string(),
-                    version: v.to_string(),
-                    location: sp.clone(),
-                })
-                .collect(),
             frameworks: vec![build],
-            ..Default::default()
+            ..packages_env("3.12", "3.12.3", packages)
         }
     }
 

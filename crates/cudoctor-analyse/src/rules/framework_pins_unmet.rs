@@ -134,7 +134,7 @@ fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
 mod tests {
     use super::*;
     use crate::testing::*;
-    use cudoctor_snapshot::{CompanionPin, CudaBinding, FrameworkBuild, Package, PythonEnv};
+    use cudoctor_snapshot::{CompanionPin, CudaBinding, FrameworkBuild, PythonEnv};
 
     fn pin(by: &str, req: &str, installed: Option<&str>) -> CompanionPin {
         let r: Requirement = req.parse().unwrap();
@@ -148,7 +148,6 @@ mod tests {
 
     /// The jax-plugin-wrong-release env as the collector reads it (tests/fixtures/real/frameworks).
     fn jax_env(plugin: &str) -> PythonEnv {
-        let sp = "/v/lib/python3.11/site-packages".to_string();
         let pkgs = [
             ("jax", "0.10.2"),
             ("jaxlib", "0.10.2"),
@@ -156,17 +155,6 @@ mod tests {
             ("jax-cuda12-pjrt", "0.10.2"),
         ];
         PythonEnv {
-            prefix: "/v".into(),
-            python_version: Some("3.11.7".into()),
-            site_packages: vec![sp.clone()],
-            packages: pkgs
-                .iter()
-                .map(|(n, v)| Package {
-                    name: n.to_string(),
-                    version: v.to_string(),
-                    location: sp.clone(),
-                })
-                .collect(),
             frameworks: vec![FrameworkBuild {
                 framework: Framework::Jax,
                 version: "0.10.2".into(),
@@ -206,7 +194,7 @@ mod tests {
                 ],
                 ..Default::default()
             }],
-            ..Default::default()
+            ..packages_env("3.11", "3.11.7", &pkgs)
         }
     }
 

@@ -247,24 +247,11 @@ fn judge(ctx: &Context, env: &PythonEnv, unmet: &[&Unmet]) -> Finding {
 mod tests {
     use super::*;
     use crate::testing::*;
-    use cudoctor_snapshot::Package;
 
     fn env_with(pkgs: &[(&str, &str)], declared: Vec<DeclaredRequirements>) -> PythonEnv {
-        let sp = "/v/lib/python3.12/site-packages".to_string();
         PythonEnv {
-            prefix: "/v".into(),
-            python_version: Some("3.12.3".into()),
-            site_packages: vec![sp.clone()],
-            packages: pkgs
-                .iter()
-                .map(|(n, v)| Package {
-                    name: n.to_string(),
-                    version: v.to_string(),
-                    location: sp.clone(),
-                })
-                .collect(),
             declared,
-            ..Default::default()
+            ..packages_env("3.12", "3.12.3", pkgs)
         }
     }
 
