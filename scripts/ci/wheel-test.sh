@@ -111,7 +111,8 @@ exercise() { # LABEL ARCH COMMAND...
   local label=$1 arch=$2 out rc
   shift 2
   out=$("$@" --version) || fail "$label: --version exited $?"
-  [ "$out" = "cudoctor $version" ] || fail "$label: --version printed '$out'"
+  # The version, then the build's facts in parentheses (commit, date, knowledge base).
+  [[ $out == "cudoctor $version ("*")" ]] || fail "$label: --version printed '$out'"
   rc=0
   "$@" check >"$work/check.txt" 2>&1 || rc=$?
   { [ $rc = 0 ] || [ $rc = 1 ]; } || { cat "$work/check.txt"; fail "$label: check exited $rc"; }
