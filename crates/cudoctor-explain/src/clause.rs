@@ -677,6 +677,11 @@ pub fn words(line: &str) -> Words {
     w
 }
 
+/// Every word of the lexicon (for the scan's gate, which must see whatever a clause could).
+pub fn lexicon_words() -> impl Iterator<Item = &'static str> {
+    LEXICON.iter().map(|(w, _, _)| *w)
+}
+
 /// Whether the line holds any word of the lexicon: the cheap first test.
 pub fn mentions_any(line: &str) -> bool {
     lexicon().automaton.is_match(line)

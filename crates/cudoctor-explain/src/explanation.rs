@@ -53,6 +53,9 @@ pub struct ScanStats {
     /// Lines whose body repeated one already read and found quiet: not read again.
     #[serde(default)]
     pub repeated_lines: u64,
+    /// Lines passed over after one look: printable ASCII holding nothing any reader looks for.
+    #[serde(default)]
+    pub passed_over_lines: u64,
     /// A read error that ended the scan early (the answer covers what was read before it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub read_error: Option<String>,

@@ -19,6 +19,7 @@ pub mod clause;
 pub mod explanation;
 pub mod family;
 pub mod fields;
+pub mod gate;
 pub mod libraries;
 mod message_remedy;
 pub mod named;
@@ -38,6 +39,7 @@ pub use explanation::{
 pub use signatures::{DbError, FactsCheck, Role, SignatureDb};
 
 use cudoctor_plan::TargetEnv;
+use gate::Gate;
 use prefilter::Prefilter;
 use scanner::{pick_winner, scan, ScanOutcome};
 use std::borrow::Cow;
@@ -66,6 +68,8 @@ pub enum EngineError {
 pub struct Engine {
     db: SignatureDb,
     prefilter: Prefilter,
+    /// The first look at each line, built from the prefilter and every reader's words.
+    gate: Gate,
     kb: Cow<'static, Kb>,
     /// The environment the fixes' commands are written for; `None`: the `python` on PATH.
     target: Option<TargetEnv>,
@@ -90,9 +94,11 @@ impl Engine {
                 .iter()
                 .flat_map(|s| s.patterns.iter().map(|r| r.as_str())),
         );
+        let gate = Gate::new(&prefilter);
         Engine {
             db,
             prefilter,
+            gate,
             kb,
             target: None,
         }
@@ -121,14 +127,14 @@ impl Engine {
     /// Explains what `input` yields. The machine check is added by the caller from `check`'s
     /// findings on a snapshot ([`Explanation::with_machine`], `cudoctor_analyse::confirm`).
     pub fn explain<R: BufRead>(&self, input: R) -> Explanation {
-        let outcome = scan(input, &self.db, &self.prefilter);
+        let outcome = scan(input, &self.db, &self.prefilter, &self.gate);
         self.build(outcome, self.target.as_ref())
     }
 
     /// [`Engine::explain`] with the fixes' commands written for `target` (e.g. the environment
     /// a `--deep` probe ran in, whose failure `check` explains).
     pub fn explain_for<R: BufRead>(&self, input: R, target: &TargetEnv) -> Explanation {
-        let outcome = scan(input, &self.db, &self.prefilter);
+        let outcome = scan(input, &self.db, &self.prefilter, &self.gate);
         self.build(outcome, Some(target))
     }
 

@@ -39,6 +39,15 @@ fn patterns() -> Option<&'static [Regex; 3]> {
     .as_ref()
 }
 
+/// What a line must hold for [`Named::feed`] to find anything in it.
+pub const LITERALS: [&str; 5] = [
+    ".so",
+    ".dll",
+    ".pyd",
+    "torch_extensions",
+    "Loading extension module",
+];
+
 /// What a log names, gathered line by line.
 #[derive(Debug, Clone, Default)]
 pub struct Named {
@@ -50,11 +59,7 @@ pub struct Named {
 
 impl Named {
     pub fn feed(&mut self, line_no: u64, line: &str) {
-        let interesting = line.contains(".so")
-            || line.contains(".dll")
-            || line.contains(".pyd")
-            || line.contains("torch_extensions")
-            || line.contains("Loading extension module");
+        let interesting = LITERALS.iter().any(|l| line.contains(l));
         if !interesting {
             return;
         }

@@ -212,6 +212,11 @@ impl Prefilter {
         self.literals.iter().map(String::len).max().unwrap_or(0)
     }
 
+    /// Whether the prefilter can reject lines (every pattern requires a literal).
+    pub fn is_usable(&self) -> bool {
+        self.usable
+    }
+
     pub fn literals(&self) -> &[String] {
         &self.literals
     }

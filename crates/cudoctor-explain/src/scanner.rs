@@ -4,6 +4,7 @@
 
 use crate::clause::{self, Clause, Severity};
 use crate::explanation::ScanStats;
+use crate::gate::Gate;
 use crate::normalize::{normalize, strip_log_prefix, Normalized};
 use crate::prefilter::Prefilter;
 use crate::signatures::{Role, SignatureDb};
@@ -581,6 +582,32 @@ impl State<'_> {
         self.remember(text, candidate, own);
     }
 
+    /// Reads a line the gate passed over (no reader finds anything in it), unless it may
+    /// continue the previous line's wrapped message: then `false`, and it is read in full.
+    fn pass_over(&mut self, segment: &str) -> bool {
+        // Normalisation would collapse the runs of spaces (the only thing it changes here).
+        let collapsed;
+        let segment = if segment.contains("  ") {
+            collapsed = segment
+                .split(' ')
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
+            collapsed.as_str()
+        } else {
+            segment
+        };
+        let (_, text) = strip_rank_prefix(strip_log_prefix(segment));
+        let text = strip_log_prefix(text);
+        if self.prev.len() >= WRAP_MIN_CHARS && text.starts_with(|c: char| c.is_ascii_lowercase()) {
+            return false;
+        }
+        self.out.nonblank_lines += 1;
+        self.out.stats.passed_over_lines += 1;
+        self.remember(text, false, Vec::new());
+        true
+    }
+
     /// Keeps this line as the previous one, for the next line's wrapped-message join.
     fn remember(&mut self, text: &str, candidate: bool, hits: Vec<usize>) {
         self.prev.clear();
@@ -616,8 +643,14 @@ fn shorten_ref(s: &str, max: usize) -> &str {
     s.get(..end).unwrap_or_default()
 }
 
-/// Scans `input` against `db`.
-pub fn scan<R: BufRead>(input: R, db: &SignatureDb, prefilter: &Prefilter) -> ScanOutcome {
+/// Scans `input` against `db`. Lines `gate` passes over are only counted and kept as the
+/// previous line (for a wrapped message's join); `Gate::default()` reads every line in full.
+pub fn scan<R: BufRead>(
+    input: R,
+    db: &SignatureDb,
+    prefilter: &Prefilter,
+    gate: &Gate,
+) -> ScanOutcome {
     let out = ScanOutcome {
         seen: vec![SignatureSeen::default(); db.signatures.len()],
         ..Default::default()
@@ -651,6 +684,16 @@ pub fn scan<R: BufRead>(input: R, db: &SignatureDb, prefilter: &Prefilter) -> Sc
             state.out.stats.truncated_lines += 1;
         }
         let raw = reader.line();
+        if line_no > TYPED_LINES && state.pending.is_empty() {
+            let body = raw.trim_ascii();
+            if gate.passes_over(body) {
+                // Printable ASCII (the gate's bytes say so), so valid UTF-8.
+                let text = std::str::from_utf8(body).unwrap_or_default();
+                if text.is_empty() || state.pass_over(text) {
+                    continue;
+                }
+            }
+        }
         let text = String::from_utf8_lossy(raw);
         let text = text.strip_suffix('\r').unwrap_or(&text);
         if text.bytes().any(|b| b < 0x20 || b == 0x7f) {
