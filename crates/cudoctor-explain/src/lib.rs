@@ -244,6 +244,8 @@ impl Engine {
             && scanner::pick_clause(&clauses).is_none()
             && stats.lines <= scanner::HEAD_LINES
         {
+            // Across sentences a subject pairs only with a named failure: a generic "error"
+            // elsewhere in the report ("srun: error") says nothing of it.
             if let Some(c) = clause::read(&head) {
                 clauses.push(scanner::ClauseHit {
                     line_no: 1,
@@ -415,7 +417,16 @@ impl Engine {
         // The first failure is the root: a specific clause on a fatal line before the
         // signature's line names the cause the later line follows from.
         let earlier_fatal = c.clause.severity == clause::Severity::Fatal && c.line_no < hit.line_no;
-        (weak_signature && c.clause.severity <= clause::Severity::Error || earlier_fatal)
+        // An unresolved symbol's owner (read from its name or its library's path: the driver's
+        // entry point, NCCL's, a stub library) is more precise than a generic symptom
+        // signature read from the same line.
+        let symbol_owner = sig.role == Role::Symptom
+            && c.clause.failure == clause::Failure::UndefinedSymbol
+            && c.line_no == hit.line_no
+            && clause::symbol_owner(&c.text) == Some(c.clause.category);
+        (weak_signature && c.clause.severity <= clause::Severity::Error
+            || earlier_fatal
+            || symbol_owner)
             && c.clause.is_specific()
             && c.clause.category != sig.category
     }

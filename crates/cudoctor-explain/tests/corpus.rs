@@ -477,3 +477,40 @@ fn every_fix_of_the_corpus_is_a_command_for_the_env_or_prose() {
     }
     assert!(commands > 0, "no corpus case has an install command");
 }
+
+/// The tuning half's misses in full (text, what the thread established, the line explain read):
+/// `cargo test -p cudoctor-explain --test corpus -- --ignored --nocapture tuning_half_misses`.
+/// Only the tuning half: the test half's cases are never printed.
+#[test]
+#[ignore = "prints the tuning half's misses for study; not a check"]
+fn tuning_half_misses_in_full() {
+    let filter = std::env::var("CORPUS_MISS_FILTER").unwrap_or_default();
+    // CORPUS_SHOW_EXPECTED=<category>: every tuning case of that expected category, right or not.
+    let expected = std::env::var("CORPUS_SHOW_EXPECTED").unwrap_or_default();
+    for (h, c) in all_cases() {
+        if h != Half::Wave3Tune {
+            continue;
+        }
+        let e = explain_str(&c.text);
+        let shown = if expected.is_empty() {
+            !correct(&c, e.category)
+        } else if expected == "all" {
+            true
+        } else {
+            c.expected == expected
+        };
+        if !shown || !(filter.is_empty() || c.id.contains(&filter)) {
+            continue;
+        }
+        println!(
+            "=== {} expected {} got {} ({:?})\n  established: {}\n  read: {:?}\n--- text\n{}\n",
+            c.id,
+            c.expected,
+            e.category,
+            e.signature,
+            c.established,
+            e.matched.first().map(|m| (m.line_no, m.text.as_str())),
+            c.text.chars().take(2500).collect::<String>()
+        );
+    }
+}

@@ -190,6 +190,9 @@ fn a_message_wrapped_inside_a_word_is_read_whole() {
     let e = explain_str(
         "[rank0]:[E105 10:00:00.000000000 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpTyp\ne=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.\n",
     );
-    assert_eq!(e.category, Category::Nccl, "{e:#?}");
+    // The collective-timeout signature read the joined line (its fields); a timeout alone names
+    // no environment cause.
+    assert_eq!(e.signature.as_deref(), Some("nccl-collective-timeout"), "{e:#?}");
+    assert_eq!(e.category, Category::NotEnvironment, "{e:#?}");
     assert_eq!(e.fields.get("op").map(String::as_str), Some("ALLREDUCE"));
 }
