@@ -151,8 +151,18 @@ impl Engine {
 
     fn build(&self, mut outcome: ScanOutcome, target: Option<&TargetEnv>) -> Explanation {
         let xids = std::mem::take(&mut outcome.xids);
-        let named = std::mem::take(&mut outcome.named).finish();
-        let mut e = self.build_from_lines(outcome, target);
+        let named = std::mem::take(&mut outcome.named);
+        // A Windows log names its Python (a portable ComfyUI's python_embeded\python.exe):
+        // without an environment given, fixes are PowerShell commands for that interpreter.
+        let log_env = named.windows_target();
+        let target = target.or(log_env.as_ref());
+        // Used only by fixes written for Windows.
+        let torch_variant = named
+            .torch_variant()
+            .map(str::to_string)
+            .or_else(|| self.default_windows_variant());
+        let named = named.finish();
+        let mut e = self.build_from_lines(outcome, target, torch_variant.as_deref());
         e.named_binaries = named;
         self.with_xids(e, &xids)
     }
@@ -226,7 +236,26 @@ impl Engine {
         }
     }
 
-    fn build_from_lines(&self, outcome: ScanOutcome, target: Option<&TargetEnv>) -> Explanation {
+    /// The CUDA build of the newest torch that a plain Linux install gets, where PyTorch's
+    /// index has it for Windows too: the build a Windows fix installs when the log names none.
+    fn default_windows_variant(&self) -> Option<String> {
+        let release = self.kb.newest_torch()?;
+        let tag = release.pypi_default.as_deref()?;
+        let (variants, _) = self
+            .kb
+            .platform_variants(cudoctor_kb::Platform::Windows, release)?;
+        variants
+            .iter()
+            .any(|v| v.tag == tag)
+            .then(|| tag.to_string())
+    }
+
+    fn build_from_lines(
+        &self,
+        outcome: ScanOutcome,
+        target: Option<&TargetEnv>,
+        torch_variant: Option<&str>,
+    ) -> Explanation {
         let ScanOutcome {
             seen,
             clauses,
@@ -277,7 +306,24 @@ impl Engine {
             .map(|h| h.fields.clone())
             .unwrap_or_default();
         let cause = sig.render_cause(&fields);
-        let mut fix = sig.render_fixes(&fields, target);
+        let mut fix_fields = fields.clone();
+        if let Some(v) = torch_variant {
+            fix_fields
+                .entry(signatures::TORCH_VARIANT.to_string())
+                .or_insert_with(|| v.to_string());
+        }
+        // A Windows DLL's failure is fixed on Windows, whatever machine reads the log.
+        let windows_generic = TargetEnv {
+            windows: true,
+            ..TargetEnv::generic()
+        };
+        let target = match target {
+            Some(t) if t.windows => Some(t),
+            Some(t) if sig.category != Category::WindowsDll => Some(t),
+            _ if sig.category == Category::WindowsDll => Some(&windows_generic),
+            other => other,
+        };
+        let mut fix = sig.render_fixes(&fix_fields, target);
         fix.extend(message_remedy::fixes(
             &self.kb,
             sig.category,

@@ -39,10 +39,57 @@ fn patterns() -> Option<&'static [Regex; 3]> {
     .as_ref()
 }
 
+/// The Windows Python a log names: its interpreter and prefix, and whether the log wrote the
+/// interpreter itself (`...\python.exe`) or only its `Lib\site-packages`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct WindowsPython {
+    python: String,
+    prefix: String,
+    explicit: bool,
+}
+
+fn windows_patterns() -> Option<&'static [Regex; 3]> {
+    static RE: OnceLock<Option<[Regex; 3]>> = OnceLock::new();
+    RE.get_or_init(|| {
+        Some([
+            Regex::new(r#"(?i)\b([a-z]:\\[^'"`;,<>|*?\r\n]*?\\python(?:3(?:\.?\d+)?)?\.exe)\b"#)
+                .ok()?,
+            Regex::new(r#"(?i)\b([a-z]:\\[^'"`;,<>|*?\r\n]*?)\\lib\\site-packages\\"#).ok()?,
+            // torch's version with its build ("2.4.0+cu121"), as logs and `pip list` print it.
+            Regex::new(r"(?i)torch\S*\s*(?:version)?[\s:=]*v?\d+\.\d+(?:\.\d+)?\+(cu\d{2,3})\b")
+                .ok()?,
+        ])
+    })
+    .as_ref()
+}
+
+/// The interpreter of the environment at `prefix` (a site-packages path's parent): conda
+/// environments, embedded Pythons (a portable ComfyUI's `python_embeded`) and plain installs
+/// keep `python.exe` in the prefix, a venv in its `Scripts`.
+fn windows_python_of_prefix(prefix: &str) -> String {
+    let lower = prefix.to_ascii_lowercase();
+    let mut parts = lower.rsplit('\\');
+    let last = parts.next().unwrap_or_default();
+    let parent = parts.next().unwrap_or_default();
+    let in_prefix = last.contains("python_embed")
+        || last.contains("conda")
+        || last.starts_with("python")
+        || parent == "envs";
+    if in_prefix {
+        format!("{prefix}\\python.exe")
+    } else {
+        format!("{prefix}\\Scripts\\python.exe")
+    }
+}
+
 /// What a log names, gathered line by line.
 #[derive(Debug, Clone, Default)]
 pub struct Named {
     pub binaries: Vec<NamedBinary>,
+    /// The Windows Python the log names, if any: fixes are written for it.
+    windows_python: Option<WindowsPython>,
+    /// The CUDA build of torch the log names ("cu121").
+    torch_variant: Option<String>,
     /// Extension modules torch said it loads, for the extension cache's directories.
     modules: Vec<String>,
     roots: Vec<(u64, String)>,
@@ -50,6 +97,15 @@ pub struct Named {
 
 impl Named {
     pub fn feed(&mut self, line_no: u64, line: &str) {
+        if line.contains(":\\") {
+            self.feed_windows(line);
+        }
+        if self.torch_variant.is_none() && line.contains("+cu") {
+            self.torch_variant = windows_patterns()
+                .and_then(|[_, _, v]| v.captures(line))
+                .and_then(|c| c.get(1))
+                .map(|m| m.as_str().to_ascii_lowercase());
+        }
         let interesting = line.contains(".so")
             || line.contains(".dll")
             || line.contains(".pyd")
@@ -78,6 +134,58 @@ impl Named {
                 self.modules.push(name);
             }
         }
+    }
+
+    /// The first interpreter the log writes, else the first environment whose site-packages
+    /// it names.
+    fn feed_windows(&mut self, line: &str) {
+        if self.windows_python.as_ref().is_some_and(|w| w.explicit) {
+            return;
+        }
+        let Some([exe, site, _]) = windows_patterns() else {
+            return;
+        };
+        if let Some(m) = exe.captures(line).and_then(|c| c.get(1)) {
+            let python = m.as_str().to_string();
+            let dir = python.rsplit_once('\\').map_or("", |(d, _)| d);
+            let prefix = match dir.rsplit_once('\\') {
+                Some((p, last)) if last.eq_ignore_ascii_case("scripts") => p,
+                _ => dir,
+            };
+            self.windows_python = Some(WindowsPython {
+                prefix: prefix.to_string(),
+                python,
+                explicit: true,
+            });
+        } else if self.windows_python.is_none() {
+            if let Some(m) = site.captures(line).and_then(|c| c.get(1)) {
+                let prefix = m.as_str().to_string();
+                self.windows_python = Some(WindowsPython {
+                    python: windows_python_of_prefix(&prefix),
+                    prefix,
+                    explicit: false,
+                });
+            }
+        }
+    }
+
+    /// The environment a Windows log names, as the target of its fixes (PowerShell commands
+    /// run with its own python.exe, through its pip).
+    pub fn windows_target(&self) -> Option<cudoctor_plan::TargetEnv> {
+        let w = self.windows_python.as_ref()?;
+        Some(cudoctor_plan::TargetEnv {
+            prefix: w.prefix.clone(),
+            python: w.python.clone(),
+            installer: cudoctor_plan::Installer::Pip,
+            conda_pytorch: false,
+            windows: true,
+            project: None,
+        })
+    }
+
+    /// The CUDA build of torch the log names ("cu121"), if any.
+    pub fn torch_variant(&self) -> Option<&str> {
+        self.torch_variant.as_deref()
     }
 
     fn push(&mut self, line_no: u64, path: &str, directory: bool) {
@@ -112,6 +220,46 @@ impl Named {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_windows_python_a_log_names_is_found() {
+        let mut n = Named::default();
+        n.feed(1, r#"OSError: [WinError 126] Error loading "C:\ComfyUI_windows_portable\python_embeded\Lib\site-packages\torch\lib\fbgemm.dll" or one of its dependencies."#);
+        n.feed(2, "pytorch version: 2.4.0+cu121");
+        let t = n.windows_target();
+        assert_eq!(
+            t.as_ref().map(|t| t.python.as_str()),
+            Some(r"C:\ComfyUI_windows_portable\python_embeded\python.exe")
+        );
+        assert!(t.is_some_and(|t| t.windows));
+        assert_eq!(n.torch_variant(), Some("cu121"));
+
+        let mut v = Named::default();
+        v.feed(
+            1,
+            r#"  File "D:\work\.venv\Lib\site-packages\torch\__init__.py", line 1"#,
+        );
+        assert_eq!(
+            v.windows_target().map(|t| t.python),
+            Some(r"D:\work\.venv\Scripts\python.exe".to_string())
+        );
+        // The interpreter the log writes wins over a site-packages path.
+        v.feed(2, r"D:\work\.venv\Scripts\python.exe -m pip list");
+        assert_eq!(
+            v.windows_target().map(|t| (t.python, t.prefix)),
+            Some((
+                r"D:\work\.venv\Scripts\python.exe".to_string(),
+                r"D:\work\.venv".to_string()
+            ))
+        );
+
+        let mut l = Named::default();
+        l.feed(
+            1,
+            "/opt/env/lib/python3.11/site-packages/torch/lib/libc10.so",
+        );
+        assert!(l.windows_target().is_none());
+    }
 
     #[test]
     fn libraries_and_the_extension_cache_are_named() {

@@ -463,7 +463,26 @@ fn every_fix_of_the_corpus_is_a_command_for_the_env_or_prose() {
                         assert!(cmd.starts_with(head), "{}: {cmd}", c.id);
                         cudoctor_testkit::shell_parses(cmd);
                     }
-                    FixStep::PowerShell(cmd) => panic!("{}: a PowerShell fix: {cmd}", c.id),
+                    // A Windows log's fixes are PowerShell commands for its own Python (or
+                    // the python on PATH), and a torch install names PyTorch's index.
+                    FixStep::PowerShell(cmd) => {
+                        commands += 1;
+                        assert!(
+                            e.category == Category::WindowsDll || c.text.contains(":\\"),
+                            "{}: a PowerShell fix for a log that is not Windows': {cmd}",
+                            c.id
+                        );
+                        assert!(
+                            cmd.starts_with("& ") && cmd.contains(" -m pip install "),
+                            "{}: {cmd}",
+                            c.id
+                        );
+                        assert!(
+                            !cmd.contains(" torch") || cmd.contains("--index-url"),
+                            "{}: torch from PyPI on Windows: {cmd}",
+                            c.id
+                        );
+                    }
                     FixStep::Prose(p) => {
                         assert!(
                             !p.contains("pip install") && !p.contains("pip uninstall"),
