@@ -258,3 +258,13 @@ fn a_message_wrapped_inside_a_word_is_read_whole() {
     assert_eq!(e.category, Category::NotEnvironment, "{e:#?}");
     assert_eq!(e.fields.get("op").map(String::as_str), Some("ALLREDUCE"));
 }
+
+/// Of two fatal lines, the one that says what failed answers, not the one that only says that
+/// something failed (the driver's JIT refusing a newer PTX, under the linker's generic error).
+#[test]
+fn the_line_that_says_what_failed_answers() {
+    let e = explain_str(
+        "numba.cuda.cudadrv.driver.LinkerError: [222] Call to cuLinkAddData results in UNKNOWN_CUDA_ERROR\nptxas application ptx input, line 9; fatal   : Unsupported .version 8.4; current version is '8.2'\n",
+    );
+    assert_eq!(e.category, Category::DriverTooOld, "{e:#?}");
+}
