@@ -161,10 +161,64 @@ impl Engine {
             .torch_variant()
             .map(str::to_string)
             .or_else(|| self.default_windows_variant());
+        let newer_build = named.build_newer_than_driver();
         let named = named.finish();
         let mut e = self.build_from_lines(outcome, target, torch_variant.as_deref());
+        if let Some((driver, build)) = newer_build {
+            e = self.with_driver_ceiling(e, driver, build, target);
+        }
         e.named_binaries = named;
         self.with_xids(e, &xids)
+    }
+
+    /// A log that shows the driver's highest CUDA (nvidia-smi's "CUDA Version") older in its
+    /// major than a framework build it names: when nothing else names a cause, or a clause read
+    /// only a symptom of it (a version mismatch, a GPU not used, a CPU fallback), the driver is
+    /// too old for that build.
+    fn with_driver_ceiling(
+        &self,
+        e: Explanation,
+        driver: u32,
+        build: u32,
+        target: Option<&TargetEnv>,
+    ) -> Explanation {
+        let symptom = e.signature.is_none()
+            && matches!(
+                e.category,
+                Category::VersionSuffixMismatch | Category::DriverMissing | Category::CpuOnlyWheel
+            );
+        if !(e.category == Category::Unknown || symptom) {
+            return e;
+        }
+        let text = format!(
+            "nvidia-smi: CUDA Version {driver}.x (the driver's highest); a framework build for CUDA {build} in the same log"
+        );
+        let hit = scanner::ClauseHit {
+            line_no: e.matched.first().map_or(1, |m| m.line_no),
+            text: text.clone(),
+            rank: None,
+            fields: BTreeMap::new(),
+            clause: clause::Clause {
+                category: Category::DriverTooOld,
+                subject: clause::Subject::Driver,
+                failure: clause::Failure::TooOld,
+                severity: clause::Severity::Plain,
+            },
+            count: 1,
+        };
+        let mut out = self.explained_by_clause(&hit, None, &[], e.stats.clone(), target);
+        out.evidence = vec![format!(
+            "The log shows the driver's highest CUDA as {driver}.x and a build for CUDA {build}: a newer CUDA major than the driver's never runs on it (minor versions of one major do)."
+        )];
+        if e.is_known() {
+            out.evidence.push(format!(
+                "Also read: {} (line {}), which follows from it.",
+                e.title,
+                e.matched.first().map_or(0, |m| m.line_no)
+            ));
+        }
+        out.also_seen = e.also_seen;
+        out
     }
 
     /// Xid events of a pasted kernel log: a GPU fault the catalogue asks to reset, reboot or

@@ -90,6 +90,12 @@ pub struct Named {
     windows_python: Option<WindowsPython>,
     /// The CUDA build of torch the log names ("cu121").
     torch_variant: Option<String>,
+    /// The highest CUDA major the driver runs, as nvidia-smi's header says ("CUDA Version: 11.4").
+    driver_cuda_major: Option<u32>,
+    /// The log mentions nvidia-smi or its "Driver Version": "CUDA Version" is then the driver's.
+    smi_seen: bool,
+    /// The highest CUDA major of a framework build the log names ("+cu121", "cuda10.1的paddle").
+    build_cuda_major: Option<u32>,
     /// Extension modules torch said it loads, for the extension cache's directories.
     modules: Vec<String>,
     roots: Vec<(u64, String)>,
@@ -99,6 +105,15 @@ impl Named {
     pub fn feed(&mut self, line_no: u64, line: &str) {
         if line.contains(":\\") {
             self.feed_windows(line);
+        }
+        if line.contains("CUDA Version")
+            || line.contains("+cu")
+            || line.contains("nvidia-smi")
+            || line.contains("NVIDIA-SMI")
+            || line.contains("cuda1")
+            || line.contains("cuda 1")
+        {
+            self.feed_cuda_versions(line);
         }
         if self.torch_variant.is_none() && line.contains("+cu") {
             self.torch_variant = windows_patterns()
@@ -169,6 +184,56 @@ impl Named {
         }
     }
 
+    fn feed_cuda_versions(&mut self, line: &str) {
+        static RE: OnceLock<Option<[Regex; 3]>> = OnceLock::new();
+        let Some([smi, variant, framework_cuda]) = RE
+            .get_or_init(|| {
+                Some([
+                    Regex::new(r"CUDA Version\s*:\s*(\d{1,2})\.\d").ok()?,
+                    Regex::new(r"\d\+cu(\d{2,3})\b").ok()?,
+                    Regex::new(r"(?i)(?:torch|paddle|tensorflow|jax|onnxruntime)[^\s,;]*\s*(?:\d[\d.]*\s*)?cuda\s?(\d{1,2})\.\d|cuda\s?(\d{1,2})\.\d\s*(?:的|版本?的)?\s*(?:torch|paddle|tensorflow|jax|onnxruntime)").ok()?,
+                ])
+            })
+            .as_ref()
+        else {
+            return;
+        };
+        if line.contains("nvidia-smi")
+            || line.contains("NVIDIA-SMI")
+            || line.contains("Driver Version")
+        {
+            self.smi_seen = true;
+        }
+        if let Some(m) = smi.captures(line).and_then(|c| c.get(1)) {
+            self.driver_cuda_major = m.as_str().parse().ok().or(self.driver_cuda_major);
+        }
+        let mut majors: Vec<u32> = variant
+            .captures_iter(line)
+            .filter_map(|c| c.get(1))
+            .filter_map(|m| {
+                let digits = m.as_str();
+                digits.get(..digits.len() - 1)?.parse().ok()
+            })
+            .collect();
+        majors.extend(
+            framework_cuda
+                .captures_iter(line)
+                .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+                .filter_map(|m| m.as_str().parse::<u32>().ok()),
+        );
+        if let Some(m) = majors.into_iter().max() {
+            self.build_cuda_major = Some(self.build_cuda_major.map_or(m, |b| b.max(m)));
+        }
+    }
+
+    /// The driver's CUDA major (nvidia-smi's header) and a newer CUDA major of a framework
+    /// build the same log names: a build the driver cannot run (a newer major never runs on an
+    /// older driver's CUDA; minor versions of one major do).
+    pub fn build_newer_than_driver(&self) -> Option<(u32, u32)> {
+        let (driver, build) = (self.driver_cuda_major?, self.build_cuda_major?);
+        (self.smi_seen && build > driver).then_some((driver, build))
+    }
+
     /// The environment a Windows log names, as the target of its fixes (PowerShell commands
     /// run with its own python.exe, through its pip).
     pub fn windows_target(&self) -> Option<cudoctor_plan::TargetEnv> {
@@ -220,6 +285,27 @@ impl Named {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_build_newer_than_the_drivers_cuda_is_seen() {
+        let mut n = Named::default();
+        n.feed(
+            1,
+            "| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |",
+        );
+        n.feed(2, "torch 2.3.1+cu121");
+        assert_eq!(n.build_newer_than_driver(), Some((11, 12)));
+        // Minor versions of one major run on the driver: nothing to say.
+        let mut m = Named::default();
+        m.feed(1, "Driver Version: 535.104.05   CUDA Version: 12.2");
+        m.feed(2, "torch==2.5.1+cu124");
+        assert_eq!(m.build_newer_than_driver(), None);
+        // "CUDA Version" without nvidia-smi in the log may be anything's.
+        let mut k = Named::default();
+        k.feed(1, "CUDA Version: 11.4");
+        k.feed(2, "torch 2.3.1+cu121");
+        assert_eq!(k.build_newer_than_driver(), None);
+    }
 
     #[test]
     fn the_windows_python_a_log_names_is_found() {
