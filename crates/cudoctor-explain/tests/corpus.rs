@@ -21,11 +21,11 @@ const WAVE3: &str = include_str!("corpus/wave3.toml");
 /// The third corpus's floors are what explain reaches today (docs/explain-corpus.md), below the
 /// 90 % / 5 % / no-false-alarm goal it is measured against: they catch a regression, and the
 /// document says how far the goal still is.
-const MAX_WAVE3_UNKNOWN: f64 = 0.12;
+const MAX_WAVE3_UNKNOWN: f64 = 0.11;
 /// The third corpus's test half: at least this share right.
-const MIN_WAVE3_ACCURACY: f64 = 0.72;
+const MIN_WAVE3_ACCURACY: f64 = 0.75;
 /// Negatives of the third corpus (both halves) given an environment cause, at most.
-const MAX_WAVE3_FALSE_ALARMS: u32 = 12;
+const MAX_WAVE3_FALSE_ALARMS: u32 = 7;
 const MIN_OVERALL_ACCURACY: f64 = 0.90;
 const MIN_CATEGORY_ACCURACY: f64 = 0.80;
 
