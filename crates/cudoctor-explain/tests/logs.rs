@@ -268,3 +268,17 @@ fn the_line_that_says_what_failed_answers() {
     );
     assert_eq!(e.category, Category::DriverTooOld, "{e:#?}");
 }
+
+/// A collective timeout alone names no environment cause, but an NCCL error in the same log
+/// still answers.
+#[test]
+fn a_timeout_defers_to_an_nccl_error() {
+    let alone = "[rank1]:[E ProcessGroupNCCL.cpp:523] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600659 milliseconds before timing out.\n";
+    let e = explain_str(alone);
+    assert_eq!(e.category, Category::NotEnvironment, "{e:#?}");
+    let with_error = format!(
+        "node1:123:456 [0] misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-abc to 9637892 bytes, error: No space left on device (28)\n{alone}RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
+    );
+    let e = explain_str(&with_error);
+    assert_eq!(e.category, Category::Nccl, "{e:#?}");
+}
