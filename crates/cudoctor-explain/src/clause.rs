@@ -183,6 +183,13 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cmake_cuda", Word::Subject(S::Toolkit), false),
     ("nvrtc: error", Word::Subject(S::Toolkit), false),
     ("unknown cuda arch", Word::Subject(S::Toolkit), false),
+    // nvcc's refusal of an architecture it cannot target, quoted without its "nvcc fatal"
+    // prefix: the compiler is the subject, not the GPU.
+    (
+        "unsupported gpu architecture",
+        Word::Subject(S::Toolkit),
+        false,
+    ),
     ("工具包", Word::Subject(S::Toolkit), false),
     (
         "unsupported gnu version",
@@ -284,6 +291,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cuda runtime", Word::Subject(S::CudaLibrary), false),
     ("cudart", Word::Subject(S::CudaLibrary), false),
     ("dynamic library", Word::Subject(S::CudaLibrary), false),
+    // The dynamic loader's cache: a library it cannot list is a library-path problem.
+    ("ld.so.cache", Word::Subject(S::CudaLibrary), false),
     ("shared object", Word::Subject(S::CudaLibrary), false),
     ("torch", Word::Subject(S::Framework), false),
     ("pytorch", Word::Subject(S::Framework), false),
@@ -332,6 +341,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("显存不足", Word::Failure(F::OutOfMemory), false),
     ("爆显存", Word::Failure(F::OutOfMemory), false),
     ("显存溢出", Word::Failure(F::OutOfMemory), false),
+    // XLA's and TensorFlow's status for an allocation that failed.
+    ("resource exhausted", Word::Failure(F::OutOfMemory), false),
+    ("resourceexhausted", Word::Failure(F::OutOfMemory), false),
     ("fallen off the bus", Word::Failure(F::Fault), false),
     ("off of the bus", Word::Failure(F::Fault), false),
     ("xid", Word::Failure(F::Fault), true),
@@ -384,6 +396,12 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("winerror 127", Word::Failure(F::UndefinedSymbol), false),
+    // Windows' words for an unresolved import (WinError 127).
+    (
+        "specified procedure could not be found",
+        Word::Failure(F::UndefinedSymbol),
+        false,
+    ),
     (
         "symbol lookup for",
         Word::Failure(F::UndefinedSymbol),
@@ -403,6 +421,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("error loading", Word::Failure(F::CannotLoad), false),
     ("cannot dlopen", Word::Failure(F::CannotLoad), false),
     ("can not open", Word::Failure(F::CannotLoad), false),
+    ("can't open", Word::Failure(F::CannotLoad), false),
     ("can not load", Word::Failure(F::CannotLoad), false),
     ("failed to open", Word::Failure(F::CannotLoad), false),
     ("load failed", Word::Failure(F::CannotLoad), false),
@@ -745,6 +764,7 @@ fn symbol_category(line: &str) -> Category {
         "undefined reference to",
         "symbol not found:",
         "symbol lookup for",
+        "procedure entry point",
     ]
     .iter()
     .find_map(|k| lower.find(k).map(|i| i + k.len()))
@@ -756,6 +776,15 @@ fn symbol_category(line: &str) -> Category {
             .unwrap_or_default()
     })
     .unwrap_or_default();
+    if lower.contains("/stubs/") || lower.contains("\\stubs\\") {
+        // The toolkit's link-time stub loaded at run time in place of the real library.
+        return Category::LibraryPath;
+    }
+    if sym.starts_with("nccl") {
+        // ncclCommRegister...: NCCL's own entry points, so another NCCL than the one the
+        // framework was built against was loaded first.
+        return Category::Nccl;
+    }
     let library_prefixes = [
         "cublas",
         "cudnn",
@@ -764,7 +793,6 @@ fn symbol_category(line: &str) -> Category {
         "cusparse",
         "cusolver",
         "nvrtc",
-        "nccl",
         "cupti",
         "nvjitlink",
         "cudart",
@@ -791,6 +819,21 @@ fn symbol_category(line: &str) -> Category {
     Category::AbiMismatch
 }
 
+/// A frame of a C++ or Python stack trace ("frame #3: c10d::ProcessGroupNCCL::watchdogHandler()
+/// ...", "Exception raised from checkTimeout at ..."): it says where the program was, not what
+/// went wrong, so it states no clause however many of the lexicon's words its names hold.
+fn is_stack_frame(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("frame #") || t.starts_with("Exception raised from ")
+}
+
+/// The owner of the unresolved symbol a line names, when its name or its library's path says
+/// whose it is (the driver, a CUDA library, NCCL, a stub library); None for a framework's or an
+/// unknown name.
+pub fn symbol_owner(line: &str) -> Option<Category> {
+    Some(symbol_category(line)).filter(|c| *c != Category::AbiMismatch)
+}
+
 /// The category a line's words name, with the subject and failure that decided it. The table
 /// reads from the most specific subject to the most general.
 pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)> {
@@ -809,6 +852,21 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
     if w.fails(F::OutOfMemory) && (w.has(S::Memory) || w.has(S::Gpu) || w.has(S::Framework)) {
         let s = if w.has(S::Memory) { S::Memory } else { S::Gpu };
         return Some((Category::OutOfMemory, s, F::OutOfMemory));
+    }
+    // An unresolved symbol whose name says whose it is (the driver's cu* entry points, a CUDA
+    // library's, NCCL's) decides by its owner, whatever file or DLL the line names.
+    if w.fails(F::UndefinedSymbol) {
+        let owner = symbol_category(line);
+        let s = w.subjects.first().copied().unwrap_or(S::Framework);
+        if owner != Category::AbiMismatch {
+            return Some((owner, s, F::UndefinedSymbol));
+        }
+        // Windows: an import failed for a missing procedure and the line names no DLL, so
+        // the module imported (an extension's _C) was built against other versions of the
+        // libraries it links.
+        if w.has(S::WindowsDll) && !line.to_ascii_lowercase().contains(".dll") {
+            return Some((Category::AbiMismatch, S::WindowsDll, F::UndefinedSymbol));
+        }
     }
     if w.has(S::Toolkit) {
         // A toolkit component missing (libNVVM, nvcc): the toolkit, whatever file names it.
@@ -829,14 +887,10 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
     }
     if let Some((s, f)) = pick(
         S::Nccl,
-        &[
-            F::Timeout,
-            F::Hang,
-            F::Mismatch,
-            F::Unsupported,
-            F::Denied,
-            F::Failed,
-        ],
+        // A collective's timeout alone names no cause: it is where a rank that stopped or took
+        // another path surfaces (the program, most often), so it is read by the signatures
+        // with what else the log says, not as an NCCL failure.
+        &[F::Hang, F::Mismatch, F::Unsupported, F::Denied, F::Failed],
     ) {
         return Some((Category::Nccl, s, f));
     }
@@ -1008,6 +1062,9 @@ pub fn read(line: &str) -> Option<Clause> {
 
 /// The clause `line` states with the words `w` read from it.
 pub fn from_words(line: &str, w: &Words) -> Option<Clause> {
+    if is_stack_frame(line) {
+        return None;
+    }
     // An unresolved symbol needs no subject word: its name says whose it is.
     if w.failures.is_empty() || (w.subjects.is_empty() && !w.fails(F::UndefinedSymbol)) {
         return None;
@@ -1142,6 +1199,13 @@ fn osa_distance(a: &[u8], b: &[u8], limit: usize) -> usize {
 /// Hand-typed text with its misspelt domain words corrected: a word of six letters or more
 /// within one edit (two from nine letters) of a domain word, and not itself one, is replaced.
 /// Returns `None` when nothing changed.
+/// Whether `word` and `domain` are one stem with different last letters ("compiler" and
+/// "compiled"): an English word of its own, which a typo correction must leave alone.
+fn same_stem_other_ending(word: &str, domain: &str) -> bool {
+    let n = word.len();
+    n == domain.len() && n > 1 && word.get(..n - 1) == domain.get(..n - 1)
+}
+
 pub fn correct_typos(line: &str) -> Option<String> {
     let mut out = String::with_capacity(line.len());
     let mut changed = false;
@@ -1166,6 +1230,9 @@ pub fn correct_typos(line: &str) -> Option<String> {
                 let limit = if lower.len() >= 9 { 2 } else { 1 };
                 DOMAIN_WORDS
                     .iter()
+                    // Another ending of the same stem is another word, not a typo
+                    // ("compiler" is not "compiled", "devices" not "detected"'s kin).
+                    .filter(|d| !same_stem_other_ending(&lower, d))
                     .map(|d| (osa_distance(lower.as_bytes(), d.as_bytes(), limit), *d))
                     .filter(|(dist, _)| *dist <= limit)
                     .min()
@@ -1241,6 +1308,47 @@ mod tests {
     }
 
     #[test]
+    fn an_unresolved_symbol_is_judged_by_its_owner() {
+        // NCCL's entry point: another NCCL loaded first.
+        assert_eq!(
+            cat("ImportError: /x/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommWindowRegister"),
+            Some(Category::Nccl)
+        );
+        // The driver's entry point looked up in the Windows driver DLL: the driver is too old.
+        assert_eq!(
+            cat(
+                r#"msg="unable to load cuda driver library" library=C:\WINDOWS\system32\nvcuda.dll error="symbol lookup for cuCtxCreate_v4 failed""#
+            ),
+            Some(Category::DriverTooOld)
+        );
+        // The toolkit's stub of libcuda loaded in place of the driver's.
+        assert_eq!(
+            cat("OSError: /opt/cuda/lib64/stubs/libcuda.so: undefined symbol: cuDeviceGetUuid"),
+            Some(Category::LibraryPath)
+        );
+        // A compiled module's import that misses a procedure, no DLL named: built against
+        // other versions of what it links.
+        assert_eq!(
+            cat("ImportError: DLL load failed while importing _ext: The specified procedure could not be found."),
+            Some(Category::AbiMismatch)
+        );
+        // A named DLL that cannot be loaded stays a DLL problem.
+        assert_eq!(
+            cat("OSError: [WinError 126] The specified module could not be found. Error loading \"c:\\x\\torch\\lib\\cudnn_ops64_9.dll\""),
+            Some(Category::WindowsDll)
+        );
+    }
+
+    #[test]
+    fn a_collective_timeout_alone_names_no_nccl_failure() {
+        assert_eq!(
+            cat("[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=BROADCAST) ran for 600000 milliseconds before timing out."),
+            None
+        );
+        assert_eq!(cat("NCCL hangs at init on two nodes"), Some(Category::Nccl));
+    }
+
+    #[test]
     fn program_bugs_name_no_family() {
         for line in [
             "RuntimeError: CUDA error: device-side assert triggered",
@@ -1270,6 +1378,11 @@ mod tests {
             severity("omega:18302:18445 [0] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory"),
             Severity::Info
         );
+    }
+
+    #[test]
+    fn another_ending_of_a_domain_word_is_not_a_typo() {
+        assert_eq!(correct_typos("Unexpected compiler version"), None);
     }
 
     #[test]

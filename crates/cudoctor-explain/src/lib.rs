@@ -157,10 +157,74 @@ impl Engine {
 
     fn build(&self, mut outcome: ScanOutcome, target: Option<&TargetEnv>) -> Explanation {
         let xids = std::mem::take(&mut outcome.xids);
-        let named = std::mem::take(&mut outcome.named).finish();
-        let mut e = self.build_from_lines(outcome, target);
+        let named = std::mem::take(&mut outcome.named);
+        // A Windows log names its Python (a portable ComfyUI's python_embeded\python.exe):
+        // without an environment given, fixes are PowerShell commands for that interpreter.
+        let log_env = named.windows_target();
+        let target = target.or(log_env.as_ref());
+        // Used only by fixes written for Windows.
+        let torch_variant = named
+            .torch_variant()
+            .map(str::to_string)
+            .or_else(|| self.default_windows_variant());
+        let newer_build = named.build_newer_than_driver();
+        let named = named.finish();
+        let mut e = self.build_from_lines(outcome, target, torch_variant.as_deref());
+        if let Some((driver, build)) = newer_build {
+            e = self.with_driver_ceiling(e, driver, build, target);
+        }
         e.named_binaries = named;
         self.with_xids(e, &xids)
+    }
+
+    /// A log that shows the driver's highest CUDA (nvidia-smi's "CUDA Version") older in its
+    /// major than a framework build it names: when nothing else names a cause, or a clause read
+    /// only a symptom of it (a version mismatch, a GPU not used, a CPU fallback), the driver is
+    /// too old for that build.
+    fn with_driver_ceiling(
+        &self,
+        e: Explanation,
+        driver: u32,
+        build: u32,
+        target: Option<&TargetEnv>,
+    ) -> Explanation {
+        let symptom = e.signature.is_none()
+            && matches!(
+                e.category,
+                Category::VersionSuffixMismatch | Category::DriverMissing | Category::CpuOnlyWheel
+            );
+        if !(e.category == Category::Unknown || symptom) {
+            return e;
+        }
+        let text = format!(
+            "nvidia-smi: CUDA Version {driver}.x (the driver's highest); a framework build for CUDA {build} in the same log"
+        );
+        let hit = scanner::ClauseHit {
+            line_no: e.matched.first().map_or(1, |m| m.line_no),
+            text: text.clone(),
+            rank: None,
+            fields: BTreeMap::new(),
+            clause: clause::Clause {
+                category: Category::DriverTooOld,
+                subject: clause::Subject::Driver,
+                failure: clause::Failure::TooOld,
+                severity: clause::Severity::Plain,
+            },
+            count: 1,
+        };
+        let mut out = self.explained_by_clause(&hit, None, &[], e.stats.clone(), target);
+        out.evidence = vec![format!(
+            "The log shows the driver's highest CUDA as {driver}.x and a build for CUDA {build}: a newer CUDA major than the driver's never runs on it (minor versions of one major do)."
+        )];
+        if e.is_known() {
+            out.evidence.push(format!(
+                "Also read: {} (line {}), which follows from it.",
+                e.title,
+                e.matched.first().map_or(0, |m| m.line_no)
+            ));
+        }
+        out.also_seen = e.also_seen;
+        out
     }
 
     /// Xid events of a pasted kernel log: a GPU fault the catalogue asks to reset, reboot or
@@ -232,7 +296,26 @@ impl Engine {
         }
     }
 
-    fn build_from_lines(&self, outcome: ScanOutcome, target: Option<&TargetEnv>) -> Explanation {
+    /// The CUDA build of the newest torch that a plain Linux install gets, where PyTorch's
+    /// index has it for Windows too: the build a Windows fix installs when the log names none.
+    fn default_windows_variant(&self) -> Option<String> {
+        let release = self.kb.newest_torch()?;
+        let tag = release.pypi_default.as_deref()?;
+        let (variants, _) = self
+            .kb
+            .platform_variants(cudoctor_kb::Platform::Windows, release)?;
+        variants
+            .iter()
+            .any(|v| v.tag == tag)
+            .then(|| tag.to_string())
+    }
+
+    fn build_from_lines(
+        &self,
+        outcome: ScanOutcome,
+        target: Option<&TargetEnv>,
+        torch_variant: Option<&str>,
+    ) -> Explanation {
         let ScanOutcome {
             seen,
             clauses,
@@ -250,6 +333,8 @@ impl Engine {
             && scanner::pick_clause(&clauses).is_none()
             && stats.lines <= scanner::HEAD_LINES
         {
+            // Across sentences a subject pairs only with a named failure: a generic "error"
+            // elsewhere in the report ("srun: error") says nothing of it.
             if let Some(c) = clause::read(&head) {
                 clauses.push(scanner::ClauseHit {
                     line_no: 1,
@@ -281,7 +366,24 @@ impl Engine {
             .map(|h| h.fields.clone())
             .unwrap_or_default();
         let cause = sig.render_cause(&fields);
-        let mut fix = sig.render_fixes(&fields, target);
+        let mut fix_fields = fields.clone();
+        if let Some(v) = torch_variant {
+            fix_fields
+                .entry(signatures::TORCH_VARIANT.to_string())
+                .or_insert_with(|| v.to_string());
+        }
+        // A Windows DLL's failure is fixed on Windows, whatever machine reads the log.
+        let windows_generic = TargetEnv {
+            windows: true,
+            ..TargetEnv::generic()
+        };
+        let target = match target {
+            Some(t) if t.windows => Some(t),
+            Some(t) if sig.category != Category::WindowsDll => Some(t),
+            _ if sig.category == Category::WindowsDll => Some(&windows_generic),
+            other => other,
+        };
+        let mut fix = sig.render_fixes(&fix_fields, target);
         fix.extend(message_remedy::fixes(
             &self.kb,
             sig.category,
@@ -421,7 +523,16 @@ impl Engine {
         // The first failure is the root: a specific clause on a fatal line before the
         // signature's line names the cause the later line follows from.
         let earlier_fatal = c.clause.severity == clause::Severity::Fatal && c.line_no < hit.line_no;
-        (weak_signature && c.clause.severity <= clause::Severity::Error || earlier_fatal)
+        // An unresolved symbol's owner (read from its name or its library's path: the driver's
+        // entry point, NCCL's, a stub library) is more precise than a generic symptom
+        // signature read from the same line.
+        let symbol_owner = sig.role == Role::Symptom
+            && c.clause.failure == clause::Failure::UndefinedSymbol
+            && c.line_no == hit.line_no
+            && clause::symbol_owner(&c.text) == Some(c.clause.category);
+        (weak_signature && c.clause.severity <= clause::Severity::Error
+            || earlier_fatal
+            || symbol_owner)
             && c.clause.is_specific()
             && c.clause.category != sig.category
     }

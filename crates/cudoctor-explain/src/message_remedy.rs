@@ -58,6 +58,6 @@ fn keep_the_driver(
         FixStep::Prose(format!(
             "Keep the driver (R{branch}, CUDA {found}){compat} and install torch {torch} ({variant}), as `cudoctor plan --driver {branch}` chooses:"
         )),
-        FixStep::Shell(target.install(&install)),
+        target.step(target.install(&install)),
     ])
 }

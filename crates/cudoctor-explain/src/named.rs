@@ -39,7 +39,7 @@ fn patterns() -> Option<&'static [Regex; 3]> {
     .as_ref()
 }
 
-/// What a line must hold for [`Named::feed`] to find anything in it.
+/// What a line must hold for [`Named::feed`] to find a binary in it.
 pub const LITERALS: [&str; 5] = [
     ".so",
     ".dll",
@@ -48,10 +48,83 @@ pub const LITERALS: [&str; 5] = [
     "Loading extension module",
 ];
 
+/// What a line must hold for [`Named::feed`] to find a CUDA version in it.
+const VERSION_LITERALS: [&str; 6] = [
+    "CUDA Version",
+    "+cu",
+    "nvidia-smi",
+    "NVIDIA-SMI",
+    "cuda1",
+    "cuda 1",
+];
+
+/// Where a Windows path begins.
+const WINDOWS_PATH: &str = ":\\";
+
+/// Every literal [`Named::feed`] looks for (the scan's gate must not pass over their lines).
+pub fn literals() -> impl Iterator<Item = &'static str> {
+    LITERALS
+        .into_iter()
+        .chain(VERSION_LITERALS)
+        .chain([WINDOWS_PATH])
+}
+/// The Windows Python a log names: its interpreter and prefix, and whether the log wrote the
+/// interpreter itself (`...\python.exe`) or only its `Lib\site-packages`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct WindowsPython {
+    python: String,
+    prefix: String,
+    explicit: bool,
+}
+
+fn windows_patterns() -> Option<&'static [Regex; 3]> {
+    static RE: OnceLock<Option<[Regex; 3]>> = OnceLock::new();
+    RE.get_or_init(|| {
+        Some([
+            Regex::new(r#"(?i)\b([a-z]:\\[^'"`;,<>|*?\r\n]*?\\python(?:3(?:\.?\d+)?)?\.exe)\b"#)
+                .ok()?,
+            Regex::new(r#"(?i)\b([a-z]:\\[^'"`;,<>|*?\r\n]*?)\\lib\\site-packages\\"#).ok()?,
+            // torch's version with its build ("2.4.0+cu121"), as logs and `pip list` print it.
+            Regex::new(r"(?i)torch\S*\s*(?:version)?[\s:=]*v?\d+\.\d+(?:\.\d+)?\+(cu\d{2,3})\b")
+                .ok()?,
+        ])
+    })
+    .as_ref()
+}
+
+/// The interpreter of the environment at `prefix` (a site-packages path's parent): conda
+/// environments, embedded Pythons (a portable ComfyUI's `python_embeded`) and plain installs
+/// keep `python.exe` in the prefix, a venv in its `Scripts`.
+fn windows_python_of_prefix(prefix: &str) -> String {
+    let lower = prefix.to_ascii_lowercase();
+    let mut parts = lower.rsplit('\\');
+    let last = parts.next().unwrap_or_default();
+    let parent = parts.next().unwrap_or_default();
+    let in_prefix = last.contains("python_embed")
+        || last.contains("conda")
+        || last.starts_with("python")
+        || parent == "envs";
+    if in_prefix {
+        format!("{prefix}\\python.exe")
+    } else {
+        format!("{prefix}\\Scripts\\python.exe")
+    }
+}
+
 /// What a log names, gathered line by line.
 #[derive(Debug, Clone, Default)]
 pub struct Named {
     pub binaries: Vec<NamedBinary>,
+    /// The Windows Python the log names, if any: fixes are written for it.
+    windows_python: Option<WindowsPython>,
+    /// The CUDA build of torch the log names ("cu121").
+    torch_variant: Option<String>,
+    /// The highest CUDA major the driver runs, as nvidia-smi's header says ("CUDA Version: 11.4").
+    driver_cuda_major: Option<u32>,
+    /// The log mentions nvidia-smi or its "Driver Version": "CUDA Version" is then the driver's.
+    smi_seen: bool,
+    /// The highest CUDA major of a framework build the log names ("+cu121", "cuda10.1的paddle").
+    build_cuda_major: Option<u32>,
     /// Extension modules torch said it loads, for the extension cache's directories.
     modules: Vec<String>,
     roots: Vec<(u64, String)>,
@@ -59,6 +132,18 @@ pub struct Named {
 
 impl Named {
     pub fn feed(&mut self, line_no: u64, line: &str) {
+        if line.contains(WINDOWS_PATH) {
+            self.feed_windows(line);
+        }
+        if VERSION_LITERALS.iter().any(|l| line.contains(l)) {
+            self.feed_cuda_versions(line);
+        }
+        if self.torch_variant.is_none() && line.contains("+cu") {
+            self.torch_variant = windows_patterns()
+                .and_then(|[_, _, v]| v.captures(line))
+                .and_then(|c| c.get(1))
+                .map(|m| m.as_str().to_ascii_lowercase());
+        }
         let interesting = LITERALS.iter().any(|l| line.contains(l));
         if !interesting {
             return;
@@ -83,6 +168,108 @@ impl Named {
                 self.modules.push(name);
             }
         }
+    }
+
+    /// The first interpreter the log writes, else the first environment whose site-packages
+    /// it names.
+    fn feed_windows(&mut self, line: &str) {
+        if self.windows_python.as_ref().is_some_and(|w| w.explicit) {
+            return;
+        }
+        let Some([exe, site, _]) = windows_patterns() else {
+            return;
+        };
+        if let Some(m) = exe.captures(line).and_then(|c| c.get(1)) {
+            let python = m.as_str().to_string();
+            let dir = python.rsplit_once('\\').map_or("", |(d, _)| d);
+            let prefix = match dir.rsplit_once('\\') {
+                Some((p, last)) if last.eq_ignore_ascii_case("scripts") => p,
+                _ => dir,
+            };
+            self.windows_python = Some(WindowsPython {
+                prefix: prefix.to_string(),
+                python,
+                explicit: true,
+            });
+        } else if self.windows_python.is_none() {
+            if let Some(m) = site.captures(line).and_then(|c| c.get(1)) {
+                let prefix = m.as_str().to_string();
+                self.windows_python = Some(WindowsPython {
+                    python: windows_python_of_prefix(&prefix),
+                    prefix,
+                    explicit: false,
+                });
+            }
+        }
+    }
+
+    fn feed_cuda_versions(&mut self, line: &str) {
+        static RE: OnceLock<Option<[Regex; 3]>> = OnceLock::new();
+        let Some([smi, variant, framework_cuda]) = RE
+            .get_or_init(|| {
+                Some([
+                    Regex::new(r"CUDA Version\s*:\s*(\d{1,2})\.\d").ok()?,
+                    Regex::new(r"\d\+cu(\d{2,3})\b").ok()?,
+                    Regex::new(r"(?i)(?:torch|paddle|tensorflow|jax|onnxruntime)[^\s,;]*\s*(?:\d[\d.]*\s*)?cuda\s?(\d{1,2})\.\d|cuda\s?(\d{1,2})\.\d\s*(?:的|版本?的)?\s*(?:torch|paddle|tensorflow|jax|onnxruntime)").ok()?,
+                ])
+            })
+            .as_ref()
+        else {
+            return;
+        };
+        if line.contains("nvidia-smi")
+            || line.contains("NVIDIA-SMI")
+            || line.contains("Driver Version")
+        {
+            self.smi_seen = true;
+        }
+        if let Some(m) = smi.captures(line).and_then(|c| c.get(1)) {
+            self.driver_cuda_major = m.as_str().parse().ok().or(self.driver_cuda_major);
+        }
+        let mut majors: Vec<u32> = variant
+            .captures_iter(line)
+            .filter_map(|c| c.get(1))
+            .filter_map(|m| {
+                let digits = m.as_str();
+                digits.get(..digits.len() - 1)?.parse().ok()
+            })
+            .collect();
+        majors.extend(
+            framework_cuda
+                .captures_iter(line)
+                .filter_map(|c| c.get(1).or_else(|| c.get(2)))
+                .filter_map(|m| m.as_str().parse::<u32>().ok()),
+        );
+        if let Some(m) = majors.into_iter().max() {
+            self.build_cuda_major = Some(self.build_cuda_major.map_or(m, |b| b.max(m)));
+        }
+    }
+
+    /// The driver's CUDA major (nvidia-smi's header) and a newer CUDA major of a framework
+    /// build the same log names: a build the driver cannot run (a newer major never runs on an
+    /// older driver's CUDA; minor versions of one major do).
+    pub fn build_newer_than_driver(&self) -> Option<(u32, u32)> {
+        let (driver, build) = (self.driver_cuda_major?, self.build_cuda_major?);
+        (self.smi_seen && build > driver).then_some((driver, build))
+    }
+
+    /// The environment a Windows log names, as the target of its fixes (PowerShell commands
+    /// run with its own python.exe, through its pip).
+    pub fn windows_target(&self) -> Option<cudoctor_plan::TargetEnv> {
+        let w = self.windows_python.as_ref()?;
+        Some(cudoctor_plan::TargetEnv {
+            prefix: w.prefix.clone(),
+            python: w.python.clone(),
+            installer: cudoctor_plan::Installer::Pip,
+            conda_pytorch: false,
+            windows: true,
+            project: None,
+        })
+    }
+
+    /// The CUDA build of torch the log names ("cu121"), if any.
+    pub fn torch_variant(&self) -> Option<&str> {
+        self.torch_variant.as_deref()
     }
 
     fn push(&mut self, line_no: u64, path: &str, directory: bool) {
@@ -117,6 +304,67 @@ impl Named {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_build_newer_than_the_drivers_cuda_is_seen() {
+        let mut n = Named::default();
+        n.feed(
+            1,
+            "| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |",
+        );
+        n.feed(2, "torch 2.3.1+cu121");
+        assert_eq!(n.build_newer_than_driver(), Some((11, 12)));
+        // Minor versions of one major run on the driver: nothing to say.
+        let mut m = Named::default();
+        m.feed(1, "Driver Version: 535.104.05   CUDA Version: 12.2");
+        m.feed(2, "torch==2.5.1+cu124");
+        assert_eq!(m.build_newer_than_driver(), None);
+        // "CUDA Version" without nvidia-smi in the log may be anything's.
+        let mut k = Named::default();
+        k.feed(1, "CUDA Version: 11.4");
+        k.feed(2, "torch 2.3.1+cu121");
+        assert_eq!(k.build_newer_than_driver(), None);
+    }
+
+    #[test]
+    fn the_windows_python_a_log_names_is_found() {
+        let mut n = Named::default();
+        n.feed(1, r#"OSError: [WinError 126] Error loading "C:\ComfyUI_windows_portable\python_embeded\Lib\site-packages\torch\lib\fbgemm.dll" or one of its dependencies."#);
+        n.feed(2, "pytorch version: 2.4.0+cu121");
+        let t = n.windows_target();
+        assert_eq!(
+            t.as_ref().map(|t| t.python.as_str()),
+            Some(r"C:\ComfyUI_windows_portable\python_embeded\python.exe")
+        );
+        assert!(t.is_some_and(|t| t.windows));
+        assert_eq!(n.torch_variant(), Some("cu121"));
+
+        let mut v = Named::default();
+        v.feed(
+            1,
+            r#"  File "D:\work\.venv\Lib\site-packages\torch\__init__.py", line 1"#,
+        );
+        assert_eq!(
+            v.windows_target().map(|t| t.python),
+            Some(r"D:\work\.venv\Scripts\python.exe".to_string())
+        );
+        // The interpreter the log writes wins over a site-packages path.
+        v.feed(2, r"D:\work\.venv\Scripts\python.exe -m pip list");
+        assert_eq!(
+            v.windows_target().map(|t| (t.python, t.prefix)),
+            Some((
+                r"D:\work\.venv\Scripts\python.exe".to_string(),
+                r"D:\work\.venv".to_string()
+            ))
+        );
+
+        let mut l = Named::default();
+        l.feed(
+            1,
+            "/opt/env/lib/python3.11/site-packages/torch/lib/libc10.so",
+        );
+        assert!(l.windows_target().is_none());
+    }
 
     #[test]
     fn libraries_and_the_extension_cache_are_named() {

@@ -790,12 +790,20 @@ pub fn pick_winner(db: &SignatureDb, seen: &[SignatureSeen]) -> Option<usize> {
 }
 
 /// The clause that answers: the most serious line first (a fatal line before an error line,
-/// a warning last), then the earliest.
+/// a warning last), then a line that says what failed before one that only says that something
+/// failed ("Call to cuLinkAddData results in UNKNOWN_CUDA_ERROR" / "Unsupported .version 8.1"),
+/// then the earliest.
 pub fn pick_clause(clauses: &[ClauseHit]) -> Option<&ClauseHit> {
     clauses
         .iter()
         .filter(|h| h.clause.severity != Severity::Info)
-        .min_by_key(|h| (h.clause.severity, h.line_no))
+        .min_by_key(|h| {
+            (
+                h.clause.severity,
+                h.clause.failure == clause::Failure::Failed,
+                h.line_no,
+            )
+        })
 }
 
 /// Whether a line's wording is no more than a warning.

@@ -216,15 +216,28 @@ impl Signature {
                 FixTemplate::Prose(p) => steps.push(FixStep::Prose(fill(p))),
                 FixTemplate::Install(i) => {
                     steps.push(FixStep::Prose(fill(&i.say)));
-                    let index_url = match &i.torch_index {
+                    let mut index_url = match &i.torch_index {
                         Some(label) => match torch_index_url(Some(&fill(label))) {
                             Some(url) => Some(url),
                             None => continue,
                         },
                         None => None,
                     };
+                    let pins: Vec<String> = i.install.iter().map(|p| fill(p)).collect();
+                    // On Windows PyPI's torch is the CPU build: a torch install there takes
+                    // PyTorch's index of a CUDA build (the one the log names), or is not
+                    // written at all.
+                    if target.windows && index_url.is_none() && pins.iter().any(|p| is_torch(p)) {
+                        match torch_index_url(fields.get(TORCH_VARIANT).map(String::as_str)) {
+                            Some(url) => index_url = Some(url),
+                            None => {
+                                steps.push(FixStep::Prose(WINDOWS_TORCH_NOTE.into()));
+                                continue;
+                            }
+                        }
+                    }
                     let op = Install {
-                        pins: i.install.iter().map(|p| fill(p)).collect(),
+                        pins,
                         upgrade: i.upgrade,
                         reinstall: i.reinstall,
                         no_deps: i.no_deps,
@@ -232,12 +245,28 @@ impl Signature {
                         index_url,
                         ..Install::default()
                     };
-                    steps.push(FixStep::Shell(target.install(&op)));
+                    steps.push(target.step(target.install(&op)));
                 }
             }
         }
         steps
     }
+}
+
+/// The fields key of the CUDA build of torch a Windows fix installs from ("cu121"): the log's,
+/// else the default build of the newest release (see `Engine::build`).
+pub const TORCH_VARIANT: &str = "torch_variant";
+
+const WINDOWS_TORCH_NOTE: &str = "On Windows, install torch only from PyTorch's index of a CUDA build (PyPI's Windows torch is the CPU build and would replace the CUDA one): 'cudoctor plan --platform windows' writes the command.";
+
+/// Whether a requirement names torch or one of the packages built with it.
+fn is_torch(requirement: &str) -> bool {
+    let name = requirement
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    matches!(name.as_str(), "torch" | "torchvision" | "torchaudio")
 }
 
 /// All signatures plus every trigger pattern in one list (signature order, then pattern order:

@@ -21,11 +21,11 @@ const WAVE3: &str = include_str!("corpus/wave3.toml");
 /// The third corpus's floors are what explain reaches today (docs/explain-corpus.md), below the
 /// 90 % / 5 % / no-false-alarm goal it is measured against: they catch a regression, and the
 /// document says how far the goal still is.
-const MAX_WAVE3_UNKNOWN: f64 = 0.12;
+const MAX_WAVE3_UNKNOWN: f64 = 0.11;
 /// The third corpus's test half: at least this share right.
-const MIN_WAVE3_ACCURACY: f64 = 0.72;
+const MIN_WAVE3_ACCURACY: f64 = 0.75;
 /// Negatives of the third corpus (both halves) given an environment cause, at most.
-const MAX_WAVE3_FALSE_ALARMS: u32 = 12;
+const MAX_WAVE3_FALSE_ALARMS: u32 = 7;
 const MIN_OVERALL_ACCURACY: f64 = 0.90;
 const MIN_CATEGORY_ACCURACY: f64 = 0.80;
 
@@ -463,7 +463,26 @@ fn every_fix_of_the_corpus_is_a_command_for_the_env_or_prose() {
                         assert!(cmd.starts_with(head), "{}: {cmd}", c.id);
                         cudoctor_testkit::shell_parses(cmd);
                     }
-                    FixStep::PowerShell(cmd) => panic!("{}: a PowerShell fix: {cmd}", c.id),
+                    // A Windows log's fixes are PowerShell commands for its own Python (or
+                    // the python on PATH), and a torch install names PyTorch's index.
+                    FixStep::PowerShell(cmd) => {
+                        commands += 1;
+                        assert!(
+                            e.category == Category::WindowsDll || c.text.contains(":\\"),
+                            "{}: a PowerShell fix for a log that is not Windows': {cmd}",
+                            c.id
+                        );
+                        assert!(
+                            cmd.starts_with("& ") && cmd.contains(" -m pip install "),
+                            "{}: {cmd}",
+                            c.id
+                        );
+                        assert!(
+                            !cmd.contains(" torch") || cmd.contains("--index-url"),
+                            "{}: torch from PyPI on Windows: {cmd}",
+                            c.id
+                        );
+                    }
                     FixStep::Prose(p) => {
                         assert!(
                             !p.contains("pip install") && !p.contains("pip uninstall"),
@@ -476,4 +495,41 @@ fn every_fix_of_the_corpus_is_a_command_for_the_env_or_prose() {
         }
     }
     assert!(commands > 0, "no corpus case has an install command");
+}
+
+/// The tuning half's misses in full (text, what the thread established, the line explain read):
+/// `cargo test -p cudoctor-explain --test corpus -- --ignored --nocapture tuning_half_misses`.
+/// Only the tuning half: the test half's cases are never printed.
+#[test]
+#[ignore = "prints the tuning half's misses for study; not a check"]
+fn tuning_half_misses_in_full() {
+    let filter = std::env::var("CORPUS_MISS_FILTER").unwrap_or_default();
+    // CORPUS_SHOW_EXPECTED=<category>: every tuning case of that expected category, right or not.
+    let expected = std::env::var("CORPUS_SHOW_EXPECTED").unwrap_or_default();
+    for (h, c) in all_cases() {
+        if h != Half::Wave3Tune {
+            continue;
+        }
+        let e = explain_str(&c.text);
+        let shown = if expected.is_empty() {
+            !correct(&c, e.category)
+        } else if expected == "all" {
+            true
+        } else {
+            c.expected == expected
+        };
+        if !shown || !(filter.is_empty() || c.id.contains(&filter)) {
+            continue;
+        }
+        println!(
+            "=== {} expected {} got {} ({:?})\n  established: {}\n  read: {:?}\n--- text\n{}\n",
+            c.id,
+            c.expected,
+            e.category,
+            e.signature,
+            c.established,
+            e.matched.first().map(|m| (m.line_no, m.text.as_str())),
+            c.text.chars().take(2500).collect::<String>()
+        );
+    }
 }

@@ -176,12 +176,70 @@ fn a_windows_dll_failure_never_installs_pypis_cpu_torch() {
         r#"OSError: [WinError 126] The specified module could not be found. Error loading "C:\ComfyUI_windows_portable\python_embeded\Lib\site-packages\torch\lib\fbgemm.dll" or one of its dependencies."#,
     );
     assert_eq!(e.category, Category::WindowsDll);
-    assert!(e.fix.iter().all(|f| !f.is_command()), "{:#?}", e.fix);
+    let commands: Vec<&str> = e
+        .fix
+        .iter()
+        .filter_map(|f| match f {
+            cudoctor_plan::FixStep::PowerShell(c) => Some(c.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(e
+        .fix
+        .iter()
+        .all(|f| !matches!(f, cudoctor_plan::FixStep::Shell(_))));
+    assert_eq!(commands.len(), 1, "{:#?}", e.fix);
     assert!(
-        e.fix.iter().any(|f| f.text().contains("python_embeded")),
+        commands[0].starts_with(
+            r"& 'C:\ComfyUI_windows_portable\python_embeded\python.exe' -m pip install"
+        ),
+        "{}",
+        commands[0]
+    );
+    assert!(commands[0].contains("--index-url"), "{}", commands[0]);
+
+    // The CUDA build the log names is the index the fix installs from.
+    let e = explain_str(
+        "pytorch version: 2.4.0+cu121\r\nOSError: [WinError 126] The specified module could not be found. Error loading \"C:\\ComfyUI_windows_portable\\python_embeded\\Lib\\site-packages\\torch\\lib\\fbgemm.dll\" or one of its dependencies.",
+    );
+    let cmd = e
+        .fix
+        .iter()
+        .find_map(|f| match f {
+            cudoctor_plan::FixStep::PowerShell(c) => Some(c.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    assert!(cmd.contains("python_embeded"), "{cmd}");
+    assert!(cmd.trim_end_matches('\'').ends_with("cu121"), "{cmd}");
+}
+
+/// Every pip fix of a Windows log is a PowerShell command for the Python the log names (a
+/// venv's Scripts\python.exe from its site-packages path), whatever the message.
+#[test]
+fn a_windows_logs_pip_fixes_run_its_own_python() {
+    let e = explain_str(
+        r#"  File "D:\proj\venv\Lib\site-packages\bitsandbytes\cextension.py", line 20, in <module>
+RuntimeError: CUDA Setup failed despite GPU being available. Please run the following command to get more information: python -m bitsandbytes"#,
+    );
+    assert!(
+        e.fix
+            .iter()
+            .any(|f| matches!(f, cudoctor_plan::FixStep::PowerShell(_))),
         "{:#?}",
         e.fix
     );
+    for f in &e.fix {
+        if let cudoctor_plan::FixStep::Shell(c) = f {
+            panic!("a POSIX command for a Windows log: {c}");
+        }
+        if let cudoctor_plan::FixStep::PowerShell(c) = f {
+            assert!(
+                c.starts_with(r"& 'D:\proj\venv\Scripts\python.exe' -m pip"),
+                "{c}"
+            );
+        }
+    }
 }
 
 /// A terminal wraps at a fixed width, inside a word: the halves are read without a space too.
@@ -190,6 +248,37 @@ fn a_message_wrapped_inside_a_word_is_read_whole() {
     let e = explain_str(
         "[rank0]:[E105 10:00:00.000000000 ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpTyp\ne=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.\n",
     );
-    assert_eq!(e.category, Category::Nccl, "{e:#?}");
+    // The collective-timeout signature read the joined line (its fields); a timeout alone names
+    // no environment cause.
+    assert_eq!(
+        e.signature.as_deref(),
+        Some("nccl-collective-timeout"),
+        "{e:#?}"
+    );
+    assert_eq!(e.category, Category::NotEnvironment, "{e:#?}");
     assert_eq!(e.fields.get("op").map(String::as_str), Some("ALLREDUCE"));
+}
+
+/// Of two fatal lines, the one that says what failed answers, not the one that only says that
+/// something failed (the driver's JIT refusing a newer PTX, under the linker's generic error).
+#[test]
+fn the_line_that_says_what_failed_answers() {
+    let e = explain_str(
+        "numba.cuda.cudadrv.driver.LinkerError: [222] Call to cuLinkAddData results in UNKNOWN_CUDA_ERROR\nptxas application ptx input, line 9; fatal   : Unsupported .version 8.4; current version is '8.2'\n",
+    );
+    assert_eq!(e.category, Category::DriverTooOld, "{e:#?}");
+}
+
+/// A collective timeout alone names no environment cause, but an NCCL error in the same log
+/// still answers.
+#[test]
+fn a_timeout_defers_to_an_nccl_error() {
+    let alone = "[rank1]:[E ProcessGroupNCCL.cpp:523] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600659 milliseconds before timing out.\n";
+    let e = explain_str(alone);
+    assert_eq!(e.category, Category::NotEnvironment, "{e:#?}");
+    let with_error = format!(
+        "node1:123:456 [0] misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-abc to 9637892 bytes, error: No space left on device (28)\n{alone}RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)\n"
+    );
+    let e = explain_str(&with_error);
+    assert_eq!(e.category, Category::Nccl, "{e:#?}");
 }
