@@ -13,9 +13,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use cudoctor_kb::Kb;
-use cudoctor_types::CudaVersion;
 use cudoctor_snapshot::{Package, Snapshot, TorchBuild};
 use cudoctor_types::requirement::{normalise_name, SpecOp};
+use cudoctor_types::CudaVersion;
 use cudoctor_types::Requirement;
 
 use crate::fix::FixStep;
@@ -93,7 +93,8 @@ pub fn alternatives(steps: &[FixStep]) -> Vec<&[FixStep]> {
     let mut out = Vec::new();
     let mut start = 0;
     for (i, s) in steps.iter().enumerate() {
-        let opens = matches!(s, FixStep::Prose(t) if t.trim_start().to_lowercase().starts_with("or "));
+        let opens =
+            matches!(s, FixStep::Prose(t) if t.trim_start().to_lowercase().starts_with("or "));
         if opens && i > start {
             out.push(&steps[start..i]);
             start = i;
@@ -203,8 +204,16 @@ fn read_command(w: &[String], effect: &mut Effect) -> Option<()> {
                 value()?;
             }
             "--reinstall" | "--force-reinstall" => reinstall = true,
-            "--no-deps" | "--upgrade" | "-U" | "--no-build-isolation" | "--no-cache"
-            | "--no-cache-dir" | "-y" | "--yes" | "--force" | "--pypi" => {}
+            "--no-deps"
+            | "--upgrade"
+            | "-U"
+            | "--no-build-isolation"
+            | "--no-cache"
+            | "--no-cache-dir"
+            | "-y"
+            | "--yes"
+            | "--force"
+            | "--pypi" => {}
             f if f.starts_with('-') => return None,
             _ => pins.push(*word),
         }
@@ -463,7 +472,10 @@ pub fn apply(
             }
             continue;
         }
-        if !replaced.contains(&name) && matches!(c, Change::Install { .. }) && e.package(&name).is_some() {
+        if !replaced.contains(&name)
+            && matches!(c, Change::Install { .. })
+            && e.package(&name).is_some()
+        {
             continue; // the installed version satisfies the pin: nothing moves
         }
         // What goes.
@@ -483,7 +495,9 @@ pub fn apply(
         }
         // What comes.
         let Change::Install {
-            version, requirement, ..
+            version,
+            requirement,
+            ..
         } = c
         else {
             continue;
@@ -506,7 +520,9 @@ pub fn apply(
     let moved: Vec<&str> = effect
         .changes
         .iter()
-        .filter(|c| matches!(c, Change::Install { .. }) && replaced.contains(&normalise_name(c.name())))
+        .filter(|c| {
+            matches!(c, Change::Install { .. }) && replaced.contains(&normalise_name(c.name()))
+        })
         .map(Change::name)
         .collect();
     if !moved.is_empty() {
@@ -534,7 +550,10 @@ pub fn apply(
 fn torch_build(kb: &Kb, version: &str, site: &str) -> TorchBuild {
     let (public, label) = match version.split_once('+') {
         Some((p, l)) => (p, Some(l.to_string())),
-        None => (version, kb.torch(version).and_then(|r| r.pypi_default.clone())),
+        None => (
+            version,
+            kb.torch(version).and_then(|r| r.pypi_default.clone()),
+        ),
     };
     let cuda = label
         .as_deref()
@@ -568,7 +587,9 @@ fn drop_facts_under(before: &Snapshot, env: usize, gone: &[String]) -> Snapshot 
     match serde_json::from_value::<Snapshot>(value) {
         Ok(mut s) => {
             // The environment's identity is never one of the dropped facts.
-            if let (Some(new), Some(old)) = (s.python_envs.get_mut(env), before.python_envs.get(env)) {
+            if let (Some(new), Some(old)) =
+                (s.python_envs.get_mut(env), before.python_envs.get(env))
+            {
                 new.prefix.clone_from(&old.prefix);
                 new.site_packages.clone_from(&old.site_packages);
                 new.packages.clone_from(&old.packages);
@@ -701,7 +722,13 @@ mod tests {
 
     #[test]
     fn shell_words_read_back_what_quote_writes() {
-        for w in ["/opt/my venv/bin/python", "it's", "cupy-cuda13x[ctk]", "a\nb", "/v/lib\u{1b}x"] {
+        for w in [
+            "/opt/my venv/bin/python",
+            "it's",
+            "cupy-cuda13x[ctk]",
+            "a\nb",
+            "/v/lib\u{1b}x",
+        ] {
             let line = format!("uv pip install --python {} x", crate::quote(w));
             let got = shell_words(&line).unwrap();
             assert_eq!(got[4], w, "{line}");
@@ -712,7 +739,10 @@ mod tests {
         );
         assert!(shell_words("a; rm -rf x").is_none());
         assert!(shell_words("a $(b)").is_none());
-        assert_eq!(shell_words("pip install x  # why").unwrap(), ["pip", "install", "x"]);
+        assert_eq!(
+            shell_words("pip install x  # why").unwrap(),
+            ["pip", "install", "x"]
+        );
     }
 
     #[test]
@@ -722,11 +752,16 @@ mod tests {
             sh("uv pip uninstall --python '/opt/my venv/bin/python' cupy-cuda12x"),
             sh("uv pip install --python '/opt/my venv/bin/python' 'cupy-cuda13x[ctk]'"),
         ]);
-        assert_eq!(e.target, Some(Target::Python("/opt/my venv/bin/python".into())));
+        assert_eq!(
+            e.target,
+            Some(Target::Python("/opt/my venv/bin/python".into()))
+        );
         assert_eq!(
             e.changes,
             vec![
-                Change::Remove { name: "cupy-cuda12x".into() },
+                Change::Remove {
+                    name: "cupy-cuda12x".into()
+                },
                 Change::Install {
                     name: "cupy-cuda13x".into(),
                     version: None,
@@ -738,11 +773,16 @@ mod tests {
         let e = effect_of(&[sh("/v/bin/python -m pip install --force-reinstall --no-deps torch==2.7.1+cu126 --index-url https://download.pytorch.org/whl/cu126")]);
         assert_eq!(
             e.changes,
-            vec![Change::Reinstall { name: "torch".into(), version: Some("2.7.1+cu126".into()) }]
+            vec![Change::Reinstall {
+                name: "torch".into(),
+                version: Some("2.7.1+cu126".into())
+            }]
         );
         let e = effect_of(&[sh("uv add --project /p torch==2.7.1+cu126 --index pytorch-cu126=https://download.pytorch.org/whl/cu126")]);
         assert_eq!(e.target, Some(Target::Project("/p".into())));
-        assert!(matches!(&e.changes[0], Change::Install { index_url: Some(u), .. } if u.ends_with("/cu126")));
+        assert!(
+            matches!(&e.changes[0], Change::Install { index_url: Some(u), .. } if u.ends_with("/cu126"))
+        );
         let e = effect_of(&[sh("conda install -p /c pytorch==2.5.1 torchvision==0.20.1 pytorch-cuda=12.4 -c pytorch -c nvidia")]);
         assert_eq!(e.target, Some(Target::Prefix("/c".into())));
         assert_eq!(e.changes.len(), 3);
@@ -763,7 +803,10 @@ mod tests {
         let a = alternatives(&steps);
         assert_eq!(a.len(), 2);
         assert_eq!(a[1].len(), 2);
-        assert_eq!(alternatives(&[FixStep::Prose("docker run --gpus all".into())]).len(), 0);
+        assert_eq!(
+            alternatives(&[FixStep::Prose("docker run --gpus all".into())]).len(),
+            0
+        );
     }
 
     #[test]

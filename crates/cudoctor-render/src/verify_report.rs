@@ -7,9 +7,11 @@ use crate::layout::{width, wrap};
 
 /// The verify block of the text report (and of Markdown's, in a list): one line per fix.
 pub fn render_verify_text(verifications: &[Verification]) -> String {
-    let mut out = String::from(
-        "Verify (each printed fix applied to this environment's facts, then checked again):\n",
-    );
+    let mut out = String::from(if verifications.iter().any(|v| v.method == "install") {
+        "Verify (each printed fix run in a temporary copy of the environment, which is checked):\n"
+    } else {
+        "Verify (each printed fix applied to this environment's facts, then checked again):\n"
+    });
     if verifications.is_empty() {
         out.push_str("  no fix with a command to verify\n");
         return out;
@@ -54,7 +56,10 @@ pub fn verify_line(v: &Verification) -> String {
                 (Some(s), true) => s,
                 (Some(s), false) => format!("{s}, and so would {}", brings.join("; ")),
                 (None, false) => format!("after it: {}", brings.join("; ")),
-                (None, true) => v.note.clone().unwrap_or_else(|| format!("{} would remain", v.code)),
+                (None, true) => v
+                    .note
+                    .clone()
+                    .unwrap_or_else(|| format!("{} would remain", v.code)),
             };
             format!("{name} not verified{how}: {finding}")
         }
@@ -67,7 +72,10 @@ pub fn verify_line(v: &Verification) -> String {
     if !changes.is_empty() && v.status != Status::NotVerifiable {
         line.push_str(&format!(" (its commands: {changes})"));
     }
-    if let (Some(note), true) = (&v.note, matches!(v.status, Status::Verified | Status::VerifiedAssuming)) {
+    if let (Some(note), true) = (
+        &v.note,
+        matches!(v.status, Status::Verified | Status::VerifiedAssuming),
+    ) {
         line.push_str(&format!("; {note}"));
     }
     cudoctor_types::inert::line(&line).into_owned()

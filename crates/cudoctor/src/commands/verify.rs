@@ -29,22 +29,33 @@ pub fn verify_all(
         let alternatives = verify::alternatives(&f.fix);
         let several = alternatives.len() > 1;
         for (i, steps) in alternatives.into_iter().enumerate() {
-            let me = judged(std::slice::from_ref(f)).remove(0);
-            let effect = verify::effect_of(steps);
-            let mut v = on_facts(snapshot, &before, &me, &effect, kb, live);
+            let mut v = verify_fix(snapshot, &before, f, steps, kb, mode, live);
             v.alternative = several.then_some(i + 1);
-            if mode == VerifyMode::Install && live && v.status != Status::NotVerifiable {
-                if let Some(installed) = by_install(snapshot, &before, &me, &effect, kb, steps) {
-                    v = Verification {
-                        alternative: v.alternative,
-                        ..installed
-                    };
-                }
-            }
             out.push(v);
         }
     }
     out
+}
+
+/// Proves `steps` as the fix of `finding` (`before`: every finding of the check).
+pub fn verify_fix(
+    snapshot: &Snapshot,
+    before: &[Judged],
+    finding: &Finding,
+    steps: &[cudoctor_plan::FixStep],
+    kb: &Kb,
+    mode: VerifyMode,
+    live: bool,
+) -> Verification {
+    let me = judged(std::slice::from_ref(finding)).remove(0);
+    let effect = verify::effect_of(steps);
+    let v = on_facts(snapshot, before, &me, &effect, kb, live);
+    if mode == VerifyMode::Install && live && v.status != Status::NotVerifiable {
+        if let Some(installed) = by_install(snapshot, before, &me, &effect, kb, steps) {
+            return installed;
+        }
+    }
+    v
 }
 
 /// Findings as the comparison sees them.
@@ -144,7 +155,10 @@ fn owned_paths(env: &PythonEnv, replaced: &[Package], live: bool) -> BTreeMap<St
         .iter()
         .map(|p| {
             let site = p.location.trim_end_matches('/');
-            let mut paths = live.then(|| record_paths(site, p)).flatten().unwrap_or_default();
+            let mut paths = live
+                .then(|| record_paths(site, p))
+                .flatten()
+                .unwrap_or_default();
             let module = p.name.replace('-', "_");
             for guess in [module.clone(), format!("{module}.libs")] {
                 let path = format!("{site}/{guess}");
@@ -353,10 +367,94 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cudoctor_plan::FixStep;
+
+    fn fixture(name: &str) -> Snapshot {
+        let path = format!(
+            "{}/tests/fixtures/verify/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    fn facts(name: &str, code: &str, steps: Option<Vec<FixStep>>) -> Verification {
+        let snapshot = fixture(name);
+        let kb = Kb::embedded();
+        let findings = analyse(&snapshot, kb);
+        let f = findings.iter().find(|f| f.code == code).unwrap();
+        let steps = steps.unwrap_or_else(|| f.fix.clone());
+        verify_fix(
+            &snapshot,
+            &judged(&findings),
+            f,
+            &steps,
+            kb,
+            VerifyMode::Facts,
+            false,
+        )
+    }
+
+    #[test]
+    fn the_printed_fix_of_a_companion_of_another_release_is_verified() {
+        let v = facts("companion-wrong-release", "FW002", None);
+        assert_eq!(v.status, Status::Verified, "{v:#?}");
+        assert!(v.remaining.iter().all(|j| j.code == "PLT001"), "{v:#?}");
+        assert!(v
+            .changes
+            .iter()
+            .any(|c| matches!(c, verify::Change::Install { name, version: Some(v), .. } if name == "torchvision" && v == "0.22.1")));
+    }
+
+    #[test]
+    fn a_remedy_that_would_not_resolve_says_what_would_remain() {
+        let py = "/work/realenv-37/companion-wrong-release/bin/python";
+        // torchvision of the same wrong release again, and one of an older torch.
+        for pin in ["torchvision==0.23.0", "torchvision==0.21.0"] {
+            let steps = vec![FixStep::Shell(format!(
+                "uv pip install --python {py} {pin}"
+            ))];
+            let v = facts("companion-wrong-release", "FW002", Some(steps));
+            assert_eq!(v.status, Status::NotVerified, "{pin}: {v:#?}");
+            assert!(v.remaining.iter().any(|j| j.code == "FW002"), "{v:#?}");
+        }
+        // Removing torch leaves no torch for torchvision: not this fix.
+        let steps = vec![FixStep::Shell(format!(
+            "uv pip uninstall --python {py} torch"
+        ))];
+        let v = facts("companion-wrong-release", "FW002", Some(steps));
+        assert_ne!(v.status, Status::Verified, "{v:#?}");
+        // A command that is no package change proves nothing.
+        let steps = vec![FixStep::Shell("sudo systemctl restart docker".into())];
+        let v = facts("companion-wrong-release", "FW002", Some(steps));
+        assert_eq!(v.status, Status::NotVerifiable, "{v:#?}");
+    }
+
+    #[test]
+    fn the_fix_of_two_cuda_majors_is_verified_with_the_index_release_named() {
+        let v = facts("cupy-cuda12x-beside-torch", "FW020", None);
+        assert_eq!(v.status, Status::VerifiedAssuming, "{v:#?}");
+        assert_eq!(v.assumed, ["cupy-cuda13x[ctk]"]);
+        // Removing CuPy for CUDA 12 without the CUDA-13 one: verified outright.
+        let py = "/work/realenv-37/cupy-cuda12x-beside-torch/bin/python";
+        let steps = vec![FixStep::Shell(format!(
+            "uv pip uninstall --python {py} cupy-cuda12x"
+        ))];
+        let v = facts("cupy-cuda12x-beside-torch", "FW020", Some(steps));
+        assert_eq!(v.status, Status::Verified, "{v:#?}");
+        // Installing CuPy for CUDA 12 again: it stays.
+        let steps = vec![FixStep::Shell(format!(
+            "uv pip install --python {py} --reinstall cupy-cuda12x==14.2.0"
+        ))];
+        let v = facts("cupy-cuda12x-beside-torch", "FW020", Some(steps));
+        assert_eq!(v.status, Status::NotVerified, "{v:#?}");
+    }
 
     #[test]
     fn words_move_into_the_copy_only_under_the_prefix() {
-        assert_eq!(in_copy("/e/bin/python", "/e", "/t/env"), "/t/env/bin/python");
+        assert_eq!(
+            in_copy("/e/bin/python", "/e", "/t/env"),
+            "/t/env/bin/python"
+        );
         assert_eq!(in_copy("/e", "/e/", "/t/env"), "/t/env");
         assert_eq!(in_copy("/ex/bin/python", "/e", "/t/env"), "/ex/bin/python");
         assert_eq!(in_copy("torch==2.7.1", "/e", "/t/env"), "torch==2.7.1");
