@@ -515,13 +515,17 @@ pub fn apply(
             e.torch = Some(torch_build(kb, version, &site));
         }
     }
-    // A package that moves to another release brings files that are not here: the links of the
-    // environment's process (what its extensions resolve against) are judged after the install.
+    // A package that moves to another release brings files that are not here (a reinstall, the
+    // files its RECORD lists): the links of the environment's process (what its extensions
+    // resolve against) are judged after the install.
     let moved: Vec<&str> = effect
         .changes
         .iter()
-        .filter(|c| {
-            matches!(c, Change::Install { .. }) && replaced.contains(&normalise_name(c.name()))
+        .filter(|c| match c {
+            Change::Install { .. } => replaced.contains(&normalise_name(c.name())),
+            // Its files come back as its RECORD lists them: what the loader found missing.
+            Change::Reinstall { .. } => true,
+            Change::Remove { .. } => false,
         })
         .map(Change::name)
         .collect();
@@ -532,7 +536,7 @@ pub fn apply(
             l.processes.retain(|p| p.env_prefix != prefix);
             if l.processes.len() < n {
                 unjudged.push(format!(
-                    "the library links of the new {} (their files come with the install: --verify=install judges them)",
+                    "the library links of {} (their files come with the install: --verify=install judges them)",
                     moved.join(", ")
                 ));
             }
