@@ -257,11 +257,18 @@ fn read_command(w: &[String], effect: &mut Effect) -> Option<()> {
 /// A conda spec (`pytorch==2.5.1`, `cudatoolkit=11.8`, `numpy`) as a name and the version it
 /// pins (None for `=11.8`, which conda reads as 11.8.*).
 fn conda_spec(spec: &str) -> Option<(String, Option<String>)> {
+    // conda's `pytorch` is torch's distribution (its dist-info says torch).
+    let named = |n: &str| match normalise_name(n).as_str() {
+        "pytorch" => "torch".to_string(),
+        other => other.to_string(),
+    };
     if let Some((n, v)) = spec.split_once("==") {
-        return Some((normalise_name(n), Some(v.to_string())));
+        // `==2.7.1=cuda*`: the version, then conda's build pattern.
+        let v = v.split('=').next().unwrap_or(v);
+        return Some((named(n), Some(v.to_string())));
     }
     let name = spec.split(['=', '<', '>', '!', ' ']).next()?;
-    (!name.is_empty()).then(|| (normalise_name(name), None))
+    (!name.is_empty()).then(|| (named(name), None))
 }
 
 /// The words of a POSIX shell command line as the shell reads them (single, double and `$'...'`
