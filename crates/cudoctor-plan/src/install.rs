@@ -398,7 +398,7 @@ impl TargetEnv {
             reqs.iter()
                 .map(|(n, v)| {
                     let spec = match v.split_once('+') {
-                        Some((public, label)) if label == "cpu" => {
+                        Some((public, "cpu")) => {
                             format!("{}=={public}=cpu*", conda_name(n))
                         }
                         Some((public, label)) if label.starts_with("cu") => {

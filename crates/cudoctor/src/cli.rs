@@ -337,6 +337,11 @@ pub struct PlanArgs {
     /// Also print the reasoning: every reason, what to avoid, warnings and the other installers' commands.
     #[arg(long, short)]
     pub verbose: bool,
+    /// Prove the remedy for the environment before you run it, as `check --verify` does (its
+    /// package changes applied to the facts and the check run again; `=install`: in a temporary
+    /// copy of the environment).
+    #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, require_equals = true, default_missing_value = "facts", conflicts_with = "no_detect")]
+    pub verify: Option<VerifyMode>,
     #[arg(long, value_enum, default_value_t = IssueFormat::Text)]
     pub format: IssueFormat,
     #[command(flatten)]

@@ -2773,3 +2773,25 @@ fn verify_install_repairs_a_copy_and_leaves_the_env_as_it_was() {
     let (ok, _) = python_says(&python, "import torch");
     assert!(!ok);
 }
+
+/// `plan --verify` proves the remedy it prints, which is check's fix word for word: the same
+/// verification, in plan's JSON as its `verify` list.
+#[test]
+fn plan_verify_proves_its_remedy_as_check_does() {
+    let Some(python) = real_env("companions-beside-torch-2.15") else {
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["plan", "--format", "json", "--verify", "--python"])
+        .arg(&python)
+        .output()
+        .unwrap();
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (check, _) = verify_reports(&python, "--verify");
+    let v = &plan["verify"][0];
+    assert_eq!(v["status"], "verified", "{plan:#}");
+    assert_eq!(
+        v,
+        verification("companions-beside-torch-2.15", &check, "FW002")
+    );
+}

@@ -104,18 +104,7 @@ fn with_verify(
     verified: &[cudoctor_plan::verify::Verification],
 ) -> String {
     match format {
-        CheckFormat::Json => {
-            // The report's keys keep their order: `verify` is added as the last one.
-            let body = text.trim_end();
-            let (Some(head), Ok(list)) = (
-                body.strip_suffix('}'),
-                serde_json::to_string_pretty(verified),
-            ) else {
-                return text;
-            };
-            let list = list.replace('\n', "\n  ");
-            format!("{},\n  \"verify\": {list}\n}}\n", head.trim_end())
-        }
+        CheckFormat::Json => crate::commands::verify::with_json_list(&text, "verify", verified),
         CheckFormat::Markdown => {
             let lines: Vec<String> = verified
                 .iter()

@@ -37,6 +37,40 @@ pub fn verify_all(
     out
 }
 
+/// A pretty-printed JSON object with `key: list` added as its last member, its own keys in
+/// their order; the text as it was when it is not an object.
+pub fn with_json_list(text: &str, key: &str, list: &[Verification]) -> String {
+    let body = text.trim_end();
+    let (Some(head), Ok(list), Ok(key)) = (
+        body.strip_suffix('}'),
+        serde_json::to_string_pretty(list),
+        serde_json::to_string(key),
+    ) else {
+        return text.to_string();
+    };
+    let list = list.replace('\n', "\n  ");
+    format!("{},\n  {key}: {list}\n}}\n", head.trim_end())
+}
+
+/// Proves `plan`'s remedy for the environment: check's fix of the same finding, word for word,
+/// so it is verified as that fix (empty when no finding of the check has it as its fix).
+pub fn verify_remedy(
+    snapshot: &Snapshot,
+    steps: &[cudoctor_plan::FixStep],
+    kb: &Kb,
+    mode: VerifyMode,
+    live: bool,
+) -> Vec<Verification> {
+    let findings = analyse(snapshot, kb);
+    let before = judged(&findings);
+    findings
+        .iter()
+        .filter(|f| f.fix == steps)
+        .take(1)
+        .map(|f| verify_fix(snapshot, &before, f, steps, kb, mode, live))
+        .collect()
+}
+
 /// Proves `steps` as the fix of `finding` (`before`: every finding of the check).
 pub fn verify_fix(
     snapshot: &Snapshot,
