@@ -173,6 +173,13 @@ impl TargetEnv {
         if let Some(cmd) = self.project_install(op) {
             return cmd;
         }
+        if let Some(specs) = self.conda_specs(op) {
+            return format!(
+                "conda install -p {} {}",
+                self.quote(&self.prefix),
+                specs.join(" ")
+            );
+        }
         let mut words = vec![self.head("install")];
         if op.reinstall {
             words.push(
@@ -262,6 +269,13 @@ impl TargetEnv {
                 "pixi add --manifest-path {} --pypi {pins}",
                 self.quote(&project.manifest)
             ),
+            // The file is edited by hand (project_note says what to write); the command applies
+            // it. Never `--prune`: it would remove what was installed beside the file.
+            cudoctor_snapshot::ProjectKind::Conda => format!(
+                "conda env update -p {} -f {}",
+                self.quote(&self.prefix),
+                self.quote(&project.manifest)
+            ),
         })
     }
 
@@ -269,6 +283,24 @@ impl TargetEnv {
     pub fn project_note(&self, op: &Install) -> Option<FixStep> {
         let project = self.project.as_ref()?;
         self.project_install(op)?;
+        if project.kind == cudoctor_snapshot::ProjectKind::Conda {
+            let conda = self.conda_specs(op);
+            let specs = conda.clone().unwrap_or_else(|| op.pins.clone());
+            let list = specs
+                .iter()
+                .map(|s| format!("`{}`", s.trim_matches('\'')))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let place = match (&conda, &op.index_url) {
+                (Some(_), _) => "in its `dependencies`".to_string(),
+                (None, Some(u)) => format!("in the `pip:` list of its `dependencies`, with `--index-url {u}` as that list's first line"),
+                (None, None) => "in the `pip:` list of its `dependencies`".to_string(),
+            };
+            return Some(FixStep::Prose(format!(
+                "This environment is made from the conda environment file {}: first write {list} {place} (replacing the lines of those packages); the command below applies the file, so the next `conda env update` or `conda env create` keeps the fix",
+                project.manifest
+            )));
+        }
         let lock = project
             .lock
             .as_deref()
@@ -289,6 +321,14 @@ impl TargetEnv {
 
     /// Removes `packages` from this environment.
     pub fn uninstall(&self, packages: &[&str]) -> String {
+        if self.conda_owns(packages) {
+            let names: Vec<String> = packages.iter().map(|p| self.quote(conda_name(p))).collect();
+            return format!(
+                "conda remove -p {} {}",
+                self.quote(&self.prefix),
+                names.join(" ")
+            );
+        }
         let names: Vec<String> = packages.iter().map(|p| self.quote(p)).collect();
         if self.uses_uv() {
             format!("{} {}", self.head("uninstall"), names.join(" "))
@@ -312,7 +352,67 @@ impl TargetEnv {
     }
 }
 
+/// The packages conda installs as torch's family in a conda environment whose torch is conda's
+/// `pytorch`: a pip command over them would fight conda (two records of one package, conda's
+/// solver undoing pip's change).
+const CONDA_TORCH_FAMILY: [&str; 3] = ["torch", "torchvision", "torchaudio"];
+
+/// conda's name of a package (`pytorch` for torch).
+fn conda_name(name: &str) -> &str {
+    if name == "torch" {
+        "pytorch"
+    } else {
+        name
+    }
+}
+
 impl TargetEnv {
+    /// Every one of `names` is conda's in this environment (torch's family where torch is
+    /// conda's `pytorch`).
+    fn conda_owns(&self, names: &[&str]) -> bool {
+        self.installer == Installer::Conda
+            && self.conda_pytorch
+            && !names.is_empty()
+            && names.iter().all(|n| CONDA_TORCH_FAMILY.contains(n))
+    }
+
+    /// A plain install of conda's own packages in conda's terms: `pytorch==2.7.1` for the
+    /// installed torch, `torchvision==0.22.1`; a build of a CUDA variant (`+cu126`) as conda's
+    /// build of that kind (`pytorch==2.7.1=cuda*`: the solver picks the CUDA the driver runs), a
+    /// CPU one as `=cpu*`. None when a pin is not conda's or the operation is not a plain install.
+    fn conda_specs(&self, op: &Install) -> Option<Vec<String>> {
+        let plain = !op.reinstall && !op.no_deps && op.from_source.is_empty() && !op.upgrade;
+        let reqs: Vec<(String, String)> = op
+            .pins
+            .iter()
+            .map(|p| {
+                let (n, v) = p.split_once("==")?;
+                Some((n.to_string(), v.to_string()))
+            })
+            .collect::<Option<_>>()?;
+        let names: Vec<&str> = reqs.iter().map(|(n, _)| n.as_str()).collect();
+        if !plain || !self.conda_owns(&names) {
+            return None;
+        }
+        Some(
+            reqs.iter()
+                .map(|(n, v)| {
+                    let spec = match v.split_once('+') {
+                        Some((public, "cpu")) => {
+                            format!("{}=={public}=cpu*", conda_name(n))
+                        }
+                        Some((public, label)) if label.starts_with("cu") => {
+                            format!("{}=={public}=cuda*", conda_name(n))
+                        }
+                        Some((public, _)) => format!("{}=={public}", conda_name(n)),
+                        None => format!("{}=={v}", conda_name(n)),
+                    };
+                    self.quote(&spec)
+                })
+                .collect(),
+        )
+    }
+
     /// Installs a torch build (`torch==2.11.0+cu130` and its companions' pins, from the
     /// variant's index `index`) into this environment: conda's own command where the
     /// environment is conda's and `conda` (PyTorch's conda command for the build, when its

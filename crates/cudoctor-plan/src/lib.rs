@@ -29,6 +29,7 @@ mod model;
 mod platform;
 mod remedy;
 mod reverse;
+pub mod verify;
 
 pub use choose::{plan, JETSON_INSTALL};
 pub use commands::{commands, parse_pip, ParsedPip, PYTORCH_INDEX};

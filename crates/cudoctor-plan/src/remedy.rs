@@ -9,7 +9,7 @@ use cudoctor_kb::{Kb, TorchRelease, TorchVariant, TorchVersion};
 use crate::commands::PYTORCH_INDEX;
 use crate::companions::{companion_fit, CompanionFit};
 use crate::fit::Fit;
-use crate::fix::{quote, FixStep};
+use crate::fix::FixStep;
 use crate::model::{PlanInput, TargetEnv};
 use crate::{resolve_gpus, PlanError};
 
@@ -249,18 +249,19 @@ fn build_remedy(
     let op = crate::Install::pins(pins).index(index);
     let install = target.install(&op);
     let project_note = target.project_note(&op);
-    if target.conda_pytorch {
+    if target.conda_pytorch && target.installer == crate::Installer::Conda && !keeps_torch {
         steps.push(FixStep::Prose(
-            "torch here is conda's pytorch package: remove it with conda first, then install the wheels with the environment's pip".into(),
+            "torch here is conda's `pytorch`, so conda installs the build (pip over it would leave two records of one package): conda-forge builds PyTorch's releases as its own packages; where the environment's channels have no such build, conda says so and changes nothing".into(),
         ));
-        steps.push(FixStep::Shell(format!(
-            "conda remove -p {} --force pytorch torchvision torchaudio",
-            quote(&target.prefix)
-        )));
     }
     steps.insert(0, target.step(install));
     if let Some(n) = project_note {
-        steps.insert(1, n);
+        // A conda environment file is edited by hand before its command applies it.
+        let edit_first = target
+            .project
+            .as_ref()
+            .is_some_and(|p| p.kind == cudoctor_snapshot::ProjectKind::Conda);
+        steps.insert(usize::from(!edit_first), n);
     }
     steps.extend(notes);
     if !remove.is_empty() {
@@ -432,5 +433,105 @@ mod tests {
             "{:?}",
             r.steps
         );
+    }
+
+    #[test]
+    fn a_conda_pytorch_is_repaired_in_condas_terms() {
+        // torch is conda's `pytorch` (conda-meta): the companion comes from conda, the torch
+        // that stays is pinned so conda keeps it, and no pip command touches conda's packages.
+        let kb = Kb::embedded();
+        let mut i = input(
+            "580.95.05",
+            &["9.0"],
+            "2.5.1",
+            Some("0.19.0"),
+            Installer::Conda,
+        );
+        i.current.as_mut().unwrap().torch_cuda = Some("12.4".parse().unwrap());
+        let t = i.target.as_mut().unwrap();
+        t.conda_pytorch = true;
+        t.prefix = "/opt/conda/envs/ml".into();
+        t.python = "/opt/conda/envs/ml/bin/python".into();
+        let r = remedy(kb, &i).unwrap().unwrap();
+        assert!(r.keeps_torch);
+        assert_eq!(
+            r.steps[0].text(),
+            "conda install -p /opt/conda/envs/ml pytorch==2.5.1 torchvision==0.20.1"
+        );
+        assert!(r.steps.iter().all(|s| !s.contains("pip")), "{:?}", r.steps);
+        // A build that moves: conda's build of that kind, and why conda installs it.
+        i.gpus = vec!["6.1".into()];
+        i.current.as_mut().unwrap().torch = Some("2.11.0".into());
+        i.current.as_mut().unwrap().torch_cuda = Some("13.0".parse().unwrap());
+        i.current.as_mut().unwrap().torchvision = Some("0.26.0".into());
+        let r = remedy(kb, &i).unwrap().unwrap();
+        assert!(!r.keeps_torch);
+        assert!(
+            r.steps[0].starts_with("conda install -p /opt/conda/envs/ml 'pytorch==2.11.0=cuda*'"),
+            "{:?}",
+            r.steps
+        );
+        assert!(r.steps.iter().any(|s| s.contains("conda-forge builds")));
+        // The uninstall of a conda companion is conda's too.
+        assert_eq!(
+            i.target.as_ref().unwrap().uninstall(&["torchaudio"]),
+            "conda remove -p /opt/conda/envs/ml torchaudio"
+        );
+        // torch from pip in a conda env: the env's own pip, as before.
+        let t = i.target.as_mut().unwrap();
+        t.conda_pytorch = false;
+        let r = remedy(kb, &i).unwrap().unwrap();
+        assert!(
+            r.steps[0].starts_with("/opt/conda/envs/ml/bin/python -m pip install"),
+            "{:?}",
+            r.steps
+        );
+    }
+
+    #[test]
+    fn an_environment_file_is_edited_and_applied() {
+        let kb = Kb::embedded();
+        let mut i = input(
+            "580.95.05",
+            &["9.0"],
+            "2.5.1",
+            Some("0.19.0"),
+            Installer::Conda,
+        );
+        i.current.as_mut().unwrap().torch_cuda = Some("12.4".parse().unwrap());
+        let t = i.target.as_mut().unwrap();
+        t.conda_pytorch = true;
+        t.prefix = "/w/env".into();
+        t.python = "/w/env/bin/python".into();
+        t.project = Some(cudoctor_snapshot::EnvProject {
+            kind: cudoctor_snapshot::ProjectKind::Conda,
+            root: "/w".into(),
+            manifest: "/w/environment.yml".into(),
+            lock: None,
+        });
+        let r = remedy(kb, &i).unwrap().unwrap();
+        assert_eq!(
+            r.steps[1].text(),
+            "conda env update -p /w/env -f /w/environment.yml"
+        );
+        let note = r.steps[0].text();
+        assert!(
+            note.contains("/w/environment.yml")
+                && note.contains("`pytorch==2.5.1`, `torchvision==0.20.1` in its `dependencies`"),
+            "{note}"
+        );
+        // Wheels from pip in a conda env file: its `pip:` list, with the index.
+        let t = i.target.as_mut().unwrap();
+        t.conda_pytorch = false;
+        i.current.as_mut().unwrap().torch = Some("2.11.0+cu130".into());
+        i.current.as_mut().unwrap().torchvision = Some("0.25.0+cu130".into());
+        let r = remedy(kb, &i).unwrap().unwrap();
+        let note = r.steps[0].text();
+        assert!(
+            note.contains("`pip:` list")
+                && note.contains("--index-url https://download.pytorch.org/whl/cu130"),
+            "{note}"
+        );
+        assert!(r.steps.iter().all(|s| !s.contains("--prune")));
     }
 }

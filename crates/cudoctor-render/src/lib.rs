@@ -16,6 +16,7 @@ pub mod redact;
 mod rules_list;
 mod run_report;
 mod text;
+mod verify_report;
 
 use cudoctor_analyse::{Confidence, Finding, FixStep, Layer, Severity};
 use cudoctor_snapshot::{Snapshot, SCHEMA_VERSION};
@@ -38,6 +39,7 @@ pub use rules_list::{
 };
 pub use run_report::{render_run_markdown, render_run_text};
 pub use text::{fix_lines, render_text, FixLine, Style};
+pub use verify_report::{render_verify_text, verify_line};
 
 /// Everything a report shows.
 #[derive(Debug, Clone, Copy)]

@@ -83,6 +83,9 @@ pub enum ProjectKind {
     Poetry,
     /// `pixi.toml` (or `pyproject.toml` with `[tool.pixi]`), the environment under `.pixi/envs/`.
     Pixi,
+    /// A conda environment file (`environment.yml`) the conda environment beside it is made
+    /// from (`conda env create -f environment.yml -p ./env`).
+    Conda,
 }
 
 impl ProjectKind {
@@ -91,6 +94,7 @@ impl ProjectKind {
             ProjectKind::Uv => "uv",
             ProjectKind::Poetry => "Poetry",
             ProjectKind::Pixi => "Pixi",
+            ProjectKind::Conda => "conda",
         }
     }
 }

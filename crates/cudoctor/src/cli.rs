@@ -265,8 +265,23 @@ pub struct CheckArgs {
     /// every size is checked and only the small CUDA libraries are hashed.
     #[arg(long)]
     pub verify_wheels: bool,
+    /// Prove every printed fix before you run it: its package changes applied to the collected
+    /// facts and the check run again ("verified: ..." or what would remain). `--verify=install`
+    /// also runs the commands in a temporary copy of the environment (network; the copy is
+    /// deleted) and checks the copy. Your environment is only read.
+    #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, require_equals = true, default_missing_value = "facts")]
+    pub verify: Option<VerifyMode>,
     #[command(flatten)]
     pub machine: MachineArgs,
+}
+
+/// How `--verify` proves a fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum VerifyMode {
+    /// On the collected facts: no command runs.
+    Facts,
+    /// Also in a temporary copy of the environment, where the commands run.
+    Install,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -322,6 +337,11 @@ pub struct PlanArgs {
     /// Also print the reasoning: every reason, what to avoid, warnings and the other installers' commands.
     #[arg(long, short)]
     pub verbose: bool,
+    /// Prove the remedy for the environment before you run it, as `check --verify` does (its
+    /// package changes applied to the facts and the check run again; `=install`: in a temporary
+    /// copy of the environment).
+    #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, require_equals = true, default_missing_value = "facts", conflicts_with = "no_detect")]
+    pub verify: Option<VerifyMode>,
     #[arg(long, value_enum, default_value_t = IssueFormat::Text)]
     pub format: IssueFormat,
     #[command(flatten)]

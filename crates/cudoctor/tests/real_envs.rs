@@ -2622,3 +2622,176 @@ fn uv_on_path(test: &str) -> bool {
     }
     found
 }
+
+/// `check --verify` on the env: the JSON report's `verify` list and the text report's lines.
+fn verify_reports(python: &Path, how: &str) -> (Value, String) {
+    let run = |format: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+            .args(["check", "--format", format, how, "--python"])
+            .arg(python)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: Value = serde_json::from_str(&run("json")).unwrap();
+    (json, run("text"))
+}
+
+/// The one verification of `code` in a report's `verify` list.
+fn verification<'a>(name: &str, json: &'a Value, code: &str) -> &'a Value {
+    let list = json["verify"].as_array().unwrap();
+    let of: Vec<&Value> = list.iter().filter(|v| v["code"] == code).collect();
+    assert_eq!(of.len(), 1, "{name}: {list:#?}");
+    of[0]
+}
+
+/// `--verify` proves the printed fix of three broken envs on their facts: a companion of another
+/// release, a wheel with a deleted library, two CUDA majors. Each says "verified" with the
+/// post-fix verdict (the machine's own root cause, a container without GPUs here, is named as
+/// another root cause), and the printed commands, run in a copy of the env, do repair it
+/// (`the_fix_of_*_repairs_a_copy_of_the_env`).
+#[test]
+fn verify_proves_the_fixes_of_three_broken_envs() {
+    for (name, code, assumed) in [
+        ("companion-wrong-release", "FW002", None),
+        ("deleted-wheel-lib", "FW010", None),
+        (
+            "cupy-cuda12x-beside-torch",
+            "FW020",
+            Some("cupy-cuda13x[ctk]"),
+        ),
+    ] {
+        let Some(python) = real_env(name) else {
+            continue;
+        };
+        let (json, text) = verify_reports(&python, "--verify");
+        let v = verification(name, &json, code);
+        let want = if assumed.is_some() {
+            "verified_assuming"
+        } else {
+            "verified"
+        };
+        assert_eq!(v["status"], want, "{name}: {v:#}");
+        assert_eq!(v["method"], "facts", "{name}: {v:#}");
+        if let Some(a) = assumed {
+            assert_eq!(v["assumed"][0], a, "{name}: {v:#}");
+        }
+        // What remains is the machine's, never this env's.
+        for r in v["remaining"].as_array().unwrap() {
+            assert!(
+                r["code"].as_str().unwrap().starts_with("PLT")
+                    || r["code"].as_str().unwrap().starts_with("DRV"),
+                "{name}: {v:#}"
+            );
+        }
+        let line = text
+            .lines()
+            .skip_while(|l| !l.starts_with("Verify"))
+            .flat_map(str::split_whitespace)
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            line.contains(&format!("{code} verified")) && line.contains("post-fix verdict:"),
+            "{name}: {text}"
+        );
+    }
+}
+
+/// torch 2.15 with torchvision of another release and a torchaudio whose metadata accepts
+/// torch 2.15: the verified fix changes torchvision only, and torchaudio is still installed
+/// after it (the post-fix facts keep it, no FW002 about it).
+#[test]
+fn verify_keeps_a_working_torchaudio_through_the_torchvision_fix() {
+    let Some(python) = real_env("companions-beside-torch-2.15") else {
+        return;
+    };
+    let (json, _) = verify_reports(&python, "--verify");
+    let v = verification("companions-beside-torch-2.15", &json, "FW002");
+    assert_eq!(v["status"], "verified", "{v:#}");
+    let changes = v["changes"].to_string();
+    assert!(
+        !changes.contains("torchaudio") && !changes.contains("remove"),
+        "{v:#}"
+    );
+}
+
+/// Every file of `dir` with its size, modification time and inode: what `--verify=install`
+/// must leave as it was.
+fn fingerprint(dir: &Path) -> BTreeSet<String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = BTreeSet::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let m = std::fs::symlink_metadata(e.path()).unwrap();
+            if m.is_dir() {
+                stack.push(e.path());
+            }
+            out.insert(format!(
+                "{} {} {} {}",
+                e.path().display(),
+                m.len(),
+                m.mtime(),
+                m.ino()
+            ));
+        }
+    }
+    out
+}
+
+/// `--verify=install` runs the printed reinstall of the damaged wheel in a temporary copy of
+/// the env and checks the copy: "verified in a copy of the environment", the copy deleted, and
+/// the env itself not changed in any file. Needs uv and the index (or uv's cache of the wheel).
+#[test]
+fn verify_install_repairs_a_copy_and_leaves_the_env_as_it_was() {
+    let Some(python) = real_env("deleted-wheel-lib") else {
+        return;
+    };
+    if !uv_on_path("verify_install_repairs_a_copy_and_leaves_the_env_as_it_was") {
+        return;
+    }
+    let prefix = python.parent().unwrap().parent().unwrap();
+    let before = fingerprint(prefix);
+    let scratch = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["check", "--format", "json", "--verify=install", "--python"])
+        .arg(&python)
+        .env("TMPDIR", scratch.path())
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = verification("deleted-wheel-lib", &json, "FW010");
+    assert_eq!(v["method"], "install", "{v:#}");
+    assert_eq!(v["status"], "verified", "{v:#}");
+    assert_eq!(fingerprint(prefix), before, "the env changed");
+    assert_eq!(
+        std::fs::read_dir(scratch.path()).unwrap().count(),
+        0,
+        "the copy was left behind"
+    );
+    // Ground truth in the env itself: the library is still missing there.
+    let (ok, _) = python_says(&python, "import torch");
+    assert!(!ok);
+}
+
+/// `plan --verify` proves the remedy it prints, which is check's fix word for word: the same
+/// verification, in plan's JSON as its `verify` list.
+#[test]
+fn plan_verify_proves_its_remedy_as_check_does() {
+    let Some(python) = real_env("companions-beside-torch-2.15") else {
+        return;
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["plan", "--format", "json", "--verify", "--python"])
+        .arg(&python)
+        .output()
+        .unwrap();
+    let plan: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (check, _) = verify_reports(&python, "--verify");
+    let v = &plan["verify"][0];
+    assert_eq!(v["status"], "verified", "{plan:#}");
+    assert_eq!(
+        v,
+        verification("companions-beside-torch-2.15", &check, "FW002")
+    );
+}

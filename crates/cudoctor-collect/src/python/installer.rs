@@ -86,6 +86,17 @@ pub fn project(host: &Host, env: &PythonEnv) -> Option<EnvProject> {
             lock: host.is_file(&lock).then_some(lock),
         })
     };
+    // A conda environment made from the environment file beside it (`conda env create -f
+    // environment.yml -p ./env`); never a conda installation's base (its condabin/).
+    if host.is_dir(&format!("{prefix}/conda-meta")) {
+        if host.is_dir(&format!("{prefix}/condabin")) || prefix.contains("/.pixi/envs/") {
+            return None;
+        }
+        let (root, _) = prefix.rsplit_once('/')?;
+        return ["environment.yml", "environment.yaml"]
+            .into_iter()
+            .find_map(|f| at(root, ProjectKind::Conda, f, "conda-lock.yml"));
+    }
     if let Some((root, _)) = prefix.split_once("/.pixi/envs/") {
         return at(root, ProjectKind::Pixi, "pixi.toml", "pixi.lock").or_else(|| {
             let p = at(root, ProjectKind::Pixi, "pyproject.toml", "pixi.lock")?;
@@ -124,6 +135,43 @@ mod tests {
     }
 
     const SP: &str = "/e/lib/python3.12/site-packages";
+
+    #[test]
+    fn a_conda_env_beside_its_environment_file_is_a_conda_project() {
+        let d = tempfile::tempdir().unwrap();
+        let (host, env) = env_at(
+            d.path(),
+            &[
+                (
+                    "/w/environment.yml",
+                    "name: ml\ndependencies:\n  - pytorch==2.5.1\n",
+                ),
+                ("/w/env/conda-meta/history", ""),
+            ],
+        );
+        let env = PythonEnv {
+            prefix: "/w/env".into(),
+            ..env
+        };
+        let p = project(&host, &env).unwrap();
+        assert_eq!(p.kind, ProjectKind::Conda);
+        assert_eq!(p.manifest, "/w/environment.yml");
+        assert_eq!(p.lock, None);
+        // A conda installation's base beside a file of that name is not made from it.
+        let (host, env) = env_at(
+            d.path(),
+            &[
+                ("/home/u/environment.yml", ""),
+                ("/home/u/mc/conda-meta/history", ""),
+                ("/home/u/mc/condabin/conda", ""),
+            ],
+        );
+        let env = PythonEnv {
+            prefix: "/home/u/mc".into(),
+            ..env
+        };
+        assert_eq!(project(&host, &env), None);
+    }
 
     #[test]
     fn a_uv_made_venv_without_pip_is_uv() {

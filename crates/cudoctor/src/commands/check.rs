@@ -17,6 +17,9 @@ use crate::Outcome;
 
 pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
     let started = std::time::Instant::now();
+    if args.verify.is_some() && matches!(args.format, CheckFormat::Html | CheckFormat::Prometheus) {
+        bail!("--verify goes with --format text, markdown or json");
+    }
     // A --save target the writer would refuse (a planted link) is said before any work.
     if let Some(path) = &args.save {
         crate::output::check_output_path(path)?;
@@ -56,6 +59,21 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
         CheckFormat::Html => render_html(&report),
         CheckFormat::Prometheus => render_prometheus(&report, started.elapsed().as_secs_f64()),
     });
+    let verified = args.verify.map(|mode| {
+        timings.time("verify", || {
+            crate::commands::verify::verify_all(
+                &snapshot,
+                &findings,
+                &kb,
+                mode,
+                args.snapshot.is_none() && args.machine.root.is_none(),
+            )
+        })
+    });
+    let text = match &verified {
+        None => text,
+        Some(v) => with_verify(text, args.format, v),
+    };
     let text = if args.redact {
         redactions(args, &snapshot).apply(&text)
     } else {
@@ -76,6 +94,26 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Healthy
     })
+}
+
+/// The report with `--verify`'s lines: after the text report, as a Markdown section, or as the
+/// JSON report's `verify` list.
+fn with_verify(
+    text: String,
+    format: CheckFormat,
+    verified: &[cudoctor_plan::verify::Verification],
+) -> String {
+    match format {
+        CheckFormat::Json => crate::commands::verify::with_json_list(&text, "verify", verified),
+        CheckFormat::Markdown => {
+            let lines: Vec<String> = verified
+                .iter()
+                .map(|v| format!("- {}", cudoctor_render::verify_line(v)))
+                .collect();
+            format!("{text}\n## Verify\n\n{}\n", lines.join("\n"))
+        }
+        _ => format!("{text}\n{}", cudoctor_render::render_verify_text(verified)),
+    }
 }
 
 fn check_deep_timeout(seconds: f64) -> anyhow::Result<()> {

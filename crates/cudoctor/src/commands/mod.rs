@@ -9,3 +9,4 @@ pub mod mcp;
 pub mod plan;
 pub mod rule;
 pub mod run;
+pub mod verify;

@@ -73,11 +73,21 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
         .filter(|s| !what_if(args, Some(s)))
         .and_then(|s| first_fix(s, &kb));
     let plan = cudoctor_plan::plan(&kb, &input)?;
+    let verified = args.verify.map(|mode| {
+        let live = args.machine.root.is_none();
+        snap.as_ref()
+            .and_then(|s| plan.remedy.as_ref().map(|r| (s, r)))
+            .map(|(s, r)| crate::commands::verify::verify_remedy(s, &r.steps, &kb, mode, live))
+            .unwrap_or_default()
+    });
     match args.format {
-        IssueFormat::Json => crate::outln!(
-            "{}",
-            crate::build_info::with_build_header(&serde_json::to_string_pretty(&plan)?)
-        ),
+        IssueFormat::Json => {
+            let mut json = serde_json::to_string_pretty(&plan)?;
+            if let Some(v) = &verified {
+                json = crate::commands::verify::with_json_list(&json, "verify", v);
+            }
+            crate::outln!("{}", crate::build_info::with_build_header(json.trim_end()))
+        }
         IssueFormat::Markdown => crate::out!(
             "{}",
             render_plan_markdown(&render_plan_text(
@@ -96,6 +106,9 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
                 )
             )
         }
+    }
+    if let (Some(v), false) = (&verified, args.format == IssueFormat::Json) {
+        crate::out!("\n{}", cudoctor_render::render_verify_text(v));
     }
     let change_needed = plan.current.as_ref().is_some_and(|c| !c.ok);
     Ok(if change_needed {

@@ -1,0 +1,496 @@
+//! `check --verify`: every printed fix proven before the user runs it (cudoctor_plan::verify).
+//! By default on the facts: the package changes its commands make are applied to the collected
+//! facts and the judgement runs again. With `--verify=install` the commands also run in a copy of
+//! the environment (in a temporary directory, deleted after), which
+//! is then checked as any environment is. The user's environment is only read.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cudoctor_analyse::{analyse, Finding, Severity};
+use cudoctor_kb::Kb;
+use cudoctor_plan::verify::{self, Effect, Judged, Status, Target, Verification};
+use cudoctor_snapshot::{Package, PythonEnv, Snapshot};
+
+use crate::cli::VerifyMode;
+
+/// Proves the fix of every finding that has one command or more.
+pub fn verify_all(
+    snapshot: &Snapshot,
+    findings: &[Finding],
+    kb: &Kb,
+    mode: VerifyMode,
+    live: bool,
+) -> Vec<Verification> {
+    let before = judged(findings);
+    let mut out = Vec::new();
+    for f in findings {
+        let alternatives = verify::alternatives(&f.fix);
+        let several = alternatives.len() > 1;
+        for (i, steps) in alternatives.into_iter().enumerate() {
+            let mut v = verify_fix(snapshot, &before, f, steps, kb, mode, live);
+            v.alternative = several.then_some(i + 1);
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// A pretty-printed JSON object with `key: list` added as its last member, its own keys in
+/// their order; the text as it was when it is not an object.
+pub fn with_json_list(text: &str, key: &str, list: &[Verification]) -> String {
+    let body = text.trim_end();
+    let (Some(head), Ok(list), Ok(key)) = (
+        body.strip_suffix('}'),
+        serde_json::to_string_pretty(list),
+        serde_json::to_string(key),
+    ) else {
+        return text.to_string();
+    };
+    let list = list.replace('\n', "\n  ");
+    format!("{},\n  {key}: {list}\n}}\n", head.trim_end())
+}
+
+/// Proves `plan`'s remedy for the environment: check's fix of the same finding, word for word,
+/// so it is verified as that fix (empty when no finding of the check has it as its fix).
+pub fn verify_remedy(
+    snapshot: &Snapshot,
+    steps: &[cudoctor_plan::FixStep],
+    kb: &Kb,
+    mode: VerifyMode,
+    live: bool,
+) -> Vec<Verification> {
+    let findings = analyse(snapshot, kb);
+    let before = judged(&findings);
+    findings
+        .iter()
+        .filter(|f| f.fix == steps)
+        .take(1)
+        .map(|f| verify_fix(snapshot, &before, f, steps, kb, mode, live))
+        .collect()
+}
+
+/// Proves `steps` as the fix of `finding` (`before`: every finding of the check).
+pub fn verify_fix(
+    snapshot: &Snapshot,
+    before: &[Judged],
+    finding: &Finding,
+    steps: &[cudoctor_plan::FixStep],
+    kb: &Kb,
+    mode: VerifyMode,
+    live: bool,
+) -> Verification {
+    let me = judged(std::slice::from_ref(finding)).remove(0);
+    let effect = verify::effect_of(steps);
+    let v = on_facts(snapshot, before, &me, &effect, kb, live);
+    if mode == VerifyMode::Install && live && v.status != Status::NotVerifiable {
+        if let Some(installed) = by_install(snapshot, before, &me, &effect, kb, steps) {
+            return installed;
+        }
+    }
+    v
+}
+
+/// Findings as the comparison sees them.
+pub fn judged(findings: &[Finding]) -> Vec<Judged> {
+    findings
+        .iter()
+        .map(|f| Judged {
+            id: if f.id.is_empty() {
+                f.code.clone()
+            } else {
+                f.id.clone()
+            },
+            code: f.code.clone(),
+            root_error: f.severity == Severity::Error && !f.is_consequence(),
+            title: f.title.clone(),
+        })
+        .collect()
+}
+
+fn not_verifiable(me: &Judged, effect: &Effect, note: String) -> Verification {
+    Verification {
+        finding: me.id.clone(),
+        code: me.code.clone(),
+        alternative: None,
+        status: Status::NotVerifiable,
+        method: "facts".into(),
+        changes: effect.changes.clone(),
+        assumed: Vec::new(),
+        remaining: Vec::new(),
+        introduced: Vec::new(),
+        note: Some(note),
+    }
+}
+
+/// The fix applied to the facts, judged again.
+fn on_facts(
+    snapshot: &Snapshot,
+    before: &[Judged],
+    me: &Judged,
+    effect: &Effect,
+    kb: &Kb,
+    live: bool,
+) -> Verification {
+    if effect.is_empty() {
+        let why = match effect.unread.first() {
+            Some(c) => format!(
+                "its command is not a package change this check can apply (`{}`): run it, then check again",
+                cudoctor_types::inert::line(c)
+            ),
+            None => "no command to apply".to_string(),
+        };
+        return not_verifiable(me, effect, why);
+    }
+    let Some(env) = verify::target_env(snapshot, effect) else {
+        return not_verifiable(
+            me,
+            effect,
+            "its commands name no environment of this check".into(),
+        );
+    };
+    let replaced = verify::replaced(snapshot, env, effect);
+    let owned = owned_paths(&snapshot.python_envs[env], &replaced, live);
+    let post = verify::apply(kb, snapshot, env, effect, &owned);
+    let after = judged(&analyse(&post.snapshot, kb));
+    let (status, remaining, introduced) = verify::verdict(me, before, &after, &post.assumed);
+    let mut notes = post.unjudged.clone();
+    if !effect.unread.is_empty() {
+        notes.push(format!(
+            "not applied: {}",
+            effect
+                .unread
+                .iter()
+                .map(|c| cudoctor_types::inert::line(c))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
+    Verification {
+        finding: me.id.clone(),
+        code: me.code.clone(),
+        alternative: None,
+        status,
+        method: "facts".into(),
+        changes: effect.changes.clone(),
+        assumed: post.assumed,
+        remaining,
+        introduced,
+        note,
+    }
+}
+
+/// The paths each replaced package owns, from its RECORD (on this machine), else its import
+/// directory and vendored-library directory by name: the facts read from them are dropped.
+fn owned_paths(env: &PythonEnv, replaced: &[Package], live: bool) -> BTreeMap<String, Vec<String>> {
+    replaced
+        .iter()
+        .map(|p| {
+            let site = p.location.trim_end_matches('/');
+            let mut paths = live
+                .then(|| record_paths(site, p))
+                .flatten()
+                .unwrap_or_default();
+            let module = p.name.replace('-', "_");
+            for guess in [module.clone(), format!("{module}.libs")] {
+                let path = format!("{site}/{guess}");
+                if !paths.contains(&path) {
+                    paths.push(path);
+                }
+            }
+            let _ = env;
+            (p.name.clone(), paths)
+        })
+        .collect()
+}
+
+/// The files (and non-namespace top-level directories) `p`'s RECORD lists, as paths.
+fn record_paths(site: &str, p: &Package) -> Option<Vec<String>> {
+    let dist_info = std::fs::read_dir(site).ok()?.flatten().find_map(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let stem = name.strip_suffix(".dist-info")?;
+        let (n, v) = stem.rsplit_once('-')?;
+        (cudoctor_types::normalise_name(n) == p.name && v == p.version).then(|| e.path())
+    })?;
+    let text = cudoctor_types::regular_file::read_input(&dist_info.join("RECORD"), 64 << 20)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())?;
+    let mut out = Vec::new();
+    let mut tops = std::collections::BTreeSet::new();
+    for line in cudoctor_collect::python::record::record_lines(&text) {
+        let rel = line.path.as_ref();
+        if rel.starts_with("..") || rel.starts_with('/') {
+            continue;
+        }
+        out.push(format!("{site}/{rel}"));
+        if let Some((top, _)) = rel.split_once('/') {
+            // `nvidia/` is the namespace every CUDA wheel shares: never one package's.
+            if top != "nvidia" && !top.ends_with(".dist-info") {
+                tops.insert(top.to_string());
+            }
+        }
+    }
+    out.extend(tops.into_iter().map(|t| format!("{site}/{t}")));
+    Some(out)
+}
+
+/// How long the commands may take in the copy.
+const INSTALL_TIMEOUT: Duration = Duration::from_secs(900);
+
+/// The fix's commands run in a copy of the environment, which is then checked. None when the
+/// commands are not ones run here (a project's, conda's): the facts' verdict stands.
+fn by_install(
+    snapshot: &Snapshot,
+    before: &[Judged],
+    me: &Judged,
+    effect: &Effect,
+    kb: &Kb,
+    steps: &[cudoctor_plan::FixStep],
+) -> Option<Verification> {
+    let env_i = verify::target_env(snapshot, effect)?;
+    let env = &snapshot.python_envs[env_i];
+    if !matches!(effect.target, Some(Target::Python(_))) || !effect.unread.is_empty() {
+        return None;
+    }
+    let result = Scratch::new().and_then(|scratch| {
+        let copy = scratch.dir.join("env");
+        copy_tree(Path::new(&env.prefix), &copy)?;
+        let copy_text = copy.to_string_lossy().into_owned();
+        let mut log = Vec::new();
+        for step in steps {
+            let cudoctor_plan::FixStep::Shell(line) = step else {
+                continue;
+            };
+            let words = verify::shell_words(line).ok_or("unreadable command")?;
+            for command in words.split(|w| w == "&&") {
+                let words: Vec<String> = command
+                    .iter()
+                    .map(|w| in_copy(w, &env.prefix, &copy_text))
+                    .collect();
+                let (program, args) = words.split_first().ok_or("empty command")?;
+                let mut cmd = std::process::Command::new(program);
+                cmd.args(args)
+                    .env("VIRTUAL_ENV", &copy)
+                    .env_remove("CONDA_PREFIX")
+                    .current_dir(&scratch.dir);
+                let done = cudoctor_collect::runner::run(
+                    cmd,
+                    &cudoctor_collect::runner::Limits::tool(INSTALL_TIMEOUT),
+                    None,
+                );
+                let tail = String::from_utf8_lossy(&done.stderr);
+                let tail: Vec<&str> = tail.lines().rev().take(3).collect();
+                log.push(format!(
+                    "{}: {:?} {}",
+                    words.join(" "),
+                    done.ending,
+                    tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+                ));
+                if done.ending != cudoctor_collect::runner::Ending::Exited(0) {
+                    return Err(format!(
+                        "the command failed in the copy: {}",
+                        log.last().cloned().unwrap_or_default()
+                    ));
+                }
+            }
+        }
+        let host = cudoctor_collect::Host::real(Duration::from_secs(60));
+        let options = cudoctor_collect::Options {
+            python: vec![copy_text.clone()],
+            ..Default::default()
+        };
+        let mut checked = cudoctor_collect::collect(&host, &options, env!("CARGO_PKG_VERSION"));
+        checked.python_envs.retain(|e| e.prefix == copy_text);
+        Ok(judged(&analyse(&checked, kb)))
+    });
+    let base = Verification {
+        finding: me.id.clone(),
+        code: me.code.clone(),
+        alternative: None,
+        status: Status::NotVerified,
+        method: "install".into(),
+        changes: effect.changes.clone(),
+        assumed: Vec::new(),
+        remaining: Vec::new(),
+        introduced: Vec::new(),
+        note: None,
+    };
+    Some(match result {
+        Ok(after) => {
+            let (status, remaining, introduced) = verify::verdict(me, before, &after, &[]);
+            Verification {
+                status,
+                remaining,
+                introduced,
+                note: Some("its commands ran in a copy of the environment (deleted after), which was checked".into()),
+                ..base
+            }
+        }
+        Err(why) => Verification {
+            note: Some(why),
+            ..base
+        },
+    })
+}
+
+/// A word of a command with the environment's prefix replaced by the copy's.
+fn in_copy(word: &str, prefix: &str, copy: &str) -> String {
+    let prefix = prefix.trim_end_matches('/');
+    match word.strip_prefix(prefix) {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{copy}{rest}"),
+        _ => word.to_string(),
+    }
+}
+
+/// A private temporary directory, removed (never through a link) when dropped.
+struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    fn new() -> Result<Scratch, String> {
+        let base = std::env::temp_dir();
+        for n in 0..100u32 {
+            let dir = base.join(format!("cudoctor-verify-{}-{n}", std::process::id()));
+            let mut b = std::fs::DirBuilder::new();
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+            match b.create(&dir) {
+                Ok(()) => return Ok(Scratch { dir }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(format!("{}: {e}", base.display())),
+            }
+        }
+        Err("no temporary directory could be made".into())
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `from` copied to `to`: directories made, links recreated as they are, files copied (never
+/// hard-linked: an installer that wrote into a shared file would change the user's environment;
+/// the kernel shares the data where the file system can, through copy_file_range).
+fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+    let err = |p: &Path, e: std::io::Error| format!("copying {}: {e}", p.display());
+    std::fs::create_dir(to).map_err(|e| err(to, e))?;
+    for entry in std::fs::read_dir(from).map_err(|e| err(from, e))? {
+        let entry = entry.map_err(|e| err(from, e))?;
+        let src = entry.path();
+        let dst = to.join(entry.file_name());
+        let meta = std::fs::symlink_metadata(&src).map_err(|e| err(&src, e))?;
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            let target = std::fs::read_link(&src).map_err(|e| err(&src, e))?;
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(&target, &dst).map_err(|e| err(&dst, e))?;
+        } else if kind.is_dir() {
+            copy_tree(&src, &dst)?;
+        } else if kind.is_file() {
+            std::fs::copy(&src, &dst).map_err(|e| err(&src, e))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudoctor_plan::FixStep;
+
+    fn fixture(name: &str) -> Snapshot {
+        let path = format!(
+            "{}/tests/fixtures/verify/{name}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    fn facts(name: &str, code: &str, steps: Option<Vec<FixStep>>) -> Verification {
+        let snapshot = fixture(name);
+        let kb = Kb::embedded();
+        let findings = analyse(&snapshot, kb);
+        let f = findings.iter().find(|f| f.code == code).unwrap();
+        let steps = steps.unwrap_or_else(|| f.fix.clone());
+        verify_fix(
+            &snapshot,
+            &judged(&findings),
+            f,
+            &steps,
+            kb,
+            VerifyMode::Facts,
+            false,
+        )
+    }
+
+    #[test]
+    fn the_printed_fix_of_a_companion_of_another_release_is_verified() {
+        let v = facts("companion-wrong-release", "FW002", None);
+        assert_eq!(v.status, Status::Verified, "{v:#?}");
+        assert!(v.remaining.iter().all(|j| j.code == "PLT001"), "{v:#?}");
+        assert!(v
+            .changes
+            .iter()
+            .any(|c| matches!(c, verify::Change::Install { name, version: Some(v), .. } if name == "torchvision" && v == "0.22.1")));
+    }
+
+    #[test]
+    fn a_remedy_that_would_not_resolve_says_what_would_remain() {
+        let py = "/work/realenv-37/companion-wrong-release/bin/python";
+        // torchvision of the same wrong release again, and one of an older torch.
+        for pin in ["torchvision==0.23.0", "torchvision==0.21.0"] {
+            let steps = vec![FixStep::Shell(format!(
+                "uv pip install --python {py} {pin}"
+            ))];
+            let v = facts("companion-wrong-release", "FW002", Some(steps));
+            assert_eq!(v.status, Status::NotVerified, "{pin}: {v:#?}");
+            assert!(v.remaining.iter().any(|j| j.code == "FW002"), "{v:#?}");
+        }
+        // Removing torch leaves no torch for torchvision: not this fix.
+        let steps = vec![FixStep::Shell(format!(
+            "uv pip uninstall --python {py} torch"
+        ))];
+        let v = facts("companion-wrong-release", "FW002", Some(steps));
+        assert_ne!(v.status, Status::Verified, "{v:#?}");
+        // A command that is no package change proves nothing.
+        let steps = vec![FixStep::Shell("sudo systemctl restart docker".into())];
+        let v = facts("companion-wrong-release", "FW002", Some(steps));
+        assert_eq!(v.status, Status::NotVerifiable, "{v:#?}");
+    }
+
+    #[test]
+    fn the_fix_of_two_cuda_majors_is_verified_with_the_index_release_named() {
+        let v = facts("cupy-cuda12x-beside-torch", "FW020", None);
+        assert_eq!(v.status, Status::VerifiedAssuming, "{v:#?}");
+        assert_eq!(v.assumed, ["cupy-cuda13x[ctk]"]);
+        // Removing CuPy for CUDA 12 without the CUDA-13 one: verified outright.
+        let py = "/work/realenv-37/cupy-cuda12x-beside-torch/bin/python";
+        let steps = vec![FixStep::Shell(format!(
+            "uv pip uninstall --python {py} cupy-cuda12x"
+        ))];
+        let v = facts("cupy-cuda12x-beside-torch", "FW020", Some(steps));
+        assert_eq!(v.status, Status::Verified, "{v:#?}");
+        // Installing CuPy for CUDA 12 again: it stays.
+        let steps = vec![FixStep::Shell(format!(
+            "uv pip install --python {py} --reinstall cupy-cuda12x==14.2.0"
+        ))];
+        let v = facts("cupy-cuda12x-beside-torch", "FW020", Some(steps));
+        assert_eq!(v.status, Status::NotVerified, "{v:#?}");
+    }
+
+    #[test]
+    fn words_move_into_the_copy_only_under_the_prefix() {
+        assert_eq!(
+            in_copy("/e/bin/python", "/e", "/t/env"),
+            "/t/env/bin/python"
+        );
+        assert_eq!(in_copy("/e", "/e/", "/t/env"), "/t/env");
+        assert_eq!(in_copy("/ex/bin/python", "/e", "/t/env"), "/ex/bin/python");
+        assert_eq!(in_copy("torch==2.7.1", "/e", "/t/env"), "torch==2.7.1");
+    }
+}
