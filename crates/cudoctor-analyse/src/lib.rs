@@ -10,6 +10,8 @@ pub mod context;
 pub mod declared;
 pub mod finding;
 pub mod frameworks;
+pub mod kernels;
+pub mod libs;
 pub mod registry;
 pub mod rule;
 mod rules;
