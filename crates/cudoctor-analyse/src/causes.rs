@@ -4,31 +4,71 @@
 //! the words of a finding.
 
 use crate::finding::{Finding, Severity, Subject};
+use crate::rule::Rule;
+use crate::rules as r;
 
 /// The findings whose remedy is the build chooser's torch command set for one environment, in
 /// the order the root is picked: the one whose remedy covers the others comes first (a CPU
 /// build, a runtime the driver refuses, kernels missing for a GPU, then a companion mismatch;
 /// the chooser's command pairs every companion, so it repairs the mismatch too).
-const TORCH_BUILD_ORDER: &[&str] = &["FW001", "DRV004", "KRN001", "FW002"];
+static TORCH_BUILD_ORDER: &[&Rule] = &[
+    &r::cpu_only_torch::RULE,
+    &r::driver_too_old_for_torch::RULE,
+    &r::torch_arch_list_lacks_gpu::RULE,
+    &r::companion_mismatch::RULE,
+];
 
 /// Findings about one package, in root order: a requirement of its metadata that the installed
 /// versions do not meet (an extension pinning another torch); a missing library or undefined
 /// symbols say the package was built for another torch or CUDA; its kernel images and the
 /// runtime failures of its import follow from the same build.
-const PACKAGE_ORDER: &[&str] = &["FW024", "LIB001", "LIB004", "LIB002", "KRN002", "ACC007"];
+static PACKAGE_ORDER: &[&Rule] = &[
+    &r::requirement_unmet::RULE,
+    &r::missing_library::RULE,
+    &r::unresolved_symbols::RULE,
+    &r::duplicate_library_copies::RULE,
+    &r::extension_lacks_gpu_arch::RULE,
+    &r::attention_extension_broken::RULE,
+];
 
 /// Runtime findings (`--deep`) that the static layers explain.
-const RUNTIME_CODES: &[&str] = &["ACC001", "ACC002", "ACC004", "ACC005", "ACC006", "ACC011"];
+static RUNTIME_CODES: &[&Rule] = &[
+    &r::attention_falls_back_to_math::RULE,
+    &r::fused_attention_unavailable::RULE,
+    &r::cuda_unavailable_at_runtime::RULE,
+    &r::torch_probe_failed::RULE,
+    &r::gpu_smoke_test_fails::RULE,
+    &r::framework_gpu_unusable::RULE,
+];
 
 /// Driver-level findings that explain a runtime without CUDA.
-const DRIVER_CODES: &[&str] = &[
-    "DRV001", "DRV002", "DRV003", "DRV007", "PLT001", "PLT003", "MGPU003",
+static DRIVER_CODES: &[&Rule] = &[
+    &r::no_driver::RULE,
+    &r::no_gpu_visible::RULE,
+    &r::driver_library_mismatch::RULE,
+    &r::driver_libraries_fail::RULE,
+    &r::container_without_gpu::RULE,
+    &r::wsl_linux_driver::RULE,
+    &r::visible_devices_hide_gpus::RULE,
 ];
 
 const COMPANIONS: &[&str] = &["torchvision", "torchaudio"];
 
-fn rank(order: &[&str], code: &str) -> usize {
-    order.iter().position(|c| *c == code).unwrap_or(order.len())
+fn rank(order: &[&Rule], code: &str) -> usize {
+    order
+        .iter()
+        .position(|r| r.code == code)
+        .unwrap_or(order.len())
+}
+
+/// `f` is a finding of `rule`.
+fn is(f: &Finding, rule: &Rule) -> bool {
+    f.code == rule.code
+}
+
+/// `f` is a finding of one of `rules`.
+fn is_any(rules: &[&Rule], f: &Finding) -> bool {
+    rules.iter().any(|r| is(f, r))
 }
 
 fn torch_build_env(f: &Finding) -> Option<&str> {
@@ -107,11 +147,11 @@ pub fn link_causes(findings: &mut [Finding]) {
     let n = findings.len();
     // 0. A container started without GPU access (PLT001) is why no driver is seen inside it
     // (DRV001): the container's start is the one remedy.
-    if let Some(platform) =
-        (0..n).find(|&i| findings[i].code == "PLT001" && is_problem(&findings[i]))
+    if let Some(platform) = (0..n)
+        .find(|&i| is(&findings[i], &r::container_without_gpu::RULE) && is_problem(&findings[i]))
     {
         for i in 0..n {
-            if findings[i].code == "DRV001" {
+            if is(&findings[i], &r::no_driver::RULE) {
                 link(findings, i, platform);
             }
         }
@@ -119,10 +159,13 @@ pub fn link_causes(findings: &mut [Finding]) {
     // 0b. A driver that does not drive the GPUs (DRV006) is why a torch's CUDA finds no
     // driver (DRV004) when the driver is all that finding changes (it is about the driver):
     // plan's answer is that driver change first.
-    if let Some(driver) = (0..n).find(|&i| findings[i].code == "DRV006" && is_problem(&findings[i]))
+    if let Some(driver) =
+        (0..n).find(|&i| is(&findings[i], &r::driver_not_for_gpu::RULE) && is_problem(&findings[i]))
     {
         for i in 0..n {
-            if findings[i].code == "DRV004" && findings[i].about.contains(&Subject::Driver) {
+            if is(&findings[i], &r::driver_too_old_for_torch::RULE)
+                && findings[i].about.contains(&Subject::Driver)
+            {
                 link(findings, i, driver);
             }
         }
@@ -130,11 +173,11 @@ pub fn link_causes(findings: &mut [Finding]) {
     // 0c. On Windows, a DLL found through PATH (PLT021) was searched for only because a torch
     // DLL failed its first search; when that import fails (PLT020), its fix removes the need.
     for i in 0..n {
-        if findings[i].code != "PLT021" {
+        if !is(&findings[i], &r::windows_dll_from_path::RULE) {
             continue;
         }
         let cause = (0..n).find(|&j| {
-            findings[j].code == "PLT020"
+            is(&findings[j], &r::windows_torch_dll_fails::RULE)
                 && findings[j].about.iter().any(|s| {
                     matches!(s, Subject::WindowsTorchImport { .. }) && findings[i].about.contains(s)
                 })
@@ -190,7 +233,7 @@ pub fn link_causes(findings: &mut [Finding]) {
                     j != i
                         && (j < i
                             || torch_build_env(&findings[j]).is_some()
-                            || findings[j].code == "FW020")
+                            || is(&findings[j], &r::frameworks_of_two_cuda_majors::RULE))
                         && findings[j].caused_by.is_none()
                         && is_problem(&findings[j])
                         && moves_framework(&findings[j], env, name)
@@ -198,7 +241,7 @@ pub fn link_causes(findings: &mut [Finding]) {
                 .min_by_key(|&j| {
                     (
                         torch_build_env(&findings[j]).is_none(),
-                        findings[j].code != "FW020",
+                        !is(&findings[j], &r::frameworks_of_two_cuda_majors::RULE),
                         j,
                     )
                 })
@@ -223,9 +266,10 @@ pub fn link_causes(findings: &mut [Finding]) {
                     torch_build_env(&findings[j]) == Some(env)
                         && packages(&findings[j]).any(|(_, p)| p == name)
                 });
-                let kernels = findings[i].code == "KRN002"
+                let kernels = is(&findings[i], &r::extension_lacks_gpu_arch::RULE)
                     && (0..n).any(|j| {
-                        findings[j].code == "KRN001" && torch_build_env(&findings[j]) == Some(env)
+                        is(&findings[j], &r::torch_arch_list_lacks_gpu::RULE)
+                            && torch_build_env(&findings[j]) == Some(env)
                     });
                 (named || kernels).then_some(root)
             });
@@ -250,7 +294,7 @@ pub fn link_causes(findings: &mut [Finding]) {
         let root = members
             .iter()
             .copied()
-            .find(|&i| findings[i].code == "FW010")
+            .find(|&i| is(&findings[i], &r::wheel_files_damaged::RULE))
             .or_else(|| {
                 members
                     .iter()
@@ -259,7 +303,7 @@ pub fn link_causes(findings: &mut [Finding]) {
             });
         if let Some(root) = root {
             for &m in &members {
-                if findings[m].code != "FW010" {
+                if !is(&findings[m], &r::wheel_files_damaged::RULE) {
                     link(findings, m, root);
                 }
             }
@@ -300,7 +344,9 @@ pub fn link_causes(findings: &mut [Finding]) {
     // 5. Two CUDA majors in one environment (FW020) are the cause of another major's libraries
     // in torch's process (LIB006) and of the files the other major's wheels overwrote (FW011).
     for root in 0..n {
-        if findings[root].code != "FW020" || !is_problem(&findings[root]) {
+        if !is(&findings[root], &r::frameworks_of_two_cuda_majors::RULE)
+            || !is_problem(&findings[root])
+        {
             continue;
         }
         let Some(env) = mixed_majors(&findings[root]).map(str::to_string) else {
@@ -311,7 +357,7 @@ pub fn link_causes(findings: &mut [Finding]) {
             .collect();
         for i in 0..n {
             let member = mixed_majors(&findings[i]) == Some(env.as_str())
-                || (findings[i].code == "FW011"
+                || (is(&findings[i], &r::wheel_files_overwritten::RULE)
                     && packages(&findings[i])
                         .any(|(e, p)| wheels.iter().any(|(we, wp)| we == e && wp == p)));
             if member && i != root && findings[i].caused_by.is_none() {
@@ -323,11 +369,11 @@ pub fn link_causes(findings: &mut [Finding]) {
     // 5b. Without FW020 (a framework it does not know), another CUDA major's wheels preloaded
     // into torch (LIB006) are why their RECORDs share paths (FW011): the wheels it names.
     for i in 0..n {
-        if findings[i].code != "FW011" || findings[i].caused_by.is_some() {
+        if !is(&findings[i], &r::wheel_files_overwritten::RULE) || findings[i].caused_by.is_some() {
             continue;
         }
         let mixed = (0..n).find(|&j| {
-            findings[j].code == "LIB006"
+            is(&findings[j], &r::mixed_cuda_majors::RULE)
                 && is_problem(&findings[j])
                 && packages(&findings[j]).any(|k| packages(&findings[i]).any(|m| m == k))
         });
@@ -339,7 +385,7 @@ pub fn link_causes(findings: &mut [Finding]) {
     // 6. The runtime (`--deep`) of an environment fails the way the static layers said it would:
     // no driver or GPU, a torch build this machine cannot run, a library that cannot load.
     for i in 0..n {
-        if findings[i].caused_by.is_some() || !RUNTIME_CODES.contains(&findings[i].code.as_str()) {
+        if findings[i].caused_by.is_some() || !is_any(RUNTIME_CODES, &findings[i]) {
             continue;
         }
         let Some(env) = runtime_env(&findings[i]).map(str::to_string) else {
@@ -348,13 +394,20 @@ pub fn link_causes(findings: &mut [Finding]) {
         let driver_root = (0..n).find(|&j| {
             findings[j].severity == Severity::Error
                 && findings[j].caused_by.is_none()
-                && DRIVER_CODES.contains(&findings[j].code.as_str())
+                && is_any(DRIVER_CODES, &findings[j])
         });
         let build_root = torch_root(&env).filter(|&r| findings[r].severity == Severity::Error);
         let library_root = (0..n).find(|&j| {
             findings[j].severity == Severity::Error
                 && findings[j].caused_by.is_none()
-                && matches!(findings[j].code.as_str(), "LIB001" | "LIB004" | "LIB002")
+                && is_any(
+                    &[
+                        &r::missing_library::RULE,
+                        &r::unresolved_symbols::RULE,
+                        &r::duplicate_library_copies::RULE,
+                    ],
+                    &findings[j],
+                )
                 && packages(&findings[j]).any(|(e, p)| e == env && p == "torch")
         });
         // A framework other than torch: its own static findings (a library of its build found
@@ -365,12 +418,20 @@ pub fn link_causes(findings: &mut [Finding]) {
                 && findings[j].layer == crate::Layer::Framework
                 && packages(&findings[j]).any(|k| packages(&findings[i]).any(|m| m == k))
         });
-        let code = findings[i].code.as_str();
-        let cause = match code {
-            // Attention backends: only a build that cannot run explains them.
-            "ACC001" | "ACC002" => build_root,
-            "ACC011" => driver_root.or(framework_root),
-            _ => driver_root.or(build_root).or(library_root),
+        let f = &findings[i];
+        // Attention backends: only a build that cannot run explains them.
+        let cause = if is_any(
+            &[
+                &r::attention_falls_back_to_math::RULE,
+                &r::fused_attention_unavailable::RULE,
+            ],
+            f,
+        ) {
+            build_root
+        } else if is(f, &r::framework_gpu_unusable::RULE) {
+            driver_root.or(framework_root)
+        } else {
+            driver_root.or(build_root).or(library_root)
         };
         if let Some(c) = cause {
             let c = root_of(findings, c);
@@ -382,11 +443,11 @@ pub fn link_causes(findings: &mut [Finding]) {
     // for (KRN001): the build chooser moves torch to a CUDA that still targets it, and the
     // toolkit for extensions follows torch's CUDA major from there (TK002 then says which).
     for i in 0..n {
-        if findings[i].code != "KRN004" || findings[i].caused_by.is_some() {
+        if !is(&findings[i], &r::nvcc_cannot_target_gpu::RULE) || findings[i].caused_by.is_some() {
             continue;
         }
         let same_gpu = (0..n).find(|&j| {
-            findings[j].code == "KRN001"
+            is(&findings[j], &r::torch_arch_list_lacks_gpu::RULE)
                 && is_problem(&findings[j])
                 && gpus(&findings[j]).any(|g| gpus(&findings[i]).any(|h| h == g))
         });
@@ -430,7 +491,11 @@ pub fn link_causes(findings: &mut [Finding]) {
 }
 
 /// Findings about one toolkit variable, in root order (see step 8 of [`link_causes`]).
-const SETTING_ORDER: &[&str] = &["TK006", "TK002", "TK003"];
+static SETTING_ORDER: &[&Rule] = &[
+    &r::cuda_home_invalid::RULE,
+    &r::nvcc_torch_major_mismatch::RULE,
+    &r::toolkit_selection_disagrees::RULE,
+];
 
 fn gpus(f: &Finding) -> impl Iterator<Item = u32> + '_ {
     f.about.iter().filter_map(|s| match s {

@@ -187,4 +187,50 @@ mod tests {
             }
         }
     }
+
+    /// A rule's code is written as a string in its own file only: everything else that names a
+    /// rule (the cause graph's orders, explain's confirmation tables) holds a reference to its
+    /// `RULE` static, so a renamed or removed rule breaks the build instead of silently leaving
+    /// a table behind. Test code, comments and prose that mentions a code are not counted.
+    #[test]
+    #[allow(clippy::disallowed_methods)] // the test reads the source tree, not a machine
+    fn no_rule_code_is_a_string_outside_its_rule_file() {
+        let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut files = Vec::new();
+        let mut dirs = vec![crates.clone()];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                let name = e.file_name().to_string_lossy().into_owned();
+                if p.is_dir() {
+                    // Integration tests, fixtures and build outputs are not product code.
+                    if !matches!(name.as_str(), "tests" | "target" | "fixtures" | "testdata") {
+                        dirs.push(p);
+                    }
+                } else if name.ends_with(".rs") && name != "tests.rs" && name != "testing.rs" {
+                    files.push(p);
+                }
+            }
+        }
+        let mut stray = Vec::new();
+        for path in &files {
+            let text = std::fs::read_to_string(path).unwrap();
+            let product = text.split("#[cfg(test)]").next().unwrap_or("");
+            for r in RULES {
+                let own = text.contains(&format!("code: \"{}\"", r.code));
+                let quoted = format!("\"{}\"", r.code);
+                let hit = product
+                    .lines()
+                    .any(|l| !l.trim_start().starts_with("//") && l.contains(&quoted));
+                if hit && !own {
+                    stray.push(format!("{} in {}", r.code, path.display()));
+                }
+            }
+        }
+        assert!(
+            stray.is_empty(),
+            "rule codes written as strings outside their rule files (refer to the rule's RULE \
+             static instead): {stray:#?}"
+        );
+    }
 }
