@@ -4,32 +4,9 @@
 //! the words of a finding.
 
 use crate::finding::{Finding, Severity, Subject};
-use crate::rule::Rule;
+use crate::registry::FOLDS;
+use crate::rule::{FoldOn, Rule};
 use crate::rules as r;
-
-/// The findings whose remedy is the build chooser's torch command set for one environment, in
-/// the order the root is picked: the one whose remedy covers the others comes first (a CPU
-/// build, a runtime the driver refuses, kernels missing for a GPU, then a companion mismatch;
-/// the chooser's command pairs every companion, so it repairs the mismatch too).
-static TORCH_BUILD_ORDER: &[&Rule] = &[
-    &r::cpu_only_torch::RULE,
-    &r::driver_too_old_for_torch::RULE,
-    &r::torch_arch_list_lacks_gpu::RULE,
-    &r::companion_mismatch::RULE,
-];
-
-/// Findings about one package, in root order: a requirement of its metadata that the installed
-/// versions do not meet (an extension pinning another torch); a missing library or undefined
-/// symbols say the package was built for another torch or CUDA; its kernel images and the
-/// runtime failures of its import follow from the same build.
-static PACKAGE_ORDER: &[&Rule] = &[
-    &r::requirement_unmet::RULE,
-    &r::missing_library::RULE,
-    &r::unresolved_symbols::RULE,
-    &r::duplicate_library_copies::RULE,
-    &r::extension_lacks_gpu_arch::RULE,
-    &r::attention_extension_broken::RULE,
-];
 
 /// Runtime findings (`--deep`) that the static layers explain.
 static RUNTIME_CODES: &[&Rule] = &[
@@ -54,11 +31,61 @@ static DRIVER_CODES: &[&Rule] = &[
 
 const COMPANIONS: &[&str] = &["torchvision", "torchaudio"];
 
-fn rank(order: &[&Rule], code: &str) -> usize {
-    order
+/// The rank of `f`'s rule among the rules folding `on` a subject; `None` when it does not.
+fn rank(f: &Finding, on: FoldOn) -> Option<u8> {
+    FOLDS
         .iter()
-        .position(|r| r.code == code)
-        .unwrap_or(order.len())
+        .find(|d| d.on == on && d.rule.code == f.code)
+        .map(|d| d.rank)
+}
+
+/// The keys of the subjects `f` is about that findings fold `on`: an environment for its torch
+/// build (the first such subject), an environment and a package, a toolkit variable.
+fn fold_keys(f: &Finding, on: FoldOn) -> Vec<(&str, &str)> {
+    match on {
+        FoldOn::TorchBuild => torch_build_env(f).map(|e| (e, "")).into_iter().collect(),
+        FoldOn::Package => packages(f).collect(),
+        FoldOn::ToolkitSetting => settings(f).map(|v| (v, "")).collect(),
+    }
+}
+
+/// Folds the problems about one subject of `on` under the one of the lowest-ranked rule (the
+/// first found among equals) and returns each subject's root. Findings linked already stay out
+/// of a package's or a variable's fold (they have their root); a torch build's fold takes them,
+/// as its root is the chooser's one remedy for the build.
+fn fold(findings: &mut [Finding], on: FoldOn) -> Vec<((String, String), usize)> {
+    let n = findings.len();
+    let takes_linked = on == FoldOn::TorchBuild;
+    let member = |f: &Finding| {
+        is_problem(f) && (takes_linked || f.caused_by.is_none()) && rank(f, on).is_some()
+    };
+    let mut keys: Vec<(String, String)> = findings
+        .iter()
+        .filter(|f| member(f))
+        .flat_map(|f| fold_keys(f, on))
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let mut roots = Vec::new();
+    for key in keys {
+        let members: Vec<usize> = (0..n)
+            .filter(|&i| {
+                member(&findings[i])
+                    && fold_keys(&findings[i], on)
+                        .iter()
+                        .any(|&(a, b)| a == key.0 && b == key.1)
+            })
+            .collect();
+        let Some(&root) = members.iter().min_by_key(|&&i| (rank(&findings[i], on), i)) else {
+            continue;
+        };
+        for &m in &members {
+            link(findings, m, root);
+        }
+        roots.push((key, root));
+    }
+    roots
 }
 
 /// `f` is a finding of `rule`.
@@ -187,38 +214,13 @@ pub fn link_causes(findings: &mut [Finding]) {
         }
     }
     // 1. One torch build per environment: one root among the findings its chooser repairs.
-    let mut torch_roots: Vec<(String, usize)> = Vec::new();
-    let envs: Vec<String> = {
-        let mut v: Vec<String> = findings
+    let torch_roots = fold(findings, FoldOn::TorchBuild);
+    let torch_root = |env: &str| {
+        torch_roots
             .iter()
-            .filter(|f| is_problem(f))
-            .filter_map(|f| torch_build_env(f).map(str::to_string))
-            .collect();
-        v.dedup();
-        v.sort();
-        v.dedup();
-        v
+            .find(|((e, _), _)| e == env)
+            .map(|(_, r)| *r)
     };
-    for env in &envs {
-        let members: Vec<usize> = (0..n)
-            .filter(|&i| {
-                is_problem(&findings[i])
-                    && torch_build_env(&findings[i]) == Some(env.as_str())
-                    && rank(TORCH_BUILD_ORDER, &findings[i].code) < TORCH_BUILD_ORDER.len()
-            })
-            .collect();
-        let Some(&root) = members
-            .iter()
-            .min_by_key(|&&i| (rank(TORCH_BUILD_ORDER, &findings[i].code), i))
-        else {
-            continue;
-        };
-        for &m in &members {
-            link(findings, m, root);
-        }
-        torch_roots.push((env.clone(), root));
-    }
-    let torch_root = |env: &str| torch_roots.iter().find(|(e, _)| e == env).map(|(_, r)| *r);
 
     // 1b. A framework build's own findings (a driver too old for its CUDA, kernels its CUDA
     // lacks) follow from the finding whose fix moves that build to another CUDA major: torch's
@@ -311,35 +313,7 @@ pub fn link_causes(findings: &mut [Finding]) {
     }
 
     // 4. One package built for another torch or CUDA: one root among its findings.
-    let keys: Vec<(String, String)> = {
-        let mut v: Vec<(String, String)> = findings
-            .iter()
-            .filter(|f| is_problem(f) && f.caused_by.is_none())
-            .filter(|f| rank(PACKAGE_ORDER, &f.code) < PACKAGE_ORDER.len())
-            .flat_map(|f| packages(f).map(|(e, p)| (e.to_string(), p.to_string())))
-            .collect();
-        v.sort();
-        v.dedup();
-        v
-    };
-    for (env, pkg) in &keys {
-        let members: Vec<usize> = (0..n)
-            .filter(|&i| {
-                is_problem(&findings[i])
-                    && findings[i].caused_by.is_none()
-                    && rank(PACKAGE_ORDER, &findings[i].code) < PACKAGE_ORDER.len()
-                    && packages(&findings[i]).any(|(e, p)| e == env && p == pkg)
-            })
-            .collect();
-        if let Some(&root) = members
-            .iter()
-            .min_by_key(|&&i| (rank(PACKAGE_ORDER, &findings[i].code), i))
-        {
-            for &m in &members {
-                link(findings, m, root);
-            }
-        }
-    }
+    fold(findings, FoldOn::Package);
 
     // 5. Two CUDA majors in one environment (FW020) are the cause of another major's libraries
     // in torch's process (LIB006) and of the files the other major's wheels overwrote (FW011).
@@ -460,42 +434,8 @@ pub fn link_causes(findings: &mut [Finding]) {
     // 8. One toolkit variable: CUDA_HOME naming no toolkit (TK006) or one of another CUDA
     // major than torch (TK002) is why the selectors disagree (TK003); the root's export repairs
     // both.
-    let vars: Vec<String> = {
-        let mut v: Vec<String> = findings
-            .iter()
-            .filter(|f| is_problem(f))
-            .flat_map(|f| settings(f).map(str::to_string))
-            .collect();
-        v.sort();
-        v.dedup();
-        v
-    };
-    for var in &vars {
-        let members: Vec<usize> = (0..n)
-            .filter(|&i| {
-                is_problem(&findings[i])
-                    && findings[i].caused_by.is_none()
-                    && rank(SETTING_ORDER, &findings[i].code) < SETTING_ORDER.len()
-                    && settings(&findings[i]).any(|s| s == var)
-            })
-            .collect();
-        if let Some(&root) = members
-            .iter()
-            .min_by_key(|&&i| (rank(SETTING_ORDER, &findings[i].code), i))
-        {
-            for &m in &members {
-                link(findings, m, root);
-            }
-        }
-    }
+    fold(findings, FoldOn::ToolkitSetting);
 }
-
-/// Findings about one toolkit variable, in root order (see step 8 of [`link_causes`]).
-static SETTING_ORDER: &[&Rule] = &[
-    &r::cuda_home_invalid::RULE,
-    &r::nvcc_torch_major_mismatch::RULE,
-    &r::toolkit_selection_disagrees::RULE,
-];
 
 fn gpus(f: &Finding) -> impl Iterator<Item = u32> + '_ {
     f.about.iter().filter_map(|s| match s {

@@ -1,7 +1,7 @@
 //! The list of rules. Adding a rule: one file under `rules/`, one line here, in the order of
 //! `Layer::ALL` and by code within a layer (the tests below check both).
 
-use crate::rule::Rule;
+use crate::rule::{Fold, Rule};
 use crate::rules;
 
 pub static RULES: &[&Rule] = &[
@@ -87,6 +87,23 @@ pub static RULES: &[&Rule] = &[
     &rules::rendezvous_fails::RULE,
 ];
 
+/// The rules whose findings fold on a subject ([`crate::rule::Fold`], declared in each rule's
+/// file), by file name.
+pub static FOLDS: &[&Fold] = &[
+    &rules::attention_extension_broken::FOLD,
+    &rules::companion_mismatch::FOLD,
+    &rules::cpu_only_torch::FOLD,
+    &rules::cuda_home_invalid::FOLD,
+    &rules::driver_too_old_for_torch::FOLD,
+    &rules::extension_lacks_gpu_arch::FOLD,
+    &rules::missing_library::FOLD,
+    &rules::nvcc_torch_major_mismatch::FOLD,
+    &rules::requirement_unmet::FOLD,
+    &rules::toolkit_selection_disagrees::FOLD,
+    &rules::torch_arch_list_lacks_gpu::FOLD,
+    &rules::unresolved_symbols::FOLD,
+];
+
 /// The rule with this code (case-insensitive).
 pub fn rule_by_code(code: &str) -> Option<&'static Rule> {
     crate::rule::find_rule(RULES, code)
@@ -144,6 +161,78 @@ mod tests {
             );
         }
         assert_eq!(files, RULES.len(), "rule files and registry lines differ");
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // the test reads the source tree, not a machine
+    fn every_fold_is_listed_once_with_its_own_rank() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules");
+        let registry = include_str!("registry.rs");
+        let mut files = 0;
+        for entry in std::fs::read_dir(&dir).expect("rules dir") {
+            let path = entry.expect("entry").path();
+            let text = std::fs::read_to_string(&path).expect("rule file");
+            if !text.contains("pub static FOLD: crate::rule::Fold") {
+                continue;
+            }
+            files += 1;
+            let stem = path.file_stem().and_then(|s| s.to_str()).expect("name");
+            assert!(
+                registry.contains(&format!("&rules::{stem}::FOLD,")),
+                "rules/{stem}.rs declares a FOLD that registry.rs does not list"
+            );
+        }
+        assert_eq!(
+            files,
+            FOLDS.len(),
+            "fold declarations and registry lines differ"
+        );
+        for (i, a) in FOLDS.iter().enumerate() {
+            assert!(
+                RULES.iter().any(|r| std::ptr::eq(*r, a.rule)),
+                "{}",
+                a.rule.code
+            );
+            for b in &FOLDS[i + 1..] {
+                assert!(
+                    a.on != b.on || a.rank != b.rank,
+                    "{} and {} fold on {:?} with the same rank",
+                    a.rule.code,
+                    b.rule.code,
+                    a.on
+                );
+            }
+        }
+    }
+
+    /// A rule folding on a subject attaches it to its findings: without it they never fold
+    /// and stay roots beside the finding whose fix repairs them.
+    #[test]
+    #[allow(clippy::disallowed_methods)] // the test reads the source tree, not a machine
+    fn a_folding_rule_attaches_its_subject() {
+        use crate::rule::FoldOn;
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules");
+        for fold in FOLDS {
+            let file = std::fs::read_dir(&dir)
+                .expect("rules dir")
+                .flatten()
+                .map(|e| std::fs::read_to_string(e.path()).expect("rule file"))
+                .find(|t| t.contains(&format!("code: \"{}\"", fold.rule.code)))
+                .expect("the rule's file");
+            let product = file.split("#[cfg(test)]").next().unwrap_or("");
+            // The subject's constructor, or the helper that builds it.
+            let attaches: &[&str] = match fold.on {
+                FoldOn::TorchBuild => &["Subject::TorchBuild"],
+                FoldOn::Package => &["Subject::Package", "package_subject(", ".subject()"],
+                FoldOn::ToolkitSetting => &["Subject::ToolkitSetting"],
+            };
+            assert!(
+                attaches.iter().any(|a| product.contains(a)),
+                "{} folds on {:?} but attaches no such subject",
+                fold.rule.code,
+                fold.on
+            );
+        }
     }
 
     #[test]

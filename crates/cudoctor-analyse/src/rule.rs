@@ -45,6 +45,29 @@ impl<Check> Rule<Check> {
     }
 }
 
+/// The subject findings fold on: of the findings about one such subject, the one of the
+/// lowest-ranked rule is the root and the others follow from it (their fixes are its fix).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FoldOn {
+    /// One environment's torch build ([`crate::Subject::TorchBuild`]): the build chooser's
+    /// torch command set repairs them all.
+    TorchBuild,
+    /// One installed package ([`crate::Subject::Package`]) built for another torch or CUDA.
+    Package,
+    /// One toolkit variable ([`crate::Subject::ToolkitSetting`]): the root's export repairs all.
+    ToolkitSetting,
+}
+
+/// A rule's place in the cause graph: the subject its findings fold on and its rank there
+/// (lowest first: the root among the findings about one subject). Declared in the rule's file
+/// beside its `RULE` (`pub static FOLD`) and listed in [`crate::registry::FOLDS`].
+#[derive(Debug)]
+pub struct Fold {
+    pub rule: &'static Rule,
+    pub on: FoldOn,
+    pub rank: u8,
+}
+
 /// The rule among `rules` with this code (any case) or name.
 pub fn find_rule<'r, Check>(rules: &[&'r Rule<Check>], code: &str) -> Option<&'r Rule<Check>> {
     rules

@@ -38,6 +38,13 @@ installer: the torch build the chooser picks, `jax[cuda12]`, `cupy-cuda12x`).
     check,
 };
 
+/// Its findings are about one environment's torch build, whose chooser's command set repairs them: rank 1 among the rules folding on it (lowest first: the root).
+pub static FOLD: crate::rule::Fold = crate::rule::Fold {
+    rule: &RULE,
+    on: crate::rule::FoldOn::TorchBuild,
+    rank: 1,
+};
+
 fn check(ctx: &Context) -> Vec<Finding> {
     let Some(driver) = ctx.driver_version() else {
         return Vec::new();

@@ -29,6 +29,13 @@ loader path; for libcuda, install the driver or start the container with GPUs.
     check,
 };
 
+/// Its findings are about one package built for another torch or CUDA: rank 1 among the rules folding on it (lowest first: the root).
+pub static FOLD: crate::rule::Fold = crate::rule::Fold {
+    rule: &RULE,
+    on: crate::rule::FoldOn::Package,
+    rank: 1,
+};
+
 /// An optional system library a package's feature needs: the import works without it.
 fn optional_missing(env: &str, o: &LibraryLinks, name: &str) -> Finding {
     let by = o

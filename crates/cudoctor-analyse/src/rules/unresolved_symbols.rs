@@ -46,6 +46,13 @@ reinstalls the same wheel or its cached build; `--no-deps` keeps torch.
     check,
 };
 
+/// Its findings are about one package built for another torch or CUDA: rank 2 among the rules folding on it (lowest first: the root).
+pub static FOLD: crate::rule::Fold = crate::rule::Fold {
+    rule: &RULE,
+    on: crate::rule::FoldOn::Package,
+    rank: 2,
+};
+
 /// Whether the process of `env` loads a library of `family`.
 fn process_loads(ctx: &Context, env: &str, family: CudaFamily) -> bool {
     ctx.loaded_objects().into_iter().any(|(e, o)| {
