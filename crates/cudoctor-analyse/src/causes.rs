@@ -169,11 +169,40 @@ fn root_of(findings: &[Finding], mut i: usize) -> usize {
     i
 }
 
-/// Links the findings of one report. Expects ids to be given already.
+/// Links the findings of one report, step by step (each step's function says what follows
+/// from what). Expects ids to be given already.
 pub fn link_causes(findings: &mut [Finding]) {
+    container_hides_the_driver(findings);
+    driver_not_for_the_gpus(findings);
+    windows_dll_through_path(findings);
+    // One torch build per environment: one root among the findings its chooser repairs.
+    let torch_roots = fold(findings, FoldOn::TorchBuild);
+    framework_builds_follow_their_move(findings);
+    companions_follow_torch(findings, &torch_roots);
+    one_missing_file(findings);
+    // One package built for another torch or CUDA: one root among its findings.
+    fold(findings, FoldOn::Package);
+    two_cuda_majors(findings);
+    overwritten_wheels_follow_mixed_majors(findings);
+    runtime_follows_static(findings, &torch_roots);
+    old_gpu_follows_torch_kernels(findings);
+    // One toolkit variable: CUDA_HOME naming no toolkit (TK006) or one of another CUDA major
+    // than torch (TK002) is why the selectors disagree (TK003); the root's export repairs both.
+    fold(findings, FoldOn::ToolkitSetting);
+}
+
+/// The root a torch build's fold gave the environment `env`.
+fn root_for(torch_roots: &[((String, String), usize)], env: &str) -> Option<usize> {
+    torch_roots
+        .iter()
+        .find(|((e, _), _)| e == env)
+        .map(|(_, r)| *r)
+}
+
+/// A container started without GPU access (PLT001) is why no driver is seen inside it
+/// (DRV001): the container's start is the one remedy.
+fn container_hides_the_driver(findings: &mut [Finding]) {
     let n = findings.len();
-    // 0. A container started without GPU access (PLT001) is why no driver is seen inside it
-    // (DRV001): the container's start is the one remedy.
     if let Some(platform) = (0..n)
         .find(|&i| is(&findings[i], &r::container_without_gpu::RULE) && is_problem(&findings[i]))
     {
@@ -183,9 +212,13 @@ pub fn link_causes(findings: &mut [Finding]) {
             }
         }
     }
-    // 0b. A driver that does not drive the GPUs (DRV006) is why a torch's CUDA finds no
-    // driver (DRV004) when the driver is all that finding changes (it is about the driver):
-    // plan's answer is that driver change first.
+}
+
+/// A driver that does not drive the GPUs (DRV006) is why a torch's CUDA finds no
+/// driver (DRV004) when the driver is all that finding changes (it is about the driver):
+/// plan's answer is that driver change first.
+fn driver_not_for_the_gpus(findings: &mut [Finding]) {
+    let n = findings.len();
     if let Some(driver) =
         (0..n).find(|&i| is(&findings[i], &r::driver_not_for_gpu::RULE) && is_problem(&findings[i]))
     {
@@ -197,8 +230,12 @@ pub fn link_causes(findings: &mut [Finding]) {
             }
         }
     }
-    // 0c. On Windows, a DLL found through PATH (PLT021) was searched for only because a torch
-    // DLL failed its first search; when that import fails (PLT020), its fix removes the need.
+}
+
+/// On Windows, a DLL found through PATH (PLT021) was searched for only because a torch
+/// DLL failed its first search; when that import fails (PLT020), its fix removes the need.
+fn windows_dll_through_path(findings: &mut [Finding]) {
+    let n = findings.len();
     for i in 0..n {
         if !is(&findings[i], &r::windows_dll_from_path::RULE) {
             continue;
@@ -213,18 +250,13 @@ pub fn link_causes(findings: &mut [Finding]) {
             link(findings, i, j);
         }
     }
-    // 1. One torch build per environment: one root among the findings its chooser repairs.
-    let torch_roots = fold(findings, FoldOn::TorchBuild);
-    let torch_root = |env: &str| {
-        torch_roots
-            .iter()
-            .find(|((e, _), _)| e == env)
-            .map(|(_, r)| *r)
-    };
+}
 
-    // 1b. A framework build's own findings (a driver too old for its CUDA, kernels its CUDA
-    // lacks) follow from the finding whose fix moves that build to another CUDA major: torch's
-    // repair when it moves torch and the frameworks with it, else FW020's, else the first.
+/// A framework build's own findings (a driver too old for its CUDA, kernels its CUDA
+/// lacks) follow from the finding whose fix moves that build to another CUDA major: torch's
+/// repair when it moves torch and the frameworks with it, else FW020's, else the first.
+fn framework_builds_follow_their_move(findings: &mut [Finding]) {
+    let n = findings.len();
     for i in 0..n {
         if findings[i].caused_by.is_some() || !is_problem(&findings[i]) {
             continue;
@@ -252,10 +284,14 @@ pub fn link_causes(findings: &mut [Finding]) {
             link(findings, i, j);
         }
     }
+}
 
-    // 2. A companion's own findings follow from its torch build's root when that build's
-    // findings name the companion (FW002), or when torch itself lacks the GPU's kernels (KRN001)
-    // and the companion's kernels are missing the same way: the paired reinstall repairs both.
+/// A companion's own findings follow from its torch build's root when that build's
+/// findings name the companion (FW002), or when torch itself lacks the GPU's kernels (KRN001)
+/// and the companion's kernels are missing the same way: the paired reinstall repairs both.
+fn companions_follow_torch(findings: &mut [Finding], torch_roots: &[((String, String), usize)]) {
+    let n = findings.len();
+    let torch_root = |env: &str| root_for(torch_roots, env);
     for i in 0..n {
         if findings[i].caused_by.is_some() || torch_build_env(&findings[i]).is_some() {
             continue;
@@ -279,9 +315,12 @@ pub fn link_causes(findings: &mut [Finding]) {
             link(findings, i, root);
         }
     }
+}
 
-    // 3. One missing file needed by several libraries is one cause; a wheel registered
-    // with that file gone (FW010, whose reinstall puts it back) is the root when there is one.
+/// One missing file needed by several libraries is one cause; a wheel registered
+/// with that file gone (FW010, whose reinstall puts it back) is the root when there is one.
+fn one_missing_file(findings: &mut [Finding]) {
+    let n = findings.len();
     let mut keys: Vec<(String, String)> = findings
         .iter()
         .flat_map(missing_all)
@@ -311,12 +350,12 @@ pub fn link_causes(findings: &mut [Finding]) {
             }
         }
     }
+}
 
-    // 4. One package built for another torch or CUDA: one root among its findings.
-    fold(findings, FoldOn::Package);
-
-    // 5. Two CUDA majors in one environment (FW020) are the cause of another major's libraries
-    // in torch's process (LIB006) and of the files the other major's wheels overwrote (FW011).
+/// Two CUDA majors in one environment (FW020) are the cause of another major's libraries
+/// in torch's process (LIB006) and of the files the other major's wheels overwrote (FW011).
+fn two_cuda_majors(findings: &mut [Finding]) {
+    let n = findings.len();
     for root in 0..n {
         if !is(&findings[root], &r::frameworks_of_two_cuda_majors::RULE)
             || !is_problem(&findings[root])
@@ -339,9 +378,12 @@ pub fn link_causes(findings: &mut [Finding]) {
             }
         }
     }
+}
 
-    // 5b. Without FW020 (a framework it does not know), another CUDA major's wheels preloaded
-    // into torch (LIB006) are why their RECORDs share paths (FW011): the wheels it names.
+/// Without FW020 (a framework it does not know), another CUDA major's wheels preloaded
+/// into torch (LIB006) are why their RECORDs share paths (FW011): the wheels it names.
+fn overwritten_wheels_follow_mixed_majors(findings: &mut [Finding]) {
+    let n = findings.len();
     for i in 0..n {
         if !is(&findings[i], &r::wheel_files_overwritten::RULE) || findings[i].caused_by.is_some() {
             continue;
@@ -355,9 +397,13 @@ pub fn link_causes(findings: &mut [Finding]) {
             link(findings, i, j);
         }
     }
+}
 
-    // 6. The runtime (`--deep`) of an environment fails the way the static layers said it would:
-    // no driver or GPU, a torch build this machine cannot run, a library that cannot load.
+/// The runtime (`--deep`) of an environment fails the way the static layers said it would:
+/// no driver or GPU, a torch build this machine cannot run, a library that cannot load.
+fn runtime_follows_static(findings: &mut [Finding], torch_roots: &[((String, String), usize)]) {
+    let n = findings.len();
+    let torch_root = |env: &str| root_for(torch_roots, env);
     for i in 0..n {
         if findings[i].caused_by.is_some() || !is_any(RUNTIME_CODES, &findings[i]) {
             continue;
@@ -412,10 +458,13 @@ pub fn link_causes(findings: &mut [Finding]) {
             link(findings, i, c);
         }
     }
+}
 
-    // 7. A GPU older than the CUDA 13 toolkit (KRN004) is the same GPU torch has no kernels
-    // for (KRN001): the build chooser moves torch to a CUDA that still targets it, and the
-    // toolkit for extensions follows torch's CUDA major from there (TK002 then says which).
+/// A GPU older than the CUDA 13 toolkit (KRN004) is the same GPU torch has no kernels
+/// for (KRN001): the build chooser moves torch to a CUDA that still targets it, and the
+/// toolkit for extensions follows torch's CUDA major from there (TK002 then says which).
+fn old_gpu_follows_torch_kernels(findings: &mut [Finding]) {
+    let n = findings.len();
     for i in 0..n {
         if !is(&findings[i], &r::nvcc_cannot_target_gpu::RULE) || findings[i].caused_by.is_some() {
             continue;
@@ -430,11 +479,6 @@ pub fn link_causes(findings: &mut [Finding]) {
             link(findings, i, root);
         }
     }
-
-    // 8. One toolkit variable: CUDA_HOME naming no toolkit (TK006) or one of another CUDA
-    // major than torch (TK002) is why the selectors disagree (TK003); the root's export repairs
-    // both.
-    fold(findings, FoldOn::ToolkitSetting);
 }
 
 fn gpus(f: &Finding) -> impl Iterator<Item = u32> + '_ {
