@@ -235,6 +235,38 @@ mod tests {
         }
     }
 
+    /// A helper that several rules need lives in `views/`: no rule's product code reaches into
+    /// another rule's file (the probes' support modules `deep_support` and `network_support`
+    /// are not rules).
+    #[test]
+    #[allow(clippy::disallowed_methods)] // the test reads the source tree, not a machine
+    fn no_rule_imports_from_another_rule_file() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules");
+        let mut stray = Vec::new();
+        for entry in std::fs::read_dir(&dir).expect("rules dir") {
+            let path = entry.expect("entry").path();
+            let text = std::fs::read_to_string(&path).expect("rule file");
+            let product = text.split("#[cfg(test)]").next().unwrap_or("");
+            for line in product.lines() {
+                for prefix in ["crate::rules::", "super::"] {
+                    for (at, _) in line.match_indices(prefix) {
+                        let module: String = line[at + prefix.len()..]
+                            .chars()
+                            .take_while(|c| {
+                                c.is_ascii_lowercase() || *c == '_' || c.is_ascii_digit()
+                            })
+                            .collect();
+                        let support = matches!(module.as_str(), "deep_support" | "network_support");
+                        if !module.is_empty() && !support {
+                            stray.push(format!("{}: {}", path.display(), line.trim()));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(stray.is_empty(), "move the helper to views/: {stray:#?}");
+    }
+
     #[test]
     fn the_registry_is_sorted_by_layer_then_code() {
         let key = |r: &Rule| {

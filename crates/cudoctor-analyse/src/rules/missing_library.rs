@@ -1,3 +1,4 @@
+use crate::views::paths::short;
 use cudoctor_ldso::{cuda_library, CudaFamily};
 
 use crate::context::{pip_package_for_cuda, recorded_torch_version};
@@ -316,10 +317,6 @@ fn provider(
             }
         }
     }
-}
-
-pub fn short(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@ use cudoctor_ldso::{CudaFamily, SymbolProvider};
 use cudoctor_snapshot::{LibraryLinks, PythonEnv};
 
 use crate::declared::BuiltForTorch;
-use crate::rules::missing_library::short;
+use crate::views::paths::short;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
