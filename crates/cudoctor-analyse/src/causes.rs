@@ -4,8 +4,8 @@
 //! the words of a finding.
 
 use crate::finding::{Finding, Severity, Subject};
-use crate::registry::FOLDS;
-use crate::rule::{FoldOn, Rule};
+use crate::registry::{FOLDS, FOLLOWS};
+use crate::rule::{FoldOn, Follows, Rule, Sharing};
 use crate::rules as r;
 
 /// Runtime findings (`--deep`) that the static layers explain.
@@ -172,9 +172,10 @@ fn root_of(findings: &[Finding], mut i: usize) -> usize {
 /// Links the findings of one report, step by step (each step's function says what follows
 /// from what). Expects ids to be given already.
 pub fn link_causes(findings: &mut [Finding]) {
-    container_hides_the_driver(findings);
-    driver_not_for_the_gpus(findings);
-    windows_dll_through_path(findings);
+    // The rules that follow another's problem (each declares it beside its RULE).
+    for follows in FOLLOWS {
+        follow(findings, follows);
+    }
     // One torch build per environment: one root among the findings its chooser repairs.
     let torch_roots = fold(findings, FoldOn::TorchBuild);
     framework_builds_follow_their_move(findings);
@@ -191,65 +192,36 @@ pub fn link_causes(findings: &mut [Finding]) {
     fold(findings, FoldOn::ToolkitSetting);
 }
 
+/// Links each finding of `follows.rule` to the first problem of `follows.cause` that shares
+/// with it what `follows.sharing` says.
+fn follow(findings: &mut [Finding], follows: &Follows) {
+    let n = findings.len();
+    for i in 0..n {
+        if !is(&findings[i], follows.rule) {
+            continue;
+        }
+        let shares = |cause: &Finding| match follows.sharing {
+            Sharing::Nothing => true,
+            Sharing::Driver => findings[i].about.contains(&Subject::Driver),
+            Sharing::WindowsTorchImport => cause.about.iter().any(|s| {
+                matches!(s, Subject::WindowsTorchImport { .. }) && findings[i].about.contains(s)
+            }),
+        };
+        let cause = (0..n).find(|&j| {
+            is(&findings[j], follows.cause) && is_problem(&findings[j]) && shares(&findings[j])
+        });
+        if let Some(j) = cause {
+            link(findings, i, j);
+        }
+    }
+}
+
 /// The root a torch build's fold gave the environment `env`.
 fn root_for(torch_roots: &[((String, String), usize)], env: &str) -> Option<usize> {
     torch_roots
         .iter()
         .find(|((e, _), _)| e == env)
         .map(|(_, r)| *r)
-}
-
-/// A container started without GPU access (PLT001) is why no driver is seen inside it
-/// (DRV001): the container's start is the one remedy.
-fn container_hides_the_driver(findings: &mut [Finding]) {
-    let n = findings.len();
-    if let Some(platform) = (0..n)
-        .find(|&i| is(&findings[i], &r::container_without_gpu::RULE) && is_problem(&findings[i]))
-    {
-        for i in 0..n {
-            if is(&findings[i], &r::no_driver::RULE) {
-                link(findings, i, platform);
-            }
-        }
-    }
-}
-
-/// A driver that does not drive the GPUs (DRV006) is why a torch's CUDA finds no
-/// driver (DRV004) when the driver is all that finding changes (it is about the driver):
-/// plan's answer is that driver change first.
-fn driver_not_for_the_gpus(findings: &mut [Finding]) {
-    let n = findings.len();
-    if let Some(driver) =
-        (0..n).find(|&i| is(&findings[i], &r::driver_not_for_gpu::RULE) && is_problem(&findings[i]))
-    {
-        for i in 0..n {
-            if is(&findings[i], &r::driver_too_old_for_torch::RULE)
-                && findings[i].about.contains(&Subject::Driver)
-            {
-                link(findings, i, driver);
-            }
-        }
-    }
-}
-
-/// On Windows, a DLL found through PATH (PLT021) was searched for only because a torch
-/// DLL failed its first search; when that import fails (PLT020), its fix removes the need.
-fn windows_dll_through_path(findings: &mut [Finding]) {
-    let n = findings.len();
-    for i in 0..n {
-        if !is(&findings[i], &r::windows_dll_from_path::RULE) {
-            continue;
-        }
-        let cause = (0..n).find(|&j| {
-            is(&findings[j], &r::windows_torch_dll_fails::RULE)
-                && findings[j].about.iter().any(|s| {
-                    matches!(s, Subject::WindowsTorchImport { .. }) && findings[i].about.contains(s)
-                })
-        });
-        if let Some(j) = cause {
-            link(findings, i, j);
-        }
-    }
 }
 
 /// A framework build's own findings (a driver too old for its CUDA, kernels its CUDA

@@ -1,7 +1,7 @@
 //! The list of rules. Adding a rule: one file under `rules/`, one line here, in the order of
 //! `Layer::ALL` and by code within a layer (the tests below check both).
 
-use crate::rule::{Fold, Rule};
+use crate::rule::{Fold, Follows, Rule};
 use crate::rules;
 
 pub static RULES: &[&Rule] = &[
@@ -102,6 +102,14 @@ pub static FOLDS: &[&Fold] = &[
     &rules::toolkit_selection_disagrees::FOLD,
     &rules::torch_arch_list_lacks_gpu::FOLD,
     &rules::unresolved_symbols::FOLD,
+];
+
+/// The rules whose findings follow another rule's ([`crate::rule::Follows`], declared in each
+/// rule's file), by file name.
+pub static FOLLOWS: &[&Follows] = &[
+    &rules::driver_too_old_for_torch::FOLLOWS,
+    &rules::no_driver::FOLLOWS,
+    &rules::windows_dll_from_path::FOLLOWS,
 ];
 
 /// The rule with this code (case-insensitive).
@@ -205,6 +213,44 @@ mod tests {
         }
     }
 
+    #[test]
+    #[allow(clippy::disallowed_methods)] // the test reads the source tree, not a machine
+    fn every_follows_is_listed() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules");
+        let registry = include_str!("registry.rs");
+        let mut files = 0;
+        for entry in std::fs::read_dir(&dir).expect("rules dir") {
+            let path = entry.expect("entry").path();
+            let text = std::fs::read_to_string(&path).expect("rule file");
+            if !text.contains("pub static FOLLOWS: crate::rule::Follows") {
+                continue;
+            }
+            files += 1;
+            let stem = path.file_stem().and_then(|s| s.to_str()).expect("name");
+            assert!(
+                registry.contains(&format!("&rules::{stem}::FOLLOWS,")),
+                "rules/{stem}.rs declares FOLLOWS that registry.rs does not list"
+            );
+        }
+        assert_eq!(
+            files,
+            FOLLOWS.len(),
+            "follows declarations and registry lines differ"
+        );
+        for f in FOLLOWS {
+            assert!(
+                RULES.iter().any(|r| std::ptr::eq(*r, f.rule)),
+                "{}",
+                f.rule.code
+            );
+            assert!(
+                RULES.iter().any(|r| std::ptr::eq(*r, f.cause)),
+                "{}",
+                f.cause.code
+            );
+        }
+    }
+
     /// A rule folding on a subject attaches it to its findings: without it they never fold
     /// and stay roots beside the finding whose fix repairs them.
     #[test]
@@ -257,7 +303,10 @@ mod tests {
                             })
                             .collect();
                         let support = matches!(module.as_str(), "deep_support" | "network_support");
-                        if !module.is_empty() && !support {
+                        // A relationship names the other rule by its static.
+                        let rest = &line[at + prefix.len() + module.len()..];
+                        let relation = rest.starts_with("::RULE");
+                        if !module.is_empty() && !support && !relation {
                             stray.push(format!("{}: {}", path.display(), line.trim()));
                         }
                     }

@@ -68,6 +68,28 @@ pub struct Fold {
     pub rank: u8,
 }
 
+/// What a finding must share with a finding of the rule it follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sharing {
+    /// Nothing: the cause explains every finding of the rule.
+    Nothing,
+    /// The finding is about the driver itself ([`crate::Subject::Driver`]), not about a build.
+    Driver,
+    /// One Windows Python's `import torch` ([`crate::Subject::WindowsTorchImport`]).
+    WindowsTorchImport,
+}
+
+/// A rule whose findings follow from another rule's problem: linked to the first finding of
+/// `cause` that is a problem and shares what `sharing` says, before the folds (so the cause's
+/// fix is the one given). Declared in the rule's file (`pub static FOLLOWS`) and listed in
+/// [`crate::registry::FOLLOWS`].
+#[derive(Debug)]
+pub struct Follows {
+    pub rule: &'static Rule,
+    pub cause: &'static Rule,
+    pub sharing: Sharing,
+}
+
 /// The rule among `rules` with this code (any case) or name.
 pub fn find_rule<'r, Check>(rules: &[&'r Rule<Check>], code: &str) -> Option<&'r Rule<Check>> {
     rules
