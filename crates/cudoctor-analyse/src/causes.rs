@@ -4,31 +4,98 @@
 //! the words of a finding.
 
 use crate::finding::{Finding, Severity, Subject};
-
-/// The findings whose remedy is the build chooser's torch command set for one environment, in
-/// the order the root is picked: the one whose remedy covers the others comes first (a CPU
-/// build, a runtime the driver refuses, kernels missing for a GPU, then a companion mismatch;
-/// the chooser's command pairs every companion, so it repairs the mismatch too).
-const TORCH_BUILD_ORDER: &[&str] = &["FW001", "DRV004", "KRN001", "FW002"];
-
-/// Findings about one package, in root order: a requirement of its metadata that the installed
-/// versions do not meet (an extension pinning another torch); a missing library or undefined
-/// symbols say the package was built for another torch or CUDA; its kernel images and the
-/// runtime failures of its import follow from the same build.
-const PACKAGE_ORDER: &[&str] = &["FW024", "LIB001", "LIB004", "LIB002", "KRN002", "ACC007"];
+use crate::registry::{FOLDS, FOLLOWS};
+use crate::rule::{FoldOn, Follows, Rule, Sharing};
+use crate::rules as r;
 
 /// Runtime findings (`--deep`) that the static layers explain.
-const RUNTIME_CODES: &[&str] = &["ACC001", "ACC002", "ACC004", "ACC005", "ACC006", "ACC011"];
+static RUNTIME_CODES: &[&Rule] = &[
+    &r::attention_falls_back_to_math::RULE,
+    &r::fused_attention_unavailable::RULE,
+    &r::cuda_unavailable_at_runtime::RULE,
+    &r::torch_probe_failed::RULE,
+    &r::gpu_smoke_test_fails::RULE,
+    &r::framework_gpu_unusable::RULE,
+];
 
 /// Driver-level findings that explain a runtime without CUDA.
-const DRIVER_CODES: &[&str] = &[
-    "DRV001", "DRV002", "DRV003", "DRV007", "PLT001", "PLT003", "MGPU003",
+static DRIVER_CODES: &[&Rule] = &[
+    &r::no_driver::RULE,
+    &r::no_gpu_visible::RULE,
+    &r::driver_library_mismatch::RULE,
+    &r::driver_libraries_fail::RULE,
+    &r::container_without_gpu::RULE,
+    &r::wsl_linux_driver::RULE,
+    &r::visible_devices_hide_gpus::RULE,
 ];
 
 const COMPANIONS: &[&str] = &["torchvision", "torchaudio"];
 
-fn rank(order: &[&str], code: &str) -> usize {
-    order.iter().position(|c| *c == code).unwrap_or(order.len())
+/// The rank of `f`'s rule among the rules folding `on` a subject; `None` when it does not.
+fn rank(f: &Finding, on: FoldOn) -> Option<u8> {
+    FOLDS
+        .iter()
+        .find(|d| d.on == on && d.rule.code == f.code)
+        .map(|d| d.rank)
+}
+
+/// The keys of the subjects `f` is about that findings fold `on`: an environment for its torch
+/// build (the first such subject), an environment and a package, a toolkit variable.
+fn fold_keys(f: &Finding, on: FoldOn) -> Vec<(&str, &str)> {
+    match on {
+        FoldOn::TorchBuild => torch_build_env(f).map(|e| (e, "")).into_iter().collect(),
+        FoldOn::Package => packages(f).collect(),
+        FoldOn::ToolkitSetting => settings(f).map(|v| (v, "")).collect(),
+    }
+}
+
+/// Folds the problems about one subject of `on` under the one of the lowest-ranked rule (the
+/// first found among equals) and returns each subject's root. Findings linked already stay out
+/// of a package's or a variable's fold (they have their root); a torch build's fold takes them,
+/// as its root is the chooser's one remedy for the build.
+fn fold(findings: &mut [Finding], on: FoldOn) -> Vec<((String, String), usize)> {
+    let n = findings.len();
+    let takes_linked = on == FoldOn::TorchBuild;
+    let member = |f: &Finding| {
+        is_problem(f) && (takes_linked || f.caused_by.is_none()) && rank(f, on).is_some()
+    };
+    let mut keys: Vec<(String, String)> = findings
+        .iter()
+        .filter(|f| member(f))
+        .flat_map(|f| fold_keys(f, on))
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let mut roots = Vec::new();
+    for key in keys {
+        let members: Vec<usize> = (0..n)
+            .filter(|&i| {
+                member(&findings[i])
+                    && fold_keys(&findings[i], on)
+                        .iter()
+                        .any(|&(a, b)| a == key.0 && b == key.1)
+            })
+            .collect();
+        let Some(&root) = members.iter().min_by_key(|&&i| (rank(&findings[i], on), i)) else {
+            continue;
+        };
+        for &m in &members {
+            link(findings, m, root);
+        }
+        roots.push((key, root));
+    }
+    roots
+}
+
+/// `f` is a finding of `rule`.
+fn is(f: &Finding, rule: &Rule) -> bool {
+    f.code == rule.code
+}
+
+/// `f` is a finding of one of `rules`.
+fn is_any(rules: &[&Rule], f: &Finding) -> bool {
+    rules.iter().any(|r| is(f, r))
 }
 
 fn torch_build_env(f: &Finding) -> Option<&str> {
@@ -102,84 +169,66 @@ fn root_of(findings: &[Finding], mut i: usize) -> usize {
     i
 }
 
-/// Links the findings of one report. Expects ids to be given already.
+/// Links the findings of one report, step by step (each step's function says what follows
+/// from what). Expects ids to be given already.
 pub fn link_causes(findings: &mut [Finding]) {
+    // The rules that follow another's problem (each declares it beside its RULE).
+    for follows in FOLLOWS {
+        follow(findings, follows);
+    }
+    // One torch build per environment: one root among the findings its chooser repairs.
+    let torch_roots = fold(findings, FoldOn::TorchBuild);
+    framework_builds_follow_their_move(findings);
+    companions_follow_torch(findings, &torch_roots);
+    one_missing_file(findings);
+    // One package built for another torch or CUDA: one root among its findings.
+    fold(findings, FoldOn::Package);
+    two_cuda_majors(findings);
+    overwritten_wheels_follow_mixed_majors(findings);
+    runtime_follows_static(findings, &torch_roots);
+    old_gpu_follows_torch_kernels(findings);
+    // One toolkit variable: CUDA_HOME naming no toolkit (TK006) or one of another CUDA major
+    // than torch (TK002) is why the selectors disagree (TK003); the root's export repairs both.
+    fold(findings, FoldOn::ToolkitSetting);
+}
+
+/// Links each finding of `follows.rule` to the first problem of `follows.cause` that shares
+/// with it what `follows.sharing` says.
+fn follow(findings: &mut [Finding], follows: &Follows) {
     let n = findings.len();
-    // 0. A container started without GPU access (PLT001) is why no driver is seen inside it
-    // (DRV001): the container's start is the one remedy.
-    if let Some(platform) =
-        (0..n).find(|&i| findings[i].code == "PLT001" && is_problem(&findings[i]))
-    {
-        for i in 0..n {
-            if findings[i].code == "DRV001" {
-                link(findings, i, platform);
-            }
-        }
-    }
-    // 0b. A driver that does not drive the GPUs (DRV006) is why a torch's CUDA finds no
-    // driver (DRV004) when the driver is all that finding changes (it is about the driver):
-    // plan's answer is that driver change first.
-    if let Some(driver) = (0..n).find(|&i| findings[i].code == "DRV006" && is_problem(&findings[i]))
-    {
-        for i in 0..n {
-            if findings[i].code == "DRV004" && findings[i].about.contains(&Subject::Driver) {
-                link(findings, i, driver);
-            }
-        }
-    }
-    // 0c. On Windows, a DLL found through PATH (PLT021) was searched for only because a torch
-    // DLL failed its first search; when that import fails (PLT020), its fix removes the need.
     for i in 0..n {
-        if findings[i].code != "PLT021" {
+        if !is(&findings[i], follows.rule) {
             continue;
         }
+        let shares = |cause: &Finding| match follows.sharing {
+            Sharing::Nothing => true,
+            Sharing::Driver => findings[i].about.contains(&Subject::Driver),
+            Sharing::WindowsTorchImport => cause.about.iter().any(|s| {
+                matches!(s, Subject::WindowsTorchImport { .. }) && findings[i].about.contains(s)
+            }),
+        };
         let cause = (0..n).find(|&j| {
-            findings[j].code == "PLT020"
-                && findings[j].about.iter().any(|s| {
-                    matches!(s, Subject::WindowsTorchImport { .. }) && findings[i].about.contains(s)
-                })
+            is(&findings[j], follows.cause) && is_problem(&findings[j]) && shares(&findings[j])
         });
         if let Some(j) = cause {
             link(findings, i, j);
         }
     }
-    // 1. One torch build per environment: one root among the findings its chooser repairs.
-    let mut torch_roots: Vec<(String, usize)> = Vec::new();
-    let envs: Vec<String> = {
-        let mut v: Vec<String> = findings
-            .iter()
-            .filter(|f| is_problem(f))
-            .filter_map(|f| torch_build_env(f).map(str::to_string))
-            .collect();
-        v.dedup();
-        v.sort();
-        v.dedup();
-        v
-    };
-    for env in &envs {
-        let members: Vec<usize> = (0..n)
-            .filter(|&i| {
-                is_problem(&findings[i])
-                    && torch_build_env(&findings[i]) == Some(env.as_str())
-                    && rank(TORCH_BUILD_ORDER, &findings[i].code) < TORCH_BUILD_ORDER.len()
-            })
-            .collect();
-        let Some(&root) = members
-            .iter()
-            .min_by_key(|&&i| (rank(TORCH_BUILD_ORDER, &findings[i].code), i))
-        else {
-            continue;
-        };
-        for &m in &members {
-            link(findings, m, root);
-        }
-        torch_roots.push((env.clone(), root));
-    }
-    let torch_root = |env: &str| torch_roots.iter().find(|(e, _)| e == env).map(|(_, r)| *r);
+}
 
-    // 1b. A framework build's own findings (a driver too old for its CUDA, kernels its CUDA
-    // lacks) follow from the finding whose fix moves that build to another CUDA major: torch's
-    // repair when it moves torch and the frameworks with it, else FW020's, else the first.
+/// The root a torch build's fold gave the environment `env`.
+fn root_for(torch_roots: &[((String, String), usize)], env: &str) -> Option<usize> {
+    torch_roots
+        .iter()
+        .find(|((e, _), _)| e == env)
+        .map(|(_, r)| *r)
+}
+
+/// A framework build's own findings (a driver too old for its CUDA, kernels its CUDA
+/// lacks) follow from the finding whose fix moves that build to another CUDA major: torch's
+/// repair when it moves torch and the frameworks with it, else FW020's, else the first.
+fn framework_builds_follow_their_move(findings: &mut [Finding]) {
+    let n = findings.len();
     for i in 0..n {
         if findings[i].caused_by.is_some() || !is_problem(&findings[i]) {
             continue;
@@ -190,7 +239,7 @@ pub fn link_causes(findings: &mut [Finding]) {
                     j != i
                         && (j < i
                             || torch_build_env(&findings[j]).is_some()
-                            || findings[j].code == "FW020")
+                            || is(&findings[j], &r::frameworks_of_two_cuda_majors::RULE))
                         && findings[j].caused_by.is_none()
                         && is_problem(&findings[j])
                         && moves_framework(&findings[j], env, name)
@@ -198,7 +247,7 @@ pub fn link_causes(findings: &mut [Finding]) {
                 .min_by_key(|&j| {
                     (
                         torch_build_env(&findings[j]).is_none(),
-                        findings[j].code != "FW020",
+                        !is(&findings[j], &r::frameworks_of_two_cuda_majors::RULE),
                         j,
                     )
                 })
@@ -207,10 +256,14 @@ pub fn link_causes(findings: &mut [Finding]) {
             link(findings, i, j);
         }
     }
+}
 
-    // 2. A companion's own findings follow from its torch build's root when that build's
-    // findings name the companion (FW002), or when torch itself lacks the GPU's kernels (KRN001)
-    // and the companion's kernels are missing the same way: the paired reinstall repairs both.
+/// A companion's own findings follow from its torch build's root when that build's
+/// findings name the companion (FW002), or when torch itself lacks the GPU's kernels (KRN001)
+/// and the companion's kernels are missing the same way: the paired reinstall repairs both.
+fn companions_follow_torch(findings: &mut [Finding], torch_roots: &[((String, String), usize)]) {
+    let n = findings.len();
+    let torch_root = |env: &str| root_for(torch_roots, env);
     for i in 0..n {
         if findings[i].caused_by.is_some() || torch_build_env(&findings[i]).is_some() {
             continue;
@@ -223,9 +276,10 @@ pub fn link_causes(findings: &mut [Finding]) {
                     torch_build_env(&findings[j]) == Some(env)
                         && packages(&findings[j]).any(|(_, p)| p == name)
                 });
-                let kernels = findings[i].code == "KRN002"
+                let kernels = is(&findings[i], &r::extension_lacks_gpu_arch::RULE)
                     && (0..n).any(|j| {
-                        findings[j].code == "KRN001" && torch_build_env(&findings[j]) == Some(env)
+                        is(&findings[j], &r::torch_arch_list_lacks_gpu::RULE)
+                            && torch_build_env(&findings[j]) == Some(env)
                     });
                 (named || kernels).then_some(root)
             });
@@ -233,9 +287,12 @@ pub fn link_causes(findings: &mut [Finding]) {
             link(findings, i, root);
         }
     }
+}
 
-    // 3. One missing file needed by several libraries is one cause; a wheel registered
-    // with that file gone (FW010, whose reinstall puts it back) is the root when there is one.
+/// One missing file needed by several libraries is one cause; a wheel registered
+/// with that file gone (FW010, whose reinstall puts it back) is the root when there is one.
+fn one_missing_file(findings: &mut [Finding]) {
+    let n = findings.len();
     let mut keys: Vec<(String, String)> = findings
         .iter()
         .flat_map(missing_all)
@@ -250,7 +307,7 @@ pub fn link_causes(findings: &mut [Finding]) {
         let root = members
             .iter()
             .copied()
-            .find(|&i| findings[i].code == "FW010")
+            .find(|&i| is(&findings[i], &r::wheel_files_damaged::RULE))
             .or_else(|| {
                 members
                     .iter()
@@ -259,48 +316,22 @@ pub fn link_causes(findings: &mut [Finding]) {
             });
         if let Some(root) = root {
             for &m in &members {
-                if findings[m].code != "FW010" {
+                if !is(&findings[m], &r::wheel_files_damaged::RULE) {
                     link(findings, m, root);
                 }
             }
         }
     }
+}
 
-    // 4. One package built for another torch or CUDA: one root among its findings.
-    let keys: Vec<(String, String)> = {
-        let mut v: Vec<(String, String)> = findings
-            .iter()
-            .filter(|f| is_problem(f) && f.caused_by.is_none())
-            .filter(|f| rank(PACKAGE_ORDER, &f.code) < PACKAGE_ORDER.len())
-            .flat_map(|f| packages(f).map(|(e, p)| (e.to_string(), p.to_string())))
-            .collect();
-        v.sort();
-        v.dedup();
-        v
-    };
-    for (env, pkg) in &keys {
-        let members: Vec<usize> = (0..n)
-            .filter(|&i| {
-                is_problem(&findings[i])
-                    && findings[i].caused_by.is_none()
-                    && rank(PACKAGE_ORDER, &findings[i].code) < PACKAGE_ORDER.len()
-                    && packages(&findings[i]).any(|(e, p)| e == env && p == pkg)
-            })
-            .collect();
-        if let Some(&root) = members
-            .iter()
-            .min_by_key(|&&i| (rank(PACKAGE_ORDER, &findings[i].code), i))
-        {
-            for &m in &members {
-                link(findings, m, root);
-            }
-        }
-    }
-
-    // 5. Two CUDA majors in one environment (FW020) are the cause of another major's libraries
-    // in torch's process (LIB006) and of the files the other major's wheels overwrote (FW011).
+/// Two CUDA majors in one environment (FW020) are the cause of another major's libraries
+/// in torch's process (LIB006) and of the files the other major's wheels overwrote (FW011).
+fn two_cuda_majors(findings: &mut [Finding]) {
+    let n = findings.len();
     for root in 0..n {
-        if findings[root].code != "FW020" || !is_problem(&findings[root]) {
+        if !is(&findings[root], &r::frameworks_of_two_cuda_majors::RULE)
+            || !is_problem(&findings[root])
+        {
             continue;
         }
         let Some(env) = mixed_majors(&findings[root]).map(str::to_string) else {
@@ -311,7 +342,7 @@ pub fn link_causes(findings: &mut [Finding]) {
             .collect();
         for i in 0..n {
             let member = mixed_majors(&findings[i]) == Some(env.as_str())
-                || (findings[i].code == "FW011"
+                || (is(&findings[i], &r::wheel_files_overwritten::RULE)
                     && packages(&findings[i])
                         .any(|(e, p)| wheels.iter().any(|(we, wp)| we == e && wp == p)));
             if member && i != root && findings[i].caused_by.is_none() {
@@ -319,15 +350,18 @@ pub fn link_causes(findings: &mut [Finding]) {
             }
         }
     }
+}
 
-    // 5b. Without FW020 (a framework it does not know), another CUDA major's wheels preloaded
-    // into torch (LIB006) are why their RECORDs share paths (FW011): the wheels it names.
+/// Without FW020 (a framework it does not know), another CUDA major's wheels preloaded
+/// into torch (LIB006) are why their RECORDs share paths (FW011): the wheels it names.
+fn overwritten_wheels_follow_mixed_majors(findings: &mut [Finding]) {
+    let n = findings.len();
     for i in 0..n {
-        if findings[i].code != "FW011" || findings[i].caused_by.is_some() {
+        if !is(&findings[i], &r::wheel_files_overwritten::RULE) || findings[i].caused_by.is_some() {
             continue;
         }
         let mixed = (0..n).find(|&j| {
-            findings[j].code == "LIB006"
+            is(&findings[j], &r::mixed_cuda_majors::RULE)
                 && is_problem(&findings[j])
                 && packages(&findings[j]).any(|k| packages(&findings[i]).any(|m| m == k))
         });
@@ -335,11 +369,15 @@ pub fn link_causes(findings: &mut [Finding]) {
             link(findings, i, j);
         }
     }
+}
 
-    // 6. The runtime (`--deep`) of an environment fails the way the static layers said it would:
-    // no driver or GPU, a torch build this machine cannot run, a library that cannot load.
+/// The runtime (`--deep`) of an environment fails the way the static layers said it would:
+/// no driver or GPU, a torch build this machine cannot run, a library that cannot load.
+fn runtime_follows_static(findings: &mut [Finding], torch_roots: &[((String, String), usize)]) {
+    let n = findings.len();
+    let torch_root = |env: &str| root_for(torch_roots, env);
     for i in 0..n {
-        if findings[i].caused_by.is_some() || !RUNTIME_CODES.contains(&findings[i].code.as_str()) {
+        if findings[i].caused_by.is_some() || !is_any(RUNTIME_CODES, &findings[i]) {
             continue;
         }
         let Some(env) = runtime_env(&findings[i]).map(str::to_string) else {
@@ -348,13 +386,20 @@ pub fn link_causes(findings: &mut [Finding]) {
         let driver_root = (0..n).find(|&j| {
             findings[j].severity == Severity::Error
                 && findings[j].caused_by.is_none()
-                && DRIVER_CODES.contains(&findings[j].code.as_str())
+                && is_any(DRIVER_CODES, &findings[j])
         });
         let build_root = torch_root(&env).filter(|&r| findings[r].severity == Severity::Error);
         let library_root = (0..n).find(|&j| {
             findings[j].severity == Severity::Error
                 && findings[j].caused_by.is_none()
-                && matches!(findings[j].code.as_str(), "LIB001" | "LIB004" | "LIB002")
+                && is_any(
+                    &[
+                        &r::missing_library::RULE,
+                        &r::unresolved_symbols::RULE,
+                        &r::duplicate_library_copies::RULE,
+                    ],
+                    &findings[j],
+                )
                 && packages(&findings[j]).any(|(e, p)| e == env && p == "torch")
         });
         // A framework other than torch: its own static findings (a library of its build found
@@ -365,28 +410,39 @@ pub fn link_causes(findings: &mut [Finding]) {
                 && findings[j].layer == crate::Layer::Framework
                 && packages(&findings[j]).any(|k| packages(&findings[i]).any(|m| m == k))
         });
-        let code = findings[i].code.as_str();
-        let cause = match code {
-            // Attention backends: only a build that cannot run explains them.
-            "ACC001" | "ACC002" => build_root,
-            "ACC011" => driver_root.or(framework_root),
-            _ => driver_root.or(build_root).or(library_root),
+        let f = &findings[i];
+        // Attention backends: only a build that cannot run explains them.
+        let cause = if is_any(
+            &[
+                &r::attention_falls_back_to_math::RULE,
+                &r::fused_attention_unavailable::RULE,
+            ],
+            f,
+        ) {
+            build_root
+        } else if is(f, &r::framework_gpu_unusable::RULE) {
+            driver_root.or(framework_root)
+        } else {
+            driver_root.or(build_root).or(library_root)
         };
         if let Some(c) = cause {
             let c = root_of(findings, c);
             link(findings, i, c);
         }
     }
+}
 
-    // 7. A GPU older than the CUDA 13 toolkit (KRN004) is the same GPU torch has no kernels
-    // for (KRN001): the build chooser moves torch to a CUDA that still targets it, and the
-    // toolkit for extensions follows torch's CUDA major from there (TK002 then says which).
+/// A GPU older than the CUDA 13 toolkit (KRN004) is the same GPU torch has no kernels
+/// for (KRN001): the build chooser moves torch to a CUDA that still targets it, and the
+/// toolkit for extensions follows torch's CUDA major from there (TK002 then says which).
+fn old_gpu_follows_torch_kernels(findings: &mut [Finding]) {
+    let n = findings.len();
     for i in 0..n {
-        if findings[i].code != "KRN004" || findings[i].caused_by.is_some() {
+        if !is(&findings[i], &r::nvcc_cannot_target_gpu::RULE) || findings[i].caused_by.is_some() {
             continue;
         }
         let same_gpu = (0..n).find(|&j| {
-            findings[j].code == "KRN001"
+            is(&findings[j], &r::torch_arch_list_lacks_gpu::RULE)
                 && is_problem(&findings[j])
                 && gpus(&findings[j]).any(|g| gpus(&findings[i]).any(|h| h == g))
         });
@@ -395,42 +451,7 @@ pub fn link_causes(findings: &mut [Finding]) {
             link(findings, i, root);
         }
     }
-
-    // 8. One toolkit variable: CUDA_HOME naming no toolkit (TK006) or one of another CUDA
-    // major than torch (TK002) is why the selectors disagree (TK003); the root's export repairs
-    // both.
-    let vars: Vec<String> = {
-        let mut v: Vec<String> = findings
-            .iter()
-            .filter(|f| is_problem(f))
-            .flat_map(|f| settings(f).map(str::to_string))
-            .collect();
-        v.sort();
-        v.dedup();
-        v
-    };
-    for var in &vars {
-        let members: Vec<usize> = (0..n)
-            .filter(|&i| {
-                is_problem(&findings[i])
-                    && findings[i].caused_by.is_none()
-                    && rank(SETTING_ORDER, &findings[i].code) < SETTING_ORDER.len()
-                    && settings(&findings[i]).any(|s| s == var)
-            })
-            .collect();
-        if let Some(&root) = members
-            .iter()
-            .min_by_key(|&&i| (rank(SETTING_ORDER, &findings[i].code), i))
-        {
-            for &m in &members {
-                link(findings, m, root);
-            }
-        }
-    }
 }
-
-/// Findings about one toolkit variable, in root order (see step 8 of [`link_causes`]).
-const SETTING_ORDER: &[&str] = &["TK006", "TK002", "TK003"];
 
 fn gpus(f: &Finding) -> impl Iterator<Item = u32> + '_ {
     f.about.iter().filter_map(|s| match s {

@@ -10,6 +10,8 @@ use cudoctor_explain::{
 use cudoctor_snapshot::Snapshot;
 
 use crate::finding::{Finding, FixStep, Severity};
+use crate::rule::Rule;
+use crate::rules as r;
 
 /// A fact of the snapshot the judging rules need before their silence means anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,107 +77,173 @@ pub struct Judges {
     /// The signature's narrower check, when it asks for one (`check = "..."` in its data).
     pub check: Option<FactsCheck>,
     /// Codes whose findings (above info) confirm the cause.
-    pub confirmed_by: &'static [&'static str],
+    pub confirmed_by: &'static [&'static Rule],
     /// The facts with which these rules' silence refutes the cause; `None` when silence says
     /// nothing (an out-of-memory error depends on the workload, not the machine).
     pub refuted_when: Option<&'static [Needs]>,
 }
 
-const fn judges(
-    category: Category,
-    confirmed_by: &'static [&'static str],
-    refuted_when: Option<&'static [Needs]>,
-) -> Judges {
-    Judges {
-        category,
-        check: None,
-        confirmed_by,
-        refuted_when,
-    }
+/// A [`Judges`] of a category, without a narrower check (a struct literal, so that the rules'
+/// list lives as long as the table).
+macro_rules! judges {
+    ($category:expr, $confirmed_by:expr, $refuted_when:expr $(,)?) => {
+        Judges {
+            category: $category,
+            check: None,
+            confirmed_by: $confirmed_by,
+            refuted_when: $refuted_when,
+        }
+    };
 }
 
 /// The cause-to-findings table. A cause absent here (windows_dll: `check` has no Windows rules;
 /// gpu_hardware: no rule reads the GPU's health yet; not_environment) is never confirmed nor
 /// refuted by a machine.
 pub const JUDGES: &[Judges] = &[
-    judges(
+    judges!(
         Category::DriverTooOld,
-        &["DRV004", "TK004", "PLT002"],
+        &[
+            &r::driver_too_old_for_torch::RULE,
+            &r::toolkit_newer_than_driver::RULE,
+            &r::require_cuda_unmet::RULE,
+        ],
         Some(&[Needs::Driver, Needs::TorchCudaBuild]),
     ),
-    judges(
+    judges!(
         Category::DriverMissing,
         &[
-            "DRV001", "DRV002", "DRV003", "DRV007", "PLT001", "PLT003", "PLT010", "MGPU003",
+            &r::no_driver::RULE,
+            &r::no_gpu_visible::RULE,
+            &r::driver_library_mismatch::RULE,
+            &r::driver_libraries_fail::RULE,
+            &r::container_without_gpu::RULE,
+            &r::wsl_linux_driver::RULE,
+            &r::security_module_blocks_gpu::RULE,
+            &r::visible_devices_hide_gpus::RULE,
         ],
         Some(&[Needs::Driver, Needs::Gpus]),
     ),
     Judges {
         category: Category::DriverMissing,
         check: Some(FactsCheck::VisibleDevices),
-        confirmed_by: &["MGPU003", "DRV001", "DRV002", "PLT001", "PLT010"],
+        confirmed_by: &[
+            &r::visible_devices_hide_gpus::RULE,
+            &r::no_driver::RULE,
+            &r::no_gpu_visible::RULE,
+            &r::container_without_gpu::RULE,
+            &r::security_module_blocks_gpu::RULE,
+        ],
         refuted_when: Some(&[Needs::Driver, Needs::Gpus]),
     },
     Judges {
         category: Category::DriverMissing,
         check: Some(FactsCheck::CudaInit),
-        confirmed_by: &["ACC004", "ACC006", "DRV001", "DRV003", "DRV007", "PLT010"],
+        confirmed_by: &[
+            &r::cuda_unavailable_at_runtime::RULE,
+            &r::gpu_smoke_test_fails::RULE,
+            &r::no_driver::RULE,
+            &r::driver_library_mismatch::RULE,
+            &r::driver_libraries_fail::RULE,
+            &r::security_module_blocks_gpu::RULE,
+        ],
         refuted_when: Some(&[Needs::Driver, Needs::RuntimeProbe]),
     },
-    judges(
+    judges!(
         Category::CpuOnlyWheel,
-        &["FW001"],
+        &[&r::cpu_only_torch::RULE],
         Some(&[Needs::Gpus, Needs::TorchCudaBuild]),
     ),
-    judges(
+    judges!(
         Category::NoKernelImage,
-        &["KRN001", "KRN002", "KRN003"],
+        &[
+            &r::torch_arch_list_lacks_gpu::RULE,
+            &r::extension_lacks_gpu_arch::RULE,
+            &r::arch_list_env::RULE,
+        ],
         Some(&[Needs::Gpus, Needs::TorchEnv, Needs::KernelImages]),
     ),
-    judges(
+    judges!(
         Category::ToolkitMismatch,
-        &["TK002", "TK003", "KRN004", "TK010"],
+        &[
+            &r::nvcc_torch_major_mismatch::RULE,
+            &r::toolkit_selection_disagrees::RULE,
+            &r::nvcc_cannot_target_gpu::RULE,
+            &r::nvcc_flag_unsupported::RULE,
+        ],
         Some(&[Needs::Toolkit, Needs::TorchCudaBuild]),
     ),
-    judges(
+    judges!(
         Category::CudaHomeMissing,
-        &["TK001", "TK006", "TK003"],
+        &[
+            &r::nvcc_missing::RULE,
+            &r::cuda_home_invalid::RULE,
+            &r::toolkit_selection_disagrees::RULE,
+        ],
         Some(&[Needs::TorchCudaBuild]),
     ),
-    judges(
+    judges!(
         Category::AbiMismatch,
-        &["LIB004", "FW002", "LIB001"],
+        &[
+            &r::unresolved_symbols::RULE,
+            &r::companion_mismatch::RULE,
+            &r::missing_library::RULE,
+        ],
         Some(&[Needs::TorchEnv, Needs::Libraries]),
     ),
-    judges(
+    judges!(
         Category::LibraryPath,
         // FW023: a framework beside (or without) torch whose CUDA libraries are nowhere;
         // under two majors it follows from FW020, whose fix is then the one given.
         &[
-            "LIB001", "LIB006", "LIB003", "LIB005", "PLT003", "FW003", "FW023",
+            &r::missing_library::RULE,
+            &r::mixed_cuda_majors::RULE,
+            &r::ld_library_path_shadows::RULE,
+            &r::loaded_cuda_libraries::RULE,
+            &r::wsl_linux_driver::RULE,
+            &r::conda_cudatoolkit_mismatch::RULE,
+            &r::framework_library_nowhere::RULE,
         ],
         Some(&[Needs::TorchEnv, Needs::Libraries]),
     ),
-    judges(
+    judges!(
         Category::Nccl,
         &[
-            "MGPU005", "MGPU002", "MGPU013", "MGPU006", "MGPU004", "MGPU010", "MGPU011", "MGPU014",
-            "MGPU001",
+            &r::allreduce_fails::RULE,
+            &r::p2p_disabled_by_env::RULE,
+            &r::nccl_transport_forced_slow::RULE,
+            &r::nccl_version_differs::RULE,
+            &r::gpus_without_p2p::RULE,
+            &r::socket_ifname_unusable::RULE,
+            &r::infiniband_unused::RULE,
+            &r::rendezvous_fails::RULE,
+            &r::allreduce_bandwidth_low::RULE,
         ],
         Some(&[Needs::AllReduce]),
     ),
-    judges(Category::Container, &["PLT001", "PLT002"], None),
-    judges(
+    judges!(
+        Category::Container,
+        &[
+            &r::container_without_gpu::RULE,
+            &r::require_cuda_unmet::RULE,
+        ],
+        None,
+    ),
+    judges!(
         Category::VersionSuffixMismatch,
-        &["FW002"],
+        &[&r::companion_mismatch::RULE],
         Some(&[Needs::TorchEnv]),
     ),
-    judges(
+    judges!(
         Category::SdpaFallback,
-        &["ACC001", "ACC002", "ACC007", "ACC010"],
+        &[
+            &r::attention_falls_back_to_math::RULE,
+            &r::fused_attention_unavailable::RULE,
+            &r::attention_extension_broken::RULE,
+            &r::compile_amp_floor::RULE,
+        ],
         Some(&[Needs::RuntimeProbe]),
     ),
-    judges(Category::OutOfMemory, &["DRV005"], None),
+    judges!(Category::OutOfMemory, &[&r::gpu_memory_in_use::RULE], None),
 ];
 
 /// The judges of a cause: the signature's narrower check when it has one, else the category's.
@@ -192,7 +260,7 @@ pub fn judges_of(category: Category, check: Option<FactsCheck>) -> Option<&'stat
 }
 
 fn confirms(j: &Judges, f: &Finding) -> bool {
-    f.severity != Severity::Info && j.confirmed_by.contains(&f.code.as_str())
+    f.severity != Severity::Info && j.confirmed_by.iter().any(|r| r.code == f.code)
 }
 
 /// How `findings` (of `crate::analyse` on `snap`) bear on a cause of `category`.
@@ -214,7 +282,7 @@ pub fn machine_check(
             contradictions: Vec::new(),
         };
     };
-    let judged_by: Vec<String> = j.confirmed_by.iter().map(|c| c.to_string()).collect();
+    let judged_by: Vec<String> = j.confirmed_by.iter().map(|r| r.code.to_string()).collect();
     let confirming: Vec<&Finding> = findings.iter().filter(|f| confirms(j, f)).collect();
     let mut evidence = Vec::new();
     let mut fixes: Vec<FixStep> = Vec::new();
@@ -256,7 +324,12 @@ pub fn machine_check(
             contradictions: Vec::new(),
         };
     }
-    let codes = j.confirmed_by.join(", ");
+    let codes = j
+        .confirmed_by
+        .iter()
+        .map(|r| r.code)
+        .collect::<Vec<_>>()
+        .join(", ");
     let Some(needs) = j.refuted_when else {
         evidence.push(format!("check finds nothing of {codes} here; that does not rule this cause out, which depends on the program's own work."));
         return MachineCheck {
@@ -506,8 +579,12 @@ mod tests {
     #[test]
     fn every_judge_is_a_registered_rule_and_every_cause_is_mapped() {
         for j in JUDGES {
-            for code in j.confirmed_by {
-                assert!(rule_by_code(code).is_some(), "{code} is not a rule");
+            for rule in j.confirmed_by {
+                assert!(
+                    rule_by_code(rule.code).is_some(),
+                    "{} is not registered",
+                    rule.code
+                );
             }
             if let Some(c) = j.check {
                 assert_eq!(c.category(), j.category);

@@ -10,11 +10,14 @@ pub mod context;
 pub mod declared;
 pub mod finding;
 pub mod frameworks;
+pub mod kernels;
+pub mod libs;
 pub mod registry;
 pub mod rule;
 mod rules;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod views;
 pub mod what_if;
 
 use cudoctor_kb::Kb;

@@ -1,7 +1,7 @@
 //! The list of rules. Adding a rule: one file under `rules/`, one line here, in the order of
 //! `Layer::ALL` and by code within a layer (the tests below check both).
 
-use crate::rule::Rule;
+use crate::rule::{Fold, Follows, Rule};
 use crate::rules;
 
 pub static RULES: &[&Rule] = &[
@@ -87,6 +87,31 @@ pub static RULES: &[&Rule] = &[
     &rules::rendezvous_fails::RULE,
 ];
 
+/// The rules whose findings fold on a subject ([`crate::rule::Fold`], declared in each rule's
+/// file), by file name.
+pub static FOLDS: &[&Fold] = &[
+    &rules::attention_extension_broken::FOLD,
+    &rules::companion_mismatch::FOLD,
+    &rules::cpu_only_torch::FOLD,
+    &rules::cuda_home_invalid::FOLD,
+    &rules::driver_too_old_for_torch::FOLD,
+    &rules::extension_lacks_gpu_arch::FOLD,
+    &rules::missing_library::FOLD,
+    &rules::nvcc_torch_major_mismatch::FOLD,
+    &rules::requirement_unmet::FOLD,
+    &rules::toolkit_selection_disagrees::FOLD,
+    &rules::torch_arch_list_lacks_gpu::FOLD,
+    &rules::unresolved_symbols::FOLD,
+];
+
+/// The rules whose findings follow another rule's ([`crate::rule::Follows`], declared in each
+/// rule's file), by file name.
+pub static FOLLOWS: &[&Follows] = &[
+    &rules::driver_too_old_for_torch::FOLLOWS,
+    &rules::no_driver::FOLLOWS,
+    &rules::windows_dll_from_path::FOLLOWS,
+];
+
 /// The rule with this code (case-insensitive).
 pub fn rule_by_code(code: &str) -> Option<&'static Rule> {
     crate::rule::find_rule(RULES, code)
@@ -147,6 +172,151 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::disallowed_methods)] // the test reads the source tree, not a machine
+    fn every_fold_is_listed_once_with_its_own_rank() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules");
+        let registry = include_str!("registry.rs");
+        let mut files = 0;
+        for entry in std::fs::read_dir(&dir).expect("rules dir") {
+            let path = entry.expect("entry").path();
+            let text = std::fs::read_to_string(&path).expect("rule file");
+            if !text.contains("pub static FOLD: crate::rule::Fold") {
+                continue;
+            }
+            files += 1;
+            let stem = path.file_stem().and_then(|s| s.to_str()).expect("name");
+            assert!(
+                registry.contains(&format!("&rules::{stem}::FOLD,")),
+                "rules/{stem}.rs declares a FOLD that registry.rs does not list"
+            );
+        }
+        assert_eq!(
+            files,
+            FOLDS.len(),
+            "fold declarations and registry lines differ"
+        );
+        for (i, a) in FOLDS.iter().enumerate() {
+            assert!(
+                RULES.iter().any(|r| std::ptr::eq(*r, a.rule)),
+                "{}",
+                a.rule.code
+            );
+            for b in &FOLDS[i + 1..] {
+                assert!(
+                    a.on != b.on || a.rank != b.rank,
+                    "{} and {} fold on {:?} with the same rank",
+                    a.rule.code,
+                    b.rule.code,
+                    a.on
+                );
+            }
+        }
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // the test reads the source tree, not a machine
+    fn every_follows_is_listed() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules");
+        let registry = include_str!("registry.rs");
+        let mut files = 0;
+        for entry in std::fs::read_dir(&dir).expect("rules dir") {
+            let path = entry.expect("entry").path();
+            let text = std::fs::read_to_string(&path).expect("rule file");
+            if !text.contains("pub static FOLLOWS: crate::rule::Follows") {
+                continue;
+            }
+            files += 1;
+            let stem = path.file_stem().and_then(|s| s.to_str()).expect("name");
+            assert!(
+                registry.contains(&format!("&rules::{stem}::FOLLOWS,")),
+                "rules/{stem}.rs declares FOLLOWS that registry.rs does not list"
+            );
+        }
+        assert_eq!(
+            files,
+            FOLLOWS.len(),
+            "follows declarations and registry lines differ"
+        );
+        for f in FOLLOWS {
+            assert!(
+                RULES.iter().any(|r| std::ptr::eq(*r, f.rule)),
+                "{}",
+                f.rule.code
+            );
+            assert!(
+                RULES.iter().any(|r| std::ptr::eq(*r, f.cause)),
+                "{}",
+                f.cause.code
+            );
+        }
+    }
+
+    /// A rule folding on a subject attaches it to its findings: without it they never fold
+    /// and stay roots beside the finding whose fix repairs them.
+    #[test]
+    #[allow(clippy::disallowed_methods)] // the test reads the source tree, not a machine
+    fn a_folding_rule_attaches_its_subject() {
+        use crate::rule::FoldOn;
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules");
+        for fold in FOLDS {
+            let file = std::fs::read_dir(&dir)
+                .expect("rules dir")
+                .flatten()
+                .map(|e| std::fs::read_to_string(e.path()).expect("rule file"))
+                .find(|t| t.contains(&format!("code: \"{}\"", fold.rule.code)))
+                .expect("the rule's file");
+            let product = file.split("#[cfg(test)]").next().unwrap_or("");
+            // The subject's constructor, or the helper that builds it.
+            let attaches: &[&str] = match fold.on {
+                FoldOn::TorchBuild => &["Subject::TorchBuild"],
+                FoldOn::Package => &["Subject::Package", "package_subject(", ".subject()"],
+                FoldOn::ToolkitSetting => &["Subject::ToolkitSetting"],
+            };
+            assert!(
+                attaches.iter().any(|a| product.contains(a)),
+                "{} folds on {:?} but attaches no such subject",
+                fold.rule.code,
+                fold.on
+            );
+        }
+    }
+
+    /// A helper that several rules need lives in `views/`: no rule's product code reaches into
+    /// another rule's file (the probes' support modules `deep_support` and `network_support`
+    /// are not rules).
+    #[test]
+    #[allow(clippy::disallowed_methods)] // the test reads the source tree, not a machine
+    fn no_rule_imports_from_another_rule_file() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules");
+        let mut stray = Vec::new();
+        for entry in std::fs::read_dir(&dir).expect("rules dir") {
+            let path = entry.expect("entry").path();
+            let text = std::fs::read_to_string(&path).expect("rule file");
+            let product = text.split("#[cfg(test)]").next().unwrap_or("");
+            for line in product.lines() {
+                for prefix in ["crate::rules::", "super::"] {
+                    for (at, _) in line.match_indices(prefix) {
+                        let module: String = line[at + prefix.len()..]
+                            .chars()
+                            .take_while(|c| {
+                                c.is_ascii_lowercase() || *c == '_' || c.is_ascii_digit()
+                            })
+                            .collect();
+                        let support = matches!(module.as_str(), "deep_support" | "network_support");
+                        // A relationship names the other rule by its static.
+                        let rest = &line[at + prefix.len() + module.len()..];
+                        let relation = rest.starts_with("::RULE");
+                        if !module.is_empty() && !support && !relation {
+                            stray.push(format!("{}: {}", path.display(), line.trim()));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(stray.is_empty(), "move the helper to views/: {stray:#?}");
+    }
+
+    #[test]
     fn the_registry_is_sorted_by_layer_then_code() {
         let key = |r: &Rule| {
             let layer = Layer::ALL.iter().position(|l| *l == r.layer);
@@ -186,5 +356,51 @@ mod tests {
                 assert!(f.is_empty(), "{}: {f:#?}", r.code);
             }
         }
+    }
+
+    /// A rule's code is written as a string in its own file only: everything else that names a
+    /// rule (the cause graph's orders, explain's confirmation tables) holds a reference to its
+    /// `RULE` static, so a renamed or removed rule breaks the build instead of silently leaving
+    /// a table behind. Test code, comments and prose that mentions a code are not counted.
+    #[test]
+    #[allow(clippy::disallowed_methods)] // the test reads the source tree, not a machine
+    fn no_rule_code_is_a_string_outside_its_rule_file() {
+        let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut files = Vec::new();
+        let mut dirs = vec![crates.clone()];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                let name = e.file_name().to_string_lossy().into_owned();
+                if p.is_dir() {
+                    // Integration tests, fixtures and build outputs are not product code.
+                    if !matches!(name.as_str(), "tests" | "target" | "fixtures" | "testdata") {
+                        dirs.push(p);
+                    }
+                } else if name.ends_with(".rs") && name != "tests.rs" && name != "testing.rs" {
+                    files.push(p);
+                }
+            }
+        }
+        let mut stray = Vec::new();
+        for path in &files {
+            let text = std::fs::read_to_string(path).unwrap();
+            let product = text.split("#[cfg(test)]").next().unwrap_or("");
+            for r in RULES {
+                let own = text.contains(&format!("code: \"{}\"", r.code));
+                let quoted = format!("\"{}\"", r.code);
+                let hit = product
+                    .lines()
+                    .any(|l| !l.trim_start().starts_with("//") && l.contains(&quoted));
+                if hit && !own {
+                    stray.push(format!("{} in {}", r.code, path.display()));
+                }
+            }
+        }
+        assert!(
+            stray.is_empty(),
+            "rule codes written as strings outside their rule files (refer to the rule's RULE \
+             static instead): {stray:#?}"
+        );
     }
 }

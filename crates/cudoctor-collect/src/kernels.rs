@@ -158,6 +158,7 @@ pub fn scan(host: &Host, paths: &[(String, String)]) -> KernelImages {
                     lib.sass = img.sass;
                     lib.ptx = img.ptx;
                     lib.ptx_isa = img.ptx_isa;
+                    lib.lto = img.lto;
                 }
                 Err(e) => lib.error = Some(e.to_string()),
             }

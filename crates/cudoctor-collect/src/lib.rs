@@ -18,6 +18,7 @@ pub mod platform;
 pub mod python;
 pub mod run;
 pub mod runner;
+pub mod scope;
 pub mod security;
 pub mod timings;
 pub mod toolkit;
@@ -33,6 +34,7 @@ use cudoctor_types::ThreadBudget;
 pub use timings::Timings;
 
 pub use host::Host;
+pub use scope::{Part, Scope};
 
 /// Longest the `--deep` rendezvous check may take (torch's import included).
 const RENDEZVOUS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -53,6 +55,8 @@ pub struct Options {
     /// The project directory searched for CUDA binaries built in it (a machine path):
     /// `check PATH`, or the current directory when it is a Python project's root.
     pub project: Option<discovery::ProjectDir>,
+    /// What is read: everything `check` judges unless narrowed ([`Scope`]).
+    pub scope: Scope,
 }
 
 /// Reads the machine behind `host`. Independent probes run on their own threads.
@@ -66,6 +70,10 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         .ok()
         .map(|d| d.as_secs());
     snap.env = recorded_env(host.env());
+    if !options.scope.is_everything() {
+        scope::collect_parts(host, options, &mut snap);
+        return snap;
+    }
     // `--deep` runs the environment's interpreter: a daemon it starts in a session of its own
     // is re-parented to cudoctor and killed (runner::sweep_orphans), not left running.
     let subreaper = options.deep.is_some() && host.runs_programs() && runner::become_subreaper();
@@ -78,11 +86,7 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         let health = s.spawn(|| timings.time("health", || health::collect(host)));
         let windows =
             s.spawn(|| timings.time("windows", || windows::collect(host, &options.python)));
-        let envs = timings.time("python", || {
-            let mut envs = python::collect(host, &options.python);
-            envs.extend(windows::python_envs(host, &options.python));
-            envs
-        });
+        let envs = timings.time("python", || scope::python_envs(host, &options.python));
         let discovery = timings.time("discovery", || {
             discovery::collect(host, &envs, options.project.as_ref())
         });

@@ -629,18 +629,6 @@ fn jax_links(host: &Host, build: &FrameworkBuild) -> Option<ProcessLinks> {
     })
 }
 
-/// The objects of a framework's process worth showing: those that need a CUDA library or are
-/// one (the system's libc and libstdc++ are not the question).
-pub fn cuda_objects(p: &ProcessLinks) -> Vec<&LibraryLinks> {
-    let cuda = |name: &str| cudoctor_ldso::cuda_library(name).is_some();
-    p.objects
-        .iter()
-        .filter(|o| {
-            o.needed.iter().any(|n| cuda(&n.name)) || cuda(o.soname.as_deref().unwrap_or(&o.path))
-        })
-        .collect()
-}
-
 /// True for a library that links torch's own C++ libraries (a torch extension).
 fn links_torch(host: &Host, path: &str) -> bool {
     ElfFile::open(&host.fs_path(path)).is_ok_and(|elf| {

@@ -85,6 +85,9 @@ pub struct KernelsReport {
     /// not in their fat binaries (cuFFT).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_judged: Vec<NotJudged>,
+    /// What the report could not look at, said plainly (a Windows environment's DLLs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// A library judged for no GPU, and why.
@@ -114,23 +117,36 @@ pub fn kernels_report(
     gpus: &[GpuTarget],
     driver_cuda: Option<CudaVersion>,
 ) -> KernelsReport {
-    let kept: Vec<&(PathBuf, Result<FileImages, ScanError>)> = scans
+    let libraries = scans
         .iter()
         .filter(|(_, r)| r.as_ref().map_or(true, FileImages::has_fatbin))
+        .map(|(p, r)| LibraryReport::new(p, r))
         .collect();
-    let libraries = kept.iter().map(|(p, r)| LibraryReport::new(p, r)).collect();
+    judged(libraries, gpus, driver_cuda)
+}
+
+/// The report of `libraries` (read already, each with its images or its error): each GPU's
+/// verdict on every library read without error, and the libraries whose kernels are not in
+/// their fat binaries judged for no GPU.
+pub fn judged(
+    libraries: Vec<LibraryReport>,
+    gpus: &[GpuTarget],
+    driver_cuda: Option<CudaVersion>,
+) -> KernelsReport {
     let gpus = gpus
         .iter()
         .map(|g| GpuReport {
             gpu: g.clone(),
-            libraries: kept
+            libraries: libraries
                 .iter()
-                .filter_map(|(p, r)| {
-                    let img = r.as_ref().ok()?;
-                    Some(LibraryVerdict {
-                        path: cudoctor_types::os_text::from_os(p.as_os_str()).into_owned(),
-                        verdict: verdict(&ImageSet::of(img), g.compute_capability, driver_cuda),
-                    })
+                .filter(|l| l.error.is_none())
+                .map(|l| LibraryVerdict {
+                    path: l.path.clone(),
+                    verdict: verdict(
+                        &ImageSet::from_names(&l.sass, &l.ptx, &l.ptx_isa),
+                        g.compute_capability,
+                        driver_cuda,
+                    ),
                 })
                 .collect(),
         })
@@ -140,6 +156,7 @@ pub fn kernels_report(
         gpus,
         driver_cuda: driver_cuda.map(|v| v.to_string()),
         not_judged: Vec::new(),
+        notes: Vec::new(),
     };
     let outside: Vec<(String, &str)> = report
         .libraries

@@ -65,6 +65,9 @@ pub fn render_kernels_text(r: &KernelsReport) -> String {
             let _ = writeln!(out, "{}", wrap(&head, &pad, &names.join(" "), width()));
         }
     }
+    for n in &r.notes {
+        let _ = writeln!(out, "\n{}", wrap("note: ", "    ", &line(n), width()));
+    }
     let _ = writeln!(out, "\n{verdict}");
     out
 }
@@ -94,6 +97,9 @@ pub fn render_kernels_markdown(r: &KernelsReport) -> String {
             vec![code(lib.path.clone()), sass, ptx, text(note)]
         })
         .collect();
+    for n in &r.notes {
+        blocks.push(Block::Summary(format!("Note: {}", line(n))));
+    }
     if !r.libraries.is_empty() {
         blocks.push(Block::table(
             "Libraries",
@@ -299,6 +305,7 @@ mod tests {
             }],
             driver_cuda: None,
             not_judged: Vec::new(),
+            notes: Vec::new(),
         }
     }
 

@@ -30,7 +30,10 @@ pub use explain_report::{render_explain_markdown, render_explain_text};
 pub use facts::{layer_facts, Fact};
 pub use html::{deep_layer_facts, render_html, render_run_html};
 pub use kernels_report::{kernels_verdict, render_kernels_markdown, render_kernels_text};
-pub use libs_report::{libs_verdict, render_libs_markdown, render_libs_text, FrameworkLibs};
+pub use libs_report::{
+    libs_verdict, render_libs_json, render_libs_markdown, render_libs_report_markdown,
+    render_libs_report_text, render_libs_text, FrameworkLibs,
+};
 pub use markdown::{render_issue_markdown, render_markdown};
 pub use plan_report::{render_plan_markdown, render_plan_text, render_reverse_text};
 pub use prometheus::{escape_label_value, render_prometheus};

@@ -9,6 +9,8 @@ use cudoctor_snapshot::{
     LibraryLinks, LoadStage, LoaderFacts, OpenedBy, Opener, ProcessLinks, RuntimeDir, VersionSource,
 };
 
+use cudoctor_analyse::libs::LibsReport;
+use cudoctor_snapshot::windows::{Found, LoadFailure, WinPath, WindowsTorchEnv};
 use cudoctor_types::inert::{line, markdown_code};
 
 use crate::layout::{demangle, width, wrap, Legend};
@@ -374,4 +376,190 @@ fn provider_note(symbol: &str) -> Option<String> {
         P::Libc { version } => format!("glibc {version}"),
         P::Python | P::Other => return None,
     })
+}
+
+/// The framework builds of a `libs` report as the renderers take them.
+fn framework_libs(report: &LibsReport) -> Vec<FrameworkLibs<'_>> {
+    report
+        .frameworks
+        .iter()
+        .map(|f| FrameworkLibs {
+            label: f.label.clone(),
+            objects: f.objects.iter().collect(),
+        })
+        .collect()
+}
+
+/// `cudoctor libs`'s text: the ELF processes and framework builds, then each Windows Python's
+/// `import torch` through the DLL search (its verdict first and last where it is the whole).
+pub fn render_libs_report_text(report: &LibsReport) -> String {
+    let frameworks = framework_libs(report);
+    if report.windows.is_empty() {
+        return render_libs_text(&report.loader, &frameworks);
+    }
+    let elf = !report.loader.processes.is_empty()
+        || !frameworks.is_empty()
+        || !report.loader.errors.is_empty();
+    let mut out = if elf {
+        render_libs_text(&report.loader, &frameworks)
+    } else {
+        let verdict = windows_verdict(&report.windows);
+        format!("{}\n", wrap("", "    ", &verdict, width()))
+    };
+    for env in &report.windows {
+        let _ = writeln!(
+            out,
+            "\n# import torch in {} (the Windows DLL search)",
+            line(env.python.as_str())
+        );
+        for m in &env.import.modules {
+            let _ = writeln!(out, "{:60} {}", line(m.path.as_str()), found_how(&m.found));
+        }
+        if let Some((dll, failure)) = &env.import.raised {
+            let text = format!(
+                "loading {} fails with error {}: {}",
+                line(dll.as_str()),
+                failure.win32_error(),
+                line(&failure_text(failure))
+            );
+            let _ = writeln!(out, "{}", wrap("FAILS: ", "    ", &text, width()));
+        }
+    }
+    if !elf {
+        let verdict = windows_verdict(&report.windows);
+        let _ = writeln!(out, "\n{}", wrap("", "    ", &verdict, width()));
+    }
+    out
+}
+
+/// `cudoctor libs --format markdown`.
+pub fn render_libs_report_markdown(report: &LibsReport) -> String {
+    let frameworks = framework_libs(report);
+    let mut out = if report.windows.is_empty() {
+        return render_libs_markdown(&report.loader, &frameworks);
+    } else if report.loader.processes.is_empty() && frameworks.is_empty() {
+        format!(
+            "{}\n\n",
+            cudoctor_types::inert::markdown(&windows_verdict(&report.windows))
+        )
+    } else {
+        render_libs_markdown(&report.loader, &frameworks)
+    };
+    for env in &report.windows {
+        let _ = writeln!(
+            out,
+            "## `import torch` in {}\n",
+            markdown_code(env.python.as_str())
+        );
+        let _ = writeln!(out, "| DLL | found |");
+        let _ = writeln!(out, "| --- | --- |");
+        for m in &env.import.modules {
+            let _ = writeln!(
+                out,
+                "| {} | {} |",
+                markdown_code(m.path.as_str()),
+                found_how(&m.found)
+            );
+        }
+        if let Some((dll, failure)) = &env.import.raised {
+            let _ = writeln!(
+                out,
+                "\n- loading {} fails with error {}: {}",
+                markdown_code(dll.as_str()),
+                failure.win32_error(),
+                cudoctor_types::inert::markdown(&failure_text(failure))
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `cudoctor libs --format json`: every object of the processes, their run-time directories,
+/// the framework builds' libraries, the errors, and each Windows Python's `import torch`.
+pub fn render_libs_json(report: &LibsReport) -> serde_json::Value {
+    let objects: Vec<&LibraryLinks> = report
+        .loader
+        .processes
+        .iter()
+        .flat_map(|p| &p.objects)
+        .collect();
+    let runtime_dirs: Vec<&RuntimeDir> = report
+        .loader
+        .processes
+        .iter()
+        .flat_map(|p| &p.runtime_dirs)
+        .collect();
+    let frameworks: Vec<serde_json::Value> = report
+        .frameworks
+        .iter()
+        .map(|f| serde_json::json!({ "framework": f.label, "objects": f.objects }))
+        .collect();
+    let mut doc = serde_json::json!({
+        "objects": objects,
+        "runtime_dirs": runtime_dirs,
+        "frameworks": frameworks,
+        "errors": report.loader.errors,
+    });
+    if !report.windows.is_empty() {
+        doc["windows"] = serde_json::json!(report.windows);
+    }
+    doc
+}
+
+/// How the DLL search found a module, in words (`app dir`, `known dll`).
+fn found_how(found: &Found) -> String {
+    serde_json::to_value(found)
+        .ok()
+        .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+        .unwrap_or_default()
+}
+
+fn failure_text(failure: &LoadFailure) -> String {
+    let name = |p: &Option<WinPath>| p.as_ref().map(|w| w.file_name().to_string());
+    match failure {
+        LoadFailure::NotFound {
+            name: dll,
+            wanted_by,
+        } => match name(wanted_by) {
+            Some(by) => format!("{dll}, imported by {by}, is in none of the directories searched"),
+            None => format!("{dll} is in none of the directories searched"),
+        },
+        LoadFailure::MissingProcedures {
+            dll,
+            names,
+            wanted_by,
+        } => format!(
+            "{} does not export {} that {} imports",
+            dll.file_name(),
+            names.join(", "),
+            wanted_by.file_name()
+        ),
+        LoadFailure::BadImage { path, reason } => {
+            format!(
+                "{} is not an image this process can map: {reason}",
+                path.file_name()
+            )
+        }
+    }
+}
+
+/// The Windows imports' verdict: how many DLLs `import torch` maps, and where it fails.
+fn windows_verdict(envs: &[WindowsTorchEnv]) -> String {
+    let parts: Vec<String> = envs
+        .iter()
+        .map(|e| {
+            let modules = e.import.modules.len();
+            match &e.import.raised {
+                None => format!("import torch in {} loads {modules} DLLs", e.python),
+                Some((dll, f)) => format!(
+                    "import torch in {} fails: {} cannot be loaded ({})",
+                    e.python,
+                    dll.file_name(),
+                    failure_text(f)
+                ),
+            }
+        })
+        .collect();
+    format!("{}.", parts.join("; "))
 }

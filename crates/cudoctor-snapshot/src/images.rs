@@ -39,6 +39,9 @@ pub struct LibraryImages {
     /// PTX ISA version of each PTX architecture (`compute_90` -> `8.8`), where the header says.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub ptx_isa: BTreeMap<String, String>,
+    /// Architectures of LTO-IR images (`lto_90`): linked at build time, never run as they are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lto: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// An architecture-specific module (machine code only for `sm_90a`/`sm_100f`-like targets)
@@ -110,6 +113,18 @@ pub struct LoaderFacts {
     /// What the emulation could not model, said plainly.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// The libraries one framework build ships, loaded in a process of their own.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FrameworkLinks {
+    pub framework: crate::Framework,
+    pub version: String,
+    /// Its distribution (`onnxruntime-gpu`).
+    pub package: String,
+    /// The environment's prefix.
+    pub env_prefix: String,
+    pub process: ProcessLinks,
 }
 
 /// One emulated process.

@@ -49,9 +49,9 @@ pub use health::{
     KernelLogRead, NvLinkErrors, NvmlQuery, PcieLink, RowRemap, XidEvent,
 };
 pub use images::{
-    CachedLibrary, ConditionalLoad, FileVersion, KernelImages, LibraryImages, LibraryLinks,
-    LinkedLibrary, LoadCondition, LoadStage, LoaderFacts, OpenedBy, Opener, ProcessLinks,
-    RuntimeDir, ShadowedLibrary, VersionSource,
+    CachedLibrary, ConditionalLoad, FileVersion, FrameworkLinks, KernelImages, LibraryImages,
+    LibraryLinks, LinkedLibrary, LoadCondition, LoadStage, LoaderFacts, OpenedBy, Opener,
+    ProcessLinks, RuntimeDir, ShadowedLibrary, VersionSource,
 };
 pub use multigpu::{
     GpuPair, LinkClass, MultiGpuFacts, NcclLibrary, NvLink, P2pStatus, PathLevel, Topology,
@@ -133,6 +133,11 @@ pub struct Snapshot {
     /// A Windows machine's DLL facts; absent on other machines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub windows: Option<windows::WindowsFacts>,
+    /// What each framework build besides torch loads of its shipped libraries, each in a
+    /// process of its own: read for `cudoctor libs` (check records their unresolved needs in
+    /// each build instead).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub framework_links: Vec<FrameworkLinks>,
 }
 
 impl Snapshot {

@@ -50,6 +50,11 @@ fn check(root: &Path, path: &str, format: &str) -> (String, i32) {
 
 /// `check --root ROOT` with only PATH (and CUDA_PATH when given) set.
 fn check_with(root: &Path, path: &str, cuda_path: Option<&str>, format: &str) -> (String, i32) {
+    command_with(root, path, cuda_path, &["check", "--format", format])
+}
+
+/// `cudoctor ARGS --root ROOT` with only PATH (and CUDA_PATH when given) set.
+fn command_with(root: &Path, path: &str, cuda_path: Option<&str>, args: &[&str]) -> (String, i32) {
     let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
     cmd.env_clear()
         .env("COLUMNS", cudoctor_testkit::TEST_COLUMNS)
@@ -58,12 +63,9 @@ fn check_with(root: &Path, path: &str, cuda_path: Option<&str>, format: &str) ->
     if let Some(c) = cuda_path {
         cmd.env("CUDA_PATH", c);
     }
-    let out = cmd
-        .args(["check", "--root"])
-        .arg(root)
-        .args(["--format", format])
-        .output()
-        .unwrap();
+    let out = cmd.args(args).arg("--root").arg(root).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         out.status.code().unwrap_or(-1),
@@ -643,6 +645,63 @@ fn a_windows_toolkit_of_another_major_than_torchs_is_tk002_in_powershell() {
         "{:#}",
         v["findings"]
     );
+}
+
+/// `kernels` and `libs` read the same embedded Python that check reads (through the one
+/// collection): its torch is found without --python and with it, `libs` shows the DLL search of
+/// `import torch` with the failure check's PLT020 names, and `kernels` says that the kernel
+/// images of a Windows environment's DLLs are not read instead of "no Python environment".
+#[test]
+fn kernels_and_libs_judge_the_embedded_python_that_check_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let torch =
+        cudoctor_testkit::repo_root().join("tests/fixtures/real/windows/torch-2.15.0-cpu/torch");
+    portable(dir.path(), &torch);
+    let path = r"C:\Windows\System32;C:\Windows";
+    let python = r"C:\ComfyUI_windows_portable\python_embeded\python.exe";
+    let root_text = dir.path().to_str().unwrap();
+
+    let (text, code) = command_with(dir.path(), path, None, &["kernels"]);
+    assert_eq!(code, 0, "{text}");
+    insta::assert_snapshot!(
+        "windows_tree_kernels_text",
+        text.replace(root_text, "[root]")
+    );
+    let (json, code) = command_with(dir.path(), path, None, &["kernels", "--format", "json"]);
+    assert_eq!(code, 0, "{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(
+        v["notes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with(r"C:\ComfyUI_windows_portable\python_embeded (torch 2.15.0+cpu)"),
+        "{v:#}"
+    );
+
+    for args in [&["libs"][..], &["libs", "--python", python][..]] {
+        let (text, code) = command_with(dir.path(), path, None, args);
+        assert_eq!(code, 1, "{args:?}: {text}");
+        insta::assert_snapshot!("windows_tree_libs_text", text.replace(root_text, "[root]"));
+    }
+    let (json, code) = command_with(
+        dir.path(),
+        path,
+        None,
+        &["libs", "--python", python, "--format", "json"],
+    );
+    assert_eq!(code, 1, "{json}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let w = &v["windows"][0];
+    assert_eq!(w["python"], python);
+    assert_eq!(w["import"]["raised"][1]["name"], "MSVCP140.dll", "{w:#}");
+    let (md, code) = command_with(
+        dir.path(),
+        path,
+        None,
+        &["libs", "--python", python, "--format", "markdown"],
+    );
+    assert_eq!(code, 1, "{md}");
+    assert!(md.contains("fails with error 126"), "{md}");
 }
 
 /// The stand-in of NVIDIA's nvml.dll for driver 560.94 (tests/fixtures/windows/nvml: FILEVERSION

@@ -29,6 +29,13 @@ major), or install the xformers release made for this torch.
     check,
 };
 
+/// Its findings are about one package built for another torch or CUDA: rank 5 among the rules folding on it (lowest first: the root).
+pub static FOLD: crate::rule::Fold = crate::rule::Fold {
+    rule: &RULE,
+    on: crate::rule::FoldOn::Package,
+    rank: 5,
+};
+
 fn check(ctx: &Context) -> Vec<Finding> {
     probes(ctx)
         .into_iter()

@@ -23,6 +23,13 @@ Install the paired versions from the same index as torch (the report prints the 
     check,
 };
 
+/// Its findings are about one environment's torch build, whose chooser's command set repairs them: rank 3 among the rules folding on it (lowest first: the root).
+pub static FOLD: crate::rule::Fold = crate::rule::Fold {
+    rule: &RULE,
+    on: crate::rule::FoldOn::TorchBuild,
+    rank: 3,
+};
+
 fn check(ctx: &Context) -> Vec<Finding> {
     ctx.torch_envs()
         .into_iter()

@@ -39,7 +39,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let Some(container) = &p.container else {
         return Vec::new();
     };
-    if super::container_without_gpu::gpus_reached(ctx) || p.wsl {
+    if crate::views::container::gpus_reached(ctx) || p.wsl {
         return Vec::new();
     }
     let has_nodes = p.device_nodes.iter().any(|n| n == "/dev/nvidiactl");
@@ -102,9 +102,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
             .prose("for good, on the host: sudo nvidia-ctk system create-dev-char-symlinks --create-all (the /dev/char links systemd needs to keep the rules)")
             .prose("or hand the GPUs over through CDI, whose rules systemd keeps: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml, then start with --device nvidia.com/gpu=all");
     } else {
-        f = f.prose(super::container_without_gpu::start_with_gpus(
-            ctx, container,
-        ));
+        f = f.prose(crate::views::container::start_with_gpus(ctx, container));
     }
     vec![f]
 }

@@ -22,6 +22,13 @@ exact command.
     check,
 };
 
+/// Its findings are about one environment's torch build, whose chooser's command set repairs them: rank 0 among the rules folding on it (lowest first: the root).
+pub static FOLD: crate::rule::Fold = crate::rule::Fold {
+    rule: &RULE,
+    on: crate::rule::FoldOn::TorchBuild,
+    rank: 0,
+};
+
 fn check(ctx: &Context) -> Vec<Finding> {
     if ctx.snap.driver.gpus.is_empty() && !ctx.snap.driver.driver_found() {
         return Vec::new();

@@ -19,6 +19,13 @@ Point it at an installed toolkit (the report lists them) or unset it.
     check,
 };
 
+/// Its findings are about one toolkit variable, whose root's export repairs them: rank 0 among the rules folding on it (lowest first: the root).
+pub static FOLD: crate::rule::Fold = crate::rule::Fold {
+    rule: &RULE,
+    on: crate::rule::FoldOn::ToolkitSetting,
+    rank: 0,
+};
+
 fn check(ctx: &Context) -> Vec<Finding> {
     if let Some(w) = &ctx.snap.windows {
         return windows(w);

@@ -38,6 +38,21 @@ installer: the torch build the chooser picks, `jax[cuda12]`, `cupy-cuda12x`).
     check,
 };
 
+/// A driver that does not drive the GPUs (DRV006) is why a torch's CUDA finds no driver when
+/// the driver is all this finding changes (it is about the driver): that driver change first.
+pub static FOLLOWS: crate::rule::Follows = crate::rule::Follows {
+    rule: &RULE,
+    cause: &super::driver_not_for_gpu::RULE,
+    sharing: crate::rule::Sharing::Driver,
+};
+
+/// Its findings are about one environment's torch build, whose chooser's command set repairs them: rank 1 among the rules folding on it (lowest first: the root).
+pub static FOLD: crate::rule::Fold = crate::rule::Fold {
+    rule: &RULE,
+    on: crate::rule::FoldOn::TorchBuild,
+    rank: 1,
+};
+
 fn check(ctx: &Context) -> Vec<Finding> {
     let Some(driver) = ctx.driver_version() else {
         return Vec::new();

@@ -40,9 +40,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let mut out = Vec::new();
     for p in ctx.snap.loader.iter().flat_map(|l| &l.processes) {
         // Copies torch's own loader preloaded from another CUDA major are LIB006's.
-        let foreign: Vec<&str> = crate::rules::mixed_cuda_majors::torch_of(ctx, p)
+        let foreign: Vec<&str> = crate::views::cuda_majors::torch_of(ctx, p)
             .map(|(_, major)| {
-                crate::rules::mixed_cuda_majors::foreign_major_objects(p, major)
+                crate::views::cuda_majors::foreign_major_objects(p, major)
                     .into_iter()
                     .map(|(o, _)| o.path.as_str())
                     .collect()

@@ -55,6 +55,13 @@ One finding covers every GPU of the same compute capability.
     check,
 };
 
+/// Its findings are about one package built for another torch or CUDA: rank 4 among the rules folding on it (lowest first: the root).
+pub static FOLD: crate::rule::Fold = crate::rule::Fold {
+    rule: &RULE,
+    on: crate::rule::FoldOn::Package,
+    rank: 4,
+};
+
 fn check(ctx: &Context) -> Vec<Finding> {
     let Some(images) = &ctx.snap.kernel_images else {
         return Vec::new();

@@ -1,5 +1,5 @@
+use crate::views::pins::{is_torch_pin, unmet};
 use cudoctor_snapshot::Framework;
-use cudoctor_types::Requirement;
 
 use crate::frameworks::FrameworkView;
 use crate::{Context, Finding, Layer, Rule, Severity, Subject};
@@ -32,33 +32,6 @@ in the environment's installer.
 "#,
     check,
 };
-
-/// Whether a pin is torch's (FW022 judges those).
-pub fn is_torch_pin(name: &str) -> bool {
-    matches!(name, "torch" | "torchvision" | "torchaudio")
-}
-
-/// The pins of `v` that bind this environment and that the installed companion does not
-/// meet, with the parsed requirement.
-pub fn unmet<'a>(
-    ctx: &Context<'a>,
-    v: FrameworkView<'a>,
-) -> Vec<(&'a cudoctor_snapshot::CompanionPin, Requirement)> {
-    let mut out: Vec<(&cudoctor_snapshot::CompanionPin, Requirement)> = Vec::new();
-    for (c, r) in ctx.applicable_pins(v) {
-        let Some(installed) = &c.installed else {
-            continue;
-        };
-        if r.admits(installed) == Some(false)
-            && !out.iter().any(|(o, q)| {
-                o.required_by == c.required_by && q.name == r.name && q.specifiers == r.specifiers
-            })
-        {
-            out.push((c, r));
-        }
-    }
-    out
-}
 
 fn check(ctx: &Context) -> Vec<Finding> {
     ctx.other_frameworks()
@@ -135,6 +108,7 @@ mod tests {
     use super::*;
     use crate::testing::*;
     use cudoctor_snapshot::{CompanionPin, CudaBinding, FrameworkBuild, PythonEnv};
+    use cudoctor_types::Requirement;
 
     fn pin(by: &str, req: &str, installed: Option<&str>) -> CompanionPin {
         let r: Requirement = req.parse().unwrap();

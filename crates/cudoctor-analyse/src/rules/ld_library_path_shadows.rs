@@ -1,4 +1,4 @@
-use crate::rules::missing_library::short;
+use crate::views::paths::short;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {

@@ -1,3 +1,4 @@
+use crate::views::paths::short;
 use cudoctor_ldso::{cuda_library, CudaFamily};
 
 use crate::context::{pip_package_for_cuda, recorded_torch_version};
@@ -27,6 +28,13 @@ Install the package that provides the library (the report names it), or add its 
 loader path; for libcuda, install the driver or start the container with GPUs.
 "#,
     check,
+};
+
+/// Its findings are about one package built for another torch or CUDA: rank 1 among the rules folding on it (lowest first: the root).
+pub static FOLD: crate::rule::Fold = crate::rule::Fold {
+    rule: &RULE,
+    on: crate::rule::FoldOn::Package,
+    rank: 1,
 };
 
 /// An optional system library a package's feature needs: the import works without it.
@@ -309,10 +317,6 @@ fn provider(
             }
         }
     }
-}
-
-pub fn short(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
 }
 
 #[cfg(test)]

@@ -28,6 +28,14 @@ passed through (`docker run --gpus all ...`, with the NVIDIA Container Toolkit o
     check,
 };
 
+/// A container started without GPU access (PLT001) is why no driver is seen inside it: the
+/// container's start is the one remedy.
+pub static FOLLOWS: crate::rule::Follows = crate::rule::Follows {
+    rule: &RULE,
+    cause: &super::container_without_gpu::RULE,
+    sharing: crate::rule::Sharing::Nothing,
+};
+
 fn check(ctx: &Context) -> Vec<Finding> {
     if ctx.snap.driver.driver_found() {
         return Vec::new();

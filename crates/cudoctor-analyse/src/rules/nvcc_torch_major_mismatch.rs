@@ -23,6 +23,13 @@ or install the torch build for the toolkit's CUDA.
     check,
 };
 
+/// Its findings are about one toolkit variable, whose root's export repairs them: rank 1 among the rules folding on it (lowest first: the root).
+pub static FOLD: crate::rule::Fold = crate::rule::Fold {
+    rule: &RULE,
+    on: crate::rule::FoldOn::ToolkitSetting,
+    rank: 1,
+};
+
 fn check(ctx: &Context) -> Vec<Finding> {
     let Some(build) = ctx.build_toolkit() else {
         return Vec::new();

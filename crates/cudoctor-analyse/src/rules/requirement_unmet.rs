@@ -40,6 +40,13 @@ installed torch (a prebuilt wheel, never a source build) or the torch it pins.
     check,
 };
 
+/// Its findings are about one package built for another torch or CUDA: rank 0 among the rules folding on it (lowest first: the root).
+pub static FOLD: crate::rule::Fold = crate::rule::Fold {
+    rule: &RULE,
+    on: crate::rule::FoldOn::Package,
+    rank: 0,
+};
+
 /// Pins other rules judge: the torch companions' pins on torch (FW002), the frameworks whose
 /// companion sets FW021/FW022 read.
 fn judged_elsewhere(by: &str, name: &str) -> bool {

@@ -24,6 +24,13 @@ systems `sudo update-alternatives --config cuda` for the link.
     check,
 };
 
+/// Its findings are about one toolkit variable, whose root's export repairs them: rank 2 among the rules folding on it (lowest first: the root).
+pub static FOLD: crate::rule::Fold = crate::rule::Fold {
+    rule: &RULE,
+    on: crate::rule::FoldOn::ToolkitSetting,
+    rank: 2,
+};
+
 fn check(ctx: &Context) -> Vec<Finding> {
     let tk = &ctx.snap.toolkit;
     let mut picks: Vec<(String, String)> = Vec::new();

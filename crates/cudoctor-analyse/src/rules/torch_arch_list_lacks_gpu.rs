@@ -31,6 +31,13 @@ Install a torch CUDA variant whose arch list includes the GPU (the report names 
     check,
 };
 
+/// Its findings are about one environment's torch build, whose chooser's command set repairs them: rank 2 among the rules folding on it (lowest first: the root).
+pub static FOLD: crate::rule::Fold = crate::rule::Fold {
+    rule: &RULE,
+    on: crate::rule::FoldOn::TorchBuild,
+    rank: 2,
+};
+
 fn check(ctx: &Context) -> Vec<Finding> {
     let gpus = ctx.gpus();
     let mut out = Vec::new();

@@ -2,7 +2,7 @@ use cudoctor_snapshot::Framework;
 
 use crate::context::torch_index_url;
 use crate::frameworks::FrameworkView;
-use crate::rules::framework_pins_unmet::{is_torch_pin, unmet};
+use crate::views::pins::{is_torch_pin, unmet};
 use crate::{Context, Finding, Layer, Rule, Severity, Subject};
 
 pub static RULE: Rule = Rule {

@@ -1,7 +1,7 @@
 use cudoctor_snapshot::{ProbeStage, ProbeStatus};
 
-use super::cuda_unavailable_at_runtime::with_explanation;
 use super::deep_support::first_line;
+use crate::views::explained::with_explanation;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {

@@ -2,7 +2,7 @@ use cudoctor_ldso::{CudaFamily, SymbolProvider};
 use cudoctor_snapshot::{LibraryLinks, PythonEnv};
 
 use crate::declared::BuiltForTorch;
-use crate::rules::missing_library::short;
+use crate::views::paths::short;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -44,6 +44,13 @@ torch, a source build against the installed torch, in the environment's own inst
 reinstalls the same wheel or its cached build; `--no-deps` keeps torch.
 "#,
     check,
+};
+
+/// Its findings are about one package built for another torch or CUDA: rank 2 among the rules folding on it (lowest first: the root).
+pub static FOLD: crate::rule::Fold = crate::rule::Fold {
+    rule: &RULE,
+    on: crate::rule::FoldOn::Package,
+    rank: 2,
 };
 
 /// Whether the process of `env` loads a library of `family`.

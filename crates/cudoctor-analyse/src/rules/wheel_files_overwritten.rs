@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 
 use crate::finding::Subject;
-use crate::rules::wheel_files_damaged::coverage;
+use crate::views::wheels::coverage;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {

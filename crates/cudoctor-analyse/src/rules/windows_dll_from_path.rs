@@ -32,6 +32,14 @@ fail (PLT020: usually the Visual C++ runtime).
     check,
 };
 
+/// A DLL found through PATH was searched for only because a torch DLL failed its first search;
+/// when that import fails (PLT020), its fix removes the need.
+pub static FOLLOWS: crate::rule::Follows = crate::rule::Follows {
+    rule: &RULE,
+    cause: &super::windows_torch_dll_fails::RULE,
+    sharing: crate::rule::Sharing::WindowsTorchImport,
+};
+
 fn check(ctx: &Context) -> Vec<Finding> {
     let Some(w) = &ctx.snap.windows else {
         return Vec::new();
