@@ -16,6 +16,12 @@ MAX_GROUPS = 64
 MAX_SAMPLES = 200
 RESAMPLE_EVERY = 1000
 MAX_SERIES = 4096
+# The allocator's counters (one read builds a dict of every counter: tens of µs on a GPU) are
+# read at the first steps, then at most once per this many seconds of the program's time, so
+# their cost per step falls as steps get shorter. The peaks stay exact: the peak counter is
+# reset only when it is read, so a read gives the peak of every step since the last one.
+MEMORY_PERIOD_S = 0.05
+MEMORY_FIRST_STEPS = 5
 MAX_REASON = 600
 MAX_FAILURE_MESSAGE = 4000
 MAX_MAPPED = 4000
@@ -76,6 +82,8 @@ class _State:
         self.dur_stride = 1
         self.memory = []
         self.mem_stride = 1
+        self.mem_reads = 0
+        self.last_mem_t = None
         self.step_floor = 0
         self.user_alloc = self.user_reserved = 0
         self.process_alloc = self.process_reserved = 0
@@ -441,16 +449,20 @@ def _step_done(torch, source):
         _S.durations = []
         _S.memory = []
         _S.last_step_t = None
+        _S.last_mem_t = None
+        _S.mem_reads = 0
         _S.dur_stride = _S.mem_stride = 1
     _S.steps += 1
     if _S.last_step_t is not None and _S.steps % _S.dur_stride == 0:
         _S.durations.append((now - _S.last_step_t) * 1000.0)
         _thin(_S.durations, "dur_stride")
     _S.last_step_t = now
-    try:
-        _step_memory(torch)
-    except Exception as e:
-        _S.error("memory", e)
+    if _S.steps <= MEMORY_FIRST_STEPS or _S.last_mem_t is None or now - _S.last_mem_t >= MEMORY_PERIOD_S:
+        _S.last_mem_t = now
+        try:
+            _step_memory(torch)
+        except Exception as e:
+            _S.error("memory", e)
     if _S.profile_step:
         # Asked for (--profile-step), and bounded: counted apart from the step's own cost.
         t0 = _S.clock()
@@ -573,7 +585,7 @@ def _wrap_memory_queries(torch):
 
 
 def _step_memory(torch):
-    """Records the step's peak and starts the next step's count."""
+    """Records the peak since the last read (the steps since then) and starts the next count."""
     if not torch.cuda.is_initialized():
         return
     # One read of the allocator's counters (max_memory_allocated and its kin each flatten them all).
@@ -581,7 +593,8 @@ def _step_memory(torch):
     allocated, reserved_now = stats["allocated_bytes"]["all"], stats["reserved_bytes"]["all"]
     alloc = max(allocated["peak"], _S.step_floor)
     reserved = reserved_now["peak"]
-    if _S.steps % _S.mem_stride == 0:
+    _S.mem_reads += 1
+    if _S.mem_reads % _S.mem_stride == 0:
         _S.memory.append({"step": _S.steps, "t_s": round(_S.now(), 4), "allocated_mib": allocated["current"] / 2**20, "reserved_mib": reserved_now["current"] / 2**20, "peak_mib": alloc / 2**20})
         _thin(_S.memory, "mem_stride")
     _S.user_alloc = max(_S.user_alloc, alloc)
