@@ -707,7 +707,7 @@ class Probe:
         self.stage("python", self.python_info)
         if self.opts.get("only") == "compile":
             # The compile test in a process of its own: torch, CUDA's answer, the compile.
-            if self.stage("import torch", self.import_torch) is None:
+            if "compile" not in self.opts["skip"] and self.stage("import torch", self.import_torch) is None:
                 self.stage("cuda", self.cuda_runtime)
                 self.stage("compile", self.compile_smoke, needs_s=30)
         elif self.stage("import torch", self.import_torch) is None:

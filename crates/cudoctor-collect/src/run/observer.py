@@ -226,8 +226,12 @@ def _wrap_sdpa(torch):
     else:
         flash_on, mem_on, cudnn_on, math_on = getters
     grad_enabled = torch.is_grad_enabled
-    groups = _S.groups
-    clock = _S.clock
+    S = _S
+    groups = S.groups
+    clock = S.clock
+    # The steady path's own count, kept here rather than looked up per call (_own's counter).
+    own = S.own["attention"]
+    resample_every = RESAMPLE_EVERY
 
     @functools.wraps(original)
     def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *args, **kwargs):
@@ -236,15 +240,16 @@ def _wrap_sdpa(torch):
         t0 = clock()
         # The steady state: one key lookup and a count. Everything else happens once per group.
         try:
-            _S.sdpa_calls += 1
+            S.sdpa_calls += 1
             gqa = bool(kwargs.get("enable_gqa", False)) if kwargs else False
             grad = grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad)
             k = (query.device, query.dtype, query.shape, key.shape, value.shape, None if attn_mask is None else (attn_mask.dtype, attn_mask.shape), dropout_p > 0, bool(is_causal), gqa, grad, flash_on(), mem_on(), cudnn_on(), math_on())
             g = groups.get(k)
             if g is not None:
                 n = g["calls"] = g["calls"] + 1
-                if n % RESAMPLE_EVERY or _S.samples >= MAX_SAMPLES:
-                    _own("attention", t0)
+                if n % resample_every or S.samples >= MAX_SAMPLES:
+                    own[0] += 1
+                    own[1] += clock() - t0
                     return original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
             else:
                 if len(groups) >= MAX_GROUPS:
