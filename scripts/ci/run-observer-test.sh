@@ -33,4 +33,4 @@ if [ "${1:-}" = "--env" ]; then
 fi
 cd "$root"
 CUDOCTOR_TORCH_PYTHON="$env/bin/python" CUDOCTOR_REQUIRE_TOOLS=1 \
-  cargo test -p cudoctor --test run_command
+  cargo test -p cudoctor --test run_command --test deep_parallel

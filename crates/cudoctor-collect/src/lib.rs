@@ -87,12 +87,21 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         let windows =
             s.spawn(|| timings.time("windows", || windows::collect(host, &options.python)));
         let envs = timings.time("python", || scope::python_envs(host, &options.python));
-        let discovery = timings.time("discovery", || {
-            discovery::collect(host, &envs, options.project.as_ref())
-        });
+        // Which binaries load from outside the site directories (JIT builds, editable trees,
+        // PYTHONPATH, the project): on a thread beside the wheels, the listings and the
+        // emulations, which need it only at their ends; made once, by the first to ask.
+        let discovered = std::sync::OnceLock::new();
+        let discovery = || {
+            discovered.get_or_init(|| {
+                timings.time("discovery", || {
+                    discovery::collect(host, &envs, options.project.as_ref())
+                })
+            })
+        };
         let (wheel_checks, framework_needs) = thread::scope(|s| {
             let envs = &envs;
             let discovery = &discovery;
+            s.spawn(discovery);
             let toolkit = s.spawn(|| timings.time("toolkit", || toolkit::collect(host, envs)));
             let nccl = s.spawn(|| multigpu::nccl_libraries(host, envs));
             let rendezvous = s.spawn(|| {
@@ -137,8 +146,11 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
                 b.unresolved = n;
             }
         }
+        snap.binaries = Some(discovered.into_inner().unwrap_or_else(|| {
+            // Its thread panicked: once more here, as before it had a thread.
+            discovery::collect(host, &envs, options.project.as_ref())
+        }));
         snap.python_envs = envs;
-        snap.binaries = Some(discovery);
         snap.platform = platform.join().unwrap_or_default();
         snap.host = host_facts.join().unwrap_or_default();
         snap.health = health.join().unwrap_or_default();
@@ -181,10 +193,10 @@ type FrameworkNeeds = Vec<Vec<Vec<cudoctor_snapshot::UnresolvedNeed>>>;
 /// The kernel scan needs every listing and runs on the calling thread beside the emulations.
 /// Threads are drawn from the process's [`ThreadBudget`], so the pools inside an emulation
 /// (symbol tables) and a listing (the walk) share the same threads instead of adding their own.
-fn binaries(
+fn binaries<'d>(
     host: &Host,
     envs: &[cudoctor_snapshot::PythonEnv],
-    discovery: &cudoctor_snapshot::BinaryDiscovery,
+    discovery: &(dyn Fn() -> &'d cudoctor_snapshot::BinaryDiscovery + Sync),
     options: &Options,
     timings: &Timings,
 ) -> (
@@ -200,35 +212,48 @@ fn binaries(
     let workers = env_workers(envs.len());
     let listings: Vec<std::sync::OnceLock<Vec<(String, String)>>> =
         envs.iter().map(|_| std::sync::OnceLock::new()).collect();
+    // The CUDA binaries each environment loads from outside its site directories, and every
+    // binary the discovery found: asked at the end of a listing and at an emulation's
+    // extensions, so the discovery runs beside both.
+    type Found<'d> = (Vec<Vec<String>>, std::collections::HashSet<&'d str>);
+    let found: std::sync::OnceLock<Found<'d>> = std::sync::OnceLock::new();
+    let found = || {
+        found.get_or_init(|| {
+            let discovery = discovery();
+            let outside = envs
+                .iter()
+                .map(|e| {
+                    discovery
+                        .binaries
+                        .iter()
+                        .filter(|b| b.env_prefix.as_deref() == Some(e.prefix.as_str()))
+                        .map(|b| b.path.clone())
+                        .collect()
+                })
+                .collect();
+            let all = discovery.binaries.iter().map(|b| b.path.as_str()).collect();
+            (outside, all)
+        })
+    };
+    let outside = |i: usize| -> &[String] { found().0.get(i).map(Vec::as_slice).unwrap_or(&[]) };
     // Environment i's listing, made by the first to ask (a panic in it leaves the cell empty,
     // and the next to ask makes it again: nobody waits for a listing that never comes), with
     // the CUDA binaries it loads from outside its site directories.
-    let outside: Vec<Vec<String>> = envs
-        .iter()
-        .map(|e| {
-            discovery
-                .binaries
-                .iter()
-                .filter(|b| b.env_prefix.as_deref() == Some(e.prefix.as_str()))
-                .map(|b| b.path.clone())
-                .collect()
-        })
-        .collect();
-    let all_found: std::collections::HashSet<&str> =
-        discovery.binaries.iter().map(|b| b.path.as_str()).collect();
     let list = |i: usize| -> &[(String, String)] {
         listings[i].get_or_init(|| {
             timings.time("listing", || {
                 let mut listing =
                     kernels::candidates(host, envs.get(i).map(std::slice::from_ref).unwrap_or(&[]));
-                let found = outside.get(i).map(Vec::as_slice).unwrap_or(&[]);
+                let found_here = outside(i);
+                let all_found = &found().1;
+                let discovery = discovery();
                 // A found binary is listed under its origin, by the environment that loads it.
                 listing.retain(|(p, _)| !all_found.contains(p.as_str()));
                 listing.extend(
                     discovery
                         .binaries
                         .iter()
-                        .filter(|b| found.contains(&b.path))
+                        .filter(|b| found_here.contains(&b.path))
                         .map(|b| (b.path.clone(), kernels::discovered_owner(b))),
                 );
                 listing
@@ -261,9 +286,8 @@ fn binaries(
                         .collect()
                 })
             });
-            let outside = outside.get(i).map(Vec::as_slice).unwrap_or(&[]);
             let loader = timings.time("loader", || {
-                libraries::collect_env(host, env, || list(i), outside)
+                libraries::collect_env(host, env, || list(i), || outside(i))
             });
             (loader, needs.join().unwrap_or_default())
         });
@@ -332,7 +356,7 @@ fn binaries(
         }
         // The binaries no inspected environment loads (JIT builds of another Python or torch)
         // are still read: their folder says whose they are.
-        for b in &discovery.binaries {
+        for b in &discovery().binaries {
             if seen.insert(&b.path) {
                 candidates.push((b.path.clone(), kernels::discovered_owner(b)));
             }

@@ -29,7 +29,7 @@ const REPORTED_FAMILIES: &[CudaFamily] = &[
 pub fn collect(host: &Host, envs: &[PythonEnv], candidates: &[(String, String)]) -> LoaderFacts {
     let mut facts = LoaderFacts::default();
     for env in envs {
-        if let Some(one) = collect_env(host, env, || candidates, &[]) {
+        if let Some(one) = collect_env(host, env, || candidates, || &[]) {
             add(&mut facts, one);
         }
     }
@@ -61,14 +61,15 @@ pub fn add(facts: &mut LoaderFacts, one: EnvLoader) {
 /// emulated. Environments are independent: each may be emulated on its own thread.
 /// `candidates` gives the env's listing; it is asked only when the emulation reaches the
 /// extensions, after torch's own libraries, so it can still be in the making when this starts.
-/// `loaded_outside` are the candidates this process loads from outside its site directories
+/// `loaded_outside` gives the candidates this process loads from outside its site directories
 /// (torch's extension cache, editable source trees, PYTHONPATH, the project: see
-/// [`crate::discovery`]), taken whatever the import order of the site directories says.
-pub fn collect_env<'c>(
+/// [`crate::discovery`]), taken whatever the import order of the site directories says; it is
+/// asked at the extensions too, so the discovery can run beside the emulation's start.
+pub fn collect_env<'c, 'o>(
     host: &Host,
     env: &PythonEnv,
     candidates: impl Fn() -> &'c [(String, String)] + Sync,
-    loaded_outside: &[String],
+    loaded_outside: impl Fn() -> &'o [String] + Sync,
 ) -> Option<EnvLoader> {
     let process_env = || ProcessEnv::new(host.root()).with_vars(host.env().iter());
     let torch = env.torch.as_ref()?;
@@ -81,6 +82,7 @@ pub fn collect_env<'c>(
     let extensions = || -> &[(String, Option<String>)] {
         extensions.get_or_init(|| {
             let mut imported = python::site::ImportOrigins::new(env);
+            let loaded_outside = loaded_outside();
             candidates()
                 .iter()
                 .filter(|(path, _)| {

@@ -406,3 +406,31 @@ fn progress_reports_each_stage() {
     assert_eq!(seen.first().map(String::as_str), Some("python"));
     assert!(seen.iter().any(|s| s == "import torch"));
 }
+
+#[test]
+fn a_compiler_abort_in_its_own_process_is_the_runs_crash_in_the_compile_stage() {
+    let Some(env) = fake_torch_env() else {
+        cudoctor_testkit::skip_missing_tool(
+            "a_compiler_abort_in_its_own_process_is_the_runs_crash_in_the_compile_stage",
+            "no python3 (with venv) here",
+        );
+        return;
+    };
+    let run = run_probe(
+        &env.python,
+        None,
+        &with_env(
+            quick(),
+            &[("FAKE_TORCH_GPUS", "1"), ("FAKE_TORCH_CRASH_AT", "compile")],
+        ),
+    );
+    // As when the compile test ran last in the one process: a crash in that stage, with
+    // everything the other stages found.
+    assert_eq!(run.status, ProbeStatus::Crashed, "{run:?}");
+    assert_eq!(run.signal, Some(6));
+    assert_eq!(run.last_stage, Some(ProbeStage::Compile));
+    assert!(run.compile_elapsed_s.is_some());
+    let r = run.result.expect("report");
+    assert_eq!(r.devices.len(), 1);
+    assert!(r.sdpa.is_some());
+}

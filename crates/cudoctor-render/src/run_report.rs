@@ -63,6 +63,16 @@ pub fn run_key_lines(r: &RunReport) -> Vec<(String, String)> {
         if let Some(share) = s.observer_share_of_step {
             t.push_str(&format!(" ({:.1}% of the median step)", share * 100.0));
         }
+        let sites: Vec<String> = s
+            .observer_sites
+            .iter()
+            .filter(|x| x.us_per_step >= 0.5)
+            .take(3)
+            .map(|x| format!("{} {:.0} µs", x.site.replace('_', " "), x.us_per_step))
+            .collect();
+        if !sites.is_empty() {
+            t.push_str(&format!(": {}", sites.join(", ")));
+        }
         lines.push(("observer".to_string(), t));
     }
     if let Some(p) = s.peak_allocated_mib {

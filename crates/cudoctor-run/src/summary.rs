@@ -45,6 +45,50 @@ pub struct RunSummary {
     pub observer_ms_per_step: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observer_share_of_step: Option<f64>,
+    /// Where that time goes, in µs per step, largest first: each timed site of the steady state
+    /// (`step`, `attention`, `forward_pre_hook`...) with the per-call costs its timing cannot see
+    /// put on the site that pays them (entering the attention wrapper on `attention`, the
+    /// module slow path on `forward_pre_hook`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub observer_sites: Vec<ObserverSiteCost>,
+}
+
+/// One place of the observer's steady time, per step.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ObserverSiteCost {
+    pub site: String,
+    pub us_per_step: f64,
+}
+
+/// The observer's steady time per step, by site (see [`RunSummary::observer_sites`]).
+fn observer_sites(cost: &cudoctor_snapshot::ObserverCost, steps: u64) -> Vec<ObserverSiteCost> {
+    let untimed = |key: &str| cost.untimed.get(key).copied().unwrap_or(0.0);
+    let mut out: Vec<ObserverSiteCost> = cost
+        .sites
+        .iter()
+        .filter(|x| x.site != "attention_sampled" && x.site != "profile")
+        .map(|x| {
+            let mut ms = x.ms;
+            match x.site.as_str() {
+                "forward_pre_hook" => ms += x.calls as f64 * untimed("module_call_us") / 1e3,
+                "attention" => {
+                    let sampled = cost
+                        .sites
+                        .iter()
+                        .find(|y| y.site == "attention_sampled")
+                        .map_or(0, |y| y.calls);
+                    ms += (x.calls + sampled) as f64 * untimed("attention_call_us") / 1e3;
+                }
+                _ => {}
+            }
+            ObserverSiteCost {
+                site: x.site.clone(),
+                us_per_step: ms * 1e3 / steps as f64,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| b.us_per_step.total_cmp(&a.us_per_step));
+    out
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -138,6 +182,7 @@ pub fn summarise(facts: &RunFacts) -> RunSummary {
         ) {
             let per_step = cost.steady_ms / steps as f64;
             s.observer_ms_per_step = Some(per_step);
+            s.observer_sites = observer_sites(cost, steps);
             s.observer_share_of_step = busiest
                 .steps
                 .median_ms()
@@ -212,6 +257,50 @@ mod tests {
         let s = summarise(&facts);
         assert_eq!(s.observer_ms_per_step, Some(0.2));
         assert_eq!(s.observer_share_of_step, Some(0.01));
+    }
+
+    #[test]
+    fn the_observers_time_per_step_by_site_carries_what_its_timing_cannot_see() {
+        use cudoctor_snapshot::ObserverSite;
+        let site = |site: &str, calls: u64, ms: f64| ObserverSite {
+            site: site.into(),
+            calls,
+            ms,
+        };
+        let mut p = process(10, vec![1.0; 9], 0.0);
+        p.observer_cost = Some(ObserverCost {
+            sites: vec![
+                site("step", 10, 0.1),
+                site("attention", 36, 0.072),
+                site("attention_sampled", 4, 40.0),
+                site("forward_pre_hook", 20, 0.01),
+            ],
+            untimed: [
+                ("attention_call_us".to_string(), 0.5),
+                ("module_call_us".to_string(), 2.0),
+            ]
+            .into(),
+            steady_ms: 0.242,
+            ..Default::default()
+        });
+        let s = summarise(&RunFacts {
+            processes: vec![p],
+            ..Default::default()
+        });
+        let got: Vec<(&str, f64)> = s
+            .observer_sites
+            .iter()
+            .map(|x| (x.site.as_str(), (x.us_per_step * 1000.0).round() / 1000.0))
+            .collect();
+        // step 100 µs / 10; attention (72 µs + 40 calls x 0.5 µs) / 10; hooks (10 + 20 x 2) / 10.
+        assert_eq!(
+            got,
+            [
+                ("step", 10.0),
+                ("attention", 9.2),
+                ("forward_pre_hook", 5.0)
+            ]
+        );
     }
 
     #[test]

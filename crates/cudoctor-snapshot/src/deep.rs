@@ -17,6 +17,11 @@ pub struct DeepFacts {
     /// The frameworks other than torch, each probed in its own process.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub frameworks: Vec<FrameworkProbe>,
+    /// Seconds from the first probe's start to the last one's end: every probe process (torch,
+    /// its compile test, each framework) runs at once, so this is about the slowest one, not the
+    /// sum of `elapsed_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_s: Option<f64>,
 }
 
 /// One framework other than torch (JAX, CuPy, ONNX Runtime, TensorFlow) probed in its own
@@ -199,6 +204,10 @@ pub struct ProbeRun {
     pub signal: Option<i32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elapsed_s: Option<f64>,
+    /// Seconds of the compile test's own process, run beside this one (`result.compile` is its
+    /// answer); absent when the test was skipped or ran inside this process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compile_elapsed_s: Option<f64>,
     /// The end of the child's stderr, when it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr_tail: Option<String>,
@@ -718,6 +727,10 @@ pub struct CompileProbe {
     /// Why the test did not run (no GPU, no time left).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
+    /// What the test leaves out to stay small (backward graphs, autotuning, CUDA graphs...): a
+    /// Triton kernel that runs here does not prove these work.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_tested: Vec<String>,
 }
 
 /// What a torch.compile fallback comes from.

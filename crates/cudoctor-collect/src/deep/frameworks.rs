@@ -1,6 +1,7 @@
 //! The runtime probe of each framework other than torch (`--deep`): a second script, run once
-//! per framework in its own child process after the torch probes, so one framework that
-//! crashes or hangs on import neither takes the others with it nor disturbs torch's timings.
+//! per framework in its own child process, at the same time as the torch probes and each other
+//! (each with its own budget), so one framework that crashes or hangs on import takes none of
+//! the others with it, and `--deep` waits for the slowest probe rather than for their sum.
 
 use cudoctor_snapshot::{Framework, FrameworkProbe, FrameworkProbeResult, ProbeEnding, PythonEnv};
 use serde_json::Value;

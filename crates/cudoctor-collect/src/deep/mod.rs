@@ -8,7 +8,7 @@ pub mod parse;
 use std::fmt;
 use std::process::Command;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cudoctor_snapshot::{DeepFacts, ProbeRun, ProbeStatus, PythonEnv};
 
@@ -152,7 +152,12 @@ fn join<T: ToString>(xs: &[T]) -> String {
 /// Runs the probe in every environment that has torch, or in the first one found when none
 /// has (so the report can say "no torch" from the interpreter's own mouth). Only on the live
 /// machine: under `--root` the interpreters belong to another system.
+///
+/// Every probe process starts at once, each with its own budget: torch's probe and its compile
+/// test (two processes per environment, `run_probe`) and each other framework's probe. The wall
+/// time is then about the slowest probe's, not their sum; `DeepFacts::wall_s` says which.
 pub fn collect(host: &Host, envs: &[PythonEnv], options: &DeepOptions) -> DeepFacts {
+    let started = Instant::now();
     let mut targets: Vec<&PythonEnv> = envs
         .iter()
         .filter(|e| e.torch.is_some() && e.interpreter.is_some())
@@ -161,36 +166,98 @@ pub fn collect(host: &Host, envs: &[PythonEnv], options: &DeepOptions) -> DeepFa
         targets.extend(envs.iter().find(|e| e.interpreter.is_some()));
     }
     let live = host.runs_programs();
-    let runs = targets
-        .into_iter()
-        .filter_map(|env| {
-            let interpreter = env.interpreter.as_deref()?;
-            Some(if live {
-                run_probe(interpreter, Some(&env.prefix), options)
-            } else {
-                ProbeRun {
-                    interpreter: interpreter.to_string(),
-                    env_prefix: Some(env.prefix.clone()),
-                    status: ProbeStatus::NotRunUnderRoot,
-                    ..Default::default()
-                }
+    let (runs, frameworks) = std::thread::scope(|scope| {
+        let frameworks = scope.spawn(|| frameworks::probe_all(envs, options, live));
+        let handles: Vec<_> = targets
+            .into_iter()
+            .filter_map(|env| {
+                let interpreter = env.interpreter.as_deref()?;
+                Some(scope.spawn(move || {
+                    if live {
+                        run_probe(interpreter, Some(&env.prefix), options)
+                    } else {
+                        ProbeRun {
+                            interpreter: interpreter.to_string(),
+                            env_prefix: Some(env.prefix.clone()),
+                            status: ProbeStatus::NotRunUnderRoot,
+                            ..Default::default()
+                        }
+                    }
+                }))
             })
-        })
-        .collect();
-    // After the torch probes: a framework's process on the GPU would disturb their timings.
-    let frameworks = frameworks::probe_all(envs, options, live);
-    DeepFacts { runs, frameworks }
+            .collect();
+        let runs: Vec<ProbeRun> = handles.into_iter().filter_map(|h| h.join().ok()).collect();
+        (runs, frameworks.join().unwrap_or_default())
+    });
+    let probed = runs.iter().any(|r| r.elapsed_s.is_some())
+        || frameworks.iter().any(|f| f.elapsed_s.is_some());
+    DeepFacts {
+        runs,
+        frameworks,
+        wall_s: probed.then(|| started.elapsed().as_secs_f64()),
+    }
 }
 
-/// Runs the probe in one interpreter and classifies how it ended.
+/// The stage that runs in a process of its own beside the rest of the torch probe.
+const COMPILE: &str = "compile";
+
+/// Runs the probe in one interpreter and classifies how it ended. The compile test (a first
+/// `torch.compile`, seconds of Triton and ptxas) runs as a second process at the same time as
+/// the rest, with its own budget; its answer is put into the run as if one process had run both,
+/// and a crash or hang of the compiler is the run's ending, as it was when it ran last in the
+/// same process.
 pub fn run_probe(interpreter: &str, env_prefix: Option<&str>, options: &DeepOptions) -> ProbeRun {
+    if options.skip.iter().any(|s| s == COMPILE) {
+        return run_probe_process(interpreter, env_prefix, options, Part::All);
+    }
+    std::thread::scope(|scope| {
+        let compile =
+            scope.spawn(|| run_probe_process(interpreter, env_prefix, options, Part::Compile));
+        let mut run = run_probe_process(interpreter, env_prefix, options, Part::AllButCompile);
+        if let Ok(compile) = compile.join() {
+            merge_compile(&mut run, compile);
+        }
+        run
+    })
+}
+
+/// Which stages one probe process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// Every stage not skipped.
+    All,
+    /// Every stage but the compile test.
+    AllButCompile,
+    /// torch's import, CUDA's answer and the compile test.
+    Compile,
+}
+
+fn run_probe_process(
+    interpreter: &str,
+    env_prefix: Option<&str>,
+    options: &DeepOptions,
+    part: Part,
+) -> ProbeRun {
     let mut cmd = options.python(interpreter);
     cmd.arg("-c").arg(PROBE_SCRIPT).args(options.probe_args());
+    match part {
+        Part::All => {}
+        Part::AllButCompile => {
+            cmd.args(["--skip", COMPILE]);
+        }
+        Part::Compile => {
+            cmd.args(["--only", COMPILE]);
+        }
+    }
     let limits = options.limits(MAX_STDOUT, MAX_STDERR);
     let mut output = ProbeOutput::default();
     // Each line as it comes: for progress, and so a hang still leaves the stages it passed.
     let mut on_line = |line: &str| {
         if let Some(stage) = output.apply(line) {
+            // The compile process's own import and CUDA stages would repeat the main one's.
+            if part == Part::Compile && stage != COMPILE {
+                return;
+            }
             if let Some(progress) = &options.progress {
                 progress(&ProbeProgress {
                     interpreter,
@@ -218,6 +285,46 @@ pub fn run_probe(interpreter: &str, env_prefix: Option<&str>, options: &DeepOpti
     )
 }
 
+/// Puts the compile process's answer into the main run: its `compile` report, its stage's
+/// time and errors, its process's wall time; and, when torch's probe itself ended well but the
+/// compile process crashed or hung, that ending (in the compile stage), as one process running
+/// the compile test last would have ended. Nothing is taken when the main run did not get as
+/// far as torch (no torch, a failed import: the compile process can only say the same).
+fn merge_compile(run: &mut ProbeRun, compile: ProbeRun) {
+    let Some(main) = run.result.as_mut() else {
+        return;
+    };
+    if main.torch.is_none() {
+        return;
+    }
+    run.compile_elapsed_s = compile.elapsed_s;
+    if let Some(c) = compile.result {
+        if c.compile.is_some() {
+            main.compile = c.compile;
+        }
+        main.stages
+            .extend(c.stages.into_iter().filter(|s| s.name == COMPILE));
+        main.errors
+            .extend(c.errors.into_iter().filter(|e| e.starts_with(COMPILE)));
+    }
+    let compile_failed = matches!(
+        compile.status,
+        ProbeStatus::Crashed | ProbeStatus::TimedOut | ProbeStatus::BadOutput
+    );
+    if run.status == ProbeStatus::Ok && compile_failed {
+        run.status = compile.status;
+        run.detail = compile.detail;
+        run.last_stage = compile.last_stage;
+        run.exit_code = compile.exit_code;
+        run.signal = compile.signal;
+        run.stderr_tail = compile.stderr_tail;
+        if let Some(r) = run.result.as_mut() {
+            // The report of one process that stopped in its last stage.
+            r.complete = false;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,6 +343,84 @@ mod tests {
         assert!(args.windows(2).any(|w| w == ["--seq-lens", "512,2048"]));
         assert!(args.windows(2).any(|w| w == ["--skip", "compile"]));
         assert!(args.contains(&"--disable-fused".to_string()));
+    }
+
+    fn reported(stages: &[&str]) -> ProbeRun {
+        use cudoctor_snapshot::{ProbeResult, StageTime, TorchInfo};
+        ProbeRun {
+            interpreter: "py".into(),
+            status: ProbeStatus::Ok,
+            elapsed_s: Some(3.0),
+            result: Some(ProbeResult {
+                complete: true,
+                torch: Some(TorchInfo {
+                    version: "2.11.0".into(),
+                    ..Default::default()
+                }),
+                stages: stages
+                    .iter()
+                    .map(|s| StageTime {
+                        name: s.to_string(),
+                        seconds: Some(1.0),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_compile_process_answer_joins_the_run() {
+        use cudoctor_snapshot::CompileProbe;
+        let mut run = reported(&["python", "import torch", "sdpa"]);
+        let mut compile = reported(&["python", "import torch", "cuda", "compile"]);
+        compile.elapsed_s = Some(5.0);
+        compile.result.as_mut().unwrap().compile = Some(CompileProbe {
+            ok: true,
+            ..Default::default()
+        });
+        compile.result.as_mut().unwrap().errors = vec![
+            "compile: profiler: x".into(),
+            "cuda: not the compile test's".into(),
+        ];
+        merge_compile(&mut run, compile);
+        assert_eq!(run.status, ProbeStatus::Ok);
+        assert_eq!(run.compile_elapsed_s, Some(5.0));
+        let r = run.result.unwrap();
+        assert!(r.complete);
+        assert!(r.compile.unwrap().ok);
+        let names: Vec<&str> = r.stages.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["python", "import torch", "sdpa", "compile"]);
+        assert_eq!(r.errors, ["compile: profiler: x"]);
+    }
+
+    #[test]
+    fn a_compiler_crash_ends_the_run_in_the_compile_stage() {
+        let mut run = reported(&["python", "import torch"]);
+        let mut compile = reported(&["python", "import torch", "cuda"]);
+        compile.status = ProbeStatus::Crashed;
+        compile.signal = Some(11);
+        compile.detail = "killed by signal 11 (SIGSEGV) during stage \"compile\"".into();
+        compile.last_stage = Some(cudoctor_snapshot::ProbeStage::Compile);
+        merge_compile(&mut run, compile);
+        assert_eq!(run.status, ProbeStatus::Crashed);
+        assert_eq!(run.signal, Some(11));
+        assert_eq!(run.last_stage, Some(cudoctor_snapshot::ProbeStage::Compile));
+        assert!(!run.result.unwrap().complete);
+    }
+
+    #[test]
+    fn nothing_joins_a_run_that_never_had_torch() {
+        let mut run = reported(&["python", "import torch"]);
+        run.status = ProbeStatus::NoTorch;
+        run.result.as_mut().unwrap().torch = None;
+        let mut compile = reported(&["python"]);
+        compile.status = ProbeStatus::Crashed;
+        merge_compile(&mut run, compile);
+        assert_eq!(run.status, ProbeStatus::NoTorch);
+        assert_eq!(run.compile_elapsed_s, None);
     }
 
     #[test]

@@ -11,7 +11,9 @@ the process prints, Python or C, is sent to stderr). Events:
 Exit status is 0 whenever a report was written, whatever it says.
 
 Options (arguments): --budget-s SECONDS, --seq-lens 1024,4096,16384, --sizes-mib 1,64,1024,
---skip STAGE[,STAGE] (sdpa, extensions, compile, all-reduce), --disable-fused.
+--skip STAGE[,STAGE] (sdpa, extensions, compile, all-reduce), --disable-fused, --only compile
+(the compile test alone, after importing torch and asking for CUDA: cudoctor runs it as a second
+process beside the others, each with its own budget).
 CUDOCTOR_PROBE_SKIP=stage,stage adds to --skip. The environment variable
 CUDOCTOR_PROBE_DISABLE_FUSED=1 does what --disable-fused does: it switches
 off the flash, memory-efficient and cuDNN attention backends before the default dispatch is
@@ -42,6 +44,15 @@ MATH_MEMORY_FACTOR = 6
 # Skip a measurement that would need more than this share of free memory.
 MEMORY_SHARE = 0.4
 BACKENDS = ["FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH"]
+# What the compile test leaves out to stay small (reported with its result).
+COMPILE_NOT_TESTED = [
+    "backward graphs (AOTAutograd)",
+    "matmul and convolution templates and max-autotune",
+    "CUDA graphs (mode=reduce-overhead)",
+    "dynamic shapes and recompilation",
+    "the Inductor and FX graph caches (off, so Triton and ptxas run)",
+    "parallel compile workers (one thread)",
+]
 
 
 def _reserve_stdout():
@@ -126,6 +137,7 @@ def parse_args(argv):
         "sizes_mib": [1, 64, 1024],
         "skip": set(x.strip() for x in os.environ.get("CUDOCTOR_PROBE_SKIP", "").split(",") if x.strip()),
         "disable_fused": os.environ.get("CUDOCTOR_PROBE_DISABLE_FUSED", "") not in ("", "0"),
+        "only": None,
     }
     it = iter(argv)
     for arg in it:
@@ -140,6 +152,8 @@ def parse_args(argv):
                 opts["skip"].update(x.strip() for x in next(it).split(",") if x.strip())
             elif arg == "--disable-fused":
                 opts["disable_fused"] = True
+            elif arg == "--only":
+                opts["only"] = next(it).strip()
         except (StopIteration, ValueError):
             pass
     return opts
@@ -552,7 +566,11 @@ class Probe:
         torch.cuda.synchronize()
 
     def compile_smoke(self):
-        report = {"ok": False}
+        """The smallest graph that proves Triton runs: one elementwise function of one small
+        tensor, which inductor fuses into one Triton kernel, compiled once with the caches off
+        (the compiler toolchain, Triton and ptxas, must run), then one profiled call to see that
+        kernel run. What a real model's compile also does is left out and said so."""
+        report = {"ok": False, "not_tested": list(COMPILE_NOT_TESTED)}
         self.report["compile"] = report
         if not self.gpu_ready():
             report["skipped"] = "no GPU"
@@ -687,7 +705,12 @@ class Probe:
 
     def run(self):
         self.stage("python", self.python_info)
-        if self.stage("import torch", self.import_torch) is None:
+        if self.opts.get("only") == "compile":
+            # The compile test in a process of its own: torch, CUDA's answer, the compile.
+            if "compile" not in self.opts["skip"] and self.stage("import torch", self.import_torch) is None:
+                self.stage("cuda", self.cuda_runtime)
+                self.stage("compile", self.compile_smoke, needs_s=30)
+        elif self.stage("import torch", self.import_torch) is None:
             self.stage("settings", self.settings)
             self.stage("cuda", self.cuda_runtime)
             self.stage("devices", self.devices)

@@ -16,6 +16,12 @@ MAX_GROUPS = 64
 MAX_SAMPLES = 200
 RESAMPLE_EVERY = 1000
 MAX_SERIES = 4096
+# The allocator's counters (one read builds a dict of every counter: tens of µs on a GPU) are
+# read at the first steps, then at most once per this many seconds of the program's time, so
+# their cost per step falls as steps get shorter. The peaks stay exact: the peak counter is
+# reset only when it is read, so a read gives the peak of every step since the last one.
+MEMORY_PERIOD_S = 0.05
+MEMORY_FIRST_STEPS = 5
 MAX_REASON = 600
 MAX_FAILURE_MESSAGE = 4000
 MAX_MAPPED = 4000
@@ -76,6 +82,8 @@ class _State:
         self.dur_stride = 1
         self.memory = []
         self.mem_stride = 1
+        self.mem_reads = 0
+        self.last_mem_t = None
         self.step_floor = 0
         self.user_alloc = self.user_reserved = 0
         self.process_alloc = self.process_reserved = 0
@@ -218,8 +226,12 @@ def _wrap_sdpa(torch):
     else:
         flash_on, mem_on, cudnn_on, math_on = getters
     grad_enabled = torch.is_grad_enabled
-    groups = _S.groups
-    clock = _S.clock
+    S = _S
+    groups = S.groups
+    clock = S.clock
+    # The steady path's own count, kept here rather than looked up per call (_own's counter).
+    own = S.own["attention"]
+    resample_every = RESAMPLE_EVERY
 
     @functools.wraps(original)
     def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *args, **kwargs):
@@ -228,15 +240,16 @@ def _wrap_sdpa(torch):
         t0 = clock()
         # The steady state: one key lookup and a count. Everything else happens once per group.
         try:
-            _S.sdpa_calls += 1
+            S.sdpa_calls += 1
             gqa = bool(kwargs.get("enable_gqa", False)) if kwargs else False
             grad = grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad)
             k = (query.device, query.dtype, query.shape, key.shape, value.shape, None if attn_mask is None else (attn_mask.dtype, attn_mask.shape), dropout_p > 0, bool(is_causal), gqa, grad, flash_on(), mem_on(), cudnn_on(), math_on())
             g = groups.get(k)
             if g is not None:
                 n = g["calls"] = g["calls"] + 1
-                if n % RESAMPLE_EVERY or _S.samples >= MAX_SAMPLES:
-                    _own("attention", t0)
+                if n % resample_every or S.samples >= MAX_SAMPLES:
+                    own[0] += 1
+                    own[1] += clock() - t0
                     return original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
             else:
                 if len(groups) >= MAX_GROUPS:
@@ -441,16 +454,20 @@ def _step_done(torch, source):
         _S.durations = []
         _S.memory = []
         _S.last_step_t = None
+        _S.last_mem_t = None
+        _S.mem_reads = 0
         _S.dur_stride = _S.mem_stride = 1
     _S.steps += 1
     if _S.last_step_t is not None and _S.steps % _S.dur_stride == 0:
         _S.durations.append((now - _S.last_step_t) * 1000.0)
         _thin(_S.durations, "dur_stride")
     _S.last_step_t = now
-    try:
-        _step_memory(torch)
-    except Exception as e:
-        _S.error("memory", e)
+    if _S.steps <= MEMORY_FIRST_STEPS or _S.last_mem_t is None or now - _S.last_mem_t >= MEMORY_PERIOD_S:
+        _S.last_mem_t = now
+        try:
+            _step_memory(torch)
+        except Exception as e:
+            _S.error("memory", e)
     if _S.profile_step:
         # Asked for (--profile-step), and bounded: counted apart from the step's own cost.
         t0 = _S.clock()
@@ -573,7 +590,7 @@ def _wrap_memory_queries(torch):
 
 
 def _step_memory(torch):
-    """Records the step's peak and starts the next step's count."""
+    """Records the peak since the last read (the steps since then) and starts the next count."""
     if not torch.cuda.is_initialized():
         return
     # One read of the allocator's counters (max_memory_allocated and its kin each flatten them all).
@@ -581,7 +598,8 @@ def _step_memory(torch):
     allocated, reserved_now = stats["allocated_bytes"]["all"], stats["reserved_bytes"]["all"]
     alloc = max(allocated["peak"], _S.step_floor)
     reserved = reserved_now["peak"]
-    if _S.steps % _S.mem_stride == 0:
+    _S.mem_reads += 1
+    if _S.mem_reads % _S.mem_stride == 0:
         _S.memory.append({"step": _S.steps, "t_s": round(_S.now(), 4), "allocated_mib": allocated["current"] / 2**20, "reserved_mib": reserved_now["current"] / 2**20, "peak_mib": alloc / 2**20})
         _thin(_S.memory, "mem_stride")
     _S.user_alloc = max(_S.user_alloc, alloc)

@@ -115,9 +115,14 @@ pub fn deep_layer_facts(layer: Layer, s: &Snapshot) -> Vec<Fact> {
                         (Some(why), _) => format!("skipped: {why}"),
                         (None, true) => format!(
                             "Triton kernel ran{}",
-                            c.compile_s
-                                .map(|t| format!(" (first call {t:.1} s)"))
-                                .unwrap_or_default()
+                            match (c.compile_s, run.compile_elapsed_s) {
+                                (Some(t), Some(p)) => {
+                                    format!(" (first call {t:.1} s; its own probe {p:.1} s)")
+                                }
+                                (Some(t), None) => format!(" (first call {t:.1} s)"),
+                                (None, Some(p)) => format!(" (its own probe {p:.1} s)"),
+                                (None, None) => String::new(),
+                            }
                         ),
                         (None, false) => format!(
                             "falls back: {}",
@@ -125,10 +130,16 @@ pub fn deep_layer_facts(layer: Layer, s: &Snapshot) -> Vec<Fact> {
                         ),
                     };
                     out.push(fact("  torch.compile", v));
+                    if c.skipped.is_none() && !c.not_tested.is_empty() {
+                        out.push(fact("  not tested", c.not_tested.join(", ")));
+                    }
                 }
             }
             for p in &deep.frameworks {
                 out.push(fact(p.framework.name(), framework_line(p)));
+            }
+            if let Some(wall) = deep.wall_s {
+                out.push(fact("probes", probes_line(deep, wall)));
             }
         }
         Layer::Multigpu => {
@@ -205,6 +216,23 @@ fn probe_line(run: &ProbeRun) -> String {
     line
 }
 
+/// How long the probes took together: their processes run at once, so the wall time is about
+/// the slowest one's.
+fn probes_line(deep: &cudoctor_snapshot::DeepFacts, wall: f64) -> String {
+    let times: Vec<f64> = deep
+        .runs
+        .iter()
+        .flat_map(|r| [r.elapsed_s, r.compile_elapsed_s])
+        .chain(deep.frameworks.iter().map(|f| f.elapsed_s))
+        .flatten()
+        .collect();
+    let sum: f64 = times.iter().sum();
+    match times.len() {
+        0 | 1 => format!("{wall:.1} s"),
+        n => format!("{n} processes at once: {wall:.1} s wall, {sum:.1} s one after another"),
+    }
+}
+
 /// One framework's probe in a line: where it computes and how the tiny computation went, or how
 /// its process ended.
 fn framework_line(p: &FrameworkProbe) -> String {
@@ -268,6 +296,9 @@ fn framework_line(p: &FrameworkProbe) -> String {
         (Some(true), None) => line.push_str("; computation right"),
         (Some(false), _) => line.push_str("; computation WRONG"),
         (None, _) => {}
+    }
+    if let Some(t) = p.elapsed_s {
+        line.push_str(&format!(" (probe {t:.1} s)"));
     }
     line
 }
