@@ -134,8 +134,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
         support.file, range.line, range.condition
     ))
     .evidence(format!(
-        "predicted, for every .cu file: \"{}:{}:2: error: #error {}\"",
-        support.file,
+        "predicted, for every .cu file: \"crt/host_config.h:{}:2: error: #error {}\"",
         range.line,
         headline(&range.message)
     ))
