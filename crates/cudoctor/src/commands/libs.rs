@@ -2,7 +2,7 @@
 //! ld.so would, and which symbols nothing provides.
 
 use anyhow::bail;
-use cudoctor_collect::{kernels, libraries, python};
+use cudoctor_collect::{discovery, libraries, python};
 use cudoctor_ldso::{LoadOptions, Process, ProcessEnv, SymbolCheck};
 use cudoctor_render::{render_libs_markdown, render_libs_text, FrameworkLibs};
 use cudoctor_snapshot::{Framework, LibraryLinks, LoaderFacts, ProcessLinks, RuntimeDir};
@@ -37,7 +37,18 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
         if !envs.iter().any(|e| e.torch.is_some()) && frameworks.is_empty() {
             bail!("no Python environment with torch or another CUDA framework found; name the libraries to load, or use --python");
         }
-        libraries::collect(&host, &envs, &kernels::candidates(&host, &envs))
+        // The CUDA binaries outside the site directories' packages too (torch's extension
+        // cache, editable source trees, PYTHONPATH, the project in the current directory),
+        // loaded by the environment whose code runs them, as check loads them.
+        let project = if args.machine.root.is_none() {
+            std::env::current_dir().ok().and_then(|cwd| {
+                discovery::project_of_cwd(&host, &cudoctor_types::os_text::from_path(&cwd))
+            })
+        } else {
+            None
+        };
+        let found = discovery::collect(&host, &envs, project.as_ref());
+        libraries::collect_with_discovery(&host, &envs, &found)
     } else {
         let mode = if args.all_symbols {
             SymbolCheck::All
