@@ -6,7 +6,7 @@ pub static RULE: Rule = Rule {
     code: "TK013",
     name: "host-compiler-unsupported",
     layer: Layer::Toolkit,
-    severity: Severity::Error,
+    severity: Severity::Warning,
     summary: "The toolkit an extension build would use refuses the host compiler it would call",
     docs: r#"## What it checks
 The host compiler nvcc would call (torch's `cpp_extension` passes `-ccbin $CC` when CC is set;
@@ -21,6 +21,8 @@ nvcc includes `host_config.h` in every CUDA file it compiles: with a compiler ou
 every `.cu` file of the build (flash-attn, apex, DeepSpeed ops, `load_inline`) stops at once
 with that `#error`, e.g. "unsupported GNU version! gcc versions later than 11 are not
 supported!". A distribution upgrade that brings a newer gcc breaks builds that worked.
+
+Running installed wheels is not affected: a warning about builds, as TK002.
 
 ## How to fix
 Install a gcc (or clang) in the range and give it to the build: `export CC=gcc-N CXX=g++-N`

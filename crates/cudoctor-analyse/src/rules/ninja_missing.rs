@@ -4,7 +4,7 @@ pub static RULE: Rule = Rule {
     code: "TK014",
     name: "ninja-missing",
     layer: Layer::Toolkit,
-    severity: Severity::Warning,
+    severity: Severity::Info,
     summary: "No ninja for torch's extension builds: load() stops, setup.py builds slowly",
     docs: r#"## What it checks
 Where a CUDA torch and a toolkit to build with are installed (the machine is set up to build
@@ -18,6 +18,9 @@ research repositories and notebooks) stop with "RuntimeError: Ninja is required 
 extensions". `setup.py` / pip builds with `BuildExtension` warn "Attempted to use ninja as the
 BuildExtension backend but we could not find ninja. Falling back to using the slow distutils
 backend." and compile one file at a time.
+
+A note, not a problem: torch does not need ninja to run, and most environments never build an
+extension; where one does, this names the failure before the build.
 
 ## How to fix
 Install the `ninja` wheel into the environment with its own installer, and run builds with the
@@ -56,7 +59,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
             );
             if has_program {
                 // The wheel is there; PATH does not lead to it (the environment is not active).
-                let mut f = Finding::new(
+                let f = Finding::new(
                     &RULE,
                     format!("ninja is installed in {prefix} but not on PATH: torch's extension builds find it only with the environment active"),
                 )
@@ -68,7 +71,6 @@ fn check(ctx: &Context) -> Vec<Finding> {
                     "export PATH={}:\"$PATH\"   # or activate the environment",
                     cudoctor_plan::quote(&format!("{prefix}/bin"))
                 ))]);
-                f.severity = Severity::Info;
                 return f;
             }
             Finding::new(
@@ -102,7 +104,6 @@ mod tests {
     fn no_ninja_anywhere_is_predicted_with_the_install_line() {
         let f = run(&RULE, &with(BuildTools::default()));
         assert_eq!(f.len(), 1, "{f:?}");
-        assert_eq!(f[0].severity, Severity::Warning);
         assert!(f[0]
             .evidence
             .iter()
@@ -123,7 +124,6 @@ mod tests {
             }),
         );
         assert_eq!(f.len(), 1);
-        assert_eq!(f[0].severity, Severity::Info);
         assert!(f[0].fix[0].text().starts_with("export PATH=/opt/venv/bin:"));
     }
 
