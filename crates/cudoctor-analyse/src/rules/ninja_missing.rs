@@ -75,7 +75,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
             }
             Finding::new(
                 &RULE,
-                format!("torch's extension builds cannot find ninja ({}): load() / load_inline() would stop, setup.py builds fall back to the slow backend", t.label()),
+                format!("No ninja for the extension builds of {}: load() / load_inline() would stop", t.label()),
             )
             .evidence("no ninja in any PATH entry")
             .evidence(format!("no {in_env} (the ninja wheel's program)"))
