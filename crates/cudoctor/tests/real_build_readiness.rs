@@ -412,9 +412,11 @@ fn a_torch_env_without_ninja_and_the_cudart_link_is_predicted_and_fixed_as_the_b
         .status()
         .unwrap();
     assert!(st.success(), "cp -al");
+    // The runtime's release (NVIDIA numbers each piece's patch on its own).
+    let release = runtime.split('.').take(2).collect::<Vec<_>>().join(".");
     let pieces: Vec<String> = ["nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-nvvm"]
         .iter()
-        .map(|p| format!("{p}=={runtime}"))
+        .map(|p| format!("{p}=={release}.*"))
         .collect();
     let o = Command::new("uv")
         .args(["pip", "install", "--quiet", "--python"])
