@@ -2,11 +2,13 @@
 //! fails as a whole: each probe records what it found or why it found nothing.
 
 pub mod allocator;
+pub mod build_tools;
 pub mod deep;
 pub mod discovery;
 pub mod driver;
 pub mod health;
 pub mod host;
+pub mod host_config;
 pub mod import_model;
 pub mod kernels;
 pub mod libraries;

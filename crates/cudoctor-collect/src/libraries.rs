@@ -36,6 +36,42 @@ pub fn collect(host: &Host, envs: &[PythonEnv], candidates: &[(String, String)])
     facts
 }
 
+/// [`collect`] with the CUDA binaries discovery found outside the site directories' packages
+/// (torch's extension cache, editable source trees, PYTHONPATH, the project): each is loaded by
+/// the environment whose code runs it, its NEEDED entries resolved like a site-packages
+/// extension's, as `check` does.
+pub fn collect_with_discovery(
+    host: &Host,
+    envs: &[PythonEnv],
+    discovery: &cudoctor_snapshot::BinaryDiscovery,
+) -> LoaderFacts {
+    let found: std::collections::HashSet<&str> =
+        discovery.binaries.iter().map(|b| b.path.as_str()).collect();
+    let mut facts = LoaderFacts::default();
+    for env in envs {
+        let outside: Vec<String> = discovery
+            .binaries
+            .iter()
+            .filter(|b| b.env_prefix.as_deref() == Some(env.prefix.as_str()))
+            .map(|b| b.path.clone())
+            .collect();
+        let mut listing = crate::kernels::candidates(host, std::slice::from_ref(env));
+        // A found binary is listed under its origin, by the environment that loads it.
+        listing.retain(|(p, _)| !found.contains(p.as_str()));
+        listing.extend(
+            discovery
+                .binaries
+                .iter()
+                .filter(|b| outside.contains(&b.path))
+                .map(|b| (b.path.clone(), crate::kernels::discovered_owner(b))),
+        );
+        if let Some(one) = collect_env(host, env, || &listing, || &outside) {
+            add(&mut facts, one);
+        }
+    }
+    facts
+}
+
 /// What one environment's emulated process gives [`LoaderFacts`].
 #[derive(Debug, Default)]
 pub struct EnvLoader {

@@ -105,6 +105,8 @@ pub(crate) fn collect_parts(host: &Host, options: &Options, snap: &mut Snapshot)
     if scope.reads(Part::Loader) {
         snap.loader = Some(if named {
             load_paths(host, &scope.paths, scope.all_symbols)
+        } else if let Some(found) = &found {
+            libraries::collect_with_discovery(host, &envs, found)
         } else {
             libraries::collect(host, &envs, &kernels::candidates(host, &envs))
         });

@@ -87,6 +87,11 @@ pub fn collect(host: &Host, envs: &[PythonEnv]) -> ToolkitFacts {
     }
     facts.nvcc_on_path = nvcc_on_path(host, envs, &mut facts);
     facts.shell_settings = shell_settings(host);
+    if !host.is_windows() {
+        let mut attempts = Vec::new();
+        facts.build_tools = Some(crate::build_tools::collect(host, envs, &mut attempts));
+        facts.attempts.extend(attempts);
+    }
     facts
 }
 
@@ -175,6 +180,9 @@ fn add_toolkit(host: &Host, facts: &mut ToolkitFacts, candidate: &Candidate) {
         ));
     }
     let link_dir = has_nvcc.then(|| link_dir(host, &root));
+    let host_compilers = has_nvcc
+        .then(|| crate::host_config::read(host, &root))
+        .flatten();
     facts.toolkits.push(Toolkit {
         root,
         version,
@@ -182,6 +190,7 @@ fn add_toolkit(host: &Host, facts: &mut ToolkitFacts, candidate: &Candidate) {
         found_via: vec![via.to_string()],
         nvcc: has_nvcc.then_some(nvcc),
         link_dir,
+        host_compilers,
     });
 }
 
@@ -324,7 +333,7 @@ pub fn parse_nvcc_version(text: &str) -> Option<String> {
 /// Whether `path` (a machine path, links resolved) lies inside an inspected environment: a
 /// Python environment's prefix or site-packages, or the active conda prefix. Nothing there is
 /// ever run by a check.
-fn inside_an_env(host: &Host, envs: &[PythonEnv], path: &str) -> bool {
+pub(crate) fn inside_an_env(host: &Host, envs: &[PythonEnv], path: &str) -> bool {
     let under = |dir: &str| {
         let dir = dir.trim_end_matches('/');
         !dir.is_empty() && path.starts_with(dir) && path[dir.len()..].starts_with('/')

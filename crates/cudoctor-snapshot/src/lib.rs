@@ -76,7 +76,10 @@ pub use run::{
 pub use security::{
     ApparmorFacts, Confinement, SecurityDenial, SecurityFacts, SecurityModule, SelinuxFacts,
 };
-pub use toolkit::{LinkDir, NvccOnPath, SymlinkChain, Toolkit, ToolkitFacts};
+pub use toolkit::{
+    BuildTools, CompilerFamily, CompilerRange, HostCompiler, HostCompilerSupport, LinkDir,
+    NvccOnPath, SymlinkChain, Toolkit, ToolkitFacts,
+};
 pub use wheels::{DamagedFile, FileProblem, PathOwner, SharedPath, WheelCheck};
 
 use serde::{Deserialize, Serialize};

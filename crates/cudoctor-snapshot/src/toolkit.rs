@@ -19,6 +19,10 @@ pub struct ToolkitFacts {
     /// Shell start-up files that mention CUDA paths (e.g. `~/.bashrc`), and `/etc/profile.d` files.
     #[serde(default)]
     pub shell_settings: Vec<String>,
+    /// What an extension build runs besides nvcc: nvcc's host compiler and ninja. Absent in
+    /// older snapshots and on Windows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_tools: Option<BuildTools>,
 }
 
 impl ToolkitFacts {
@@ -48,6 +52,115 @@ pub struct Toolkit {
     /// or an older snapshot).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_dir: Option<LinkDir>,
+    /// The host compilers its nvcc accepts, read from `include/crt/host_config.h`; absent when
+    /// the toolkit has no nvcc or no such header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_compilers: Option<HostCompilerSupport>,
+}
+
+/// A compiler family nvcc's `host_config.h` guards.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CompilerFamily {
+    Gcc,
+    Clang,
+    Msvc,
+}
+
+impl CompilerFamily {
+    pub fn name(self) -> &'static str {
+        match self {
+            CompilerFamily::Gcc => "gcc",
+            CompilerFamily::Clang => "clang",
+            CompilerFamily::Msvc => "MSVC",
+        }
+    }
+}
+
+/// `include/crt/host_config.h` of a toolkit: its `#error -- unsupported ... version!` guards,
+/// each turned into the versions it accepts.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostCompilerSupport {
+    /// The header read.
+    pub file: String,
+    #[serde(default)]
+    pub ranges: Vec<CompilerRange>,
+}
+
+impl HostCompilerSupport {
+    pub fn range(&self, family: CompilerFamily) -> Option<&CompilerRange> {
+        self.ranges.iter().find(|r| r.family == family)
+    }
+}
+
+/// The versions of one compiler family the header lets through (evaluated from its guard's
+/// condition: gcc and clang as `[major, minor]`, MSVC as `[_MSC_VER, 0]`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CompilerRange {
+    pub family: CompilerFamily,
+    /// The lowest version accepted, absent when the guard sets no lower bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<[u32; 2]>,
+    /// The highest major accepted, absent when the guard sets no upper bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_major: Option<u32>,
+    /// The guard as written (`__GNUC__ > 16`) and the line of its `#error`.
+    pub condition: String,
+    pub line: u32,
+    /// The `#error` text nvcc prints for a compiler outside the range.
+    pub message: String,
+}
+
+/// The programs an extension build runs besides nvcc, found as torch's `cpp_extension` and nvcc
+/// find them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct BuildTools {
+    /// The host compiler nvcc would call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_compiler: Option<HostCompiler>,
+    /// The `ninja` PATH selects (torch runs `ninja --version` to decide whether it can build).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ninja_on_path: Option<String>,
+    /// `<prefix>/bin/ninja` of the inspected environments that have one (the `ninja` wheel's
+    /// program), found only while that directory is on PATH.
+    #[serde(default)]
+    pub ninja_in_envs: Vec<String>,
+}
+
+/// nvcc's host compiler: `-ccbin $CC` (torch passes CC), a `-ccbin` in NVCC_PREPEND_FLAGS /
+/// NVCC_APPEND_FLAGS, NVCC_CCBIN, else `gcc` on PATH (nvcc's default on Linux).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostCompiler {
+    /// `CC`, `NVCC_PREPEND_FLAGS`, `NVCC_APPEND_FLAGS`, `NVCC_CCBIN`, or `gcc on PATH`.
+    pub chosen_by: String,
+    /// As named there.
+    pub command: String,
+    /// The program found, when found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// With every symlink followed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<CompilerFamily>,
+    /// `12`, `12.2.0`...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Where the version was read: a program's name (`gcc-12`), `lib/gcc/<target>/<version>`,
+    /// or `--version` of a program outside every inspected environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_source: Option<String>,
+}
+
+impl HostCompiler {
+    /// `[major, minor]` of the version, minor 0 when only the major is known.
+    pub fn version_pair(&self) -> Option<[u32; 2]> {
+        let v = self.version.as_deref()?;
+        let mut it = v.split('.');
+        let major = it.next()?.parse().ok()?;
+        let minor = it.next().and_then(|m| m.parse().ok()).unwrap_or(0);
+        Some([major, minor])
+    }
 }
 
 /// The library directory torch's `cpp_extension` passes as `-L` with `-lcudart` (`lib64`,

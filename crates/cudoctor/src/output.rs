@@ -262,3 +262,17 @@ macro_rules! outln {
     () => { $crate::output::emit("\n") };
     ($($t:tt)*) => { $crate::output::emit(&(format!($($t)*) + "\n")) };
 }
+
+/// The project searched for CUDA binaries when none is named: the current directory when it is
+/// a Python project's root, on this machine only (under `--root` the current directory is not
+/// the inspected machine's).
+pub fn project_of_cwd(
+    host: &Host,
+    machine: &MachineArgs,
+) -> Option<cudoctor_collect::discovery::ProjectDir> {
+    if machine.root.is_some() {
+        return None;
+    }
+    let cwd = std::env::current_dir().ok()?;
+    cudoctor_collect::discovery::project_of_cwd(host, &cudoctor_types::os_text::from_path(&cwd))
+}

@@ -63,6 +63,11 @@ fn torch_python(test: &str) -> Option<String> {
 
 /// Compiles the kernel for sm_80 machine code only (torch's flag for `8.0`), a shared library.
 fn build_sm80(nvcc: &Path, out: &Path) {
+    build_sm80_linking(nvcc, out, &[]);
+}
+
+/// [`build_sm80`], linked with `link` (`-L DIR -lNAME`).
+fn build_sm80_linking(nvcc: &Path, out: &Path, link: &[&str]) {
     let dir = tempfile::tempdir().expect("temp dir");
     let src = dir.path().join("k.cu");
     std::fs::write(&src, KERNEL).expect("write source");
@@ -77,6 +82,7 @@ fn build_sm80(nvcc: &Path, out: &Path) {
         ])
         .arg(out)
         .arg(&src)
+        .args(link)
         .output()
         .expect("run nvcc");
     assert!(
@@ -185,6 +191,39 @@ fn a_jit_build_for_sm_80_in_torchs_real_cache_is_named_for_sm_90() {
         .find(|l| l.contains("CANNOT RUN"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(cannot.contains("myext.so"), "{text}");
+    // A JIT build links torch (libc10): `libs` loads it in the environment's process, its
+    // NEEDED entries resolved like a site-packages extension's.
+    let out = Command::new(&python)
+        .args([
+            "-c",
+            "import os, torch; from torch.utils.cpp_extension import _get_build_directory as d; print(d('myext_torch', False)); print(os.path.join(os.path.dirname(torch.__file__), 'lib'))",
+        ])
+        .env("HOME", home.path())
+        .env_remove("TORCH_EXTENSIONS_DIR")
+        .env_remove("XDG_CACHE_HOME")
+        .output()
+        .expect("run python");
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut lines = printed.lines();
+    let (dir, torch_lib) = (lines.next().unwrap(), lines.next().unwrap());
+    let linked = PathBuf::from(dir).join("myext_torch.so");
+    // --no-as-needed: the kernel calls nothing of c10, and a JIT build does.
+    build_sm80_linking(
+        &nvcc,
+        &linked,
+        &["-Xlinker", "--no-as-needed", "-L", torch_lib, "-lc10"],
+    );
+    let (text, _) = cudoctor(home.path(), &["libs", "--python", &python]);
+    let at = text
+        .find(&linked.display().to_string())
+        .unwrap_or_else(|| panic!("libs does not list {}:\n{text}", linked.display()));
+    let block: Vec<&str> = text[at..].lines().take(12).collect();
+    assert!(
+        block
+            .iter()
+            .any(|l| l.contains("libc10.so") && l.contains("loaded")),
+        "{block:#?}"
+    );
 }
 
 #[test]

@@ -12,9 +12,11 @@ The toolkit that `torch.utils.cpp_extension` would pick (CUDA_HOME, CUDA_PATH, n
 /usr/local/cuda, in that order) against the CUDA version torch was built with.
 
 ## Why it matters
-torch refuses to build an extension with a toolkit of another major: "RuntimeError: The detected
-CUDA version (11.8) mismatches the version that was used to compile PyTorch (12.1). Please make
-sure to use the same CUDA versions." A different minor only warns.
+torch refuses to build an extension with a toolkit of another major (`_check_cuda_version`, run
+by `BuildExtension` for `setup.py` / pip builds): "RuntimeError: The detected CUDA version (11.8)
+mismatches the version that was used to compile PyTorch (12.1). Please make sure to use the same
+CUDA versions." A different minor only warns (TK015). JIT builds (`load()`, `load_inline()`) do
+not compare: they compile with the other major's headers and runtime.
 
 ## How to fix
 Point CUDA_HOME at an installed toolkit of torch's major (the report lists them), or install one,

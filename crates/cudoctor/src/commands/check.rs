@@ -148,16 +148,7 @@ fn project_dir(
         }
         return Ok(Some(cudoctor_collect::discovery::ProjectDir::Named(abs)));
     }
-    if args.machine.root.is_some() {
-        return Ok(None);
-    }
-    let Ok(cwd) = std::env::current_dir() else {
-        return Ok(None);
-    };
-    Ok(cudoctor_collect::discovery::project_of_cwd(
-        host,
-        &cudoctor_types::os_text::from_path(&cwd),
-    ))
+    Ok(crate::output::project_of_cwd(host, &args.machine))
 }
 
 /// The snapshot to judge: `--snapshot`'s, or this machine's (or `--root`'s), collected now.

@@ -33,16 +33,7 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
     }
     // The CUDA binaries outside the site directories' packages too: torch's extension cache,
     // editable source trees, PYTHONPATH, the project in the current directory.
-    let project = if args.machine.root.is_none() {
-        std::env::current_dir().ok().and_then(|cwd| {
-            cudoctor_collect::discovery::project_of_cwd(
-                &host,
-                &cudoctor_types::os_text::from_path(&cwd),
-            )
-        })
-    } else {
-        None
-    };
+    let project = crate::output::project_of_cwd(&host, &args.machine);
     let options = Options {
         python: pythons,
         project,

@@ -23,8 +23,12 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
         paths.push((abs, p));
     }
     let parts: &[Part] = if paths.is_empty() {
+        // The CUDA binaries outside the site directories' packages too (torch's extension
+        // cache, editable source trees, PYTHONPATH, the project in the current directory),
+        // loaded by the environment whose code runs them, as check loads them.
         &[
             Part::Python,
+            Part::Discovery,
             Part::Loader,
             Part::FrameworkLinks,
             Part::Windows,
@@ -37,6 +41,7 @@ pub fn run(args: &LibsArgs) -> anyhow::Result<Outcome> {
     scope.all_symbols = args.all_symbols;
     let options = Options {
         python: pythons,
+        project: crate::output::project_of_cwd(&host, &args.machine),
         scope,
         ..Default::default()
     };

@@ -1,0 +1,544 @@
+//! Build readiness against NVIDIA's real compiler (PyPI's `nvidia-cuda-nvcc`, from
+//! `CUDOCTOR_NVCC` or `.venv-ci`, `scripts/ci/install-cuda-tools.sh`) and the host's real gcc:
+//! the range cudoctor reads from the toolkit's own `crt/host_config.h` is the one nvcc enforces,
+//! and the message TK013 predicts is the one nvcc prints.
+//!
+//! No gcc newer than the range of any CUDA 13 header (nor an nvcc older than CUDA 13 on PyPI)
+//! exists on the machines this runs on, so the refused compiler is the real gcc under the name
+//! and `__GNUC__` of the first major past the range: cudoctor reads the version from the name,
+//! nvcc's header from the macro. The accepted case is the real gcc as it is.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+const KERNEL: &str = "__global__ void add_one(float* x) { x[threadIdx.x] += 1.0f; }\n";
+
+fn nvcc(test: &str) -> Option<PathBuf> {
+    let from_env = std::env::var_os("CUDOCTOR_NVCC")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    let found = from_env.or_else(|| {
+        let lib = cudoctor_testkit::repo_root().join(".venv-ci/lib");
+        std::fs::read_dir(lib)
+            .ok()?
+            .flatten()
+            .map(|e| e.path().join("site-packages/nvidia/cu13/bin/nvcc"))
+            .find(|p| p.is_file())
+    });
+    let found = found.filter(|p| p.is_file());
+    if found.is_none() {
+        cudoctor_testkit::skip_missing_tool(
+            test,
+            "no nvcc (CUDOCTOR_NVCC, or scripts/ci/install-cuda-tools.sh)",
+        );
+    }
+    found
+}
+
+/// The real gcc on PATH, symlinks followed.
+fn gcc(test: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|d| d.join("gcc"))
+            .find(|p| p.is_file())
+            .and_then(|p| std::fs::canonicalize(p).ok())
+    });
+    if found.is_none() {
+        cudoctor_testkit::skip_missing_tool(test, "no gcc on PATH");
+    }
+    found
+}
+
+/// `cudoctor check --format json` with CUDA_HOME at `home` and the given variables.
+fn check(home: &Path, vars: &[(&str, &Path)]) -> Value {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.args(["check", "--format", "json"])
+        .env("CUDA_HOME", home)
+        .env("HOME", dir.path())
+        .current_dir(dir.path());
+    for v in [
+        "CC",
+        "NVCC_CCBIN",
+        "NVCC_PREPEND_FLAGS",
+        "NVCC_APPEND_FLAGS",
+    ] {
+        cmd.env_remove(v);
+    }
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run cudoctor");
+    serde_json::from_slice(&out.stdout).expect("check's JSON")
+}
+
+fn findings<'a>(v: &'a Value, code: &str) -> Vec<&'a Value> {
+    v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["code"] == code)
+        .collect()
+}
+
+/// nvcc compiling one kernel with `extra` arguments: (success, stderr).
+fn compile(nvcc: &Path, extra: &[&str]) -> (bool, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let src = dir.path().join("k.cu");
+    std::fs::write(&src, KERNEL).expect("write source");
+    let o = Command::new(nvcc)
+        .args(extra)
+        .args(["-arch=sm_80", "-c", "-o"])
+        .arg(dir.path().join("k.o"))
+        .arg(&src)
+        .output()
+        .expect("run nvcc");
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_host_compiler_range_is_the_headers_and_the_refusal_is_nvccs_own_message() {
+    let test = "host compiler against the real crt/host_config.h";
+    let Some(nvcc) = nvcc(test) else {
+        return;
+    };
+    let Some(gcc) = gcc(test) else {
+        return;
+    };
+    let home = nvcc.parent().and_then(Path::parent).unwrap().to_path_buf();
+    let header = std::fs::read_to_string(home.join("include/crt/host_config.h"))
+        .expect("the toolkit's host_config.h");
+
+    // The present gcc: read by cudoctor, accepted by the header, compiled by nvcc.
+    let v = check(&home, &[]);
+    let tk = v["snapshot"]["toolkit"]["toolkits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| Path::new(t["root"].as_str().unwrap()) == std::fs::canonicalize(&home).unwrap())
+        .expect("the toolkit CUDA_HOME names")
+        .clone();
+    let gnu = tk["host_compilers"]["ranges"]
+        .as_array()
+        .expect("ranges read from host_config.h")
+        .iter()
+        .find(|r| r["family"] == "gcc")
+        .expect("the GNU guard")
+        .clone();
+    let max = gnu["max_major"].as_u64().expect("an upper bound") as u32;
+    assert!(
+        header.contains(&format!("#if {}", gnu["condition"].as_str().unwrap())),
+        "{gnu}"
+    );
+    let host = &v["snapshot"]["toolkit"]["build_tools"]["host_compiler"];
+    assert_eq!(host["chosen_by"], "gcc on PATH", "{host}");
+    let major: u32 = host["version"]
+        .as_str()
+        .expect("gcc's version read")
+        .split('.')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let dumped = Command::new(&gcc).arg("-dumpversion").output().unwrap();
+    let real_major: u32 = String::from_utf8_lossy(&dumped.stdout)
+        .trim()
+        .split('.')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(major, real_major, "{host}");
+    assert!(
+        major <= max,
+        "this machine's gcc {major} is past the header's {max}"
+    );
+    assert!(
+        findings(&v, "TK013").is_empty(),
+        "{:?}",
+        findings(&v, "TK013")
+    );
+    let (ok, stderr) = compile(&nvcc, &[]);
+    assert!(ok, "nvcc with the present gcc: {stderr}");
+
+    // The first gcc past the range, as torch hands it to nvcc (`-ccbin $CC`).
+    let past = max + 1;
+    let bin = tempfile::tempdir().expect("temp dir");
+    let named = bin.path().join(format!("gcc-{past}"));
+    std::os::unix::fs::symlink(&gcc, &named).expect("symlink");
+    let v = check(&home, &[("CC", &named)]);
+    let tk013 = findings(&v, "TK013");
+    assert_eq!(tk013.len(), 1, "{:?}", v["findings"]);
+    let predicted = tk013[0]["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .find_map(|e| e.strip_prefix("predicted, for every .cu file: \""))
+        .and_then(|e| e.strip_suffix('"'))
+        .expect("the predicted message")
+        .to_string();
+    let macro_def = format!("-D__GNUC__={past}");
+    let (ok, stderr) = compile(
+        &nvcc,
+        &[
+            "-ccbin",
+            named.to_str().unwrap(),
+            "-Xcompiler",
+            "-U__GNUC__",
+            "-Xcompiler",
+            &macro_def,
+        ],
+    );
+    assert!(!ok);
+    assert!(
+        stderr.contains(&predicted),
+        "predicted {predicted:?}, nvcc printed:\n{}",
+        stderr.lines().take(6).collect::<Vec<_>>().join("\n")
+    );
+    // The fix cudoctor prints first: a gcc within the range as CC (here the real one).
+    let fix: Vec<String> = tk013[0]["fix"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert!(
+        fix.iter()
+            .any(|s| s.contains(&format!("export CC=gcc-{max} CXX=g++-{max}"))),
+        "{fix:?}"
+    );
+    let v = check(&home, &[("CC", &gcc)]);
+    assert!(findings(&v, "TK013").is_empty());
+    let (ok, stderr) = compile(&nvcc, &["-ccbin", gcc.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    // The override switches the prediction off, as it switches the header's check off.
+    let v = check(
+        &home,
+        &[
+            ("CC", &named),
+            (
+                "NVCC_APPEND_FLAGS",
+                Path::new("-allow-unsupported-compiler"),
+            ),
+        ],
+    );
+    assert!(findings(&v, "TK013").is_empty());
+}
+
+/// The torch environment of the real-env tier (`stock-current`, made by
+/// `scripts/realenv/make-envs.sh`), or the one `CUDOCTOR_BUILD_ENV` names.
+fn torch_env() -> Option<PathBuf> {
+    let env = std::env::var_os("CUDOCTOR_BUILD_ENV")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let base = std::env::var_os("CUDOCTOR_REALENV_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| {
+                    std::env::var_os("XDG_CACHE_HOME")
+                        .map(PathBuf::from)
+                        .unwrap_or_else(|| {
+                            PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+                                .join(".cache")
+                        })
+                        .join("cudoctor-realenv")
+                });
+            base.join("stock-current")
+        });
+    if env.join("bin/python").exists() {
+        return Some(env);
+    }
+    cudoctor_testkit::skip_missing_input(
+        &format!(
+            "no torch environment at {} (scripts/realenv/make-envs.sh, or CUDOCTOR_BUILD_ENV)",
+            env.display()
+        ),
+        "CUDOCTOR_REQUIRE_REAL_ENVS",
+    );
+    None
+}
+
+/// `site-packages` of a venv.
+fn site_packages(env: &Path) -> PathBuf {
+    std::fs::read_dir(env.join("lib"))
+        .expect("lib")
+        .flatten()
+        .map(|e| e.path().join("site-packages"))
+        .find(|p| p.is_dir())
+        .expect("site-packages")
+}
+
+/// The version of an installed distribution, from its dist-info folder's name.
+fn installed(site: &Path, dist: &str) -> Option<String> {
+    let prefix = format!("{}-", dist.replace('-', "_"));
+    std::fs::read_dir(site).ok()?.flatten().find_map(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        name.strip_prefix(&prefix)?
+            .strip_suffix(".dist-info")
+            .map(str::to_string)
+    })
+}
+
+/// `check --python ENV` with CUDA_HOME and PATH as given: (code, severity, fix commands).
+fn build_findings(env: &Path, home: &Path, path: &str) -> Vec<(String, String, Vec<String>)> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["check", "--format", "json", "--python"])
+        .arg(env)
+        .env("CUDA_HOME", home)
+        .env("PATH", path)
+        .env("HOME", dir.path())
+        .env_remove("VIRTUAL_ENV")
+        .env_remove("CONDA_PREFIX")
+        .env_remove("CC")
+        .env_remove("NVCC_APPEND_FLAGS")
+        .env_remove("NVCC_PREPEND_FLAGS")
+        .current_dir(dir.path())
+        .output()
+        .expect("run cudoctor");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("check's JSON");
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"].as_str().is_some_and(|c| c.starts_with("TK")))
+        .map(|f| {
+            let fix = f["fix"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|s| s["shell"].as_str().or(s["command"].as_str()))
+                .map(str::to_string)
+                .collect();
+            (
+                f["code"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+                fix,
+            )
+        })
+        .collect()
+}
+
+fn codes(f: &[(String, String, Vec<String>)]) -> Vec<String> {
+    f.iter().map(|(c, s, _)| format!("{c} {s}")).collect()
+}
+
+/// Runs a fix cudoctor printed, as a user pastes it.
+fn apply(cmd: &str) {
+    let o = Command::new("sh").args(["-c", cmd]).output().expect("sh");
+    assert!(
+        o.status.success(),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// torch's JIT build of a CUDA extension (load_inline, sm_80), as the issue's users run it:
+/// (success, output).
+fn jit_build(env: &Path, home: &Path, path: &str, ext_dir: &Path) -> (bool, String) {
+    let script = r#"
+import torch
+from torch.utils.cpp_extension import load_inline
+src = '__global__ void k(float* x) { x[threadIdx.x] += 1.0f; }\nvoid launch(torch::Tensor x) { k<<<1, 32>>>(x.data_ptr<float>()); }\n'
+m = load_inline(name="cudoctor_probe", cpp_sources="void launch(torch::Tensor x);", cuda_sources=src, functions=["launch"])
+print("BUILT", m.__file__)
+"#;
+    let o = Command::new(env.join("bin/python"))
+        .args(["-c", script])
+        .env("CUDA_HOME", home)
+        .env("PATH", path)
+        .env("TORCH_CUDA_ARCH_LIST", "8.0")
+        .env("TORCH_EXTENSIONS_DIR", ext_dir)
+        .env("MAX_JOBS", "2")
+        .env_remove("CC")
+        .output()
+        .expect("run python");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (o.status.success() && text.contains("BUILT"), text)
+}
+
+/// NVIDIA's pip compiler of torch's own CUDA release in a copy (hard links) of a real torch
+/// environment without ninja: check predicts the missing ninja (TK014) and the missing
+/// `libcudart.so` link (TK012), nothing else of the build layer; each printed fix, applied in
+/// turn, clears its finding. With `CUDOCTOR_REAL_BUILDS=1` each step is also built for real
+/// with torch's `load_inline` (minutes): the build fails as predicted, then succeeds.
+#[test]
+fn a_torch_env_without_ninja_and_the_cudart_link_is_predicted_and_fixed_as_the_build_says() {
+    let test = "build readiness of a real torch env";
+    let Some(src_env) = torch_env() else {
+        return;
+    };
+    if Command::new("uv").arg("--version").output().is_err() {
+        cudoctor_testkit::skip_missing_tool(test, "uv");
+        return;
+    }
+    let src_site = site_packages(&src_env);
+    let Some(runtime) = installed(&src_site, "nvidia-cuda-runtime") else {
+        cudoctor_testkit::skip_missing_input(
+            &format!(
+                "no nvidia-cuda-runtime (CUDA 13 pip layout) in {}",
+                src_env.display()
+            ),
+            "CUDOCTOR_REQUIRE_REAL_ENVS",
+        );
+        return;
+    };
+    if installed(&src_site, "ninja").is_some() {
+        cudoctor_testkit::skip_missing_input(
+            &format!("{} already has ninja", src_env.display()),
+            "CUDOCTOR_REQUIRE_REAL_ENVS",
+        );
+        return;
+    }
+    // A copy of the environment beside it (hard links: the files pip replaces are unlinked
+    // first, the original stays as it was).
+    let parent = src_env.parent().unwrap();
+    let dir = tempfile::tempdir_in(parent).expect("temp dir beside the env");
+    let env = dir.path().join("env");
+    let st = Command::new("cp")
+        .arg("-al")
+        .arg(&src_env)
+        .arg(&env)
+        .status()
+        .unwrap();
+    assert!(st.success(), "cp -al");
+    // The runtime's release (NVIDIA numbers each piece's patch on its own).
+    let release = runtime.split('.').take(2).collect::<Vec<_>>().join(".");
+    let pieces: Vec<String> = ["nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-nvvm"]
+        .iter()
+        .map(|p| format!("{p}=={release}.*"))
+        .collect();
+    let o = Command::new("uv")
+        .args(["pip", "install", "--quiet", "--python"])
+        .arg(env.join("bin/python"))
+        .args(&pieces)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "uv pip install {pieces:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let home = site_packages(&env).join("nvidia/cu13");
+    assert!(home.join("bin/nvcc").is_file());
+    let system_path = "/usr/local/bin:/usr/bin:/bin";
+    let env_path = format!("{}:{system_path}", env.join("bin").display());
+    let builds = std::env::var("CUDOCTOR_REAL_BUILDS").as_deref() == Ok("1");
+    if !builds {
+        cudoctor_testkit::skip_opt_in(
+            &format!("{test}: the real load_inline builds"),
+            "CUDOCTOR_REAL_BUILDS=1",
+        );
+    }
+    let ext = dir.path().join("torch_extensions");
+
+    // 1. No ninja, no libcudart.so.
+    let f = build_findings(&env, &home, system_path);
+    assert_eq!(codes(&f), ["TK012 error", "TK014 info"], "{f:?}");
+    if builds {
+        let (ok, out) = jit_build(&env, &home, system_path, &ext);
+        assert!(!ok);
+        assert!(
+            out.contains("Ninja is required to load C++ extensions"),
+            "{out}"
+        );
+    }
+    // TK014's fix: the env's installer installs the ninja wheel.
+    let install = f[1].2.first().expect("TK014's install line").clone();
+    assert!(install.ends_with(" ninja"), "{install}");
+    apply(&install);
+    // 2. The wheel's program is in the env's bin/, PATH does not lead there: a note.
+    let f = build_findings(&env, &home, system_path);
+    assert_eq!(codes(&f), ["TK012 error", "TK014 info"], "{f:?}");
+    assert!(f[1].2[0].starts_with("export PATH="), "{f:?}");
+    if builds {
+        let (ok, out) = jit_build(&env, &home, system_path, &ext);
+        assert!(!ok && out.contains("Ninja is required"), "{out}");
+    }
+    // 3. The environment's bin/ on PATH: ninja found; the link of -lcudart is what is left.
+    let f = build_findings(&env, &home, &env_path);
+    assert_eq!(codes(&f), ["TK012 error"], "{f:?}");
+    if builds {
+        let (ok, out) = jit_build(&env, &home, &env_path, &ext);
+        assert!(!ok);
+        assert!(out.contains("cannot find -lcudart"), "{out}");
+    }
+    apply(f[0].2.first().expect("TK012's ln -s"));
+    // 4. Ready: nothing predicted, and the build links and loads.
+    let f = build_findings(&env, &home, &env_path);
+    assert!(f.is_empty(), "{f:?}");
+    if builds {
+        let (ok, out) = jit_build(&env, &home, &env_path, &ext);
+        assert!(ok, "{out}");
+    }
+    // 5. Every compiler piece of another minor release of torch's major (as `pip install
+    // nvidia-cuda-nvcc` of the newest one with its pieces leaves it): torch's warning, noted.
+    let other = "13.5.37";
+    if !runtime.starts_with("13.") || runtime.starts_with("13.5.") {
+        return;
+    }
+    let pieces: Vec<String> = [
+        "nvidia-cuda-nvcc",
+        "nvidia-cuda-crt",
+        "nvidia-nvvm",
+        "nvidia-cuda-runtime",
+    ]
+    .iter()
+    .map(|p| format!("{p}=={other}"))
+    .collect();
+    let o = Command::new("uv")
+        .args(["pip", "install", "--quiet", "--python"])
+        .arg(env.join("bin/python"))
+        .args(&pieces)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let f = build_findings(&env, &home, &env_path);
+    assert_eq!(codes(&f), ["TK015 info"], "{f:?}");
+    if builds {
+        // torch compares the versions in BuildExtension (setup.py / pip builds) only.
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(
+            project.join("probe.cu"),
+            "#include <torch/extension.h>\n__global__ void k(float* x) { x[threadIdx.x] += 1.0f; }\nvoid launch(torch::Tensor x) { k<<<1, 32>>>(x.data_ptr<float>()); }\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"launch\", &launch); }\n",
+        )
+        .unwrap();
+        std::fs::write(
+            project.join("setup.py"),
+            "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\nsetup(name='probe', ext_modules=[CUDAExtension('probe', ['probe.cu'])], cmdclass={'build_ext': BuildExtension})\n",
+        )
+        .unwrap();
+        let o = Command::new(env.join("bin/python"))
+            .args(["setup.py", "build_ext", "--build-lib", "out"])
+            .current_dir(&project)
+            .env("CUDA_HOME", &home)
+            .env("PATH", &env_path)
+            .env("TORCH_CUDA_ARCH_LIST", "8.0")
+            .env("MAX_JOBS", "2")
+            .env_remove("CC")
+            .output()
+            .unwrap();
+        let out = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success(), "{out}");
+        let torch_cuda = runtime.split('.').take(2).collect::<Vec<_>>().join(".");
+        assert!(
+            out.contains(&format!("The detected CUDA version (13.5) has a minor version mismatch with the version that was used to compile PyTorch ({torch_cuda}). Most likely this shouldn't be a problem.")),
+            "{out}"
+        );
+    }
+}
