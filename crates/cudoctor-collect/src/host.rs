@@ -5,7 +5,10 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use cudoctor_snapshot::{ScanKind, StopReason, StoppedEarly};
 
 use crate::runner;
 
@@ -24,6 +27,11 @@ pub struct Host {
     /// Where they are asked: in this process unless the program sets a child.
     pub driver_probe: crate::driver::probe::DriverProbe,
     pub command_timeout: Duration,
+    /// When the command's reading of files must end (every hashing, walking and scanning
+    /// loop asks it); none unless the program sets one.
+    deadline: cudoctor_types::Deadline,
+    /// The loops that stopped early, shared by the clones handed to probes.
+    stops: Arc<Mutex<Vec<StoppedEarly>>>,
 }
 
 /// What a child process did.
@@ -53,6 +61,8 @@ impl Host {
             dynamic_loading: true,
             driver_probe: crate::driver::probe::DriverProbe::InThisProcess,
             command_timeout,
+            deadline: cudoctor_types::Deadline::NONE,
+            stops: Arc::default(),
         }
     }
 
@@ -65,7 +75,50 @@ impl Host {
             dynamic_loading: is_real_root,
             driver_probe: crate::driver::probe::DriverProbe::InThisProcess,
             command_timeout,
+            deadline: cudoctor_types::Deadline::NONE,
+            stops: Arc::default(),
         }
+    }
+
+    /// The same machine, its file work bounded by `deadline`.
+    pub fn with_deadline(mut self, deadline: cudoctor_types::Deadline) -> Host {
+        self.deadline = deadline;
+        self
+    }
+
+    pub fn deadline(&self) -> cudoctor_types::Deadline {
+        self.deadline
+    }
+
+    /// Whether the deadline has passed; when it has, the loop `scan` working in `place` is
+    /// recorded as stopped early. A loop asks this between steps and ends when it says yes.
+    pub fn out_of_time(&self, scan: ScanKind, place: &str) -> bool {
+        if !self.deadline.passed() {
+            return false;
+        }
+        let budget_s = self.deadline.budget_s().unwrap_or(0.0);
+        self.stopped(scan, place, StopReason::Deadline { budget_s });
+        true
+    }
+
+    /// Records that the loop `scan` working in `place` stopped early, and why (once per loop
+    /// and place).
+    pub fn stopped(&self, scan: ScanKind, place: &str, why: StopReason) {
+        let mut stops = self.stops.lock().unwrap_or_else(|e| e.into_inner());
+        if !stops.iter().any(|s| s.scan == scan && s.place == place) {
+            stops.push(StoppedEarly {
+                scan,
+                place: place.to_string(),
+                why,
+            });
+        }
+    }
+
+    /// Every loop recorded as stopped early, by kind and place.
+    pub fn stopped_early(&self) -> Vec<StoppedEarly> {
+        let mut stops = self.stops.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        stops.sort_by(|a, b| (a.scan, &a.place).cmp(&(b.scan, &b.place)));
+        stops
     }
 
     pub fn root(&self) -> &Path {
@@ -119,8 +172,29 @@ impl Host {
         }
         match self.resolve(machine_path) {
             Some((real, _)) => self.real_path(&real),
-            None => self.real_path(machine_path),
+            None => self.unresolved_path(machine_path),
         }
+    }
+
+    /// The real path of a machine path whose links cannot be followed inside the root (a
+    /// broken chain, a loop, a missing file). Where a component of it is a link, the system
+    /// would follow that link on the real machine (`lib.so -> /etc/shadow`, `-> /proc/...`),
+    /// outside the root: then the empty path, which every open refuses.
+    fn unresolved_path(&self, machine_path: &str) -> PathBuf {
+        let real = self.real_path(machine_path);
+        let mut at = self.root.clone();
+        if let Ok(rest) = real.strip_prefix(&self.root) {
+            for c in rest.components() {
+                at.push(c);
+                match std::fs::symlink_metadata(&at) {
+                    Ok(m) if m.file_type().is_symlink() => return PathBuf::new(),
+                    Ok(_) => {}
+                    // Missing from here on: nothing the system could follow.
+                    Err(_) => break,
+                }
+            }
+        }
+        real
     }
 
     /// The machine path of a real path under the root (the inverse of [`Host::real_path`]).

@@ -202,9 +202,37 @@ pub fn named_in_log(host: &Host, named: &[(String, bool)]) -> Vec<LibraryImages>
 /// Expands directories into the libraries under them (machine paths).
 pub fn expand(host: &Host, path: &str) -> Vec<String> {
     if host.is_dir(path) {
-        find_cuda_libraries(&host.fs_path(path))
+        let found = find_cuda_libraries(&host.fs_path(path))
             .iter()
             .map(|p| host.machine_path(p))
+            .collect();
+        if host.runs_programs() {
+            return found;
+        }
+        // Under a root the walk's file links were followed by the system (a link to
+        // `/usr/lib/...` or `/etc/shadow` names a file of this machine, not of the root): each
+        // is followed again inside the root, and kept only when it leads to a regular file
+        // there not already listed.
+        let resolved: Vec<(String, Option<String>)> = found
+            .into_iter()
+            .map(|p| {
+                let real = host.resolve(&p).map(|(r, _)| r);
+                (p, real)
+            })
+            .collect();
+        let mut seen: std::collections::HashSet<String> = resolved
+            .iter()
+            .filter(|(p, real)| real.as_ref() == Some(p))
+            .map(|(p, _)| p.clone())
+            .collect();
+        resolved
+            .into_iter()
+            .filter(|(p, real)| match real {
+                Some(real) if real == p => true,
+                Some(real) => host.is_file(real) && seen.insert(real.clone()),
+                None => false,
+            })
+            .map(|(p, _)| p)
             .collect()
     } else {
         vec![path.to_string()]

@@ -19,6 +19,7 @@ mod platform;
 mod python;
 mod run;
 mod security;
+mod stopped;
 mod toolkit;
 mod wheels;
 pub mod windows;
@@ -76,6 +77,7 @@ pub use run::{
 pub use security::{
     ApparmorFacts, Confinement, SecurityDenial, SecurityFacts, SecurityModule, SelinuxFacts,
 };
+pub use stopped::{ScanKind, StopReason, StoppedEarly};
 pub use toolkit::{LinkDir, NvccOnPath, SymlinkChain, Toolkit, ToolkitFacts};
 pub use wheels::{DamagedFile, FileProblem, PathOwner, SharedPath, WheelCheck};
 
@@ -133,6 +135,10 @@ pub struct Snapshot {
     /// A Windows machine's DLL facts; absent on other machines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub windows: Option<windows::WindowsFacts>,
+    /// Loops that stopped before the end of their input (a deadline, a cap): what the check
+    /// did not look at.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stopped_early: Vec<StoppedEarly>,
 }
 
 impl Snapshot {

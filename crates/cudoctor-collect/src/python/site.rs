@@ -1,7 +1,9 @@
 //! What is installed in a Python environment, from `*.dist-info` / `*.egg-info` directory names
 //! (the fastest source: no file is opened per package) and `torch/version.py`.
 
-use cudoctor_snapshot::{CondaPackage, Package, PythonEnv, PythonEnvKind, TorchBuild};
+use cudoctor_snapshot::{
+    CondaPackage, Package, PythonEnv, PythonEnvKind, ScanKind, StopReason, TorchBuild,
+};
 
 use crate::host::Host;
 
@@ -147,13 +149,24 @@ pub fn site_packages_dirs(
     }
     // A set, not a list: 60,000 `.pth` directories must cost linear time, not quadratic.
     let mut seen = std::collections::HashSet::new();
-    dirs.into_iter()
-        .filter(|d| host.is_dir(d))
-        .filter(|d| {
-            let key = host.resolve(d).map(|(r, _)| r).unwrap_or_else(|| d.clone());
-            seen.insert(key)
-        })
-        .collect()
+    let mut out = Vec::new();
+    for d in dirs {
+        // Past the deadline the rest of sys.path is left out (said as stopped early).
+        if host.out_of_time(ScanKind::SitePackages, prefix) {
+            break;
+        }
+        if !host.is_dir(&d) {
+            continue;
+        }
+        let key = host
+            .resolve(&d)
+            .map(|(r, _)| r)
+            .unwrap_or_else(|| d.clone());
+        if seen.insert(key) {
+            out.push(d);
+        }
+    }
+    out
 }
 
 /// Where `import MODULE` of a top-level name finds it, as indexes into `dirs` (sys.path
@@ -259,6 +272,9 @@ fn is_module_suffix(ext: &str, python_version: Option<&str>) -> bool {
     }
 }
 
+/// Bytes of `.pth` files read per site directory, at most (real ones hold a line or a few).
+pub(crate) const MAX_PTH_BYTES: u64 = 64 << 20;
+
 /// The directories the `.pth` files of a site directory add, in `site.addpackage` order:
 /// files sorted by name, lines that are neither comments nor `import` statements, relative to
 /// the site directory.
@@ -270,10 +286,26 @@ fn pth_dirs(host: &Host, site_dir: &str) -> Vec<String> {
         .collect();
     names.sort();
     let mut out = Vec::new();
+    let mut bytes = 0u64;
     for name in names {
+        if host.out_of_time(ScanKind::SitePackages, site_dir) {
+            break;
+        }
+        // Real `.pth` files hold a line or a few; thousands of huge ones end at a byte cap.
+        if bytes > MAX_PTH_BYTES {
+            host.stopped(
+                ScanKind::SitePackages,
+                site_dir,
+                StopReason::Bytes {
+                    limit: MAX_PTH_BYTES,
+                },
+            );
+            break;
+        }
         let Ok(text) = host.read_text(&format!("{site_dir}/{name}")) else {
             continue;
         };
+        bytes += text.len() as u64;
         for line in pth_entries(&text) {
             let dir = if line.starts_with('/') {
                 crate::host::normalise(line)
@@ -324,6 +356,9 @@ fn prefix_dirs(prefix: &str, lib_versions: &[String]) -> Vec<String> {
 pub fn read_packages(host: &Host, env: &mut PythonEnv) {
     for sp in env.site_packages.clone() {
         for entry in host.list_dir(&sp) {
+            if host.out_of_time(ScanKind::SitePackages, &sp) {
+                break;
+            }
             let Some((name, version)) = dist_name_version(&entry) else {
                 continue;
             };
