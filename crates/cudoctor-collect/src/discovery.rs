@@ -83,7 +83,7 @@ pub fn collect(host: &Host, envs: &[PythonEnv], project: Option<&ProjectDir>) ->
         host,
         out: BinaryDiscovery::default(),
         seen: HashSet::new(),
-        walked: Vec::new(),
+        walked: HashSet::new(),
         modules_only: false,
     };
     d.torch_extension_cache(envs);
@@ -130,7 +130,7 @@ struct Discovery<'h> {
     /// Paths already found (each binary once, under the first origin that found it).
     seen: HashSet<String>,
     /// Source trees already walked: a tree inside one of them is not walked again.
-    walked: Vec<String>,
+    walked: HashSet<String>,
     /// Keep only Python extension modules from the next tree (see [`ProjectDir::CurrentDir`]).
     modules_only: bool,
 }
@@ -355,10 +355,20 @@ impl Discovery<'_> {
     fn tree(&mut self, root: &str, kind: PlaceKind, origin: BinaryOrigin, env: Option<String>) {
         let root = root.trim_end_matches('/');
         let root = if root.is_empty() { "/" } else { root };
-        if self.walked.iter().any(|w| within(root, w)) {
-            return;
+        // The root and each directory above it looked up in the set: thousands of trees
+        // (one per `.pth` line) cost linear time, not quadratic.
+        let mut above = Some(root);
+        while let Some(dir) = above {
+            if self.walked.contains(dir) {
+                return;
+            }
+            above = match dir.rsplit_once('/') {
+                Some(("", _)) if dir != "/" => Some("/"),
+                Some((parent, _)) if !parent.is_empty() => Some(parent),
+                _ => None,
+            };
         }
-        self.walked.push(root.to_string());
+        self.walked.insert(root.to_string());
         let walk = walk_tree(self.host, root, MAX_TREE_ENTRIES, MAX_TREE_DEPTH);
         let mut limit_hit = walk.limit_hit;
         for path in walk.libraries {
@@ -399,6 +409,7 @@ impl Discovery<'_> {
 }
 
 /// Whether `path` is `dir` or lies under it.
+#[cfg(test)]
 fn within(path: &str, dir: &str) -> bool {
     dir == "/"
         || path == dir

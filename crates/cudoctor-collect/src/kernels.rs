@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use cudoctor_fatbin::{default_threads, find_cuda_libraries, scan_many};
-use cudoctor_snapshot::{KernelImages, LibraryImages, PythonEnv};
+use cudoctor_snapshot::{KernelImages, LibraryImages, PythonEnv, ScanKind};
 
 use crate::host::Host;
 
@@ -143,7 +143,18 @@ pub fn discovered_owner(b: &cudoctor_snapshot::FoundBinary) -> String {
 /// Scans the given machine paths (files or directories) with each library's owner label.
 pub fn scan(host: &Host, paths: &[(String, String)]) -> KernelImages {
     let real: Vec<PathBuf> = paths.iter().map(|(p, _)| host.fs_path(p)).collect();
-    let results = scan_many(&real, default_threads());
+    // In batches, so that thousands of libraries (or a few of many GB) end at the command's
+    // deadline: the libraries not read by then are left out and the stop is said.
+    let batch = default_threads() * 4;
+    let mut results = Vec::with_capacity(real.len());
+    for (k, chunk) in real.chunks(batch).enumerate() {
+        let first = &paths[k * batch].0;
+        let place = first.rsplit_once('/').map_or(first.as_str(), |(d, _)| d);
+        if host.out_of_time(ScanKind::KernelImages, place) {
+            break;
+        }
+        results.extend(scan_many(chunk, default_threads()));
+    }
     let libraries = results
         .into_iter()
         .zip(paths)

@@ -118,7 +118,12 @@ fn check_json(root: &Path, extra: &[&str], limit: Duration) -> (Ran, serde_json:
     let mut args = vec!["check", "--root", &root_s, "--format", "json"];
     args.extend_from_slice(extra);
     let ran = bounded(&args, &[("VIRTUAL_ENV", PREFIX)], limit);
-    assert!(matches!(ran.code, Some(0 | 1)), "{:?}: {}", ran.code, ran.stderr);
+    assert!(
+        matches!(ran.code, Some(0 | 1)),
+        "{:?}: {}",
+        ran.code,
+        ran.stderr
+    );
     let v = serde_json::from_str(&ran.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", ran.stdout, ran.stderr));
     (ran, v)
@@ -280,4 +285,62 @@ fn a_library_link_to_an_absolute_path_is_never_read_on_this_machine() {
     for name in ["libevil", "libdots", "libproc"] {
         assert!(!ran.stdout.contains(name), "{name} read:\n{}", ran.stdout);
     }
+}
+
+// ---- 60,000 .pth files: linear cost, nothing executed ----
+
+/// A site directory with `n` `.pth` files, each naming a directory of its own (one in ten
+/// created: each sys.path entry costs a listing in every probe), with an `import` line that
+/// would leave a marker if anything ran it; a few hold a 1 MB line.
+fn pth_root(n: usize, marker: &Path) -> tempfile::TempDir {
+    let root = venv_root();
+    let sp = real(root.path(), SITE);
+    let dirs = real(root.path(), "/srv/p");
+    let huge = "x".repeat(1 << 20);
+    for i in 0..n {
+        if i % 10 == 0 {
+            fs::create_dir_all(dirs.join(format!("d{i}"))).unwrap();
+        }
+        let mut text = format!(
+            "/srv/p/d{i}\nimport os; os.system('touch {}')\n",
+            marker.display()
+        );
+        if i % 10_000 == 0 {
+            text.push_str(&huge);
+            text.push('\n');
+        }
+        fs::write(sp.join(format!("p{i:05}.pth")), text).unwrap();
+    }
+    root
+}
+
+/// The reproducer: 60,000 `.pth` directories cost 16 s against 2.7 s for 20,000
+/// (quadratic). The cost above an ordinary environment's (measured in the same test) must grow
+/// with the number of files, not its square: 60,000 cost at most twice the 3x of 20,000's.
+/// Nothing of the `import` lines runs.
+#[test]
+fn sixty_thousand_pth_files_cost_linear_time_and_nothing_in_them_runs() {
+    let marks = tempfile::tempdir().unwrap();
+    let marker = marks.path().join("ran");
+    let limit = Duration::from_secs(240);
+    let timeout = ["--timeout", "600"];
+    let ordinary = venv_root();
+    let (base, _) = check_json(ordinary.path(), &timeout, limit);
+    let small = pth_root(20_000, &marker);
+    let (twenty, _) = check_json(small.path(), &timeout, limit);
+    drop(small);
+    let large = pth_root(60_000, &marker);
+    let (sixty, v) = check_json(large.path(), &timeout, limit);
+    assert!(!marker.exists(), "a .pth import line ran");
+    assert!(stops(&v).is_empty(), "{:?}", stops(&v));
+    let cost = |r: &Ran| r.took.saturating_sub(base.took).as_secs_f64().max(0.05);
+    let ratio = cost(&sixty) / cost(&twenty);
+    eprintln!(
+        "ordinary {:?}, 20k {:?}, 60k {:?}: ratio {ratio:.2} (linear 3, quadratic 9)",
+        base.took, twenty.took, sixty.took
+    );
+    assert!(
+        ratio < 6.0,
+        "60k .pth cost {ratio:.2}x 20k's (linear is 3x)"
+    );
 }

@@ -99,12 +99,33 @@ pub fn run(args: &KernelsArgs) -> anyhow::Result<Outcome> {
         }
     }
     let real: Vec<PathBuf> = machine_paths.iter().map(|p| host.fs_path(p)).collect();
-    let scans: Vec<(PathBuf, _)> = scan_many(&real, default_threads())
+    // In batches, each begun only before the deadline (--timeout): thousands of libraries,
+    // or a few of many GB, end there; those not read are said as not judged.
+    let batch = default_threads() * 4;
+    let mut scanned = Vec::with_capacity(real.len());
+    for chunk in real.chunks(batch) {
+        if host.deadline().passed() {
+            break;
+        }
+        scanned.extend(scan_many(chunk, default_threads()));
+    }
+    let unread = &machine_paths[scanned.len()..];
+    let scans: Vec<(PathBuf, _)> = scanned
         .into_iter()
         .zip(&machine_paths)
         .map(|((_, r), m)| (cudoctor_types::os_text::to_path(m), r))
         .collect();
     let mut report = kernels_report(&scans, &targets, driver_cuda);
+    if let Some(first) = unread.first() {
+        let budget = host.deadline().budget_s().unwrap_or(0.0);
+        report.not_judged.push(cudoctor_fatbin::report::NotJudged {
+            path: first.clone(),
+            why: format!(
+                "stopped early: the time budget of {budget} s (--timeout) was spent; this and {} more libraries not read",
+                unread.len() - 1
+            ),
+        });
+    }
     // Libraries without device code say nothing about GPUs; keep them out of the listing.
     report
         .libraries
