@@ -483,6 +483,26 @@ mod tests {
         assert!(host.read_text("/proc/zero").is_err());
     }
 
+    /// A link whose target is not inside the root (an absolute path the root lacks, `..` past
+    /// its top, /proc) names nothing: its path opens nothing of this machine.
+    #[test]
+    fn a_link_leading_out_of_the_root_opens_nothing() {
+        let (dir, host) = fake();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("secret");
+        std::fs::write(&victim, "secret").unwrap();
+        std::fs::create_dir_all(dir.path().join("lib")).unwrap();
+        symlink(&victim, dir.path().join("lib/a.so")).unwrap();
+        symlink("/proc/self/environ", dir.path().join("lib/b.so")).unwrap();
+        symlink(outside.path(), dir.path().join("lib/d")).unwrap();
+        for p in ["/lib/a.so", "/lib/b.so", "/lib/d/secret"] {
+            assert!(!host.exists(p), "{p}");
+            assert!(host.read_text(p).is_err(), "{p}");
+            assert!(std::fs::read(host.fs_path(p)).is_err(), "{p}");
+        }
+        assert!(host.list_dir("/lib/d").is_empty());
+    }
+
     #[test]
     fn a_hung_program_is_killed_at_the_timeout() {
         let mut cmd = Command::new("sleep");

@@ -285,6 +285,23 @@ fn a_library_link_to_an_absolute_path_is_never_read_on_this_machine() {
     for name in ["libevil", "libdots", "libproc"] {
         assert!(!ran.stdout.contains(name), "{name} read:\n{}", ran.stdout);
     }
+    // Named on the command line: no such file in the root (it was this machine's file).
+    for cmd in ["kernels", "libs"] {
+        for name in ["libevil.so", "libdots.so", "libproc.so"] {
+            let path = format!("{SITE}/torch/lib/{name}");
+            let ran = bounded(
+                &[cmd, "--root", &root_s, &path],
+                &[],
+                Duration::from_secs(30),
+            );
+            assert_eq!(ran.code, Some(2), "{cmd} {name}: {}", ran.stdout);
+            assert!(
+                ran.stderr.contains("No such file") || ran.stderr.contains("no such file"),
+                "{cmd} {name}: {}",
+                ran.stderr
+            );
+        }
+    }
 }
 
 // ---- 60,000 .pth files: linear cost, nothing executed ----
