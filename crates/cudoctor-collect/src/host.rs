@@ -14,6 +14,8 @@ use crate::runner;
 
 /// Largest text file a probe reads; larger ones are cut (procfs files and version files are tiny).
 const MAX_TEXT_FILE: u64 = 4 << 20;
+/// Most names read from one directory (a site-packages holds a few thousand).
+pub const MAX_DIR_ENTRIES: usize = 100_000;
 /// Most output kept from one child process.
 const MAX_COMMAND_OUTPUT: usize = 8 << 20;
 
@@ -230,14 +232,27 @@ impl Host {
     }
 
     /// Names in a directory, sorted; empty when it cannot be read.
+    /// At most [`MAX_DIR_ENTRIES`] names: a directory of millions of entries is cut there and
+    /// said as stopped early.
     pub fn list_dir(&self, p: &str) -> Vec<String> {
         let mut names: Vec<String> = match std::fs::read_dir(self.fs_path(p)) {
             Ok(rd) => rd
                 .filter_map(Result::ok)
+                .take(MAX_DIR_ENTRIES + 1)
                 .map(|e| cudoctor_types::os_text::from_os(&e.file_name()).into_owned())
                 .collect(),
             Err(_) => Vec::new(),
         };
+        if names.len() > MAX_DIR_ENTRIES {
+            names.truncate(MAX_DIR_ENTRIES);
+            self.stopped(
+                ScanKind::Listing,
+                p,
+                StopReason::Files {
+                    limit: MAX_DIR_ENTRIES as u64,
+                },
+            );
+        }
         names.sort();
         names
     }

@@ -99,6 +99,10 @@ pub fn candidates(host: &Host, envs: &[PythonEnv]) -> Vec<(String, String)> {
         let mut imported = crate::python::site::ImportOrigins::new(env);
         for sp in &env.site_packages {
             for entry in host.list_dir(sp) {
+                // A site directory of millions of entries ends at the command's deadline.
+                if host.out_of_time(ScanKind::KernelImages, sp) {
+                    break;
+                }
                 let machine = format!("{sp}/{entry}");
                 let is_ext_file = entry.contains(".so") && host.is_file(&machine);
                 let module = entry.split('.').next().unwrap_or(&entry);

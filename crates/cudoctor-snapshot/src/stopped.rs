@@ -20,6 +20,8 @@ pub enum ScanKind {
     Loader,
     /// Finding CUDA toolkits on disk.
     Toolkits,
+    /// Listing one directory's names.
+    Listing,
 }
 
 impl ScanKind {
@@ -31,6 +33,7 @@ impl ScanKind {
             ScanKind::KernelImages => "the reading of kernel images",
             ScanKind::Loader => "the dynamic loader's emulation",
             ScanKind::Toolkits => "the search for CUDA toolkits",
+            ScanKind::Listing => "the listing of a directory",
         }
     }
 }

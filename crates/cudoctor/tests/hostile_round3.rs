@@ -361,3 +361,25 @@ fn sixty_thousand_pth_files_cost_linear_time_and_nothing_in_them_runs() {
         "60k .pth cost {ratio:.2}x 20k's (linear is 3x)"
     );
 }
+
+/// A site directory of 150,000 entries (each a `.so` name): every probe that lists it read all
+/// of them, a dozen times over. A listing now stops at 100,000 names, said as PLT040, and the
+/// check ends near its budget.
+#[test]
+fn a_site_directory_of_150_000_entries_is_listed_to_a_cap_and_said() {
+    let root = venv_root();
+    let sp = real(root.path(), SITE);
+    for i in 0..150_000 {
+        fs::File::create(sp.join(format!("m{i}.so"))).unwrap();
+    }
+    let (ran, v) = check_json(root.path(), &["--timeout", "1"], Duration::from_secs(120));
+    assert!(ran.took < Duration::from_secs(30), "took {:?}", ran.took);
+    assert!(stops(&v).contains(&("listing".to_string(), SITE.to_string(), "files".to_string())));
+    let said: String = findings(&v, "PLT040")
+        .iter()
+        .map(|f| f.to_string())
+        .collect();
+    assert!(said.contains("stopped early: more than 100000"), "{said}");
+    // torch is still found in it.
+    assert!(ran.stdout.contains("2.5.0+cu124"));
+}
