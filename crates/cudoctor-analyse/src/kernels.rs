@@ -2,9 +2,9 @@
 //! named with `--gpu`): natively, through PTX JIT, or not at all. The libraries an
 //! environment's import never loads are judged for no GPU, as check leaves them out of KRN002.
 
-use cudoctor_fatbin::report::{judged, GpuTarget, KernelsReport, LibraryReport};
+use cudoctor_fatbin::report::{judged, GpuTarget, KernelsReport, LibraryReport, NotJudged};
 use cudoctor_kb::{Kb, UnknownGpu};
-use cudoctor_snapshot::{BinaryOrigin, Snapshot, TorchBuild};
+use cudoctor_snapshot::{BinaryOrigin, ScanKind, Snapshot, TorchBuild};
 use cudoctor_types::CudaVersion;
 
 use crate::bitsandbytes::{unloaded, OVERRIDE_VAR};
@@ -55,6 +55,20 @@ pub fn report(snap: &Snapshot, kb: &Kb, named: &[String]) -> Result<KernelsRepor
         })
         .collect();
     let mut report = judged(libraries, &targets, driver_cuda);
+    // A scan the deadline or a cap stopped: what it did not read is not judged.
+    for stop in snap
+        .stopped_early
+        .iter()
+        .filter(|s| s.scan == ScanKind::KernelImages)
+    {
+        report.not_judged.push(NotJudged {
+            path: stop.place.clone(),
+            why: format!(
+                "stopped early: {}; the libraries from here on were not read",
+                stop.why
+            ),
+        });
+    }
     let cx = Context::new(snap, kb);
     mark_unloaded_bitsandbytes(&cx, &mut report);
     mark_stale_jit_builds(snap, &mut report);

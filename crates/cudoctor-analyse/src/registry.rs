@@ -14,6 +14,7 @@ pub static RULES: &[&Rule] = &[
     &rules::windows_dll_from_path::RULE,
     &rules::cuda_env_hurts::RULE,
     &rules::small_dev_shm::RULE,
+    &rules::check_stopped_early::RULE,
     &rules::no_driver::RULE,
     &rules::no_gpu_visible::RULE,
     &rules::driver_library_mismatch::RULE,

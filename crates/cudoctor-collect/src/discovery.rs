@@ -12,7 +12,7 @@ use cudoctor_ldso::elf::sections::read_sections;
 use cudoctor_ldso::{cuda_library, CudaFamily, ElfFile};
 use cudoctor_snapshot::{
     parse_build_folder, torch_build_folder, BinaryDiscovery, BinaryOrigin, EditableVia,
-    FoundBinary, PlaceKind, PythonEnv, SearchedPlace,
+    FoundBinary, PlaceKind, PythonEnv, ScanKind, SearchedPlace, StopReason,
 };
 
 use crate::host::Host;
@@ -83,7 +83,7 @@ pub fn collect(host: &Host, envs: &[PythonEnv], project: Option<&ProjectDir>) ->
         host,
         out: BinaryDiscovery::default(),
         seen: HashSet::new(),
-        walked: Vec::new(),
+        walked: HashSet::new(),
         modules_only: false,
     };
     d.torch_extension_cache(envs);
@@ -130,7 +130,7 @@ struct Discovery<'h> {
     /// Paths already found (each binary once, under the first origin that found it).
     seen: HashSet<String>,
     /// Source trees already walked: a tree inside one of them is not walked again.
-    walked: Vec<String>,
+    walked: HashSet<String>,
     /// Keep only Python extension modules from the next tree (see [`ProjectDir::CurrentDir`]).
     modules_only: bool,
 }
@@ -207,6 +207,10 @@ impl Discovery<'_> {
                 (None, false) => None,
             };
             for (build_dir, ext) in build_dirs {
+                if host.deadline().passed() {
+                    place.limit_hit = Some(deadline_text(host));
+                    break;
+                }
                 for (file, kind) in
                     read_dir_bounded(host, &build_dir, &mut place.entries, MAX_CACHE_ENTRIES)
                 {
@@ -229,7 +233,7 @@ impl Discovery<'_> {
                 }
             }
         }
-        if place.entries >= MAX_CACHE_ENTRIES {
+        if place.entries >= MAX_CACHE_ENTRIES && place.limit_hit.is_none() {
             place.limit_hit = Some(format!("{MAX_CACHE_ENTRIES} directory entries"));
         }
         self.out.places.push(place);
@@ -255,7 +259,7 @@ impl Discovery<'_> {
                     .map(|e| pth_distribution(e))
                     .collect();
                 for e in &entries {
-                    if pth_names.is_empty() {
+                    if pth_names.is_empty() || host.out_of_time(ScanKind::BinarySearch, sp) {
                         break;
                     }
                     if let Some(stem) = e.strip_suffix(".dist-info") {
@@ -282,10 +286,25 @@ impl Discovery<'_> {
                         }
                     }
                 }
+                let mut pth_bytes = 0u64;
                 for e in entries.iter().filter(|e| e.ends_with(".pth")) {
+                    if host.out_of_time(ScanKind::BinarySearch, sp) {
+                        break;
+                    }
+                    if pth_bytes > crate::python::site::MAX_PTH_BYTES {
+                        host.stopped(
+                            ScanKind::BinarySearch,
+                            sp,
+                            StopReason::Bytes {
+                                limit: crate::python::site::MAX_PTH_BYTES,
+                            },
+                        );
+                        break;
+                    }
                     let Ok(text) = host.read_text(&format!("{sp}/{e}")) else {
                         continue;
                     };
+                    pth_bytes += text.len() as u64;
                     let dist = pth_distribution(e);
                     for line in text.lines().map(str::trim) {
                         if let Some(finder) = finder_module(line) {
@@ -309,6 +328,9 @@ impl Discovery<'_> {
                     }
                 }
                 for (source, distribution, via) in trees {
+                    if host.out_of_time(ScanKind::BinarySearch, sp) {
+                        break;
+                    }
                     // A finder maps a package to a directory, which may be a module file's.
                     if !host.is_dir(&source) {
                         continue;
@@ -333,12 +355,27 @@ impl Discovery<'_> {
     fn tree(&mut self, root: &str, kind: PlaceKind, origin: BinaryOrigin, env: Option<String>) {
         let root = root.trim_end_matches('/');
         let root = if root.is_empty() { "/" } else { root };
-        if self.walked.iter().any(|w| within(root, w)) {
-            return;
+        // The root and each directory above it looked up in the set: thousands of trees
+        // (one per `.pth` line) cost linear time, not quadratic.
+        let mut above = Some(root);
+        while let Some(dir) = above {
+            if self.walked.contains(dir) {
+                return;
+            }
+            above = match dir.rsplit_once('/') {
+                Some(("", _)) if dir != "/" => Some("/"),
+                Some((parent, _)) if !parent.is_empty() => Some(parent),
+                _ => None,
+            };
         }
-        self.walked.push(root.to_string());
+        self.walked.insert(root.to_string());
         let walk = walk_tree(self.host, root, MAX_TREE_ENTRIES, MAX_TREE_DEPTH);
+        let mut limit_hit = walk.limit_hit;
         for path in walk.libraries {
+            if self.host.deadline().passed() {
+                limit_hit.get_or_insert_with(|| deadline_text(self.host));
+                break;
+            }
             if self.modules_only && !is_extension_module(self.host, &path) {
                 continue;
             }
@@ -348,7 +385,7 @@ impl Discovery<'_> {
             path: root.to_string(),
             kind,
             entries: walk.entries,
-            limit_hit: walk.limit_hit,
+            limit_hit,
         });
     }
 
@@ -372,6 +409,7 @@ impl Discovery<'_> {
 }
 
 /// Whether `path` is `dir` or lies under it.
+#[cfg(test)]
 fn within(path: &str, dir: &str) -> bool {
     dir == "/"
         || path == dir
@@ -541,6 +579,12 @@ fn read_real_dir(real: &Path, count: &mut u64, limit: u64) -> Vec<(String, Entry
     out
 }
 
+/// A walk's limit when the command's deadline ended it.
+fn deadline_text(host: &Host) -> String {
+    let budget = host.deadline().budget_s().unwrap_or(0.0);
+    format!("the time budget of {budget} s (--timeout)")
+}
+
 /// What one bounded walk of a source tree found.
 #[derive(Debug, Default)]
 pub struct TreeWalk {
@@ -566,6 +610,11 @@ pub fn walk_tree(host: &Host, root: &str, max_entries: u64, max_depth: usize) ->
     ));
     let mut deeper_skipped = false;
     while let Some((real, machine, depth)) = queue.pop_front() {
+        // A huge or hostile tree ends at the command's deadline, said like a cap.
+        if host.deadline().passed() {
+            walk.limit_hit = Some(deadline_text(host));
+            break;
+        }
         if walk.entries >= max_entries {
             walk.limit_hit = Some(format!("{max_entries} directory entries"));
             break;

@@ -5,12 +5,17 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use cudoctor_snapshot::{ScanKind, StopReason, StoppedEarly};
 
 use crate::runner;
 
 /// Largest text file a probe reads; larger ones are cut (procfs files and version files are tiny).
 const MAX_TEXT_FILE: u64 = 4 << 20;
+/// Most names read from one directory (a site-packages holds a few thousand).
+pub const MAX_DIR_ENTRIES: usize = 100_000;
 /// Most output kept from one child process.
 const MAX_COMMAND_OUTPUT: usize = 8 << 20;
 
@@ -24,6 +29,11 @@ pub struct Host {
     /// Where they are asked: in this process unless the program sets a child.
     pub driver_probe: crate::driver::probe::DriverProbe,
     pub command_timeout: Duration,
+    /// When the command's reading of files must end (every hashing, walking and scanning
+    /// loop asks it); none unless the program sets one.
+    deadline: cudoctor_types::Deadline,
+    /// The loops that stopped early, shared by the clones handed to probes.
+    stops: Arc<Mutex<Vec<StoppedEarly>>>,
 }
 
 /// What a child process did.
@@ -53,6 +63,8 @@ impl Host {
             dynamic_loading: true,
             driver_probe: crate::driver::probe::DriverProbe::InThisProcess,
             command_timeout,
+            deadline: cudoctor_types::Deadline::NONE,
+            stops: Arc::default(),
         }
     }
 
@@ -65,7 +77,50 @@ impl Host {
             dynamic_loading: is_real_root,
             driver_probe: crate::driver::probe::DriverProbe::InThisProcess,
             command_timeout,
+            deadline: cudoctor_types::Deadline::NONE,
+            stops: Arc::default(),
         }
+    }
+
+    /// The same machine, its file work bounded by `deadline`.
+    pub fn with_deadline(mut self, deadline: cudoctor_types::Deadline) -> Host {
+        self.deadline = deadline;
+        self
+    }
+
+    pub fn deadline(&self) -> cudoctor_types::Deadline {
+        self.deadline
+    }
+
+    /// Whether the deadline has passed; when it has, the loop `scan` working in `place` is
+    /// recorded as stopped early. A loop asks this between steps and ends when it says yes.
+    pub fn out_of_time(&self, scan: ScanKind, place: &str) -> bool {
+        if !self.deadline.passed() {
+            return false;
+        }
+        let budget_s = self.deadline.budget_s().unwrap_or(0.0);
+        self.stopped(scan, place, StopReason::Deadline { budget_s });
+        true
+    }
+
+    /// Records that the loop `scan` working in `place` stopped early, and why (once per loop
+    /// and place).
+    pub fn stopped(&self, scan: ScanKind, place: &str, why: StopReason) {
+        let mut stops = self.stops.lock().unwrap_or_else(|e| e.into_inner());
+        if !stops.iter().any(|s| s.scan == scan && s.place == place) {
+            stops.push(StoppedEarly {
+                scan,
+                place: place.to_string(),
+                why,
+            });
+        }
+    }
+
+    /// Every loop recorded as stopped early, by kind and place.
+    pub fn stopped_early(&self) -> Vec<StoppedEarly> {
+        let mut stops = self.stops.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        stops.sort_by(|a, b| (a.scan, &a.place).cmp(&(b.scan, &b.place)));
+        stops
     }
 
     pub fn root(&self) -> &Path {
@@ -119,8 +174,29 @@ impl Host {
         }
         match self.resolve(machine_path) {
             Some((real, _)) => self.real_path(&real),
-            None => self.real_path(machine_path),
+            None => self.unresolved_path(machine_path),
         }
+    }
+
+    /// The real path of a machine path whose links cannot be followed inside the root (a
+    /// broken chain, a loop, a missing file). Where a component of it is a link, the system
+    /// would follow that link on the real machine (`lib.so -> /etc/shadow`, `-> /proc/...`),
+    /// outside the root: then the empty path, which every open refuses.
+    fn unresolved_path(&self, machine_path: &str) -> PathBuf {
+        let real = self.real_path(machine_path);
+        let mut at = self.root.clone();
+        if let Ok(rest) = real.strip_prefix(&self.root) {
+            for c in rest.components() {
+                at.push(c);
+                match std::fs::symlink_metadata(&at) {
+                    Ok(m) if m.file_type().is_symlink() => return PathBuf::new(),
+                    Ok(_) => {}
+                    // Missing from here on: nothing the system could follow.
+                    Err(_) => break,
+                }
+            }
+        }
+        real
     }
 
     /// The machine path of a real path under the root (the inverse of [`Host::real_path`]).
@@ -156,14 +232,27 @@ impl Host {
     }
 
     /// Names in a directory, sorted; empty when it cannot be read.
+    /// At most [`MAX_DIR_ENTRIES`] names: a directory of millions of entries is cut there and
+    /// said as stopped early.
     pub fn list_dir(&self, p: &str) -> Vec<String> {
         let mut names: Vec<String> = match std::fs::read_dir(self.fs_path(p)) {
             Ok(rd) => rd
                 .filter_map(Result::ok)
+                .take(MAX_DIR_ENTRIES + 1)
                 .map(|e| cudoctor_types::os_text::from_os(&e.file_name()).into_owned())
                 .collect(),
             Err(_) => Vec::new(),
         };
+        if names.len() > MAX_DIR_ENTRIES {
+            names.truncate(MAX_DIR_ENTRIES);
+            self.stopped(
+                ScanKind::Listing,
+                p,
+                StopReason::Files {
+                    limit: MAX_DIR_ENTRIES as u64,
+                },
+            );
+        }
         names.sort();
         names
     }
@@ -407,6 +496,26 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(2));
         std::os::unix::fs::symlink("/dev/zero", dir.path().join("proc/zero")).unwrap();
         assert!(host.read_text("/proc/zero").is_err());
+    }
+
+    /// A link whose target is not inside the root (an absolute path the root lacks, `..` past
+    /// its top, /proc) names nothing: its path opens nothing of this machine.
+    #[test]
+    fn a_link_leading_out_of_the_root_opens_nothing() {
+        let (dir, host) = fake();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("secret");
+        std::fs::write(&victim, "secret").unwrap();
+        std::fs::create_dir_all(dir.path().join("lib")).unwrap();
+        symlink(&victim, dir.path().join("lib/a.so")).unwrap();
+        symlink("/proc/self/environ", dir.path().join("lib/b.so")).unwrap();
+        symlink(outside.path(), dir.path().join("lib/d")).unwrap();
+        for p in ["/lib/a.so", "/lib/b.so", "/lib/d/secret"] {
+            assert!(!host.exists(p), "{p}");
+            assert!(host.read_text(p).is_err(), "{p}");
+            assert!(std::fs::read(host.fs_path(p)).is_err(), "{p}");
+        }
+        assert!(host.list_dir("/lib/d").is_empty());
     }
 
     #[test]

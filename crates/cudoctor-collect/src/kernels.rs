@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use cudoctor_fatbin::{default_threads, find_cuda_libraries, scan_many};
-use cudoctor_snapshot::{KernelImages, LibraryImages, PythonEnv};
+use cudoctor_snapshot::{KernelImages, LibraryImages, PythonEnv, ScanKind};
 
 use crate::host::Host;
 
@@ -99,6 +99,10 @@ pub fn candidates(host: &Host, envs: &[PythonEnv]) -> Vec<(String, String)> {
         let mut imported = crate::python::site::ImportOrigins::new(env);
         for sp in &env.site_packages {
             for entry in host.list_dir(sp) {
+                // A site directory of millions of entries ends at the command's deadline.
+                if host.out_of_time(ScanKind::KernelImages, sp) {
+                    break;
+                }
                 let machine = format!("{sp}/{entry}");
                 let is_ext_file = entry.contains(".so") && host.is_file(&machine);
                 let module = entry.split('.').next().unwrap_or(&entry);
@@ -143,7 +147,18 @@ pub fn discovered_owner(b: &cudoctor_snapshot::FoundBinary) -> String {
 /// Scans the given machine paths (files or directories) with each library's owner label.
 pub fn scan(host: &Host, paths: &[(String, String)]) -> KernelImages {
     let real: Vec<PathBuf> = paths.iter().map(|(p, _)| host.fs_path(p)).collect();
-    let results = scan_many(&real, default_threads());
+    // In batches, so that thousands of libraries (or a few of many GB) end at the command's
+    // deadline: the libraries not read by then are left out and the stop is said.
+    let batch = default_threads() * 4;
+    let mut results = Vec::with_capacity(real.len());
+    for (k, chunk) in real.chunks(batch).enumerate() {
+        let first = &paths[k * batch].0;
+        let place = first.rsplit_once('/').map_or(first.as_str(), |(d, _)| d);
+        if host.out_of_time(ScanKind::KernelImages, place) {
+            break;
+        }
+        results.extend(scan_many(chunk, default_threads()));
+    }
     let libraries = results
         .into_iter()
         .zip(paths)
@@ -203,9 +218,37 @@ pub fn named_in_log(host: &Host, named: &[(String, bool)]) -> Vec<LibraryImages>
 /// Expands directories into the libraries under them (machine paths).
 pub fn expand(host: &Host, path: &str) -> Vec<String> {
     if host.is_dir(path) {
-        find_cuda_libraries(&host.fs_path(path))
+        let found = find_cuda_libraries(&host.fs_path(path))
             .iter()
             .map(|p| host.machine_path(p))
+            .collect();
+        if host.runs_programs() {
+            return found;
+        }
+        // Under a root the walk's file links were followed by the system (a link to
+        // `/usr/lib/...` or `/etc/shadow` names a file of this machine, not of the root): each
+        // is followed again inside the root, and kept only when it leads to a regular file
+        // there not already listed.
+        let resolved: Vec<(String, Option<String>)> = found
+            .into_iter()
+            .map(|p| {
+                let real = host.resolve(&p).map(|(r, _)| r);
+                (p, real)
+            })
+            .collect();
+        let mut seen: std::collections::HashSet<String> = resolved
+            .iter()
+            .filter(|(p, real)| real.as_ref() == Some(p))
+            .map(|(p, _)| p.clone())
+            .collect();
+        resolved
+            .into_iter()
+            .filter(|(p, real)| match real {
+                Some(real) if real == p => true,
+                Some(real) => host.is_file(real) && seen.insert(real.clone()),
+                None => false,
+            })
+            .map(|(p, _)| p)
             .collect()
     } else {
         vec![path.to_string()]

@@ -158,6 +158,7 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         snap.health = health.join().unwrap_or_default();
         snap.windows = windows.join().unwrap_or_default();
     });
+    snap.stopped_early = host.stopped_early();
     if subreaper {
         // The rendezvous probe's escapees too, now that every probe has ended.
         runner::sweep_orphans();

@@ -116,6 +116,7 @@ pub(crate) fn collect_parts(host: &Host, options: &Options, snap: &mut Snapshot)
     }
     snap.python_envs = envs;
     snap.binaries = found;
+    snap.stopped_early = host.stopped_early();
 }
 
 /// The kernel images of `paths` (files or directories), else of every CUDA library in the

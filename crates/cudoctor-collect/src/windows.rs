@@ -4,7 +4,7 @@
 //! ships them, venvs, conda environments, installed Pythons), and for each, what `import torch`
 //! loads: the DLL search emulated by cudoctor-pe. Nothing is run; files are only read.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use cudoctor_pe::loader::LoaderEnv;
 use cudoctor_pe::torch::{import_torch, PythonLayout, TorchImportInput};
@@ -507,18 +507,21 @@ fn package_dirs(
         }
     };
     let mut out: Vec<WinPath> = Vec::new();
+    let mut seen = HashSet::new();
     for d in site_dirs.into_iter().filter(|d| fs.is_dir(d)) {
         let added = pth_dirs(fs, &d);
         for dir in std::iter::once(d).chain(added) {
-            push_new(&mut out, dir);
+            push_new(&mut out, &mut seen, dir);
         }
     }
     out
 }
 
 /// `dir` at the end of `dirs` unless it is there already (as `sys.path` keeps one entry each).
-fn push_new(dirs: &mut Vec<WinPath>, dir: WinPath) {
-    if !dirs.iter().any(|d| d.same_as(&dir)) {
+/// Adds `dir` unless a directory of the same name (without case, as [`WinPath::same_as`]) is
+/// in: a set of the names seen, so 60,000 `.pth` directories cost linear time.
+fn push_new(dirs: &mut Vec<WinPath>, seen: &mut HashSet<String>, dir: WinPath) {
+    if seen.insert(dir.as_str().to_ascii_lowercase()) {
         dirs.push(dir);
     }
 }
@@ -535,6 +538,7 @@ fn embedded_dirs(fs: &WinFs, prefix: &WinPath, own: &WinPath) -> Vec<WinPath> {
         .unwrap_or_default();
     let mut import_site = false;
     let mut out: Vec<WinPath> = Vec::new();
+    let mut seen = HashSet::new();
     for line in text.lines() {
         let line = line.split('#').next().unwrap_or_default().trim();
         if line == "import site" {
@@ -554,13 +558,13 @@ fn embedded_dirs(fs: &WinFs, prefix: &WinPath, own: &WinPath) -> Vec<WinPath> {
             prefix.join(line)
         };
         if fs.is_dir(&dir) {
-            push_new(&mut out, dir);
+            push_new(&mut out, &mut seen, dir);
         }
     }
     if import_site && fs.is_dir(own) {
-        push_new(&mut out, own.clone());
+        push_new(&mut out, &mut seen, own.clone());
         for dir in pth_dirs(fs, own) {
-            push_new(&mut out, dir);
+            push_new(&mut out, &mut seen, dir);
         }
     }
     out
@@ -577,10 +581,16 @@ fn pth_dirs(fs: &WinFs, site_dir: &WinPath) -> Vec<WinPath> {
         .collect();
     names.sort();
     let mut out = Vec::new();
+    let mut bytes = 0u64;
     for name in names {
+        // Thousands of huge `.pth` files end at the same byte cap as on Linux.
+        if bytes > crate::python::site::MAX_PTH_BYTES {
+            break;
+        }
         let Some(text) = read_text(fs, &site_dir.join(&name), 1 << 20) else {
             continue;
         };
+        bytes += text.len() as u64;
         for line in crate::python::site::pth_entries(&text) {
             let dir = if WinPath::new(line).is_absolute() {
                 WinPath::new(line)

@@ -19,6 +19,7 @@ mod platform;
 mod python;
 mod run;
 mod security;
+mod stopped;
 mod toolkit;
 mod wheels;
 pub mod windows;
@@ -76,6 +77,7 @@ pub use run::{
 pub use security::{
     ApparmorFacts, Confinement, SecurityDenial, SecurityFacts, SecurityModule, SelinuxFacts,
 };
+pub use stopped::{ScanKind, StopReason, StoppedEarly};
 pub use toolkit::{
     BuildTools, CompilerFamily, CompilerRange, HostCompiler, HostCompilerSupport, LinkDir,
     NvccOnPath, SymlinkChain, Toolkit, ToolkitFacts,
@@ -141,6 +143,10 @@ pub struct Snapshot {
     /// each build instead).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub framework_links: Vec<FrameworkLinks>,
+    /// Loops that stopped before the end of their input (a deadline, a cap): what the check
+    /// did not look at.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stopped_early: Vec<StoppedEarly>,
 }
 
 impl Snapshot {

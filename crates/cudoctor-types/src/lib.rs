@@ -3,6 +3,7 @@
 //! rules all speak of the same `ComputeCapability` and `CudaVersion`, and read CUDA_VISIBLE_DEVICES the same way.
 
 pub mod atomic_write;
+pub mod deadline;
 pub mod inert;
 pub mod loader;
 pub mod os_text;
@@ -14,6 +15,7 @@ pub mod version;
 pub mod visible_devices;
 pub mod xid;
 
+pub use deadline::Deadline;
 pub use loader::Via;
 pub use requirement::{normalise_name, PyVersion, Requirement};
 pub use threads::ThreadBudget;

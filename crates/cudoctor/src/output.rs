@@ -78,9 +78,12 @@ pub fn host(args: &MachineArgs) -> anyhow::Result<Host> {
         );
     }
     let timeout = Duration::from_secs_f64(args.timeout);
+    // The reading of files (hashing, walking, scanning) ends at --timeout too: a hostile or
+    // huge tree is said as "stopped early", never a command that runs on.
+    let deadline = cudoctor_types::Deadline::after(timeout);
     match &args.root {
         None => {
-            let mut host = Host::real(timeout);
+            let mut host = Host::real(timeout).with_deadline(deadline);
             host.driver_probe = driver_probe();
             Ok(host)
         }
@@ -89,7 +92,7 @@ pub fn host(args: &MachineArgs) -> anyhow::Result<Host> {
                 bail!("--root {}: not a directory", root.display());
             }
             let real = Host::real(timeout);
-            Ok(Host::rooted(root.clone(), real.env().clone(), timeout))
+            Ok(Host::rooted(root.clone(), real.env().clone(), timeout).with_deadline(deadline))
         }
     }
 }

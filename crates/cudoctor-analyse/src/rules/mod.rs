@@ -7,6 +7,7 @@ pub mod attention_extension_broken;
 pub mod attention_falls_back_to_math;
 pub mod binary_search_incomplete;
 pub mod build_toolkit_pieces_mixed;
+pub mod check_stopped_early;
 pub mod companion_mismatch;
 pub mod compile_amp_floor;
 pub mod compile_falls_back;

@@ -10,7 +10,9 @@
 use std::borrow::Cow;
 use std::io::Read;
 
-use cudoctor_snapshot::{DamagedFile, FileProblem, PathOwner, PythonEnv, SharedPath, WheelCheck};
+use cudoctor_snapshot::{
+    DamagedFile, FileProblem, PathOwner, PythonEnv, ScanKind, SharedPath, WheelCheck,
+};
 use cudoctor_types::ThreadBudget;
 use sha2::{Digest, Sha256};
 
@@ -175,12 +177,20 @@ pub fn record_digest(bytes: &[u8]) -> String {
 
 /// The SHA-256 of the regular file at `path`, reading at most `limit` bytes (its size when it
 /// was looked at: a file that grew, or a special file that claims no size, is not read on).
-fn sha256_of(path: &std::path::Path, limit: u64) -> std::io::Result<(String, u64)> {
+fn sha256_of(
+    path: &std::path::Path,
+    limit: u64,
+    deadline: cudoctor_types::Deadline,
+) -> std::io::Result<(String, u64)> {
     let mut file = cudoctor_types::regular_file::open(path)?.take(limit);
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut total = 0u64;
     loop {
+        // A file of many GB ends at the command's deadline, unhashed (not judged).
+        if deadline.passed() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
         let n = file.read(&mut buf)?;
         if n == 0 {
             break;
@@ -363,7 +373,13 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
                 _ => entries.push((path, vec![owner])),
             }
         }
-        let on_disk = look_up_all(host, sp, &entries, hashing);
+        let looked = look_up_all(host, sp, &entries, hashing);
+        // Entries the deadline left unlooked are not judged (neither present nor missing).
+        let (entries, on_disk): (Vec<_>, Vec<OnDisk>) = entries
+            .into_iter()
+            .zip(looked)
+            .filter_map(|(e, d)| Some((e, d?)))
+            .unzip();
         // Which files to hash is decided in path order against the budget (so the choice does
         // not depend on timing); the hashing itself then runs on several threads. By default
         // only a path two distributions list whose sizes leave the owner open is hashed: none
@@ -513,12 +529,18 @@ fn hash_all(
 ) -> std::collections::HashMap<usize, (String, u64)> {
     let chunk = chosen.len().div_ceil(threads()).max(1);
     on_threads(chosen.chunks(chunk).collect(), |&i| {
+        if host.out_of_time(ScanKind::WheelFiles, sp) {
+            return Vec::new();
+        }
         let machine = crate::host::normalise(&format!("{sp}/{}", entries[i].0));
-        sha256_of(&host.fs_path(&machine), limits[i])
-            .ok()
-            .map(|d| (i, d))
-            .into_iter()
-            .collect()
+        match sha256_of(&host.fs_path(&machine), limits[i], host.deadline()) {
+            Ok(d) => vec![(i, d)],
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                host.out_of_time(ScanKind::WheelFiles, sp);
+                Vec::new()
+            }
+            Err(_) => Vec::new(),
+        }
     })
     .into_iter()
     .collect()
@@ -530,13 +552,13 @@ type DirGroup<'a> = (&'a str, Vec<(usize, &'a str, bool)>);
 /// What the file system says of every listed file. Files are grouped by their directory; each
 /// directory is listed once (its names tell which files are there) and only the files whose
 /// size is needed are stat'ed, relative to the opened directory; directories are spread over a
-/// few threads.
+/// few threads. `None` for the files of the groups the deadline left unlooked.
 fn look_up_all(
     host: &Host,
     sp: &str,
     entries: &[(Cow<str>, Vec<Owner>)],
     hashing: Hashing,
-) -> Vec<OnDisk> {
+) -> Vec<Option<OnDisk>> {
     // Entry indices by the directory part of their RECORD path, in order of first appearance.
     let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     let mut groups: Vec<DirGroup> = Vec::new();
@@ -564,9 +586,15 @@ fn look_up_all(
     if start < groups.len() {
         shares.push(&groups[start..]);
     }
-    let mut out = vec![OnDisk::default(); entries.len()];
-    for (i, disk) in on_threads(shares, |group| look_up_group(host, sp, group)) {
-        out[i] = disk;
+    let mut out = vec![None; entries.len()];
+    for (i, disk) in on_threads(shares, |group| {
+        // Past the deadline the files not looked up stay unknown (not reported missing).
+        if host.out_of_time(ScanKind::WheelFiles, sp) {
+            return Vec::new();
+        }
+        look_up_group(host, sp, group)
+    }) {
+        out[i] = Some(disk);
     }
     out
 }

@@ -1,7 +1,9 @@
 //! What is installed in a Python environment, from `*.dist-info` / `*.egg-info` directory names
 //! (the fastest source: no file is opened per package) and `torch/version.py`.
 
-use cudoctor_snapshot::{CondaPackage, Package, PythonEnv, PythonEnvKind, TorchBuild};
+use cudoctor_snapshot::{
+    CondaPackage, Package, PythonEnv, PythonEnvKind, ScanKind, StopReason, TorchBuild,
+};
 
 use crate::host::Host;
 
@@ -140,20 +142,34 @@ pub fn site_packages_dirs(
         site_dirs.extend(user_site);
         site_dirs.extend(prefix_dirs(prefix, lib_versions));
     }
+    let mut own = std::collections::HashSet::new();
     for d in site_dirs.into_iter().filter(|d| host.is_dir(d)) {
         let pth = pth_dirs(host, &d);
+        own.insert(d.clone());
         dirs.push(d);
         dirs.extend(pth);
     }
     // A set, not a list: 60,000 `.pth` directories must cost linear time, not quadratic.
     let mut seen = std::collections::HashSet::new();
-    dirs.into_iter()
-        .filter(|d| host.is_dir(d))
-        .filter(|d| {
-            let key = host.resolve(d).map(|(r, _)| r).unwrap_or_else(|| d.clone());
-            seen.insert(key)
-        })
-        .collect()
+    let mut out = Vec::new();
+    for d in dirs {
+        // Past the deadline the rest of sys.path is left out (said as stopped early), but
+        // never the environment's own site directories.
+        if !own.contains(&d) && host.out_of_time(ScanKind::SitePackages, prefix) {
+            continue;
+        }
+        if !host.is_dir(&d) {
+            continue;
+        }
+        let key = host
+            .resolve(&d)
+            .map(|(r, _)| r)
+            .unwrap_or_else(|| d.clone());
+        if seen.insert(key) {
+            out.push(d);
+        }
+    }
+    out
 }
 
 /// Where `import MODULE` of a top-level name finds it, as indexes into `dirs` (sys.path
@@ -259,6 +275,9 @@ fn is_module_suffix(ext: &str, python_version: Option<&str>) -> bool {
     }
 }
 
+/// Bytes of `.pth` files read per site directory, at most (real ones hold a line or a few).
+pub(crate) const MAX_PTH_BYTES: u64 = 64 << 20;
+
 /// The directories the `.pth` files of a site directory add, in `site.addpackage` order:
 /// files sorted by name, lines that are neither comments nor `import` statements, relative to
 /// the site directory.
@@ -270,10 +289,26 @@ fn pth_dirs(host: &Host, site_dir: &str) -> Vec<String> {
         .collect();
     names.sort();
     let mut out = Vec::new();
+    let mut bytes = 0u64;
     for name in names {
+        if host.out_of_time(ScanKind::SitePackages, site_dir) {
+            break;
+        }
+        // Real `.pth` files hold a line or a few; thousands of huge ones end at a byte cap.
+        if bytes > MAX_PTH_BYTES {
+            host.stopped(
+                ScanKind::SitePackages,
+                site_dir,
+                StopReason::Bytes {
+                    limit: MAX_PTH_BYTES,
+                },
+            );
+            break;
+        }
         let Ok(text) = host.read_text(&format!("{site_dir}/{name}")) else {
             continue;
         };
+        bytes += text.len() as u64;
         for line in pth_entries(&text) {
             let dir = if line.starts_with('/') {
                 crate::host::normalise(line)
@@ -323,7 +358,13 @@ fn prefix_dirs(prefix: &str, lib_versions: &[String]) -> Vec<String> {
 /// Fills `packages` and `torch` from the environment's site-packages directories.
 pub fn read_packages(host: &Host, env: &mut PythonEnv) {
     for sp in env.site_packages.clone() {
+        // A site directory proper is read whole (its packages are the environment's); the
+        // directories `.pth` files add stop at the deadline.
+        let own = sp.ends_with("-packages");
         for entry in host.list_dir(&sp) {
+            if !own && host.out_of_time(ScanKind::SitePackages, &sp) {
+                break;
+            }
             let Some((name, version)) = dist_name_version(&entry) else {
                 continue;
             };
@@ -532,6 +573,39 @@ mod tests {
         );
         assert_eq!(dirs.len(), 3_001, "{:?}", &dirs[dirs.len() - 3..]);
         assert!(dirs[1].ends_with("/d/0") && dirs[3_000].ends_with("/d/2999"));
+    }
+
+    /// Past the deadline the `.pth` additions are left out and said, never the environment's
+    /// own site directory or its packages (a check cut short must not lose torch).
+    #[test]
+    fn a_spent_deadline_keeps_the_own_site_directory_and_its_packages() {
+        let root = tempfile::tempdir().unwrap();
+        let sp = root.path().join("venv/lib/python3.12/site-packages");
+        std::fs::create_dir_all(sp.join("torch-2.5.0.dist-info")).unwrap();
+        let d = root.path().join("d");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(sp.join("a.pth"), format!("{}\n", d.display())).unwrap();
+        let cfg = "home = /usr/bin\ninclude-system-site-packages = false\n";
+        let host = Host::real(Duration::from_secs(5))
+            .with_deadline(cudoctor_types::Deadline::after(Duration::ZERO));
+        let prefix = root.path().join("venv").display().to_string();
+        let dirs = site_packages_dirs(
+            &host,
+            &prefix,
+            PythonEnvKind::Venv,
+            &["3.12".to_string()],
+            Some(cfg),
+        );
+        assert_eq!(dirs, vec![sp.display().to_string()]);
+        let mut env = PythonEnv {
+            site_packages: dirs,
+            ..Default::default()
+        };
+        read_packages(&host, &mut env);
+        assert!(env.package("torch").is_some());
+        let stops = host.stopped_early();
+        assert!(!stops.is_empty());
+        assert!(stops.iter().all(|s| s.scan == ScanKind::SitePackages));
     }
 
     #[test]
