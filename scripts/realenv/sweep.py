@@ -39,10 +39,12 @@ def read_list(path):
         if not line or line.startswith("#"):
             continue
         parts = [p.strip() for p in line.split("|")]
-        while len(parts) < 4:
+        while len(parts) < 5:
             parts.append("")
-        name, args, core, note = parts[:4]
-        rows.append({"name": name, "args": args.split(), "core": core, "note": note})
+        name, args, core, note, expect = parts[:5]
+        rows.append({"name": name, "args": args.split(), "core": core, "note": note,
+                     "expect": expect.split()[0].split(",") if expect else [],
+                     "expect_why": expect.split(" ", 1)[1] if " " in expect else ""})
     return rows
 
 
@@ -311,7 +313,8 @@ def fmt_findings(by):
     return "; ".join(parts) or "none"
 
 
-def write_table(results, path, started, finished):
+def write_table(results, rows, path, started, finished):
+    by_name = {r["name"]: r for r in rows}
     lines = [
         "# The sweep: real CUDA packages judged by cudoctor",
         "",
@@ -351,12 +354,17 @@ def write_table(results, path, started, finished):
             cells.append(f"{w['cudoctor']} / {w['cuobjdump']}{mark}")
         agree_all += ok
         notes = []
-        if r["false_alarms"]:
+        row = by_name.get(r["name"], {})
+        expected = [a for a in r["false_alarms"] if a.split()[0] in row.get("expect", [])]
+        false = [a for a in r["false_alarms"] if a not in expected]
+        if false:
             false_alarm_envs += 1
-            notes.append("false alarm? " + "; ".join(r["false_alarms"]))
+            notes.append("**false alarm?** " + "; ".join(false))
+        if expected:
+            notes.append("true finding (" + row.get("expect_why", "") + "): " + "; ".join(expected))
         if r["image_mismatches"]:
             notes.append("images differ: " + "; ".join(r["image_mismatches"]))
-        other = sorted({o for g in GPUS for o in r["whatif"][g]["other"]})
+        other = sorted({o for g in GPUS for o in r["whatif"][g]["other"]} - set(r["false_alarms"]))
         if other:
             notes.append("what-if: " + "; ".join(other))
         if r.get("core_missing"):
@@ -365,8 +373,12 @@ def write_table(results, path, started, finished):
             notes.append("uv pip check: " + r.get("pip_check", ""))
         if r.get("note"):
             notes.append(r["note"])
-        core = ", ".join(l["path"] for l in r["core"]) or "-"
-        notes.append(f"core: {core}")
+        with_images = [l for l in r["core"] if l["sass"] or l["ptx"]]
+        shown = ", ".join(l["path"] for l in with_images[:3]) + (
+            f" and {len(with_images) - 3} more" if len(with_images) > 3 else "")
+        if r["core"]:
+            notes.append(f"core: {len(r['core'])} module(s), {len(with_images)} with kernels"
+                         + (f" ({shown})" if shown else ""))
         if r.get("cudoctor"):
             notes.append(f"cudoctor {r['cudoctor']}")
         lines.append(
@@ -438,7 +450,7 @@ def main():
     order = [r["name"] for r in read_list(args.list)]
     results = [done[n] for n in order if n in done]
     finished = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
-    write_table(results, args.table, started, finished)
+    write_table(results, read_list(args.list), args.table, started, finished)
 
 
 if __name__ == "__main__":
