@@ -84,8 +84,15 @@ def norm(name):
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def cuobjdump_listing(tool, path):
+def cuobjdump_listing(tool, path, fallback=None):
+    """cuobjdump's (sass, ptx, which cuobjdump) of one file. cuobjdump 13.x stops with "Invalid
+    ELF" on some CUDA-12-era fat binaries (bitsandbytes' libbitsandbytes_cuda121.so lists sm_60
+    only; CUDA 12's lists its seven cubins): then the CUDA-12 cuobjdump lists it."""
     rc, out, err = run([tool, "--list-elf", "--list-ptx", path], 600)
+    used = "cuobjdump"
+    if "fatal" in err and fallback:
+        rc, out, err = run([fallback, "--list-elf", "--list-ptx", path], 600)
+        used = "cuobjdump-cu12"
     sass, ptx = set(), set()
     for line in out.splitlines():
         if line.startswith("ELF file"):
@@ -98,7 +105,7 @@ def cuobjdump_listing(tool, path):
         parts = name.rsplit(".", 2)
         if len(parts) == 3:
             kind.add(parts[1])
-    return sorted(sass), sorted(ptx)
+    return sorted(sass), sorted(ptx), used
 
 
 def parse_arch(a):
@@ -253,8 +260,11 @@ def judge(row, args, log):
             for p in matches:
                 if os.path.isfile(p) and not os.path.islink(p) and p not in seen:
                     seen.add(p)
-                    sass, ptx = cuobjdump_listing(args.cuobjdump, p)
-                    libs.append({"path": os.path.relpath(p, site), "sass": sass, "ptx": ptx})
+                    sass, ptx, used = cuobjdump_listing(args.cuobjdump, p, args.cuobjdump12)
+                    lib = {"path": os.path.relpath(p, site), "sass": sass, "ptx": ptx}
+                    if used != "cuobjdump":
+                        lib["listed_by"] = used
+                    libs.append(lib)
     result["core"] = libs
     result["core_mode"] = mode
     owners = set()
@@ -367,6 +377,10 @@ def write_table(results, rows, path, started, finished):
         other = sorted({o for g in GPUS for o in r["whatif"][g]["other"]} - set(r["false_alarms"]))
         if other:
             notes.append("what-if: " + "; ".join(other))
+        fell_back = [l["path"] for l in r["core"] if l.get("listed_by")]
+        if fell_back:
+            notes.append("listed by CUDA 12's cuobjdump (13.x stops with Invalid ELF): "
+                         + ", ".join(fell_back))
         if r.get("core_missing"):
             notes.append("no file matches " + ", ".join(r["core_missing"]))
         if r.get("pip_check") != "ok":
@@ -409,6 +423,7 @@ def main():
     ap.add_argument("--envs", required=True)
     ap.add_argument("--cudoctor", required=True)
     ap.add_argument("--cuobjdump", required=True)
+    ap.add_argument("--cuobjdump12", help="CUDA 12's cuobjdump, where 13.x stops on a file")
     ap.add_argument("--python", default="python3")
     ap.add_argument("--results", required=True, help="JSON lines, one per package (appended)")
     ap.add_argument("--table", required=True)

@@ -25,6 +25,15 @@ export UV_CACHE_DIR="${CUDOCTOR_SWEEP_UV_CACHE:-$envs/uv-cache}"
 if [ -z "${CUDOCTOR_CUOBJDUMP:-}" ]; then
   eval "$(CUDOCTOR_CI_VENV="${CUDOCTOR_CI_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/cudoctor-ci/cuda-tools}" scripts/ci/install-cuda-tools.sh)"
 fi
+# CUDA 12's cuobjdump beside it: 13.x stops with "Invalid ELF" on some CUDA-12-era fat binaries.
+# PyPI has no CUDA-12 cuobjdump wheel; triton 3.3.1 ships CUDA 12.8's.
+tools_venv="${CUDOCTOR_CI_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/cudoctor-ci/cuda-tools}"
+find12() { ls "$tools_venv"/lib/python3*/site-packages/triton/backends/nvidia/bin/cuobjdump 2>/dev/null || true; }
+cuobjdump12=$(find12)
+if [ -z "$cuobjdump12" ] && [ -x "$tools_venv/bin/python" ]; then
+  "$tools_venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps triton==3.3.1 >&2 || true
+  cuobjdump12=$(find12)
+fi
 cargo build -q -p cudoctor
 extra=()
 case "${1:-}" in
@@ -63,5 +72,6 @@ PY
 fi
 exec python3 scripts/realenv/sweep.py --list scripts/realenv/sweep-packages.txt --envs "$envs" \
   --cudoctor "$root/target/debug/cudoctor" --cuobjdump "$CUDOCTOR_CUOBJDUMP" \
+  ${cuobjdump12:+--cuobjdump12 "$cuobjdump12"} \
   --python "${CUDOCTOR_REALENV_PYTHON:-python3}" --results "$results" --table docs/sweep.md \
   --min-free-gb "${CUDOCTOR_SWEEP_MIN_FREE_GB:-15}" "${extra[@]}" "$@"
