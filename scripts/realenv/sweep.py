@@ -447,7 +447,7 @@ def main():
     if not args.table_only:
         for row in rows:
             free = shutil.disk_usage(args.envs).free / 2**30
-            if free < args.min_free_gb + 10:
+            if free < args.min_free_gb + 5:
                 # The sweep's own uv cache (sweep.sh points UV_CACHE_DIR into the envs'
                 # directory): emptied when the disk runs short, the next env downloads again.
                 run(["uv", "cache", "clean"], 600)

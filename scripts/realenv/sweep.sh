@@ -11,7 +11,7 @@
 #
 # CUDOCTOR_SWEEP_ENVS: where the envs are made (default: the user cache directory's
 # cudoctor-sweep; uv's cache in its uv-cache); CUDOCTOR_SWEEP_MIN_FREE_GB: stop when less is
-# free there (default 15; below 25 GB the sweep's uv cache is emptied first).
+# free there (default 15; below 20 GB the sweep's uv cache is emptied first).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"

@@ -51,6 +51,10 @@ enum CudaFrom {
     /// The CUDA libraries whose soname carries the CUDA major (`libcudart.so.12`,
     /// `libcublas.so.12`, `libnvrtc.so.12`) that its shipped objects link.
     LinkedSonames,
+    /// The CUDA libraries whose soname carries the CUDA major that its shipped objects open
+    /// at run time by name, as the names are written in their read-only data (`.rodata`):
+    /// CTranslate2 links no CUDA library and opens `libcublas.so.12` when a GPU is asked for.
+    OpenedSonames,
     /// The version of the CUDA bindings distribution it calls (`cuda-bindings` 12.9.4).
     Distribution(&'static str),
 }
@@ -95,7 +99,7 @@ const TABLE: &[Row] = &[
         framework: Framework::CTranslate2,
         names: &["ctranslate2"],
         tagged: &[],
-        cuda: &[CudaFrom::LinkedSonames],
+        cuda: &[CudaFrom::LinkedSonames, CudaFrom::OpenedSonames],
         cuda_only: true,
     },
     Row {
@@ -128,7 +132,7 @@ const TABLE: &[Row] = &[
         framework: Framework::LlamaCpp,
         names: &["llama-cpp-python"],
         tagged: &[],
-        cuda: &[CudaFrom::LinkedSonames],
+        cuda: &[CudaFrom::LinkedSonames, CudaFrom::OpenedSonames],
         cuda_only: true,
     },
     Row {
@@ -188,6 +192,62 @@ fn linked_cuda_major(soname: &str) -> Option<u32> {
 
 /// A distribution of a [`TABLE`] row with the CUDA (major, minor) of its name's tag.
 type Member<'a> = (&'a cudoctor_snapshot::Package, Option<(u32, Option<u32>)>);
+
+/// True for a distribution that a row of [`TABLE`] reads (recorded in the snapshot).
+pub fn in_table(name: &str) -> bool {
+    TABLE.iter().any(|row| {
+        row.names.contains(&name)
+            || row.tagged.iter().any(|t| {
+                name.strip_prefix(t)
+                    .is_some_and(|tag| cuda_tag(tag).is_some())
+            })
+    })
+}
+
+/// The largest read-only data section searched for sonames (CTranslate2's is 1.3 MB).
+const MAX_RODATA: u64 = 64 << 20;
+
+/// The first CUDA soname with a CUDA major ([`linked_cuda_major`]) written in the `.rodata` of
+/// the ELF file at `path` (machine path): (soname, major).
+fn opened_soname(host: &Host, path: &str) -> Option<(String, u32)> {
+    let elf = cudoctor_ldso::ElfFile::open(&host.fs_path(path)).ok()?;
+    let sections = cudoctor_ldso::elf::sections::read_sections(elf.source(), elf.header()).ok()?;
+    let rodata = sections
+        .iter()
+        .find(|s| s.name == ".rodata" && s.has_file_data() && s.size <= MAX_RODATA)?;
+    let bytes = cudoctor_ldso::read::read_vec(elf.source(), rodata.offset, rodata.size).ok()?;
+    sonames_in(&bytes)
+}
+
+/// The first `lib<cudart|cublas|cublasLt|nvrtc|nvJitLink>.so.<major>` written in `bytes`.
+fn sonames_in(bytes: &[u8]) -> Option<(String, u32)> {
+    const STEMS: [&[u8]; 5] = [
+        b"libcudart.so.",
+        b"libcublas.so.",
+        b"libcublasLt.so.",
+        b"libnvrtc.so.",
+        b"libnvJitLink.so.",
+    ];
+    let mut best: Option<(usize, String, u32)> = None;
+    for stem in STEMS {
+        let Some(at) = bytes.windows(stem.len()).position(|w| w == stem) else {
+            continue;
+        };
+        let digits: String = bytes[at + stem.len()..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .map(|b| *b as char)
+            .collect();
+        let soname = format!("{}{digits}", String::from_utf8_lossy(stem));
+        let Some(major) = linked_cuda_major(&soname) else {
+            continue;
+        };
+        if best.as_ref().is_none_or(|(a, ..)| at < *a) {
+            best = Some((at, soname, major));
+        }
+    }
+    best.map(|(_, s, m)| (s, m))
+}
 
 /// The builds of one [`TABLE`] row in `env`: one per CUDA major of its tagged distributions,
 /// or one for its distribution by name.
@@ -272,6 +332,15 @@ fn from_table(host: &Host, env: &PythonEnv, row: &Row) -> Vec<FrameworkBuild> {
                     minor: None,
                     read: soname.clone(),
                     source: format!("{path} links {soname}"),
+                })
+            }),
+            CudaFrom::OpenedSonames => ships.iter().find_map(|path| {
+                let (soname, major) = opened_soname(host, path)?;
+                Some(CudaBinding {
+                    major,
+                    minor: None,
+                    read: soname.clone(),
+                    source: format!("{path} opens {soname} by name (its read-only data)"),
                 })
             }),
             CudaFrom::Distribution(name) => {
@@ -820,6 +889,16 @@ mod tests {
         assert_eq!(linked_cuda_major("libcufft.so.11"), None);
         assert_eq!(linked_cuda_major("libcudnn.so.9"), None);
         assert_eq!(linked_cuda_major("libcudart.so"), None);
+        // CTranslate2 4.8.5's .rodata names the cuBLAS it opens (and cuDNN's, not a CUDA major).
+        let rodata = b"\0libcudnn.so.9\0cublasCreate_v2\0libcublas.so.12\0libcublasLt.so.12\0";
+        assert_eq!(sonames_in(rodata), Some(("libcublas.so.12".into(), 12)));
+        assert_eq!(sonames_in(b"libcublas.so.\0libcudnn.so.9"), None);
+        assert!(in_table("tensorrt-cu12-libs"));
+        assert!(in_table("transformer-engine-cu12"));
+        assert!(in_table("cudf-cu12"));
+        assert!(in_table("ctranslate2"));
+        assert!(!in_table("tensorrt-cuda"));
+        assert!(!in_table("cudf"));
     }
 
     #[test]
