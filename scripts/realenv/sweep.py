@@ -308,10 +308,52 @@ def judge(row, args, log):
         ]
         result["whatif"][gpu] = {"cudoctor": ours_v, "cuobjdump": true_v, "agree": agree,
                                  "other": extra}
+    if args.capture:
+        capture(env, site, os.path.join(args.capture, name))
     if not args.keep:
         shutil.rmtree(env, ignore_errors=True)
     result["status"] = "judged"
     return result
+
+
+# The distributions of the frameworks cudoctor reads from data, and the files it reads of
+# them beside their dist-info (collect/src/python/frameworks.rs TABLE).
+CAPTURED_DISTS = re.compile(
+    r"^(paddlepaddle_gpu|tensorrt_cu\d+.*|cudf_cu\d+|libcudf_cu\d+|rmm_cu\d+|ctranslate2|"
+    r"llama_cpp_python|numba_cuda|cuda_bindings|nvidia_dali_cuda\d+|transformer_engine_cu\d+)-")
+CAPTURED_FILES = ["paddle/version/__init__.py"]
+
+
+def capture(env, site, dst):
+    """A fixture of what cudoctor reads of the env's data-read frameworks: pyvenv.cfg, their
+    dist-info METADATA headers and the RECORD lines of shared objects, and version modules
+    (as scripts/realenv/capture-framework-fixtures.sh does for the real-env tier)."""
+    names = [d for d in os.listdir(site) if d.endswith(".dist-info") and CAPTURED_DISTS.match(d)]
+    if not names:
+        return
+    shutil.rmtree(dst, ignore_errors=True)
+    rel = os.path.relpath(site, env)
+    os.makedirs(os.path.join(dst, "venv", rel))
+    with open(os.path.join(env, "pyvenv.cfg")) as f, \
+            open(os.path.join(dst, "venv", "pyvenv.cfg"), "w") as g:
+        g.writelines(l for l in f if not l.startswith("home"))
+    for d in names:
+        out = os.path.join(dst, "venv", rel, d)
+        os.makedirs(out)
+        with open(os.path.join(site, d, "METADATA"), errors="replace") as f, \
+                open(os.path.join(out, "METADATA"), "w") as g:
+            for line in f:
+                if not line.strip():
+                    break
+                g.write(line)
+        with open(os.path.join(site, d, "RECORD"), errors="replace") as f, \
+                open(os.path.join(out, "RECORD"), "w") as g:
+            g.writelines(l for l in f if re.search(r"\.so(\.|,)", l))
+    for rel_file in CAPTURED_FILES:
+        src = os.path.join(site, rel_file)
+        if os.path.isfile(src):
+            os.makedirs(os.path.dirname(os.path.join(dst, "venv", rel, rel_file)), exist_ok=True)
+            shutil.copy(src, os.path.join(dst, "venv", rel, rel_file))
 
 
 def fmt_findings(by):
@@ -428,6 +470,7 @@ def main():
     ap.add_argument("--results", required=True, help="JSON lines, one per package (appended)")
     ap.add_argument("--table", required=True)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--capture", help="where to write fixtures of the data-read frameworks")
     ap.add_argument("--min-free-gb", type=int, default=15)
     ap.add_argument("--install-timeout", type=int, default=1500)
     ap.add_argument("--table-only", action="store_true")

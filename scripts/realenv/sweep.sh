@@ -74,4 +74,5 @@ exec python3 scripts/realenv/sweep.py --list scripts/realenv/sweep-packages.txt 
   --cudoctor "$root/target/debug/cudoctor" --cuobjdump "$CUDOCTOR_CUOBJDUMP" \
   ${cuobjdump12:+--cuobjdump12 "$cuobjdump12"} \
   --python "${CUDOCTOR_REALENV_PYTHON:-python3}" --results "$results" --table docs/sweep.md \
+  --capture tests/fixtures/real/frameworks/sweep \
   --min-free-gb "${CUDOCTOR_SWEEP_MIN_FREE_GB:-15}" "${extra[@]}" "$@"

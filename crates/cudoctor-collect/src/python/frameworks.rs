@@ -72,6 +72,8 @@ struct Row {
     /// Recorded only with a CUDA binding (a CPU build of the same distribution is not a GPU
     /// framework: llama-cpp-python built without CUDA).
     cuda_only: bool,
+    /// The cuDNN its build names: a literal assignment of a generated module (file, key).
+    cudnn: Option<(&'static str, &'static str)>,
 }
 
 /// The frameworks read from data, each from its PyPI distributions' own files (their names,
@@ -87,6 +89,7 @@ const TABLE: &[Row] = &[
             CudaFrom::LinkedSonames,
         ],
         cuda_only: false,
+        cudnn: Some(("paddle/version/__init__.py", "cudnn_version")),
     },
     Row {
         framework: Framework::TensorRt,
@@ -94,6 +97,7 @@ const TABLE: &[Row] = &[
         tagged: &["tensorrt-cu"],
         cuda: &[CudaFrom::NameTag],
         cuda_only: false,
+        cudnn: None,
     },
     Row {
         framework: Framework::CTranslate2,
@@ -101,6 +105,7 @@ const TABLE: &[Row] = &[
         tagged: &[],
         cuda: &[CudaFrom::LinkedSonames, CudaFrom::OpenedSonames],
         cuda_only: true,
+        cudnn: None,
     },
     Row {
         framework: Framework::Rapids,
@@ -127,6 +132,7 @@ const TABLE: &[Row] = &[
         ],
         cuda: &[CudaFrom::NameTag],
         cuda_only: false,
+        cudnn: None,
     },
     Row {
         framework: Framework::LlamaCpp,
@@ -134,6 +140,7 @@ const TABLE: &[Row] = &[
         tagged: &[],
         cuda: &[CudaFrom::LinkedSonames, CudaFrom::OpenedSonames],
         cuda_only: true,
+        cudnn: None,
     },
     Row {
         framework: Framework::NumbaCuda,
@@ -144,6 +151,7 @@ const TABLE: &[Row] = &[
             CudaFrom::Distribution("cuda-python"),
         ],
         cuda_only: false,
+        cudnn: None,
     },
     Row {
         framework: Framework::Dali,
@@ -151,6 +159,7 @@ const TABLE: &[Row] = &[
         tagged: &["nvidia-dali-cuda"],
         cuda: &[CudaFrom::NameTag],
         cuda_only: false,
+        cudnn: None,
     },
     Row {
         framework: Framework::TransformerEngine,
@@ -158,6 +167,7 @@ const TABLE: &[Row] = &[
         tagged: &["transformer-engine-cu"],
         cuda: &[CudaFrom::NameTag],
         cuda_only: false,
+        cudnn: None,
     },
 ];
 
@@ -319,6 +329,7 @@ fn from_table(host: &Host, env: &PythonEnv, row: &Row) -> Vec<FrameworkBuild> {
             CudaFrom::Assignment(file, key) => {
                 let path = format!("{}/{file}", carrier.location);
                 let text = host.read_text(&path).ok()?;
+                // A CPU build writes 'False'.
                 binding_of(&py_assignment(&text, key)?, path)
             }
             CudaFrom::LinkedSonames => ships.iter().find_map(|path| {
@@ -359,13 +370,19 @@ fn from_table(host: &Host, env: &PythonEnv, row: &Row) -> Vec<FrameworkBuild> {
         }
         ships.sort();
         ships.dedup();
+        let cudnn = row.cudnn.and_then(|(file, key)| {
+            let text = host
+                .read_text(&format!("{}/{file}", carrier.location))
+                .ok()?;
+            py_assignment(&text, key).filter(|v| v != "False")
+        });
         out.push(FrameworkBuild {
             framework: row.framework,
             version: carrier.version.clone(),
             package: carrier.name.clone(),
             location: carrier.location.clone(),
             cuda,
-            cudnn: None,
+            cudnn,
             needs,
             ships,
             companions,
@@ -952,6 +969,63 @@ mod tests {
             tf.ships
         );
         assert!(tf.errors.is_empty(), "{:?}", tf.errors);
+    }
+
+    /// An env the sweep (scripts/realenv/sweep.sh) captured: tests/fixtures/real/frameworks/sweep.
+    fn swept(name: &str) -> PythonEnv {
+        captured(&format!("sweep/{name}"))
+    }
+
+    #[test]
+    fn frameworks_read_from_data_in_the_sweeps_real_envs() {
+        // paddlepaddle-gpu 2.6.2 from PyPI: paddle/version/__init__.py says CUDA 11.8, cuDNN 8.6.0.
+        let env = swept("paddlepaddle-gpu");
+        let p = only(&env, Framework::Paddle);
+        assert_eq!(
+            (p.package.as_str(), p.version.as_str()),
+            ("paddlepaddle-gpu", "2.6.2")
+        );
+        let c = p.cuda.as_ref().unwrap();
+        assert_eq!((c.major, c.minor), (11, Some(8)));
+        assert!(
+            c.source.ends_with("paddle/version/__init__.py"),
+            "{}",
+            c.source
+        );
+        assert_eq!(p.cudnn.as_deref(), Some("8.6.0"));
+        assert!(
+            p.ships
+                .iter()
+                .any(|s| s.ends_with("paddle/base/libpaddle.so")),
+            "{:?}",
+            p.ships
+        );
+        // transformer-engine-cu12 2.20.2: CUDA 12 from its name, its library shipped.
+        let env = swept("transformer-engine-cu12");
+        let t = only(&env, Framework::TransformerEngine);
+        let c = t.cuda.as_ref().unwrap();
+        assert_eq!((c.major, c.minor), (12, None));
+        assert_eq!(c.source, "distribution name transformer-engine-cu12");
+        assert!(t
+            .ships
+            .iter()
+            .any(|s| s.ends_with("transformer_engine/wheel_lib/libtransformer_engine.so")));
+        // ctranslate2 4.8.5 links no CUDA library; its CUDA is the cuBLAS soname written in its
+        // library, which the fixture does not carry (80 MB): without it no CUDA is read, and a
+        // build without CUDA is not recorded.
+        let env = swept("ctranslate2");
+        assert!(
+            env.packages.iter().any(|p| p.name == "ctranslate2"),
+            "{:?}",
+            env.packages
+        );
+        assert!(
+            env.frameworks
+                .iter()
+                .all(|b| b.framework != Framework::CTranslate2),
+            "{:#?}",
+            env.frameworks
+        );
     }
 
     #[test]
