@@ -1010,6 +1010,33 @@ mod tests {
             .ships
             .iter()
             .any(|s| s.ends_with("transformer_engine/wheel_lib/libtransformer_engine.so")));
+        // cudf-cu12 26.10.2 with its RAPIDS companions (one build: CUDA 12 from the carrier's
+        // name, the others' libraries shipped with it) and numba-cuda, whose CUDA is the
+        // cuda-bindings 12.9.10 it calls.
+        let env = swept("cudf-cu12");
+        let r = only(&env, Framework::Rapids);
+        assert_eq!(
+            (r.package.as_str(), r.version.as_str()),
+            ("cudf-cu12", "26.10.2")
+        );
+        assert_eq!(
+            r.cuda.as_ref().map(|c| (c.major, c.minor)),
+            Some((12, None))
+        );
+        assert!(
+            r.ships
+                .iter()
+                .any(|s| s.ends_with("libcudf/lib64/libcudf.so")),
+            "{:?}",
+            r.ships
+        );
+        let n = only(&env, Framework::NumbaCuda);
+        let c = n.cuda.as_ref().unwrap();
+        assert_eq!((c.major, c.minor), (12, Some(9)));
+        assert_eq!(
+            c.source,
+            "cuda-bindings 12.9.10, the CUDA bindings it calls"
+        );
         // ctranslate2 4.8.5 links no CUDA library; its CUDA is the cuBLAS soname written in its
         // library, which the fixture does not carry (80 MB): without it no CUDA is read, and a
         // build without CUDA is not recorded.
