@@ -451,6 +451,9 @@ def write_table(results, rows, path, started, finished):
         "Each what-if cell: cudoctor's verdict / cuobjdump's truth (✗ where they differ).",
         "",
     ]
+    notes_file = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sweep-notes.md")
+    if os.path.exists(notes_file):
+        summary += open(notes_file).read().splitlines() + [""]
     head = next(i for i, l in enumerate(lines) if l.startswith("| package |"))
     text = "\n".join(lines[:head] + summary + lines[head:]) + "\n"
     tmp = path + ".tmp"
