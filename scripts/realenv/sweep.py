@@ -383,7 +383,8 @@ def write_table(results, rows, path, started, finished):
         f"Machine: {platform.system()} "
         f"{platform.machine()}, {os.cpu_count()} cores, no NVIDIA driver, a container without GPUs "
         f"(so DRV001 and PLT001 are expected on every env). Python {platform.python_version()}.",
-        f"Run: {started} to {finished} (UTC).",
+        f"Table written {finished} (UTC), from the results in docs/sweep-results.jsonl (each row"
+        " names the cudoctor commit that judged it).",
         "",
         "Findings: E/W/I = errors, warnings, infos of the plain check (codes). A false alarm is any",
         "error or warning other than DRV001/PLT001 on a healthy env.",
@@ -444,7 +445,7 @@ def write_table(results, rows, path, started, finished):
         )
     summary = [
         "",
-        f"Summary: {len(results)} packages listed, {judged} installed and judged; the what-if "
+        f"Summary: {len(rows)} packages listed, {len(results)} tried, {judged} installed and judged; the what-if "
         f"verdicts agree with cuobjdump on all four GPUs for {agree_all} of {judged}; "
         f"{false_alarm_envs} env(s) with an error or warning other than DRV001/PLT001.",
         "",
