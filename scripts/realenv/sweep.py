@@ -329,7 +329,8 @@ def capture(env, site, dst):
     dist-info METADATA headers and the RECORD lines of shared objects, and version modules
     (as scripts/realenv/capture-framework-fixtures.sh does for the real-env tier)."""
     names = [d for d in os.listdir(site) if d.endswith(".dist-info") and CAPTURED_DISTS.match(d)]
-    if not names:
+    # cuda-bindings alone (torch's dependency) is no framework: only beside numba-cuda.
+    if not [d for d in names if not d.startswith("cuda_bindings-")]:
         return
     shutil.rmtree(dst, ignore_errors=True)
     rel = os.path.relpath(site, env)
