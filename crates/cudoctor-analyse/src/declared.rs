@@ -146,7 +146,6 @@ impl Context<'_> {
         torch_version: &str,
     ) -> Finding {
         let ctx = self;
-        let public = built_for.split('+').next().unwrap_or(built_for);
         let target = ctx.target_env(env);
         let installed_public = torch_version.split('+').next().unwrap_or(torch_version);
         // The package's prebuilt build for the installed torch: `torch==X` is met by the installed
@@ -159,8 +158,24 @@ impl Context<'_> {
             .prose(format!(
                 "Install the {pkg} build made for the installed torch {torch_version}:"
             ))
-            .command(&target, target.install(&keep));
-        // Or the torch it was built for, with the paired companions that are installed.
+            .command(&target, target.install(&keep))
+            .prose(format!("or the torch {pkg} was built for:"));
+        ctx.torch_built_for(f, env, built_for, torch_version)
+    }
+
+    /// The torch release `built_for` (a package's build record) with the paired companions that
+    /// are installed, from the index of its CUDA variant, in the environment's installer.
+    pub fn torch_built_for(
+        &self,
+        mut f: Finding,
+        env: &PythonEnv,
+        built_for: &str,
+        torch_version: &str,
+    ) -> Finding {
+        let ctx = self;
+        let public = built_for.split('+').next().unwrap_or(built_for);
+        let target = ctx.target_env(env);
+        // The torch it was built for, with the paired companions that are installed.
         let label = torch_version.split_once('+').map(|(_, l)| l);
         let release = ctx.kb.torch(public);
         let torch_pin = if built_for.contains('+') {
@@ -201,8 +216,7 @@ impl Context<'_> {
         }
         let op =
             cudoctor_plan::Install::pins(pins).index(cudoctor_plan::torch_index_url(pin_label));
-        f.prose(format!("or the torch {pkg} was built for:"))
-            .command(&target, target.install(&op))
+        f.command(&target, target.install(&op))
     }
 }
 

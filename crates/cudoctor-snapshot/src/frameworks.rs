@@ -14,6 +14,16 @@ pub enum Framework {
     OnnxRuntime,
     Vllm,
     Sglang,
+    Paddle,
+    #[serde(rename = "tensorrt")]
+    TensorRt,
+    #[serde(rename = "ctranslate2")]
+    CTranslate2,
+    Rapids,
+    LlamaCpp,
+    NumbaCuda,
+    Dali,
+    TransformerEngine,
 }
 
 impl Framework {
@@ -26,6 +36,14 @@ impl Framework {
             Framework::OnnxRuntime => "ONNX Runtime",
             Framework::Vllm => "vLLM",
             Framework::Sglang => "SGLang",
+            Framework::Paddle => "PaddlePaddle",
+            Framework::TensorRt => "TensorRT",
+            Framework::CTranslate2 => "CTranslate2",
+            Framework::Rapids => "RAPIDS",
+            Framework::LlamaCpp => "llama-cpp-python",
+            Framework::NumbaCuda => "numba-cuda",
+            Framework::Dali => "DALI",
+            Framework::TransformerEngine => "Transformer Engine",
         }
     }
 }

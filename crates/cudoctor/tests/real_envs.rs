@@ -2795,3 +2795,124 @@ fn plan_verify_proves_its_remedy_as_check_does() {
         verification("companions-beside-torch-2.15", &check, "FW002")
     );
 }
+
+// ------------------------------------------------------------- cuda.pathfinder as an oracle
+//
+// NVIDIA's own search order for the CUDA libraries of a Python environment (`cuda-pathfinder`,
+// which torch's CUDA-13 builds install) run in the env's interpreter: for every library
+// pathfinder resolves, the file cudoctor's emulated process of that env maps for the same
+// library is the same file, and a library pathfinder finds nowhere is one cudoctor maps from
+// nowhere in the env either.
+
+/// `python -I -c CODE` in its own process group, killed after `secs`; None on a timeout.
+fn python_within(python: &Path, code: &str, secs: u64) -> Option<std::process::Output> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(python);
+    cmd.args(["-I", "-c", code])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0);
+    let mut child = with_only(cmd, &[])
+        .spawn()
+        .expect("the env's python starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return Some(child.wait_with_output().expect("output"));
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// pathfinder's answer for each library it supports: the file it loads, or None where it finds
+/// none. None when the env has no cuda-pathfinder.
+fn pathfinder_resolution(
+    python: &Path,
+) -> Option<std::collections::BTreeMap<String, Option<String>>> {
+    const SCRIPT: &str = r#"
+import json, os
+try:
+    import cuda.pathfinder as p
+except ImportError:
+    print(json.dumps(None)); raise SystemExit
+out = {}
+for name in sorted(p.SUPPORTED_NVIDIA_LIBNAMES):
+    try:
+        out[name] = os.path.realpath(p.load_nvidia_dynamic_lib(name).abs_path)
+    except Exception:
+        out[name] = None
+print(json.dumps(out))
+"#;
+    let out = python_within(python, SCRIPT, 120).expect("pathfinder answers within 120 s");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("pathfinder's JSON")
+}
+
+fn pathfinder_agrees(name: &str) {
+    let Some(python) = real_env(name) else { return };
+    let Some(found) = pathfinder_resolution(&python) else {
+        cudoctor_testkit::skip_missing_input(
+            &format!("{name} has no cuda-pathfinder"),
+            "CUDOCTOR_REQUIRE_REAL_ENVS",
+        );
+        return;
+    };
+    let prefix = env_prefix(&python);
+    let json = check_json(&python, None);
+    let procs = json["snapshot"]["loader"]["processes"].as_array().unwrap();
+    let p = procs.iter().find(|p| p["env_prefix"] == prefix.as_str());
+    let mapped: Vec<String> = p
+        .and_then(|p| p["objects"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o["real_path"].as_str().or(o["path"].as_str()))
+        .map(str::to_string)
+        .collect();
+    let mut compared = 0;
+    for (lib, by_pathfinder) in &found {
+        let stem = format!("lib{lib}.so");
+        let ours: Vec<&String> = mapped
+            .iter()
+            .filter(|m| m.rsplit('/').next().is_some_and(|f| f.starts_with(&stem)))
+            .collect();
+        match by_pathfinder {
+            Some(file) if !ours.is_empty() => {
+                compared += 1;
+                assert!(
+                    ours.iter().all(|o| *o == file),
+                    "{name}: {lib}: cuda.pathfinder loads {file}, cudoctor maps {ours:?}"
+                );
+            }
+            None => assert!(
+                ours.iter().all(|o| !o.starts_with(&prefix)),
+                "{name}: {lib}: cuda.pathfinder finds none, cudoctor maps {ours:?} from the env"
+            ),
+            _ => {}
+        }
+    }
+    assert!(
+        compared >= 5,
+        "{name}: too few libraries both resolve to compare ({compared}): pathfinder {found:?}, cudoctor {mapped:?}"
+    );
+}
+
+#[test]
+fn cuda_pathfinder_resolves_the_libraries_cudoctor_maps_in_stock_current() {
+    pathfinder_agrees("stock-current");
+}
+
+/// torch for CUDA 13 beside CuPy for CUDA 12 (whose -cu12 wheels are there too): pathfinder
+/// takes the CUDA-13 libraries, as torch's process does.
+#[test]
+fn cuda_pathfinder_resolves_the_libraries_cudoctor_maps_beside_a_cuda12_framework() {
+    pathfinder_agrees("cupy-cuda12x-beside-torch");
+}

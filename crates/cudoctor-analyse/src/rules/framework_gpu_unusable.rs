@@ -159,7 +159,16 @@ fn reproduce_script(framework: cudoctor_snapshot::Framework) -> String {
         F::Cupy => "import cupy; print(cupy.cuda.runtime.getDeviceCount())",
         F::OnnxRuntime => "import onnxruntime as ort; print(ort.get_available_providers())",
         F::Tensorflow => "import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))",
-        F::Torch | F::Vllm | F::Sglang => "import torch; print(torch.cuda.is_available())",
+        F::Torch | F::Vllm | F::Sglang | F::TransformerEngine => {
+            "import torch; print(torch.cuda.is_available())"
+        }
+        F::Paddle => "import paddle; print(paddle.device.cuda.device_count())",
+        F::TensorRt => "import tensorrt as trt; print(trt.Builder(trt.Logger()))",
+        F::CTranslate2 => "import ctranslate2; print(ctranslate2.get_cuda_device_count())",
+        F::Rapids => "import rmm; print(rmm.mr.get_current_device_resource())",
+        F::LlamaCpp => "import llama_cpp; print(llama_cpp.llama_supports_gpu_offload())",
+        F::NumbaCuda => "from numba import cuda; cuda.detect()",
+        F::Dali => "from nvidia.dali.backend import GetCudaVersion; print(GetCudaVersion())",
     }
     .to_string()
 }

@@ -1,4 +1,4 @@
-use cudoctor_ldso::cuda_library;
+use cudoctor_ldso::{cuda_library, CudaFamily};
 use cudoctor_snapshot::Framework;
 use cudoctor_types::Requirement;
 
@@ -17,7 +17,8 @@ The shared objects a framework other than torch ships (ONNX Runtime's CUDA provi
 library modules, JAX's plugin), loaded the way glibc's loader would (`cudoctor libs` shows each):
 the CUDA libraries they need that resolve nowhere on the loader's search path and of which no
 installed nvidia wheel has a copy either. Driver libraries (libcuda, libnvidia-ml) are the
-driver layer's.
+driver layer's, and a library the framework documents as optional (CuPy's NCCL, cuTENSOR,
+cuSPARSELt, which its `[ctk]` extra does not install) is not asked for.
 
 ## Why it matters
 Such a framework imports, and fails only where it needs the library: ONNX Runtime's CUDA
@@ -42,12 +43,31 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .collect()
 }
 
+/// Libraries a framework documents as optional, which its install extra does not bring and
+/// which only one feature needs (the module that links it is imported when that feature is
+/// used): CuPy's installation guide lists NCCL (`cupy.cuda.nccl`, multi-GPU), cuTENSOR and
+/// cuSPARSELt as optional libraries, and its `[ctk]` extra installs none of them.
+const OPTIONAL: &[(Framework, &[CudaFamily])] =
+    &[(Framework::Cupy, &[CudaFamily::Nccl, CudaFamily::CusparseLt])];
+
+/// True for a soname `framework` documents as optional ([`OPTIONAL`]; cuTENSOR by its name,
+/// which the loader's families do not list).
+fn optional(framework: Framework, soname: &str) -> bool {
+    let family = cuda_library(soname).map(|l| l.family);
+    OPTIONAL.iter().any(|(f, families)| {
+        *f == framework
+            && (family.is_some_and(|fam| families.contains(&fam))
+                || (framework == Framework::Cupy && soname.starts_with("libcutensor")))
+    })
+}
+
 fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
     let nowhere: Vec<_> = v
         .build
         .unresolved
         .iter()
         .filter(|u| u.in_env.is_empty())
+        .filter(|u| !optional(v.build.framework, &u.soname))
         .collect();
     if nowhere.is_empty() {
         return None;
@@ -194,6 +214,35 @@ mod tests {
             "/opt/ort/bin/python -m pip install 'onnxruntime-gpu[cuda,cudnn]'"
         );
         assert!(f[0].fix[1].contains("onnxruntime.preload_dlls()"), "{f:?}");
+    }
+
+    #[test]
+    fn cupys_optional_libraries_are_not_asked_for() {
+        // cupy-cuda12x[ctk] 14.2.0 (the sweep's cupy-cuda12x-ctk env): its [ctk] extra brings
+        // every CUDA library but NCCL, which only cupy.cuda.nccl needs.
+        let mut s = ort_env(Vec::new());
+        let b = &mut s.python_envs[0].frameworks[0];
+        b.framework = Framework::Cupy;
+        b.package = "cupy-cuda12x".into();
+        b.unresolved = vec![UnresolvedNeed {
+            needed_by: "/opt/ort/lib/python3.12/site-packages/cupy_backends/cuda/libs/nccl.so"
+                .into(),
+            soname: "libnccl.so.2".into(),
+            in_env: vec![],
+        }];
+        assert!(run(&RULE, &s).is_empty());
+        // A library it needs is still asked for, without the optional one.
+        s.python_envs[0].frameworks[0]
+            .unresolved
+            .push(UnresolvedNeed {
+                needed_by: "/opt/ort/lib/python3.12/site-packages/cupy/cuda/cufft.so".into(),
+                soname: "libcufft.so.11".into(),
+                in_env: vec![],
+            });
+        let f = run(&RULE, &s);
+        assert!(f[0].title.contains("needs libcufft.so.11 that"), "{f:?}");
+        assert!(optional(Framework::Cupy, "libcutensor.so.2"));
+        assert!(!optional(Framework::OnnxRuntime, "libnccl.so.2"));
     }
 
     #[test]

@@ -153,11 +153,33 @@ fn check(ctx: &Context) -> Vec<Finding> {
                                 .cause(format!(
                                     "{pkg} was built for CUDA {m} (it links {}), but torch here is a CUDA {t} build: its import fails with \"{}: cannot open shared object file\". Installing CUDA {m} libraries beside torch's would put two CUDA runtimes in one process.",
                                     n.name, n.name
-                                ))
-                                .shell(format!(
-                                    "{}   # rebuilds {pkg} against torch's CUDA {t}",
-                                    ctx.target(env).install(&cudoctor_plan::Install::rebuild(pkg))
                                 ));
+                            // Its build record names a torch of its own CUDA (xformers'
+                            // cpp_lib.json: 2.10.0+cu128): that torch is a pair that loads,
+                            // before a source build.
+                            let recorded = torch.and_then(|tv| {
+                                let b = ctx.built_for_torch(tv.env, pkg)?;
+                                let label = b.version.split_once('+')?.1;
+                                let digits = label.strip_prefix("cu")?;
+                                (digits.len() >= 3
+                                    && digits[..digits.len() - 1].parse::<u32>().ok() == Some(m))
+                                .then_some((tv, b))
+                            });
+                            if let Some((tv, b)) = recorded {
+                                for e in &b.evidence {
+                                    f = f.evidence(e.clone());
+                                }
+                                f = f.prose(format!(
+                                    "Install the torch {pkg} was built for (CUDA {m}), with its CUDA {m} libraries:"
+                                ));
+                                f = ctx.torch_built_for(f, tv.env, &b.version, &tv.torch.version);
+                                f = f.prose(format!("or build {pkg} for torch's CUDA {t}:"));
+                            }
+                            f = f.shell(format!(
+                                "{}   # rebuilds {pkg} against torch's CUDA {t}",
+                                ctx.target(env)
+                                    .install(&cudoctor_plan::Install::rebuild(pkg))
+                            ));
                             out.push(f);
                             continue;
                         }
@@ -430,6 +452,66 @@ mod tests {
         );
         let f = run(&RULE, &s);
         assert!(f[0].fix.iter().all(|x| !x.is_shell()), "{:?}", f[0].fix);
+    }
+
+    #[test]
+    fn an_extension_whose_record_names_a_torch_of_its_cuda_gets_that_torch_before_a_rebuild() {
+        // xformers 0.0.35 from PyPI (Requires-Dist torch>=2.10; cpp_lib.json: torch
+        // 2.10.0+cu128) beside the index's torch 2.15.0+cu132, as the sweep installed them:
+        // `import xformers` says it cannot load its C++/CUDA extensions (libcudart.so.12).
+        let mut s = h200();
+        s.python_envs[0] = torch_env(
+            "/opt/venv",
+            "2.15.0+cu132",
+            Some("13.2"),
+            &[("xformers", "0.0.35")],
+        );
+        s.python_envs[0]
+            .declared
+            .push(cudoctor_snapshot::DeclaredRequirements {
+                package: "xformers".into(),
+                version: "0.0.35".into(),
+                requires: vec!["torch>=2.10".into()],
+                built_for_torch: Some(cudoctor_snapshot::RecordedTorch {
+                    version: "2.10.0+cu128".into(),
+                    source: "xformers/cpp_lib.json".into(),
+                }),
+            });
+        needed_by(
+            &mut s,
+            "/opt/venv/lib/python3.12/site-packages/xformers/_C.so",
+            "libcudart.so.12",
+        );
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(
+            f[0].evidence
+                .iter()
+                .any(|e| e.contains("cpp_lib.json: built for torch 2.10.0+cu128")),
+            "{:?}",
+            f[0].evidence
+        );
+        let shells: Vec<String> = f[0]
+            .fix
+            .iter()
+            .filter(|x| x.is_shell())
+            .map(|x| x.to_string())
+            .collect();
+        assert!(
+            shells[0].contains("torch==2.10.0+cu128")
+                && shells[0].contains("--index-url https://download.pytorch.org/whl/cu128"),
+            "{shells:?}"
+        );
+        // The source build stays, last.
+        assert!(
+            shells.last().unwrap().contains("--no-binary xformers"),
+            "{shells:?}"
+        );
+        // A record of torch's own CUDA (or none) changes nothing: the rebuild alone.
+        s.python_envs[0].declared[0].built_for_torch = None;
+        let f = run(&RULE, &s);
+        let shells: Vec<_> = f[0].fix.iter().filter(|x| x.is_shell()).collect();
+        assert_eq!(shells.len(), 1, "{:?}", f[0].fix);
     }
 
     #[test]

@@ -28,6 +28,15 @@ pub fn script_name(framework: Framework) -> Option<&'static str> {
         Framework::OnnxRuntime => Some("onnxruntime"),
         Framework::Tensorflow => Some("tensorflow"),
         Framework::Torch | Framework::Vllm | Framework::Sglang => None,
+        // Read from their files only; no runtime probe yet.
+        Framework::Paddle
+        | Framework::TensorRt
+        | Framework::CTranslate2
+        | Framework::Rapids
+        | Framework::LlamaCpp
+        | Framework::NumbaCuda
+        | Framework::Dali
+        | Framework::TransformerEngine => None,
     }
 }
 

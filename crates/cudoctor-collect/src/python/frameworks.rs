@@ -10,7 +10,11 @@
 //! - CuPy: the distribution name (`cupy-cuda12x`, `cupy-cuda117`) and `cupy/.data/_wheel.json`;
 //! - ONNX Runtime: `onnxruntime/capi/build_and_package_info.py` (`cuda_version = '13.0'`);
 //! - TensorFlow: `tensorflow/python/platform/build_info.py` (`'cuda_version': '12.5.1'`);
-//! - vLLM: a `+cu126` version label (the PyPI build uses the CUDA of the torch it pins).
+//! - vLLM: a `+cu126` version label (the PyPI build uses the CUDA of the torch it pins);
+//! - the frameworks of [`TABLE`] (PaddlePaddle, TensorRT, CTranslate2, RAPIDS,
+//!   llama-cpp-python, numba-cuda, DALI, Transformer Engine): as its row says, from the CUDA tag
+//!   of the distribution name, a generated version module, the CUDA libraries its shipped
+//!   objects link by soname, or the CUDA bindings it calls.
 
 use cudoctor_snapshot::{CompanionPin, CudaBinding, Framework, FrameworkBuild, PythonEnv};
 use cudoctor_types::{normalise_name, Requirement};
@@ -29,6 +33,363 @@ pub fn read(host: &Host, env: &PythonEnv) -> Vec<FrameworkBuild> {
     out.extend(tensorflow(host, env));
     out.extend(vllm(host, env));
     out.extend(sglang(host, env));
+    for row in TABLE {
+        out.extend(from_table(host, env, row));
+    }
+    out
+}
+
+/// Where a framework of [`TABLE`] has its CUDA written.
+#[derive(Debug, Clone, Copy)]
+enum CudaFrom {
+    /// The CUDA tag of the distribution name: `tensorrt-cu12` (12.x), `nvidia-dali-cuda120`
+    /// (12.0), `spconv-cu126` (12.6).
+    NameTag,
+    /// A literal assignment of a module its build generates (relative to site-packages):
+    /// `paddle/version/__init__.py`'s `cuda_version = '12.6'` (`'False'` on a CPU build).
+    Assignment(&'static str, &'static str),
+    /// The CUDA libraries whose soname carries the CUDA major (`libcudart.so.12`,
+    /// `libcublas.so.12`, `libnvrtc.so.12`) that its shipped objects link.
+    LinkedSonames,
+    /// The CUDA libraries whose soname carries the CUDA major that its shipped objects open
+    /// at run time by name, as the names are written in their read-only data (`.rodata`):
+    /// CTranslate2 links no CUDA library and opens `libcublas.so.12` when a GPU is asked for.
+    OpenedSonames,
+    /// The version of the CUDA bindings distribution it calls (`cuda-bindings` 12.9.4).
+    Distribution(&'static str),
+}
+
+/// A framework read from its distributions by a row of data.
+struct Row {
+    framework: Framework,
+    /// Its distributions by exact name.
+    names: &'static [&'static str],
+    /// Its distributions by a prefix that a CUDA tag follows (`tensorrt-cu` of
+    /// `tensorrt-cu12`, `tensorrt-cu12-libs`): one build per CUDA major.
+    tagged: &'static [&'static str],
+    /// Where the CUDA is read, the first that answers.
+    cuda: &'static [CudaFrom],
+    /// Recorded only with a CUDA binding (a CPU build of the same distribution is not a GPU
+    /// framework: llama-cpp-python built without CUDA).
+    cuda_only: bool,
+    /// The cuDNN its build names: a literal assignment of a generated module (file, key).
+    cudnn: Option<(&'static str, &'static str)>,
+}
+
+/// The frameworks read from data, each from its PyPI distributions' own files (their names,
+/// RECORDs, generated modules and the sonames their libraries link), as installed by
+/// scripts/realenv/sweep.sh (docs/sweep.md).
+const TABLE: &[Row] = &[
+    Row {
+        framework: Framework::Paddle,
+        names: &["paddlepaddle-gpu"],
+        tagged: &[],
+        cuda: &[
+            CudaFrom::Assignment("paddle/version/__init__.py", "cuda_version"),
+            CudaFrom::LinkedSonames,
+        ],
+        cuda_only: false,
+        cudnn: Some(("paddle/version/__init__.py", "cudnn_version")),
+    },
+    Row {
+        framework: Framework::TensorRt,
+        names: &[],
+        tagged: &["tensorrt-cu"],
+        cuda: &[CudaFrom::NameTag],
+        cuda_only: false,
+        cudnn: None,
+    },
+    Row {
+        framework: Framework::CTranslate2,
+        names: &["ctranslate2"],
+        tagged: &[],
+        cuda: &[CudaFrom::LinkedSonames, CudaFrom::OpenedSonames],
+        cuda_only: true,
+        cudnn: None,
+    },
+    Row {
+        framework: Framework::Rapids,
+        names: &[],
+        tagged: &[
+            "cudf-cu",
+            "cuml-cu",
+            "cugraph-cu",
+            "cuvs-cu",
+            "cuspatial-cu",
+            "pylibcudf-cu",
+            "libcudf-cu",
+            "libcuml-cu",
+            "libcugraph-cu",
+            "libcuvs-cu",
+            "rmm-cu",
+            "librmm-cu",
+            "pylibraft-cu",
+            "libraft-cu",
+            "raft-dask-cu",
+            "dask-cudf-cu",
+            "libkvikio-cu",
+            "kvikio-cu",
+        ],
+        cuda: &[CudaFrom::NameTag],
+        cuda_only: false,
+        cudnn: None,
+    },
+    Row {
+        framework: Framework::LlamaCpp,
+        names: &["llama-cpp-python"],
+        tagged: &[],
+        cuda: &[CudaFrom::LinkedSonames, CudaFrom::OpenedSonames],
+        cuda_only: true,
+        cudnn: None,
+    },
+    Row {
+        framework: Framework::NumbaCuda,
+        names: &["numba-cuda"],
+        tagged: &[],
+        cuda: &[
+            CudaFrom::Distribution("cuda-bindings"),
+            CudaFrom::Distribution("cuda-python"),
+        ],
+        cuda_only: false,
+        cudnn: None,
+    },
+    Row {
+        framework: Framework::Dali,
+        names: &[],
+        tagged: &["nvidia-dali-cuda"],
+        cuda: &[CudaFrom::NameTag],
+        cuda_only: false,
+        cudnn: None,
+    },
+    Row {
+        framework: Framework::TransformerEngine,
+        names: &[],
+        tagged: &["transformer-engine-cu"],
+        cuda: &[CudaFrom::NameTag],
+        cuda_only: false,
+        cudnn: None,
+    },
+];
+
+/// The CUDA of a tag after a row's prefix: `12` (12.x), `120` (12.0), `126-libs` (12.6: what
+/// follows the digits is a part of the framework, `-libs`, `-bindings`).
+fn cuda_tag(tag: &str) -> Option<(u32, Option<u32>)> {
+    let digits: String = tag.chars().take_while(char::is_ascii_digit).collect();
+    let rest = &tag[digits.len()..];
+    if !(rest.is_empty() || rest.starts_with('-')) {
+        return None;
+    }
+    match digits.len() {
+        2 => Some((digits.parse().ok()?, None)),
+        3 => Some((digits[..2].parse().ok()?, Some(digits[2..].parse().ok()?))),
+        _ => None,
+    }
+}
+
+/// The CUDA major that a soname a library links carries, for the families whose soname major
+/// is the CUDA major (`libcudart.so.12`, `libcublas.so.12`, `libcublasLt.so.12`,
+/// `libnvrtc.so.12`, `libnvJitLink.so.12`); cuFFT, cuSPARSE and cuDNN number their own.
+fn linked_cuda_major(soname: &str) -> Option<u32> {
+    use cudoctor_ldso::CudaFamily as F;
+    let lib = cudoctor_ldso::cuda_library(soname)?;
+    matches!(
+        lib.family,
+        F::Cudart | F::Cublas | F::CublasLt | F::Nvrtc | F::NvJitLink
+    )
+    .then(|| lib.major?.parse().ok())
+    .flatten()
+}
+
+/// A distribution of a [`TABLE`] row with the CUDA (major, minor) of its name's tag.
+type Member<'a> = (&'a cudoctor_snapshot::Package, Option<(u32, Option<u32>)>);
+
+/// True for a distribution that a row of [`TABLE`] reads (recorded in the snapshot).
+pub fn in_table(name: &str) -> bool {
+    TABLE.iter().any(|row| {
+        row.names.contains(&name)
+            || row.tagged.iter().any(|t| {
+                name.strip_prefix(t)
+                    .is_some_and(|tag| cuda_tag(tag).is_some())
+            })
+    })
+}
+
+/// The largest read-only data section searched for sonames (CTranslate2's is 1.3 MB).
+const MAX_RODATA: u64 = 64 << 20;
+
+/// The first CUDA soname with a CUDA major ([`linked_cuda_major`]) written in the `.rodata` of
+/// the ELF file at `path` (machine path): (soname, major).
+fn opened_soname(host: &Host, path: &str) -> Option<(String, u32)> {
+    let elf = cudoctor_ldso::ElfFile::open(&host.fs_path(path)).ok()?;
+    let sections = cudoctor_ldso::elf::sections::read_sections(elf.source(), elf.header()).ok()?;
+    let rodata = sections
+        .iter()
+        .find(|s| s.name == ".rodata" && s.has_file_data() && s.size <= MAX_RODATA)?;
+    let bytes = cudoctor_ldso::read::read_vec(elf.source(), rodata.offset, rodata.size).ok()?;
+    sonames_in(&bytes)
+}
+
+/// The first `lib<cudart|cublas|cublasLt|nvrtc|nvJitLink>.so.<major>` written in `bytes`.
+fn sonames_in(bytes: &[u8]) -> Option<(String, u32)> {
+    const STEMS: [&[u8]; 5] = [
+        b"libcudart.so.",
+        b"libcublas.so.",
+        b"libcublasLt.so.",
+        b"libnvrtc.so.",
+        b"libnvJitLink.so.",
+    ];
+    let mut best: Option<(usize, String, u32)> = None;
+    for stem in STEMS {
+        let Some(at) = bytes.windows(stem.len()).position(|w| w == stem) else {
+            continue;
+        };
+        let digits: String = bytes[at + stem.len()..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .map(|b| *b as char)
+            .collect();
+        let soname = format!("{}{digits}", String::from_utf8_lossy(stem));
+        let Some(major) = linked_cuda_major(&soname) else {
+            continue;
+        };
+        if best.as_ref().is_none_or(|(a, ..)| at < *a) {
+            best = Some((at, soname, major));
+        }
+    }
+    best.map(|(_, s, m)| (s, m))
+}
+
+/// The builds of one [`TABLE`] row in `env`: one per CUDA major of its tagged distributions,
+/// or one for its distribution by name.
+fn from_table(host: &Host, env: &PythonEnv, row: &Row) -> Vec<FrameworkBuild> {
+    // (distribution, the CUDA of its name's tag) of every installed distribution of the row.
+    let mut dists: Vec<Member> = env
+        .packages
+        .iter()
+        .filter_map(|p| {
+            if row.names.contains(&p.name.as_str()) {
+                return Some((p, None));
+            }
+            row.tagged.iter().find_map(|prefix| {
+                let tag = cuda_tag(p.name.strip_prefix(prefix)?)?;
+                Some((p, Some(tag)))
+            })
+        })
+        .collect();
+    if dists.is_empty() {
+        return Vec::new();
+    }
+    // The carrier first: the row's own order, then the shortest name (`tensorrt-cu12` before
+    // `tensorrt-cu12-libs`).
+    let rank = |name: &str| {
+        row.names
+            .iter()
+            .position(|n| *n == name)
+            .or_else(|| {
+                row.tagged
+                    .iter()
+                    .position(|t| name.starts_with(t))
+                    .map(|i| i + row.names.len())
+            })
+            .unwrap_or(usize::MAX)
+    };
+    dists.sort_by_key(|(p, _)| (rank(&p.name), p.name.len(), p.name.clone()));
+    let mut groups: Vec<(Option<u32>, Vec<Member>)> = Vec::new();
+    for d in dists {
+        let major = d.1.map(|(m, _)| m);
+        match groups.iter_mut().find(|(m, _)| *m == major) {
+            Some((_, g)) => g.push(d),
+            None => groups.push((major, vec![d])),
+        }
+    }
+    let mut out = Vec::new();
+    for (_, group) in groups {
+        let (carrier, carrier_tag) = group[0];
+        let names: Vec<String> = group.iter().map(|(p, _)| p.name.clone()).collect();
+        let mut errors = Vec::new();
+        let mut needs = Vec::new();
+        let mut companions = Vec::new();
+        let mut ships = Vec::new();
+        for (p, _) in &group {
+            let reqs = requires_dist(host, env, &p.name, &mut errors);
+            needs.extend(reqs.iter().filter(|r| is_cuda_wheel(r)).cloned());
+            companions.extend(pins(env, &p.name, &reqs, &|n| names.iter().any(|m| m == n)));
+            ships.extend(shared_objects(host, env, &p.name));
+        }
+        let cuda = row.cuda.iter().find_map(|from| match *from {
+            CudaFrom::NameTag => {
+                let (major, minor) = carrier_tag?;
+                Some(CudaBinding {
+                    major,
+                    minor,
+                    read: carrier.name.clone(),
+                    source: format!("distribution name {}", carrier.name),
+                })
+            }
+            CudaFrom::Assignment(file, key) => {
+                let path = format!("{}/{file}", carrier.location);
+                let text = host.read_text(&path).ok()?;
+                // A CPU build writes 'False'.
+                binding_of(&py_assignment(&text, key)?, path)
+            }
+            CudaFrom::LinkedSonames => ships.iter().find_map(|path| {
+                let elf = cudoctor_ldso::ElfFile::open(&host.fs_path(path)).ok()?;
+                let (soname, major) = elf
+                    .needed()
+                    .iter()
+                    .find_map(|n| Some((n.clone(), linked_cuda_major(n)?)))?;
+                Some(CudaBinding {
+                    major,
+                    minor: None,
+                    read: soname.clone(),
+                    source: format!("{path} links {soname}"),
+                })
+            }),
+            CudaFrom::OpenedSonames => ships.iter().find_map(|path| {
+                let (soname, major) = opened_soname(host, path)?;
+                Some(CudaBinding {
+                    major,
+                    minor: None,
+                    read: soname.clone(),
+                    source: format!("{path} opens {soname} by name (its read-only data)"),
+                })
+            }),
+            CudaFrom::Distribution(name) => {
+                let p = env.package(name)?;
+                let (major, minor) = major_minor(&p.version)?;
+                Some(CudaBinding {
+                    major,
+                    minor: Some(minor),
+                    read: p.version.clone(),
+                    source: format!("{name} {}, the CUDA bindings it calls", p.version),
+                })
+            }
+        });
+        if row.cuda_only && cuda.is_none() {
+            continue;
+        }
+        ships.sort();
+        ships.dedup();
+        let cudnn = row.cudnn.and_then(|(file, key)| {
+            let text = host
+                .read_text(&format!("{}/{file}", carrier.location))
+                .ok()?;
+            py_assignment(&text, key).filter(|v| v != "False")
+        });
+        out.push(FrameworkBuild {
+            framework: row.framework,
+            version: carrier.version.clone(),
+            package: carrier.name.clone(),
+            location: carrier.location.clone(),
+            cuda,
+            cudnn,
+            needs,
+            ships,
+            companions,
+            errors,
+            unresolved: Vec::new(),
+        });
+    }
     out
 }
 
@@ -529,6 +890,35 @@ mod tests {
     }
 
     #[test]
+    fn cuda_tags_and_linked_sonames() {
+        assert_eq!(cuda_tag("12"), Some((12, None)));
+        assert_eq!(cuda_tag("12-libs"), Some((12, None)));
+        assert_eq!(cuda_tag("120"), Some((12, Some(0))));
+        assert_eq!(cuda_tag("126"), Some((12, Some(6))));
+        assert_eq!(cuda_tag("13-bindings"), Some((13, None)));
+        assert_eq!(cuda_tag("12x"), None);
+        assert_eq!(cuda_tag(""), None);
+        assert_eq!(cuda_tag("1234"), None);
+        assert_eq!(linked_cuda_major("libcudart.so.12"), Some(12));
+        assert_eq!(linked_cuda_major("libcublasLt.so.13"), Some(13));
+        assert_eq!(linked_cuda_major("libnvrtc.so.12"), Some(12));
+        // cuFFT 11 is CUDA 12's, cuDNN numbers its own releases.
+        assert_eq!(linked_cuda_major("libcufft.so.11"), None);
+        assert_eq!(linked_cuda_major("libcudnn.so.9"), None);
+        assert_eq!(linked_cuda_major("libcudart.so"), None);
+        // CTranslate2 4.8.5's .rodata names the cuBLAS it opens (and cuDNN's, not a CUDA major).
+        let rodata = b"\0libcudnn.so.9\0cublasCreate_v2\0libcublas.so.12\0libcublasLt.so.12\0";
+        assert_eq!(sonames_in(rodata), Some(("libcublas.so.12".into(), 12)));
+        assert_eq!(sonames_in(b"libcublas.so.\0libcudnn.so.9"), None);
+        assert!(in_table("tensorrt-cu12-libs"));
+        assert!(in_table("transformer-engine-cu12"));
+        assert!(in_table("cudf-cu12"));
+        assert!(in_table("ctranslate2"));
+        assert!(!in_table("tensorrt-cuda"));
+        assert!(!in_table("cudf"));
+    }
+
+    #[test]
     fn build_info_literals() {
         let tf = "build_info = {'cpu_compiler': '/usr/lib/llvm-18/bin/clang', 'cuda_compute_capabilities': ['sm_60'], 'cuda_version': '12.5.1', 'cudnn_version': '9', 'is_cuda_build': True, 'is_rocm_build': False}\n";
         assert_eq!(dict_entry(tf, "cuda_version").as_deref(), Some("12.5.1"));
@@ -579,6 +969,90 @@ mod tests {
             tf.ships
         );
         assert!(tf.errors.is_empty(), "{:?}", tf.errors);
+    }
+
+    /// An env the sweep (scripts/realenv/sweep.sh) captured: tests/fixtures/real/frameworks/sweep.
+    fn swept(name: &str) -> PythonEnv {
+        captured(&format!("sweep/{name}"))
+    }
+
+    #[test]
+    fn frameworks_read_from_data_in_the_sweeps_real_envs() {
+        // paddlepaddle-gpu 2.6.2 from PyPI: paddle/version/__init__.py says CUDA 11.8, cuDNN 8.6.0.
+        let env = swept("paddlepaddle-gpu");
+        let p = only(&env, Framework::Paddle);
+        assert_eq!(
+            (p.package.as_str(), p.version.as_str()),
+            ("paddlepaddle-gpu", "2.6.2")
+        );
+        let c = p.cuda.as_ref().unwrap();
+        assert_eq!((c.major, c.minor), (11, Some(8)));
+        assert!(
+            c.source.ends_with("paddle/version/__init__.py"),
+            "{}",
+            c.source
+        );
+        assert_eq!(p.cudnn.as_deref(), Some("8.6.0"));
+        assert!(
+            p.ships
+                .iter()
+                .any(|s| s.ends_with("paddle/base/libpaddle.so")),
+            "{:?}",
+            p.ships
+        );
+        // transformer-engine-cu12 2.20.2: CUDA 12 from its name, its library shipped.
+        let env = swept("transformer-engine-cu12");
+        let t = only(&env, Framework::TransformerEngine);
+        let c = t.cuda.as_ref().unwrap();
+        assert_eq!((c.major, c.minor), (12, None));
+        assert_eq!(c.source, "distribution name transformer-engine-cu12");
+        assert!(t
+            .ships
+            .iter()
+            .any(|s| s.ends_with("transformer_engine/wheel_lib/libtransformer_engine.so")));
+        // cudf-cu12 26.10.2 with its RAPIDS companions (one build: CUDA 12 from the carrier's
+        // name, the others' libraries shipped with it) and numba-cuda, whose CUDA is the
+        // cuda-bindings 12.9.10 it calls.
+        let env = swept("cudf-cu12");
+        let r = only(&env, Framework::Rapids);
+        assert_eq!(
+            (r.package.as_str(), r.version.as_str()),
+            ("cudf-cu12", "26.10.2")
+        );
+        assert_eq!(
+            r.cuda.as_ref().map(|c| (c.major, c.minor)),
+            Some((12, None))
+        );
+        assert!(
+            r.ships
+                .iter()
+                .any(|s| s.ends_with("libcudf/lib64/libcudf.so")),
+            "{:?}",
+            r.ships
+        );
+        let n = only(&env, Framework::NumbaCuda);
+        let c = n.cuda.as_ref().unwrap();
+        assert_eq!((c.major, c.minor), (12, Some(9)));
+        assert_eq!(
+            c.source,
+            "cuda-bindings 12.9.10, the CUDA bindings it calls"
+        );
+        // ctranslate2 4.8.5 links no CUDA library; its CUDA is the cuBLAS soname written in its
+        // library, which the fixture does not carry (80 MB): without it no CUDA is read, and a
+        // build without CUDA is not recorded.
+        let env = swept("ctranslate2");
+        assert!(
+            env.packages.iter().any(|p| p.name == "ctranslate2"),
+            "{:?}",
+            env.packages
+        );
+        assert!(
+            env.frameworks
+                .iter()
+                .all(|b| b.framework != Framework::CTranslate2),
+            "{:#?}",
+            env.frameworks
+        );
     }
 
     #[test]

@@ -441,18 +441,20 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
                 })
                 .collect();
             if owners.len() > 1 && !same_content(&owners) {
-                report.shared_paths.push(SharedPath {
-                    path: machine(),
-                    owners: owners
-                        .iter()
-                        .zip(&matches)
-                        .map(|(o, m)| PathOwner {
-                            package: dists[o.dist].0.clone(),
-                            version: dists[o.dist].1.clone(),
-                            matches: *m,
-                        })
-                        .collect(),
-                });
+                if !interchangeable(&rel) {
+                    report.shared_paths.push(SharedPath {
+                        path: machine(),
+                        owners: owners
+                            .iter()
+                            .zip(&matches)
+                            .map(|(o, m)| PathOwner {
+                                package: dists[o.dist].0.clone(),
+                                version: dists[o.dist].1.clone(),
+                                matches: *m,
+                            })
+                            .collect(),
+                    });
+                }
                 // Overwritten by a co-owner is reported as sharing, not damage; damage only
                 // when the file is nobody's.
                 if matches.iter().any(|m| *m != Some(false)) {
@@ -488,6 +490,18 @@ fn same_content(owners: &[Owner]) -> bool {
     owners
         .windows(2)
         .all(|w| w[0].sha256.is_some() && w[0].sha256 == w[1].sha256)
+}
+
+/// Namespace-package markers that many distributions install at one path with contents that
+/// differ and do the same: NVIDIA's wheels share `nvidia/`, whose `__init__.py` is empty in
+/// most (nvidia-nvjpeg2k-cu12 0.11.0.51, nvidia-nvtiff-cu12 0.8.0.82) and `__path__ =
+/// pkgutil.extend_path(...)` under a license header in nvidia-nvimgcodec-cu12 0.9.0.20 (which
+/// DALI installs beside them, the sweep's nvidia-dali-cuda120 env). All the `nvidia/*` packages
+/// are in the one site directory, so whichever copy was written last, each imports.
+const INTERCHANGEABLE: &[&str] = &["nvidia/__init__.py"];
+
+fn interchangeable(rel: &str) -> bool {
+    INTERCHANGEABLE.contains(&rel)
 }
 
 /// Whether the file on disk can be `owner`'s by what was read of it: present, and of the
@@ -805,6 +819,38 @@ mod tests {
         );
         // The script a wheel puts in the environment's bin/ is still checked.
         assert!(w.files_checked >= 8);
+    }
+
+    #[test]
+    fn the_nvidia_namespace_marker_of_other_content_is_not_a_shared_file() {
+        // nvidia-nvimgcodec-cu12's nvidia/__init__.py (750 bytes, extend_path) beside the empty
+        // one of nvidia-nvjpeg2k-cu12, as DALI installs them.
+        let dir = tempfile::tempdir().unwrap();
+        let (sp, mut env) = site(dir.path());
+        std::fs::create_dir_all(format!("{sp}/nvidia_nvimgcodec_cu12-0.9.0.20.dist-info")).unwrap();
+        std::fs::write(
+            format!("{sp}/nvidia_nvimgcodec_cu12-0.9.0.20.dist-info/RECORD"),
+            "nvidia/__init__.py,sha256=cvDDd6aZOR07mAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA,750\n",
+        )
+        .unwrap();
+        env.packages.push(cudoctor_snapshot::Package {
+            name: "nvidia-nvimgcodec-cu12".into(),
+            version: "0.9.0.20".into(),
+            location: sp.clone(),
+        });
+        let host = Host::real(std::time::Duration::from_secs(5));
+        let w = check(&host, &env, Hashing::default()).unwrap();
+        assert!(w.shared_paths.is_empty(), "{:?}", w.shared_paths);
+        assert!(
+            w.damaged.is_empty()
+                || w.damaged
+                    .iter()
+                    .all(|d| !d.path.ends_with("nvidia/__init__.py")),
+            "{:?}",
+            w.damaged
+        );
+        // Another path shared with other contents still is.
+        assert!(!interchangeable("nvidia/cudnn/lib/libcudnn.so.9"));
     }
 
     #[test]

@@ -79,6 +79,7 @@ pub fn is_interesting(name: &str) -> bool {
         || name.starts_with("cupy")
         || name.starts_with("jax-cuda")
         || name.starts_with("torch-")
+        || super::frameworks::in_table(name)
 }
 
 pub use cudoctor_types::normalise_name;
