@@ -354,6 +354,7 @@ impl Scratch {
         let base = std::env::temp_dir();
         for n in 0..100u32 {
             let dir = base.join(format!("cudoctor-verify-{}-{n}", std::process::id()));
+            #[cfg_attr(not(unix), allow(unused_mut))]
             let mut b = std::fs::DirBuilder::new();
             #[cfg(unix)]
             std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
@@ -389,6 +390,12 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
             let target = std::fs::read_link(&src).map_err(|e| err(&src, e))?;
             #[cfg(unix)]
             std::os::unix::fs::symlink(&target, &dst).map_err(|e| err(&dst, e))?;
+            #[cfg(not(unix))]
+            return Err(format!(
+                "copying {}: a link (to {}), which is not recreated on this system",
+                src.display(),
+                target.display()
+            ));
         } else if kind.is_dir() {
             copy_tree(&src, &dst)?;
         } else if kind.is_file() {
