@@ -643,6 +643,46 @@ fn shorten_ref(s: &str, max: usize) -> &str {
     s.get(..end).unwrap_or_default()
 }
 
+/// Whether the gate is worth its look at the next line. In a stretch where it passes nothing
+/// over (an NCCL_DEBUG=INFO log: every line names NCCL) its look is a pass over each line that
+/// buys nothing, so after a run of lines it could not pass over it looks at one line in
+/// `SPARSE_EVERY` until one passes again. Which lines it looks at changes how fast, never what is
+/// found: a line it does not look at is read in full.
+#[derive(Debug, Default)]
+struct GateOdds {
+    /// Lines in a row the gate could not pass over.
+    misses: u32,
+    /// Lines since the last look, while sparse.
+    skipped: u32,
+}
+
+/// Lines in a row the gate must fail before it looks sparsely.
+const GATE_MISSES_BEFORE_SPARSE: u32 = 64;
+/// While sparse, one line in this many is looked at.
+const SPARSE_EVERY: u32 = 16;
+
+impl GateOdds {
+    fn worth_a_look(&mut self) -> bool {
+        if self.misses < GATE_MISSES_BEFORE_SPARSE {
+            return true;
+        }
+        self.skipped += 1;
+        if self.skipped >= SPARSE_EVERY {
+            self.skipped = 0;
+            return true;
+        }
+        false
+    }
+
+    fn saw(&mut self, passed: bool) {
+        if passed {
+            self.misses = 0;
+        } else {
+            self.misses = self.misses.saturating_add(1);
+        }
+    }
+}
+
 /// Scans `input` against `db`. Lines `gate` passes over are only counted and kept as the
 /// previous line (for a wrapped message's join); `Gate::default()` reads every line in full.
 pub fn scan<R: BufRead>(
@@ -668,6 +708,7 @@ pub fn scan<R: BufRead>(
     };
     let mut reader = BoundedLines::new(input, MAX_LINE_BYTES);
     let mut line_no: u64 = 0;
+    let mut gate_odds = GateOdds::default();
     loop {
         let info = match reader.next_line() {
             Ok(Some(info)) => info,
@@ -684,9 +725,11 @@ pub fn scan<R: BufRead>(
             state.out.stats.truncated_lines += 1;
         }
         let raw = reader.line();
-        if line_no > TYPED_LINES && state.pending.is_empty() {
+        if line_no > TYPED_LINES && state.pending.is_empty() && gate_odds.worth_a_look() {
             let body = raw.trim_ascii();
-            if gate.passes_over(body) {
+            let passes = gate.passes_over(body);
+            gate_odds.saw(passes);
+            if passes {
                 // Printable ASCII (the gate's bytes say so), so valid UTF-8.
                 let text = std::str::from_utf8(body).unwrap_or_default();
                 if text.is_empty() || state.pass_over(text) {

@@ -51,6 +51,15 @@ fn preamble(lines: u64) -> String {
 fn the_gate_changes_no_corpus_outcome() {
     let engine = builtin_engine().expect("the built-in engine loads");
     let pre = preamble(PREAMBLE_LINES);
+    // Lines the gate cannot pass over, enough that it looks only sparsely when the text starts.
+    let loud: String = (0..140)
+        .map(|i| {
+            format!(
+                "node1:100:{i} [0] NCCL INFO Channel {:02}/0 : 0[0] -> 1[1] via P2P/IPC\n",
+                i % 32
+            )
+        })
+        .collect();
     let post = preamble(4);
     let mut cases = 0;
     let mut passed_total = 0;
@@ -63,7 +72,8 @@ fn the_gate_changes_no_corpus_outcome() {
             let Some(text) = case.get("text").and_then(|t| t.as_str()) else {
                 continue;
             };
-            let input = format!("{pre}{text}\n{post}");
+            let lead = if cases % 2 == 0 { &pre } else { &loud };
+            let input = format!("{lead}{text}\n{post}");
             let (gated, full, passed) = both_ways(engine, &input);
             assert_eq!(gated, full, "the gate changed the outcome of:\n{text}");
             cases += 1;

@@ -22,8 +22,12 @@ print('findings:', sorted((f['code'], f['severity']) for f in r.get('findings', 
 grep -E "^(No problems|Verdict|[0-9]+ (error|warning))" $o/check.txt | head
 echo "== same facts, before and after"
 timeout 120 python3 scripts/bench/same_facts.py $A $B $ENV 2>&1 | tail -20
+} > $o/r.txt 2>&1
+echo "== issue 42: check"; OUT=$o/speed timeout 180 scripts/device/speed42.sh check $A $B $PY > $o/speed-check.txt 2>&1; tail -25 $o/speed-check.txt
+echo "== issue 42: deep"; OUT=$o/speed timeout 100 scripts/device/speed42.sh deep $A $B $PY > $o/speed-deep.txt 2>&1; tail -30 $o/speed-deep.txt
+{
 echo "== issue 36: a torch extension cache of 20 builds"
-timeout 240 python3 scripts/bench/extension_cache.py --nvcc /usr/local/cuda/bin/nvcc --count 20 --runs 21 --python $PY $B 2>&1 | tail -12
+timeout 100 python3 scripts/bench/extension_cache.py --nvcc /usr/local/cuda/bin/nvcc --count 20 --runs 15 --python $PY $B 2>&1 | tail -12
 echo "== explain throughput, three 200 MB logs, before and after"
 python3 scripts/bench/training_log.py /tmp/train.log 200
 python3 scripts/bench/nccl_info_log.py /tmp/nccl.log 200
@@ -49,7 +53,11 @@ print(f"{f} {b}: median user {u:.2f} s ({mb / u:.0f} MB/s of CPU), wall {w:.2f} 
 PY
 done; python3 -c "
 import json;a=json.load(open('/tmp/$f-A.json'));b=json.load(open('/tmp/$f-B.json'));print('$f', b['stats']);a.pop('stats');b.pop('stats');print('$f same answer:', a['category']==b['category'], a.get('title')==b.get('title'))"; done
-} > $o/r.txt 2>&1
-echo "== issue 42: check"; OUT=$o/speed timeout 300 scripts/device/speed42.sh check $A $B $PY > $o/speed-check.txt 2>&1; tail -25 $o/speed-check.txt
-echo "== issue 42: deep"; OUT=$o/speed timeout 200 scripts/device/speed42.sh deep $A $B $PY > $o/speed-deep.txt 2>&1; tail -30 $o/speed-deep.txt
-cat $o/r.txt
+} > $o/r2.txt 2>&1
+cat $o/r.txt $o/r2.txt
+left=$((560 - SECONDS))
+echo "== issue 42: observer, paired ($left s left)"
+if [ $left -gt 90 ]; then
+  OUT=$o/observer ROUNDS=${ROUNDS:-10} timeout $left scripts/device/observer_paired.sh $B $A $PY > $o/observer.txt 2>&1; echo "observer rc $?"; tail -25 $o/observer.txt
+fi
+echo "total ${SECONDS} s"
