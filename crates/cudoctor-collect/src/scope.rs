@@ -171,7 +171,8 @@ fn load_paths(host: &Host, paths: &[String], all_symbols: bool) -> LoaderFacts {
             process.load(p, LoadOptions::check_symbols(mode))
         };
         if let Err(e) = loaded {
-            errors.push(format!("{p}: {e}"));
+            // Every load error names the path it is about.
+            errors.push(e.to_string());
         }
     }
     LoaderFacts {

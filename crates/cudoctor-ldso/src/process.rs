@@ -318,9 +318,12 @@ impl Process {
             Outcome::Found { idx, .. } => idx,
             Outcome::Missing { error } => {
                 return Err(match error {
+                    // The probe's message names the file it read, which is this one.
                     Some(message) => LoadError::NotLoadable {
+                        message: message
+                            .strip_prefix(&format!("{path}: "))
+                            .map_or_else(|| message.clone(), str::to_string),
                         path: path.to_string(),
-                        message,
                     },
                     None => LoadError::Open {
                         path: path.to_string(),
@@ -329,7 +332,7 @@ impl Process {
                             "cannot open shared object file",
                         ),
                     },
-                })
+                });
             }
         };
         if idx < first_new {

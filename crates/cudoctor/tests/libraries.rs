@@ -307,3 +307,31 @@ fn lib004_an_extension_whose_metadata_names_another_torch_gets_a_matching_pair()
         "{steps:?}"
     );
 }
+
+/// `libs` given files that cannot be loaded names each once, with the loader's reason.
+#[test]
+fn libs_names_each_unloadable_path_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_elf = dir.path().join("notes.txt");
+    std::fs::write(
+        &not_elf,
+        "plain text, long enough to hold an ELF header if it were one: ".repeat(4),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .arg("libs")
+        .arg(dir.path())
+        .arg(&not_elf)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let d = dir.path().display().to_string();
+    let f = not_elf.display().to_string();
+    assert!(
+        err.contains(&format!("{d}: cannot read file data")),
+        "{err}"
+    );
+    assert!(err.contains(&format!("{f}: invalid ELF header")), "{err}");
+    assert_eq!(err.matches(&d).count(), 2, "{err}");
+}
