@@ -176,6 +176,13 @@ pub struct BuildToolkit {
     pub root: Option<String>,
 }
 
+impl BuildToolkit {
+    /// The CUDA release of the toolkit a build would use, when it was found on disk.
+    pub fn cuda(&self) -> Option<CudaVersion> {
+        self.version.as_deref().and_then(cuda_of)
+    }
+}
+
 impl Context<'_> {
     pub fn build_toolkit(&self) -> Option<BuildToolkit> {
         if let Some(w) = &self.snap.windows {

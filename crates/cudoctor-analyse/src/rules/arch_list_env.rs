@@ -1,6 +1,6 @@
 use cudoctor_fatbin::compat::parse_torch_arch_list;
 
-use crate::context::{cuda_of, library_verdict};
+use crate::context::library_verdict;
 use crate::{Context, Finding, Layer, Rule, Severity};
 
 pub static RULE: Rule = Rule {
@@ -54,9 +54,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
             req.invalid.join(", ")
         ));
     }
-    let nvcc = ctx
-        .build_toolkit()
-        .and_then(|b| b.version.as_deref().and_then(cuda_of));
+    let nvcc = ctx.build_toolkit().and_then(|b| b.cuda());
     // A toolkit newer than the table's rows keeps its major's removals: NVIDIA has not brought
     // back an architecture it dropped within a major. Only `lowest` is carried over, and the
     // finding then says it is inferred.

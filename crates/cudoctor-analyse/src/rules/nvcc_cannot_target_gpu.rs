@@ -1,4 +1,3 @@
-use crate::context::cuda_of;
 use crate::{Context, Finding, Layer, Rule, Severity, Subject};
 
 pub static RULE: Rule = Rule {
@@ -26,7 +25,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let Some(build) = ctx.build_toolkit() else {
         return Vec::new();
     };
-    let Some(version) = build.version.as_deref().and_then(cuda_of) else {
+    let Some(version) = build.cuda() else {
         return Vec::new();
     };
     let Some(range) = ctx.kb.nvcc_arch_range(version) else {

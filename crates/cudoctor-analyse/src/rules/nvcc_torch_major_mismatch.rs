@@ -36,7 +36,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let Some(build) = ctx.build_toolkit() else {
         return Vec::new();
     };
-    let Some(nvcc) = build.version.as_deref().and_then(cuda_of) else {
+    let Some(nvcc) = build.cuda() else {
         return Vec::new();
     };
     ctx.torch_envs()

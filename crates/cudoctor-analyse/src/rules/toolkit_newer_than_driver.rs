@@ -27,7 +27,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let (Some(driver), Some(build)) = (ctx.driver_version(), ctx.build_toolkit()) else {
         return Vec::new();
     };
-    let Some(version) = build.version.as_deref().and_then(cuda_of) else {
+    let Some(version) = build.cuda() else {
         return Vec::new();
     };
     if ctx.driver_max_cuda().is_some_and(|(max, _)| max >= version) {
