@@ -152,48 +152,39 @@ mod tests {
         }
     }
 
-    #[test]
+    /// The rule files that declare `declaration`, each checked to be listed in registry.rs as
+    /// `&rules::<file>::<item>,`; their number.
     // Reads this crate's own source files, not a machine: rules stay pure.
     #[allow(clippy::disallowed_methods)]
-    fn every_rule_file_is_registered() {
+    fn rule_files_listed(declaration: &str, item: &str) -> usize {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules");
         let registry = include_str!("registry.rs");
         let mut files = 0;
         for entry in std::fs::read_dir(&dir).expect("rules dir") {
             let path = entry.expect("entry").path();
             let text = std::fs::read_to_string(&path).expect("rule file");
-            if !text.contains("pub static RULE: Rule") {
+            if !text.contains(declaration) {
                 continue;
             }
             files += 1;
             let stem = path.file_stem().and_then(|s| s.to_str()).expect("name");
             assert!(
-                registry.contains(&format!("&rules::{stem}::RULE,")),
-                "rules/{stem}.rs defines a RULE that registry.rs does not list"
+                registry.contains(&format!("&rules::{stem}::{item},")),
+                "rules/{stem}.rs declares {item} that registry.rs does not list"
             );
         }
+        files
+    }
+
+    #[test]
+    fn every_rule_file_is_registered() {
+        let files = rule_files_listed("pub static RULE: Rule", "RULE");
         assert_eq!(files, RULES.len(), "rule files and registry lines differ");
     }
 
     #[test]
-    #[allow(clippy::disallowed_methods)] // the test reads the source tree, not a machine
     fn every_fold_is_listed_once_with_its_own_rank() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules");
-        let registry = include_str!("registry.rs");
-        let mut files = 0;
-        for entry in std::fs::read_dir(&dir).expect("rules dir") {
-            let path = entry.expect("entry").path();
-            let text = std::fs::read_to_string(&path).expect("rule file");
-            if !text.contains("pub static FOLD: crate::rule::Fold") {
-                continue;
-            }
-            files += 1;
-            let stem = path.file_stem().and_then(|s| s.to_str()).expect("name");
-            assert!(
-                registry.contains(&format!("&rules::{stem}::FOLD,")),
-                "rules/{stem}.rs declares a FOLD that registry.rs does not list"
-            );
-        }
+        let files = rule_files_listed("pub static FOLD: crate::rule::Fold", "FOLD");
         assert_eq!(
             files,
             FOLDS.len(),
@@ -218,24 +209,8 @@ mod tests {
     }
 
     #[test]
-    #[allow(clippy::disallowed_methods)] // the test reads the source tree, not a machine
     fn every_follows_is_listed() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/rules");
-        let registry = include_str!("registry.rs");
-        let mut files = 0;
-        for entry in std::fs::read_dir(&dir).expect("rules dir") {
-            let path = entry.expect("entry").path();
-            let text = std::fs::read_to_string(&path).expect("rule file");
-            if !text.contains("pub static FOLLOWS: crate::rule::Follows") {
-                continue;
-            }
-            files += 1;
-            let stem = path.file_stem().and_then(|s| s.to_str()).expect("name");
-            assert!(
-                registry.contains(&format!("&rules::{stem}::FOLLOWS,")),
-                "rules/{stem}.rs declares FOLLOWS that registry.rs does not list"
-            );
-        }
+        let files = rule_files_listed("pub static FOLLOWS: crate::rule::Follows", "FOLLOWS");
         assert_eq!(
             files,
             FOLLOWS.len(),
