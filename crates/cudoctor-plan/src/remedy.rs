@@ -435,11 +435,9 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_conda_pytorch_is_repaired_in_condas_terms() {
-        // torch is conda's `pytorch` (conda-meta): the companion comes from conda, the torch
-        // that stays is pinned so conda keeps it, and no pip command touches conda's packages.
-        let kb = Kb::embedded();
+    /// torch 2.5.1 (CUDA 12.4) as conda's `pytorch` in the conda env at `prefix`, beside a
+    /// torchvision of another release, on one H100.
+    fn conda_pytorch_input(prefix: &str) -> PlanInput {
         let mut i = input(
             "580.95.05",
             &["9.0"],
@@ -450,8 +448,17 @@ mod tests {
         i.current.as_mut().unwrap().torch_cuda = Some("12.4".parse().unwrap());
         let t = i.target.as_mut().unwrap();
         t.conda_pytorch = true;
-        t.prefix = "/opt/conda/envs/ml".into();
-        t.python = "/opt/conda/envs/ml/bin/python".into();
+        t.prefix = prefix.into();
+        t.python = format!("{prefix}/bin/python");
+        i
+    }
+
+    #[test]
+    fn a_conda_pytorch_is_repaired_in_condas_terms() {
+        // torch is conda's `pytorch` (conda-meta): the companion comes from conda, the torch
+        // that stays is pinned so conda keeps it, and no pip command touches conda's packages.
+        let kb = Kb::embedded();
+        let mut i = conda_pytorch_input("/opt/conda/envs/ml");
         let r = remedy(kb, &i).unwrap().unwrap();
         assert!(r.keeps_torch);
         assert_eq!(
@@ -491,18 +498,8 @@ mod tests {
     #[test]
     fn an_environment_file_is_edited_and_applied() {
         let kb = Kb::embedded();
-        let mut i = input(
-            "580.95.05",
-            &["9.0"],
-            "2.5.1",
-            Some("0.19.0"),
-            Installer::Conda,
-        );
-        i.current.as_mut().unwrap().torch_cuda = Some("12.4".parse().unwrap());
+        let mut i = conda_pytorch_input("/w/env");
         let t = i.target.as_mut().unwrap();
-        t.conda_pytorch = true;
-        t.prefix = "/w/env".into();
-        t.python = "/w/env/bin/python".into();
         t.project = Some(cudoctor_snapshot::EnvProject {
             kind: cudoctor_snapshot::ProjectKind::Conda,
             root: "/w".into(),
