@@ -585,17 +585,15 @@ impl State<'_> {
     /// Reads a line the gate passed over (no reader finds anything in it), unless it may
     /// continue the previous line's wrapped message: then `false`, and it is read in full.
     fn pass_over(&mut self, segment: &str) -> bool {
-        // Normalisation would collapse the runs of spaces (the only thing it changes here).
-        let collapsed;
-        let segment = if segment.contains("  ") {
-            collapsed = segment
-                .split(' ')
-                .filter(|w| !w.is_empty())
-                .collect::<Vec<_>>()
-                .join(" ");
-            collapsed.as_str()
-        } else {
-            segment
+        // The line as the readers would see it: on a line the gate passes, normalisation only
+        // collapses runs of spaces, into one segment (anything else is read in full).
+        let normalized = normalize(segment);
+        let segment = match &normalized {
+            Normalized::Same(s) => *s,
+            Normalized::Rewritten(v) => match v.as_slice() {
+                [one] => one.as_str(),
+                _ => return false,
+            },
         };
         let (_, text) = strip_rank_prefix(strip_log_prefix(segment));
         let text = strip_log_prefix(text);
