@@ -38,10 +38,42 @@ fn platform_command(out: &mut String, p: &Plan, first: &str, cmd: &str) {
 /// that holds a newline or an escape sequence shows as `\n`/`\e`, never as a forged line.
 pub fn render_plan_text(p: &Plan, installer: Option<Installer>, verbose: bool) -> String {
     let mut out = String::new();
-    // The machine's own problem first: no torch build runs on a GPU the process cannot reach.
+    gpu_unreachable(&mut out, p);
+    frameworks_section(&mut out, p);
+    remedy_section(&mut out, p);
+    required_driver(&mut out, p);
+    chosen_build(&mut out, p);
+    let preferred = preferred_command(&mut out, p, installer);
+    if let Some(cmd) = preferred {
+        let _ = writeln!(out);
+        platform_command(&mut out, p, "  ", cmd);
+    }
+    optional_driver(&mut out, p);
+    current_env(&mut out, p);
+    if !verbose {
+        if !p.reasons.is_empty() || !p.avoid.is_empty() || !p.warnings.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nWhy, what to avoid and other installers: cudoctor plan --verbose"
+            );
+        }
+        return out;
+    }
+    other_installers(&mut out, p, preferred);
+    section(&mut out, "Why", &p.reasons);
+    avoid_and_upgrade(&mut out, p);
+    if let Some(b) = &p.build {
+        build_section(&mut out, p, b);
+    }
+    section(&mut out, "Warnings", &p.warnings);
+    out
+}
+
+/// The machine's own problem first: no torch build runs on a GPU the process cannot reach.
+fn gpu_unreachable(out: &mut String, p: &Plan) {
     if let Some(first) = &p.first {
         prose(
-            &mut out,
+            out,
             "",
             "  ",
             &format!(
@@ -50,9 +82,9 @@ pub fn render_plan_text(p: &Plan, installer: Option<Installer>, verbose: bool) -
                 line(&first.title)
             ),
         );
-        steps(&mut out, &first.fix);
+        steps(out, &first.fix);
         prose(
-            &mut out,
+            out,
             "",
             "  ",
             if p.keeps_installed {
@@ -63,7 +95,10 @@ pub fn render_plan_text(p: &Plan, installer: Option<Installer>, verbose: bool) -
         );
         let _ = writeln!(out);
     }
-    // The frameworks beside torch first: when torch moves, these run before its own fix.
+}
+
+/// The frameworks beside torch first: when torch moves, these run before its own fix.
+fn frameworks_section(out: &mut String, p: &Plan) {
     if let Some(m) = p.frameworks.as_ref().filter(|m| !m.steps.is_empty()) {
         let names: Vec<String> = m
             .frameworks
@@ -71,7 +106,7 @@ pub fn render_plan_text(p: &Plan, installer: Option<Installer>, verbose: bool) -
             .map(|f| line(&f.build).into_owned())
             .collect();
         prose(
-            &mut out,
+            out,
             "",
             "  ",
             &format!(
@@ -84,16 +119,15 @@ pub fn render_plan_text(p: &Plan, installer: Option<Installer>, verbose: bool) -
                 }
             ),
         );
-        steps(&mut out, &m.steps);
+        steps(out, &m.steps);
     }
+}
+
+/// This environment's remedy: torch kept (its companions paired) or moved, and the steps.
+fn remedy_section(out: &mut String, p: &Plan) {
     if let Some(r) = &p.remedy {
         if r.torch.is_empty() {
-            prose(
-                &mut out,
-                "",
-                "  ",
-                "This environment: no torch build fits it",
-            );
+            prose(out, "", "  ", "This environment: no torch build fits it");
         } else {
             let what = if r.keeps_torch {
                 format!(
@@ -104,13 +138,17 @@ pub fn render_plan_text(p: &Plan, installer: Option<Installer>, verbose: bool) -
             } else {
                 format!("move to torch {} ({})", line(&r.torch), line(&r.variant))
             };
-            prose(&mut out, "", "  ", &format!("This environment: {what}"));
+            prose(out, "", "  ", &format!("This environment: {what}"));
         }
-        steps(&mut out, &r.steps);
+        steps(out, &r.steps);
     }
+}
+
+/// A driver change that the chosen build cannot do without.
+fn required_driver(out: &mut String, p: &Plan) {
     if let Some(u) = p.driver_upgrade.as_ref().filter(|u| u.required) {
         prose(
-            &mut out,
+            out,
             "",
             "  ",
             &format!(
@@ -125,10 +163,14 @@ pub fn render_plan_text(p: &Plan, installer: Option<Installer>, verbose: bool) -
         );
         let _ = writeln!(out);
     }
+}
+
+/// The torch build chosen (or kept) with its companions, or why none is.
+fn chosen_build(out: &mut String, p: &Plan) {
     match (&p.torch, &p.variant) {
         (Some(t), Some(v)) if p.keeps_installed => {
             prose(
-                &mut out,
+                out,
                 "",
                 "  ",
                 &format!(
@@ -154,18 +196,18 @@ pub fn render_plan_text(p: &Plan, installer: Option<Installer>, verbose: bool) -
                 "Install"
             };
             prose(
-                &mut out,
+                out,
                 "",
                 "  ",
                 &format!("{fresh} torch {} ({})", line(t), line(v)),
             );
             if !companions.is_empty() {
-                prose(&mut out, "  with ", "       ", &companions.join(", "));
+                prose(out, "  with ", "       ", &companions.join(", "));
             }
         }
         _ if p.platform == cudoctor_kb::Platform::Jetson => {
             prose(
-                &mut out,
+                out,
                 "",
                 "  ",
                 "Jetson: install NVIDIA's PyTorch wheel for your JetPack release (JetPack builds are not in the knowledge base, so no command is printed)",
@@ -181,6 +223,15 @@ pub fn render_plan_text(p: &Plan, installer: Option<Installer>, verbose: bool) -
             let _ = writeln!(out, "No torch build fits these constraints.");
         }
     }
+}
+
+/// The headline command for `installer`: none while the installed build is kept. Where the
+/// installer asked for (`--installer`) has no command of its own, the reason is written first.
+fn preferred_command<'p>(
+    out: &mut String,
+    p: &'p Plan,
+    installer: Option<Installer>,
+) -> Option<&'p str> {
     // With the GPU out of reach the installed build is kept: an install line would only
     // reinstall it (the commands stay under --verbose, for a new environment).
     let preferred = p
@@ -203,24 +254,24 @@ pub fn render_plan_text(p: &Plan, installer: Option<Installer>, verbose: bool) -
         if !own || !why.is_empty() {
             let _ = writeln!(out);
             for n in why {
-                prose(&mut out, "  ", "    ", &line(n));
+                prose(out, "  ", "    ", &line(n));
             }
         }
     }
-    let preferred = match installer {
+    match installer {
         // No conda command anywhere: the environment's own (or pip's) after the reason.
         Some(Installer::Conda) => preferred.or(p.commands.pip.as_deref()),
         _ => preferred,
     }
-    .filter(|_| !p.keeps_installed);
-    if let Some(cmd) = preferred {
-        let _ = writeln!(out);
-        platform_command(&mut out, p, "  ", cmd);
-    }
+    .filter(|_| !p.keeps_installed)
+}
+
+/// A newer driver that allows more, when none is required.
+fn optional_driver(out: &mut String, p: &Plan) {
     if let Some(u) = p.driver_upgrade.as_ref().filter(|u| !u.required) {
         let _ = writeln!(out);
         prose(
-            &mut out,
+            out,
             "",
             "  ",
             &format!(
@@ -236,6 +287,10 @@ pub fn render_plan_text(p: &Plan, installer: Option<Installer>, verbose: bool) -
             ),
         );
     }
+}
+
+/// What this environment has, judged against the plan.
+fn current_env(out: &mut String, p: &Plan) {
     if let Some(c) = &p.current {
         let _ = writeln!(
             out,
@@ -247,18 +302,13 @@ pub fn render_plan_text(p: &Plan, installer: Option<Installer>, verbose: bool) -
             }
         );
         for f in &c.findings {
-            prose(&mut out, "  - ", "    ", &line(f));
+            prose(out, "  - ", "    ", &line(f));
         }
     }
-    if !verbose {
-        if !p.reasons.is_empty() || !p.avoid.is_empty() || !p.warnings.is_empty() {
-            let _ = writeln!(
-                out,
-                "\nWhy, what to avoid and other installers: cudoctor plan --verbose"
-            );
-        }
-        return out;
-    }
+}
+
+/// The other installers' commands and the commands' notes (`--verbose`).
+fn other_installers(out: &mut String, p: &Plan, preferred: Option<&str>) {
     for (label, cmd) in [
         ("pip", &p.commands.pip),
         ("uv", &p.commands.uv),
@@ -267,19 +317,22 @@ pub fn render_plan_text(p: &Plan, installer: Option<Installer>, verbose: bool) -
     ] {
         if let Some(c) = cmd {
             if Some(c.as_str()) != preferred {
-                platform_command(&mut out, p, &format!("  {label}: "), c);
+                platform_command(out, p, &format!("  {label}: "), c);
             }
         }
     }
     for n in &p.commands.notes {
-        prose(&mut out, "  note: ", "        ", &line(n));
+        prose(out, "  note: ", "        ", &line(n));
     }
-    section(&mut out, "Why", &p.reasons);
+}
+
+/// What to avoid, and the driver upgrade that is not required (`--verbose`).
+fn avoid_and_upgrade(out: &mut String, p: &Plan) {
     if !p.avoid.is_empty() {
         let _ = writeln!(out, "\nAvoid");
         for a in &p.avoid {
             prose(
-                &mut out,
+                out,
                 "  - ",
                 "    ",
                 &format!("{}: {}", line(&a.what), line(&a.why)),
@@ -288,79 +341,77 @@ pub fn render_plan_text(p: &Plan, installer: Option<Installer>, verbose: bool) -
     }
     if let Some(u) = p.driver_upgrade.as_ref().filter(|u| !u.required) {
         let _ = writeln!(out, "\nOr upgrade the driver");
-        prose(&mut out, "  - ", "    ", &line(&u.why));
+        prose(out, "  - ", "    ", &line(&u.why));
     }
-    if let Some(b) = &p.build {
-        let _ = writeln!(out, "\nBuilding CUDA extensions");
-        if p.platform == cudoctor_kb::Platform::Windows {
-            // PowerShell's variables of the session, which the build it starts inherits.
-            if let Some(a) = &b.torch_cuda_arch_list {
-                platform_command(
-                    &mut out,
-                    p,
-                    "  ",
-                    &cudoctor_plan::powershell_set_env("TORCH_CUDA_ARCH_LIST", a),
-                );
-            }
-            if let Some(j) = b.max_jobs {
-                platform_command(
-                    &mut out,
-                    p,
-                    "  ",
-                    &cudoctor_plan::powershell_set_env("MAX_JOBS", &j.to_string()),
-                );
-            }
-            // A toolkit of this machine's, when it is a Windows one (a what-if plan for Windows
-            // made on Linux knows no Windows toolkit).
-            if let Some(h) = b
-                .cuda_home
-                .as_deref()
-                .filter(|h| cudoctor_snapshot::windows::WinPath::new(h).is_absolute())
-            {
-                platform_command(
-                    &mut out,
-                    p,
-                    "  ",
-                    cudoctor_analyse::context::cuda_home_step(h, None).text(),
-                );
-            }
-        } else {
-            if let Some(a) = &b.torch_cuda_arch_list {
-                let _ = writeln!(out, "  export TORCH_CUDA_ARCH_LIST=\"{}\"", line(a));
-            }
-            if let Some(j) = b.max_jobs {
-                let _ = writeln!(out, "  export MAX_JOBS={j}");
-            }
-            // A toolkit of this machine's, when it is a POSIX one (the step would be
-            // PowerShell's for a Windows toolkit, which a POSIX plan cannot run).
-            if let Some(h) = b
-                .cuda_home
-                .as_deref()
-                .filter(|h| !cudoctor_snapshot::windows::WinPath::new(h).is_absolute())
-            {
-                command(
-                    &mut out,
-                    "  ",
-                    cudoctor_analyse::context::cuda_home_step(h, None).text(),
-                );
-            }
-        }
-        if let Some(t) = &b.install_toolkit {
-            prose(
-                &mut out,
+}
+
+/// How to build CUDA extensions against the chosen build (`--verbose`).
+fn build_section(out: &mut String, p: &Plan, b: &cudoctor_plan::BuildPlan) {
+    let _ = writeln!(out, "\nBuilding CUDA extensions");
+    if p.platform == cudoctor_kb::Platform::Windows {
+        // PowerShell's variables of the session, which the build it starts inherits.
+        if let Some(a) = &b.torch_cuda_arch_list {
+            platform_command(
+                out,
+                p,
                 "  ",
-                "    ",
-                &format!(
-                    "install CUDA Toolkit {t} (no installed toolkit matches torch's CUDA major)"
-                ),
+                &cudoctor_plan::powershell_set_env("TORCH_CUDA_ARCH_LIST", a),
             );
         }
-        for n in &b.notes {
-            prose(&mut out, "  note: ", "        ", &line(n));
+        if let Some(j) = b.max_jobs {
+            platform_command(
+                out,
+                p,
+                "  ",
+                &cudoctor_plan::powershell_set_env("MAX_JOBS", &j.to_string()),
+            );
+        }
+        // A toolkit of this machine's, when it is a Windows one (a what-if plan for Windows
+        // made on Linux knows no Windows toolkit).
+        if let Some(h) = b
+            .cuda_home
+            .as_deref()
+            .filter(|h| cudoctor_snapshot::windows::WinPath::new(h).is_absolute())
+        {
+            platform_command(
+                out,
+                p,
+                "  ",
+                cudoctor_analyse::context::cuda_home_step(h, None).text(),
+            );
+        }
+    } else {
+        if let Some(a) = &b.torch_cuda_arch_list {
+            let _ = writeln!(out, "  export TORCH_CUDA_ARCH_LIST=\"{}\"", line(a));
+        }
+        if let Some(j) = b.max_jobs {
+            let _ = writeln!(out, "  export MAX_JOBS={j}");
+        }
+        // A toolkit of this machine's, when it is a POSIX one (the step would be
+        // PowerShell's for a Windows toolkit, which a POSIX plan cannot run).
+        if let Some(h) = b
+            .cuda_home
+            .as_deref()
+            .filter(|h| !cudoctor_snapshot::windows::WinPath::new(h).is_absolute())
+        {
+            command(
+                out,
+                "  ",
+                cudoctor_analyse::context::cuda_home_step(h, None).text(),
+            );
         }
     }
-    section(&mut out, "Warnings", &p.warnings);
-    out
+    if let Some(t) = &b.install_toolkit {
+        prose(
+            out,
+            "  ",
+            "    ",
+            &format!("install CUDA Toolkit {t} (no installed toolkit matches torch's CUDA major)"),
+        );
+    }
+    for n in &b.notes {
+        prose(out, "  note: ", "        ", &line(n));
+    }
 }
 
 /// The text answer as Markdown: one code block (fenced longer than any backtick run inside), so
