@@ -25,30 +25,7 @@ pub(crate) fn judge(
     let mut findings = Vec::new();
     let mut problems = Vec::new();
     let Some(torch_text) = &cur.torch else {
-        if !cur.others.is_empty() {
-            // Other frameworks without torch: their one CUDA major is what this env needs.
-            findings.push("torch is not installed here (the build above is for adding it)".into());
-            let mixed = frameworks_verdict(plan, &mut findings, &mut problems);
-            let ok = problems.is_empty();
-            findings.extend(problems);
-            return CurrentVerdict {
-                ok,
-                findings,
-                changes: mixed
-                    .map(|m| m.steps.iter().map(|s| s.text().to_string()).collect())
-                    .unwrap_or_default(),
-            };
-        }
-        return CurrentVerdict {
-            ok: false,
-            findings: vec!["torch is not installed".into()],
-            changes: plan
-                .commands
-                .headline(None)
-                .iter()
-                .map(|c| c.to_string())
-                .collect(),
-        };
+        return without_torch(cur, plan);
     };
     let Ok(tv) = torch_text.parse::<TorchVersion>() else {
         return CurrentVerdict {
@@ -56,24 +33,100 @@ pub(crate) fn judge(
             findings: vec![format!(
                 "torch {torch_text} is a pre-release or unreadable version: no table describes it"
             )],
-            changes: plan
-                .commands
-                .headline(None)
-                .iter()
-                .map(|c| c.to_string())
-                .collect(),
+            changes: headline(plan),
         };
     };
     let tag = build_tag(&tv, cur.torch_cuda);
     let release = kb.torch(&tv.public());
-    match (&release, &tag) {
+    let installed = Installed {
+        text: torch_text,
+        release,
+        tag: tag.as_deref(),
+    };
+    installed_build_fit(kb, input, gpus, &installed, &mut findings, &mut problems);
+    if let Some(r) = release {
+        companions_and_upgrade(kb, cur, plan, r, &installed, &mut findings, &mut problems);
+    }
+    let torch_problem = !problems.is_empty();
+    let mixed = frameworks_verdict(plan, &mut findings, &mut problems);
+    let ok = problems.is_empty();
+    let mut changes = Vec::new();
+    if !ok {
+        findings.extend(problems);
+        if let Some(m) = mixed {
+            changes.extend(m.steps.iter().map(|s| s.text().to_string()));
+        }
+    }
+    if torch_problem {
+        torch_changes(plan, &mut changes);
+    }
+    CurrentVerdict {
+        ok,
+        findings,
+        changes,
+    }
+}
+
+/// The installed torch as the plan reads it: its version text, its release in the knowledge
+/// base and its build tag ("cu130", "cpu").
+struct Installed<'a> {
+    text: &'a str,
+    release: Option<&'a cudoctor_kb::TorchRelease>,
+    tag: Option<&'a str>,
+}
+
+/// The plan's headline install command, as the change to make.
+fn headline(plan: &Plan) -> Vec<String> {
+    plan.commands
+        .headline(None)
+        .iter()
+        .map(|c| c.to_string())
+        .collect()
+}
+
+/// An environment without torch: the other frameworks' one CUDA major, else torch to install.
+fn without_torch(cur: &CurrentEnv, plan: &Plan) -> CurrentVerdict {
+    let mut findings = Vec::new();
+    let mut problems = Vec::new();
+    if !cur.others.is_empty() {
+        // Other frameworks without torch: their one CUDA major is what this env needs.
+        findings.push("torch is not installed here (the build above is for adding it)".into());
+        let mixed = frameworks_verdict(plan, &mut findings, &mut problems);
+        let ok = problems.is_empty();
+        findings.extend(problems);
+        return CurrentVerdict {
+            ok,
+            findings,
+            changes: mixed
+                .map(|m| m.steps.iter().map(|s| s.text().to_string()).collect())
+                .unwrap_or_default(),
+        };
+    }
+    CurrentVerdict {
+        ok: false,
+        findings: vec!["torch is not installed".into()],
+        changes: headline(plan),
+    }
+}
+
+/// Whether the installed build runs on this driver and reaches every GPU.
+fn installed_build_fit(
+    kb: &Kb,
+    input: &PlanInput,
+    gpus: &[ResolvedGpu],
+    installed: &Installed,
+    findings: &mut Vec<String>,
+    problems: &mut Vec<String>,
+) {
+    let torch_text = installed.text;
+    match (installed.release, installed.tag) {
         (None, _) => findings.push(format!(
             "torch {torch_text} is not a release in the knowledge base; its fit cannot be judged"
         )),
         (Some(_), None) => findings.push(format!(
             "the CUDA build of torch {torch_text} is unknown (no +cuXXX suffix and no CUDA version from torch/version.py)"
         )),
-        (Some(r), Some(t)) if t == "cpu" => {
+        (Some(r), Some("cpu")) => {
             if gpus.is_empty() && input.driver.is_none() {
                 findings.push(format!("torch {} CPU build on a machine without NVIDIA GPUs", r.version));
             } else {
@@ -112,68 +165,57 @@ pub(crate) fn judge(
             }
         },
     }
-    if let Some(r) = release {
-        for name in ["torchvision", "torchaudio"] {
-            let Some(installed) = cur.companion(name) else {
-                continue;
-            };
-            let fit = crate::companion_fit(
-                kb,
-                name,
-                installed,
-                cur.requires_of(name),
-                &r.version,
-                tag.as_deref(),
-            );
-            let line = fit.describe(name, installed, torch_text);
-            match fit {
-                f if f.is_wrong() => problems.push(line),
-                crate::CompanionFit::Paired => {}
-                _ => findings.push(line),
-            }
-        }
-        // A CPU build is never an upgrade of a CUDA one: it is what a machine that shows no
-        // driver and no GPU gets, which says nothing of the build this environment needs.
-        let cpu_for_cuda = plan.variant.as_deref() == Some("cpu") && tag.as_deref() != Some("cpu");
-        if plan.torch.as_deref().is_some_and(|p| p != r.version)
-            && problems.is_empty()
-            && !cpu_for_cuda
-        {
-            findings.push(format!(
-                "a newer build fits this machine: torch {} {} (optional upgrade)",
-                plan.torch.as_deref().unwrap_or_default(),
-                plan.variant.as_deref().unwrap_or_default()
-            ));
+}
+
+/// torchvision and torchaudio against the installed torch, and a newer build that fits.
+fn companions_and_upgrade(
+    kb: &Kb,
+    cur: &CurrentEnv,
+    plan: &Plan,
+    r: &cudoctor_kb::TorchRelease,
+    installed: &Installed,
+    findings: &mut Vec<String>,
+    problems: &mut Vec<String>,
+) {
+    let (torch_text, tag) = (installed.text, installed.tag);
+    for name in ["torchvision", "torchaudio"] {
+        let Some(installed) = cur.companion(name) else {
+            continue;
+        };
+        let fit = crate::companion_fit(kb, name, installed, cur.requires_of(name), &r.version, tag);
+        let line = fit.describe(name, installed, torch_text);
+        match fit {
+            f if f.is_wrong() => problems.push(line),
+            crate::CompanionFit::Paired => {}
+            _ => findings.push(line),
         }
     }
-    let torch_problem = !problems.is_empty();
-    let mixed = frameworks_verdict(plan, &mut findings, &mut problems);
-    let ok = problems.is_empty();
-    let mut changes = Vec::new();
-    if !ok {
-        findings.extend(problems);
-        if let Some(m) = mixed {
-            changes.extend(m.steps.iter().map(|s| s.text().to_string()));
-        }
+    // A CPU build is never an upgrade of a CUDA one: it is what a machine that shows no
+    // driver and no GPU gets, which says nothing of the build this environment needs.
+    let cpu_for_cuda = plan.variant.as_deref() == Some("cpu") && tag != Some("cpu");
+    if plan.torch.as_deref().is_some_and(|p| p != r.version) && problems.is_empty() && !cpu_for_cuda
+    {
+        findings.push(format!(
+            "a newer build fits this machine: torch {} {} (optional upgrade)",
+            plan.torch.as_deref().unwrap_or_default(),
+            plan.variant.as_deref().unwrap_or_default()
+        ));
     }
-    if torch_problem {
-        match (
-            &plan.remedy,
-            plan.commands.headline(None),
-            &plan.torch,
-            &plan.variant,
-        ) {
-            (Some(r), ..) => changes.extend(r.steps.iter().map(|s| s.text().to_string())),
-            (None, Some(cmd), Some(t), Some(v)) => {
-                changes.push(format!("install torch {t} {v} and its companions: {cmd}"));
-            }
-            _ => changes.push("no build in the knowledge base fits; see the plan's reasons".into()),
+}
+
+/// What to change for the torch problem: the remedy's steps, else the plan's install.
+fn torch_changes(plan: &Plan, changes: &mut Vec<String>) {
+    match (
+        &plan.remedy,
+        plan.commands.headline(None),
+        &plan.torch,
+        &plan.variant,
+    ) {
+        (Some(r), ..) => changes.extend(r.steps.iter().map(|s| s.text().to_string())),
+        (None, Some(cmd), Some(t), Some(v)) => {
+            changes.push(format!("install torch {t} {v} and its companions: {cmd}"));
         }
-    }
-    CurrentVerdict {
-        ok,
-        findings,
-        changes,
+        _ => changes.push("no build in the knowledge base fits; see the plan's reasons".into()),
     }
 }
 
