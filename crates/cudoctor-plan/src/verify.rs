@@ -409,6 +409,30 @@ pub fn replaced(snapshot: &Snapshot, env: usize, effect: &Effect) -> Vec<Package
         .collect()
 }
 
+/// The changes of `effect` that change environment `env`: an install pinned to the version
+/// it already has keeps that package (a fix pins torch to hold it while a companion moves),
+/// so a report of what the commands do leaves it out.
+pub fn changed(snapshot: &Snapshot, env: usize, effect: &Effect) -> Vec<Change> {
+    let Some(e) = snapshot.python_envs.get(env) else {
+        return effect.changes.clone();
+    };
+    effect
+        .changes
+        .iter()
+        .filter(|c| match c {
+            Change::Install {
+                name,
+                version: Some(v),
+                ..
+            } => e
+                .package(&normalise_name(name))
+                .is_none_or(|p| !same_version(&p.version, v)),
+            _ => true,
+        })
+        .cloned()
+        .collect()
+}
+
 /// `==pin` admits the installed `version`: the same, or the same public release when the pin
 /// carries no local label (PEP 440: `==2.8.0` matches `2.8.0+cu128`).
 fn same_version(installed: &str, pin: &str) -> bool {
@@ -754,6 +778,33 @@ mod tests {
             shell_words("pip install x  # why").unwrap(),
             ["pip", "install", "x"]
         );
+    }
+
+    #[test]
+    fn a_pin_to_the_installed_version_is_no_change() {
+        let mut snapshot = Snapshot::default();
+        snapshot.python_envs.push(cudoctor_snapshot::PythonEnv {
+            packages: [("torch", "2.15.0+cu132"), ("torchvision", "0.28.0")]
+                .iter()
+                .map(|(name, version)| cudoctor_snapshot::Package {
+                    name: (*name).into(),
+                    version: (*version).into(),
+                    location: "/v/site".into(),
+                })
+                .collect(),
+            ..Default::default()
+        });
+        let e = effect_of(&[sh(
+            "uv pip install --python /v/bin/python torch==2.15.0 torchvision==0.29.2",
+        )]);
+        let changes = changed(&snapshot, 0, &e);
+        let names: Vec<&str> = changes.iter().map(Change::name).collect();
+        assert_eq!(names, ["torchvision"]);
+        // A reinstall of the same version is a change (it replaces damaged files).
+        let e = effect_of(&[sh(
+            "/v/bin/python -m pip install --force-reinstall --no-deps torch==2.15.0+cu132",
+        )]);
+        assert_eq!(changed(&snapshot, 0, &e).len(), 1);
     }
 
     #[test]

@@ -46,7 +46,7 @@ fn the_text_report_ends_with_one_verify_line_per_fix() {
     );
     assert!(
         joined.contains(
-            "FW002 verified: post-fix verdict: 1 error: PLT001 (another root cause) (its commands: torch 2.7.1, torchvision 0.22.1)"
+            "FW002 verified: post-fix verdict: 1 error: PLT001 (another root cause) (its commands: torchvision 0.22.1)"
         ),
         "{joined}"
     );
