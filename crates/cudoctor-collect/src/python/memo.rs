@@ -14,11 +14,14 @@ use std::sync::{Arc, Mutex};
 
 use crate::host::Host;
 
+/// A text as first read, or its error's kind and words.
+type Text = Result<Arc<str>, (io::ErrorKind, String)>;
+
 /// What one environment's reading has read so far, shared by the threads reading it.
 #[derive(Default)]
 pub(crate) struct Memo {
     listings: Mutex<HashMap<String, Arc<Vec<String>>>>,
-    texts: Mutex<HashMap<String, Result<Arc<str>, (io::ErrorKind, String)>>>,
+    texts: Mutex<HashMap<String, Text>>,
 }
 
 thread_local! {
