@@ -209,8 +209,15 @@ fn read_env_with(
         env.conda_packages = site::conda_packages(host, prefix);
     }
     let read = &env;
+    // An environment without a CUDA-relevant package (a system Python) has nothing to read
+    // beside: no thread for it.
+    let inline = cudoctor_types::ThreadBudget::new(0);
+    let budget = if env.packages.is_empty() {
+        &inline
+    } else {
+        cudoctor_types::ThreadBudget::process()
+    };
     let (installer, project, frameworks, declared, numpy_1_pins) = std::thread::scope(|s| {
-        let budget = cudoctor_types::ThreadBudget::process();
         let frameworks =
             budget.spawn_or_run(s, || memo::scoped(memo, || frameworks::read(host, read)));
         let declared = budget.spawn_or_run(s, || memo::scoped(memo, || declared::read(host, read)));
