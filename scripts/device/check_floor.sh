@@ -81,7 +81,7 @@ for r in range(spans):
             seen[name] = (max(e, float(end)), max(l, float(length)))
         for name, (e, l) in seen.items():
             rows[b].setdefault(name, []).append((e, l))
-names = [n for n in ("python", "driver", "discovery", "toolkit", "wheels", "listing", "framework-loader", "loader", "kernels", "collect", "judge", "render", "teardown") if n in rows["after"] or n in rows["before"]]
+names = [n for n in ("python", "env-sites", "env-packages", "env-frameworks", "env-declared", "env-installer", "env-numpy", "driver", "discovery", "toolkit", "wheels", "listing", "framework-loader", "loader", "kernels", "collect", "judge", "render", "teardown") if n in rows["after"] or n in rows["before"]]
 print("| span | before: ends at, lasts | after: ends at, lasts | after / before (length) |")
 print("|---|---|---|---|")
 for n in names:

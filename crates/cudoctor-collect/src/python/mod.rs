@@ -203,8 +203,12 @@ fn read_env_with(
         .and_then(|c| cfg_value(c, "version").or_else(|| cfg_value(c, "version_info")));
     let lib_versions = lib_python_versions(host, prefix);
     env.python_version = cfg_version.or_else(|| lib_versions.first().cloned());
-    env.site_packages = site::site_packages_dirs(host, prefix, kind, &lib_versions, cfg.as_deref());
-    site::read_packages(host, &mut env);
+    // Each part's span (CUDOCTOR_TIMINGS), for finding the serial part of a check.
+    let t = crate::timings::global();
+    env.site_packages = t.time("env-sites", || {
+        site::site_packages_dirs(host, prefix, kind, &lib_versions, cfg.as_deref())
+    });
+    t.time("env-packages", || site::read_packages(host, &mut env));
     if kind == PythonEnvKind::Conda {
         env.conda_packages = site::conda_packages(host, prefix);
     }
@@ -218,12 +222,19 @@ fn read_env_with(
         cudoctor_types::ThreadBudget::process()
     };
     let (installer, project, frameworks, declared, numpy_1_pins) = std::thread::scope(|s| {
-        let frameworks =
-            budget.spawn_or_run(s, || memo::scoped(memo, || frameworks::read(host, read)));
-        let declared = budget.spawn_or_run(s, || memo::scoped(memo, || declared::read(host, read)));
-        let installer = installer::detect(host, read);
+        let frameworks = budget.spawn_or_run(s, || {
+            memo::scoped(memo, || {
+                t.time("env-frameworks", || frameworks::read(host, read))
+            })
+        });
+        let declared = budget.spawn_or_run(s, || {
+            memo::scoped(memo, || {
+                t.time("env-declared", || declared::read(host, read))
+            })
+        });
+        let installer = t.time("env-installer", || installer::detect(host, read));
         let project = installer::project(host, read);
-        let numpy_1_pins = numpy_abi::numpy_1_pins(host, read);
+        let numpy_1_pins = t.time("env-numpy", || numpy_abi::numpy_1_pins(host, read));
         (
             installer,
             project,
