@@ -14,14 +14,20 @@ pub const O_NONBLOCK: i32 = 0o4000;
 /// not block (O_NONBLOCK: a FIFO without a writer opens at once and is then refused); anything
 /// that is not a regular file is an `InvalidInput` error saying so.
 pub fn open(path: &Path) -> io::Result<File> {
+    open_sized(path).map(|(file, _)| file)
+}
+
+/// [`open`], with the size the file had when it was opened.
+fn open_sized(path: &Path) -> io::Result<(File, u64)> {
     let file = open_without_waiting(path)?;
-    if !file.metadata()?.is_file() {
+    let meta = file.metadata()?;
+    if !meta.is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "not a regular file",
         ));
     }
-    Ok(file)
+    Ok((file, meta.len()))
 }
 
 #[cfg(unix)]
@@ -47,9 +53,14 @@ fn open_without_waiting(path: &Path) -> io::Result<File> {
 }
 
 /// At most `limit` bytes of the regular file at `path` ([`open`]).
+/// The buffer is made the file's size at the start (one read for the whole, and one that
+/// finds the end), not grown from a few bytes; a file whose size says nothing (`/proc`) or
+/// that grows is read on as before.
 pub fn read(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    open(path)?.take(limit).read_to_end(&mut bytes)?;
+    let (file, size) = open_sized(path)?;
+    let expected = usize::try_from(size.min(limit)).unwrap_or(0);
+    let mut bytes = Vec::with_capacity(expected.saturating_add(1));
+    file.take(limit).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 

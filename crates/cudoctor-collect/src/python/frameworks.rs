@@ -396,11 +396,13 @@ fn from_table(host: &Host, env: &PythonEnv, row: &Row) -> Vec<FrameworkBuild> {
 /// The `*.dist-info` directory of an installed distribution (machine path).
 pub(crate) fn dist_info(host: &Host, env: &PythonEnv, name: &str) -> Option<String> {
     let pkg = env.package(name)?;
-    host.list_dir(&pkg.location).into_iter().find_map(|entry| {
-        let (n, _) = super::site::dist_name_version(&entry)?;
-        (entry.ends_with(".dist-info") && normalise_name(&n) == name)
-            .then(|| format!("{}/{entry}", pkg.location))
-    })
+    super::memo::list_dir(host, &pkg.location)
+        .iter()
+        .find_map(|entry| {
+            let (n, _) = super::site::dist_name_version(entry)?;
+            (entry.ends_with(".dist-info") && normalise_name(&n) == name)
+                .then(|| format!("{}/{entry}", pkg.location))
+        })
 }
 
 /// The `Requires-Dist` lines of a distribution's METADATA header, as written.
@@ -434,7 +436,7 @@ fn shared_objects(host: &Host, env: &PythonEnv, name: &str) -> Vec<String> {
     let (Some(dir), Some(pkg)) = (dist_info(host, env, name), env.package(name)) else {
         return Vec::new();
     };
-    let Ok(text) = host.read_text(&format!("{dir}/RECORD")) else {
+    let Ok(text) = super::memo::read_text(host, &format!("{dir}/RECORD")) else {
         return Vec::new();
     };
     let mut out: Vec<String> = super::record::parse_record(&text)
@@ -473,8 +475,8 @@ fn build_of(
 
 /// The text of a file a framework's facts are read from; what stopped the reading goes to
 /// `errors`.
-fn read_noted(host: &Host, path: &str, errors: &mut Vec<String>) -> Option<String> {
-    match host.read_text(path) {
+fn read_noted(host: &Host, path: &str, errors: &mut Vec<String>) -> Option<std::sync::Arc<str>> {
+    match super::memo::read_text(host, path) {
         Ok(t) => Some(t),
         Err(e) => {
             errors.push(format!("{path}: {e}"));

@@ -10,8 +10,7 @@ use crate::host::Host;
 pub fn detect(host: &Host, env: &PythonEnv) -> EnvInstaller {
     let has_pip = env.site_packages.iter().any(|sp| {
         host.is_dir(&format!("{sp}/pip"))
-            || host
-                .list_dir(sp)
+            || super::memo::list_dir(host, sp)
                 .iter()
                 .any(|e| e.starts_with("pip-") && e.ends_with(".dist-info"))
     });
@@ -44,8 +43,8 @@ pub fn detect(host: &Host, env: &PythonEnv) -> EnvInstaller {
     }
     // torch's INSTALLER file: the tool that put the packages that matter here.
     let torch_installer = env.site_packages.iter().find_map(|sp| {
-        host.list_dir(sp)
-            .into_iter()
+        super::memo::list_dir(host, sp)
+            .iter()
             .filter(|e| e.starts_with("torch-") && e.ends_with(".dist-info"))
             .find_map(|d| host.read_text(&format!("{sp}/{d}/INSTALLER")).ok())
             .map(|t| (sp.clone(), t.trim().to_string()))

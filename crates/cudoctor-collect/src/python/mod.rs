@@ -4,6 +4,7 @@ pub mod declared;
 pub mod dispatch;
 pub mod frameworks;
 pub mod installer;
+mod memo;
 pub mod numpy_abi;
 pub mod record;
 pub mod site;
@@ -164,7 +165,24 @@ fn prefix_of(host: &Host, path: &str) -> Option<(String, Option<String>)> {
     Some((prefix, Some(path)))
 }
 
+/// One environment, read from its files. The site directories are listed and each
+/// dist-info text read once for all the readers ([`memo`]); once its packages are known, its
+/// frameworks and declared requirements are read beside its installer and NumPy pins (each
+/// reads only the packages, site directories and dist-info files).
 fn read_env(host: &Host, prefix: &str, interpreter: Option<String>, via: &str) -> PythonEnv {
+    let memo = std::sync::Arc::new(memo::Memo::default());
+    memo::scoped(&memo, || {
+        read_env_with(host, prefix, interpreter, via, &memo)
+    })
+}
+
+fn read_env_with(
+    host: &Host,
+    prefix: &str,
+    interpreter: Option<String>,
+    via: &str,
+    memo: &std::sync::Arc<memo::Memo>,
+) -> PythonEnv {
     let cfg = host.read_text(&format!("{prefix}/pyvenv.cfg")).ok();
     let kind = if cfg.is_some() {
         PythonEnvKind::Venv
@@ -185,17 +203,57 @@ fn read_env(host: &Host, prefix: &str, interpreter: Option<String>, via: &str) -
         .and_then(|c| cfg_value(c, "version").or_else(|| cfg_value(c, "version_info")));
     let lib_versions = lib_python_versions(host, prefix);
     env.python_version = cfg_version.or_else(|| lib_versions.first().cloned());
-    env.site_packages = site::site_packages_dirs(host, prefix, kind, &lib_versions, cfg.as_deref());
-    site::read_packages(host, &mut env);
+    // Each part's span (CUDOCTOR_TIMINGS), for finding the serial part of a check.
+    let t = crate::timings::global();
+    env.site_packages = t.time("env-sites", || {
+        site::site_packages_dirs(host, prefix, kind, &lib_versions, cfg.as_deref())
+    });
+    t.time("env-packages", || site::read_packages(host, &mut env));
     if kind == PythonEnvKind::Conda {
         env.conda_packages = site::conda_packages(host, prefix);
     }
-    env.installer = Some(installer::detect(host, &env));
-    env.project = installer::project(host, &env);
-    env.frameworks = frameworks::read(host, &env);
-    env.declared = declared::read(host, &env);
-    env.numpy_1_pins = numpy_abi::numpy_1_pins(host, &env);
+    let read = &env;
+    // An environment without a CUDA-relevant package (a system Python) has nothing to read
+    // beside: no thread for it.
+    let inline = cudoctor_types::ThreadBudget::new(0);
+    let budget = if env.packages.is_empty() {
+        &inline
+    } else {
+        cudoctor_types::ThreadBudget::process()
+    };
+    let (installer, project, frameworks, declared, numpy_1_pins) = std::thread::scope(|s| {
+        let frameworks = budget.spawn_or_run(s, || {
+            memo::scoped(memo, || {
+                t.time("env-frameworks", || frameworks::read(host, read))
+            })
+        });
+        let declared = budget.spawn_or_run(s, || {
+            memo::scoped(memo, || {
+                t.time("env-declared", || declared::read(host, read))
+            })
+        });
+        let installer = t.time("env-installer", || installer::detect(host, read));
+        let project = installer::project(host, read);
+        let numpy_1_pins = t.time("env-numpy", || numpy_abi::numpy_1_pins(host, read));
+        (
+            installer,
+            project,
+            joined(frameworks.join()),
+            joined(declared.join()),
+            numpy_1_pins,
+        )
+    });
+    env.installer = Some(installer);
+    env.project = project;
+    env.frameworks = frameworks;
+    env.declared = declared;
+    env.numpy_1_pins = numpy_1_pins;
     env
+}
+
+/// A reader's result; its panic is the caller's, as it was before the threads.
+fn joined<T>(r: std::thread::Result<T>) -> T {
+    r.unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
 /// Whether a venv sees the system's site packages (and the user site): pyvenv.cfg's

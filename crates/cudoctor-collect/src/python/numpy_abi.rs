@@ -27,14 +27,17 @@ pub fn numpy_1_pins(host: &Host, env: &PythonEnv) -> Vec<NumpyOnePin> {
         .map(|v| v.split('.').take(2).collect::<Vec<_>>().join("."));
     let mut out = Vec::new();
     for pkg in env.packages.iter().filter(|p| p.name != "numpy") {
-        let Some(dir) = host.list_dir(&pkg.location).into_iter().find(|entry| {
+        let listing = super::memo::list_dir(host, &pkg.location);
+        let Some(dir) = listing.iter().find(|entry| {
             entry.ends_with(".dist-info")
                 && super::site::dist_name_version(entry)
                     .is_some_and(|(n, _)| normalise_name(&n) == pkg.name)
         }) else {
             continue;
         };
-        let Ok(metadata) = host.read_text(&format!("{}/{dir}/METADATA", pkg.location)) else {
+        let Ok(metadata) =
+            super::memo::read_text(host, &format!("{}/{dir}/METADATA", pkg.location))
+        else {
             continue;
         };
         for line in super::frameworks::parse_requires_dist(&metadata) {

@@ -362,11 +362,11 @@ pub fn read_packages(host: &Host, env: &mut PythonEnv) {
         // A site directory proper is read whole (its packages are the environment's); the
         // directories `.pth` files add stop at the deadline.
         let own = sp.ends_with("-packages");
-        for entry in host.list_dir(&sp) {
+        for entry in super::memo::list_dir(host, &sp).iter() {
             if !own && host.out_of_time(ScanKind::SitePackages, &sp) {
                 break;
             }
-            let Some((name, version)) = dist_name_version(&entry) else {
+            let Some((name, version)) = dist_name_version(entry) else {
                 continue;
             };
             let version = match version {

@@ -15,6 +15,12 @@ _CHAINED_MODULE = None
 MAX_GROUPS = 64
 MAX_SAMPLES = 200
 RESAMPLE_EVERY = 1000
+# The steady attention path times itself on its first TIMED_FIRST calls, then on one call in
+# TIME_EVERY (a power of two), counted TIME_EVERY times: two clock reads per call were a
+# large part of what it cost (more where the clock is slow, as in some VMs), and a steady
+# call's cost does not change from one call to the next. Every call is still counted.
+TIMED_FIRST = 256
+TIME_EVERY = 64
 MAX_SERIES = 4096
 # The allocator's counters (one read builds a dict of every counter: tens of µs on a GPU) are
 # read at the first steps, then at most once per this many seconds of the program's time, so
@@ -232,15 +238,18 @@ def _wrap_sdpa(torch):
     # The steady path's own count, kept here rather than looked up per call (_own's counter).
     own = S.own["attention"]
     resample_every = RESAMPLE_EVERY
+    timed_first, time_mask, time_every = TIMED_FIRST, TIME_EVERY - 1, TIME_EVERY
 
     @functools.wraps(original)
     def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *args, **kwargs):
         if _is_compiling():
             return original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
-        t0 = clock()
+        calls = S.sdpa_calls = S.sdpa_calls + 1
+        # How many calls this one's time stands for (0: not timed; TIME_EVERY's comment).
+        weight = 1 if calls <= timed_first else (0 if calls & time_mask else time_every)
+        t0 = clock() if weight else 0
         # The steady state: one key lookup and a count. Everything else happens once per group.
         try:
-            S.sdpa_calls += 1
             gqa = bool(kwargs.get("enable_gqa", False)) if kwargs else False
             grad = grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad)
             k = (query.device, query.dtype, query.shape, key.shape, value.shape, None if attn_mask is None else (attn_mask.dtype, attn_mask.shape), dropout_p > 0, bool(is_causal), gqa, grad, flash_on(), mem_on(), cudnn_on(), math_on())
@@ -249,16 +258,22 @@ def _wrap_sdpa(torch):
                 n = g["calls"] = g["calls"] + 1
                 if n % resample_every or S.samples >= MAX_SAMPLES:
                     own[0] += 1
-                    own[1] += clock() - t0
+                    if weight:
+                        own[1] += (clock() - t0) * weight
                     return original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
             else:
                 if len(groups) >= MAX_GROUPS:
                     _S.sdpa_ungrouped += 1
-                    _own("attention", t0)
+                    own[0] += 1
+                    if weight:
+                        own[1] += (clock() - t0) * weight
                     return original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
                 g = groups[k] = _new_group(torch, k, attn_mask, getters is not None)
                 g["calls"] = 1
             _S.samples += 1
+            if not weight:
+                # A sampled call is always timed (from here: its key is a steady call's cost).
+                t0 = clock()
             try:
                 # A sampled call counts whole, the program's own attention call included: an
                 # upper bound of what sampling costs.
@@ -930,6 +945,9 @@ def _attention_shell_ns():
     that does nothing, against that function called directly."""
     scratch = [0, 0]
     clock = _S.clock
+    # The wrapper's counter and timing choice, as they stand in a steady program.
+    state = [TIMED_FIRST]
+    time_mask, time_every = TIME_EVERY - 1, TIME_EVERY
 
     def bare(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *args, **kwargs):
         return None
@@ -937,9 +955,12 @@ def _attention_shell_ns():
     def shell(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *args, **kwargs):
         if _is_compiling():
             return bare(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
-        t0 = clock()
+        calls = state[0] = state[0] + 1
+        weight = 1 if calls <= 0 else (0 if calls & time_mask else time_every)
+        t0 = clock() if weight else 0
         scratch[0] += 1
-        scratch[1] += clock() - t0
+        if weight:
+            scratch[1] += (clock() - t0) * weight
         return bare(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
 
     n = 20000
