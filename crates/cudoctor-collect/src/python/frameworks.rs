@@ -430,7 +430,7 @@ pub fn parse_requires_dist(metadata: &str) -> Vec<String> {
 }
 
 /// The machine paths of the shared objects a distribution's RECORD lists.
-fn shared_objects(host: &Host, env: &PythonEnv, name: &str) -> Vec<String> {
+pub(crate) fn shared_objects(host: &Host, env: &PythonEnv, name: &str) -> Vec<String> {
     let (Some(dir), Some(pkg)) = (dist_info(host, env, name), env.package(name)) else {
         return Vec::new();
     };
@@ -1037,6 +1037,20 @@ mod tests {
             c.source,
             "cuda-bindings 12.9.10, the CUDA bindings it calls"
         );
+        // nvidia-dali-cuda130 2.4.0 (the second run): CUDA 13 from its name's tag.
+        let env = swept("nvidia-dali-cuda130");
+        let d = only(&env, Framework::Dali);
+        assert_eq!(
+            (
+                d.package.as_str(),
+                d.cuda.as_ref().map(|c| (c.major, c.minor))
+            ),
+            ("nvidia-dali-cuda130", Some((13, Some(0))))
+        );
+        assert!(d
+            .ships
+            .iter()
+            .any(|s| s.ends_with("nvidia/dali/libdali_operators.so")));
         // ctranslate2 4.8.5 links no CUDA library; its CUDA is the cuBLAS soname written in its
         // library, which the fixture does not carry (80 MB): without it no CUDA is read, and a
         // build without CUDA is not recorded.
