@@ -203,6 +203,18 @@ fn linked_cuda_major(soname: &str) -> Option<u32> {
 /// A distribution of a [`TABLE`] row with the CUDA (major, minor) of its name's tag.
 type Member<'a> = (&'a cudoctor_snapshot::Package, Option<(u32, Option<u32>)>);
 
+/// True for a framework of [`TABLE`] whose libraries open their CUDA library by name at run
+/// time (CTranslate2's `libcublas.so.12`): no DT_NEEDED says it, their read-only data does.
+pub(crate) fn opens_cuda_by_name(framework: Framework) -> bool {
+    TABLE.iter().any(|row| {
+        row.framework == framework
+            && row
+                .cuda
+                .iter()
+                .any(|c| matches!(c, CudaFrom::OpenedSonames))
+    })
+}
+
 /// True for a distribution that a row of [`TABLE`] reads (recorded in the snapshot).
 pub fn in_table(name: &str) -> bool {
     TABLE.iter().any(|row| {
@@ -219,7 +231,7 @@ const MAX_RODATA: u64 = 64 << 20;
 
 /// The first CUDA soname with a CUDA major ([`linked_cuda_major`]) written in the `.rodata` of
 /// the ELF file at `path` (machine path): (soname, major).
-fn opened_soname(host: &Host, path: &str) -> Option<(String, u32)> {
+pub(crate) fn opened_soname(host: &Host, path: &str) -> Option<(String, u32)> {
     let elf = cudoctor_ldso::ElfFile::open(&host.fs_path(path)).ok()?;
     let sections = cudoctor_ldso::elf::sections::read_sections(elf.source(), elf.header()).ok()?;
     let rodata = sections
@@ -914,6 +926,11 @@ mod tests {
         assert!(in_table("transformer-engine-cu12"));
         assert!(in_table("cudf-cu12"));
         assert!(in_table("ctranslate2"));
+        // CTranslate2 and llama-cpp-python open their CUDA library by name; the others link it.
+        assert!(opens_cuda_by_name(Framework::CTranslate2));
+        assert!(opens_cuda_by_name(Framework::LlamaCpp));
+        assert!(!opens_cuda_by_name(Framework::Paddle));
+        assert!(!opens_cuda_by_name(Framework::Jax));
         assert!(!in_table("tensorrt-cuda"));
         assert!(!in_table("cudf"));
     }
