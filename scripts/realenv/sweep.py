@@ -249,12 +249,19 @@ def judge(row, args, log):
     core = row["core"]
     mode = "all"
     libs = []
+    if core.startswith("any:"):
+        mode, core = "any", core[4:]
+    if core == "auto" or core.startswith("auto:"):
+        # Every shared object the judged distribution (or the one named after "auto:")
+        # installs (its RECORD): those cuobjdump lists kernel images of are its core modules.
+        dist = norm(core[5:]) if core.startswith("auto:") else main
+        core = " ".join(sorted(f for f in ds.get(dist, (None, set()))[1]
+                               if re.search(r"\.so(\.[0-9.]+)?$", f)))
+        result["core_auto"] = True
     if core and core != "-":
-        if core.startswith("any:"):
-            mode, core = "any", core[4:]
         seen = set()
         for pat in core.split():
-            matches = sorted(glob.glob(os.path.join(site, pat), recursive=True))
+            matches = sorted(glob.glob(os.path.join(site, glob.escape(pat) if result.get("core_auto") else pat), recursive=True))
             if not matches:
                 result.setdefault("core_missing", []).append(pat)
             for p in matches:
@@ -264,6 +271,8 @@ def judge(row, args, log):
                     lib = {"path": os.path.relpath(p, site), "sass": sass, "ptx": ptx}
                     if used != "cuobjdump":
                         lib["listed_by"] = used
+                    if result.get("core_auto") and not (sass or ptx):
+                        continue
                     libs.append(lib)
     result["core"] = libs
     result["core_mode"] = mode
@@ -289,7 +298,10 @@ def judge(row, args, log):
             continue
         s = sorted({x.rstrip("f") for x in k.get("sass", [])})
         p = sorted({x.replace("compute_", "sm_").rstrip("f") for x in k.get("ptx", [])})
-        if s != sorted(set(lib["sass"])) or p != sorted(set(lib["ptx"])):
+        # Family-specific images (`sm_100f`) are their architecture's, on both sides.
+        theirs_s = sorted({x.rstrip("f") for x in lib["sass"]})
+        theirs_p = sorted({x.rstrip("f") for x in lib["ptx"]})
+        if s != theirs_s or p != theirs_p:
             mism.append(f"{lib['path']}: cudoctor sass {s} ptx {p}, cuobjdump sass {lib['sass']} ptx {lib['ptx']}")
     result["image_mismatches"] = mism
 
@@ -495,9 +507,12 @@ def main():
     if not args.table_only:
         for row in rows:
             free = shutil.disk_usage(args.envs).free / 2**30
-            if free < args.min_free_gb + 5:
+            cache = os.path.realpath(os.environ.get("UV_CACHE_DIR", ""))
+            own_cache = cache.startswith(os.path.realpath(args.envs) + os.sep)
+            if free < args.min_free_gb + 5 and own_cache:
                 # The sweep's own uv cache (sweep.sh points UV_CACHE_DIR into the envs'
                 # directory): emptied when the disk runs short, the next env downloads again.
+                # A cache shared with other work (CUDOCTOR_SWEEP_UV_CACHE) is never emptied.
                 run(["uv", "cache", "clean"], 600)
                 free = shutil.disk_usage(args.envs).free / 2**30
             if free < args.min_free_gb:

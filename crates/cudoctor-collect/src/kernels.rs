@@ -65,14 +65,40 @@ pub fn with_framework_libraries(
     candidates: &[(String, String)],
 ) -> Vec<(String, String)> {
     let mut out = candidates.to_vec();
+    let mut at: std::collections::HashMap<String, usize> = out
+        .iter()
+        .enumerate()
+        .map(|(i, (p, _))| (p.clone(), i))
+        .collect();
     for env in envs {
+        // The distributions whose wheels carry CUDA code without being frameworks of the layer
+        // (xgboost, faiss-gpu-cu12...): their RECORD's shared objects, owned by them, also
+        // where a top-level module's name does not say its distribution (awq_ext.so is
+        // autoawq-kernels').
+        for p in env
+            .packages
+            .iter()
+            .filter(|p| crate::python::site::carries_cuda_code(&p.name))
+        {
+            for path in crate::python::frameworks::shared_objects(host, env, &p.name) {
+                match at.get(&path) {
+                    Some(&i) => out[i].1 = p.name.clone(),
+                    None if host.is_file(&path) => {
+                        at.insert(path.clone(), out.len());
+                        out.push((path, p.name.clone()));
+                    }
+                    None => {}
+                }
+            }
+        }
         for b in env
             .frameworks
             .iter()
             .filter(|b| b.framework != cudoctor_snapshot::Framework::Torch)
         {
             for path in &b.ships {
-                if host.is_file(path) && !out.iter().any(|(p, _)| p == path) {
+                if host.is_file(path) && !at.contains_key(path) {
+                    at.insert(path.clone(), out.len());
                     out.push((path.clone(), b.package.clone()));
                 }
             }
@@ -259,9 +285,13 @@ pub fn expand(host: &Host, path: &str) -> Vec<String> {
 /// name that the module name starts with (`flash_attn_2_cuda` -> `flash-attn`).
 fn owner(env: &PythonEnv, module: &str) -> String {
     let m = module.replace('_', "-").to_lowercase();
+    // A project published per CUDA release owns its module under the variant's name
+    // (`spconv/` is spconv-cu126's).
     env.packages
         .iter()
-        .filter(|p| m.starts_with(&p.name))
+        .filter(|p| {
+            m.starts_with(&p.name) || m.starts_with(cudoctor_types::without_cuda_variant(&p.name))
+        })
         .max_by_key(|p| p.name.len())
         .map(|p| p.name.clone())
         .unwrap_or_else(|| module.to_string())

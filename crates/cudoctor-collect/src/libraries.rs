@@ -378,6 +378,40 @@ pub fn unresolved_needs(
             });
         }
     }
+    // A framework that opens its CUDA library by name at run time (CTranslate2's
+    // libcublas.so.12, written in its read-only data): that dlopen, from the library that
+    // makes it, as the loader would resolve it.
+    if crate::python::frameworks::opens_cuda_by_name(build.framework) {
+        let mut process =
+            cudoctor_ldso::Process::new(ProcessEnv::new(host.root()).with_vars(host.env().iter()));
+        for path in &build.ships {
+            let Some((soname, _)) = crate::python::frameworks::opened_soname(host, path) else {
+                continue;
+            };
+            let _ = process.load(path, cudoctor_ldso::LoadOptions::default());
+            let found = matches!(
+                process.dlopen_from(path, &soname, cudoctor_ldso::LoadOptions::default()),
+                Some(Ok(_))
+            );
+            if found
+                || out
+                    .iter()
+                    .any(|u| u.needed_by == *path && u.soname == soname)
+            {
+                continue;
+            }
+            out.push(UnresolvedNeed {
+                needed_by: path.clone(),
+                in_env: wheel_lib_dirs
+                    .get_or_init(|| nvidia_lib_dirs(host, env))
+                    .iter()
+                    .map(|dir| format!("{dir}/{soname}"))
+                    .filter(|file| host.is_file(file))
+                    .collect(),
+                soname,
+            });
+        }
+    }
     out
 }
 

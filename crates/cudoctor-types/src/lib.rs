@@ -17,6 +17,6 @@ pub mod xid;
 
 pub use deadline::Deadline;
 pub use loader::Via;
-pub use requirement::{normalise_name, PyVersion, Requirement};
+pub use requirement::{normalise_name, without_cuda_variant, PyVersion, Requirement};
 pub use threads::ThreadBudget;
 pub use version::{ComputeCapability, CudaVersion, DriverVersion, VersionError};

@@ -300,6 +300,25 @@ pub fn normalise_name(name: &str) -> String {
     out
 }
 
+/// A normalised distribution name without the CUDA-variant suffix its project publishes per
+/// CUDA release (`spconv-cu126` -> `spconv`, `cupy-cuda12x` -> `cupy`, `mxnet-cu112` ->
+/// `mxnet`, `faiss-gpu-cu12` -> `faiss-gpu`); the name itself where it has none.
+pub fn without_cuda_variant(name: &str) -> &str {
+    let Some((base, tail)) = name.rsplit_once('-') else {
+        return name;
+    };
+    let digits = tail
+        .strip_prefix("cuda")
+        .or_else(|| tail.strip_prefix("cu"))
+        .map(|d| d.strip_suffix('x').unwrap_or(d));
+    match digits {
+        Some(d) if !base.is_empty() && !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()) => {
+            base
+        }
+        _ => name,
+    }
+}
+
 impl Requirement {
     /// Whether `version` satisfies every specifier: `None` when the version or a specifier
     /// cannot be read (unknown stays unknown).
@@ -638,6 +657,21 @@ mod marker {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_cuda_variant_suffix_is_taken_off_a_distribution_name() {
+        use super::without_cuda_variant as w;
+        assert_eq!(w("spconv-cu126"), "spconv");
+        assert_eq!(w("cupy-cuda12x"), "cupy");
+        assert_eq!(w("mxnet-cu112"), "mxnet");
+        assert_eq!(w("faiss-gpu-cu12"), "faiss-gpu");
+        assert_eq!(w("nvidia-dali-cuda120"), "nvidia-dali");
+        // Names without one stay whole.
+        assert_eq!(w("spconv"), "spconv");
+        assert_eq!(w("torch-cuda-ext"), "torch-cuda-ext");
+        assert_eq!(w("cu12"), "cu12");
+        assert_eq!(w("foo-cux"), "foo-cux");
+    }
+
     use super::*;
 
     fn v(s: &str) -> PyVersion {

@@ -2065,6 +2065,9 @@ fn framework_says(python: &Path, framework: &str, ships: &[&str]) -> (Option<i32
                 .expect("the CUDA provider");
             format!("import ctypes\ntry:\n    ctypes.CDLL({provider:?}); print('loads')\nexcept OSError as e:\n    print(e)")
         }
+        "ctranslate2" => "import ctranslate2\nprint('cuda', ctranslate2.get_cuda_device_count())".to_string(),
+        // numba's own reason, on one line, where it has no GPU.
+        "numba_cuda" => "from numba import cuda\nif cuda.is_available():\n    print('cuda', len(cuda.gpus))\nelse:\n    try:\n        cuda.cudadrv.driver.driver.get_device_count()\n    except Exception as e:\n        print(' '.join(('%s: %s' % (type(e).__name__, e)).split()))".to_string(),
         other => panic!("no ground truth for {other}"),
     };
     let mut cmd = Command::new(python);
@@ -2086,6 +2089,7 @@ fn each_frameworks_probe_says_what_the_framework_itself_says() {
         "cupy-cuda12x-beside-torch",
         "onnxruntime-gpu",
         "cuda13-frameworks-beside-torch",
+        "ctranslate2-numba-cuda",
     ] {
         let Some(python) = real_env(name) else {
             continue;
@@ -2103,7 +2107,12 @@ fn each_frameworks_probe_says_what_the_framework_itself_says() {
         let expected: Vec<&str> = builds
             .iter()
             .map(|b| b["framework"].as_str().unwrap())
-            .filter(|f| matches!(*f, "jax" | "cupy" | "onnx_runtime" | "tensorflow"))
+            .filter(|f| {
+                matches!(
+                    *f,
+                    "jax" | "cupy" | "onnx_runtime" | "tensorflow" | "ctranslate2" | "numba_cuda"
+                )
+            })
             .collect();
         assert_eq!(
             probed, expected,
@@ -2137,9 +2146,19 @@ fn each_frameworks_probe_says_what_the_framework_itself_says() {
                             ),
                             "{name}"
                         ),
-                        "cupy" => {
+                        "numba_cuda" if said.starts_with("cuda ") => assert_eq!(
+                            said,
+                            format!("cuda {}", r["devices"].as_array().unwrap().len()),
+                            "{name}"
+                        ),
+                        "cupy" | "numba_cuda" => {
                             assert_eq!(said, r["gpu_error"].as_str().unwrap_or_default(), "{name}")
                         }
+                        "ctranslate2" => assert_eq!(
+                            said,
+                            format!("cuda {}", r["devices"].as_array().unwrap().len()),
+                            "{name}"
+                        ),
                         _ => {
                             // The library the provider lacks is the one ONNX Runtime names.
                             let lacks = said.split(':').next().unwrap_or_default();

@@ -22,7 +22,15 @@ an `importlib.util.find_spec` probe, under a check or on use, and never at the t
 `__init__`) is an optional backend: on other GPUs it is information ("this backend is
 unavailable on sm_80"), not an error; the core modules stay errors. Beside such a module, the
 package's other modules that every import expects to fail (vLLM's FA2 module beside its FA3
-one) are optional too: on a GPU they reach only through PTX JIT, that is information.
+one) are optional too: on a GPU they reach only through PTX JIT, that is information. A module
+with only architecture-specific machine code (`sm_100a`, no PTX) beside a module of the same
+package that runs on the GPU is a backend for other GPUs too (sgl-flash-mla's SM100 module
+beside its SM90 one), information; without such a module it stays an error.
+
+Besides torch's companions, the wheels of projects published per CUDA release (`faiss-gpu-cu12`,
+`spconv-cu126`, `mxnet-cu112`) and of projects whose wheels carry CUDA code (xgboost, catboost,
+torchcodec, PyNvVideoCodec, MLX's CUDA backend...) are read: the shared objects their RECORDs
+list, each owned by its distribution.
 
 The CUDA binaries the code runs from outside the site directories' packages are judged the same
 way: torch's extension cache (the JIT builds of `torch.utils.cpp_extension.load` and
@@ -43,6 +51,11 @@ built on.
 A JIT build: set `TORCH_CUDA_ARCH_LIST` to the GPUs' architectures where the program runs and
 remove its build directory; the next `load`/`load_inline` builds it again. An in-place or
 editable build: rebuild it in its source tree with `TORCH_CUDA_ARCH_LIST` set.
+
+A wheel published per CUDA release (`spconv-cu126`) has no source under that name: install its
+project's build for a newer CUDA whose code includes the GPU, or build the project itself. A
+package that is no torch extension (the environment has no torch): install a release of it
+that carries the architecture.
 
 Otherwise install a build of the package that includes the GPU's architecture, or rebuild it from source
 for every GPU you run on (the report prints the command): `TORCH_CUDA_ARCH_LIST` names the
@@ -112,6 +125,38 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 .or(lib.package.as_deref())
                 .unwrap_or("the extension");
             let gpus_label = group_label(group, cc);
+            // A module built for one architecture only (`sm_100a` cubins, no PTX) beside a
+            // module of the same package that runs here: the package dispatches by
+            // architecture (sgl-flash-mla's cuda.abi3.so for SM100, its _C_legacy for SM90).
+            if lib.loaded_if.is_none()
+                && matches!(verdict, Verdict::NoImage)
+                && arch_specific_only(lib)
+            {
+                if let Some(other) = images.libraries.iter().find(|o| {
+                    o.path != lib.path
+                        && o.error.is_none()
+                        && o.package.is_some()
+                        && o.package == lib.package
+                        && matches!(library_verdict(o, cc, driver_cuda), Verdict::Native { .. })
+                }) {
+                    let key = (format!("{}\u{0}arch", lib.path), cc);
+                    if !keys.contains(&key) {
+                        let module = lib.path.rsplit('/').next().unwrap_or(&lib.path);
+                        out.push(
+                            Finding::new(
+                                &RULE,
+                                format!("This backend of {package} ({module}) is unavailable on {}: it carries code for other GPUs only", cc.sm()),
+                            )
+                            .severity(Severity::Info)
+                            .evidence(format!("{}: SASS {} PTX {}", lib.path, list(&lib.sass), list(&lib.ptx)))
+                            .evidence(format!("{}: SASS {} PTX {} (runs on {})", other.path, list(&other.sass), list(&other.ptx), cc.sm()))
+                            .cause(format!("{package} builds this module for {} only, beside a module that runs on {}: it picks its kernels by architecture, so nothing is broken.", list(&lib.sass), cc.sm())),
+                        );
+                        keys.push(key);
+                    }
+                    continue;
+                }
+            }
             // An architecture-specific backend its package loads only where it has code.
             match (&lib.loaded_if, &verdict) {
                 (Some(c), Verdict::NoImage) => {
@@ -295,6 +340,12 @@ fn optional_backend(
     out.push(f);
 }
 
+/// Machine code for architecture-specific targets only (`sm_90a`, `sm_100a`) and no PTX: a
+/// module that runs on those exact architectures and nowhere else.
+fn arch_specific_only(lib: &cudoctor_snapshot::LibraryImages) -> bool {
+    !lib.sass.is_empty() && lib.ptx.is_empty() && lib.sass.iter().all(|s| s.ends_with('a'))
+}
+
 /// "GPU 0 (NVIDIA H200, sm_90)", or for several GPUs of one compute capability
 /// "GPUs 0, 1 (NVIDIA H200, sm_90)".
 fn group_label(group: &[&GpuView], cc: cudoctor_kb::ComputeCapability) -> String {
@@ -331,6 +382,27 @@ fn rebuild_fix(
             python: "python".into(),
             ..Default::default()
         });
+    let project = cudoctor_types::without_cuda_variant(pkg);
+    if project != pkg {
+        // A project published as one wheel per CUDA release (spconv-cu126): the variant has no
+        // source distribution to rebuild; its project's source does, or a newer variant.
+        return Some(FixStep::Prose(format!(
+            "{pkg} is {project}'s prebuilt wheel for one CUDA release: install {project}'s build for a CUDA release whose code includes {} (check it with `cudoctor kernels` before relying on it), or build {project} from source with TORCH_CUDA_ARCH_LIST=\"{}\" after uninstalling {pkg}",
+            ccs.iter().map(|c| c.sm()).collect::<Vec<_>>().join(", "),
+            arch_list(ccs)
+        )));
+    }
+    if ctx
+        .env_of_path(&lib.path)
+        .is_some_and(|e| e.torch.is_none())
+    {
+        // Not a torch extension (xgboost, catboost...): TORCH_CUDA_ARCH_LIST means nothing to
+        // its build.
+        return Some(FixStep::Prose(format!(
+            "Install a release or build of {pkg} whose code includes {} (check it with `cudoctor kernels` before relying on it), or run it on a GPU it has code for",
+            ccs.iter().map(|c| c.sm()).collect::<Vec<_>>().join(", ")
+        )));
+    }
     let rebuild = target.install(&cudoctor_plan::Install::rebuild(pkg));
     if pkg == "flash-attn" {
         let mut archs: Vec<&str> = ccs
@@ -629,6 +701,97 @@ mod tests {
             f[0].fix[0],
             "TORCH_CUDA_ARCH_LIST=\"8.6;9.0\" MAX_JOBS=4 /opt/venv/bin/python -m pip install --force-reinstall --no-deps --no-build-isolation --no-binary xformers --no-cache-dir xformers   # rebuild for every GPU here"
         );
+    }
+
+    #[test]
+    fn a_wheel_built_for_one_cuda_release_is_named_and_not_rebuilt_under_its_variant_name() {
+        // spconv-cu126 2.3.8's core_cc module (its images as cuobjdump lists the real wheel's
+        // file) on an RTX 5090: SASS up to sm_90 and PTX compute_90, so it runs through PTX JIT.
+        let mut s = machine(
+            Some(("580.95.05", "13.0")),
+            &[("NVIDIA GeForce RTX 5090", "12.0")],
+        );
+        s.python_envs.push(torch_env(
+            "/opt/venv",
+            "2.15.0+cu132",
+            Some("13.2"),
+            &[("spconv-cu126", "2.3.8")],
+        ));
+        s.kernel_images = Some(KernelImages {
+            scope: "test".into(),
+            libraries: vec![LibraryImages {
+                path: "/opt/venv/lib/python3.12/site-packages/spconv/core_cc.cpython-312-x86_64-linux-gnu.so".into(),
+                package: Some("spconv-cu126".into()),
+                sass: ["sm_50", "sm_52", "sm_60", "sm_61", "sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90"]
+                    .iter().map(|a| a.to_string()).collect(),
+                ptx: vec!["compute_52".into(), "compute_90".into()],
+                ..Default::default()
+            }],
+        });
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(
+            f[0].title.starts_with("spconv-cu126 runs on GPU 0"),
+            "{}",
+            f[0].title
+        );
+        assert!(
+            f[0].title.contains("only through PTX JIT (compute_90)"),
+            "{}",
+            f[0].title
+        );
+        // No `--no-binary spconv-cu126`: that project publishes wheels only.
+        assert!(
+            !f[0].fix.iter().any(|l| l.contains("--no-binary")),
+            "{:?}",
+            f[0].fix
+        );
+        assert!(
+            f[0].fix[0].contains("spconv's build for a CUDA release whose code includes sm_120"),
+            "{:?}",
+            f[0].fix
+        );
+    }
+
+    #[test]
+    fn a_module_for_one_architecture_beside_one_that_runs_is_a_backend_not_an_error() {
+        // sgl-flash-mla 1.0.0 (its images as cuobjdump lists the real wheel's files): cuda.abi3.so
+        // for SM100 only, _C_legacy.abi3.so also for SM90 (its _loader.py loads both).
+        let sp = "/opt/venv/lib/python3.12/site-packages";
+        let lib = |name: &str, sass: &[&str]| LibraryImages {
+            path: format!("{sp}/flash_mla/{name}.abi3.so"),
+            package: Some("sgl-flash-mla".into()),
+            sass: sass.iter().map(|a| a.to_string()).collect(),
+            ..Default::default()
+        };
+        let images = KernelImages {
+            scope: "test".into(),
+            libraries: vec![
+                lib("_C_legacy", &["sm_100a", "sm_103a", "sm_107a", "sm_90a"]),
+                lib("cuda", &["sm_100a", "sm_103a", "sm_107a"]),
+            ],
+        };
+        let mut s = h200();
+        s.kernel_images = Some(images.clone());
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Info);
+        assert!(
+            f[0].title
+                .contains("(cuda.abi3.so) is unavailable on sm_90"),
+            "{}",
+            f[0].title
+        );
+        // On an A100 neither module runs: the package cannot run there.
+        let mut a = h200();
+        for g in &mut a.driver.gpus {
+            g.compute_capability = Some("8.0".into());
+        }
+        a.kernel_images = Some(images);
+        let f = run(&RULE, &a);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Error);
     }
 
     #[test]

@@ -10,14 +10,16 @@ pub static RULE: Rule = Rule {
     layer: Layer::Acceleration,
     severity: Severity::Error,
     summary:
-        "A CUDA build of JAX, CuPy, ONNX Runtime or TensorFlow runs on the CPU, fails, or crashes",
+        "A CUDA build of JAX, CuPy, ONNX Runtime, TensorFlow, CTranslate2 or numba-cuda runs on the CPU, finds no GPU, fails, or crashes",
     docs: r#"## What it checks
 With `--deep`, each framework other than torch that has a CUDA build installed is imported in
 its own child process (`python -I -X faulthandler`, with the deep timeout), asked for its
 devices, and given one tiny computation on its default device whose result is checked: JAX's
 backend and devices, CuPy's device count (cuBLAS and an NVRTC-compiled reduction), an ONNX
 Runtime session asking for the CUDA provider (the providers it got, and ONNX Runtime's own log
-of why the CUDA provider failed), TensorFlow's GPUs. `--deep-skip frameworks` leaves them out.
+of why the CUDA provider failed), TensorFlow's GPUs, CTranslate2's CUDA device count, numba-cuda's
+devices (and a kernel it compiles) or the driver error it met. `--deep-skip frameworks` leaves
+them out.
 
 ## Why it matters
 These frameworks fall back to the CPU with a log line, not an error: JAX says "Falling back to

@@ -26,7 +26,10 @@ write the same paths (`nvidia/cudnn/lib`), so one overwrites the other.
 ## How to fix
 One CUDA major per environment: keep the CUDA-12 framework in an environment of its own, or
 install its CUDA-13 build next to this torch (`jax[cuda13]`, `cupy-cuda13x`), then remove the
-`-cu12` wheels and reinstall torch's CUDA wheels over the files they overwrote.
+`-cu12` wheels and reinstall torch's CUDA wheels over the files they overwrote. Where an
+installed package built for the other CUDA release requires those wheels
+(`cuequivariance-ops-cu12`, as its METADATA declares), it is replaced with its release for
+torch's CUDA, not left without its libraries.
 "#,
     check,
 };
@@ -69,6 +72,21 @@ fn check(ctx: &Context) -> Vec<Finding> {
         // Another framework's wheels, or leftovers of a torch of the other major that was
         // replaced without removing them.
         let other_framework = crate::frameworks::cuda_majors(torch.env).contains(&other);
+        let foreign_wheels: Vec<&str> = torch
+            .env
+            .packages
+            .iter()
+            .filter(|pkg| wheel_cuda_major(&pkg.name) == Some(other))
+            .map(|p| p.name.as_str())
+            .collect();
+        // The installed packages built for the other major that require those wheels
+        // (cuequivariance-ops-cu12 beside a CUDA 13 torch): the wheels are theirs, not
+        // leftovers, and removing them alone breaks those packages.
+        let builds_of_other = if other_framework {
+            Vec::new()
+        } else {
+            builds_requiring(torch.env, &foreign_wheels, other)
+        };
         let mut f = Finding::new(
             &RULE,
             format!("torch (CUDA {major}) preloads CUDA {other} libraries of other wheels ({env})"),
@@ -79,11 +97,23 @@ fn check(ctx: &Context) -> Vec<Finding> {
         .cause(format!(
             "torch's __init__.py preloads each CUDA library from the first nvidia/<folder>/lib that has it, before nvidia/cu{major}/lib; CUDA {other} wheels {} sit in those folders, so torch's process runs on their libraries.",
             if other_framework {
-                "of another framework"
+                "of another framework".to_string()
+            } else if !builds_of_other.is_empty() {
+                format!("of {} (built for CUDA {other})", builds_of_other.join(", "))
             } else {
                 "that no framework here is built for (left from an earlier torch of that major?)"
+                    .to_string()
             }
         ));
+        for b in &builds_of_other {
+            if let Some(d) = torch.env.declared.iter().find(|d| &d.package == b) {
+                f = f.evidence(format!(
+                    "{b} {} requires {}",
+                    d.version,
+                    d.requires.join(", ")
+                ));
+            }
+        }
         for (o, m) in &foreign {
             f = f.evidence(format!(
                 "{} (CUDA {m}), preloaded by torch/__init__.py",
@@ -98,7 +128,6 @@ fn check(ctx: &Context) -> Vec<Finding> {
                 .filter(|pkg| wheel_cuda_major(&pkg.name) == Some(m))
                 .collect()
         };
-        let foreign_wheels: Vec<&str> = wheels_of(other).iter().map(|p| p.name.as_str()).collect();
         if !foreign_wheels.is_empty() {
             f = f.evidence(format!(
                 "CUDA {other} wheels installed: {}",
@@ -137,13 +166,30 @@ fn check(ctx: &Context) -> Vec<Finding> {
             format!(
                 "Keep one CUDA major per environment: move the CUDA {other} framework to an environment of its own, or install its CUDA {major} build here (jax[cuda{major}], cupy-cuda{major}x)."
             )
+        } else if !builds_of_other.is_empty() {
+            format!(
+                "Keep one CUDA major per environment: {} {} built for CUDA {other} and {} these wheels; install {} CUDA {major} build (the project's -cu{major} release, where it publishes one) in place of {}, or keep {} beside a CUDA {other} torch in an environment of its own.",
+                builds_of_other.join(", "),
+                if builds_of_other.len() > 1 { "are" } else { "is" },
+                if builds_of_other.len() > 1 { "require" } else { "requires" },
+                if builds_of_other.len() > 1 { "their" } else { "its" },
+                if builds_of_other.len() > 1 { "them" } else { "it" },
+                if builds_of_other.len() > 1 { "them" } else { "it" },
+            )
         } else {
             format!("Keep one CUDA major per environment: no framework here uses the CUDA {other} wheels, so remove them.")
         });
         if !foreign_wheels.is_empty() {
+            let mut removed: Vec<&str> = builds_of_other.iter().map(String::as_str).collect();
+            removed.extend(&foreign_wheels);
             f = f.shell(format!(
-                "{}   # the CUDA {other} wheels torch preloads",
-                target.uninstall(&foreign_wheels)
+                "{}   # the CUDA {other} wheels torch preloads{}",
+                target.uninstall(&removed),
+                if builds_of_other.is_empty() {
+                    String::new()
+                } else {
+                    " and the packages built for them".to_string()
+                }
             ));
             if !own.is_empty() {
                 let names: Vec<&str> = own.iter().map(|p| p.name.as_str()).collect();
@@ -161,6 +207,54 @@ fn check(ctx: &Context) -> Vec<Finding> {
         }
         out.push(f);
     }
+    out
+}
+
+/// The CUDA major of a `-cuNN` or `-cuNNN` release tag (`-cu12`, `-cu126`: 12; `-cu118`: 11).
+fn tag_major(name: &str) -> Option<u32> {
+    let (_, digits) = name.rsplit_once("-cu")?;
+    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits[..2].parse().ok()
+}
+
+/// The installed distributions built for CUDA `major` (a `-cuNN` release of their project,
+/// NVIDIA's own wheels aside) that require one of `wheels`, directly or through another such
+/// build (cuequivariance-ops-torch-cu12 requires cuequivariance-ops-cu12, which requires
+/// nvidia-cublas-cu12), as their declarations say.
+fn builds_requiring(
+    env: &cudoctor_snapshot::PythonEnv,
+    wheels: &[&str],
+    major: u32,
+) -> Vec<String> {
+    let tagged = |name: &str| {
+        !name.starts_with("nvidia-")
+            && cudoctor_types::without_cuda_variant(name) != name
+            && tag_major(name) == Some(major)
+    };
+    let mut needed: Vec<String> = wheels.iter().map(|w| w.to_string()).collect();
+    let mut out: Vec<String> = Vec::new();
+    loop {
+        let before = out.len();
+        for d in env.declared.iter().filter(|d| tagged(&d.package)) {
+            if out.contains(&d.package) {
+                continue;
+            }
+            let requires_one = d.requires.iter().any(|r| {
+                r.parse::<cudoctor_types::Requirement>()
+                    .is_ok_and(|r| needed.contains(&cudoctor_types::normalise_name(&r.name)))
+            });
+            if requires_one {
+                out.push(d.package.clone());
+                needed.push(d.package.clone());
+            }
+        }
+        if out.len() == before {
+            break;
+        }
+    }
+    out.sort();
     out
 }
 
@@ -277,6 +371,56 @@ mod tests {
         assert_eq!(wheel_cuda_major("nvidia-ml-py"), None);
         assert_eq!(wheel_cuda_major("nvidia-cudnn-cu12"), Some(12));
         assert_eq!(wheel_cuda_major("nvidia-cublas"), Some(13));
+        // A package built for CUDA 12 that requires the wheel (cuequivariance-ops-cu12 beside
+        // the index's CUDA 13 torch, as the sweep installed it): the wheel is its, not a
+        // leftover; the fix replaces the package with its CUDA 13 build.
+        let before = s.python_envs[0].packages.len();
+        s.python_envs[0].packages.extend([
+            pkg("cuequivariance-ops-cu12", "0.13.0"),
+            pkg("cuequivariance-ops-torch-cu12", "0.13.0"),
+        ]);
+        s.python_envs[0].declared = vec![
+            cudoctor_snapshot::DeclaredRequirements {
+                package: "cuequivariance-ops-cu12".into(),
+                version: "0.13.0".into(),
+                requires: vec!["nvidia-cuda-runtime-cu12>=12.5.0".into()],
+                built_for_torch: None,
+            },
+            cudoctor_snapshot::DeclaredRequirements {
+                package: "cuequivariance-ops-torch-cu12".into(),
+                version: "0.13.0".into(),
+                requires: vec![
+                    "cuequivariance-ops-cu12==0.13.0".into(),
+                    "torch>=2.11".into(),
+                ],
+                built_for_torch: None,
+            },
+        ];
+        let f = run(&RULE, &s);
+        assert!(
+            f[0].cause.contains(
+                "of cuequivariance-ops-cu12, cuequivariance-ops-torch-cu12 (built for CUDA 12)"
+            ),
+            "{}",
+            f[0].cause
+        );
+        assert!(
+            f[0].fix[0].text().contains("install their CUDA 13 build"),
+            "{:?}",
+            f[0].fix
+        );
+        assert!(
+            f[0].fix[1].text().contains(
+                " cuequivariance-ops-cu12 cuequivariance-ops-torch-cu12 nvidia-cuda-runtime-cu12 "
+            ),
+            "{:?}",
+            f[0].fix
+        );
+        assert_eq!(tag_major("spconv-cu126"), Some(12));
+        assert_eq!(tag_major("mxnet-cu112"), Some(11));
+        assert_eq!(tag_major("nvidia-ml-py"), None);
+        s.python_envs[0].packages.truncate(before);
+        s.python_envs[0].declared.clear();
         // The same major is no finding.
         s.loader.as_mut().unwrap().processes[0].objects.pop();
         assert!(run(&RULE, &s).is_empty());

@@ -1,7 +1,7 @@
 """cudoctor's runtime probe of one framework other than torch: can it use the GPU?
 
 Run by `cudoctor check --deep` as `python -I -c <this file> FRAMEWORK`, one process per framework
-(jax, cupy, onnxruntime, tensorflow), so a framework that crashes or hangs on import cannot take
+(jax, cupy, onnxruntime, tensorflow, ctranslate2, numba_cuda), so a framework that crashes or hangs on import cannot take
 the others with it, and a timeout bounds each. It imports the framework, asks it which devices it
 uses, runs one tiny computation on its default device and checks the result, and keeps the
 framework's own words (exceptions, warnings, log records) when it falls back to the CPU.
@@ -282,7 +282,78 @@ def probe_tensorflow(report):
     report["computation_ok"], report["computation_ms"] = timed_ok(compute)
 
 
-PROBES = {"jax": probe_jax, "cupy": probe_cupy, "onnxruntime": probe_onnxruntime, "tensorflow": probe_tensorflow}
+# -- CTranslate2 ----------------------------------------------------------------------------------
+
+
+def probe_ctranslate2(report):
+    import ctranslate2
+
+    report["version"] = ctranslate2.__version__
+    emit("stage", name="ctranslate2 devices")
+    # Its own count: 0 where its CUDA runtime finds no device or no driver (it raises nothing).
+    count = ctranslate2.get_cuda_device_count()
+    report["platform"] = "cuda" if count else "none"
+    report["devices"] = ["cuda:%d" % i for i in range(count)]
+    if not count:
+        report["gpu_error"] = "ctranslate2.get_cuda_device_count() is 0"
+        return
+    # Its CUDA kernels are reached through a model; what it supports there is its own answer.
+    emit("stage", name="ctranslate2 compute types")
+    ctranslate2.get_supported_compute_types("cuda")
+
+
+# -- numba-cuda -----------------------------------------------------------------------------------
+
+
+def probe_numba_cuda(report):
+    import numba
+    from numba import cuda
+
+    try:
+        import numba_cuda
+
+        report["version"] = numba_cuda.__version__
+    except (ImportError, AttributeError):
+        report["version"] = numba.__version__
+    emit("stage", name="numba-cuda devices")
+    if not cuda.is_available():
+        report["platform"] = "none"
+        # numba's own reason: the driver or device error it met.
+        try:
+            cuda.cudadrv.driver.driver.get_device_count()
+            report["gpu_error"] = "numba.cuda.is_available() is False"
+        except Exception as e:
+            # Its message spans lines ("Error at driver init: \n\nCUDA driver library cannot be
+            # found..."): kept as one.
+            report["gpu_error"] = " ".join(text(e).split())
+        return
+    report["platform"] = "cuda"
+    report["devices"] = [str(g.name.decode() if isinstance(g.name, bytes) else g.name) for g in cuda.gpus]
+    import numpy as np
+
+    @cuda.jit
+    def double(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] *= 2.0
+
+    def compute():
+        d = cuda.to_device(np.arange(4, dtype=np.float32))
+        double[1, 4](d)
+        return [float(v) for v in d.copy_to_host()] == [0.0, 2.0, 4.0, 6.0]
+
+    emit("stage", name="numba-cuda computation")
+    report["computation_ok"], report["computation_ms"] = timed_ok(compute)
+
+
+PROBES = {
+    "jax": probe_jax,
+    "cupy": probe_cupy,
+    "onnxruntime": probe_onnxruntime,
+    "tensorflow": probe_tensorflow,
+    "ctranslate2": probe_ctranslate2,
+    "numba_cuda": probe_numba_cuda,
+}
 
 
 def main(argv):

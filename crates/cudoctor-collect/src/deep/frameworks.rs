@@ -27,14 +27,14 @@ pub fn script_name(framework: Framework) -> Option<&'static str> {
         Framework::Cupy => Some("cupy"),
         Framework::OnnxRuntime => Some("onnxruntime"),
         Framework::Tensorflow => Some("tensorflow"),
+        Framework::CTranslate2 => Some("ctranslate2"),
+        Framework::NumbaCuda => Some("numba_cuda"),
         Framework::Torch | Framework::Vllm | Framework::Sglang => None,
         // Read from their files only; no runtime probe yet.
         Framework::Paddle
         | Framework::TensorRt
-        | Framework::CTranslate2
         | Framework::Rapids
         | Framework::LlamaCpp
-        | Framework::NumbaCuda
         | Framework::Dali
         | Framework::TransformerEngine => None,
     }

@@ -203,6 +203,18 @@ fn linked_cuda_major(soname: &str) -> Option<u32> {
 /// A distribution of a [`TABLE`] row with the CUDA (major, minor) of its name's tag.
 type Member<'a> = (&'a cudoctor_snapshot::Package, Option<(u32, Option<u32>)>);
 
+/// True for a framework of [`TABLE`] whose libraries open their CUDA library by name at run
+/// time (CTranslate2's `libcublas.so.12`): no DT_NEEDED says it, their read-only data does.
+pub(crate) fn opens_cuda_by_name(framework: Framework) -> bool {
+    TABLE.iter().any(|row| {
+        row.framework == framework
+            && row
+                .cuda
+                .iter()
+                .any(|c| matches!(c, CudaFrom::OpenedSonames))
+    })
+}
+
 /// True for a distribution that a row of [`TABLE`] reads (recorded in the snapshot).
 pub fn in_table(name: &str) -> bool {
     TABLE.iter().any(|row| {
@@ -219,7 +231,7 @@ const MAX_RODATA: u64 = 64 << 20;
 
 /// The first CUDA soname with a CUDA major ([`linked_cuda_major`]) written in the `.rodata` of
 /// the ELF file at `path` (machine path): (soname, major).
-fn opened_soname(host: &Host, path: &str) -> Option<(String, u32)> {
+pub(crate) fn opened_soname(host: &Host, path: &str) -> Option<(String, u32)> {
     let elf = cudoctor_ldso::ElfFile::open(&host.fs_path(path)).ok()?;
     let sections = cudoctor_ldso::elf::sections::read_sections(elf.source(), elf.header()).ok()?;
     let rodata = sections
@@ -432,7 +444,7 @@ pub fn parse_requires_dist(metadata: &str) -> Vec<String> {
 }
 
 /// The machine paths of the shared objects a distribution's RECORD lists.
-fn shared_objects(host: &Host, env: &PythonEnv, name: &str) -> Vec<String> {
+pub(crate) fn shared_objects(host: &Host, env: &PythonEnv, name: &str) -> Vec<String> {
     let (Some(dir), Some(pkg)) = (dist_info(host, env, name), env.package(name)) else {
         return Vec::new();
     };
@@ -916,6 +928,11 @@ mod tests {
         assert!(in_table("transformer-engine-cu12"));
         assert!(in_table("cudf-cu12"));
         assert!(in_table("ctranslate2"));
+        // CTranslate2 and llama-cpp-python open their CUDA library by name; the others link it.
+        assert!(opens_cuda_by_name(Framework::CTranslate2));
+        assert!(opens_cuda_by_name(Framework::LlamaCpp));
+        assert!(!opens_cuda_by_name(Framework::Paddle));
+        assert!(!opens_cuda_by_name(Framework::Jax));
         assert!(!in_table("tensorrt-cuda"));
         assert!(!in_table("cudf"));
     }
@@ -1039,6 +1056,20 @@ mod tests {
             c.source,
             "cuda-bindings 12.9.10, the CUDA bindings it calls"
         );
+        // nvidia-dali-cuda130 2.4.0 (the second run): CUDA 13 from its name's tag.
+        let env = swept("nvidia-dali-cuda130");
+        let d = only(&env, Framework::Dali);
+        assert_eq!(
+            (
+                d.package.as_str(),
+                d.cuda.as_ref().map(|c| (c.major, c.minor))
+            ),
+            ("nvidia-dali-cuda130", Some((13, Some(0))))
+        );
+        assert!(d
+            .ships
+            .iter()
+            .any(|s| s.ends_with("nvidia/dali/libdali_operators.so")));
         // ctranslate2 4.8.5 links no CUDA library; its CUDA is the cuBLAS soname written in its
         // library, which the fixture does not carry (80 MB): without it no CUDA is read, and a
         // build without CUDA is not recorded.

@@ -54,7 +54,34 @@ const INTERESTING: &[&str] = &[
     "torch-geometric",
     "spconv",
     "nvidia-dali",
+    "fbgemm-gpu",
 ];
+
+/// Projects whose PyPI wheels carry CUDA kernels of their own without being torch extensions or
+/// frameworks of the layer, or whose compiled modules are named otherwise than the project
+/// (each found by the sweep, docs/sweep.md: cuobjdump lists kernel images in the files their
+/// RECORD names). Their shared objects are scanned for kernel images, owned by the project.
+/// Projects published per CUDA release (`faiss-gpu-cu12`) need no row: their tag says it.
+pub const CUDA_IN_WHEEL: &[&str] = &[
+    "xgboost",         // xgboost/lib/libxgboost.so
+    "catboost",        // catboost/_catboost.so
+    "torchcodec",      // torchcodec/libtorchcodec_core*.so, its nvJPEG
+    "pynvvideocodec",  // PyNvVideoCodec/PyNvVideoCodec_*.so
+    "autoawq-kernels", // awq_ext*.so, exl_ext*.so... at the top level
+    "auto-gptq",       // autogptq_cuda_*.so, exllama_kernels*.so at the top level
+    "sgl-flash-mla",   // flash_mla/*.so
+    "mlx-cuda-12",     // mlx/lib/libmlx.so (MLX's CUDA backend, `mlx[cuda]`)
+    "mlx-cuda-13",     // the same for CUDA 13 (`mlx[cuda13]`)
+];
+
+/// Whether a distribution's wheels carry CUDA kernels to scan beside torch's and the
+/// frameworks': [`CUDA_IN_WHEEL`] and the projects published per CUDA release, except
+/// NVIDIA's own libraries (they carry every architecture of their release).
+pub fn carries_cuda_code(name: &str) -> bool {
+    !name.starts_with("nvidia-")
+        && name != "torch"
+        && (CUDA_IN_WHEEL.contains(&name) || cudoctor_types::without_cuda_variant(name) != name)
+}
 
 /// Conda packages that decide which CUDA runtime a conda env carries.
 const CONDA_INTERESTING: &[&str] = &[
@@ -73,7 +100,9 @@ const CONDA_INTERESTING: &[&str] = &[
 ];
 
 pub fn is_interesting(name: &str) -> bool {
+    // A listed project's build for one CUDA release (`spconv-cu126`) is that project.
     INTERESTING.contains(&name)
+        || carries_cuda_code(name)
         || name.starts_with("nvidia-")
         || name.starts_with("cuda-")
         || name.starts_with("cupy")
@@ -505,6 +534,22 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
     use std::time::Duration;
+
+    #[test]
+    fn builds_per_cuda_release_and_wheels_with_cuda_code_are_recorded_and_scanned() {
+        // The sweep's installs: a listed project's CUDA variant is that project.
+        assert!(is_interesting("spconv-cu126"));
+        assert!(carries_cuda_code("spconv-cu126"));
+        assert!(carries_cuda_code("faiss-gpu-cu12"));
+        assert!(carries_cuda_code("mxnet-cu112"));
+        assert!(carries_cuda_code("xgboost"));
+        // NVIDIA's libraries and torch are scanned their own way; pure Python is not scanned.
+        assert!(!carries_cuda_code("nvidia-cublas-cu12"));
+        assert!(!carries_cuda_code("torch"));
+        assert!(!carries_cuda_code("transformers"));
+        assert!(is_interesting("transformers"));
+        assert!(!is_interesting("requests"));
+    }
 
     #[test]
     fn the_first_regular_package_or_module_is_imported_and_namespaces_join() {
