@@ -318,7 +318,7 @@ fn health_metrics(out: &mut Exposition, s: &Snapshot) {
     };
     out.family(
         "cudoctor_kernel_log_read",
-        "1 when the kernel log (/dev/kmsg) could be read for Xid events, 0 when not (no permission).",
+        "1 when the kernel log (/dev/kmsg, or the systemd journal where it is closed) could be read for Xid events, 0 when not (no permission).",
     );
     let read = matches!(
         h.kernel_log.read,
