@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Checks the cudoctor binary inside a wheel without running it: the ELF machine matches the
+# Checks the cudoctor binary inside a wheel without running it. A win_amd64 wheel: one
+# .data/scripts/cudoctor.exe, a PE of machine x86-64 that imports no NVIDIA DLL (nvml.dll and
+# nvcuda.dll are loaded at run time, in a child). A Linux wheel: the ELF machine matches the
 # wheel's platform tag, the highest GLIBC symbol version it needs is at most the tag's glibc
 # (2.17), it links no NVIDIA library (NVML and libcuda are dlopen()ed at run time) and it imports
 # dlopen from glibc. Prints the evidence; exits 1 on the first broken promise.
@@ -9,9 +11,43 @@ set -euo pipefail
 wheel=${1:?usage: check-wheel.sh WHEEL [BINARY_OUT]}
 name=$(basename "$wheel")
 fail() { echo "check-wheel: ${arch:-$name}: $*" >&2; exit 1; }
-for tool in readelf objdump python3; do
+for tool in objdump python3; do
   command -v "$tool" >/dev/null || fail "needs $tool (binutils, python3)"
 done
+
+if [[ $name == *-win_amd64.whl ]]; then
+  arch=win_amd64
+  exe=${2:-$(mktemp -d)/cudoctor.exe}
+  python3 - "$wheel" "$exe" <<'EOF'
+import shutil, struct, sys, zipfile
+wheel, out = sys.argv[1:3]
+with zipfile.ZipFile(wheel) as z:
+    names = [n for n in z.namelist() if n.endswith(".data/scripts/cudoctor.exe")]
+    if len(names) != 1:
+        sys.exit(f"check-wheel: expected one .data/scripts/cudoctor.exe in {wheel}, found {names}")
+    with z.open(names[0]) as src, open(out, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+data = open(out, "rb").read(4096)
+if data[:2] != b"MZ":
+    sys.exit("check-wheel: win_amd64: cudoctor.exe is not a PE file (no MZ)")
+pe = struct.unpack_from("<I", data, 0x3C)[0]
+if data[pe:pe + 4] != b"PE\0\0":
+    sys.exit("check-wheel: win_amd64: no PE signature")
+machine = struct.unpack_from("<H", data, pe + 4)[0]
+if machine != 0x8664:
+    sys.exit(f"check-wheel: win_amd64: PE machine {machine:#x}, the tag says x86-64 (0x8664)")
+print("check-wheel: win_amd64: PE machine: x86-64 (0x8664)")
+EOF
+  objdump_pe=$(command -v x86_64-w64-mingw32-objdump || command -v objdump)
+  dlls=$("$objdump_pe" -p "$exe" | sed -n 's/^[[:space:]]*DLL Name: //p' | sort -u | tr '\n' ' ')
+  [ -n "$dlls" ] || fail "no imported DLL read by $objdump_pe -p"
+  echo "check-wheel: win_amd64: imports: $dlls"
+  if grep -qiE 'nvml|nvcuda|cudart' <<<"$dlls"; then
+    fail "imports an NVIDIA DLL at load time ($dlls): it would not start without a driver"
+  fi
+  echo "check-wheel: win_amd64: OK"
+  exit 0
+fi
 
 # The platform tag names both the architecture and the glibc floor: manylinux_2_17_x86_64.
 case $name in
@@ -20,6 +56,7 @@ case $name in
   *) fail "not a manylinux_2_17 x86_64/aarch64 wheel" ;;
 esac
 glibc_max=2.17
+command -v readelf >/dev/null || fail "needs readelf (binutils)"
 
 bin=${2:-$(mktemp -d)/cudoctor}
 python3 - "$wheel" "$bin" <<'EOF'

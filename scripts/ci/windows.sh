@@ -12,6 +12,9 @@
 #     (the driver probe's child is killed, or its exception named) and Windows fixes;
 #   - `check` finds the Pythons registered in Wine's registry (PEP 514) and its KnownDLLs, as
 #     Wine's reg.exe wrote them;
+#   - the win_amd64 wheel (scripts/build-wheels.sh windows) is accepted by pip for Windows x64,
+#     and installed into a ComfyUI portable's python_embeded (Windows' install scheme) its
+#     cudoctor.exe runs and judges that Python, found from its own place (README's route);
 #   - the PE reader's tests (crates/cudoctor-pe) pass as Windows programs under Wine;
 #   - on the real Windows wheels (scripts/windows/fetch-wheels.sh: torch, torchvision and the
 #     Visual C++ runtime for win_amd64, about 130 MB, cached), every DLL reads as objdump reads it,
@@ -159,6 +162,66 @@ assert "c10.dll cannot be loaded" in f["title"], f["title"]
 assert f["fix"][0] == {"powershell": "winget install --id Microsoft.VCRedist.2015+.x64 --exact"}, f["fix"]
 print(f"windows: check --root of a portable tree under Wine: {f['title']}", file=sys.stderr)
 EOF2
+
+# The win_amd64 wheel (scripts/build-wheels.sh windows: maturin over this same mingw build, the
+# debug profile here) as pip installs it: pip accepts its tag for a Windows x64 target, and
+# installed into a ComfyUI portable layout with Windows' install scheme (python_embeded\Scripts,
+# Lib\site-packages: what `python_embeded\python.exe -m pip install` does there, done here by the
+# `installer` package pip is built on), its cudoctor.exe runs under Wine and judges the Python it
+# was installed into, found from its own place (the README's ComfyUI route).
+step "the win_amd64 wheel"
+wheel=$(scripts/build-wheels.sh --profile dev --out "$work/wheels" windows | tail -n 1)
+case $wheel in */cudoctor-*-py3-none-win_amd64.whl) ;; *) fail "build-wheels.sh windows made '$wheel'" ;; esac
+tools="${CUDOCTOR_WHEEL_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/cudoctor-wheel-tools}/installer-venv"
+if ! "$tools/bin/python" -c 'import installer' 2>/dev/null; then
+  python3 -m venv "$tools" >&2
+  "$tools/bin/python" -m pip install --quiet --disable-pip-version-check installer==0.7.0 >&2 ||
+    skip "the installer package could not be installed"
+fi
+"$tools/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+  --platform win_amd64 --target "$work/pip-target" "$wheel" >&2 || fail "pip refused the wheel for win_amd64"
+[ -f "$work/pip-target/bin/cudoctor.exe" ] || fail "pip installed no cudoctor.exe from the wheel"
+portable="$work/wheel-portable/ComfyUI_windows_portable"
+embeded2="$portable/python_embeded"
+mkdir -p "$embeded2/Lib/site-packages" "$portable/ComfyUI"
+cp -r tests/fixtures/real/windows/torch-2.15.0-cpu/torch "$embeded2/Lib/site-packages/"
+printf MZ >"$embeded2/python.exe"
+printf MZ >"$embeded2/python312.dll"
+printf 'python312.zip\n.\n../ComfyUI\nimport site\n' >"$embeded2/python312._pth"
+"$tools/bin/python" - "$wheel" "$embeded2" <<'EOF' || fail "the wheel could not be installed into python_embeded"
+import sys, sysconfig
+from installer import install
+from installer.destinations import SchemeDictionaryDestination
+from installer.sources import WheelFile
+wheel, prefix = sys.argv[1:3]
+v = {"base": prefix, "platbase": prefix, "installed_base": prefix, "installed_platbase": prefix}
+p = sysconfig.get_paths(scheme="nt", vars=v)
+scheme = {k: p[k] for k in ("purelib", "platlib", "scripts", "data")}
+scheme["headers"] = p["include"]
+dest = SchemeDictionaryDestination(scheme, interpreter="python.exe", script_kind="win-amd64")
+with WheelFile.open(wheel) as source:
+    install(source, dest, {"INSTALLER": b"pip\n"})
+EOF
+installed="$embeded2/Scripts/cudoctor.exe"
+[ -f "$installed" ] || fail "no python_embeded/Scripts/cudoctor.exe after the install"
+version=$(timeout 120 "$wine" "$installed" --version | tr -d '\r') || fail "the wheel's cudoctor.exe --version failed"
+[ "$version" = "$expected" ] || fail "the wheel's --version: '$version', Linux's '$expected'"
+set +e
+(cd "$portable" && timeout 120 "$wine" python_embeded/Scripts/cudoctor.exe check --format json) >"$work/wheel-check.json" 2>"$work/wheel-check.err"
+rc=$?
+set -e
+[ "$rc" = 0 ] || [ "$rc" = 1 ] || { cat "$work/wheel-check.err" >&2; fail "the wheel's check exited with $rc"; }
+python3 - "$work/wheel-check.json" <<'EOF' || fail "the wheel's cudoctor.exe did not judge the Python it was installed into"
+import json, sys
+report = json.load(open(sys.argv[1]))
+envs = report["snapshot"]["python_envs"]
+own = [e for e in envs if (e.get("interpreter") or "").lower().endswith("\\comfyui_windows_portable\\python_embeded\\python.exe")]
+assert len(own) == 1, [(e.get("interpreter"), e.get("found_via")) for e in envs]
+e = own[0]
+assert "the Python cudoctor.exe is installed in" in e["found_via"], e["found_via"]
+assert (e.get("torch") or {}).get("version", "").startswith("2.15.0"), e.get("torch")
+print(f"windows: the win_amd64 wheel installed into python_embeded: {e['interpreter']} judged, torch {e['torch']['version']}", file=sys.stderr)
+EOF
 
 # A wedged driver and a broken one: an nvml.dll whose nvmlInit_v2 never returns, one that
 # writes through a null pointer, and an nvcuda.dll that does (asked first: the child dies before

@@ -206,6 +206,10 @@ fn follow(findings: &mut [Finding], follows: &Follows) {
             Sharing::WindowsTorchImport => cause.about.iter().any(|s| {
                 matches!(s, Subject::WindowsTorchImport { .. }) && findings[i].about.contains(s)
             }),
+            Sharing::UnlistedGpu => {
+                findings[i].about.contains(&Subject::Driver)
+                    && !cause.about.iter().any(|s| matches!(s, Subject::Gpu { .. }))
+            }
         };
         let cause = (0..n).find(|&j| {
             is(&findings[j], follows.cause) && is_problem(&findings[j]) && shares(&findings[j])

@@ -30,6 +30,7 @@ pub static RULES: &[&Rule] = &[
     &rules::persistence_mode_off::RULE,
     &rules::inforom_corrupt::RULE,
     &rules::dcgm_diag_failed::RULE,
+    &rules::device_nodes_mismatch::RULE,
     &rules::nvcc_missing::RULE,
     &rules::nvcc_torch_major_mismatch::RULE,
     &rules::toolkit_selection_disagrees::RULE,
@@ -111,6 +112,7 @@ pub static FOLDS: &[&Fold] = &[
 /// The rules whose findings follow another rule's ([`crate::rule::Follows`], declared in each
 /// rule's file), by file name.
 pub static FOLLOWS: &[&Follows] = &[
+    &rules::device_nodes_mismatch::FOLLOWS,
     &rules::driver_too_old_for_torch::FOLLOWS,
     &rules::no_driver::FOLLOWS,
     &rules::windows_dll_from_path::FOLLOWS,

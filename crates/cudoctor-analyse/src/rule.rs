@@ -77,6 +77,10 @@ pub enum Sharing {
     Driver,
     /// One Windows Python's `import torch` ([`crate::Subject::WindowsTorchImport`]).
     WindowsTorchImport,
+    /// A GPU the driver no longer lists: the finding is about the driver's GPUs
+    /// ([`crate::Subject::Driver`]) and the cause names no GPU the driver lists (an Xid of a GPU
+    /// that fell off the bus).
+    UnlistedGpu,
 }
 
 /// A rule whose findings follow from another rule's problem: linked to the first finding of

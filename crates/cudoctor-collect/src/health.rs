@@ -6,9 +6,12 @@
 //! The kernel log is read from `/dev/kmsg`, opened read-only and non-blocking: each read gives
 //! one record, and EAGAIN (no more records) ends the reading; a byte and a time bound end it
 //! sooner on a huge log. Where /dev/kmsg cannot be opened (kernel.dmesg_restrict=1 without
-//! CAP_SYSLOG, a container without it) the facts say so: nothing is guessed. The systemd journal
-//! is not read (it would mean running journalctl or parsing its binary files): a kernel log
-//! that rotated out of the ring buffer is not seen.
+//! CAP_SYSLOG, a container without it) the systemd journal's kernel records of this boot are
+//! read instead: `journalctl -k -o json` (the system's own journalctl, at a fixed path, through
+//! the timed runner: its own process group, a few seconds at most, its newest
+//! [`MAX_JOURNAL_RECORDS`] records, output capped), as a user of the `systemd-journal` or `adm`
+//! group may where the ring buffer is closed to them. Where neither can be read the facts say
+//! why: nothing is guessed.
 
 #[cfg(unix)]
 use std::io::Read;
@@ -26,6 +29,14 @@ const MAX_KMSG_BYTES: usize = 16 << 20;
 /// Most time spent reading it.
 #[cfg(unix)]
 const MAX_KMSG_TIME: Duration = Duration::from_millis(300);
+/// Most kernel records asked of the journal (its newest of this boot), and the time it may take.
+const MAX_JOURNAL_RECORDS: usize = 10_000;
+#[cfg(unix)]
+const MAX_JOURNAL_TIME: Duration = Duration::from_secs(3);
+/// Where the system's journalctl is looked for (PATH is not searched: no program of the user's
+/// PATH is run for a system fact).
+#[cfg(unix)]
+const JOURNALCTL: &[&str] = &["/usr/bin/journalctl", "/bin/journalctl"];
 /// Xid events kept; further ones are counted.
 const MAX_XIDS: usize = 256;
 /// Where a `dcgmi diag --json` result is looked for: DCGM's log directory (files whose name
@@ -56,7 +67,11 @@ fn nouveau_in(modules: &str) -> bool {
 
 fn kernel_log(host: &Host) -> KernelLog {
     if host.runs_programs() {
-        return live_kmsg();
+        let log = live_kmsg();
+        return match &log.read {
+            KernelLogRead::NotRead { why } => journal(host, why),
+            KernelLogRead::Read { .. } => log,
+        };
     }
     // Under --root: a regular file at <root>/dev/kmsg (a test tree) holds records in the same
     // form; a real device node there is never opened.
@@ -136,6 +151,103 @@ fn live_kmsg() -> KernelLog {
     }
 }
 
+/// The journal's kernel records of this boot, where /dev/kmsg could not be read (`kmsg_why`).
+#[cfg(unix)]
+fn journal(host: &Host, kmsg_why: &str) -> KernelLog {
+    use crate::host::CommandOutcome;
+    let not_read = |why: String| KernelLog {
+        read: KernelLogRead::NotRead {
+            why: format!("{kmsg_why}; {why}"),
+        },
+        ..KernelLog::default()
+    };
+    let Some(journalctl) = JOURNALCTL.iter().find(|p| host.is_file(p)) else {
+        return not_read("no journalctl (no systemd journal to read)".into());
+    };
+    let mut cmd = std::process::Command::new(host.fs_path(journalctl));
+    let lines = MAX_JOURNAL_RECORDS.to_string();
+    cmd.args(["-k", "-o", "json", "--no-pager", "-q", "-n", &lines]);
+    let timeout = host.command_timeout.min(MAX_JOURNAL_TIME);
+    match crate::host::run_with_timeout(cmd, timeout) {
+        CommandOutcome::Exited {
+            status: Some(0),
+            stdout,
+            ..
+        } => {
+            let log = journal_json(&stdout, crate::host::MAX_COMMAND_OUTPUT);
+            match log.read {
+                KernelLogRead::Read { records: 0, .. } => not_read(
+                    "journalctl -k: no kernel records of this boot (none kept, or this user may not read the system journal: that takes the systemd-journal or adm group)".into(),
+                ),
+                _ => log,
+            }
+        }
+        CommandOutcome::Exited { status, stderr, .. } => not_read(format!(
+            "journalctl -k: exit status {}: {}",
+            status.map_or("none (killed)".to_string(), |s| s.to_string()),
+            stderr.trim().chars().take(300).collect::<String>()
+        )),
+        CommandOutcome::TimedOut(d) => not_read(format!(
+            "journalctl -k: no answer within {} s",
+            d.as_secs_f32()
+        )),
+        CommandOutcome::NotStarted(e) => not_read(format!("journalctl -k: {e}")),
+        CommandOutcome::NotRunUnderRoot => not_read("journalctl -k: not run under --root".into()),
+    }
+}
+
+#[cfg(not(unix))]
+fn journal(_host: &Host, kmsg_why: &str) -> KernelLog {
+    KernelLog {
+        read: KernelLogRead::NotRead {
+            why: kmsg_why.to_string(),
+        },
+        ..KernelLog::default()
+    }
+}
+
+/// The source named for records read from the journal.
+pub const JOURNAL_SOURCE: &str = "journalctl -k (the systemd journal)";
+
+/// `journalctl -o json` output, one JSON object a line: each record's MESSAGE (a string, or an
+/// array of bytes where it is not UTF-8) and the kernel's own timestamp of it
+/// (`_SOURCE_MONOTONIC_TIMESTAMP`, microseconds since boot as in /dev/kmsg; the journal's
+/// `__MONOTONIC_TIMESTAMP` where absent). `cap` is the output bound: output that reached it, or
+/// as many records as were asked for, is a truncated reading. A line that is not such an
+/// object (a cut last line) is passed over.
+#[cfg_attr(not(unix), allow(dead_code))]
+fn journal_json(stdout: &str, cap: usize) -> KernelLog {
+    let mut reader = KmsgReader::default();
+    let mut lines = 0usize;
+    for line in stdout.lines() {
+        lines += 1;
+        let Ok(serde_json::Value::Object(rec)) = serde_json::from_str::<serde_json::Value>(line)
+        else {
+            continue;
+        };
+        let message = match rec.get("MESSAGE") {
+            Some(serde_json::Value::String(m)) => m.clone(),
+            Some(serde_json::Value::Array(bytes)) => {
+                let bytes: Vec<u8> = bytes
+                    .iter()
+                    .filter_map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok()))
+                    .collect();
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
+            _ => continue,
+        };
+        let time = |key: &str| {
+            rec.get(key)
+                .and_then(|v| v.as_str())
+                .and_then(|t| t.parse::<u64>().ok())
+        };
+        let time_us = time("_SOURCE_MONOTONIC_TIMESTAMP").or_else(|| time("__MONOTONIC_TIMESTAMP"));
+        reader.record(time_us, &message);
+    }
+    let truncated = stdout.len() >= cap || lines >= MAX_JOURNAL_RECORDS;
+    reader.finish(JOURNAL_SOURCE, truncated)
+}
+
 /// Reads /dev/kmsg records (`prio,seq,time_us,flags[,...];message`, continuation lines starting
 /// with a space) and keeps their Xid events.
 #[derive(Default)]
@@ -169,6 +281,11 @@ impl KmsgReader {
             ),
             _ => (None, line),
         };
+        self.record(time_us, message);
+    }
+
+    /// One record of the kernel log: its message and the kernel's timestamp of it.
+    fn record(&mut self, time_us: Option<u64>, message: &str) {
         self.records += 1;
         let Some((pci, xid)) = cudoctor_types::xid::parse(message) else {
             return;
@@ -371,6 +488,74 @@ mod tests {
         assert!(log.xids.is_empty());
     }
 
+    /// Real `journalctl -k -o json` output (tests/fixtures/kernel-log/README.md): every Xid
+    /// line of the log it was written from is read, with the kernel's own timestamp, and a
+    /// message journalctl prints as bytes is read too.
+    #[test]
+    fn the_journal_s_kernel_records_are_read_as_the_ring_buffer_s() {
+        let text = include_str!("../../../tests/fixtures/kernel-log/journalctl-k.json");
+        let log = journal_json(text, crate::host::MAX_COMMAND_OUTPUT);
+        let KernelLogRead::Read {
+            source,
+            records,
+            truncated,
+        } = &log.read
+        else {
+            panic!("{:?}", log.read)
+        };
+        assert_eq!(source, JOURNAL_SOURCE);
+        assert_eq!(*records as usize, text.lines().count());
+        assert!(!truncated);
+        // The same Xid lines as the ring buffer's reading of the fixture (each distinct
+        // message once in the journal).
+        let mut from_kmsg = KmsgReader::default();
+        from_kmsg.feed(kmsg_of_fixture().as_bytes());
+        let mut expected: Vec<(String, u32)> = from_kmsg
+            .finish("/dev/kmsg", false)
+            .xids
+            .iter()
+            .map(|x| (x.pci.clone(), x.xid))
+            .collect();
+        expected.sort();
+        expected.dedup();
+        let mut got: Vec<(String, u32)> = log.xids.iter().map(|x| (x.pci.clone(), x.xid)).collect();
+        got.sort();
+        got.dedup();
+        assert_eq!(got, expected);
+        let fallen = log.xids.iter().find(|x| x.pci == "0000:a1:00").unwrap();
+        assert_eq!(fallen.xid, 79);
+        assert!(
+            fallen.text.starts_with("NVRM: Xid (PCI:0000:a1:00): 79"),
+            "{}",
+            fallen.text
+        );
+        // _SOURCE_MONOTONIC_TIMESTAMP: microseconds since boot, rising.
+        assert!(log.xids.windows(2).all(|w| w[0].time_us < w[1].time_us));
+        // The last record's MESSAGE is an array of bytes (Latin-1): read, not passed over.
+        let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert!(last["MESSAGE"].is_array());
+    }
+
+    #[test]
+    fn a_cut_journal_is_a_truncated_reading_and_a_cut_line_is_passed_over() {
+        let text = include_str!("../../../tests/fixtures/kernel-log/journalctl-k.json");
+        let cut = &text[..text.len() / 2];
+        let log = journal_json(cut, cut.len());
+        assert!(matches!(
+            log.read,
+            KernelLogRead::Read {
+                truncated: true,
+                ..
+            }
+        ));
+        assert!(!log.xids.is_empty());
+        let whole = journal_json(text, crate::host::MAX_COMMAND_OUTPUT);
+        assert!(log.xids.len() < whole.xids.len());
+        // Lines that are not journal records: nothing read from them, no panic.
+        let odd = journal_json("not json\n[1,2]\n{\"MESSAGE\": null}\n{}\n", 1 << 20);
+        assert!(odd.xids.is_empty());
+    }
+
     #[test]
     fn the_bound_on_events_kept_counts_the_rest() {
         let mut r = KmsgReader::default();
@@ -452,5 +637,33 @@ mod tests {
         let started = Instant::now();
         let log = live_kmsg();
         assert!(started.elapsed() < Duration::from_secs(2), "{log:?}");
+    }
+
+    #[test]
+    fn the_journal_is_asked_within_its_bound_and_says_why_when_it_cannot_be_read() {
+        // This machine's journal, if any: the asking ends within its time bound, and a reading
+        // of no kernel record is "not read", with /dev/kmsg's reason kept in front.
+        let host = Host::real(Duration::from_secs(20));
+        let started = Instant::now();
+        let log = journal(&host, "/dev/kmsg: Permission denied (os error 13)");
+        assert!(
+            started.elapsed() < MAX_JOURNAL_TIME + Duration::from_secs(2),
+            "{log:?}"
+        );
+        match &log.read {
+            KernelLogRead::NotRead { why } => {
+                assert!(
+                    why.starts_with("/dev/kmsg: Permission denied; ")
+                        || why.starts_with("/dev/kmsg: Permission denied (os error 13); "),
+                    "{why}"
+                )
+            }
+            KernelLogRead::Read {
+                source, records, ..
+            } => {
+                assert_eq!(source, JOURNAL_SOURCE);
+                assert!(*records > 0);
+            }
+        }
     }
 }

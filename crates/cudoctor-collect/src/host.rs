@@ -17,7 +17,7 @@ const MAX_TEXT_FILE: u64 = 4 << 20;
 /// Most names read from one directory (a site-packages holds a few thousand).
 pub const MAX_DIR_ENTRIES: usize = 100_000;
 /// Most output kept from one child process.
-const MAX_COMMAND_OUTPUT: usize = 8 << 20;
+pub(crate) const MAX_COMMAND_OUTPUT: usize = 8 << 20;
 
 #[derive(Debug, Clone)]
 pub struct Host {

@@ -220,6 +220,16 @@ fn candidates(
             push(p, cudoctor_snapshot::FOUND_VIA_PYTHON_OPTION);
         }
     }
+    // The Python whose pip installed this cudoctor.exe (`python_embeded\Scripts\cudoctor.exe`
+    // of a ComfyUI portable install, a venv's Scripts): the one the user means.
+    if host.is_live_windows() {
+        let exe = std::env::current_exe()
+            .ok()
+            .map(|p| WinPath::new(p.to_string_lossy().trim_start_matches(r"\\?\")));
+        for p in exe.as_ref().map(installed_into).unwrap_or_default() {
+            push(p, FOUND_VIA_INSTALLED_INTO);
+        }
+    }
     if let Some(v) = host.var("VIRTUAL_ENV") {
         push(
             WinPath::new(v).join("Scripts").join("python.exe"),
@@ -268,6 +278,27 @@ fn candidates(
             push(c.join(&name).join("python.exe"), "installed Python");
         }
     }
+    out
+}
+
+/// How the Python that pip installed this cudoctor.exe into is found.
+pub const FOUND_VIA_INSTALLED_INTO: &str = "the Python cudoctor.exe is installed in";
+
+/// The interpreters of the environment whose `Scripts` directory holds `exe`: `<prefix>\python.exe`
+/// (an embedded or installed Python, conda) and `Scripts\python.exe` (a venv). None for a
+/// cudoctor.exe outside a `Scripts` directory.
+fn installed_into(exe: &WinPath) -> Vec<WinPath> {
+    let Some(scripts) = exe.parent() else {
+        return Vec::new();
+    };
+    if !scripts.file_name().eq_ignore_ascii_case("Scripts") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if let Some(prefix) = scripts.parent() {
+        out.push(prefix.join("python.exe"));
+    }
+    out.push(scripts.join("python.exe"));
     out
 }
 
@@ -1027,5 +1058,27 @@ mod tests {
             Duration::from_secs(1),
         );
         assert!(collect(&host, &[]).is_none());
+    }
+
+    #[test]
+    fn the_python_a_wheel_installed_cudoctor_into_is_its_scripts_parent() {
+        let got = |exe: &str| -> Vec<String> {
+            installed_into(&WinPath::new(exe))
+                .iter()
+                .map(|p| p.to_string())
+                .collect()
+        };
+        assert_eq!(
+            got(r"D:\AI\ComfyUI_windows_portable\python_embeded\Scripts\cudoctor.exe"),
+            vec![
+                r"D:\AI\ComfyUI_windows_portable\python_embeded\python.exe".to_string(),
+                r"D:\AI\ComfyUI_windows_portable\python_embeded\Scripts\python.exe".to_string(),
+            ]
+        );
+        assert_eq!(
+            got(r"C:\Users\me\venv\scripts\cudoctor.exe")[1],
+            r"C:\Users\me\venv\scripts\python.exe"
+        );
+        assert!(got(r"C:\tools\cudoctor.exe").is_empty());
     }
 }

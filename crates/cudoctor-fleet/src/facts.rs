@@ -530,6 +530,13 @@ fn health_facts(s: &Snapshot, out: &mut Vec<Fact>) {
         ));
     }
     let Some(h) = &s.health else { return };
+    if let Some(nodes) = s.platform.gpu_device_nodes() {
+        out.push(Fact::new(
+            Topic::Gpus,
+            "GPU device nodes",
+            nodes.len().to_string(),
+        ));
+    }
     if matches!(
         h.kernel_log.read,
         cudoctor_snapshot::KernelLogRead::Read { .. }
@@ -699,6 +706,8 @@ mod tests {
             "Idle is no slowdown"
         );
         assert_eq!(value("Xid events since boot").as_deref(), Some("Xid 63"));
+        // The real pair's /dev: one node a GPU.
+        assert_eq!(value("GPU device nodes").as_deref(), Some("2"));
     }
 }
 

@@ -316,9 +316,16 @@ fn health_metrics(out: &mut Exposition, s: &Snapshot) {
     let Some(h) = &s.health else {
         return;
     };
+    if let Some(nodes) = s.platform.gpu_device_nodes() {
+        out.family(
+            "cudoctor_gpu_device_nodes",
+            "The /dev/nvidiaN device nodes present, one a GPU (DCGM compares their count with NVML's GPUs).",
+        );
+        out.sample("cudoctor_gpu_device_nodes", &[], nodes.len() as f64);
+    }
     out.family(
         "cudoctor_kernel_log_read",
-        "1 when the kernel log (/dev/kmsg) could be read for Xid events, 0 when not (no permission).",
+        "1 when the kernel log (/dev/kmsg, or the systemd journal where it is closed) could be read for Xid events, 0 when not (no permission).",
     );
     let read = matches!(
         h.kernel_log.read,
@@ -645,6 +652,14 @@ mod tests {
             },
             dcgm_diag: None,
         });
+        s.platform.device_nodes = [
+            "/dev/nvidia0",
+            "/dev/nvidia1",
+            "/dev/nvidiactl",
+            "/dev/nvidia-uvm",
+        ]
+        .map(String::from)
+        .to_vec();
         let text = render_prometheus(
             &Report {
                 snapshot: &s,
@@ -661,6 +676,7 @@ mod tests {
             "cudoctor_kernel_log_read 1\n",
             "cudoctor_xid_events{pci=\"0000:3b:00\",xid=\"79\"} 2\n",
             "cudoctor_nouveau_loaded 0\n",
+            "cudoctor_gpu_device_nodes 2\n",
         ] {
             assert!(text.contains(line), "{line}\n{text}");
         }

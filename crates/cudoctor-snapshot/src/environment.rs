@@ -20,6 +20,8 @@ const EXACT: &[&str] = &[
     "WSL_INTEROP",
     // A pod: the container doctor tells Kubernetes' fixes from Docker's.
     "KUBERNETES_SERVICE_HOST",
+    // A Slurm job: its device cgroup hides from NVML the GPUs whose nodes /dev still has.
+    "SLURM_JOB_ID",
     "GLOO_SOCKET_IFNAME",
     "MASTER_ADDR",
     "MASTER_PORT",

@@ -181,7 +181,8 @@ pub struct XidEvent {
     pub xid: u32,
     /// The GPU's PCI address as the driver printed it (`0000:3b:00`), lower case.
     pub pci: String,
-    /// Microseconds since boot (the kernel's own timestamp of the /dev/kmsg record), where known.
+    /// Microseconds since boot (the kernel's own timestamp of the record: /dev/kmsg's, or the
+    /// journal's `_SOURCE_MONOTONIC_TIMESTAMP`), where known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_us: Option<u64>,
     /// The line, cut to a few hundred characters.
@@ -192,7 +193,8 @@ pub struct XidEvent {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum KernelLogRead {
-    /// Read from `source` until it had no more records, or until the byte or time bound.
+    /// Read from `source` (`/dev/kmsg`, or the systemd journal through `journalctl -k` where
+    /// /dev/kmsg could not be opened) until it had no more records, or until the bound.
     Read {
         source: String,
         records: u64,
@@ -200,7 +202,8 @@ pub enum KernelLogRead {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         truncated: bool,
     },
-    /// Not readable here (no permission: kernel.dmesg_restrict, a container; or under --root).
+    /// Not readable here (no permission: kernel.dmesg_restrict, a container; or under --root);
+    /// `why` says it for /dev/kmsg and then for the journal.
     NotRead { why: String },
 }
 

@@ -22,6 +22,25 @@ pub struct PlatformFacts {
     pub security: Option<crate::SecurityFacts>,
 }
 
+impl PlatformFacts {
+    /// The numbers N of the `/dev/nvidiaN` nodes (one a GPU; not nvidiactl, nvidia-uvm or
+    /// nvidia-caps), sorted; None where /dev showed no driver (no /dev/nvidiactl).
+    pub fn gpu_device_nodes(&self) -> Option<Vec<u32>> {
+        if !self.device_nodes.iter().any(|n| n == "/dev/nvidiactl") {
+            return None;
+        }
+        let mut out: Vec<u32> = self
+            .device_nodes
+            .iter()
+            .filter_map(|n| n.strip_prefix("/dev/nvidia"))
+            .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        out.sort_unstable();
+        Some(out)
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ContainerFacts {
     /// `docker`, `podman`, `kubernetes`, `containerd`, `lxc`, `singularity`/`apptainer`, or `unknown`.
@@ -119,6 +138,33 @@ pub enum NodeOpen {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_numbered_nodes_are_gpu_nodes() {
+        let p = |nodes: &[&str]| PlatformFacts {
+            device_nodes: nodes.iter().map(|n| n.to_string()).collect(),
+            ..PlatformFacts::default()
+        };
+        assert_eq!(
+            p(&[
+                "/dev/nvidia12",
+                "/dev/nvidia-caps",
+                "/dev/nvidia2",
+                "/dev/nvidiactl",
+                "/dev/nvidia-uvm-tools",
+                "/dev/nvidia-modeset",
+                "/dev/nvidia",
+            ])
+            .gpu_device_nodes(),
+            Some(vec![2, 12])
+        );
+        assert_eq!(
+            p(&["/dev/nvidia0"]).gpu_device_nodes(),
+            None,
+            "no nvidiactl: no driver's /dev"
+        );
+        assert_eq!(p(&["/dev/dxg"]).gpu_device_nodes(), None);
+    }
 
     #[test]
     fn v1_rules_are_read_as_the_kernel_reads_them() {

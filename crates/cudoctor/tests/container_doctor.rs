@@ -1,7 +1,8 @@
 //! The container doctor end to end: fake machines under `--root` laid out as the inside of a
 //! container (markers, device nodes, cgroup v1 device rules, CDI specs, the driver files the
 //! runtime mounts), and a real one where a user namespace allows it (`unshare -Urm`: an empty
-//! /dev as a container without `--gpus` has).
+//! /dev as a container without `--gpus` has). The device cgroup's denial is reproduced for real,
+//! as root, by scripts/ci/cgroup-test.sh (a cgroup v2 device program, cgroup v1 rules).
 
 mod support;
 

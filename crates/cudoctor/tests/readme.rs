@@ -156,3 +156,22 @@ fn redacted_markdown_is_a_collapsed_block_without_names() {
     );
     assert!(!text.contains("alice"), "{text}");
 }
+
+/// The README's route for a ComfyUI portable install is the one CI runs: the wheel installed
+/// with the portable's own pip, cudoctor.exe from its Scripts folder (scripts/ci/windows.sh).
+#[test]
+fn the_comfyui_route_in_the_readme_is_the_one_ci_runs() {
+    let text = readme();
+    for line in [
+        r"python_embeded\python.exe -m pip install cudoctor-VERSION-py3-none-win_amd64.whl",
+        r"python_embeded\Scripts\cudoctor.exe check",
+        "scripts/build-wheels.sh windows",
+    ] {
+        assert!(text.contains(line), "README.md lacks {line}");
+    }
+    let ci = std::fs::read_to_string(cudoctor_testkit::repo_root().join("scripts/ci/windows.sh"))
+        .expect("scripts/ci/windows.sh");
+    assert!(ci.contains("scripts/build-wheels.sh --profile dev --out \"$work/wheels\" windows"));
+    assert!(ci.contains("python_embeded/Scripts/cudoctor.exe check"));
+    assert!(ci.contains("the Python cudoctor.exe is installed in"));
+}

@@ -68,9 +68,17 @@ fn check(ctx: &Context) -> Vec<Finding> {
     .evidence(format!("device nodes: {}", p.device_nodes.join(" ")));
     if let Some(a) = access {
         match &a.cgroup {
-            cudoctor_snapshot::CgroupDevices::V1 { rules } => {
+            cudoctor_snapshot::CgroupDevices::V1 { rules } if cgroup_denies => {
                 f = f.evidence(format!(
                     "cgroup v1 devices.list has no rule for c {NVIDIA_MAJOR}:{NVIDIACTL_MINOR} (/dev/nvidiactl): {}",
+                    rules.join(", ")
+                ));
+            }
+            cudoctor_snapshot::CgroupDevices::V1 { rules } => {
+                // A list that allows all (`a *:* rwm`) is shown without its exceptions: a
+                // `devices.deny` of the NVIDIA major is not in it, the open tells.
+                f = f.evidence(format!(
+                    "cgroup v1 devices.list reads {}, but the kernel does not list the exceptions of an allow-all list: the open below is what the rules do",
                     rules.join(", ")
                 ));
             }
@@ -162,6 +170,32 @@ mod tests {
             .fix
             .iter()
             .any(|x| x.to_string().contains("create-dev-char-symlinks")));
+    }
+
+    #[test]
+    fn an_allow_all_list_with_a_denied_major_is_told_by_the_open() {
+        // cgroup v1 shows `a *:* rwm` for a cgroup that allows all but `c 195:* rwm` (its
+        // devices.deny): the open's EPERM is the evidence, not the list.
+        let s = container(ContainerGpuAccess {
+            cgroup: CgroupDevices::V1 {
+                rules: vec!["a *:* rwm".into()],
+            },
+            nvidiactl_open: Some(NodeOpen::NotPermitted),
+            ..Default::default()
+        });
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1);
+        assert!(
+            !f[0].evidence[1].contains("no rule"),
+            "{}",
+            f[0].evidence[1]
+        );
+        assert!(
+            f[0].evidence[1].contains("exceptions"),
+            "{}",
+            f[0].evidence[1]
+        );
+        assert!(f[0].evidence[2].contains("Operation not permitted"));
     }
 
     #[test]

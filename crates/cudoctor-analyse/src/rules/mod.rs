@@ -21,6 +21,7 @@ pub mod cuda_unavailable_at_runtime;
 pub mod cudart_link_name_missing;
 pub mod dcgm_diag_failed;
 pub mod deep_support;
+pub mod device_nodes_mismatch;
 pub mod driver_libraries_fail;
 pub mod driver_library_mismatch;
 pub mod driver_not_for_gpu;

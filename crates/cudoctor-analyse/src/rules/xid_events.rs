@@ -36,19 +36,6 @@ that returns means the hardware.
     check,
 };
 
-/// (domain, bus, device) of a PCI address as the driver or NVML prints it: `0000:3b:00`,
-/// `00000000:3B:00.0`, `3b:00`.
-pub(crate) fn pci_key(address: &str) -> Option<(u32, u32, u32)> {
-    let address = address.split('.').next()?;
-    let parts: Vec<&str> = address.split(':').collect();
-    let hex = |s: &str| u32::from_str_radix(s, 16).ok();
-    match parts.as_slice() {
-        [domain, bus, device] => Some((hex(domain)?, hex(bus)?, hex(device)?)),
-        [bus, device] => Some((0, hex(bus)?, hex(device)?)),
-        _ => None,
-    }
-}
-
 fn urgent(a: Option<XidAction>) -> bool {
     XidAction::is_fault(a)
 }
@@ -68,10 +55,9 @@ fn check(ctx: &Context) -> Vec<Finding> {
     let gpus = ctx.gpus();
     let mut out = Vec::new();
     for (pci, events) in by_gpu {
-        let gpu = gpus.iter().find(|g| {
-            g.gpu.bus_id.as_deref().and_then(pci_key).is_some()
-                && g.gpu.bus_id.as_deref().and_then(pci_key) == pci_key(&pci)
-        });
+        let gpu = gpus
+            .iter()
+            .find(|g| crate::views::pci::same_gpu(g.gpu.bus_id.as_deref(), &pci));
         let label = match gpu {
             Some(g) => format!("{} at PCI {pci}", g.label()),
             None => format!("the GPU at PCI {pci} (not among the GPUs the driver lists now)"),
@@ -173,11 +159,17 @@ mod tests {
 
     #[test]
     fn pci_addresses_of_the_driver_and_nvml_meet() {
-        assert_eq!(pci_key("0000:00:06"), pci_key("00000000:00:06.0"));
-        assert_eq!(pci_key("3b:00"), Some((0, 0x3b, 0)));
-        assert_eq!(pci_key("0001:6c:00"), Some((1, 0x6c, 0)));
-        assert_ne!(pci_key("0001:6c:00"), pci_key("0000:6c:00"));
-        assert_eq!(pci_key("nonsense"), None);
+        assert_eq!(
+            crate::views::pci::pci_key("0000:00:06"),
+            crate::views::pci::pci_key("00000000:00:06.0")
+        );
+        assert_eq!(crate::views::pci::pci_key("3b:00"), Some((0, 0x3b, 0)));
+        assert_eq!(crate::views::pci::pci_key("0001:6c:00"), Some((1, 0x6c, 0)));
+        assert_ne!(
+            crate::views::pci::pci_key("0001:6c:00"),
+            crate::views::pci::pci_key("0000:6c:00")
+        );
+        assert_eq!(crate::views::pci::pci_key("nonsense"), None);
     }
 
     /// Real lines (tests/fixtures/kernel-log/xid-lines.txt): Xid 79 of

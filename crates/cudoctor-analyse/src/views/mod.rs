@@ -5,5 +5,6 @@ pub mod container;
 pub mod cuda_majors;
 pub mod explained;
 pub mod paths;
+pub mod pci;
 pub mod pins;
 pub mod wheels;
