@@ -359,6 +359,27 @@ pub fn handle(message: &Value) -> Option<Value> {
     })
 }
 
+/// Reads past the end of the current line without keeping it: memory stays one buffer however
+/// long the line.
+fn skip_line(input: &mut impl BufRead) -> std::io::Result<()> {
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                input.consume(i + 1);
+                return Ok(());
+            }
+            None => {
+                let n = buf.len();
+                input.consume(n);
+            }
+        }
+    }
+}
+
 pub fn run() -> anyhow::Result<Outcome> {
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
@@ -374,9 +395,10 @@ pub fn run() -> anyhow::Result<Outcome> {
         if line.len() > MAX_LINE {
             let answer = error(&Value::Null, -32700, "message too long");
             writeln!(stdout, "{answer}")?;
-            // Skip the rest of the over-long line.
-            let mut rest = Vec::new();
-            input.read_until(b'\n', &mut rest)?;
+            // Skip the rest of the over-long line, a buffer at a time (it may never end).
+            if line.last() != Some(&b'\n') {
+                skip_line(&mut input)?;
+            }
             continue;
         }
         let text = String::from_utf8_lossy(&line);
