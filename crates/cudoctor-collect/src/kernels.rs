@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use cudoctor_fatbin::{default_threads, find_cuda_libraries, scan_many};
+use cudoctor_fatbin::{default_threads, find_cuda_libraries};
 use cudoctor_snapshot::{KernelImages, LibraryImages, PythonEnv, ScanKind};
 
 use crate::host::Host;
@@ -157,12 +157,41 @@ pub fn scan(host: &Host, paths: &[(String, String)]) -> KernelImages {
         if host.out_of_time(ScanKind::KernelImages, place) {
             break;
         }
-        results.extend(scan_many(chunk, default_threads()));
+        let opts = cudoctor_fatbin::ScanOptions {
+            deadline: host.deadline(),
+            ..Default::default()
+        };
+        results.extend(cudoctor_fatbin::scan_many_with(
+            chunk,
+            default_threads(),
+            &opts,
+        ));
     }
+    // A library whose own scan the deadline ended (a section of gigabytes) is left out like
+    // those never begun: not judged, and the stop is said.
+    let budget_s = host.deadline().budget_s().unwrap_or(0.0);
+    let (results, paths): (Vec<_>, Vec<_>) = results
+        .into_iter()
+        .zip(paths)
+        .filter(|((_, result), (machine, _))| {
+            let stopped = matches!(result, Err(cudoctor_fatbin::ScanError::Stopped(_)));
+            if stopped {
+                let place = machine
+                    .rsplit_once('/')
+                    .map_or(machine.as_str(), |(d, _)| d);
+                host.stopped(
+                    ScanKind::KernelImages,
+                    place,
+                    cudoctor_snapshot::StopReason::Deadline { budget_s },
+                );
+            }
+            !stopped
+        })
+        .unzip();
     let libraries = results
         .into_iter()
         .zip(paths)
-        .map(|((_, result), (machine, owner))| {
+        .map(|((_, result), (machine, owner)): (_, &(String, String))| {
             let mut lib = LibraryImages {
                 path: machine.clone(),
                 package: (!owner.is_empty()).then(|| owner.clone()),

@@ -441,7 +441,8 @@ fn shared_objects(host: &Host, env: &PythonEnv, name: &str) -> Vec<String> {
         .into_iter()
         .filter(|e| {
             let file = e.path.rsplit('/').next().unwrap_or(&e.path);
-            file.ends_with(".so") || file.contains(".so.")
+            (file.ends_with(".so") || file.contains(".so."))
+                && super::record::within_env(env, &pkg.location, &e.path)
         })
         .map(|e| crate::host::normalise(&format!("{}/{}", pkg.location, e.path)))
         .collect();
