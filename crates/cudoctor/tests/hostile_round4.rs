@@ -212,3 +212,28 @@ fn an_mcp_request_line_that_never_ends_costs_one_line_of_memory() {
         "a 400 MB line kept {peak} KiB resident (a request holds 32 MB)"
     );
 }
+
+#[test]
+fn an_error_quoting_a_huge_hostile_input_stays_a_short_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let kb = dir.path().join("kb");
+    fs::create_dir(&kb).unwrap();
+    // One line of 400 KB that the TOML parser quotes whole in its error.
+    let nested = format!("x = {}{}\n", "[".repeat(200_000), "]".repeat(200_000));
+    fs::write(kb.join("gpus.toml"), nested).unwrap();
+    let r = bounded(
+        dir.path(),
+        &["check", "--kb", "kb", "--format", "json", "--timeout", "2"],
+        &[],
+        b"",
+        Duration::from_secs(60),
+    );
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("gpus.toml"), "{}", r.stderr);
+    assert!(
+        r.stderr.len() < 8 * 1024,
+        "the error message is {} bytes",
+        r.stderr.len()
+    );
+    assert!(r.stderr.contains("more characters)"), "{}", r.stderr);
+}

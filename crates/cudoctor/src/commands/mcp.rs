@@ -170,8 +170,8 @@ fn command_line(
                     if key == "paths" {
                         positional.push(v);
                     } else {
-                        line.push(flag.clone());
-                        line.push(v);
+                        // `--flag=value`: a value that starts with `-` stays a value.
+                        line.push(format!("{flag}={v}"));
                     }
                 }
             }
@@ -187,16 +187,12 @@ fn command_line(
                 let n = value
                     .as_f64()
                     .ok_or_else(|| format!("{name}: {key} must be a number"))?;
-                line.push(flag);
-                line.push(n.to_string());
+                line.push(format!("{flag}={n}"));
             }
             _ => match key.as_str() {
                 "text" => stdin = Some(text(value)?),
                 "file" => positional.push(text(value)?),
-                _ => {
-                    line.push(flag);
-                    line.push(text(value)?);
-                }
+                _ => line.push(format!("{flag}={}", text(value)?)),
             },
         }
     }
@@ -433,17 +429,27 @@ mod tests {
             [
                 "check",
                 "--deep",
-                "--gpu",
-                "sm_61",
-                "--python",
-                "/opt/venv",
-                "--timeout",
-                "5",
+                "--gpu=sm_61",
+                "--python=/opt/venv",
+                "--timeout=5",
                 "--format",
                 "json"
             ]
         );
         assert!(stdin.is_none());
+        // A value that starts with a dash stays the value of its flag.
+        let args = json!({"gpu": ["--save=/tmp/x"], "snapshot": "-s.json"});
+        let (line, _) = command_line("check", args.as_object().unwrap()).unwrap();
+        assert_eq!(
+            line,
+            [
+                "check",
+                "--gpu=--save=/tmp/x",
+                "--snapshot=-s.json",
+                "--format",
+                "json"
+            ]
+        );
         let (line, stdin) = command_line(
             "explain",
             json!({"text": "CUDA error"}).as_object().unwrap(),
