@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use cudoctor_fatbin::{default_threads, find_cuda_libraries};
+use cudoctor_fatbin::default_threads;
 use cudoctor_snapshot::{KernelImages, LibraryImages, PythonEnv, ScanKind};
 
 use crate::host::Host;
@@ -247,10 +247,28 @@ pub fn named_in_log(host: &Host, named: &[(String, bool)]) -> Vec<LibraryImages>
 /// Expands directories into the libraries under them (machine paths).
 pub fn expand(host: &Host, path: &str) -> Vec<String> {
     if host.is_dir(path) {
-        let found = find_cuda_libraries(&host.fs_path(path))
-            .iter()
-            .map(|p| host.machine_path(p))
-            .collect();
+        // The walk ends at the deadline or its cap on entries, said as stopped early: the
+        // libraries it did not reach are not judged.
+        let (found, stop) =
+            cudoctor_fatbin::find_cuda_libraries_until(&host.fs_path(path), host.deadline());
+        match stop {
+            Some(cudoctor_fatbin::WalkStop::Deadline) => host.stopped(
+                ScanKind::KernelImages,
+                path,
+                cudoctor_snapshot::StopReason::Deadline {
+                    budget_s: host.deadline().budget_s().unwrap_or(0.0),
+                },
+            ),
+            Some(cudoctor_fatbin::WalkStop::Visits(limit)) => host.stopped(
+                ScanKind::KernelImages,
+                path,
+                cudoctor_snapshot::StopReason::Files {
+                    limit: limit as u64,
+                },
+            ),
+            None => {}
+        }
+        let found: Vec<String> = found.iter().map(|p| host.machine_path(p)).collect();
         if host.runs_programs() {
             return found;
         }
