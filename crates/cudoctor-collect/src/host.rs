@@ -236,6 +236,8 @@ impl Host {
     /// said as stopped early.
     pub fn list_dir(&self, p: &str) -> Vec<String> {
         let mut names: Vec<String> = match std::fs::read_dir(self.fs_path(p)) {
+            // Bounded by the cap, not by the deadline: a listing cut by time would read as
+            // files absent (a library not found), and 100,000 names take milliseconds.
             Ok(rd) => rd
                 .filter_map(Result::ok)
                 .take(MAX_DIR_ENTRIES + 1)

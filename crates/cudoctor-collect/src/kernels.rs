@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use cudoctor_fatbin::{default_threads, find_cuda_libraries, scan_many};
+use cudoctor_fatbin::default_threads;
 use cudoctor_snapshot::{KernelImages, LibraryImages, PythonEnv, ScanKind};
 
 use crate::host::Host;
@@ -183,12 +183,41 @@ pub fn scan(host: &Host, paths: &[(String, String)]) -> KernelImages {
         if host.out_of_time(ScanKind::KernelImages, place) {
             break;
         }
-        results.extend(scan_many(chunk, default_threads()));
+        let opts = cudoctor_fatbin::ScanOptions {
+            deadline: host.deadline(),
+            ..Default::default()
+        };
+        results.extend(cudoctor_fatbin::scan_many_with(
+            chunk,
+            default_threads(),
+            &opts,
+        ));
     }
+    // A library whose own scan the deadline ended (a section of gigabytes) is left out like
+    // those never begun: not judged, and the stop is said.
+    let budget_s = host.deadline().budget_s().unwrap_or(0.0);
+    let (results, paths): (Vec<_>, Vec<_>) = results
+        .into_iter()
+        .zip(paths)
+        .filter(|((_, result), (machine, _))| {
+            let stopped = matches!(result, Err(cudoctor_fatbin::ScanError::Stopped(_)));
+            if stopped {
+                let place = machine
+                    .rsplit_once('/')
+                    .map_or(machine.as_str(), |(d, _)| d);
+                host.stopped(
+                    ScanKind::KernelImages,
+                    place,
+                    cudoctor_snapshot::StopReason::Deadline { budget_s },
+                );
+            }
+            !stopped
+        })
+        .unzip();
     let libraries = results
         .into_iter()
         .zip(paths)
-        .map(|((_, result), (machine, owner))| {
+        .map(|((_, result), (machine, owner)): (_, &(String, String))| {
             let mut lib = LibraryImages {
                 path: machine.clone(),
                 package: (!owner.is_empty()).then(|| owner.clone()),
@@ -244,10 +273,28 @@ pub fn named_in_log(host: &Host, named: &[(String, bool)]) -> Vec<LibraryImages>
 /// Expands directories into the libraries under them (machine paths).
 pub fn expand(host: &Host, path: &str) -> Vec<String> {
     if host.is_dir(path) {
-        let found = find_cuda_libraries(&host.fs_path(path))
-            .iter()
-            .map(|p| host.machine_path(p))
-            .collect();
+        // The walk ends at the deadline or its cap on entries, said as stopped early: the
+        // libraries it did not reach are not judged.
+        let (found, stop) =
+            cudoctor_fatbin::find_cuda_libraries_until(&host.fs_path(path), host.deadline());
+        match stop {
+            Some(cudoctor_fatbin::WalkStop::Deadline) => host.stopped(
+                ScanKind::KernelImages,
+                path,
+                cudoctor_snapshot::StopReason::Deadline {
+                    budget_s: host.deadline().budget_s().unwrap_or(0.0),
+                },
+            ),
+            Some(cudoctor_fatbin::WalkStop::Visits(limit)) => host.stopped(
+                ScanKind::KernelImages,
+                path,
+                cudoctor_snapshot::StopReason::Files {
+                    limit: limit as u64,
+                },
+            ),
+            None => {}
+        }
+        let found: Vec<String> = found.iter().map(|p| host.machine_path(p)).collect();
         if host.runs_programs() {
             return found;
         }

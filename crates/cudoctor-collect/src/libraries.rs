@@ -158,6 +158,15 @@ pub fn collect_env<'c, 'o>(
         (run, without.map(|h| h.join().unwrap_or_default()))
     });
     let run = run?;
+    // An emulation the deadline cut is not this environment's process: what it did not load
+    // would read as not loaded. Left out, it is said as stopped early and judged by no rule.
+    if host
+        .stopped_early()
+        .iter()
+        .any(|s| s.scan == cudoctor_snapshot::ScanKind::Loader && s.place == env.prefix)
+    {
+        return None;
+    }
     let mut one = EnvLoader {
         errors: run.errors.clone(),
         notes: run.notes.clone(),
@@ -258,6 +267,11 @@ impl WheelFiles {
                 }) else {
                     continue;
                 };
+                // Past the deadline the other RECORDs are not read: their files' versions
+                // stay unknown (said as stopped early).
+                if host.out_of_time(cudoctor_snapshot::ScanKind::Loader, sp) {
+                    break;
+                }
                 if let Ok(text) = host.read_text(&format!("{sp}/{entry}/RECORD")) {
                     for line in python::record::record_lines(&text) {
                         files.entry(line.path.into_owned()).or_insert(i);

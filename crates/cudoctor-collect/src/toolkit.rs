@@ -16,17 +16,32 @@ const USER_RC_FILES: &[&str] = &[
 ];
 const SYSTEM_RC_FILES: &[&str] = &["/etc/environment", "/etc/profile", "/etc/bash.bashrc"];
 
+/// The most `cuda*` directories of `/usr/local` or `/opt` looked at as toolkits (a machine has a
+/// few; a hostile tree of thousands is cut here and said as stopped early).
+const MAX_LISTED_TOOLKITS: usize = 64;
+
 pub fn collect(host: &Host, envs: &[PythonEnv]) -> ToolkitFacts {
     let mut facts = ToolkitFacts::default();
     let mut candidates: Vec<Candidate> = Vec::new();
     for parent in ["/usr/local", "/opt"] {
-        for name in host.list_dir(parent) {
-            if name.starts_with("cuda") {
+        let names = host.list_dir(parent);
+        let mut named = names.iter().filter(|n| n.starts_with("cuda"));
+        for name in named.by_ref().take(MAX_LISTED_TOOLKITS) {
+            {
                 candidates.push(Candidate::at(
                     format!("{parent}/{name}"),
                     format!("{parent}/cuda*"),
                 ));
             }
+        }
+        if named.next().is_some() {
+            host.stopped(
+                cudoctor_snapshot::ScanKind::Toolkits,
+                parent,
+                cudoctor_snapshot::StopReason::Files {
+                    limit: MAX_LISTED_TOOLKITS as u64,
+                },
+            );
         }
     }
     for var in [
@@ -67,6 +82,9 @@ pub fn collect(host: &Host, envs: &[PythonEnv]) -> ToolkitFacts {
             }
         }
     }
+    // Every candidate is looked at, past the deadline too: each is a few bounded reads, and a
+    // toolkit left out would be judged absent (a false alarm on CUDA_HOME). Their number is
+    // what a hostile tree could stretch, and the listing's candidates are capped for that.
     for c in candidates {
         add_toolkit(host, &mut facts, &c);
     }
@@ -291,6 +309,9 @@ fn nvcc_wheel_version(host: &Host, wheel: &WheelFolder) -> Option<String> {
         if !name.starts_with("nvidia-cuda-nvcc") || !entry.ends_with(".dist-info") {
             return None;
         }
+        if host.out_of_time(cudoctor_snapshot::ScanKind::Toolkits, site_packages) {
+            return None;
+        }
         let record = host
             .read_text(&format!("{site_packages}/{entry}/RECORD"))
             .ok()?;
@@ -440,6 +461,34 @@ fn shell_settings(host: &Host) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_of_cuda_directories_are_looked_at_to_a_cap_and_said() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..2_000 {
+            let inc = dir.path().join(format!("opt/cuda-{i}/include"));
+            std::fs::create_dir_all(&inc).unwrap();
+            std::fs::write(inc.join("cuda.h"), "#define CUDA_VERSION 12040\n").unwrap();
+        }
+        let host = Host::rooted(
+            dir.path().to_path_buf(),
+            Default::default(),
+            std::time::Duration::from_secs(2),
+        );
+        // Past the deadline too: a toolkit left out would be judged absent.
+        let late = host.with_deadline(cudoctor_types::Deadline::after(std::time::Duration::ZERO));
+        let facts = collect(&late, &[]);
+        assert!(!facts.toolkits.is_empty());
+        assert!(
+            facts.toolkits.len() <= MAX_LISTED_TOOLKITS,
+            "{}",
+            facts.toolkits.len()
+        );
+        assert!(late
+            .stopped_early()
+            .iter()
+            .any(|s| s.scan == cudoctor_snapshot::ScanKind::Toolkits && s.place == "/opt"));
+    }
 
     #[test]
     fn reads_the_real_nvcc_banner() {

@@ -338,7 +338,7 @@ impl Engine {
             if let Some(c) = clause::read(&head) {
                 clauses.push(scanner::ClauseHit {
                     line_no: 1,
-                    text: head.chars().take(600).collect(),
+                    text: scanner::shown(&head),
                     rank: None,
                     fields: clause::fields(&head),
                     clause: clause::Clause {

@@ -239,6 +239,15 @@ pub fn strip_rank_prefix(line: &str) -> (Option<u32>, &str) {
     (None, rest)
 }
 
+/// A line as a report shows it: its secrets replaced (`cudoctor_types::secret`), shortened to
+/// `DISPLAY_BYTES`.
+pub(crate) fn shown(line: &str) -> String {
+    shorten(
+        &cudoctor_types::secret::redact_text(shorten_ref(line, 4 * DISPLAY_BYTES)),
+        DISPLAY_BYTES,
+    )
+}
+
 fn shorten(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
@@ -412,7 +421,7 @@ impl State<'_> {
         }
         self.out.clauses.push(ClauseHit {
             line_no,
-            text: shorten(text, DISPLAY_BYTES),
+            text: shown(text),
             rank,
             fields: clause::fields(text),
             clause,
@@ -546,7 +555,7 @@ impl State<'_> {
             self.pending.push_back(Pending {
                 sig,
                 line_no: line_no.saturating_sub(1).max(1),
-                text: shorten(&joined_text, DISPLAY_BYTES),
+                text: shown(&joined_text),
                 rank,
                 window: vec![shorten(&joined_text, WINDOW_LINE_BYTES)],
             });
@@ -555,7 +564,7 @@ impl State<'_> {
             self.pending.push_back(Pending {
                 sig,
                 line_no,
-                text: shorten(text, DISPLAY_BYTES),
+                text: shown(text),
                 rank,
                 window: vec![window_piece.clone()],
             });

@@ -25,6 +25,9 @@ pub enum ScanError {
     /// The file declares more structures than the scanner accepts (a guard against hostile input).
     #[error("too large: {0}")]
     TooLarge(String),
+    /// The scan's deadline passed before the file was read to its end: nothing is known of it.
+    #[error("stopped: {0}")]
+    Stopped(String),
 }
 
 impl ScanError {

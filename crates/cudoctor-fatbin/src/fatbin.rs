@@ -157,12 +157,17 @@ pub struct ScanOptions {
     /// variant (fat binaries from CUDA 12 tools): decompresses at most a few kilobytes of
     /// those entries only. CUDA 13 fat binaries never need it.
     pub peek_payloads: bool,
+    /// When the scan must end: a section of many gigabytes is walked a container (or a gap
+    /// chunk) at a time, and past this moment the file's scan ends with
+    /// [`ScanError::Stopped`] instead of running on.
+    pub deadline: cudoctor_types::Deadline,
 }
 
 impl Default for ScanOptions {
     fn default() -> Self {
         Self {
             peek_payloads: true,
+            deadline: cudoctor_types::Deadline::NONE,
         }
     }
 }
@@ -210,11 +215,12 @@ pub(crate) fn walk_section<S: ReadAt + Sync + ?Sized>(
     let mut gap_bytes: u64 = 0;
     let mut first_error = None;
     while p.saturating_add(CONTAINER_HEADER) <= sec.end {
+        stop_at_deadline(opts)?;
         let mut head = [0u8; CONTAINER_HEADER as usize];
         src.read_exact_at(&mut head, p)
             .map_err(|e| ScanError::read(format!("a container header in {}", sec.name), e))?;
         if u32_at(&head, 0) != CONTAINER_MAGIC {
-            let (next, nonzero) = find_next_magic(src, sec, p)?;
+            let (next, nonzero) = find_next_magic(src, sec, p, opts)?;
             if nonzero {
                 gap_bytes = gap_bytes.saturating_add(next - p);
             }
@@ -283,6 +289,7 @@ fn walk_containers<S: ReadAt + Sync + ?Sized>(
         let mut w = Walk::default();
         for (i, &(_, mut q, cend)) in run.iter().enumerate() {
             let index = base.saturating_add(u32::try_from(first + i).unwrap_or(u32::MAX));
+            stop_at_deadline(opts)?;
             while q.saturating_add(ENTRY_FIXED) <= cend {
                 q = walk_entry(src, sec, q, cend, index, opts, &mut w)?;
             }
@@ -306,17 +313,30 @@ fn walk_containers<S: ReadAt + Sync + ?Sized>(
     results.into_iter().collect()
 }
 
+/// Ends a scan whose deadline has passed.
+fn stop_at_deadline(opts: &ScanOptions) -> Result<(), ScanError> {
+    if opts.deadline.passed() {
+        return Err(ScanError::Stopped(format!(
+            "the time budget of {} s was spent before the file was read to its end",
+            opts.deadline.budget_s().unwrap_or(0.0)
+        )));
+    }
+    Ok(())
+}
+
 /// From `from` (which does not hold the magic), finds the next 8-aligned offset that does, or the
 /// section end. Also says whether the skipped bytes held anything but zero padding.
 fn find_next_magic<S: ReadAt + ?Sized>(
     src: &S,
     sec: &DataSection<'_>,
     from: u64,
+    opts: &ScanOptions,
 ) -> Result<(u64, bool), ScanError> {
     let mut p = from;
     let mut nonzero = false;
     let mut buf = Vec::new();
     while p < sec.end {
+        stop_at_deadline(opts)?;
         let len = (sec.end - p).min(GAP_CHUNK);
         buf.resize(len as usize, 0);
         src.read_exact_at(&mut buf, p)

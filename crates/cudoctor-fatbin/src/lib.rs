@@ -41,4 +41,4 @@ pub use scan::{
     default_threads, scan_bytes, scan_file, scan_file_with, scan_many, scan_many_with, scan_source,
     FileImages,
 };
-pub use walk::find_cuda_libraries;
+pub use walk::{find_cuda_libraries, find_cuda_libraries_until, WalkStop};

@@ -252,6 +252,7 @@ fn cuda12_cubin_suffix_from_elf_flags_uncompressed_zstd_and_lz4() {
         &elf_with(&sec)[..],
         &ScanOptions {
             peek_payloads: false,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -697,4 +698,23 @@ fn a_section_of_gigabytes_of_holes_is_refused_at_once() {
         Err(ScanError::Corrupt(why)) => assert!(why.contains("holes"), "{why}"),
         other => panic!("{other:?}"),
     }
+}
+
+// --- A deadline ends a scan inside one file. ---
+
+#[test]
+fn a_passed_deadline_ends_the_scan_of_a_file_and_says_so() {
+    // Many containers and a gap of zeros: both loops ask the deadline.
+    let mut containers: Vec<Vec<u8>> = (0..64).map(|_| container(&[Entry::sass(90)])).collect();
+    containers.push(vec![0u8; 1 << 20]);
+    containers.push(container(&[Entry::sass(80)]));
+    let elf = elf_with(&section_of(&containers));
+    assert_eq!(scan(&elf).sass, ["sm_80", "sm_90"]);
+    let late = ScanOptions {
+        deadline: cudoctor_types::Deadline::after(std::time::Duration::ZERO),
+        ..Default::default()
+    };
+    let err = scan_source(&elf[..], &late).unwrap_err();
+    assert!(matches!(err, ScanError::Stopped(_)), "{err}");
+    assert!(err.to_string().contains("time budget"), "{err}");
 }

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
 /// Directories deeper than this below the start are not entered.
@@ -20,13 +20,32 @@ const MAX_VISITS: usize = 2_000_000;
 /// when its target is not already listed (wheels ship `libfoo.so -> libfoo.so.12`), so every
 /// file appears once. Sorted. Unreadable directories are skipped.
 pub fn find_cuda_libraries(dir: &Path) -> Vec<PathBuf> {
+    find_cuda_libraries_until(dir, cudoctor_types::Deadline::NONE).0
+}
+
+/// Why a walk ended before the end of its tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WalkStop {
+    /// The deadline passed.
+    Deadline,
+    /// More entries than the walk visits (the number).
+    Visits(usize),
+}
+
+/// [`find_cuda_libraries`] that ends at `deadline` (asked every 1,024 entries) and says when
+/// it, or the cap on entries visited, ended it before the end of the tree.
+pub fn find_cuda_libraries_until(
+    dir: &Path,
+    deadline: cudoctor_types::Deadline,
+) -> (Vec<PathBuf>, Option<WalkStop>) {
     // Directories are shared out to a few threads as they are found (torch's tree alone is
     // some 900 directories, most of them headers'); the result is sorted, so it does not depend
     // on which thread saw what.
     // Up to four walkers, as many as the process's thread budget has free: a walker that
     // finds the queue empty while others still list waits for their subdirectories, and the
     // caller walks too, so the walk finishes with no thread granted.
-    let walk = Walk::new(dir);
+    let mut walk = Walk::new(dir);
+    walk.deadline = deadline;
     let found: Vec<Found> = cudoctor_types::ThreadBudget::process()
         .run(MAX_WALKERS, || walk.work())
         .into_iter()
@@ -51,7 +70,14 @@ pub fn find_cuda_libraries(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out.sort();
-    out
+    let stop = if walk.timed_out.load(Ordering::Relaxed) {
+        Some(WalkStop::Deadline)
+    } else if walk.capped.load(Ordering::Relaxed) {
+        Some(WalkStop::Visits(MAX_VISITS))
+    } else {
+        None
+    };
+    (out, stop)
 }
 
 /// What one walker found.
@@ -69,6 +95,10 @@ struct Walk {
     /// Signalled when directories are queued or the walk is over.
     more: Condvar,
     visits: AtomicUsize,
+    deadline: cudoctor_types::Deadline,
+    /// Set when the deadline, or [`MAX_VISITS`], ended the walk: nothing more is listed.
+    timed_out: AtomicBool,
+    capped: AtomicBool,
 }
 
 impl Walk {
@@ -77,6 +107,9 @@ impl Walk {
             state: Mutex::new((vec![(dir.to_path_buf(), 0)], 1)),
             more: Condvar::new(),
             visits: AtomicUsize::new(0),
+            deadline: cudoctor_types::Deadline::NONE,
+            timed_out: AtomicBool::new(false),
+            capped: AtomicBool::new(false),
         }
     }
 
@@ -118,12 +151,21 @@ impl Walk {
     /// One directory's entries: its files into `found`, its subdirectories returned.
     fn list(&self, d: &Path, depth: usize, found: &mut Found) -> Vec<(PathBuf, usize)> {
         let mut subdirs = Vec::new();
+        if self.timed_out.load(Ordering::Relaxed) || self.capped.load(Ordering::Relaxed) {
+            return subdirs;
+        }
         let Ok(rd) = fs::read_dir(d) else {
             return subdirs;
         };
         for entry in rd.flatten() {
-            if self.visits.fetch_add(1, Ordering::Relaxed) >= MAX_VISITS {
-                break;
+            let visits = self.visits.fetch_add(1, Ordering::Relaxed);
+            if visits >= MAX_VISITS {
+                self.capped.store(true, Ordering::Relaxed);
+                return Vec::new();
+            }
+            if visits % 1024 == 1023 && self.deadline.passed() {
+                self.timed_out.store(true, Ordering::Relaxed);
+                return Vec::new();
             }
             let path = entry.path();
             let Ok(ft) = entry.file_type() else { continue };
@@ -310,5 +352,30 @@ mod tests {
     #[test]
     fn missing_dir_gives_nothing() {
         assert!(find_cuda_libraries(Path::new("/nonexistent/cudoctor/dir")).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod deadline_tests {
+    use super::*;
+
+    #[test]
+    fn a_walk_ends_at_its_deadline_and_says_so() {
+        let dir = std::env::temp_dir().join(format!("cudoctor-walk-late-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        for d in 0..4 {
+            let sub = dir.join(format!("d{d}"));
+            fs::create_dir_all(&sub).unwrap();
+            for i in 0..1500 {
+                fs::write(sub.join(format!("lib{i}.so")), b"").unwrap();
+            }
+        }
+        let (all, stop) = find_cuda_libraries_until(&dir, cudoctor_types::Deadline::NONE);
+        assert_eq!((all.len(), stop), (6000, None));
+        let late = cudoctor_types::Deadline::after(std::time::Duration::ZERO);
+        let (some, stop) = find_cuda_libraries_until(&dir, late);
+        let _ = fs::remove_dir_all(&dir);
+        assert_eq!(stop, Some(WalkStop::Deadline));
+        assert!(some.len() < 6000, "{}", some.len());
     }
 }

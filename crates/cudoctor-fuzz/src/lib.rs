@@ -1,7 +1,11 @@
 //! Fuzz targets for the parsers of untrusted input: files of an inspected machine or image
 //! (ELF and fat binaries, Windows PE files, ld.so.cache, procfs, METADATA/RECORD, torch's version and init files),
-//! tool outputs (nvidia-smi, nvcc, srun), saved snapshots (load, analysis, every renderer, diff)
-//! and logs (explain's scanner). Each target takes bytes and must return: any error is fine, a
+//! tool outputs (nvidia-smi, nvcc, srun), saved snapshots (load, analysis, every renderer, diff),
+//! logs (explain's scanner), fleet collection's logs of frames, the values every crate parses
+//! (requirements and their markers, versions, CUDA_VISIBLE_DEVICES, Xid lines) with the
+//! writers that must keep them inert (terminal, Markdown, HTML, shell and PowerShell quoting,
+//! secret redaction), and the small files of an inspected machine (`.pth`, cuda.h, the host
+//! compiler table, /proc/cpuinfo, editable-install finders, compiler banners). Each target takes bytes and must return: any error is fine, a
 //! panic, a hang or an allocation out of proportion is a defect.
 //!
 //! Two drivers share these targets: [`campaign`] (stable Rust, seeded mutation of the
@@ -109,6 +113,31 @@ pub const TARGETS: &[Target] = &[
         seeds: &[
             "crates/cudoctor-explain/tests/corpus",
             "tests/fixtures/real/h200x2-torch2.11-cu130/collect_env.txt",
+        ],
+        kind: InputKind::Text,
+    },
+    Target {
+        name: "fleet_frames",
+        run: fleet_frames,
+        seeds: &["crates/cudoctor-fuzz/corpus/fleet_frames"],
+        kind: InputKind::Text,
+    },
+    Target {
+        name: "values",
+        run: values,
+        seeds: &[
+            "crates/cudoctor-fuzz/corpus/python_metadata",
+            "tests/fixtures/kernel-log/xid-lines.txt",
+        ],
+        kind: InputKind::Text,
+    },
+    Target {
+        name: "machine_files",
+        run: machine_files,
+        seeds: &[
+            "tests/fixtures/real/h200x2-torch2.11-cu130/nvcc.txt",
+            "tests/fixtures/real/h200x2-torch2.11-cu130/procver.txt",
+            "crates/cudoctor-fuzz/corpus/python_metadata",
         ],
         kind: InputKind::Text,
     },
@@ -270,4 +299,70 @@ fn explain(data: &[u8]) {
     let e = cudoctor_explain::explain_reader(std::io::BufReader::new(data));
     let _ = cudoctor_render::render_explain_text(&e);
     let _ = cudoctor_explain::render::to_json(&e);
+}
+
+/// Fleet collection's log: frames of many nodes interleaved with a scheduler's lines, put back
+/// together under the per-node and pending caps, each node's snapshot loaded.
+fn fleet_frames(data: &[u8]) {
+    let mut reader = cudoctor_fleet::frames::FrameReader::new(64 << 10);
+    let _ = cudoctor_fleet::frames::for_each_line(data, 1 << 20, |l| reader.feed_line(l));
+    let gathered = reader.finish(true);
+    for (_, json) in gathered.snapshots.iter().take(4) {
+        let _ = cudoctor_snapshot::from_json(json.as_bytes());
+    }
+}
+
+/// Each line as every value parser reads it, and through every writer that must keep it inert.
+fn values(data: &[u8]) {
+    use cudoctor_types::{inert, secret, visible_devices, xid};
+    let t = text(data);
+    let vars = |n: &str| match n {
+        "python_version" => Some("3.12".to_string()),
+        "sys_platform" => Some("linux".to_string()),
+        _ => None,
+    };
+    for line in t.lines().take(256) {
+        if let Ok(r) = line.parse::<cudoctor_types::Requirement>() {
+            let _ = (r.marker_holds(&vars), r.marker_extras(), r.specifier_text());
+            let _ = r.admits("2.5.0");
+        }
+        let _ = line.parse::<cudoctor_types::PyVersion>();
+        let _ = line.parse::<cudoctor_types::CudaVersion>();
+        let _ = line.parse::<cudoctor_types::DriverVersion>();
+        let _ = line.parse::<cudoctor_types::ComputeCapability>();
+        let _ = visible_devices::judge(line, Some(8));
+        let _ = xid::parse(line);
+        let _ = cudoctor_types::normalise_name(line);
+        let _ = secret::redact_text(line);
+        // Inert writers: one line stays one line without a control character.
+        let shown = inert::line(line);
+        assert!(!shown.chars().any(|c| c.is_control()), "{shown:?}");
+        let quoted = cudoctor_plan::quote(line);
+        assert!(
+            !quoted.contains('\n') && !quoted.contains('\r'),
+            "{quoted:?}"
+        );
+        let ps = cudoctor_plan::quote_powershell(line);
+        assert!(!ps.contains('\n') && !ps.contains('\r'), "{ps:?}");
+        let _ = (inert::markdown(line), inert::html(line, false));
+        let _ = cudoctor_plan::parse_pip(line);
+    }
+    let words: Vec<String> = t.split_whitespace().take(256).map(str::to_string).collect();
+    let _ = secret::redact_argv(&words);
+    let message = inert::message(&t);
+    assert!(message.lines().count() <= 61);
+}
+
+/// Small files of an inspected machine, read as text.
+fn machine_files(data: &[u8]) {
+    let t = text(data);
+    let _ = cudoctor_collect::python::site::pth_entries(&t).count();
+    let _ = cudoctor_collect::toolkit::cuda_h_version(&t);
+    let _ = cudoctor_collect::host_config::parse(&t);
+    let _ = cudoctor_collect::discovery::editable_source(&t);
+    let _ = cudoctor_collect::build_tools::parse_version_output(&t);
+    let _ = cudoctor_ldso::config::x86_64_levels_from_cpuinfo(&t);
+    for line in t.lines().take(64) {
+        let _ = cudoctor_collect::python::declared::label_torch(line);
+    }
 }

@@ -151,7 +151,10 @@ fn every_target_is_tested_here() {
             "tool_output",
             "python_metadata",
             "snapshot",
-            "explain"
+            "explain",
+            "fleet_frames",
+            "values",
+            "machine_files"
         ]
     );
 }
@@ -194,4 +197,19 @@ fn fuzz_snapshot() {
 #[test]
 fn fuzz_explain() {
     campaign_of("explain");
+}
+
+#[test]
+fn fuzz_fleet_frames() {
+    campaign_of("fleet_frames");
+}
+
+#[test]
+fn fuzz_values() {
+    campaign_of("values");
+}
+
+#[test]
+fn fuzz_machine_files() {
+    campaign_of("machine_files");
 }

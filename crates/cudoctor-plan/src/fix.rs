@@ -122,7 +122,7 @@ pub fn quote_bytes(word: &[u8]) -> String {
 /// every printed path reads the same way): `'C:\Program Files\x'`, with `'` written `''`.
 pub fn quote_powershell_path(path: &str) -> String {
     let q = quote_powershell(path);
-    if q.starts_with('\'') {
+    if q.starts_with(['\'', '"']) {
         q
     } else {
         format!("'{q}'")
@@ -137,7 +137,11 @@ pub fn powershell_set_env(name: &str, value: &str) -> String {
 
 /// A word for PowerShell (for commands printed for Windows): unchanged when plain, else in
 /// single quotes, where nothing expands and a `'` is written `''`. PowerShell also reads the
-/// typographic quotes U+2018/U+2019 as quote marks, so they are doubled too.
+/// typographic quotes U+2018/U+2019 as quote marks, so they are doubled too. A word holding a
+/// control or invisible character (a newline, an escape, a bidirectional override) is written in
+/// double quotes instead, one line, each such character as `$([char]0xNN)` and every character
+/// PowerShell would expand or end the string on (`$`, the backtick, the straight and typographic
+/// double quotes) escaped with a backtick: the command names the real file and never spans lines.
 pub fn quote_powershell(word: &str) -> String {
     let plain = !word.is_empty()
         && word
@@ -145,6 +149,28 @@ pub fn quote_powershell(word: &str) -> String {
             .all(|b| b.is_ascii_alphanumeric() || b"/\\._-+=:,".contains(&b));
     if plain {
         return word.to_string();
+    }
+    if word.chars().any(cudoctor_types::inert::is_hostile) {
+        let mut out = String::with_capacity(word.len() + 16);
+        out.push('"');
+        for c in word.chars() {
+            if cudoctor_types::inert::is_hostile(c) {
+                let code = cudoctor_types::os_text::kept_byte(c).map_or(c as u32, u32::from);
+                if code > 0xffff {
+                    // Past the BMP: PowerShell's [char] is one UTF-16 unit.
+                    out.push_str(&format!("$([char]::ConvertFromUtf32(0x{code:x}))"));
+                } else {
+                    out.push_str(&format!("$([char]0x{code:x})"));
+                }
+            } else {
+                if matches!(c, '$' | '`' | '"' | '\u{201c}' | '\u{201d}' | '\u{201e}') {
+                    out.push('`');
+                }
+                out.push(c);
+            }
+        }
+        out.push('"');
+        return out;
     }
     let mut out = String::with_capacity(word.len() + 2);
     out.push('\'');
@@ -232,6 +258,21 @@ mod tests {
         assert_eq!(quote(&kept), "$'/v/lib\\xff.so'");
         assert_eq!(quote_bytes(b"/plain/path"), "/plain/path");
         assert_eq!(quote_bytes(b"/a b"), "'/a b'");
+    }
+
+    #[test]
+    fn powershell_words_with_controls_stay_one_line_and_expand_nothing() {
+        let q = quote_powershell("C:\\a\nb $(calc) `x` \"q\" \u{202e}\u{1b}[31m");
+        assert!(!q.contains(['\n', '\r', '\u{1b}', '\u{202e}']), "{q}");
+        assert_eq!(
+            q,
+            "\"C:\\a$([char]0xa)b `$(calc) ``x`` `\"q`\" $([char]0x202e)$([char]0x1b)[31m\""
+        );
+        assert_eq!(quote_powershell_path("a\nb"), "\"a$([char]0xa)b\"");
+        assert_eq!(
+            quote_powershell("t\u{e0041}"),
+            "\"t$([char]::ConvertFromUtf32(0xe0041))\""
+        );
     }
 
     #[test]

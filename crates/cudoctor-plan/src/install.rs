@@ -133,6 +133,18 @@ impl TargetEnv {
         }
     }
 
+    /// A package name or pin in a command, quoted. A word that starts with `-` is no
+    /// distribution (a name starts with a letter or a digit) but an installer would read it as
+    /// an option (`-index-url=…` from a planted `__index_url=….dist-info`): it is written as
+    /// `./-…`, a path that names nothing installed, so pasting the command fails harmlessly.
+    pub fn package(&self, word: &str) -> String {
+        if word.starts_with('-') {
+            self.quote(&format!("./{word}"))
+        } else {
+            self.quote(word)
+        }
+    }
+
     /// A command line written by this module for this environment, as the fix step of its
     /// shell.
     pub fn step(&self, command: String) -> FixStep {
@@ -216,7 +228,7 @@ impl TargetEnv {
                 .into(),
             );
         }
-        words.extend(op.pins.iter().map(|p| self.quote(p)));
+        words.extend(op.pins.iter().map(|p| self.package(p)));
         if let Some(u) = &op.index_url {
             words.push(format!("--index-url {}", self.quote(u)));
         }
@@ -237,7 +249,7 @@ impl TargetEnv {
         if !plain || op.pins.is_empty() {
             return None;
         }
-        let pins: Vec<String> = op.pins.iter().map(|p| self.quote(p)).collect();
+        let pins: Vec<String> = op.pins.iter().map(|p| self.package(p)).collect();
         let pins = pins.join(" ");
         let index_name = op.index_url.as_deref().map(|u| {
             format!(
@@ -322,14 +334,17 @@ impl TargetEnv {
     /// Removes `packages` from this environment.
     pub fn uninstall(&self, packages: &[&str]) -> String {
         if self.conda_owns(packages) {
-            let names: Vec<String> = packages.iter().map(|p| self.quote(conda_name(p))).collect();
+            let names: Vec<String> = packages
+                .iter()
+                .map(|p| self.package(conda_name(p)))
+                .collect();
             return format!(
                 "conda remove -p {} {}",
                 self.quote(&self.prefix),
                 names.join(" ")
             );
         }
-        let names: Vec<String> = packages.iter().map(|p| self.quote(p)).collect();
+        let names: Vec<String> = packages.iter().map(|p| self.package(p)).collect();
         if self.uses_uv() {
             format!("{} {}", self.head("uninstall"), names.join(" "))
         } else {
@@ -341,12 +356,12 @@ impl TargetEnv {
     /// installed again).
     pub fn cache_remove(&self, package: &str) -> String {
         if self.uses_uv() {
-            format!("uv cache clean {}", self.quote(package))
+            format!("uv cache clean {}", self.package(package))
         } else {
             format!(
                 "{} -m pip cache remove {}",
                 self.python_word(),
-                self.quote(&package.replace('-', "_"))
+                self.package(&package.replace('-', "_"))
             )
         }
     }
@@ -474,6 +489,63 @@ mod tests {
             windows: false,
             project: None,
         }
+    }
+
+    #[test]
+    fn a_package_name_that_starts_with_a_dash_is_never_read_as_an_option() {
+        for installer in [Installer::Pip, Installer::Uv, Installer::Conda] {
+            let t = target(installer);
+            let hostile = "-index-url=https:evil.example";
+            for cmd in [
+                t.uninstall(&[hostile]),
+                t.install(&crate::Install::pins(vec![format!("{hostile}==1.0")])),
+                t.cache_remove(hostile),
+            ] {
+                let words = shell_words(&cmd);
+                assert!(
+                    !words
+                        .iter()
+                        .any(|w| w.starts_with("-index") || w.starts_with("-i")),
+                    "{cmd}"
+                );
+                assert!(
+                    words
+                        .iter()
+                        .any(|w| w.starts_with("./-index-url") || w.starts_with("_index_url")),
+                    "{cmd}"
+                );
+            }
+        }
+    }
+
+    /// The words a POSIX shell makes of a command line of plain and single-quoted words.
+    fn shell_words(cmd: &str) -> Vec<String> {
+        let mut words = Vec::new();
+        let mut cur = String::new();
+        let mut quoted = false;
+        let mut any = false;
+        for c in cmd.chars() {
+            match c {
+                '\'' => {
+                    quoted = !quoted;
+                    any = true;
+                }
+                ' ' if !quoted => {
+                    if any {
+                        words.push(std::mem::take(&mut cur));
+                    }
+                    any = false;
+                }
+                c => {
+                    cur.push(c);
+                    any = true;
+                }
+            }
+        }
+        if any {
+            words.push(cur);
+        }
+        words
     }
 
     #[test]

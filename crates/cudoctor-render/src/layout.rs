@@ -483,3 +483,40 @@ mod tests {
         assert_eq!(common_dir(["/a/b.so"]), None);
     }
 }
+
+#[cfg(test)]
+mod hostile_symbol_tests {
+    use super::*;
+
+    #[test]
+    fn hostile_mangled_names_demangle_in_bounded_time_and_size() {
+        let mut cases: Vec<String> = Vec::new();
+        // Back-references that double at every level, deep template nesting, long names.
+        let mut s = String::from("_Z1fI");
+        for _ in 0..40 {
+            s.push_str("S_");
+        }
+        s.push_str("EvT_");
+        cases.push(s);
+        cases.push(format!("_Z1f{}v{}", "IS_".repeat(5000), "E".repeat(5000)));
+        cases.push(format!("_ZN{}E", "1a".repeat(50_000)));
+        cases.push(format!("_Z{}", "PFv".repeat(20_000)));
+        let mut t = String::from("_Z1fIJ");
+        for i in 0..30 {
+            t.push_str(&format!("S{i}_"));
+        }
+        t.push_str("EEvv");
+        cases.push(t);
+        for c in &cases {
+            let started = std::time::Instant::now();
+            let out = demangle(c);
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(5),
+                "{} took {:?}",
+                &c[..c.len().min(60)],
+                started.elapsed()
+            );
+            assert!(out.len() < 1 << 20, "{} bytes", out.len());
+        }
+    }
+}

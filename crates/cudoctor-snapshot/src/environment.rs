@@ -45,60 +45,11 @@ const PREFIXES: &[&str] = &[
     "CUDA", "NCCL_", "NVIDIA_", "NV_", "CUDNN", "TORCH_", "PYTORCH_",
 ];
 
-/// Parts of a name that mark its value as a secret (matched in upper case).
-const SECRET_NAME_PARTS: &[&str] = &[
-    "TOKEN",
-    "KEY",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "CREDENTIAL",
-    "AUTH",
-    "COOKIE",
-    "SESSION",
-];
-
-/// Value prefixes of well-known API keys, secret whatever the variable is called.
-const SECRET_VALUE_PREFIXES: &[&str] = &["nvapi-", "hf_", "ghp_", "github_pat_", "sk-", "xoxb-"];
-
-/// What is written in place of a secret: the report still says the variable was set.
-pub const REDACTED: &str = "<redacted>";
+pub use cudoctor_types::secret::{is_secret, redact_url_credentials, REDACTED};
 
 /// True for a variable worth recording in a snapshot.
 pub fn relevant_variable(name: &str) -> bool {
     EXACT.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
-}
-
-/// True when a variable's name or value says it holds a secret.
-pub fn is_secret(name: &str, value: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    SECRET_NAME_PARTS.iter().any(|p| upper.contains(p))
-        || SECRET_VALUE_PREFIXES.iter().any(|p| value.starts_with(p))
-}
-
-/// `scheme://user:password@host/...` with the credentials replaced, wherever a URL appears in
-/// `value` (a list of URLs, a proxy).
-pub fn redact_url_credentials(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    let mut rest = value;
-    while let Some(i) = rest.find("://") {
-        let (head, tail) = rest.split_at(i + 3);
-        out.push_str(head);
-        let end = tail
-            .find(|c: char| c == '/' || c.is_whitespace() || c == ',' || c == ';')
-            .unwrap_or(tail.len());
-        let authority = &tail[..end];
-        match authority.rfind('@') {
-            Some(at) => {
-                out.push_str(REDACTED);
-                out.push_str(&authority[at..]);
-            }
-            None => out.push_str(authority),
-        }
-        rest = &tail[end..];
-    }
-    out.push_str(rest);
-    out
 }
 
 /// The variables of `env` a snapshot records: the relevant ones, secrets redacted (kept by

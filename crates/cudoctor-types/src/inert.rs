@@ -87,6 +87,35 @@ pub fn text(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The longest line of an error message shown, in characters, and the most lines.
+const MESSAGE_LINE: usize = 1000;
+const MESSAGE_LINES: usize = 60;
+
+/// An error message for a terminal: as [`text`], each line cut at 1,000 characters and the
+/// whole at 60 lines, each cut said. A parser's error quoting a hostile input (a TOML file of
+/// one 400 KB line) stays a message, not a copy of the input.
+pub fn message(s: &str) -> String {
+    let mut out = String::new();
+    let lines: Vec<&str> = s.split('\n').collect();
+    for (i, l) in lines.iter().take(MESSAGE_LINES).enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let chars = l.chars().count();
+        if chars > MESSAGE_LINE {
+            let head: String = l.chars().take(MESSAGE_LINE).collect();
+            out.push_str(&text(&head));
+            let _ = write!(out, "… ({} more characters)", chars - MESSAGE_LINE);
+        } else {
+            out.push_str(&text(l));
+        }
+    }
+    if lines.len() > MESSAGE_LINES {
+        let _ = write!(out, "\n… ({} more lines)", lines.len() - MESSAGE_LINES);
+    }
+    out
+}
+
 /// Report text on its way to a terminal or file, the last guard of every renderer: like
 /// [`text`], except that with `colour` the exact colour sequences the renderers write
 /// (`ESC [ digits ; … m`) pass. A hostile value that gets this far can at most colour itself.
@@ -203,6 +232,19 @@ pub fn html(s: &str, multiline: bool) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_message_quoting_a_huge_input_is_cut_and_says_so() {
+        let long = format!("bad file: {}\nsecond\x1b[31m", "[".repeat(400_000));
+        let m = message(&long);
+        assert!(m.len() < 1200, "{}", m.len());
+        assert!(m.contains("more characters)"));
+        assert!(m.ends_with("second\\e[31m"), "{m}");
+        let many = "x\n".repeat(1000);
+        assert!(message(&many).ends_with("more lines)"));
+        assert_eq!(message("plain\nmessage"), "plain\nmessage");
+    }
+
     use super::*;
 
     const HOSTILE: &str = "a\u{1b}[2J\u{1b}]0;title\u{7}b\nc\r\u{202e}d\u{9b}31m";

@@ -10,6 +10,7 @@ pub mod os_text;
 pub mod read_at;
 pub mod regular_file;
 pub mod requirement;
+pub mod secret;
 pub mod threads;
 pub mod version;
 pub mod visible_devices;

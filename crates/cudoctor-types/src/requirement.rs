@@ -521,6 +521,7 @@ mod marker {
             toks: &toks,
             at: 0,
             vars,
+            depth: 0,
         };
         let v = p.or()?;
         (p.at == toks.len()).then_some(v)?
@@ -545,7 +546,13 @@ mod marker {
         toks: &'a [Tok],
         at: usize,
         vars: &'a dyn Fn(&str) -> Option<String>,
+        /// Parentheses open around the current token.
+        depth: usize,
     }
+
+    /// The deepest nesting of parentheses read: real markers nest two or three deep; a METADATA
+    /// line of 200,000 `(` would overflow the stack (an abort, not an error).
+    const MAX_DEPTH: usize = 64;
 
     type Tri = Option<Option<bool>>;
 
@@ -591,8 +598,13 @@ mod marker {
         }
         fn atom(&mut self) -> Tri {
             if self.peek() == Some(&Tok::Open) {
+                if self.depth >= MAX_DEPTH {
+                    return None;
+                }
                 self.at += 1;
+                self.depth += 1;
                 let v = self.or()?;
+                self.depth -= 1;
                 if self.peek() != Some(&Tok::Close) {
                     return None;
                 }
@@ -770,5 +782,27 @@ mod tests {
         let back: Requirement = serde_json::from_str(&s).unwrap();
         assert_eq!(back, j);
         assert!(serde_json::from_str::<Requirement>(r#""==1""#).is_err());
+    }
+}
+
+#[cfg(test)]
+mod hostile_marker_tests {
+    use super::*;
+
+    #[test]
+    fn a_marker_nested_past_any_real_one_is_unknown_not_a_stack_overflow() {
+        let deep = format!(
+            "x ; {}python_version >= '3'{}",
+            "(".repeat(200_000),
+            ")".repeat(200_000)
+        );
+        let vars = |_: &str| Some("3.12".to_string());
+        if let Ok(r) = deep.parse::<Requirement>() {
+            assert_eq!(r.marker_holds(&vars), None);
+            let _ = r.marker_extras();
+        }
+        // A real nesting is read.
+        let r: Requirement = "x ; ((python_version >= '3'))".parse().unwrap();
+        assert_eq!(r.marker_holds(&vars), Some(true));
     }
 }

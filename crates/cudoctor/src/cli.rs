@@ -204,7 +204,9 @@ pub struct MachineArgs {
     /// Dynamic loading of NVML and libcuda is off under a root other than `/`.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
-    /// Seconds to wait for nvidia-smi, nvcc and the driver libraries before giving up.
+    /// Seconds to wait for nvidia-smi, nvcc and the driver libraries before giving up; the
+    /// reading of files (hashing, walking, scanning) ends there too, and what it did not look at
+    /// is said (PLT040), never judged.
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     pub timeout: f64,
     /// Read knowledge-base files from this directory, overriding the built-in ones of the same name.
@@ -261,8 +263,9 @@ pub struct CheckArgs {
     /// repeatable.
     #[arg(long, requires = "deep", hide = true, value_name = "STAGE")]
     pub deep_skip: Vec<String>,
-    /// Hash every file of torch and the nvidia-* wheels against their RECORD (reads GBs). By default
-    /// every size is checked and only the small CUDA libraries are hashed.
+    /// Hash every file of torch and the nvidia-* wheels against their RECORD (reads GBs: give a
+    /// --timeout long enough; what is not hashed by then is said, PLT040). By default every size
+    /// is checked and only the small CUDA libraries are hashed.
     #[arg(long)]
     pub verify_wheels: bool,
     /// Prove every printed fix before you run it: its package changes applied to the collected

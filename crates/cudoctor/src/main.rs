@@ -39,7 +39,7 @@ fn main() -> ExitCode {
             let message = format!("{e:#}");
             output::note(&format!(
                 "cudoctor: error: {}\n",
-                cudoctor_types::inert::text(&message)
+                cudoctor_types::inert::message(&message)
             ));
             ExitCode::from(2)
         }

@@ -115,6 +115,10 @@ pub struct Emulated {
     pub runtime_dirs: Vec<RuntimeDir>,
     /// Whether the steps that ask for it have their symbols checked ([`Symbols`]).
     symbols: Symbols,
+    /// The machine whose deadline ends the steps, and the environment they load for: a step
+    /// not begun by then is not run, and the emulation is said to have stopped early.
+    host: Host,
+    place: String,
 }
 
 /// Whether an emulation checks symbols. Which libraries load never depends on it (a step fails
@@ -154,6 +158,8 @@ pub fn emulate<'e>(
         notes: Vec::new(),
         runtime_dirs: Vec::new(),
         symbols,
+        host: host.clone(),
+        place: env.prefix.clone(),
     };
     if let Some(python) = &env.interpreter {
         // The interpreter's own exports (Py*) satisfy extensions' Python symbols.
@@ -396,6 +402,14 @@ fn step(path: &str, opener: Opener, by: &str) -> Step {
 
 /// Runs one step; true when its target, or something it needs, could not be loaded.
 fn run_step(run: &mut Emulated, step: &Step, quiet: bool) -> bool {
+    // Past the command's deadline no step begins (each one alone is bounded by the loader's
+    // caps on NEEDED and search directories). Not run is not failed: nothing is reported missing.
+    if run
+        .host
+        .out_of_time(cudoctor_snapshot::ScanKind::Loader, &run.place)
+    {
+        return false;
+    }
     let opts = LoadOptions::check_symbols(if step.symbols && run.symbols == Symbols::Checked {
         SymbolCheck::Requested
     } else {
@@ -534,6 +548,48 @@ fn sorted(mut v: Vec<String>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_step_of_the_emulation_begins_past_the_deadline() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("v/site-packages/torch/lib");
+        std::fs::create_dir_all(&lib).unwrap();
+        // Not an ELF file: the step that imports it fails, said as an error.
+        std::fs::write(lib.join("../_C.cpython-312-x86_64-linux-gnu.so"), "not elf").unwrap();
+        let env = PythonEnv {
+            prefix: "/v".into(),
+            site_packages: vec!["/v/site-packages".into()],
+            torch: Some(cudoctor_snapshot::TorchBuild {
+                version: "2.5.0".into(),
+                path: "/v/site-packages/torch".into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let host = Host::rooted(
+            dir.path().to_path_buf(),
+            Default::default(),
+            std::time::Duration::from_secs(2),
+        );
+        let none: Vec<(String, Option<String>)> = Vec::new();
+        let run = |host: &Host| {
+            emulate(
+                host,
+                &env,
+                ProcessEnv::new(dir.path()),
+                &|| none.as_slice(),
+                Symbols::Checked,
+            )
+            .unwrap()
+        };
+        assert!(!run(&host).errors.is_empty());
+        let late = host.with_deadline(cudoctor_types::Deadline::after(std::time::Duration::ZERO));
+        assert!(run(&late).errors.is_empty());
+        assert!(late
+            .stopped_early()
+            .iter()
+            .any(|s| s.scan == cudoctor_snapshot::ScanKind::Loader && s.place == "/v"));
+    }
 
     #[test]
     fn the_table_parses_and_every_row_has_a_source() {

@@ -455,7 +455,8 @@ pub(crate) fn shared_objects(host: &Host, env: &PythonEnv, name: &str) -> Vec<St
         .into_iter()
         .filter(|e| {
             let file = e.path.rsplit('/').next().unwrap_or(&e.path);
-            file.ends_with(".so") || file.contains(".so.")
+            (file.ends_with(".so") || file.contains(".so."))
+                && super::record::within_env(env, &pkg.location, &e.path)
         })
         .map(|e| crate::host::normalise(&format!("{}/{}", pkg.location, e.path)))
         .collect();

@@ -245,6 +245,12 @@ fn confined(roots: &[String], sp: &str, rel: &str) -> bool {
     })
 }
 
+/// Whether RECORD path `rel` of a distribution in site directory `sp` of `env` stays inside
+/// the environment (no `..` past its root, no absolute path): only those are ever read.
+pub(crate) fn within_env(env: &PythonEnv, sp: &str, rel: &str) -> bool {
+    confined(&confinement_roots(env, sp), sp, rel)
+}
+
 /// One distribution's claim on a path: which checked distribution (index into the site
 /// directory's list) and what its RECORD says.
 struct Owner<'a> {

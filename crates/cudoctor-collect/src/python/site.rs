@@ -355,7 +355,7 @@ fn pth_dirs(host: &Host, site_dir: &str) -> Vec<String> {
 
 /// The lines of a `.pth` file that name directories, as `site.addpackage` reads them: blank
 /// lines, comments and `import` lines (code it runs) skipped, trailing whitespace dropped.
-pub(crate) fn pth_entries(text: &str) -> impl Iterator<Item = &str> {
+pub fn pth_entries(text: &str) -> impl Iterator<Item = &str> {
     text.lines().map(str::trim_end).filter(|line| {
         !(line.is_empty()
             || line.starts_with('#')

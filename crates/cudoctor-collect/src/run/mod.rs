@@ -117,7 +117,7 @@ pub fn run_observed(command: &[String], options: &RunOptions) -> Result<RunFacts
         Vec::new()
     };
     Ok(RunFacts {
-        command: command.to_vec(),
+        command: cudoctor_types::secret::redact_argv(command),
         started_at,
         wall_s,
         exit,
@@ -336,6 +336,18 @@ pub fn observer_env(
 /// Largest per-process record read (real ones are a few KB to a few MB).
 const MAX_RECORD_FILE: u64 = 256 << 20;
 
+/// A process's record as reports keep it: the secrets of its command line, its error messages
+/// and its failure replaced (a token passed as `--hf-token` never reaches a report).
+fn redacted(mut r: ProcessRecord) -> ProcessRecord {
+    use cudoctor_types::secret::{redact_argv, redact_text};
+    r.argv = redact_argv(&r.argv);
+    r.errors = r.errors.iter().map(|e| redact_text(e)).collect();
+    if let Some(f) = &mut r.failure {
+        f.message = redact_text(&f.message);
+    }
+    r
+}
+
 pub fn read_records(out: &Path) -> (Vec<ProcessRecord>, Vec<String>) {
     let mut records = Vec::new();
     let mut unreadable = Vec::new();
@@ -359,7 +371,7 @@ pub fn read_records(out: &Path) -> (Vec<ProcessRecord>, Vec<String>) {
             .map_err(|e| e.to_string())
             .and_then(|b| serde_json::from_slice::<ProcessRecord>(&b).map_err(|e| e.to_string()))
         {
-            Ok(r) => records.push(r),
+            Ok(r) => records.push(redacted(r)),
             Err(e) => unreadable.push(format!("{name}: {e}")),
         }
     }

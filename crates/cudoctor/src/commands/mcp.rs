@@ -170,8 +170,8 @@ fn command_line(
                     if key == "paths" {
                         positional.push(v);
                     } else {
-                        line.push(flag.clone());
-                        line.push(v);
+                        // `--flag=value`: a value that starts with `-` stays a value.
+                        line.push(format!("{flag}={v}"));
                     }
                 }
             }
@@ -187,16 +187,12 @@ fn command_line(
                 let n = value
                     .as_f64()
                     .ok_or_else(|| format!("{name}: {key} must be a number"))?;
-                line.push(flag);
-                line.push(n.to_string());
+                line.push(format!("{flag}={n}"));
             }
             _ => match key.as_str() {
                 "text" => stdin = Some(text(value)?),
                 "file" => positional.push(text(value)?),
-                _ => {
-                    line.push(flag);
-                    line.push(text(value)?);
-                }
+                _ => line.push(format!("{flag}={}", text(value)?)),
             },
         }
     }
@@ -359,6 +355,27 @@ pub fn handle(message: &Value) -> Option<Value> {
     })
 }
 
+/// Reads past the end of the current line without keeping it: memory stays one buffer however
+/// long the line.
+fn skip_line(input: &mut impl BufRead) -> std::io::Result<()> {
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                input.consume(i + 1);
+                return Ok(());
+            }
+            None => {
+                let n = buf.len();
+                input.consume(n);
+            }
+        }
+    }
+}
+
 pub fn run() -> anyhow::Result<Outcome> {
     let stdin = std::io::stdin();
     let mut input = stdin.lock();
@@ -374,9 +391,10 @@ pub fn run() -> anyhow::Result<Outcome> {
         if line.len() > MAX_LINE {
             let answer = error(&Value::Null, -32700, "message too long");
             writeln!(stdout, "{answer}")?;
-            // Skip the rest of the over-long line.
-            let mut rest = Vec::new();
-            input.read_until(b'\n', &mut rest)?;
+            // Skip the rest of the over-long line, a buffer at a time (it may never end).
+            if line.last() != Some(&b'\n') {
+                skip_line(&mut input)?;
+            }
             continue;
         }
         let text = String::from_utf8_lossy(&line);
@@ -411,17 +429,27 @@ mod tests {
             [
                 "check",
                 "--deep",
-                "--gpu",
-                "sm_61",
-                "--python",
-                "/opt/venv",
-                "--timeout",
-                "5",
+                "--gpu=sm_61",
+                "--python=/opt/venv",
+                "--timeout=5",
                 "--format",
                 "json"
             ]
         );
         assert!(stdin.is_none());
+        // A value that starts with a dash stays the value of its flag.
+        let args = json!({"gpu": ["--save=/tmp/x"], "snapshot": "-s.json"});
+        let (line, _) = command_line("check", args.as_object().unwrap()).unwrap();
+        assert_eq!(
+            line,
+            [
+                "check",
+                "--gpu=--save=/tmp/x",
+                "--snapshot=-s.json",
+                "--format",
+                "json"
+            ]
+        );
         let (line, stdin) = command_line(
             "explain",
             json!({"text": "CUDA error"}).as_object().unwrap(),
