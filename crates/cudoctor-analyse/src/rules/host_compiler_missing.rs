@@ -47,29 +47,27 @@ fn check(ctx: &Context) -> Vec<Finding> {
         return Vec::new();
     }
     // (what is missing, as named, chosen by, the failure it gives)
-    let mut missing: Vec<(String, String, &str)> = Vec::new();
+    let mut missing: Vec<(String, String, String)> = Vec::new();
     if let Some(hc) = tools.host_compiler.as_ref().filter(|h| h.path.is_none()) {
+        // nvcc runs the program -ccbin names (the last word of CC that is no option).
         let program = hc
             .command
             .split_whitespace()
             .rfind(|w| !w.starts_with('-'))
-            .unwrap_or(&hc.command)
-            .to_string();
+            .unwrap_or(&hc.command);
         missing.push((
             format!("nvcc's host compiler `{}`", hc.command),
             hc.chosen_by.clone(),
-            if program == "gcc" {
-                "gcc: No such file or directory\" and \"nvcc fatal   : Failed to preprocess host compiler properties."
-            } else {
-                "nvcc fatal   : Failed to preprocess host compiler properties."
-            },
+            format!("{program}: No such file or directory\" and \"nvcc fatal   : Failed to preprocess host compiler properties."),
         ));
     }
     if let Some(cxx) = tools.cxx.as_ref().filter(|c| c.path.is_none()) {
+        // ninja runs the command through /bin/sh, which runs CXX's first word.
+        let program = cxx.command.split_whitespace().next().unwrap_or("c++");
         missing.push((
             format!("the C++ compiler `{}`", cxx.command),
             cxx.chosen_by.clone(),
-            "/bin/sh: 1: c++: not found",
+            format!("/bin/sh: 1: {program}: not found"),
         ));
     }
     if missing.is_empty() {
@@ -85,11 +83,6 @@ fn check(ctx: &Context) -> Vec<Finding> {
     );
     for (what, chosen_by, failure) in &missing {
         f = f.evidence(format!("{what} ({chosen_by}): not found"));
-        let failure = if chosen_by == "CXX" && failure.starts_with("/bin/sh") {
-            "/bin/sh: 1: <CXX>: not found"
-        } else {
-            failure
-        };
         f = f.evidence(format!("predicted: \"{failure}\""));
     }
     f = f
@@ -159,6 +152,7 @@ mod tests {
             f[0].title
         );
         let ev = f[0].evidence.join("\n");
+        assert!(ev.contains("\"gcc: No such file or directory\""), "{ev}");
         assert!(ev.contains("nvcc fatal   : Failed to preprocess host compiler properties."));
         assert!(ev.contains("/bin/sh: 1: c++: not found"));
         assert!(f[0].fix[0].text().starts_with("apt-get install g++"));
@@ -173,6 +167,20 @@ mod tests {
         let mut s = with(None, None);
         s.python_envs.clear();
         assert!(run(&RULE, &s).is_empty());
+    }
+
+    #[test]
+    fn a_cc_naming_a_missing_compiler_is_predicted_by_its_name() {
+        let mut s = with(None, Some("/usr/bin/c++"));
+        let tools = s.toolkit.build_tools.as_mut().unwrap();
+        let hc = tools.host_compiler.as_mut().unwrap();
+        hc.chosen_by = "CC".into();
+        hc.command = "ccache gcc-15".into();
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1);
+        let ev = f[0].evidence.join("\n");
+        assert!(ev.contains("(CC): not found"), "{ev}");
+        assert!(ev.contains("\"gcc-15: No such file or directory\""), "{ev}");
     }
 
     #[test]
