@@ -19,7 +19,9 @@ pub fn collect(host: &Host, envs: &[PythonEnv], attempts: &mut Vec<Attempt>) -> 
         host_compiler: host_compiler(host, envs, attempts),
         ninja_on_path: host.which("ninja"),
         ninja_in_envs,
-        cxx: Some(cxx(host)),
+        // Looked up on the live machine only: under --root, PATH is the inspecting shell's, not
+        // the root's (TK016 judges only a lookup made here).
+        cxx: host.runs_programs().then(|| cxx(host)),
     }
 }
 

@@ -153,7 +153,8 @@ pub struct BuildTools {
     #[serde(default)]
     pub ninja_in_envs: Vec<String>,
     /// The C++ compiler torch's `cpp_extension` compiles `.cpp` sources with: `CXX`, else
-    /// `c++` on PATH. Absent in older snapshots.
+    /// `c++` on PATH. Looked up on the live machine only (under `--root` PATH is the inspecting
+    /// shell's); absent there and in older snapshots.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cxx: Option<ProgramLookup>,
 }

@@ -11,7 +11,7 @@ Where a CUDA torch and a toolkit to build with are installed, the two compilers 
 `cpp_extension` runs besides nvcc, looked up as the build looks them up: nvcc's host compiler
 (`-ccbin $CC` when CC is set, a `-ccbin` in NVCC_PREPEND_FLAGS / NVCC_APPEND_FLAGS,
 NVCC_CCBIN, else `gcc` on PATH) and the C++ compiler of the `.cpp` sources (`CXX`, else `c++`
-on PATH).
+on PATH). Judged on the live machine only: under `--root` PATH is the inspecting shell's.
 
 ## Why it matters
 A CUDA toolkit does not bring a host compiler: a slim container image, a fresh cloud image or
@@ -36,7 +36,15 @@ fn check(ctx: &Context) -> Vec<Finding> {
     if ctx.snap.windows.is_some() {
         return Vec::new();
     }
-    let Some(tools) = &ctx.snap.toolkit.build_tools else {
+    // The lookups of the live machine only (`cxx` is recorded there alone): under --root,
+    // PATH is the inspecting shell's, and an older snapshot recorded no C++ compiler.
+    let Some(tools) = ctx
+        .snap
+        .toolkit
+        .build_tools
+        .as_ref()
+        .filter(|t| t.cxx.is_some())
+    else {
         return Vec::new();
     };
     // Only where an extension build could otherwise run: a toolkit torch would build with.
@@ -161,8 +169,11 @@ mod tests {
     #[test]
     fn compilers_present_unknown_or_no_torch_say_nothing() {
         assert!(run(&RULE, &with(Some("/usr/bin/gcc"), Some("/usr/bin/c++"))).is_empty());
-        // An older snapshot: nothing recorded.
+        // An older snapshot (or one of a --root): no C++ compiler looked up.
         assert!(run(&RULE, &h200()).is_empty());
+        let mut s = with(None, None);
+        s.toolkit.build_tools.as_mut().unwrap().cxx = None;
+        assert!(run(&RULE, &s).is_empty());
         // No CUDA torch: nobody builds here.
         let mut s = with(None, None);
         s.python_envs.clear();
