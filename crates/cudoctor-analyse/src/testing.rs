@@ -56,6 +56,7 @@ pub fn h200() -> Snapshot {
         nvcc: Some("/usr/local/cuda-13.0/bin/nvcc".into()),
         link_dir: None,
         host_compilers: None,
+        cccl: None,
     });
     s.toolkit.nvcc_on_path = Some(NvccOnPath {
         path: "/usr/local/cuda/bin/nvcc".into(),

@@ -3,7 +3,9 @@
 //! name or its installation's files, and run (`--version`) only when neither tells, on the live
 //! machine, and never when it lies inside an inspected environment.
 
-use cudoctor_snapshot::{Attempt, BuildTools, CompilerFamily, HostCompiler, Outcome, PythonEnv};
+use cudoctor_snapshot::{
+    Attempt, BuildTools, CompilerFamily, HostCompiler, Outcome, ProgramLookup, PythonEnv,
+};
 
 use crate::host::{CommandOutcome, Host};
 
@@ -17,6 +19,30 @@ pub fn collect(host: &Host, envs: &[PythonEnv], attempts: &mut Vec<Attempt>) -> 
         host_compiler: host_compiler(host, envs, attempts),
         ninja_on_path: host.which("ninja"),
         ninja_in_envs,
+        // Looked up on the live machine only: under --root, PATH is the inspecting shell's, not
+        // the root's (TK016 judges only a lookup made here).
+        cxx: host.runs_programs().then(|| cxx(host)),
+    }
+}
+
+/// The C++ compiler torch's `cpp_extension` compiles `.cpp` sources with on Linux: `CXX`, else
+/// `c++` (its `get_cxx_compiler`), found as the shell finds it.
+fn cxx(host: &Host) -> ProgramLookup {
+    let (chosen_by, command) = match host.var("CXX").filter(|v| !v.trim().is_empty()) {
+        Some(v) => ("CXX".to_string(), v.to_string()),
+        None => ("c++ on PATH".to_string(), "c++".to_string()),
+    };
+    // CXX may carry a launcher (`ccache g++`): the shell runs its first word.
+    let program = command.split_whitespace().next().unwrap_or("").to_string();
+    let path = if program.contains('/') {
+        host.is_file(&program).then(|| program.clone())
+    } else {
+        host.which(&program)
+    };
+    ProgramLookup {
+        chosen_by,
+        command,
+        path,
     }
 }
 

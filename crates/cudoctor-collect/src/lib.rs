@@ -3,6 +3,7 @@
 
 pub mod allocator;
 pub mod build_tools;
+pub mod cccl;
 pub mod deep;
 pub mod discovery;
 pub mod driver;

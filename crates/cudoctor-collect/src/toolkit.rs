@@ -201,6 +201,7 @@ fn add_toolkit(host: &Host, facts: &mut ToolkitFacts, candidate: &Candidate) {
     let host_compilers = has_nvcc
         .then(|| crate::host_config::read(host, &root))
         .flatten();
+    let cccl = has_nvcc.then(|| crate::cccl::read(host, &root)).flatten();
     facts.toolkits.push(Toolkit {
         root,
         version,
@@ -209,6 +210,7 @@ fn add_toolkit(host: &Host, facts: &mut ToolkitFacts, candidate: &Candidate) {
         nvcc: has_nvcc.then_some(nvcc),
         link_dir,
         host_compilers,
+        cccl,
     });
 }
 

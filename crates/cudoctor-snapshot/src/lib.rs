@@ -79,8 +79,8 @@ pub use security::{
 };
 pub use stopped::{ScanKind, StopReason, StoppedEarly};
 pub use toolkit::{
-    BuildTools, CompilerFamily, CompilerRange, HostCompiler, HostCompilerSupport, LinkDir,
-    NvccOnPath, SymlinkChain, Toolkit, ToolkitFacts,
+    BuildTools, CcclHeaders, CompilerFamily, CompilerRange, HeaderInclude, HostCompiler,
+    HostCompilerSupport, LinkDir, NvccOnPath, ProgramLookup, SymlinkChain, Toolkit, ToolkitFacts,
 };
 pub use wheels::{DamagedFile, FileProblem, PathOwner, SharedPath, WheelCheck};
 

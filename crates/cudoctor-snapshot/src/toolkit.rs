@@ -56,6 +56,33 @@ pub struct Toolkit {
     /// the toolkit has no nvcc or no such header.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_compilers: Option<HostCompilerSupport>,
+    /// The CCCL headers its own headers include (libcu++'s `nv/target`, thrust, cub); absent
+    /// when the toolkit has no nvcc, or in older snapshots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cccl: Option<CcclHeaders>,
+}
+
+/// A toolkit's CCCL headers: a full CUDA 12 Toolkit has them in `include/`, CUDA 13 in
+/// `include/cccl/` (its `nvcc.profile` adds that directory), NVIDIA's pip compiler only with
+/// the separate `nvidia-cuda-cccl` wheel.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CcclHeaders {
+    /// The directory holding them (`<root>/include/cccl` or `<root>/include`); absent when
+    /// neither has `nv/target` nor `thrust/version.h`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
+    /// The first CCCL header the toolkit's `include/cuda_fp16.h` includes (torch's CUDA
+    /// headers include that file, so every CUDA source of a torch extension does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needed_by: Option<HeaderInclude>,
+}
+
+/// `#include <HEADER>` at `FILE:LINE`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HeaderInclude {
+    pub file: String,
+    pub line: u32,
+    pub header: String,
 }
 
 /// A compiler family nvcc's `host_config.h` guards.
@@ -125,6 +152,23 @@ pub struct BuildTools {
     /// program), found only while that directory is on PATH.
     #[serde(default)]
     pub ninja_in_envs: Vec<String>,
+    /// The C++ compiler torch's `cpp_extension` compiles `.cpp` sources with: `CXX`, else
+    /// `c++` on PATH. Looked up on the live machine only (under `--root` PATH is the inspecting
+    /// shell's); absent there and in older snapshots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cxx: Option<ProgramLookup>,
+}
+
+/// A program a build runs, as a setting or PATH names it, and where it was found.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ProgramLookup {
+    /// `CXX`, or `c++ on PATH`.
+    pub chosen_by: String,
+    /// As named there.
+    pub command: String,
+    /// The program found, when found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
 }
 
 /// nvcc's host compiler: `-ccbin $CC` (torch passes CC), a `-ccbin` in NVCC_PREPEND_FLAGS /

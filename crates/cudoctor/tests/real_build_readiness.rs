@@ -3,10 +3,13 @@
 //! the range cudoctor reads from the toolkit's own `crt/host_config.h` is the one nvcc enforces,
 //! and the message TK013 predicts is the one nvcc prints.
 //!
-//! No gcc newer than the range of any CUDA 13 header (nor an nvcc older than CUDA 13 on PyPI)
-//! exists on the machines this runs on, so the refused compiler is the real gcc under the name
-//! and `__GNUC__` of the first major past the range: cudoctor reads the version from the name,
-//! nvcc's header from the macro. The accepted case is the real gcc as it is.
+//! The always-run host compiler test needs no gcc past the header's range (Debian 12 and CI
+//! have none): the refused compiler is the real gcc under the name and `__GNUC__` of the first
+//! major past the range (cudoctor reads the version from the name, nvcc's header from the
+//! macro); the accepted case is the real gcc as it is. The real refusal, NVIDIA's nvcc 13.1
+//! against Debian sid's gcc 16 in a real torch build, is
+//! `a_gcc_newer_than_the_pip_nvcc_accepts_is_refused_as_predicted_and_the_fix_builds`
+//! (`scripts/realenv/newer-gcc-root.sh`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -287,22 +290,17 @@ fn installed(site: &Path, dist: &str) -> Option<String> {
 
 /// `check --python ENV` with CUDA_HOME and PATH as given: (code, severity, fix commands).
 fn build_findings(env: &Path, home: &Path, path: &str) -> Vec<(String, String, Vec<String>)> {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
-        .args(["check", "--format", "json", "--python"])
-        .arg(env)
-        .env("CUDA_HOME", home)
-        .env("PATH", path)
-        .env("HOME", dir.path())
-        .env_remove("VIRTUAL_ENV")
-        .env_remove("CONDA_PREFIX")
-        .env_remove("CC")
-        .env_remove("NVCC_APPEND_FLAGS")
-        .env_remove("NVCC_PREPEND_FLAGS")
-        .current_dir(dir.path())
-        .output()
-        .expect("run cudoctor");
-    let v: Value = serde_json::from_slice(&out.stdout).expect("check's JSON");
+    build_findings_with(env, home, path, &[])
+}
+
+/// [`build_findings`] with more variables (`CC`, `NVCC_APPEND_FLAGS`...).
+fn build_findings_with(
+    env: &Path,
+    home: &Path,
+    path: &str,
+    vars: &[(&str, &str)],
+) -> Vec<(String, String, Vec<String>)> {
+    let v = check_json(env, home, path, vars);
     v["findings"]
         .as_array()
         .unwrap()
@@ -342,6 +340,17 @@ fn apply(cmd: &str) {
 /// torch's JIT build of a CUDA extension (load_inline, sm_80), as the issue's users run it:
 /// (success, output).
 fn jit_build(env: &Path, home: &Path, path: &str, ext_dir: &Path) -> (bool, String) {
+    jit_build_with(env, home, path, ext_dir, &[])
+}
+
+/// [`jit_build`] with more variables (`CC`/`CXX`, `NVCC_APPEND_FLAGS`...).
+fn jit_build_with(
+    env: &Path,
+    home: &Path,
+    path: &str,
+    ext_dir: &Path,
+    vars: &[(&str, &str)],
+) -> (bool, String) {
     let script = r#"
 import torch
 from torch.utils.cpp_extension import load_inline
@@ -357,6 +366,10 @@ print("BUILT", m.__file__)
         .env("TORCH_EXTENSIONS_DIR", ext_dir)
         .env("MAX_JOBS", "2")
         .env_remove("CC")
+        .env_remove("CXX")
+        .env_remove("NVCC_APPEND_FLAGS")
+        .env_remove("NVCC_PREPEND_FLAGS")
+        .envs(vars.iter().copied())
         .output()
         .expect("run python");
     let text = format!(
@@ -400,35 +413,15 @@ fn a_torch_env_without_ninja_and_the_cudart_link_is_predicted_and_fixed_as_the_b
         );
         return;
     }
-    // A copy of the environment beside it (hard links: the files pip replaces are unlinked
-    // first, the original stays as it was).
-    let parent = src_env.parent().unwrap();
-    let dir = tempfile::tempdir_in(parent).expect("temp dir beside the env");
-    let env = dir.path().join("env");
-    let st = Command::new("cp")
-        .arg("-al")
-        .arg(&src_env)
-        .arg(&env)
-        .status()
-        .unwrap();
-    assert!(st.success(), "cp -al");
-    // The runtime's release (NVIDIA numbers each piece's patch on its own).
+    // The runtime's release (NVIDIA numbers each piece's patch on its own), in a copy of the
+    // environment beside it (hard links: the files pip replaces are unlinked first, the
+    // original stays as it was).
     let release = runtime.split('.').take(2).collect::<Vec<_>>().join(".");
     let pieces: Vec<String> = ["nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-nvvm"]
         .iter()
         .map(|p| format!("{p}=={release}.*"))
         .collect();
-    let o = Command::new("uv")
-        .args(["pip", "install", "--quiet", "--python"])
-        .arg(env.join("bin/python"))
-        .args(&pieces)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "uv pip install {pieces:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let (dir, env) = env_copy(&src_env, &pieces);
     let home = site_packages(&env).join("nvidia/cu13");
     assert!(home.join("bin/nvcc").is_file());
     let system_path = "/usr/local/bin:/usr/bin:/bin";
@@ -541,4 +534,338 @@ fn a_torch_env_without_ninja_and_the_cudart_link_is_predicted_and_fixed_as_the_b
             "{out}"
         );
     }
+}
+
+/// A copy (hard links) of the real torch environment beside it, with `wheels` installed by uv:
+/// (the folder holding it, the copy).
+fn env_copy(src_env: &Path, wheels: &[String]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir_in(src_env.parent().unwrap()).expect("temp dir beside the env");
+    let env = dir.path().join("env");
+    let st = Command::new("cp")
+        .arg("-al")
+        .arg(src_env)
+        .arg(&env)
+        .status()
+        .unwrap();
+    assert!(st.success(), "cp -al");
+    let o = Command::new("uv")
+        .args(["pip", "install", "--quiet", "--python"])
+        .arg(env.join("bin/python"))
+        .args(wheels)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "uv pip install {wheels:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (dir, env)
+}
+
+/// NVIDIA's pip compiler of CUDA 13.1 (its `crt/host_config.h` accepts gcc up to 15) on a
+/// machine whose gcc is newer (Debian sid's gcc 16: `scripts/realenv/newer-gcc-root.sh` makes
+/// such a root and runs this test there), in a copy of a real torch environment: check predicts
+/// nvcc's refusal (TK013) with nvcc's own message, torch's `load_inline` build stops with that
+/// message, and the fix check prints (`export CC=gcc-15 CXX=g++-15`) makes the build pass. The
+/// override it names last (`NVCC_APPEND_FLAGS=-allow-unsupported-compiler`, "at your own
+/// risk") gets past the header and fails in gcc 16's C++ headers.
+#[test]
+fn a_gcc_newer_than_the_pip_nvcc_accepts_is_refused_as_predicted_and_the_fix_builds() {
+    let test = "nvcc 13.1 refusing the host's newer gcc";
+    if std::env::var("CUDOCTOR_REAL_BUILDS").as_deref() != Ok("1") {
+        cudoctor_testkit::skip_opt_in(test, "CUDOCTOR_REAL_BUILDS=1");
+        return;
+    }
+    let system_path = "/usr/local/bin:/usr/bin:/bin";
+    let Some(major) = gcc_major_of("gcc", system_path) else {
+        cudoctor_testkit::skip_missing_tool(test, "no gcc on PATH");
+        return;
+    };
+    if major <= 15 {
+        cudoctor_testkit::skip_missing_input(
+            &format!(
+                "gcc {major} on PATH is within CUDA 13.1's range (up to 15): run it where gcc is 16 or newer (scripts/realenv/newer-gcc-root.sh)"
+            ),
+            "CUDOCTOR_REQUIRE_NEWER_GCC",
+        );
+        return;
+    }
+    let Some(src_env) = torch_env() else {
+        return;
+    };
+    if Command::new("uv").arg("--version").output().is_err() {
+        cudoctor_testkit::skip_missing_tool(test, "uv");
+        return;
+    }
+    // Every piece of CUDA 13.1 (TK011 stays silent), ninja, the cudart link (TK012 silent).
+    let wheels: Vec<String> = [
+        "nvidia-cuda-nvcc",
+        "nvidia-cuda-crt",
+        "nvidia-nvvm",
+        "nvidia-cuda-runtime",
+    ]
+    .iter()
+    .map(|p| format!("{p}==13.1.*"))
+    .chain(std::iter::once("ninja".to_string()))
+    .collect();
+    let (dir, env) = env_copy(&src_env, &wheels);
+    let home = site_packages(&env).join("nvidia/cu13");
+    let lib = home.join("lib");
+    if !lib.join("libcudart.so").exists() {
+        std::os::unix::fs::symlink("libcudart.so.13", lib.join("libcudart.so")).unwrap();
+    }
+    let header = std::fs::read_to_string(home.join("include/crt/host_config.h")).unwrap();
+    assert!(header.contains("#if __GNUC__ > 15"), "CUDA 13.1's guard");
+    let env_path = format!("{}:{system_path}", env.join("bin").display());
+    let ext = dir.path().join("torch_extensions");
+
+    // 1. gcc on PATH: refused, as predicted.
+    let f = build_findings(&env, &home, &env_path);
+    let tk013 = f
+        .iter()
+        .find(|(c, ..)| c == "TK013")
+        .unwrap_or_else(|| panic!("no TK013: {f:?}"));
+    assert_eq!(tk013.1, "warning");
+    let v = check_json(&env, &home, &env_path, &[]);
+    let predicted = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "TK013")
+        .flat_map(|f| f["evidence"].as_array().unwrap())
+        .filter_map(Value::as_str)
+        .find_map(|e| e.strip_prefix("predicted, for every .cu file: \""))
+        .and_then(|e| e.strip_suffix('"'))
+        .expect("the predicted message")
+        .to_string();
+    assert_eq!(
+        predicted,
+        "crt/host_config.h:137:2: error: #error -- unsupported GNU version! gcc versions later than 15 are not supported!"
+    );
+    let (ok, out) = jit_build(&env, &home, &env_path, &ext);
+    assert!(!ok);
+    assert!(out.contains(&predicted), "predicted {predicted:?}:\n{out}");
+
+    // 2. The fix printed: gcc 15 as CC (and g++ 15 as CXX).
+    let export = tk013
+        .2
+        .iter()
+        .find(|s| s.starts_with("export CC="))
+        .expect("the CC line");
+    assert!(
+        export.starts_with("export CC=gcc-15 CXX=g++-15"),
+        "{export}"
+    );
+    if gcc_major_of("gcc-15", system_path).is_none() {
+        cudoctor_testkit::skip_missing_tool(
+            test,
+            "gcc-15 (the fix's compiler: apt-get install g++-15)",
+        );
+        return;
+    }
+    let fixed = [("CC", "gcc-15"), ("CXX", "g++-15")];
+    let f = build_findings_with(&env, &home, &env_path, &fixed);
+    assert!(f.iter().all(|(c, ..)| c != "TK013"), "{f:?}");
+    let (ok, out) = jit_build_with(&env, &home, &env_path, &ext, &fixed);
+    assert!(ok, "{out}");
+
+    // 3. The override the finding names last, "at your own risk", with gcc 16 as it is: the
+    // header's check is off (no prediction, no #error), and nvcc's front end of CUDA 13.1 then
+    // stops in gcc 16's own C++ headers. The fix is the compiler, not the override.
+    let _ = std::fs::remove_dir_all(&ext);
+    let over = [("NVCC_APPEND_FLAGS", "-allow-unsupported-compiler")];
+    let f = build_findings_with(&env, &home, &env_path, &over);
+    assert!(f.iter().all(|(c, ..)| c != "TK013"), "{f:?}");
+    let (ok, out) = jit_build_with(&env, &home, &env_path, &ext, &over);
+    assert!(!ok, "{out}");
+    assert!(!out.contains("unsupported GNU version"), "{out}");
+    assert!(
+        out.contains("errors detected in the compilation of") && out.contains("/c++/16/"),
+        "{out}"
+    );
+}
+
+/// `check --python ENV --format json` as [`build_findings_with`] runs it.
+fn check_json(env: &Path, home: &Path, path: &str, vars: &[(&str, &str)]) -> Value {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .args(["check", "--format", "json", "--python"])
+        .arg(env)
+        .env("CUDA_HOME", home)
+        .env("PATH", path)
+        .env("HOME", dir.path())
+        .env_remove("VIRTUAL_ENV")
+        .env_remove("CONDA_PREFIX")
+        .env_remove("CC")
+        .env_remove("CXX")
+        .env_remove("NVCC_APPEND_FLAGS")
+        .env_remove("NVCC_PREPEND_FLAGS")
+        .envs(vars.iter().copied())
+        .current_dir(dir.path())
+        .output()
+        .expect("run cudoctor");
+    serde_json::from_slice(&out.stdout).expect("check's JSON")
+}
+
+/// The major of a named gcc on `path`.
+fn gcc_major_of(name: &str, path: &str) -> Option<u32> {
+    let o = Command::new(name)
+        .arg("-dumpversion")
+        .env("PATH", path)
+        .output()
+        .ok()?;
+    o.status.success().then_some(())?;
+    String::from_utf8_lossy(&o.stdout)
+        .trim()
+        .split('.')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// `check`'s finding of `code` in `env`: its evidence line starting with `predicted`, cut to
+/// the first quoted message, and its first shell fix.
+fn predicted_of(v: &Value, code: &str) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == code)
+        .flat_map(|f| f["evidence"].as_array().unwrap())
+        .filter_map(Value::as_str)
+        .filter(|e| e.starts_with("predicted"))
+        .filter_map(|e| e.split('"').nth(1))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A copy of a real torch environment with NVIDIA's pip compiler of torch's release, ninja and
+/// the cudart link (nothing of the build layer left to say), then broken two ways people meet:
+/// no C/C++ compiler on PATH (a slim image: TK016) and the pip toolkit without the CCCL wheel
+/// (TK017). Each is predicted with the message the real `load_inline` build prints, and each
+/// printed fix makes the build pass. The compilers are taken away by leaving the directories
+/// that hold them (Debian's g++ package's /usr/bin) out of PATH, the fix puts them back.
+#[test]
+fn no_compiler_and_no_cccl_are_predicted_as_the_build_fails_and_the_fixes_build() {
+    let test = "no compiler, no CCCL";
+    if std::env::var("CUDOCTOR_REAL_BUILDS").as_deref() != Ok("1") {
+        cudoctor_testkit::skip_opt_in(test, "CUDOCTOR_REAL_BUILDS=1");
+        return;
+    }
+    let Some(src_env) = torch_env() else {
+        return;
+    };
+    if Command::new("uv").arg("--version").output().is_err() {
+        cudoctor_testkit::skip_missing_tool(test, "uv");
+        return;
+    }
+    let src_site = site_packages(&src_env);
+    let Some(runtime) = installed(&src_site, "nvidia-cuda-runtime") else {
+        cudoctor_testkit::skip_missing_input(
+            &format!("no nvidia-cuda-runtime in {}", src_env.display()),
+            "CUDOCTOR_REQUIRE_REAL_ENVS",
+        );
+        return;
+    };
+    let release = runtime.split('.').take(2).collect::<Vec<_>>().join(".");
+    let wheels: Vec<String> = ["nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-nvvm"]
+        .iter()
+        .map(|p| format!("{p}=={release}.*"))
+        .chain(std::iter::once("ninja".to_string()))
+        .collect();
+    let (dir, env) = env_copy(&src_env, &wheels);
+    let home = site_packages(&env).join("nvidia/cu13");
+    let lib = home.join("lib");
+    if !lib.join("libcudart.so").exists() {
+        std::os::unix::fs::symlink("libcudart.so.13", lib.join("libcudart.so")).unwrap();
+    }
+    let system_path = "/usr/local/bin:/usr/bin:/bin";
+    let env_bin = env.join("bin").display().to_string();
+    let env_path = format!("{env_bin}:{system_path}");
+    if gcc_major_of("gcc", system_path).is_none() || gcc_major_of("c++", system_path).is_none() {
+        cudoctor_testkit::skip_missing_tool(test, "gcc and c++ in /usr/bin");
+        return;
+    }
+    let ext = dir.path().join("torch_extensions");
+
+    // 1. No compiler on PATH.
+    let v = check_json(&env, &home, &env_bin, &[]);
+    let tk: Vec<String> = findings_tk(&v);
+    assert_eq!(tk, ["TK016 warning"], "{:?}", v["findings"]);
+    let predicted = predicted_of(&v, "TK016");
+    assert_eq!(
+        predicted,
+        [
+            "gcc: No such file or directory",
+            "/bin/sh: 1: c++: not found"
+        ],
+        "{predicted:?}"
+    );
+    let (ok, out) = jit_build(&env, &home, &env_bin, &ext);
+    assert!(!ok);
+    for p in &predicted {
+        assert!(out.contains(p.as_str()), "predicted {p:?}:\n{out}");
+    }
+    assert!(out.contains("nvcc fatal   : Failed to preprocess host compiler properties."));
+
+    // 2. The compilers back (the fix's `apt-get install g++` puts them in /usr/bin); the CCCL
+    // wheel taken away.
+    let o = Command::new("uv")
+        .args(["pip", "uninstall", "--quiet", "--python"])
+        .arg(env.join("bin/python"))
+        .arg("nvidia-cuda-cccl")
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        cudoctor_testkit::skip_missing_input(
+            &format!("no nvidia-cuda-cccl in {} to take away", src_env.display()),
+            "CUDOCTOR_REQUIRE_REAL_ENVS",
+        );
+        return;
+    }
+    let v = check_json(&env, &home, &env_path, &[]);
+    assert_eq!(findings_tk(&v), ["TK017 warning"], "{:?}", v["findings"]);
+    let predicted = predicted_of(&v, "TK017");
+    let first = predicted.first().expect("TK017's prediction").clone();
+    assert!(first.starts_with("cuda_fp16.h:"), "{first}");
+    let _ = std::fs::remove_dir_all(&ext);
+    let (ok, out) = jit_build(&env, &home, &env_path, &ext);
+    assert!(!ok);
+    assert!(out.contains(&first), "predicted {first:?}:\n{out}");
+
+    // 3. TK017's fix as printed (the CCCL wheel of nvcc's release): nothing left, and the
+    // build links and loads.
+    let fix = build_findings(&env, &home, &env_path)
+        .into_iter()
+        .find(|(c, ..)| c == "TK017")
+        .and_then(|(.., fix)| fix.into_iter().next())
+        .expect("TK017's install line");
+    assert!(
+        fix.ends_with(&format!("'nvidia-cuda-cccl=={release}.*'")),
+        "{fix}"
+    );
+    apply(&fix);
+    let v = check_json(&env, &home, &env_path, &[]);
+    assert!(findings_tk(&v).is_empty(), "{:?}", v["findings"]);
+    let _ = std::fs::remove_dir_all(&ext);
+    let (ok, out) = jit_build(&env, &home, &env_path, &ext);
+    assert!(ok, "{out}");
+}
+
+/// The build layer's findings of a check: `CODE severity`, TK015 (a note the copy's pieces
+/// may bring) left out.
+fn findings_tk(v: &Value) -> Vec<String> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"].as_str().is_some_and(|c| c.starts_with("TK")) && f["code"] != "TK015")
+        .map(|f| {
+            format!(
+                "{} {}",
+                f["code"].as_str().unwrap(),
+                f["severity"].as_str().unwrap()
+            )
+        })
+        .collect()
 }

@@ -1770,7 +1770,8 @@ fn nvcc13_root() -> Option<PathBuf> {
 /// Whether that toolkit can link `-lcudart` depends on the release NVIDIA's wheels publish
 /// (some bring libcudart.so.13 but no libcudart.so): where its link directory (lib64, else lib,
 /// as torch's cpp_extension picks) lacks it, that is a second, independent breakage, and TK012
-/// must name it; where it has it, TK012 must be silent.
+/// must name it; where it has it, TK012 must be silent. Likewise the CCCL headers its
+/// cuda_fp16.h includes (TK017).
 fn check_json_at_toolkit(python: &Path, root: &Path, vars: &[(&str, String)]) -> Value {
     let lib = if root.join("lib64").is_dir() {
         root.join("lib64")
@@ -1778,18 +1779,39 @@ fn check_json_at_toolkit(python: &Path, root: &Path, vars: &[(&str, String)]) ->
         root.join("lib")
     };
     let unlinkable = !lib.join("libcudart.so").exists();
-    let json = check_json_of(python, vars, 1 + usize::from(unlinkable));
-    let tk012 = json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|f| f["code"] == "TK012");
+    // NVIDIA's pip compiler without the CCCL wheel: its own cuda_fp16.h includes <nv/target>,
+    // which it lacks (TK017), a third independent breakage.
+    let include = root.join("include");
+    let needs_cccl = std::fs::read_to_string(include.join("cuda_fp16.h"))
+        .is_ok_and(|t| t.contains("#include <nv/target>"));
+    let no_cccl = needs_cccl
+        && !include.join("cccl/nv/target").exists()
+        && !include.join("nv/target").exists();
+    let json = check_json_of(
+        python,
+        vars,
+        1 + usize::from(unlinkable) + usize::from(no_cccl),
+    );
+    let has = |code: &str| {
+        json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == code)
+    };
     assert_eq!(
-        tk012,
+        has("TK012"),
         unlinkable,
         "{} has libcudart.so: {}; findings: {:#}",
         lib.display(),
         !unlinkable,
+        json["findings"]
+    );
+    assert_eq!(
+        has("TK017"),
+        no_cccl,
+        "{} lacks CCCL: {no_cccl}; findings: {:#}",
+        include.display(),
         json["findings"]
     );
     json
@@ -1840,10 +1862,13 @@ fn cuda_home_at_another_majors_nvcc_is_what_torchs_extension_builder_refuses() {
     );
     // Running the installed wheels is not affected: a warning about builds, not an error.
     assert_eq!(tk[0]["severity"], "warning");
+    // Besides: the pip compiler's missing cudart link (TK012) and, where that environment has
+    // no CCCL wheel, the nv/target its cuda_fp16.h includes (TK017): other breakages of the same
+    // toolkit, each real.
     assert!(
         env_problems(&json)
             .iter()
-            .all(|(c, _)| c == "TK002" || c == "TK012"),
+            .all(|(c, _)| c == "TK002" || c == "TK012" || c == "TK017"),
         "{:?}",
         env_problems(&json)
     );

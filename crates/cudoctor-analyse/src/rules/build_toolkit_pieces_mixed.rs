@@ -184,6 +184,7 @@ mod tests {
             nvcc: Some(format!("{root}/bin/nvcc")),
             link_dir: None,
             host_compilers: None,
+            cccl: None,
         });
         s.env.insert("CUDA_HOME".into(), root);
         for (name, version) in pieces {

@@ -28,7 +28,9 @@ Running installed wheels is not affected: a warning about builds, as TK002.
 Install a gcc (or clang) in the range and give it to the build: `export CC=gcc-N CXX=g++-N`
 (torch passes CC to nvcc as `-ccbin`). Or install a toolkit that supports the present compiler.
 `NVCC_APPEND_FLAGS=-allow-unsupported-compiler` switches the check off, at your own risk (NVIDIA:
-"may cause compilation failure or incorrect run time execution").
+"may cause compilation failure or incorrect run time execution"): tried with NVIDIA's nvcc 13.1
+and Debian's gcc 16, a torch extension then stops in gcc 16's own C++ headers, which nvcc's
+front end of that release cannot read (docs/build-readiness.md).
 "#,
     check,
 };
@@ -195,7 +197,7 @@ fn fix_steps(
         "Or install a CUDA Toolkit whose host_config.h accepts the present compiler (of torch's CUDA major)".into(),
     ));
     steps.push(FixStep::Shell(
-        "export NVCC_APPEND_FLAGS='-allow-unsupported-compiler'   # at your own risk: NVIDIA warns of compilation failures or wrong results at run time".into(),
+        "export NVCC_APPEND_FLAGS='-allow-unsupported-compiler'   # at your own risk: the compiler's newer C++ headers may still fail to compile, or run wrongly".into(),
     ));
     steps
 }
