@@ -149,6 +149,20 @@ const LEXICON: &[(&str, Word, bool)] = &[
     // A shell prompt on a Windows machine's default host name: a WSL distribution.
     ("@desktop-", Word::Subject(S::Container), false),
     ("容器", Word::Subject(S::Container), false),
+    // Kubernetes' and the container runtimes' own names: the objects that hand a GPU to a
+    // workload (a daemonset's pod, a runtime class, the OCI runtime and its hook).
+    ("daemonset", Word::Subject(S::Container), false),
+    ("gpu-operator", Word::Subject(S::Container), false),
+    ("gpu operator", Word::Subject(S::Container), false),
+    ("runtimeclass", Word::Subject(S::Container), false),
+    ("oci runtime", Word::Subject(S::Container), false),
+    ("runc", Word::Subject(S::Container), true),
+    ("default runtime", Word::Subject(S::Container), false),
+    ("default-runtime", Word::Subject(S::Container), false),
+    ("nvidia-ctk", Word::Subject(S::Container), false),
+    ("singularity", Word::Subject(S::Container), true),
+    ("apptainer", Word::Subject(S::Container), true),
+    ("enroot", Word::Subject(S::Container), true),
     (".dll", Word::Subject(S::WindowsDll), false),
     ("winerror 126", Word::Subject(S::WindowsDll), false),
     ("winerror 127", Word::Subject(S::WindowsDll), false),
@@ -377,6 +391,29 @@ const LEXICON: &[(&str, Word, bool)] = &[
         Word::Failure(F::NotCompiled),
         false,
     ),
+    // A package's CPU flavour, named as it is installed: the build, not the machine, lacks
+    // CUDA (onnxruntime without its CUDA provider, bitsandbytes' CPU library, conda's cpuonly).
+    (
+        "not in available provider names",
+        Word::Failure(F::NotCompiled),
+        false,
+    ),
+    ("tensorflow-cpu", Word::Failure(F::NotCompiled), false),
+    ("faiss-cpu", Word::Failure(F::NotCompiled), false),
+    ("jax[cpu]", Word::Failure(F::NotCompiled), false),
+    ("cpuonly", Word::Failure(F::NotCompiled), true),
+    ("libbitsandbytes_cpu", Word::Failure(F::NotCompiled), false),
+    ("paddlepaddle==", Word::Failure(F::NotCompiled), false),
+    // The program says it runs on the CPU (it found no GPU it could use).
+    ("only cpu", Word::Failure(F::NotCompiled), false),
+    ("only use cpu", Word::Failure(F::NotCompiled), false),
+    ("use cpu for", Word::Failure(F::NotCompiled), false),
+    ("only uses cpu", Word::Failure(F::NotCompiled), false),
+    ("只能使用cpu", Word::Failure(F::NotCompiled), false),
+    ("只能用cpu", Word::Failure(F::NotCompiled), false),
+    ("只用cpu", Word::Failure(F::NotCompiled), false),
+    ("用的是cpu", Word::Failure(F::NotCompiled), false),
+    ("使用的是cpu", Word::Failure(F::NotCompiled), false),
     ("no such operator", Word::Failure(F::Mismatch), false),
     ("undefined symbol", Word::Failure(F::UndefinedSymbol), false),
     (
@@ -502,6 +539,10 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("version conflict", Word::Failure(F::Mismatch), false),
+    // One piece of a framework that requires another version of its other piece ("jaxlib is
+    // version 0.4.1, but this version of jax requires version >= 0.4.7").
+    ("but this version of", Word::Failure(F::Mismatch), false),
+    ("requires version", Word::Failure(F::Mismatch), false),
     (
         "unexpected compiler version",
         Word::Failure(F::Mismatch),
@@ -604,6 +645,11 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ),
     ("no gpu", Word::Failure(F::NotAvailable), false),
     ("no gpus", Word::Failure(F::NotAvailable), false),
+    ("no usable gpu", Word::Failure(F::NotAvailable), false),
+    ("no compatible gpu", Word::Failure(F::NotAvailable), false),
+    ("no supported gpu", Word::Failure(F::NotAvailable), false),
+    ("no nvidia gpu", Word::Failure(F::NotAvailable), false),
+    ("no cuda device", Word::Failure(F::NotAvailable), false),
     ("not detected", Word::Failure(F::NotAvailable), false),
     ("not detect", Word::Failure(F::NotAvailable), false),
     ("not recognized", Word::Failure(F::NotAvailable), false),
@@ -625,6 +671,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("error", Word::Failure(F::Failed), false),
     ("cannot", Word::Failure(F::Failed), false),
     ("unable to", Word::Failure(F::Failed), false),
+    // Kubernetes' state of a pod that keeps failing at start.
+    ("crashloopbackoff", Word::Failure(F::Failed), false),
     ("couldn't communicate", Word::Failure(F::Failed), false),
     ("失败", Word::Failure(F::Failed), false),
     ("报错", Word::Failure(F::Failed), false),
@@ -1304,6 +1352,31 @@ mod tests {
         assert_eq!(
             cat("torch.cuda.is_available() returns False"),
             Some(Category::DriverMissing)
+        );
+    }
+
+    #[test]
+    fn cpu_builds_runtimes_and_version_pairs_in_their_own_words() {
+        // A package's CPU flavour and a program that says it runs on the CPU.
+        for line in [
+            "UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider names.Available providers: 'CPUExecutionProvider'",
+            "Loading binary /venv/lib/site-packages/bitsandbytes/libbitsandbytes_cpu.so...",
+            "paddle only cpu is used after pip install paddlepaddle==2.6.1",
+            "import paddle之后提示只能使用cpu",
+        ] {
+            assert_eq!(cat(line), Some(Category::CpuOnlyWheel), "{line}");
+        }
+        // Kubernetes' and the runtimes' objects.
+        for line in [
+            "nvidia-device-plugin-daemonset-x2k 0/1 CrashLoopBackOff 7 12m",
+            "Error: OCI runtime create failed: unable to start container process",
+            "FATAL: singularity could not find the nvidia driver libraries",
+        ] {
+            assert_eq!(cat(line), Some(Category::Container), "{line}");
+        }
+        assert_eq!(
+            cat("RuntimeError: jaxlib is version 0.4.1, but this version of jax requires version >= 0.4.7."),
+            Some(Category::VersionSuffixMismatch)
         );
     }
 

@@ -167,7 +167,10 @@ impl Engine {
             .torch_variant()
             .map(str::to_string)
             .or_else(|| self.default_windows_variant());
-        let newer_build = named.build_newer_than_driver();
+        let newer_build = named.build_newer_than_driver(|v| {
+            let d: cudoctor_types::DriverVersion = v.parse().ok()?;
+            Some(self.kb.driver_max_cuda(&d)?.major)
+        });
         let named = named.finish();
         let mut e = self.build_from_lines(outcome, target, torch_variant.as_deref());
         if let Some((driver, build)) = newer_build {

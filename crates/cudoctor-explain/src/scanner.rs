@@ -833,7 +833,8 @@ pub fn pick_winner(db: &SignatureDb, seen: &[SignatureSeen]) -> Option<usize> {
 /// The clause that answers: the most serious line first (a fatal line before an error line,
 /// a warning last), then a line that says what failed before one that only says that something
 /// failed ("Call to cuLinkAddData results in UNKNOWN_CUDA_ERROR" / "Unsupported .version 8.1"),
-/// then the earliest.
+/// and a line that says why the GPU is not used before one that says only that it is not ("no
+/// usable GPU found" / "compiled without GPU support"), then the earliest.
 pub fn pick_clause(clauses: &[ClauseHit]) -> Option<&ClauseHit> {
     clauses
         .iter()
@@ -842,6 +843,7 @@ pub fn pick_clause(clauses: &[ClauseHit]) -> Option<&ClauseHit> {
             (
                 h.clause.severity,
                 h.clause.failure == clause::Failure::Failed,
+                h.clause.failure == clause::Failure::NotAvailable,
                 h.line_no,
             )
         })
