@@ -267,6 +267,13 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("culinkadddata", Word::Subject(S::DriverLibrary), false),
+    // The driver refusing to load a module's code (cudaErrorInvalidKernelImage): PTX or a
+    // cubin newer than its JIT and loader accept.
+    (
+        "kernel image is invalid",
+        Word::Subject(S::DriverLibrary),
+        false,
+    ),
     ("kernel module", Word::Subject(S::KernelModule), false),
     ("nvidia.ko", Word::Subject(S::KernelModule), false),
     ("dkms", Word::Subject(S::KernelModule), true),
@@ -308,6 +315,11 @@ const LEXICON: &[(&str, Word, bool)] = &[
     // The dynamic loader's cache: a library it cannot list is a library-path problem.
     ("ld.so.cache", Word::Subject(S::CudaLibrary), false),
     ("shared object", Word::Subject(S::CudaLibrary), false),
+    // The linker's flag for a CUDA library (`ld: cannot find -lcudart`, `-lcuda`, `-lcublas`).
+    ("-lcu", Word::Subject(S::CudaLibrary), false),
+    ("-lnvrtc", Word::Subject(S::CudaLibrary), false),
+    ("-lnccl", Word::Subject(S::CudaLibrary), false),
+    ("-lnvinfer", Word::Subject(S::CudaLibrary), false),
     ("torch", Word::Subject(S::Framework), false),
     ("pytorch", Word::Subject(S::Framework), false),
     ("tensorflow", Word::Subject(S::Framework), false),
@@ -477,6 +489,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("unable to find", Word::Failure(F::NotFound), false),
     ("failed to find", Word::Failure(F::NotFound), false),
     ("can not find", Word::Failure(F::NotFound), false),
+    ("not find", Word::Failure(F::NotFound), false),
     ("could not locate", Word::Failure(F::NotFound), false),
     ("cannot locate", Word::Failure(F::NotFound), false),
     ("unable to locate", Word::Failure(F::NotFound), false),
@@ -564,6 +577,11 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ),
     ("no kernel image", Word::Failure(F::Unsupported), false),
     (
+        "kernel image is invalid",
+        Word::Failure(F::Unsupported),
+        false,
+    ),
+    (
         "is not defined for option",
         Word::Failure(F::Unsupported),
         false,
@@ -624,6 +642,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("not available", Word::Failure(F::NotAvailable), false),
+    // `is_available()` followed by its answer, however the words between are spelt
+    // ("is_available()发现是False", "is_available() -> False"): read in [`words`].
+    ("is_available()", Word::Subject(S::Gpu), false),
     ("unavailable", Word::Failure(F::NotAvailable), false),
     ("cannot use", Word::Failure(F::NotAvailable), false),
     ("can't use", Word::Failure(F::NotAvailable), false),
@@ -739,9 +760,25 @@ pub fn words(line: &str) -> Words {
             _ => {}
         }
     }
+    if !w.fails(F::NotAvailable) && w.has(S::Gpu) {
+        if let Some(i) = find_ascii_ci(line, "is_available()") {
+            let after = line.get(i + "is_available()".len()..).unwrap_or_default();
+            let near: String = after.chars().take(16).collect();
+            if find_ascii_ci(&near, "false").is_some() {
+                w.failures.push(F::NotAvailable);
+            }
+        }
+    }
     w.subjects.sort();
     w.failures.sort();
     w
+}
+
+/// Where `needle` (ASCII) first occurs in `hay`, compared ASCII case-insensitively.
+fn find_ascii_ci(hay: &str, needle: &str) -> Option<usize> {
+    hay.as_bytes()
+        .windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
 /// Every word of the lexicon (for the scan's gate, which must see whatever a clause could).

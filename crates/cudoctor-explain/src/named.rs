@@ -49,7 +49,7 @@ pub const LITERALS: [&str; 5] = [
 ];
 
 /// What a line must hold for [`Named::feed`] to find a CUDA version in it.
-const VERSION_LITERALS: [&str; 8] = [
+const VERSION_LITERALS: [&str; 10] = [
     "CUDA Version",
     "Driver Version",
     "+cu",
@@ -58,7 +58,12 @@ const VERSION_LITERALS: [&str; 8] = [
     "cuda1",
     "cuda 1",
     "-cu1",
+    "nvcc",
+    "Cuda compilation tools",
 ];
+
+/// What names a Windows machine in words (a path is found by [`WINDOWS_PATH`]).
+const WINDOWS_WORDS: [&str; 3] = ["Windows", "win10", "win11"];
 
 /// Where a Windows path begins.
 const WINDOWS_PATH: &str = ":\\";
@@ -68,6 +73,7 @@ pub fn literals() -> impl Iterator<Item = &'static str> {
     LITERALS
         .into_iter()
         .chain(VERSION_LITERALS)
+        .chain(WINDOWS_WORDS)
         .chain([WINDOWS_PATH])
 }
 /// The Windows Python a log names: its interpreter and prefix, and whether the log wrote the
@@ -128,6 +134,10 @@ pub struct Named {
     /// The driver's version as nvidia-smi's header shows it ("Driver Version: 470.82.01"):
     /// its branch's highest CUDA is the ceiling when the header's "CUDA Version" is not shown.
     driver_version: Option<String>,
+    /// The log shows the CUDA toolkit's compiler (nvcc): CUDA is installed on that machine.
+    nvcc_seen: bool,
+    /// The log names a Windows machine (a drive path, "Windows", "win10").
+    windows_seen: bool,
     /// The highest CUDA major of a framework build the log names ("+cu121", "cuda10.1的paddle").
     build_cuda_major: Option<u32>,
     /// Extension modules torch said it loads, for the extension cache's directories.
@@ -138,7 +148,18 @@ pub struct Named {
 impl Named {
     pub fn feed(&mut self, line_no: u64, line: &str) {
         if line.contains(WINDOWS_PATH) {
+            self.windows_seen = true;
             self.feed_windows(line);
+        }
+        // "Windows"/"windows", "win10"/"Win11": the words' case-free tails.
+        if !self.windows_seen
+            && (line.contains("indows") || line.contains("in10") || line.contains("in11"))
+        {
+            self.windows_seen = WINDOWS_WORDS.iter().any(|w| {
+                line.as_bytes()
+                    .windows(w.len())
+                    .any(|b| b.eq_ignore_ascii_case(w.as_bytes()))
+            });
         }
         if VERSION_LITERALS.iter().any(|l| line.contains(l)) {
             self.feed_cuda_versions(line);
@@ -233,6 +254,9 @@ impl Named {
         else {
             return;
         };
+        if line.contains("nvcc") || line.contains("Cuda compilation tools") {
+            self.nvcc_seen = true;
+        }
         if line.contains("nvidia-smi")
             || line.contains("NVIDIA-SMI")
             || line.contains("Driver Version")
@@ -277,6 +301,21 @@ impl Named {
             .driver_cuda_major
             .or_else(|| branch_ceiling(self.driver_version.as_deref()?))?;
         (self.smi_seen && build > driver).then_some((driver, build))
+    }
+
+    /// What the log shows of the machine's CUDA stack besides a framework: the driver's own
+    /// header (a "Driver Version"), the toolkit's compiler, or a Windows machine (where a
+    /// framework installed the default way is a CPU build). None when it shows none of them.
+    pub fn stack_shown(&self) -> Option<&'static str> {
+        if self.driver_version.is_some() {
+            Some("the driver's own header (nvidia-smi's \"Driver Version\")")
+        } else if self.nvcc_seen {
+            Some("the CUDA toolkit's compiler (nvcc)")
+        } else if self.windows_seen {
+            Some("a Windows machine, where a framework installed the default way (pip's default index) is a CPU build")
+        } else {
+            None
+        }
     }
 
     /// The environment a Windows log names, as the target of its fixes (PowerShell commands

@@ -282,3 +282,34 @@ fn a_timeout_defers_to_an_nccl_error() {
     let e = explain_str(&with_error);
     assert_eq!(e.category, Category::Nccl, "{e:#?}");
 }
+
+/// A framework that does not see the GPU while the log shows the stack beneath it at work (the
+/// driver's header, nvcc) or a Windows machine: the framework's build, not the driver.
+#[test]
+fn a_gpu_unseen_beside_a_working_stack_is_the_builds_doing() {
+    let with_smi = "| NVIDIA-SMI 550.54.14   Driver Version: 550.54.14   CUDA Version: 12.4 |\n>>> torch.cuda.is_available() -> False\n";
+    let e = explain_str(with_smi);
+    assert_eq!(e.category, Category::CpuOnlyWheel, "{e:?}");
+    assert!(e.evidence.iter().any(|l| l.contains("Driver Version")));
+    let windows = "win11, cuda 12.1 installed\ntorch.cuda.is_available() returns False\n";
+    assert_eq!(explain_str(windows).category, Category::CpuOnlyWheel);
+    // Nothing shown of the stack: the driver stays the first suspect.
+    let bare = "torch.cuda.is_available() returns False\n";
+    assert_eq!(explain_str(bare).category, Category::DriverMissing);
+    // The driver's branch gives the ceiling when the header's CUDA Version is not shown.
+    let old = "Driver Version: 470.57.02\npip install cupy-cuda12x\ncupy not working on the GPU\n";
+    assert_eq!(explain_str(old).category, Category::DriverTooOld);
+}
+
+/// The linker's flags name CUDA libraries; the driver refusing a module's image is the driver's.
+#[test]
+fn linker_flags_and_invalid_images_are_read() {
+    assert_eq!(
+        explain_str("/usr/bin/ld: can not not find -lcuda\n").category,
+        Category::LibraryPath
+    );
+    assert_eq!(
+        explain_str("Triton Error [CUDA]: device kernel image is invalid\n").category,
+        Category::DriverTooOld
+    );
+}
