@@ -317,6 +317,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("shared object", Word::Subject(S::CudaLibrary), false),
     // The linker's flag for a CUDA library (`ld: cannot find -lcudart`, `-lcuda`, `-lcublas`).
     ("-lcu", Word::Subject(S::CudaLibrary), false),
+    // torch's own CUDA libraries, which an extension built for a CUDA torch links.
+    ("libc10_cuda", Word::Subject(S::CudaLibrary), false),
+    ("libtorch_cuda", Word::Subject(S::CudaLibrary), false),
     ("-lnvrtc", Word::Subject(S::CudaLibrary), false),
     ("-lnccl", Word::Subject(S::CudaLibrary), false),
     ("-lnvinfer", Word::Subject(S::CudaLibrary), false),
@@ -645,6 +648,19 @@ const LEXICON: &[(&str, Word, bool)] = &[
     // `is_available()` followed by its answer, however the words between are spelt
     // ("is_available()发现是False", "is_available() -> False"): read in [`words`].
     ("is_available()", Word::Subject(S::Gpu), false),
+    // A framework's own question whether its build has CUDA (tf.test.is_built_with_cuda(),
+    // paddle.is_compiled_with_cuda()) and TensorFlow's list of GPUs: read with their answers.
+    ("with_cuda()", Word::Subject(S::Framework), false),
+    ("list_physical_devices('gpu')", Word::Subject(S::Gpu), false),
+    (
+        "list_physical_devices(\"gpu\")",
+        Word::Subject(S::Gpu),
+        false,
+    ),
+    ("can't utilize", Word::Failure(F::NotAvailable), false),
+    ("cannot utilize", Word::Failure(F::NotAvailable), false),
+    ("can not utilize", Word::Failure(F::NotAvailable), false),
+    ("not utilizing", Word::Failure(F::NotAvailable), false),
     ("unavailable", Word::Failure(F::NotAvailable), false),
     ("cannot use", Word::Failure(F::NotAvailable), false),
     ("can't use", Word::Failure(F::NotAvailable), false),
@@ -760,12 +776,17 @@ pub fn words(line: &str) -> Words {
             _ => {}
         }
     }
-    if !w.fails(F::NotAvailable) && w.has(S::Gpu) {
-        if let Some(i) = find_ascii_ci(line, "is_available()") {
-            let after = line.get(i + "is_available()".len()..).unwrap_or_default();
-            let near: String = after.chars().take(16).collect();
-            if find_ascii_ci(&near, "false").is_some() {
-                w.failures.push(F::NotAvailable);
+    if w.has(S::Gpu) || w.has(S::Framework) {
+        for (call, answer, failure) in CALL_ANSWERS {
+            if w.fails(failure) {
+                continue;
+            }
+            if let Some(i) = find_ascii_ci(line, call) {
+                let after = line.get(i + call.len()..).unwrap_or_default();
+                let near: String = after.chars().take(16).collect();
+                if find_ascii_ci(&near, answer).is_some() {
+                    w.failures.push(failure);
+                }
             }
         }
     }
@@ -773,6 +794,15 @@ pub fn words(line: &str) -> Words {
     w.failures.sort();
     w
 }
+
+/// A call a user pastes with the answer it gave, and the failure that answer states: the
+/// GPU not available, the build without CUDA, no GPU listed.
+const CALL_ANSWERS: [(&str, &str, Failure); 4] = [
+    ("is_available()", "false", F::NotAvailable),
+    ("with_cuda()", "false", F::NotCompiled),
+    ("list_physical_devices('gpu')", "[]", F::NotAvailable),
+    ("list_physical_devices(\"gpu\")", "[]", F::NotAvailable),
+];
 
 /// Where `needle` (ASCII) first occurs in `hay`, compared ASCII case-insensitively.
 fn find_ascii_ci(hay: &str, needle: &str) -> Option<usize> {
@@ -957,6 +987,29 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
         // A toolkit component missing (libNVVM, nvcc): the toolkit, whatever file names it.
         if let Some((s, f)) = pick(S::Toolkit, &[F::NotFound]) {
             return Some((Category::CudaHomeMissing, s, f));
+        }
+    }
+    // A library of torch's own CUDA half an extension cannot load, by its owner: the libraries
+    // torch 1.10-1.12 split its CUDA code into (libtorch_cuda_cu, libtorch_cuda_cpp) mean an
+    // extension built for another torch. (torch's CUDA library itself missing is either a CPU
+    // torch or the extension imported before torch: the soname does not tell which.)
+    if (w.fails(F::CannotLoad) || w.fails(F::NotFound)) && !w.has(S::WindowsDll) {
+        let lower = line.to_ascii_lowercase();
+        if lower.contains("libtorch_cuda_cu") || lower.contains("libtorch_cuda_cpp") {
+            let f = if w.fails(F::CannotLoad) {
+                F::CannotLoad
+            } else {
+                F::NotFound
+            };
+            return Some((Category::AbiMismatch, S::Framework, f));
+        }
+    }
+    // The kernel module's build or load failing is the driver's, whatever compiler or
+    // toolkit words its message holds ("built against the wrong kernel sources, with a version
+    // of gcc that differs").
+    if w.has(S::KernelModule) && !w.has(S::Hardware) {
+        if let Some(f) = first(&[F::CannotLoad, F::NotFound, F::Denied, F::Failed]) {
+            return Some((Category::DriverMissing, S::KernelModule, f));
         }
     }
     if let Some((s, f)) = pick(
@@ -1414,6 +1467,27 @@ mod tests {
         assert_eq!(
             cat("RuntimeError: jaxlib is version 0.4.1, but this version of jax requires version >= 0.4.7."),
             Some(Category::VersionSuffixMismatch)
+        );
+    }
+
+    #[test]
+    fn calls_read_with_their_answers_and_libraries_by_their_owner() {
+        assert_eq!(
+            cat("print(tf.test.is_built_with_cuda())  # False"),
+            Some(Category::CpuOnlyWheel)
+        );
+        assert_eq!(
+            cat("torch.cuda.is_available()发现是False"),
+            Some(Category::DriverMissing)
+        );
+        assert_eq!(cat("torch.cuda.is_available() is True"), None);
+        assert_eq!(
+            cat("ImportError: libtorch_cuda_cu.so: cannot open shared object file: No such file or directory"),
+            Some(Category::AbiMismatch)
+        );
+        assert_eq!(
+            cat("ERROR: Unable to load the kernel module 'nvidia.ko'. This happens when it was built with a version of gcc that differs from the one used to build the target kernel"),
+            Some(Category::DriverMissing)
         );
     }
 
