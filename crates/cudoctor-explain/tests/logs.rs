@@ -313,3 +313,11 @@ fn linker_flags_and_invalid_images_are_read() {
         Category::DriverTooOld
     );
 }
+
+/// A build tool's wrapper ("error: command ... failed with exit status 1") says only that its
+/// step failed; the line above that says what failed answers, though it is quieter.
+#[test]
+fn what_failed_outranks_the_wrapper_that_reports_it() {
+    let log = "unable to execute '/opt/cuda:/usr/local/cuda/bin/nvcc': No such file or directory\nerror: command '/opt/cuda:/usr/local/cuda/bin/nvcc' failed with exit status 1\n";
+    assert_eq!(explain_str(log).category, Category::CudaHomeMissing);
+}
