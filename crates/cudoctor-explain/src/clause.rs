@@ -302,6 +302,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("libcusparselt", Word::Subject(S::CudaLibrary), false),
     ("libcufile", Word::Subject(S::CudaLibrary), false),
     ("stubs/libcuda", Word::Subject(S::CudaLibrary), false),
+    // The toolkit's link-time stub of the driver's library, loaded at run time.
+    ("stub library", Word::Subject(S::CudaLibrary), false),
     ("cuda lib", Word::Subject(S::CudaLibrary), true),
     ("cudnn", Word::Subject(S::CudaLibrary), false),
     ("cublas", Word::Subject(S::CudaLibrary), false),
@@ -540,6 +542,18 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("驱动更新", Word::Failure(F::TooOld), false),
     ("is too old", Word::Failure(F::TooOld), false),
     ("please upgrade", Word::Failure(F::TooOld), false),
+    // A requirement stated against what was found ("requires NVIDIA driver >= 525, found
+    // 470", "is lower than required", "does not support CUDA 12.1").
+    ("lower than required", Word::Failure(F::TooOld), false),
+    ("lower than the required", Word::Failure(F::TooOld), false),
+    ("requires nvidia driver", Word::Failure(F::TooOld), false),
+    ("requires driver", Word::Failure(F::TooOld), false),
+    ("requires a newer", Word::Failure(F::TooOld), false),
+    ("newer driver", Word::Failure(F::TooOld), false),
+    ("update the driver", Word::Failure(F::TooOld), false),
+    ("upgrade the driver", Word::Failure(F::TooOld), false),
+    ("does not support cuda", Word::Failure(F::TooOld), false),
+    ("doesn't support cuda", Word::Failure(F::TooOld), false),
     ("mismatch", Word::Failure(F::Mismatch), false),
     ("mis-match", Word::Failure(F::Mismatch), false),
     ("incompatible", Word::Failure(F::Mismatch), false),
@@ -555,6 +569,10 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("version conflict", Word::Failure(F::Mismatch), false),
+    ("incompatibility", Word::Failure(F::Mismatch), false),
+    // A package that says what it was built for ("xFormers was built for: PyTorch 2.0.1+cu118
+    // ... (you have 2.1.0+cu121)").
+    ("was built for", Word::Failure(F::Mismatch), false),
     // One piece of a framework that requires another version of its other piece ("jaxlib is
     // version 0.4.1, but this version of jax requires version >= 0.4.7").
     ("but this version of", Word::Failure(F::Mismatch), false),
@@ -981,6 +999,15 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
         // libraries it links.
         if w.has(S::WindowsDll) && !line.to_ascii_lowercase().contains(".dll") {
             return Some((Category::AbiMismatch, S::WindowsDll, F::UndefinedSymbol));
+        }
+    }
+    // The driver's library found is the toolkit's link-time stub ("CUDA driver is a stub
+    // library", `.../stubs/libcuda.so`): the loader's path puts the stub first.
+    if w.has(S::CudaLibrary) && (w.has(S::Driver) || w.has(S::DriverLibrary)) {
+        let lower = line.to_ascii_lowercase();
+        if lower.contains("stub library") {
+            let f = w.failures.first().copied().unwrap_or(F::Failed);
+            return Some((Category::LibraryPath, S::CudaLibrary, f));
         }
     }
     if w.has(S::Toolkit) {
@@ -1488,6 +1515,30 @@ mod tests {
         assert_eq!(
             cat("ERROR: Unable to load the kernel module 'nvidia.ko'. This happens when it was built with a version of gcc that differs from the one used to build the target kernel"),
             Some(Category::DriverMissing)
+        );
+    }
+
+    #[test]
+    fn requirements_against_what_was_found_are_read() {
+        for line in [
+            "The NVIDIA driver 470.82 does not support CUDA 12.1. Please update the driver.",
+            "requires NVIDIA driver >= 525.60.13, found 470.161.03",
+        ] {
+            assert_eq!(cat(line), Some(Category::DriverTooOld), "{line}");
+        }
+        assert_eq!(
+            cat(
+                "xFormers was built for: PyTorch 2.0.1+cu118 with CUDA 1108 (you have 2.1.0+cu121)"
+            ),
+            Some(Category::VersionSuffixMismatch)
+        );
+        assert_eq!(
+            cat("RuntimeError: cuDNN version incompatibility: PyTorch was compiled against (8, 9, 2) but found runtime version (8, 5, 0)."),
+            Some(Category::LibraryPath)
+        );
+        assert_eq!(
+            cat("Error: failed to run cuda initialization: CUDA driver is a stub library"),
+            Some(Category::LibraryPath)
         );
     }
 
