@@ -841,16 +841,27 @@ pub fn pick_winner(db: &SignatureDb, seen: &[SignatureSeen]) -> Option<usize> {
 pub fn pick_clause(clauses: &[ClauseHit]) -> Option<&ClauseHit> {
     clauses
         .iter()
-        .filter(|h| h.clause.severity != Severity::Info)
+        .filter(|h| h.clause.severity != Severity::Info || info_answers(&h.clause))
         .min_by_key(|h| {
             (
-                h.clause.severity == Severity::Warning,
+                h.clause.severity >= Severity::Warning,
                 h.clause.failure == clause::Failure::Failed,
                 h.clause.severity,
                 h.clause.failure == clause::Failure::NotAvailable,
                 h.line_no,
             )
         })
+}
+
+/// An informational line that still answers when nothing louder does: a program reporting
+/// at INFO level that it found no GPU it can use or that its build has no CUDA (Ollama's
+/// `level=INFO ... msg="no compatible GPUs were discovered"`). NCCL's INFO lines never do.
+fn info_answers(c: &Clause) -> bool {
+    c.subject != clause::Subject::Nccl
+        && matches!(
+            c.failure,
+            clause::Failure::NotAvailable | clause::Failure::NotCompiled
+        )
 }
 
 /// Whether a line's wording is no more than a warning.

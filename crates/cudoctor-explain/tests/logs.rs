@@ -321,3 +321,13 @@ fn what_failed_outranks_the_wrapper_that_reports_it() {
     let log = "unable to execute '/opt/cuda:/usr/local/cuda/bin/nvcc': No such file or directory\nerror: command '/opt/cuda:/usr/local/cuda/bin/nvcc' failed with exit status 1\n";
     assert_eq!(explain_str(log).category, Category::CudaHomeMissing);
 }
+
+/// A program that reports at INFO level that it found no GPU it can use answers when nothing
+/// louder does; NCCL's INFO lines never answer.
+#[test]
+fn an_info_line_saying_no_gpu_is_usable_answers_alone() {
+    let ollama = "time=2024-05-01T10:00:00.000Z level=INFO source=gpu.go:221 msg=\"no compatible GPUs were discovered\"\n";
+    assert_eq!(explain_str(ollama).category, Category::DriverMissing);
+    let nccl = "host:1:1 [0] NCCL INFO NVLS multicast support is not available on dev 0\n";
+    assert_eq!(explain_str(nccl).category, Category::Unknown);
+}
