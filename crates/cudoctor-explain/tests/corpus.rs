@@ -36,10 +36,12 @@ const MAX_WAVE3_FALSE_ALARMS: u32 = 7;
 /// The fourth corpus's floors: the figures measured blind when it was gathered
 /// (docs/explain-corpus.md), so that a regression fails; the goal stays 90 % right, at most 5 %
 /// unknown and no false alarm.
-const MIN_WAVE4_TUNE_ACCURACY: f64 = 0.0;
-const MIN_WAVE4_TEST_ACCURACY: f64 = 0.0;
-const MAX_WAVE4_TEST_UNKNOWN: f64 = 1.0;
-const MAX_WAVE4_FALSE_ALARMS: u32 = 1000;
+/// Measured 2026-12-04 on the code of main at 363b006: tuning half 158/203, test half 173/254,
+/// test half unknown 35/212, false alarms 5 + 10.
+const MIN_WAVE4_TUNE_ACCURACY: f64 = 0.778;
+const MIN_WAVE4_TEST_ACCURACY: f64 = 0.681;
+const MAX_WAVE4_TEST_UNKNOWN: f64 = 0.166;
+const MAX_WAVE4_FALSE_ALARMS: u32 = 15;
 const MIN_OVERALL_ACCURACY: f64 = 0.90;
 const MIN_CATEGORY_ACCURACY: f64 = 0.80;
 
@@ -376,6 +378,8 @@ struct Tally {
     wave4_false_alarms: (u32, u32),
     false_alarms: Vec<String>,
     dev_misses: Vec<String>,
+    /// The fourth corpus's tuning-half misses (its test half's are never listed).
+    wave4_tune_misses: Vec<String>,
 }
 
 fn tally() -> Tally {
@@ -391,6 +395,7 @@ fn tally() -> Tally {
         wave4_false_alarms: (0, 0),
         false_alarms: Vec::new(),
         dev_misses: Vec::new(),
+        wave4_tune_misses: Vec::new(),
     };
     for (h, c) in all_cases() {
         let e = explain_str(&c.text);
@@ -428,10 +433,14 @@ fn tally() -> Tally {
                 });
             }
             if matches!(h, Half::Dev | Half::Wave3Tune | Half::Wave4Tune) {
-                t.dev_misses.push(format!(
+                let line = format!(
                     "  {} expected {} got {} ({:?})",
                     c.id, c.expected, e.category, e.signature
-                ));
+                );
+                if h == Half::Wave4Tune {
+                    t.wave4_tune_misses.push(line.clone());
+                }
+                t.dev_misses.push(line);
             }
         }
     }
@@ -532,6 +541,9 @@ fn corpus_accuracy_on_the_test_half() {
 fn wave4_accuracy_by_half() {
     let t = tally();
     let (tune, _) = report(&t, Half::Wave4Tune);
+    if !t.wave4_tune_misses.is_empty() {
+        println!("tuning-half misses:\n{}", t.wave4_tune_misses.join("\n"));
+    }
     let (test, _) = report(&t, Half::Wave4Test);
     let rate = |n: u32, of: u32| f64::from(n) / f64::from(of.max(1));
     let tune_unknown = rate(t.wave4_tune_unknown, t.wave4_tune_cases);
