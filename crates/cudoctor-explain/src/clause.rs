@@ -777,10 +777,17 @@ impl Words {
 pub fn words(line: &str) -> Words {
     let bytes = line.as_bytes();
     let mut w = Words::default();
+    // Where a call of CALL_ANSWERS ends, when the lexicon found one: its answer follows.
+    let mut calls: Vec<(usize, &str, Failure)> = Vec::new();
     for m in lexicon().automaton.find_overlapping_iter(line) {
-        let Some((_, word, whole)) = LEXICON.get(m.pattern().as_usize()) else {
+        let Some((text, word, whole)) = LEXICON.get(m.pattern().as_usize()) else {
             continue;
         };
+        if text.ends_with(')') {
+            if let Some((_, answer, failure)) = CALL_ANSWERS.iter().find(|(c, _, _)| c == text) {
+                calls.push((m.end(), answer, *failure));
+            }
+        }
         if *whole {
             let before = m.start().checked_sub(1).and_then(|i| bytes.get(i));
             let after = bytes.get(m.end());
@@ -794,18 +801,18 @@ pub fn words(line: &str) -> Words {
             _ => {}
         }
     }
-    if w.has(S::Gpu) || w.has(S::Framework) {
-        for (call, answer, failure) in CALL_ANSWERS {
-            if w.fails(failure) {
-                continue;
-            }
-            if let Some(i) = find_ascii_ci(line, call) {
-                let after = line.get(i + call.len()..).unwrap_or_default();
-                let near: String = after.chars().take(16).collect();
-                if find_ascii_ci(&near, answer).is_some() {
-                    w.failures.push(failure);
-                }
-            }
+    for (end, answer, failure) in calls {
+        if w.fails(failure) {
+            continue;
+        }
+        let near: String = line
+            .get(end..)
+            .unwrap_or_default()
+            .chars()
+            .take(16)
+            .collect();
+        if find_ascii_ci(&near, answer).is_some() {
+            w.failures.push(failure);
         }
     }
     w.subjects.sort();
