@@ -149,6 +149,20 @@ const LEXICON: &[(&str, Word, bool)] = &[
     // A shell prompt on a Windows machine's default host name: a WSL distribution.
     ("@desktop-", Word::Subject(S::Container), false),
     ("容器", Word::Subject(S::Container), false),
+    // Kubernetes' and the container runtimes' own names: the objects that hand a GPU to a
+    // workload (a daemonset's pod, a runtime class, the OCI runtime and its hook).
+    ("daemonset", Word::Subject(S::Container), false),
+    ("gpu-operator", Word::Subject(S::Container), false),
+    ("gpu operator", Word::Subject(S::Container), false),
+    ("runtimeclass", Word::Subject(S::Container), false),
+    ("oci runtime", Word::Subject(S::Container), false),
+    ("runc", Word::Subject(S::Container), true),
+    ("default runtime", Word::Subject(S::Container), false),
+    ("default-runtime", Word::Subject(S::Container), false),
+    ("nvidia-ctk", Word::Subject(S::Container), false),
+    ("singularity", Word::Subject(S::Container), true),
+    ("apptainer", Word::Subject(S::Container), true),
+    ("enroot", Word::Subject(S::Container), true),
     (".dll", Word::Subject(S::WindowsDll), false),
     ("winerror 126", Word::Subject(S::WindowsDll), false),
     ("winerror 127", Word::Subject(S::WindowsDll), false),
@@ -253,6 +267,13 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("culinkadddata", Word::Subject(S::DriverLibrary), false),
+    // The driver refusing to load a module's code (cudaErrorInvalidKernelImage): PTX or a
+    // cubin newer than its JIT and loader accept.
+    (
+        "kernel image is invalid",
+        Word::Subject(S::DriverLibrary),
+        false,
+    ),
     ("kernel module", Word::Subject(S::KernelModule), false),
     ("nvidia.ko", Word::Subject(S::KernelModule), false),
     ("dkms", Word::Subject(S::KernelModule), true),
@@ -281,6 +302,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("libcusparselt", Word::Subject(S::CudaLibrary), false),
     ("libcufile", Word::Subject(S::CudaLibrary), false),
     ("stubs/libcuda", Word::Subject(S::CudaLibrary), false),
+    // The toolkit's link-time stub of the driver's library, loaded at run time.
+    ("stub library", Word::Subject(S::CudaLibrary), false),
     ("cuda lib", Word::Subject(S::CudaLibrary), true),
     ("cudnn", Word::Subject(S::CudaLibrary), false),
     ("cublas", Word::Subject(S::CudaLibrary), false),
@@ -294,6 +317,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
     // The dynamic loader's cache: a library it cannot list is a library-path problem.
     ("ld.so.cache", Word::Subject(S::CudaLibrary), false),
     ("shared object", Word::Subject(S::CudaLibrary), false),
+    // The linker's flag for a CUDA library (`ld: cannot find -lcudart`, `-lcuda`, `-lcublas`).
+    ("-lcu", Word::Subject(S::CudaLibrary), false),
+    // torch's own CUDA libraries, which an extension built for a CUDA torch links.
+    ("libc10_cuda", Word::Subject(S::CudaLibrary), false),
+    ("libtorch_cuda", Word::Subject(S::CudaLibrary), false),
+    ("-lnvrtc", Word::Subject(S::CudaLibrary), false),
+    ("-lnccl", Word::Subject(S::CudaLibrary), false),
+    ("-lnvinfer", Word::Subject(S::CudaLibrary), false),
     ("torch", Word::Subject(S::Framework), false),
     ("pytorch", Word::Subject(S::Framework), false),
     ("tensorflow", Word::Subject(S::Framework), false),
@@ -377,6 +408,29 @@ const LEXICON: &[(&str, Word, bool)] = &[
         Word::Failure(F::NotCompiled),
         false,
     ),
+    // A package's CPU flavour, named as it is installed: the build, not the machine, lacks
+    // CUDA (onnxruntime without its CUDA provider, bitsandbytes' CPU library, conda's cpuonly).
+    (
+        "not in available provider names",
+        Word::Failure(F::NotCompiled),
+        false,
+    ),
+    ("tensorflow-cpu", Word::Failure(F::NotCompiled), false),
+    ("faiss-cpu", Word::Failure(F::NotCompiled), false),
+    ("jax[cpu]", Word::Failure(F::NotCompiled), false),
+    ("cpuonly", Word::Failure(F::NotCompiled), true),
+    ("libbitsandbytes_cpu", Word::Failure(F::NotCompiled), false),
+    ("paddlepaddle==", Word::Failure(F::NotCompiled), false),
+    // The program says it runs on the CPU (it found no GPU it could use).
+    ("only cpu", Word::Failure(F::NotCompiled), false),
+    ("only use cpu", Word::Failure(F::NotCompiled), false),
+    ("use cpu for", Word::Failure(F::NotCompiled), false),
+    ("only uses cpu", Word::Failure(F::NotCompiled), false),
+    ("只能使用cpu", Word::Failure(F::NotCompiled), false),
+    ("只能用cpu", Word::Failure(F::NotCompiled), false),
+    ("只用cpu", Word::Failure(F::NotCompiled), false),
+    ("用的是cpu", Word::Failure(F::NotCompiled), false),
+    ("使用的是cpu", Word::Failure(F::NotCompiled), false),
     ("no such operator", Word::Failure(F::Mismatch), false),
     ("undefined symbol", Word::Failure(F::UndefinedSymbol), false),
     (
@@ -440,6 +494,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("unable to find", Word::Failure(F::NotFound), false),
     ("failed to find", Word::Failure(F::NotFound), false),
     ("can not find", Word::Failure(F::NotFound), false),
+    ("not find", Word::Failure(F::NotFound), false),
     ("could not locate", Word::Failure(F::NotFound), false),
     ("cannot locate", Word::Failure(F::NotFound), false),
     ("unable to locate", Word::Failure(F::NotFound), false),
@@ -487,6 +542,18 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("驱动更新", Word::Failure(F::TooOld), false),
     ("is too old", Word::Failure(F::TooOld), false),
     ("please upgrade", Word::Failure(F::TooOld), false),
+    // A requirement stated against what was found ("requires NVIDIA driver >= 525, found
+    // 470", "is lower than required", "does not support CUDA 12.1").
+    ("lower than required", Word::Failure(F::TooOld), false),
+    ("lower than the required", Word::Failure(F::TooOld), false),
+    ("requires nvidia driver", Word::Failure(F::TooOld), false),
+    ("requires driver", Word::Failure(F::TooOld), false),
+    ("requires a newer", Word::Failure(F::TooOld), false),
+    ("newer driver", Word::Failure(F::TooOld), false),
+    ("update the driver", Word::Failure(F::TooOld), false),
+    ("upgrade the driver", Word::Failure(F::TooOld), false),
+    ("does not support cuda", Word::Failure(F::TooOld), false),
+    ("doesn't support cuda", Word::Failure(F::TooOld), false),
     ("mismatch", Word::Failure(F::Mismatch), false),
     ("mis-match", Word::Failure(F::Mismatch), false),
     ("incompatible", Word::Failure(F::Mismatch), false),
@@ -502,6 +569,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("version conflict", Word::Failure(F::Mismatch), false),
+    ("incompatibility", Word::Failure(F::Mismatch), false),
+    // A package that says what it was built for ("xFormers was built for: PyTorch 2.0.1+cu118
+    // ... (you have 2.1.0+cu121)").
+    ("was built for", Word::Failure(F::Mismatch), false),
+    // One piece of a framework that requires another version of its other piece ("jaxlib is
+    // version 0.4.1, but this version of jax requires version >= 0.4.7").
+    ("but this version of", Word::Failure(F::Mismatch), false),
+    ("requires version", Word::Failure(F::Mismatch), false),
     (
         "unexpected compiler version",
         Word::Failure(F::Mismatch),
@@ -522,6 +597,11 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("no kernel image", Word::Failure(F::Unsupported), false),
+    (
+        "kernel image is invalid",
+        Word::Failure(F::Unsupported),
+        false,
+    ),
     (
         "is not defined for option",
         Word::Failure(F::Unsupported),
@@ -583,6 +663,22 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("not available", Word::Failure(F::NotAvailable), false),
+    // `is_available()` followed by its answer, however the words between are spelt
+    // ("is_available()发现是False", "is_available() -> False"): read in [`words`].
+    ("is_available()", Word::Subject(S::Gpu), false),
+    // A framework's own question whether its build has CUDA (tf.test.is_built_with_cuda(),
+    // paddle.is_compiled_with_cuda()) and TensorFlow's list of GPUs: read with their answers.
+    ("with_cuda()", Word::Subject(S::Framework), false),
+    ("list_physical_devices('gpu')", Word::Subject(S::Gpu), false),
+    (
+        "list_physical_devices(\"gpu\")",
+        Word::Subject(S::Gpu),
+        false,
+    ),
+    ("can't utilize", Word::Failure(F::NotAvailable), false),
+    ("cannot utilize", Word::Failure(F::NotAvailable), false),
+    ("can not utilize", Word::Failure(F::NotAvailable), false),
+    ("not utilizing", Word::Failure(F::NotAvailable), false),
     ("unavailable", Word::Failure(F::NotAvailable), false),
     ("cannot use", Word::Failure(F::NotAvailable), false),
     ("can't use", Word::Failure(F::NotAvailable), false),
@@ -604,6 +700,11 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ),
     ("no gpu", Word::Failure(F::NotAvailable), false),
     ("no gpus", Word::Failure(F::NotAvailable), false),
+    ("no usable gpu", Word::Failure(F::NotAvailable), false),
+    ("no compatible gpu", Word::Failure(F::NotAvailable), false),
+    ("no supported gpu", Word::Failure(F::NotAvailable), false),
+    ("no nvidia gpu", Word::Failure(F::NotAvailable), false),
+    ("no cuda device", Word::Failure(F::NotAvailable), false),
     ("not detected", Word::Failure(F::NotAvailable), false),
     ("not detect", Word::Failure(F::NotAvailable), false),
     ("not recognized", Word::Failure(F::NotAvailable), false),
@@ -625,6 +726,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("error", Word::Failure(F::Failed), false),
     ("cannot", Word::Failure(F::Failed), false),
     ("unable to", Word::Failure(F::Failed), false),
+    // Kubernetes' state of a pod that keeps failing at start.
+    ("crashloopbackoff", Word::Failure(F::Failed), false),
     ("couldn't communicate", Word::Failure(F::Failed), false),
     ("失败", Word::Failure(F::Failed), false),
     ("报错", Word::Failure(F::Failed), false),
@@ -674,10 +777,17 @@ impl Words {
 pub fn words(line: &str) -> Words {
     let bytes = line.as_bytes();
     let mut w = Words::default();
+    // Where a call of CALL_ANSWERS ends, when the lexicon found one: its answer follows.
+    let mut calls: Vec<(usize, &str, Failure)> = Vec::new();
     for m in lexicon().automaton.find_overlapping_iter(line) {
-        let Some((_, word, whole)) = LEXICON.get(m.pattern().as_usize()) else {
+        let Some((text, word, whole)) = LEXICON.get(m.pattern().as_usize()) else {
             continue;
         };
+        if text.ends_with(')') {
+            if let Some((_, answer, failure)) = CALL_ANSWERS.iter().find(|(c, _, _)| c == text) {
+                calls.push((m.end(), answer, *failure));
+            }
+        }
         if *whole {
             let before = m.start().checked_sub(1).and_then(|i| bytes.get(i));
             let after = bytes.get(m.end());
@@ -691,9 +801,39 @@ pub fn words(line: &str) -> Words {
             _ => {}
         }
     }
+    for (end, answer, failure) in calls {
+        if w.fails(failure) {
+            continue;
+        }
+        let near: String = line
+            .get(end..)
+            .unwrap_or_default()
+            .chars()
+            .take(16)
+            .collect();
+        if find_ascii_ci(&near, answer).is_some() {
+            w.failures.push(failure);
+        }
+    }
     w.subjects.sort();
     w.failures.sort();
     w
+}
+
+/// A call a user pastes with the answer it gave, and the failure that answer states: the
+/// GPU not available, the build without CUDA, no GPU listed.
+const CALL_ANSWERS: [(&str, &str, Failure); 4] = [
+    ("is_available()", "false", F::NotAvailable),
+    ("with_cuda()", "false", F::NotCompiled),
+    ("list_physical_devices('gpu')", "[]", F::NotAvailable),
+    ("list_physical_devices(\"gpu\")", "[]", F::NotAvailable),
+];
+
+/// Where `needle` (ASCII) first occurs in `hay`, compared ASCII case-insensitively.
+fn find_ascii_ci(hay: &str, needle: &str) -> Option<usize> {
+    hay.as_bytes()
+        .windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
 /// Every word of the lexicon (for the scan's gate, which must see whatever a clause could).
@@ -868,10 +1008,42 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
             return Some((Category::AbiMismatch, S::WindowsDll, F::UndefinedSymbol));
         }
     }
+    // The driver's library found is the toolkit's link-time stub ("CUDA driver is a stub
+    // library", `.../stubs/libcuda.so`): the loader's path puts the stub first.
+    if w.has(S::CudaLibrary) && (w.has(S::Driver) || w.has(S::DriverLibrary)) {
+        let lower = line.to_ascii_lowercase();
+        if lower.contains("stub library") {
+            let f = w.failures.first().copied().unwrap_or(F::Failed);
+            return Some((Category::LibraryPath, S::CudaLibrary, f));
+        }
+    }
     if w.has(S::Toolkit) {
         // A toolkit component missing (libNVVM, nvcc): the toolkit, whatever file names it.
         if let Some((s, f)) = pick(S::Toolkit, &[F::NotFound]) {
             return Some((Category::CudaHomeMissing, s, f));
+        }
+    }
+    // A library of torch's own CUDA half an extension cannot load, by its owner: the libraries
+    // torch 1.10-1.12 split its CUDA code into (libtorch_cuda_cu, libtorch_cuda_cpp) mean an
+    // extension built for another torch. (torch's CUDA library itself missing is either a CPU
+    // torch or the extension imported before torch: the soname does not tell which.)
+    if (w.fails(F::CannotLoad) || w.fails(F::NotFound)) && !w.has(S::WindowsDll) {
+        let lower = line.to_ascii_lowercase();
+        if lower.contains("libtorch_cuda_cu") || lower.contains("libtorch_cuda_cpp") {
+            let f = if w.fails(F::CannotLoad) {
+                F::CannotLoad
+            } else {
+                F::NotFound
+            };
+            return Some((Category::AbiMismatch, S::Framework, f));
+        }
+    }
+    // The kernel module's build or load failing is the driver's, whatever compiler or
+    // toolkit words its message holds ("built against the wrong kernel sources, with a version
+    // of gcc that differs").
+    if w.has(S::KernelModule) && !w.has(S::Hardware) {
+        if let Some(f) = first(&[F::CannotLoad, F::NotFound, F::Denied, F::Failed]) {
+            return Some((Category::DriverMissing, S::KernelModule, f));
         }
     }
     if let Some((s, f)) = pick(
@@ -1304,6 +1476,76 @@ mod tests {
         assert_eq!(
             cat("torch.cuda.is_available() returns False"),
             Some(Category::DriverMissing)
+        );
+    }
+
+    #[test]
+    fn cpu_builds_runtimes_and_version_pairs_in_their_own_words() {
+        // A package's CPU flavour and a program that says it runs on the CPU.
+        for line in [
+            "UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider names.Available providers: 'CPUExecutionProvider'",
+            "Loading binary /venv/lib/site-packages/bitsandbytes/libbitsandbytes_cpu.so...",
+            "paddle only cpu is used after pip install paddlepaddle==2.6.1",
+            "import paddle之后提示只能使用cpu",
+        ] {
+            assert_eq!(cat(line), Some(Category::CpuOnlyWheel), "{line}");
+        }
+        // Kubernetes' and the runtimes' objects.
+        for line in [
+            "nvidia-device-plugin-daemonset-x2k 0/1 CrashLoopBackOff 7 12m",
+            "Error: OCI runtime create failed: unable to start container process",
+            "FATAL: singularity could not find the nvidia driver libraries",
+        ] {
+            assert_eq!(cat(line), Some(Category::Container), "{line}");
+        }
+        assert_eq!(
+            cat("RuntimeError: jaxlib is version 0.4.1, but this version of jax requires version >= 0.4.7."),
+            Some(Category::VersionSuffixMismatch)
+        );
+    }
+
+    #[test]
+    fn calls_read_with_their_answers_and_libraries_by_their_owner() {
+        assert_eq!(
+            cat("print(tf.test.is_built_with_cuda())  # False"),
+            Some(Category::CpuOnlyWheel)
+        );
+        assert_eq!(
+            cat("torch.cuda.is_available()发现是False"),
+            Some(Category::DriverMissing)
+        );
+        assert_eq!(cat("torch.cuda.is_available() is True"), None);
+        assert_eq!(
+            cat("ImportError: libtorch_cuda_cu.so: cannot open shared object file: No such file or directory"),
+            Some(Category::AbiMismatch)
+        );
+        assert_eq!(
+            cat("ERROR: Unable to load the kernel module 'nvidia.ko'. This happens when it was built with a version of gcc that differs from the one used to build the target kernel"),
+            Some(Category::DriverMissing)
+        );
+    }
+
+    #[test]
+    fn requirements_against_what_was_found_are_read() {
+        for line in [
+            "The NVIDIA driver 470.82 does not support CUDA 12.1. Please update the driver.",
+            "requires NVIDIA driver >= 525.60.13, found 470.161.03",
+        ] {
+            assert_eq!(cat(line), Some(Category::DriverTooOld), "{line}");
+        }
+        assert_eq!(
+            cat(
+                "xFormers was built for: PyTorch 2.0.1+cu118 with CUDA 1108 (you have 2.1.0+cu121)"
+            ),
+            Some(Category::VersionSuffixMismatch)
+        );
+        assert_eq!(
+            cat("RuntimeError: cuDNN version incompatibility: PyTorch was compiled against (8, 9, 2) but found runtime version (8, 5, 0)."),
+            Some(Category::LibraryPath)
+        );
+        assert_eq!(
+            cat("Error: failed to run cuda initialization: CUDA driver is a stub library"),
+            Some(Category::LibraryPath)
         );
     }
 

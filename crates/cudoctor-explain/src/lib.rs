@@ -167,14 +167,63 @@ impl Engine {
             .torch_variant()
             .map(str::to_string)
             .or_else(|| self.default_windows_variant());
-        let newer_build = named.build_newer_than_driver();
+        let newer_build = named.build_newer_than_driver(|v| {
+            let d: cudoctor_types::DriverVersion = v.parse().ok()?;
+            Some(self.kb.driver_max_cuda(&d)?.major)
+        });
+        let stack_shown = named.stack_shown();
         let named = named.finish();
         let mut e = self.build_from_lines(outcome, target, torch_variant.as_deref());
         if let Some((driver, build)) = newer_build {
             e = self.with_driver_ceiling(e, driver, build, target);
+        } else if let Some(shown) = stack_shown {
+            e = self.with_stack_shown(e, shown, target);
         }
         e.named_binaries = named;
         self.with_xids(e, &xids)
+    }
+
+    /// A framework that does not see the GPU, in a log that shows the stack beneath it at work
+    /// (the driver's own header, the toolkit's compiler) or a Windows machine: the driver is not
+    /// what is missing, the framework's build is (a CPU build, the default install on Windows).
+    /// Only a clause that read no more than "the GPU is not available" is answered again.
+    fn with_stack_shown(
+        &self,
+        e: Explanation,
+        shown: &str,
+        target: Option<&TargetEnv>,
+    ) -> Explanation {
+        let Some(first) = e.matched.first() else {
+            return e;
+        };
+        let symptom = e.signature.is_none()
+            && e.category == Category::DriverMissing
+            && matches!(
+                first.signature.as_str(),
+                "clause:gpu+not_available" | "clause:framework+not_available"
+            );
+        if !symptom {
+            return e;
+        }
+        let hit = scanner::ClauseHit {
+            line_no: first.line_no,
+            text: first.text.clone(),
+            rank: first.rank,
+            fields: e.fields.clone(),
+            clause: clause::Clause {
+                category: Category::CpuOnlyWheel,
+                subject: clause::Subject::Framework,
+                failure: clause::Failure::NotAvailable,
+                severity: clause::Severity::Plain,
+            },
+            count: 1,
+        };
+        let mut out = self.explained_by_clause(&hit, None, &[], e.stats.clone(), target);
+        out.evidence.push(format!(
+            "The log also shows {shown}: the GPU unseen by the framework is its build's doing, not a missing driver."
+        ));
+        out.also_seen = e.also_seen;
+        out
     }
 
     /// A log that shows the driver's highest CUDA (nvidia-smi's "CUDA Version") older in its

@@ -49,14 +49,21 @@ pub const LITERALS: [&str; 5] = [
 ];
 
 /// What a line must hold for [`Named::feed`] to find a CUDA version in it.
-const VERSION_LITERALS: [&str; 6] = [
+const VERSION_LITERALS: [&str; 10] = [
     "CUDA Version",
+    "Driver Version",
     "+cu",
     "nvidia-smi",
     "NVIDIA-SMI",
     "cuda1",
     "cuda 1",
+    "-cu1",
+    "nvcc",
+    "Cuda compilation tools",
 ];
+
+/// What names a Windows machine in words (a path is found by [`WINDOWS_PATH`]).
+const WINDOWS_WORDS: [&str; 3] = ["Windows", "win10", "win11"];
 
 /// Where a Windows path begins.
 const WINDOWS_PATH: &str = ":\\";
@@ -66,6 +73,7 @@ pub fn literals() -> impl Iterator<Item = &'static str> {
     LITERALS
         .into_iter()
         .chain(VERSION_LITERALS)
+        .chain(WINDOWS_WORDS)
         .chain([WINDOWS_PATH])
 }
 /// The Windows Python a log names: its interpreter and prefix, and whether the log wrote the
@@ -123,6 +131,13 @@ pub struct Named {
     driver_cuda_major: Option<u32>,
     /// The log mentions nvidia-smi or its "Driver Version": "CUDA Version" is then the driver's.
     smi_seen: bool,
+    /// The driver's version as nvidia-smi's header shows it ("Driver Version: 470.82.01"):
+    /// its branch's highest CUDA is the ceiling when the header's "CUDA Version" is not shown.
+    driver_version: Option<String>,
+    /// The log shows the CUDA toolkit's compiler (nvcc): CUDA is installed on that machine.
+    nvcc_seen: bool,
+    /// The log names a Windows machine (a drive path, "Windows", "win10").
+    windows_seen: bool,
     /// The highest CUDA major of a framework build the log names ("+cu121", "cuda10.1的paddle").
     build_cuda_major: Option<u32>,
     /// Extension modules torch said it loads, for the extension cache's directories.
@@ -133,7 +148,18 @@ pub struct Named {
 impl Named {
     pub fn feed(&mut self, line_no: u64, line: &str) {
         if line.contains(WINDOWS_PATH) {
+            self.windows_seen = true;
             self.feed_windows(line);
+        }
+        // "Windows"/"windows", "win10"/"Win11": the words' case-free tails.
+        if !self.windows_seen
+            && (line.contains("indows") || line.contains("in10") || line.contains("in11"))
+        {
+            self.windows_seen = WINDOWS_WORDS.iter().any(|w| {
+                line.as_bytes()
+                    .windows(w.len())
+                    .any(|b| b.eq_ignore_ascii_case(w.as_bytes()))
+            });
         }
         if VERSION_LITERALS.iter().any(|l| line.contains(l)) {
             self.feed_cuda_versions(line);
@@ -205,11 +231,22 @@ impl Named {
 
     fn feed_cuda_versions(&mut self, line: &str) {
         static RE: OnceLock<Option<[Regex; 3]>> = OnceLock::new();
+        static DRIVER: OnceLock<Option<Regex>> = OnceLock::new();
+        if let Some(m) = DRIVER
+            .get_or_init(|| Regex::new(r"Driver Version\s*:\s*(\d{3}\.\d{1,3}(?:\.\d{1,3})?)").ok())
+            .as_ref()
+            .and_then(|re| re.captures(line))
+            .and_then(|c| c.get(1))
+        {
+            self.driver_version = Some(m.as_str().to_string());
+        }
         let Some([smi, variant, framework_cuda]) = RE
             .get_or_init(|| {
                 Some([
                     Regex::new(r"CUDA Version\s*:\s*(\d{1,2})\.\d").ok()?,
-                    Regex::new(r"\d\+cu(\d{2,3})\b").ok()?,
+                    // torch's "+cu121"; a package named for its CUDA: cupy-cuda12x, jax[cuda12],
+                    // jaxlib's "+cuda12", NVIDIA's nvidia-*-cu12 wheels.
+                    Regex::new(r"(?i)\d\+cu(\d{2,3})\b|(?:cupy-cuda|\[cuda|\d\+cuda)(\d{2})|[a-z]-cu(\d{2})\b").ok()?,
                     Regex::new(r"(?i)(?:torch|paddle|tensorflow|jax|onnxruntime)[^\s,;]*\s*(?:\d[\d.]*\s*)?cuda\s?(\d{1,2})\.\d|cuda\s?(\d{1,2})\.\d\s*(?:的|版本?的)?\s*(?:torch|paddle|tensorflow|jax|onnxruntime)").ok()?,
                 ])
             })
@@ -217,6 +254,9 @@ impl Named {
         else {
             return;
         };
+        if line.contains("nvcc") || line.contains("Cuda compilation tools") {
+            self.nvcc_seen = true;
+        }
         if line.contains("nvidia-smi")
             || line.contains("NVIDIA-SMI")
             || line.contains("Driver Version")
@@ -228,10 +268,12 @@ impl Named {
         }
         let mut majors: Vec<u32> = variant
             .captures_iter(line)
-            .filter_map(|c| c.get(1))
-            .filter_map(|m| {
-                let digits = m.as_str();
-                digits.get(..digits.len() - 1)?.parse().ok()
+            .filter_map(|c| {
+                if let Some(m) = c.get(1) {
+                    let digits = m.as_str();
+                    return digits.get(..digits.len() - 1)?.parse().ok();
+                }
+                c.get(2).or_else(|| c.get(3))?.as_str().parse().ok()
             })
             .collect();
         majors.extend(
@@ -248,9 +290,32 @@ impl Named {
     /// The driver's CUDA major (nvidia-smi's header) and a newer CUDA major of a framework
     /// build the same log names: a build the driver cannot run (a newer major never runs on an
     /// older driver's CUDA; minor versions of one major do).
-    pub fn build_newer_than_driver(&self) -> Option<(u32, u32)> {
-        let (driver, build) = (self.driver_cuda_major?, self.build_cuda_major?);
+    /// Without the header's "CUDA Version", `branch_ceiling` gives the driver version's
+    /// highest CUDA major (the knowledge base's table of driver branches).
+    pub fn build_newer_than_driver(
+        &self,
+        branch_ceiling: impl Fn(&str) -> Option<u32>,
+    ) -> Option<(u32, u32)> {
+        let build = self.build_cuda_major?;
+        let driver = self
+            .driver_cuda_major
+            .or_else(|| branch_ceiling(self.driver_version.as_deref()?))?;
         (self.smi_seen && build > driver).then_some((driver, build))
+    }
+
+    /// What the log shows of the machine's CUDA stack besides a framework: the driver's own
+    /// header (a "Driver Version"), the toolkit's compiler, or a Windows machine (where a
+    /// framework installed the default way is a CPU build). None when it shows none of them.
+    pub fn stack_shown(&self) -> Option<&'static str> {
+        if self.driver_version.is_some() {
+            Some("the driver's own header (nvidia-smi's \"Driver Version\")")
+        } else if self.nvcc_seen {
+            Some("the CUDA toolkit's compiler (nvcc)")
+        } else if self.windows_seen {
+            Some("a Windows machine, where a framework installed the default way (pip's default index) is a CPU build")
+        } else {
+            None
+        }
     }
 
     /// The environment a Windows log names, as the target of its fixes (PowerShell commands
@@ -313,17 +378,31 @@ mod tests {
             "| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |",
         );
         n.feed(2, "torch 2.3.1+cu121");
-        assert_eq!(n.build_newer_than_driver(), Some((11, 12)));
+        assert_eq!(n.build_newer_than_driver(|_| None), Some((11, 12)));
         // Minor versions of one major run on the driver: nothing to say.
         let mut m = Named::default();
         m.feed(1, "Driver Version: 535.104.05   CUDA Version: 12.2");
         m.feed(2, "torch==2.5.1+cu124");
-        assert_eq!(m.build_newer_than_driver(), None);
+        assert_eq!(m.build_newer_than_driver(|_| None), None);
         // "CUDA Version" without nvidia-smi in the log may be anything's.
         let mut k = Named::default();
         k.feed(1, "CUDA Version: 11.4");
         k.feed(2, "torch 2.3.1+cu121");
-        assert_eq!(k.build_newer_than_driver(), None);
+        assert_eq!(k.build_newer_than_driver(|_| None), None);
+        // Only the driver's version shown: its branch's ceiling, from the table given.
+        let mut d = Named::default();
+        d.feed(1, "Driver Version: 470.57.02");
+        d.feed(2, "pip install cupy-cuda12x");
+        let r470 = |v: &str| v.starts_with("470.").then_some(11);
+        assert_eq!(d.build_newer_than_driver(r470), Some((11, 12)));
+        let mut j = Named::default();
+        j.feed(1, "NVIDIA-SMI 470.57.02   Driver Version: 470.57.02");
+        j.feed(2, "jaxlib 0.4.26+cuda12.cudnn89");
+        assert_eq!(j.build_newer_than_driver(r470), Some((11, 12)));
+        let mut w = Named::default();
+        w.feed(1, "Driver Version: 470.57.02");
+        w.feed(2, "nvidia-cudnn-cu11 8.9.2");
+        assert_eq!(w.build_newer_than_driver(r470), None);
     }
 
     #[test]

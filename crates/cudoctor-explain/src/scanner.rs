@@ -839,21 +839,38 @@ pub fn pick_winner(db: &SignatureDb, seen: &[SignatureSeen]) -> Option<usize> {
     best.map(|(_, _, _, index)| index)
 }
 
-/// The clause that answers: the most serious line first (a fatal line before an error line,
-/// a warning last), then a line that says what failed before one that only says that something
-/// failed ("Call to cuLinkAddData results in UNKNOWN_CUDA_ERROR" / "Unsupported .version 8.1"),
-/// then the earliest.
+/// The clause that answers: a line that says what failed before one that only says that
+/// something failed, however loud the latter ("error: command 'nvcc' failed with exit status 1"
+/// is the wrapper of "unable to execute '.../nvcc': No such file or directory"), warnings
+/// last; then the most serious line (a fatal line before an error line); then, at the same
+/// severity, again what failed before that it failed ("Call to cuLinkAddData results in
+/// UNKNOWN_CUDA_ERROR" / "Unsupported .version 8.1"),
+/// and a line that says why the GPU is not used before one that says only that it is not ("no
+/// usable GPU found" / "compiled without GPU support"), then the earliest.
 pub fn pick_clause(clauses: &[ClauseHit]) -> Option<&ClauseHit> {
     clauses
         .iter()
-        .filter(|h| h.clause.severity != Severity::Info)
+        .filter(|h| h.clause.severity != Severity::Info || info_answers(&h.clause))
         .min_by_key(|h| {
             (
-                h.clause.severity,
+                h.clause.severity >= Severity::Warning,
                 h.clause.failure == clause::Failure::Failed,
+                h.clause.severity,
+                h.clause.failure == clause::Failure::NotAvailable,
                 h.line_no,
             )
         })
+}
+
+/// An informational line that still answers when nothing louder does: a program reporting
+/// at INFO level that it found no GPU it can use or that its build has no CUDA (Ollama's
+/// `level=INFO ... msg="no compatible GPUs were discovered"`). NCCL's INFO lines never do.
+fn info_answers(c: &Clause) -> bool {
+    c.subject != clause::Subject::Nccl
+        && matches!(
+            c.failure,
+            clause::Failure::NotAvailable | clause::Failure::NotCompiled
+        )
 }
 
 /// Whether a line's wording is no more than a warning.

@@ -282,3 +282,52 @@ fn a_timeout_defers_to_an_nccl_error() {
     let e = explain_str(&with_error);
     assert_eq!(e.category, Category::Nccl, "{e:#?}");
 }
+
+/// A framework that does not see the GPU while the log shows the stack beneath it at work (the
+/// driver's header, nvcc) or a Windows machine: the framework's build, not the driver.
+#[test]
+fn a_gpu_unseen_beside_a_working_stack_is_the_builds_doing() {
+    let with_smi = "| NVIDIA-SMI 550.54.14   Driver Version: 550.54.14   CUDA Version: 12.4 |\n>>> torch.cuda.is_available() -> False\n";
+    let e = explain_str(with_smi);
+    assert_eq!(e.category, Category::CpuOnlyWheel, "{e:?}");
+    assert!(e.evidence.iter().any(|l| l.contains("Driver Version")));
+    let windows = "win11, cuda 12.1 installed\ntorch.cuda.is_available() returns False\n";
+    assert_eq!(explain_str(windows).category, Category::CpuOnlyWheel);
+    // Nothing shown of the stack: the driver stays the first suspect.
+    let bare = "torch.cuda.is_available() returns False\n";
+    assert_eq!(explain_str(bare).category, Category::DriverMissing);
+    // The driver's branch gives the ceiling when the header's CUDA Version is not shown.
+    let old = "Driver Version: 470.57.02\npip install cupy-cuda12x\ncupy not working on the GPU\n";
+    assert_eq!(explain_str(old).category, Category::DriverTooOld);
+}
+
+/// The linker's flags name CUDA libraries; the driver refusing a module's image is the driver's.
+#[test]
+fn linker_flags_and_invalid_images_are_read() {
+    assert_eq!(
+        explain_str("/usr/bin/ld: can not not find -lcuda\n").category,
+        Category::LibraryPath
+    );
+    assert_eq!(
+        explain_str("Triton Error [CUDA]: device kernel image is invalid\n").category,
+        Category::DriverTooOld
+    );
+}
+
+/// A build tool's wrapper ("error: command ... failed with exit status 1") says only that its
+/// step failed; the line above that says what failed answers, though it is quieter.
+#[test]
+fn what_failed_outranks_the_wrapper_that_reports_it() {
+    let log = "unable to execute '/opt/cuda:/usr/local/cuda/bin/nvcc': No such file or directory\nerror: command '/opt/cuda:/usr/local/cuda/bin/nvcc' failed with exit status 1\n";
+    assert_eq!(explain_str(log).category, Category::CudaHomeMissing);
+}
+
+/// A program that reports at INFO level that it found no GPU it can use answers when nothing
+/// louder does; NCCL's INFO lines never answer.
+#[test]
+fn an_info_line_saying_no_gpu_is_usable_answers_alone() {
+    let ollama = "time=2024-05-01T10:00:00.000Z level=INFO source=gpu.go:221 msg=\"no compatible GPUs were discovered\"\n";
+    assert_eq!(explain_str(ollama).category, Category::DriverMissing);
+    let nccl = "host:1:1 [0] NCCL INFO NVLS multicast support is not available on dev 0\n";
+    assert_eq!(explain_str(nccl).category, Category::Unknown);
+}
