@@ -3,6 +3,7 @@
 # healthy H200 with no false finding (check as typed and with --python, check --deep), the same
 # facts before and after, explain's throughput on a 200 MB training log before and after, and
 # the extension-cache phases (issue 36). Binaries: .whl/cudoctor-before, .whl/cudoctor.
+set -u
 A=$PWD/.whl/cudoctor-before
 B=$PWD/.whl/cudoctor
 PY=/opt/torch/.venv/bin/python
