@@ -595,7 +595,11 @@ impl State<'_> {
     /// continue the previous line's wrapped message: then `false`, and it is read in full.
     fn pass_over(&mut self, segment: &str) -> bool {
         // The line as the readers would see it: on a line the gate passes, normalisation only
-        // collapses runs of spaces, into one segment (anything else is read in full).
+        // collapses runs of spaces, into one segment (anything else is read in full). Most
+        // such lines have no run to collapse: they are taken as they are, without the call.
+        if !segment.contains("  ") {
+            return self.pass_over_normalized(segment);
+        }
         let normalized = normalize(segment);
         let segment = match &normalized {
             Normalized::Same(s) => *s,
@@ -604,6 +608,11 @@ impl State<'_> {
                 _ => return false,
             },
         };
+        self.pass_over_normalized(segment)
+    }
+
+    /// [`Self::pass_over`] of a line as the readers see it.
+    fn pass_over_normalized(&mut self, segment: &str) -> bool {
         let (_, text) = strip_rank_prefix(strip_log_prefix(segment));
         let text = strip_log_prefix(text);
         if self.prev.len() >= WRAP_MIN_CHARS && text.starts_with(|c: char| c.is_ascii_lowercase()) {
