@@ -183,7 +183,19 @@ impl BuildToolkit {
     }
 }
 
-impl Context<'_> {
+impl<'s> Context<'s> {
+    /// The toolkit an extension build would use with its facts, where it is a Linux toolkit
+    /// found on disk (the facts the build-readiness rules read: its link directory, headers,
+    /// host compiler range).
+    pub fn build_toolkit_facts(&self) -> Option<(BuildToolkit, &'s cudoctor_snapshot::Toolkit)> {
+        let build = self.build_toolkit()?;
+        let tk = build
+            .root
+            .as_deref()
+            .and_then(|r| self.snap.toolkit.by_root(r))?;
+        Some((build, tk))
+    }
+
     pub fn build_toolkit(&self) -> Option<BuildToolkit> {
         if let Some(w) = &self.snap.windows {
             return self.windows_build_toolkit(w);

@@ -33,14 +33,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
     if ctx.snap.windows.is_some() {
         return Vec::new();
     }
-    let Some(build) = ctx.build_toolkit().filter(|b| b.exists) else {
-        return Vec::new();
-    };
-    let Some(tk) = build
-        .root
-        .as_deref()
-        .and_then(|r| ctx.snap.toolkit.by_root(r))
-    else {
+    let Some((build, tk)) = ctx.build_toolkit_facts().filter(|(b, _)| b.exists) else {
         return Vec::new();
     };
     let Some(cccl) = &tk.cccl else {

@@ -26,14 +26,7 @@ versioned file in the environment's toolkit directory (the fix names both files)
 };
 
 fn check(ctx: &Context) -> Vec<Finding> {
-    let Some(build) = ctx.build_toolkit() else {
-        return Vec::new();
-    };
-    let Some(tk) = build
-        .root
-        .as_deref()
-        .and_then(|r| ctx.snap.toolkit.by_root(r))
-    else {
+    let Some((build, tk)) = ctx.build_toolkit_facts() else {
         return Vec::new();
     };
     let Some(link) = &tk.link_dir else {

@@ -64,14 +64,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
     if ctx.snap.windows.is_some() {
         return Vec::new();
     }
-    let Some(build) = ctx.build_toolkit() else {
-        return Vec::new();
-    };
-    let Some(tk) = build
-        .root
-        .as_deref()
-        .and_then(|r| ctx.snap.toolkit.by_root(r))
-    else {
+    let Some((build, tk)) = ctx.build_toolkit_facts() else {
         return Vec::new();
     };
     let Some(support) = &tk.host_compilers else {
