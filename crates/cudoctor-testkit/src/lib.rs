@@ -116,3 +116,73 @@ pub fn shell_parses(cmd: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// What a bounded run ([`run_bounded`]) printed and how long it took.
+#[derive(Debug)]
+pub struct Ran {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub took: std::time::Duration,
+}
+
+/// Runs `cmd` with `stdin` written to it (none: stdin closed) and kills it after `limit`: a
+/// command still running then fails the test (`what` names it), so a regression of a bound is
+/// a failure, never a hung suite. Its output is read as it comes, so a full pipe never blocks it.
+pub fn run_bounded(
+    mut cmd: std::process::Command,
+    stdin: Option<Vec<u8>>,
+    limit: std::time::Duration,
+    what: &str,
+) -> Ran {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let started = std::time::Instant::now();
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("run the command");
+    let writer = stdin.map(|data| {
+        let mut input = child.stdin.take().expect("stdin piped");
+        std::thread::spawn(move || {
+            let _ = input.write_all(&data);
+        })
+    });
+    let mut out = child.stdout.take().expect("stdout piped");
+    let mut err = child.stderr.take().expect("stderr piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = out.read_to_end(&mut s);
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err.read_to_end(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the command") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} still running after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let took = started.elapsed();
+    if let Some(w) = writer {
+        let _ = w.join();
+    }
+    Ran {
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&out_reader.join().unwrap()).into_owned(),
+        stderr: String::from_utf8_lossy(&err_reader.join().unwrap()).into_owned(),
+        took,
+    }
+}

@@ -6,69 +6,28 @@
 //! test fails, so a regression is a failure, never a hung suite.
 
 use std::fs;
-use std::io::Read;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cudoctor");
 
-/// What a bounded run printed and how long it took.
-struct Ran {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    took: Duration,
-}
+use cudoctor_testkit::{run_bounded, Ran};
 
 /// Runs cudoctor with `env` (nothing else inherited) and kills it after `limit`: a command
 /// still running then fails the test.
 fn bounded(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Ran {
-    let started = Instant::now();
     let mut cmd = Command::new(BIN);
     cmd.args(args)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .env("NO_COLOR", "1")
-        .env("COLUMNS", "100")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env("COLUMNS", "100");
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().expect("run cudoctor");
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out_reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = out.read_to_end(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = err.read_to_end(&mut s);
-        s
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{args:?} still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let took = started.elapsed();
-    Ran {
-        code: status.code(),
-        stdout: String::from_utf8_lossy(&out_reader.join().unwrap()).into_owned(),
-        stderr: String::from_utf8_lossy(&err_reader.join().unwrap()).into_owned(),
-        took,
-    }
+    run_bounded(cmd, None, limit, &format!("{args:?}"))
 }
 
 const PREFIX: &str = "/opt/v";

@@ -6,76 +6,29 @@
 //! fails, so a regression is a failure, never a hung suite.
 
 use std::fs;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_cudoctor");
 
-/// What a bounded run printed and how long it took.
-#[allow(dead_code)]
-struct Ran {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    took: Duration,
-}
+use cudoctor_testkit::{run_bounded, Ran};
 
 /// Runs cudoctor in `dir` with `env` (nothing else inherited), `stdin` written to it, and kills
 /// it after `limit`: a command still running then fails the test.
 fn bounded(dir: &Path, args: &[&str], env: &[(&str, &str)], stdin: &[u8], limit: Duration) -> Ran {
-    let started = Instant::now();
     let mut cmd = Command::new(BIN);
     cmd.args(args)
         .current_dir(dir)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .env("NO_COLOR", "1")
-        .env("COLUMNS", "100")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env("COLUMNS", "100");
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().expect("run cudoctor");
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out_reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = out.read_to_end(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = err.read_to_end(&mut s);
-        s
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{args:?} still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let took = started.elapsed();
-    let _ = writer.join();
-    Ran {
-        code: status.code(),
-        stdout: String::from_utf8_lossy(&out_reader.join().unwrap()).into_owned(),
-        stderr: String::from_utf8_lossy(&err_reader.join().unwrap()).into_owned(),
-        took,
-    }
+    run_bounded(cmd, Some(stdin.to_vec()), limit, &format!("{args:?}"))
 }
 
 /// Secrets a log or a command line may carry, and the words that show one leaked.
