@@ -18,28 +18,6 @@ use serde_json::Value;
 
 const KERNEL: &str = "__global__ void add_one(float* x) { x[threadIdx.x] += 1.0f; }\n";
 
-fn nvcc(test: &str) -> Option<PathBuf> {
-    let from_env = std::env::var_os("CUDOCTOR_NVCC")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
-    let found = from_env.or_else(|| {
-        let lib = cudoctor_testkit::repo_root().join(".venv-ci/lib");
-        std::fs::read_dir(lib)
-            .ok()?
-            .flatten()
-            .map(|e| e.path().join("site-packages/nvidia/cu13/bin/nvcc"))
-            .find(|p| p.is_file())
-    });
-    let found = found.filter(|p| p.is_file());
-    if found.is_none() {
-        cudoctor_testkit::skip_missing_tool(
-            test,
-            "no nvcc (CUDOCTOR_NVCC, or scripts/ci/install-cuda-tools.sh)",
-        );
-    }
-    found
-}
-
 /// The real gcc on PATH, symlinks followed.
 fn gcc(test: &str) -> Option<PathBuf> {
     let found = std::env::var_os("PATH").and_then(|path| {
@@ -107,7 +85,7 @@ fn compile(nvcc: &Path, extra: &[&str]) -> (bool, String) {
 #[test]
 fn the_host_compiler_range_is_the_headers_and_the_refusal_is_nvccs_own_message() {
     let test = "host compiler against the real crt/host_config.h";
-    let Some(nvcc) = nvcc(test) else {
+    let Some(nvcc) = cudoctor_testkit::ci_nvcc(test) else {
         return;
     };
     let Some(gcc) = gcc(test) else {
@@ -380,6 +358,20 @@ print("BUILT", m.__file__)
     (o.status.success() && text.contains("BUILT"), text)
 }
 
+/// The CUDA release of a wheel's version ("13.0" of "13.0.96"): NVIDIA numbers each piece's
+/// patch on its own.
+fn release_of(version: &str) -> String {
+    version.split('.').take(2).collect::<Vec<_>>().join(".")
+}
+
+/// NVIDIA's pip compiler of CUDA `release` as requirements: nvcc, its crt headers, NVVM.
+fn nvcc_wheels(release: &str) -> Vec<String> {
+    ["nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-nvvm"]
+        .iter()
+        .map(|p| format!("{p}=={release}.*"))
+        .collect()
+}
+
 /// NVIDIA's pip compiler of torch's own CUDA release in a copy (hard links) of a real torch
 /// environment without ninja: check predicts the missing ninja (TK014) and the missing
 /// `libcudart.so` link (TK012), nothing else of the build layer; each printed fix, applied in
@@ -416,11 +408,7 @@ fn a_torch_env_without_ninja_and_the_cudart_link_is_predicted_and_fixed_as_the_b
     // The runtime's release (NVIDIA numbers each piece's patch on its own), in a copy of the
     // environment beside it (hard links: the files pip replaces are unlinked first, the
     // original stays as it was).
-    let release = runtime.split('.').take(2).collect::<Vec<_>>().join(".");
-    let pieces: Vec<String> = ["nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-nvvm"]
-        .iter()
-        .map(|p| format!("{p}=={release}.*"))
-        .collect();
+    let pieces = nvcc_wheels(&release_of(&runtime));
     let (dir, env) = env_copy(&src_env, &pieces);
     let home = site_packages(&env).join("nvidia/cu13");
     assert!(home.join("bin/nvcc").is_file());
@@ -528,7 +516,7 @@ fn a_torch_env_without_ninja_and_the_cudart_link_is_predicted_and_fixed_as_the_b
             String::from_utf8_lossy(&o.stderr)
         );
         assert!(o.status.success(), "{out}");
-        let torch_cuda = runtime.split('.').take(2).collect::<Vec<_>>().join(".");
+        let torch_cuda = release_of(&runtime);
         assert!(
             out.contains(&format!("The detected CUDA version (13.5) has a minor version mismatch with the version that was used to compile PyTorch ({torch_cuda}). Most likely this shouldn't be a problem.")),
             "{out}"
@@ -767,12 +755,9 @@ fn no_compiler_and_no_cccl_are_predicted_as_the_build_fails_and_the_fixes_build(
         );
         return;
     };
-    let release = runtime.split('.').take(2).collect::<Vec<_>>().join(".");
-    let wheels: Vec<String> = ["nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-nvvm"]
-        .iter()
-        .map(|p| format!("{p}=={release}.*"))
-        .chain(std::iter::once("ninja".to_string()))
-        .collect();
+    let release = release_of(&runtime);
+    let mut wheels = nvcc_wheels(&release);
+    wheels.push("ninja".to_string());
     let (dir, env) = env_copy(&src_env, &wheels);
     let home = site_packages(&env).join("nvidia/cu13");
     let lib = home.join("lib");

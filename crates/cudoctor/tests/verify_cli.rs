@@ -151,6 +151,16 @@ fn fw002_fix(json: &Value) -> Vec<Value> {
         .clone()
 }
 
+/// The `--verify` entry of FW002's fix.
+fn fw002_verification(json: &Value) -> &Value {
+    json["verify"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["code"] == "FW002")
+        .expect("a verification of FW002")
+}
+
 #[test]
 fn a_conda_pytorchs_companion_is_fixed_with_conda_and_verified() {
     let (_dir, prefix) = conda_env(None);
@@ -166,12 +176,7 @@ fn a_conda_pytorchs_companion_is_fixed_with_conda_and_verified() {
         !serde_json::to_string(&fix).unwrap().contains("pip"),
         "{fix:?}"
     );
-    let v = json["verify"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["code"] == "FW002")
-        .unwrap();
+    let v = fw002_verification(&json);
     assert_eq!(v["status"], "verified", "{v:#}");
 }
 
@@ -209,11 +214,6 @@ fn a_conda_env_made_from_an_environment_file_is_fixed_in_the_file() {
         "conda"
     );
     // The file is edited by hand: --verify says it cannot apply that, and why.
-    let v = json["verify"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["code"] == "FW002")
-        .unwrap();
+    let v = fw002_verification(&json);
     assert_eq!(v["status"], "not_verifiable", "{v:#}");
 }
