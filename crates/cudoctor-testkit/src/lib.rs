@@ -186,3 +186,49 @@ pub fn run_bounded(
         took,
     }
 }
+
+/// The CUDA compiler the real-binary tests build with: `CUDOCTOR_NVCC`, else NVIDIA's pip nvcc
+/// that scripts/ci/install-cuda-tools.sh puts in the repository's `.venv-ci`; reported as a
+/// skipped `test` (a failure where tools are required) when neither is there.
+pub fn ci_nvcc(test: &str) -> Option<std::path::PathBuf> {
+    let from_env = std::env::var_os("CUDOCTOR_NVCC")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from);
+    let found = from_env.or_else(|| {
+        let lib = repo_root().join(".venv-ci/lib");
+        std::fs::read_dir(lib)
+            .ok()?
+            .flatten()
+            .map(|e| e.path().join("site-packages/nvidia/cu13/bin/nvcc"))
+            .find(|p| p.is_file())
+    });
+    let found = found.filter(|p| p.is_file());
+    if found.is_none() {
+        skip_missing_tool(
+            test,
+            "no nvcc (CUDOCTOR_NVCC, or scripts/ci/install-cuda-tools.sh)",
+        );
+    }
+    found
+}
+
+/// An interpreter with torch for the tests that run one: `CUDOCTOR_TORCH_PYTHON`, else the
+/// real-env tier's stock-current env; reported as a skipped `test` (a failure where tools are
+/// required) when neither is there.
+pub fn torch_python(test: &str) -> Option<String> {
+    let from_env = std::env::var("CUDOCTOR_TORCH_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty());
+    let stock = std::env::var_os("HOME")
+        .map(|h| PathBuf::from(h).join(".cache/cudoctor-realenv/stock-current/bin/python"))
+        .filter(|p| p.exists())
+        .map(|p| p.display().to_string());
+    let found = from_env.or(stock);
+    if found.is_none() {
+        skip_missing_tool(
+            test,
+            "no interpreter with torch (CUDOCTOR_TORCH_PYTHON; scripts/ci/run-observer-test.sh makes one)",
+        );
+    }
+    found
+}

@@ -4,28 +4,9 @@
 //! must add up to more than the whole deep collection's wall time: they overlapped. A ratio, not
 //! an absolute time, so a slow or loaded machine judges the same.
 
-use std::path::PathBuf;
-
 use serde_json::Value;
 
-/// The interpreter with torch, or None: a reported skip, a failure where tools are required.
-fn torch_python(test: &str) -> Option<String> {
-    let from_env = std::env::var("CUDOCTOR_TORCH_PYTHON")
-        .ok()
-        .filter(|p| !p.is_empty());
-    let stock = std::env::var_os("HOME")
-        .map(|h| PathBuf::from(h).join(".cache/cudoctor-realenv/stock-current/bin/python"))
-        .filter(|p| p.exists())
-        .map(|p| p.display().to_string());
-    let found = from_env.or(stock);
-    if found.is_none() {
-        cudoctor_testkit::skip_missing_tool(
-            test,
-            "no interpreter with torch (CUDOCTOR_TORCH_PYTHON; scripts/ci/run-observer-test.sh makes one)",
-        );
-    }
-    found
-}
+use cudoctor_testkit::torch_python;
 
 #[test]
 fn the_deep_probes_overlap_and_each_reports_its_time() {

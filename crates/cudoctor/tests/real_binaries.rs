@@ -26,28 +26,6 @@ extern "C" int launch(float* x, int n) {
 }
 "#;
 
-fn nvcc(test: &str) -> Option<PathBuf> {
-    let from_env = std::env::var_os("CUDOCTOR_NVCC")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from);
-    let found = from_env.or_else(|| {
-        let lib = cudoctor_testkit::repo_root().join(".venv-ci/lib");
-        std::fs::read_dir(lib)
-            .ok()?
-            .flatten()
-            .map(|e| e.path().join("site-packages/nvidia/cu13/bin/nvcc"))
-            .find(|p| p.is_file())
-    });
-    let found = found.filter(|p| p.is_file());
-    if found.is_none() {
-        cudoctor_testkit::skip_missing_tool(
-            test,
-            "no nvcc (CUDOCTOR_NVCC, or scripts/ci/install-cuda-tools.sh)",
-        );
-    }
-    found
-}
-
 fn torch_python(test: &str) -> Option<String> {
     let found = std::env::var("CUDOCTOR_TORCH_PYTHON")
         .ok()
@@ -125,7 +103,7 @@ fn krn002_titles(v: &Value) -> Vec<String> {
 #[test]
 fn a_jit_build_for_sm_80_in_torchs_real_cache_is_named_for_sm_90() {
     let test = "real JIT build in torch's extension cache";
-    let (Some(nvcc), Some(python)) = (nvcc(test), torch_python(test)) else {
+    let (Some(nvcc), Some(python)) = (cudoctor_testkit::ci_nvcc(test), torch_python(test)) else {
         return;
     };
     let home = tempfile::tempdir().expect("temp dir");
@@ -229,7 +207,7 @@ fn a_jit_build_for_sm_80_in_torchs_real_cache_is_named_for_sm_90() {
 #[test]
 fn an_in_place_build_and_a_real_editable_install_are_found() {
     let test = "in-place build and editable install";
-    let Some(nvcc) = nvcc(test) else {
+    let Some(nvcc) = cudoctor_testkit::ci_nvcc(test) else {
         return;
     };
     let Ok(python3) = which("python3") else {
@@ -342,7 +320,7 @@ fn which(name: &str) -> Result<PathBuf, ()> {
 #[test]
 fn run_names_the_mapped_library_behind_a_no_kernel_image_failure() {
     let test = "run attributes a CUDA failure";
-    let (Some(nvcc), Some(python)) = (nvcc(test), torch_python(test)) else {
+    let (Some(nvcc), Some(python)) = (cudoctor_testkit::ci_nvcc(test), torch_python(test)) else {
         return;
     };
     let dir = tempfile::tempdir().expect("temp dir");
@@ -435,7 +413,7 @@ fn run_names_the_mapped_library_behind_a_no_kernel_image_failure() {
 #[test]
 fn a_pip_compiler_without_the_cudart_link_is_predicted_to_fail_as_the_link_does() {
     let test = "build readiness of the pip compiler";
-    let Some(nvcc) = nvcc(test) else {
+    let Some(nvcc) = cudoctor_testkit::ci_nvcc(test) else {
         return;
     };
     let home = nvcc.parent().and_then(Path::parent).unwrap().to_path_buf();

@@ -9,7 +9,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -44,24 +44,7 @@ fn python3(test: &str) -> Option<String> {
     }
 }
 
-/// The interpreter with torch, or None: a reported skip, a failure where tools are required.
-fn torch_python(test: &str) -> Option<String> {
-    let from_env = std::env::var("CUDOCTOR_TORCH_PYTHON")
-        .ok()
-        .filter(|p| !p.is_empty());
-    let stock = std::env::var_os("HOME")
-        .map(|h| PathBuf::from(h).join(".cache/cudoctor-realenv/stock-current/bin/python"))
-        .filter(|p| p.exists())
-        .map(|p| p.display().to_string());
-    let found = from_env.or(stock);
-    if found.is_none() {
-        cudoctor_testkit::skip_missing_tool(
-            test,
-            "no interpreter with torch (CUDOCTOR_TORCH_PYTHON; scripts/ci/run-observer-test.sh makes one)",
-        );
-    }
-    found
-}
+use cudoctor_testkit::torch_python;
 
 /// Runs `cudoctor run --out DIR/run.json -- CMD` and returns its output and the JSON report.
 fn observed(dir: &Path, command: &[&str], stdin: &str) -> (Output, Value) {
