@@ -100,6 +100,30 @@ fn windows_patterns() -> Option<&'static [Regex; 3]> {
     .as_ref()
 }
 
+/// The interpreter a cmd.exe prompt line runs, made absolute with the prompt's directory:
+/// `C:\ComfyUI_windows_portable>.\python_embeded\python.exe -s ComfyUI\main.py`, the first
+/// line of every portable ComfyUI log (its run_nvidia_gpu.bat echoes it).
+fn prompted_python(line: &str) -> Option<String> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let c = RE
+        .get_or_init(|| {
+            Regex::new(
+                r#"(?i)^\s*([a-z]:\\[^<>|"*?\r\n]*?)>\s*"?((?:\.\\)?(?:[^\s"<>|:*?\\.][^\s"<>|:*?\\]*\\)*python(?:3(?:\.?\d+)?)?\.exe)\b"#,
+            )
+            .ok()
+        })
+        .as_ref()?
+        .captures(line)?;
+    let dir = c.get(1)?.as_str().trim_end_matches('\\');
+    let exe = c.get(2)?.as_str();
+    // A bare `python.exe` is whichever PATH finds, not one in the prompt's directory.
+    if !exe.contains('\\') {
+        return None;
+    }
+    let relative = exe.strip_prefix(".\\").unwrap_or(exe);
+    Some(format!("{dir}\\{relative}"))
+}
+
 /// The interpreter of the environment at `prefix` (a site-packages path's parent): conda
 /// environments, embedded Pythons (a portable ComfyUI's `python_embeded`) and plain installs
 /// keep `python.exe` in the prefix, a venv in its `Scripts`.
@@ -205,8 +229,9 @@ impl Named {
         let Some([exe, site, _]) = windows_patterns() else {
             return;
         };
-        if let Some(m) = exe.captures(line).and_then(|c| c.get(1)) {
-            let python = m.as_str().to_string();
+        let named = prompted_python(line)
+            .or_else(|| Some(exe.captures(line)?.get(1)?.as_str().to_string()));
+        if let Some(python) = named {
             let dir = python.rsplit_once('\\').map_or("", |(d, _)| d);
             let prefix = match dir.rsplit_once('\\') {
                 Some((p, last)) if last.eq_ignore_ascii_case("scripts") => p,
@@ -417,6 +442,29 @@ mod tests {
         );
         assert!(t.is_some_and(|t| t.windows));
         assert_eq!(n.torch_variant(), Some("cu121"));
+
+        let mut p = Named::default();
+        p.feed(
+            1,
+            r"C:\ComfyUI_windows_portable>.\python_embeded\python.exe -s ComfyUI\main.py --windows-standalone-build",
+        );
+        assert_eq!(
+            p.windows_target().map(|t| (t.python, t.prefix)),
+            Some((
+                r"C:\ComfyUI_windows_portable\python_embeded\python.exe".to_string(),
+                r"C:\ComfyUI_windows_portable\python_embeded".to_string()
+            ))
+        );
+        // A prompt running another program, or a parent-relative interpreter, names none.
+        for line in [
+            r"C:\ComfyUI_windows_portable>git pull",
+            r"D:\x>..\py\python.exe main.py",
+            r"D:\x>python.exe main.py",
+        ] {
+            let mut q = Named::default();
+            q.feed(1, line);
+            assert_eq!(q.windows_target().map(|t| t.python), None, "{line}");
+        }
 
         let mut v = Named::default();
         v.feed(

@@ -214,6 +214,37 @@ fn a_windows_dll_failure_never_installs_pypis_cpu_torch() {
     assert!(cmd.trim_end_matches('\'').ends_with("cu121"), "{cmd}");
 }
 
+/// A portable ComfyUI's log begins with the prompt line its batch file echoes
+/// (`C:\ComfyUI_windows_portable>.\python_embeded\python.exe -s ComfyUI\main.py`): a CPU torch
+/// there is reinstalled by that interpreter from PyTorch's CUDA index, in PowerShell.
+#[test]
+fn a_comfyui_logs_prompt_names_the_python_its_fix_runs() {
+    let e = explain_str(
+        "C:\\ComfyUI_windows_portable>.\\python_embeded\\python.exe -s ComfyUI\\main.py --windows-standalone-build\r\nTotal VRAM 24564 MB\r\n  File \"C:\\ComfyUI_windows_portable\\ComfyUI\\comfy\\model_management.py\", line 221, in get_torch_device\r\nAssertionError: Torch not compiled with CUDA enabled",
+    );
+    assert_eq!(e.category, Category::CpuOnlyWheel);
+    let cmd = e
+        .fix
+        .iter()
+        .find_map(|f| match f {
+            cudoctor_plan::FixStep::PowerShell(c) => Some(c.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    assert!(
+        cmd.starts_with(
+            r"& 'C:\ComfyUI_windows_portable\python_embeded\python.exe' -m pip install"
+        ),
+        "{:#?}",
+        e.fix
+    );
+    assert!(cmd.contains("download.pytorch.org/whl/cu"), "{cmd}");
+    assert!(e
+        .fix
+        .iter()
+        .all(|f| !matches!(f, cudoctor_plan::FixStep::Shell(_))));
+}
+
 /// Every pip fix of a Windows log is a PowerShell command for the Python the log names (a
 /// venv's Scripts\python.exe from its site-packages path), whatever the message.
 #[test]
