@@ -370,6 +370,11 @@ pub struct ExplainArgs {
     pub no_machine: bool,
     #[arg(long, value_enum, default_value_t = IssueFormat::Text)]
     pub format: IssueFormat,
+    /// Prove the fix before you run it, where this machine confirms the cause: the confirming
+    /// findings' fixes are verified as `check --verify` does (`=install`: in a temporary copy of
+    /// the environment). A fix taken from the message alone is said to be unverified.
+    #[arg(long, value_enum, value_name = "HOW", num_args = 0..=1, require_equals = true, default_missing_value = "facts", conflicts_with = "no_machine")]
+    pub verify: Option<VerifyMode>,
     #[command(flatten)]
     pub machine: MachineArgs,
 }

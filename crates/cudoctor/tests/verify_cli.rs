@@ -217,3 +217,71 @@ fn a_conda_env_made_from_an_environment_file_is_fixed_in_the_file() {
     let v = fw002_verification(&json);
     assert_eq!(v["status"], "not_verifiable", "{v:#}");
 }
+
+fn explain(log: &str, args: &[&str]) -> std::process::Output {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+        .arg("explain")
+        .args(args)
+        .env("COLUMNS", "100")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(log.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+const TORCHVISION_LOG: &str = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    import torchvision\nRuntimeError: operator torchvision::nms does not exist\n";
+
+/// explain --verify proves the fix this machine confirmed: the confirming finding's (FW002's),
+/// judged against every finding of the check (PLT001 stays, as another root cause).
+#[test]
+fn explain_verifies_the_fix_the_machine_confirms() {
+    let snap = fixture("companion-wrong-release");
+    let out = explain(TORCHVISION_LOG, &["--snapshot", &snap, "--verify"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        joined.contains(
+            "FW002 verified: post-fix verdict: 1 error: PLT001 (another root cause) (its commands: torchvision 0.22.1)"
+        ),
+        "{text}"
+    );
+    let out = explain(
+        TORCHVISION_LOG,
+        &["--snapshot", &snap, "--verify", "--format", "json"],
+    );
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let list = json["verify"].as_array().unwrap();
+    assert_eq!(list.len(), 1, "{json:#}");
+    assert_eq!(list[0]["code"], "FW002");
+    assert_eq!(list[0]["status"], "verified");
+    // Without --verify, no list.
+    let out = explain(TORCHVISION_LOG, &["--snapshot", &snap, "--format", "json"]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(json.get("verify").is_none());
+}
+
+/// A fix read from the message alone, with nothing on the machine to confirm it, is said to be
+/// unverified, never called verified.
+#[test]
+fn explain_says_a_fix_from_the_message_alone_is_not_verified() {
+    let snap = fixture("companion-wrong-release");
+    let out = explain(
+        "AssertionError: Torch not compiled with CUDA enabled\n",
+        &["--snapshot", &snap, "--verify"],
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains(" verified:"), "{text}");
+    assert!(
+        text.contains("no fix with a command to verify")
+            && text.contains("comes from the message alone"),
+        "{text}"
+    );
+}

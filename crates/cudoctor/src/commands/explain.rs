@@ -72,9 +72,21 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
             }
         }
     }
+    let mut verified = None;
     if let Some(snap) = &snapshot {
         let findings = cudoctor_analyse::analyse(snap, &kb);
         cudoctor_analyse::confirm::confirm(&mut explanation, engine, snap, &findings);
+        verified = args.verify.map(|mode| {
+            let live = args.snapshot.is_none() && args.machine.root.is_none();
+            crate::commands::verify::verify_chosen(
+                snap,
+                &findings,
+                &confirming(&explanation, &findings),
+                &kb,
+                mode,
+                live,
+            )
+        });
     }
     // Input that could not be read at all is an error, not an empty log.
     if let (0, Some(e)) = (explanation.stats.lines, &explanation.stats.read_error) {
@@ -92,13 +104,22 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
         );
     }
     match args.format {
-        IssueFormat::Json => crate::out!(
-            "{}",
-            crate::build_info::with_build_header(&cudoctor_explain::render::to_json(&explanation))
-        ),
+        IssueFormat::Json => {
+            let mut json = cudoctor_explain::render::to_json(&explanation);
+            if let Some(v) = &verified {
+                json = crate::commands::verify::with_json_list(&json, "verify", v);
+            }
+            crate::out!("{}", crate::build_info::with_build_header(&json))
+        }
         IssueFormat::Text => crate::out!("{}", cudoctor_render::render_explain_text(&explanation)),
         IssueFormat::Markdown => {
             crate::out!("{}", cudoctor_render::render_explain_markdown(&explanation))
+        }
+    }
+    if let (Some(v), false) = (&verified, args.format == IssueFormat::Json) {
+        crate::out!("\n{}", cudoctor_render::render_verify_text(v));
+        if !explanation.fix.is_empty() && v.is_empty() {
+            crate::out!("  the fix above comes from the message alone: this machine did not confirm the cause with a finding whose fix could be verified\n");
         }
     }
     Ok(if explanation.is_known() {
@@ -106,6 +127,31 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
     } else {
         Outcome::Healthy
     })
+}
+
+/// The findings whose fixes explain printed: those that confirm the cause, with the root each
+/// one follows from (a consequence's fix is its root's).
+fn confirming(
+    e: &cudoctor_explain::Explanation,
+    findings: &[cudoctor_analyse::Finding],
+) -> Vec<cudoctor_analyse::Finding> {
+    let Some(m) = e
+        .machine
+        .as_ref()
+        .filter(|m| m.verdict == cudoctor_explain::Verdict::Consistent)
+    else {
+        return Vec::new();
+    };
+    let by_id = |id: &str| findings.iter().find(|f| f.id == id);
+    let mut out: Vec<cudoctor_analyse::Finding> = Vec::new();
+    for judged in &m.findings {
+        let Some(f) = by_id(&judged.id) else { continue };
+        let root = f.caused_by_id.as_deref().and_then(by_id).unwrap_or(f);
+        if !out.iter().any(|o| o.id == root.id) {
+            out.push(root.clone());
+        }
+    }
+    out
 }
 
 fn input_name(input: &str) -> &str {

@@ -23,9 +23,22 @@ pub fn verify_all(
     mode: VerifyMode,
     live: bool,
 ) -> Vec<Verification> {
+    verify_chosen(snapshot, findings, findings, kb, mode, live)
+}
+
+/// Proves the fixes of `chosen`, some of the check's `findings` (explain's confirming ones):
+/// what remains after each is judged against every finding of the check.
+pub fn verify_chosen(
+    snapshot: &Snapshot,
+    findings: &[Finding],
+    chosen: &[Finding],
+    kb: &Kb,
+    mode: VerifyMode,
+    live: bool,
+) -> Vec<Verification> {
     let before = judged(findings);
     let mut out = Vec::new();
-    for f in findings {
+    for f in chosen {
         let alternatives = verify::alternatives(&f.fix);
         let several = alternatives.len() > 1;
         for (i, steps) in alternatives.into_iter().enumerate() {
