@@ -1310,6 +1310,12 @@ fn fix_repairs_from(name: &str, code: &str, vars: &[(&str, String)], index: Inde
             "{name}: `{cmd}` failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        if cmd.contains("--reinstall") {
+            // uv's --reinstall implies --refresh: each run unpacks the wheel into a new cache
+            // entry and leaves the last one dangling (a cuDNN wheel is 835 MB a run). What no
+            // environment links to any more is removed; uv waits for other uv processes.
+            let _ = Command::new("uv").args(["cache", "prune"]).output();
+        }
     }
     let after = check_json_with(&python, vars);
     let (b, a) = (problem_codes(&before), problem_codes(&after));
