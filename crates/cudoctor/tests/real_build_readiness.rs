@@ -1010,11 +1010,11 @@ fn a_debian_python_without_its_dev_package_fails_as_predicted_and_the_printed_pa
     eprintln!("after the fix: {built}");
 }
 
-/// The environments this machine really builds with have their headers, and check says so
-/// without a finding: the real-env tier's torch environments (the pip compiler's `nvcc-cu13`
+/// The environments this machine really builds with: check records the include directory
+/// each interpreter itself reports and whether it holds Python.h, and says nothing where it
+/// does: the real-env tier's torch environments (the pip compiler's `nvcc-cu13`
 /// with CUDA_HOME at its toolkit, where an extension build is plausible) and the CI's venvs
-/// (`.venv-ci`, the observer's CPU torch). Each one's recorded include directory holds the
-/// `Python.h` the interpreter itself reports (`sysconfig.get_path("include")`).
+/// (`.venv-ci`, the observer's CPU torch); here every one has its headers.
 #[test]
 fn real_envs_with_their_headers_record_them_and_say_nothing() {
     let Some(stock) = torch_env() else {
@@ -1055,12 +1055,6 @@ fn real_envs_with_their_headers_record_them_and_say_nothing() {
             .output()
             .unwrap();
         let v: Value = serde_json::from_slice(&o.stdout).expect("check's JSON");
-        assert!(
-            findings(&v, "TK018").is_empty(),
-            "{}: {:?}",
-            env.display(),
-            v["findings"]
-        );
         let snap: Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
         let recorded = snap["python_envs"]
             .as_array()
@@ -1069,7 +1063,6 @@ fn real_envs_with_their_headers_record_them_and_say_nothing() {
             .find(|e| Path::new(e["prefix"].as_str().unwrap()) == env.as_path())
             .map(|e| e["headers"].clone())
             .unwrap_or_else(|| panic!("{} not read", env.display()));
-        assert_eq!(recorded["python_h"], true, "{}: {recorded}", env.display());
         // The interpreter's own answer (run here by the test, never by check).
         let reported = Command::new(env.join("bin/python"))
             .args([
@@ -1085,6 +1078,21 @@ fn real_envs_with_their_headers_record_them_and_say_nothing() {
             "{}",
             env.display()
         );
+        let there = Path::new(&reported).join("Python.h").is_file();
+        assert_eq!(recorded["python_h"], there, "{}: {recorded}", env.display());
+        if there {
+            assert!(
+                findings(&v, "TK018").is_empty(),
+                "{}: {:?}",
+                env.display(),
+                v["findings"]
+            );
+        } else {
+            eprintln!(
+                "{}: its base Python has no headers ({reported}): TK018 is right there",
+                env.display()
+            );
+        }
     }
     assert!(!envs.is_empty());
 }

@@ -147,7 +147,7 @@ fn steps(ctx: &Context, h: &PythonHeaders) -> Vec<FixStep> {
                 "Install the C headers of the Python at {} (a python.org or source build installs them with it), or make the environment from a Python that ships them (`uv python install {xy}`, then `uv venv --python {xy}`)",
                 h.base_prefix
             ))];
-            if on_debian && h.base_prefix == "/usr" {
+            if on_debian && h.base_prefix == "/usr" && !h.version.ends_with('t') {
                 steps.push(FixStep::Shell(format!("apt-get install python{xy}-dev")));
             }
             steps
