@@ -6,6 +6,8 @@
 # (/var/log/journal/<machine-id>/) in a private mount namespace whose /dev has no kmsg (as a
 # container's has none). Checks, with the binary's real `journalctl -k` call:
 #   - the Xid events are read from the journal (the source says so) and judged (GPU004);
+#   - the SELinux and AppArmor denials of NVIDIA's files are read from the same journal
+#     (the security facts' kernel log says so);
 #   - with an empty journal directory, the kernel log is "not read", saying why for both.
 # Needs root (mount namespaces, mknod) and unshare. Installs the package when missing and this
 # runs as root. Otherwise prints SKIPPED and exits 0, unless CUDOCTOR_REQUIRE_TOOLS=1 (as .ci/run
@@ -51,7 +53,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 machine_id=$(cat /etc/machine-id 2>/dev/null || echo 00000000000000000000000000000000)
 mkdir -p "$work/journal/$machine_id" "$work/empty"
-python3 scripts/ci/journal/kernel-export.py >"$work/kernel.export"
+python3 scripts/ci/journal/kernel-export.py --denials >"$work/kernel.export"
 "$remote" -o "$work/journal/$machine_id/system.journal" "$work/kernel.export" 2>"$work/remote.log" ||
   { cat "$work/remote.log" >&2; fail "systemd-journal-remote could not write the journal"; }
 
@@ -82,6 +84,14 @@ assert ("0000:a1:00", 79) in xids and ("0000:07:00", 64) in xids, sorted(xids)
 gpu004 = [f for f in report["findings"] if f["code"] == "GPU004"]
 assert any("Xid 79" in f["title"] and "0000:a1:00" in f["title"] for f in gpu004), [f["title"] for f in gpu004]
 print(f"journal-test: read from the journal: {read['records']} kernel records, {len(log['xids'])} Xid events, {len(gpu004)} GPU004 findings", file=sys.stderr)
+security = report["snapshot"]["platform"]["security"]
+attempt = security["kernel_log"]
+assert attempt["source"] == "journalctl -k (the systemd journal)" and attempt["outcome"] == "ok", attempt
+assert attempt["detail"].startswith("/dev/kmsg: "), attempt
+denied = sorted({(d["module"], d["object"]) for d in security["denials"]})
+assert ("apparmor", "/dev/char/195:0") in denied and ("selinux", "/dev/nvidia-modeset") in denied, denied
+assert not any("renderD128" in o or "operstate" in o for _, o in denied), denied
+print(f"journal-test: denials read from the journal: {denied}", file=sys.stderr)
 PY
 
 in_namespace "$work/empty" "$work/empty.json"

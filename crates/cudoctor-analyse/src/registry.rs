@@ -46,6 +46,8 @@ pub static RULES: &[&Rule] = &[
     &rules::nvcc_torch_minor_differs::RULE,
     &rules::host_compiler_missing::RULE,
     &rules::cccl_headers_missing::RULE,
+    &rules::python_headers_missing::RULE,
+    &rules::msvc_missing::RULE,
     &rules::cpu_only_torch::RULE,
     &rules::companion_mismatch::RULE,
     &rules::conda_cudatoolkit_mismatch::RULE,

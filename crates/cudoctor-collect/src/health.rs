@@ -151,18 +151,28 @@ fn live_kmsg() -> KernelLog {
     }
 }
 
-/// The journal's kernel records of this boot, where /dev/kmsg could not be read (`kmsg_why`).
+/// The kernel records of this boot in the systemd journal, each with the kernel's own
+/// timestamp (microseconds since boot) where the journal kept it, and whether the reading was
+/// cut at its bound.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct JournalKernel {
+    pub records: Vec<(Option<u64>, String)>,
+    pub truncated: bool,
+}
+
+/// The journal's kernel records of this boot (`journalctl -k -o json`: the system's own
+/// journalctl at a fixed path, its own process group, [`MAX_JOURNAL_TIME`] at most, the newest
+/// [`MAX_JOURNAL_RECORDS`], output capped), asked once per check and shared by the probes that
+/// read the kernel log where /dev/kmsg is closed; why not, where it cannot be read.
+pub(crate) fn journal_kernel(host: &Host) -> Result<JournalKernel, String> {
+    host.kernel_journal(|| ask_journal(host))
+}
+
 #[cfg(unix)]
-fn journal(host: &Host, kmsg_why: &str) -> KernelLog {
+fn ask_journal(host: &Host) -> Result<JournalKernel, String> {
     use crate::host::CommandOutcome;
-    let not_read = |why: String| KernelLog {
-        read: KernelLogRead::NotRead {
-            why: format!("{kmsg_why}; {why}"),
-        },
-        ..KernelLog::default()
-    };
     let Some(journalctl) = JOURNALCTL.iter().find(|p| host.is_file(p)) else {
-        return not_read("no journalctl (no systemd journal to read)".into());
+        return Err("no journalctl (no systemd journal to read)".into());
     };
     let mut cmd = std::process::Command::new(host.fs_path(journalctl));
     let lines = MAX_JOURNAL_RECORDS.to_string();
@@ -174,40 +184,55 @@ fn journal(host: &Host, kmsg_why: &str) -> KernelLog {
             stdout,
             ..
         } => {
-            let log = journal_json(&stdout, crate::host::MAX_COMMAND_OUTPUT);
-            match log.read {
-                KernelLogRead::Read { records: 0, .. } => not_read(
-                    "journalctl -k: no kernel records of this boot (none kept, or this user may not read the system journal: that takes the systemd-journal or adm group)".into(),
-                ),
-                _ => log,
+            let j = parse_journal(&stdout, crate::host::MAX_COMMAND_OUTPUT);
+            if j.records.is_empty() {
+                return Err("journalctl -k: no kernel records of this boot (none kept, or this user may not read the system journal: that takes the systemd-journal or adm group)".into());
             }
+            Ok(j)
         }
-        CommandOutcome::Exited { status, stderr, .. } => not_read(format!(
+        CommandOutcome::Exited { status, stderr, .. } => Err(format!(
             "journalctl -k: exit status {}: {}",
             status.map_or("none (killed)".to_string(), |s| s.to_string()),
             stderr.trim().chars().take(300).collect::<String>()
         )),
-        CommandOutcome::TimedOut(d) => not_read(format!(
+        CommandOutcome::TimedOut(d) => Err(format!(
             "journalctl -k: no answer within {} s",
             d.as_secs_f32()
         )),
-        CommandOutcome::NotStarted(e) => not_read(format!("journalctl -k: {e}")),
-        CommandOutcome::NotRunUnderRoot => not_read("journalctl -k: not run under --root".into()),
+        CommandOutcome::NotStarted(e) => Err(format!("journalctl -k: {e}")),
+        CommandOutcome::NotRunUnderRoot => Err("journalctl -k: not run under --root".into()),
     }
 }
 
 #[cfg(not(unix))]
-fn journal(_host: &Host, kmsg_why: &str) -> KernelLog {
-    KernelLog {
-        read: KernelLogRead::NotRead {
-            why: kmsg_why.to_string(),
+fn ask_journal(_host: &Host) -> Result<JournalKernel, String> {
+    Err("no systemd journal on this platform".into())
+}
+
+/// The journal's kernel records of this boot, where /dev/kmsg could not be read (`kmsg_why`).
+fn journal(host: &Host, kmsg_why: &str) -> KernelLog {
+    match journal_kernel(host) {
+        Ok(j) => kernel_log_of(&j),
+        Err(why) => KernelLog {
+            read: KernelLogRead::NotRead {
+                why: format!("{kmsg_why}; {why}"),
+            },
+            ..KernelLog::default()
         },
-        ..KernelLog::default()
     }
 }
 
 /// The source named for records read from the journal.
 pub const JOURNAL_SOURCE: &str = "journalctl -k (the systemd journal)";
+
+/// The Xid events of the journal's kernel records.
+fn kernel_log_of(j: &JournalKernel) -> KernelLog {
+    let mut reader = KmsgReader::default();
+    for (time_us, message) in &j.records {
+        reader.record(*time_us, message);
+    }
+    reader.finish(JOURNAL_SOURCE, j.truncated)
+}
 
 /// `journalctl -o json` output, one JSON object a line: each record's MESSAGE (a string, or an
 /// array of bytes where it is not UTF-8) and the kernel's own timestamp of it
@@ -215,9 +240,8 @@ pub const JOURNAL_SOURCE: &str = "journalctl -k (the systemd journal)";
 /// `__MONOTONIC_TIMESTAMP` where absent). `cap` is the output bound: output that reached it, or
 /// as many records as were asked for, is a truncated reading. A line that is not such an
 /// object (a cut last line) is passed over.
-#[cfg_attr(not(unix), allow(dead_code))]
-fn journal_json(stdout: &str, cap: usize) -> KernelLog {
-    let mut reader = KmsgReader::default();
+pub(crate) fn parse_journal(stdout: &str, cap: usize) -> JournalKernel {
+    let mut j = JournalKernel::default();
     let mut lines = 0usize;
     for line in stdout.lines() {
         lines += 1;
@@ -242,10 +266,16 @@ fn journal_json(stdout: &str, cap: usize) -> KernelLog {
                 .and_then(|t| t.parse::<u64>().ok())
         };
         let time_us = time("_SOURCE_MONOTONIC_TIMESTAMP").or_else(|| time("__MONOTONIC_TIMESTAMP"));
-        reader.record(time_us, &message);
+        j.records.push((time_us, message));
     }
-    let truncated = stdout.len() >= cap || lines >= MAX_JOURNAL_RECORDS;
-    reader.finish(JOURNAL_SOURCE, truncated)
+    j.truncated = stdout.len() >= cap || lines >= MAX_JOURNAL_RECORDS;
+    j
+}
+
+/// [`parse_journal`]'s records read for their Xid events.
+#[cfg(test)]
+fn journal_json(stdout: &str, cap: usize) -> KernelLog {
+    kernel_log_of(&parse_journal(stdout, cap))
 }
 
 /// Reads /dev/kmsg records (`prio,seq,time_us,flags[,...];message`, continuation lines starting

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use cudoctor_snapshot::{ScanKind, StopReason, StoppedEarly};
@@ -34,6 +34,9 @@ pub struct Host {
     deadline: cudoctor_types::Deadline,
     /// The loops that stopped early, shared by the clones handed to probes.
     stops: Arc<Mutex<Vec<StoppedEarly>>>,
+    /// The systemd journal's kernel records, asked once for every probe that reads the kernel
+    /// log where /dev/kmsg is closed (the Xid reader, the security modules' denials).
+    journal: Arc<OnceLock<Result<crate::health::JournalKernel, String>>>,
 }
 
 /// What a child process did.
@@ -65,6 +68,7 @@ impl Host {
             command_timeout,
             deadline: cudoctor_types::Deadline::NONE,
             stops: Arc::default(),
+            journal: Arc::default(),
         }
     }
 
@@ -79,7 +83,17 @@ impl Host {
             command_timeout,
             deadline: cudoctor_types::Deadline::NONE,
             stops: Arc::default(),
+            journal: Arc::default(),
         }
+    }
+
+    /// The journal's kernel records of this machine, read by `read` the first time any probe
+    /// asks and shared after (one bounded journalctl call per check).
+    pub(crate) fn kernel_journal(
+        &self,
+        read: impl FnOnce() -> Result<crate::health::JournalKernel, String>,
+    ) -> Result<crate::health::JournalKernel, String> {
+        self.journal.get_or_init(read).clone()
     }
 
     /// The same machine, its file work bounded by `deadline`.

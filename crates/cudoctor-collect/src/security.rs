@@ -96,8 +96,9 @@ fn confinement(host: &Host) -> Option<Confinement> {
     })
 }
 
-/// The kernel log's text. On this machine: `/dev/kmsg` read non-blocking, else `dmesg` through
-/// the timed runner. Under `--root`: only a plain-file `dev/kmsg` inside it (nothing from the
+/// The kernel log's text. On this machine: `/dev/kmsg` read non-blocking, else the systemd
+/// journal's kernel records of this boot (the Xid reader's one bounded `journalctl -k` call,
+/// shared: [`crate::health::journal_kernel`]), else `dmesg` through the timed runner. Under `--root`: only a plain-file `dev/kmsg` inside it (nothing from the
 /// host's log describes another machine, and nothing from the root is run).
 fn kernel_log(host: &Host) -> (String, Attempt) {
     let real_root = host.root() == std::path::Path::new("/");
@@ -117,56 +118,91 @@ fn kernel_log(host: &Host) -> (String, Attempt) {
             ),
         };
     }
-    match read_kmsg("/dev/kmsg") {
-        Ok((text, note)) => (text, Attempt::new("/dev/kmsg", Outcome::Ok, note)),
-        Err(kmsg_error) => match host.run("/usr/bin/dmesg", &[]) {
-            CommandOutcome::Exited {
-                status: Some(0),
-                stdout,
-                ..
-            } => {
-                let mut t = stdout;
-                // Cut at a character boundary: the lossy text may hold multi-byte characters.
-                let mut cut = MAX_LOG_BYTES.min(t.len());
-                while !t.is_char_boundary(cut) {
-                    cut -= 1;
+    let kmsg_error = match read_kmsg("/dev/kmsg") {
+        Ok((text, note)) => return (text, Attempt::new("/dev/kmsg", Outcome::Ok, note)),
+        Err(e) => e,
+    };
+    // Where /dev/kmsg is closed (dmesg_restrict, a container), dmesg's syslog(2) is closed
+    // alike; the journal may be open to the user (the systemd-journal or adm group).
+    let journal_error = match crate::health::journal_kernel(host) {
+        Ok(j) => {
+            let text = journal_text(&j);
+            let note = format!(
+                "/dev/kmsg: {kmsg_error}{}",
+                if j.truncated {
+                    "; the journal's newest records only"
+                } else {
+                    ""
                 }
-                t.truncate(cut);
-                (
-                    t,
-                    Attempt::new("dmesg", Outcome::Ok, format!("/dev/kmsg: {kmsg_error}")),
-                )
+            );
+            return (
+                text,
+                Attempt::new(crate::health::JOURNAL_SOURCE, Outcome::Ok, note),
+            );
+        }
+        Err(why) => why,
+    };
+    let kmsg_error = format!("{kmsg_error}; {journal_error}");
+    match host.run("/usr/bin/dmesg", &[]) {
+        CommandOutcome::Exited {
+            status: Some(0),
+            stdout,
+            ..
+        } => {
+            let mut t = stdout;
+            // Cut at a character boundary: the lossy text may hold multi-byte characters.
+            let mut cut = MAX_LOG_BYTES.min(t.len());
+            while !t.is_char_boundary(cut) {
+                cut -= 1;
             }
-            CommandOutcome::Exited { stderr, .. } => (
-                String::new(),
-                Attempt::new(
-                    "dmesg",
-                    Outcome::Failed,
-                    format!("/dev/kmsg: {kmsg_error}; dmesg: {}", stderr.trim()),
-                ),
+            t.truncate(cut);
+            (
+                t,
+                Attempt::new("dmesg", Outcome::Ok, format!("/dev/kmsg: {kmsg_error}")),
+            )
+        }
+        CommandOutcome::Exited { stderr, .. } => (
+            String::new(),
+            Attempt::new(
+                "dmesg",
+                Outcome::Failed,
+                format!("/dev/kmsg: {kmsg_error}; dmesg: {}", stderr.trim()),
             ),
-            CommandOutcome::NotStarted(e) => (
-                String::new(),
-                Attempt::new(
-                    "dmesg",
-                    Outcome::Absent,
-                    format!("/dev/kmsg: {kmsg_error}; dmesg: {e}"),
-                ),
+        ),
+        CommandOutcome::NotStarted(e) => (
+            String::new(),
+            Attempt::new(
+                "dmesg",
+                Outcome::Absent,
+                format!("/dev/kmsg: {kmsg_error}; dmesg: {e}"),
             ),
-            CommandOutcome::TimedOut(d) => (
-                String::new(),
-                Attempt::new(
-                    "dmesg",
-                    Outcome::TimedOut,
-                    format!("after {} s", d.as_secs()),
-                ),
+        ),
+        CommandOutcome::TimedOut(d) => (
+            String::new(),
+            Attempt::new(
+                "dmesg",
+                Outcome::TimedOut,
+                format!("after {} s", d.as_secs()),
             ),
-            CommandOutcome::NotRunUnderRoot => (
-                String::new(),
-                Attempt::new("dmesg", Outcome::NotRunUnderRoot, ""),
-            ),
-        },
+        ),
+        CommandOutcome::NotRunUnderRoot => (
+            String::new(),
+            Attempt::new("dmesg", Outcome::NotRunUnderRoot, ""),
+        ),
     }
+}
+
+/// The journal's kernel records as log text, one message a line, within the byte budget.
+fn journal_text(j: &crate::health::JournalKernel) -> String {
+    let mut text = String::new();
+    for (_, message) in &j.records {
+        if text.len() + message.len() >= MAX_LOG_BYTES {
+            break;
+        }
+        text.push_str(message);
+        text.push('\n');
+    }
+    text
 }
 
 /// Windows has no kernel ring buffer device: the log is not read there.
@@ -337,6 +373,38 @@ mod tests {
         assert!(parse_denial("6,1,0,-;Linux version 6.1").is_none());
         // `ouid=` must not be read as `uid=`, nor `fsname=` as `name=`.
         assert_eq!(field("a fsname=x name=y", "name").as_deref(), Some("y"));
+    }
+
+    /// Real `journalctl -k -o json` records (tests/fixtures/kernel-log/README.md): the
+    /// fixtures' denial lines as kernel-transport records of a journal systemd-journal-remote
+    /// wrote, as a user of the systemd-journal group reads them where /dev/kmsg is closed.
+    #[test]
+    fn denials_are_read_from_the_journals_kernel_records() {
+        let out = include_str!("../../../tests/fixtures/kernel-log/journalctl-k-denials.json");
+        let j = crate::health::parse_journal(out, crate::host::MAX_COMMAND_OUTPUT);
+        assert_eq!(j.records.len(), 7);
+        let denials: Vec<SecurityDenial> =
+            journal_text(&j).lines().filter_map(parse_denial).collect();
+        let objects: Vec<(SecurityModule, &str)> = denials
+            .iter()
+            .map(|d| (d.module, d.object.as_str()))
+            .collect();
+        // The openra profile's /sys read and podman's /dev/dri denial name no NVIDIA file.
+        assert_eq!(
+            objects,
+            [
+                (SecurityModule::Apparmor, "/dev/char/195:0"),
+                (SecurityModule::Apparmor, "/dev/char/195:255"),
+                (SecurityModule::Selinux, "/dev/nvidia-modeset"),
+                (SecurityModule::Selinux, "nvidia-modeset"),
+                (SecurityModule::Selinux, "params"),
+            ]
+        );
+        assert_eq!(denials[0].process.as_deref(), Some("nvidia-smi"));
+        assert!(denials[0]
+            .line
+            .starts_with("audit: type=1400 audit(1716191113.203:186):"));
+        assert!(denials.iter().all(|d| !d.permissive));
     }
 
     #[test]

@@ -18,6 +18,7 @@ use cudoctor_types::read_at::FileSource;
 
 use crate::host::{split_windows_path_list, Host};
 
+pub mod msvc;
 pub mod registry;
 
 /// How a Python registered in the registry (PEP 514) was found.
@@ -63,6 +64,7 @@ pub fn collect(host: &Host, pythons: &[String]) -> Option<WindowsFacts> {
             torch_envs.push(env);
         }
     }
+    let msvc = msvc::collect(&fs, host, &path);
     Some(WindowsFacts {
         windows_dir: Some(windows_dir),
         path,
@@ -70,6 +72,7 @@ pub fn collect(host: &Host, pythons: &[String]) -> Option<WindowsFacts> {
         torch_envs,
         toolkits: toolkits(&fs, host),
         known_dlls: known_dlls.map(|k| k.into_iter().collect()),
+        msvc: Some(msvc),
     })
 }
 

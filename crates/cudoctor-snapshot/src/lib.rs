@@ -65,7 +65,7 @@ pub use platform::{
 };
 pub use python::{
     CondaPackage, EnvInstaller, EnvProject, Installer, NumpyOnePin, Package, ProjectKind,
-    PythonEnv, PythonEnvKind, TorchBuild, FOUND_VIA_PYTHON_OPTION,
+    PythonEnv, PythonEnvKind, PythonHeaders, PythonOrigin, TorchBuild, FOUND_VIA_PYTHON_OPTION,
 };
 pub use run::{
     median, ChildExit, CollectiveCalls, CollectiveObservation, CompileObservation, CompileRequest,

@@ -57,6 +57,53 @@ pub struct PythonEnv {
     /// PowerShell commands.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub windows: bool,
+    /// The C headers an extension build compiles against (`Python.h` of the base interpreter),
+    /// read from files; absent for Windows environments, an unknown Python version, and in
+    /// snapshots of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<PythonHeaders>,
+}
+
+/// Where an extension build of an environment looks for `Python.h`: sysconfig's include path
+/// (`sysconfig.get_path("include", "posix_prefix")`, what torch's `cpp_extension` and
+/// setuptools' `build_ext` pass as `-I`), `<base prefix>/include/pythonX.Y[t]`, read from files.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct PythonHeaders {
+    /// `X.Y` with the ABI's letter (`3.13t` free-threaded, `3.7m`), as in the include path.
+    pub version: String,
+    /// The base interpreter's prefix (`sys.base_prefix`).
+    pub base_prefix: String,
+    /// How the base prefix was found (`pyvenv.cfg: home = /usr/bin`, `the environment itself`).
+    pub base_from: String,
+    /// `<base prefix>/include/pythonX.Y[t]`.
+    pub include_dir: String,
+    /// Whether `include_dir/Python.h` is a file.
+    pub python_h: bool,
+    /// Who installed the base interpreter (what a fix reinstalls or adds to).
+    pub origin: PythonOrigin,
+    /// The file that says so (`/var/lib/dpkg/info/python3.11-minimal.list`), when one does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin_evidence: Option<String>,
+}
+
+/// Who installed a Python interpreter, read from its files.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PythonOrigin {
+    /// A Debian or Ubuntu package (`pythonX.Y-minimal` in dpkg's database): the headers are
+    /// the separate `pythonX.Y-dev` package.
+    Dpkg,
+    /// An RPM distribution's `/usr` Python (Fedora, RHEL): the headers are `python3-devel`.
+    Rpm,
+    /// A conda environment's `python` package (it ships the headers).
+    Conda,
+    /// A Python installed by uv (`uv python install`, python-build-standalone: it ships them).
+    Uv,
+    /// A pyenv build (`pyenv install`: built from source, headers installed).
+    Pyenv,
+    /// Any other (a python.org or source build under /usr/local, a Docker image's Python).
+    #[default]
+    Other,
 }
 
 /// A project that declares an environment's requirements and makes the environment from its

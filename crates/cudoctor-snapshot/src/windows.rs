@@ -28,6 +28,60 @@ pub struct WindowsFacts {
     /// search takes from System32 first; absent where the registry is not read (a tree's hives).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub known_dlls: Option<Vec<String>>,
+    /// MSVC, the C++ compiler of every extension build on Windows: `cl.exe` on PATH and the
+    /// Visual Studio installations the installer records; absent in older snapshots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msvc: Option<MsvcFacts>,
+}
+
+/// Where an extension build finds MSVC's `cl.exe`. torch's `cpp_extension` and setuptools'
+/// `build_ext` do not need it on PATH: they run the `vcvarsall.bat` of the newest installation
+/// that vswhere reports with the C++ tools (`Microsoft.VisualStudio.Component.VC.Tools.x86.x64`),
+/// unless the environment is already set up (`VSCMD_ARG_TGT_ARCH`, `DISTUTILS_USE_SDK`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MsvcFacts {
+    /// The first PATH directory's `cl.exe` (a Native Tools prompt, vcvars64.bat run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cl_on_path: Option<WinPath>,
+    /// `%ProgramFiles(x86)%\Microsoft Visual Studio\Installer\vswhere.exe`, when there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vswhere: Option<WinPath>,
+    /// The installations, from the installer's state files
+    /// (`%ProgramData%\Microsoft\VisualStudio\Packages\_Instances\<id>\state.json`).
+    #[serde(default)]
+    pub installations: Vec<VisualStudio>,
+}
+
+/// One Visual Studio (or Build Tools) installation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VisualStudio {
+    /// The installer's state file it was read from.
+    pub state_file: WinPath,
+    /// `installationPath`.
+    pub path: WinPath,
+    /// `product.id` (`Microsoft.VisualStudio.Product.BuildTools`, `...Community`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product: Option<String>,
+    /// `catalogInfo.productLineVersion` (`2022`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<String>,
+    /// `installationVersion` (`17.14.36310.24`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// `VC\Tools\MSVC\<version>\bin\Hostx64\x64\cl.exe` of each MSVC toolset installed.
+    #[serde(default)]
+    pub cl_x64: Vec<WinPath>,
+    /// `VC\Auxiliary\Build\vcvarsall.bat`, what setuptools and torch run to set up a build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vcvarsall: Option<WinPath>,
+}
+
+impl VisualStudio {
+    /// Whether an extension build can use it: the C++ tools for x64 and the script that
+    /// sets them up.
+    pub fn has_cpp(&self) -> bool {
+        !self.cl_x64.is_empty() && self.vcvarsall.is_some()
+    }
 }
 
 /// One CUDA Toolkit of a Windows machine.

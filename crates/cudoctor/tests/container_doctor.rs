@@ -197,3 +197,35 @@ fn real_empty_dev_in_a_user_namespace() {
         "missing"
     );
 }
+
+/// A `--root` tree of a container's own files (no /proc: the host kernel's driver files are
+/// not part of it) whose /dev holds the GPU's nodes, passed in by hand, and no driver library:
+/// one cause, the runtime's missing injection (PLT001), with "no driver" (DRV001) folded under
+/// it, never two roots nor DRV001 alone telling the user the container has no GPU access.
+#[test]
+fn nodes_without_libraries_in_a_tree_without_proc_is_one_cause() {
+    let mut m = FakeMachine::new();
+    m.file("/.dockerenv", "");
+    m.var("NVIDIA_VISIBLE_DEVICES", "all");
+    nodes(&m);
+    let (v, _) = m.json();
+    let plt001 = findings(&v, "PLT001");
+    assert_eq!(plt001.len(), 1, "{:#}", v["findings"]);
+    assert!(
+        plt001[0]["title"]
+            .as_str()
+            .unwrap()
+            .contains("device nodes reached"),
+        "{}",
+        plt001[0]["title"]
+    );
+    assert!(plt001[0]["evidence"].to_string().contains("/dev/nvidia0"));
+    let drv001 = findings(&v, "DRV001");
+    assert_eq!(drv001.len(), 1, "{:#}", v["findings"]);
+    assert_eq!(drv001[0]["caused_by"], "PLT001", "{:#}", drv001[0]);
+    assert!(drv001[0]["fix"].as_array().unwrap().is_empty());
+    // What it says of itself agrees: the nodes are there, the libraries are not.
+    let said = format!("{} {}", drv001[0]["title"], drv001[0]["cause"]);
+    assert!(!said.contains("started without GPU access"), "{said}");
+    assert!(said.contains("device nodes"), "{said}");
+}

@@ -854,3 +854,245 @@ fn findings_tk(v: &Value) -> Vec<String> {
         })
         .collect()
 }
+
+/// The interpreter of a Debian root without its C headers: `/usr/bin/python3.11` beside no
+/// `/usr/include/python3.11/Python.h`, with apt to install them (the state
+/// `scripts/realenv/no-python-headers-root.sh` makes and runs
+/// [`a_debian_python_without_its_dev_package_fails_as_predicted_and_the_printed_package_builds`]
+/// in).
+fn headerless_debian_python() -> Option<PathBuf> {
+    let python = PathBuf::from("/usr/bin/python3.11");
+    let ready = python.is_file()
+        && !Path::new("/usr/include/python3.11/Python.h").exists()
+        && Path::new("/var/lib/dpkg/info/python3.11-minimal.list").is_file()
+        && Path::new("/usr/bin/apt-get").is_file();
+    if ready {
+        return Some(python);
+    }
+    cudoctor_testkit::skip_missing_input(
+        "no Debian python3.11 without python3.11-dev here: run it in the root scripts/realenv/no-python-headers-root.sh makes",
+        "CUDOCTOR_REQUIRE_NO_PYTHON_HEADERS",
+    );
+    None
+}
+
+/// A venv made by uv from `python` (the base whose headers are judged) holding the packages of
+/// the real torch environment `src_env` (hard links of its site-packages entries), with
+/// NVIDIA's pip compiler of torch's release, ninja and the cudart link: nothing of the build
+/// layer but the headers left to say.
+fn venv_of(python: &Path, src_env: &Path, release: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir_in(src_env.parent().unwrap()).expect("temp dir beside the env");
+    let env = dir.path().join("env");
+    let o = Command::new("uv")
+        .args(["venv", "--quiet", "--python"])
+        .arg(python)
+        .arg(&env)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "uv venv: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let src_site = site_packages(src_env);
+    let site = site_packages(&env);
+    for entry in std::fs::read_dir(&src_site).unwrap().flatten() {
+        let to = site.join(entry.file_name());
+        if to.exists() {
+            continue;
+        }
+        let st = Command::new("cp")
+            .arg("-al")
+            .arg(entry.path())
+            .arg(&to)
+            .status()
+            .unwrap();
+        assert!(st.success(), "cp -al {}", entry.path().display());
+    }
+    let mut wheels = nvcc_wheels(release);
+    wheels.push("ninja".to_string());
+    let o = Command::new("uv")
+        .args(["pip", "install", "--quiet", "--python"])
+        .arg(env.join("bin/python"))
+        .args(&wheels)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "uv pip install {wheels:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let lib = site.join("nvidia/cu13/lib");
+    if !lib.join("libcudart.so").exists() {
+        std::os::unix::fs::symlink("libcudart.so.13", lib.join("libcudart.so")).unwrap();
+    }
+    (dir, env)
+}
+
+/// Debian's Python without `python3.11-dev` (a slim image's, a fresh install's), in a venv
+/// holding a real CUDA torch and NVIDIA's pip compiler: check predicts the missing `Python.h`
+/// (TK018) and nothing else of the build layer, naming the package of the interpreter's own
+/// minor; torch's `load_inline` build stops with the predicted message; the printed
+/// `apt-get install python3.11-dev`, run, clears the finding and the same build links and
+/// loads. Runs in the Debian 12 root `scripts/realenv/no-python-headers-root.sh` makes (as
+/// root: apt installs into it), skipped elsewhere.
+#[test]
+fn a_debian_python_without_its_dev_package_fails_as_predicted_and_the_printed_package_builds() {
+    let test = "Debian's python3.11 without python3.11-dev";
+    if std::env::var("CUDOCTOR_REAL_BUILDS").as_deref() != Ok("1") {
+        cudoctor_testkit::skip_opt_in(test, "CUDOCTOR_REAL_BUILDS=1");
+        return;
+    }
+    let Some(python) = headerless_debian_python() else {
+        return;
+    };
+    let Some(src_env) = torch_env() else {
+        return;
+    };
+    if !src_env.join("lib/python3.11").is_dir() {
+        cudoctor_testkit::skip_missing_input(
+            &format!("{} is not a Python 3.11 environment", src_env.display()),
+            "CUDOCTOR_REQUIRE_REAL_ENVS",
+        );
+        return;
+    }
+    if Command::new("uv").arg("--version").output().is_err() {
+        cudoctor_testkit::skip_missing_tool(test, "uv");
+        return;
+    }
+    let Some(runtime) = installed(&site_packages(&src_env), "nvidia-cuda-runtime") else {
+        cudoctor_testkit::skip_missing_input(
+            &format!("no nvidia-cuda-runtime in {}", src_env.display()),
+            "CUDOCTOR_REQUIRE_REAL_ENVS",
+        );
+        return;
+    };
+    let (dir, env) = venv_of(&python, &src_env, &release_of(&runtime));
+    let home = site_packages(&env).join("nvidia/cu13");
+    let env_path = format!("{}:/usr/local/bin:/usr/bin:/bin", env.join("bin").display());
+    let ext = dir.path().join("torch_extensions");
+
+    // 1. Predicted: no Python.h, Debian's package of 3.11 as the fix.
+    let v = check_json(&env, &home, &env_path, &[]);
+    assert_eq!(findings_tk(&v), ["TK018 warning"], "{:?}", v["findings"]);
+    let predicted = predicted_of(&v, "TK018");
+    assert_eq!(
+        predicted,
+        ["fatal error: Python.h: No such file or directory"]
+    );
+    let fix = build_findings(&env, &home, &env_path)
+        .into_iter()
+        .find(|(c, ..)| c == "TK018")
+        .and_then(|(.., fix)| fix.into_iter().next())
+        .expect("TK018's install line");
+    assert_eq!(fix, "apt-get install python3.11-dev");
+    eprintln!("check: {}", findings(&v, "TK018")[0]["title"]);
+    let (ok, out) = jit_build(&env, &home, &env_path, &ext);
+    assert!(!ok);
+    assert!(
+        out.contains(&predicted[0]),
+        "predicted {:?}:\n{out}",
+        predicted[0]
+    );
+    // The build's own line, for the record (docs/build-readiness.md).
+    for line in out.lines().filter(|l| l.contains(&predicted[0])).take(2) {
+        eprintln!("build: {line}");
+    }
+
+    // 2. The printed fix, run (answering apt's question): nothing left, the build passes.
+    apply(&fix.replacen("apt-get install", "apt-get install -y -q", 1));
+    let v = check_json(&env, &home, &env_path, &[]);
+    assert!(findings_tk(&v).is_empty(), "{:?}", v["findings"]);
+    let _ = std::fs::remove_dir_all(&ext);
+    let (ok, out) = jit_build(&env, &home, &env_path, &ext);
+    assert!(ok, "{out}");
+    let built = out.lines().find(|l| l.starts_with("BUILT")).unwrap_or("");
+    eprintln!("after the fix: {built}");
+}
+
+/// The environments this machine really builds with: check records the include directory
+/// each interpreter itself reports and whether it holds Python.h, and says nothing where it
+/// does: the real-env tier's torch environments (the pip compiler's `nvcc-cu13`
+/// with CUDA_HOME at its toolkit, where an extension build is plausible) and the CI's venvs
+/// (`.venv-ci`, the observer's CPU torch); here every one has its headers.
+#[test]
+fn real_envs_with_their_headers_record_them_and_say_nothing() {
+    let Some(stock) = torch_env() else {
+        return;
+    };
+    let cache = stock.parent().unwrap().to_path_buf();
+    let mut envs: Vec<PathBuf> = ["stock-current", "stock-cu126", "nvcc-cu13"]
+        .iter()
+        .map(|n| cache.join(n))
+        .filter(|e| e.join("bin/python").exists())
+        .collect();
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    envs.extend(
+        [
+            cudoctor_testkit::repo_root().join(".venv-ci"),
+            home.join(".cache/cudoctor-ci/torch-cpu"),
+            home.join(".cache/cudoctor-ci/cuda-tools"),
+        ]
+        .into_iter()
+        .filter(|e| e.join("bin/python").exists()),
+    );
+    for env in &envs {
+        let toolkit = site_packages(env).join("nvidia/cu13");
+        let dir = tempfile::tempdir().unwrap();
+        let saved = dir.path().join("snap.json");
+        let o = Command::new(env!("CARGO_BIN_EXE_cudoctor"))
+            .args(["check", "--format", "json", "--python"])
+            .arg(env)
+            .arg("--save")
+            .arg(&saved)
+            .env("CUDA_HOME", &toolkit)
+            .env("HOME", dir.path())
+            .env_remove("VIRTUAL_ENV")
+            .env_remove("CONDA_PREFIX")
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&o.stdout).expect("check's JSON");
+        let snap: Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+        let recorded = snap["python_envs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| Path::new(e["prefix"].as_str().unwrap()) == env.as_path())
+            .map(|e| e["headers"].clone())
+            .unwrap_or_else(|| panic!("{} not read", env.display()));
+        // The interpreter's own answer (run here by the test, never by check).
+        let reported = Command::new(env.join("bin/python"))
+            .args([
+                "-c",
+                "import sysconfig; print(sysconfig.get_path('include', scheme='posix_prefix'))",
+            ])
+            .output()
+            .unwrap();
+        let reported = String::from_utf8_lossy(&reported.stdout).trim().to_string();
+        assert_eq!(
+            recorded["include_dir"].as_str().unwrap(),
+            reported,
+            "{}",
+            env.display()
+        );
+        let there = Path::new(&reported).join("Python.h").is_file();
+        assert_eq!(recorded["python_h"], there, "{}: {recorded}", env.display());
+        if there {
+            assert!(
+                findings(&v, "TK018").is_empty(),
+                "{}: {:?}",
+                env.display(),
+                v["findings"]
+            );
+        } else {
+            eprintln!(
+                "{}: its base Python has no headers ({reported}): TK018 is right there",
+                env.display()
+            );
+        }
+    }
+    assert!(!envs.is_empty());
+}

@@ -872,3 +872,110 @@ fn windows_toolkits(root: &std::path::Path, toolkits: &[(&str, &str)]) {
         .unwrap();
     }
 }
+
+/// A Visual Studio installation as its installer lays it out in a Windows tree: the state file
+/// vswhere reads (`%ProgramData%\Microsoft\VisualStudio\Packages\_Instances\<id>\state.json`,
+/// the fields vswhere reports) and, with `cpp`, the C++ workload's files (an MSVC toolset's
+/// `bin\Hostx64\x64\cl.exe` and `VC\Auxiliary\Build\vcvarsall.bat`).
+fn visual_studio(root: &Path, product: &str, install: &str, cpp: bool) {
+    let instances = root.join("C/ProgramData/Microsoft/VisualStudio/Packages/_Instances/3d1f0b4c");
+    std::fs::create_dir_all(&instances).unwrap();
+    let state = serde_json::json!({
+        "installationPath": install,
+        "installationVersion": "17.14.36310.24",
+        "catalogInfo": { "productLineVersion": "2022", "productDisplayVersion": "17.14.9" },
+        "product": { "id": format!("Microsoft.VisualStudio.Product.{product}") },
+    });
+    std::fs::write(instances.join("state.json"), state.to_string()).unwrap();
+    let dir = root.join(install.replacen("C:\\", "C/", 1).replace('\\', "/"));
+    std::fs::create_dir_all(dir.join("Common7/IDE")).unwrap();
+    if cpp {
+        let bin = dir.join("VC/Tools/MSVC/14.44.35207/bin/Hostx64/x64");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::write(bin.join("cl.exe"), b"MZ").unwrap();
+        let aux = dir.join("VC/Auxiliary/Build");
+        std::fs::create_dir_all(&aux).unwrap();
+        std::fs::write(aux.join("vcvarsall.bat"), b"@echo off\r\n").unwrap();
+        std::fs::write(aux.join("vcvars64.bat"), b"@echo off\r\n").unwrap();
+    }
+}
+
+/// A CUDA torch in a portable tree with CUDA 12.9 installed: without any Visual Studio an
+/// extension build has no compiler (TK019, the Build Tools' C++ workload in PowerShell); with
+/// Visual Studio Community installed without C++, the fix adds the workload to it; with the
+/// C++ tools installed (not on PATH: torch and setuptools run its vcvarsall.bat) or `cl.exe`
+/// on PATH (a Native Tools prompt), nothing is said.
+#[test]
+fn a_windows_tree_without_msvc_is_tk019_and_one_with_the_cpp_tools_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let embeded = root.join(EMBEDED);
+    let torch = embeded.join("Lib/site-packages/torch");
+    std::fs::create_dir_all(&torch).unwrap();
+    std::fs::write(
+        torch.join("version.py"),
+        "__version__ = '2.15.0+cu129'\ncuda: Optional[str] = '12.9'\n",
+    )
+    .unwrap();
+    embeddable_python(&embeded, "python312.zip\n.\nLib/site-packages\n");
+    std::fs::create_dir_all(root.join("C/Windows/System32")).unwrap();
+    windows_toolkits(root, &[("v12.9", "12.9.86")]);
+    let base = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA";
+    let cuda = format!(r"{base}\v12.9");
+    let system = r"C:\Windows\System32;C:\Windows";
+    let tk019 = |path: &str| {
+        let v = check_json_with(root, path, Some(&cuda));
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == "TK019")
+            .cloned()
+    };
+
+    // 1. No Visual Studio at all.
+    let f = tk019(system).expect("TK019 without any Visual Studio");
+    assert_eq!(f["severity"], "warning");
+    let fix = f["fix"][0]["powershell"].as_str().unwrap();
+    assert!(
+        fix.starts_with("winget install --id Microsoft.VisualStudio.2022.BuildTools")
+            && fix.contains("--add Microsoft.VisualStudio.Workload.VCTools"),
+        "{fix}"
+    );
+    let evidence = f["evidence"].to_string();
+    assert!(
+        evidence.contains("Microsoft Visual C++ 14.0 or greater is required"),
+        "{evidence}"
+    );
+
+    // 2. Visual Studio Community without the C++ workload: the workload added to it.
+    let community = r"C:\Program Files\Microsoft Visual Studio\2022\Community";
+    visual_studio(root, "Community", community, false);
+    let f = tk019(system).expect("TK019 with Visual Studio but no C++");
+    assert!(f["evidence"]
+        .to_string()
+        .contains(r"Visual Studio Community 2022 at C:\\Program Files\\Microsoft Visual Studio\\2022\\Community"));
+    assert_eq!(
+        f["fix"][0]["powershell"],
+        format!(
+            r"& 'C:\Program Files (x86)\Microsoft Visual Studio\Installer\setup.exe' modify --installPath '{community}' --add Microsoft.VisualStudio.Workload.NativeDesktop --includeRecommended --passive"
+        )
+    );
+
+    // 3. The C++ tools installed, not on PATH: torch and setuptools set them up themselves.
+    visual_studio(root, "Community", community, true);
+    assert!(tk019(system).is_none());
+    let v = check_json_with(root, system, Some(&cuda));
+    let msvc = &v["snapshot"]["windows"]["msvc"];
+    assert_eq!(
+        msvc["installations"][0]["cl_x64"][0],
+        format!(r"{community}\VC\Tools\MSVC\14.44.35207\bin\Hostx64\x64\cl.exe")
+    );
+
+    // 4. No installation recorded, but cl.exe on PATH (a Native Tools prompt of a copied
+    // toolset): nothing said either.
+    std::fs::remove_dir_all(root.join("C/ProgramData")).unwrap();
+    assert!(tk019(system).is_some());
+    let bin = format!(r"{community}\VC\Tools\MSVC\14.44.35207\bin\Hostx64\x64");
+    assert!(tk019(&format!("{bin};{system}")).is_none());
+}

@@ -8,7 +8,12 @@ one message that is not UTF-8 (the journal stores it as bytes; journalctl -o jso
 array of numbers). systemd-journal-remote turns this stream into a real journal file that
 journalctl reads (scripts/ci/journal-test.sh; the capture in tests/fixtures/kernel-log/).
 
-Usage: kernel-export.py [--kmsg N] > stream.export
+With --denials, the real SELinux and AppArmor denial lines of
+crates/cudoctor/tests/fixtures/security/ follow, as the kernel prints an audit record where no
+auditd takes it (`audit: type=1400 audit(...): ...`: a dmesg or syslog line's text from
+"audit:" on, an audit.log `type=AVC msg=audit(...): ...` line as the kernel's own form of it).
+
+Usage: kernel-export.py [--kmsg N] [--denials] > stream.export
 """
 import os
 import struct
@@ -17,8 +22,12 @@ import time
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 kmsg_records = 0
-if len(sys.argv) == 3 and sys.argv[1] == "--kmsg":
-    kmsg_records = int(sys.argv[2])
+args = sys.argv[1:]
+denials = "--denials" in args
+if denials:
+    args.remove("--denials")
+if len(args) == 2 and args[0] == "--kmsg":
+    kmsg_records = int(args[1])
 
 boot_id = open("/proc/sys/kernel/random/boot_id").read().strip().replace("-", "")
 try:
@@ -99,3 +108,18 @@ for line in open(os.path.join(root, "tests/fixtures/kernel-log/xid-lines.txt"), 
 mono += 1_000
 # A message the journal keeps as bytes (Latin-1, not UTF-8), as a module's banner can be.
 entry(mono, b"NVRM: loading module from /lib/modules/extra/nvidia-\xe9t\xe9.ko")
+
+if denials:
+    for name in ("kmsg-apparmor-denials.txt", "kmsg-selinux-denials.txt"):
+        path = os.path.join(root, "crates/cudoctor/tests/fixtures/security", name)
+        for line in open(path, encoding="utf-8"):
+            line = line.rstrip("\n")
+            if "audit:" in line:
+                message = line[line.find("audit:"):]
+            elif line.startswith("type=AVC msg=audit("):
+                stamp, _, rest = line[len("type=AVC msg="):].partition(": ")
+                message = f"audit: type=1400 {stamp}: {rest}"
+            else:
+                continue
+            mono += 1_000
+            entry(mono, message.encode(), priority=5)

@@ -23,6 +23,9 @@ driver's libraries (a hand-made `--device`, or a stale CDI spec), NVIDIA_VISIBLE
 `void`/`none` (in Kubernetes: the pod requested no `nvidia.com/gpu`); the fix is the one of the
 runtime in use, the NVIDIA runtime's hook (legacy) or CDI (specs in /etc/cdi or /var/run/cdi, a
 CDI name in NVIDIA_VISIBLE_DEVICES, Podman). Nodes the device cgroup denies are PLT004.
+The GPU's nodes show that the host has its driver loaded (only it makes them): with the nodes
+and no libcuda this is said even where no kernel module is seen (a `--root` tree of a
+container's files has no /proc), and "no driver" (DRV001) follows from it.
 
 ## How to fix
 Install the NVIDIA Container Toolkit on the host and start the container with `--gpus all`
@@ -49,9 +52,12 @@ fn check(ctx: &Context) -> Vec<Finding> {
         n == "/dev/nvidiactl" || n.trim_start_matches("/dev/nvidia").parse::<u32>().is_ok()
     });
     let missing_lib = p.libcuda_paths.is_empty();
+    // The driver's libraries missing count where a driver is known to be there: its kernel
+    // module seen, or the GPU's nodes in the container (only a host with the driver loaded
+    // has them to pass in; a --root tree of a container's files has no /proc to show it).
     if !(hidden
         || (missing_nodes && ctx.expects_gpu())
-        || (missing_lib && ctx.snap.driver.driver_found()))
+        || (missing_lib && (ctx.snap.driver.driver_found() || !missing_nodes)))
     {
         return Vec::new();
     }
@@ -220,6 +226,25 @@ mod tests {
             .evidence
             .iter()
             .any(|e| e.contains("GPU hand-over: CDI")));
+    }
+
+    #[test]
+    fn nodes_without_libraries_need_no_kernel_module_seen() {
+        // A --root tree of a container's files: no /proc, so no driver known at all; the
+        // nodes alone show the host has one.
+        let mut s = in_docker(machine(None, &[]));
+        s.platform.device_nodes = vec!["/dev/nvidia0".into(), "/dev/nvidiactl".into()];
+        assert!(!s.driver.driver_found());
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].title.contains("driver libraries did not"),
+            "{}",
+            f[0].title
+        );
+        // A healthy container tree: its injected libcuda is there.
+        s.platform.libcuda_paths = vec!["/usr/lib/x86_64-linux-gnu/libcuda.so.1".into()];
+        assert!(run(&RULE, &s).is_empty());
     }
 
     #[test]

@@ -70,19 +70,38 @@ fn check(ctx: &Context) -> Vec<Finding> {
             f = f.evidence(format!("{t} expects a CUDA driver"));
         }
         let in_container = ctx.snap.platform.container.is_some();
-        f = f
-            .cause(if in_container {
-                "This runs in a container and no NVIDIA driver is visible in it: the container was most likely started without GPU access."
-            } else {
-                "No NVIDIA kernel driver is loaded, so no program can reach a GPU."
+        // The GPU's nodes in a container: the host's driver is loaded (it made them), what
+        // is missing in here is its user-space side (PLT001 names how it was started).
+        let nodes: Vec<&str> = ctx
+            .snap
+            .platform
+            .device_nodes
+            .iter()
+            .map(String::as_str)
+            .filter(|n| {
+                *n == "/dev/nvidiactl" || n.trim_start_matches("/dev/nvidia").parse::<u32>().is_ok()
             })
-            .prose(if in_container {
-                "Start the container with GPUs: docker run --gpus all ... (needs the NVIDIA Container Toolkit on the host)"
-            } else {
-                "Install the NVIDIA driver (Ubuntu: sudo ubuntu-drivers install; other systems: the distribution's nvidia-driver package) and reboot"
-            })
-            .prose("Then check:")
-            .shell("nvidia-smi")
+            .collect();
+        if in_container && !nodes.is_empty() {
+            f.title = "No NVIDIA driver is usable in this container: its device nodes are here, its libraries are not".into();
+            f = f
+                .evidence(format!("device nodes: {}", nodes.join(" ")))
+                .cause("The GPU's device nodes reached this container, so the host's driver is loaded; its user-space libraries (libcuda, libnvidia-ml) were not injected, so nothing in here can load the driver.")
+                .prose("Start the container through the NVIDIA Container Toolkit (docker run --gpus all ..., or --device nvidia.com/gpu=all with CDI) instead of passing /dev/nvidia* by hand");
+        } else {
+            f = f
+                .cause(if in_container {
+                    "This runs in a container and no NVIDIA driver is visible in it: the container was most likely started without GPU access."
+                } else {
+                    "No NVIDIA kernel driver is loaded, so no program can reach a GPU."
+                })
+                .prose(if in_container {
+                    "Start the container with GPUs: docker run --gpus all ... (needs the NVIDIA Container Toolkit on the host)"
+                } else {
+                    "Install the NVIDIA driver (Ubuntu: sudo ubuntu-drivers install; other systems: the distribution's nvidia-driver package) and reboot"
+                });
+        }
+        f = f.prose("Then check:").shell("nvidia-smi")
     } else {
         f = f
             .severity(Severity::Info)
@@ -118,6 +137,34 @@ fn on_jetson(ctx: &Context, mut f: Finding, cuda_torch: &[String]) -> Finding {
 mod tests {
     use super::*;
     use crate::testing::*;
+
+    #[test]
+    fn in_a_container_with_the_gpus_nodes_the_missing_part_is_the_libraries() {
+        let mut s = machine(None, &[]);
+        s.python_envs
+            .push(torch_env("/v", "2.11.0+cu130", Some("13.0"), &[]));
+        s.platform.container = Some(cudoctor_snapshot::ContainerFacts {
+            runtime: "docker".into(),
+            evidence: vec!["/.dockerenv exists".into()],
+            ..Default::default()
+        });
+        let f = run(&RULE, &s);
+        assert!(
+            f[0].cause.contains("started without GPU access"),
+            "{}",
+            f[0].cause
+        );
+        s.platform.device_nodes = vec!["/dev/nvidia0".into(), "/dev/nvidiactl".into()];
+        let f = run(&RULE, &s);
+        assert!(f[0]
+            .title
+            .contains("its device nodes are here, its libraries are not"));
+        assert!(!f[0].cause.contains("started without GPU access"));
+        assert!(f[0]
+            .evidence
+            .iter()
+            .any(|e| e == "device nodes: /dev/nvidia0 /dev/nvidiactl"));
+    }
 
     #[test]
     fn a_driver_not_read_is_not_a_missing_driver() {

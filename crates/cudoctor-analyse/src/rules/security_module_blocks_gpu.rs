@@ -14,7 +14,7 @@ The Linux security modules: SELinux's mode (`/sys/fs/selinux/enforce`), AppArmor
 profiles (`/sys/kernel/security/apparmor/profiles`), the inspecting process's own label
 (`/proc/self/attr/apparmor/current`, `/proc/self/attr/current`: what a program started from the
 same shell inherits), and denials in the kernel log (`/dev/kmsg`, read without waiting, else
-`dmesg`) that name NVIDIA's files: `/dev/nvidia*`, `/dev/char/195:*`, `/proc/driver/nvidia`,
+the systemd journal's kernel records of this boot, else `dmesg`) that name NVIDIA's files: `/dev/nvidia*`, `/dev/char/195:*`, `/proc/driver/nvidia`,
 `libnvidia-*`, `libcuda*`, or a process called `nvidia-*`. Under `--root` only a plain-file
 `dev/kmsg` inside the root is read.
 

@@ -246,6 +246,7 @@ pub(crate) mod tests {
             vc_runtime: vec![],
             toolkits: vec![],
             known_dlls: None,
+            msvc: None,
             torch_envs: vec![WindowsTorchEnv {
                 python: embeded.join("python.exe"),
                 kind: WindowsPythonKind::Embedded,

@@ -3,6 +3,7 @@
 pub mod declared;
 pub mod dispatch;
 pub mod frameworks;
+pub mod headers;
 pub mod installer;
 mod memo;
 pub mod numpy_abi;
@@ -203,6 +204,7 @@ fn read_env_with(
         .and_then(|c| cfg_value(c, "version").or_else(|| cfg_value(c, "version_info")));
     let lib_versions = lib_python_versions(host, prefix);
     env.python_version = cfg_version.or_else(|| lib_versions.first().cloned());
+    env.headers = headers::read(host, &env, cfg.as_deref(), &lib_versions);
     // Each part's span (CUDOCTOR_TIMINGS), for finding the serial part of a check.
     let t = crate::timings::global();
     env.site_packages = t.time("env-sites", || {
