@@ -8,8 +8,8 @@ use cudoctor_ldso::{
 };
 use cudoctor_snapshot::{
     CachedLibrary, FileVersion, FrameworkBuild, LibraryLinks, LinkedLibrary, LoadStage,
-    LoaderFacts, OpenedBy, Opener, ProcessLinks, PythonEnv, ShadowedLibrary, UnresolvedNeed,
-    VersionSource,
+    LoaderFacts, NeedKind, OpenedBy, Opener, ProcessLinks, PythonEnv, ShadowedLibrary,
+    UnresolvedNeed, VersionSource,
 };
 
 use crate::host::Host;
@@ -389,12 +389,16 @@ pub fn unresolved_needs(
                     .map(|dir| format!("{dir}/{}", n.name))
                     .filter(|file| host.is_file(file))
                     .collect(),
+                kind: NeedKind::Linked,
             });
         }
     }
     // A framework that opens its CUDA library by name at run time (CTranslate2's
     // libcublas.so.12, written in its read-only data): that dlopen, from the library that
-    // makes it, as the loader would resolve it.
+    // makes it, as the loader would resolve it: the caller's RPATH/RUNPATH, LD_LIBRARY_PATH,
+    // the loader's cache and default directories, or a library of that soname its own import
+    // already loaded. A wheel's copy elsewhere in site-packages is not found by it (recorded
+    // in `in_env` for the fix, not as found).
     if crate::python::frameworks::opens_cuda_by_name(build.framework) {
         let mut process =
             cudoctor_ldso::Process::new(ProcessEnv::new(host.root()).with_vars(host.env().iter()));
@@ -423,6 +427,7 @@ pub fn unresolved_needs(
                     .filter(|file| host.is_file(file))
                     .collect(),
                 soname,
+                kind: NeedKind::OpenedByName,
             });
         }
     }
