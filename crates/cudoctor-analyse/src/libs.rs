@@ -91,13 +91,16 @@ pub fn report(snap: &Snapshot) -> LibsReport {
     }
 }
 
-/// The objects that need a CUDA library or are one.
+/// The objects that need a CUDA library or are one, and those with a note (CTranslate2's
+/// library, whose dlopen of its CUDA library by name finds nothing).
 fn cuda_objects(objects: &[LibraryLinks]) -> Vec<LibraryLinks> {
     let cuda = |name: &str| cudoctor_ldso::cuda_library(name).is_some();
     objects
         .iter()
         .filter(|o| {
-            o.needed.iter().any(|n| cuda(&n.name)) || cuda(o.soname.as_deref().unwrap_or(&o.path))
+            o.needed.iter().any(|n| cuda(&n.name))
+                || cuda(o.soname.as_deref().unwrap_or(&o.path))
+                || !o.notes.is_empty()
         })
         .cloned()
         .collect()

@@ -344,9 +344,56 @@ pub fn framework_links(host: &Host, build: &FrameworkBuild) -> ProcessLinks {
         // A file RECORD names that is not there is FW010's concern.
         let _ = process.load(path, cudoctor_ldso::LoadOptions::default());
     }
+    // The CUDA library a shipped object opens by name when a GPU is first used (CTranslate2's
+    // libcublas.so.12), opened from that object as the loader would: what it loads, or a note
+    // on the object that the loader finds it nowhere.
+    let mut opened: Vec<(String, OpenedBy)> = Vec::new();
+    let mut unopened: Vec<(String, String)> = Vec::new();
+    if crate::python::frameworks::opens_cuda_by_name(build.framework) {
+        for path in &build.ships {
+            let Some((soname, _)) = crate::python::frameworks::opened_soname(host, path) else {
+                continue;
+            };
+            let by = path.rsplit('/').next().unwrap_or(path).to_string();
+            match process.dlopen_from(path, &soname, cudoctor_ldso::LoadOptions::default()) {
+                Some(Ok(objects)) => {
+                    for o in objects {
+                        let direct = o.soname.as_deref() == Some(soname.as_str())
+                            || o.path.ends_with(&format!("/{soname}"));
+                        if direct && !opened.iter().any(|(p, _)| *p == o.path) {
+                            opened.push((
+                                o.path.clone(),
+                                OpenedBy {
+                                    opener: Opener::LibraryDlopen,
+                                    by: by.clone(),
+                                    optional: false,
+                                    conditional: true,
+                                    nvidia_folder: None,
+                                },
+                            ));
+                        }
+                    }
+                }
+                Some(Err(_)) => unopened.push((path.clone(), soname)),
+                None => {}
+            }
+        }
+    }
+    let mut objects = links(&process.report_without_loader());
+    for o in &mut objects {
+        if let Some((_, by)) = opened.iter().find(|(p, _)| *p == o.path) {
+            o.stage = LoadStage::CudaInit;
+            o.opened_by = Some(by.clone());
+        }
+        for (_, soname) in unopened.iter().filter(|(p, _)| *p == o.path) {
+            o.notes.push(format!(
+                "opens {soname} by name when a GPU is first used: the loader finds it neither on this library's RPATH/RUNPATH, LD_LIBRARY_PATH nor in its cache and default directories"
+            ));
+        }
+    }
     ProcessLinks {
         env_prefix: String::new(),
-        objects: links(&process.report_without_loader()),
+        objects,
         shadowed: Vec::new(),
         runtime_dirs: Vec::new(),
     }

@@ -569,6 +569,26 @@ fn ctranslate2_fw023(m: &FakeMachine) -> Option<(String, Vec<String>)> {
     ))
 }
 
+/// `libs --format json`'s objects of CTranslate2, and the path of the library its own dlopen
+/// opens, if it opens one.
+fn ctranslate2_libs(m: &FakeMachine) -> (Vec<serde_json::Value>, Option<String>) {
+    let r = m.run(&["libs", "--python", "/venv", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", r.stdout, r.stderr));
+    let objects: Vec<serde_json::Value> = v["frameworks"]
+        .as_array()
+        .expect("frameworks")
+        .iter()
+        .filter(|f| f["framework"].as_str().unwrap().starts_with("CTranslate2"))
+        .flat_map(|f| f["objects"].as_array().unwrap().clone())
+        .collect();
+    let opened = objects
+        .iter()
+        .find(|o| o["opened_by"]["opener"] == "library_dlopen")
+        .map(|o| o["path"].as_str().unwrap().to_string());
+    (objects, opened)
+}
+
 /// A library a framework dlopen()s by bare name is found where glibc's loader searches from the
 /// opening library, not wherever a wheel put it: CTranslate2 with nvidia-cublas-cu12 installed
 /// still fails ("Library libcublas.so.12 is not found or cannot be loaded", as a real env
@@ -594,10 +614,26 @@ fn a_library_ctranslate2_opens_by_name_is_found_only_where_the_loader_searches()
     let (severity, fix) = ctranslate2_fw023(&m).expect("FW023 with the wheel alone");
     assert_eq!(severity, "warning");
     assert_eq!(fix, vec![format!("export LD_LIBRARY_PATH={cublas_dir}")]);
-    // After that fix: found, and nothing said.
+    // `libs` says where the dlopen stands: a note on the library that makes it.
+    let (objects, opened) = ctranslate2_libs(&m);
+    assert!(
+        objects
+            .iter()
+            .any(|o| o["notes"].as_array().is_some_and(|n| n.iter().any(|n| n
+                .as_str()
+                .unwrap()
+                .starts_with("opens libcublas.so.12 by name")))),
+        "{objects:#?}"
+    );
+    assert_eq!(opened, None);
+    // After that fix: found, and nothing said; `libs` shows the library it opens.
     let mut m = m;
     m.var("LD_LIBRARY_PATH", cublas_dir);
     assert_eq!(ctranslate2_fw023(&m), None);
+    assert_eq!(
+        ctranslate2_libs(&m).1.as_deref(),
+        Some(format!("{cublas_dir}/libcublas.so.12").as_str())
+    );
     // A library whose RPATH reaches the wheel's directory finds it: nothing said either.
     let m = ctranslate2_machine("$ORIGIN/../nvidia/cublas/lib", true);
     assert_eq!(ctranslate2_fw023(&m), None);

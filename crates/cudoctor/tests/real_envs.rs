@@ -3008,7 +3008,7 @@ fn ctranslate2_opens_cublas(python: &Path, first: &str, vars: &[(&str, String)])
         "{first}\nimport ctypes, glob, os, ctranslate2\n\
          lib = glob.glob(os.path.join(os.path.dirname(ctranslate2.__file__), os.pardir, 'ctranslate2.libs', 'libctranslate2-*.so*'))[0]\n\
          ctypes.CDLL(lib).cublasCreate_v2(ctypes.byref(ctypes.c_void_p()))\n\
-         print('opened', [l.split()[-1] for l in open('/proc/self/maps') if 'libcublas.so' in l][0])"
+         print('opened', [l.split()[-1] for l in open('/proc/self/maps') if l.rstrip().endswith('/libcublas.so.12')][0])"
     );
     let (ok, text) = python_says_with(python, &code, vars);
     if !ok {
@@ -3104,7 +3104,30 @@ fn ctranslate2s_fix_for_cublas_leads_to_a_process_whose_dlopen_finds_it() {
     // says nothing of it, and nothing new.
     let llp = [("LD_LIBRARY_PATH", dir.clone())];
     let (ok, text) = ctranslate2_opens_cublas(&python, "", &llp);
-    assert!(ok && text.contains(&format!("{dir}/libcublas")), "{text}");
+    let mapped = format!("{dir}/libcublas.so.12");
+    assert!(ok && text.contains(&format!("opened {mapped}")), "{text}");
+    // `libs` opens the file the real process mapped, from the library that opens it.
+    let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.args(["libs", "--format", "json", "--python"])
+        .arg(&python);
+    let out = with_only(cmd, &llp).output().expect("cudoctor runs");
+    let libs: Value = serde_json::from_slice(&out.stdout).expect("libs JSON");
+    let opened: Vec<&Value> = libs["frameworks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["objects"].as_array().unwrap())
+        .filter(|o| o["opened_by"]["opener"] == "library_dlopen")
+        .collect();
+    assert_eq!(opened.len(), 1, "{libs:#}");
+    assert_eq!(opened[0]["path"], mapped.as_str());
+    assert!(
+        opened[0]["opened_by"]["by"]
+            .as_str()
+            .unwrap()
+            .starts_with("libctranslate2"),
+        "{libs:#}"
+    );
     let after = check_json_with(&python, &llp);
     assert_eq!(ctranslate2_fw023(&after), None, "{:#?}", findings(&after));
     let (b, a) = (problem_codes(&before), problem_codes(&after));
