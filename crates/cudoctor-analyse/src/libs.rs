@@ -91,16 +91,13 @@ pub fn report(snap: &Snapshot) -> LibsReport {
     }
 }
 
-/// The objects that need a CUDA library or are one, and those with a note (CTranslate2's
-/// library, whose dlopen of its CUDA library by name finds nothing).
+/// The objects that need a CUDA library (linked, or opened by name) or are one.
 fn cuda_objects(objects: &[LibraryLinks]) -> Vec<LibraryLinks> {
     let cuda = |name: &str| cudoctor_ldso::cuda_library(name).is_some();
     objects
         .iter()
         .filter(|o| {
-            o.needed.iter().any(|n| cuda(&n.name))
-                || cuda(o.soname.as_deref().unwrap_or(&o.path))
-                || !o.notes.is_empty()
+            o.needed.iter().any(|n| cuda(&n.name)) || cuda(o.soname.as_deref().unwrap_or(&o.path))
         })
         .cloned()
         .collect()

@@ -614,18 +614,20 @@ fn a_library_ctranslate2_opens_by_name_is_found_only_where_the_loader_searches()
     let (severity, fix) = ctranslate2_fw023(&m).expect("FW023 with the wheel alone");
     assert_eq!(severity, "warning");
     assert_eq!(fix, vec![format!("export LD_LIBRARY_PATH={cublas_dir}")]);
-    // `libs` says where the dlopen stands: a note on the library that makes it.
+    // `libs` says where the dlopen stands: not found, from the library that makes it, and
+    // exits 1 as for any library that does not load.
     let (objects, opened) = ctranslate2_libs(&m);
     assert!(
         objects
             .iter()
-            .any(|o| o["notes"].as_array().is_some_and(|n| n.iter().any(|n| n
-                .as_str()
-                .unwrap()
-                .starts_with("opens libcublas.so.12 by name")))),
+            .any(|o| o["path"].as_str().unwrap().contains("libctranslate2")
+                && o["needed"].as_array().unwrap().iter().any(|n| {
+                    n["name"] == "libcublas.so.12" && n["by_name"] == true && n["via"] == "missing"
+                })),
         "{objects:#?}"
     );
     assert_eq!(opened, None);
+    assert_eq!(m.run(&["libs", "--python", "/venv"]).code, 1);
     // After that fix: found, and nothing said; `libs` shows the library it opens.
     let mut m = m;
     m.var("LD_LIBRARY_PATH", cublas_dir);
