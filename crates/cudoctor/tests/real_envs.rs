@@ -3050,6 +3050,26 @@ fn ctranslate2s_fix_for_cublas_leads_to_a_process_whose_dlopen_finds_it() {
     };
     let (ok, text) = ctranslate2_opens_cublas(&python, "", &[]);
     assert!(!ok, "{text}");
+    // `libs` says the same: the library that opens it, and exit status 1.
+    let out = libs_json_output(&python);
+    assert_eq!(out.status.code(), Some(1));
+    let libs: Value = serde_json::from_slice(&out.stdout).expect("libs JSON");
+    assert!(
+        libs["frameworks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|f| f["objects"].as_array().unwrap())
+            .any(|o| o["path"].as_str().unwrap().contains("/libctranslate2-")
+                && o["needed"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|n| n["name"] == "libcublas.so.12"
+                        && n["by_name"] == true
+                        && n["via"] == "missing")),
+        "{libs:#}"
+    );
     let before = check_json_with(&python, &[]);
     let root = one_root("ctranslate2-numba-cuda", &before, "FW023");
     let steps = fix_commands(&root);
