@@ -21,7 +21,7 @@ extended=(ssp-over-user jax-cuda12-beside-torch companion-wrong-release jax-cuda
   cupy-cuda12x-beside-torch onnxruntime-gpu sglang-beside-torch bnb-transformers xformers-matching
   nvcc-cu12 jax-cuda13 cuda13-frameworks-beside-torch cupy-cuda12x-beside-jax-cuda13
   xformers-other-torch vllm-stock sglang-stock tensorflow-and-cuda
-  companions-beside-torch-2.15 ctranslate2-numba-cuda)
+  companions-beside-torch-2.15 ctranslate2-numba-cuda ctranslate2-beside-torch-cu126)
 
 spec_of() {
   case "$1" in
@@ -70,6 +70,9 @@ spec_of() {
     # CTranslate2 (a CUDA 12 build) and numba-cuda with its CUDA 12 extra, as their docs
     # install them: their --deep probes are compared with what each says when asked directly.
     ctranslate2-numba-cuda) echo "venv|ctranslate2==4.8.5 numba-cuda[cu12]==0.30.4" ;;
+    # CTranslate2 beside a CUDA 12 torch, whose import loads nvidia-cublas-cu12's libcublas.so.12:
+    # CTranslate2's own dlopen of that name finds it only in a process that imported torch first.
+    ctranslate2-beside-torch-cu126) echo "venv|torch==2.7.1 ctranslate2==4.8.5" ;;
     # A copy (hard links) of stock-cu126 with one wheel library deleted: registered, file gone.
     deleted-wheel-lib) echo "copy|stock-cu126|nvidia/cudnn/lib/libcudnn.so.9" ;;
     # Toolkits from NVIDIA's nvcc wheels: CUDA_HOME at another major's nvcc, and an nvcc that

@@ -91,7 +91,7 @@ pub fn report(snap: &Snapshot) -> LibsReport {
     }
 }
 
-/// The objects that need a CUDA library or are one.
+/// The objects that need a CUDA library (linked, or opened by name) or are one.
 fn cuda_objects(objects: &[LibraryLinks]) -> Vec<LibraryLinks> {
     let cuda = |name: &str| cudoctor_ldso::cuda_library(name).is_some();
     objects

@@ -8,8 +8,8 @@ use cudoctor_ldso::{
 };
 use cudoctor_snapshot::{
     CachedLibrary, FileVersion, FrameworkBuild, LibraryLinks, LinkedLibrary, LoadStage,
-    LoaderFacts, OpenedBy, Opener, ProcessLinks, PythonEnv, ShadowedLibrary, UnresolvedNeed,
-    VersionSource,
+    LoaderFacts, NeedKind, OpenedBy, Opener, ProcessLinks, PythonEnv, ShadowedLibrary,
+    UnresolvedNeed, VersionSource,
 };
 
 use crate::host::Host;
@@ -344,9 +344,59 @@ pub fn framework_links(host: &Host, build: &FrameworkBuild) -> ProcessLinks {
         // A file RECORD names that is not there is FW010's concern.
         let _ = process.load(path, cudoctor_ldso::LoadOptions::default());
     }
+    // The CUDA library a shipped object opens by name when a GPU is first used (CTranslate2's
+    // libcublas.so.12), opened from that object as the loader would: what it loads, or a
+    // missing library of that object marked as opened by name.
+    let mut opened: Vec<(String, OpenedBy)> = Vec::new();
+    let mut unopened: Vec<(String, String)> = Vec::new();
+    if crate::python::frameworks::opens_cuda_by_name(build.framework) {
+        for path in &build.ships {
+            let Some((soname, _)) = crate::python::frameworks::opened_soname(host, path) else {
+                continue;
+            };
+            let by = path.rsplit('/').next().unwrap_or(path).to_string();
+            match process.dlopen_from(path, &soname, cudoctor_ldso::LoadOptions::default()) {
+                Some(Ok(objects)) => {
+                    for o in objects {
+                        let direct = o.soname.as_deref() == Some(soname.as_str())
+                            || o.path.ends_with(&format!("/{soname}"));
+                        if direct && !opened.iter().any(|(p, _)| *p == o.path) {
+                            opened.push((
+                                o.path.clone(),
+                                OpenedBy {
+                                    opener: Opener::LibraryDlopen,
+                                    by: by.clone(),
+                                    optional: false,
+                                    conditional: true,
+                                    nvidia_folder: None,
+                                },
+                            ));
+                        }
+                    }
+                }
+                Some(Err(_)) => unopened.push((path.clone(), soname)),
+                None => {}
+            }
+        }
+    }
+    let mut objects = links(&process.report_without_loader());
+    for o in &mut objects {
+        if let Some((_, by)) = opened.iter().find(|(p, _)| *p == o.path) {
+            o.stage = LoadStage::CudaInit;
+            o.opened_by = Some(by.clone());
+        }
+        for (_, soname) in unopened.iter().filter(|(p, _)| *p == o.path) {
+            o.needed.push(LinkedLibrary {
+                name: soname.clone(),
+                via: cudoctor_types::Via::Missing,
+                by_name: true,
+                ..Default::default()
+            });
+        }
+    }
     ProcessLinks {
         env_prefix: String::new(),
-        objects: links(&process.report_without_loader()),
+        objects,
         shadowed: Vec::new(),
         runtime_dirs: Vec::new(),
     }
@@ -355,7 +405,9 @@ pub fn framework_links(host: &Host, build: &FrameworkBuild) -> ProcessLinks {
 /// The CUDA libraries `build`'s shipped objects need that its emulated process finds nowhere
 /// on the loader's search path (driver libraries left out: the driver layer judges those),
 /// each with the files of that name in `env`'s nvidia wheels, which a framework that loads
-/// libraries by path itself may still find.
+/// libraries by path itself may still find. A library an object opens by name
+/// ([`framework_links`]: CTranslate2's libcublas.so.12) is one the dlopen from that object
+/// finds nowhere; a wheel's copy elsewhere does not count as found for it (its `kind`).
 pub fn unresolved_needs(
     host: &Host,
     env: &PythonEnv,
@@ -389,40 +441,11 @@ pub fn unresolved_needs(
                     .map(|dir| format!("{dir}/{}", n.name))
                     .filter(|file| host.is_file(file))
                     .collect(),
-            });
-        }
-    }
-    // A framework that opens its CUDA library by name at run time (CTranslate2's
-    // libcublas.so.12, written in its read-only data): that dlopen, from the library that
-    // makes it, as the loader would resolve it.
-    if crate::python::frameworks::opens_cuda_by_name(build.framework) {
-        let mut process =
-            cudoctor_ldso::Process::new(ProcessEnv::new(host.root()).with_vars(host.env().iter()));
-        for path in &build.ships {
-            let Some((soname, _)) = crate::python::frameworks::opened_soname(host, path) else {
-                continue;
-            };
-            let _ = process.load(path, cudoctor_ldso::LoadOptions::default());
-            let found = matches!(
-                process.dlopen_from(path, &soname, cudoctor_ldso::LoadOptions::default()),
-                Some(Ok(_))
-            );
-            if found
-                || out
-                    .iter()
-                    .any(|u| u.needed_by == *path && u.soname == soname)
-            {
-                continue;
-            }
-            out.push(UnresolvedNeed {
-                needed_by: path.clone(),
-                in_env: wheel_lib_dirs
-                    .get_or_init(|| nvidia_lib_dirs(host, env))
-                    .iter()
-                    .map(|dir| format!("{dir}/{soname}"))
-                    .filter(|file| host.is_file(file))
-                    .collect(),
-                soname,
+                kind: if n.by_name {
+                    NeedKind::OpenedByName
+                } else {
+                    NeedKind::Linked
+                },
             });
         }
     }
@@ -744,6 +767,7 @@ pub fn links(report: &LibsReport) -> Vec<LibraryLinks> {
                     via: n.via,
                     error: n.error.clone(),
                     optional: false,
+                    by_name: false,
                 })
                 .collect(),
             unresolved_symbols: o.unresolved_symbols.clone(),

@@ -122,7 +122,12 @@ fn objects_text(out: &mut String, objects: &[&LibraryLinks], legend: &Legend) {
                 || "NOT FOUND".to_string(),
                 |r| legend.shorten(&display_path(r, n.real_path.as_deref())),
             );
-            let _ = writeln!(out, "    {:28} {:15} {target}", line(&n.name), n.via);
+            let name = if n.by_name {
+                format!("{} (dlopen)", n.name)
+            } else {
+                n.name.clone()
+            };
+            let _ = writeln!(out, "    {:28} {:15} {target}", line(&name), n.via);
         }
         for note in &o.notes {
             let _ = writeln!(
@@ -180,7 +185,12 @@ pub fn libs_verdict(facts: &LoaderFacts, frameworks: &[FrameworkLibs]) -> String
         for n in o.needed.iter().filter(|n| n.resolved.is_none()) {
             let by = o.path.rsplit('/').next().unwrap_or(&o.path);
             let optional = if n.optional { ", optional" } else { "" };
-            let entry = format!("{} (needed by {by}{optional})", n.name);
+            let how = if n.by_name {
+                "opened by name by"
+            } else {
+                "needed by"
+            };
+            let entry = format!("{} ({how} {by}{optional})", n.name);
             if !missing.contains(&entry) {
                 missing.push(entry);
             }

@@ -95,6 +95,30 @@ pub struct UnresolvedNeed {
     /// path itself (cuda-pathfinder, onnxruntime.preload_dlls); empty: nowhere here.
     #[serde(default)]
     pub in_env: Vec<String>,
+    /// How the object asks for it: a DT_NEEDED entry, or a dlopen() by bare soname from its own
+    /// code, which only the loader's search from that object finds (a wheel's copy is not found
+    /// unless something loaded it first).
+    #[serde(default, skip_serializing_if = "NeedKind::is_linked")]
+    pub kind: NeedKind,
+}
+
+/// How a shipped object asks for a library.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NeedKind {
+    /// A DT_NEEDED entry of the object.
+    #[default]
+    Linked,
+    /// `dlopen("libcublas.so.12")` from the object's own code (CTranslate2): found only on the
+    /// object's RPATH/RUNPATH, LD_LIBRARY_PATH, the loader's cache and default directories, or
+    /// as a library of that soname already in the process.
+    OpenedByName,
+}
+
+impl NeedKind {
+    pub fn is_linked(&self) -> bool {
+        *self == NeedKind::Linked
+    }
 }
 
 /// The CUDA a framework build targets, and the file that says so.

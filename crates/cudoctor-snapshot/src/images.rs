@@ -248,6 +248,10 @@ pub struct LinkedLibrary {
     pub optional: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Not a DT_NEEDED entry: the object's own code dlopen()s this name when its GPU use starts
+    /// (CTranslate2's libcublas.so.12), searched from the object as the loader would.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_name: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

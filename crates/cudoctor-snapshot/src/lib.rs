@@ -42,8 +42,8 @@ pub use driver::{
 };
 pub use environment::{recorded_env, redact_url_credentials, relevant_variable, EnvVars, REDACTED};
 pub use frameworks::{
-    CompanionPin, CudaBinding, DeclaredRequirements, Framework, FrameworkBuild, RecordedTorch,
-    UnresolvedNeed,
+    CompanionPin, CudaBinding, DeclaredRequirements, Framework, FrameworkBuild, NeedKind,
+    RecordedTorch, UnresolvedNeed,
 };
 pub use health::{
     CurrentPending, DcgmDiag, DcgmTest, EccCounts, GpuHealth, HealthFacts, KernelLog,

@@ -499,3 +499,144 @@ fn torch_leaving_its_major_removes_that_majors_wheels_first() {
         "check: {fix:#?}\nplan: {changes:#?}"
     );
 }
+
+/// CTranslate2 4.8.5 laid out as its wheel installs it, its library built with gcc: `rpath` as
+/// its RPATH (the real one is `$ORIGIN`) and `libcublas.so.12` in its read-only data, the name
+/// the real library dlopen()s when a GPU is first used; with `wheel`, nvidia-cublas-cu12's
+/// library where that wheel puts it. No torch, an H100 and a CUDA 13.0 driver.
+fn ctranslate2_machine(rpath: &str, wheel: bool) -> FakeMachine {
+    let m = machine("580.95.05", "13.0");
+    let sp = "/venv/lib/python3.11/site-packages";
+    m.file(
+        "/venv/pyvenv.cfg",
+        "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.11.7\n",
+    );
+    m.file("/usr/bin/python3.11", "");
+    m.link("/venv/bin/python3", "/usr/bin/python3.11");
+    let lib = "ctranslate2.libs/libctranslate2-a7a60d30.so.4.8.5";
+    m.file(
+        &format!("{sp}/ctranslate2-4.8.5.dist-info/METADATA"),
+        "Metadata-Version: 2.1\nName: ctranslate2\nVersion: 4.8.5\n",
+    );
+    m.file(
+        &format!("{sp}/ctranslate2-4.8.5.dist-info/RECORD"),
+        &format!("{lib},,\nctranslate2-4.8.5.dist-info/RECORD,,\n"),
+    );
+    support::gcc(
+        &m,
+        &format!("{sp}/{lib}"),
+        "const char *cublas_lib = \"libcublas.so.12\";\nconst char *name(void) { return cublas_lib; }\n",
+        &[
+            "-nostdlib",
+            "-Wl,--disable-new-dtags",
+            &format!("-Wl,-rpath,{rpath}"),
+        ],
+    );
+    if wheel {
+        m.file(
+            &format!("{sp}/nvidia_cublas_cu12-12.9.3.13.dist-info/METADATA"),
+            "Metadata-Version: 2.1\nName: nvidia-cublas-cu12\nVersion: 12.9.3.13\n",
+        );
+        m.file(
+            &format!("{sp}/nvidia_cublas_cu12-12.9.3.13.dist-info/RECORD"),
+            "nvidia/cublas/lib/libcublas.so.12,,\n",
+        );
+        support::gcc(
+            &m,
+            &format!("{sp}/nvidia/cublas/lib/libcublas.so.12"),
+            "int cublasCreate_v2(void **h) { (void)h; return 0; }\n",
+            &["-nostdlib", "-Wl,-soname,libcublas.so.12"],
+        );
+    }
+    m
+}
+
+/// FW023 of `m`'s CTranslate2: (severity, fix steps), or None.
+fn ctranslate2_fw023(m: &FakeMachine) -> Option<(String, Vec<String>)> {
+    let (v, _) = findings(m);
+    let f = v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| f["code"] == "FW023")?;
+    assert!(
+        f["title"].as_str().unwrap().contains("CTranslate2 4.8.5"),
+        "{f}"
+    );
+    Some((
+        f["severity"].as_str().unwrap().to_string(),
+        support::step_texts(&f["fix"]),
+    ))
+}
+
+/// `libs --format json`'s objects of CTranslate2, and the path of the library its own dlopen
+/// opens, if it opens one.
+fn ctranslate2_libs(m: &FakeMachine) -> (Vec<serde_json::Value>, Option<String>) {
+    let r = m.run(&["libs", "--python", "/venv", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", r.stdout, r.stderr));
+    let objects: Vec<serde_json::Value> = v["frameworks"]
+        .as_array()
+        .expect("frameworks")
+        .iter()
+        .filter(|f| f["framework"].as_str().unwrap().starts_with("CTranslate2"))
+        .flat_map(|f| f["objects"].as_array().unwrap().clone())
+        .collect();
+    let opened = objects
+        .iter()
+        .find(|o| o["opened_by"]["opener"] == "library_dlopen")
+        .map(|o| o["path"].as_str().unwrap().to_string());
+    (objects, opened)
+}
+
+/// A library a framework dlopen()s by bare name is found where glibc's loader searches from the
+/// opening library, not wherever a wheel put it: CTranslate2 with nvidia-cublas-cu12 installed
+/// still fails ("Library libcublas.so.12 is not found or cannot be loaded", as a real env
+/// shows) until LD_LIBRARY_PATH names the wheel's directory or its RPATH reaches it.
+#[test]
+fn a_library_ctranslate2_opens_by_name_is_found_only_where_the_loader_searches() {
+    let cublas_dir = "/venv/lib/python3.11/site-packages/nvidia/cublas/lib";
+    // Neither the wheel nor the library: install it, then put its directory on the path.
+    let (severity, fix) =
+        ctranslate2_fw023(&ctranslate2_machine("$ORIGIN", false)).expect("FW023 without cuBLAS");
+    assert_eq!(severity, "warning");
+    assert!(
+        fix[0].contains("install") && fix[0].ends_with("nvidia-cublas-cu12"),
+        "{fix:?}"
+    );
+    assert_eq!(
+        fix[1],
+        format!("export LD_LIBRARY_PATH={cublas_dir}"),
+        "{fix:?}"
+    );
+    // The wheel installed and nothing else: still not found, and the fix is the directory.
+    let m = ctranslate2_machine("$ORIGIN", true);
+    let (severity, fix) = ctranslate2_fw023(&m).expect("FW023 with the wheel alone");
+    assert_eq!(severity, "warning");
+    assert_eq!(fix, vec![format!("export LD_LIBRARY_PATH={cublas_dir}")]);
+    // `libs` says where the dlopen stands: not found, from the library that makes it, and
+    // exits 1 as for any library that does not load.
+    let (objects, opened) = ctranslate2_libs(&m);
+    assert!(
+        objects
+            .iter()
+            .any(|o| o["path"].as_str().unwrap().contains("libctranslate2")
+                && o["needed"].as_array().unwrap().iter().any(|n| {
+                    n["name"] == "libcublas.so.12" && n["by_name"] == true && n["via"] == "missing"
+                })),
+        "{objects:#?}"
+    );
+    assert_eq!(opened, None);
+    assert_eq!(m.run(&["libs", "--python", "/venv"]).code, 1);
+    // After that fix: found, and nothing said; `libs` shows the library it opens.
+    let mut m = m;
+    m.var("LD_LIBRARY_PATH", cublas_dir);
+    assert_eq!(ctranslate2_fw023(&m), None);
+    assert_eq!(
+        ctranslate2_libs(&m).1.as_deref(),
+        Some(format!("{cublas_dir}/libcublas.so.12").as_str())
+    );
+    // A library whose RPATH reaches the wheel's directory finds it: nothing said either.
+    let m = ctranslate2_machine("$ORIGIN/../nvidia/cublas/lib", true);
+    assert_eq!(ctranslate2_fw023(&m), None);
+}

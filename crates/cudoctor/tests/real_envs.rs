@@ -2998,3 +2998,202 @@ fn cuda_pathfinder_resolves_the_libraries_cudoctor_maps_in_stock_current() {
 fn cuda_pathfinder_resolves_the_libraries_cudoctor_maps_beside_a_cuda12_framework() {
     pathfinder_agrees("cupy-cuda12x-beside-torch");
 }
+
+// ------------------------------------------------- a library opened by name (CTranslate2)
+//
+// Ground truth: CTranslate2's own dlopen of libcublas.so.12, made by its library. libctranslate2
+// exports its cuBLAS entry points (`cublasCreate_v2` ...), which open the library by that name
+// on their first call; called through ctypes, the dlopen is the library's own (its RPATH, the
+// process's LD_LIBRARY_PATH, what is already loaded), and it fails the way a GPU translator
+// does ("Library libcublas.so.12 is not found or cannot be loaded": the process aborts).
+
+/// Whether libctranslate2's own dlopen of libcublas.so.12 succeeds in `python`'s env (after
+/// `first`'s imports), with these variables set; what it said.
+fn ctranslate2_opens_cublas(python: &Path, first: &str, vars: &[(&str, String)]) -> (bool, String) {
+    let code = format!(
+        "{first}\nimport ctypes, glob, os, ctranslate2\n\
+         lib = glob.glob(os.path.join(os.path.dirname(ctranslate2.__file__), os.pardir, 'ctranslate2.libs', 'libctranslate2-*.so*'))[0]\n\
+         ctypes.CDLL(lib).cublasCreate_v2(ctypes.byref(ctypes.c_void_p()))\n\
+         print('opened', [l.split()[-1] for l in open('/proc/self/maps') if l.rstrip().endswith('/libcublas.so.12')][0])"
+    );
+    let (ok, text) = python_says_with(python, &code, vars);
+    if !ok {
+        assert!(
+            text.contains("Library libcublas.so.12 is not found or cannot be loaded"),
+            "not CTranslate2's own failure: {text}"
+        );
+    }
+    (ok, text)
+}
+
+/// FW023 of the env's CTranslate2, if any.
+fn ctranslate2_fw023(json: &Value) -> Option<Value> {
+    json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "FW023" && f["title"].as_str().unwrap().contains("CTranslate2"))
+        .cloned()
+}
+
+/// The directory an `export LD_LIBRARY_PATH=...` step of a fix names (its first entry).
+fn exported_llp(steps: &[String]) -> String {
+    let step = steps
+        .iter()
+        .find_map(|s| s.strip_prefix("export LD_LIBRARY_PATH="))
+        .unwrap_or_else(|| panic!("no LD_LIBRARY_PATH in the fix: {steps:?}"));
+    step.trim_matches('\'').to_string()
+}
+
+/// CTranslate2 without cuBLAS (`ctranslate2-numba-cuda`), through FW023's whole fix in a copy
+/// of the env: the wheel installed alone leaves CTranslate2's dlopen failing, and cudoctor
+/// still says so, naming the directory; with it on LD_LIBRARY_PATH the dlopen succeeds and
+/// cudoctor says nothing new.
+#[test]
+fn ctranslate2s_fix_for_cublas_leads_to_a_process_whose_dlopen_finds_it() {
+    let Some(python) = real_env("ctranslate2-numba-cuda") else {
+        return;
+    };
+    let (ok, text) = ctranslate2_opens_cublas(&python, "", &[]);
+    assert!(!ok, "{text}");
+    // `libs` says the same: the library that opens it, and exit status 1.
+    let out = libs_json_output(&python);
+    assert_eq!(out.status.code(), Some(1));
+    let libs: Value = serde_json::from_slice(&out.stdout).expect("libs JSON");
+    assert!(
+        libs["frameworks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|f| f["objects"].as_array().unwrap())
+            .any(|o| o["path"].as_str().unwrap().contains("/libctranslate2-")
+                && o["needed"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|n| n["name"] == "libcublas.so.12"
+                        && n["by_name"] == true
+                        && n["via"] == "missing")),
+        "{libs:#}"
+    );
+    let before = check_json_with(&python, &[]);
+    let root = one_root("ctranslate2-numba-cuda", &before, "FW023");
+    let steps = fix_commands(&root);
+    assert_eq!(steps.len(), 2, "install, then the directory: {steps:?}");
+    assert!(steps[0].ends_with("nvidia-cublas-cu12"), "{steps:?}");
+    // The fix run in a copy: its install (from uv's cache, else the index), then its directory.
+    assert!(
+        Command::new("uv").arg("--version").output().is_ok(),
+        "uv, the installer the fix names, is not on PATH (export PATH=\"$HOME/.local/bin:$PATH\")"
+    );
+    let copy = EnvCopy::of("ctranslate2-numba-cuda");
+    let python = copy.python();
+    let out = Command::new("timeout")
+        .args(["900", "sh", "-c"])
+        .arg(steps[0].replace(
+            &env_prefix(&real_env("ctranslate2-numba-cuda").unwrap()),
+            &env_prefix(&python),
+        ))
+        .env_remove("VIRTUAL_ENV")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The wheel alone: the real dlopen still fails, and cudoctor says so.
+    let (ok, text) = ctranslate2_opens_cublas(&python, "", &[]);
+    assert!(!ok, "{text}");
+    let half = check_json_with(&python, &[]);
+    let root = one_root("ctranslate2-numba-cuda (wheel installed)", &half, "FW023");
+    let steps_now = fix_commands(&root);
+    assert_eq!(
+        steps_now.len(),
+        1,
+        "only the directory is left: {steps_now:?}"
+    );
+    let dir = exported_llp(&steps_now);
+    assert!(
+        Path::new(&dir).join("libcublas.so.12").is_file(),
+        "{dir} holds the wheel's library"
+    );
+    // The first run's fix named that same directory before the wheel was there.
+    assert_eq!(
+        exported_llp(&steps).replace(
+            &env_prefix(&real_env("ctranslate2-numba-cuda").unwrap()),
+            &env_prefix(&python)
+        ),
+        dir
+    );
+    // After the whole fix: CTranslate2's own dlopen loads the wheel's library, and cudoctor
+    // says nothing of it, and nothing new.
+    let llp = [("LD_LIBRARY_PATH", dir.clone())];
+    let (ok, text) = ctranslate2_opens_cublas(&python, "", &llp);
+    let mapped = format!("{dir}/libcublas.so.12");
+    assert!(ok && text.contains(&format!("opened {mapped}")), "{text}");
+    // `libs` opens the file the real process mapped, from the library that opens it.
+    let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.args(["libs", "--format", "json", "--python"])
+        .arg(&python);
+    let out = with_only(cmd, &llp).output().expect("cudoctor runs");
+    let libs: Value = serde_json::from_slice(&out.stdout).expect("libs JSON");
+    let opened: Vec<&Value> = libs["frameworks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["objects"].as_array().unwrap())
+        .filter(|o| o["opened_by"]["opener"] == "library_dlopen")
+        .collect();
+    assert_eq!(opened.len(), 1, "{libs:#}");
+    assert_eq!(opened[0]["path"], mapped.as_str());
+    assert!(
+        opened[0]["opened_by"]["by"]
+            .as_str()
+            .unwrap()
+            .starts_with("libctranslate2"),
+        "{libs:#}"
+    );
+    let after = check_json_with(&python, &llp);
+    assert_eq!(ctranslate2_fw023(&after), None, "{:#?}", findings(&after));
+    let (b, a) = (problem_codes(&before), problem_codes(&after));
+    assert!(
+        a.difference(&b).next().is_none() && !a.contains("FW023"),
+        "{:#?}",
+        findings(&after)
+    );
+}
+
+/// CTranslate2 beside a CUDA 12 torch: its dlopen finds libcublas.so.12 only in a process that
+/// imported torch first (torch's import loads the wheel's copy; glibc matches the soname of a
+/// loaded library). An info that says so, with both routes, not a warning.
+#[test]
+fn ctranslate2_beside_a_cuda12_torch_finds_cublas_only_after_import_torch() {
+    let Some(python) = real_env("ctranslate2-beside-torch-cu126") else {
+        return;
+    };
+    let (ok, text) = ctranslate2_opens_cublas(&python, "", &[]);
+    assert!(!ok, "{text}");
+    let (ok, text) = ctranslate2_opens_cublas(&python, "import torch", &[]);
+    assert!(
+        ok && text.contains("/nvidia/cublas/lib/libcublas"),
+        "{text}"
+    );
+    let json = check_json_with(&python, &[]);
+    assert!(env_problems(&json).is_empty(), "{:#?}", findings(&json));
+    let f = ctranslate2_fw023(&json).expect("an info on CTranslate2's cuBLAS");
+    assert_eq!(f["severity"], "info", "{f}");
+    let steps = support::step_texts(&f["fix"]);
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.contains("import torch before ctranslate2")),
+        "{steps:?}"
+    );
+    // Its other route works too: that directory on LD_LIBRARY_PATH, no torch imported.
+    let dir = exported_llp(&steps);
+    let llp = [("LD_LIBRARY_PATH", dir)];
+    let (ok, text) = ctranslate2_opens_cublas(&python, "", &llp);
+    assert!(ok, "{text}");
+    assert_eq!(ctranslate2_fw023(&check_json_with(&python, &llp)), None);
+}

@@ -1,5 +1,5 @@
 use cudoctor_ldso::{cuda_library, CudaFamily};
-use cudoctor_snapshot::Framework;
+use cudoctor_snapshot::{Framework, NeedKind, UnresolvedNeed};
 use cudoctor_types::Requirement;
 
 use crate::context::pip_package_for_cuda;
@@ -20,6 +20,14 @@ installed nvidia wheel has a copy either. Driver libraries (libcuda, libnvidia-m
 driver layer's, and a library the framework documents as optional (CuPy's NCCL, cuTENSOR,
 cuSPARSELt, which its `[ctk]` extra does not install) is not asked for.
 
+A library a framework opens by bare name at run time (CTranslate2's `libcublas.so.12`, named
+in its read-only data) is found only where glibc's loader searches from the opening library:
+its RPATH/RUNPATH, LD_LIBRARY_PATH, the loader's cache and default directories, or a library
+of that name the process already loaded. A wheel's copy in site-packages is not found
+otherwise, so it is reported even where that wheel is installed. Where the environment's
+`import torch` loads a library of that name, it is an info: a program that imports torch
+first finds it.
+
 ## Why it matters
 Such a framework imports, and fails only where it needs the library: ONNX Runtime's CUDA
 provider does not load ("Failed to load library libonnxruntime_providers_cuda.so ...
@@ -31,7 +39,10 @@ the framework may load it by path itself (cuda-pathfinder, `onnxruntime.preload_
 Install what provides them: the framework's own extra where its metadata has one for its CUDA
 libraries (`onnxruntime-gpu[cuda,cudnn]`, `cupy-cuda13x[ctk]`), else the nvidia wheels of those
 libraries for the framework's CUDA major. ONNX Runtime then needs `onnxruntime.preload_dlls()`
-before the first session (or `import torch` first), as its own documentation says.
+before the first session (or `import torch` first), as its own documentation says. A library
+opened by name needs its wheel's directory on LD_LIBRARY_PATH (the route CTranslate2's and
+faster-whisper's installation notes give; the fix names the directory), or torch imported
+first where torch's import loads it.
 "#,
     check,
 };
@@ -62,33 +73,81 @@ fn optional(framework: Framework, soname: &str) -> bool {
 }
 
 fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
-    let nowhere: Vec<_> = v
+    let wanted = |u: &&UnresolvedNeed| !optional(v.build.framework, &u.soname);
+    // A linked library some wheel has is left to the framework, which may load it by path
+    // itself; a library opened by bare name is found only where the loader searches from the
+    // opening object, so a wheel's copy elsewhere does not count.
+    let linked: Vec<&UnresolvedNeed> = v
         .build
         .unresolved
         .iter()
-        .filter(|u| u.in_env.is_empty())
-        .filter(|u| !optional(v.build.framework, &u.soname))
+        .filter(|u| u.kind == NeedKind::Linked && u.in_env.is_empty())
+        .filter(wanted)
         .collect();
-    if nowhere.is_empty() {
+    let opened: Vec<&UnresolvedNeed> = v
+        .build
+        .unresolved
+        .iter()
+        .filter(|u| u.kind == NeedKind::OpenedByName)
+        .filter(wanted)
+        .collect();
+    if linked.is_empty() && opened.is_empty() {
         return None;
     }
+    let nowhere: Vec<&UnresolvedNeed> = linked.iter().chain(&opened).copied().collect();
     let mut sonames: Vec<&str> = nowhere.iter().map(|u| u.soname.as_str()).collect();
     sonames.sort();
     sonames.dedup();
+    // torch's import in this environment loads a library of that soname: a process that
+    // imports torch first has it, and a dlopen() by that name finds the loaded one.
+    let preloaded = |soname: &str| -> Option<&str> {
+        ctx.snap
+            .loader
+            .as_ref()?
+            .processes
+            .iter()
+            .find(|p| p.env_prefix == v.env.prefix)?
+            .objects
+            .iter()
+            .find(|o| o.stage.is_import() && o.soname.as_deref() == Some(soname))
+            .map(|o| o.path.as_str())
+    };
+    let only_with_torch =
+        linked.is_empty() && opened.iter().all(|u| preloaded(&u.soname).is_some());
+    let copies: Vec<&str> = opened
+        .iter()
+        .flat_map(|u| u.in_env.iter().map(String::as_str))
+        .collect();
     let name = v.build.framework.name();
-    let mut f = Finding::new(
-        &RULE,
+    let title = if only_with_torch {
+        format!(
+            "{name} {} finds {} only in a process that imported torch first ({})",
+            v.build.version,
+            sonames.join(", "),
+            v.env.prefix
+        )
+    } else if copies.is_empty() {
         format!(
             "{name} {} needs {} that nothing here provides ({})",
             v.build.version,
             sonames.join(", "),
             v.env.prefix
-        ),
-    )
-    .about(Subject::Package {
+        )
+    } else {
+        format!(
+            "{name} {} cannot open {}: the installed wheel's copy is not where the loader looks ({})",
+            v.build.version,
+            sonames.join(", "),
+            v.env.prefix
+        )
+    };
+    let mut f = Finding::new(&RULE, title).about(Subject::Package {
         env: v.env.prefix.clone(),
         name: v.build.package.clone(),
     });
+    if only_with_torch {
+        f = f.severity(Severity::Info);
+    }
     // A build of another CUDA major than the one its environment keeps: FW020's mixed env is
     // the cause, and FW020's fix moves this build.
     let major = v.build.cuda.as_ref().map(|c| c.major);
@@ -100,42 +159,157 @@ fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
             env: v.env.prefix.clone(),
         });
     }
-    for u in &nowhere {
+    for u in &linked {
         f = f.evidence(format!(
             "{} needs {}: not on the loader's search path, and no installed wheel has it",
             u.needed_by, u.soname
         ));
     }
+    for u in &opened {
+        f = f.evidence(format!(
+            "{} opens {} by name (dlopen): the loader finds it neither on that library's RPATH/RUNPATH, LD_LIBRARY_PATH, the loader's cache and default directories, nor loaded by the framework's own import",
+            u.needed_by, u.soname
+        ));
+        for copy in &u.in_env {
+            f = f.evidence(format!(
+                "{copy} is installed, but in a directory that dlopen() does not search"
+            ));
+        }
+        if let Some(path) = preloaded(&u.soname) {
+            f = f.evidence(format!(
+                "import torch loads {path}: a dlopen() of {} after it finds that library",
+                u.soname
+            ));
+        }
+    }
     f = f.cause(match v.build.framework {
         Framework::OnnxRuntime => "ONNX Runtime imports, but its CUDA provider cannot be loaded: sessions asking for CUDAExecutionProvider fall back to the CPU.".to_string(),
+        fw if !opened.is_empty() => format!(
+            "{} imports, and opens {} by name only when a GPU is first used; the loader never searches the nvidia wheels in site-packages on its own, so that use fails{}{}.",
+            fw.name(),
+            opened.iter().map(|u| u.soname.as_str()).collect::<Vec<_>>().join(", "),
+            if fw == Framework::CTranslate2 {
+                " (\"Library libcublas.so.12 is not found or cannot be loaded\")"
+            } else {
+                ""
+            },
+            if only_with_torch {
+                " in a program that does not import torch first"
+            } else {
+                ""
+            }
+        ),
         fw => format!("{} imports, and fails where it first needs these libraries (an ImportError or a backend that does not start).", fw.name()),
     });
     let target = ctx.target_env(v.env);
-    let extras = cuda_extras(&v.build.needs);
-    let args: Vec<String> = if extras.is_empty() {
-        let mut pkgs: Vec<String> = sonames
+    // What to install: the libraries no wheel here has.
+    let missing: Vec<&str> = {
+        let mut m: Vec<&str> = nowhere
             .iter()
-            .filter_map(|s| pip_package_for_cuda(cuda_library(s)?.family, major?))
+            .filter(|u| u.in_env.is_empty())
+            .map(|u| u.soname.as_str())
             .collect();
-        pkgs.sort();
-        pkgs.dedup();
-        pkgs
-    } else {
-        vec![format!("{}[{}]", v.build.package, extras.join(","))]
+        m.sort();
+        m.dedup();
+        m
     };
-    if args.is_empty() {
-        f = f.prose(format!(
-            "Install the packages that provide {} for CUDA {}",
-            sonames.join(", "),
-            major.map_or("(unknown)".to_string(), |m| m.to_string())
-        ));
-    } else {
-        f = f.command(&target, cudoctor_plan::install::install(&target, &args));
+    if !missing.is_empty() {
+        let extras = cuda_extras(&v.build.needs);
+        let args: Vec<String> = if extras.is_empty() {
+            let mut pkgs: Vec<String> = missing
+                .iter()
+                .filter_map(|s| pip_package_for_cuda(cuda_library(s)?.family, major?))
+                .collect();
+            pkgs.sort();
+            pkgs.dedup();
+            pkgs
+        } else {
+            vec![format!("{}[{}]", v.build.package, extras.join(","))]
+        };
+        if args.is_empty() {
+            f = f.prose(format!(
+                "Install the packages that provide {} for CUDA {}",
+                missing.join(", "),
+                major.map_or("(unknown)".to_string(), |m| m.to_string())
+            ));
+        } else {
+            f = f.command(&target, cudoctor_plan::install::install(&target, &args));
+        }
+    }
+    // A library opened by name loads once the loader searches the wheel's directory: that
+    // directory on LD_LIBRARY_PATH (the route CTranslate2's and faster-whisper's
+    // installation notes give), or torch imported first where it loads that library.
+    if !opened.is_empty() && !target.windows {
+        let mut dirs: Vec<String> = Vec::new();
+        let mut unknown: Vec<&str> = Vec::new();
+        for u in &opened {
+            let dir = match u.in_env.first() {
+                Some(copy) => copy.rsplit_once('/').map(|(d, _)| d.to_string()),
+                None => cuda_library(&u.soname)
+                    .zip(major)
+                    .and_then(|(l, m)| wheel_lib_dir(l.family, m))
+                    .map(|rel| format!("{}/{rel}", v.build.location.trim_end_matches('/'))),
+            };
+            match dir {
+                Some(d) if !dirs.contains(&d) => dirs.push(d),
+                Some(_) => {}
+                None => unknown.push(&u.soname),
+            }
+        }
+        if !dirs.is_empty() {
+            let current = ctx.snap.env.get("LD_LIBRARY_PATH").map(String::as_str);
+            let mut entries = dirs.clone();
+            entries.extend(
+                current
+                    .into_iter()
+                    .flat_map(|c| c.split(':'))
+                    .filter(|e| !e.is_empty() && !dirs.iter().any(|d| d == e))
+                    .map(str::to_string),
+            );
+            f = f.shell(format!(
+                "export LD_LIBRARY_PATH={}",
+                cudoctor_plan::quote(&entries.join(":"))
+            ));
+        }
+        if !unknown.is_empty() {
+            f = f.prose(format!(
+                "then add the directory of the installed {} to LD_LIBRARY_PATH",
+                unknown.join(", ")
+            ));
+        }
+        let preloads: Vec<&str> = opened.iter().filter_map(|u| preloaded(&u.soname)).collect();
+        if !preloads.is_empty() {
+            f = f.prose(format!(
+                "or import torch before {} in the program: torch's import loads {}",
+                v.build.package,
+                preloads.join(", ")
+            ));
+        }
     }
     if v.build.framework == Framework::OnnxRuntime {
         f = f.prose("then call onnxruntime.preload_dlls() before the first InferenceSession (or import torch first): the provider finds the nvidia wheels' libraries only once they are loaded");
     }
     Some(f)
+}
+
+/// Where the nvidia wheel of `family` for CUDA `major` puts its library, under site-packages:
+/// `nvidia/<component>/lib` for the `-cu12` (and older) wheels, `nvidia/cu13/lib` for the CUDA
+/// 13 ones (as the wheels' RECORDs list them: nvidia-cublas-cu12 12.9 `nvidia/cublas/lib/
+/// libcublas.so.12`, nvidia-cublas 13.x `nvidia/cu13/lib/libcublas.so.13`). Only the families
+/// a framework opens by name; unknown elsewhere.
+fn wheel_lib_dir(family: CudaFamily, major: u32) -> Option<String> {
+    let component = match family {
+        CudaFamily::Cudart => "cuda_runtime",
+        CudaFamily::Cublas | CudaFamily::CublasLt => "cublas",
+        CudaFamily::Nvrtc => "cuda_nvrtc",
+        CudaFamily::NvJitLink => "nvjitlink",
+        _ => return None,
+    };
+    Some(if major >= 13 {
+        format!("nvidia/cu{major}/lib")
+    } else {
+        format!("nvidia/{component}/lib")
+    })
 }
 
 /// The extras of a framework's metadata that bring its CUDA wheels (`Requires-Dist:
@@ -159,7 +333,7 @@ fn cuda_extras(needs: &[String]) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::testing::*;
-    use cudoctor_snapshot::{CudaBinding, FrameworkBuild, PythonEnv, UnresolvedNeed};
+    use cudoctor_snapshot::{CudaBinding, FrameworkBuild, PythonEnv};
 
     fn ort_env(in_env: Vec<String>) -> cudoctor_snapshot::Snapshot {
         let mut s = h200();
@@ -191,6 +365,7 @@ mod tests {
                         needed_by: provider.clone(),
                         soname: n.into(),
                         in_env: in_env.clone(),
+                        ..Default::default()
                     })
                     .collect(),
                 ..Default::default()
@@ -228,7 +403,7 @@ mod tests {
             needed_by: "/opt/ort/lib/python3.12/site-packages/cupy_backends/cuda/libs/nccl.so"
                 .into(),
             soname: "libnccl.so.2".into(),
-            in_env: vec![],
+            ..Default::default()
         }];
         assert!(run(&RULE, &s).is_empty());
         // A library it needs is still asked for, without the optional one.
@@ -237,7 +412,7 @@ mod tests {
             .push(UnresolvedNeed {
                 needed_by: "/opt/ort/lib/python3.12/site-packages/cupy/cuda/cufft.so".into(),
                 soname: "libcufft.so.11".into(),
-                in_env: vec![],
+                ..Default::default()
             });
         let f = run(&RULE, &s);
         assert!(f[0].title.contains("needs libcufft.so.11 that"), "{f:?}");
@@ -260,5 +435,149 @@ mod tests {
             f[0].fix[0],
             "/opt/ort/bin/python -m pip install nvidia-cublas nvidia-cuda-runtime"
         );
+    }
+
+    /// CTranslate2 4.8.5 as the real env `ctranslate2-numba-cuda` reads: `libctranslate2`
+    /// opens libcublas.so.12 by name, with `copy` the nvidia-cublas-cu12 wheel's file if
+    /// installed.
+    fn ct2_env(copy: Option<&str>) -> cudoctor_snapshot::Snapshot {
+        let mut s = h200();
+        let sp = "/v/lib/python3.11/site-packages";
+        s.python_envs = vec![PythonEnv {
+            prefix: "/v".into(),
+            site_packages: vec![sp.into()],
+            frameworks: vec![FrameworkBuild {
+                framework: Framework::CTranslate2,
+                version: "4.8.5".into(),
+                package: "ctranslate2".into(),
+                location: sp.into(),
+                cuda: Some(CudaBinding {
+                    major: 12,
+                    minor: None,
+                    read: "12.x".into(),
+                    source: "the CUDA libraries it opens".into(),
+                }),
+                unresolved: vec![UnresolvedNeed {
+                    needed_by: format!("{sp}/ctranslate2.libs/libctranslate2-a7a60d30.so.4.8.5"),
+                    soname: "libcublas.so.12".into(),
+                    in_env: copy.into_iter().map(str::to_string).collect(),
+                    kind: NeedKind::OpenedByName,
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        }];
+        s
+    }
+
+    const CT2_CUBLAS: &str = "/v/lib/python3.11/site-packages/nvidia/cublas/lib/libcublas.so.12";
+
+    #[test]
+    fn a_library_opened_by_name_and_nowhere_is_installed_then_put_on_the_loaders_path() {
+        let f = run(&RULE, &ct2_env(None));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(
+            f[0].title.contains("needs libcublas.so.12 that nothing"),
+            "{f:?}"
+        );
+        assert_eq!(
+            f[0].fix[0], "/v/bin/python -m pip install nvidia-cublas-cu12",
+            "{f:?}"
+        );
+        // Installing the wheel alone is not enough: its directory is where dlopen() looks.
+        assert_eq!(
+            f[0].fix[1],
+            format!(
+                "export LD_LIBRARY_PATH={}",
+                CT2_CUBLAS.trim_end_matches("/libcublas.so.12")
+            ),
+        );
+    }
+
+    #[test]
+    fn a_wheels_copy_of_a_library_opened_by_name_is_not_found_by_the_loader() {
+        // The state after installing nvidia-cublas-cu12 alone: a real dlopen still fails.
+        let f = run(&RULE, &ct2_env(Some(CT2_CUBLAS)));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Warning);
+        assert!(f[0].title.contains("cannot open libcublas.so.12"), "{f:?}");
+        assert!(
+            f[0].evidence.iter().any(|e| e.starts_with(CT2_CUBLAS)),
+            "{f:?}"
+        );
+        // Nothing to install: the directory goes on LD_LIBRARY_PATH, before what is there.
+        let mut s = ct2_env(Some(CT2_CUBLAS));
+        s.env.insert(
+            "LD_LIBRARY_PATH".into(),
+            "/opt/x/lib::/usr/local/lib".into(),
+        );
+        let f = run(&RULE, &s);
+        assert_eq!(
+            f[0].fix,
+            vec![
+                "export LD_LIBRARY_PATH=/v/lib/python3.11/site-packages/nvidia/cublas/lib:/opt/x/lib:/usr/local/lib"
+                    .to_string()
+            ]
+        );
+    }
+
+    #[test]
+    fn a_library_opened_by_name_that_torchs_import_loads_is_an_info() {
+        use cudoctor_snapshot::{LibraryLinks, LoaderFacts, ProcessLinks};
+        let mut s = ct2_env(Some(CT2_CUBLAS));
+        let loaded =
+            "/v/lib/python3.11/site-packages/torch/lib/../../nvidia/cublas/lib/libcublas.so.12";
+        let process = |stage| ProcessLinks {
+            env_prefix: "/v".into(),
+            objects: vec![LibraryLinks {
+                path: loaded.into(),
+                soname: Some("libcublas.so.12".into()),
+                stage,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        s.loader = Some(LoaderFacts {
+            processes: vec![process(cudoctor_snapshot::LoadStage::Import)],
+            ..Default::default()
+        });
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].severity, Severity::Info, "{f:?}");
+        assert!(
+            f[0].title
+                .contains("only in a process that imported torch first"),
+            "{f:?}"
+        );
+        assert!(
+            f[0].fix
+                .iter()
+                .any(|x| x.contains("import torch before ctranslate2")),
+            "{f:?}"
+        );
+        // Loaded only later (at CUDA init): not there when CTranslate2 starts.
+        s.loader = Some(LoaderFacts {
+            processes: vec![process(cudoctor_snapshot::LoadStage::CudaInit)],
+            ..Default::default()
+        });
+        assert_eq!(run(&RULE, &s)[0].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn wheel_library_directories() {
+        assert_eq!(
+            wheel_lib_dir(CudaFamily::Cublas, 12).as_deref(),
+            Some("nvidia/cublas/lib")
+        );
+        assert_eq!(
+            wheel_lib_dir(CudaFamily::Cudart, 12).as_deref(),
+            Some("nvidia/cuda_runtime/lib")
+        );
+        assert_eq!(
+            wheel_lib_dir(CudaFamily::Cublas, 13).as_deref(),
+            Some("nvidia/cu13/lib")
+        );
+        assert_eq!(wheel_lib_dir(CudaFamily::Cudnn, 12), None);
     }
 }
