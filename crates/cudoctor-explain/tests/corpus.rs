@@ -779,7 +779,7 @@ fn wave5_is_well_formed_and_held_out() {
         );
     }
     assert!(
-        cases.len() >= 280,
+        cases.len() >= 350,
         "only {} cases in wave5.toml",
         cases.len()
     );
