@@ -61,3 +61,40 @@ fn a_root_kernel_log_of_many_short_lines_is_read_in_one_pass() {
     let xids = &json["snapshot"]["health"]["kernel_log"]["xids"];
     assert_eq!(xids[0]["xid"], 79, "{xids}");
 }
+
+/// `run`'s record files, written by the observed program's processes: a program that writes
+/// 4,200 records and one of 40 MB (each read whole before, without a bound on their number):
+/// 4,096 are read, the rest counted, the big one named with its size, all said in the summary.
+#[test]
+fn run_reads_a_bounded_number_and_size_of_records_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"cd "$CUDOCTOR_RUN_DIR" || exit 9
+i=1000; while [ $i -lt 5200 ]; do printf '{"pid":%d}' $i > proc-$i.json; i=$((i+1)); done
+head -c 41943040 /dev/zero | tr '\0' ' ' > proc-0999.json"#;
+    let r = bounded(
+        dir.path(),
+        &["run", "--out", "r.json", "--", "/bin/sh", "-c", script],
+        &[],
+        Duration::from_secs(120),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let json: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    let processes = json["facts"]["processes"].as_array().unwrap();
+    assert_eq!(processes.len(), 4096);
+    let unreadable: Vec<&str> = json["facts"]["unreadable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u.as_str().unwrap())
+        .collect();
+    assert!(
+        unreadable[0].starts_with("proc-0999.json: it is 41943040 bytes"),
+        "{unreadable:?}"
+    );
+    assert_eq!(
+        unreadable[1],
+        "104 more records not read: at most 4096 records and 512 MiB of them are read"
+    );
+    assert!(r.stderr.contains("not read"), "{}", r.stderr);
+}
