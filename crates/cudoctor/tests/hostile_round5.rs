@@ -228,3 +228,242 @@ fn a_record_naming_libraries_out_of_its_env_opens_none_of_them() {
         );
     }
 }
+
+// ------------------------------------------------------------------ check --verify=install
+//
+// A venv whose torchvision belongs to another torch (FW002, fixed by `uv pip install ...`),
+// installed by uv. PATH's `uv` is a script of the test standing for the installer: it writes
+// what an installer writes (a package's files under the copy's site-packages), records its
+// `VIRTUAL_ENV`, and does what the test asks.
+
+/// The env at `dir/env`, a scratch `dir/tmp` (TMPDIR), a `dir/bin/uv` running `uv_body`.
+fn fw002_env(dir: &Path, uv_body: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let env = dir.join("env");
+    let sp = env.join("lib/python3.12/site-packages");
+    for d in [
+        "torch",
+        "torch-2.7.1.dist-info",
+        "torchvision",
+        "torchvision-0.23.0.dist-info",
+    ] {
+        fs::create_dir_all(sp.join(d)).unwrap();
+    }
+    fs::create_dir_all(env.join("bin")).unwrap();
+    fs::create_dir_all(dir.join("tmp")).unwrap();
+    fs::create_dir_all(dir.join("bin")).unwrap();
+    fs::write(
+        env.join("pyvenv.cfg"),
+        "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n",
+    )
+    .unwrap();
+    symlink("/usr/bin/python3", env.join("bin/python3")).unwrap();
+    symlink("python3", env.join("bin/python")).unwrap();
+    fs::write(
+        sp.join("torch/version.py"),
+        "__version__ = '2.7.1+cu126'\ncuda = '12.6'\n",
+    )
+    .unwrap();
+    fs::write(
+        sp.join("torch-2.7.1.dist-info/METADATA"),
+        "Metadata-Version: 2.1\nName: torch\nVersion: 2.7.1+cu126\n",
+    )
+    .unwrap();
+    fs::write(
+        sp.join("torch-2.7.1.dist-info/RECORD"),
+        "torch/version.py,,\n",
+    )
+    .unwrap();
+    fs::write(
+        sp.join("torchvision-0.23.0.dist-info/METADATA"),
+        "Metadata-Version: 2.1\nName: torchvision\nVersion: 0.23.0+cu126\nRequires-Dist: torch==2.8.0\n",
+    )
+    .unwrap();
+    fs::write(
+        sp.join("torchvision-0.23.0.dist-info/RECORD"),
+        "torchvision/__init__.py,,\n",
+    )
+    .unwrap();
+    fs::write(sp.join("torchvision/__init__.py"), "").unwrap();
+    for info in ["torch-2.7.1.dist-info", "torchvision-0.23.0.dist-info"] {
+        fs::write(sp.join(info).join("INSTALLER"), "uv\n").unwrap();
+    }
+    let uv = dir.join("bin/uv");
+    fs::write(
+        &uv,
+        format!(
+            "#!/bin/sh\necho \"$VIRTUAL_ENV\" > {}/uv-ran\nSP=\"$VIRTUAL_ENV/lib/python3.12/site-packages\"\n{uv_body}\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&uv, fs::Permissions::from_mode(0o755)).unwrap();
+    env
+}
+
+/// `check --verify=install --python ENV --format json` with the test's PATH and TMPDIR.
+fn verify_install(dir: &Path, env: &Path) -> (Ran, serde_json::Value) {
+    let path = format!("{}:/usr/bin:/bin", dir.join("bin").display());
+    let tmp = dir.join("tmp").display().to_string();
+    let env_arg = env.display().to_string();
+    let r = bounded(
+        dir,
+        &[
+            "check",
+            "--format",
+            "json",
+            "--timeout",
+            "5",
+            "--verify=install",
+            "--python",
+            &env_arg,
+        ],
+        &[("PATH", &path), ("TMPDIR", &tmp)],
+        Duration::from_secs(120),
+    );
+    assert!(matches!(r.code, Some(0 | 1)), "{}", r.stderr);
+    let json: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let v = json["verify"]
+        .as_array()
+        .and_then(|v| v.iter().find(|v| v["code"] == "FW002"))
+        .cloned()
+        .unwrap_or_else(|| panic!("no verification of FW002: {json:#}"));
+    assert_eq!(v["method"], "install", "{v:#}");
+    (r, v)
+}
+
+/// A link planted in the env pointing out of it (a directory of the person who runs the
+/// check): the copy recreated it as it was and the installer wrote through it, outside the
+/// scratch directory. Now the copy is refused, saying which link; nothing is written.
+#[test]
+fn verify_install_never_writes_through_a_link_out_of_the_env() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = fw002_env(
+        dir.path(),
+        "echo pwned > \"$SP/planted/__init__.py\"\necho pwned > \"$SP/planted_file.py\"",
+    );
+    let victim = dir.path().join("victim");
+    fs::create_dir(&victim).unwrap();
+    fs::write(victim.join("file.py"), "mine\n").unwrap();
+    let sp = env.join("lib/python3.12/site-packages");
+    std::os::unix::fs::symlink(&victim, sp.join("planted")).unwrap();
+    std::os::unix::fs::symlink(victim.join("file.py"), sp.join("planted_file.py")).unwrap();
+    let (_, v) = verify_install(dir.path(), &env);
+    assert_eq!(fs::read_dir(&victim).unwrap().count(), 1, "written outside");
+    assert_eq!(
+        fs::read_to_string(victim.join("file.py")).unwrap(),
+        "mine\n"
+    );
+    assert!(
+        v["note"]
+            .as_str()
+            .unwrap()
+            .contains("is a link out of the environment"),
+        "{v:#}"
+    );
+    assert!(!dir.path().join("uv-ran").exists(), "the installer ran");
+    assert_eq!(fs::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
+}
+
+/// A link inside the env written as an absolute path (to the env's own directory): recreated
+/// as it was, it pointed the copy back into the env, and the installer changed the env. Now it
+/// points into the copy. A FIFO in the env (a plain open blocks) is left out of the copy.
+#[test]
+fn verify_install_points_links_inside_the_env_into_the_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = fw002_env(
+        dir.path(),
+        "echo new > \"$SP/vision_link/new.py\"\nls \"$SP/torchvision\" > /dev/null",
+    );
+    let sp = env.join("lib/python3.12/site-packages");
+    std::os::unix::fs::symlink(sp.join("torchvision"), sp.join("vision_link")).unwrap();
+    let made = Command::new("mkfifo")
+        .arg(sp.join("torchvision/pipe.py"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (_, v) = verify_install(dir.path(), &env);
+    let copy = fs::read_to_string(dir.path().join("uv-ran")).unwrap();
+    assert!(copy
+        .trim()
+        .starts_with(&dir.path().join("tmp").display().to_string()));
+    assert!(
+        !sp.join("torchvision/new.py").exists(),
+        "the installer wrote into the env: {v:#}"
+    );
+    assert!(
+        v["note"].as_str().unwrap().contains("ran in a copy"),
+        "{v:#}"
+    );
+    assert_eq!(fs::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
+}
+
+/// Ctrl-C (SIGINT) or SIGTERM while the installer runs in the copy: the copy was left in the
+/// temporary directory (gigabytes of a torch env each time). Now the installer's group is
+/// killed and the copy removed before cudoctor ends as the signal asks.
+#[test]
+fn verify_install_removes_its_copy_when_interrupted() {
+    use std::os::unix::process::ExitStatusExt;
+    for signal in ["INT", "TERM"] {
+        let dir = tempfile::tempdir().unwrap();
+        let env = fw002_env(
+            dir.path(),
+            &format!("echo $$ > {}/uv-pid\nexec sleep 60", dir.path().display()),
+        );
+        let path = format!("{}:/usr/bin:/bin", dir.path().join("bin").display());
+        let mut child = Command::new(BIN)
+            .args([
+                "check",
+                "--format",
+                "json",
+                "--timeout",
+                "5",
+                "--verify=install",
+                "--python",
+            ])
+            .arg(&env)
+            .env_clear()
+            .env("PATH", &path)
+            .env("TMPDIR", dir.path().join("tmp"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid_file = dir.path().join("uv-pid");
+        let started = std::time::Instant::now();
+        while !pid_file.exists() {
+            assert!(started.elapsed() < Duration::from_secs(60), "uv never ran");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        let killed = Command::new("kill")
+            .args([format!("-{signal}"), child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if started.elapsed() > Duration::from_secs(90) {
+                let _ = child.kill();
+                panic!("cudoctor did not end on SIG{signal}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let expected = if signal == "INT" { 2 } else { 15 };
+        assert_eq!(status.signal(), Some(expected), "{status:?}");
+        let left: Vec<_> = fs::read_dir(dir.path().join("tmp"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(left.is_empty(), "SIG{signal} left {left:?}");
+        let uv_pid = fs::read_to_string(&pid_file).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(
+            !Path::new(&format!("/proc/{}", uv_pid.trim())).exists(),
+            "the installer outlived cudoctor"
+        );
+    }
+}

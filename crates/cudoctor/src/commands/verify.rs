@@ -256,7 +256,7 @@ fn by_install(
     }
     let result = Scratch::new().and_then(|scratch| {
         let copy = scratch.dir.join("env");
-        copy_tree(Path::new(&env.prefix), &copy)?;
+        copy_env(Path::new(&env.prefix), &copy)?;
         let copy_text = copy.to_string_lossy().into_owned();
         let mut log = Vec::new();
         for step in steps {
@@ -344,9 +344,11 @@ fn in_copy(word: &str, prefix: &str, copy: &str) -> String {
     }
 }
 
-/// A private temporary directory, removed (never through a link) when dropped.
+/// A private temporary directory, removed (never through a link) when dropped, and when
+/// cudoctor is ended by SIGINT, SIGTERM or SIGHUP while it lives.
 struct Scratch {
     dir: PathBuf,
+    _doomed: cudoctor_collect::runner::Doomed,
 }
 
 impl Scratch {
@@ -359,7 +361,10 @@ impl Scratch {
             #[cfg(unix)]
             std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
             match b.create(&dir) {
-                Ok(()) => return Ok(Scratch { dir }),
+                Ok(()) => {
+                    let _doomed = cudoctor_collect::runner::remove_on_termination(&dir);
+                    return Ok(Scratch { dir, _doomed });
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(format!("{}: {e}", base.display())),
             }
@@ -374,35 +379,195 @@ impl Drop for Scratch {
     }
 }
 
-/// `from` copied to `to`: directories made, links recreated as they are, files copied (never
-/// hard-linked: an installer that wrote into a shared file would change the user's environment;
-/// the kernel shares the data where the file system can, through copy_file_range).
-fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
-    let err = |p: &Path, e: std::io::Error| format!("copying {}: {e}", p.display());
-    std::fs::create_dir(to).map_err(|e| err(to, e))?;
-    for entry in std::fs::read_dir(from).map_err(|e| err(from, e))? {
-        let entry = entry.map_err(|e| err(from, e))?;
-        let src = entry.path();
-        let dst = to.join(entry.file_name());
-        let meta = std::fs::symlink_metadata(&src).map_err(|e| err(&src, e))?;
-        let kind = meta.file_type();
-        if kind.is_symlink() {
-            let target = std::fs::read_link(&src).map_err(|e| err(&src, e))?;
-            #[cfg(unix)]
-            std::os::unix::fs::symlink(&target, &dst).map_err(|e| err(&dst, e))?;
-            #[cfg(not(unix))]
+/// What copying an environment may cost: a hostile one (a sparse file of a terabyte, millions
+/// of files) ends the copy with a message instead of filling the disk or running for hours.
+#[derive(Debug, Clone, Copy)]
+struct CopyBudget {
+    bytes: u64,
+    time: Duration,
+}
+
+const COPY_BUDGET: CopyBudget = CopyBudget {
+    bytes: 64 << 30,
+    time: Duration::from_secs(600),
+};
+
+/// The environment at `from` copied to `to` (see [`copy_tree`]), within [`COPY_BUDGET`].
+fn copy_env(from: &Path, to: &Path) -> Result<(), String> {
+    copy_env_within(from, to, COPY_BUDGET)
+}
+
+fn copy_env_within(from: &Path, to: &Path, budget: CopyBudget) -> Result<(), String> {
+    // The environment's real place: links are judged against it.
+    let root = std::fs::canonicalize(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    let mut job = CopyJob {
+        root,
+        copy: to.to_path_buf(),
+        deadline: std::time::Instant::now() + budget.time,
+        bytes_left: budget.bytes,
+        budget,
+    };
+    let src = job.root.clone();
+    job.copy_tree(&src, to)
+}
+
+struct CopyJob {
+    /// The environment's canonical path.
+    root: PathBuf,
+    /// Where its copy is made.
+    copy: PathBuf,
+    deadline: std::time::Instant,
+    bytes_left: u64,
+    budget: CopyBudget,
+}
+
+/// The size from which a file mostly made of holes is refused.
+#[cfg(unix)]
+const SPARSE_FROM: u64 = 256 << 20;
+
+/// How much of a file is copied between two looks at the deadline.
+const COPY_CHUNK: u64 = 64 << 20;
+
+impl CopyJob {
+    fn out_of_time(&self) -> Result<(), String> {
+        if std::time::Instant::now() >= self.deadline {
             return Err(format!(
-                "copying {}: a link (to {}), which is not recreated on this system",
-                src.display(),
-                target.display()
+                "copying the environment took more than {} s (not installed in a copy)",
+                self.budget.time.as_secs()
             ));
-        } else if kind.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else if kind.is_file() {
-            std::fs::copy(&src, &dst).map_err(|e| err(&src, e))?;
         }
+        Ok(())
     }
-    Ok(())
+
+    /// `from` copied to `to`: directories made, files copied (never hard-linked: an installer
+    /// that wrote into a shared file would change the user's environment; the kernel shares the
+    /// data where the file system can, through copy_file_range), FIFOs, devices and sockets
+    /// left out (never opened). A link is made where it resolves in the copy: one to a place
+    /// inside the environment points at the same place of the copy (never back into the
+    /// environment, which the installer would then change); one out of it is refused — the
+    /// installer would write through it, outside the copy — except the environment's
+    /// interpreter (`bin/python*`, a venv's link to its base Python, which the installer runs and
+    /// never writes). A link to nothing is left out.
+    fn copy_tree(&mut self, from: &Path, to: &Path) -> Result<(), String> {
+        let err = |p: &Path, e: std::io::Error| format!("copying {}: {e}", p.display());
+        std::fs::create_dir(to).map_err(|e| err(to, e))?;
+        for entry in std::fs::read_dir(from).map_err(|e| err(from, e))? {
+            self.out_of_time()?;
+            let entry = entry.map_err(|e| err(from, e))?;
+            let src = entry.path();
+            let dst = to.join(entry.file_name());
+            let meta = std::fs::symlink_metadata(&src).map_err(|e| err(&src, e))?;
+            let kind = meta.file_type();
+            if kind.is_symlink() {
+                self.copy_link(&src, &dst)?;
+            } else if kind.is_dir() {
+                self.copy_tree(&src, &dst)?;
+            } else if kind.is_file() {
+                self.copy_file(&src, &dst, &meta)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn copy_link(&mut self, src: &Path, dst: &Path) -> Result<(), String> {
+        let err = |p: &Path, e: std::io::Error| format!("copying {}: {e}", p.display());
+        let target = std::fs::read_link(src).map_err(|e| err(src, e))?;
+        let Ok(real) = std::fs::canonicalize(src) else {
+            return Ok(()); // a link to nothing
+        };
+        let made = match real.strip_prefix(&self.root) {
+            Ok(inside) => self.copy.join(inside),
+            Err(_) if self.is_interpreter(src) => target.clone(),
+            Err(_) => {
+                return Err(format!(
+                    "{} is a link out of the environment (to {}): the installer would write through it, outside the copy (not installed in a copy)",
+                    src.display(),
+                    real.display()
+                ))
+            }
+        };
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&made, dst).map_err(|e| err(dst, e))?;
+        #[cfg(not(unix))]
+        return Err(format!(
+            "copying {}: a link (to {}), which is not recreated on this system",
+            src.display(),
+            made.display()
+        ));
+        #[cfg(unix)]
+        Ok(())
+    }
+
+    /// `bin/python`, `bin/python3`, `bin/python3.12`... of the environment's root.
+    fn is_interpreter(&self, src: &Path) -> bool {
+        let name = src
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        src.parent() == Some(self.root.join("bin").as_path())
+            && name
+                .strip_prefix("python")
+                .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    }
+
+    fn copy_file(
+        &mut self,
+        src: &Path,
+        dst: &Path,
+        meta: &std::fs::Metadata,
+    ) -> Result<(), String> {
+        let err = |p: &Path, e: std::io::Error| format!("copying {}: {e}", p.display());
+        let size = meta.len();
+        if size > self.bytes_left {
+            return Err(format!(
+                "the environment is larger than the {} GiB a copy may take (at {}; not installed in a copy)",
+                self.budget.bytes >> 30,
+                src.display()
+            ));
+        }
+        // A sparse file (holes the copy would write as data): none in a wheel's files.
+        #[cfg(unix)]
+        if size > SPARSE_FROM
+            && std::os::unix::fs::MetadataExt::blocks(meta).saturating_mul(512) < size / 2
+        {
+            return Err(format!(
+                "{} is a sparse file of {size} bytes (not installed in a copy)",
+                src.display()
+            ));
+        }
+        self.bytes_left -= size;
+        // Opened without waiting (a file swapped for a FIFO since it was listed is refused,
+        // never waited on); the copy is a new file of the scratch directory.
+        let mut input = cudoctor_types::regular_file::open(src).map_err(|e| err(src, e))?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(
+            &mut options,
+            std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+        );
+        let mut output = options.open(dst).map_err(|e| err(dst, e))?;
+        let mut copied = 0u64;
+        loop {
+            self.out_of_time()?;
+            let n = std::io::copy(
+                &mut std::io::Read::take(&mut input, COPY_CHUNK),
+                &mut output,
+            )
+            .map_err(|e| err(src, e))?;
+            copied += n;
+            if n == 0 {
+                break;
+            }
+            if copied > size {
+                return Err(format!(
+                    "{} grew while it was copied (not installed in a copy)",
+                    src.display()
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
