@@ -269,6 +269,12 @@ fn by_install(
                     .iter()
                     .map(|w| in_copy(w, &env.prefix, &copy_text))
                     .collect();
+                if let Err(why) = confined_to_copy(&words, &copy_text) {
+                    return Err(format!(
+                        "`{}` was not run in the copy: {why}",
+                        cudoctor_types::inert::line(&words.join(" "))
+                    ));
+                }
                 let (program, args) = words.split_first().ok_or("empty command")?;
                 let mut cmd = std::process::Command::new(program);
                 cmd.args(args)
@@ -333,6 +339,48 @@ fn by_install(
             ..base
         },
     })
+}
+
+/// Whether a command (its words already moved into the copy) can change nothing but the copy:
+/// uv's pip interface (its target the copy's interpreter, or `VIRTUAL_ENV`, the copy), the copy's
+/// interpreter's pip, or pip told the copy's interpreter; no option that installs elsewhere
+/// (`--system`, `--user`, `--prefix`, `--target`, `--root` outside the copy). Anything else
+/// (PATH's pip for the user's own Python, conda, a project's tool) would change what is not
+/// the copy, and is not run.
+fn confined_to_copy(words: &[String], copy: &str) -> Result<(), String> {
+    let in_copy = |p: &str| p == copy || p.starts_with(&format!("{copy}/"));
+    let s: Vec<&str> = words.iter().map(String::as_str).collect();
+    let (rest, needs_python): (&[&str], bool) = match s.as_slice() {
+        ["uv", "pip", rest @ ..] => (rest, false),
+        [py, "-m", "pip", rest @ ..] if in_copy(py) => (rest, false),
+        ["pip" | "pip3", rest @ ..] => (rest, true),
+        _ => return Err("only uv's pip, or pip for the copy's interpreter, runs there".into()),
+    };
+    let mut python_named = false;
+    let mut it = rest.iter();
+    while let Some(word) = it.next() {
+        let (flag, inline) = match word.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
+            _ => (*word, None),
+        };
+        match flag {
+            "--system" | "--user" | "--break-system-packages" => {
+                return Err(format!("{flag} installs outside the copy"))
+            }
+            "--python" | "-p" | "--prefix" | "--target" | "-t" | "--root" => {
+                let value = inline.or_else(|| it.next().copied()).unwrap_or("");
+                if !in_copy(value) {
+                    return Err(format!("{flag} {value} is not the copy"));
+                }
+                python_named |= flag == "--python" || flag == "-p";
+            }
+            _ => {}
+        }
+    }
+    if needs_python && !python_named {
+        return Err("pip without --python changes the Python it belongs to".into());
+    }
+    Ok(())
 }
 
 /// A word of a command with the environment's prefix replaced by the copy's.
@@ -653,6 +701,36 @@ mod tests {
         ))];
         let v = facts("cupy-cuda12x-beside-torch", "FW020", Some(steps));
         assert_eq!(v.status, Status::NotVerified, "{v:#?}");
+    }
+
+    #[test]
+    fn only_commands_that_change_the_copy_alone_run_there() {
+        let words = |l: &str| -> Vec<String> { l.split(' ').map(str::to_string).collect() };
+        let copy = "/t/env";
+        for ok in [
+            "uv pip install --python /t/env/bin/python torch==2.7.1",
+            "uv pip install --python=/t/env/bin/python torch",
+            "uv pip install torch",
+            "/t/env/bin/python -m pip install torch==2.7.1",
+            "pip install --python /t/env/bin/python torch",
+        ] {
+            assert!(confined_to_copy(&words(ok), copy).is_ok(), "{ok}");
+        }
+        for bad in [
+            "pip uninstall -y torch",
+            "pip3 install torch",
+            "uv pip install --system torch",
+            "uv pip install --python /usr/bin/python3 torch",
+            "uv pip install -p /e/bin/python torch",
+            "/t/env/bin/python -m pip install --user torch",
+            "/t/env/bin/python -m pip install --target /home/u torch",
+            "/usr/bin/python3 -m pip install torch",
+            "conda install -p /t/env torch",
+            "sh -c true",
+            "/t/envx/bin/python -m pip install torch",
+        ] {
+            assert!(confined_to_copy(&words(bad), copy).is_err(), "{bad}");
+        }
     }
 
     #[test]
