@@ -467,3 +467,73 @@ fn verify_install_removes_its_copy_when_interrupted() {
         );
     }
 }
+
+// ------------------------------------------------------------------ explain, pathological logs
+
+/// A log of one 64 MB line whose error is at its end, NUL bytes, and a Windows PowerShell
+/// redirect (UTF-16 with a cut surrogate pair): read within a bounded time and memory. The long
+/// line is read only in part, and the text report now says so (it answered "No known error"
+/// without a word about the cut).
+#[test]
+fn explain_reads_pathological_logs_within_bounds_and_says_a_line_was_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let error =
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device";
+    let mut long = vec![b'x'; 64 << 20];
+    long.extend_from_slice(format!(" {error}\n").as_bytes());
+    fs::write(dir.path().join("long.log"), long).unwrap();
+    // The NUL block a crash leaves in a log file, then the lines written after it.
+    let mut nul = b"step 1\n".repeat(20);
+    nul.extend_from_slice(&vec![0u8; 1 << 20]);
+    nul.extend_from_slice(format!("\n{error}\n").as_bytes());
+    fs::write(dir.path().join("nul.log"), &nul).unwrap();
+    // Nothing but NUL bytes around the line: refused as binary, with a message.
+    let mut binary = vec![0u8; 1 << 20];
+    binary.extend_from_slice(format!("{error}\n").as_bytes());
+    binary.extend_from_slice(&[0, 0]);
+    fs::write(dir.path().join("binary.log"), binary).unwrap();
+    let r = bounded(
+        dir.path(),
+        &["explain", "--no-machine", "binary.log"],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("binary data"), "{}", r.stderr);
+    let mut utf16 = vec![0xff, 0xfe];
+    for u in format!("Traceback (most recent call last):\r\n{error}\r\n").encode_utf16() {
+        utf16.extend_from_slice(&u.to_le_bytes());
+    }
+    utf16.extend_from_slice(&[0x00, 0xd8, 0x00, 0xd8, 0x41]);
+    fs::write(dir.path().join("ps.log"), utf16).unwrap();
+    let r = bounded(
+        dir.path(),
+        &["explain", "--no-machine", "long.log"],
+        &[],
+        Duration::from_secs(60),
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("Read in part: 1 line was longer than 64 KiB"),
+        "{}",
+        r.stdout
+    );
+    for log in ["nul.log", "ps.log"] {
+        let r = bounded(
+            dir.path(),
+            &["explain", "--no-machine", log],
+            &[],
+            Duration::from_secs(60),
+        );
+        assert!(matches!(r.code, Some(0 | 1)), "{log}: {}", r.stderr);
+        assert!(r.stdout.contains("no_kernel_image"), "{log}: {}", r.stdout);
+        // The NUL block is one line of 1 MB, read in part; the PowerShell log is whole.
+        assert_eq!(
+            r.stdout.contains("Read in part"),
+            log == "nul.log",
+            "{log}: {}",
+            r.stdout
+        );
+    }
+}
