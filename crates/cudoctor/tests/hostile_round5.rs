@@ -303,8 +303,15 @@ fn fw002_env(dir: &Path, uv_body: &str) -> std::path::PathBuf {
 
 /// `check --verify=install --python ENV --format json` with the test's PATH and TMPDIR.
 fn verify_install(dir: &Path, env: &Path) -> (Ran, serde_json::Value) {
+    verify_install_with(dir, env, &[])
+}
+
+/// [`verify_install`] with more variables.
+fn verify_install_with(dir: &Path, env: &Path, vars: &[(&str, &str)]) -> (Ran, serde_json::Value) {
     let path = format!("{}:/usr/bin:/bin", dir.join("bin").display());
     let tmp = dir.join("tmp").display().to_string();
+    let mut all = vec![("PATH", path.as_str()), ("TMPDIR", tmp.as_str())];
+    all.extend_from_slice(vars);
     let env_arg = env.display().to_string();
     let r = bounded(
         dir,
@@ -318,7 +325,7 @@ fn verify_install(dir: &Path, env: &Path) -> (Ran, serde_json::Value) {
             "--python",
             &env_arg,
         ],
-        &[("PATH", &path), ("TMPDIR", &tmp)],
+        &all,
         Duration::from_secs(120),
     );
     assert!(matches!(r.code, Some(0 | 1)), "{}", r.stderr);
@@ -396,6 +403,33 @@ fn verify_install_points_links_inside_the_env_into_the_copy() {
         "{v:#}"
     );
     assert_eq!(fs::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
+}
+
+/// The user's installer variables that send an install elsewhere (their own Python, a target
+/// directory, the user site) were passed to the installer run in the copy. Not any more.
+#[test]
+fn verify_install_passes_no_variable_that_installs_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("uv-env");
+    let env = fw002_env(
+        dir.path(),
+        &format!(
+            "echo \"[$PIP_TARGET][$PIP_USER][$UV_SYSTEM_PYTHON][$UV_PYTHON][$PYTHONUSERBASE]\" > {}",
+            seen.display()
+        ),
+    );
+    let (_, v) = verify_install_with(
+        dir.path(),
+        &env,
+        &[
+            ("PIP_TARGET", "/elsewhere"),
+            ("PIP_USER", "1"),
+            ("UV_SYSTEM_PYTHON", "1"),
+            ("UV_PYTHON", "/usr/bin/python3"),
+            ("PYTHONUSERBASE", "/elsewhere"),
+        ],
+    );
+    assert_eq!(fs::read_to_string(&seen).unwrap(), "[][][][][]\n", "{v:#}");
 }
 
 /// Ctrl-C (SIGINT) or SIGTERM while the installer runs in the copy: the copy was left in the

@@ -236,6 +236,22 @@ fn record_paths(site: &str, p: &Package) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// Variables of uv and pip that make an install change something other than the environment
+/// named on the command line.
+const INSTALL_ELSEWHERE: &[&str] = &[
+    "UV_SYSTEM_PYTHON",
+    "UV_PYTHON",
+    "UV_BREAK_SYSTEM_PACKAGES",
+    "UV_PROJECT_ENVIRONMENT",
+    "PIP_USER",
+    "PIP_TARGET",
+    "PIP_PREFIX",
+    "PIP_ROOT",
+    "PIP_BREAK_SYSTEM_PACKAGES",
+    "PIP_PYTHON",
+    "PYTHONUSERBASE",
+];
+
 /// How long the commands may take in the copy.
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(900);
 
@@ -281,6 +297,11 @@ fn by_install(
                     .env("VIRTUAL_ENV", &copy)
                     .env_remove("CONDA_PREFIX")
                     .current_dir(&scratch.dir);
+                // The installers' own variables that send an install elsewhere (the user's
+                // Python, a target or prefix directory, the user site) are not passed on.
+                for var in INSTALL_ELSEWHERE {
+                    cmd.env_remove(var);
+                }
                 let done = cudoctor_collect::runner::run(
                     cmd,
                     &cudoctor_collect::runner::Limits::tool(INSTALL_TIMEOUT),
