@@ -546,7 +546,8 @@ impl CopyJob {
         };
         let made = match real.strip_prefix(&self.root) {
             Ok(inside) => self.copy.join(inside),
-            Err(_) if self.is_interpreter(src) => target.clone(),
+            // The interpreter is a file: a directory by that name would be written into.
+            Err(_) if self.is_interpreter(src) && real.is_file() => target.clone(),
             Err(_) => {
                 return Err(format!(
                     "{} is a link out of the environment (to {}): the installer would write through it, outside the copy (not installed in a copy)",
@@ -722,6 +723,65 @@ mod tests {
         ))];
         let v = facts("cupy-cuda12x-beside-torch", "FW020", Some(steps));
         assert_eq!(v.status, Status::NotVerified, "{v:#?}");
+    }
+
+    /// The copy's links: into the copy for a place inside the environment, as they were for
+    /// the interpreter, refused for anything else out of it (a directory named like the
+    /// interpreter included), left out when they point at nothing.
+    #[cfg(unix)]
+    #[test]
+    fn the_copy_makes_each_link_where_it_resolves() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let env = dir.path().join("env");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(env.join("bin")).unwrap();
+        std::fs::create_dir_all(env.join("lib/site")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("python3.12"), "").unwrap();
+        symlink(outside.join("python3.12"), env.join("bin/python3")).unwrap();
+        symlink("python3", env.join("bin/python")).unwrap();
+        symlink(env.join("lib/site"), env.join("lib/abs")).unwrap();
+        symlink("lib", env.join("lib64")).unwrap();
+        symlink(dir.path().join("nothing"), env.join("lib/dangling")).unwrap();
+        let copy = dir.path().join("copy");
+        copy_env(&env, &copy).unwrap();
+        let link = |p: &str| std::fs::read_link(copy.join(p)).unwrap();
+        assert_eq!(link("bin/python3"), outside.join("python3.12"));
+        // `python -> python3` resolves out of the env through python3: kept as it was, it
+        // still names the copy's python3.
+        assert_eq!(link("bin/python"), Path::new("python3"));
+        assert_eq!(link("lib/abs"), copy.join("lib/site"));
+        assert_eq!(link("lib64"), copy.join("lib"));
+        assert!(std::fs::symlink_metadata(copy.join("lib/dangling")).is_err());
+        // A directory out of the environment under the interpreter's name is refused.
+        symlink(&outside, env.join("bin/python3.")).unwrap();
+        let again = dir.path().join("again");
+        let e = copy_env(&env, &again).unwrap_err();
+        assert!(e.contains("is a link out of the environment"), "{e}");
+        // A budget of bytes or time spent ends the copy with a message.
+        std::fs::remove_file(env.join("bin/python3.")).unwrap();
+        std::fs::write(env.join("lib/site/big.so"), vec![1u8; 4096]).unwrap();
+        let e = copy_env_within(
+            &env,
+            &dir.path().join("small"),
+            CopyBudget {
+                bytes: 1024,
+                time: Duration::from_secs(60),
+            },
+        )
+        .unwrap_err();
+        assert!(e.contains("larger than the 0 GiB"), "{e}");
+        let e = copy_env_within(
+            &env,
+            &dir.path().join("slow"),
+            CopyBudget {
+                bytes: 1 << 30,
+                time: Duration::ZERO,
+            },
+        )
+        .unwrap_err();
+        assert!(e.contains("took more than 0 s"), "{e}");
     }
 
     #[test]
