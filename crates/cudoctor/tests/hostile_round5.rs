@@ -432,6 +432,37 @@ fn verify_install_passes_no_variable_that_installs_elsewhere() {
     assert_eq!(fs::read_to_string(&seen).unwrap(), "[][][][][]\n", "{v:#}");
 }
 
+/// The installer runs the environment's interpreter, whose code may start a daemon that leaves
+/// its process group and session (`setsid`): it outlived cudoctor. Now found and killed, as
+/// under --deep.
+#[test]
+fn verify_install_leaves_no_daemon_of_the_installer_behind() {
+    if !Path::new("/usr/bin/setsid").exists() {
+        cudoctor_testkit::skip_missing_tool(
+            "verify_install_leaves_no_daemon_of_the_installer_behind",
+            "setsid",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("daemon-pid");
+    let env = fw002_env(
+        dir.path(),
+        &format!(
+            "/usr/bin/setsid /bin/sh -c 'echo $$ > {}; exec sleep 120' < /dev/null > /dev/null 2>&1 &\nsleep 1",
+            pid_file.display()
+        ),
+    );
+    let _ = verify_install(dir.path(), &env);
+    let pid = fs::read_to_string(&pid_file).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let alive = Path::new(&format!("/proc/{}", pid.trim())).exists();
+    if alive {
+        let _ = Command::new("kill").args(["-9", pid.trim()]).status();
+    }
+    assert!(!alive, "the installer's daemon outlived cudoctor");
+}
+
 /// Ctrl-C (SIGINT) or SIGTERM while the installer runs in the copy: the copy was left in the
 /// temporary directory (gigabytes of a torch env each time). Now the installer's group is
 /// killed and the copy removed before cudoctor ends as the signal asks.

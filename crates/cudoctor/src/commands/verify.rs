@@ -270,6 +270,10 @@ fn by_install(
     if !matches!(effect.target, Some(Target::Python(_))) || !effect.unread.is_empty() {
         return None;
     }
+    // The installer runs the environment's interpreter (its sitecustomize, its .pth imports):
+    // a daemon that leaves the installer's process group and session is found and killed, as
+    // under --deep.
+    cudoctor_collect::runner::become_subreaper();
     let result = Scratch::new().and_then(|scratch| {
         let copy = scratch.dir.join("env");
         copy_env(Path::new(&env.prefix), &copy)?;
