@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The bounded fuzz campaign of every parser of untrusted input (crates/cudoctor-fuzz, stable
-# Rust): seeds, then seeded mutants for CUDOCTOR_FUZZ_SECONDS per target (CI: 12 s, eleven
+# Rust): seeds, then seeded mutants for CUDOCTOR_FUZZ_SECONDS per target (CI: 12 s, fourteen
 # targets, two at a time), each input under a time and an allocation limit. A failure prints
 # the saved input and the seed that repeats it. Longer campaigns: docs/fuzzing.md.
 set -euo pipefail

@@ -76,11 +76,7 @@ fn kernel_log(host: &Host) -> KernelLog {
     // Under --root: a regular file at <root>/dev/kmsg (a test tree) holds records in the same
     // form; a real device node there is never opened.
     match host.read_text("/dev/kmsg") {
-        Ok(text) => {
-            let mut reader = KmsgReader::default();
-            reader.feed(text.as_bytes());
-            reader.finish("/dev/kmsg (a file under --root)", false)
-        }
+        Ok(text) => kmsg_records(text.as_bytes(), "/dev/kmsg (a file under --root)"),
         Err(e) => KernelLog {
             read: KernelLogRead::NotRead {
                 why: format!("/dev/kmsg under --root: {e}"),
@@ -222,6 +218,14 @@ fn journal(host: &Host, kmsg_why: &str) -> KernelLog {
     }
 }
 
+/// The Xid events of /dev/kmsg records (`prio,seq,time_us,flags[,...];message`) held in one
+/// buffer (a root's `/dev/kmsg` file), `source` named as where they were read.
+pub fn kmsg_records(bytes: &[u8], source: &str) -> KernelLog {
+    let mut reader = KmsgReader::default();
+    reader.feed(bytes);
+    reader.finish(source, false)
+}
+
 /// The source named for records read from the journal.
 pub const JOURNAL_SOURCE: &str = "journalctl -k (the systemd journal)";
 
@@ -272,9 +276,8 @@ pub(crate) fn parse_journal(stdout: &str, cap: usize) -> JournalKernel {
     j
 }
 
-/// [`parse_journal`]'s records read for their Xid events.
-#[cfg(test)]
-fn journal_json(stdout: &str, cap: usize) -> KernelLog {
+/// [`parse_journal`]'s records read for their Xid events (`journalctl -k -o json`'s output).
+pub fn journal_json(stdout: &str, cap: usize) -> KernelLog {
     kernel_log_of(&parse_journal(stdout, cap))
 }
 
@@ -293,10 +296,21 @@ impl KmsgReader {
     fn feed(&mut self, chunk: &[u8]) {
         self.bytes += chunk.len();
         self.partial.extend_from_slice(chunk);
-        while let Some(end) = self.partial.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = self.partial.drain(..=end).collect();
-            self.line(&String::from_utf8_lossy(&line));
+        // Each line is read where it lies and the consumed part dropped once at the end: a
+        // 4 MiB file of short lines (a hostile root's /dev/kmsg) costs one pass, not a shift of
+        // the rest per line.
+        let buffer = std::mem::take(&mut self.partial);
+        let mut start = 0;
+        while let Some(len) = buffer
+            .get(start..)
+            .and_then(|rest| rest.iter().position(|&b| b == b'\n'))
+        {
+            let line = buffer.get(start..=start + len).unwrap_or_default();
+            self.line(&String::from_utf8_lossy(line));
+            start += len + 1;
         }
+        self.partial = buffer;
+        self.partial.drain(..start);
     }
 
     fn line(&mut self, line: &str) {
@@ -387,17 +401,30 @@ fn dcgm_diag(host: &Host) -> Option<DcgmDiag> {
             return Some(diag);
         }
     };
-    match serde_json::from_slice::<serde_json::Value>(&text) {
-        Ok(v) => {
-            diag.tests = diag_tests(&v);
-            if diag.tests.is_empty() {
-                diag.unreadable = Some("no DCGM diagnostic test results in it".into());
-            }
-        }
-        Err(e) => diag.unreadable = Some(format!("not JSON: {e}")),
+    match dcgm_diag_tests(&text) {
+        Ok(tests) => diag.tests = tests,
+        Err(why) => diag.unreadable = Some(why),
     }
     Some(diag)
 }
+
+/// The test results of a `dcgmi diag --json` document, at most [`MAX_DIAG_TESTS`]; why not
+/// when it is not JSON or holds none.
+pub fn dcgm_diag_tests(bytes: &[u8]) -> Result<Vec<DcgmTest>, String> {
+    let v =
+        serde_json::from_slice::<serde_json::Value>(bytes).map_err(|e| format!("not JSON: {e}"))?;
+    let tests = diag_tests(&v);
+    if tests.is_empty() {
+        return Err("no DCGM diagnostic test results in it".into());
+    }
+    Ok(tests)
+}
+
+/// The most test results kept of one document (DCGM's longest run, level 4, has about twenty
+/// tests on each of eight GPUs).
+pub const MAX_DIAG_TESTS: usize = 512;
+/// The most GPU ids kept of one result.
+const MAX_DIAG_GPUS: usize = 64;
 
 /// Every test result of a `dcgmi diag --json` document: objects with a `name` and a `results`
 /// array, each result's `status` (DCGM 2 to 4 spell the layout differently around these keys:
@@ -410,7 +437,7 @@ fn diag_tests(v: &serde_json::Value) -> Vec<DcgmTest> {
 
 fn walk(v: &serde_json::Value, out: &mut Vec<DcgmTest>, depth: usize) {
     use serde_json::Value;
-    if depth > 16 || out.len() > 512 {
+    if depth > 16 || out.len() >= MAX_DIAG_TESTS {
         return;
     }
     match v {
@@ -419,6 +446,9 @@ fn walk(v: &serde_json::Value, out: &mut Vec<DcgmTest>, depth: usize) {
                 (map.get("name"), map.get("results"))
             {
                 for r in results {
+                    if out.len() >= MAX_DIAG_TESTS {
+                        return;
+                    }
                     let Some(status) = r.get("status").and_then(Value::as_str) else {
                         continue;
                     };
@@ -426,10 +456,14 @@ fn walk(v: &serde_json::Value, out: &mut Vec<DcgmTest>, depth: usize) {
                         (Some(Value::String(ids)), _) => ids
                             .split(',')
                             .filter_map(|i| i.trim().parse().ok())
+                            .take(MAX_DIAG_GPUS)
                             .collect(),
-                        (Some(Value::Number(n)), _) | (_, Some(Value::Number(n))) => {
-                            n.as_u64().map(|n| n as u32).into_iter().collect()
-                        }
+                        // An id past u32 names no GPU (it is not wrapped onto GPU 0).
+                        (Some(Value::Number(n)), _) | (_, Some(Value::Number(n))) => n
+                            .as_u64()
+                            .and_then(|n| u32::try_from(n).ok())
+                            .into_iter()
+                            .collect(),
                         _ => Vec::new(),
                     };
                     let warning = r.get("warnings").and_then(|w| match w {
@@ -584,6 +618,45 @@ mod tests {
         // Lines that are not journal records: nothing read from them, no panic.
         let odd = journal_json("not json\n[1,2]\n{\"MESSAGE\": null}\n{}\n", 1 << 20);
         assert!(odd.xids.is_empty());
+    }
+
+    /// A hostile result of one test with 200,000 results (2.4 MB, under the file cap): every
+    /// one was kept (the bound was checked per object, not per result), and an entity id past
+    /// u32 was wrapped onto GPU 0.
+    #[test]
+    fn a_diag_result_keeps_a_bounded_number_of_tests_and_no_wrapped_gpu() {
+        let results = "{\"status\":\"Fail\"},".repeat(200_000);
+        let doc = format!(
+            "{{\"name\":\"x\",\"results\":[{{\"status\":\"Fail\",\"entity_id\":4294967296,\"gpu_ids\":null}},{results}{{}}]}}"
+        );
+        let tests = dcgm_diag_tests(doc.as_bytes()).unwrap();
+        assert_eq!(tests.len(), MAX_DIAG_TESTS);
+        assert!(tests[0].gpus.is_empty(), "{:?}", tests[0].gpus);
+        let ids = format!(
+            "{{\"name\":\"x\",\"results\":[{{\"status\":\"Pass\",\"gpu_ids\":\"{}\"}}]}}",
+            "1,".repeat(100_000)
+        );
+        let tests = dcgm_diag_tests(ids.as_bytes()).unwrap();
+        assert_eq!(tests[0].gpus.len(), MAX_DIAG_GPUS);
+        assert!(dcgm_diag_tests(b"[]").is_err());
+        assert!(dcgm_diag_tests(b"\xff").is_err());
+    }
+
+    /// Many short records in one buffer are read in one pass (each used to shift the rest).
+    #[test]
+    fn many_short_kmsg_records_in_one_buffer_are_read_in_one_pass() {
+        let mut text = "6,1,2,-;x\n".repeat(400_000).into_bytes();
+        text.extend_from_slice(b"4,2,3,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=1, fallen off\n");
+        text.extend_from_slice(b"4,3,4,-;NVRM: Xid (PCI:0000:3c:00): 48, no end of line");
+        let started = std::time::Instant::now();
+        let log = kmsg_records(&text, "/dev/kmsg");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        let xids: Vec<u32> = log.xids.iter().map(|x| x.xid).collect();
+        assert_eq!(xids, [79, 48]);
+        let KernelLogRead::Read { records, .. } = log.read else {
+            panic!("{:?}", log.read)
+        };
+        assert_eq!(records, 400_002);
     }
 
     #[test]

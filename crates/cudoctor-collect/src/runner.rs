@@ -186,6 +186,7 @@ pub fn run(
     if SUBREAPER.load(std::sync::atomic::Ordering::Relaxed) {
         sweep_orphans();
     }
+    wait_if_terminating();
     Finished {
         ending,
         stdout: out.kept.bytes,
@@ -218,6 +219,84 @@ static SUBREAPER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool:
 fn forget_child(id: u32) {
     let mut children = CHILDREN.lock().unwrap_or_else(|p| p.into_inner());
     children.retain(|&c| c != id);
+}
+
+/// Set when a signal ends cudoctor ([`remove_on_termination`]): the thread that removes the
+/// scratch directories ends the process; no other goes on (a child killed by it is not a
+/// result to act on).
+static TERMINATING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Waits for the end of the process while a signal is ending it.
+fn wait_if_terminating() {
+    while TERMINATING.load(std::sync::atomic::Ordering::SeqCst) {
+        thread::park_timeout(Duration::from_secs(1));
+    }
+}
+
+/// Directories removed if cudoctor is ended by a signal ([`remove_on_termination`]).
+static DOOMED: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// While the returned guard lives, `dir` (a scratch directory of cudoctor's own) is removed if
+/// cudoctor is ended by SIGINT, SIGTERM or SIGHUP: the running children's groups are killed
+/// first (so none writes into it any more), the directory removed, then cudoctor ends as the
+/// signal asks. Dropping the guard forgets the directory (its owner removes it).
+pub fn remove_on_termination(dir: &std::path::Path) -> Doomed {
+    #[cfg(unix)]
+    {
+        static WATCHER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        WATCHER.get_or_init(|| {
+            use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+            // Registered once for the process and never removed: a signal handler removed
+            // would leave the signal ignored, not restored to its default.
+            let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+            else {
+                return false;
+            };
+            thread::spawn(move || {
+                if let Some(sig) = signals.forever().next() {
+                    TERMINATING.store(true, std::sync::atomic::Ordering::SeqCst);
+                    let children: Vec<u32> =
+                        CHILDREN.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                    for pid in children {
+                        if let Some(pid) = Pid::from_raw(i32::try_from(pid).unwrap_or(0)) {
+                            let _ = kill_process_group(pid, Signal::KILL);
+                        }
+                    }
+                    let dirs = DOOMED.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                    for _ in 0..3 {
+                        for d in &dirs {
+                            let _ = std::fs::remove_dir_all(d);
+                        }
+                        if dirs.iter().all(|d| !d.exists()) {
+                            break;
+                        }
+                        thread::sleep(Duration::from_millis(50));
+                    }
+                    let _ = signal_hook::low_level::emulate_default_handler(sig);
+                    std::process::exit(128 + sig);
+                }
+            });
+            true
+        });
+    }
+    DOOMED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(dir.to_path_buf());
+    Doomed(dir.to_path_buf())
+}
+
+/// A directory removed if cudoctor is ended by a signal, while this lives.
+pub struct Doomed(std::path::PathBuf);
+
+impl Drop for Doomed {
+    fn drop(&mut self) {
+        wait_if_terminating();
+        DOOMED
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|d| d != &self.0);
+    }
 }
 
 /// The child gets SIGKILL when cudoctor dies (Linux's `PR_SET_PDEATHSIG`); a child whose

@@ -5,7 +5,8 @@
 //! (requirements and their markers, versions, CUDA_VISIBLE_DEVICES, Xid lines) with the
 //! writers that must keep them inert (terminal, Markdown, HTML, shell and PowerShell quoting,
 //! secret redaction), and the small files of an inspected machine (`.pth`, cuda.h, the host
-//! compiler table, /proc/cpuinfo, editable-install finders, compiler banners). Each target takes bytes and must return: any error is fine, a
+//! compiler table, /proc/cpuinfo, editable-install finders, compiler banners), `cudoctor mcp`'s
+//! JSON-RPC requests, DCGM's diagnostic results and the kernel log. Each target takes bytes and must return: any error is fine, a
 //! panic, a hang or an allocation out of proportion is a defect.
 //!
 //! Two drivers share these targets: [`campaign`] (stable Rust, seeded mutation of the
@@ -138,6 +139,28 @@ pub const TARGETS: &[Target] = &[
             "tests/fixtures/real/h200x2-torch2.11-cu130/nvcc.txt",
             "tests/fixtures/real/h200x2-torch2.11-cu130/procver.txt",
             "crates/cudoctor-fuzz/corpus/python_metadata",
+        ],
+        kind: InputKind::Text,
+    },
+    Target {
+        name: "mcp",
+        run: mcp,
+        seeds: &["crates/cudoctor-fuzz/corpus/mcp"],
+        kind: InputKind::Json,
+    },
+    Target {
+        name: "dcgm_diag",
+        run: dcgm_diag,
+        seeds: &["crates/cudoctor-fuzz/corpus/dcgm_diag"],
+        kind: InputKind::Json,
+    },
+    Target {
+        name: "kernel_log",
+        run: kernel_log,
+        seeds: &[
+            "tests/fixtures/kernel-log/xid-lines.txt",
+            "tests/fixtures/kernel-log/journalctl-k.json",
+            "crates/cudoctor-fuzz/corpus/kernel_log",
         ],
         kind: InputKind::Text,
     },
@@ -365,4 +388,58 @@ fn machine_files(data: &[u8]) {
     for line in t.lines().take(64) {
         let _ = cudoctor_collect::python::declared::label_torch(line);
     }
+}
+
+/// Tool calls checked and answered without running anything: the command line a client's
+/// arguments become holds the tool's name first, then only that tool's own flags (a value never
+/// turns into a flag of its own), `--format json`, and paths only after `--`.
+struct CheckedCalls;
+
+impl cudoctor_mcp::Calls for CheckedCalls {
+    fn call(&self, tool: &str, line: &[String], text: Option<&str>) -> serde_json::Value {
+        assert_eq!(line.first().map(String::as_str), Some(tool), "{line:?}");
+        let flags = cudoctor_mcp::tool_flags(tool).expect("a tool of the list");
+        let end = line.iter().position(|w| w == "--").unwrap_or(line.len());
+        let words = line.get(1..end).unwrap_or_default();
+        assert!(
+            words.ends_with(&["--format".to_string(), "json".to_string()]),
+            "{line:?}"
+        );
+        for w in words.get(..words.len() - 2).unwrap_or_default() {
+            let flag = w.split_once('=').map_or(w.as_str(), |(f, _)| f);
+            assert!(flags.iter().any(|f| f == flag), "{tool}: {w:?} in {line:?}");
+        }
+        if tool == "explain" {
+            assert!(text.is_some() != (end < line.len()), "{line:?} {text:?}");
+        }
+        cudoctor_mcp::tool_result(serde_json::json!({"line": line}))
+    }
+}
+
+/// `cudoctor mcp`'s JSON-RPC lines: every message a client may send (batches, notifications,
+/// tool calls with any arguments), answered with one JSON document a line.
+fn mcp(data: &[u8]) {
+    let server = cudoctor_mcp::Server {
+        version: "fuzz",
+        calls: &CheckedCalls,
+    };
+    let mut out = Vec::new();
+    cudoctor_mcp::serve(data, &mut out, &server).expect("writes to memory");
+    for line in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let answer: serde_json::Value = serde_json::from_slice(line).expect("an answer is JSON");
+        assert!(answer.is_object() || answer.is_array(), "{answer}");
+    }
+}
+
+/// A `dcgmi diag --json` result left on disk: its tests, bounded in number.
+fn dcgm_diag(data: &[u8]) {
+    if let Ok(tests) = cudoctor_collect::health::dcgm_diag_tests(data) {
+        assert!(tests.len() <= cudoctor_collect::health::MAX_DIAG_TESTS);
+    }
+}
+
+/// The kernel log: /dev/kmsg records in one buffer and `journalctl -k -o json` lines.
+fn kernel_log(data: &[u8]) {
+    let _ = cudoctor_collect::health::kmsg_records(data, "/dev/kmsg");
+    let _ = cudoctor_collect::health::journal_json(&text(data), 1 << 20);
 }

@@ -154,7 +154,10 @@ fn every_target_is_tested_here() {
             "explain",
             "fleet_frames",
             "values",
-            "machine_files"
+            "machine_files",
+            "mcp",
+            "dcgm_diag",
+            "kernel_log"
         ]
     );
 }
@@ -212,4 +215,19 @@ fn fuzz_values() {
 #[test]
 fn fuzz_machine_files() {
     campaign_of("machine_files");
+}
+
+#[test]
+fn fuzz_mcp() {
+    campaign_of("mcp");
+}
+
+#[test]
+fn fuzz_dcgm_diag() {
+    campaign_of("dcgm_diag");
+}
+
+#[test]
+fn fuzz_kernel_log() {
+    campaign_of("kernel_log");
 }

@@ -53,6 +53,23 @@ pub fn render_explain_text(e: &Explanation) -> String {
         out.push_str("\nFix, on the machine that wrote the log:\n");
         steps(&mut out, &e.fix_elsewhere);
     }
+    // A line past the scanner's cap was read only in part: what it held past that is not in
+    // this explanation (an unknown answer may be there), and the reader is told.
+    let cut = e.stats.truncated_lines;
+    if cut > 0 {
+        let kib = cudoctor_explain::scanner::MAX_LINE_BYTES / 1024;
+        let lines = if cut == 1 { "line was" } else { "lines were" };
+        let _ = writeln!(
+            out,
+            "\n{}",
+            wrap(
+                "",
+                "  ",
+                &format!("Read in part: {cut} {lines} longer than {kib} KiB; only the first {kib} KiB of each was read."),
+                width()
+            )
+        );
+    }
     if !e.looked_for.is_empty() {
         out.push_str("\nLooked for:\n");
         for l in &e.looked_for {

@@ -17,6 +17,19 @@ pub fn run_key_lines(r: &RunReport) -> Vec<(String, String)> {
         procs.push_str(&format!(", {} with torch", s.torch_processes));
     }
     lines.push(("processes".to_string(), procs));
+    // Records not read (past a cap, damaged): the report is of the others. With no record at
+    // all, RUN005 names them.
+    if s.processes > 0 {
+        if let Some(first) = r.facts.unreadable.first() {
+            let more = r.facts.unreadable.len() - 1;
+            let rest = if more > 0 {
+                format!(" (and {more} more)")
+            } else {
+                String::new()
+            };
+            lines.push(("not read".to_string(), format!("{first}{rest}")));
+        }
+    }
     if s.attention_calls > 0 {
         let shares: Vec<String> = s
             .backends

@@ -332,9 +332,23 @@ pub fn observer_env(
     env
 }
 
-/// Reads every `proc-PID.json` the observers wrote, sorted by rank then pid.
-/// Largest per-process record read (real ones are a few KB to a few MB).
-const MAX_RECORD_FILE: u64 = 256 << 20;
+/// How much of the records the observers wrote is read: real records are a few KB to a few
+/// MB, one a Python process (ranks, DataLoader workers).
+#[derive(Debug, Clone, Copy)]
+struct RecordCaps {
+    /// The largest one record read.
+    file: u64,
+    /// The most records read.
+    count: usize,
+    /// The most bytes read of all records together.
+    total: u64,
+}
+
+const RECORD_CAPS: RecordCaps = RecordCaps {
+    file: 32 << 20,
+    count: 4096,
+    total: 512 << 20,
+};
 
 /// A process's record as reports keep it: the secrets of its command line, its error messages
 /// and its failure replaced (a token passed as `--hf-token` never reaches a report).
@@ -348,32 +362,73 @@ fn redacted(mut r: ProcessRecord) -> ProcessRecord {
     r
 }
 
+/// Reads every `proc-PID.json` the observers wrote, sorted by rank then pid, within
+/// [`RECORD_CAPS`]; each record not read is named with why (a cap says which).
 pub fn read_records(out: &Path) -> (Vec<ProcessRecord>, Vec<String>) {
+    read_records_capped(out, RECORD_CAPS)
+}
+
+fn read_records_capped(out: &Path, caps: RecordCaps) -> (Vec<ProcessRecord>, Vec<String>) {
     let mut records = Vec::new();
     let mut unreadable = Vec::new();
+    // The listing is bounded too: a program that wrote millions of files costs a bounded
+    // listing, and what was not listed is said.
+    let listed_cap = caps.count.saturating_mul(4);
+    let mut listed = 0usize;
     let mut files: Vec<PathBuf> = std::fs::read_dir(out)
         .map(|d| {
             d.filter_map(Result::ok)
+                .take_while(|_| {
+                    listed += 1;
+                    listed <= listed_cap
+                })
                 .map(|e| e.path())
                 .filter(|p| p.extension().is_some_and(|x| x == "json"))
                 .collect()
         })
         .unwrap_or_default();
+    if listed > listed_cap {
+        unreadable.push(format!(
+            "more than {listed_cap} files in the records' directory: those past them were not read"
+        ));
+    }
     files.sort();
+    let mut total = 0u64;
+    let mut passed_over = 0usize;
     for f in files {
+        if records.len() >= caps.count || unreadable.len() >= caps.count || total >= caps.total {
+            passed_over += 1;
+            continue;
+        }
         let name = f
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         // A record the observed program left: a FIFO or device planted in the directory is
         // refused at once, an oversized one not read.
-        match cudoctor_types::regular_file::read_input(&f, MAX_RECORD_FILE)
-            .map_err(|e| e.to_string())
-            .and_then(|b| serde_json::from_slice::<ProcessRecord>(&b).map_err(|e| e.to_string()))
-        {
+        let bytes = match cudoctor_types::regular_file::read_input(&f, caps.file) {
+            Ok(b) => b,
+            Err(e) => {
+                unreadable.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        total = total.saturating_add(bytes.len() as u64);
+        if total > caps.total {
+            passed_over += 1;
+            continue;
+        }
+        match serde_json::from_slice::<ProcessRecord>(&bytes) {
             Ok(r) => records.push(redacted(r)),
             Err(e) => unreadable.push(format!("{name}: {e}")),
         }
+    }
+    if passed_over > 0 {
+        unreadable.push(format!(
+            "{passed_over} more records not read: at most {} records and {} MiB of them are read",
+            caps.count,
+            caps.total >> 20
+        ));
     }
     records.sort_by_key(|r| (r.rank.unwrap_or(u32::MAX), r.pid));
     (records, unreadable)
@@ -405,6 +460,52 @@ mod tests {
         assert_eq!(get("TORCH_NCCL_ENABLE_TIMING"), None);
         assert_eq!(get("TORCH_NCCL_TRACE_BUFFER_SIZE").unwrap(), "4000");
         assert_eq!(get("CUDOCTOR_RUN_PROFILE_STEP").unwrap(), "5");
+    }
+
+    /// A program that left more records than are read (DataLoader workers by the thousand, or a
+    /// program writing records of its own): the first by name are read, the rest counted, and a
+    /// record past the size cap is named with its size, never read.
+    #[test]
+    fn records_past_the_caps_are_counted_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        for pid in 100..110 {
+            std::fs::write(
+                dir.path().join(format!("proc-{pid}.json")),
+                format!(r#"{{"pid":{pid}}}"#),
+            )
+            .unwrap();
+        }
+        std::fs::write(dir.path().join("proc-099.json"), " ".repeat(5000)).unwrap();
+        let caps = RecordCaps {
+            file: 4096,
+            count: 4,
+            total: 1 << 20,
+        };
+        let (records, bad) = read_records_capped(dir.path(), caps);
+        assert_eq!(
+            records.iter().map(|r| r.pid).collect::<Vec<_>>(),
+            vec![100, 101, 102, 103]
+        );
+        assert!(
+            bad[0].starts_with("proc-099.json: it is 5000 bytes"),
+            "{bad:?}"
+        );
+        assert_eq!(
+            bad[1],
+            "6 more records not read: at most 4 records and 1 MiB of them are read"
+        );
+        // The total: two records of 11 bytes fit in 30 bytes, the other eight are counted.
+        let caps = RecordCaps {
+            file: 4096,
+            count: 100,
+            total: 30,
+        };
+        let (records, bad) = read_records_capped(dir.path(), caps);
+        assert_eq!(records.len(), 2, "{records:?}");
+        assert_eq!(
+            bad.last().unwrap(),
+            "8 more records not read: at most 100 records and 0 MiB of them are read"
+        );
     }
 
     #[test]

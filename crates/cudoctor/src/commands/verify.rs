@@ -249,6 +249,22 @@ fn record_paths(site: &str, p: &Package) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// Variables of uv and pip that make an install change something other than the environment
+/// named on the command line.
+const INSTALL_ELSEWHERE: &[&str] = &[
+    "UV_SYSTEM_PYTHON",
+    "UV_PYTHON",
+    "UV_BREAK_SYSTEM_PACKAGES",
+    "UV_PROJECT_ENVIRONMENT",
+    "PIP_USER",
+    "PIP_TARGET",
+    "PIP_PREFIX",
+    "PIP_ROOT",
+    "PIP_BREAK_SYSTEM_PACKAGES",
+    "PIP_PYTHON",
+    "PYTHONUSERBASE",
+];
+
 /// How long the commands may take in the copy.
 const INSTALL_TIMEOUT: Duration = Duration::from_secs(900);
 
@@ -267,9 +283,13 @@ fn by_install(
     if !matches!(effect.target, Some(Target::Python(_))) || !effect.unread.is_empty() {
         return None;
     }
+    // The installer runs the environment's interpreter (its sitecustomize, its .pth imports):
+    // a daemon that leaves the installer's process group and session is found and killed, as
+    // under --deep.
+    cudoctor_collect::runner::become_subreaper();
     let result = Scratch::new().and_then(|scratch| {
         let copy = scratch.dir.join("env");
-        copy_tree(Path::new(&env.prefix), &copy)?;
+        copy_env(Path::new(&env.prefix), &copy)?;
         let copy_text = copy.to_string_lossy().into_owned();
         let mut log = Vec::new();
         for step in steps {
@@ -282,12 +302,23 @@ fn by_install(
                     .iter()
                     .map(|w| in_copy(w, &env.prefix, &copy_text))
                     .collect();
+                if let Err(why) = confined_to_copy(&words, &copy_text) {
+                    return Err(format!(
+                        "`{}` was not run in the copy: {why}",
+                        cudoctor_types::inert::line(&words.join(" "))
+                    ));
+                }
                 let (program, args) = words.split_first().ok_or("empty command")?;
                 let mut cmd = std::process::Command::new(program);
                 cmd.args(args)
                     .env("VIRTUAL_ENV", &copy)
                     .env_remove("CONDA_PREFIX")
                     .current_dir(&scratch.dir);
+                // The installers' own variables that send an install elsewhere (the user's
+                // Python, a target or prefix directory, the user site) are not passed on.
+                for var in INSTALL_ELSEWHERE {
+                    cmd.env_remove(var);
+                }
                 let done = cudoctor_collect::runner::run(
                     cmd,
                     &cudoctor_collect::runner::Limits::tool(INSTALL_TIMEOUT),
@@ -348,6 +379,48 @@ fn by_install(
     })
 }
 
+/// Whether a command (its words already moved into the copy) can change nothing but the copy:
+/// uv's pip interface (its target the copy's interpreter, or `VIRTUAL_ENV`, the copy), the copy's
+/// interpreter's pip, or pip told the copy's interpreter; no option that installs elsewhere
+/// (`--system`, `--user`, `--prefix`, `--target`, `--root` outside the copy). Anything else
+/// (PATH's pip for the user's own Python, conda, a project's tool) would change what is not
+/// the copy, and is not run.
+fn confined_to_copy(words: &[String], copy: &str) -> Result<(), String> {
+    let in_copy = |p: &str| p == copy || p.starts_with(&format!("{copy}/"));
+    let s: Vec<&str> = words.iter().map(String::as_str).collect();
+    let (rest, needs_python): (&[&str], bool) = match s.as_slice() {
+        ["uv", "pip", rest @ ..] => (rest, false),
+        [py, "-m", "pip", rest @ ..] if in_copy(py) => (rest, false),
+        ["pip" | "pip3", rest @ ..] => (rest, true),
+        _ => return Err("only uv's pip, or pip for the copy's interpreter, runs there".into()),
+    };
+    let mut python_named = false;
+    let mut it = rest.iter();
+    while let Some(word) = it.next() {
+        let (flag, inline) = match word.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v)),
+            _ => (*word, None),
+        };
+        match flag {
+            "--system" | "--user" | "--break-system-packages" => {
+                return Err(format!("{flag} installs outside the copy"))
+            }
+            "--python" | "-p" | "--prefix" | "--target" | "-t" | "--root" => {
+                let value = inline.or_else(|| it.next().copied()).unwrap_or("");
+                if !in_copy(value) {
+                    return Err(format!("{flag} {value} is not the copy"));
+                }
+                python_named |= flag == "--python" || flag == "-p";
+            }
+            _ => {}
+        }
+    }
+    if needs_python && !python_named {
+        return Err("pip without --python changes the Python it belongs to".into());
+    }
+    Ok(())
+}
+
 /// A word of a command with the environment's prefix replaced by the copy's.
 fn in_copy(word: &str, prefix: &str, copy: &str) -> String {
     let prefix = prefix.trim_end_matches('/');
@@ -357,9 +430,11 @@ fn in_copy(word: &str, prefix: &str, copy: &str) -> String {
     }
 }
 
-/// A private temporary directory, removed (never through a link) when dropped.
+/// A private temporary directory, removed (never through a link) when dropped, and when
+/// cudoctor is ended by SIGINT, SIGTERM or SIGHUP while it lives.
 struct Scratch {
     dir: PathBuf,
+    _doomed: cudoctor_collect::runner::Doomed,
 }
 
 impl Scratch {
@@ -372,7 +447,10 @@ impl Scratch {
             #[cfg(unix)]
             std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
             match b.create(&dir) {
-                Ok(()) => return Ok(Scratch { dir }),
+                Ok(()) => {
+                    let _doomed = cudoctor_collect::runner::remove_on_termination(&dir);
+                    return Ok(Scratch { dir, _doomed });
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(format!("{}: {e}", base.display())),
             }
@@ -387,35 +465,196 @@ impl Drop for Scratch {
     }
 }
 
-/// `from` copied to `to`: directories made, links recreated as they are, files copied (never
-/// hard-linked: an installer that wrote into a shared file would change the user's environment;
-/// the kernel shares the data where the file system can, through copy_file_range).
-fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
-    let err = |p: &Path, e: std::io::Error| format!("copying {}: {e}", p.display());
-    std::fs::create_dir(to).map_err(|e| err(to, e))?;
-    for entry in std::fs::read_dir(from).map_err(|e| err(from, e))? {
-        let entry = entry.map_err(|e| err(from, e))?;
-        let src = entry.path();
-        let dst = to.join(entry.file_name());
-        let meta = std::fs::symlink_metadata(&src).map_err(|e| err(&src, e))?;
-        let kind = meta.file_type();
-        if kind.is_symlink() {
-            let target = std::fs::read_link(&src).map_err(|e| err(&src, e))?;
-            #[cfg(unix)]
-            std::os::unix::fs::symlink(&target, &dst).map_err(|e| err(&dst, e))?;
-            #[cfg(not(unix))]
+/// What copying an environment may cost: a hostile one (a sparse file of a terabyte, millions
+/// of files) ends the copy with a message instead of filling the disk or running for hours.
+#[derive(Debug, Clone, Copy)]
+struct CopyBudget {
+    bytes: u64,
+    time: Duration,
+}
+
+const COPY_BUDGET: CopyBudget = CopyBudget {
+    bytes: 64 << 30,
+    time: Duration::from_secs(600),
+};
+
+/// The environment at `from` copied to `to` (see [`copy_tree`]), within [`COPY_BUDGET`].
+fn copy_env(from: &Path, to: &Path) -> Result<(), String> {
+    copy_env_within(from, to, COPY_BUDGET)
+}
+
+fn copy_env_within(from: &Path, to: &Path, budget: CopyBudget) -> Result<(), String> {
+    // The environment's real place: links are judged against it.
+    let root = std::fs::canonicalize(from).map_err(|e| format!("{}: {e}", from.display()))?;
+    let mut job = CopyJob {
+        root,
+        copy: to.to_path_buf(),
+        deadline: std::time::Instant::now() + budget.time,
+        bytes_left: budget.bytes,
+        budget,
+    };
+    let src = job.root.clone();
+    job.copy_tree(&src, to)
+}
+
+struct CopyJob {
+    /// The environment's canonical path.
+    root: PathBuf,
+    /// Where its copy is made.
+    copy: PathBuf,
+    deadline: std::time::Instant,
+    bytes_left: u64,
+    budget: CopyBudget,
+}
+
+/// The size from which a file mostly made of holes is refused.
+#[cfg(unix)]
+const SPARSE_FROM: u64 = 256 << 20;
+
+/// How much of a file is copied between two looks at the deadline.
+const COPY_CHUNK: u64 = 64 << 20;
+
+impl CopyJob {
+    fn out_of_time(&self) -> Result<(), String> {
+        if std::time::Instant::now() >= self.deadline {
             return Err(format!(
-                "copying {}: a link (to {}), which is not recreated on this system",
-                src.display(),
-                target.display()
+                "copying the environment took more than {} s (not installed in a copy)",
+                self.budget.time.as_secs()
             ));
-        } else if kind.is_dir() {
-            copy_tree(&src, &dst)?;
-        } else if kind.is_file() {
-            std::fs::copy(&src, &dst).map_err(|e| err(&src, e))?;
         }
+        Ok(())
     }
-    Ok(())
+
+    /// `from` copied to `to`: directories made, files copied (never hard-linked: an installer
+    /// that wrote into a shared file would change the user's environment; the kernel shares the
+    /// data where the file system can, through copy_file_range), FIFOs, devices and sockets
+    /// left out (never opened). A link is made where it resolves in the copy: one to a place
+    /// inside the environment points at the same place of the copy (never back into the
+    /// environment, which the installer would then change); one out of it is refused — the
+    /// installer would write through it, outside the copy — except the environment's
+    /// interpreter (`bin/python*`, a venv's link to its base Python, which the installer runs and
+    /// never writes). A link to nothing is left out.
+    fn copy_tree(&mut self, from: &Path, to: &Path) -> Result<(), String> {
+        let err = |p: &Path, e: std::io::Error| format!("copying {}: {e}", p.display());
+        std::fs::create_dir(to).map_err(|e| err(to, e))?;
+        for entry in std::fs::read_dir(from).map_err(|e| err(from, e))? {
+            self.out_of_time()?;
+            let entry = entry.map_err(|e| err(from, e))?;
+            let src = entry.path();
+            let dst = to.join(entry.file_name());
+            let meta = std::fs::symlink_metadata(&src).map_err(|e| err(&src, e))?;
+            let kind = meta.file_type();
+            if kind.is_symlink() {
+                self.copy_link(&src, &dst)?;
+            } else if kind.is_dir() {
+                self.copy_tree(&src, &dst)?;
+            } else if kind.is_file() {
+                self.copy_file(&src, &dst, &meta)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn copy_link(&mut self, src: &Path, dst: &Path) -> Result<(), String> {
+        let err = |p: &Path, e: std::io::Error| format!("copying {}: {e}", p.display());
+        let target = std::fs::read_link(src).map_err(|e| err(src, e))?;
+        let Ok(real) = std::fs::canonicalize(src) else {
+            return Ok(()); // a link to nothing
+        };
+        let made = match real.strip_prefix(&self.root) {
+            Ok(inside) => self.copy.join(inside),
+            // The interpreter is a file: a directory by that name would be written into.
+            Err(_) if self.is_interpreter(src) && real.is_file() => target.clone(),
+            Err(_) => {
+                return Err(format!(
+                    "{} is a link out of the environment (to {}): the installer would write through it, outside the copy (not installed in a copy)",
+                    src.display(),
+                    real.display()
+                ))
+            }
+        };
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&made, dst).map_err(|e| err(dst, e))?;
+        #[cfg(not(unix))]
+        return Err(format!(
+            "copying {}: a link (to {}), which is not recreated on this system",
+            src.display(),
+            made.display()
+        ));
+        #[cfg(unix)]
+        Ok(())
+    }
+
+    /// `bin/python`, `bin/python3`, `bin/python3.12`... of the environment's root.
+    fn is_interpreter(&self, src: &Path) -> bool {
+        let name = src
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        src.parent() == Some(self.root.join("bin").as_path())
+            && name
+                .strip_prefix("python")
+                .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    }
+
+    fn copy_file(
+        &mut self,
+        src: &Path,
+        dst: &Path,
+        meta: &std::fs::Metadata,
+    ) -> Result<(), String> {
+        let err = |p: &Path, e: std::io::Error| format!("copying {}: {e}", p.display());
+        let size = meta.len();
+        if size > self.bytes_left {
+            return Err(format!(
+                "the environment is larger than the {} GiB a copy may take (at {}; not installed in a copy)",
+                self.budget.bytes >> 30,
+                src.display()
+            ));
+        }
+        // A sparse file (holes the copy would write as data): none in a wheel's files.
+        #[cfg(unix)]
+        if size > SPARSE_FROM
+            && std::os::unix::fs::MetadataExt::blocks(meta).saturating_mul(512) < size / 2
+        {
+            return Err(format!(
+                "{} is a sparse file of {size} bytes (not installed in a copy)",
+                src.display()
+            ));
+        }
+        self.bytes_left -= size;
+        // Opened without waiting (a file swapped for a FIFO since it was listed is refused,
+        // never waited on); the copy is a new file of the scratch directory.
+        let mut input = cudoctor_types::regular_file::open(src).map_err(|e| err(src, e))?;
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(
+            &mut options,
+            std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+        );
+        let mut output = options.open(dst).map_err(|e| err(dst, e))?;
+        let mut copied = 0u64;
+        loop {
+            self.out_of_time()?;
+            let n = std::io::copy(
+                &mut std::io::Read::take(&mut input, COPY_CHUNK),
+                &mut output,
+            )
+            .map_err(|e| err(src, e))?;
+            copied += n;
+            if n == 0 {
+                break;
+            }
+            if copied > size {
+                return Err(format!(
+                    "{} grew while it was copied (not installed in a copy)",
+                    src.display()
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -501,6 +740,95 @@ mod tests {
         ))];
         let v = facts("cupy-cuda12x-beside-torch", "FW020", Some(steps));
         assert_eq!(v.status, Status::NotVerified, "{v:#?}");
+    }
+
+    /// The copy's links: into the copy for a place inside the environment, as they were for
+    /// the interpreter, refused for anything else out of it (a directory named like the
+    /// interpreter included), left out when they point at nothing.
+    #[cfg(unix)]
+    #[test]
+    fn the_copy_makes_each_link_where_it_resolves() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let env = dir.path().join("env");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(env.join("bin")).unwrap();
+        std::fs::create_dir_all(env.join("lib/site")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("python3.12"), "").unwrap();
+        symlink(outside.join("python3.12"), env.join("bin/python3")).unwrap();
+        symlink("python3", env.join("bin/python")).unwrap();
+        symlink(env.join("lib/site"), env.join("lib/abs")).unwrap();
+        symlink("lib", env.join("lib64")).unwrap();
+        symlink(dir.path().join("nothing"), env.join("lib/dangling")).unwrap();
+        let copy = dir.path().join("copy");
+        copy_env(&env, &copy).unwrap();
+        let link = |p: &str| std::fs::read_link(copy.join(p)).unwrap();
+        assert_eq!(link("bin/python3"), outside.join("python3.12"));
+        // `python -> python3` resolves out of the env through python3: kept as it was, it
+        // still names the copy's python3.
+        assert_eq!(link("bin/python"), Path::new("python3"));
+        assert_eq!(link("lib/abs"), copy.join("lib/site"));
+        assert_eq!(link("lib64"), copy.join("lib"));
+        assert!(std::fs::symlink_metadata(copy.join("lib/dangling")).is_err());
+        // A directory out of the environment under the interpreter's name is refused.
+        symlink(&outside, env.join("bin/python3.")).unwrap();
+        let again = dir.path().join("again");
+        let e = copy_env(&env, &again).unwrap_err();
+        assert!(e.contains("is a link out of the environment"), "{e}");
+        // A budget of bytes or time spent ends the copy with a message.
+        std::fs::remove_file(env.join("bin/python3.")).unwrap();
+        std::fs::write(env.join("lib/site/big.so"), vec![1u8; 4096]).unwrap();
+        let e = copy_env_within(
+            &env,
+            &dir.path().join("small"),
+            CopyBudget {
+                bytes: 1024,
+                time: Duration::from_secs(60),
+            },
+        )
+        .unwrap_err();
+        assert!(e.contains("larger than the 0 GiB"), "{e}");
+        let e = copy_env_within(
+            &env,
+            &dir.path().join("slow"),
+            CopyBudget {
+                bytes: 1 << 30,
+                time: Duration::ZERO,
+            },
+        )
+        .unwrap_err();
+        assert!(e.contains("took more than 0 s"), "{e}");
+    }
+
+    #[test]
+    fn only_commands_that_change_the_copy_alone_run_there() {
+        let words = |l: &str| -> Vec<String> { l.split(' ').map(str::to_string).collect() };
+        let copy = "/t/env";
+        for ok in [
+            "uv pip install --python /t/env/bin/python torch==2.7.1",
+            "uv pip install --python=/t/env/bin/python torch",
+            "uv pip install torch",
+            "/t/env/bin/python -m pip install torch==2.7.1",
+            "pip install --python /t/env/bin/python torch",
+        ] {
+            assert!(confined_to_copy(&words(ok), copy).is_ok(), "{ok}");
+        }
+        for bad in [
+            "pip uninstall -y torch",
+            "pip3 install torch",
+            "uv pip install --system torch",
+            "uv pip install --python /usr/bin/python3 torch",
+            "uv pip install -p /e/bin/python torch",
+            "/t/env/bin/python -m pip install --user torch",
+            "/t/env/bin/python -m pip install --target /home/u torch",
+            "/usr/bin/python3 -m pip install torch",
+            "conda install -p /t/env torch",
+            "sh -c true",
+            "/t/envx/bin/python -m pip install torch",
+        ] {
+            assert!(confined_to_copy(&words(bad), copy).is_err(), "{bad}");
+        }
     }
 
     #[test]
