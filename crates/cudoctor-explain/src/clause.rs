@@ -76,6 +76,10 @@ pub enum Failure {
 enum Word {
     Subject(Subject),
     Failure(Failure),
+    /// A phrase in which a failure word says something else: "size mismatch" and "shape
+    /// mismatch" are a program's tensors disagreeing, not two versions. A failure word found
+    /// only inside such phrases is not read.
+    Cancel(Failure),
 }
 
 /// How serious a line says it is, from its own wording: fatal lines outrank errors, errors
@@ -260,6 +264,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("nvml", Word::Subject(S::DriverLibrary), false),
     ("libnvidia-ml", Word::Subject(S::DriverLibrary), false),
     ("cuinit", Word::Subject(S::DriverLibrary), false),
+    // TensorFlow's name for the driver's user-space library against the kernel module's
+    // version ("kernel version X does not match DSO version Y").
+    ("dso version", Word::Subject(S::DriverLibrary), false),
     // The driver's JIT linker (cuLinkAddData) runs ptxas on PTX handed to it.
     (
         "ptxas application ptx input",
@@ -275,6 +282,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("kernel module", Word::Subject(S::KernelModule), false),
+    ("nvidia module", Word::Subject(S::KernelModule), false),
+    ("lsmod", Word::Subject(S::KernelModule), true),
     ("nvidia.ko", Word::Subject(S::KernelModule), false),
     ("dkms", Word::Subject(S::KernelModule), true),
     ("modprobe", Word::Subject(S::KernelModule), false),
@@ -343,16 +352,22 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("triton", Word::Subject(S::Framework), false),
     ("numba", Word::Subject(S::Framework), false),
     ("mxnet", Word::Subject(S::Framework), false),
+    ("mmcv", Word::Subject(S::Framework), false),
+    ("faiss", Word::Subject(S::Framework), true),
     ("deepspeed", Word::Subject(S::Framework), false),
     ("ollama", Word::Subject(S::Framework), false),
     ("[trt]", Word::Subject(S::Framework), false),
     ("engine plan", Word::Subject(S::Framework), false),
+    // A serialized TensorRT engine: built by one TensorRT version for that version only.
+    ("serialized engine", Word::Subject(S::Framework), false),
     ("cuda", Word::Subject(S::Gpu), true),
     ("gpu", Word::Subject(S::Gpu), true),
     ("gpus", Word::Subject(S::Gpu), true),
     ("cuda device", Word::Subject(S::Gpu), false),
     ("cuda-capable device", Word::Subject(S::Gpu), false),
     ("显卡", Word::Subject(S::Gpu), false),
+    // nvidia-smi's own words when the driver answers but lists no GPU.
+    ("no devices were found", Word::Subject(S::Gpu), false),
     ("gpu memory", Word::Subject(S::Memory), false),
     ("device memory", Word::Subject(S::Memory), false),
     ("vram", Word::Subject(S::Memory), true),
@@ -421,6 +436,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cpuonly", Word::Failure(F::NotCompiled), true),
     ("libbitsandbytes_cpu", Word::Failure(F::NotCompiled), false),
     ("paddlepaddle==", Word::Failure(F::NotCompiled), false),
+    // mmcv's lite flavour ships no compiled ops (`mmcv-full` / mmcv 2's CUDA build does).
+    ("mmcv._ext", Word::Failure(F::NotCompiled), false),
     // The program says it runs on the CPU (it found no GPU it could use).
     ("only cpu", Word::Failure(F::NotCompiled), false),
     ("only use cpu", Word::Failure(F::NotCompiled), false),
@@ -479,6 +496,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("can not load", Word::Failure(F::CannotLoad), false),
     ("failed to open", Word::Failure(F::CannotLoad), false),
     ("load failed", Word::Failure(F::CannotLoad), false),
+    ("not loaded", Word::Failure(F::CannotLoad), false),
     ("dlopen", Word::Failure(F::CannotLoad), false),
     ("winerror 126", Word::Failure(F::CannotLoad), false),
     ("winerror 1114", Word::Failure(F::CannotLoad), false),
@@ -526,7 +544,19 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("too old", Word::Failure(F::TooOld), false),
     ("insufficient", Word::Failure(F::TooOld), false),
     ("older than", Word::Failure(F::TooOld), false),
-    ("is outdated", Word::Failure(F::TooOld), false),
+    ("outdated", Word::Failure(F::TooOld), false),
+    // A requirement stated against what was found, in the frameworks' own words ("Found CUDA
+    // driver version 11040, but JAX was built against version 12020, which is newer"; "The
+    // local installation version must be no lower than 8900").
+    ("which is newer", Word::Failure(F::TooOld), false),
+    ("no lower than", Word::Failure(F::TooOld), false),
+    ("must be at least", Word::Failure(F::TooOld), false),
+    ("太老", Word::Failure(F::TooOld), false),
+    ("过老", Word::Failure(F::TooOld), false),
+    ("更新显卡驱动", Word::Failure(F::TooOld), false),
+    ("升级显卡驱动", Word::Failure(F::TooOld), false),
+    ("显卡驱动升级", Word::Failure(F::TooOld), false),
+    ("显卡驱动更新", Word::Failure(F::TooOld), false),
     ("needs to be upgraded", Word::Failure(F::TooOld), false),
     ("update your", Word::Failure(F::TooOld), false),
     ("upgrade your", Word::Failure(F::TooOld), false),
@@ -584,11 +614,21 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ),
     ("stubs/libcuda", Word::Failure(F::Mismatch), false),
     ("不匹配", Word::Failure(F::Mismatch), false),
+    ("不对应", Word::Failure(F::Mismatch), false),
+    ("对应不上", Word::Failure(F::Mismatch), false),
+    // A program's tensors or arguments that disagree: not two versions.
+    ("size mismatch", Word::Cancel(F::Mismatch), false),
+    ("shape mismatch", Word::Cancel(F::Mismatch), false),
+    ("dtype mismatch", Word::Cancel(F::Mismatch), false),
+    ("type mismatch", Word::Cancel(F::Mismatch), false),
+    ("length mismatch", Word::Cancel(F::Mismatch), false),
+    ("dimension mismatch", Word::Cancel(F::Mismatch), false),
     ("不一致", Word::Failure(F::Mismatch), false),
     ("不兼容", Word::Failure(F::Mismatch), false),
     ("对不上", Word::Failure(F::Mismatch), false),
     ("unsupported", Word::Failure(F::Unsupported), false),
     ("not supported", Word::Failure(F::Unsupported), false),
+    ("only supported on", Word::Failure(F::Unsupported), false),
     ("no longer supported", Word::Failure(F::Unsupported), false),
     ("isn't supported", Word::Failure(F::Unsupported), false),
     (
@@ -762,6 +802,8 @@ fn is_word_byte(b: u8) -> bool {
 pub struct Words {
     pub subjects: Vec<Subject>,
     pub failures: Vec<Failure>,
+    /// Where each subject is first named (byte offset), in the order found.
+    pub at: Vec<(Subject, usize)>,
 }
 
 impl Words {
@@ -771,6 +813,21 @@ impl Words {
     fn fails(&self, f: Failure) -> bool {
         self.failures.contains(&f)
     }
+    /// Where the line first names `s`.
+    fn first_at(&self, s: Subject) -> Option<usize> {
+        self.at.iter().find(|(x, _)| *x == s).map(|(_, i)| *i)
+    }
+    fn add_subject(&mut self, s: Subject, at: usize) {
+        if !self.subjects.contains(&s) {
+            self.subjects.push(s);
+            self.at.push((s, at));
+        }
+    }
+    fn add_failure(&mut self, f: Failure) {
+        if !self.failures.contains(&f) {
+            self.failures.push(f);
+        }
+    }
 }
 
 /// Reads the subject and failure words of `line`.
@@ -779,6 +836,8 @@ pub fn words(line: &str) -> Words {
     let mut w = Words::default();
     // Where a call of CALL_ANSWERS ends, when the lexicon found one: its answer follows.
     let mut calls: Vec<(usize, &str, Failure)> = Vec::new();
+    let mut failures: Vec<(Failure, usize, usize)> = Vec::new();
+    let mut cancels: Vec<(Failure, usize, usize)> = Vec::new();
     for m in lexicon().automaton.find_overlapping_iter(line) {
         let Some((text, word, whole)) = LEXICON.get(m.pattern().as_usize()) else {
             continue;
@@ -796,9 +855,17 @@ pub fn words(line: &str) -> Words {
             }
         }
         match *word {
-            Word::Subject(s) if !w.subjects.contains(&s) => w.subjects.push(s),
-            Word::Failure(f) if !w.failures.contains(&f) => w.failures.push(f),
-            _ => {}
+            Word::Subject(s) => w.add_subject(s, m.start()),
+            Word::Failure(f) => failures.push((f, m.start(), m.end())),
+            Word::Cancel(f) => cancels.push((f, m.start(), m.end())),
+        }
+    }
+    for (f, start, end) in failures {
+        let cancelled = cancels
+            .iter()
+            .any(|(c, cs, ce)| *c == f && *cs <= start && end <= *ce);
+        if !cancelled {
+            w.add_failure(f);
         }
     }
     for (end, answer, failure) in calls {
@@ -815,9 +882,140 @@ pub fn words(line: &str) -> Words {
             w.failures.push(failure);
         }
     }
+    if let Some((s, f)) = cuda_error_code(line) {
+        w.add_subject(s, line.len());
+        w.add_failure(f);
+    }
+    if let Some((s, f)) = missing_attribute(line) {
+        w.add_subject(s, line.len());
+        w.add_failure(f);
+    }
+    if cpu_flavour_installed(line) {
+        w.add_subject(S::Framework, line.len());
+        w.add_failure(F::NotCompiled);
+    }
     w.subjects.sort();
     w.failures.sort();
     w
+}
+
+/// The number a line gives as CUDA's error code ("CUDA error 35", "Cuda error(35)", "CUDA
+/// initialization failure with error: 35", "cudaGetDeviceCount returned 100", "error code
+/// 209"), read as what it means: the same fact in the runtime's and the driver API's shared
+/// numbering, written by programs that print the number and not the name. Only the codes that
+/// name a cause of the stack: 35 (the driver older than the runtime), 100 (no device), 209 (no
+/// kernel image for the GPU), 222 (PTX newer than the driver's JIT), 34 (the toolkit's stub
+/// in place of the driver's library).
+fn cuda_error_code(line: &str) -> Option<(Subject, Failure)> {
+    find_ascii_ci(line, "cuda")?;
+    let lower = line.to_ascii_lowercase();
+    let b = lower.as_bytes();
+    for key in ["error", "failure", "returned", "code", "status"] {
+        let mut from = 0;
+        while let Some(i) = lower.get(from..).and_then(|r| r.find(key)) {
+            let mut j = from + i + key.len();
+            from = j;
+            // "error: 35", "error(35)", "error = 35", "error code 35", "error #35"
+            while b
+                .get(j)
+                .is_some_and(|c| matches!(c, b' ' | b':' | b'=' | b'(' | b'#'))
+            {
+                j += 1;
+            }
+            if lower.get(j..).is_some_and(|r| r.starts_with("code")) {
+                j += 4;
+                while b
+                    .get(j)
+                    .is_some_and(|c| matches!(c, b' ' | b':' | b'=' | b'('))
+                {
+                    j += 1;
+                }
+            }
+            let start = j;
+            while b.get(j).is_some_and(u8::is_ascii_digit) {
+                j += 1;
+            }
+            // A number, not a version ("35.1") nor part of a word.
+            if j == start
+                || b.get(j)
+                    .is_some_and(|c| *c == b'.' && b.get(j + 1).is_some_and(u8::is_ascii_digit))
+                || b.get(j).is_some_and(|c| c.is_ascii_alphabetic())
+            {
+                continue;
+            }
+            let meaning = match lower.get(start..j) {
+                Some("35") => (S::Driver, F::TooOld),
+                Some("100") => (S::Gpu, F::NotAvailable),
+                Some("209") => (S::GpuArch, F::Unsupported),
+                Some("222") => (S::DriverLibrary, F::Unsupported),
+                Some("34") => (S::CudaLibrary, F::CannotLoad),
+                _ => continue,
+            };
+            return Some(meaning);
+        }
+    }
+    None
+}
+
+/// A compiled module that lacks an attribute its Python side uses ("module 'X' has no
+/// attribute 'Y'"): torch's C module without its private CUDA bindings (`_cuda_setDevice`,
+/// `_cuda_getDeviceCount`) is a build without CUDA; jaxlib (jax's compiled half) without what
+/// jax asks of it is the other version of the pair.
+fn missing_attribute(line: &str) -> Option<(Subject, Failure)> {
+    let at = find_ascii_ci(line, "has no attribute")?;
+    let (before, after) = (line.get(..at)?, line.get(at + "has no attribute".len()..)?);
+    let attribute = after
+        .trim_start_matches([' ', '\'', '"', '`'])
+        .split(['\'', '"', '`', ' '])
+        .next()
+        .unwrap_or_default();
+    let module = before
+        .rsplit("module")
+        .next()
+        .unwrap_or_default()
+        .trim_matches([' ', '\'', '"', '`']);
+    if module.starts_with("jaxlib") {
+        return Some((S::Companion, F::Mismatch));
+    }
+    let a = attribute.to_ascii_lowercase();
+    if a.starts_with("_cuda") && module.contains("._C") {
+        return Some((S::Framework, F::NotCompiled));
+    }
+    None
+}
+
+/// A package whose plain name is its CPU flavour, the CUDA flavour carrying a suffix
+/// (`onnxruntime` / `onnxruntime-gpu`, `paddlepaddle` / `paddlepaddle-gpu`, `faiss` /
+/// `faiss-gpu`, `mxnet` / `mxnet-cu112`), named as installed: after `install`, or with its
+/// version (`==1.16`, a `pip list` row).
+fn cpu_flavour_installed(line: &str) -> bool {
+    const FLAVOURS: [&str; 4] = ["onnxruntime", "paddlepaddle", "faiss", "mxnet"];
+    let lower = line.to_ascii_lowercase();
+    FLAVOURS.iter().any(|name| {
+        lower.match_indices(name).any(|(i, _)| {
+            let b = lower.as_bytes();
+            let before_ok = i == 0 || !b.get(i - 1).is_some_and(|c| is_word_byte(*c) || *c == b'-');
+            let rest = lower.get(i + name.len()..).unwrap_or_default();
+            let after_ok =
+                !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || "-_.[".contains(c));
+            // The word before the name, past any flags ("pip install -U onnxruntime"), is
+            // `install` (not `uninstall`).
+            let by_install = lower
+                .get(..i)
+                .unwrap_or_default()
+                .split_whitespace()
+                .rev()
+                .find(|t| !t.starts_with('-'))
+                == Some("install");
+            let installed = by_install
+                || rest.starts_with("==")
+                || rest
+                    .trim_start_matches(' ')
+                    .starts_with(|c: char| c.is_ascii_digit())
+                    && rest.starts_with(' ');
+            before_ok && after_ok && installed
+        })
+    })
 }
 
 /// A call a user pastes with the answer it gave, and the failure that answer states: the
@@ -1017,6 +1215,24 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
             return Some((Category::LibraryPath, S::CudaLibrary, f));
         }
     }
+    // The driver said to be too old for something the line names after it ("CUDA driver
+    // version is too old for the installed CUDA toolkit"): the driver is the subject, what
+    // follows is what needs it.
+    if w.fails(F::TooOld) {
+        let driver = [S::Driver, S::DriverLibrary]
+            .iter()
+            .filter_map(|s| w.first_at(*s).map(|i| (i, *s)))
+            .min();
+        let other = [S::Toolkit, S::CudaLibrary, S::Framework, S::Companion]
+            .iter()
+            .filter_map(|s| w.first_at(*s))
+            .min();
+        if let Some((at, s)) = driver {
+            if other.is_some_and(|o| at < o) {
+                return Some((Category::DriverTooOld, s, F::TooOld));
+            }
+        }
+    }
     if w.has(S::Toolkit) {
         // A toolkit component missing (libNVVM, nvcc): the toolkit, whatever file names it.
         if let Some((s, f)) = pick(S::Toolkit, &[F::NotFound]) {
@@ -1045,6 +1261,23 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
         if let Some(f) = first(&[F::CannotLoad, F::NotFound, F::Denied, F::Failed]) {
             return Some((Category::DriverMissing, S::KernelModule, f));
         }
+    }
+    // A line that says the framework was built without CUDA states the cause; a library it
+    // then did not find or load on the same line follows from it ("ggml_init_cublas not found;
+    // llama.cpp was built without GPU support").
+    if w.fails(F::NotCompiled)
+        && (w.has(S::Framework) || w.has(S::Gpu))
+        && !w.has(S::Companion)
+        && !w.has(S::Attention)
+        && !w.has(S::WindowsDll)
+        && !w.has(S::GpuArch)
+    {
+        let s = if w.has(S::Framework) {
+            S::Framework
+        } else {
+            S::Gpu
+        };
+        return Some((Category::CpuOnlyWheel, s, F::NotCompiled));
     }
     if let Some((s, f)) = pick(
         S::WindowsDll,
@@ -1375,7 +1608,26 @@ fn osa_distance(a: &[u8], b: &[u8], limit: usize) -> usize {
 /// "compiled"): an English word of its own, which a typo correction must leave alone.
 fn same_stem_other_ending(word: &str, domain: &str) -> bool {
     let n = word.len();
-    n == domain.len() && n > 1 && word.get(..n - 1) == domain.get(..n - 1)
+    if n == domain.len() && n > 1 && word.get(..n - 1) == domain.get(..n - 1) {
+        return true;
+    }
+    // An inflection of the domain word ("devices", "drivers", "libraries", "detect"): a plural
+    // or a tense is the same word, which the lexicon's phrases spell as they are ("no devices
+    // were found"), not a typo to be rewritten into the singular.
+    let inflected = |stem: &str, ending: &str| {
+        word.strip_suffix(ending).is_some_and(|w| w == stem)
+            || domain.strip_suffix(ending).is_some_and(|d| d == word)
+    };
+    inflected(domain, "s")
+        || inflected(domain, "es")
+        || inflected(domain, "d")
+        || inflected(domain, "ed")
+        || domain
+            .strip_suffix("ies")
+            .is_some_and(|d| word.strip_suffix('y') == Some(d))
+        || domain
+            .strip_suffix('y')
+            .is_some_and(|d| word.strip_suffix("ies") == Some(d))
 }
 
 pub fn correct_typos(line: &str) -> Option<String> {
@@ -1625,6 +1877,14 @@ mod tests {
     #[test]
     fn another_ending_of_a_domain_word_is_not_a_typo() {
         assert_eq!(correct_typos("Unexpected compiler version"), None);
+        // Plurals and tenses are the word itself: "devices" stays "devices".
+        assert_eq!(correct_typos("smi says: No devices were found"), None);
+        assert_eq!(correct_typos("both drivers and containers"), None);
+        assert_eq!(correct_typos("the library is missing"), None);
+        assert_eq!(
+            correct_typos("tf lists no devcie").as_deref(),
+            Some("tf lists no device")
+        );
     }
 
     #[test]
@@ -1635,5 +1895,107 @@ mod tests {
         );
         assert_eq!(correct_typos("the round table"), None);
         assert_eq!(correct_typos("cuda available"), None);
+    }
+
+    #[test]
+    fn cuda_error_numbers_read_as_what_they_mean() {
+        assert_eq!(
+            cat("[TRT] CUDA initialization failure with error: 35. Check your install"),
+            Some(Category::DriverTooOld)
+        );
+        assert_eq!(
+            cat("myapp: CUDA error(222) while loading module"),
+            Some(Category::DriverTooOld)
+        );
+        assert_eq!(
+            cat("cudaGetDeviceCount returned 100"),
+            Some(Category::DriverMissing)
+        );
+        assert_eq!(
+            cat("kernel launch: CUDA error code 209"),
+            Some(Category::NoKernelImage)
+        );
+        // A version is not a code, nor a number with no CUDA on the line.
+        assert_eq!(
+            cuda_error_code("CUDA error in version 35.1 of the tool"),
+            None
+        );
+        assert_eq!(cuda_error_code("http error 100 from the proxy"), None);
+    }
+
+    #[test]
+    fn a_required_version_newer_than_the_one_found_is_too_old() {
+        assert_eq!(
+            cat("backend init failed: found CUDA driver version 11080, but the library was built against 12030, which is newer"),
+            Some(Category::DriverTooOld)
+        );
+        assert_eq!(
+            cat("Outdated cuDNN installation found: the local cuDNN must be no lower than 9100"),
+            Some(Category::LibraryPath)
+        );
+        // The driver named first is what is too old; the toolkit after it is what needs it.
+        assert_eq!(
+            cat("error: the CUDA driver is too old for the installed CUDA toolkit"),
+            Some(Category::DriverTooOld)
+        );
+        assert_eq!(
+            cat("提示需要更新显卡驱动才能运行"),
+            Some(Category::DriverTooOld)
+        );
+    }
+
+    #[test]
+    fn the_driver_library_against_the_kernel_module() {
+        assert_eq!(
+            cat("kernel version 550.1.2 does not match DSO version 550.3.4"),
+            Some(Category::DriverMissing)
+        );
+        assert_eq!(
+            cat("the nvidia module is not loaded after the kernel upgrade"),
+            Some(Category::DriverMissing)
+        );
+        assert_eq!(
+            cat("smi says: No devices were found"),
+            Some(Category::DriverMissing)
+        );
+    }
+
+    #[test]
+    fn tensors_that_disagree_are_not_versions_that_do() {
+        assert_eq!(
+            cat("RuntimeError: size mismatch for fc.weight: torch.Size([2]) vs torch.Size([6]), version 2"),
+            None
+        );
+        assert_eq!(
+            cat("torch version mismatch between the two packages"),
+            Some(Category::VersionSuffixMismatch)
+        );
+    }
+
+    #[test]
+    fn a_build_without_cuda_in_its_own_words() {
+        assert_eq!(
+            cat("AttributeError: module 'torch._C' has no attribute '_cuda_getDeviceCount'"),
+            Some(Category::CpuOnlyWheel)
+        );
+        assert_eq!(
+            cat("RuntimeError: module 'jaxlib.gpu_ext' has no attribute 'SomeConfig'"),
+            Some(Category::VersionSuffixMismatch)
+        );
+        assert_eq!(
+            cat("ModuleNotFoundError: No module named 'mmcv._ext'"),
+            Some(Category::CpuOnlyWheel)
+        );
+        // The CPU flavour as installed; not the GPU flavour, nor its removal.
+        assert!(cpu_flavour_installed("pip install -U onnxruntime"));
+        assert!(cpu_flavour_installed("onnxruntime 1.17.1"));
+        assert!(!cpu_flavour_installed("pip install onnxruntime-gpu"));
+        assert!(!cpu_flavour_installed("pip uninstall onnxruntime"));
+        assert!(!cpu_flavour_installed("import onnxruntime as ort"));
+        // Said on the same line, the build outranks the library it then could not find.
+        assert_eq!(
+            cat("cublas not found: the app was built without GPU support"),
+            Some(Category::CpuOnlyWheel)
+        );
     }
 }

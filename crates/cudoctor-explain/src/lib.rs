@@ -398,8 +398,17 @@ impl Engine {
                 });
             }
         }
-        let clause = scanner::pick_clause(&clauses);
-        if let Some(c) = clause.filter(|c| self.clause_answers(c, winner, &seen)) {
+        // The clause that answers, or else a build without CUDA stated anywhere in the log
+        // when the signature that would win is only a symptom of it.
+        let clause = scanner::pick_clause(&clauses)
+            .filter(|c| self.clause_answers(c, winner, &seen))
+            .or_else(|| {
+                clauses.iter().find(|c| {
+                    c.clause.failure == clause::Failure::NotCompiled
+                        && self.clause_answers(c, winner, &seen)
+                })
+            });
+        if let Some(c) = clause {
             let e = self.explained_by_clause(c, winner, &seen, stats, target);
             return in_container(e, container_line);
         }
@@ -579,11 +588,18 @@ impl Engine {
             && c.clause.failure == clause::Failure::UndefinedSymbol
             && c.line_no == hit.line_no
             && clause::symbol_owner(&c.text) == Some(c.clause.category);
-        (weak_signature && c.clause.severity <= clause::Severity::Error
+        // A build without CUDA stated anywhere in the log is the cause of a symptom signature
+        // ("No CUDA GPUs are available" with `torch 2.2.0+cpu` listed): the symptom follows
+        // from the build, whatever line comes first.
+        let build_states_cause = sig.role == Role::Symptom
+            && c.clause.failure == clause::Failure::NotCompiled
+            && c.clause.category == Category::CpuOnlyWheel
+            && c.clause.severity <= clause::Severity::Plain;
+        let outranks = (weak_signature && c.clause.severity <= clause::Severity::Error
             || earlier_fatal
             || symbol_owner)
-            && c.clause.is_specific()
-            && c.clause.category != sig.category
+            && c.clause.is_specific();
+        (outranks || build_states_cause) && c.clause.category != sig.category
     }
 
     /// The explanation a clause gives: its family's texts, the line's own fields, and the
