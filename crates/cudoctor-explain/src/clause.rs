@@ -233,6 +233,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("kernel image", Word::Subject(S::GpuArch), false),
     ("gpu architecture", Word::Subject(S::GpuArch), false),
     ("gpu arch", Word::Subject(S::GpuArch), false),
+    ("cuda arch", Word::Subject(S::GpuArch), false),
     ("invalid device function", Word::Subject(S::GpuArch), false),
     ("torch_cuda_arch_list", Word::Subject(S::GpuArch), false),
     ("gpu-architecture", Word::Subject(S::GpuArch), false),
@@ -364,6 +365,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("gpu", Word::Subject(S::Gpu), true),
     ("gpus", Word::Subject(S::Gpu), true),
     ("cuda device", Word::Subject(S::Gpu), false),
+    // The CUDA runtime's status names (`cudaSuccess`, `cudaErrorMemoryAllocation`) name CUDA.
+    ("cudasuccess", Word::Subject(S::Gpu), false),
+    ("cudaerror", Word::Subject(S::Gpu), false),
     ("cuda-capable device", Word::Subject(S::Gpu), false),
     ("显卡", Word::Subject(S::Gpu), false),
     // nvidia-smi's own words when the driver answers but lists no GPU.
@@ -447,6 +451,10 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("只能用cpu", Word::Failure(F::NotCompiled), false),
     ("只用cpu", Word::Failure(F::NotCompiled), false),
     ("用的是cpu", Word::Failure(F::NotCompiled), false),
+    // "compiled without CUDA" in Chinese: 编译时未激活cuda, 未编译cuda, 没有编译cuda.
+    ("编译时未", Word::Failure(F::NotCompiled), false),
+    ("未编译", Word::Failure(F::NotCompiled), false),
+    ("没有编译", Word::Failure(F::NotCompiled), false),
     ("使用的是cpu", Word::Failure(F::NotCompiled), false),
     ("no such operator", Word::Failure(F::Mismatch), false),
     ("undefined symbol", Word::Failure(F::UndefinedSymbol), false),
@@ -629,7 +637,12 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("unsupported", Word::Failure(F::Unsupported), false),
     ("not supported", Word::Failure(F::Unsupported), false),
     ("only supported on", Word::Failure(F::Unsupported), false),
-    ("no longer supported", Word::Failure(F::Unsupported), false),
+    ("no longer support", Word::Failure(F::Unsupported), false),
+    // What a component works with, said of something else ("Flash-Attention only works with
+    // Ampere", "only supports sm_80 and newer").
+    ("only work with", Word::Failure(F::Unsupported), false),
+    ("only works with", Word::Failure(F::Unsupported), false),
+    ("only supports", Word::Failure(F::Unsupported), false),
     ("isn't supported", Word::Failure(F::Unsupported), false),
     (
         "is not compatible with the current",
@@ -647,7 +660,6 @@ const LEXICON: &[(&str, Word, bool)] = &[
         Word::Failure(F::Unsupported),
         false,
     ),
-    ("no longer supports", Word::Failure(F::Unsupported), false),
     ("no longer compatible", Word::Failure(F::Mismatch), false),
     ("invalid value for", Word::Failure(F::Unsupported), false),
     ("unknown cuda arch", Word::Failure(F::Unsupported), false),
@@ -882,6 +894,9 @@ pub fn words(line: &str) -> Words {
             w.failures.push(failure);
         }
     }
+    if !w.has(S::GpuArch) && names_sm_arch(line) {
+        w.add_subject(S::GpuArch, line.len());
+    }
     if let Some((s, f)) = cuda_error_code(line) {
         w.add_subject(s, line.len());
         w.add_failure(f);
@@ -910,6 +925,21 @@ fn cuda_error_code(line: &str) -> Option<(Subject, Failure)> {
     find_ascii_ci(line, "cuda")?;
     let lower = line.to_ascii_lowercase();
     let b = lower.as_bytes();
+    // Caffe's and glog's check of a CUDA call: "Check failed: error == cudaSuccess (2 vs. 0)".
+    if let Some(i) = lower.find("cudasuccess (") {
+        let code: String = lower
+            .get(i + "cudasuccess (".len()..)
+            .unwrap_or_default()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if code == "2" {
+            return Some((S::Memory, F::OutOfMemory));
+        }
+        if let Some(m) = cuda_code_meaning(&code) {
+            return Some(m);
+        }
+    }
     for key in ["error", "failure", "returned", "code", "status"] {
         let mut from = 0;
         while let Some(i) = lower.get(from..).and_then(|r| r.find(key)) {
@@ -943,18 +973,54 @@ fn cuda_error_code(line: &str) -> Option<(Subject, Failure)> {
             {
                 continue;
             }
-            let meaning = match lower.get(start..j) {
-                Some("35") => (S::Driver, F::TooOld),
-                Some("100") => (S::Gpu, F::NotAvailable),
-                Some("209") => (S::GpuArch, F::Unsupported),
-                Some("222") => (S::DriverLibrary, F::Unsupported),
-                Some("34") => (S::CudaLibrary, F::CannotLoad),
-                _ => continue,
-            };
-            return Some(meaning);
+            if let Some(m) = cuda_code_meaning(lower.get(start..j).unwrap_or_default()) {
+                return Some(m);
+            }
         }
     }
     None
+}
+
+/// What a CUDA error number names, for the numbers that name a cause of the stack.
+fn cuda_code_meaning(code: &str) -> Option<(Subject, Failure)> {
+    Some(match code {
+        "35" => (S::Driver, F::TooOld),
+        "100" => (S::Gpu, F::NotAvailable),
+        "209" => (S::GpuArch, F::Unsupported),
+        "222" => (S::DriverLibrary, F::Unsupported),
+        "34" => (S::CudaLibrary, F::CannotLoad),
+        _ => return None,
+    })
+}
+
+/// Whether the line names a GPU architecture as `sm80` / `sm_80` / `SM86`: "sm" and two or
+/// three digits standing alone (the lexicon finds `sm_`; the spelling without the underscore
+/// is as common in hand-typed reports and some libraries' messages).
+fn names_sm_arch(line: &str) -> bool {
+    let b = line.as_bytes();
+    let mut from = 0;
+    while let Some(i) = line.get(from..).and_then(|r| find_ascii_ci(r, "sm")) {
+        let at = from + i;
+        from = at + 2;
+        if at > 0 && b.get(at - 1).is_some_and(|c| is_word_byte(*c)) {
+            continue;
+        }
+        let digits = b
+            .get(at + 2..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        let after = b.get(at + 2 + digits);
+        if (2..=3).contains(&digits)
+            && !after.is_some_and(|c| {
+                c.is_ascii_digit() || (c.is_ascii_alphabetic() && !matches!(c, b'a' | b'f'))
+            })
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// A compiled module that lacks an attribute its Python side uses ("module 'X' has no
@@ -1297,7 +1363,12 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
         // with what else the log says, not as an NCCL failure.
         &[F::Hang, F::Mismatch, F::Unsupported, F::Denied, F::Failed],
     ) {
-        return Some((Category::Nccl, s, f));
+        // Nor does a line that says only that the timeout failed or hung ("NCCL 超时 ... 报错",
+        // "hangs till the NCCL timeout"): the failure it names is the timeout.
+        let only_the_timeout = w.fails(F::Timeout) && matches!(f, F::Failed | F::Hang);
+        if !only_the_timeout {
+            return Some((Category::Nccl, s, f));
+        }
     }
     if let Some((s, f)) = pick(
         S::Container,
@@ -1328,7 +1399,14 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
     }
     if let Some((s, f)) = pick(
         S::GpuArch,
-        &[F::Unsupported, F::Mismatch, F::TooOld, F::NotFound],
+        &[
+            F::Unsupported,
+            F::Mismatch,
+            F::TooOld,
+            F::NotFound,
+            // "not compiled with any CUDA arch <= 610": no code for this GPU.
+            F::NotCompiled,
+        ],
     ) {
         return Some((Category::NoKernelImage, s, f));
     }
@@ -1996,6 +2074,62 @@ mod tests {
         assert_eq!(
             cat("cublas not found: the app was built without GPU support"),
             Some(Category::CpuOnlyWheel)
+        );
+    }
+
+    #[test]
+    fn a_cuda_check_with_its_status_number() {
+        assert_eq!(
+            cat("F0101 net.cpp:10] Check failed: error == cudaSuccess (2 vs. 0)  out of memory"),
+            Some(Category::OutOfMemory)
+        );
+        assert_eq!(
+            cat("F0101 common.cpp:5] Check failed: error == cudaSuccess (35 vs. 0)"),
+            Some(Category::DriverTooOld)
+        );
+    }
+
+    #[test]
+    fn architectures_spelt_without_the_underscore() {
+        assert!(names_sm_arch("this kernel is for sm80 only"));
+        assert!(names_sm_arch("SM90a build"));
+        assert!(!names_sm_arch("small sm1234 smtp"));
+        assert_eq!(
+            cat("error: this function is for sm80, but was built for sm75"),
+            Some(Category::NoKernelImage)
+        );
+        assert_eq!(
+            cat("ggml was not compiled with any CUDA arch <= 700"),
+            Some(Category::NoKernelImage)
+        );
+        assert_eq!(
+            cat("New releases no longer support the Tesla P40 (sm_61)"),
+            Some(Category::NoKernelImage)
+        );
+        assert_eq!(
+            cat("Flash attention only works with Ampere or newer"),
+            Some(Category::SdpaFallback)
+        );
+    }
+
+    #[test]
+    fn chinese_for_a_build_without_cuda() {
+        assert_eq!(
+            cat("启动时说torch编译时未启用cuda"),
+            Some(Category::CpuOnlyWheel)
+        );
+    }
+
+    #[test]
+    fn a_line_that_says_only_that_the_collective_timed_out_names_no_nccl_cause() {
+        assert_eq!(cat("调大了 nccl 超时时间, 还是报错"), None);
+        assert_eq!(
+            cat("training hangs until the NCCL timeout when ranks get different batch counts"),
+            None
+        );
+        assert_eq!(
+            cat("NCCL WARN NET/IB : Got completion with error 12"),
+            Some(Category::Nccl)
         );
     }
 }
