@@ -194,6 +194,10 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cudnn.h", Word::Subject(S::Toolkit), false),
     ("findcuda", Word::Subject(S::Toolkit), false),
     ("cudatoolkit_root", Word::Subject(S::Toolkit), false),
+    // CMake's FindCUDA variables and Visual Studio's CUDA toolset.
+    ("cuda_toolkit_root", Word::Subject(S::Toolkit), false),
+    ("cuda_nvcc_executable", Word::Subject(S::Toolkit), false),
+    ("cuda toolset", Word::Subject(S::Toolkit), false),
     ("cmake_cuda_compiler", Word::Subject(S::Toolkit), false),
     ("cmake_cuda_architectures", Word::Subject(S::Toolkit), false),
     ("cuda compilation tools", Word::Subject(S::Toolkit), false),
@@ -544,6 +548,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("找不到", Word::Failure(F::NotFound), false),
+    // The shell's "command not found", on Windows and in Chinese.
+    (
+        "is not recognized as an internal or external command",
+        Word::Failure(F::NotFound),
+        false,
+    ),
+    ("不是内部或外部命令", Word::Failure(F::NotFound), false),
+    ("no cuda toolset found", Word::Failure(F::NotFound), false),
     ("未找到", Word::Failure(F::NotFound), false),
     ("没有找到", Word::Failure(F::NotFound), false),
     ("缺少", Word::Failure(F::NotFound), false),
@@ -2130,6 +2142,26 @@ mod tests {
         assert_eq!(
             cat("NCCL WARN NET/IB : Got completion with error 12"),
             Some(Category::Nccl)
+        );
+    }
+
+    #[test]
+    fn the_toolkit_missing_in_cmake_s_and_the_shells_words() {
+        assert_eq!(
+            cat("Could NOT find CUDA (missing: CUDA_TOOLKIT_ROOT_DIR CUDA_NVCC_EXECUTABLE)"),
+            Some(Category::CudaHomeMissing)
+        );
+        assert_eq!(
+            cat("CMake Error at build.cmake:4: No CUDA toolset found."),
+            Some(Category::CudaHomeMissing)
+        );
+        assert_eq!(
+            cat("'nvcc' is not recognized as an internal or external command,"),
+            Some(Category::CudaHomeMissing)
+        );
+        assert_eq!(
+            cat("'nvidia-smi' 不是内部或外部命令，也不是可运行的程序"),
+            Some(Category::DriverMissing)
         );
     }
 }
