@@ -196,6 +196,10 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cudatoolkit_root", Word::Subject(S::Toolkit), false),
     // CMake's FindCUDA variables and Visual Studio's CUDA toolset.
     ("cuda_toolkit_root", Word::Subject(S::Toolkit), false),
+    // torch's cpp_extension calls the toolkit that builds an extension "the detected CUDA
+    // version"; a build says what it is being compiled with.
+    ("detected cuda version", Word::Subject(S::Toolkit), false),
+    ("being compiled with", Word::Subject(S::Toolkit), false),
     ("cuda_nvcc_executable", Word::Subject(S::Toolkit), false),
     ("cuda toolset", Word::Subject(S::Toolkit), false),
     ("cmake_cuda_compiler", Word::Subject(S::Toolkit), false),
@@ -2162,6 +2166,18 @@ mod tests {
         assert_eq!(
             cat("'nvidia-smi' 不是内部或外部命令，也不是可运行的程序"),
             Some(Category::DriverMissing)
+        );
+    }
+
+    #[test]
+    fn the_toolkit_building_an_extension_against_the_framework_s_cuda() {
+        assert_eq!(
+            cat("cuda extensions are being compiled with a version of Cuda that does not match the version used to compile Pytorch binaries."),
+            Some(Category::ToolkitMismatch)
+        );
+        assert_eq!(
+            cat("RuntimeError: ('The detected CUDA version (%s) mismatches the version that was used to compile PyTorch (%s).', '11.3', '12.8')"),
+            Some(Category::ToolkitMismatch)
         );
     }
 }

@@ -360,3 +360,9 @@ fn an_invalid_device_symbol_is_code_missing_for_the_gpu() {
     let e = explain_str("CUDA error 13 at src/kernels.cu:120: invalid device symbol");
     assert_eq!(e.category, Category::NoKernelImage);
 }
+
+#[test]
+fn a_serving_engine_refusing_flash_attention_on_an_older_gpu() {
+    let log = "ImportError: GPU with CUDA capability 7 5 is not supported for Flash Attention V2\nWARN text_generation_launcher: Could not import Flash Attention enabled models";
+    assert_eq!(explain_str(log).category, Category::SdpaFallback);
+}
