@@ -366,3 +366,11 @@ fn a_serving_engine_refusing_flash_attention_on_an_older_gpu() {
     let log = "ImportError: GPU with CUDA capability 7 5 is not supported for Flash Attention V2\nWARN text_generation_launcher: Could not import Flash Attention enabled models";
     assert_eq!(explain_str(log).category, Category::SdpaFallback);
 }
+
+#[test]
+fn xformers_detail_line_pasted_without_its_heading() {
+    let log = "    PyTorch 2.4.0+cu121 with CUDA 1201 (you have 2.5.1+cu121)\n    Python  3.10.11 (you have 3.10.11)\n  Please reinstall xformers";
+    assert_eq!(explain_str(log).category, Category::AbiMismatch);
+    let log = "    PyTorch 2.5.1+cu118 with CUDA 1108 (you have 2.5.1+cu124)";
+    assert_eq!(explain_str(log).category, Category::VersionSuffixMismatch);
+}
