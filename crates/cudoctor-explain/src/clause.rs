@@ -866,10 +866,16 @@ pub fn words(line: &str) -> Words {
     let mut calls: Vec<(usize, &str, Failure)> = Vec::new();
     let mut failures: Vec<(Failure, usize, usize)> = Vec::new();
     let mut cancels: Vec<(Failure, usize, usize)> = Vec::new();
+    // What the readers below need the line to hold, noted from the lexicon's own pass so
+    // that an ordinary line costs them nothing: CUDA named (inside a word too, as in
+    // `cudaGetDeviceCount`), a package with a CPU flavour.
+    let (mut saw_cuda, mut saw_flavour) = (false, false);
     for m in lexicon().automaton.find_overlapping_iter(line) {
         let Some((text, word, whole)) = LEXICON.get(m.pattern().as_usize()) else {
             continue;
         };
+        saw_cuda |= text.starts_with("cuda");
+        saw_flavour |= CPU_FLAVOURS.iter().any(|f| f.starts_with(text));
         if text.ends_with(')') {
             if let Some((_, answer, failure)) = CALL_ANSWERS.iter().find(|(c, _, _)| c == text) {
                 calls.push((m.end(), answer, *failure));
@@ -910,10 +916,11 @@ pub fn words(line: &str) -> Words {
             w.failures.push(failure);
         }
     }
-    if !w.has(S::GpuArch) && names_sm_arch(line) {
+    // An architecture matters only to a line that says something failed.
+    if !w.failures.is_empty() && !w.has(S::GpuArch) && names_sm_arch(line) {
         w.add_subject(S::GpuArch, line.len());
     }
-    if let Some((s, f)) = cuda_error_code(line) {
+    if let Some((s, f)) = saw_cuda.then(|| cuda_error_code(line)).flatten() {
         w.add_subject(s, line.len());
         w.add_failure(f);
     }
@@ -921,7 +928,7 @@ pub fn words(line: &str) -> Words {
         w.add_subject(s, line.len());
         w.add_failure(f);
     }
-    if cpu_flavour_installed(line) {
+    if saw_flavour && cpu_flavour_installed(line) {
         w.add_subject(S::Framework, line.len());
         w.add_failure(F::NotCompiled);
     }
@@ -1044,7 +1051,8 @@ fn names_sm_arch(line: &str) -> bool {
 /// `_cuda_getDeviceCount`) is a build without CUDA; jaxlib (jax's compiled half) without what
 /// jax asks of it is the other version of the pair.
 fn missing_attribute(line: &str) -> Option<(Subject, Failure)> {
-    let at = find_ascii_ci(line, "has no attribute")?;
+    // Python's own wording, always in lower case.
+    let at = line.find("has no attribute")?;
     let (before, after) = (line.get(..at)?, line.get(at + "has no attribute".len()..)?);
     let attribute = after
         .trim_start_matches([' ', '\'', '"', '`'])
@@ -1070,10 +1078,12 @@ fn missing_attribute(line: &str) -> Option<(Subject, Failure)> {
 /// (`onnxruntime` / `onnxruntime-gpu`, `paddlepaddle` / `paddlepaddle-gpu`, `faiss` /
 /// `faiss-gpu`, `mxnet` / `mxnet-cu112`), named as installed: after `install`, or with its
 /// version (`==1.16`, a `pip list` row).
+/// Packages whose plain name is the CPU flavour (see [`cpu_flavour_installed`]).
+const CPU_FLAVOURS: [&str; 4] = ["onnxruntime", "paddlepaddle", "faiss", "mxnet"];
+
 fn cpu_flavour_installed(line: &str) -> bool {
-    const FLAVOURS: [&str; 4] = ["onnxruntime", "paddlepaddle", "faiss", "mxnet"];
     let lower = line.to_ascii_lowercase();
-    FLAVOURS.iter().any(|name| {
+    CPU_FLAVOURS.iter().any(|name| {
         lower.match_indices(name).any(|(i, _)| {
             let b = lower.as_bytes();
             let before_ok = i == 0 || !b.get(i - 1).is_some_and(|c| is_word_byte(*c) || *c == b'-');
