@@ -398,6 +398,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("oom", Word::Failure(F::OutOfMemory), true),
     ("显存不足", Word::Failure(F::OutOfMemory), false),
     ("爆显存", Word::Failure(F::OutOfMemory), false),
+    ("显存爆", Word::Failure(F::OutOfMemory), false),
     ("显存溢出", Word::Failure(F::OutOfMemory), false),
     // XLA's and TensorFlow's status for an allocation that failed.
     ("resource exhausted", Word::Failure(F::OutOfMemory), false),
@@ -464,6 +465,10 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("未编译", Word::Failure(F::NotCompiled), false),
     ("没有编译", Word::Failure(F::NotCompiled), false),
     ("使用的是cpu", Word::Failure(F::NotCompiled), false),
+    // No GPU build installed ("没有gpu版本", "不是gpu版").
+    ("没有gpu版", Word::Failure(F::NotCompiled), false),
+    ("不是gpu版", Word::Failure(F::NotCompiled), false),
+    ("not the gpu version", Word::Failure(F::NotCompiled), false),
     ("no such operator", Word::Failure(F::Mismatch), false),
     ("undefined symbol", Word::Failure(F::UndefinedSymbol), false),
     (
@@ -576,6 +581,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("no lower than", Word::Failure(F::TooOld), false),
     ("must be at least", Word::Failure(F::TooOld), false),
     ("太老", Word::Failure(F::TooOld), false),
+    // "insufficient" in Chinese ("驱动版本不足以支持CUDA运行时版本").
+    ("不足以", Word::Failure(F::TooOld), false),
+    ("版本不足", Word::Failure(F::TooOld), false),
     ("过老", Word::Failure(F::TooOld), false),
     ("更新显卡驱动", Word::Failure(F::TooOld), false),
     ("升级显卡驱动", Word::Failure(F::TooOld), false),
@@ -2189,5 +2197,15 @@ mod tests {
             cat("RuntimeError: ('The detected CUDA version (%s) mismatches the version that was used to compile PyTorch (%s).', '11.3', '12.8')"),
             Some(Category::ToolkitMismatch)
         );
+    }
+
+    #[test]
+    fn chinese_for_insufficient_no_gpu_build_and_memory_blown() {
+        assert_eq!(
+            cat("报错 CUDA驱动版本不足以支持CUDA运行时版本"),
+            Some(Category::DriverTooOld)
+        );
+        assert_eq!(cat("paddle提示没有gpu版本"), Some(Category::CpuOnlyWheel));
+        assert_eq!(cat("batch开大以后显存爆了"), Some(Category::OutOfMemory));
     }
 }
