@@ -126,6 +126,16 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("off the bus", Word::Subject(S::Hardware), false),
     ("off of the bus", Word::Subject(S::Hardware), false),
     ("out of the bus", Word::Subject(S::Hardware), false),
+    // The parts between the GPU and the machine that users name when the card drops out or the
+    // machine resets under load, and nvidia-smi's "ERR!" for a field it cannot read.
+    ("power supply", Word::Subject(S::Hardware), false),
+    ("psu", Word::Subject(S::Hardware), true),
+    ("riser", Word::Subject(S::Hardware), true),
+    ("risers", Word::Subject(S::Hardware), true),
+    ("overclock", Word::Subject(S::Hardware), false),
+    ("overheat", Word::Subject(S::Hardware), false),
+    ("err!", Word::Subject(S::Hardware), false),
+    ("err!", Word::Failure(F::Fault), false),
     ("nccl", Word::Subject(S::Nccl), false),
     ("processgroupnccl", Word::Subject(S::Nccl), false),
     ("collective operation", Word::Subject(S::Nccl), false),
@@ -241,6 +251,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("kernel image", Word::Subject(S::GpuArch), false),
     ("gpu architecture", Word::Subject(S::GpuArch), false),
     ("gpu arch", Word::Subject(S::GpuArch), false),
+    // cuDNN's and cuBLAS' status for a GPU their kernels were not built for.
+    ("arch_mismatch", Word::Subject(S::GpuArch), false),
     ("cuda arch", Word::Subject(S::GpuArch), false),
     ("invalid device function", Word::Subject(S::GpuArch), false),
     ("torch_cuda_arch_list", Word::Subject(S::GpuArch), false),
@@ -579,6 +591,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     // local installation version must be no lower than 8900").
     ("which is newer", Word::Failure(F::TooOld), false),
     ("no lower than", Word::Failure(F::TooOld), false),
+    ("below the minimum", Word::Failure(F::TooOld), false),
+    ("lower than the minimum", Word::Failure(F::TooOld), false),
     ("must be at least", Word::Failure(F::TooOld), false),
     ("太老", Word::Failure(F::TooOld), false),
     // "insufficient" in Chinese ("驱动版本不足以支持CUDA运行时版本").
@@ -662,6 +676,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("not supported", Word::Failure(F::Unsupported), false),
     ("only supported on", Word::Failure(F::Unsupported), false),
     ("no longer support", Word::Failure(F::Unsupported), false),
+    ("does not support", Word::Failure(F::Unsupported), false),
+    ("doesn't support", Word::Failure(F::Unsupported), false),
     // What a component works with, said of something else ("Flash-Attention only works with
     // Ampere", "only supports sm_80 and newer").
     ("only work with", Word::Failure(F::Unsupported), false),
@@ -1284,6 +1300,14 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
         }
     };
     let load = [F::CannotLoad, F::NotFound];
+    // bf16 asked of a GPU older than Ampere ("this GPU does not support bfloat16"): the
+    // program's dtype, not the installation (the signatures answer it where they know it).
+    if (w.has(S::GpuArch) || w.has(S::Gpu))
+        && (w.fails(F::Unsupported) || w.fails(F::TooOld))
+        && (find_ascii_ci(line, "bf16").is_some() || find_ascii_ci(line, "bfloat16").is_some())
+    {
+        return None;
+    }
     if let Some((s, f)) = pick(S::Hardware, &[F::Fault, F::Failed, F::Timeout]) {
         return Some((Category::GpuHardware, s, f));
     }
@@ -2207,5 +2231,45 @@ mod tests {
         );
         assert_eq!(cat("paddle提示没有gpu版本"), Some(Category::CpuOnlyWheel));
         assert_eq!(cat("batch开大以后显存爆了"), Some(Category::OutOfMemory));
+    }
+
+    #[test]
+    fn a_gpu_below_what_a_library_was_built_for() {
+        assert_eq!(
+            cat("RuntimeError: cuDNN error: CUDNN_STATUS_ARCH_MISMATCH"),
+            Some(Category::NoKernelImage)
+        );
+        assert_eq!(
+            cat("runner: GPU compute capability 3.5 is below the minimum 5.0"),
+            Some(Category::NoKernelImage)
+        );
+        assert_eq!(
+            cat("ValueError: this GPU architecture does not support FlashAttention 2"),
+            Some(Category::NoKernelImage)
+        );
+        assert_eq!(
+            cat("Error: the current card does not support Flash Attention"),
+            Some(Category::SdpaFallback)
+        );
+    }
+
+    #[test]
+    fn the_parts_around_the_gpu_that_fail() {
+        assert_eq!(
+            cat("the GPU dropped out again, error on the PCIe riser"),
+            Some(Category::GpuHardware)
+        );
+        assert_eq!(
+            cat("| 0  Tesla V100   ERR!  |"),
+            Some(Category::GpuHardware)
+        );
+    }
+
+    #[test]
+    fn bf16_refused_by_an_older_gpu_names_no_environment_cause() {
+        assert_eq!(
+            cat("Your GPU (compute capability 7.5) does not support bfloat16"),
+            None
+        );
     }
 }
