@@ -967,7 +967,7 @@ pub fn words(line: &str) -> Words {
 /// numbering, written by programs that print the number and not the name. Only the codes that
 /// name a cause of the stack: 35 (the driver older than the runtime), 100 (no device), 209 (no
 /// kernel image for the GPU), 222 (PTX newer than the driver's JIT), 34 (the toolkit's stub
-/// in place of the driver's library).
+/// in place of the driver's library), 999 (the driver cannot start).
 fn cuda_error_code(line: &str) -> Option<(Subject, Failure)> {
     find_ascii_ci(line, "cuda")?;
     let lower = line.to_ascii_lowercase();
@@ -1036,6 +1036,10 @@ fn cuda_code_meaning(code: &str) -> Option<(Subject, Failure)> {
         "209" => (S::GpuArch, F::Unsupported),
         "222" => (S::DriverLibrary, F::Unsupported),
         "34" => (S::CudaLibrary, F::CannotLoad),
+        // CUDA_ERROR_UNKNOWN from the driver's initialisation: the driver in a state it cannot
+        // start from (its UVM module missing, a resume from suspend), as torch's "CUDA unknown
+        // error" says.
+        "999" => (S::DriverLibrary, F::Failed),
         _ => return None,
     })
 }
@@ -2050,6 +2054,10 @@ mod tests {
         assert_eq!(
             cat("kernel launch: CUDA error code 209"),
             Some(Category::NoKernelImage)
+        );
+        assert_eq!(
+            cat("RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 999: unknown error"),
+            Some(Category::DriverMissing)
         );
         // A version is not a code, nor a number with no CUDA on the line.
         assert_eq!(
