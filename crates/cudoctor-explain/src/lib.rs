@@ -172,12 +172,16 @@ impl Engine {
             Some(self.kb.driver_max_cuda(&d)?.major)
         });
         let stack_shown = named.stack_shown();
+        let windows_seen = named.windows_seen();
         let named = named.finish();
         let mut e = self.build_from_lines(outcome, target, torch_variant.as_deref());
         if let Some((driver, build)) = newer_build {
             e = self.with_driver_ceiling(e, driver, build, target);
         } else if let Some(shown) = stack_shown {
             e = self.with_stack_shown(e, shown, target);
+        }
+        if windows_seen {
+            e = self.with_windows_bitsandbytes(e, target);
         }
         e.named_binaries = named;
         self.with_xids(e, &xids)
@@ -222,6 +226,38 @@ impl Engine {
         out.evidence.push(format!(
             "The log also shows {shown}: the GPU unseen by the framework is its build's doing, not a missing driver."
         ));
+        out.also_seen = e.also_seen;
+        out
+    }
+
+    /// bitsandbytes' CUDA setup (the messages of its releases before 0.43, which had no Windows
+    /// CUDA build) failing on a Windows machine: it loaded its CPU library because no CUDA one
+    /// exists there, not because a CUDA library is off the loader's path.
+    fn with_windows_bitsandbytes(&self, e: Explanation, target: Option<&TargetEnv>) -> Explanation {
+        let setup = matches!(
+            e.signature.as_deref(),
+            Some("bitsandbytes-cuda-setup-failed" | "bitsandbytes-libcudart-not-found")
+        );
+        let Some(first) = e.matched.first().filter(|_| setup) else {
+            return e;
+        };
+        let hit = scanner::ClauseHit {
+            line_no: first.line_no,
+            text: first.text.clone(),
+            rank: first.rank,
+            fields: e.fields.clone(),
+            clause: clause::Clause {
+                category: Category::CpuOnlyWheel,
+                subject: clause::Subject::Framework,
+                failure: clause::Failure::NotCompiled,
+                severity: clause::Severity::Plain,
+            },
+            count: 1,
+        };
+        let mut out = self.explained_by_clause(&hit, None, &[], e.stats.clone(), target);
+        out.evidence.push(
+            "The log is from a Windows machine: bitsandbytes releases before 0.43, whose CUDA setup writes these messages, had no Windows CUDA build, so only their CPU library loads there; install bitsandbytes 0.43 or newer.".to_string(),
+        );
         out.also_seen = e.also_seen;
         out
     }

@@ -374,3 +374,11 @@ fn xformers_detail_line_pasted_without_its_heading() {
     let log = "    PyTorch 2.5.1+cu118 with CUDA 1108 (you have 2.5.1+cu124)";
     assert_eq!(explain_str(log).category, Category::VersionSuffixMismatch);
 }
+
+#[test]
+fn bitsandbytes_cuda_setup_failing_on_windows_is_its_cpu_only_release() {
+    let log = "Running on Windows 10\nCUDA Setup failed despite GPU being available. Inspect the CUDA SETUP outputs above to fix your environment!";
+    assert_eq!(explain_str(log).category, Category::CpuOnlyWheel);
+    let log = "CUDA Setup failed despite GPU being available. Inspect the CUDA SETUP outputs above to fix your environment!";
+    assert_eq!(explain_str(log).category, Category::LibraryPath);
+}
