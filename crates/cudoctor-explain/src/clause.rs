@@ -68,6 +68,9 @@ pub enum Failure {
     Hang,
     Denied,
     NotAvailable,
+    /// The machine's GPU is not NVIDIA's (an integrated Intel GPU, an AMD Radeon): no CUDA
+    /// driver can serve it, whatever the message about the driver says.
+    NotNvidia,
     /// A generic failure word ("failed", "error").
     Failed,
 }
@@ -807,6 +810,18 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("检测不到", Word::Failure(F::NotAvailable), false),
+    // A GPU that is not NVIDIA's, as users name theirs.
+    ("integrated intel", Word::Failure(F::NotNvidia), false),
+    ("intel gpu", Word::Failure(F::NotNvidia), false),
+    ("intel(r) uhd", Word::Failure(F::NotNvidia), false),
+    ("intel uhd", Word::Failure(F::NotNvidia), false),
+    ("intel hd graphics", Word::Failure(F::NotNvidia), false),
+    ("iris xe", Word::Failure(F::NotNvidia), false),
+    ("integrated graphics", Word::Failure(F::NotNvidia), false),
+    ("radeon", Word::Failure(F::NotNvidia), false),
+    ("amd gpu", Word::Failure(F::NotNvidia), false),
+    ("集成显卡", Word::Failure(F::NotNvidia), false),
+    ("核显", Word::Failure(F::NotNvidia), false),
     ("识别不到", Word::Failure(F::NotAvailable), false),
     ("识别不了", Word::Failure(F::NotAvailable), false),
     ("用不了", Word::Failure(F::NotAvailable), false),
@@ -1304,6 +1319,11 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
         }
     };
     let load = [F::CannotLoad, F::NotFound];
+    // The machine's GPU is not NVIDIA's: nothing of the CUDA stack can run on it.
+    if w.fails(F::NotNvidia) {
+        let s = w.subjects.first().copied().unwrap_or(S::Gpu);
+        return Some((Category::DriverMissing, s, F::NotNvidia));
+    }
     // bf16 asked of a GPU older than Ampere ("this GPU does not support bfloat16"): the
     // program's dtype, not the installation (the signatures answer it where they know it).
     if (w.has(S::GpuArch) || w.has(S::Gpu))
@@ -1593,6 +1613,7 @@ pub fn failure_id(f: Failure) -> &'static str {
         Failure::Hang => "hang",
         Failure::Denied => "denied",
         Failure::NotAvailable => "not_available",
+        Failure::NotNvidia => "not_nvidia",
         Failure::Failed => "failed",
     }
 }
@@ -1611,7 +1632,9 @@ pub fn from_words(line: &str, w: &Words) -> Option<Clause> {
         return None;
     }
     // An unresolved symbol needs no subject word: its name says whose it is.
-    if w.failures.is_empty() || (w.subjects.is_empty() && !w.fails(F::UndefinedSymbol)) {
+    if w.failures.is_empty()
+        || (w.subjects.is_empty() && !w.fails(F::UndefinedSymbol) && !w.fails(F::NotNvidia))
+    {
         return None;
     }
     let (category, subject, failure) = category_of(line, w)?;
@@ -2278,6 +2301,18 @@ mod tests {
         assert_eq!(
             cat("Your GPU (compute capability 7.5) does not support bfloat16"),
             None
+        );
+    }
+
+    #[test]
+    fn a_gpu_that_is_not_nvidia_s() {
+        assert_eq!(
+            cat("my laptop only has an integrated Intel GPU (Iris Xe)"),
+            Some(Category::DriverMissing)
+        );
+        assert_eq!(
+            cat("电脑是核显，没有独立显卡"),
+            Some(Category::DriverMissing)
         );
     }
 }

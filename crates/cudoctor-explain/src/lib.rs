@@ -440,8 +440,10 @@ impl Engine {
             .filter(|c| self.clause_answers(c, winner, &seen))
             .or_else(|| {
                 clauses.iter().find(|c| {
-                    c.clause.failure == clause::Failure::NotCompiled
-                        && self.clause_answers(c, winner, &seen)
+                    matches!(
+                        c.clause.failure,
+                        clause::Failure::NotCompiled | clause::Failure::NotNvidia
+                    ) && self.clause_answers(c, winner, &seen)
                 })
             });
         if let Some(c) = clause {
@@ -631,11 +633,18 @@ impl Engine {
             && c.clause.failure == clause::Failure::NotCompiled
             && c.clause.category == Category::CpuOnlyWheel
             && c.clause.severity <= clause::Severity::Plain;
+        // A machine whose GPU is not NVIDIA's has no CUDA driver to be too old or missing:
+        // what the driver's message says follows from that.
+        let not_nvidia = c.clause.failure == clause::Failure::NotNvidia
+            && matches!(
+                sig.category,
+                Category::DriverTooOld | Category::DriverMissing | Category::CpuOnlyWheel
+            );
         let outranks = (weak_signature && c.clause.severity <= clause::Severity::Error
             || earlier_fatal
             || symbol_owner)
             && c.clause.is_specific();
-        (outranks || build_states_cause) && c.clause.category != sig.category
+        (outranks || build_states_cause || not_nvidia) && c.clause.category != sig.category
     }
 
     /// The explanation a clause gives: its family's texts, the line's own fields, and the

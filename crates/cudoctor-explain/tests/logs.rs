@@ -382,3 +382,9 @@ fn bitsandbytes_cuda_setup_failing_on_windows_is_its_cpu_only_release() {
     let log = "CUDA Setup failed despite GPU being available. Inspect the CUDA SETUP outputs above to fix your environment!";
     assert_eq!(explain_str(log).category, Category::LibraryPath);
 }
+
+#[test]
+fn an_insufficient_driver_on_a_machine_whose_gpu_is_not_nvidia_s() {
+    let log = "RuntimeError: CUDA driver version is insufficient for CUDA runtime version\nThis laptop has an integrated Intel GPU (Iris Xe) only.";
+    assert_eq!(explain_str(log).category, Category::DriverMissing);
+}
