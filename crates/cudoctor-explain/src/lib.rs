@@ -181,7 +181,7 @@ impl Engine {
             e = self.with_stack_shown(e, shown, target);
         }
         if windows_seen {
-            e = self.with_windows_bitsandbytes(e, target);
+            e = self.with_windows_bitsandbytes(e);
         }
         e.named_binaries = named;
         self.with_xids(e, &xids)
@@ -233,33 +233,24 @@ impl Engine {
     /// bitsandbytes' CUDA setup (the messages of its releases before 0.43, which had no Windows
     /// CUDA build) failing on a Windows machine: it loaded its CPU library because no CUDA one
     /// exists there, not because a CUDA library is off the loader's path.
-    fn with_windows_bitsandbytes(&self, e: Explanation, target: Option<&TargetEnv>) -> Explanation {
+    fn with_windows_bitsandbytes(&self, mut e: Explanation) -> Explanation {
         let setup = matches!(
             e.signature.as_deref(),
             Some("bitsandbytes-cuda-setup-failed" | "bitsandbytes-libcudart-not-found")
         );
-        let Some(first) = e.matched.first().filter(|_| setup) else {
+        if !setup {
             return e;
-        };
-        let hit = scanner::ClauseHit {
-            line_no: first.line_no,
-            text: first.text.clone(),
-            rank: first.rank,
-            fields: e.fields.clone(),
-            clause: clause::Clause {
-                category: Category::CpuOnlyWheel,
-                subject: clause::Subject::Framework,
-                failure: clause::Failure::NotCompiled,
-                severity: clause::Severity::Plain,
-            },
-            count: 1,
-        };
-        let mut out = self.explained_by_clause(&hit, None, &[], e.stats.clone(), target);
-        out.evidence.push(
-            "The log is from a Windows machine: bitsandbytes releases before 0.43, whose CUDA setup writes these messages, had no Windows CUDA build, so only their CPU library loads there; install bitsandbytes 0.43 or newer.".to_string(),
+        }
+        // The signature's fix (upgrade bitsandbytes, for the log's own Python) is the fix: its
+        // releases from 0.43 on have a Windows CUDA build.
+        e.category = Category::CpuOnlyWheel;
+        e.confidence = e.confidence.min(0.7);
+        e.title = "bitsandbytes has no CUDA build for Windows in this release".to_string();
+        e.cause = "bitsandbytes' CUDA setup failed on a Windows machine: its releases before 0.43, which write these CUDA SETUP messages, had no Windows CUDA build, so only their CPU library loads there, whatever CUDA the machine has.".to_string();
+        e.evidence.push(
+            "The log is from a Windows machine; on Linux the same messages mean a CUDA library off the loader's path.".to_string(),
         );
-        out.also_seen = e.also_seen;
-        out
+        e
     }
 
     /// A log that shows the driver's highest CUDA (nvidia-smi's "CUDA Version") older in its
