@@ -39,9 +39,9 @@ const MAX_WAVE3_FALSE_ALARMS: u32 = 6;
 /// Measured 2026-12-04 on the code of main at 363b006: tuning half 158/203, test half 173/254,
 /// test half unknown 35/212, false alarms 5 + 10; raised the same night to what explain's
 /// reading then reached (tuning half 163/203, test half 176/254, unknown 32/212); raised on
-/// 2026-12-05 to what the fourth reading session reached (tuning half 183/203, test half
+/// 2026-12-05 to what the fourth reading session reached (tuning half 184/203, test half
 /// 194/254, unknown 25/212, false alarms 1 + 8).
-const MIN_WAVE4_TUNE_ACCURACY: f64 = 0.901;
+const MIN_WAVE4_TUNE_ACCURACY: f64 = 0.906;
 const MIN_WAVE4_TEST_ACCURACY: f64 = 0.763;
 const MAX_WAVE4_TEST_UNKNOWN: f64 = 0.118;
 const MAX_WAVE4_FALSE_ALARMS: u32 = 9;
