@@ -68,6 +68,9 @@ pub enum Failure {
     Hang,
     Denied,
     NotAvailable,
+    /// The machine's GPU is not NVIDIA's (an integrated Intel GPU, an AMD Radeon): no CUDA
+    /// driver can serve it, whatever the message about the driver says.
+    NotNvidia,
     /// A generic failure word ("failed", "error").
     Failed,
 }
@@ -76,6 +79,10 @@ pub enum Failure {
 enum Word {
     Subject(Subject),
     Failure(Failure),
+    /// A phrase in which a failure word says something else: "size mismatch" and "shape
+    /// mismatch" are a program's tensors disagreeing, not two versions. A failure word found
+    /// only inside such phrases is not read.
+    Cancel(Failure),
 }
 
 /// How serious a line says it is, from its own wording: fatal lines outrank errors, errors
@@ -122,6 +129,16 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("off the bus", Word::Subject(S::Hardware), false),
     ("off of the bus", Word::Subject(S::Hardware), false),
     ("out of the bus", Word::Subject(S::Hardware), false),
+    // The parts between the GPU and the machine that users name when the card drops out or the
+    // machine resets under load, and nvidia-smi's "ERR!" for a field it cannot read.
+    ("power supply", Word::Subject(S::Hardware), false),
+    ("psu", Word::Subject(S::Hardware), true),
+    ("riser", Word::Subject(S::Hardware), true),
+    ("risers", Word::Subject(S::Hardware), true),
+    ("overclock", Word::Subject(S::Hardware), false),
+    ("overheat", Word::Subject(S::Hardware), false),
+    ("err!", Word::Subject(S::Hardware), false),
+    ("err!", Word::Failure(F::Fault), false),
     ("nccl", Word::Subject(S::Nccl), false),
     ("processgroupnccl", Word::Subject(S::Nccl), false),
     ("collective operation", Word::Subject(S::Nccl), false),
@@ -190,6 +207,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cudnn.h", Word::Subject(S::Toolkit), false),
     ("findcuda", Word::Subject(S::Toolkit), false),
     ("cudatoolkit_root", Word::Subject(S::Toolkit), false),
+    // CMake's FindCUDA variables and Visual Studio's CUDA toolset.
+    ("cuda_toolkit_root", Word::Subject(S::Toolkit), false),
+    // torch's cpp_extension calls the toolkit that builds an extension "the detected CUDA
+    // version"; a build says what it is being compiled with.
+    ("detected cuda version", Word::Subject(S::Toolkit), false),
+    ("being compiled with", Word::Subject(S::Toolkit), false),
+    ("cuda_nvcc_executable", Word::Subject(S::Toolkit), false),
+    ("cuda toolset", Word::Subject(S::Toolkit), false),
     ("cmake_cuda_compiler", Word::Subject(S::Toolkit), false),
     ("cmake_cuda_architectures", Word::Subject(S::Toolkit), false),
     ("cuda compilation tools", Word::Subject(S::Toolkit), false),
@@ -229,6 +254,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("kernel image", Word::Subject(S::GpuArch), false),
     ("gpu architecture", Word::Subject(S::GpuArch), false),
     ("gpu arch", Word::Subject(S::GpuArch), false),
+    // cuDNN's and cuBLAS' status for a GPU their kernels were not built for.
+    ("arch_mismatch", Word::Subject(S::GpuArch), false),
+    ("cuda arch", Word::Subject(S::GpuArch), false),
     ("invalid device function", Word::Subject(S::GpuArch), false),
     ("torch_cuda_arch_list", Word::Subject(S::GpuArch), false),
     ("gpu-architecture", Word::Subject(S::GpuArch), false),
@@ -260,6 +288,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("nvml", Word::Subject(S::DriverLibrary), false),
     ("libnvidia-ml", Word::Subject(S::DriverLibrary), false),
     ("cuinit", Word::Subject(S::DriverLibrary), false),
+    // TensorFlow's name for the driver's user-space library against the kernel module's
+    // version ("kernel version X does not match DSO version Y").
+    ("dso version", Word::Subject(S::DriverLibrary), false),
     // The driver's JIT linker (cuLinkAddData) runs ptxas on PTX handed to it.
     (
         "ptxas application ptx input",
@@ -275,6 +306,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("kernel module", Word::Subject(S::KernelModule), false),
+    ("nvidia module", Word::Subject(S::KernelModule), false),
+    ("lsmod", Word::Subject(S::KernelModule), true),
     ("nvidia.ko", Word::Subject(S::KernelModule), false),
     ("dkms", Word::Subject(S::KernelModule), true),
     ("modprobe", Word::Subject(S::KernelModule), false),
@@ -343,16 +376,25 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("triton", Word::Subject(S::Framework), false),
     ("numba", Word::Subject(S::Framework), false),
     ("mxnet", Word::Subject(S::Framework), false),
+    ("mmcv", Word::Subject(S::Framework), false),
+    ("faiss", Word::Subject(S::Framework), true),
     ("deepspeed", Word::Subject(S::Framework), false),
     ("ollama", Word::Subject(S::Framework), false),
     ("[trt]", Word::Subject(S::Framework), false),
     ("engine plan", Word::Subject(S::Framework), false),
+    // A serialized TensorRT engine: built by one TensorRT version for that version only.
+    ("serialized engine", Word::Subject(S::Framework), false),
     ("cuda", Word::Subject(S::Gpu), true),
     ("gpu", Word::Subject(S::Gpu), true),
     ("gpus", Word::Subject(S::Gpu), true),
     ("cuda device", Word::Subject(S::Gpu), false),
+    // The CUDA runtime's status names (`cudaSuccess`, `cudaErrorMemoryAllocation`) name CUDA.
+    ("cudasuccess", Word::Subject(S::Gpu), false),
+    ("cudaerror", Word::Subject(S::Gpu), false),
     ("cuda-capable device", Word::Subject(S::Gpu), false),
     ("显卡", Word::Subject(S::Gpu), false),
+    // nvidia-smi's own words when the driver answers but lists no GPU.
+    ("no devices were found", Word::Subject(S::Gpu), false),
     ("gpu memory", Word::Subject(S::Memory), false),
     ("device memory", Word::Subject(S::Memory), false),
     ("vram", Word::Subject(S::Memory), true),
@@ -371,6 +413,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("oom", Word::Failure(F::OutOfMemory), true),
     ("显存不足", Word::Failure(F::OutOfMemory), false),
     ("爆显存", Word::Failure(F::OutOfMemory), false),
+    ("显存爆", Word::Failure(F::OutOfMemory), false),
     ("显存溢出", Word::Failure(F::OutOfMemory), false),
     // XLA's and TensorFlow's status for an allocation that failed.
     ("resource exhausted", Word::Failure(F::OutOfMemory), false),
@@ -421,6 +464,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cpuonly", Word::Failure(F::NotCompiled), true),
     ("libbitsandbytes_cpu", Word::Failure(F::NotCompiled), false),
     ("paddlepaddle==", Word::Failure(F::NotCompiled), false),
+    // mmcv's lite flavour ships no compiled ops (`mmcv-full` / mmcv 2's CUDA build does).
+    ("mmcv._ext", Word::Failure(F::NotCompiled), false),
     // The program says it runs on the CPU (it found no GPU it could use).
     ("only cpu", Word::Failure(F::NotCompiled), false),
     ("only use cpu", Word::Failure(F::NotCompiled), false),
@@ -430,7 +475,15 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("只能用cpu", Word::Failure(F::NotCompiled), false),
     ("只用cpu", Word::Failure(F::NotCompiled), false),
     ("用的是cpu", Word::Failure(F::NotCompiled), false),
+    // "compiled without CUDA" in Chinese: 编译时未激活cuda, 未编译cuda, 没有编译cuda.
+    ("编译时未", Word::Failure(F::NotCompiled), false),
+    ("未编译", Word::Failure(F::NotCompiled), false),
+    ("没有编译", Word::Failure(F::NotCompiled), false),
     ("使用的是cpu", Word::Failure(F::NotCompiled), false),
+    // No GPU build installed ("没有gpu版本", "不是gpu版").
+    ("没有gpu版", Word::Failure(F::NotCompiled), false),
+    ("不是gpu版", Word::Failure(F::NotCompiled), false),
+    ("not the gpu version", Word::Failure(F::NotCompiled), false),
     ("no such operator", Word::Failure(F::Mismatch), false),
     ("undefined symbol", Word::Failure(F::UndefinedSymbol), false),
     (
@@ -479,6 +532,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("can not load", Word::Failure(F::CannotLoad), false),
     ("failed to open", Word::Failure(F::CannotLoad), false),
     ("load failed", Word::Failure(F::CannotLoad), false),
+    ("not loaded", Word::Failure(F::CannotLoad), false),
     ("dlopen", Word::Failure(F::CannotLoad), false),
     ("winerror 126", Word::Failure(F::CannotLoad), false),
     ("winerror 1114", Word::Failure(F::CannotLoad), false),
@@ -518,6 +572,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("找不到", Word::Failure(F::NotFound), false),
+    // The shell's "command not found", on Windows and in Chinese.
+    (
+        "is not recognized as an internal or external command",
+        Word::Failure(F::NotFound),
+        false,
+    ),
+    ("不是内部或外部命令", Word::Failure(F::NotFound), false),
+    ("no cuda toolset found", Word::Failure(F::NotFound), false),
     ("未找到", Word::Failure(F::NotFound), false),
     ("没有找到", Word::Failure(F::NotFound), false),
     ("缺少", Word::Failure(F::NotFound), false),
@@ -526,7 +588,24 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("too old", Word::Failure(F::TooOld), false),
     ("insufficient", Word::Failure(F::TooOld), false),
     ("older than", Word::Failure(F::TooOld), false),
-    ("is outdated", Word::Failure(F::TooOld), false),
+    ("outdated", Word::Failure(F::TooOld), false),
+    // A requirement stated against what was found, in the frameworks' own words ("Found CUDA
+    // driver version 11040, but JAX was built against version 12020, which is newer"; "The
+    // local installation version must be no lower than 8900").
+    ("which is newer", Word::Failure(F::TooOld), false),
+    ("no lower than", Word::Failure(F::TooOld), false),
+    ("below the minimum", Word::Failure(F::TooOld), false),
+    ("lower than the minimum", Word::Failure(F::TooOld), false),
+    ("must be at least", Word::Failure(F::TooOld), false),
+    ("太老", Word::Failure(F::TooOld), false),
+    // "insufficient" in Chinese ("驱动版本不足以支持CUDA运行时版本").
+    ("不足以", Word::Failure(F::TooOld), false),
+    ("版本不足", Word::Failure(F::TooOld), false),
+    ("过老", Word::Failure(F::TooOld), false),
+    ("更新显卡驱动", Word::Failure(F::TooOld), false),
+    ("升级显卡驱动", Word::Failure(F::TooOld), false),
+    ("显卡驱动升级", Word::Failure(F::TooOld), false),
+    ("显卡驱动更新", Word::Failure(F::TooOld), false),
     ("needs to be upgraded", Word::Failure(F::TooOld), false),
     ("update your", Word::Failure(F::TooOld), false),
     ("upgrade your", Word::Failure(F::TooOld), false),
@@ -584,12 +663,29 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ),
     ("stubs/libcuda", Word::Failure(F::Mismatch), false),
     ("不匹配", Word::Failure(F::Mismatch), false),
+    ("不对应", Word::Failure(F::Mismatch), false),
+    ("对应不上", Word::Failure(F::Mismatch), false),
+    // A program's tensors or arguments that disagree: not two versions.
+    ("size mismatch", Word::Cancel(F::Mismatch), false),
+    ("shape mismatch", Word::Cancel(F::Mismatch), false),
+    ("dtype mismatch", Word::Cancel(F::Mismatch), false),
+    ("type mismatch", Word::Cancel(F::Mismatch), false),
+    ("length mismatch", Word::Cancel(F::Mismatch), false),
+    ("dimension mismatch", Word::Cancel(F::Mismatch), false),
     ("不一致", Word::Failure(F::Mismatch), false),
     ("不兼容", Word::Failure(F::Mismatch), false),
     ("对不上", Word::Failure(F::Mismatch), false),
     ("unsupported", Word::Failure(F::Unsupported), false),
     ("not supported", Word::Failure(F::Unsupported), false),
-    ("no longer supported", Word::Failure(F::Unsupported), false),
+    ("only supported on", Word::Failure(F::Unsupported), false),
+    ("no longer support", Word::Failure(F::Unsupported), false),
+    ("does not support", Word::Failure(F::Unsupported), false),
+    ("doesn't support", Word::Failure(F::Unsupported), false),
+    // What a component works with, said of something else ("Flash-Attention only works with
+    // Ampere", "only supports sm_80 and newer").
+    ("only work with", Word::Failure(F::Unsupported), false),
+    ("only works with", Word::Failure(F::Unsupported), false),
+    ("only supports", Word::Failure(F::Unsupported), false),
     ("isn't supported", Word::Failure(F::Unsupported), false),
     (
         "is not compatible with the current",
@@ -607,7 +703,6 @@ const LEXICON: &[(&str, Word, bool)] = &[
         Word::Failure(F::Unsupported),
         false,
     ),
-    ("no longer supports", Word::Failure(F::Unsupported), false),
     ("no longer compatible", Word::Failure(F::Mismatch), false),
     ("invalid value for", Word::Failure(F::Unsupported), false),
     ("unknown cuda arch", Word::Failure(F::Unsupported), false),
@@ -715,6 +810,18 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("检测不到", Word::Failure(F::NotAvailable), false),
+    // A GPU that is not NVIDIA's, as users name theirs.
+    ("integrated intel", Word::Failure(F::NotNvidia), false),
+    ("intel gpu", Word::Failure(F::NotNvidia), false),
+    ("intel(r) uhd", Word::Failure(F::NotNvidia), false),
+    ("intel uhd", Word::Failure(F::NotNvidia), false),
+    ("intel hd graphics", Word::Failure(F::NotNvidia), false),
+    ("iris xe", Word::Failure(F::NotNvidia), false),
+    ("integrated graphics", Word::Failure(F::NotNvidia), false),
+    ("radeon", Word::Failure(F::NotNvidia), false),
+    ("amd gpu", Word::Failure(F::NotNvidia), false),
+    ("集成显卡", Word::Failure(F::NotNvidia), false),
+    ("核显", Word::Failure(F::NotNvidia), false),
     ("识别不到", Word::Failure(F::NotAvailable), false),
     ("识别不了", Word::Failure(F::NotAvailable), false),
     ("用不了", Word::Failure(F::NotAvailable), false),
@@ -762,6 +869,8 @@ fn is_word_byte(b: u8) -> bool {
 pub struct Words {
     pub subjects: Vec<Subject>,
     pub failures: Vec<Failure>,
+    /// Where each subject is first named (byte offset), in the order found.
+    pub at: Vec<(Subject, usize)>,
 }
 
 impl Words {
@@ -771,6 +880,21 @@ impl Words {
     fn fails(&self, f: Failure) -> bool {
         self.failures.contains(&f)
     }
+    /// Where the line first names `s`.
+    fn first_at(&self, s: Subject) -> Option<usize> {
+        self.at.iter().find(|(x, _)| *x == s).map(|(_, i)| *i)
+    }
+    fn add_subject(&mut self, s: Subject, at: usize) {
+        if !self.subjects.contains(&s) {
+            self.subjects.push(s);
+            self.at.push((s, at));
+        }
+    }
+    fn add_failure(&mut self, f: Failure) {
+        if !self.failures.contains(&f) {
+            self.failures.push(f);
+        }
+    }
 }
 
 /// Reads the subject and failure words of `line`.
@@ -779,10 +903,18 @@ pub fn words(line: &str) -> Words {
     let mut w = Words::default();
     // Where a call of CALL_ANSWERS ends, when the lexicon found one: its answer follows.
     let mut calls: Vec<(usize, &str, Failure)> = Vec::new();
+    let mut failures: Vec<(Failure, usize, usize)> = Vec::new();
+    let mut cancels: Vec<(Failure, usize, usize)> = Vec::new();
+    // What the readers below need the line to hold, noted from the lexicon's own pass so
+    // that an ordinary line costs them nothing: CUDA named (inside a word too, as in
+    // `cudaGetDeviceCount`), a package with a CPU flavour.
+    let (mut saw_cuda, mut saw_flavour) = (false, false);
     for m in lexicon().automaton.find_overlapping_iter(line) {
         let Some((text, word, whole)) = LEXICON.get(m.pattern().as_usize()) else {
             continue;
         };
+        saw_cuda |= text.starts_with("cuda");
+        saw_flavour |= CPU_FLAVOURS.iter().any(|f| f.starts_with(text));
         if text.ends_with(')') {
             if let Some((_, answer, failure)) = CALL_ANSWERS.iter().find(|(c, _, _)| c == text) {
                 calls.push((m.end(), answer, *failure));
@@ -796,9 +928,17 @@ pub fn words(line: &str) -> Words {
             }
         }
         match *word {
-            Word::Subject(s) if !w.subjects.contains(&s) => w.subjects.push(s),
-            Word::Failure(f) if !w.failures.contains(&f) => w.failures.push(f),
-            _ => {}
+            Word::Subject(s) => w.add_subject(s, m.start()),
+            Word::Failure(f) => failures.push((f, m.start(), m.end())),
+            Word::Cancel(f) => cancels.push((f, m.start(), m.end())),
+        }
+    }
+    for (f, start, end) in failures {
+        let cancelled = cancels
+            .iter()
+            .any(|(c, cs, ce)| *c == f && *cs <= start && end <= *ce);
+        if !cancelled {
+            w.add_failure(f);
         }
     }
     for (end, answer, failure) in calls {
@@ -815,9 +955,202 @@ pub fn words(line: &str) -> Words {
             w.failures.push(failure);
         }
     }
+    // An architecture matters only to a line that says something failed.
+    if !w.failures.is_empty() && !w.has(S::GpuArch) && names_sm_arch(line) {
+        w.add_subject(S::GpuArch, line.len());
+    }
+    if let Some((s, f)) = saw_cuda.then(|| cuda_error_code(line)).flatten() {
+        w.add_subject(s, line.len());
+        w.add_failure(f);
+    }
+    if let Some((s, f)) = missing_attribute(line) {
+        w.add_subject(s, line.len());
+        w.add_failure(f);
+    }
+    if saw_flavour && cpu_flavour_installed(line) {
+        w.add_subject(S::Framework, line.len());
+        w.add_failure(F::NotCompiled);
+    }
     w.subjects.sort();
     w.failures.sort();
     w
+}
+
+/// The number a line gives as CUDA's error code ("CUDA error 35", "Cuda error(35)", "CUDA
+/// initialization failure with error: 35", "cudaGetDeviceCount returned 100", "error code
+/// 209"), read as what it means: the same fact in the runtime's and the driver API's shared
+/// numbering, written by programs that print the number and not the name. Only the codes that
+/// name a cause of the stack: 35 (the driver older than the runtime), 100 (no device), 209 (no
+/// kernel image for the GPU), 222 (PTX newer than the driver's JIT), 34 (the toolkit's stub
+/// in place of the driver's library), 999 (the driver cannot start).
+fn cuda_error_code(line: &str) -> Option<(Subject, Failure)> {
+    find_ascii_ci(line, "cuda")?;
+    let lower = line.to_ascii_lowercase();
+    let b = lower.as_bytes();
+    // Caffe's and glog's check of a CUDA call: "Check failed: error == cudaSuccess (2 vs. 0)".
+    if let Some(i) = lower.find("cudasuccess (") {
+        let code: String = lower
+            .get(i + "cudasuccess (".len()..)
+            .unwrap_or_default()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if code == "2" {
+            return Some((S::Memory, F::OutOfMemory));
+        }
+        if let Some(m) = cuda_code_meaning(&code) {
+            return Some(m);
+        }
+    }
+    for key in ["error", "failure", "returned", "code", "status"] {
+        let mut from = 0;
+        while let Some(i) = lower.get(from..).and_then(|r| r.find(key)) {
+            let mut j = from + i + key.len();
+            from = j;
+            // "error: 35", "error(35)", "error = 35", "error code 35", "error #35"
+            while b
+                .get(j)
+                .is_some_and(|c| matches!(c, b' ' | b':' | b'=' | b'(' | b'#'))
+            {
+                j += 1;
+            }
+            if lower.get(j..).is_some_and(|r| r.starts_with("code")) {
+                j += 4;
+                while b
+                    .get(j)
+                    .is_some_and(|c| matches!(c, b' ' | b':' | b'=' | b'('))
+                {
+                    j += 1;
+                }
+            }
+            let start = j;
+            while b.get(j).is_some_and(u8::is_ascii_digit) {
+                j += 1;
+            }
+            // A number, not a version ("35.1") nor part of a word.
+            if j == start
+                || b.get(j)
+                    .is_some_and(|c| *c == b'.' && b.get(j + 1).is_some_and(u8::is_ascii_digit))
+                || b.get(j).is_some_and(|c| c.is_ascii_alphabetic())
+            {
+                continue;
+            }
+            if let Some(m) = cuda_code_meaning(lower.get(start..j).unwrap_or_default()) {
+                return Some(m);
+            }
+        }
+    }
+    None
+}
+
+/// What a CUDA error number names, for the numbers that name a cause of the stack.
+fn cuda_code_meaning(code: &str) -> Option<(Subject, Failure)> {
+    Some(match code {
+        "35" => (S::Driver, F::TooOld),
+        "100" => (S::Gpu, F::NotAvailable),
+        "209" => (S::GpuArch, F::Unsupported),
+        "222" => (S::DriverLibrary, F::Unsupported),
+        "34" => (S::CudaLibrary, F::CannotLoad),
+        // CUDA_ERROR_UNKNOWN from the driver's initialisation: the driver in a state it cannot
+        // start from (its UVM module missing, a resume from suspend), as torch's "CUDA unknown
+        // error" says.
+        "999" => (S::DriverLibrary, F::Failed),
+        _ => return None,
+    })
+}
+
+/// Whether the line names a GPU architecture as `sm80` / `sm_80` / `SM86`: "sm" and two or
+/// three digits standing alone (the lexicon finds `sm_`; the spelling without the underscore
+/// is as common in hand-typed reports and some libraries' messages).
+fn names_sm_arch(line: &str) -> bool {
+    let b = line.as_bytes();
+    let mut from = 0;
+    while let Some(i) = line.get(from..).and_then(|r| find_ascii_ci(r, "sm")) {
+        let at = from + i;
+        from = at + 2;
+        if at > 0 && b.get(at - 1).is_some_and(|c| is_word_byte(*c)) {
+            continue;
+        }
+        let digits = b
+            .get(at + 2..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        let after = b.get(at + 2 + digits);
+        if (2..=3).contains(&digits)
+            && !after.is_some_and(|c| {
+                c.is_ascii_digit() || (c.is_ascii_alphabetic() && !matches!(c, b'a' | b'f'))
+            })
+        {
+            return true;
+        }
+    }
+    false
+}
+
+/// A compiled module that lacks an attribute its Python side uses ("module 'X' has no
+/// attribute 'Y'"): torch's C module without its private CUDA bindings (`_cuda_setDevice`,
+/// `_cuda_getDeviceCount`) is a build without CUDA; jaxlib (jax's compiled half) without what
+/// jax asks of it is the other version of the pair.
+fn missing_attribute(line: &str) -> Option<(Subject, Failure)> {
+    // Python's own wording, always in lower case.
+    let at = line.find("has no attribute")?;
+    let (before, after) = (line.get(..at)?, line.get(at + "has no attribute".len()..)?);
+    let attribute = after
+        .trim_start_matches([' ', '\'', '"', '`'])
+        .split(['\'', '"', '`', ' '])
+        .next()
+        .unwrap_or_default();
+    let module = before
+        .rsplit("module")
+        .next()
+        .unwrap_or_default()
+        .trim_matches([' ', '\'', '"', '`']);
+    if module.starts_with("jaxlib") {
+        return Some((S::Companion, F::Mismatch));
+    }
+    let a = attribute.to_ascii_lowercase();
+    if a.starts_with("_cuda") && module.contains("._C") {
+        return Some((S::Framework, F::NotCompiled));
+    }
+    None
+}
+
+/// A package whose plain name is its CPU flavour, the CUDA flavour carrying a suffix
+/// (`onnxruntime` / `onnxruntime-gpu`, `paddlepaddle` / `paddlepaddle-gpu`, `faiss` /
+/// `faiss-gpu`, `mxnet` / `mxnet-cu112`), named as installed: after `install`, or with its
+/// version (`==1.16`, a `pip list` row).
+/// Packages whose plain name is the CPU flavour (see [`cpu_flavour_installed`]).
+const CPU_FLAVOURS: [&str; 4] = ["onnxruntime", "paddlepaddle", "faiss", "mxnet"];
+
+fn cpu_flavour_installed(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    CPU_FLAVOURS.iter().any(|name| {
+        lower.match_indices(name).any(|(i, _)| {
+            let b = lower.as_bytes();
+            let before_ok = i == 0 || !b.get(i - 1).is_some_and(|c| is_word_byte(*c) || *c == b'-');
+            let rest = lower.get(i + name.len()..).unwrap_or_default();
+            let after_ok =
+                !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || "-_.[".contains(c));
+            // The word before the name, past any flags ("pip install -U onnxruntime"), is
+            // `install` (not `uninstall`).
+            let by_install = lower
+                .get(..i)
+                .unwrap_or_default()
+                .split_whitespace()
+                .rev()
+                .find(|t| !t.starts_with('-'))
+                == Some("install");
+            let installed = by_install
+                || rest.starts_with("==")
+                || rest
+                    .trim_start_matches(' ')
+                    .starts_with(|c: char| c.is_ascii_digit())
+                    && rest.starts_with(' ');
+            before_ok && after_ok && installed
+        })
+    })
 }
 
 /// A call a user pastes with the answer it gave, and the failure that answer states: the
@@ -986,6 +1319,19 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
         }
     };
     let load = [F::CannotLoad, F::NotFound];
+    // The machine's GPU is not NVIDIA's: nothing of the CUDA stack can run on it.
+    if w.fails(F::NotNvidia) {
+        let s = w.subjects.first().copied().unwrap_or(S::Gpu);
+        return Some((Category::DriverMissing, s, F::NotNvidia));
+    }
+    // bf16 asked of a GPU older than Ampere ("this GPU does not support bfloat16"): the
+    // program's dtype, not the installation (the signatures answer it where they know it).
+    if (w.has(S::GpuArch) || w.has(S::Gpu))
+        && (w.fails(F::Unsupported) || w.fails(F::TooOld))
+        && (find_ascii_ci(line, "bf16").is_some() || find_ascii_ci(line, "bfloat16").is_some())
+    {
+        return None;
+    }
     if let Some((s, f)) = pick(S::Hardware, &[F::Fault, F::Failed, F::Timeout]) {
         return Some((Category::GpuHardware, s, f));
     }
@@ -1017,6 +1363,24 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
             return Some((Category::LibraryPath, S::CudaLibrary, f));
         }
     }
+    // The driver said to be too old for something the line names after it ("CUDA driver
+    // version is too old for the installed CUDA toolkit"): the driver is the subject, what
+    // follows is what needs it.
+    if w.fails(F::TooOld) {
+        let driver = [S::Driver, S::DriverLibrary]
+            .iter()
+            .filter_map(|s| w.first_at(*s).map(|i| (i, *s)))
+            .min();
+        let other = [S::Toolkit, S::CudaLibrary, S::Framework, S::Companion]
+            .iter()
+            .filter_map(|s| w.first_at(*s))
+            .min();
+        if let Some((at, s)) = driver {
+            if other.is_some_and(|o| at < o) {
+                return Some((Category::DriverTooOld, s, F::TooOld));
+            }
+        }
+    }
     if w.has(S::Toolkit) {
         // A toolkit component missing (libNVVM, nvcc): the toolkit, whatever file names it.
         if let Some((s, f)) = pick(S::Toolkit, &[F::NotFound]) {
@@ -1046,6 +1410,23 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
             return Some((Category::DriverMissing, S::KernelModule, f));
         }
     }
+    // A line that says the framework was built without CUDA states the cause; a library it
+    // then did not find or load on the same line follows from it ("ggml_init_cublas not found;
+    // llama.cpp was built without GPU support").
+    if w.fails(F::NotCompiled)
+        && (w.has(S::Framework) || w.has(S::Gpu))
+        && !w.has(S::Companion)
+        && !w.has(S::Attention)
+        && !w.has(S::WindowsDll)
+        && !w.has(S::GpuArch)
+    {
+        let s = if w.has(S::Framework) {
+            S::Framework
+        } else {
+            S::Gpu
+        };
+        return Some((Category::CpuOnlyWheel, s, F::NotCompiled));
+    }
     if let Some((s, f)) = pick(
         S::WindowsDll,
         &[F::CannotLoad, F::UndefinedSymbol, F::NotFound],
@@ -1064,7 +1445,12 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
         // with what else the log says, not as an NCCL failure.
         &[F::Hang, F::Mismatch, F::Unsupported, F::Denied, F::Failed],
     ) {
-        return Some((Category::Nccl, s, f));
+        // Nor does a line that says only that the timeout failed or hung ("NCCL 超时 ... 报错",
+        // "hangs till the NCCL timeout"): the failure it names is the timeout.
+        let only_the_timeout = w.fails(F::Timeout) && matches!(f, F::Failed | F::Hang);
+        if !only_the_timeout {
+            return Some((Category::Nccl, s, f));
+        }
     }
     if let Some((s, f)) = pick(
         S::Container,
@@ -1095,7 +1481,14 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
     }
     if let Some((s, f)) = pick(
         S::GpuArch,
-        &[F::Unsupported, F::Mismatch, F::TooOld, F::NotFound],
+        &[
+            F::Unsupported,
+            F::Mismatch,
+            F::TooOld,
+            F::NotFound,
+            // "not compiled with any CUDA arch <= 610": no code for this GPU.
+            F::NotCompiled,
+        ],
     ) {
         return Some((Category::NoKernelImage, s, f));
     }
@@ -1220,6 +1613,7 @@ pub fn failure_id(f: Failure) -> &'static str {
         Failure::Hang => "hang",
         Failure::Denied => "denied",
         Failure::NotAvailable => "not_available",
+        Failure::NotNvidia => "not_nvidia",
         Failure::Failed => "failed",
     }
 }
@@ -1238,7 +1632,9 @@ pub fn from_words(line: &str, w: &Words) -> Option<Clause> {
         return None;
     }
     // An unresolved symbol needs no subject word: its name says whose it is.
-    if w.failures.is_empty() || (w.subjects.is_empty() && !w.fails(F::UndefinedSymbol)) {
+    if w.failures.is_empty()
+        || (w.subjects.is_empty() && !w.fails(F::UndefinedSymbol) && !w.fails(F::NotNvidia))
+    {
         return None;
     }
     let (category, subject, failure) = category_of(line, w)?;
@@ -1375,7 +1771,26 @@ fn osa_distance(a: &[u8], b: &[u8], limit: usize) -> usize {
 /// "compiled"): an English word of its own, which a typo correction must leave alone.
 fn same_stem_other_ending(word: &str, domain: &str) -> bool {
     let n = word.len();
-    n == domain.len() && n > 1 && word.get(..n - 1) == domain.get(..n - 1)
+    if n == domain.len() && n > 1 && word.get(..n - 1) == domain.get(..n - 1) {
+        return true;
+    }
+    // An inflection of the domain word ("devices", "drivers", "libraries", "detect"): a plural
+    // or a tense is the same word, which the lexicon's phrases spell as they are ("no devices
+    // were found"), not a typo to be rewritten into the singular.
+    let inflected = |stem: &str, ending: &str| {
+        word.strip_suffix(ending).is_some_and(|w| w == stem)
+            || domain.strip_suffix(ending).is_some_and(|d| d == word)
+    };
+    inflected(domain, "s")
+        || inflected(domain, "es")
+        || inflected(domain, "d")
+        || inflected(domain, "ed")
+        || domain
+            .strip_suffix("ies")
+            .is_some_and(|d| word.strip_suffix('y') == Some(d))
+        || domain
+            .strip_suffix('y')
+            .is_some_and(|d| word.strip_suffix("ies") == Some(d))
 }
 
 pub fn correct_typos(line: &str) -> Option<String> {
@@ -1625,6 +2040,14 @@ mod tests {
     #[test]
     fn another_ending_of_a_domain_word_is_not_a_typo() {
         assert_eq!(correct_typos("Unexpected compiler version"), None);
+        // Plurals and tenses are the word itself: "devices" stays "devices".
+        assert_eq!(correct_typos("smi says: No devices were found"), None);
+        assert_eq!(correct_typos("both drivers and containers"), None);
+        assert_eq!(correct_typos("the library is missing"), None);
+        assert_eq!(
+            correct_typos("tf lists no devcie").as_deref(),
+            Some("tf lists no device")
+        );
     }
 
     #[test]
@@ -1635,5 +2058,261 @@ mod tests {
         );
         assert_eq!(correct_typos("the round table"), None);
         assert_eq!(correct_typos("cuda available"), None);
+    }
+
+    #[test]
+    fn cuda_error_numbers_read_as_what_they_mean() {
+        assert_eq!(
+            cat("[TRT] CUDA initialization failure with error: 35. Check your install"),
+            Some(Category::DriverTooOld)
+        );
+        assert_eq!(
+            cat("myapp: CUDA error(222) while loading module"),
+            Some(Category::DriverTooOld)
+        );
+        assert_eq!(
+            cat("cudaGetDeviceCount returned 100"),
+            Some(Category::DriverMissing)
+        );
+        assert_eq!(
+            cat("kernel launch: CUDA error code 209"),
+            Some(Category::NoKernelImage)
+        );
+        assert_eq!(
+            cat("RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 999: unknown error"),
+            Some(Category::DriverMissing)
+        );
+        // A version is not a code, nor a number with no CUDA on the line.
+        assert_eq!(
+            cuda_error_code("CUDA error in version 35.1 of the tool"),
+            None
+        );
+        assert_eq!(cuda_error_code("http error 100 from the proxy"), None);
+    }
+
+    #[test]
+    fn a_required_version_newer_than_the_one_found_is_too_old() {
+        assert_eq!(
+            cat("backend init failed: found CUDA driver version 11080, but the library was built against 12030, which is newer"),
+            Some(Category::DriverTooOld)
+        );
+        assert_eq!(
+            cat("Outdated cuDNN installation found: the local cuDNN must be no lower than 9100"),
+            Some(Category::LibraryPath)
+        );
+        // The driver named first is what is too old; the toolkit after it is what needs it.
+        assert_eq!(
+            cat("error: the CUDA driver is too old for the installed CUDA toolkit"),
+            Some(Category::DriverTooOld)
+        );
+        assert_eq!(
+            cat("提示需要更新显卡驱动才能运行"),
+            Some(Category::DriverTooOld)
+        );
+    }
+
+    #[test]
+    fn the_driver_library_against_the_kernel_module() {
+        assert_eq!(
+            cat("kernel version 550.1.2 does not match DSO version 550.3.4"),
+            Some(Category::DriverMissing)
+        );
+        assert_eq!(
+            cat("the nvidia module is not loaded after the kernel upgrade"),
+            Some(Category::DriverMissing)
+        );
+        assert_eq!(
+            cat("smi says: No devices were found"),
+            Some(Category::DriverMissing)
+        );
+    }
+
+    #[test]
+    fn tensors_that_disagree_are_not_versions_that_do() {
+        assert_eq!(
+            cat("RuntimeError: size mismatch for fc.weight: torch.Size([2]) vs torch.Size([6]), version 2"),
+            None
+        );
+        assert_eq!(
+            cat("torch version mismatch between the two packages"),
+            Some(Category::VersionSuffixMismatch)
+        );
+    }
+
+    #[test]
+    fn a_build_without_cuda_in_its_own_words() {
+        assert_eq!(
+            cat("AttributeError: module 'torch._C' has no attribute '_cuda_getDeviceCount'"),
+            Some(Category::CpuOnlyWheel)
+        );
+        assert_eq!(
+            cat("RuntimeError: module 'jaxlib.gpu_ext' has no attribute 'SomeConfig'"),
+            Some(Category::VersionSuffixMismatch)
+        );
+        assert_eq!(
+            cat("ModuleNotFoundError: No module named 'mmcv._ext'"),
+            Some(Category::CpuOnlyWheel)
+        );
+        // The CPU flavour as installed; not the GPU flavour, nor its removal.
+        assert!(cpu_flavour_installed("pip install -U onnxruntime"));
+        assert!(cpu_flavour_installed("onnxruntime 1.17.1"));
+        assert!(!cpu_flavour_installed("pip install onnxruntime-gpu"));
+        assert!(!cpu_flavour_installed("pip uninstall onnxruntime"));
+        assert!(!cpu_flavour_installed("import onnxruntime as ort"));
+        // Said on the same line, the build outranks the library it then could not find.
+        assert_eq!(
+            cat("cublas not found: the app was built without GPU support"),
+            Some(Category::CpuOnlyWheel)
+        );
+    }
+
+    #[test]
+    fn a_cuda_check_with_its_status_number() {
+        assert_eq!(
+            cat("F0101 net.cpp:10] Check failed: error == cudaSuccess (2 vs. 0)  out of memory"),
+            Some(Category::OutOfMemory)
+        );
+        assert_eq!(
+            cat("F0101 common.cpp:5] Check failed: error == cudaSuccess (35 vs. 0)"),
+            Some(Category::DriverTooOld)
+        );
+    }
+
+    #[test]
+    fn architectures_spelt_without_the_underscore() {
+        assert!(names_sm_arch("this kernel is for sm80 only"));
+        assert!(names_sm_arch("SM90a build"));
+        assert!(!names_sm_arch("small sm1234 smtp"));
+        assert_eq!(
+            cat("error: this function is for sm80, but was built for sm75"),
+            Some(Category::NoKernelImage)
+        );
+        assert_eq!(
+            cat("ggml was not compiled with any CUDA arch <= 700"),
+            Some(Category::NoKernelImage)
+        );
+        assert_eq!(
+            cat("New releases no longer support the Tesla P40 (sm_61)"),
+            Some(Category::NoKernelImage)
+        );
+        assert_eq!(
+            cat("Flash attention only works with Ampere or newer"),
+            Some(Category::SdpaFallback)
+        );
+    }
+
+    #[test]
+    fn chinese_for_a_build_without_cuda() {
+        assert_eq!(
+            cat("启动时说torch编译时未启用cuda"),
+            Some(Category::CpuOnlyWheel)
+        );
+    }
+
+    #[test]
+    fn a_line_that_says_only_that_the_collective_timed_out_names_no_nccl_cause() {
+        assert_eq!(cat("调大了 nccl 超时时间, 还是报错"), None);
+        assert_eq!(
+            cat("training hangs until the NCCL timeout when ranks get different batch counts"),
+            None
+        );
+        assert_eq!(
+            cat("NCCL WARN NET/IB : Got completion with error 12"),
+            Some(Category::Nccl)
+        );
+    }
+
+    #[test]
+    fn the_toolkit_missing_in_cmake_s_and_the_shells_words() {
+        assert_eq!(
+            cat("Could NOT find CUDA (missing: CUDA_TOOLKIT_ROOT_DIR CUDA_NVCC_EXECUTABLE)"),
+            Some(Category::CudaHomeMissing)
+        );
+        assert_eq!(
+            cat("CMake Error at build.cmake:4: No CUDA toolset found."),
+            Some(Category::CudaHomeMissing)
+        );
+        assert_eq!(
+            cat("'nvcc' is not recognized as an internal or external command,"),
+            Some(Category::CudaHomeMissing)
+        );
+        assert_eq!(
+            cat("'nvidia-smi' 不是内部或外部命令，也不是可运行的程序"),
+            Some(Category::DriverMissing)
+        );
+    }
+
+    #[test]
+    fn the_toolkit_building_an_extension_against_the_framework_s_cuda() {
+        assert_eq!(
+            cat("cuda extensions are being compiled with a version of Cuda that does not match the version used to compile Pytorch binaries."),
+            Some(Category::ToolkitMismatch)
+        );
+        assert_eq!(
+            cat("RuntimeError: ('The detected CUDA version (%s) mismatches the version that was used to compile PyTorch (%s).', '11.3', '12.8')"),
+            Some(Category::ToolkitMismatch)
+        );
+    }
+
+    #[test]
+    fn chinese_for_insufficient_no_gpu_build_and_memory_blown() {
+        assert_eq!(
+            cat("报错 CUDA驱动版本不足以支持CUDA运行时版本"),
+            Some(Category::DriverTooOld)
+        );
+        assert_eq!(cat("paddle提示没有gpu版本"), Some(Category::CpuOnlyWheel));
+        assert_eq!(cat("batch开大以后显存爆了"), Some(Category::OutOfMemory));
+    }
+
+    #[test]
+    fn a_gpu_below_what_a_library_was_built_for() {
+        assert_eq!(
+            cat("RuntimeError: cuDNN error: CUDNN_STATUS_ARCH_MISMATCH"),
+            Some(Category::NoKernelImage)
+        );
+        assert_eq!(
+            cat("runner: GPU compute capability 3.5 is below the minimum 5.0"),
+            Some(Category::NoKernelImage)
+        );
+        assert_eq!(
+            cat("ValueError: this GPU architecture does not support FlashAttention 2"),
+            Some(Category::NoKernelImage)
+        );
+        assert_eq!(
+            cat("Error: the current card does not support Flash Attention"),
+            Some(Category::SdpaFallback)
+        );
+    }
+
+    #[test]
+    fn the_parts_around_the_gpu_that_fail() {
+        assert_eq!(
+            cat("the GPU dropped out again, error on the PCIe riser"),
+            Some(Category::GpuHardware)
+        );
+        assert_eq!(
+            cat("| 0  Tesla V100   ERR!  |"),
+            Some(Category::GpuHardware)
+        );
+    }
+
+    #[test]
+    fn bf16_refused_by_an_older_gpu_names_no_environment_cause() {
+        assert_eq!(
+            cat("Your GPU (compute capability 7.5) does not support bfloat16"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_gpu_that_is_not_nvidia_s() {
+        assert_eq!(
+            cat("my laptop only has an integrated Intel GPU (Iris Xe)"),
+            Some(Category::DriverMissing)
+        );
+        assert_eq!(
+            cat("电脑是核显，没有独立显卡"),
+            Some(Category::DriverMissing)
+        );
     }
 }

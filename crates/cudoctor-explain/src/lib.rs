@@ -172,12 +172,16 @@ impl Engine {
             Some(self.kb.driver_max_cuda(&d)?.major)
         });
         let stack_shown = named.stack_shown();
+        let windows_seen = named.windows_seen();
         let named = named.finish();
         let mut e = self.build_from_lines(outcome, target, torch_variant.as_deref());
         if let Some((driver, build)) = newer_build {
             e = self.with_driver_ceiling(e, driver, build, target);
         } else if let Some(shown) = stack_shown {
             e = self.with_stack_shown(e, shown, target);
+        }
+        if windows_seen {
+            e = self.with_windows_bitsandbytes(e);
         }
         e.named_binaries = named;
         self.with_xids(e, &xids)
@@ -224,6 +228,29 @@ impl Engine {
         ));
         out.also_seen = e.also_seen;
         out
+    }
+
+    /// bitsandbytes' CUDA setup (the messages of its releases before 0.43, which had no Windows
+    /// CUDA build) failing on a Windows machine: it loaded its CPU library because no CUDA one
+    /// exists there, not because a CUDA library is off the loader's path.
+    fn with_windows_bitsandbytes(&self, mut e: Explanation) -> Explanation {
+        let setup = matches!(
+            e.signature.as_deref(),
+            Some("bitsandbytes-cuda-setup-failed" | "bitsandbytes-libcudart-not-found")
+        );
+        if !setup {
+            return e;
+        }
+        // The signature's fix (upgrade bitsandbytes, for the log's own Python) is the fix: its
+        // releases from 0.43 on have a Windows CUDA build.
+        e.category = Category::CpuOnlyWheel;
+        e.confidence = e.confidence.min(0.7);
+        e.title = "bitsandbytes has no CUDA build for Windows in this release".to_string();
+        e.cause = "bitsandbytes' CUDA setup failed on a Windows machine: its releases before 0.43, which write these CUDA SETUP messages, had no Windows CUDA build, so only their CPU library loads there, whatever CUDA the machine has.".to_string();
+        e.evidence.push(
+            "The log is from a Windows machine; on Linux the same messages mean a CUDA library off the loader's path.".to_string(),
+        );
+        e
     }
 
     /// A log that shows the driver's highest CUDA (nvidia-smi's "CUDA Version") older in its
@@ -398,8 +425,19 @@ impl Engine {
                 });
             }
         }
-        let clause = scanner::pick_clause(&clauses);
-        if let Some(c) = clause.filter(|c| self.clause_answers(c, winner, &seen)) {
+        // The clause that answers, or else a build without CUDA stated anywhere in the log
+        // when the signature that would win is only a symptom of it.
+        let clause = scanner::pick_clause(&clauses)
+            .filter(|c| self.clause_answers(c, winner, &seen))
+            .or_else(|| {
+                clauses.iter().find(|c| {
+                    matches!(
+                        c.clause.failure,
+                        clause::Failure::NotCompiled | clause::Failure::NotNvidia
+                    ) && self.clause_answers(c, winner, &seen)
+                })
+            });
+        if let Some(c) = clause {
             let e = self.explained_by_clause(c, winner, &seen, stats, target);
             return in_container(e, container_line);
         }
@@ -579,11 +617,25 @@ impl Engine {
             && c.clause.failure == clause::Failure::UndefinedSymbol
             && c.line_no == hit.line_no
             && clause::symbol_owner(&c.text) == Some(c.clause.category);
-        (weak_signature && c.clause.severity <= clause::Severity::Error
+        // A build without CUDA stated anywhere in the log is the cause of a symptom signature
+        // ("No CUDA GPUs are available" with `torch 2.2.0+cpu` listed): the symptom follows
+        // from the build, whatever line comes first.
+        let build_states_cause = sig.role == Role::Symptom
+            && c.clause.failure == clause::Failure::NotCompiled
+            && c.clause.category == Category::CpuOnlyWheel
+            && c.clause.severity <= clause::Severity::Plain;
+        // A machine whose GPU is not NVIDIA's has no CUDA driver to be too old or missing:
+        // what the driver's message says follows from that.
+        let not_nvidia = c.clause.failure == clause::Failure::NotNvidia
+            && matches!(
+                sig.category,
+                Category::DriverTooOld | Category::DriverMissing | Category::CpuOnlyWheel
+            );
+        let outranks = (weak_signature && c.clause.severity <= clause::Severity::Error
             || earlier_fatal
             || symbol_owner)
-            && c.clause.is_specific()
-            && c.clause.category != sig.category
+            && c.clause.is_specific();
+        (outranks || build_states_cause || not_nvidia) && c.clause.category != sig.category
     }
 
     /// The explanation a clause gives: its family's texts, the line's own fields, and the

@@ -357,6 +357,11 @@ impl Named {
         })
     }
 
+    /// Whether the log names a Windows machine (a drive path, "Windows", "win10").
+    pub fn windows_seen(&self) -> bool {
+        self.windows_seen
+    }
+
     /// The CUDA build of torch the log names ("cu121"), if any.
     pub fn torch_variant(&self) -> Option<&str> {
         self.torch_variant.as_deref()

@@ -33,21 +33,23 @@ const WAVE4_SEED: u64 = 36;
 /// The third corpus's floors are what explain reaches today (docs/explain-corpus.md), below the
 /// 90 % / 5 % / no-false-alarm goal it is measured against: they catch a regression, and the
 /// document says how far the goal still is.
-const MAX_WAVE3_UNKNOWN: f64 = 0.088;
+const MAX_WAVE3_UNKNOWN: f64 = 0.084;
 /// The third corpus's test half: at least this share right.
-const MIN_WAVE3_ACCURACY: f64 = 0.773;
+const MIN_WAVE3_ACCURACY: f64 = 0.788;
 /// Negatives of the third corpus (both halves) given an environment cause, at most.
-const MAX_WAVE3_FALSE_ALARMS: u32 = 7;
+const MAX_WAVE3_FALSE_ALARMS: u32 = 6;
 /// The fourth corpus's floors: the figures measured blind when it was gathered
 /// (docs/explain-corpus.md), so that a regression fails; the goal stays 90 % right, at most 5 %
 /// unknown and no false alarm.
 /// Measured 2026-12-04 on the code of main at 363b006: tuning half 158/203, test half 173/254,
 /// test half unknown 35/212, false alarms 5 + 10; raised the same night to what explain's
-/// reading then reached (tuning half 163/203, test half 176/254, unknown 32/212).
-const MIN_WAVE4_TUNE_ACCURACY: f64 = 0.802;
-const MIN_WAVE4_TEST_ACCURACY: f64 = 0.692;
-const MAX_WAVE4_TEST_UNKNOWN: f64 = 0.152;
-const MAX_WAVE4_FALSE_ALARMS: u32 = 15;
+/// reading then reached (tuning half 163/203, test half 176/254, unknown 32/212); raised on
+/// 2026-12-05 to what the fourth reading session reached (tuning half 184/203, test half
+/// 194/254, unknown 25/212, false alarms 1 + 8).
+const MIN_WAVE4_TUNE_ACCURACY: f64 = 0.906;
+const MIN_WAVE4_TEST_ACCURACY: f64 = 0.763;
+const MAX_WAVE4_TEST_UNKNOWN: f64 = 0.118;
+const MAX_WAVE4_FALSE_ALARMS: u32 = 9;
 const MIN_OVERALL_ACCURACY: f64 = 0.90;
 const MIN_CATEGORY_ACCURACY: f64 = 0.80;
 

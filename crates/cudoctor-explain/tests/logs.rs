@@ -362,3 +362,60 @@ fn an_info_line_saying_no_gpu_is_usable_answers_alone() {
     let nccl = "host:1:1 [0] NCCL INFO NVLS multicast support is not available on dev 0\n";
     assert_eq!(explain_str(nccl).category, Category::Unknown);
 }
+
+#[test]
+fn a_cpu_build_listed_in_the_log_explains_the_gpu_it_does_not_see() {
+    let log = "Traceback (most recent call last):\n  File \"run.py\", line 3, in <module>\nRuntimeError: No CUDA GPUs are available\n$ pip list | grep torch\ntorch 2.4.0+cpu\n";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::CpuOnlyWheel, "{e:?}");
+}
+
+#[test]
+fn forward_compatibility_refused_means_a_driver_too_old_for_the_program() {
+    let e = explain_str("RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 804: forward compatibility was attempted on non supported HW");
+    assert_eq!(e.category, Category::DriverTooOld);
+}
+
+#[test]
+fn bf16_on_a_gpu_before_ampere_is_the_program_s_setting() {
+    for log in [
+        "ptxas /tmp/k.ptx, line 12; error   : Feature '.bf16' requires .target sm_80 or higher",
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your GPU has compute capability 7.0.",
+    ] {
+        assert_eq!(explain_str(log).category, Category::NotEnvironment, "{log}");
+    }
+}
+
+#[test]
+fn an_invalid_device_symbol_is_code_missing_for_the_gpu() {
+    let e = explain_str("CUDA error 13 at src/kernels.cu:120: invalid device symbol");
+    assert_eq!(e.category, Category::NoKernelImage);
+}
+
+#[test]
+fn a_serving_engine_refusing_flash_attention_on_an_older_gpu() {
+    let log = "ImportError: GPU with CUDA capability 7 5 is not supported for Flash Attention V2\nWARN text_generation_launcher: Could not import Flash Attention enabled models";
+    assert_eq!(explain_str(log).category, Category::SdpaFallback);
+}
+
+#[test]
+fn xformers_detail_line_pasted_without_its_heading() {
+    let log = "    PyTorch 2.4.0+cu121 with CUDA 1201 (you have 2.5.1+cu121)\n    Python  3.10.11 (you have 3.10.11)\n  Please reinstall xformers";
+    assert_eq!(explain_str(log).category, Category::AbiMismatch);
+    let log = "    PyTorch 2.5.1+cu118 with CUDA 1108 (you have 2.5.1+cu124)";
+    assert_eq!(explain_str(log).category, Category::VersionSuffixMismatch);
+}
+
+#[test]
+fn bitsandbytes_cuda_setup_failing_on_windows_is_its_cpu_only_release() {
+    let log = "Running on Windows 10\nCUDA Setup failed despite GPU being available. Inspect the CUDA SETUP outputs above to fix your environment!";
+    assert_eq!(explain_str(log).category, Category::CpuOnlyWheel);
+    let log = "CUDA Setup failed despite GPU being available. Inspect the CUDA SETUP outputs above to fix your environment!";
+    assert_eq!(explain_str(log).category, Category::LibraryPath);
+}
+
+#[test]
+fn an_insufficient_driver_on_a_machine_whose_gpu_is_not_nvidia_s() {
+    let log = "RuntimeError: CUDA driver version is insufficient for CUDA runtime version\nThis laptop has an integrated Intel GPU (Iris Xe) only.";
+    assert_eq!(explain_str(log).category, Category::DriverMissing);
+}
