@@ -121,10 +121,10 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
 /// check's root finding that keeps the machine's GPU out of reach (a container started without
 /// GPU access, no driver where a GPU is expected), with its fix, word for word: it comes before
 /// any torch build, and until it is fixed the current build is not judged here.
-fn first_fix(snap: &Snapshot, kb: &cudoctor_kb::Kb) -> Option<cudoctor_plan::FirstFix> {
+fn first_fix(snap: &Snapshot, kb: &cudoctor_kb::Kb) -> Option<cudoctor_analyse::Finding> {
     use cudoctor_analyse::{Severity, Subject};
     let findings = cudoctor_analyse::analyse(snap, kb);
-    let f = findings.into_iter().find(|f| {
+    findings.into_iter().find(|f| {
         f.caused_by.is_none()
             && f.severity == Severity::Error
             && f.about.contains(&Subject::Driver)
@@ -132,11 +132,6 @@ fn first_fix(snap: &Snapshot, kb: &cudoctor_kb::Kb) -> Option<cudoctor_plan::Fir
                 .about
                 .iter()
                 .any(|s| matches!(s, Subject::TorchBuild { .. }))
-    })?;
-    Some(cudoctor_plan::FirstFix {
-        code: f.code,
-        title: f.title,
-        fix: f.fix,
     })
 }
 
