@@ -29,6 +29,7 @@ mod model;
 mod platform;
 mod remedy;
 mod reverse;
+pub mod snapshot;
 pub mod verify;
 
 pub use choose::{plan, JETSON_INSTALL};
