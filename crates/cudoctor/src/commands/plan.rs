@@ -8,7 +8,6 @@ use cudoctor_kb::{CudaVersion, DriverVersion};
 use cudoctor_plan::snapshot::Asked;
 use cudoctor_plan::PlanInput;
 use cudoctor_render::{render_plan_markdown, render_plan_text, render_reverse_text};
-use cudoctor_snapshot::Snapshot;
 
 use crate::cli::{IssueFormat, PlanArgs};
 use crate::output::{host, knowledge_base};
@@ -73,7 +72,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
     input.first = snap
         .as_ref()
         .filter(|s| !asked.what_if(Some(s)))
-        .and_then(|s| first_fix(s, &kb));
+        .and_then(|s| cudoctor_analyse::gpu_out_of_reach(s, &kb));
     let plan = cudoctor_plan::plan(&kb, &input)?;
     let verified = args.verify.map(|mode| {
         let live = args.machine.root.is_none();
@@ -117,23 +116,6 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
         Outcome::ProblemsFound
     } else {
         Outcome::Healthy
-    })
-}
-
-/// check's root finding that keeps the machine's GPU out of reach (a container started without
-/// GPU access, no driver where a GPU is expected), with its fix, word for word: it comes before
-/// any torch build, and until it is fixed the current build is not judged here.
-fn first_fix(snap: &Snapshot, kb: &cudoctor_kb::Kb) -> Option<cudoctor_analyse::Finding> {
-    use cudoctor_analyse::{Severity, Subject};
-    let findings = cudoctor_analyse::analyse(snap, kb);
-    findings.into_iter().find(|f| {
-        f.caused_by.is_none()
-            && f.severity == Severity::Error
-            && f.about.contains(&Subject::Driver)
-            && !f
-                .about
-                .iter()
-                .any(|s| matches!(s, Subject::TorchBuild { .. }))
     })
 }
 
