@@ -483,20 +483,9 @@ impl Context<'_> {
 }
 
 impl<'a> Context<'a> {
-    /// The question the build chooser (cudoctor-plan) is asked for the torch of `t`: this
-    /// driver, these GPUs (one entry per compute capability), the env's Python, what is
-    /// installed, and the env's own interpreter and installer for the commands.
     /// The GPUs as the chooser takes them (`plan --gpu`), each kind once.
     pub fn plan_gpus(&self) -> Vec<String> {
-        let mut gpus: Vec<String> = Vec::new();
-        for g in self.gpus() {
-            let key =
-                cudoctor_plan::gpu_key(self.kb, &g.gpu.name, g.gpu.compute_capability.as_deref());
-            if !gpus.contains(&key) {
-                gpus.push(key);
-            }
-        }
-        gpus
+        cudoctor_plan::snapshot::machine_gpus(self.kb, self.snap)
     }
 
     /// The platform the chooser plans for: this host's.
@@ -511,18 +500,10 @@ impl<'a> Context<'a> {
             .flatten()
     }
 
+    /// The question the build chooser (cudoctor-plan) is asked for the torch of `t`
+    /// ([`cudoctor_plan::PlanInput::for_env`]).
     pub fn plan_input(&self, t: TorchEnv, fails_here: bool) -> cudoctor_plan::PlanInput {
-        let gpus = self.plan_gpus();
-        let env = t.env;
-        cudoctor_plan::PlanInput {
-            driver: self.driver_version(),
-            gpus,
-            python: env.python_version.clone(),
-            current: Some(current_env(env, t.torch, fails_here)),
-            target: Some(target_env(env)),
-            platform: self.platform(),
-            ..Default::default()
-        }
+        cudoctor_plan::PlanInput::for_env(self.kb, self.snap, t.env, t.torch, fails_here)
     }
 
     /// The chooser's repair of the torch build of `t` (None when nothing needs to change or

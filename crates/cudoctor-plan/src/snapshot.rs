@@ -220,6 +220,27 @@ impl Asked {
 }
 
 impl PlanInput {
+    /// The question for the torch build `torch` of `env` on the machine `snap`: this driver,
+    /// these GPUs (each kind once), the env's Python, what is installed, and the env's own
+    /// interpreter and installer for the commands. check's repairs ask it.
+    pub fn for_env(
+        kb: &Kb,
+        snap: &Snapshot,
+        env: &PythonEnv,
+        torch: &TorchBuild,
+        fails_here: bool,
+    ) -> PlanInput {
+        PlanInput {
+            driver: machine_driver(snap),
+            gpus: machine_gpus(kb, snap),
+            python: env.python_version.clone(),
+            current: Some(current_env(env, torch, fails_here)),
+            target: Some(target_env(env)),
+            platform: host_platform(&snap.host),
+            ..Default::default()
+        }
+    }
+
     /// `plan`'s question: what the user asked, the rest from the detected machine (`None`:
     /// nothing detected). Its first finding (`first`) is check's to give.
     pub fn from_snapshot(kb: &Kb, snap: Option<&Snapshot>, asked: &Asked) -> PlanInput {
@@ -231,11 +252,10 @@ impl PlanInput {
         // under another system).
         let other_platform = asked.other_platform(snap);
         let this_machine = snap.filter(|_| !other_platform);
-        let driver = asked.driver.clone().or_else(|| {
-            this_machine
-                .and_then(|s| s.driver.version.as_ref())
-                .and_then(|v| v.value.parse().ok())
-        });
+        let driver = asked
+            .driver
+            .clone()
+            .or_else(|| this_machine.and_then(machine_driver));
         // The environment named with --python, else the first found (the active one).
         let env = snap.and_then(|s| {
             s.python_envs
@@ -279,18 +299,10 @@ impl PlanInput {
 /// The GPUs asked for, else the machine's, each kind once: the plan depends on the set of GPU
 /// kinds; eight identical GPUs need one line, not eight.
 fn plan_gpus(kb: &Kb, snap: Option<&Snapshot>, asked: &Asked) -> Vec<String> {
-    let mut gpus: Vec<String> = if asked.gpus.is_empty() {
-        snap.map(|s| {
-            s.driver
-                .gpus
-                .iter()
-                .map(|g| crate::gpu_key(kb, &g.name, g.compute_capability.as_deref()))
-                .collect()
-        })
-        .unwrap_or_default()
-    } else {
-        asked.gpus.clone()
-    };
+    if asked.gpus.is_empty() {
+        return snap.map(|s| machine_gpus(kb, s)).unwrap_or_default();
+    }
+    let mut gpus = asked.gpus.clone();
     let mut seen: Vec<String> = Vec::new();
     gpus.retain(|g| {
         let new = !seen.contains(g);
@@ -298,6 +310,23 @@ fn plan_gpus(kb: &Kb, snap: Option<&Snapshot>, asked: &Asked) -> Vec<String> {
         new
     });
     gpus
+}
+
+/// The GPUs the driver lists as the chooser takes them (`plan --gpu`), each kind once.
+pub fn machine_gpus(kb: &Kb, snap: &Snapshot) -> Vec<String> {
+    let mut gpus: Vec<String> = Vec::new();
+    for g in &snap.driver.gpus {
+        let key = crate::gpu_key(kb, &g.name, g.compute_capability.as_deref());
+        if !gpus.contains(&key) {
+            gpus.push(key);
+        }
+    }
+    gpus
+}
+
+/// The driver's version, where it reads as one.
+fn machine_driver(snap: &Snapshot) -> Option<DriverVersion> {
+    snap.driver.version.as_ref()?.value.parse().ok()
 }
 
 /// The machine's memory, cores and toolkits for the extension-build advice. This machine's
@@ -375,6 +404,72 @@ mod tests {
         assert_eq!(
             keep.index_url.as_deref(),
             Some("https://download.pytorch.org/whl/cu126")
+        );
+    }
+
+    /// A Linux machine with two H100s on driver 580 and the venv of `env_with`.
+    fn machine() -> Snapshot {
+        let (env, _) = env_with("2.7.1", "/venv/lib/python3.11/site-packages");
+        let h100 = cudoctor_snapshot::Gpu {
+            name: "NVIDIA H100 80GB HBM3".into(),
+            compute_capability: Some("9.0".into()),
+            ..Default::default()
+        };
+        let mut snap = Snapshot::default();
+        snap.host.os = "linux".into();
+        snap.host.arch = "x86_64".into();
+        snap.driver.version = Some(cudoctor_snapshot::Sourced::new("580.95.05".into(), "test"));
+        snap.driver.gpus = vec![h100.clone(), h100];
+        snap.python_envs = vec![env];
+        snap
+    }
+
+    #[test]
+    fn the_plan_asks_of_the_detected_machine_what_the_user_did_not_say() {
+        let kb = Kb::embedded();
+        let snap = machine();
+        let input = PlanInput::from_snapshot(kb, Some(&snap), &Asked::default());
+        assert_eq!(
+            input.gpus.len(),
+            1,
+            "two H100s are one kind: {:?}",
+            input.gpus
+        );
+        assert_eq!(input.driver, "580.95.05".parse().ok());
+        assert_eq!(
+            input.target.as_ref().map(|t| t.prefix.as_str()),
+            Some("/venv")
+        );
+        assert_eq!(
+            input.current.as_ref().and_then(|c| c.torch.as_deref()),
+            Some("2.7.1")
+        );
+        // check's repair asks the same of this machine for its torch.
+        let env = &snap.python_envs[0];
+        let for_env = PlanInput::for_env(kb, &snap, env, env.torch.as_ref().unwrap(), false);
+        assert_eq!(
+            (&for_env.gpus, &for_env.driver),
+            (&input.gpus, &input.driver)
+        );
+        // Another driver is a what-if: no remedy for this environment.
+        let asked = Asked {
+            driver: "535.104.05".parse().ok(),
+            ..Asked::default()
+        };
+        let what_if = PlanInput::from_snapshot(kb, Some(&snap), &asked);
+        assert_eq!(what_if.driver, asked.driver);
+        assert!(what_if.target.is_none());
+        assert!(what_if.current.is_some(), "the environment is still judged");
+        // Another platform: this machine's environment is neither judged nor fixed.
+        let asked = Asked {
+            platform: Some(Platform::Windows),
+            ..Asked::default()
+        };
+        let other = PlanInput::from_snapshot(kb, Some(&snap), &asked);
+        assert!(other.current.is_none() && other.target.is_none() && other.driver.is_none());
+        assert_eq!(
+            other.gpus, input.gpus,
+            "the same hardware under another system"
         );
     }
 }
