@@ -466,27 +466,14 @@ fn sdpa_facts(
             .filter(|x| x.ms.is_some())
             .max_by_key(|x| x.seq_len)
         {
-            out.push(Fact::measured(
-                Topic::Deep,
-                at(&format!(
-                    "attention {} at {} tokens",
-                    b.backend.short(),
-                    run.seq_len
-                )),
-                run.ms.unwrap_or_default(),
-                "ms",
-            ));
+            let (backend, tokens) = (b.backend.short(), run.seq_len);
+            let measured = |what: &str, value: f64, unit: &str| {
+                let name = at(&format!("attention {backend}{what} at {tokens} tokens"));
+                Fact::measured(Topic::Deep, name, value, unit)
+            };
+            out.push(measured("", run.ms.unwrap_or_default(), "ms"));
             if let Some(mib) = run.peak_mib {
-                out.push(Fact::measured(
-                    Topic::Deep,
-                    at(&format!(
-                        "attention {} memory at {} tokens",
-                        b.backend.short(),
-                        run.seq_len
-                    )),
-                    mib,
-                    "MiB",
-                ));
+                out.push(measured(" memory", mib, "MiB"));
             }
         }
     }
