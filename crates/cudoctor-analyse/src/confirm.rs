@@ -4,9 +4,7 @@
 //! their silence can refute it; the fix is the confirming findings' own (`check`'s, chosen by
 //! `cudoctor_plan::remedy` where a build changes), step for step.
 
-use cudoctor_explain::{
-    Category, Engine, Explanation, FactsCheck, JudgedBy, MachineCheck, Verdict,
-};
+use cudoctor_explain::{Category, Engine, Explanation, FactsCheck, MachineCheck, Verdict};
 use cudoctor_snapshot::Snapshot;
 
 use crate::finding::{Finding, FixStep, Severity};
@@ -306,14 +304,7 @@ pub fn machine_check(
             }
         }
     }
-    let found: Vec<JudgedBy> = confirming
-        .iter()
-        .map(|f| JudgedBy {
-            id: f.id.clone(),
-            code: f.code.clone(),
-            title: f.title.clone(),
-        })
-        .collect();
+    let found: Vec<Finding> = confirming.into_iter().cloned().collect();
     if !found.is_empty() {
         return MachineCheck {
             verdict: Verdict::Consistent,

@@ -2,7 +2,7 @@
 //! rules need (parsed versions, compute capabilities filled in from GPU names).
 
 use cudoctor_kb::{ComputeCapability, CudaVersion, DriverVersion, Kb};
-use cudoctor_snapshot::{Framework, Gpu, PythonEnv, Snapshot, TorchBuild};
+use cudoctor_snapshot::{Gpu, PythonEnv, Snapshot, TorchBuild};
 
 pub struct Context<'a> {
     pub snap: &'a Snapshot,
@@ -455,171 +455,11 @@ impl<'a> Context<'a> {
     }
 }
 
-/// An environment as the target of printed commands: its interpreter and its own installer
-/// (uv in a uv-made venv without pip), so every fix is written by `cudoctor_plan`'s one writer.
-pub fn target_env(env: &PythonEnv) -> cudoctor_plan::TargetEnv {
-    cudoctor_plan::TargetEnv {
-        prefix: env.prefix.clone(),
-        python: env_python(env),
-        installer: env.installer.as_ref().map(|i| i.kind).unwrap_or_default(),
-        conda_pytorch: env.conda_packages.iter().any(|p| p.name == "pytorch"),
-        windows: env.windows,
-        project: env.project.clone(),
-    }
-}
-
-/// The platform builds are chosen for on a host: check, explain and plan all ask this.
-pub fn host_platform(host: &cudoctor_snapshot::HostFacts) -> cudoctor_kb::Platform {
-    cudoctor_kb::Platform::of_host(&host.os, &host.arch, host.is_jetson())
-}
-
-/// The environment a user named with `--python` (the one found that way, when exactly one
-/// was), as the target of printed commands; `None` when none or several were named.
-pub fn named_target_env(snap: &Snapshot) -> Option<cudoctor_plan::TargetEnv> {
-    let mut named = snap.python_envs.iter().filter(|e| e.named_by_option());
-    match (named.next(), named.next()) {
-        (Some(env), None) => Some(target_env(env)),
-        _ => None,
-    }
-}
-
-/// The version of `torch` as its installer recorded it (its dist-info beside it), else
-/// torch/version.py's.
-pub fn recorded_torch_version<'a>(env: &'a PythonEnv, torch: &'a TorchBuild) -> &'a str {
-    env.packages
-        .iter()
-        .find(|p| p.name == "torch" && torch.path == format!("{}/torch", p.location))
-        .map_or(&torch.version, |p| &p.version)
-}
-
-/// What the build chooser is told is installed in `env`. The torch version is the one its
-/// installer recorded (dist-info), not torch/version.py's: PyPI's wheels carry no local label
-/// (`2.7.1`, while version.py says `2.7.1+cu126`), and a pin of the installed torch must name what
-/// the env's index serves, or the fix asks for a wheel from another index.
-pub fn current_env(
-    env: &PythonEnv,
-    torch: &TorchBuild,
-    fails_here: bool,
-) -> cudoctor_plan::CurrentEnv {
-    cudoctor_plan::CurrentEnv {
-        torch: Some(recorded_torch_version(env, torch).to_string()),
-        torchvision: env.package("torchvision").map(|p| p.version.clone()),
-        torchaudio: env.package("torchaudio").map(|p| p.version.clone()),
-        torch_cuda: torch.cuda.as_deref().and_then(|c| c.parse().ok()),
-        fails_here,
-        torch_wheels: torch_wheels(env),
-        requires: ["torchvision", "torchaudio"]
-            .into_iter()
-            .filter(|n| env.package(n).is_some())
-            .map(|n| (n.to_string(), declared_requires(env, n)))
-            .filter(|(_, r)| !r.is_empty())
-            .collect(),
-        ..frameworks_env(env)
-    }
-}
-
-/// The `Requires-Dist` lines the installed distribution `name` of `env` declares (its
-/// dist-info, read by collect), as written; empty when unread.
-pub fn declared_requires(env: &PythonEnv, name: &str) -> Vec<String> {
-    env.declared
-        .iter()
-        .find(|d| d.package == name)
-        .map(|d| d.requires.clone())
-        .unwrap_or_default()
-}
-
-/// The environment's frameworks beside torch and its `nvidia-*` wheels of a CUDA major, as the
-/// chooser takes them (`check`'s FW020 and `plan` judge the same).
-pub fn frameworks_env(env: &PythonEnv) -> cudoctor_plan::CurrentEnv {
-    let others = env
-        .frameworks
-        .iter()
-        .filter(|b| b.framework != Framework::Torch)
-        .filter_map(|b| other_build(env, b))
-        .collect();
-    let nvidia_wheels = env
-        .packages
-        .iter()
-        .filter(|p| p.name.starts_with("nvidia-"))
-        .filter_map(|p| {
-            Some(cudoctor_plan::MajorWheel {
-                major: cudoctor_plan::wheel_major(&p.name)?,
-                name: p.name.clone(),
-                version: p.version.clone(),
-            })
-        })
-        .collect();
-    cudoctor_plan::CurrentEnv {
-        others,
-        nvidia_wheels,
-        ..Default::default()
-    }
-}
-
-/// A framework build of `env` as the chooser moves it between CUDA majors; None without a
-/// CUDA binding.
-pub fn other_build(
-    env: &PythonEnv,
-    b: &cudoctor_snapshot::FrameworkBuild,
-) -> Option<cudoctor_plan::OtherBuild> {
-    let major = b.cuda.as_ref()?.major;
-    let cuda_extras = match b.framework {
-        Framework::Jax => {
-            let mut majors: Vec<u32> = b
-                .companions
-                .iter()
-                .filter(|c| c.required_by.starts_with("jax "))
-                .filter_map(|c| c.requirement.parse::<cudoctor_types::Requirement>().ok())
-                .flat_map(|r| r.marker_extras())
-                .filter_map(|e| e.strip_prefix("cuda")?.parse().ok())
-                .collect();
-            majors.sort_unstable();
-            majors.dedup();
-            majors
-        }
-        _ => Vec::new(),
-    };
-    let major_distributions = match b.framework {
-        Framework::Jax => vec![
-            format!("jax-cuda{major}-plugin"),
-            format!("jax-cuda{major}-pjrt"),
-        ],
-        Framework::Cupy => vec![b.package.clone()],
-        _ => Vec::new(),
-    }
-    .into_iter()
-    .filter(|n| env.package(n).is_some())
-    .collect();
-    Some(cudoctor_plan::OtherBuild {
-        framework: b.framework,
-        version: b.version.clone(),
-        package: b.package.clone(),
-        cuda_major: major,
-        cuda_extras,
-        major_distributions,
-    })
-}
-
-/// torch's CUDA wheels as its metadata names them, pinned at their installed versions.
-fn torch_wheels(env: &PythonEnv) -> Vec<String> {
-    let Some(t) = env
-        .frameworks
-        .iter()
-        .find(|b| b.framework == Framework::Torch)
-    else {
-        return Vec::new();
-    };
-    let mut pins: Vec<String> = t
-        .needs
-        .iter()
-        .filter_map(|n| n.parse::<cudoctor_types::Requirement>().ok())
-        .filter_map(|r| env.package(&r.name))
-        .map(|p| format!("{}=={}", p.name, p.version))
-        .collect();
-    pins.sort();
-    pins.dedup();
-    pins
-}
+// The snapshot's environments as the build chooser takes them live with the chooser.
+pub use cudoctor_plan::snapshot::{
+    current_env, declared_requires, env_python, frameworks_env, host_platform, named_target_env,
+    other_build, recorded_torch_version, target_env,
+};
 
 impl Context<'_> {
     /// The environment a `--deep` probe ran in as a command target: its prefix's, else the
@@ -643,20 +483,9 @@ impl Context<'_> {
 }
 
 impl<'a> Context<'a> {
-    /// The question the build chooser (cudoctor-plan) is asked for the torch of `t`: this
-    /// driver, these GPUs (one entry per compute capability), the env's Python, what is
-    /// installed, and the env's own interpreter and installer for the commands.
     /// The GPUs as the chooser takes them (`plan --gpu`), each kind once.
     pub fn plan_gpus(&self) -> Vec<String> {
-        let mut gpus: Vec<String> = Vec::new();
-        for g in self.gpus() {
-            let key =
-                cudoctor_plan::gpu_key(self.kb, &g.gpu.name, g.gpu.compute_capability.as_deref());
-            if !gpus.contains(&key) {
-                gpus.push(key);
-            }
-        }
-        gpus
+        cudoctor_plan::snapshot::machine_gpus(self.kb, self.snap)
     }
 
     /// The platform the chooser plans for: this host's.
@@ -671,18 +500,10 @@ impl<'a> Context<'a> {
             .flatten()
     }
 
+    /// The question the build chooser (cudoctor-plan) is asked for the torch of `t`
+    /// ([`cudoctor_plan::PlanInput::for_env`]).
     pub fn plan_input(&self, t: TorchEnv, fails_here: bool) -> cudoctor_plan::PlanInput {
-        let gpus = self.plan_gpus();
-        let env = t.env;
-        cudoctor_plan::PlanInput {
-            driver: self.driver_version(),
-            gpus,
-            python: env.python_version.clone(),
-            current: Some(current_env(env, t.torch, fails_here)),
-            target: Some(target_env(env)),
-            platform: self.platform(),
-            ..Default::default()
-        }
+        cudoctor_plan::PlanInput::for_env(self.kb, self.snap, t.env, t.torch, fails_here)
     }
 
     /// The chooser's repair of the torch build of `t` (None when nothing needs to change or
@@ -739,18 +560,6 @@ impl Context<'_> {
     }
 }
 
-/// The interpreter fix commands name for an environment.
-pub fn env_python(env: &PythonEnv) -> String {
-    if env.windows {
-        // A Windows environment's interpreter is the python.exe it was found by.
-        return env
-            .interpreter
-            .clone()
-            .unwrap_or_else(|| format!("{}\\python.exe", env.prefix.trim_end_matches('\\')));
-    }
-    format!("{}/bin/python", env.prefix.trim_end_matches('/'))
-}
-
 /// The POSIX shell line that selects the toolkit at `root` for this shell: CUDA_HOME and PATH
 /// only (LD_LIBRARY_PATH would shadow the libraries torch's wheels bring). Written only through
 /// [`cuda_home_step`], which picks the shell.
@@ -761,62 +570,4 @@ fn export_cuda_home(root: &str) -> String {
         cudoctor_plan::quote(root),
         cudoctor_plan::quote(&format!("{root}/bin"))
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use cudoctor_snapshot::Package;
-
-    fn env_with(dist_version: &str, location: &str) -> (PythonEnv, TorchBuild) {
-        let sp = "/venv/lib/python3.11/site-packages";
-        let torch = TorchBuild {
-            version: "2.7.1+cu126".into(),
-            cuda: Some("12.6".into()),
-            path: format!("{sp}/torch"),
-            ..Default::default()
-        };
-        let env = PythonEnv {
-            prefix: "/venv".into(),
-            packages: vec![
-                Package {
-                    name: "torch".into(),
-                    version: dist_version.into(),
-                    location: location.into(),
-                },
-                Package {
-                    name: "torchvision".into(),
-                    version: "0.23.0".into(),
-                    location: sp.into(),
-                },
-            ],
-            torch: Some(torch.clone()),
-            ..Default::default()
-        };
-        (env, torch)
-    }
-
-    #[test]
-    fn the_chooser_is_told_the_torch_version_its_installer_recorded() {
-        // PyPI's torch 2.7.1: dist-info 2.7.1, version.py 2.7.1+cu126.
-        let (env, torch) = env_with("2.7.1", "/venv/lib/python3.11/site-packages");
-        let cur = current_env(&env, &torch, false);
-        assert_eq!(cur.torch.as_deref(), Some("2.7.1"));
-        assert_eq!(cur.torch_cuda, Some("12.6".parse().unwrap()));
-        assert_eq!(cur.torchvision.as_deref(), Some("0.23.0"));
-        let keep = cudoctor_plan::Install::keep_torch(recorded_torch_version(&env, &torch));
-        assert_eq!(keep.pins, ["torch==2.7.1"]);
-        assert_eq!(keep.index_url, None, "PyPI's torch is kept from PyPI");
-    }
-
-    #[test]
-    fn a_torch_record_of_another_site_directory_is_not_this_torchs() {
-        let (env, torch) = env_with("2.9.0", "/home/u/.local/lib/python3.11/site-packages");
-        assert_eq!(recorded_torch_version(&env, &torch), "2.7.1+cu126");
-        let keep = cudoctor_plan::Install::keep_torch(recorded_torch_version(&env, &torch));
-        assert_eq!(
-            keep.index_url.as_deref(),
-            Some("https://download.pytorch.org/whl/cu126")
-        );
-    }
 }

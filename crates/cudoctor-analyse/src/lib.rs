@@ -43,6 +43,21 @@ pub fn analyse(snap: &Snapshot, kb: &Kb) -> Vec<Finding> {
     findings
 }
 
+/// check's root finding that keeps the machine's GPU out of reach (a container started without
+/// GPU access, no driver where a GPU is expected), with its fix: it comes before any torch
+/// build, and until it is fixed the current build is not judged (`plan`'s first fix).
+pub fn gpu_out_of_reach(snap: &Snapshot, kb: &Kb) -> Option<Finding> {
+    analyse(snap, kb).into_iter().find(|f| {
+        f.caused_by.is_none()
+            && f.severity == Severity::Error
+            && f.about.contains(&Subject::Driver)
+            && !f
+                .about
+                .iter()
+                .any(|s| matches!(s, Subject::TorchBuild { .. }))
+    })
+}
+
 /// Gives each finding its report-unique id: the code, then `CODE-2`, `CODE-3`... in order.
 fn assign_ids(findings: &mut [Finding]) {
     let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();

@@ -1,49 +1,11 @@
 use crate::context::Context;
-use crate::finding::{Finding, Layer, Severity};
+use crate::finding::Finding;
 
-/// A rule: a stable code, its documentation, and a pure check. The machine rules judge a
-/// snapshot's [`Context`]; `cudoctor run`'s rules are the same shape over what a run observed
-/// (`Rule<fn(&RunFacts) -> Vec<Finding>>`).
-pub struct Rule<Check = fn(&Context) -> Vec<Finding>> {
-    /// Stable code, e.g. `DRV003`. Never reused for another meaning.
-    pub code: &'static str,
-    /// kebab-case name, e.g. `driver-too-old-for-torch`.
-    pub name: &'static str,
-    pub layer: Layer,
-    /// Default severity; a finding may lower or raise it with reason.
-    pub severity: Severity,
-    /// One line: what it checks.
-    pub summary: &'static str,
-    /// Markdown with the sections "What it checks", "Why it matters", "How to fix".
-    pub docs: &'static str,
-    pub check: Check,
-}
+/// A rule of the machine check: its check judges a snapshot's [`Context`]. `cudoctor run`'s
+/// rules are the same type over what a run observed (`Rule<fn(&RunFacts) -> Vec<Finding>>`).
+pub type Rule<Check = fn(&Context) -> Vec<Finding>> = cudoctor_report::Rule<Check>;
 
-impl<Check> std::fmt::Debug for Rule<Check> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Rule").field("code", &self.code).finish()
-    }
-}
-
-impl<Check> Rule<Check> {
-    /// A finding of this rule at its default severity.
-    pub fn finding(&self, title: impl Into<String>) -> Finding {
-        Finding {
-            code: self.code.to_string(),
-            id: String::new(),
-            layer: self.layer,
-            severity: self.severity,
-            title: title.into(),
-            evidence: Vec::new(),
-            cause: String::new(),
-            fix: Vec::new(),
-            confidence: Default::default(),
-            caused_by: None,
-            caused_by_id: None,
-            about: Vec::new(),
-        }
-    }
-}
+pub use cudoctor_report::find_rule;
 
 /// The subject findings fold on: of the findings about one such subject, the one of the
 /// lowest-ranked rule is the root and the others follow from it (their fixes are its fix).
@@ -92,12 +54,4 @@ pub struct Follows {
     pub rule: &'static Rule,
     pub cause: &'static Rule,
     pub sharing: Sharing,
-}
-
-/// The rule among `rules` with this code (any case) or name.
-pub fn find_rule<'r, Check>(rules: &[&'r Rule<Check>], code: &str) -> Option<&'r Rule<Check>> {
-    rules
-        .iter()
-        .copied()
-        .find(|r| r.code.eq_ignore_ascii_case(code) || r.name == code)
 }

@@ -208,37 +208,14 @@ fn binaries<'d>(
     Option<cudoctor_snapshot::LoaderFacts>,
     Option<FrameworkNeeds>,
 ) {
-    type EnvResult = (
-        Option<libraries::EnvLoader>,
-        Vec<Vec<cudoctor_snapshot::UnresolvedNeed>>,
-    );
     let budget = ThreadBudget::process();
     let workers = env_workers(envs.len());
     let listings: Vec<std::sync::OnceLock<Vec<(String, String)>>> =
         envs.iter().map(|_| std::sync::OnceLock::new()).collect();
-    // The CUDA binaries each environment loads from outside its site directories, and every
-    // binary the discovery found: asked at the end of a listing and at an emulation's
-    // extensions, so the discovery runs beside both.
-    type Found<'d> = (Vec<Vec<String>>, std::collections::HashSet<&'d str>);
+    // Asked at the end of a listing and at an emulation's extensions, so the discovery runs
+    // beside both.
     let found: std::sync::OnceLock<Found<'d>> = std::sync::OnceLock::new();
-    let found = || {
-        found.get_or_init(|| {
-            let discovery = discovery();
-            let outside = envs
-                .iter()
-                .map(|e| {
-                    discovery
-                        .binaries
-                        .iter()
-                        .filter(|b| b.env_prefix.as_deref() == Some(e.prefix.as_str()))
-                        .map(|b| b.path.clone())
-                        .collect()
-                })
-                .collect();
-            let all = discovery.binaries.iter().map(|b| b.path.as_str()).collect();
-            (outside, all)
-        })
-    };
+    let found = || found.get_or_init(|| found_binaries(envs, discovery()));
     let outside = |i: usize| -> &[String] { found().0.get(i).map(Vec::as_slice).unwrap_or(&[]) };
     // Environment i's listing, made by the first to ask (a panic in it leaves the cell empty,
     // and the next to ask makes it again: nobody waits for a listing that never comes), with
@@ -246,21 +223,8 @@ fn binaries<'d>(
     let list = |i: usize| -> &[(String, String)] {
         listings[i].get_or_init(|| {
             timings.time("listing", || {
-                let mut listing =
-                    kernels::candidates(host, envs.get(i).map(std::slice::from_ref).unwrap_or(&[]));
-                let found_here = outside(i);
-                let all_found = &found().1;
-                let discovery = discovery();
-                // A found binary is listed under its origin, by the environment that loads it.
-                listing.retain(|(p, _)| !all_found.contains(p.as_str()));
-                listing.extend(
-                    discovery
-                        .binaries
-                        .iter()
-                        .filter(|b| found_here.contains(&b.path))
-                        .map(|b| (b.path.clone(), kernels::discovered_owner(b))),
-                );
-                listing
+                let env = envs.get(i).map(std::slice::from_ref).unwrap_or(&[]);
+                env_listing(host, env, outside(i), &found().1, discovery())
             })
         })
     };
@@ -276,27 +240,9 @@ fn binaries<'d>(
         let Some(env) = envs.get(i) else {
             return;
         };
-        // What each framework's own libraries need where the loader cannot find it (torch's
-        // own loading is the loader's): a process of its own, beside torch's.
-        let (loader, needs) = thread::scope(|s| {
-            let needs = budget.spawn_or_run(s, || {
-                timings.time("framework-loader", || {
-                    env.frameworks
-                        .iter()
-                        .map(|b| match b.framework {
-                            cudoctor_snapshot::Framework::Torch => Vec::new(),
-                            _ => libraries::unresolved_needs(host, env, b),
-                        })
-                        .collect()
-                })
-            });
-            let loader = timings.time("loader", || {
-                libraries::collect_env(host, env, || list(i), || outside(i))
-            });
-            (loader, needs.join().unwrap_or_default())
-        });
+        let result = emulate_env(host, env, budget, timings, || list(i), || outside(i));
         if let Ok(mut all) = results.lock() {
-            all[i] = Some((loader, needs));
+            all[i] = Some(result);
         }
     };
     let emulate = &emulate;
@@ -349,34 +295,9 @@ fn binaries<'d>(
                 break;
             }
         }
-        // Every listing, in the order of the environments, each path once (its owner the
-        // first environment's that lists it).
-        let mut candidates: Vec<(String, String)> = Vec::new();
-        let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
-        for (path, owner) in listings.iter().filter_map(|l| l.get()).flatten() {
-            if seen.insert(path) {
-                candidates.push((path.clone(), owner.clone()));
-            }
-        }
-        // The binaries no inspected environment loads (JIT builds of another Python or torch)
-        // are still read: their folder says whose they are.
-        for b in &discovery().binaries {
-            if seen.insert(&b.path) {
-                candidates.push((b.path.clone(), kernels::discovered_owner(b)));
-            }
-        }
-        let images = (!options.skip_kernel_scan).then(|| {
-            timings.time("kernels", || {
-                let mut images = kernels::scan_extensions(
-                    host,
-                    &kernels::with_framework_libraries(host, envs, &candidates),
-                );
-                timings.time("dispatch", || {
-                    python::dispatch::mark_optional(host, envs, &mut images)
-                });
-                images
-            })
-        });
+        let candidates = scan_candidates(&listings, discovery());
+        let images =
+            (!options.skip_kernel_scan).then(|| scan_kernels(host, envs, &candidates, timings));
         for w in workers {
             let _ = w.join();
         }
@@ -385,14 +306,144 @@ fn binaries<'d>(
     if options.skip_loader {
         return (images, None, None);
     }
+    let (facts, needs) = gather(results.into_inner().unwrap_or_default());
+    (images, Some(facts), Some(needs))
+}
+
+/// One environment's emulated loading, and what its frameworks' libraries need where the
+/// loader finds nothing.
+type EnvResult = (
+    Option<libraries::EnvLoader>,
+    Vec<Vec<cudoctor_snapshot::UnresolvedNeed>>,
+);
+
+/// The CUDA binaries each environment loads from outside its site directories, and every
+/// binary the discovery found.
+type Found<'d> = (Vec<Vec<String>>, std::collections::HashSet<&'d str>);
+
+fn found_binaries<'d>(
+    envs: &[cudoctor_snapshot::PythonEnv],
+    discovery: &'d cudoctor_snapshot::BinaryDiscovery,
+) -> Found<'d> {
+    let outside = envs
+        .iter()
+        .map(|e| {
+            discovery
+                .binaries
+                .iter()
+                .filter(|b| b.env_prefix.as_deref() == Some(e.prefix.as_str()))
+                .map(|b| b.path.clone())
+                .collect()
+        })
+        .collect();
+    let all = discovery.binaries.iter().map(|b| b.path.as_str()).collect();
+    (outside, all)
+}
+
+/// The binaries of `env` (one environment, or none) to scan, by owner, with the CUDA binaries
+/// it loads from outside its site directories (`found_here`). A found binary is listed under
+/// its origin, by the environment that loads it.
+fn env_listing(
+    host: &Host,
+    env: &[cudoctor_snapshot::PythonEnv],
+    found_here: &[String],
+    all_found: &std::collections::HashSet<&str>,
+    discovery: &cudoctor_snapshot::BinaryDiscovery,
+) -> Vec<(String, String)> {
+    let mut listing = kernels::candidates(host, env);
+    listing.retain(|(p, _)| !all_found.contains(p.as_str()));
+    listing.extend(
+        discovery
+            .binaries
+            .iter()
+            .filter(|b| found_here.contains(&b.path))
+            .map(|b| (b.path.clone(), kernels::discovered_owner(b))),
+    );
+    listing
+}
+
+/// The loader's emulation of `env`, and beside it (a process of its own, as torch's own
+/// loading is the loader's) what each other framework's libraries need where the loader cannot
+/// find it.
+fn emulate_env<'l>(
+    host: &Host,
+    env: &cudoctor_snapshot::PythonEnv,
+    budget: &ThreadBudget,
+    timings: &Timings,
+    list: impl Fn() -> &'l [(String, String)] + Sync,
+    outside: impl Fn() -> &'l [String] + Sync,
+) -> EnvResult {
+    thread::scope(|s| {
+        let needs = budget.spawn_or_run(s, || {
+            timings.time("framework-loader", || {
+                env.frameworks
+                    .iter()
+                    .map(|b| match b.framework {
+                        cudoctor_snapshot::Framework::Torch => Vec::new(),
+                        _ => libraries::unresolved_needs(host, env, b),
+                    })
+                    .collect()
+            })
+        });
+        let loader = timings.time("loader", || {
+            libraries::collect_env(host, env, list, outside)
+        });
+        (loader, needs.join().unwrap_or_default())
+    })
+}
+
+/// Every listing, in the order of the environments, each path once (its owner the first
+/// environment's that lists it), then the binaries no inspected environment loads (JIT builds
+/// of another Python or torch): they are still read, their folder says whose they are.
+fn scan_candidates(
+    listings: &[std::sync::OnceLock<Vec<(String, String)>>],
+    discovery: &cudoctor_snapshot::BinaryDiscovery,
+) -> Vec<(String, String)> {
+    let mut candidates: Vec<(String, String)> = Vec::new();
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for (path, owner) in listings.iter().filter_map(|l| l.get()).flatten() {
+        if seen.insert(path) {
+            candidates.push((path.clone(), owner.clone()));
+        }
+    }
+    for b in &discovery.binaries {
+        if seen.insert(&b.path) {
+            candidates.push((b.path.clone(), kernels::discovered_owner(b)));
+        }
+    }
+    candidates
+}
+
+/// The kernel images of the candidates and of the frameworks' own libraries, with the
+/// dispatch's optional ones marked.
+fn scan_kernels(
+    host: &Host,
+    envs: &[cudoctor_snapshot::PythonEnv],
+    candidates: &[(String, String)],
+    timings: &Timings,
+) -> cudoctor_snapshot::KernelImages {
+    timings.time("kernels", || {
+        let mut images = kernels::scan_extensions(
+            host,
+            &kernels::with_framework_libraries(host, envs, candidates),
+        );
+        timings.time("dispatch", || {
+            python::dispatch::mark_optional(host, envs, &mut images)
+        });
+        images
+    })
+}
+
+/// The loader's facts of every environment together, and each one's frameworks' needs.
+fn gather(results: Vec<Option<EnvResult>>) -> (cudoctor_snapshot::LoaderFacts, FrameworkNeeds) {
     let mut facts = cudoctor_snapshot::LoaderFacts::default();
     let mut needs: FrameworkNeeds = Vec::new();
-    for r in results.into_inner().unwrap_or_default() {
+    for r in results {
         let (loader, env_needs) = r.unwrap_or_default();
         if let Some(one) = loader {
             libraries::add(&mut facts, one);
         }
         needs.push(env_needs);
     }
-    (images, Some(facts), Some(needs))
+    (facts, needs)
 }

@@ -2,7 +2,7 @@
 
 use crate::category::Category;
 use crate::signatures::Role;
-use cudoctor_plan::FixStep;
+use cudoctor_report::{Finding, FixStep};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -82,13 +82,23 @@ pub enum Verdict {
     Inconclusive,
 }
 
-/// A finding of `check` that bears on the explained cause.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct JudgedBy {
-    /// The finding's report id ("DRV004", "LIB004-2") and code.
-    pub id: String,
-    pub code: String,
-    pub title: String,
+/// The JSON of an explanation names each finding of `check` that bears on the cause by its
+/// report id ("DRV004", "LIB004-2"), its code and its title.
+fn serialize_judged_by<S: serde::Serializer>(
+    findings: &[Finding],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct JudgedBy<'a> {
+        id: &'a str,
+        code: &'a str,
+        title: &'a str,
+    }
+    s.collect_seq(findings.iter().map(|f| JudgedBy {
+        id: &f.id,
+        code: &f.code,
+        title: &f.title,
+    }))
 }
 
 /// The machine check of an explanation: the findings `check` makes on the same snapshot,
@@ -96,8 +106,9 @@ pub struct JudgedBy {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MachineCheck {
     pub verdict: Verdict,
-    /// The findings that confirm the cause.
-    pub findings: Vec<JudgedBy>,
+    /// The findings of `check` that confirm the cause.
+    #[serde(serialize_with = "serialize_judged_by")]
+    pub findings: Vec<Finding>,
     /// The finding codes that judge this cause (what was looked for).
     pub judged_by: Vec<String>,
     pub evidence: Vec<String>,
@@ -189,5 +200,40 @@ impl Explanation {
         evidence.append(&mut self.evidence);
         self.evidence = evidence;
         self.machine = Some(check);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_machine_check_names_its_findings_by_id_code_and_title() {
+        static RULE: cudoctor_report::Rule<()> = cudoctor_report::Rule {
+            code: "LIB004",
+            name: "library-missing",
+            layer: cudoctor_report::Layer::Libraries,
+            severity: cudoctor_report::Severity::Error,
+            summary: "",
+            docs: "",
+            check: (),
+        };
+        let mut f = RULE
+            .finding("libcudnn.so.9 is missing")
+            .cause("not installed");
+        f.id = "LIB004-2".into();
+        let check = MachineCheck {
+            verdict: Verdict::Consistent,
+            findings: vec![f],
+            judged_by: vec!["LIB004".into()],
+            evidence: Vec::new(),
+            fixes: Vec::new(),
+            contradictions: Vec::new(),
+        };
+        let json = serde_json::to_value(&check).unwrap();
+        assert_eq!(
+            json["findings"],
+            serde_json::json!([{"id": "LIB004-2", "code": "LIB004", "title": "libcudnn.so.9 is missing"}])
+        );
     }
 }

@@ -34,7 +34,7 @@ pub mod xid;
 pub use category::Category;
 pub use cudoctor_kb::Kb;
 pub use explanation::{
-    AlsoSeen, Explanation, JudgedBy, LookedFor, MachineCheck, MatchedLine, ScanStats, Verdict,
+    AlsoSeen, Explanation, LookedFor, MachineCheck, MatchedLine, ScanStats, Verdict,
 };
 pub use signatures::{DbError, FactsCheck, Role, SignatureDb};
 

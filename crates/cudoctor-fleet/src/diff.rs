@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use cudoctor_analyse::{Finding, Layer, Severity};
+use cudoctor_analyse::Finding;
 use cudoctor_snapshot::Snapshot;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -26,13 +26,7 @@ pub struct FactChange {
     pub relative: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FindingRef {
-    pub code: String,
-    pub severity: Severity,
-    pub layer: Layer,
-    pub title: String,
-}
+pub use cudoctor_report::FindingRef;
 
 /// A field of the snapshot's JSON that differs, by its flattened path.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,12 +102,7 @@ pub fn diff(
     let key = |f: &Finding| (f.code.clone(), f.title.clone());
     let in_a: std::collections::HashSet<_> = fa.iter().map(key).collect();
     let in_b: std::collections::HashSet<_> = fb.iter().map(key).collect();
-    let as_ref = |f: &Finding| FindingRef {
-        code: f.code.clone(),
-        severity: f.severity,
-        layer: f.layer,
-        title: f.title.clone(),
-    };
+    let as_ref = FindingRef::from;
     let findings_appeared = fb
         .iter()
         .filter(|f| !in_a.contains(&key(f)))

@@ -139,6 +139,35 @@ pub fn env_roles(s: &Snapshot) -> BTreeMap<String, String> {
 
 pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
     let mut out = Vec::new();
+    driver_facts(s, &mut out);
+    gpu_facts(s, &mut out);
+    health_facts(s, &mut out);
+    toolkit_facts(s, &mut out);
+    let roles = env_roles(s);
+    env_facts(s, &roles, &mut out);
+    multigpu_facts(s, &mut out);
+    loaded_library_facts(s, &roles, &mut out);
+    if let Some(deep) = &s.deep {
+        for run in &deep.runs {
+            probe_facts(run, &roles, &mut out);
+        }
+    }
+    host_facts(s, &mut out);
+    out.sort_by(|a, b| a.topic.cmp(&b.topic).then_with(|| a.name.cmp(&b.name)));
+    out.dedup_by(|a, b| a.topic == b.topic && a.name == b.name);
+    out
+}
+
+/// The role of the environment at `prefix` ([`env_roles`]), else its prefix.
+fn role_of(roles: &BTreeMap<String, String>, prefix: &str) -> String {
+    roles
+        .get(prefix)
+        .cloned()
+        .unwrap_or_else(|| prefix.to_string())
+}
+
+/// The driver's version, the CUDA it supports, its kernel module.
+fn driver_facts(s: &Snapshot, out: &mut Vec<Fact>) {
     let d = &s.driver;
     let or_unknown = |v: Option<&str>| v.unwrap_or("unknown").to_string();
     out.push(Fact::new(
@@ -154,7 +183,11 @@ pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
     if let Some(m) = &d.kernel_module {
         out.push(Fact::new(Topic::Driver, "kernel module", m.flavour.name()));
     }
+}
 
+/// The GPUs: how many, which models, capabilities, memory, MIG and persistence modes.
+fn gpu_facts(s: &Snapshot, out: &mut Vec<Fact>) {
+    let d = &s.driver;
     out.push(Fact::new(
         Topic::Gpus,
         "GPU count",
@@ -193,9 +226,10 @@ pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
             }
         }
     }
+}
 
-    health_facts(s, &mut out);
-
+/// The toolkits installed, nvcc on PATH, where /usr/local/cuda leads.
+fn toolkit_facts(s: &Snapshot, out: &mut Vec<Fact>) {
     let t = &s.toolkit;
     let mut versions: Vec<&str> = t
         .toolkits
@@ -230,16 +264,12 @@ pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
             chain.resolved.as_deref().unwrap_or("broken link"),
         ));
     }
+}
 
-    let roles = env_roles(s);
-    let role_of = |prefix: &str| {
-        roles
-            .get(prefix)
-            .cloned()
-            .unwrap_or_else(|| prefix.to_string())
-    };
+/// Each environment's torch build and its packages (pip and conda), by the environment's role.
+fn env_facts(s: &Snapshot, roles: &BTreeMap<String, String>, out: &mut Vec<Fact>) {
     for env in &s.python_envs {
-        let role = role_of(&env.prefix);
+        let role = role_of(roles, &env.prefix);
         let at = |what: &str| format!("{what} in {role}");
         if let Some(torch) = &env.torch {
             out.push(Fact::new(Topic::Framework, at("torch"), &torch.version));
@@ -267,7 +297,10 @@ pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
             ));
         }
     }
+}
 
+/// The NCCL libraries by origin and the links between GPUs.
+fn multigpu_facts(s: &Snapshot, out: &mut Vec<Fact>) {
     if let Some(m) = &s.multigpu {
         let mut by_origin: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for lib in &m.nccl_libraries {
@@ -292,7 +325,10 @@ pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
             }
         }
     }
+}
 
+/// The CUDA libraries the environments' processes load, where from.
+fn loaded_library_facts(s: &Snapshot, roles: &BTreeMap<String, String>, out: &mut Vec<Fact>) {
     if let Some(loader) = &s.loader {
         for p in &loader.processes {
             for o in &p.objects {
@@ -312,135 +348,139 @@ pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
                 };
                 out.push(Fact::new(
                     Topic::Libraries,
-                    format!("{soname} in {}", role_of(&p.env_prefix)),
+                    format!("{soname} in {}", role_of(roles, &p.env_prefix)),
                     shown,
                 ));
             }
         }
     }
+}
 
-    if let Some(deep) = &s.deep {
-        for run in &deep.runs {
-            let env = role_of(run.env_prefix.as_deref().unwrap_or(&run.interpreter));
-            let at = |what: &str| format!("{what} in {env}");
-            out.push(Fact::new(Topic::Deep, at("probe"), run.status.name()));
-            let Some(r) = &run.result else { continue };
-            if run.status != ProbeStatus::Ok && run.status != ProbeStatus::NoTorch {
-                continue;
-            }
-            if let Some(c) = &r.cuda {
-                out.push(Fact::new(
-                    Topic::Deep,
-                    at("CUDA available"),
-                    if c.available { "yes" } else { "no" },
-                ));
-                if let Some(n) = c.device_count {
-                    out.push(Fact::new(Topic::Deep, at("GPUs torch sees"), n.to_string()));
-                }
-            }
-            if let Some(t) = &r.torch {
-                if let Some(n) = &t.nccl {
-                    out.push(Fact::new(Topic::Deep, at("NCCL torch reports"), n));
-                }
-                if let Some(c) = t.cudnn {
-                    out.push(Fact::new(
-                        Topic::Deep,
-                        at("cuDNN torch reports"),
-                        c.to_string(),
-                    ));
-                }
-            }
-            for dev in &r.devices {
-                if let Some(ms) = dev.matmul_ms {
-                    out.push(Fact::measured(
-                        Topic::Deep,
-                        at(&format!("matmul on GPU {}", dev.index)),
-                        ms,
-                        "ms",
-                    ));
-                }
-            }
-            if let Some(sdpa) = &r.sdpa {
-                if let Some(def) = &sdpa.default {
-                    out.push(Fact::new(
-                        Topic::Deep,
-                        at("attention backend picked"),
-                        def.picked.map(|b| b.short()).unwrap_or("unknown"),
-                    ));
-                }
-                let mut usable: Vec<&str> = sdpa
-                    .backends
-                    .iter()
-                    .filter(|b| b.available)
-                    .map(|b| b.backend.short())
-                    .collect();
-                usable.sort_unstable();
-                out.push(Fact::new(
-                    Topic::Deep,
-                    at("attention backends that run"),
-                    if usable.is_empty() {
-                        "none".to_string()
-                    } else {
-                        usable.join(", ")
-                    },
-                ));
-                for b in &sdpa.backends {
-                    if let Some(run) = b
-                        .runs
-                        .iter()
-                        .filter(|x| x.ms.is_some())
-                        .max_by_key(|x| x.seq_len)
-                    {
-                        out.push(Fact::measured(
-                            Topic::Deep,
-                            at(&format!(
-                                "attention {} at {} tokens",
-                                b.backend.short(),
-                                run.seq_len
-                            )),
-                            run.ms.unwrap_or_default(),
-                            "ms",
-                        ));
-                        if let Some(mib) = run.peak_mib {
-                            out.push(Fact::measured(
-                                Topic::Deep,
-                                at(&format!(
-                                    "attention {} memory at {} tokens",
-                                    b.backend.short(),
-                                    run.seq_len
-                                )),
-                                mib,
-                                "MiB",
-                            ));
-                        }
-                    }
-                }
-            }
-            if let Some(c) = &r.compile {
-                let v = if c.skipped.is_some() {
-                    "skipped"
-                } else if c.ok {
-                    "ok"
-                } else {
-                    "failed"
-                };
-                out.push(Fact::new(Topic::Deep, at("torch.compile"), v));
-            }
-            if let Some(ar) = &r.all_reduce {
-                if let Some(run) = ar.largest() {
-                    out.push(Fact::measured(
-                        Topic::Deep,
-                        at(&format!("all-reduce bus bandwidth at {} MiB", run.size_mib)),
-                        run.busbw_gbps.unwrap_or_default(),
-                        "GB/s",
-                    ));
-                } else if let Some(e) = &ar.error {
-                    out.push(Fact::new(Topic::Deep, at("all-reduce"), first_line(e)));
-                }
+/// What one `--deep` probe of an environment measured: CUDA as torch sees it, matmul,
+/// attention, torch.compile, all-reduce.
+fn probe_facts(
+    run: &cudoctor_snapshot::ProbeRun,
+    roles: &BTreeMap<String, String>,
+    out: &mut Vec<Fact>,
+) {
+    let env = role_of(roles, run.env_prefix.as_deref().unwrap_or(&run.interpreter));
+    let at = |what: &str| format!("{what} in {env}");
+    out.push(Fact::new(Topic::Deep, at("probe"), run.status.name()));
+    let Some(r) = &run.result else { return };
+    if run.status != ProbeStatus::Ok && run.status != ProbeStatus::NoTorch {
+        return;
+    }
+    if let Some(c) = &r.cuda {
+        out.push(Fact::new(
+            Topic::Deep,
+            at("CUDA available"),
+            if c.available { "yes" } else { "no" },
+        ));
+        if let Some(n) = c.device_count {
+            out.push(Fact::new(Topic::Deep, at("GPUs torch sees"), n.to_string()));
+        }
+    }
+    if let Some(t) = &r.torch {
+        if let Some(n) = &t.nccl {
+            out.push(Fact::new(Topic::Deep, at("NCCL torch reports"), n));
+        }
+        if let Some(c) = t.cudnn {
+            out.push(Fact::new(
+                Topic::Deep,
+                at("cuDNN torch reports"),
+                c.to_string(),
+            ));
+        }
+    }
+    for dev in &r.devices {
+        if let Some(ms) = dev.matmul_ms {
+            out.push(Fact::measured(
+                Topic::Deep,
+                at(&format!("matmul on GPU {}", dev.index)),
+                ms,
+                "ms",
+            ));
+        }
+    }
+    if let Some(sdpa) = &r.sdpa {
+        sdpa_facts(sdpa, &at, out);
+    }
+    if let Some(c) = &r.compile {
+        let v = if c.skipped.is_some() {
+            "skipped"
+        } else if c.ok {
+            "ok"
+        } else {
+            "failed"
+        };
+        out.push(Fact::new(Topic::Deep, at("torch.compile"), v));
+    }
+    if let Some(ar) = &r.all_reduce {
+        if let Some(run) = ar.largest() {
+            out.push(Fact::measured(
+                Topic::Deep,
+                at(&format!("all-reduce bus bandwidth at {} MiB", run.size_mib)),
+                run.busbw_gbps.unwrap_or_default(),
+                "GB/s",
+            ));
+        } else if let Some(e) = &ar.error {
+            out.push(Fact::new(Topic::Deep, at("all-reduce"), first_line(e)));
+        }
+    }
+}
+
+/// The attention backends a probe ran: the one picked, those that run, each one's time and
+/// memory at its longest sequence.
+fn sdpa_facts(
+    sdpa: &cudoctor_snapshot::SdpaProbe,
+    at: &dyn Fn(&str) -> String,
+    out: &mut Vec<Fact>,
+) {
+    if let Some(def) = &sdpa.default {
+        out.push(Fact::new(
+            Topic::Deep,
+            at("attention backend picked"),
+            def.picked.map(|b| b.short()).unwrap_or("unknown"),
+        ));
+    }
+    let mut usable: Vec<&str> = sdpa
+        .backends
+        .iter()
+        .filter(|b| b.available)
+        .map(|b| b.backend.short())
+        .collect();
+    usable.sort_unstable();
+    out.push(Fact::new(
+        Topic::Deep,
+        at("attention backends that run"),
+        if usable.is_empty() {
+            "none".to_string()
+        } else {
+            usable.join(", ")
+        },
+    ));
+    for b in &sdpa.backends {
+        if let Some(run) = b
+            .runs
+            .iter()
+            .filter(|x| x.ms.is_some())
+            .max_by_key(|x| x.seq_len)
+        {
+            let (backend, tokens) = (b.backend.short(), run.seq_len);
+            let measured = |what: &str, value: f64, unit: &str| {
+                let name = at(&format!("attention {backend}{what} at {tokens} tokens"));
+                Fact::measured(Topic::Deep, name, value, unit)
+            };
+            out.push(measured("", run.ms.unwrap_or_default(), "ms"));
+            if let Some(mib) = run.peak_mib {
+                out.push(measured(" memory", mib, "MiB"));
             }
         }
     }
+}
 
+/// The host: distribution, kernel, container runtime.
+fn host_facts(s: &Snapshot, out: &mut Vec<Fact>) {
     let h = &s.host;
     if let Some(distro) = &h.distro {
         out.push(Fact::new(Topic::Host, "distribution", distro));
@@ -457,10 +497,6 @@ pub fn stack_facts(s: &Snapshot) -> Vec<Fact> {
             .map(|c| c.runtime.as_str())
             .unwrap_or("none"),
     ));
-
-    out.sort_by(|a, b| a.topic.cmp(&b.topic).then_with(|| a.name.cmp(&b.name)));
-    out.dedup_by(|a, b| a.topic == b.topic && a.name == b.name);
-    out
 }
 
 /// The machine under the stack, where the snapshot has it: memory errors and repairs, clock

@@ -290,7 +290,7 @@ fn env_command(kb: &Kb, input: &PlanInput, plan: &mut Plan) {
 /// driver where torch expects one): it shows no driver and no GPU, which says nothing of the
 /// build the environment needs, so no CPU build is chosen over a CUDA one. The installed CUDA
 /// build is the plan (kept; judged once the GPU is reachable); without one, no build is chosen.
-fn unreachable_plan(kb: &Kb, input: &PlanInput, first: &crate::FirstFix, plan: &mut Plan) {
+fn unreachable_plan(kb: &Kb, input: &PlanInput, first: &cudoctor_report::Finding, plan: &mut Plan) {
     let installed = input.current.as_ref().and_then(|cur| {
         let text = cur.torch.as_deref()?;
         let v: TorchVersion = text.parse().ok()?;

@@ -476,6 +476,13 @@ fn words(target: &TargetEnv, args: &[String]) -> String {
         .join(" ")
 }
 
+/// [`cudoctor_report::Finding::command`] writes its step for the environment's shell.
+impl cudoctor_report::CommandTarget for TargetEnv {
+    fn step(&self, command: String) -> FixStep {
+        TargetEnv::step(self, command)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,6 +29,7 @@ mod model;
 mod platform;
 mod remedy;
 mod reverse;
+pub mod snapshot;
 pub mod verify;
 
 pub use choose::{plan, JETSON_INSTALL};
@@ -45,7 +46,7 @@ pub use frameworks::{
 pub use install::{torch_index_url, Install};
 pub use model::{
     parse_installer, Avoid, BuildInput, BuildPlan, Commands, CurrentEnv, CurrentVerdict,
-    DriverUpgrade, FirstFix, InstalledToolkit, Installer, Plan, PlanInput, ResolvedGpu, TargetEnv,
+    DriverUpgrade, InstalledToolkit, Installer, Plan, PlanInput, ResolvedGpu, TargetEnv,
 };
 pub use platform::{branch_of, driver_for_cuda, DriverFor};
 pub use remedy::{remedy, Remedy};

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use cudoctor_report::Finding;
+
 use cudoctor_kb::{ComputeCapability, CudaVersion, DriverVersion, GpuBranches, Platform};
 
 /// Which installer's command the user wants first (all commands are produced anyway), and the
@@ -156,7 +158,7 @@ pub struct PlanInput {
     /// machine cannot judge a build until it is fixed, so the plan is for the torch installed
     /// in `current` (or says why there is none), never a CPU build over a CUDA one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first: Option<FirstFix>,
+    pub first: Option<Finding>,
 }
 
 /// A GPU as the plan understood it.
@@ -292,18 +294,31 @@ pub struct Plan {
     pub platform: Platform,
     /// What keeps this machine's GPU out of reach (check's root finding, with its fix): until
     /// it is fixed, whether a CUDA build runs here cannot be judged.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first: Option<FirstFix>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "serialize_first"
+    )]
+    pub first: Option<Finding>,
     /// The build above is the one installed in the environment, kept: with the GPU out of
     /// reach (`first`) no other can be judged.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub keeps_installed: bool,
 }
 
-/// A problem of the machine that comes before any torch build: `check`'s finding, word for word.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct FirstFix {
-    pub code: String,
-    pub title: String,
-    pub fix: Vec<crate::FixStep>,
+/// The plan's JSON names check's first finding by its code, its title and its fix, word for word.
+fn serialize_first<S: serde::Serializer>(first: &Option<Finding>, s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct First<'a> {
+        code: &'a str,
+        title: &'a str,
+        fix: &'a [crate::FixStep],
+    }
+    first
+        .as_ref()
+        .map(|f| First {
+            code: &f.code,
+            title: &f.title,
+            fix: &f.fix,
+        })
+        .serialize(s)
 }

@@ -495,11 +495,16 @@ fn with_the_gpu_out_of_reach_the_plan_keeps_the_installed_cuda_torch() {
         torch_cuda: Some("13.2".parse().unwrap()),
         ..CurrentEnv::default()
     });
-    i.first = Some(cudoctor_plan::FirstFix {
-        code: "PLT001".into(),
-        title: "This docker container has no GPU access".into(),
-        fix: vec![],
-    });
+    static PLT001: cudoctor_report::Rule<()> = cudoctor_report::Rule {
+        code: "PLT001",
+        name: "container-without-gpu",
+        layer: cudoctor_report::Layer::Platform,
+        severity: cudoctor_report::Severity::Error,
+        summary: "",
+        docs: "",
+        check: (),
+    };
+    i.first = Some(PLT001.finding("This docker container has no GPU access"));
     let p = plan(kb(), &i).unwrap();
     assert!(p.keeps_installed);
     assert_eq!(

@@ -30,13 +30,7 @@ pub fn render_explain_text(e: &Explanation) -> String {
         }
     }
     if let Some(check) = &e.machine {
-        let verdict = match check.verdict {
-            Verdict::Consistent => "this machine fits the explanation",
-            Verdict::Contradicts => {
-                "this machine contradicts the message (it was probably produced elsewhere)"
-            }
-            Verdict::Inconclusive => "not enough facts to confirm on this machine",
-        };
+        let verdict = verdict_words(check.verdict);
         let _ = writeln!(out, "\nMachine: {verdict}");
     }
     if !e.evidence.is_empty() {
@@ -118,13 +112,7 @@ pub fn render_explain_markdown(e: &Explanation) -> String {
         let _ = writeln!(out, "\n### Matched\n\n{fence}text\n{body}{fence}");
     }
     if let Some(check) = &e.machine {
-        let verdict = match check.verdict {
-            Verdict::Consistent => "this machine fits the explanation",
-            Verdict::Contradicts => {
-                "this machine contradicts the message (it was probably produced elsewhere)"
-            }
-            Verdict::Inconclusive => "not enough facts to confirm on this machine",
-        };
+        let verdict = verdict_words(check.verdict);
         let _ = writeln!(out, "\n### Machine\n\n{verdict}");
     }
     if !e.evidence.is_empty() {
@@ -206,6 +194,17 @@ fn paragraphs(first: &str, rest: &str, text: &str) -> String {
         .map(|(i, l)| wrap(if i == 0 { first } else { rest }, rest, l, width()))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// What the machine check says of the explanation, in words (text and Markdown alike).
+fn verdict_words(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Consistent => "this machine fits the explanation",
+        Verdict::Contradicts => {
+            "this machine contradicts the message (it was probably produced elsewhere)"
+        }
+        Verdict::Inconclusive => "not enough facts to confirm on this machine",
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use cudoctor_analyse::{Layer, Severity};
-use cudoctor_snapshot::{Attempt, Outcome, ProbeStatus, Snapshot};
+use cudoctor_snapshot::{Attempt, GpuHealth, Outcome, ProbeStatus, Snapshot};
 
 use crate::Report;
 
@@ -17,7 +17,17 @@ use crate::Report;
 pub fn render_prometheus(report: &Report, check_seconds: f64) -> String {
     let s = report.snapshot;
     let mut out = Exposition::default();
+    finding_metrics(&mut out, report);
+    stack_metrics(&mut out, s);
+    gpu_metrics(&mut out, s);
+    health_metrics(&mut out, s);
+    probe_metrics(&mut out, s);
+    timing_metrics(&mut out, s, check_seconds);
+    out.text
+}
 
+/// The findings by severity, code and layer, and their count per severity.
+fn finding_metrics(out: &mut Exposition, report: &Report) {
     out.family(
         "cudoctor_findings",
         "Findings of the last check, by severity, code and layer.",
@@ -56,7 +66,10 @@ pub fn render_prometheus(report: &Report, check_seconds: f64) -> String {
             n as f64,
         );
     }
+}
 
+/// The driver, the CUDA it runs and each environment's torch build, as labels.
+fn stack_metrics(out: &mut Exposition, s: &Snapshot) {
     out.family(
         "cudoctor_stack_info",
         "The driver and the CUDA it can run, as labels; the value is always 1.",
@@ -93,7 +106,10 @@ pub fn render_prometheus(report: &Report, check_seconds: f64) -> String {
             );
         }
     }
+}
 
+/// Each GPU the driver lists, their number, their memory.
+fn gpu_metrics(out: &mut Exposition, s: &Snapshot) {
     out.family(
         "cudoctor_gpu_info",
         "Each GPU the driver lists, as labels; the value is always 1.",
@@ -131,9 +147,10 @@ pub fn render_prometheus(report: &Report, check_seconds: f64) -> String {
             );
         }
     }
+}
 
-    health_metrics(&mut out, s);
-
+/// The sources that failed or timed out, and their number.
+fn probe_metrics(out: &mut Exposition, s: &Snapshot) {
     out.family(
         "cudoctor_probe_failed",
         "Sources that failed or timed out during the last check, by section, source and outcome.",
@@ -159,7 +176,10 @@ pub fn render_prometheus(report: &Report, check_seconds: f64) -> String {
         &[],
         failures.values().sum::<usize>() as f64,
     );
+}
 
+/// How long the check took and when it started.
+fn timing_metrics(out: &mut Exposition, s: &Snapshot, check_seconds: f64) {
     out.family(
         "cudoctor_check_duration_seconds",
         "How long the last check took to collect and judge.",
@@ -172,150 +192,165 @@ pub fn render_prometheus(report: &Report, check_seconds: f64) -> String {
         );
         out.sample("cudoctor_last_check_timestamp_seconds", &[], at as f64);
     }
-    out.text
 }
 
 /// The machine under the stack: each GPU's health from NVML and the kernel log's Xid events.
 /// Emitted only where the snapshot has them (older snapshots and `--root` trees have none).
 fn health_metrics(out: &mut Exposition, s: &Snapshot) {
-    use cudoctor_snapshot::health::clocks_event;
-    use cudoctor_snapshot::NvmlQuery;
-    let gpus: Vec<(String, &cudoctor_snapshot::GpuHealth)> = s
+    let gpus: Vec<(String, &GpuHealth)> = s
         .driver
         .gpus
         .iter()
         .filter_map(|g| Some((g.index.to_string(), g.health.as_ref()?)))
         .collect();
     if !gpus.is_empty() {
-        out.family(
-            "cudoctor_gpu_ecc_errors",
-            "ECC error counts of each GPU (NVML), by counter (volatile: since the driver loaded; aggregate: lifetime) and type.",
-        );
-        for (index, h) in &gpus {
-            for (counter, q) in [
-                ("volatile", &h.ecc_volatile),
-                ("aggregate", &h.ecc_aggregate),
-            ] {
-                if let Some(c) = NvmlQuery::get(q) {
-                    for (kind, n) in [("corrected", c.corrected), ("uncorrected", c.uncorrected)] {
-                        out.sample(
-                            "cudoctor_gpu_ecc_errors",
-                            &[("index", index), ("counter", counter), ("type", kind)],
-                            n as f64,
-                        );
-                    }
-                }
-            }
-        }
-        out.family(
-            "cudoctor_gpu_remapped_rows",
-            "Rows of each GPU's memory remapped, by the kind of error that caused it (NVML).",
-        );
-        for (index, h) in &gpus {
-            if let Some(r) = NvmlQuery::get(&h.row_remap) {
-                for (cause, n) in [
-                    ("corrected", r.corrected_rows),
-                    ("uncorrected", r.uncorrected_rows),
-                ] {
+        gpu_memory_health_metrics(out, &gpus);
+        gpu_clock_and_link_metrics(out, &gpus);
+    }
+    let Some(h) = &s.health else {
+        return;
+    };
+    kernel_log_metrics(out, s, h);
+}
+
+/// Each GPU's memory errors (NVML): ECC counts, remapped rows, repairs waiting for a reset.
+fn gpu_memory_health_metrics(out: &mut Exposition, gpus: &[(String, &GpuHealth)]) {
+    use cudoctor_snapshot::NvmlQuery;
+    out.family(
+        "cudoctor_gpu_ecc_errors",
+        "ECC error counts of each GPU (NVML), by counter (volatile: since the driver loaded; aggregate: lifetime) and type.",
+    );
+    for (index, h) in gpus {
+        for (counter, q) in [
+            ("volatile", &h.ecc_volatile),
+            ("aggregate", &h.ecc_aggregate),
+        ] {
+            if let Some(c) = NvmlQuery::get(q) {
+                for (kind, n) in [("corrected", c.corrected), ("uncorrected", c.uncorrected)] {
                     out.sample(
-                        "cudoctor_gpu_remapped_rows",
-                        &[("index", index), ("cause", cause)],
-                        f64::from(n),
-                    );
-                }
-            }
-        }
-        out.family(
-            "cudoctor_gpu_memory_repair_pending",
-            "1 when a GPU waits for a reset to remap a row or retire a page, or a remapping failed (state=failed).",
-        );
-        for (index, h) in &gpus {
-            let remap = NvmlQuery::get(&h.row_remap);
-            let states = [
-                ("row_remap_pending", remap.map(|r| r.pending)),
-                ("failed", remap.map(|r| r.failed)),
-                (
-                    "retired_pages_pending",
-                    NvmlQuery::get(&h.retired_pages_pending),
-                ),
-            ];
-            for (state, v) in states {
-                if let Some(v) = v {
-                    out.sample(
-                        "cudoctor_gpu_memory_repair_pending",
-                        &[("index", index), ("state", state)],
-                        f64::from(u8::from(v)),
-                    );
-                }
-            }
-        }
-        out.family(
-            "cudoctor_gpu_clocks_event_active",
-            "Clock event (throttle) reasons active on each GPU, one sample per reason, as nvidia-smi names them.",
-        );
-        for (index, h) in &gpus {
-            if let Some(mask) = NvmlQuery::get(&h.clocks_event_reasons) {
-                for reason in clocks_event::names(mask) {
-                    out.sample(
-                        "cudoctor_gpu_clocks_event_active",
-                        &[("index", index), ("reason", reason)],
-                        1.0,
-                    );
-                }
-            }
-        }
-        out.family(
-            "cudoctor_gpu_pcie_link",
-            "Each GPU's PCIe link generation and width, now and the most the GPU and slot allow (an idle GPU's generation drops).",
-        );
-        for (index, h) in &gpus {
-            let p = &h.pcie;
-            for (what, which, q) in [
-                ("generation", "current", &p.current_gen),
-                ("generation", "max", &p.max_gen),
-                ("width", "current", &p.current_width),
-                ("width", "max", &p.max_width),
-            ] {
-                if let Some(v) = NvmlQuery::get(q) {
-                    out.sample(
-                        "cudoctor_gpu_pcie_link",
-                        &[("index", index), ("what", what), ("which", which)],
-                        f64::from(v),
-                    );
-                }
-            }
-        }
-        out.family(
-            "cudoctor_gpu_nvlink_errors",
-            "NVLink error counters of each GPU's active links (NVML), summed over the links, by counter.",
-        );
-        for (index, h) in &gpus {
-            if h.nvlink_errors.is_empty() {
-                continue;
-            }
-            for (counter, pick) in [
-                (
-                    "replay",
-                    (|e: &cudoctor_snapshot::NvLinkErrors| e.replay) as fn(&_) -> _,
-                ),
-                ("recovery", |e| e.recovery),
-                ("crc_flit", |e| e.crc_flit),
-                ("crc_data", |e| e.crc_data),
-            ] {
-                let values: Vec<u64> = h.nvlink_errors.iter().filter_map(pick).collect();
-                if !values.is_empty() {
-                    out.sample(
-                        "cudoctor_gpu_nvlink_errors",
-                        &[("index", index), ("counter", counter)],
-                        values.iter().sum::<u64>() as f64,
+                        "cudoctor_gpu_ecc_errors",
+                        &[("index", index), ("counter", counter), ("type", kind)],
+                        n as f64,
                     );
                 }
             }
         }
     }
-    let Some(h) = &s.health else {
-        return;
-    };
+    out.family(
+        "cudoctor_gpu_remapped_rows",
+        "Rows of each GPU's memory remapped, by the kind of error that caused it (NVML).",
+    );
+    for (index, h) in gpus {
+        if let Some(r) = NvmlQuery::get(&h.row_remap) {
+            for (cause, n) in [
+                ("corrected", r.corrected_rows),
+                ("uncorrected", r.uncorrected_rows),
+            ] {
+                out.sample(
+                    "cudoctor_gpu_remapped_rows",
+                    &[("index", index), ("cause", cause)],
+                    f64::from(n),
+                );
+            }
+        }
+    }
+    out.family(
+        "cudoctor_gpu_memory_repair_pending",
+        "1 when a GPU waits for a reset to remap a row or retire a page, or a remapping failed (state=failed).",
+    );
+    for (index, h) in gpus {
+        let remap = NvmlQuery::get(&h.row_remap);
+        let states = [
+            ("row_remap_pending", remap.map(|r| r.pending)),
+            ("failed", remap.map(|r| r.failed)),
+            (
+                "retired_pages_pending",
+                NvmlQuery::get(&h.retired_pages_pending),
+            ),
+        ];
+        for (state, v) in states {
+            if let Some(v) = v {
+                out.sample(
+                    "cudoctor_gpu_memory_repair_pending",
+                    &[("index", index), ("state", state)],
+                    f64::from(u8::from(v)),
+                );
+            }
+        }
+    }
+}
+
+/// Each GPU's clock events, PCIe link and NVLink errors (NVML).
+fn gpu_clock_and_link_metrics(out: &mut Exposition, gpus: &[(String, &GpuHealth)]) {
+    use cudoctor_snapshot::health::clocks_event;
+    use cudoctor_snapshot::NvmlQuery;
+    out.family(
+        "cudoctor_gpu_clocks_event_active",
+        "Clock event (throttle) reasons active on each GPU, one sample per reason, as nvidia-smi names them.",
+    );
+    for (index, h) in gpus {
+        if let Some(mask) = NvmlQuery::get(&h.clocks_event_reasons) {
+            for reason in clocks_event::names(mask) {
+                out.sample(
+                    "cudoctor_gpu_clocks_event_active",
+                    &[("index", index), ("reason", reason)],
+                    1.0,
+                );
+            }
+        }
+    }
+    out.family(
+        "cudoctor_gpu_pcie_link",
+        "Each GPU's PCIe link generation and width, now and the most the GPU and slot allow (an idle GPU's generation drops).",
+    );
+    for (index, h) in gpus {
+        let p = &h.pcie;
+        for (what, which, q) in [
+            ("generation", "current", &p.current_gen),
+            ("generation", "max", &p.max_gen),
+            ("width", "current", &p.current_width),
+            ("width", "max", &p.max_width),
+        ] {
+            if let Some(v) = NvmlQuery::get(q) {
+                out.sample(
+                    "cudoctor_gpu_pcie_link",
+                    &[("index", index), ("what", what), ("which", which)],
+                    f64::from(v),
+                );
+            }
+        }
+    }
+    out.family(
+        "cudoctor_gpu_nvlink_errors",
+        "NVLink error counters of each GPU's active links (NVML), summed over the links, by counter.",
+    );
+    for (index, h) in gpus {
+        if h.nvlink_errors.is_empty() {
+            continue;
+        }
+        for (counter, pick) in [
+            (
+                "replay",
+                (|e: &cudoctor_snapshot::NvLinkErrors| e.replay) as fn(&_) -> _,
+            ),
+            ("recovery", |e| e.recovery),
+            ("crc_flit", |e| e.crc_flit),
+            ("crc_data", |e| e.crc_data),
+        ] {
+            let values: Vec<u64> = h.nvlink_errors.iter().filter_map(pick).collect();
+            if !values.is_empty() {
+                out.sample(
+                    "cudoctor_gpu_nvlink_errors",
+                    &[("index", index), ("counter", counter)],
+                    values.iter().sum::<u64>() as f64,
+                );
+            }
+        }
+    }
+}
+
+/// The device nodes, whether the kernel log was read, its Xid events, nouveau.
+fn kernel_log_metrics(out: &mut Exposition, s: &Snapshot, h: &cudoctor_snapshot::HealthFacts) {
     if let Some(nodes) = s.platform.gpu_device_nodes() {
         out.family(
             "cudoctor_gpu_device_nodes",

@@ -130,6 +130,20 @@ pub fn run_key_lines(r: &RunReport) -> Vec<(String, String)> {
 }
 
 /// "exit 0", "exit 3", "killed by signal 15".
+/// Each attention call group of the run, with the process that made it, process by process.
+pub fn attention_groups(
+    r: &RunReport,
+) -> Vec<(
+    &cudoctor_snapshot::ProcessRecord,
+    &cudoctor_snapshot::SdpaGroup,
+)> {
+    r.facts
+        .processes
+        .iter()
+        .flat_map(|p| p.sdpa.groups.iter().map(move |g| (p, g)))
+        .collect()
+}
+
 pub fn exit_words(r: &RunReport) -> String {
     let e = &r.facts.exit;
     match (e.code, e.signal) {
@@ -208,12 +222,7 @@ pub fn render_run_markdown(r: &RunReport) -> String {
         let _ = writeln!(out, "| {k} | {} |", cudoctor_types::inert::markdown(&v));
     }
     out.push('\n');
-    let groups: Vec<_> = r
-        .facts
-        .processes
-        .iter()
-        .flat_map(|p| p.sdpa.groups.iter().map(move |g| (p, g)))
-        .collect();
+    let groups = attention_groups(r);
     if !groups.is_empty() {
         out.push_str("## Attention calls\n\n| process | inputs | calls | backend | operators torch dispatched |\n|---|---|---|---|---|\n");
         for (p, g) in groups {

@@ -296,198 +296,269 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
         Hashing::Full => u64::MAX,
     };
     for sp in &env.site_packages {
-        // The checked distributions of this site directory, in directory order.
-        let dists: Vec<(String, String, String)> = host
-            .list_dir(sp)
-            .into_iter()
-            .filter(|entry| entry.ends_with(".dist-info"))
-            .filter_map(|entry| {
-                let (name, Some(version)) = dist_name_version(&entry)? else {
-                    return None;
-                };
-                let name = normalise_name(&name);
-                (checked(&name) && env.package(&name).is_some_and(|p| &p.location == sp))
-                    .then_some((name, version, entry))
-            })
-            .collect();
-        // The RECORDs are read on the process's workers (a read each, pulled in turn), then
-        // all are parsed on a few.
-        let texts: Vec<Result<(String, bool), String>> = ThreadBudget::process()
-            .map(&dists, dists.len(), |(_, _, entry)| {
-                let record = format!("{sp}/{entry}/RECORD");
-                read_record(host, &record, MAX_RECORD).map_err(|e| format!("{record}: {e}"))
-            })
-            .into_iter()
-            .map(|r| r.unwrap_or_else(|_| Err("RECORD check failed".into())))
-            .collect();
-        for ((_, _, entry), text) in dists.iter().zip(&texts) {
-            if let Ok((_, true)) = text {
-                report.errors.push(format!(
-                    "{sp}/{entry}/RECORD: longer than {} MiB; the entries after that were not checked",
-                    MAX_RECORD >> 20
-                ));
-            }
+        check_site(host, env, sp, hashing, &mut budget, &mut report);
+    }
+    (!report.packages.is_empty() || !report.errors.is_empty()).then_some(report)
+}
+
+/// A checked distribution of a site directory: its name, version and dist-info folder.
+type Dist = (String, String, String);
+
+/// Checks the distributions of one site directory `sp` of `env`, hashing what the remaining
+/// `budget` allows.
+fn check_site(
+    host: &Host,
+    env: &PythonEnv,
+    sp: &str,
+    hashing: Hashing,
+    budget: &mut u64,
+    report: &mut WheelCheck,
+) {
+    let dists = checked_dists(host, env, sp);
+    let texts = read_records(host, sp, &dists, report);
+    let roots = confinement_roots(env, sp);
+    let read: Vec<&str> = texts
+        .iter()
+        .map(|t| t.as_ref().map(|(t, _)| t.as_str()).unwrap_or_default())
+        .collect();
+    let records = parse_all(&read);
+    let mut claims: Vec<(Cow<str>, Owner)> = Vec::new();
+    for (dist, ((name, version, _), (text, lines))) in
+        dists.iter().zip(texts.iter().zip(records)).enumerate()
+    {
+        if let Err(e) = text {
+            report.errors.push(e.clone());
+            continue;
         }
-        let roots = confinement_roots(env, sp);
-        let read: Vec<&str> = texts
-            .iter()
-            .map(|t| t.as_ref().map(|(t, _)| t.as_str()).unwrap_or_default())
-            .collect();
-        let records = parse_all(&read);
-        // Every claim on a path, by path and then by distribution (directory order).
-        let mut claims: Vec<(Cow<str>, Owner)> = Vec::new();
-        for (dist, ((name, version, _), (text, lines))) in
-            dists.iter().zip(texts.iter().zip(records)).enumerate()
-        {
-            if let Err(e) = text {
-                report.errors.push(e.clone());
-                continue;
-            }
-            report.packages.push(format!("{name} {version}"));
-            let mut outside = 0usize;
-            for e in lines {
-                if e.size.is_none() && e.sha256.is_none() {
-                    continue;
-                }
-                // A path that leaves the environment (`../../` past its root, an absolute
-                // path) is nobody's file to check: never looked at, never hashed.
-                if !confined(&roots, sp, &e.path) {
-                    outside += 1;
-                    continue;
-                }
-                claims.push((
-                    e.path,
-                    Owner {
-                        dist,
-                        sha256: e.sha256,
-                        size: e.size,
-                    },
-                ));
-            }
-            if outside > 0 {
-                report.errors.push(format!(
-                    "{name} {version}: RECORD lists {outside} path(s) outside the environment; not checked"
-                ));
-            }
+        report.packages.push(format!("{name} {version}"));
+        let outside = claim(&roots, sp, dist, lines, &mut claims);
+        if outside > 0 {
+            report.errors.push(format!(
+                "{name} {version}: RECORD lists {outside} path(s) outside the environment; not checked"
+            ));
         }
-        claims.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.dist.cmp(&b.1.dist)));
-        // Relative path -> the distributions that list it, in path order.
-        let mut entries: Vec<(Cow<str>, Vec<Owner>)> = Vec::new();
-        for (path, owner) in claims {
-            match entries.last_mut() {
-                Some((p, owners)) if *p == path => owners.push(owner),
-                _ => entries.push((path, vec![owner])),
-            }
-        }
-        let looked = look_up_all(host, sp, &entries, hashing);
-        // Entries the deadline left unlooked are not judged (neither present nor missing).
-        let (entries, on_disk): (Vec<_>, Vec<OnDisk>) = entries
-            .into_iter()
-            .zip(looked)
-            .filter_map(|(e, d)| Some((e, d?)))
-            .unzip();
-        // Which files to hash is decided in path order against the budget (so the choice does
-        // not depend on timing); the hashing itself then runs on several threads. By default
-        // only a path two distributions list whose sizes leave the owner open is hashed: none
-        // in an environment without overwritten files, so the default cost does not grow with
-        // the size of the files.
-        let mut to_hash: Vec<usize> = Vec::new();
-        for (i, ((_, owners), disk)) in entries.iter().zip(&on_disk).enumerate() {
-            let fitting = owners.iter().filter(|o| fits(o, disk)).count();
-            let want_hash = match hashing {
-                Hashing::Full => fitting > 0,
-                Hashing::Budget(_) => fitting > 1 && !same_content(owners),
+    }
+    let entries = by_path(claims);
+    let looked = look_up_all(host, sp, &entries, hashing);
+    // Entries the deadline left unlooked are not judged (neither present nor missing).
+    let (entries, on_disk): (Vec<_>, Vec<OnDisk>) = entries
+        .into_iter()
+        .zip(looked)
+        .filter_map(|(e, d)| Some((e, d?)))
+        .unzip();
+    let to_hash = choose_hashes(&entries, &on_disk, hashing, budget, report);
+    // Each file is read no further than its size as looked up (else the largest size its
+    // owners record): a special or growing file cannot stretch the check.
+    let limits: Vec<u64> = entries
+        .iter()
+        .zip(&on_disk)
+        .map(|((_, owners), disk)| {
+            let recorded = owners.iter().filter_map(|o| o.size).max().unwrap_or(0);
+            disk.size.unwrap_or(recorded)
+        })
+        .collect();
+    let mut digests = hash_all(host, sp, &entries, &to_hash, &limits);
+    for (i, ((rel, owners), disk)) in entries.into_iter().zip(on_disk).enumerate() {
+        let digest = digests.remove(&i).map(|(d, n)| {
+            report.files_hashed += 1;
+            report.bytes_hashed += n;
+            d
+        });
+        judge_path(sp, &rel, &owners, disk, digest, &dists, report);
+    }
+}
+
+/// The checked distributions of site directory `sp`, in directory order.
+fn checked_dists(host: &Host, env: &PythonEnv, sp: &str) -> Vec<Dist> {
+    host.list_dir(sp)
+        .into_iter()
+        .filter(|entry| entry.ends_with(".dist-info"))
+        .filter_map(|entry| {
+            let (name, Some(version)) = dist_name_version(&entry)? else {
+                return None;
             };
-            if want_hash && owners.iter().any(|o| o.sha256.is_some()) {
-                let size = disk.size.unwrap_or(0);
-                if size <= budget {
-                    budget -= size;
-                    to_hash.push(i);
-                } else {
-                    report.hashes_skipped += 1;
-                }
-            }
+            let name = normalise_name(&name);
+            (checked(&name) && env.package(&name).is_some_and(|p| p.location == sp))
+                .then_some((name, version, entry))
+        })
+        .collect()
+}
+
+/// The RECORDs of `dists`, read on the process's workers (a read each, pulled in turn); one
+/// cut at [`MAX_RECORD`] is reported.
+fn read_records(
+    host: &Host,
+    sp: &str,
+    dists: &[Dist],
+    report: &mut WheelCheck,
+) -> Vec<Result<(String, bool), String>> {
+    let texts: Vec<Result<(String, bool), String>> = ThreadBudget::process()
+        .map(dists, dists.len(), |(_, _, entry)| {
+            let record = format!("{sp}/{entry}/RECORD");
+            read_record(host, &record, MAX_RECORD).map_err(|e| format!("{record}: {e}"))
+        })
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|_| Err("RECORD check failed".into())))
+        .collect();
+    for ((_, _, entry), text) in dists.iter().zip(&texts) {
+        if let Ok((_, true)) = text {
+            report.errors.push(format!(
+                "{sp}/{entry}/RECORD: longer than {} MiB; the entries after that were not checked",
+                MAX_RECORD >> 20
+            ));
         }
-        // Each file is read no further than its size as looked up (else the largest size its
-        // owners record): a special or growing file cannot stretch the check.
-        let limits: Vec<u64> = entries
-            .iter()
-            .zip(&on_disk)
-            .map(|((_, owners), disk)| {
-                let recorded = owners.iter().filter_map(|o| o.size).max().unwrap_or(0);
-                disk.size.unwrap_or(recorded)
-            })
-            .collect();
-        let mut digests = hash_all(host, sp, &entries, &to_hash, &limits);
-        for (i, ((rel, owners), disk)) in entries.into_iter().zip(on_disk).enumerate() {
-            // Only the files reported need their machine path (15k entries for torch alone).
-            let machine = || crate::host::normalise(&format!("{sp}/{rel}"));
-            report.files_checked += 1;
-            report.sizes_checked += u64::from(disk.size.is_some());
-            let size_matches: Vec<bool> = owners.iter().map(|o| fits(o, &disk)).collect();
-            let digest = digests.remove(&i).map(|(d, n)| {
-                report.files_hashed += 1;
-                report.bytes_hashed += n;
-                d
-            });
-            let fitting = size_matches.iter().filter(|m| **m).count();
-            let matches: Vec<Option<bool>> = owners
-                .iter()
-                .zip(&size_matches)
-                .map(|(o, size_ok)| {
-                    if !size_ok {
-                        return Some(false);
-                    }
-                    match (&digest, &o.sha256) {
-                        (Some(d), Some(h)) => Some(d == h),
-                        // Hash not read: the size decides when no other owner's size fits.
-                        _ if fitting == 1 => Some(true),
-                        _ => None,
-                    }
-                })
-                .collect();
-            if owners.len() > 1 && !same_content(&owners) {
-                if !interchangeable(&rel) {
-                    report.shared_paths.push(SharedPath {
-                        path: machine(),
-                        owners: owners
-                            .iter()
-                            .zip(&matches)
-                            .map(|(o, m)| PathOwner {
-                                package: dists[o.dist].0.clone(),
-                                version: dists[o.dist].1.clone(),
-                                matches: *m,
-                            })
-                            .collect(),
-                    });
-                }
-                // Overwritten by a co-owner is reported as sharing, not damage; damage only
-                // when the file is nobody's.
-                if matches.iter().any(|m| *m != Some(false)) {
-                    continue;
-                }
-            }
-            for (o, m) in owners.iter().zip(&matches) {
-                if *m != Some(false) {
-                    continue;
-                }
-                let problem = match disk.size {
-                    _ if !disk.present => FileProblem::Missing,
-                    Some(a) if o.size.is_some_and(|s| s != a) => FileProblem::SizeDiffers,
-                    _ => FileProblem::HashDiffers,
-                };
-                report.damaged.push(DamagedFile {
-                    package: dists[o.dist].0.clone(),
-                    version: dists[o.dist].1.clone(),
-                    path: machine(),
-                    problem,
-                    recorded_size: o.size,
-                    actual_size: disk.size,
-                });
+    }
+    texts
+}
+
+/// Adds the claims of distribution `dist` (its RECORD's `lines` with a size or hash) to
+/// `claims`; returns how many paths it lists outside the environment. A path that leaves the
+/// environment (`../../` past its root, an absolute path) is nobody's file to check: never
+/// looked at, never hashed.
+fn claim<'a>(
+    roots: &[String],
+    sp: &str,
+    dist: usize,
+    lines: Vec<RecordLine<'a>>,
+    claims: &mut Vec<(Cow<'a, str>, Owner<'a>)>,
+) -> usize {
+    let mut outside = 0usize;
+    for e in lines {
+        if e.size.is_none() && e.sha256.is_none() {
+            continue;
+        }
+        if !confined(roots, sp, &e.path) {
+            outside += 1;
+            continue;
+        }
+        claims.push((
+            e.path,
+            Owner {
+                dist,
+                sha256: e.sha256,
+                size: e.size,
+            },
+        ));
+    }
+    outside
+}
+
+/// Every claim on a path, by path and then by distribution (directory order): each relative
+/// path with the distributions that list it, in path order.
+fn by_path<'a>(mut claims: Vec<(Cow<'a, str>, Owner<'a>)>) -> Vec<(Cow<'a, str>, Vec<Owner<'a>>)> {
+    claims.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.dist.cmp(&b.1.dist)));
+    let mut entries: Vec<(Cow<str>, Vec<Owner>)> = Vec::new();
+    for (path, owner) in claims {
+        match entries.last_mut() {
+            Some((p, owners)) if *p == path => owners.push(owner),
+            _ => entries.push((path, vec![owner])),
+        }
+    }
+    entries
+}
+
+/// Which files to hash, decided in path order against the budget (so the choice does not
+/// depend on timing); the hashing itself then runs on several threads. By default only a path
+/// two distributions list whose sizes leave the owner open is hashed: none in an environment
+/// without overwritten files, so the default cost does not grow with the size of the files.
+fn choose_hashes(
+    entries: &[(Cow<str>, Vec<Owner>)],
+    on_disk: &[OnDisk],
+    hashing: Hashing,
+    budget: &mut u64,
+    report: &mut WheelCheck,
+) -> Vec<usize> {
+    let mut to_hash: Vec<usize> = Vec::new();
+    for (i, ((_, owners), disk)) in entries.iter().zip(on_disk).enumerate() {
+        let fitting = owners.iter().filter(|o| fits(o, disk)).count();
+        let want_hash = match hashing {
+            Hashing::Full => fitting > 0,
+            Hashing::Budget(_) => fitting > 1 && !same_content(owners),
+        };
+        if want_hash && owners.iter().any(|o| o.sha256.is_some()) {
+            let size = disk.size.unwrap_or(0);
+            if size <= *budget {
+                *budget -= size;
+                to_hash.push(i);
+            } else {
+                report.hashes_skipped += 1;
             }
         }
     }
-    (!report.packages.is_empty() || !report.errors.is_empty()).then_some(report)
+    to_hash
+}
+
+/// Judges one RECORD path `rel` of site directory `sp` by what is on disk (and its digest,
+/// where it was hashed): shared by distributions that record other contents, or damaged.
+fn judge_path(
+    sp: &str,
+    rel: &str,
+    owners: &[Owner],
+    disk: OnDisk,
+    digest: Option<String>,
+    dists: &[Dist],
+    report: &mut WheelCheck,
+) {
+    // Only the files reported need their machine path (15k entries for torch alone).
+    let machine = || crate::host::normalise(&format!("{sp}/{rel}"));
+    report.files_checked += 1;
+    report.sizes_checked += u64::from(disk.size.is_some());
+    let size_matches: Vec<bool> = owners.iter().map(|o| fits(o, &disk)).collect();
+    let fitting = size_matches.iter().filter(|m| **m).count();
+    let matches: Vec<Option<bool>> = owners
+        .iter()
+        .zip(&size_matches)
+        .map(|(o, size_ok)| {
+            if !size_ok {
+                return Some(false);
+            }
+            match (&digest, &o.sha256) {
+                (Some(d), Some(h)) => Some(d == h),
+                // Hash not read: the size decides when no other owner's size fits.
+                _ if fitting == 1 => Some(true),
+                _ => None,
+            }
+        })
+        .collect();
+    if owners.len() > 1 && !same_content(owners) {
+        if !interchangeable(rel) {
+            report.shared_paths.push(SharedPath {
+                path: machine(),
+                owners: owners
+                    .iter()
+                    .zip(&matches)
+                    .map(|(o, m)| PathOwner {
+                        package: dists[o.dist].0.clone(),
+                        version: dists[o.dist].1.clone(),
+                        matches: *m,
+                    })
+                    .collect(),
+            });
+        }
+        // Overwritten by a co-owner is reported as sharing, not damage; damage only when the
+        // file is nobody's.
+        if matches.iter().any(|m| *m != Some(false)) {
+            return;
+        }
+    }
+    for (o, m) in owners.iter().zip(&matches) {
+        if *m != Some(false) {
+            continue;
+        }
+        let problem = match disk.size {
+            _ if !disk.present => FileProblem::Missing,
+            Some(a) if o.size.is_some_and(|s| s != a) => FileProblem::SizeDiffers,
+            _ => FileProblem::HashDiffers,
+        };
+        report.damaged.push(DamagedFile {
+            package: dists[o.dist].0.clone(),
+            version: dists[o.dist].1.clone(),
+            path: machine(),
+            problem,
+            recorded_size: o.size,
+            actual_size: disk.size,
+        });
+    }
 }
 
 /// Whether every owner records the same content (`nvidia/__init__.py` of each nvidia wheel):

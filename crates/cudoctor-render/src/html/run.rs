@@ -47,12 +47,7 @@ pub fn render_run_html(r: &RunReport) -> String {
     if !plots.is_empty() {
         let _ = writeln!(out, "<div class=\"plots\">{plots}</div>");
     }
-    let groups: Vec<_> = r
-        .facts
-        .processes
-        .iter()
-        .flat_map(|p| p.sdpa.groups.iter().map(move |g| (p, g)))
-        .collect();
+    let groups = crate::run_report::attention_groups(r);
     if !groups.is_empty() {
         out.push_str("<h2>Attention calls</h2>\n<table class=\"grid\"><tr><th>process</th><th>inputs</th><th>calls</th><th>backend</th><th>operators torch dispatched</th></tr>\n");
         for (p, g) in groups {
