@@ -525,11 +525,19 @@ fn verify_install_removes_its_copy_when_interrupted() {
             .collect();
         assert!(left.is_empty(), "SIG{signal} left {left:?}");
         let uv_pid = fs::read_to_string(&pid_file).unwrap();
-        std::thread::sleep(Duration::from_millis(200));
-        assert!(
-            !Path::new(&format!("/proc/{}", uv_pid.trim())).exists(),
-            "the installer outlived cudoctor"
-        );
+        // Killed is dead: gone, or a zombie its new parent has not reaped yet (init reaps
+        // orphans when it gets to them, later on a loaded machine).
+        let alive = || {
+            fs::read_to_string(format!("/proc/{}/status", uv_pid.trim())).is_ok_and(|s| {
+                !s.lines()
+                    .any(|l| l.starts_with("State:") && (l.contains('Z') || l.contains('X')))
+            })
+        };
+        let waited = std::time::Instant::now();
+        while alive() && waited.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert!(!alive(), "the installer outlived cudoctor");
     }
 }
 

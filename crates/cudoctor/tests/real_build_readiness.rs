@@ -1038,6 +1038,11 @@ fn real_envs_with_their_headers_record_them_and_say_nothing() {
         .into_iter()
         .filter(|e| e.join("bin/python").exists()),
     );
+    // As the snapshot records a prefix: the repository's `..` resolved.
+    let envs: Vec<PathBuf> = envs
+        .into_iter()
+        .map(|e| std::fs::canonicalize(&e).unwrap_or(e))
+        .collect();
     for env in &envs {
         let toolkit = site_packages(env).join("nvidia/cu13");
         let dir = tempfile::tempdir().unwrap();
