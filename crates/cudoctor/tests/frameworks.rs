@@ -701,14 +701,12 @@ fn a_library_ctranslate2_opens_by_name_that_torch_loads_is_one_story_in_check_an
     assert!(!r.stdout.contains("NOT FOUND"), "{}", r.stdout);
     // The file as the torch section above names it.
     assert!(
-        r.stdout
-            .lines()
-            .any(|l| {
-                l.contains("libcublas.so.12 (dlopen)")
+        r.stdout.lines().any(|l| {
+            l.contains("libcublas.so.12 (dlopen)")
             && l.ends_with(
                 "found only after `import torch` loads <site>/nvidia/cublas/lib/libcublas.so.12"
             )
-            }),
+        }),
         "{}",
         r.stdout
     );
