@@ -373,22 +373,37 @@ fn emulate_env<'l>(
     list: impl Fn() -> &'l [(String, String)] + Sync,
     outside: impl Fn() -> &'l [String] + Sync,
 ) -> EnvResult {
+    // What each framework's own libraries need where the loader cannot find it (torch's own
+    // loading is the loader's): a process of its own, beside torch's, whose libraries opened
+    // by name are then marked where torch's import loads them.
     thread::scope(|s| {
-        let needs = budget.spawn_or_run(s, || {
+        let links = budget.spawn_or_run(s, || {
             timings.time("framework-loader", || {
                 env.frameworks
                     .iter()
-                    .map(|b| match b.framework {
-                        cudoctor_snapshot::Framework::Torch => Vec::new(),
-                        _ => libraries::unresolved_needs(host, env, b),
+                    .map(|b| {
+                        (b.framework != cudoctor_snapshot::Framework::Torch)
+                            .then(|| libraries::framework_links(host, b))
                     })
-                    .collect()
+                    .collect::<Vec<_>>()
             })
         });
         let loader = timings.time("loader", || {
             libraries::collect_env(host, env, list, outside)
         });
-        (loader, needs.join().unwrap_or_default())
+        let needs = links
+            .join()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|l| {
+                l.map(|mut l| {
+                    libraries::mark_after_import(&mut l, loader.as_ref().map(|e| &e.process));
+                    libraries::unresolved_needs(host, env, &l)
+                })
+                .unwrap_or_default()
+            })
+            .collect();
+        (loader, needs)
     })
 }
 

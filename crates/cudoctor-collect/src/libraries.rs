@@ -7,8 +7,8 @@ use cudoctor_ldso::{
     LibsReport, ProcessEnv,
 };
 use cudoctor_snapshot::{
-    CachedLibrary, FileVersion, FrameworkBuild, LibraryLinks, LinkedLibrary, LoadStage,
-    LoaderFacts, NeedKind, OpenedBy, Opener, ProcessLinks, PythonEnv, ShadowedLibrary,
+    AfterImport, CachedLibrary, FileVersion, FrameworkBuild, LibraryLinks, LinkedLibrary,
+    LoadStage, LoaderFacts, NeedKind, OpenedBy, Opener, ProcessLinks, PythonEnv, ShadowedLibrary,
     UnresolvedNeed, VersionSource,
 };
 
@@ -402,18 +402,43 @@ pub fn framework_links(host: &Host, build: &FrameworkBuild) -> ProcessLinks {
     }
 }
 
-/// The CUDA libraries `build`'s shipped objects need that its emulated process finds nowhere
-/// on the loader's search path (driver libraries left out: the driver layer judges those),
-/// each with the files of that name in `env`'s nvidia wheels, which a framework that loads
-/// libraries by path itself may still find. A library an object opens by name
-/// ([`framework_links`]: CTranslate2's libcublas.so.12) is one the dlopen from that object
-/// finds nowhere; a wheel's copy elsewhere does not count as found for it (its `kind`).
-pub fn unresolved_needs(
-    host: &Host,
-    env: &PythonEnv,
-    build: &FrameworkBuild,
-) -> Vec<UnresolvedNeed> {
-    let links = framework_links(host, build);
+/// Marks each library an object of `links` (a framework's own process) opens by name and
+/// finds nowhere, where `import` (the same environment's emulated `import torch`) loads a
+/// library of that soname at import: a process that imports torch first has it, and glibc's
+/// dlopen() by name reuses a loaded library whose soname matches. The one fact check's FW023
+/// and `cudoctor libs` both read ([`LinkedLibrary::after_import`]). A DT_NEEDED entry is left
+/// as it is: the framework's own import fails before anything else could load it.
+pub fn mark_after_import(links: &mut ProcessLinks, import: Option<&ProcessLinks>) {
+    let Some(import) = import else {
+        return;
+    };
+    for o in &mut links.objects {
+        for n in o
+            .needed
+            .iter_mut()
+            .filter(|n| n.by_name && n.via == cudoctor_types::Via::Missing)
+        {
+            n.after_import = import
+                .objects
+                .iter()
+                .find(|l| l.stage.is_import() && l.soname.as_deref() == Some(n.name.as_str()))
+                .map(|l| AfterImport {
+                    framework: cudoctor_snapshot::Framework::Torch,
+                    path: l.path.clone(),
+                    real_path: l.real_path.clone(),
+                });
+        }
+    }
+}
+
+/// The CUDA libraries a framework's shipped objects need that its emulated process (`links`,
+/// [`framework_links`] marked by [`mark_after_import`]) finds nowhere on the loader's search
+/// path (driver libraries left out: the driver layer judges those), each with the files of
+/// that name in `env`'s nvidia wheels, which a framework that loads libraries by path itself
+/// may still find. A library an object opens by name (CTranslate2's libcublas.so.12) is one
+/// the dlopen from that object finds nowhere; a wheel's copy elsewhere does not count as found
+/// for it (its `kind`), a library torch's import loads is said so (its `after_import`).
+pub fn unresolved_needs(host: &Host, env: &PythonEnv, links: &ProcessLinks) -> Vec<UnresolvedNeed> {
     let wheel_lib_dirs = std::cell::OnceCell::new();
     let mut out: Vec<UnresolvedNeed> = Vec::new();
     for o in &links.objects {
@@ -446,6 +471,7 @@ pub fn unresolved_needs(
                 } else {
                     NeedKind::Linked
                 },
+                after_import: n.after_import.clone(),
             });
         }
     }
@@ -768,6 +794,7 @@ pub fn links(report: &LibsReport) -> Vec<LibraryLinks> {
                     error: n.error.clone(),
                     optional: false,
                     by_name: false,
+                    after_import: None,
                 })
                 .collect(),
             unresolved_symbols: o.unresolved_symbols.clone(),
@@ -794,6 +821,79 @@ mod tests {
                 "libcublasLt.so.13".into()
             ]]
         );
+    }
+
+    /// A framework process whose object opens `soname` by name and finds it nowhere, and an
+    /// `import torch` process that loads a library of that soname at `stage`.
+    fn by_name_and_torch(soname: &str, stage: LoadStage) -> (ProcessLinks, ProcessLinks) {
+        let ct2 = ProcessLinks {
+            objects: vec![LibraryLinks {
+                path: "/v/site/ctranslate2.libs/libctranslate2.so.4".into(),
+                needed: vec![
+                    LinkedLibrary {
+                        name: soname.into(),
+                        by_name: true,
+                        ..Default::default()
+                    },
+                    // A DT_NEEDED entry is not the import's to provide: the framework's own
+                    // import fails first.
+                    LinkedLibrary {
+                        name: soname.into(),
+                        ..Default::default()
+                    },
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let torch = ProcessLinks {
+            env_prefix: "/v".into(),
+            objects: vec![LibraryLinks {
+                path: "/v/site/nvidia/cublas/lib/libcublas.so.12".into(),
+                soname: Some("libcublas.so.12".into()),
+                stage,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        (ct2, torch)
+    }
+
+    #[test]
+    fn a_library_opened_by_name_that_torchs_import_loads_is_marked() {
+        let (mut ct2, torch) = by_name_and_torch("libcublas.so.12", LoadStage::Import);
+        mark_after_import(&mut ct2, Some(&torch));
+        let needed = &ct2.objects[0].needed;
+        assert_eq!(
+            needed[0].after_import,
+            Some(AfterImport {
+                framework: cudoctor_snapshot::Framework::Torch,
+                path: "/v/site/nvidia/cublas/lib/libcublas.so.12".into(),
+                real_path: None,
+            })
+        );
+        assert_eq!(needed[0].via, cudoctor_types::Via::Missing);
+        assert_eq!(needed[1].after_import, None);
+        // The framework's process no longer fails to load on it alone.
+        assert!(ct2.objects[0].fails_to_load_unless(&|_| false));
+        ct2.objects[0].needed.pop();
+        assert!(!ct2.objects[0].fails_to_load_unless(&|_| false));
+    }
+
+    #[test]
+    fn only_what_torchs_import_loads_by_that_soname_marks_it() {
+        // Loaded only when CUDA starts: not there when the framework opens it.
+        let (mut ct2, torch) = by_name_and_torch("libcublas.so.12", LoadStage::CudaInit);
+        mark_after_import(&mut ct2, Some(&torch));
+        assert_eq!(ct2.objects[0].needed[0].after_import, None);
+        // Another soname, or no torch at all.
+        let (mut ct2, torch) = by_name_and_torch("libcublas.so.13", LoadStage::Import);
+        mark_after_import(&mut ct2, Some(&torch));
+        assert_eq!(ct2.objects[0].needed[0].after_import, None);
+        let (mut ct2, _) = by_name_and_torch("libcublas.so.12", LoadStage::Import);
+        mark_after_import(&mut ct2, None);
+        assert_eq!(ct2.objects[0].needed[0].after_import, None);
+        assert!(ct2.objects[0].fails_to_load_unless(&|_| false));
     }
 
     #[test]

@@ -112,7 +112,7 @@ pub(crate) fn collect_parts(host: &Host, options: &Options, snap: &mut Snapshot)
         });
     }
     if scope.reads(Part::FrameworkLinks) {
-        snap.framework_links = framework_links(host, &envs);
+        snap.framework_links = framework_links(host, &envs, snap.loader.as_ref());
     }
     snap.python_envs = envs;
     snap.binaries = found;
@@ -188,10 +188,17 @@ fn load_paths(host: &Host, paths: &[String], all_symbols: bool) -> LoaderFacts {
     }
 }
 
-/// What every framework build besides torch that ships libraries loads of them.
-fn framework_links(host: &Host, envs: &[PythonEnv]) -> Vec<FrameworkLinks> {
+/// What every framework build besides torch that ships libraries loads of them, each library
+/// it opens by name and finds nowhere marked where its environment's `import torch` in
+/// `loader` loads it (as check marks them).
+fn framework_links(
+    host: &Host,
+    envs: &[PythonEnv],
+    loader: Option<&LoaderFacts>,
+) -> Vec<FrameworkLinks> {
     let mut out = Vec::new();
     for env in envs {
+        let import = loader.and_then(|l| l.processes.iter().find(|p| p.env_prefix == env.prefix));
         for b in env
             .frameworks
             .iter()
@@ -202,7 +209,11 @@ fn framework_links(host: &Host, envs: &[PythonEnv]) -> Vec<FrameworkLinks> {
                 version: b.version.clone(),
                 package: b.package.clone(),
                 env_prefix: env.prefix.clone(),
-                process: libraries::framework_links(host, b),
+                process: {
+                    let mut links = libraries::framework_links(host, b);
+                    libraries::mark_after_import(&mut links, import);
+                    links
+                },
             });
         }
     }

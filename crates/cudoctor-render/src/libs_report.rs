@@ -118,10 +118,15 @@ fn objects_text(out: &mut String, objects: &[&LibraryLinks], legend: &Legend) {
             let _ = writeln!(out, "    version: {}", line(&v));
         }
         for n in &o.needed {
-            let target = n.resolved.as_deref().map_or_else(
-                || "NOT FOUND".to_string(),
-                |r| legend.shorten(&display_path(r, n.real_path.as_deref())),
-            );
+            let target = match (&n.resolved, &n.after_import) {
+                (Some(r), _) => legend.shorten(&display_path(r, n.real_path.as_deref())),
+                (None, Some(a)) => format!(
+                    "found only after `import {}` loads {}",
+                    a.framework.name(),
+                    legend.shorten(&display_path(&a.path, a.real_path.as_deref()))
+                ),
+                (None, None) => "NOT FOUND".to_string(),
+            };
             let name = if n.by_name {
                 format!("{} (dlopen)", n.name)
             } else {
@@ -181,8 +186,22 @@ pub fn libs_verdict(facts: &LoaderFacts, frameworks: &[FrameworkLibs]) -> String
     files.sort_unstable();
     files.dedup();
     let mut missing: Vec<String> = Vec::new();
+    // Opened by name and found only in a process that ran another framework's import first.
+    let mut after: Vec<String> = Vec::new();
     for o in &objects {
         for n in o.needed.iter().filter(|n| n.resolved.is_none()) {
+            if let Some(a) = &n.after_import {
+                let by = o.path.rsplit('/').next().unwrap_or(&o.path);
+                let entry = format!(
+                    "{} (opened by name by {by}, after `import {}`)",
+                    n.name,
+                    a.framework.name()
+                );
+                if !after.contains(&entry) {
+                    after.push(entry);
+                }
+                continue;
+            }
             let by = o.path.rsplit('/').next().unwrap_or(&o.path);
             let optional = if n.optional { ", optional" } else { "" };
             let how = if n.by_name {
@@ -205,6 +224,14 @@ pub fn libs_verdict(facts: &LoaderFacts, frameworks: &[FrameworkLibs]) -> String
         s.push_str(", all needed libraries found");
     } else {
         let _ = write!(s, ", {} not found: {}", missing.len(), missing.join(", "));
+    }
+    if !after.is_empty() {
+        let _ = write!(
+            s,
+            "; {} found only after another framework's import: {}",
+            after.len(),
+            after.join(", ")
+        );
     }
     if unresolved > 0 {
         let _ = write!(s, "; {unresolved} with unresolved symbols");
@@ -572,4 +599,60 @@ fn windows_verdict(envs: &[WindowsTorchEnv]) -> String {
         })
         .collect();
     format!("{}.", parts.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudoctor_snapshot::{AfterImport, Framework, LinkedLibrary};
+
+    /// CTranslate2's library, which opens libcublas.so.12 by name: found nowhere, or (with
+    /// `after`) only once torch's import has loaded it.
+    fn ct2(after: Option<&str>) -> LibraryLinks {
+        LibraryLinks {
+            path: "/v/site/ctranslate2.libs/libctranslate2.so.4".into(),
+            needed: vec![LinkedLibrary {
+                name: "libcublas.so.12".into(),
+                by_name: true,
+                after_import: after.map(|p| AfterImport {
+                    framework: Framework::Torch,
+                    path: p.into(),
+                    real_path: None,
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_library_found_only_after_torchs_import_is_said_so_not_missing() {
+        let loaded = "/v/site/nvidia/cublas/lib/libcublas.so.12";
+        let o = ct2(Some(loaded));
+        let frameworks = [FrameworkLibs {
+            label: "CTranslate2 4.8.5 (ctranslate2) in /v".into(),
+            objects: vec![&o],
+        }];
+        let facts = LoaderFacts::default();
+        let verdict = libs_verdict(&facts, &frameworks);
+        assert_eq!(
+            verdict,
+            "1 libraries, all needed libraries found; 1 found only after another framework's import: libcublas.so.12 (opened by name by libctranslate2.so.4, after `import torch`)."
+        );
+        let text = render_libs_text(&facts, &frameworks);
+        assert!(
+            text.contains(&format!("found only after `import torch` loads {loaded}")),
+            "{text}"
+        );
+        assert!(!text.contains("NOT FOUND"), "{text}");
+        // Nothing provides it: still not found.
+        let o = ct2(None);
+        let frameworks = [FrameworkLibs {
+            label: "CTranslate2 4.8.5 (ctranslate2) in /v".into(),
+            objects: vec![&o],
+        }];
+        assert!(libs_verdict(&facts, &frameworks)
+            .contains("1 not found: libcublas.so.12 (opened by name by libctranslate2.so.4)"));
+        assert!(render_libs_text(&facts, &frameworks).contains("NOT FOUND"));
+    }
 }

@@ -100,6 +100,10 @@ pub struct UnresolvedNeed {
     /// unless something loaded it first).
     #[serde(default, skip_serializing_if = "NeedKind::is_linked")]
     pub kind: NeedKind,
+    /// Another framework's import in the environment loads a library of that soname (torch's
+    /// `import torch` maps libcublas.so.12): a program that imports it first has the library.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_import: Option<crate::AfterImport>,
 }
 
 /// How a shipped object asks for a library.

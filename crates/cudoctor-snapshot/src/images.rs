@@ -224,12 +224,14 @@ impl LibraryLinks {
     /// [`LibraryLinks::fails_to_load`], where the undefined symbols `provided_later` accepts
     /// are provided at run time (the driver's entry points, which libcuda brings when CUDA
     /// starts) and fail nothing.
+    /// A library opened by name that another framework's import loads first
+    /// ([`LinkedLibrary::after_import`]) fails nothing by itself: the program's import order
+    /// decides, and check's FW023 says so as an info.
     pub fn fails_to_load_unless(&self, provided_later: &dyn Fn(&str) -> bool) -> bool {
-        self.needed
-            .iter()
-            .any(|n| n.via == cudoctor_types::Via::Missing && !n.optional)
-            || (self.unresolved_symbols.iter().any(|s| !provided_later(s))
-                && !self.lacks_optional_library())
+        self.needed.iter().any(|n| {
+            n.via == cudoctor_types::Via::Missing && !n.optional && n.after_import.is_none()
+        }) || (self.unresolved_symbols.iter().any(|s| !provided_later(s))
+            && !self.lacks_optional_library())
     }
 }
 
@@ -252,6 +254,23 @@ pub struct LinkedLibrary {
     /// (CTranslate2's libcublas.so.12), searched from the object as the loader would.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub by_name: bool,
+    /// Opened by name and found nowhere in this process alone, while another framework's
+    /// import in the same environment loads a library of that soname: a process that runs that
+    /// import first has it, and the dlopen() finds the loaded one (`via` stays missing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_import: Option<AfterImport>,
+}
+
+/// The import that loads a library another object opens by name (torch's, which maps
+/// `libcublas.so.12` that CTranslate2 opens), and the file it loads.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct AfterImport {
+    pub framework: crate::Framework,
+    /// The file that import loads (machine path), as ld.so names it.
+    pub path: String,
+    /// Its real path (symlinks resolved), where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub real_path: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

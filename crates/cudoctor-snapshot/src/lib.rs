@@ -50,9 +50,9 @@ pub use health::{
     KernelLogRead, NvLinkErrors, NvmlQuery, PcieLink, RowRemap, XidEvent,
 };
 pub use images::{
-    CachedLibrary, ConditionalLoad, FileVersion, FrameworkLinks, KernelImages, LibraryImages,
-    LibraryLinks, LinkedLibrary, LoadCondition, LoadStage, LoaderFacts, OpenedBy, Opener,
-    ProcessLinks, RuntimeDir, ShadowedLibrary, VersionSource,
+    AfterImport, CachedLibrary, ConditionalLoad, FileVersion, FrameworkLinks, KernelImages,
+    LibraryImages, LibraryLinks, LinkedLibrary, LoadCondition, LoadStage, LoaderFacts, OpenedBy,
+    Opener, ProcessLinks, RuntimeDir, ShadowedLibrary, VersionSource,
 };
 pub use multigpu::{
     GpuPair, LinkClass, MultiGpuFacts, NcclLibrary, NvLink, P2pStatus, PathLevel, Topology,

@@ -640,3 +640,114 @@ fn a_library_ctranslate2_opens_by_name_is_found_only_where_the_loader_searches()
     let m = ctranslate2_machine("$ORIGIN/../nvidia/cublas/lib", true);
     assert_eq!(ctranslate2_fw023(&m), None);
 }
+
+/// torch 2.7.1+cu126 beside `m`'s CTranslate2: its `_C` links nvidia-cublas-cu12's
+/// libcublas.so.12 through its RPATH, so `import torch` loads it (as a real CUDA 12 torch does).
+fn with_cuda12_torch(m: &FakeMachine) {
+    let sp = "/venv/lib/python3.11/site-packages";
+    m.file(
+        &format!("{sp}/torch/version.py"),
+        "from typing import Optional\n__version__ = '2.7.1+cu126'\ndebug = False\ncuda: Optional[str] = '12.6'\ngit_version = 'abc'\nhip: Optional[str] = None\n",
+    );
+    m.file(
+        &format!("{sp}/torch-2.7.1+cu126.dist-info/METADATA"),
+        "Metadata-Version: 2.1\nName: torch\nVersion: 2.7.1+cu126\n",
+    );
+    let cublas = m.real(&format!("{sp}/nvidia/cublas/lib"));
+    support::gcc(
+        m,
+        &format!("{sp}/torch/_C.cpython-311-x86_64-linux-gnu.so"),
+        "extern int cublasCreate_v2(void **h); int init(void) { void *h; return cublasCreate_v2(&h); }\n",
+        &[
+            "-nostdlib",
+            &format!("-L{}", cublas.display()),
+            "-Wl,--no-as-needed",
+            "-l:libcublas.so.12",
+            "-Wl,--disable-new-dtags,-rpath,$ORIGIN/../nvidia/cublas/lib",
+        ],
+    );
+}
+
+/// CTranslate2 beside a CUDA 12 torch whose import loads libcublas.so.12: check's FW023 and
+/// `libs` tell one story from one fact. check: an info (import torch first, or LD_LIBRARY_PATH);
+/// libs: the dlopen found only after `import torch`, with the file it loads, and no exit 1 for
+/// it. Without the wheel (nothing loads it) both still say it is not found.
+#[test]
+fn a_library_ctranslate2_opens_by_name_that_torch_loads_is_one_story_in_check_and_libs() {
+    let sp = "/venv/lib/python3.11/site-packages";
+    let loaded = format!("{sp}/torch/../nvidia/cublas/lib/libcublas.so.12");
+    let m = ctranslate2_machine("$ORIGIN", true);
+    with_cuda12_torch(&m);
+    let (severity, fix) = ctranslate2_fw023(&m).expect("FW023 beside torch");
+    assert_eq!(severity, "info");
+    assert!(
+        fix.iter()
+            .any(|s| s.contains("import torch before ctranslate2")),
+        "{fix:?}"
+    );
+    let (objects, opened) = ctranslate2_libs(&m);
+    assert_eq!(opened, None);
+    let need = objects
+        .iter()
+        .filter(|o| o["path"].as_str().unwrap().contains("libctranslate2"))
+        .flat_map(|o| o["needed"].as_array().unwrap().clone())
+        .find(|n| n["name"] == "libcublas.so.12" && n["by_name"] == true)
+        .unwrap_or_else(|| panic!("{objects:#?}"));
+    assert_eq!(need["via"], "missing", "{need:#}");
+    assert_eq!(need["after_import"]["framework"], "torch", "{need:#}");
+    assert_eq!(need["after_import"]["path"], loaded.as_str(), "{need:#}");
+    let r = m.run(&["libs", "--python", "/venv"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(!r.stdout.contains("NOT FOUND"), "{}", r.stdout);
+    // The file as the torch section above names it.
+    assert!(
+        r.stdout.lines().any(|l| {
+            l.contains("libcublas.so.12 (dlopen)")
+            && l.ends_with(
+                "found only after `import torch` loads <site>/nvidia/cublas/lib/libcublas.so.12"
+            )
+        }),
+        "{}",
+        r.stdout
+    );
+    let verdict = r.stdout.lines().next().unwrap_or_default();
+    assert!(
+        verdict.starts_with("3 libraries, all needed libraries found; 1 found only after another framework's import: libcublas.so.12"),
+        "{}",
+        r.stdout
+    );
+    let json = m.run(&["libs", "--python", "/venv", "--format", "json"]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    // torch without a library of that name loaded at import: nothing provides it, still
+    // NOT FOUND and exit 1, as check's warning says.
+    let m = ctranslate2_machine("$ORIGIN", false);
+    let sp_torch = format!("{sp}/torch");
+    m.file(
+        &format!("{sp_torch}/version.py"),
+        "__version__ = '2.7.1+cu126'\ncuda = '12.6'\n",
+    );
+    m.file(
+        &format!("{sp}/torch-2.7.1+cu126.dist-info/METADATA"),
+        "Metadata-Version: 2.1\nName: torch\nVersion: 2.7.1+cu126\n",
+    );
+    support::gcc(
+        &m,
+        &format!("{sp_torch}/_C.cpython-311-x86_64-linux-gnu.so"),
+        "int init(void) { return 0; }\n",
+        &["-nostdlib"],
+    );
+    let (severity, _) = ctranslate2_fw023(&m).expect("FW023 beside torch without cuBLAS");
+    assert_eq!(severity, "warning");
+    let r = m.run(&["libs", "--python", "/venv"]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("NOT FOUND"), "{}", r.stdout);
+    let (objects, _) = ctranslate2_libs(&m);
+    assert!(
+        objects.iter().all(|o| o["needed"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n.get("after_import").is_none())),
+        "{objects:#?}"
+    );
+}

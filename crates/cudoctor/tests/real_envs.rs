@@ -3179,6 +3179,46 @@ fn ctranslate2_beside_a_cuda12_torch_finds_cublas_only_after_import_torch() {
         ok && text.contains("/nvidia/cublas/lib/libcublas"),
         "{text}"
     );
+    // `libs` tells the same story from the same fact: CTranslate2's dlopen found only after
+    // `import torch`, naming the file the real process maps, and no exit 1 for it.
+    let mapped = text
+        .lines()
+        .find_map(|l| l.split_once("opened ").map(|(_, p)| p.trim().to_string()))
+        .unwrap_or_else(|| panic!("no mapped library: {text}"));
+    let out = libs_json_output(&python);
+    let libs: Value = serde_json::from_slice(&out.stdout).expect("libs JSON");
+    assert_eq!(out.status.code(), Some(0), "{libs:#}");
+    let after: Vec<&Value> = libs["frameworks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["objects"].as_array().unwrap())
+        .filter(|o| o["path"].as_str().unwrap().contains("/libctranslate2-"))
+        .flat_map(|o| o["needed"].as_array().unwrap())
+        .filter(|n| n["name"] == "libcublas.so.12" && n["by_name"] == true)
+        .map(|n| &n["after_import"])
+        .collect();
+    assert!(!after.is_empty(), "{libs:#}");
+    for a in after {
+        assert_eq!(a["framework"], "torch", "{libs:#}");
+        let path = a["path"].as_str().unwrap_or_else(|| panic!("{libs:#}"));
+        assert_eq!(
+            std::fs::canonicalize(path).ok(),
+            std::fs::canonicalize(&mapped).ok(),
+            "libs names {path}, the process maps {mapped}"
+        );
+    }
+    let mut cmd = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"));
+    cmd.args(["libs", "--python"]).arg(&python);
+    let out = with_only(cmd, &[]).output().expect("cudoctor runs");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(
+        !shown.contains("NOT FOUND")
+            && shown.lines().any(|l| l.contains("libcublas.so.12 (dlopen)")
+                && l.contains("found only after `import torch` loads")),
+        "{shown}"
+    );
     let json = check_json_with(&python, &[]);
     assert!(env_problems(&json).is_empty(), "{:#?}", findings(&json));
     let f = ctranslate2_fw023(&json).expect("an info on CTranslate2's cuBLAS");

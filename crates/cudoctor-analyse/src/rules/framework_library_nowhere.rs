@@ -98,22 +98,13 @@ fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
     let mut sonames: Vec<&str> = nowhere.iter().map(|u| u.soname.as_str()).collect();
     sonames.sort();
     sonames.dedup();
-    // torch's import in this environment loads a library of that soname: a process that
-    // imports torch first has it, and a dlopen() by that name finds the loaded one.
-    let preloaded = |soname: &str| -> Option<&str> {
-        ctx.snap
-            .loader
-            .as_ref()?
-            .processes
-            .iter()
-            .find(|p| p.env_prefix == v.env.prefix)?
-            .objects
-            .iter()
-            .find(|o| o.stage.is_import() && o.soname.as_deref() == Some(soname))
-            .map(|o| o.path.as_str())
-    };
-    let only_with_torch =
-        linked.is_empty() && opened.iter().all(|u| preloaded(&u.soname).is_some());
+    // torch's import in this environment loads a library of that soname (the collector marks
+    // it on the framework's own process, which `cudoctor libs` shows): a process that imports
+    // torch first has it, and a dlopen() by that name finds the loaded one.
+    fn preloaded(u: &UnresolvedNeed) -> Option<&str> {
+        u.after_import.as_ref().map(|a| a.path.as_str())
+    }
+    let only_with_torch = linked.is_empty() && opened.iter().all(|u| preloaded(u).is_some());
     let copies: Vec<&str> = opened
         .iter()
         .flat_map(|u| u.in_env.iter().map(String::as_str))
@@ -175,7 +166,7 @@ fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
                 "{copy} is installed, but in a directory that dlopen() does not search"
             ));
         }
-        if let Some(path) = preloaded(&u.soname) {
+        if let Some(path) = preloaded(u) {
             f = f.evidence(format!(
                 "import torch loads {path}: a dlopen() of {} after it finds that library",
                 u.soname
@@ -277,7 +268,7 @@ fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
                 unknown.join(", ")
             ));
         }
-        let preloads: Vec<&str> = opened.iter().filter_map(|u| preloaded(&u.soname)).collect();
+        let preloads: Vec<&str> = opened.iter().copied().filter_map(preloaded).collect();
         if !preloads.is_empty() {
             f = f.prose(format!(
                 "or import torch before {} in the program: torch's import loads {}",
@@ -462,6 +453,7 @@ mod tests {
                     soname: "libcublas.so.12".into(),
                     in_env: copy.into_iter().map(str::to_string).collect(),
                     kind: NeedKind::OpenedByName,
+                    after_import: None,
                 }],
                 ..Default::default()
             }],
@@ -524,24 +516,17 @@ mod tests {
 
     #[test]
     fn a_library_opened_by_name_that_torchs_import_loads_is_an_info() {
-        use cudoctor_snapshot::{LibraryLinks, LoaderFacts, ProcessLinks};
+        // The collector marks it on the framework's process (libraries::mark_after_import),
+        // which `cudoctor libs` shows the same way.
         let mut s = ct2_env(Some(CT2_CUBLAS));
         let loaded =
             "/v/lib/python3.11/site-packages/torch/lib/../../nvidia/cublas/lib/libcublas.so.12";
-        let process = |stage| ProcessLinks {
-            env_prefix: "/v".into(),
-            objects: vec![LibraryLinks {
+        s.python_envs[0].frameworks[0].unresolved[0].after_import =
+            Some(cudoctor_snapshot::AfterImport {
+                framework: Framework::Torch,
                 path: loaded.into(),
-                soname: Some("libcublas.so.12".into()),
-                stage,
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
-        s.loader = Some(LoaderFacts {
-            processes: vec![process(cudoctor_snapshot::LoadStage::Import)],
-            ..Default::default()
-        });
+                real_path: None,
+            });
         let f = run(&RULE, &s);
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!(f[0].severity, Severity::Info, "{f:?}");
@@ -551,17 +536,17 @@ mod tests {
             "{f:?}"
         );
         assert!(
+            f[0].evidence
+                .iter()
+                .any(|e| e.starts_with(&format!("import torch loads {loaded}"))),
+            "{f:?}"
+        );
+        assert!(
             f[0].fix
                 .iter()
                 .any(|x| x.contains("import torch before ctranslate2")),
             "{f:?}"
         );
-        // Loaded only later (at CUDA init): not there when CTranslate2 starts.
-        s.loader = Some(LoaderFacts {
-            processes: vec![process(cudoctor_snapshot::LoadStage::CudaInit)],
-            ..Default::default()
-        });
-        assert_eq!(run(&RULE, &s)[0].severity, Severity::Warning);
     }
 
     #[test]
