@@ -640,13 +640,8 @@ const DRIVER_TOO_OLD: &str = "RuntimeError: The NVIDIA driver on your system is 
 #[test]
 fn explain_cross_checks_with_the_machine() {
     // The machine the message came from: driver 535 (CUDA 12.2) and a cu130 torch.
-    let mut m = FakeMachine::new();
-    m.driver(
-        "535.104.05",
-        "12.2",
-        &[Gpu::new("NVIDIA A100-SXM4-80GB", "8.0")],
-    );
-    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let mut m = FakeMachine::with_driver("535.104.05", "12.2", &[Gpu::a100()]);
+    m.torch("2.11.0+cu130", &[]);
     let mut cmd = m.command(&["explain", "--format", "json", "-"]);
     let v = feed(&mut cmd, DRIVER_TOO_OLD);
     assert_eq!(v["category"], "driver_too_old");
@@ -876,18 +871,8 @@ fn assert_self_contained(html: &str) {
 
 #[test]
 fn html_report_of_a_broken_machine_is_self_contained() {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "535.104.05",
-        "12.2",
-        &[Gpu::new("NVIDIA A100-SXM4-80GB", "8.0")],
-    );
-    m.venv(
-        "/opt/venv",
-        "2.11.0+cu130",
-        Some("13.0"),
-        &[("torchvision", "0.25.0")],
-    );
+    let mut m = FakeMachine::with_driver("535.104.05", "12.2", &[Gpu::a100()]);
+    m.torch("2.11.0+cu130", &[("torchvision", "0.25.0")]);
     let r = m.run(&["check", "--format", "html"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_self_contained(&r.stdout);

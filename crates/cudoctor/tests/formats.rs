@@ -51,10 +51,7 @@ fn kernels_machine() -> FakeMachine {
     m.driver(
         "580.159.04",
         "13.0",
-        &[
-            Gpu::new("NVIDIA H100 80GB HBM3", "9.0"),
-            Gpu::new("NVIDIA GeForce RTX 3090", "8.6"),
-        ],
+        &[Gpu::h100(), Gpu::new("NVIDIA GeForce RTX 3090", "8.6")],
     );
     let source = "int launch(void) { return 0; }";
     cuda_library(

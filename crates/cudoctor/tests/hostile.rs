@@ -256,12 +256,7 @@ fn hostile_machines() -> Vec<support::FakeMachine> {
     let prefix = format!("/opt/{HOSTILE}/venv");
     let mut machines = Vec::new();
     // CPU-only torch on a GPU machine, a torchvision of another release, CUDA_HOME at nothing.
-    let mut m = support::FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[support::Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    );
+    let mut m = support::FakeMachine::h100();
     m.venv(
         &prefix,
         "2.11.0+cpu",
@@ -273,12 +268,7 @@ fn hostile_machines() -> Vec<support::FakeMachine> {
     m.breakages(2);
     machines.push(m);
     // A CUDA torch with a driver too old for it, two toolkits side by side, one at a hostile path.
-    let mut m = support::FakeMachine::new();
-    m.driver(
-        "535.104.05",
-        "12.2",
-        &[support::Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    );
+    let mut m = support::FakeMachine::with_driver("535.104.05", "12.2", &[support::Gpu::h100()]);
     m.venv(
         &prefix,
         "2.11.0+cu130",
@@ -741,18 +731,8 @@ fn fix_words(v: &serde_json::Value) -> Vec<Vec<u8>> {
 
 #[test]
 fn names_that_are_not_utf8_in_a_fake_root_are_found_escaped_and_quoted() {
-    let mut m = support::FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[support::Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    );
-    m.venv(
-        "/opt/venv",
-        "2.11.0+cu130",
-        Some("13.0"),
-        &[("flash-attn", "2.8.3")],
-    );
+    let mut m = support::FakeMachine::h100();
+    m.torch("2.11.0+cu130", &[("flash-attn", "2.8.3")]);
     // sm_80 only: cannot run on the H100. Its lossy twin carries sm_90 and runs.
     extension_at(&m, &m.real(NU_SP).join(os(NU_EXT)), 80);
     extension_at(&m, &m.real(NU_SP).join(NU_EXT_LOSSY), 90);

@@ -128,7 +128,7 @@ fn acc010_a_gpu_below_torch_compiles_floor() {
         "12.8",
         &[support::Gpu::new("Tesla P100-PCIE-16GB", "6.0")],
     );
-    m.venv("/opt/venv", "2.7.1+cu126", Some("12.6"), &[]);
+    m.torch("2.7.1+cu126", &[]);
     let (v, _) = m.json();
     let f = finding(&v, "ACC010").expect("ACC010");
     // A limit of the GPU, not a breakage: info, never a root cause of its own.
