@@ -232,3 +232,45 @@ pub fn torch_python(test: &str) -> Option<String> {
     }
     found
 }
+
+/// `bin` with `args` in a cleared environment — `PATH=/usr/bin:/bin`, `NO_COLOR=1`,
+/// `COLUMNS=100` — and `env` on top: how the hostile-input tests run the binary, so nothing of
+/// the caller's environment reaches it. Run it with [`run_bounded`].
+pub fn bare_command(bin: &str, args: &[&str], env: &[(&str, &str)]) -> std::process::Command {
+    let mut cmd = std::process::Command::new(bin);
+    cmd.args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// A real venv at `at`, made by this machine's `python3 -m venv --without-pip` (a test that
+/// calls it needs python3: it panics without one); returns its `lib/pythonX.Y` directory.
+pub fn real_venv(at: &Path) -> PathBuf {
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(at)
+        .output()
+        .expect("python3 must be installed to run this test");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    lib_python(at)
+}
+
+/// The `lib/pythonX.Y` directory of the venv at `venv`.
+pub fn lib_python(venv: &Path) -> PathBuf {
+    std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+}

@@ -577,23 +577,7 @@ fn a_real_venv_at_a_hostile_path_is_reported_inert() {
     let venv = dir
         .path()
         .join(format!("v{}", ESCAPES.replace(['/', ':'], "_")));
-    let made = Command::new("python3")
-        .args(["-m", "venv", "--without-pip"])
-        .arg(&venv)
-        .output()
-        .expect("python3 must be installed to run this test");
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
-    let sp = fs::read_dir(venv.join("lib"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("site-packages");
+    let sp = cudoctor_testkit::real_venv(&venv).join("site-packages");
     let evil = sp.join(format!("evil{}-1.0.dist-info", ESCAPES.replace('/', "_")));
     fs::create_dir_all(&evil).unwrap();
     fs::write(
@@ -967,24 +951,10 @@ fn names_that_are_not_utf8_in_a_real_directory_are_read_under_their_own_bytes() 
     // check --python on a real venv at a path that is not UTF-8, with that extension inside.
     // (Python's venv cannot write its config under such a path: made, then renamed.)
     let made_at = dir.path().join("venv");
-    let made = Command::new("python3")
-        .args(["-m", "venv", "--without-pip"])
-        .arg(&made_at)
-        .output()
-        .expect("python3 must be installed to run this test");
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+    cudoctor_testkit::real_venv(&made_at);
     let venv = dir.path().join(os(b"venv \xff"));
     fs::rename(&made_at, &venv).unwrap();
-    let lib_python = fs::read_dir(venv.join("lib"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let lib_python = cudoctor_testkit::lib_python(&venv);
     let sp = lib_python.join("site-packages");
     // Tagged for the venv's own interpreter (python3.11 -> cpython-311): another
     // interpreter's extension is never imported, so it is not the env's.
@@ -1187,19 +1157,7 @@ fn a_fifo_as_torch_version_py_in_a_real_venv_does_not_hang_check() {
     // nobody writes to; its dist-info and RECORD name the file like pip's do.
     let dir = tempfile::tempdir().unwrap();
     let venv = dir.path().join("venv");
-    let made = Command::new("python3")
-        .args(["-m", "venv", "--without-pip"])
-        .arg(&venv)
-        .output()
-        .expect("python3 must be installed to run this test");
-    assert!(made.status.success(), "{made:?}");
-    let sp = fs::read_dir(venv.join("lib"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("site-packages");
+    let sp = cudoctor_testkit::real_venv(&venv).join("site-packages");
     mkfifo(&sp.join("torch/version.py"));
     mkfifo(&sp.join("torch/lib/libtorch_cuda.so"));
     fs::write(sp.join("torch/__init__.py"), "").unwrap();
