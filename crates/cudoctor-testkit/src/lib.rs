@@ -274,3 +274,28 @@ pub fn lib_python(venv: &Path) -> PathBuf {
         .unwrap()
         .path()
 }
+
+/// The codes of a JSON report's findings (`check --format json`), in the report's order; panics
+/// on a report without findings or a finding without a code.
+pub fn finding_codes(report: &serde_json::Value) -> Vec<&str> {
+    codes_where(report, |_| true)
+}
+
+/// The codes of a JSON report's findings at one of `severities`, in the report's order.
+pub fn codes_at<'a>(report: &'a serde_json::Value, severities: &[&str]) -> Vec<&'a str> {
+    codes_where(report, |f| severities.iter().any(|s| f["severity"] == *s))
+}
+
+fn codes_where(report: &serde_json::Value, keep: impl Fn(&serde_json::Value) -> bool) -> Vec<&str> {
+    report["findings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no findings in the report: {report}"))
+        .iter()
+        .filter(|f| keep(f))
+        .map(|f| {
+            f["code"]
+                .as_str()
+                .unwrap_or_else(|| panic!("a finding without a code: {f}"))
+        })
+        .collect()
+}

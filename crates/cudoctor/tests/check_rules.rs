@@ -111,14 +111,8 @@ fn drv005_gpu_memory_held_by_others() {
     );
     // Memory in use is nvidia-smi's to tell: the fake's nvidia-smi runs as this machine's.
     let (v, _) = m.json_live();
-    let warnings: Vec<_> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["severity"] == "warning")
-        .map(|f| f["code"].as_str().unwrap().to_string())
-        .collect();
-    assert!(warnings.contains(&"DRV005".to_string()), "{warnings:?}");
+    let warnings = cudoctor_testkit::codes_at(&v, &["warning"]);
+    assert!(warnings.contains(&"DRV005"), "{warnings:?}");
 }
 
 #[test]

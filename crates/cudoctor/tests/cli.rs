@@ -168,13 +168,8 @@ fn nvidia_smi_failing_with_an_error_is_recorded() {
     );
     let r = m.run_live(&["check", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    let codes: Vec<_> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["code"].as_str().unwrap().to_string())
-        .collect();
-    assert!(codes.contains(&"DRV003".to_string()), "{codes:?}");
+    let codes = cudoctor_testkit::finding_codes(&v);
+    assert!(codes.contains(&"DRV003"), "{codes:?}");
     // The mismatch is a fact of the snapshot, not only words in an attempt.
     assert_eq!(
         v["snapshot"]["driver"]["library_mismatch"]["value"],
@@ -200,12 +195,7 @@ fn saved_schema_1_reports_of_the_gpu_machine_still_load() {
             v["snapshot"]["driver"]["gpus"][0]["mig_enabled"], false,
             "{rel}"
         );
-        let codes: Vec<&str> = v["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|f| f["code"].as_str())
-            .collect();
+        let codes = cudoctor_testkit::finding_codes(&v);
         // A healthy H200 machine: its module and libraries agree, no all-reduce failed.
         assert!(
             !codes.contains(&"DRV003") && !codes.contains(&"MGPU005"),
