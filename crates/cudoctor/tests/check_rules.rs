@@ -221,8 +221,7 @@ fn fw003_conda_cudatoolkit_beside_a_pip_wheel() {
 
 #[test]
 fn krn001_old_gpu_on_a_new_wheel() {
-    let mut m = FakeMachine::new();
-    m.driver(
+    let mut m = FakeMachine::with_driver(
         "580.159.04",
         "13.0",
         &[Gpu::new("NVIDIA GeForce GTX 1080 Ti", "6.1")],
@@ -244,8 +243,7 @@ fn krn001_old_gpu_on_a_new_wheel() {
 
 #[test]
 fn compute_capability_is_inferred_from_the_name_when_the_driver_does_not_say() {
-    let mut m = FakeMachine::new();
-    m.driver("470.82.01", "11.4", &[Gpu::new("Tesla K80", "")]);
+    let m = FakeMachine::with_driver("470.82.01", "11.4", &[Gpu::new("Tesla K80", "")]);
     let (v, _) = m.json();
     assert!(v["snapshot"]["driver"]["gpus"][0]["compute_capability"].is_null());
 }

@@ -349,12 +349,7 @@ fn plan_rejects_bad_input_with_exit_2() {
 
 #[test]
 fn plan_detects_the_fake_machine() {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "470.82.01",
-        "11.4",
-        &[Gpu::new("NVIDIA GeForce RTX 3090", "8.6")],
-    );
+    let m = FakeMachine::with_driver("470.82.01", "11.4", &[Gpu::rtx3090()]);
     let r = m.run(&["plan", "--python-version", "3.10", "--format", "json"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
@@ -374,12 +369,7 @@ fn plan_detects_the_fake_machine() {
 
 #[test]
 fn plan_python_names_the_environment_to_plan_for() {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "470.82.01",
-        "11.4",
-        &[Gpu::new("NVIDIA GeForce RTX 3090", "8.6")],
-    );
+    let mut m = FakeMachine::with_driver("470.82.01", "11.4", &[Gpu::rtx3090()]);
     // Two envs; the active one (the last made) has a build this driver cannot run.
     m.venv("/opt/fits", "2.7.1+cu118", Some("11.8"), &[]);
     m.venv("/opt/too-new", "2.7.1+cu126", Some("12.6"), &[]);
@@ -409,12 +399,7 @@ fn plan_python_names_the_environment_to_plan_for() {
 /// own installer: never a bare `pip install` that lands in whatever pip is first on PATH.
 #[test]
 fn plan_writes_its_command_for_the_environment_in_its_own_installer() {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "580.95.05",
-        "13.0",
-        &[Gpu::new("NVIDIA GeForce RTX 3090", "8.6")],
-    );
+    let mut m = FakeMachine::with_driver("580.95.05", "13.0", &[Gpu::rtx3090()]);
     m.venv("/opt/uv env", "2.11.0+cu130", Some("13.0"), &[]);
     m.file(
         "/opt/uv env/pyvenv.cfg",
@@ -699,8 +684,7 @@ fn explain_commands(v: &Value) -> Vec<String> {
 /// own installer (uv in a uv-made venv), else for the `python` on PATH through its pip.
 #[test]
 fn explain_writes_its_commands_for_the_named_env_or_the_python_on_path() {
-    let mut m = FakeMachine::new();
-    m.driver("470.256.02", "11.4", &[Gpu::new("Tesla T4", "7.5")]);
+    let mut m = FakeMachine::with_driver("470.256.02", "11.4", &[Gpu::new("Tesla T4", "7.5")]);
     m.venv("/opt/uv env", "2.11.0+cu130", Some("13.0"), &[]);
     m.file(
         "/opt/uv env/pyvenv.cfg",

@@ -11,7 +11,7 @@ const EXT: &str = "flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so";
 const SOURCE: &str = "int launch(void) { return 0; }";
 
 fn h100_and_3090() -> Vec<Gpu<'static>> {
-    vec![Gpu::h100(), Gpu::new("NVIDIA GeForce RTX 3090", "8.6")]
+    vec![Gpu::h100(), Gpu::rtx3090()]
 }
 
 /// A machine with torch and flash-attn installed, whose extension carries `entries`.
@@ -260,14 +260,12 @@ fn krn003_silent_when_the_list_fits_or_is_unset() {
 
 #[test]
 fn krn004_nvcc_13_on_a_pascal_gpu() {
-    let mut m = FakeMachine::new();
-    m.driver(
+    let mut m = FakeMachine::with_driver(
         "580.159.04",
         "13.0",
         &[Gpu::new("NVIDIA GeForce GTX 1080 Ti", "6.1")],
-    )
-    .toolkit("13.0.88")
-    .select_toolkit("13.0");
+    );
+    m.toolkit("13.0.88").select_toolkit("13.0");
     let (v, code) = m.json();
     let krn = findings(&v, "KRN004");
     assert_eq!(krn.len(), 1, "{:#}", v["findings"]);
@@ -289,14 +287,12 @@ fn krn004_nvcc_13_on_a_pascal_gpu() {
 
 #[test]
 fn krn004_old_nvcc_on_a_new_gpu_and_silence_when_in_range() {
-    let mut m = FakeMachine::new();
-    m.driver(
+    let mut m = FakeMachine::with_driver(
         "580.159.04",
         "13.0",
         &[Gpu::new("NVIDIA GeForce RTX 5090", "12.0")],
-    )
-    .toolkit("12.4.131")
-    .select_toolkit("12.4");
+    );
+    m.toolkit("12.4.131").select_toolkit("12.4");
     assert!(m.codes("warning").contains(&"KRN004".to_string()));
 
     let mut m = FakeMachine::h100();

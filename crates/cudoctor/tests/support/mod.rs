@@ -49,6 +49,11 @@ impl Gpu<'static> {
         Gpu::new("NVIDIA H200", "9.0")
     }
 
+    /// An RTX 3090: compute capability 8.6.
+    pub fn rtx3090() -> Self {
+        Gpu::new("NVIDIA GeForce RTX 3090", "8.6")
+    }
+
     /// An A100 SXM: compute capability 8.0.
     pub fn a100() -> Self {
         Gpu::new("NVIDIA A100-SXM4-80GB", "8.0")
