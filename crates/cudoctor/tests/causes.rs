@@ -545,8 +545,7 @@ fn check_plan_and_explain_choose_the_same_build_on_every_platform() {
     let mut compared = 0;
     let mut answers: Vec<(String, Vec<String>)> = Vec::new();
     for (driver, cuda, gpu, cc, torch, log) in machines {
-        let mut m = FakeMachine::new();
-        m.driver(driver, cuda, &[Gpu::new(gpu, cc)]);
+        let mut m = FakeMachine::with_driver(driver, cuda, &[Gpu::new(gpu, cc)]);
         let torch_cuda = (!torch.ends_with("+cpu")).then_some("13.0");
         m.venv("/opt/venv", torch, torch_cuda, &[]);
         let saved = dir.path().join("saved.json");

@@ -60,8 +60,7 @@ fn drv001_container_without_gpus_says_so() {
 
 #[test]
 fn drv002_driver_without_gpus() {
-    let mut m = FakeMachine::new();
-    m.driver("580.65.06", "13.0", &[]);
+    let m = FakeMachine::with_driver("580.65.06", "13.0", &[]);
     assert!(m.codes("error").contains(&"DRV002".to_string()));
 }
 

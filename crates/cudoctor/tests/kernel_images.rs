@@ -16,8 +16,7 @@ fn h100_and_3090() -> Vec<Gpu<'static>> {
 
 /// A machine with torch and flash-attn installed, whose extension carries `entries`.
 fn machine_with_extension(gpus: &[Gpu], entries: &[FatEntry]) -> FakeMachine {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", gpus);
+    let mut m = FakeMachine::with_driver("580.159.04", "13.0", gpus);
     m.torch("2.11.0+cu130", &[("flash-attn", "2.8.3")]);
     cuda_library(
         &m,
@@ -129,8 +128,7 @@ fn krn002_arch_specific_images_run_only_on_their_own_arch() {
 
 #[test]
 fn krn002_leaves_torch_and_libraries_without_device_code_alone() {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &h100_and_3090());
+    let mut m = FakeMachine::with_driver("580.159.04", "13.0", &h100_and_3090());
     m.torch("2.11.0+cu130", &[]);
     // torch's own library lacking an arch is KRN001's business, not KRN002's.
     cuda_library(
@@ -181,10 +179,8 @@ fn krn001_reads_torchs_scanned_library_over_the_knowledge_base() {
 }
 
 fn arch_list_machine(list: &str) -> FakeMachine {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &h100_and_3090())
-        .toolkit("13.0.88")
-        .select_toolkit("13.0");
+    let mut m = FakeMachine::with_driver("580.159.04", "13.0", &h100_and_3090());
+    m.toolkit("13.0.88").select_toolkit("13.0");
     m.var("TORCH_CUDA_ARCH_LIST", list);
     m
 }
@@ -253,8 +249,7 @@ fn krn003_silent_when_the_list_fits_or_is_unset() {
             v["findings"]
         );
     }
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &h100_and_3090());
+    let m = FakeMachine::with_driver("580.159.04", "13.0", &h100_and_3090());
     assert!(!m.codes("warning").contains(&"KRN003".to_string()));
 }
 
@@ -355,8 +350,7 @@ fn kernels_command_lists_a_library_in_text() {
 
 #[test]
 fn kernels_command_json_shape() {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &h100_and_3090());
+    let m = FakeMachine::with_driver("580.159.04", "13.0", &h100_and_3090());
     mixed_library(&m, "/opt/lib/libkernels.so");
     // A library without device code in the same directory is left out of the listing.
     gcc(&m, "/opt/lib/libplain.so", SOURCE, &[]);
