@@ -232,3 +232,70 @@ pub fn torch_python(test: &str) -> Option<String> {
     }
     found
 }
+
+/// `bin` with `args` in a cleared environment — `PATH=/usr/bin:/bin`, `NO_COLOR=1`,
+/// `COLUMNS=100` — and `env` on top: how the hostile-input tests run the binary, so nothing of
+/// the caller's environment reaches it. Run it with [`run_bounded`].
+pub fn bare_command(bin: &str, args: &[&str], env: &[(&str, &str)]) -> std::process::Command {
+    let mut cmd = std::process::Command::new(bin);
+    cmd.args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "100");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// A real venv at `at`, made by this machine's `python3 -m venv --without-pip` (a test that
+/// calls it needs python3: it panics without one); returns its `lib/pythonX.Y` directory.
+pub fn real_venv(at: &Path) -> PathBuf {
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(at)
+        .output()
+        .expect("python3 must be installed to run this test");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    lib_python(at)
+}
+
+/// The `lib/pythonX.Y` directory of the venv at `venv`.
+pub fn lib_python(venv: &Path) -> PathBuf {
+    std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+}
+
+/// The codes of a JSON report's findings (`check --format json`), in the report's order; panics
+/// on a report without findings or a finding without a code.
+pub fn finding_codes(report: &serde_json::Value) -> Vec<&str> {
+    codes_where(report, |_| true)
+}
+
+/// The codes of a JSON report's findings at one of `severities`, in the report's order.
+pub fn codes_at<'a>(report: &'a serde_json::Value, severities: &[&str]) -> Vec<&'a str> {
+    codes_where(report, |f| severities.iter().any(|s| f["severity"] == *s))
+}
+
+fn codes_where(report: &serde_json::Value, keep: impl Fn(&serde_json::Value) -> bool) -> Vec<&str> {
+    report["findings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no findings in the report: {report}"))
+        .iter()
+        .filter(|f| keep(f))
+        .map(|f| {
+            f["code"]
+                .as_str()
+                .unwrap_or_else(|| panic!("a finding without a code: {f}"))
+        })
+        .collect()
+}

@@ -16,9 +16,8 @@ const SOURCE: &str = "int launch(void) { return 0; }";
 /// An H200 machine's driver with torch 2.11+cu130 for Python 3.12 in /opt/venv (whose torch
 /// builds in `py312_cu130`), and nothing else.
 fn machine() -> FakeMachine {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &[Gpu::new("NVIDIA H200", "9.0")]);
-    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let mut m = FakeMachine::with_driver("580.159.04", "13.0", &[Gpu::h200()]);
+    m.torch("2.11.0+cu130", &[]);
     m.var("HOME", HOME);
     m
 }

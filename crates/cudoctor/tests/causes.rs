@@ -48,16 +48,9 @@ fn nolibc(m: &FakeMachine, machine_path: &str, source: &str, args: &[&str]) {
 /// the previous release: its extension was built against torch 2.10 (a c10 symbol this libc10
 /// lacks) and for CUDA 12 (libcudart.so.12, which no CUDA 13 env has).
 fn torchvision_from_another_release() -> FakeMachine {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    );
-    m.venv(
-        "/opt/venv",
+    let mut m = FakeMachine::h100();
+    m.torch(
         "2.11.0+cu130",
-        Some("13.0"),
         &[
             ("torchvision", "0.25.0"),
             ("nvidia-cuda-runtime", "13.0.96"),
@@ -326,7 +319,7 @@ fn check_fixes_the_torch_build_exactly_as_plan_does() {
 #[test]
 fn plan_without_a_gpu_does_not_claim_gpus() {
     let mut m = FakeMachine::new();
-    m.venv("/opt/venv", "2.11.0+cpu", None, &[]);
+    m.torch("2.11.0+cpu", &[]);
     let r = m.run(&["plan"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(!r.stdout.contains("reaches every GPU"), "{}", r.stdout);
@@ -410,16 +403,10 @@ fn explain_fix_is_checks_fix_for_the_same_snapshot() {
         "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
     );
 
-    let mut m535 = FakeMachine::new();
-    m535.driver(
-        "535.104.05",
-        "12.2",
-        &[Gpu::new("NVIDIA A100-SXM4-80GB", "8.0")],
-    );
-    m535.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
-    let mut cpu_machine = FakeMachine::new();
-    cpu_machine.driver("580.159.04", "13.0", &[Gpu::new("NVIDIA H200", "9.0")]);
-    cpu_machine.venv("/opt/venv", "2.11.0+cpu", None, &[]);
+    let mut m535 = FakeMachine::with_driver("535.104.05", "12.2", &[Gpu::a100()]);
+    m535.torch("2.11.0+cu130", &[]);
+    let mut cpu_machine = FakeMachine::with_driver("580.159.04", "13.0", &[Gpu::h200()]);
+    cpu_machine.torch("2.11.0+cpu", &[]);
     let h200 = FakeMachine::h200();
 
     let cases: [(&str, &FakeMachine, &str, &[&str], &str); 3] = [
@@ -487,9 +474,8 @@ fn explain_fix_is_checks_fix_for_the_same_snapshot() {
 /// `explain --python` inspects the environment named, as `check --python` does.
 #[test]
 fn explain_takes_checks_python_option() {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &[Gpu::new("NVIDIA H200", "9.0")]);
-    m.venv("/opt/venv", "2.11.0+cpu", None, &[]);
+    let mut m = FakeMachine::with_driver("580.159.04", "13.0", &[Gpu::h200()]);
+    m.torch("2.11.0+cpu", &[]);
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("cpu.log");
     std::fs::write(
@@ -559,8 +545,7 @@ fn check_plan_and_explain_choose_the_same_build_on_every_platform() {
     let mut compared = 0;
     let mut answers: Vec<(String, Vec<String>)> = Vec::new();
     for (driver, cuda, gpu, cc, torch, log) in machines {
-        let mut m = FakeMachine::new();
-        m.driver(driver, cuda, &[Gpu::new(gpu, cc)]);
+        let mut m = FakeMachine::with_driver(driver, cuda, &[Gpu::new(gpu, cc)]);
         let torch_cuda = (!torch.ends_with("+cpu")).then_some("13.0");
         m.venv("/opt/venv", torch, torch_cuda, &[]);
         let saved = dir.path().join("saved.json");
@@ -670,9 +655,8 @@ fn check_plan_and_explain_choose_the_same_build_on_every_platform() {
 /// Windows plan, and exited 1 for it). On the machine's own platform the remedy stays.
 #[test]
 fn a_plan_for_another_platform_leaves_this_machines_environment_alone() {
-    let mut m = FakeMachine::new();
-    m.driver("580.95.05", "13.0", &[Gpu::new("NVIDIA H200", "9.0")]);
-    m.venv("/opt/venv", "2.11.0+cpu", None, &[]);
+    let mut m = FakeMachine::with_driver("580.95.05", "13.0", &[Gpu::h200()]);
+    m.torch("2.11.0+cpu", &[]);
     // A toolkit of the CUDA major a Windows plan picks: under the old reading it became the
     // Windows plan's CUDA_HOME.
     m.toolkit("13.0.88");
@@ -727,7 +711,7 @@ fn a_plan_for_another_platform_leaves_this_machines_environment_alone() {
 fn a_container_without_gpu_access_is_one_answer_in_check_plan_and_explain() {
     let mut m = FakeMachine::new();
     m.file("/.dockerenv", "");
-    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    m.torch("2.11.0+cu130", &[]);
     let (check, code) = m.json();
     assert_eq!(code, 1);
     let roots: Vec<&serde_json::Value> = findings(&check)

@@ -5,10 +5,6 @@ mod support;
 
 use support::{FakeMachine, Gpu};
 
-fn h100() -> Vec<Gpu<'static>> {
-    vec![Gpu::new("NVIDIA H100 80GB HBM3", "9.0")]
-}
-
 #[test]
 fn the_real_h200_machine_is_healthy() {
     let m = FakeMachine::h200();
@@ -48,7 +44,7 @@ fn drv001_cpu_machine_is_clean_and_cuda_torch_without_driver_fails() {
     assert_eq!(m.run(&["check"]).code, 0);
 
     let mut m = FakeMachine::new();
-    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    m.torch("2.11.0+cu130", &[]);
     assert_eq!(m.codes("error"), vec!["DRV001"]);
     assert_eq!(m.run(&["check"]).code, 1);
 }
@@ -57,22 +53,20 @@ fn drv001_cpu_machine_is_clean_and_cuda_torch_without_driver_fails() {
 fn drv001_container_without_gpus_says_so() {
     let mut m = FakeMachine::new();
     m.file("/.dockerenv", "");
-    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    m.torch("2.11.0+cu130", &[]);
     let r = m.run(&["check"]);
     assert!(r.stdout.contains("--gpus all"), "{}", r.stdout);
 }
 
 #[test]
 fn drv002_driver_without_gpus() {
-    let mut m = FakeMachine::new();
-    m.driver("580.65.06", "13.0", &[]);
+    let m = FakeMachine::with_driver("580.65.06", "13.0", &[]);
     assert!(m.codes("error").contains(&"DRV002".to_string()));
 }
 
 #[test]
 fn drv003_module_and_user_space_differ() {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &h100());
+    let m = FakeMachine::h100();
     // The kernel module left loaded is older than the libraries nvidia-smi uses.
     m.file(
         "/proc/driver/nvidia/version",
@@ -88,17 +82,15 @@ fn drv003_module_and_user_space_differ() {
 
 #[test]
 fn drv004_driver_too_old_and_minor_version_compatibility() {
-    let mut m = FakeMachine::new();
-    m.driver("535.104.05", "12.2", &h100());
-    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let mut m = FakeMachine::with_driver("535.104.05", "12.2", &[Gpu::h100()]);
+    m.torch("2.11.0+cu130", &[]);
     assert!(m.codes("error").contains(&"DRV004".to_string()));
     let r = m.run(&["check"]);
     assert_eq!(r.code, 1);
     assert!(r.stdout.contains("580"), "{}", r.stdout);
 
-    let mut m = FakeMachine::new();
-    m.driver("535.104.05", "12.2", &h100());
-    m.venv("/opt/venv", "2.7.0+cu128", Some("12.8"), &[]);
+    let mut m = FakeMachine::with_driver("535.104.05", "12.2", &[Gpu::h100()]);
+    m.torch("2.7.0+cu128", &[]);
     assert!(m.codes("info").contains(&"DRV004".to_string()));
     assert!(m.codes("error").is_empty());
 }
@@ -118,20 +110,14 @@ fn drv005_gpu_memory_held_by_others() {
     );
     // Memory in use is nvidia-smi's to tell: the fake's nvidia-smi runs as this machine's.
     let (v, _) = m.json_live();
-    let warnings: Vec<_> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["severity"] == "warning")
-        .map(|f| f["code"].as_str().unwrap().to_string())
-        .collect();
-    assert!(warnings.contains(&"DRV005".to_string()), "{warnings:?}");
+    let warnings = cudoctor_testkit::codes_at(&v, &["warning"]);
+    assert!(warnings.contains(&"DRV005"), "{warnings:?}");
 }
 
 #[test]
 fn tk001_no_nvcc_lists_installed_toolkits() {
-    let mut m2 = FakeMachine::new();
-    m2.driver("580.159.04", "13.0", &h100()).toolkit("12.8.93");
+    let mut m2 = FakeMachine::h100();
+    m2.toolkit("12.8.93");
     assert!(m2.codes("info").contains(&"TK001".to_string()));
     let r = m2.run(&["check"]);
     assert!(
@@ -143,11 +129,9 @@ fn tk001_no_nvcc_lists_installed_toolkits() {
 
 #[test]
 fn tk002_nvcc_major_differs_from_torch() {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &h100())
-        .toolkit("12.4.131")
-        .select_toolkit("12.4");
-    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let mut m = FakeMachine::h100();
+    m.toolkit("12.4.131").select_toolkit("12.4");
+    m.torch("2.11.0+cu130", &[]);
     assert!(
         m.codes("warning").contains(&"TK002".to_string()),
         "{:?}",
@@ -171,10 +155,8 @@ fn tk003_settings_select_different_toolkits() {
 
 #[test]
 fn tk004_toolkit_newer_than_the_driver() {
-    let mut m = FakeMachine::new();
-    m.driver("550.54.14", "12.4", &h100())
-        .toolkit("13.0.88")
-        .select_toolkit("13.0");
+    let mut m = FakeMachine::with_driver("550.54.14", "12.4", &[Gpu::h100()]);
+    m.toolkit("13.0.88").select_toolkit("13.0");
     assert!(
         m.codes("warning").contains(&"TK004".to_string()),
         "{:?}",
@@ -184,10 +166,8 @@ fn tk004_toolkit_newer_than_the_driver() {
 
 #[test]
 fn tk005_smi_cuda_above_nvcc_is_explained() {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &h100())
-        .toolkit("12.8.93")
-        .select_toolkit("12.8");
+    let mut m = FakeMachine::h100();
+    m.toolkit("12.8.93").select_toolkit("12.8");
     assert!(m.codes("info").contains(&"TK005".to_string()));
     assert!(m.codes("warning").is_empty(), "{:?}", m.codes("warning"));
 }
@@ -202,9 +182,8 @@ fn tk006_cuda_home_points_at_nothing() {
 
 #[test]
 fn fw001_cpu_torch_on_a_gpu_machine() {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &h100());
-    m.venv("/opt/venv", "2.11.0+cpu", None, &[]);
+    let mut m = FakeMachine::h100();
+    m.torch("2.11.0+cpu", &[]);
     assert_eq!(m.codes("error"), vec!["FW001"]);
 }
 
@@ -221,8 +200,7 @@ fn fw002_torchvision_from_another_release() {
 
 #[test]
 fn fw003_conda_cudatoolkit_beside_a_pip_wheel() {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &h100());
+    let mut m = FakeMachine::h100();
     m.file(
         "/opt/conda/envs/ml/lib/python3.11/site-packages/torch/version.py",
         "__version__ = '2.5.1+cu124'\ncuda = '12.4'\n",
@@ -242,13 +220,12 @@ fn fw003_conda_cudatoolkit_beside_a_pip_wheel() {
 
 #[test]
 fn krn001_old_gpu_on_a_new_wheel() {
-    let mut m = FakeMachine::new();
-    m.driver(
+    let mut m = FakeMachine::with_driver(
         "580.159.04",
         "13.0",
         &[Gpu::new("NVIDIA GeForce GTX 1080 Ti", "6.1")],
     );
-    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    m.torch("2.11.0+cu130", &[]);
     let (v, _) = m.json();
     let f = v["findings"]
         .as_array()
@@ -265,8 +242,7 @@ fn krn001_old_gpu_on_a_new_wheel() {
 
 #[test]
 fn compute_capability_is_inferred_from_the_name_when_the_driver_does_not_say() {
-    let mut m = FakeMachine::new();
-    m.driver("470.82.01", "11.4", &[Gpu::new("Tesla K80", "")]);
+    let m = FakeMachine::with_driver("470.82.01", "11.4", &[Gpu::new("Tesla K80", "")]);
     let (v, _) = m.json();
     assert!(v["snapshot"]["driver"]["gpus"][0]["compute_capability"].is_null());
 }
@@ -275,7 +251,7 @@ fn compute_capability_is_inferred_from_the_name_when_the_driver_does_not_say() {
 fn plt001_container_started_without_gpus() {
     let mut m = FakeMachine::new();
     m.file("/.dockerenv", "");
-    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    m.torch("2.11.0+cu130", &[]);
     let errors = m.codes("error");
     assert!(errors.contains(&"PLT001".to_string()), "{errors:?}");
     assert!(errors.contains(&"DRV001".to_string()));
@@ -283,8 +259,7 @@ fn plt001_container_started_without_gpus() {
 
 #[test]
 fn plt002_image_needs_newer_cuda_than_the_driver() {
-    let mut m = FakeMachine::new();
-    m.driver("550.54.14", "12.4", &h100());
+    let mut m = FakeMachine::with_driver("550.54.14", "12.4", &[Gpu::h100()]);
     m.var(
         "NVIDIA_REQUIRE_CUDA",
         "cuda>=13.0 brand=tesla,driver>=535,driver<536",
@@ -295,8 +270,7 @@ fn plt002_image_needs_newer_cuda_than_the_driver() {
     m.file("/usr/local/cuda-13.0/compat/libcuda.so.580.65.06", "");
     assert!(m.codes("error").contains(&"PLT002".to_string()));
     // On R535 the brand=tesla clause can hold: the image runs through forward compatibility.
-    let mut m = FakeMachine::new();
-    m.driver("535.104.05", "12.2", &h100());
+    let mut m = FakeMachine::with_driver("535.104.05", "12.2", &[Gpu::h100()]);
     m.var(
         "NVIDIA_REQUIRE_CUDA",
         "cuda>=13.0 brand=tesla,driver>=535,driver<536",
@@ -342,8 +316,7 @@ fn tk007_side_by_side_toolkits_and_user_only_settings() {
 #[test]
 fn the_torch_python_imports_first_is_the_one_judged() {
     // Debian/Ubuntu: pip's torch in /usr/local shadows the distribution's CPU build in /usr/lib.
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &h100());
+    let m = FakeMachine::h100();
     m.file("/usr/bin/python3.12", "");
     m.link("/usr/bin/python3", "python3.12");
     m.dir("/usr/lib/python3.12");

@@ -14,18 +14,8 @@ fn text_report_of_the_h200_machine() {
 
 #[test]
 fn markdown_report_of_a_broken_machine() {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "535.104.05",
-        "12.2",
-        &[Gpu::new("NVIDIA A100-SXM4-80GB", "8.0")],
-    );
-    m.venv(
-        "/opt/venv",
-        "2.11.0+cu130",
-        Some("13.0"),
-        &[("torchvision", "0.25.0")],
-    );
+    let mut m = FakeMachine::with_driver("535.104.05", "12.2", &[Gpu::a100()]);
+    m.torch("2.11.0+cu130", &[("torchvision", "0.25.0")]);
     let r = m.run(&["check", "--format", "markdown"]);
     assert_eq!(r.code, 1);
     insta::assert_snapshot!("broken_markdown", r.stdout);
@@ -178,13 +168,8 @@ fn nvidia_smi_failing_with_an_error_is_recorded() {
     );
     let r = m.run_live(&["check", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    let codes: Vec<_> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["code"].as_str().unwrap().to_string())
-        .collect();
-    assert!(codes.contains(&"DRV003".to_string()), "{codes:?}");
+    let codes = cudoctor_testkit::finding_codes(&v);
+    assert!(codes.contains(&"DRV003"), "{codes:?}");
     // The mismatch is a fact of the snapshot, not only words in an attempt.
     assert_eq!(
         v["snapshot"]["driver"]["library_mismatch"]["value"],
@@ -210,12 +195,7 @@ fn saved_schema_1_reports_of_the_gpu_machine_still_load() {
             v["snapshot"]["driver"]["gpus"][0]["mig_enabled"], false,
             "{rel}"
         );
-        let codes: Vec<&str> = v["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|f| f["code"].as_str())
-            .collect();
+        let codes = cudoctor_testkit::finding_codes(&v);
         // A healthy H200 machine: its module and libraries agree, no all-reduce failed.
         assert!(
             !codes.contains(&"DRV003") && !codes.contains(&"MGPU005"),
@@ -300,22 +280,12 @@ fn rule_documentation_and_listing() {
 
 #[test]
 fn diff_names_what_changed_after_an_upgrade() {
-    let mut before = FakeMachine::new();
-    before.driver(
-        "535.104.05",
-        "12.2",
-        &[Gpu::new("NVIDIA A100-SXM4-80GB", "8.0")],
-    );
-    before.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let mut before = FakeMachine::with_driver("535.104.05", "12.2", &[Gpu::a100()]);
+    before.torch("2.11.0+cu130", &[]);
     let a = before.root().join("a.json");
     before.run(&["check", "--save", a.to_str().unwrap()]);
-    let mut after = FakeMachine::new();
-    after.driver(
-        "580.159.04",
-        "13.0",
-        &[Gpu::new("NVIDIA A100-SXM4-80GB", "8.0")],
-    );
-    after.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let mut after = FakeMachine::with_driver("580.159.04", "13.0", &[Gpu::a100()]);
+    after.torch("2.11.0+cu130", &[]);
     let b = before.root().join("b.json");
     after.run(&["check", "--save", b.to_str().unwrap()]);
     let out = cudoctor_testkit::cudoctor_command(env!("CARGO_BIN_EXE_cudoctor"))
@@ -353,9 +323,9 @@ fn fleet_marks_the_odd_node() {
             } else {
                 "12.8"
             },
-            &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
+            &[Gpu::h100()],
         );
-        m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+        m.torch("2.11.0+cu130", &[]);
         let p = dir.path().join(format!("node{i}.json"));
         m.run(&["check", "--save", p.to_str().unwrap()]);
         paths.push(p);

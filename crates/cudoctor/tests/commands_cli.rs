@@ -349,12 +349,7 @@ fn plan_rejects_bad_input_with_exit_2() {
 
 #[test]
 fn plan_detects_the_fake_machine() {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "470.82.01",
-        "11.4",
-        &[Gpu::new("NVIDIA GeForce RTX 3090", "8.6")],
-    );
+    let m = FakeMachine::with_driver("470.82.01", "11.4", &[Gpu::rtx3090()]);
     let r = m.run(&["plan", "--python-version", "3.10", "--format", "json"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
@@ -374,12 +369,7 @@ fn plan_detects_the_fake_machine() {
 
 #[test]
 fn plan_python_names_the_environment_to_plan_for() {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "470.82.01",
-        "11.4",
-        &[Gpu::new("NVIDIA GeForce RTX 3090", "8.6")],
-    );
+    let mut m = FakeMachine::with_driver("470.82.01", "11.4", &[Gpu::rtx3090()]);
     // Two envs; the active one (the last made) has a build this driver cannot run.
     m.venv("/opt/fits", "2.7.1+cu118", Some("11.8"), &[]);
     m.venv("/opt/too-new", "2.7.1+cu126", Some("12.6"), &[]);
@@ -409,12 +399,7 @@ fn plan_python_names_the_environment_to_plan_for() {
 /// own installer: never a bare `pip install` that lands in whatever pip is first on PATH.
 #[test]
 fn plan_writes_its_command_for_the_environment_in_its_own_installer() {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "580.95.05",
-        "13.0",
-        &[Gpu::new("NVIDIA GeForce RTX 3090", "8.6")],
-    );
+    let mut m = FakeMachine::with_driver("580.95.05", "13.0", &[Gpu::rtx3090()]);
     m.venv("/opt/uv env", "2.11.0+cu130", Some("13.0"), &[]);
     m.file(
         "/opt/uv env/pyvenv.cfg",
@@ -640,13 +625,8 @@ const DRIVER_TOO_OLD: &str = "RuntimeError: The NVIDIA driver on your system is 
 #[test]
 fn explain_cross_checks_with_the_machine() {
     // The machine the message came from: driver 535 (CUDA 12.2) and a cu130 torch.
-    let mut m = FakeMachine::new();
-    m.driver(
-        "535.104.05",
-        "12.2",
-        &[Gpu::new("NVIDIA A100-SXM4-80GB", "8.0")],
-    );
-    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let mut m = FakeMachine::with_driver("535.104.05", "12.2", &[Gpu::a100()]);
+    m.torch("2.11.0+cu130", &[]);
     let mut cmd = m.command(&["explain", "--format", "json", "-"]);
     let v = feed(&mut cmd, DRIVER_TOO_OLD);
     assert_eq!(v["category"], "driver_too_old");
@@ -704,8 +684,7 @@ fn explain_commands(v: &Value) -> Vec<String> {
 /// own installer (uv in a uv-made venv), else for the `python` on PATH through its pip.
 #[test]
 fn explain_writes_its_commands_for_the_named_env_or_the_python_on_path() {
-    let mut m = FakeMachine::new();
-    m.driver("470.256.02", "11.4", &[Gpu::new("Tesla T4", "7.5")]);
+    let mut m = FakeMachine::with_driver("470.256.02", "11.4", &[Gpu::new("Tesla T4", "7.5")]);
     m.venv("/opt/uv env", "2.11.0+cu130", Some("13.0"), &[]);
     m.file(
         "/opt/uv env/pyvenv.cfg",
@@ -876,18 +855,8 @@ fn assert_self_contained(html: &str) {
 
 #[test]
 fn html_report_of_a_broken_machine_is_self_contained() {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "535.104.05",
-        "12.2",
-        &[Gpu::new("NVIDIA A100-SXM4-80GB", "8.0")],
-    );
-    m.venv(
-        "/opt/venv",
-        "2.11.0+cu130",
-        Some("13.0"),
-        &[("torchvision", "0.25.0")],
-    );
+    let mut m = FakeMachine::with_driver("535.104.05", "12.2", &[Gpu::a100()]);
+    m.torch("2.11.0+cu130", &[("torchvision", "0.25.0")]);
     let r = m.run(&["check", "--format", "html"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_self_contained(&r.stdout);

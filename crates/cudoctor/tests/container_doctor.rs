@@ -11,8 +11,7 @@ use support::{findings, FakeMachine, Gpu};
 /// The inside of a Docker container on an H200 host: the kernel module's /proc files are the
 /// host's (a container sees them), the CUDA image's variables are set.
 fn container() -> FakeMachine {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &[Gpu::new("NVIDIA H200", "9.0")]);
+    let mut m = FakeMachine::with_driver("580.159.04", "13.0", &[Gpu::h200()]);
     m.file("/.dockerenv", "");
     m.var("NVIDIA_VISIBLE_DEVICES", "all");
     m
@@ -107,8 +106,7 @@ fn cgroup_v1_rules_deny_the_nodes_the_container_has() {
 
 #[test]
 fn a_pod_without_a_gpu_request() {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &[Gpu::new("NVIDIA H200", "9.0")]);
+    let mut m = FakeMachine::with_driver("580.159.04", "13.0", &[Gpu::h200()]);
     m.var("KUBERNETES_SERVICE_HOST", "10.96.0.1");
     m.var("NVIDIA_VISIBLE_DEVICES", "void");
     let (v, _) = m.json();

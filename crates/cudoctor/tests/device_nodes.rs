@@ -7,16 +7,7 @@ mod support;
 use support::{findings, FakeMachine, Gpu};
 
 fn two_h200() -> FakeMachine {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[
-            Gpu::new("NVIDIA H200", "9.0"),
-            Gpu::new("NVIDIA H200", "9.0"),
-        ],
-    );
-    m
+    FakeMachine::with_driver("580.159.04", "13.0", &[Gpu::h200(), Gpu::h200()])
 }
 
 fn dev(m: &FakeMachine, nodes: &[&str]) {
@@ -77,8 +68,7 @@ fn a_gpu_without_its_node() {
 
 #[test]
 fn a_node_left_by_a_gpu_that_fell_off_the_bus() {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &[Gpu::new("NVIDIA H200", "9.0")]);
+    let m = FakeMachine::with_driver("580.159.04", "13.0", &[Gpu::h200()]);
     dev(&m, &["nvidia0", "nvidia1", "nvidiactl"]);
     let (v, _) = m.json();
     let f = findings(&v, "GPU009");

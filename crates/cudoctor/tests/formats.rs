@@ -47,15 +47,7 @@ fn in_repo(args: &[&str]) -> (i32, String) {
 /// (SASS, arch-specific SASS, PTX) that both GPUs run, one with sm_80 SASS only, which the H100
 /// cannot run.
 fn kernels_machine() -> FakeMachine {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[
-            Gpu::new("NVIDIA H100 80GB HBM3", "9.0"),
-            Gpu::new("NVIDIA GeForce RTX 3090", "8.6"),
-        ],
-    );
+    let m = FakeMachine::with_driver("580.159.04", "13.0", &[Gpu::h100(), Gpu::rtx3090()]);
     let source = "int launch(void) { return 0; }";
     cuda_library(
         &m,

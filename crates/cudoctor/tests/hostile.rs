@@ -256,12 +256,7 @@ fn hostile_machines() -> Vec<support::FakeMachine> {
     let prefix = format!("/opt/{HOSTILE}/venv");
     let mut machines = Vec::new();
     // CPU-only torch on a GPU machine, a torchvision of another release, CUDA_HOME at nothing.
-    let mut m = support::FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[support::Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    );
+    let mut m = support::FakeMachine::h100();
     m.venv(
         &prefix,
         "2.11.0+cpu",
@@ -273,12 +268,7 @@ fn hostile_machines() -> Vec<support::FakeMachine> {
     m.breakages(2);
     machines.push(m);
     // A CUDA torch with a driver too old for it, two toolkits side by side, one at a hostile path.
-    let mut m = support::FakeMachine::new();
-    m.driver(
-        "535.104.05",
-        "12.2",
-        &[support::Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    );
+    let mut m = support::FakeMachine::with_driver("535.104.05", "12.2", &[support::Gpu::h100()]);
     m.venv(
         &prefix,
         "2.11.0+cu130",
@@ -587,23 +577,7 @@ fn a_real_venv_at_a_hostile_path_is_reported_inert() {
     let venv = dir
         .path()
         .join(format!("v{}", ESCAPES.replace(['/', ':'], "_")));
-    let made = Command::new("python3")
-        .args(["-m", "venv", "--without-pip"])
-        .arg(&venv)
-        .output()
-        .expect("python3 must be installed to run this test");
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
-    let sp = fs::read_dir(venv.join("lib"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("site-packages");
+    let sp = cudoctor_testkit::real_venv(&venv).join("site-packages");
     let evil = sp.join(format!("evil{}-1.0.dist-info", ESCAPES.replace('/', "_")));
     fs::create_dir_all(&evil).unwrap();
     fs::write(
@@ -741,18 +715,8 @@ fn fix_words(v: &serde_json::Value) -> Vec<Vec<u8>> {
 
 #[test]
 fn names_that_are_not_utf8_in_a_fake_root_are_found_escaped_and_quoted() {
-    let mut m = support::FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[support::Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    );
-    m.venv(
-        "/opt/venv",
-        "2.11.0+cu130",
-        Some("13.0"),
-        &[("flash-attn", "2.8.3")],
-    );
+    let mut m = support::FakeMachine::h100();
+    m.torch("2.11.0+cu130", &[("flash-attn", "2.8.3")]);
     // sm_80 only: cannot run on the H100. Its lossy twin carries sm_90 and runs.
     extension_at(&m, &m.real(NU_SP).join(os(NU_EXT)), 80);
     extension_at(&m, &m.real(NU_SP).join(NU_EXT_LOSSY), 90);
@@ -770,12 +734,7 @@ fn names_that_are_not_utf8_in_a_fake_root_are_found_escaped_and_quoted() {
     let out = run(&["check", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    let codes: Vec<&str> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["code"].as_str())
-        .collect();
+    let codes = cudoctor_testkit::finding_codes(&v);
     assert!(
         !codes.contains(&"KRN005"),
         "a false unreadable file: {:#}",
@@ -987,24 +946,10 @@ fn names_that_are_not_utf8_in_a_real_directory_are_read_under_their_own_bytes() 
     // check --python on a real venv at a path that is not UTF-8, with that extension inside.
     // (Python's venv cannot write its config under such a path: made, then renamed.)
     let made_at = dir.path().join("venv");
-    let made = Command::new("python3")
-        .args(["-m", "venv", "--without-pip"])
-        .arg(&made_at)
-        .output()
-        .expect("python3 must be installed to run this test");
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
+    cudoctor_testkit::real_venv(&made_at);
     let venv = dir.path().join(os(b"venv \xff"));
     fs::rename(&made_at, &venv).unwrap();
-    let lib_python = fs::read_dir(venv.join("lib"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let lib_python = cudoctor_testkit::lib_python(&venv);
     let sp = lib_python.join("site-packages");
     // Tagged for the venv's own interpreter (python3.11 -> cpython-311): another
     // interpreter's extension is never imported, so it is not the env's.
@@ -1207,19 +1152,7 @@ fn a_fifo_as_torch_version_py_in_a_real_venv_does_not_hang_check() {
     // nobody writes to; its dist-info and RECORD name the file like pip's do.
     let dir = tempfile::tempdir().unwrap();
     let venv = dir.path().join("venv");
-    let made = Command::new("python3")
-        .args(["-m", "venv", "--without-pip"])
-        .arg(&venv)
-        .output()
-        .expect("python3 must be installed to run this test");
-    assert!(made.status.success(), "{made:?}");
-    let sp = fs::read_dir(venv.join("lib"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("site-packages");
+    let sp = cudoctor_testkit::real_venv(&venv).join("site-packages");
     mkfifo(&sp.join("torch/version.py"));
     mkfifo(&sp.join("torch/lib/libtorch_cuda.so"));
     fs::write(sp.join("torch/__init__.py"), "").unwrap();

@@ -8,7 +8,6 @@
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cudoctor");
@@ -18,15 +17,7 @@ use cudoctor_testkit::{run_bounded, Ran};
 /// Runs cudoctor with `env` (nothing else inherited) and kills it after `limit`: a command
 /// still running then fails the test.
 fn bounded(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Ran {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("NO_COLOR", "1")
-        .env("COLUMNS", "100");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
+    let cmd = cudoctor_testkit::bare_command(BIN, args, env);
     run_bounded(cmd, None, limit, &format!("{args:?}"))
 }
 

@@ -18,16 +18,8 @@ use cudoctor_testkit::{run_bounded, Ran};
 /// Runs cudoctor in `dir` with `env` (nothing else inherited), `stdin` written to it, and kills
 /// it after `limit`: a command still running then fails the test.
 fn bounded(dir: &Path, args: &[&str], env: &[(&str, &str)], stdin: &[u8], limit: Duration) -> Ran {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("NO_COLOR", "1")
-        .env("COLUMNS", "100");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
+    let mut cmd = cudoctor_testkit::bare_command(BIN, args, env);
+    cmd.current_dir(dir);
     run_bounded(cmd, Some(stdin.to_vec()), limit, &format!("{args:?}"))
 }
 

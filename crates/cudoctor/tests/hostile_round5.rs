@@ -18,16 +18,8 @@ const BIN: &str = env!("CARGO_BIN_EXE_cudoctor");
 /// Runs cudoctor in `dir` with `env` (nothing else inherited) and kills it after `limit`: a
 /// command still running then fails the test.
 fn bounded(dir: &Path, args: &[&str], env: &[(&str, &str)], limit: Duration) -> Ran {
-    let mut cmd = Command::new(BIN);
-    cmd.args(args)
-        .current_dir(dir)
-        .env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("NO_COLOR", "1")
-        .env("COLUMNS", "100");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
+    let mut cmd = cudoctor_testkit::bare_command(BIN, args, env);
+    cmd.current_dir(dir);
     run_bounded(cmd, None, limit, &format!("{args:?}"))
 }
 

@@ -11,22 +11,13 @@ const EXT: &str = "flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so";
 const SOURCE: &str = "int launch(void) { return 0; }";
 
 fn h100_and_3090() -> Vec<Gpu<'static>> {
-    vec![
-        Gpu::new("NVIDIA H100 80GB HBM3", "9.0"),
-        Gpu::new("NVIDIA GeForce RTX 3090", "8.6"),
-    ]
+    vec![Gpu::h100(), Gpu::rtx3090()]
 }
 
 /// A machine with torch and flash-attn installed, whose extension carries `entries`.
 fn machine_with_extension(gpus: &[Gpu], entries: &[FatEntry]) -> FakeMachine {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", gpus);
-    m.venv(
-        "/opt/venv",
-        "2.11.0+cu130",
-        Some("13.0"),
-        &[("flash-attn", "2.8.3")],
-    );
+    let mut m = FakeMachine::with_driver("580.159.04", "13.0", gpus);
+    m.torch("2.11.0+cu130", &[("flash-attn", "2.8.3")]);
     cuda_library(
         &m,
         &format!("{SP}/{EXT}"),
@@ -69,7 +60,7 @@ fn krn002_extension_without_the_gpus_arch() {
 fn krn002_ptx_only_is_a_warning_and_ptx_newer_than_the_driver_an_error() {
     // PTX of compute_80 (ISA 8.0, CUDA 12.0) runs on sm_90 through the driver's JIT.
     let m = machine_with_extension(
-        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
+        &[Gpu::h100()],
         &[FatEntry::sass(80), FatEntry::ptx(80, 8, 0)],
     );
     let (v, code) = m.json();
@@ -84,18 +75,8 @@ fn krn002_ptx_only_is_a_warning_and_ptx_newer_than_the_driver_an_error() {
     assert_eq!(code, 0, "a warning alone does not fail the check");
 
     // PTX ISA 9.0 needs a CUDA 13.0 driver; this one runs CUDA 12.4 at most.
-    let mut m = FakeMachine::new();
-    m.driver(
-        "550.54.14",
-        "12.4",
-        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    );
-    m.venv(
-        "/opt/venv",
-        "2.5.1+cu124",
-        Some("12.4"),
-        &[("flash-attn", "2.8.3")],
-    );
+    let mut m = FakeMachine::with_driver("550.54.14", "12.4", &[Gpu::h100()]);
+    m.torch("2.5.1+cu124", &[("flash-attn", "2.8.3")]);
     cuda_library(
         &m,
         &format!("{SP}/{EXT}"),
@@ -126,10 +107,7 @@ fn krn002_ptx_only_is_a_warning_and_ptx_newer_than_the_driver_an_error() {
 #[test]
 fn krn002_arch_specific_images_run_only_on_their_own_arch() {
     // sm_90a is machine code for exactly sm_90: it runs on an H100, not on a B200 (10.0).
-    let m = machine_with_extension(
-        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-        &[FatEntry::sass(90).arch_specific()],
-    );
+    let m = machine_with_extension(&[Gpu::h100()], &[FatEntry::sass(90).arch_specific()]);
     let (v, _) = m.json();
     assert!(findings(&v, "KRN002").is_empty(), "{:#}", v["findings"]);
 
@@ -150,9 +128,8 @@ fn krn002_arch_specific_images_run_only_on_their_own_arch() {
 
 #[test]
 fn krn002_leaves_torch_and_libraries_without_device_code_alone() {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &h100_and_3090());
-    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let mut m = FakeMachine::with_driver("580.159.04", "13.0", &h100_and_3090());
+    m.torch("2.11.0+cu130", &[]);
     // torch's own library lacking an arch is KRN001's business, not KRN002's.
     cuda_library(
         &m,
@@ -180,13 +157,7 @@ fn krn002_leaves_torch_and_libraries_without_device_code_alone() {
 fn krn001_reads_torchs_scanned_library_over_the_knowledge_base() {
     // torch 2.11 cu130 covers sm_90 by its published arch list, but this (rebuilt) copy
     // carries sm_80 only: the scan wins, and says so with certainty.
-    let mut m = FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    );
-    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let m = FakeMachine::h100_cu130();
     cuda_library(
         &m,
         &format!("{SP}/torch/lib/libtorch_cuda.so"),
@@ -208,10 +179,8 @@ fn krn001_reads_torchs_scanned_library_over_the_knowledge_base() {
 }
 
 fn arch_list_machine(list: &str) -> FakeMachine {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &h100_and_3090())
-        .toolkit("13.0.88")
-        .select_toolkit("13.0");
+    let mut m = FakeMachine::with_driver("580.159.04", "13.0", &h100_and_3090());
+    m.toolkit("13.0.88").select_toolkit("13.0");
     m.var("TORCH_CUDA_ARCH_LIST", list);
     m
 }
@@ -254,14 +223,8 @@ fn krn003_arch_list_with_an_item_torch_does_not_understand() {
 
 #[test]
 fn krn003_arch_list_naming_an_arch_nvcc_cannot_build() {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    )
-    .toolkit("12.4.131")
-    .select_toolkit("12.4");
+    let mut m = FakeMachine::h100();
+    m.toolkit("12.4.131").select_toolkit("12.4");
     // "Hopper" is torch's name for 9.0+PTX; nvcc 12.4 stops at sm_90.
     m.var("TORCH_CUDA_ARCH_LIST", "Hopper;12.0");
     let (v, _) = m.json();
@@ -286,21 +249,18 @@ fn krn003_silent_when_the_list_fits_or_is_unset() {
             v["findings"]
         );
     }
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &h100_and_3090());
+    let m = FakeMachine::with_driver("580.159.04", "13.0", &h100_and_3090());
     assert!(!m.codes("warning").contains(&"KRN003".to_string()));
 }
 
 #[test]
 fn krn004_nvcc_13_on_a_pascal_gpu() {
-    let mut m = FakeMachine::new();
-    m.driver(
+    let mut m = FakeMachine::with_driver(
         "580.159.04",
         "13.0",
         &[Gpu::new("NVIDIA GeForce GTX 1080 Ti", "6.1")],
-    )
-    .toolkit("13.0.88")
-    .select_toolkit("13.0");
+    );
+    m.toolkit("13.0.88").select_toolkit("13.0");
     let (v, code) = m.json();
     let krn = findings(&v, "KRN004");
     assert_eq!(krn.len(), 1, "{:#}", v["findings"]);
@@ -322,24 +282,16 @@ fn krn004_nvcc_13_on_a_pascal_gpu() {
 
 #[test]
 fn krn004_old_nvcc_on_a_new_gpu_and_silence_when_in_range() {
-    let mut m = FakeMachine::new();
-    m.driver(
+    let mut m = FakeMachine::with_driver(
         "580.159.04",
         "13.0",
         &[Gpu::new("NVIDIA GeForce RTX 5090", "12.0")],
-    )
-    .toolkit("12.4.131")
-    .select_toolkit("12.4");
+    );
+    m.toolkit("12.4.131").select_toolkit("12.4");
     assert!(m.codes("warning").contains(&"KRN004".to_string()));
 
-    let mut m = FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    )
-    .toolkit("13.0.88")
-    .select_toolkit("13.0");
+    let mut m = FakeMachine::h100();
+    m.toolkit("13.0.88").select_toolkit("13.0");
     assert!(!m.codes("warning").contains(&"KRN004".to_string()));
 }
 
@@ -363,12 +315,7 @@ fn mixed_library(m: &FakeMachine, machine_path: &str) {
 
 #[test]
 fn kernels_command_lists_a_library_in_text() {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    );
+    let m = FakeMachine::h100();
     mixed_library(&m, "/opt/lib/libkernels.so");
     let r = m.run(&["kernels", "/opt/lib/libkernels.so"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
@@ -403,8 +350,7 @@ fn kernels_command_lists_a_library_in_text() {
 
 #[test]
 fn kernels_command_json_shape() {
-    let mut m = FakeMachine::new();
-    m.driver("580.159.04", "13.0", &h100_and_3090());
+    let m = FakeMachine::with_driver("580.159.04", "13.0", &h100_and_3090());
     mixed_library(&m, "/opt/lib/libkernels.so");
     // A library without device code in the same directory is left out of the listing.
     gcc(&m, "/opt/lib/libplain.so", SOURCE, &[]);
@@ -559,13 +505,7 @@ fn kernels_command_reports_a_damaged_fat_binary_without_failing() {
 
 #[test]
 fn krn005_check_reports_an_unreadable_extension() {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    );
-    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let m = FakeMachine::h100_cu130();
     let mut section = fatbin_section(&[&[FatEntry::sass(90)]]);
     section[8..16].copy_from_slice(&(1u64 << 40).to_le_bytes());
     cuda_library(
@@ -596,13 +536,7 @@ fn krn005_check_reports_an_unreadable_extension() {
 /// binary this machine lacks is "not judged", never "contradicts".
 #[test]
 fn explain_judges_the_binaries_the_log_names() {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    );
-    m.venv("/opt/venv", "2.11.0+cu130", Some("13.0"), &[]);
+    let m = FakeMachine::h100_cu130();
     let ext = "/root/.cache/torch_extensions/py312_cu130/sm80_ext/sm80_ext.so";
     cuda_library(
         &m,

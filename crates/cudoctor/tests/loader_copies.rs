@@ -4,23 +4,16 @@
 
 mod support;
 
-use support::{findings, gcc, ldconfig, system_libc, FakeMachine, Gpu};
+use support::{findings, gcc, ldconfig, system_libc, FakeMachine};
 
 const SP: &str = "/opt/venv/lib/python3.12/site-packages";
 
 /// torch's `_C` needing libc10 and the wheel's CUDA runtime 13 and cuDNN 9 through RPATH, as
 /// the cu130 wheels do.
 fn machine_with_torch() -> FakeMachine {
-    let mut m = FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    );
-    m.venv(
-        "/opt/venv",
+    let mut m = FakeMachine::h100();
+    m.torch(
         "2.11.0+cu130",
-        Some("13.0"),
         &[
             ("nvidia-cuda-runtime", "13.0.96"),
             ("nvidia-cudnn-cu13", "9.19.0.56"),

@@ -438,12 +438,7 @@ fn a_pip_compiler_without_the_cudart_link_is_predicted_to_fail_as_the_link_does(
         .output()
         .expect("run cudoctor");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let codes: Vec<&str> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["code"].as_str())
-        .collect();
+    let codes = cudoctor_testkit::finding_codes(&v);
     assert!(!codes.contains(&"TK011"), "{codes:?}");
     assert_eq!(codes.contains(&"TK012"), !has_link, "{codes:?}");
     // The real link, as torch's cpp_extension links: -lcudart.

@@ -122,13 +122,12 @@ fn tk010_a_flag_newer_than_the_build_toolkit_and_acc010_silent_on_h200() {
 
 #[test]
 fn acc010_a_gpu_below_torch_compiles_floor() {
-    let mut m = FakeMachine::new();
-    m.driver(
+    let mut m = FakeMachine::with_driver(
         "570.86.15",
         "12.8",
         &[support::Gpu::new("Tesla P100-PCIE-16GB", "6.0")],
     );
-    m.venv("/opt/venv", "2.7.1+cu126", Some("12.6"), &[]);
+    m.torch("2.7.1+cu126", &[]);
     let (v, _) = m.json();
     let f = finding(&v, "ACC010").expect("ACC010");
     // A limit of the GPU, not a breakage: info, never a root cause of its own.

@@ -212,12 +212,7 @@ fn a_portable_tree_with_another_pythons_runtime_on_path_is_plt021_caused_by_plt0
     );
     let (text, _) = check(dir.path(), path, "json");
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let codes: Vec<&str> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| f["code"].as_str())
-        .collect();
+    let codes = cudoctor_testkit::finding_codes(&v);
     assert!(
         !codes.contains(&"PLT020") && !codes.contains(&"PLT021"),
         "{codes:?}"
@@ -346,14 +341,8 @@ fn rewrite(path: &Path, text: &str) {
 }
 
 /// The problems found.
-fn codes(v: &serde_json::Value) -> Vec<String> {
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["severity"] == "error" || f["severity"] == "warning")
-        .map(|f| f["code"].as_str().unwrap().to_string())
-        .collect()
+fn codes(v: &serde_json::Value) -> Vec<&str> {
+    cudoctor_testkit::codes_at(v, &["error", "warning"])
 }
 
 fn check_json(root: &Path, path: &str) -> serde_json::Value {

@@ -37,6 +37,47 @@ impl<'a> Gpu<'a> {
     }
 }
 
+/// The GPUs the scenarios use most, named as `nvidia-smi` names them.
+impl Gpu<'static> {
+    /// An H100 SXM: compute capability 9.0.
+    pub fn h100() -> Self {
+        Gpu::new("NVIDIA H100 80GB HBM3", "9.0")
+    }
+
+    /// An H200: compute capability 9.0.
+    pub fn h200() -> Self {
+        Gpu::new("NVIDIA H200", "9.0")
+    }
+
+    /// An RTX 3090: compute capability 8.6.
+    pub fn rtx3090() -> Self {
+        Gpu::new("NVIDIA GeForce RTX 3090", "8.6")
+    }
+
+    /// An A100 SXM: compute capability 8.0.
+    pub fn a100() -> Self {
+        Gpu::new("NVIDIA A100-SXM4-80GB", "8.0")
+    }
+}
+
+/// The CUDA a torch build names in its local version (`2.11.0+cu130` -> `13.0`), `None` for
+/// `+cpu`; panics on a build without one (write `venv` out for those).
+fn torch_build_cuda(build: &str) -> Option<String> {
+    let tag = build
+        .split_once('+')
+        .map(|(_, t)| t)
+        .unwrap_or_else(|| panic!("torch build {build} names no CUDA: use venv()"));
+    if tag == "cpu" {
+        return None;
+    }
+    let digits = tag
+        .strip_prefix("cu")
+        .filter(|d| d.len() >= 3 && d.bytes().all(|b| b.is_ascii_digit()))
+        .unwrap_or_else(|| panic!("torch build {build}: tag {tag} is not cuXYZ or cpu"));
+    let (major, minor) = digits.split_at(digits.len() - 1);
+    Some(format!("{major}.{minor}"))
+}
+
 impl FakeMachine {
     pub fn new() -> Self {
         FakeMachine {
@@ -45,6 +86,27 @@ impl FakeMachine {
             path: vec!["/usr/local/bin".into(), "/usr/bin".into(), "/bin".into()],
             breakages: 1,
         }
+    }
+
+    /// A machine whose driver `version` (its CUDA `max_cuda`) is loaded with `gpus`, and
+    /// nothing else.
+    pub fn with_driver(version: &str, max_cuda: &str, gpus: &[Gpu]) -> Self {
+        let mut m = FakeMachine::new();
+        m.driver(version, max_cuda, gpus);
+        m
+    }
+
+    /// One H100 on driver 580.159.04 (CUDA 13.0), nothing else.
+    pub fn h100() -> Self {
+        FakeMachine::with_driver("580.159.04", "13.0", &[Gpu::h100()])
+    }
+
+    /// One H100 on driver 580.159.04 (CUDA 13.0) with torch 2.11.0+cu130 in /opt/venv: the
+    /// healthy machine most scenarios break one thing of.
+    pub fn h100_cu130() -> Self {
+        let mut m = FakeMachine::h100();
+        m.torch("2.11.0+cu130", &[]);
+        m
     }
 
     pub fn root(&self) -> &Path {
@@ -198,6 +260,13 @@ impl FakeMachine {
         self.var("VIRTUAL_ENV", prefix);
         self.prepend_path(&format!("{prefix}/bin"));
         self
+    }
+
+    /// A venv at /opt/venv with torch of `build` (its CUDA read from the build's tag:
+    /// `+cu130` is 13.0, `+cpu` none) and the `others` packages beside it.
+    pub fn torch(&mut self, build: &str, others: &[(&str, &str)]) -> &mut Self {
+        let cuda = torch_build_cuda(build);
+        self.venv("/opt/venv", build, cuda.as_deref(), others)
     }
 
     /// The real 2xH200 machine from the fixtures: driver 580.159.04, CUDA 13.0 toolkit,
@@ -844,18 +913,8 @@ pub fn offered_formats(command: &[&str]) -> Vec<String> {
 /// a c10 function this libc10 lacks). Real ELF files built with gcc.
 pub fn torch_with_extension() -> FakeMachine {
     const SP: &str = "/opt/venv/lib/python3.12/site-packages";
-    let mut m = FakeMachine::new();
-    m.driver(
-        "580.159.04",
-        "13.0",
-        &[Gpu::new("NVIDIA H100 80GB HBM3", "9.0")],
-    );
-    m.venv(
-        "/opt/venv",
-        "2.11.0+cu130",
-        Some("13.0"),
-        &[("nvidia-cuda-runtime", "13.0.96")],
-    );
+    let mut m = FakeMachine::h100();
+    m.torch("2.11.0+cu130", &[("nvidia-cuda-runtime", "13.0.96")]);
     gcc(
         &m,
         &format!("{SP}/nvidia/cu13/lib/libcudart.so.13"),
