@@ -128,7 +128,6 @@ fn distinct_ccs(gpus: &[GpuView]) -> Vec<cudoctor_kb::ComputeCapability> {
 }
 
 /// The GPUs grouped by compute capability, in the order they first appear.
-#[allow(clippy::type_complexity)]
 fn gpus_by_cc<'g, 'a>(
     gpus: &'g [GpuView<'a>],
 ) -> Vec<(cudoctor_kb::ComputeCapability, Vec<&'g GpuView<'a>>)> {
