@@ -880,6 +880,18 @@ impl Words {
     fn fails(&self, f: Failure) -> bool {
         self.failures.contains(&f)
     }
+    /// The first of `fs` the line names.
+    fn first_failing(&self, fs: &[Failure]) -> Option<Failure> {
+        fs.iter().copied().find(|f| self.fails(*f))
+    }
+    /// `s` with the first of `fs`, when the line names both.
+    fn pick(&self, s: Subject, fs: &[Failure]) -> Option<(Subject, Failure)> {
+        if self.has(s) {
+            self.first_failing(fs).map(|f| (s, f))
+        } else {
+            None
+        }
+    }
     /// Where the line first names `s`.
     fn first_at(&self, s: Subject) -> Option<usize> {
         self.at.iter().find(|(x, _)| *x == s).map(|(_, i)| *i)
@@ -1307,18 +1319,12 @@ pub fn symbol_owner(line: &str) -> Option<Category> {
     Some(symbol_category(line)).filter(|c| *c != Category::AbiMismatch)
 }
 
+/// A line's category, with the subject and failure that decided it.
+pub type Reading = (Category, Subject, Failure);
+
 /// The category a line's words name, with the subject and failure that decided it. The table
 /// reads from the most specific subject to the most general.
-pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)> {
-    let first = |fs: &[Failure]| fs.iter().copied().find(|f| w.fails(*f));
-    let pick = |s: Subject, fs: &[Failure]| {
-        if w.has(s) {
-            first(fs).map(|f| (s, f))
-        } else {
-            None
-        }
-    };
-    let load = [F::CannotLoad, F::NotFound];
+pub fn category_of(line: &str, w: &Words) -> Option<Reading> {
     // The machine's GPU is not NVIDIA's: nothing of the CUDA stack can run on it.
     if w.fails(F::NotNvidia) {
         let s = w.subjects.first().copied().unwrap_or(S::Gpu);
@@ -1332,13 +1338,29 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
     {
         return None;
     }
-    if let Some((s, f)) = pick(S::Hardware, &[F::Fault, F::Failed, F::Timeout]) {
+    by_the_machine(w)
+        .or_else(|| by_whose_it_is(line, w))
+        .or_else(|| by_the_stack_below(w))
+        .or_else(|| by_code_and_toolchain(w))
+        .or_else(|| by_general_subject(line, w))
+}
+
+/// The machine itself failing: its GPU hardware, or memory run out.
+fn by_the_machine(w: &Words) -> Option<Reading> {
+    if let Some((s, f)) = w.pick(S::Hardware, &[F::Fault, F::Failed, F::Timeout]) {
         return Some((Category::GpuHardware, s, f));
     }
     if w.fails(F::OutOfMemory) && (w.has(S::Memory) || w.has(S::Gpu) || w.has(S::Framework)) {
         let s = if w.has(S::Memory) { S::Memory } else { S::Gpu };
         return Some((Category::OutOfMemory, s, F::OutOfMemory));
     }
+    None
+}
+
+/// A line whose names say whose the failure is, before its subjects do: an unresolved symbol's
+/// owner, the driver's stub library, the driver too old for what follows it, a toolkit component
+/// missing, a library of torch's own CUDA half.
+fn by_whose_it_is(line: &str, w: &Words) -> Option<Reading> {
     // An unresolved symbol whose name says whose it is (the driver's cu* entry points, a CUDA
     // library's, NCCL's) decides by its owner, whatever file or DLL the line names.
     if w.fails(F::UndefinedSymbol) {
@@ -1383,7 +1405,7 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
     }
     if w.has(S::Toolkit) {
         // A toolkit component missing (libNVVM, nvcc): the toolkit, whatever file names it.
-        if let Some((s, f)) = pick(S::Toolkit, &[F::NotFound]) {
+        if let Some((s, f)) = w.pick(S::Toolkit, &[F::NotFound]) {
             return Some((Category::CudaHomeMissing, s, f));
         }
     }
@@ -1402,11 +1424,18 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
             return Some((Category::AbiMismatch, S::Framework, f));
         }
     }
+    None
+}
+
+/// The subjects below the framework that a failure names, most specific first: the kernel
+/// module, a build without CUDA, a Windows DLL, a CUDA library not loaded, NCCL, the container,
+/// a companion's version.
+fn by_the_stack_below(w: &Words) -> Option<Reading> {
     // The kernel module's build or load failing is the driver's, whatever compiler or
     // toolkit words its message holds ("built against the wrong kernel sources, with a version
     // of gcc that differs").
     if w.has(S::KernelModule) && !w.has(S::Hardware) {
-        if let Some(f) = first(&[F::CannotLoad, F::NotFound, F::Denied, F::Failed]) {
+        if let Some(f) = w.first_failing(&[F::CannotLoad, F::NotFound, F::Denied, F::Failed]) {
             return Some((Category::DriverMissing, S::KernelModule, f));
         }
     }
@@ -1427,18 +1456,18 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
         };
         return Some((Category::CpuOnlyWheel, s, F::NotCompiled));
     }
-    if let Some((s, f)) = pick(
+    if let Some((s, f)) = w.pick(
         S::WindowsDll,
         &[F::CannotLoad, F::UndefinedSymbol, F::NotFound],
     ) {
         return Some((Category::WindowsDll, s, f));
     }
-    if let Some((s, f)) = pick(S::CudaLibrary, &load) {
+    if let Some((s, f)) = w.pick(S::CudaLibrary, &[F::CannotLoad, F::NotFound]) {
         if !w.has(S::Toolkit) || f == F::CannotLoad {
             return Some((Category::LibraryPath, s, f));
         }
     }
-    if let Some((s, f)) = pick(
+    if let Some((s, f)) = w.pick(
         S::Nccl,
         // A collective's timeout alone names no cause: it is where a rank that stopped or took
         // another path surfaces (the program, most often), so it is read by the signatures
@@ -1452,7 +1481,7 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
             return Some((Category::Nccl, s, f));
         }
     }
-    if let Some((s, f)) = pick(
+    if let Some((s, f)) = w.pick(
         S::Container,
         &[
             F::NotAvailable,
@@ -1466,20 +1495,26 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
     ) {
         return Some((Category::Container, s, f));
     }
-    if let Some((s, f)) = pick(S::Companion, &[F::Mismatch, F::UndefinedSymbol]) {
+    if let Some((s, f)) = w.pick(S::Companion, &[F::Mismatch, F::UndefinedSymbol]) {
         return Some((Category::VersionSuffixMismatch, s, f));
     }
+    None
+}
+
+/// The code built for the GPU and the toolchain that builds it: PTX too new for the driver,
+/// no kernel image, a build without CUDA, the host compiler, the toolkit.
+fn by_code_and_toolchain(w: &Words) -> Option<Reading> {
     // PTX newer than the driver's JIT accepts ("ptxas application ptx input ... Unsupported
     // .version"): the driver, not a toolkit, compiles it.
     if w.has(S::DriverLibrary) && w.fails(F::Unsupported) {
         return Some((Category::DriverTooOld, S::DriverLibrary, F::Unsupported));
     }
     if w.has(S::Toolkit) && w.has(S::GpuArch) {
-        if let Some(f) = first(&[F::Unsupported]) {
+        if let Some(f) = w.first_failing(&[F::Unsupported]) {
             return Some((Category::ToolkitMismatch, S::Toolkit, f));
         }
     }
-    if let Some((s, f)) = pick(
+    if let Some((s, f)) = w.pick(
         S::GpuArch,
         &[
             F::Unsupported,
@@ -1492,35 +1527,41 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
     ) {
         return Some((Category::NoKernelImage, s, f));
     }
-    if let Some((s, f)) = pick(S::Framework, &[F::NotCompiled]) {
+    if let Some((s, f)) = w.pick(S::Framework, &[F::NotCompiled]) {
         return Some((Category::CpuOnlyWheel, s, f));
     }
     if w.fails(F::NotCompiled) && w.has(S::Gpu) {
         return Some((Category::CpuOnlyWheel, S::Gpu, F::NotCompiled));
     }
-    if let Some((s, f)) = pick(
+    if let Some((s, f)) = w.pick(
         S::HostCompiler,
         &[F::Unsupported, F::TooOld, F::Mismatch, F::Failed],
     ) {
         return Some((Category::ToolkitMismatch, s, f));
     }
-    if let Some((s, f)) = pick(S::Toolkit, &[F::NotFound]) {
+    if let Some((s, f)) = w.pick(S::Toolkit, &[F::NotFound]) {
         return Some((Category::CudaHomeMissing, s, f));
     }
-    if let Some((s, f)) = pick(S::Toolkit, &[F::Mismatch, F::TooOld, F::Unsupported]) {
+    if let Some((s, f)) = w.pick(S::Toolkit, &[F::Mismatch, F::TooOld, F::Unsupported]) {
         return Some((Category::ToolkitMismatch, s, f));
     }
+    None
+}
+
+/// The most general subjects last: a symbol nobody owns, the driver, a CUDA library's version,
+/// a framework's pieces, attention, the GPU, a compiler step that failed.
+fn by_general_subject(line: &str, w: &Words) -> Option<Reading> {
     if w.fails(F::UndefinedSymbol) {
         let s = w.subjects.first().copied().unwrap_or(S::Framework);
         return Some((symbol_category(line), s, F::UndefinedSymbol));
     }
     for s in [S::Driver, S::DriverLibrary] {
-        if let Some((s, f)) = pick(s, &[F::TooOld]) {
+        if let Some((s, f)) = w.pick(s, &[F::TooOld]) {
             return Some((Category::DriverTooOld, s, f));
         }
     }
     for s in [S::Driver, S::DriverLibrary, S::KernelModule] {
-        if let Some((s, f)) = pick(
+        if let Some((s, f)) = w.pick(
             s,
             &[
                 F::NotFound,
@@ -1534,31 +1575,31 @@ pub fn category_of(line: &str, w: &Words) -> Option<(Category, Subject, Failure)
             return Some((Category::DriverMissing, s, f));
         }
     }
-    if let Some((s, f)) = pick(S::CudaLibrary, &[F::Mismatch, F::TooOld, F::NotAvailable]) {
+    if let Some((s, f)) = w.pick(S::CudaLibrary, &[F::Mismatch, F::TooOld, F::NotAvailable]) {
         return Some((Category::LibraryPath, s, f));
     }
     // Two pieces of one framework (jax and jaxlib, a TensorRT engine and its runtime) of
     // different versions.
-    if let Some((s, f)) = pick(S::Framework, &[F::Mismatch]) {
+    if let Some((s, f)) = w.pick(S::Framework, &[F::Mismatch]) {
         if line.to_ascii_lowercase().contains("version") {
             return Some((Category::VersionSuffixMismatch, s, f));
         }
     }
-    if let Some((s, f)) = pick(
+    if let Some((s, f)) = w.pick(
         S::Attention,
         &[F::NotAvailable, F::NotCompiled, F::Unsupported, F::NotFound],
     ) {
         return Some((Category::SdpaFallback, s, f));
     }
-    if let Some((s, f)) = pick(S::Gpu, &[F::NotAvailable]) {
+    if let Some((s, f)) = w.pick(S::Gpu, &[F::NotAvailable]) {
         return Some((Category::DriverMissing, s, f));
     }
     // "CUDA version too low" (cuda版本低): the CUDA the driver runs, as nvidia-smi shows it.
-    if let Some((s, f)) = pick(S::Gpu, &[F::TooOld]) {
+    if let Some((s, f)) = w.pick(S::Gpu, &[F::TooOld]) {
         return Some((Category::DriverTooOld, s, f));
     }
     // A compiler step that failed and says no more: the toolchain is the first suspect.
-    if let Some((s, f)) = pick(S::Toolkit, &[F::Failed]) {
+    if let Some((s, f)) = w.pick(S::Toolkit, &[F::Failed]) {
         return Some((Category::ToolkitMismatch, s, f));
     }
     None

@@ -409,35 +409,9 @@ impl Engine {
             && scanner::pick_clause(&clauses).is_none()
             && stats.lines <= scanner::HEAD_LINES
         {
-            // Across sentences a subject pairs only with a named failure: a generic "error"
-            // elsewhere in the report ("srun: error") says nothing of it.
-            if let Some(c) = clause::read(&head) {
-                clauses.push(scanner::ClauseHit {
-                    line_no: 1,
-                    text: scanner::shown(&head),
-                    rank: None,
-                    fields: clause::fields(&head),
-                    clause: clause::Clause {
-                        severity: clause::Severity::Plain,
-                        ..c
-                    },
-                    count: 1,
-                });
-            }
+            clauses.extend(head_as_one_clause(&head));
         }
-        // The clause that answers, or else a build without CUDA stated anywhere in the log
-        // when the signature that would win is only a symptom of it.
-        let clause = scanner::pick_clause(&clauses)
-            .filter(|c| self.clause_answers(c, winner, &seen))
-            .or_else(|| {
-                clauses.iter().find(|c| {
-                    matches!(
-                        c.clause.failure,
-                        clause::Failure::NotCompiled | clause::Failure::NotNvidia
-                    ) && self.clause_answers(c, winner, &seen)
-                })
-            });
-        if let Some(c) = clause {
+        if let Some(c) = self.answering_clause(&clauses, winner, &seen) {
             let e = self.explained_by_clause(c, winner, &seen, stats, target);
             return in_container(e, container_line);
         }
@@ -446,13 +420,91 @@ impl Engine {
         let Some(win) = winner.and_then(|w| Some((w, self.db.get(w)?, seen.get(w)?))) else {
             return self.unknown(&seen, stats, nonblank_lines, also_seen, target);
         };
-        let (win_index, sig, win_seen) = win;
+        let e = self.explained_by_signature(win, &seen, also_seen, stats, target, torch_variant);
+        in_container(e, container_line)
+    }
+
+    /// The clause that answers, or else a build without CUDA stated anywhere in the log when
+    /// the signature that would win is only a symptom of it.
+    fn answering_clause<'c>(
+        &self,
+        clauses: &'c [scanner::ClauseHit],
+        winner: Option<usize>,
+        seen: &[scanner::SignatureSeen],
+    ) -> Option<&'c scanner::ClauseHit> {
+        scanner::pick_clause(clauses)
+            .filter(|c| self.clause_answers(c, winner, seen))
+            .or_else(|| {
+                clauses.iter().find(|c| {
+                    matches!(
+                        c.clause.failure,
+                        clause::Failure::NotCompiled | clause::Failure::NotNvidia
+                    ) && self.clause_answers(c, winner, seen)
+                })
+            })
+    }
+
+    /// The explanation the winning signature gives: its texts and fixes from its own line's
+    /// fields, the lines of its category, and what else the log showed.
+    fn explained_by_signature(
+        &self,
+        (win_index, sig, win_seen): (usize, &signatures::Signature, &scanner::SignatureSeen),
+        seen: &[scanner::SignatureSeen],
+        also_seen: Vec<AlsoSeen>,
+        stats: ScanStats,
+        target: Option<&TargetEnv>,
+        torch_variant: Option<&str>,
+    ) -> Explanation {
         let mut fields = win_seen
             .first
             .as_ref()
             .map(|h| h.fields.clone())
             .unwrap_or_default();
         let cause = sig.render_cause(&fields);
+        let fix = self.signature_fix(sig, &fields, target, torch_variant);
+        // Fields from other signatures of the same category help the machine check (e.g. the
+        // architecture named by an earlier warning); they never change the texts above.
+        for (index, s) in seen.iter().enumerate() {
+            if index == win_index || self.db.get(index).map(|o| o.category) != Some(sig.category) {
+                continue;
+            }
+            if let Some(hit) = &s.first {
+                for (k, v) in &hit.fields {
+                    fields.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+        }
+        let matched = self.matched_lines(seen, win_index, sig.category);
+        let evidence = self.signature_evidence(win_seen, &also_seen, sig.category, &matched);
+        Explanation {
+            category: sig.category,
+            confidence: sig.confidence,
+            title: sig.title.clone(),
+            cause,
+            fix,
+            fix_elsewhere: Vec::new(),
+            named_binaries: Vec::new(),
+            matched,
+            fields,
+            signature: Some(sig.id.clone()),
+            evidence,
+            also_seen,
+            looked_for: Vec::new(),
+            machine: None,
+            sources: sig.sources.clone(),
+            stats,
+        }
+    }
+
+    /// The signature's fixes for the target (torch's variant filled in where the log named
+    /// none), then the remedies its message's fields call for.
+    fn signature_fix(
+        &self,
+        sig: &signatures::Signature,
+        fields: &BTreeMap<String, String>,
+        target: Option<&TargetEnv>,
+        torch_variant: Option<&str>,
+    ) -> Vec<cudoctor_plan::FixStep> {
         let mut fix_fields = fields.clone();
         if let Some(v) = torch_variant {
             fix_fields
@@ -474,27 +526,26 @@ impl Engine {
         fix.extend(message_remedy::fixes(
             &self.kb,
             sig.category,
-            &fields,
+            fields,
             target.unwrap_or(&TargetEnv::generic()),
         ));
-        // Fields from other signatures of the same category help the machine check (e.g. the
-        // architecture named by an earlier warning); they never change the texts above.
-        for (index, s) in seen.iter().enumerate() {
-            if index == win_index || self.db.get(index).map(|o| o.category) != Some(sig.category) {
-                continue;
-            }
-            if let Some(hit) = &s.first {
-                for (k, v) in &hit.fields {
-                    fields.entry(k.clone()).or_insert_with(|| v.clone());
-                }
-            }
-        }
+        fix
+    }
+
+    /// The lines of the winning signature and of the others of its category, in log order,
+    /// each once, bounded.
+    fn matched_lines(
+        &self,
+        seen: &[scanner::SignatureSeen],
+        win_index: usize,
+        category: Category,
+    ) -> Vec<MatchedLine> {
         let mut matched: Vec<MatchedLine> = Vec::new();
         for (index, s) in seen.iter().enumerate() {
             let Some(other) = self.db.get(index) else {
                 continue;
             };
-            if index != win_index && other.category != sig.category {
+            if index != win_index && other.category != category {
                 continue;
             }
             for (line_no, text, rank) in &s.lines {
@@ -509,7 +560,18 @@ impl Engine {
         matched.sort_by_key(|m| m.line_no);
         matched.dedup_by(|a, b| a.line_no == b.line_no && a.text == b.text);
         matched.truncate(MAX_MATCHED);
+        matched
+    }
 
+    /// How often the error appeared (and on which ranks), and the failures of other
+    /// categories seen before or after it.
+    fn signature_evidence(
+        &self,
+        win_seen: &scanner::SignatureSeen,
+        also_seen: &[AlsoSeen],
+        category: Category,
+        matched: &[MatchedLine],
+    ) -> Vec<String> {
         let mut evidence = Vec::new();
         if win_seen.count > 1 {
             let ranks = if win_seen.ranks.is_empty() {
@@ -524,7 +586,7 @@ impl Engine {
         }
         for a in also_seen
             .iter()
-            .filter(|a| a.category != sig.category && a.role != Role::Context)
+            .filter(|a| a.category != category && a.role != Role::Context)
         {
             let title = self
                 .db
@@ -546,25 +608,7 @@ impl Engine {
                 .replace("Warning", "warning"),
             );
         }
-        let e = Explanation {
-            category: sig.category,
-            confidence: sig.confidence,
-            title: sig.title.clone(),
-            cause,
-            fix,
-            fix_elsewhere: Vec::new(),
-            named_binaries: Vec::new(),
-            matched,
-            fields,
-            signature: Some(sig.id.clone()),
-            evidence,
-            also_seen,
-            looked_for: Vec::new(),
-            machine: None,
-            sources: sig.sources.clone(),
-            stats,
-        };
-        in_container(e, container_line)
+        evidence
     }
 
     /// Every signature seen but `except` (the answer's), earliest first, bounded.
@@ -805,6 +849,24 @@ impl Engine {
             stats,
         }
     }
+}
+
+/// A short report's head read as one clause, its subject in one sentence and its failure in
+/// another. Across sentences a subject pairs only with a named failure: a generic "error"
+/// elsewhere in the report ("srun: error") says nothing of it.
+fn head_as_one_clause(head: &str) -> Option<scanner::ClauseHit> {
+    let c = clause::read(head)?;
+    Some(scanner::ClauseHit {
+        line_no: 1,
+        text: scanner::shown(head),
+        rank: None,
+        fields: clause::fields(head),
+        clause: clause::Clause {
+            severity: clause::Severity::Plain,
+            ..c
+        },
+        count: 1,
+    })
 }
 
 /// A driver that cannot be reached from inside a container or WSL is the runtime's doing: the

@@ -80,202 +80,336 @@ fn check(ctx: &Context) -> Vec<Finding> {
         return Vec::new();
     };
     let gpus = ctx.gpus();
-    let driver_cuda = ctx.driver_max_cuda().map(|(c, _)| c);
+    let judging = Judging {
+        ctx,
+        images,
+        driver_cuda: ctx.driver_max_cuda().map(|(c, _)| c),
+        all_ccs: distinct_ccs(&gpus),
+    };
     let torches: Vec<&cudoctor_snapshot::TorchBuild> =
         ctx.torch_envs().iter().map(|t| t.torch).collect();
-    let all_ccs: Vec<cudoctor_kb::ComputeCapability> = {
-        let mut v: Vec<_> = gpus.iter().filter_map(|g| g.cc).collect();
-        v.sort();
-        v.dedup();
-        v
-    };
-    let mut out: Vec<Finding> = Vec::new();
-    // One finding per package and compute capability: its libraries come from one build.
-    let mut keys: Vec<(String, cudoctor_kb::ComputeCapability)> = Vec::new();
     let unloaded = ctx.bitsandbytes_unloaded();
+    // One finding per compute capability: eight identical GPUs are one problem.
+    let by_cc = gpus_by_cc(&gpus);
+    let mut found = Judged::default();
     for lib in &images.libraries {
-        // torch's own libraries are KRN001's; libraries without device code are not extensions;
-        // bitsandbytes' builds for other CUDA releases are never loaded; cuFFT's fat binary
-        // is a stub.
-        if lib.error.is_some()
-            || (lib.sass.is_empty() && lib.ptx.is_empty())
-            || torches.iter().any(|t| t.owns(&lib.path))
-            || unloaded.contains(&lib.path.as_str())
-            || ctx.is_stale_jit_build(&lib.path)
-            || cudoctor_fatbin::outside::kernels_outside_fat_binary(&lib.path).is_some()
-        {
+        if !is_judged_extension(ctx, lib, &torches, &unloaded) {
             continue;
         }
-        // One finding per compute capability: eight identical GPUs are one problem.
-        let mut by_cc: Vec<(cudoctor_kb::ComputeCapability, Vec<&GpuView>)> = Vec::new();
-        for g in &gpus {
-            let Some(cc) = g.cc else { continue };
-            match by_cc.iter_mut().find(|(c, _)| *c == cc) {
-                Some((_, list)) => list.push(g),
-                None => by_cc.push((cc, vec![g])),
-            }
-        }
         for (cc, group) in &by_cc {
-            let cc = *cc;
-            let verdict = library_verdict(lib, cc, driver_cuda);
-            let found = ctx.found_binary(&lib.path);
-            let label = found.map(cudoctor_snapshot::FoundBinary::label);
-            let package = label
-                .as_deref()
-                .or(lib.package.as_deref())
-                .unwrap_or("the extension");
-            let gpus_label = group_label(group, cc);
-            // A module built for one architecture only (`sm_100a` cubins, no PTX) beside a
-            // module of the same package that runs here: the package dispatches by
-            // architecture (sgl-flash-mla's cuda.abi3.so for SM100, its _C_legacy for SM90).
-            if lib.loaded_if.is_none()
-                && matches!(verdict, Verdict::NoImage)
-                && arch_specific_only(lib)
-            {
-                if let Some(other) = images.libraries.iter().find(|o| {
-                    o.path != lib.path
-                        && o.error.is_none()
-                        && o.package.is_some()
-                        && o.package == lib.package
-                        && matches!(library_verdict(o, cc, driver_cuda), Verdict::Native { .. })
-                }) {
-                    let key = (format!("{}\u{0}arch", lib.path), cc);
-                    if !keys.contains(&key) {
-                        let module = lib.path.rsplit('/').next().unwrap_or(&lib.path);
-                        out.push(
-                            Finding::new(
-                                &RULE,
-                                format!("This backend of {package} ({module}) is unavailable on {}: it carries code for other GPUs only", cc.sm()),
-                            )
-                            .severity(Severity::Info)
-                            .evidence(format!("{}: SASS {} PTX {}", lib.path, list(&lib.sass), list(&lib.ptx)))
-                            .evidence(format!("{}: SASS {} PTX {} (runs on {})", other.path, list(&other.sass), list(&other.ptx), cc.sm()))
-                            .cause(format!("{package} builds this module for {} only, beside a module that runs on {}: it picks its kernels by architecture, so nothing is broken.", list(&lib.sass), cc.sm())),
-                        );
-                        keys.push(key);
-                    }
-                    continue;
-                }
-            }
-            // An architecture-specific backend its package loads only where it has code.
-            match (&lib.loaded_if, &verdict) {
-                (Some(c), Verdict::NoImage) => {
-                    optional_backend(&mut out, &mut keys, lib, c, package, group, cc);
-                    continue;
-                }
-                // An optional backend that another of the package's modules stands in for:
-                // its PTX JIT is worth knowing, not a warning (vLLM's FA2 module on a Hopper,
-                // where vLLM takes its FA3 one).
-                (Some(c), Verdict::PtxJit { via }) => {
-                    let f = Finding::new(
-                        &RULE,
-                        format!(
-                            "This backend of {package} ({}) runs on {gpus_label} only through PTX JIT ({via})",
-                            c.module
-                        ),
-                    )
-                    .severity(Severity::Info)
-                    .evidence(format!("{}: SASS {} PTX {}", lib.path, list(&lib.sass), list(&lib.ptx)))
-                    .evidence(format!("{}: {} {}", c.at, c.module, c.how.describe()))
-                    .cause(format!("{package} imports this module only where it loads and has other backends; if it is used on {}, its kernels are compiled by the driver at first launch.", cc.sm()));
-                    out.push(f);
-                    keys.push((format!("{}\u{0}jit", lib.path), cc));
-                    continue;
-                }
-                _ => {}
-            }
-            let (severity, title, cause) = match &verdict {
-                Verdict::Native { .. } => continue,
-                Verdict::PtxJit { via } => (
-                    Severity::Warning,
-                    format!("{package} runs on {gpus_label} only through PTX JIT ({via})"),
-                    "No machine code for this GPU: its kernels are compiled by the driver at first launch (slow start) and fail with a driver older than the PTX.".to_string(),
-                ),
-                Verdict::PtxTooNewForDriver { via, needs_cuda, .. } => (
-                    Severity::Error,
-                    format!("{package} has only PTX for {gpus_label}, too new for the driver"),
-                    format!("Its PTX {via} needs a driver for CUDA {needs_cuda}: launching fails with \"the provided PTX was compiled with an unsupported toolchain\"."),
-                ),
-                Verdict::NoImage => (
-                    Severity::Error,
-                    format!("{package} has no kernel image for {gpus_label}"),
-                    format!("The library carries code for {} only: its kernels fail on {} with \"no kernel image is available for execution on the device\" (or \"invalid device function\").", lib.sass.iter().chain(&lib.ptx).cloned().collect::<Vec<_>>().join(" "), cc.sm()),
-                ),
-            };
-            let indices: Vec<String> = group.iter().map(|g| g.gpu.index.to_string()).collect();
-            let names: Vec<&str> = {
-                let mut n: Vec<&str> = group.iter().map(|g| g.gpu.name.as_str()).collect();
-                n.dedup();
-                n
-            };
-            let mut f = Finding::new(&RULE, title)
-                .severity(severity)
-                .evidence(format!(
-                    "GPU{} {} ({}, {}; compute capability from {})",
-                    if indices.len() > 1 { "s" } else { "" },
-                    indices.join(", "),
-                    names.join(", "),
-                    cc.sm(),
-                    group.first().map(|g| g.cc_source).unwrap_or("driver")
-                ))
-                .evidence(format!(
-                    "{}: SASS {} PTX {}",
-                    lib.path,
-                    list(&lib.sass),
-                    list(&lib.ptx)
-                ))
-                .cause(cause);
-            let key = (lib.package.clone().unwrap_or_else(|| lib.path.clone()), cc);
-            if let Some(k) = keys.iter().position(|k| *k == key) {
-                let first = &mut out[k];
-                first.evidence.extend(f.evidence.into_iter().skip(1));
-                first.severity = first.severity.min(f.severity);
-                continue;
-            }
-            if let Some(s) = ctx.package_subject(&lib.path) {
-                f = f.about(s);
-            } else if let (Some(env), Some(p)) = (ctx.env_of_path(&lib.path), &lib.package) {
-                f = f.about(crate::Subject::Package {
-                    env: env.prefix.clone(),
-                    name: p.clone(),
-                });
-            }
-            let framework = ctx.frameworks().into_iter().find(|v| {
-                v.build.framework != cudoctor_snapshot::Framework::Torch
-                    && v.build.ships.contains(&lib.path)
-            });
-            if let Some(v) = framework {
-                // A framework's prebuilt wheel: its build is the framework's own, not pip's.
-                f = f.prose(format!(
-                    "{} is {}'s prebuilt build ({} {}): install a release or build of {} whose libraries carry {} (check it with `cudoctor kernels` before relying on it), or run it on a GPU it has code for",
-                    v.build.package,
-                    v.build.framework.name(),
-                    v.build.package,
-                    v.build.version,
-                    v.build.framework.name(),
-                    cc.sm()
-                ));
-            } else if package.starts_with("nvidia-") {
-                // NVIDIA's prebuilt libraries come with torch's CUDA; nobody rebuilds them.
-                f = f.prose(format!(
-                    "{package} is NVIDIA's prebuilt library of torch's CUDA: a torch CUDA variant whose libraries support {} brings a build that does (cudoctor plan names one)",
-                    cc.sm()
-                ));
-            } else if let Some(b) = found {
-                let target = b
-                    .env_prefix
-                    .as_deref()
-                    .and_then(|p| ctx.env_at(p))
-                    .map(crate::context::target_env);
-                f = f.steps(found_binary_fix(b, &all_ccs, target.as_ref()));
-            } else if let Some(fix) = rebuild_fix(ctx, lib, &all_ccs) {
-                f = f.steps([fix]);
-            }
-            keys.push(key);
-            out.push(f);
+            judging.judge(lib, *cc, group, &mut found);
         }
     }
-    out
+    found.out
+}
+
+/// The findings so far and, index for index, the key each stands for: one finding per package
+/// and compute capability, since a package's libraries come from one build.
+#[derive(Default)]
+struct Judged {
+    out: Vec<Finding>,
+    keys: Vec<(String, cudoctor_kb::ComputeCapability)>,
+}
+
+/// What every library is judged against: the machine's GPUs and driver.
+struct Judging<'a> {
+    ctx: &'a Context<'a>,
+    images: &'a cudoctor_snapshot::KernelImages,
+    driver_cuda: Option<cudoctor_kb::CudaVersion>,
+    all_ccs: Vec<cudoctor_kb::ComputeCapability>,
+}
+
+/// The compute capabilities present, each once, in order: the architectures a rebuild targets.
+fn distinct_ccs(gpus: &[GpuView]) -> Vec<cudoctor_kb::ComputeCapability> {
+    let mut v: Vec<_> = gpus.iter().filter_map(|g| g.cc).collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// The GPUs grouped by compute capability, in the order they first appear.
+fn gpus_by_cc<'g, 'a>(
+    gpus: &'g [GpuView<'a>],
+) -> Vec<(cudoctor_kb::ComputeCapability, Vec<&'g GpuView<'a>>)> {
+    let mut by_cc: Vec<(cudoctor_kb::ComputeCapability, Vec<&GpuView>)> = Vec::new();
+    for g in gpus {
+        let Some(cc) = g.cc else { continue };
+        match by_cc.iter_mut().find(|(c, _)| *c == cc) {
+            Some((_, list)) => list.push(g),
+            None => by_cc.push((cc, vec![g])),
+        }
+    }
+    by_cc
+}
+
+/// Whether the library is an extension this rule judges. torch's own libraries are KRN001's;
+/// libraries without device code are not extensions; bitsandbytes' builds for other CUDA
+/// releases are never loaded; a stale JIT build is KRN006's; cuFFT's fat binary is a stub.
+fn is_judged_extension(
+    ctx: &Context,
+    lib: &cudoctor_snapshot::LibraryImages,
+    torches: &[&cudoctor_snapshot::TorchBuild],
+    unloaded: &[&str],
+) -> bool {
+    !(lib.error.is_some()
+        || (lib.sass.is_empty() && lib.ptx.is_empty())
+        || torches.iter().any(|t| t.owns(&lib.path))
+        || unloaded.contains(&lib.path.as_str())
+        || ctx.is_stale_jit_build(&lib.path)
+        || cudoctor_fatbin::outside::kernels_outside_fat_binary(&lib.path).is_some())
+}
+
+impl Judging<'_> {
+    /// The library on the GPUs of one compute capability: nothing where it runs natively,
+    /// information for a backend its package can do without, otherwise a warning or an error
+    /// with the fix.
+    fn judge(
+        &self,
+        lib: &cudoctor_snapshot::LibraryImages,
+        cc: cudoctor_kb::ComputeCapability,
+        group: &[&GpuView],
+        found: &mut Judged,
+    ) {
+        let verdict = library_verdict(lib, cc, self.driver_cuda);
+        let binary = self.ctx.found_binary(&lib.path);
+        let label = binary.map(cudoctor_snapshot::FoundBinary::label);
+        let package = label
+            .as_deref()
+            .or(lib.package.as_deref())
+            .unwrap_or("the extension");
+        if self.backend_beside_running_module(lib, cc, &verdict, package, found) {
+            return;
+        }
+        // An architecture-specific backend its package loads only where it has code.
+        match (&lib.loaded_if, &verdict) {
+            (Some(c), Verdict::NoImage) => {
+                optional_backend(&mut found.out, &mut found.keys, lib, c, package, group, cc);
+                return;
+            }
+            (Some(c), Verdict::PtxJit { via }) => {
+                optional_backend_through_jit(lib, c, via, package, group, cc, found);
+                return;
+            }
+            _ => {}
+        }
+        let Some((severity, title, cause)) =
+            verdict_judgement(&verdict, lib, package, &group_label(group, cc), cc)
+        else {
+            return;
+        };
+        let f = gpu_finding(group, cc, lib, severity, title, cause);
+        let key = (lib.package.clone().unwrap_or_else(|| lib.path.clone()), cc);
+        if let Some(k) = found.keys.iter().position(|k| *k == key) {
+            // Another library of the same package on the same GPUs: one finding lists both.
+            let first = &mut found.out[k];
+            first.evidence.extend(f.evidence.into_iter().skip(1));
+            first.severity = first.severity.min(f.severity);
+            return;
+        }
+        let f = self.with_subject(f, lib);
+        let f = self.with_fix(f, lib, package, binary, cc);
+        found.keys.push(key);
+        found.out.push(f);
+    }
+
+    /// Whether the library is a module built for one architecture only (`sm_100a` cubins, no
+    /// PTX) beside a module of the same package that runs here: the package dispatches by
+    /// architecture (sgl-flash-mla's cuda.abi3.so for SM100, its _C_legacy for SM90), so it
+    /// is information (recorded once), not an error.
+    fn backend_beside_running_module(
+        &self,
+        lib: &cudoctor_snapshot::LibraryImages,
+        cc: cudoctor_kb::ComputeCapability,
+        verdict: &Verdict,
+        package: &str,
+        found: &mut Judged,
+    ) -> bool {
+        if !(lib.loaded_if.is_none()
+            && matches!(verdict, Verdict::NoImage)
+            && arch_specific_only(lib))
+        {
+            return false;
+        }
+        let Some(other) = self.images.libraries.iter().find(|o| {
+            o.path != lib.path
+                && o.error.is_none()
+                && o.package.is_some()
+                && o.package == lib.package
+                && matches!(
+                    library_verdict(o, cc, self.driver_cuda),
+                    Verdict::Native { .. }
+                )
+        }) else {
+            return false;
+        };
+        let key = (format!("{}\u{0}arch", lib.path), cc);
+        if !found.keys.contains(&key) {
+            let module = lib.path.rsplit('/').next().unwrap_or(&lib.path);
+            found.out.push(
+                Finding::new(
+                    &RULE,
+                    format!("This backend of {package} ({module}) is unavailable on {}: it carries code for other GPUs only", cc.sm()),
+                )
+                .severity(Severity::Info)
+                .evidence(format!("{}: SASS {} PTX {}", lib.path, list(&lib.sass), list(&lib.ptx)))
+                .evidence(format!("{}: SASS {} PTX {} (runs on {})", other.path, list(&other.sass), list(&other.ptx), cc.sm()))
+                .cause(format!("{package} builds this module for {} only, beside a module that runs on {}: it picks its kernels by architecture, so nothing is broken.", list(&lib.sass), cc.sm())),
+            );
+            found.keys.push(key);
+        }
+        true
+    }
+
+    /// The finding about the package: the environment's package it names, when known.
+    fn with_subject(&self, f: Finding, lib: &cudoctor_snapshot::LibraryImages) -> Finding {
+        if let Some(s) = self.ctx.package_subject(&lib.path) {
+            f.about(s)
+        } else if let (Some(env), Some(p)) = (self.ctx.env_of_path(&lib.path), &lib.package) {
+            f.about(crate::Subject::Package {
+                env: env.prefix.clone(),
+                name: p.clone(),
+            })
+        } else {
+            f
+        }
+    }
+
+    /// The fix, which depends on who built the library: a framework's prebuilt wheel, NVIDIA's
+    /// prebuilt library, a binary built outside the site directories, or a package rebuilt from
+    /// source for every GPU here.
+    fn with_fix(
+        &self,
+        f: Finding,
+        lib: &cudoctor_snapshot::LibraryImages,
+        package: &str,
+        binary: Option<&cudoctor_snapshot::FoundBinary>,
+        cc: cudoctor_kb::ComputeCapability,
+    ) -> Finding {
+        let framework = self.ctx.frameworks().into_iter().find(|v| {
+            v.build.framework != cudoctor_snapshot::Framework::Torch
+                && v.build.ships.contains(&lib.path)
+        });
+        if let Some(v) = framework {
+            // A framework's prebuilt wheel: its build is the framework's own, not pip's.
+            f.prose(format!(
+                "{} is {}'s prebuilt build ({} {}): install a release or build of {} whose libraries carry {} (check it with `cudoctor kernels` before relying on it), or run it on a GPU it has code for",
+                v.build.package,
+                v.build.framework.name(),
+                v.build.package,
+                v.build.version,
+                v.build.framework.name(),
+                cc.sm()
+            ))
+        } else if package.starts_with("nvidia-") {
+            // NVIDIA's prebuilt libraries come with torch's CUDA; nobody rebuilds them.
+            f.prose(format!(
+                "{package} is NVIDIA's prebuilt library of torch's CUDA: a torch CUDA variant whose libraries support {} brings a build that does (cudoctor plan names one)",
+                cc.sm()
+            ))
+        } else if let Some(b) = binary {
+            let target = b
+                .env_prefix
+                .as_deref()
+                .and_then(|p| self.ctx.env_at(p))
+                .map(crate::context::target_env);
+            f.steps(found_binary_fix(b, &self.all_ccs, target.as_ref()))
+        } else if let Some(fix) = rebuild_fix(self.ctx, lib, &self.all_ccs) {
+            f.steps([fix])
+        } else {
+            f
+        }
+    }
+}
+
+/// An optional backend that another of the package's modules stands in for: its PTX JIT is
+/// worth knowing, not a warning (vLLM's FA2 module on a Hopper, where vLLM takes its FA3 one).
+fn optional_backend_through_jit(
+    lib: &cudoctor_snapshot::LibraryImages,
+    c: &cudoctor_snapshot::ConditionalLoad,
+    via: &str,
+    package: &str,
+    group: &[&GpuView],
+    cc: cudoctor_kb::ComputeCapability,
+    found: &mut Judged,
+) {
+    let gpus_label = group_label(group, cc);
+    let f = Finding::new(
+        &RULE,
+        format!(
+            "This backend of {package} ({}) runs on {gpus_label} only through PTX JIT ({via})",
+            c.module
+        ),
+    )
+    .severity(Severity::Info)
+    .evidence(format!("{}: SASS {} PTX {}", lib.path, list(&lib.sass), list(&lib.ptx)))
+    .evidence(format!("{}: {} {}", c.at, c.module, c.how.describe()))
+    .cause(format!("{package} imports this module only where it loads and has other backends; if it is used on {}, its kernels are compiled by the driver at first launch.", cc.sm()));
+    found.out.push(f);
+    found.keys.push((format!("{}\u{0}jit", lib.path), cc));
+}
+
+/// The severity, title and cause of a library without machine code for the GPUs; `None` where
+/// it runs natively.
+fn verdict_judgement(
+    verdict: &Verdict,
+    lib: &cudoctor_snapshot::LibraryImages,
+    package: &str,
+    gpus_label: &str,
+    cc: cudoctor_kb::ComputeCapability,
+) -> Option<(Severity, String, String)> {
+    Some(match verdict {
+        Verdict::Native { .. } => return None,
+        Verdict::PtxJit { via } => (
+            Severity::Warning,
+            format!("{package} runs on {gpus_label} only through PTX JIT ({via})"),
+            "No machine code for this GPU: its kernels are compiled by the driver at first launch (slow start) and fail with a driver older than the PTX.".to_string(),
+        ),
+        Verdict::PtxTooNewForDriver { via, needs_cuda, .. } => (
+            Severity::Error,
+            format!("{package} has only PTX for {gpus_label}, too new for the driver"),
+            format!("Its PTX {via} needs a driver for CUDA {needs_cuda}: launching fails with \"the provided PTX was compiled with an unsupported toolchain\"."),
+        ),
+        Verdict::NoImage => (
+            Severity::Error,
+            format!("{package} has no kernel image for {gpus_label}"),
+            format!("The library carries code for {} only: its kernels fail on {} with \"no kernel image is available for execution on the device\" (or \"invalid device function\").", lib.sass.iter().chain(&lib.ptx).cloned().collect::<Vec<_>>().join(" "), cc.sm()),
+        ),
+    })
+}
+
+/// The finding about the library on the GPUs of one compute capability: the GPUs first, then
+/// the library's images (a later library of the same package adds its own after them).
+fn gpu_finding(
+    group: &[&GpuView],
+    cc: cudoctor_kb::ComputeCapability,
+    lib: &cudoctor_snapshot::LibraryImages,
+    severity: Severity,
+    title: String,
+    cause: String,
+) -> Finding {
+    let indices: Vec<String> = group.iter().map(|g| g.gpu.index.to_string()).collect();
+    let names: Vec<&str> = {
+        let mut n: Vec<&str> = group.iter().map(|g| g.gpu.name.as_str()).collect();
+        n.dedup();
+        n
+    };
+    Finding::new(&RULE, title)
+        .severity(severity)
+        .evidence(format!(
+            "GPU{} {} ({}, {}; compute capability from {})",
+            if indices.len() > 1 { "s" } else { "" },
+            indices.join(", "),
+            names.join(", "),
+            cc.sm(),
+            group.first().map(|g| g.cc_source).unwrap_or("driver")
+        ))
+        .evidence(format!(
+            "{}: SASS {} PTX {}",
+            lib.path,
+            list(&lib.sass),
+            list(&lib.ptx)
+        ))
+        .cause(cause)
 }
 
 /// The information that an optional backend of `package` (an architecture-specific module its

@@ -2,7 +2,7 @@ use crate::views::paths::short;
 use cudoctor_ldso::{cuda_library, CudaFamily};
 
 use crate::context::{pip_package_for_cuda, recorded_torch_version};
-use cudoctor_snapshot::LibraryLinks;
+use cudoctor_snapshot::{LibraryLinks, LinkedLibrary};
 
 use crate::{Context, Finding, Layer, Rule, Severity};
 
@@ -71,193 +71,243 @@ fn check(ctx: &Context) -> Vec<Finding> {
             .iter()
             .filter(|n| n.via == cudoctor_types::Via::Missing)
         {
+            // One finding per soname: every object that needs it fails the same way.
             if out
                 .iter()
                 .any(|f| f.title.contains(&format!("{} ", n.name)))
             {
                 continue;
             }
-            let driver_lib = cuda_library(&n.name)
-                .is_some_and(|l| matches!(l.family, CudaFamily::CudaDriver | CudaFamily::NvidiaMl));
-            if driver_lib && ctx.snap.driver.version.is_none() {
-                // No driver at all: DRV001 says so once.
-                continue;
+            if let Some(f) = missing_finding(ctx, env, o, n) {
+                out.push(f);
             }
-            if n.optional {
-                out.push(optional_missing(env, o, &n.name));
-                continue;
-            }
-            let lib = cuda_library(&n.name);
-            let mut f = Finding::new(
-                &RULE,
-                format!("{} cannot be found: needed by {}", n.name, short(&o.path)),
-            )
-            .evidence(format!(
-                "{} needs {} (DT_NEEDED), which no loader search step finds",
-                o.path, n.name
-            ))
-            .evidence(format!("process emulated: `import torch` in {env}"));
-            if let Some(e) = &n.error {
-                f = f.evidence(format!("ld.so would stop with: {e}"));
-            }
-            f = f.about(crate::Subject::MissingLibrary {
-                env: env.to_string(),
-                soname: n.name.clone(),
-            });
-            let owner = ctx.package_subject(&o.path);
-            let owner_pkg = match &owner {
-                Some(crate::Subject::Package { name, .. }) => Some(name.clone()),
-                _ => None,
-            };
-            let owner_name = owner_pkg.clone().filter(|n| n != "torch");
-            // torch and its companions link what torch's CUDA wheels ship.
-            let needed_by_torch = owner_pkg
-                .as_deref()
-                .is_some_and(|p| matches!(p, "torch" | "torchvision" | "torchaudio"));
-            if let Some(s) = owner {
-                f = f.about(s);
-            }
-            match lib.as_ref().map(|l| l.family) {
-                Some(CudaFamily::CudaDriver | CudaFamily::NvidiaMl) => {
-                    f = f
-                        .cause("libcuda is the NVIDIA driver's own library: without it no CUDA program starts.")
-                        .prose("Install the NVIDIA driver, or in a container start it with GPUs (docker run --gpus all)");
-                }
-                Some(family) => {
-                    let torch = ctx.torch_envs().into_iter().find(|t| t.env.prefix == env);
-                    // The wheel must be of torch's CUDA major; for cudart, cuBLAS, NVRTC and
-                    // nvJitLink the soname major is that major too, a fallback when torch's is unknown.
-                    let soname_major = lib
-                        .as_ref()
-                        .and_then(|l| l.major.as_deref())
-                        .and_then(|m| m.parse::<u32>().ok())
-                        .filter(|_| {
-                            matches!(
-                                family,
-                                CudaFamily::Cudart
-                                    | CudaFamily::Cublas
-                                    | CudaFamily::CublasLt
-                                    | CudaFamily::Nvrtc
-                                    | CudaFamily::NvJitLink
-                            )
-                        });
-                    let torch_major = torch.and_then(|t| t.cuda()).map(|c| c.major);
-                    // An extension that links another CUDA major than torch's was built for
-                    // another CUDA: no wheel of torch's major provides its file; it needs a build
-                    // for torch's CUDA.
-                    if let (Some(pkg), Some(m), Some(t)) = (&owner_name, soname_major, torch_major)
-                    {
-                        if m != t {
-                            f = f
-                                .evidence(format!("torch in {env} is built for CUDA {t}"))
-                                .cause(format!(
-                                    "{pkg} was built for CUDA {m} (it links {}), but torch here is a CUDA {t} build: its import fails with \"{}: cannot open shared object file\". Installing CUDA {m} libraries beside torch's would put two CUDA runtimes in one process.",
-                                    n.name, n.name
-                                ));
-                            // Its build record names a torch of its own CUDA (xformers'
-                            // cpp_lib.json: 2.10.0+cu128): that torch is a pair that loads,
-                            // before a source build.
-                            let recorded = torch.and_then(|tv| {
-                                let b = ctx.built_for_torch(tv.env, pkg)?;
-                                let label = b.version.split_once('+')?.1;
-                                let digits = label.strip_prefix("cu")?;
-                                (digits.len() >= 3
-                                    && digits[..digits.len() - 1].parse::<u32>().ok() == Some(m))
-                                .then_some((tv, b))
-                            });
-                            if let Some((tv, b)) = recorded {
-                                for e in &b.evidence {
-                                    f = f.evidence(e.clone());
-                                }
-                                f = f.prose(format!(
-                                    "Install the torch {pkg} was built for (CUDA {m}), with its CUDA {m} libraries:"
-                                ));
-                                f = ctx.torch_built_for(f, tv.env, &b.version, &tv.torch.version);
-                                f = f.prose(format!("or build {pkg} for torch's CUDA {t}:"));
-                            }
-                            f = f.shell(format!(
-                                "{}   # rebuilds {pkg} against torch's CUDA {t}",
-                                ctx.target(env)
-                                    .install(&cudoctor_plan::Install::rebuild(pkg))
-                            ));
-                            out.push(f);
-                            continue;
-                        }
-                    }
-                    f = f.cause(format!(
-                        "The import fails with \"{}: cannot open shared object file\". torch wheels take this library from an nvidia-* wheel; it was removed, or is of another CUDA major than this build needs.",
-                        n.name
-                    ));
-                    let target = ctx.target(env);
-                    let registered = match provider(
-                        ctx,
-                        env,
-                        &n.name,
-                        family,
-                        soname_major,
-                        torch_major,
-                        needed_by_torch,
-                    ) {
-                        Provider::Registered {
-                            package,
-                            version,
-                            evidence,
-                        } => {
-                            f = f.evidence(evidence).shell(format!(
-                                "{}   # its files are gone though it is registered; puts {} back",
-                                target.install(&cudoctor_plan::Install::exact(&package, &version)),
-                                cudoctor_plan::comment(&n.name)
-                            ));
-                            true
-                        }
-                        Provider::Wheel(pkg) => {
-                            f = f.shell(format!(
-                                "{}   # provides {}",
-                                target.install(&cudoctor_plan::Install::pins([pkg.as_str()])),
-                                cudoctor_plan::comment(&n.name)
-                            ));
-                            false
-                        }
-                        Provider::Unknown(why) => {
-                            f = f.prose(format!(
-                                "Install the package that provides {} ({why})",
-                                n.name
-                            ));
-                            false
-                        }
-                    };
-                    // Its own wheel named and registered: that reinstall alone puts the file
-                    // back. Otherwise torch's own dependencies are the other way.
-                    if let Some(t) = torch.filter(|_| needed_by_torch && !registered) {
-                        f = f.prose("or reinstall torch with the CUDA libraries it depends on:");
-                        let op = cudoctor_plan::Install {
-                            reinstall: true,
-                            ..cudoctor_plan::Install::keep_torch(recorded_torch_version(
-                                t.env, t.torch,
-                            ))
-                        };
-                        f = f.shell(format!(
-                            "{}   # reinstalls torch with the CUDA libraries it depends on",
-                            target.install(&op)
-                        ));
-                    }
-                }
-                None => {
-                    f = f
-                        .cause(format!("The import fails with \"{}: cannot open shared object file\".", n.name))
-                        .prose(format!("Install the package that provides {} or add its directory to LD_LIBRARY_PATH", n.name));
-                }
-            }
-            if !o.stage.is_import() {
-                f = f.severity(Severity::Warning).evidence(format!(
-                    "{} is opened only when its feature is first used: the import itself works",
-                    short(&o.path)
-                ));
-            }
-            out.push(f);
         }
     }
     out
+}
+
+/// The finding about one library that `o` needs and the loader does not find in `env`, with
+/// the fix its kind calls for: the driver, a CUDA library of torch's wheels, or another one.
+fn missing_finding(
+    ctx: &Context,
+    env: &str,
+    o: &LibraryLinks,
+    n: &LinkedLibrary,
+) -> Option<Finding> {
+    let lib = cuda_library(&n.name);
+    let driver_lib = lib
+        .as_ref()
+        .is_some_and(|l| matches!(l.family, CudaFamily::CudaDriver | CudaFamily::NvidiaMl));
+    if driver_lib && ctx.snap.driver.version.is_none() {
+        // No driver at all: DRV001 says so once.
+        return None;
+    }
+    if n.optional {
+        return Some(optional_missing(env, o, &n.name));
+    }
+    let mut f = Finding::new(
+        &RULE,
+        format!("{} cannot be found: needed by {}", n.name, short(&o.path)),
+    )
+    .evidence(format!(
+        "{} needs {} (DT_NEEDED), which no loader search step finds",
+        o.path, n.name
+    ))
+    .evidence(format!("process emulated: `import torch` in {env}"));
+    if let Some(e) = &n.error {
+        f = f.evidence(format!("ld.so would stop with: {e}"));
+    }
+    f = f.about(crate::Subject::MissingLibrary {
+        env: env.to_string(),
+        soname: n.name.clone(),
+    });
+    let owner = ctx.package_subject(&o.path);
+    let owner_pkg = match &owner {
+        Some(crate::Subject::Package { name, .. }) => Some(name.clone()),
+        _ => None,
+    };
+    let owner_name = owner_pkg.clone().filter(|n| n != "torch");
+    // torch and its companions link what torch's CUDA wheels ship.
+    let needed_by_torch = owner_pkg
+        .as_deref()
+        .is_some_and(|p| matches!(p, "torch" | "torchvision" | "torchaudio"));
+    if let Some(s) = owner {
+        f = f.about(s);
+    }
+    match lib.as_ref().map(|l| l.family) {
+        Some(CudaFamily::CudaDriver | CudaFamily::NvidiaMl) => {
+            f = f
+                .cause("libcuda is the NVIDIA driver's own library: without it no CUDA program starts.")
+                .prose("Install the NVIDIA driver, or in a container start it with GPUs (docker run --gpus all)");
+        }
+        Some(family) => {
+            let soname_major = lib.as_ref().and_then(|l| soname_major(l, family));
+            let torch_major = torch_in(ctx, env).and_then(|t| t.cuda()).map(|c| c.major);
+            // An extension that links another CUDA major than torch's was built for another
+            // CUDA: no wheel of torch's major provides its file; it needs a build for torch's
+            // CUDA.
+            if let (Some(pkg), Some(m), Some(t)) = (&owner_name, soname_major, torch_major) {
+                if m != t {
+                    return Some(built_for_other_major(ctx, f, env, &n.name, pkg, m, t));
+                }
+            }
+            f = wheel_fix(ctx, f, env, &n.name, family, soname_major, needed_by_torch);
+        }
+        None => {
+            f = f
+                .cause(format!(
+                    "The import fails with \"{}: cannot open shared object file\".",
+                    n.name
+                ))
+                .prose(format!(
+                    "Install the package that provides {} or add its directory to LD_LIBRARY_PATH",
+                    n.name
+                ));
+        }
+    }
+    if !o.stage.is_import() {
+        f = f.severity(Severity::Warning).evidence(format!(
+            "{} is opened only when its feature is first used: the import itself works",
+            short(&o.path)
+        ));
+    }
+    Some(f)
+}
+
+/// torch in the environment at `env`, if it has one.
+fn torch_in<'a>(ctx: &Context<'a>, env: &str) -> Option<crate::context::TorchEnv<'a>> {
+    ctx.torch_envs().into_iter().find(|t| t.env.prefix == env)
+}
+
+/// The CUDA major a library's soname names, for the families whose soname major is the CUDA
+/// major (cudart, cuBLAS, NVRTC, nvJitLink): the wheel must be of torch's CUDA major, and this
+/// is the fallback when torch's is unknown.
+fn soname_major(lib: &cudoctor_ldso::CudaLibrary, family: CudaFamily) -> Option<u32> {
+    lib.major
+        .as_deref()
+        .and_then(|m| m.parse::<u32>().ok())
+        .filter(|_| {
+            matches!(
+                family,
+                CudaFamily::Cudart
+                    | CudaFamily::Cublas
+                    | CudaFamily::CublasLt
+                    | CudaFamily::Nvrtc
+                    | CudaFamily::NvJitLink
+            )
+        })
+}
+
+/// An extension `pkg` built for CUDA `m` beside torch's CUDA `t`: the torch its build record
+/// names (a pair that loads), or a rebuild for torch's CUDA. Installing CUDA `m` libraries
+/// beside torch's is no fix: two CUDA runtimes in one process.
+fn built_for_other_major(
+    ctx: &Context,
+    mut f: Finding,
+    env: &str,
+    soname: &str,
+    pkg: &str,
+    m: u32,
+    t: u32,
+) -> Finding {
+    f = f
+        .evidence(format!("torch in {env} is built for CUDA {t}"))
+        .cause(format!(
+            "{pkg} was built for CUDA {m} (it links {soname}), but torch here is a CUDA {t} build: its import fails with \"{soname}: cannot open shared object file\". Installing CUDA {m} libraries beside torch's would put two CUDA runtimes in one process.",
+        ));
+    // Its build record names a torch of its own CUDA (xformers' cpp_lib.json: 2.10.0+cu128):
+    // that torch is a pair that loads, before a source build.
+    let recorded = torch_in(ctx, env).and_then(|tv| {
+        let b = ctx.built_for_torch(tv.env, pkg)?;
+        let label = b.version.split_once('+')?.1;
+        let digits = label.strip_prefix("cu")?;
+        (digits.len() >= 3 && digits[..digits.len() - 1].parse::<u32>().ok() == Some(m))
+            .then_some((tv, b))
+    });
+    if let Some((tv, b)) = recorded {
+        for e in &b.evidence {
+            f = f.evidence(e.clone());
+        }
+        f = f.prose(format!(
+            "Install the torch {pkg} was built for (CUDA {m}), with its CUDA {m} libraries:"
+        ));
+        f = ctx.torch_built_for(f, tv.env, &b.version, &tv.torch.version);
+        f = f.prose(format!("or build {pkg} for torch's CUDA {t}:"));
+    }
+    f.shell(format!(
+        "{}   # rebuilds {pkg} against torch's CUDA {t}",
+        ctx.target(env)
+            .install(&cudoctor_plan::Install::rebuild(pkg))
+    ))
+}
+
+/// A CUDA library of the kind torch's wheels take from an nvidia-* wheel: the distribution
+/// that provides it, and for torch's own needs torch reinstalled with its CUDA libraries.
+fn wheel_fix(
+    ctx: &Context,
+    mut f: Finding,
+    env: &str,
+    soname: &str,
+    family: CudaFamily,
+    soname_major: Option<u32>,
+    needed_by_torch: bool,
+) -> Finding {
+    let torch = torch_in(ctx, env);
+    let torch_major = torch.and_then(|t| t.cuda()).map(|c| c.major);
+    f = f.cause(format!(
+        "The import fails with \"{soname}: cannot open shared object file\". torch wheels take this library from an nvidia-* wheel; it was removed, or is of another CUDA major than this build needs.",
+    ));
+    let target = ctx.target(env);
+    let registered = match provider(
+        ctx,
+        env,
+        soname,
+        family,
+        soname_major,
+        torch_major,
+        needed_by_torch,
+    ) {
+        Provider::Registered {
+            package,
+            version,
+            evidence,
+        } => {
+            f = f.evidence(evidence).shell(format!(
+                "{}   # its files are gone though it is registered; puts {} back",
+                target.install(&cudoctor_plan::Install::exact(&package, &version)),
+                cudoctor_plan::comment(soname)
+            ));
+            true
+        }
+        Provider::Wheel(pkg) => {
+            f = f.shell(format!(
+                "{}   # provides {}",
+                target.install(&cudoctor_plan::Install::pins([pkg.as_str()])),
+                cudoctor_plan::comment(soname)
+            ));
+            false
+        }
+        Provider::Unknown(why) => {
+            f = f.prose(format!(
+                "Install the package that provides {soname} ({why})"
+            ));
+            false
+        }
+    };
+    // Its own wheel named and registered: that reinstall alone puts the file back. Otherwise
+    // torch's own dependencies are the other way.
+    if let Some(t) = torch.filter(|_| needed_by_torch && !registered) {
+        f = f.prose("or reinstall torch with the CUDA libraries it depends on:");
+        let op = cudoctor_plan::Install {
+            reinstall: true,
+            ..cudoctor_plan::Install::keep_torch(recorded_torch_version(t.env, t.torch))
+        };
+        f = f.shell(format!(
+            "{}   # reinstalls torch with the CUDA libraries it depends on",
+            target.install(&op)
+        ));
+    }
+    f
 }
 
 /// What puts a missing soname back in an environment.

@@ -59,155 +59,200 @@ pub fn wheel_cuda_major(name: &str) -> Option<u32> {
 }
 
 fn check(ctx: &Context) -> Vec<Finding> {
-    let mut out = Vec::new();
-    for p in ctx.snap.loader.iter().flat_map(|l| &l.processes) {
-        let Some((torch, major)) = torch_of(ctx, p) else {
-            continue;
-        };
-        let foreign = foreign_major_objects(p, major);
-        let Some(&(_, other)) = foreign.first() else {
-            continue;
-        };
-        let env = &p.env_prefix;
-        // Another framework's wheels, or leftovers of a torch of the other major that was
-        // replaced without removing them.
-        let other_framework = crate::frameworks::cuda_majors(torch.env).contains(&other);
-        let foreign_wheels: Vec<&str> = torch
-            .env
-            .packages
-            .iter()
-            .filter(|pkg| wheel_cuda_major(&pkg.name) == Some(other))
-            .map(|p| p.name.as_str())
-            .collect();
-        // The installed packages built for the other major that require those wheels
-        // (cuequivariance-ops-cu12 beside a CUDA 13 torch): the wheels are theirs, not
-        // leftovers, and removing them alone breaks those packages.
-        let builds_of_other = if other_framework {
-            Vec::new()
+    ctx.snap
+        .loader
+        .iter()
+        .flat_map(|l| &l.processes)
+        .filter_map(|p| mixed_majors_finding(ctx, p))
+        .collect()
+}
+
+/// The finding about one emulated torch process that preloads libraries of another CUDA major:
+/// whose wheels they are, what they overwrote of torch's own, and how to keep one major.
+fn mixed_majors_finding(ctx: &Context, p: &cudoctor_snapshot::ProcessLinks) -> Option<Finding> {
+    let (torch, major) = torch_of(ctx, p)?;
+    let foreign = foreign_major_objects(p, major);
+    let &(_, other) = foreign.first()?;
+    let env = &p.env_prefix;
+    // Another framework's wheels, or leftovers of a torch of the other major that was
+    // replaced without removing them.
+    let other_framework = crate::frameworks::cuda_majors(torch.env).contains(&other);
+    let foreign_wheels: Vec<&str> = wheels_of(torch.env, other)
+        .into_iter()
+        .map(|p| p.name.as_str())
+        .collect();
+    // The installed packages built for the other major that require those wheels
+    // (cuequivariance-ops-cu12 beside a CUDA 13 torch): the wheels are theirs, not
+    // leftovers, and removing them alone breaks those packages.
+    let builds_of_other = if other_framework {
+        Vec::new()
+    } else {
+        builds_requiring(torch.env, &foreign_wheels, other)
+    };
+    let mut f = Finding::new(
+        &RULE,
+        format!("torch (CUDA {major}) preloads CUDA {other} libraries of other wheels ({env})"),
+    )
+    .about(Subject::TorchBuild { env: env.clone() })
+    .about(Subject::MixedCudaMajors { env: env.clone() })
+    .evidence(format!("{} (CUDA {major})", torch.label()))
+    .cause(format!(
+        "torch's __init__.py preloads each CUDA library from the first nvidia/<folder>/lib that has it, before nvidia/cu{major}/lib; CUDA {other} wheels {} sit in those folders, so torch's process runs on their libraries.",
+        if other_framework {
+            "of another framework".to_string()
+        } else if !builds_of_other.is_empty() {
+            format!("of {} (built for CUDA {other})", builds_of_other.join(", "))
         } else {
-            builds_requiring(torch.env, &foreign_wheels, other)
-        };
-        let mut f = Finding::new(
-            &RULE,
-            format!("torch (CUDA {major}) preloads CUDA {other} libraries of other wheels ({env})"),
-        )
-        .about(Subject::TorchBuild { env: env.clone() })
-        .about(Subject::MixedCudaMajors { env: env.clone() })
-        .evidence(format!("{} (CUDA {major})", torch.label()))
-        .cause(format!(
-            "torch's __init__.py preloads each CUDA library from the first nvidia/<folder>/lib that has it, before nvidia/cu{major}/lib; CUDA {other} wheels {} sit in those folders, so torch's process runs on their libraries.",
-            if other_framework {
-                "of another framework".to_string()
-            } else if !builds_of_other.is_empty() {
-                format!("of {} (built for CUDA {other})", builds_of_other.join(", "))
-            } else {
-                "that no framework here is built for (left from an earlier torch of that major?)"
-                    .to_string()
-            }
+            "that no framework here is built for (left from an earlier torch of that major?)"
+                .to_string()
+        }
+    ));
+    for b in &builds_of_other {
+        if let Some(d) = torch.env.declared.iter().find(|d| &d.package == b) {
+            f = f.evidence(format!(
+                "{b} {} requires {}",
+                d.version,
+                d.requires.join(", ")
+            ));
+        }
+    }
+    for (o, m) in &foreign {
+        f = f.evidence(format!(
+            "{} (CUDA {m}), preloaded by torch/__init__.py",
+            o.real_path.as_deref().unwrap_or(&o.path)
         ));
-        for b in &builds_of_other {
-            if let Some(d) = torch.env.declared.iter().find(|d| &d.package == b) {
-                f = f.evidence(format!(
-                    "{b} {} requires {}",
-                    d.version,
-                    d.requires.join(", ")
-                ));
-            }
-        }
-        for (o, m) in &foreign {
-            f = f.evidence(format!(
-                "{} (CUDA {m}), preloaded by torch/__init__.py",
-                o.real_path.as_deref().unwrap_or(&o.path)
-            ));
-        }
-        let wheels_of = |m: u32| -> Vec<&cudoctor_snapshot::Package> {
-            torch
-                .env
-                .packages
-                .iter()
-                .filter(|pkg| wheel_cuda_major(&pkg.name) == Some(m))
-                .collect()
-        };
-        if !foreign_wheels.is_empty() {
-            f = f.evidence(format!(
-                "CUDA {other} wheels installed: {}",
-                foreign_wheels.join(", ")
-            ));
-        }
-        // torch's own wheels whose files the foreign ones overwrote (their RECORDs share
-        // paths): removing the foreign wheels deletes those files, so they are put back.
-        let shared = torch.env.wheel_check.as_ref().map(|w| &w.shared_paths);
-        let own: Vec<&cudoctor_snapshot::Package> = wheels_of(major)
-            .into_iter()
-            .filter(|pkg| {
-                shared.is_none_or(|sp| {
-                    sp.iter().any(|s| {
-                        s.owners.iter().any(|o| o.package == pkg.name)
-                            && s.owners
-                                .iter()
-                                .any(|o| foreign_wheels.contains(&o.package.as_str()))
-                    })
+    }
+    if !foreign_wheels.is_empty() {
+        f = f.evidence(format!(
+            "CUDA {other} wheels installed: {}",
+            foreign_wheels.join(", ")
+        ));
+    }
+    let own = overwritten_own_wheels(torch.env, major, &foreign_wheels);
+    // The wheels this finding moves: FW011's overwritten files between them follow from it.
+    for name in foreign_wheels
+        .iter()
+        .copied()
+        .chain(own.iter().map(|p| p.name.as_str()))
+    {
+        f = f.about(Subject::Package {
+            env: env.clone(),
+            name: name.to_string(),
+        });
+    }
+    f = f.prose(keep_one_major(
+        other_framework,
+        &builds_of_other,
+        major,
+        other,
+    ));
+    if !foreign_wheels.is_empty() {
+        f = removal_steps(
+            f,
+            &ctx.target(env),
+            &foreign_wheels,
+            &builds_of_other,
+            &own,
+            (major, other),
+        );
+    }
+    Some(f)
+}
+
+/// The environment's NVIDIA wheels of CUDA `major` (by their names' `-cuNN` tag).
+fn wheels_of(env: &cudoctor_snapshot::PythonEnv, major: u32) -> Vec<&cudoctor_snapshot::Package> {
+    env.packages
+        .iter()
+        .filter(|pkg| wheel_cuda_major(&pkg.name) == Some(major))
+        .collect()
+}
+
+/// torch's own wheels (of CUDA `major`) whose files the foreign ones overwrote (their RECORDs
+/// share paths): removing the foreign wheels deletes those files, so they are put back. Without
+/// the RECORDs' check, every one of them.
+fn overwritten_own_wheels<'e>(
+    env: &'e cudoctor_snapshot::PythonEnv,
+    major: u32,
+    foreign_wheels: &[&str],
+) -> Vec<&'e cudoctor_snapshot::Package> {
+    let shared = env.wheel_check.as_ref().map(|w| &w.shared_paths);
+    wheels_of(env, major)
+        .into_iter()
+        .filter(|pkg| {
+            shared.is_none_or(|sp| {
+                sp.iter().any(|s| {
+                    s.owners.iter().any(|o| o.package == pkg.name)
+                        && s.owners
+                            .iter()
+                            .any(|o| foreign_wheels.contains(&o.package.as_str()))
                 })
             })
-            .collect();
-        // The wheels this finding moves: FW011's overwritten files between them follow from it.
-        for name in foreign_wheels
-            .iter()
-            .copied()
-            .chain(own.iter().map(|p| p.name.as_str()))
-        {
-            f = f.about(Subject::Package {
-                env: env.clone(),
-                name: name.to_string(),
-            });
-        }
-        let target = ctx.target(env);
-        f = f.prose(if other_framework {
-            format!(
-                "Keep one CUDA major per environment: move the CUDA {other} framework to an environment of its own, or install its CUDA {major} build here (jax[cuda{major}], cupy-cuda{major}x)."
-            )
-        } else if !builds_of_other.is_empty() {
-            format!(
-                "Keep one CUDA major per environment: {} {} built for CUDA {other} and {} these wheels; install {} CUDA {major} build (the project's -cu{major} release, where it publishes one) in place of {}, or keep {} beside a CUDA {other} torch in an environment of its own.",
-                builds_of_other.join(", "),
-                if builds_of_other.len() > 1 { "are" } else { "is" },
-                if builds_of_other.len() > 1 { "require" } else { "requires" },
-                if builds_of_other.len() > 1 { "their" } else { "its" },
-                if builds_of_other.len() > 1 { "them" } else { "it" },
-                if builds_of_other.len() > 1 { "them" } else { "it" },
-            )
-        } else {
-            format!("Keep one CUDA major per environment: no framework here uses the CUDA {other} wheels, so remove them.")
-        });
-        if !foreign_wheels.is_empty() {
-            let mut removed: Vec<&str> = builds_of_other.iter().map(String::as_str).collect();
-            removed.extend(&foreign_wheels);
-            f = f.shell(format!(
-                "{}   # the CUDA {other} wheels torch preloads{}",
-                target.uninstall(&removed),
-                if builds_of_other.is_empty() {
-                    String::new()
-                } else {
-                    " and the packages built for them".to_string()
-                }
-            ));
-            if !own.is_empty() {
-                let names: Vec<&str> = own.iter().map(|p| p.name.as_str()).collect();
-                f = f.shell(format!(
-                    "{}   # puts back the files of torch's CUDA {major} wheels that the CUDA {other} ones overwrote ({})",
-                    target.install(&cudoctor_plan::Install {
-                        pins: own.iter().map(|p| format!("{}=={}", p.name, p.version)).collect(),
-                        reinstall: true,
-                        no_deps: true,
-                        ..Default::default()
-                    }),
-                    cudoctor_plan::comment(&names.join(", "))
-                ));
-            }
-        }
-        out.push(f);
+        })
+        .collect()
+}
+
+/// How to keep one CUDA major in the environment, by whose the other major's wheels are:
+/// another framework's, packages built for that major, or nobody's.
+fn keep_one_major(
+    other_framework: bool,
+    builds_of_other: &[String],
+    major: u32,
+    other: u32,
+) -> String {
+    if other_framework {
+        format!(
+            "Keep one CUDA major per environment: move the CUDA {other} framework to an environment of its own, or install its CUDA {major} build here (jax[cuda{major}], cupy-cuda{major}x)."
+        )
+    } else if !builds_of_other.is_empty() {
+        format!(
+            "Keep one CUDA major per environment: {} {} built for CUDA {other} and {} these wheels; install {} CUDA {major} build (the project's -cu{major} release, where it publishes one) in place of {}, or keep {} beside a CUDA {other} torch in an environment of its own.",
+            builds_of_other.join(", "),
+            if builds_of_other.len() > 1 { "are" } else { "is" },
+            if builds_of_other.len() > 1 { "require" } else { "requires" },
+            if builds_of_other.len() > 1 { "their" } else { "its" },
+            if builds_of_other.len() > 1 { "them" } else { "it" },
+            if builds_of_other.len() > 1 { "them" } else { "it" },
+        )
+    } else {
+        format!("Keep one CUDA major per environment: no framework here uses the CUDA {other} wheels, so remove them.")
     }
-    out
+}
+
+/// The commands: uninstall the other major's wheels (with the packages built for them), then
+/// put back the files of torch's own wheels that they overwrote.
+fn removal_steps(
+    mut f: Finding,
+    target: &cudoctor_plan::TargetEnv,
+    foreign_wheels: &[&str],
+    builds_of_other: &[String],
+    own: &[&cudoctor_snapshot::Package],
+    (major, other): (u32, u32),
+) -> Finding {
+    let mut removed: Vec<&str> = builds_of_other.iter().map(String::as_str).collect();
+    removed.extend(foreign_wheels);
+    f = f.shell(format!(
+        "{}   # the CUDA {other} wheels torch preloads{}",
+        target.uninstall(&removed),
+        if builds_of_other.is_empty() {
+            String::new()
+        } else {
+            " and the packages built for them".to_string()
+        }
+    ));
+    if !own.is_empty() {
+        let names: Vec<&str> = own.iter().map(|p| p.name.as_str()).collect();
+        f = f.shell(format!(
+            "{}   # puts back the files of torch's CUDA {major} wheels that the CUDA {other} ones overwrote ({})",
+            target.install(&cudoctor_plan::Install {
+                pins: own.iter().map(|p| format!("{}=={}", p.name, p.version)).collect(),
+                reinstall: true,
+                no_deps: true,
+                ..Default::default()
+            }),
+            cudoctor_plan::comment(&names.join(", "))
+        ));
+    }
+    f
 }
 
 /// The CUDA major of a `-cuNN` or `-cuNNN` release tag (`-cu12`, `-cu126`: 12; `-cu118`: 11).
