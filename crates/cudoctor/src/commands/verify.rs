@@ -577,8 +577,9 @@ impl CopyJob {
         std::os::unix::fs::symlink(&made, dst).map_err(|e| err(dst, e))?;
         #[cfg(not(unix))]
         return Err(format!(
-            "copying {}: a link (to {}), which is not recreated on this system",
+            "copying {} to {}: a link (to {}), which is not recreated on this system",
             src.display(),
+            dst.display(),
             made.display()
         ));
         #[cfg(unix)]
