@@ -129,8 +129,9 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<Outcome> {
     })
 }
 
-/// The findings whose fixes explain printed: those that confirm the cause, with the root each
-/// one follows from (a consequence's fix is its root's).
+/// The findings whose fixes explain printed: those that confirm the cause (the check's own
+/// findings, as confirm keeps them), each replaced by the root it follows from (a
+/// consequence's fix is its root's).
 fn confirming(
     e: &cudoctor_explain::Explanation,
     findings: &[cudoctor_analyse::Finding],
@@ -144,8 +145,7 @@ fn confirming(
     };
     let by_id = |id: &str| findings.iter().find(|f| f.id == id);
     let mut out: Vec<cudoctor_analyse::Finding> = Vec::new();
-    for judged in &m.findings {
-        let Some(f) = by_id(&judged.id) else { continue };
+    for f in &m.findings {
         let root = f.caused_by_id.as_deref().and_then(by_id).unwrap_or(f);
         if !out.iter().any(|o| o.id == root.id) {
             out.push(root.clone());
