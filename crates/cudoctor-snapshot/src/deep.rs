@@ -149,6 +149,29 @@ pub struct FrameworkProbeResult {
     /// The kind of that exception.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_kind: Option<FrameworkError>,
+    /// That exception, when it is one installed distribution's code asking another's module
+    /// for a name the installed release does not have.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_gap: Option<ApiGap>,
+}
+
+/// A name one distribution's code asked of another distribution's module that the installed
+/// release does not have (`AttributeError: module 'numpy' has no attribute 'row_stack'`,
+/// `ImportError: cannot import name 'X' from 'M'`): read by the probe from the exception and its
+/// traceback, the owners from the environment's own metadata (`packages_distributions`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct ApiGap {
+    /// The name asked for: `row_stack`.
+    pub missing: String,
+    /// The module asked: `numpy`.
+    pub module: String,
+    /// The distributions that install the module's top-level package (normally one).
+    pub module_distributions: Vec<String>,
+    /// `file:line` of the innermost frame outside the module's own package: the code that asked.
+    pub raised_in: String,
+    /// The distributions that install that file's top-level package.
+    pub raised_in_distributions: Vec<String>,
 }
 
 impl FrameworkProbeResult {

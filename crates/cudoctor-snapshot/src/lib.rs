@@ -29,7 +29,7 @@ pub use binaries::{
     FoundBinary, PlaceKind, SearchedPlace,
 };
 pub use deep::{
-    signal_name, AllReduceFailure, AllReduceProbe, AllReduceRun, CompileFallbackCause,
+    signal_name, AllReduceFailure, AllReduceProbe, AllReduceRun, ApiGap, CompileFallbackCause,
     CompileProbe, CudaRuntime, DeepFacts, DeviceProbe, ExtensionFailure, ExtensionProbe,
     FrameworkError, FrameworkProbe, FrameworkProbeResult, MathSettings, ProbeEnding, ProbeResult,
     ProbeRun, ProbeStage, ProbeStatus, PythonInfo, RaisedError, SdpaBackend, SdpaBackendProbe,

@@ -31,7 +31,12 @@ every program of the environment with it.
 The framework's own words are the evidence. They are run through the explain engine: when it
 knows the message, its cause and fixes are added. When no GPU or driver is visible at all, this
 finding follows from that one (shown under it). A missing CUDA library of the framework is
-usually named by FW023 too, whose fix installs it. A crash is reported as it happened, with the
+usually named by FW023 too, whose fix installs it. An exception where one installed package's
+code asks another's module for a name it does not have (`module 'numpy' has no attribute
+'row_stack'`, `cannot import name 'X' from 'M'`) is judged from the probe's traceback as the
+two releases not fitting: the frame that asked, both packages and versions, and a release of
+the asked package older than the installed minor to try (said to be a try: which release
+dropped the name is not known), or one of the asking package made for it. A crash is reported as it happened, with the
 fault handler's last frame; cudoctor does not guess its cause: the command given reproduces it.
 "#,
     check,
@@ -87,14 +92,20 @@ fn judge(ctx: &Context, p: &FrameworkProbe) -> Option<Finding> {
                 if !cuda_build && r.error_kind == Some(FrameworkError::ModuleNotFound) {
                     return None;
                 }
-                with_explanation(
-                    Finding::new(&RULE, format!("{name} fails in {place}: {}", first_line(error)))
-                        .evidence(format!("{}: {error}", p.interpreter))
-                        .cause(format!("{name} is installed but stops with this error before it computes anything; every program using it fails the same way."))
-                        .shell(cudoctor_plan::heredoc("cudoctor explain", error)),
-                    error,
-                    &ctx.target(place),
+                let f = Finding::new(
+                    &RULE,
+                    format!("{name} fails in {place}: {}", first_line(error)),
                 )
+                .evidence(format!("{}: {error}", p.interpreter));
+                match r.api_gap.as_ref().and_then(|g| api_gap(ctx, place, g)) {
+                    Some(gap) => gap.explain(f, name, &ctx.target(place)),
+                    None => with_explanation(
+                        f.cause(format!("{name} is installed but stops with this error before it computes anything; every program using it fails the same way."))
+                            .shell(cudoctor_plan::heredoc("cudoctor explain", error)),
+                        error,
+                        &ctx.target(place),
+                    ),
+                }
             } else if r.computation_ok == Some(false) {
                 Finding::new(&RULE, format!("{name} computes a wrong result in {place}"))
                     .evidence(format!("a 4x4 float32 product on {} did not sum to 120", r.platform.as_deref().unwrap_or("its default device")))
@@ -151,6 +162,78 @@ fn judge(ctx: &Context, p: &FrameworkProbe) -> Option<Finding> {
         env: place.to_string(),
         name: p.package.clone(),
     }))
+}
+
+/// Two installed distributions whose releases do not fit: `user`'s code asks `provider`'s module
+/// for a name the installed `provider` does not have.
+struct InstalledGap<'a> {
+    gap: &'a cudoctor_snapshot::ApiGap,
+    user: &'a cudoctor_snapshot::Package,
+    provider: &'a cudoctor_snapshot::Package,
+}
+
+/// The probe's API gap, with both sides installed in the environment as different distributions.
+fn api_gap<'a>(
+    ctx: &Context<'a>,
+    place: &str,
+    gap: &'a cudoctor_snapshot::ApiGap,
+) -> Option<InstalledGap<'a>> {
+    let env = ctx.env_at(place)?;
+    let installed = |names: &[String]| -> Option<&'a cudoctor_snapshot::Package> {
+        let [one] = names else { return None };
+        env.package(&cudoctor_types::requirement::normalise_name(one))
+    };
+    let user = installed(&gap.raised_in_distributions)?;
+    let provider = installed(&gap.module_distributions)?;
+    (user.name != provider.name).then_some(InstalledGap {
+        gap,
+        user,
+        provider,
+    })
+}
+
+impl InstalledGap<'_> {
+    /// The cause and fixes: a `provider` older than the installed minor (the release that
+    /// dropped the name is not known, so the fix is said to be one to try), or a `user`
+    /// release made for the installed `provider`.
+    fn explain(&self, f: Finding, name: &str, target: &cudoctor_plan::TargetEnv) -> Finding {
+        let (g, user, provider) = (self.gap, self.user, self.provider);
+        let asked = format!("{}.{}", g.module, g.missing);
+        let below: Vec<&str> = provider.version.split('.').take(2).collect();
+        let mut f = f
+            .evidence(format!(
+                "{} {} asks for `{asked}` at {}",
+                user.name, user.version, g.raised_in
+            ))
+            .evidence(format!(
+                "{} {} is installed, and its `{}` has no `{}`",
+                provider.name, provider.version, g.module, g.missing
+            ))
+            .cause(format!(
+                "{name} stops in the code of {} {}, which uses `{asked}`; the installed {} {} does not have it (removed or renamed in a release newer than the one {} was written for, or not yet added). The two releases do not fit together; the CUDA stack is not at fault.",
+                user.name, user.version, provider.name, provider.version, user.name
+            ))
+            .confidence(crate::Confidence::Likely)
+            .about(Subject::Package {
+                env: target.prefix.clone(),
+                name: provider.name.clone(),
+            });
+        if let [major, minor] = below[..] {
+            if major.parse::<u32>().is_ok() && minor.parse::<u32>().is_ok() {
+                let pin = format!("{}<{major}.{minor}", provider.name);
+                f = f
+                    .command(target, target.install(&cudoctor_plan::Install::pins([pin])))
+                    .prose(format!(
+                        "cudoctor does not know which {} release dropped `{}`: the newest one older than {major}.{minor} is the first to try (`cudoctor check --deep --verify=install` tries it in a copy of the environment first)",
+                        provider.name, g.missing
+                    ));
+            }
+        }
+        f.prose(format!(
+            "Or install a {} release made for {} {}, when there is one",
+            user.name, provider.name, provider.version
+        ))
+    }
 }
 
 /// The smallest program that does what the probe did first: import and list devices.
@@ -271,6 +354,81 @@ mod tests {
             env: "/opt/jax".into(),
             name: "jax-cuda13-plugin".into()
         }));
+    }
+
+    /// The H200's venv of docs/device-runs/2026-12-05-h200x1: numba-cuda 0.30.4 asks numpy 2.5.2
+    /// for `row_stack` at its first kernel compile.
+    #[test]
+    fn a_name_one_package_asks_of_another_is_judged_as_the_pair_with_a_fix_to_try() {
+        let gap = cudoctor_snapshot::ApiGap {
+            missing: "row_stack".into(),
+            module: "numpy".into(),
+            module_distributions: vec!["numpy".into()],
+            raised_in: "/opt/torch/.venv/lib/python3.12/site-packages/numba_cuda/numba/cuda/np/arrayobj.py:6860".into(),
+            raised_in_distributions: vec!["numba_cuda".into()],
+        };
+        let probe = FrameworkProbe {
+            framework: Framework::NumbaCuda,
+            package: "numba-cuda".into(),
+            interpreter: "/opt/torch/.venv/bin/python".into(),
+            env_prefix: "/opt/torch/.venv".into(),
+            ending: ProbeEnding::Reported,
+            result: Some(FrameworkProbeResult {
+                error: Some("AttributeError: module 'numpy' has no attribute 'row_stack'".into()),
+                error_kind: Some(FrameworkError::Raised),
+                api_gap: Some(gap.clone()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut s = with_probe(probe.clone(), true);
+        let env = s
+            .python_envs
+            .iter_mut()
+            .find(|e| e.prefix == "/opt/torch/.venv")
+            .unwrap();
+        for (name, version) in [
+            ("numba-cuda", "0.30.4"),
+            ("numpy", "2.5.2"),
+            ("numba", "0.68.0"),
+        ] {
+            env.packages.push(cudoctor_snapshot::Package {
+                name: name.into(),
+                version: version.into(),
+                location: "/opt/torch/.venv/lib/python3.12/site-packages".into(),
+            });
+        }
+        let f = run(&RULE, &s);
+        assert_eq!(f.len(), 1, "{f:?}");
+        let f = &f[0];
+        assert!(
+            f.cause
+                .contains("numba-cuda 0.30.4, which uses `numpy.row_stack`"),
+            "{}",
+            f.cause
+        );
+        assert!(
+            f.evidence.iter().any(|e| e.ends_with("arrayobj.py:6860")),
+            "{:?}",
+            f.evidence
+        );
+        assert_eq!(f.confidence, crate::Confidence::Likely);
+        let fix = format!("{:?}", f.fix);
+        assert!(fix.contains("numpy<2.5"), "{fix}");
+        assert!(!fix.contains("cudoctor explain"), "{fix}");
+        assert!(f.about.contains(&Subject::Package {
+            env: "/opt/torch/.venv".into(),
+            name: "numpy".into()
+        }));
+
+        // Without its owners (a Python older than 3.10 names none) the error is explained as before.
+        let mut bare = probe;
+        bare.result.as_mut().unwrap().api_gap = Some(cudoctor_snapshot::ApiGap {
+            raised_in_distributions: vec![],
+            ..gap
+        });
+        let f = run(&RULE, &with_probe(bare, true));
+        assert!(format!("{:?}", f[0].fix).contains("cudoctor explain"));
     }
 
     #[test]

@@ -18,6 +18,7 @@ import json
 import logging
 import math
 import os
+import re
 import sys
 import time
 import warnings
@@ -86,6 +87,82 @@ def timed_ok(fn):
     t = time.perf_counter()
     ok = fn()
     return bool(ok), (time.perf_counter() - t) * 1000.0
+
+
+# -- an exception between two installed distributions ---------------------------------------------
+
+_NO_ATTRIBUTE = re.compile(r"^module '([\w.]+)' has no attribute '(\w+)'")
+_CANNOT_IMPORT = re.compile(r"^cannot import name '(\w+)' from '([\w.]+)'")
+
+
+def _owners(top, cache={}):
+    """The distributions that install the top-level module `top` (importlib.metadata, 3.10+)."""
+    if "map" not in cache:
+        try:
+            from importlib.metadata import packages_distributions
+
+            cache["map"] = packages_distributions()
+        except Exception:
+            cache["map"] = {}
+    return sorted(set(cache["map"].get(top, ())))
+
+
+def _top_level_of(path):
+    """The top-level module a file belongs to: its first folder under the sys.path entry it is in."""
+    path = os.path.abspath(path)
+    best = None
+    for entry in sys.path:
+        entry = os.path.abspath(entry or ".")
+        if path.startswith(entry + os.sep) and (best is None or len(entry) > len(best)):
+            best = entry
+    if best is None:
+        return None
+    first = path[len(best) + 1 :].split(os.sep)[0]
+    return first[:-3] if first.endswith(".py") else first
+
+
+def api_gap(e):
+    """What one distribution's code asked of another's module that it does not have: the name,
+    the module, the file and line that asked, and the distributions owning each side (None when
+    the exception is not of that kind). Read from the exception and its traceback, not guessed."""
+    message = str(e)
+    if isinstance(e, AttributeError):
+        m = _NO_ATTRIBUTE.match(message)
+        obj = getattr(e, "obj", None)  # 3.10+, where the interpreter raised it
+        if m:
+            module, missing = m.group(1), m.group(2)
+        elif isinstance(obj, type(os)) and getattr(e, "name", None):
+            module, missing = obj.__name__, e.name
+        else:
+            return None
+    elif isinstance(e, ImportError) and not isinstance(e, ModuleNotFoundError):
+        m = _CANNOT_IMPORT.match(message)
+        if not m:
+            return None
+        missing, module = m.group(1), m.group(2)
+    else:
+        return None
+    frames = []
+    tb = e.__traceback__
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code.co_filename, tb.tb_lineno))
+        tb = tb.tb_next
+    # The innermost frame outside the module's own package: numpy's module __getattr__ raises
+    # for a name it no longer has, but the code that asked for it is the caller's.
+    module_top = module.split(".")[0]
+    asking = [(f, n) for f, n in frames if _top_level_of(f) != module_top]
+    if not asking:
+        return None
+    filename, line = asking[-1]
+    user_top = _top_level_of(filename)
+    gap = {
+        "missing": missing,
+        "module": module,
+        "module_distributions": _owners(module_top),
+        "raised_in": "%s:%d" % (filename, line),
+        "raised_in_distributions": _owners(user_top) if user_top else [],
+    }
+    return gap
 
 
 # -- JAX ------------------------------------------------------------------------------------------
@@ -376,6 +453,12 @@ def main(argv):
         except BaseException as e:  # ImportError, the framework's RuntimeError, SystemExit
             report["error"] = text(e)
             report["error_kind"] = "module_not_found" if isinstance(e, ModuleNotFoundError) else "raised"
+            try:
+                gap = api_gap(e)
+            except Exception:
+                gap = None
+            if gap:
+                report["api_gap"] = gap
     for w in caught:
         lines = str(w.message).strip().splitlines()
         if lines:

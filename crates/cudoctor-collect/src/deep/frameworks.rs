@@ -188,6 +188,71 @@ mod tests {
         assert_eq!(r.messages.len(), 1);
     }
 
+    /// A real interpreter runs the real script on a venv where one distribution's code asks
+    /// another's module for a name it does not have (numba-cuda 0.30.4 asking numpy 2.5.2 for
+    /// `row_stack`, as on the H200 of docs/device-runs/2026-12-05-h200x1): the gap, the frame
+    /// that asked and both owners come back.
+    #[test]
+    fn a_name_one_distribution_asks_of_another_is_read_from_the_traceback() {
+        let dir = tempfile::tempdir().unwrap();
+        let venv = dir.path().join("venv");
+        let site = cudoctor_testkit::real_venv(&venv).join("site-packages");
+        let write = |rel: &str, text: &str| {
+            let path = site.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        // numpy 2's module __getattr__ raises for a name it no longer has.
+        write(
+            "gapnp/__init__.py",
+            "def __getattr__(attr):\n    raise AttributeError(\"module {!r} has no attribute {!r}\".format(__name__, attr))\n",
+        );
+        write(
+            "gapnp-2.5.2.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: gapnp\nVersion: 2.5.2\n",
+        );
+        write("gapnp-2.5.2.dist-info/top_level.txt", "gapnp\n");
+        write(
+            "numba/__init__.py",
+            "import gapnp\n\nstack = gapnp.row_stack\n",
+        );
+        write(
+            "numba_cuda-0.30.4.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: numba-cuda\nVersion: 0.30.4\n",
+        );
+        write("numba_cuda-0.30.4.dist-info/top_level.txt", "numba\n");
+        let out = std::process::Command::new(venv.join("bin/python"))
+            .args([
+                "-I",
+                "-X",
+                "faulthandler",
+                "-c",
+                FRAMEWORK_PROBE_SCRIPT,
+                "numba_cuda",
+            ])
+            .output()
+            .unwrap();
+        let mut o = Output::default();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            o.apply(line);
+        }
+        let r = o.result.expect("the probe's report");
+        assert_eq!(
+            r.error.as_deref(),
+            Some("AttributeError: module 'gapnp' has no attribute 'row_stack'")
+        );
+        let gap = r.api_gap.expect("the gap");
+        assert_eq!(gap.missing, "row_stack");
+        assert_eq!(gap.module, "gapnp");
+        assert_eq!(gap.module_distributions, ["gapnp"]);
+        assert_eq!(gap.raised_in_distributions, ["numba-cuda"]);
+        assert!(
+            gap.raised_in.ends_with("site-packages/numba/__init__.py:3"),
+            "{}",
+            gap.raised_in
+        );
+    }
+
     #[test]
     fn every_framework_with_a_probe_is_named_in_the_script() {
         for f in [
