@@ -92,8 +92,12 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         // Each environment's wheel check, listing and emulation start as soon as its packages
         // are read (`Stages`); what needs its frameworks or every environment waits for the
         // whole reading. The reading itself runs on this thread, beside them.
-        let found = python::find(host, &options.python);
-        let windows_envs = windows::python_envs(host, &options.python);
+        let (found, windows_envs) = timings.time("python-find", || {
+            (
+                python::find(host, &options.python),
+                windows::python_envs(host, &options.python),
+            )
+        });
         let stages = Stages::new(found.len() + windows_envs.len());
         for (i, env) in windows_envs.iter().enumerate() {
             stages.packages_read(found.len() + i, env);

@@ -232,9 +232,11 @@ fn read_env_with(
         .and_then(|c| cfg_value(c, "version").or_else(|| cfg_value(c, "version_info")));
     let lib_versions = lib_python_versions(host, prefix);
     env.python_version = cfg_version.or_else(|| lib_versions.first().cloned());
-    env.headers = headers::read(host, &env, cfg.as_deref(), &lib_versions);
     // Each part's span (CUDOCTOR_TIMINGS), for finding the serial part of a check.
     let t = crate::timings::global();
+    env.headers = t.time("env-headers", || {
+        headers::read(host, &env, cfg.as_deref(), &lib_versions)
+    });
     env.site_packages = t.time("env-sites", || {
         site::site_packages_dirs(host, prefix, kind, &lib_versions, cfg.as_deref())
     });
