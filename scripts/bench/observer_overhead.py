@@ -8,6 +8,8 @@
 #   module call    one nn.Module call (the observer's global forward hooks, while they are in)
 #   training step  forward + backward + optimizer step of a 4-layer attention model (4 SDPA calls,
 #                  ~40 module calls): the hooks an optimizer step removes are gone after step 1
+#   optimizer step, no grads   the same optimizer's step with no gradients: its step hook alone
+#   sdpa call, grad            an attention call as training makes it (inputs that require grad)
 # Usage: python scripts/bench/observer_overhead.py [--pairs N] [--observer FILE]   (python: one with torch)
 import argparse
 import json
@@ -72,6 +74,15 @@ def workload():
     for _ in range(20):
         train()
     out["training step"] = best(train, 5, 40, 1)
+    # The step hook alone: the same optimizer stepping with no gradients (SGD skips every
+    # parameter), so what is left is torch's step machinery and the observer's hook.
+    opt.zero_grad(set_to_none=True)
+    out["optimizer step, no grads"] = best(opt.step, 5, 400, 1)
+    # An attention call as training makes it: inputs that require grad, grad mode on.
+    qg = torch.randn(1, 2, 16, 8, requires_grad=True)
+    for _ in range(100):
+        F.scaled_dot_product_attention(qg, qg, qg, is_causal=True)
+    out["sdpa call, grad"] = best(lambda: F.scaled_dot_product_attention(qg, qg, qg, is_causal=True), 5, 2000, 1)
 
     q = torch.randn(1, 2, 16, 8)
     layers = nn.Sequential(*[nn.Identity() for _ in range(32)])

@@ -67,7 +67,7 @@ print("targets: after median <= 35 ms: %s; >= 150x collect_env: %s" % (
     "PASS" if m["after"] <= 35 else "FAIL", "PASS" if ce / m["after"] >= 150 else "FAIL"))
 
 print()
-print("== 2. CUDOCTOR_TIMINGS, %d runs of each build interleaved (as typed, from /tmp): median end / median length" % spans)
+print("== 2. CUDOCTOR_TIMINGS, %d runs of each build interleaved (as typed, from /tmp): median first start / end / length (a span of each environment: its first start, last end, longest)" % spans)
 span_re = re.compile(r"timing: (\S+)\s+([\d.]+) ms ->\s+([\d.]+) ms \(([\d.]+) ms\)")
 rows = {"before": {}, "after": {}}
 for r in range(spans):
@@ -77,12 +77,13 @@ for r in range(spans):
         seen = {}
         for name, start, end, length in span_re.findall(p.stderr):
             # A span that runs once per environment (listing, loader): its last end and its longest.
-            e, l = seen.get(name, (0.0, 0.0))
-            seen[name] = (max(e, float(end)), max(l, float(length)))
-        for name, (e, l) in seen.items():
-            rows[b].setdefault(name, []).append((e, l))
-names = [n for n in ("python", "env-sites", "env-packages", "env-frameworks", "env-declared", "env-installer", "env-numpy", "driver", "discovery", "toolkit", "wheels", "listing", "framework-loader", "loader", "kernels", "collect", "judge", "render", "teardown") if n in rows["after"] or n in rows["before"]]
-print("| span | before: ends at, lasts | after: ends at, lasts | after / before (length) |")
+            # A span that runs once per environment: its first start too.
+            st, e, l = seen.get(name, (1e9, 0.0, 0.0))
+            seen[name] = (min(st, float(start)), max(e, float(end)), max(l, float(length)))
+        for name, (st, e, l) in seen.items():
+            rows[b].setdefault(name, []).append((e, l, st))
+names = [n for n in ("kb", "platform", "health", "python-find", "python", "env-headers", "env-sites", "env-packages", "env-frameworks", "env-declared", "env-installer", "env-numpy", "driver", "discovery", "toolkit", "wheels", "listing", "framework-loader", "loader", "kernels", "collect", "judge", "render", "teardown") if n in rows["after"] or n in rows["before"]]
+print("| span | before: starts, ends at, lasts | after: starts, ends at, lasts | after / before (length) |")
 print("|---|---|---|---|")
 for n in names:
     cells = []
@@ -94,8 +95,9 @@ for n in names:
             continue
         e = statistics.median(x[0] for x in v)
         l = statistics.median(x[1] for x in v)
+        st = statistics.median(x[2] for x in v)
         lens[b] = l
-        cells.append("%.1f ms, %.1f ms" % (e, l))
+        cells.append("%.1f, %.1f ms, %.1f ms" % (st, e, l))
     ratio = "%.2f" % (lens["after"] / lens["before"]) if len(lens) == 2 and lens["before"] > 0 else "-"
     print("| %s | %s | %s | %s |" % (n, cells[0], cells[1], ratio))
 PY

@@ -89,43 +89,76 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
         let health = s.spawn(|| timings.time("health", || health::collect(host)));
         let windows =
             s.spawn(|| timings.time("windows", || windows::collect(host, &options.python)));
-        let envs = timings.time("python", || scope::python_envs(host, &options.python));
+        // Each environment's wheel check, listing and emulation start as soon as its packages
+        // are read (`Stages`); what needs its frameworks or every environment waits for the
+        // whole reading. The reading itself runs on this thread, beside them.
+        let (found, windows_envs) = timings.time("python-find", || {
+            (
+                python::find(host, &options.python),
+                windows::python_envs(host, &options.python),
+            )
+        });
+        let stages = Stages::new(found.len() + windows_envs.len());
+        for (i, env) in windows_envs.iter().enumerate() {
+            stages.packages_read(found.len() + i, env);
+        }
         // Which binaries load from outside the site directories (JIT builds, editable trees,
         // PYTHONPATH, the project): on a thread beside the wheels, the listings and the
         // emulations, which need it only at their ends; made once, by the first to ask.
         let discovered = std::sync::OnceLock::new();
         let discovery = || {
             discovered.get_or_init(|| {
+                let envs = stages.whole();
                 timings.time("discovery", || {
-                    discovery::collect(host, &envs, options.project.as_ref())
+                    discovery::collect(host, envs, options.project.as_ref())
                 })
             })
         };
         let (wheel_checks, framework_needs) = thread::scope(|s| {
-            let envs = &envs;
+            let stages = &stages;
             let discovery = &discovery;
             s.spawn(discovery);
-            let toolkit = s.spawn(|| timings.time("toolkit", || toolkit::collect(host, envs)));
-            let nccl = s.spawn(|| multigpu::nccl_libraries(host, envs));
+            let toolkit = s.spawn(|| {
+                let envs = stages.whole();
+                timings.time("toolkit", || toolkit::collect(host, envs))
+            });
+            let nccl = s.spawn(|| multigpu::nccl_libraries(host, stages.whole()));
             let rendezvous = s.spawn(|| {
                 options.deep.as_ref().and_then(|d| {
+                    let envs = stages.whole();
                     timings.time("rendezvous", || {
                         network::rendezvous(host, envs, d.timeout.min(RENDEZVOUS_TIMEOUT))
                     })
                 })
             });
             let wheels = s.spawn(|| {
+                let envs: Vec<usize> = (0..stages.len()).collect();
+                // Its span starts at the first environment's packages.
+                stages.packages(0);
                 timings.time("wheels", || {
-                    on_workers(envs, |e| {
-                        python::record::check(host, e, options.wheel_hashing)
+                    on_workers(&envs, |&i| {
+                        stages
+                            .packages(i)
+                            .and_then(|e| python::record::check(host, e, options.wheel_hashing))
                     })
                 })
             });
             // Each environment's listing, then its loader emulation, on workers of their own;
             // the kernel scan of all listings runs beside the emulations.
-            let binaries = s.spawn(|| binaries(host, envs, discovery, options, timings));
+            let binaries = s.spawn(|| binaries(host, stages, discovery, options, timings));
+            {
+                // Every slot is filled when this ends, a reader's panic included.
+                let _closing = Closing(stages);
+                let mut envs = timings.time("python", || {
+                    python::read(host, &found, &|i, env| stages.packages_read(i, env))
+                });
+                envs.extend(windows_envs);
+                stages.close(envs);
+            }
             if let Some(deep_options) = &options.deep {
-                snap.deep = Some(timings.time("deep", || deep::collect(host, envs, deep_options)));
+                snap.deep = Some(
+                    timings.time("deep", || deep::collect(host, stages.whole(), deep_options)),
+                );
                 runner::sweep_orphans();
             }
             let framework_needs;
@@ -140,7 +173,7 @@ pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
             snap.toolkit = toolkit.join().unwrap_or_default();
             (wheels.join().unwrap_or_default(), framework_needs)
         });
-        let mut envs = envs;
+        let mut envs = stages.into_whole();
         for (env, check) in envs.iter_mut().zip(wheel_checks) {
             env.wheel_check = check;
         }
@@ -183,6 +216,73 @@ fn on_workers<T: Sync, R: Send + Default>(items: &[T], work: impl Fn(&T) -> R + 
         .collect()
 }
 
+/// The Python environments of a check as their reading goes: each one with its site
+/// directories and packages as soon as they are read (what the wheel check, the listing and the
+/// loader emulation need), and all of them whole (frameworks, declared requirements, installer)
+/// once every one is read. Every slot is filled in the end, a reader's panic included
+/// ([`Closing`]), so nothing waits for a reading that never ends.
+struct Stages {
+    packages: Vec<std::sync::OnceLock<Option<cudoctor_snapshot::PythonEnv>>>,
+    whole: std::sync::OnceLock<Vec<cudoctor_snapshot::PythonEnv>>,
+}
+
+impl Stages {
+    fn new(envs: usize) -> Stages {
+        Stages {
+            packages: (0..envs).map(|_| std::sync::OnceLock::new()).collect(),
+            whole: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.packages.len()
+    }
+
+    /// Environment `i` once its packages are read (its frameworks and the rest perhaps not
+    /// yet), waiting for them; `None` when its reading failed or there is no such environment.
+    fn packages(&self, i: usize) -> Option<&cudoctor_snapshot::PythonEnv> {
+        self.packages.get(i)?.wait().as_ref()
+    }
+
+    /// Every environment whole, waiting for the end of the reading (none when it failed).
+    fn whole(&self) -> &[cudoctor_snapshot::PythonEnv] {
+        self.whole.wait()
+    }
+
+    /// Environment `i` whole, waiting for the end of the reading.
+    fn whole_env(&self, i: usize) -> Option<&cudoctor_snapshot::PythonEnv> {
+        self.whole().get(i)
+    }
+
+    fn packages_read(&self, i: usize, env: &cudoctor_snapshot::PythonEnv) {
+        if let Some(slot) = self.packages.get(i) {
+            let _ = slot.set(Some(env.clone()));
+        }
+    }
+
+    /// The reading's end: the whole environments, and nothing for a slot still empty.
+    fn close(&self, envs: Vec<cudoctor_snapshot::PythonEnv>) {
+        for slot in &self.packages {
+            let _ = slot.set(None);
+        }
+        let _ = self.whole.set(envs);
+    }
+
+    fn into_whole(self) -> Vec<cudoctor_snapshot::PythonEnv> {
+        self.whole.into_inner().unwrap_or_default()
+    }
+}
+
+/// Closes [`Stages`] with no environments when the reading ends without closing them (a
+/// reader's panic, which is still the caller's).
+struct Closing<'a>(&'a Stages);
+
+impl Drop for Closing<'_> {
+    fn drop(&mut self) {
+        self.0.close(Vec::new());
+    }
+}
+
 /// What each framework build needs that the loader finds nowhere, per env and build.
 type FrameworkNeeds = Vec<Vec<Vec<cudoctor_snapshot::UnresolvedNeed>>>;
 
@@ -199,7 +299,7 @@ type FrameworkNeeds = Vec<Vec<Vec<cudoctor_snapshot::UnresolvedNeed>>>;
 /// (symbol tables) and a listing (the walk) share the same threads instead of adding their own.
 fn binaries<'d>(
     host: &Host,
-    envs: &[cudoctor_snapshot::PythonEnv],
+    stages: &Stages,
     discovery: &(dyn Fn() -> &'d cudoctor_snapshot::BinaryDiscovery + Sync),
     options: &Options,
     timings: &Timings,
@@ -209,13 +309,14 @@ fn binaries<'d>(
     Option<FrameworkNeeds>,
 ) {
     let budget = ThreadBudget::process();
-    let workers = env_workers(envs.len());
+    let count = stages.len();
+    let workers = env_workers(count);
     let listings: Vec<std::sync::OnceLock<Vec<(String, String)>>> =
-        envs.iter().map(|_| std::sync::OnceLock::new()).collect();
+        (0..count).map(|_| std::sync::OnceLock::new()).collect();
     // Asked at the end of a listing and at an emulation's extensions, so the discovery runs
     // beside both.
     let found: std::sync::OnceLock<Found<'d>> = std::sync::OnceLock::new();
-    let found = || found.get_or_init(|| found_binaries(envs, discovery()));
+    let found = || found.get_or_init(|| found_binaries(stages.whole(), discovery()));
     let outside = |i: usize| -> &[String] { found().0.get(i).map(Vec::as_slice).unwrap_or(&[]) };
     // Environment i's listing, made by the first to ask (a panic in it leaves the cell empty,
     // and the next to ask makes it again: nobody waits for a listing that never comes), with
@@ -223,12 +324,12 @@ fn binaries<'d>(
     let list = |i: usize| -> &[(String, String)] {
         listings[i].get_or_init(|| {
             timings.time("listing", || {
-                let env = envs.get(i).map(std::slice::from_ref).unwrap_or(&[]);
+                let env = stages.packages(i).map(std::slice::from_ref).unwrap_or(&[]);
                 env_listing(host, env, outside(i), &found().1, discovery())
             })
         })
     };
-    let results: Mutex<Vec<Option<EnvResult>>> = Mutex::new(envs.iter().map(|_| None).collect());
+    let results: Mutex<Vec<Option<EnvResult>>> = Mutex::new((0..count).map(|_| None).collect());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let started = std::sync::atomic::AtomicUsize::new(0);
     // Listed environments whose emulation nobody has started, in the order they were listed.
@@ -237,10 +338,11 @@ fn binaries<'d>(
     // every worker is gone (a worker that panicked sends nothing).
     let (listed, listed_rx) = std::sync::mpsc::channel::<()>();
     let emulate = |i: usize| {
-        let Some(env) = envs.get(i) else {
+        let Some(env) = stages.packages(i) else {
             return;
         };
-        let result = emulate_env(host, env, budget, timings, || list(i), || outside(i));
+        let whole = || stages.whole_env(i);
+        let result = emulate_env(host, env, whole, budget, timings, || list(i), || outside(i));
         if let Ok(mut all) = results.lock() {
             all[i] = Some(result);
         }
@@ -253,9 +355,11 @@ fn binaries<'d>(
             // all. Its emulation starts beside it while few have started early.
             loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= envs.len() {
+                if i >= count {
                     break;
                 }
+                // Nothing of it can start before its packages are read.
+                stages.packages(i);
                 if !options.skip_loader {
                     if started.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < workers {
                         early.push(budget.spawn_or_run(s, move || emulate(i)));
@@ -290,14 +394,14 @@ fn binaries<'d>(
             })
             .collect();
         drop(listed);
-        for _ in envs {
+        for _ in 0..count {
             if listed_rx.recv().is_err() {
                 break;
             }
         }
         let candidates = scan_candidates(&listings, discovery());
-        let images =
-            (!options.skip_kernel_scan).then(|| scan_kernels(host, envs, &candidates, timings));
+        let images = (!options.skip_kernel_scan)
+            .then(|| scan_kernels(host, stages.whole(), &candidates, timings));
         for w in workers {
             let _ = w.join();
         }
@@ -368,6 +472,7 @@ fn env_listing(
 fn emulate_env<'l>(
     host: &Host,
     env: &cudoctor_snapshot::PythonEnv,
+    whole: impl Fn() -> Option<&'l cudoctor_snapshot::PythonEnv> + Sync,
     budget: &ThreadBudget,
     timings: &Timings,
     list: impl Fn() -> &'l [(String, String)] + Sync,
@@ -377,8 +482,11 @@ fn emulate_env<'l>(
     // loading is the loader's): a process of its own, beside torch's, whose libraries opened
     // by name are then marked where torch's import loads them.
     thread::scope(|s| {
-        let links = budget.spawn_or_run(s, || {
-            timings.time("framework-loader", || {
+        // The frameworks are read after the packages: this waits for the whole environment,
+        // so without a thread free it runs after the emulation, not before it.
+        let links = budget.spawn_or_defer(s, || {
+            let env = whole()?;
+            Some(timings.time("framework-loader", || {
                 env.frameworks
                     .iter()
                     .map(|b| {
@@ -386,23 +494,25 @@ fn emulate_env<'l>(
                             .then(|| libraries::framework_links(host, b))
                     })
                     .collect::<Vec<_>>()
-            })
+            }))
         });
         let loader = timings.time("loader", || {
             libraries::collect_env(host, env, list, outside)
         });
-        let needs = links
-            .join()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|l| {
-                l.map(|mut l| {
-                    libraries::mark_after_import(&mut l, loader.as_ref().map(|e| &e.process));
-                    libraries::unresolved_needs(host, env, &l)
+        let links = links.join().unwrap_or_default();
+        let needs = match (links, whole()) {
+            (Some(links), Some(env)) => links
+                .into_iter()
+                .map(|l| {
+                    l.map(|mut l| {
+                        libraries::mark_after_import(&mut l, loader.as_ref().map(|e| &e.process));
+                        libraries::unresolved_needs(host, env, &l)
+                    })
+                    .unwrap_or_default()
                 })
-                .unwrap_or_default()
-            })
-            .collect();
+                .collect(),
+            _ => Vec::new(),
+        };
         (loader, needs)
     })
 }
@@ -461,4 +571,40 @@ fn gather(results: Vec<Option<EnvResult>>) -> (cudoctor_snapshot::LoaderFacts, F
         needs.push(env_needs);
     }
     (facts, needs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_environments_packages_are_there_before_the_reading_ends_and_nothing_waits_forever() {
+        let stages = Stages::new(2);
+        let env = |p: &str| cudoctor_snapshot::PythonEnv {
+            prefix: p.into(),
+            ..Default::default()
+        };
+        thread::scope(|s| {
+            let early = s.spawn(|| stages.packages(0).map(|e| e.prefix.clone()));
+            let rest = s.spawn(|| (stages.packages(1).is_none(), stages.whole().len()));
+            // A reader that publishes one environment's packages and then panics: the first
+            // waiter has its environment, the others are released with nothing.
+            let reading = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _closing = Closing(&stages);
+                stages.packages_read(0, &env("/a"));
+                assert_eq!(early.join().unwrap().as_deref(), Some("/a"));
+                panic!("a reader failed");
+            }));
+            assert!(reading.is_err());
+            assert_eq!(rest.join().unwrap(), (true, 0));
+        });
+        // A reading that ends well: every environment whole, in order.
+        let stages = Stages::new(2);
+        stages.packages_read(1, &env("/b"));
+        stages.close(vec![env("/a"), env("/b")]);
+        assert_eq!(stages.packages(0).map(|e| e.prefix.as_str()), None);
+        assert_eq!(stages.packages(1).map(|e| e.prefix.as_str()), Some("/b"));
+        assert_eq!(stages.whole_env(1).map(|e| e.prefix.as_str()), Some("/b"));
+        assert_eq!(stages.into_whole().len(), 2);
+    }
 }

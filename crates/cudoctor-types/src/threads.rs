@@ -170,14 +170,44 @@ impl ThreadBudget {
         }
         Started::Done(catch_unwind(AssertUnwindSafe(f)))
     }
+
+    /// As [`ThreadBudget::spawn_or_run`], but with no thread free the work runs at
+    /// [`Started::join`], after the caller's own work instead of before it: for work that may
+    /// wait for something while the caller's work needs nothing of it.
+    pub fn spawn_or_defer<'scope, T: Send + 'scope>(
+        &'scope self,
+        s: &'scope thread::Scope<'scope, '_>,
+        f: impl FnOnce() -> T + Send + 'scope,
+    ) -> Started<'scope, T> {
+        if self.take(1) == 1 {
+            let permit = Permit(self);
+            let slot = Arc::new(Mutex::new(Some(f)));
+            let theirs = Arc::clone(&slot);
+            let spawned = thread::Builder::new().spawn_scoped(s, move || {
+                let _permit = permit;
+                let f = theirs.lock().ok().and_then(|mut f| f.take());
+                f.map(|f| f())
+            });
+            if let Ok(h) = spawned {
+                return Started::Spawned(h);
+            }
+            return match slot.lock().ok().and_then(|mut f| f.take()) {
+                Some(f) => Started::Deferred(Box::new(f)),
+                None => Started::Done(Err(Box::new("the work was lost with its thread"))),
+            };
+        }
+        Started::Deferred(Box::new(f))
+    }
 }
 
-/// Work started by [`ThreadBudget::spawn_or_run`].
+/// Work started by [`ThreadBudget::spawn_or_run`] or [`ThreadBudget::spawn_or_defer`].
 pub enum Started<'scope, T> {
     /// Running on a thread of its own.
     Spawned(thread::ScopedJoinHandle<'scope, Option<T>>),
     /// Run on the caller already.
     Done(thread::Result<T>),
+    /// To run on the caller at [`Started::join`].
+    Deferred(Box<dyn FnOnce() -> T + Send + 'scope>),
 }
 
 impl<T> Started<'_, T> {
@@ -188,6 +218,7 @@ impl<T> Started<'_, T> {
                 .join()
                 .and_then(|r| r.ok_or_else(|| Box::new("the work was lost") as _)),
             Started::Done(r) => r,
+            Started::Deferred(f) => catch_unwind(AssertUnwindSafe(f)),
         }
     }
 }
@@ -247,6 +278,26 @@ mod tests {
         fn leave(&self) {
             self.now.fetch_sub(1, Ordering::SeqCst);
         }
+    }
+
+    #[test]
+    fn deferred_work_runs_after_the_callers_when_no_thread_is_free() {
+        let budget = ThreadBudget::new(0);
+        let order = Mutex::new(Vec::new());
+        thread::scope(|s| {
+            let later = budget.spawn_or_defer(s, || order.lock().unwrap().push("deferred"));
+            order.lock().unwrap().push("caller");
+            later.join().unwrap();
+        });
+        assert_eq!(*order.lock().unwrap(), ["caller", "deferred"]);
+        // With a thread free it runs there, and its result comes back the same way.
+        let budget = ThreadBudget::new(1);
+        thread::scope(|s| {
+            let spawned = budget.spawn_or_defer(s, || 7);
+            assert!(matches!(spawned, Started::Spawned(_)));
+            assert_eq!(spawned.join().unwrap(), 7);
+        });
+        assert_eq!(budget.busy.load(Ordering::SeqCst), 0);
     }
 
     #[test]

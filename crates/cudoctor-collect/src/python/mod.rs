@@ -17,12 +17,24 @@ use crate::host::Host;
 /// Finds and reads every Python environment worth inspecting, the most specific first:
 /// `--python`, the active venv, the active conda env, then `python3`/`python` on PATH.
 pub fn collect(host: &Host, explicit: &[String]) -> Vec<PythonEnv> {
+    read(host, &find(host, explicit), &|_, _| {})
+}
+
+/// An environment to read: its prefix, its interpreter, and every way it was found.
+#[derive(Debug, Clone)]
+pub struct FoundEnv {
+    prefix: String,
+    interpreter: Option<String>,
+    via: Vec<String>,
+}
+
+/// Every environment worth inspecting, once, with every way it was found, the most specific
+/// first (as [`collect`] reads them). Only paths are looked at: nothing is read yet.
+pub fn find(host: &Host, explicit: &[String]) -> Vec<FoundEnv> {
     // The live Windows machine's Pythons are Windows ones (crate::windows::python_envs).
     if host.is_live_windows() {
         return Vec::new();
     }
-    // Every environment once, with every way it was found; then each read on its own thread
-    // (an env's packages, frameworks and installer are its own files).
     let mut found: Vec<(String, Option<String>, Vec<String>)> = Vec::new();
     let mut add = |prefix: Option<(String, Option<String>)>, via: &str| {
         let Some((prefix, interpreter)) = prefix else {
@@ -54,12 +66,30 @@ pub fn collect(host: &Host, explicit: &[String]) -> Vec<PythonEnv> {
             add(prefix_of(host, &hit), &format!("{name} on PATH"));
         }
     }
-    // Each environment on a worker of its own where the process's budget has one.
+    found
+        .into_iter()
+        .map(|(prefix, interpreter, via)| FoundEnv {
+            prefix,
+            interpreter,
+            via,
+        })
+        .collect()
+}
+
+/// Reads the `found` environments, each on a worker of its own where the process's budget has
+/// one (an env's packages, frameworks and installer are its own files). `packages_read(i, env)`
+/// is called as soon as environment `i`'s site directories and packages are read, before its
+/// frameworks, declared requirements, installer and NumPy pins: what the wheel check, the
+/// listing and the loader emulation need, so they can start while the rest is read.
+pub fn read(
+    host: &Host,
+    found: &[FoundEnv],
+    packages_read: &(dyn Fn(usize, &PythonEnv) + Sync),
+) -> Vec<PythonEnv> {
+    let indexed: Vec<(usize, &FoundEnv)> = found.iter().enumerate().collect();
     cudoctor_types::ThreadBudget::process()
-        .map(&found, found.len(), |(prefix, interpreter, vias)| {
-            let mut env = read_env(host, prefix, interpreter.clone(), &vias[0]);
-            env.found_via = vias.clone();
-            env
+        .map(&indexed, found.len(), |&(i, f)| {
+            read_env(host, f, &|env| packages_read(i, env))
         })
         .into_iter()
         // A reader's panic is the caller's, as it was before the threads.
@@ -170,20 +200,18 @@ fn prefix_of(host: &Host, path: &str) -> Option<(String, Option<String>)> {
 /// dist-info text read once for all the readers ([`memo`]); once its packages are known, its
 /// frameworks and declared requirements are read beside its installer and NumPy pins (each
 /// reads only the packages, site directories and dist-info files).
-fn read_env(host: &Host, prefix: &str, interpreter: Option<String>, via: &str) -> PythonEnv {
+fn read_env(host: &Host, found: &FoundEnv, packages_read: &dyn Fn(&PythonEnv)) -> PythonEnv {
     let memo = std::sync::Arc::new(memo::Memo::default());
-    memo::scoped(&memo, || {
-        read_env_with(host, prefix, interpreter, via, &memo)
-    })
+    memo::scoped(&memo, || read_env_with(host, found, &memo, packages_read))
 }
 
 fn read_env_with(
     host: &Host,
-    prefix: &str,
-    interpreter: Option<String>,
-    via: &str,
+    found: &FoundEnv,
     memo: &std::sync::Arc<memo::Memo>,
+    packages_read: &dyn Fn(&PythonEnv),
 ) -> PythonEnv {
+    let prefix = found.prefix.as_str();
     let cfg = host.read_text(&format!("{prefix}/pyvenv.cfg")).ok();
     let kind = if cfg.is_some() {
         PythonEnvKind::Venv
@@ -195,8 +223,8 @@ fn read_env_with(
     let mut env = PythonEnv {
         prefix: prefix.to_string(),
         kind,
-        found_via: vec![via.to_string()],
-        interpreter,
+        found_via: found.via.clone(),
+        interpreter: found.interpreter.clone(),
         ..Default::default()
     };
     let cfg_version = cfg
@@ -204,9 +232,11 @@ fn read_env_with(
         .and_then(|c| cfg_value(c, "version").or_else(|| cfg_value(c, "version_info")));
     let lib_versions = lib_python_versions(host, prefix);
     env.python_version = cfg_version.or_else(|| lib_versions.first().cloned());
-    env.headers = headers::read(host, &env, cfg.as_deref(), &lib_versions);
     // Each part's span (CUDOCTOR_TIMINGS), for finding the serial part of a check.
     let t = crate::timings::global();
+    env.headers = t.time("env-headers", || {
+        headers::read(host, &env, cfg.as_deref(), &lib_versions)
+    });
     env.site_packages = t.time("env-sites", || {
         site::site_packages_dirs(host, prefix, kind, &lib_versions, cfg.as_deref())
     });
@@ -214,6 +244,7 @@ fn read_env_with(
     if kind == PythonEnvKind::Conda {
         env.conda_packages = site::conda_packages(host, prefix);
     }
+    packages_read(&env);
     let read = &env;
     // An environment without a CUDA-relevant package (a system Python) has nothing to read
     // beside: no thread for it.

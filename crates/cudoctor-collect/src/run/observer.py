@@ -260,7 +260,10 @@ def _wrap_sdpa(torch):
                     own[0] += 1
                     if weight:
                         own[1] += (clock() - t0) * weight
-                    return original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
+                    if args or kwargs:
+                        return original(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
+                    # No tuple and dict built for the call (the usual case).
+                    return original(query, key, value, attn_mask, dropout_p, is_causal)
             else:
                 if len(groups) >= MAX_GROUPS:
                     _S.sdpa_ungrouped += 1
@@ -458,8 +461,10 @@ def _thin(series, stride_attr):
         setattr(_S, stride_attr, getattr(_S, stride_attr) * 2)
 
 
-def _step_done(torch, source):
-    now = _S.time.perf_counter()
+def _step_done(torch, source, now_ns):
+    """A step ends now (`now_ns`, the hook's own perf_counter_ns read: the same clock as
+    perf_counter, read once for both)."""
+    now = now_ns * 1e-9
     if _S.step_source != source:
         if _S.step_source == "optimizer":
             return
@@ -506,7 +511,7 @@ def _hook_optimizer(torch):
             _S.step_owner = id(optimizer)
             _drop_forward_hooks()
         if id(optimizer) == _S.step_owner:
-            _step_done(torch, "optimizer")
+            _step_done(torch, "optimizer", t0)
         _own("step", t0 + _S.step_excluded_ns)
         _S.step_excluded_ns = 0
 
@@ -527,7 +532,7 @@ def _hook_forward(torch):
                 if _S.forward_owner is None:
                     _S.forward_owner = id(mod)
                 if id(mod) == _S.forward_owner:
-                    _step_done(torch, "forward")
+                    _step_done(torch, "forward", t0)
         t0 += _S.step_excluded_ns
         _S.step_excluded_ns = 0
         # Counted even once an optimizer marks the steps: the hooks stay where dynamo compiled
@@ -961,7 +966,9 @@ def _attention_shell_ns():
         scratch[0] += 1
         if weight:
             scratch[1] += (clock() - t0) * weight
-        return bare(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
+        if args or kwargs:
+            return bare(query, key, value, attn_mask, dropout_p, is_causal, *args, **kwargs)
+        return bare(query, key, value, attn_mask, dropout_p, is_causal)
 
     n = 20000
     direct = _per_call_ns(lambda: bare(1, 2, 3, None, 0.0, True), n)
