@@ -5,18 +5,24 @@ default cache (`~/.cache/torch_extensions/pyXY_cuZZZ/<name>/<name>.so`, as torch
 builds, each with its build.ninja and object files) holds N builds.
 
 Each extension is a real CUDA library: one built here by nvcc (`--nvcc`, for sm_80 as
-TORCH_CUDA_ARCH_LIST=8.0 builds it) or one given (`--so`), hard-linked N times under N names.
+TORCH_CUDA_ARCH_LIST=8.0 builds it) or one given (`--so`), copied N times under N names (N files
+of their own, as N real builds are: nothing read once serves the others).
 
 Usage: extension_cache.py [--nvcc NVCC | --so LIB] [--gencode compute_80,sm_80] [--count 20]
-       [--runs 21] [--python PY] [--tag py311_cu132 | --tag env] [--timings] BINARY
-Prints a Markdown table: cache, median wall, the difference and the ratio. `--tag env` names the
+       [--runs 21] [--python PY] [--tag py311_cu132 | --tag env] [--timings]
+       [--compare OTHER_BINARY] BINARY
+Prints a Markdown table: cache, median wall and median CPU time (user + system of check, which a
+loaded machine disturbs less than wall time), the differences and the ratios. `--tag env` names the
 build folder after --python's own Python and torch (the builds that environment loads: judged
 with its libraries); the default folder belongs to no environment here. `--timings` also runs
 each home with CUDOCTOR_TIMINGS and prints the median of each of check's phases side by side:
-where the difference goes.
+where the difference goes. `--compare OTHER` times another build (the one before a change) in
+the same interleaved runs: the cache's cost of each, side by side.
 """
 import argparse
 import os
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -68,7 +74,7 @@ def lay_out_cache(root, so, count, tag_name="py311_cu132"):
         name = f"ext_{i:02d}"
         d = os.path.join(tag, name)
         os.makedirs(d)
-        os.link(so, os.path.join(d, f"{name}.so"))
+        shutil.copyfile(so, os.path.join(d, f"{name}.so"))
         with open(os.path.join(d, "build.ninja"), "w") as f:
             f.write(f"ninja_required_version = 1.3\n# {name}\n")
         for obj in ("main.o", "cuda.cuda.o"):
@@ -86,15 +92,18 @@ def time_check(binary, home, python, timings=False):
     args = [binary, "check", "--format", "json"]
     if python:
         args += ["--python", python]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run(args, env=env, cwd=home, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE if timings else subprocess.DEVNULL)
     wall = (time.perf_counter() - t0) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1000
     if p.returncode not in (0, 1):
         sys.exit(f"check exited {p.returncode}")
     if timings:
         return wall, p.stdout, phases(p.stderr.decode(errors="replace"))
-    return wall, p.stdout
+    return wall, p.stdout, cpu
 
 
 def phases(stderr):
@@ -125,6 +134,8 @@ def main():
     ap.add_argument("--gencode", default="compute_80,sm_80")
     ap.add_argument("--tag", default="py311_cu132")
     ap.add_argument("--timings", action="store_true")
+    ap.add_argument("--compare", action="append", default=[], metavar="BINARY",
+                    help="another cudoctor (an older build) timed beside BINARY in the same runs")
     a = ap.parse_args()
     if a.tag == "env":
         if not a.python:
@@ -142,27 +153,38 @@ def main():
         full = os.path.join(work, "home-cache")
         for d in (empty, full):
             os.makedirs(d)
-        # Hard links need the same file system: copy the library in once.
-        local = os.path.join(work, "ext.so")
-        with open(so, "rb") as src, open(local, "wb") as dst:
-            dst.write(src.read())
+        local = so
         lay_out_cache(os.path.join(full, ".cache", "torch_extensions"), local, a.count, a.tag)
         # The cache is really found: the binaries discovery lists name every extension.
-        _, out = time_check(a.binary, full, a.python)
+        _, out, _ = time_check(a.binary, full, a.python)
         found = out.decode(errors="replace").count(f"/{a.tag}/ext_")
         if found < a.count:
             sys.exit(f"check names {found} paths of the {a.count} extensions: not found")
-        walls = {"none": [], a.count: []}
-        time_check(a.binary, empty, a.python)  # warm the page cache
+        # Every binary (the one judged, then --compare's) with and without the cache, all
+        # interleaved run by run, so a load that comes and goes touches each alike.
+        binaries = [a.binary] + [os.path.abspath(b) for b in a.compare]
+        walls = {(b, k): [] for b in binaries for k in ("none", a.count)}
+        cpus = {(b, k): [] for b in binaries for k in ("none", a.count)}
+        for b in binaries:
+            time_check(b, empty, a.python)  # warm the page cache
         for _ in range(a.runs):
-            walls["none"].append(time_check(a.binary, empty, a.python)[0])
-            walls[a.count].append(time_check(a.binary, full, a.python)[0])
-        base = statistics.median(walls["none"])
-        with_cache = statistics.median(walls[a.count])
-        print(f"| extension cache | median wall (ms, {a.runs} runs, interleaved) | difference | ratio |")
-        print("|---|---|---|---|")
-        print(f"| none | {base:.1f} | | |")
-        print(f"| {a.count} extensions | {with_cache:.1f} | {with_cache - base:+.1f} ms | {with_cache / base:.3f} |")
+            for b in binaries:
+                for key, home in (("none", empty), (a.count, full)):
+                    wall, _, cpu = time_check(b, home, a.python)
+                    walls[(b, key)].append(wall)
+                    cpus[(b, key)].append(cpu)
+        print(f"| binary | extension cache | median wall (ms, {a.runs} runs, interleaved) "
+              f"| difference | ratio | median CPU (ms) | difference | ratio |")
+        print("|---|---|---|---|---|---|---|---|")
+        for b in binaries:
+            med = statistics.median
+            base, with_cache = med(walls[(b, "none")]), med(walls[(b, a.count)])
+            cbase, cwith = med(cpus[(b, "none")]), med(cpus[(b, a.count)])
+            label = b if len({os.path.basename(x) for x in binaries}) < len(binaries) else os.path.basename(b)
+            print(f"| {label} | none | {base:.1f} | | | {cbase:.1f} | | |")
+            print(f"| {label} | {a.count} extensions | {with_cache:.1f} | "
+                  f"{with_cache - base:+.1f} ms | {with_cache / base:.3f} | {cwith:.1f} | "
+                  f"{cwith - cbase:+.1f} ms | {cwith / cbase:.3f} |")
         print(f"\n(folder {a.tag}, {a.gencode}; findings with the cache: {count_findings(out)})")
         if a.timings:
             runs = {"none": [], a.count: []}

@@ -6,6 +6,9 @@
 #   - `check --format json` on this Wine machine (no GPU, no Python) ends with exit status 0
 #     or 1, says the OS is windows, and reports the missing driver (DRV001);
 #   - `check --format text` ends the same way and prints its verdict;
+#   - TK019 on a Windows-layout tree with Visual Studio's installer state files
+#     (scripts/ci/wine/msvc-tree.sh: without C++, with it, DISTUTILS_USE_SDK=1 with and without
+#     cl.exe on PATH);
 #   - `check --root` of a ComfyUI-portable tree of torch's real Windows DLLs without the Visual
 #     C++ runtime reports PLT020 with its PowerShell fix;
 #   - beside an nvml.dll that hangs, or crashes, `check` ends within its --timeout with DRV007
@@ -162,6 +165,11 @@ assert "c10.dll cannot be loaded" in f["title"], f["title"]
 assert f["fix"][0] == {"powershell": "winget install --id Microsoft.VCRedist.2015+.x64 --exact"}, f["fix"]
 print(f"windows: check --root of a portable tree under Wine: {f['title']}", file=sys.stderr)
 EOF2
+
+# TK019 on a Windows-layout tree (Visual Studio as its installer's state files record it, with
+# and without the C++ workload; DISTUTILS_USE_SDK=1 outside and inside a Native Tools PATH).
+step "TK019 on a Windows tree under Wine"
+scripts/ci/wine/msvc-tree.sh "$wine" "$exe" "$work" || fail "TK019 under Wine: unexpected report"
 
 # The win_amd64 wheel (scripts/build-wheels.sh windows: maturin over this same mingw build, the
 # debug profile here) as pip installs it: pip accepts its tag for a Windows x64 target, and

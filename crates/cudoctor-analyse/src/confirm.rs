@@ -167,6 +167,8 @@ pub const JUDGES: &[Judges] = &[
             &r::toolkit_selection_disagrees::RULE,
             &r::nvcc_cannot_target_gpu::RULE,
             &r::nvcc_flag_unsupported::RULE,
+            // nvcc's "unsupported GNU version!" (crt/host_config.h's #error), read by TK013.
+            &r::host_compiler_unsupported::RULE,
         ],
         Some(&[Needs::Toolkit, Needs::TorchCudaBuild]),
     ),
@@ -748,5 +750,65 @@ mod tests {
             "{:?}",
             m.fixes
         );
+    }
+
+    /// nvcc's refusal of a newer gcc ("unsupported GNU version!") is confirmed by TK013 where
+    /// the toolkit's host_config.h refuses the host compiler found, with TK013's fix (the
+    /// older compiler through CC/CXX); where the compiler is accepted, TK013 does not confirm
+    /// it.
+    #[test]
+    fn nvccs_refusal_of_a_newer_gcc_is_judged_by_tk013() {
+        use cudoctor_snapshot::{
+            BuildTools, CompilerFamily, CompilerRange, HostCompiler, HostCompilerSupport,
+        };
+        const LOG: &str = "/usr/local/cuda-13.0/include/crt/host_config.h:137:2: error: #error -- unsupported GNU version! gcc versions later than 15 are not supported! The nvcc flag '-allow-unsupported-compiler' can be used to override this version check; however, using an unsupported host compiler may cause compilation failure or incorrect run time execution. Use at your own risk.";
+        let with = |gcc: &str| {
+            let mut s = h200();
+            s.host.distro = Some("Debian GNU/Linux 13 (trixie)".into());
+            s.toolkit.toolkits[0].host_compilers = Some(HostCompilerSupport {
+                file: "/usr/local/cuda-13.0/include/crt/host_config.h".into(),
+                ranges: vec![CompilerRange {
+                    family: CompilerFamily::Gcc,
+                    min: None,
+                    max_major: Some(15),
+                    condition: "__GNUC__ > 15".into(),
+                    line: 137,
+                    message:
+                        "-- unsupported GNU version! gcc versions later than 15 are not supported!"
+                            .into(),
+                }],
+            });
+            s.toolkit.build_tools = Some(BuildTools {
+                host_compiler: Some(HostCompiler {
+                    chosen_by: "gcc on PATH".into(),
+                    command: "gcc".into(),
+                    path: Some("/usr/bin/gcc".into()),
+                    resolved: Some(format!("/usr/bin/x86_64-linux-gnu-gcc-{gcc}")),
+                    family: Some(CompilerFamily::Gcc),
+                    version: Some(gcc.into()),
+                    version_source: Some(format!("the program's name (gcc-{gcc})")),
+                }),
+                ..Default::default()
+            });
+            s
+        };
+        let (e, findings) = explained(LOG, &with("16"));
+        assert_eq!(e.category, Category::ToolkitMismatch);
+        let m = e.machine.clone().unwrap_or_else(|| panic!("no check"));
+        assert_eq!(m.verdict, Verdict::Consistent, "{m:?}");
+        let tk013 = findings.iter().find(|f| f.code == "TK013");
+        assert!(m.findings.iter().any(|f| f.code == "TK013"), "{m:?}");
+        // TK013's steps, in its order (the fixture's other toolkit finding adds its own).
+        let steps: Vec<&FixStep> = m
+            .fixes
+            .iter()
+            .filter(|s| tk013.is_some_and(|f| f.fix.contains(s)))
+            .collect();
+        assert_eq!(Some(steps), tk013.map(|f| f.fix.iter().collect()));
+        assert!(m.fixes.iter().any(|s| s.contains("CC=gcc-15 CXX=g++-15")));
+        // An accepted compiler: TK013 is not among the confirming findings.
+        let (e, _) = explained(LOG, &with("14"));
+        let m = e.machine.unwrap_or_else(|| panic!("no check"));
+        assert!(m.findings.iter().all(|f| f.code != "TK013"), "{m:?}");
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use cudoctor_fatbin::default_threads;
+use cudoctor_fatbin::{default_threads, ScanError};
 use cudoctor_snapshot::{KernelImages, LibraryImages, PythonEnv, ScanKind};
 
 use crate::host::Host;
@@ -171,28 +171,19 @@ pub fn discovered_owner(b: &cudoctor_snapshot::FoundBinary) -> String {
 }
 
 /// Scans the given machine paths (files or directories) with each library's owner label.
+///
+/// One queue of files for the process's workers ([`scan_queue`]), the largest first, so that
+/// a few large libraries (torch's, cuBLAS') start at once and the many small ones (extensions,
+/// JIT builds) fill the other workers around them: no worker waits at a batch's end for
+/// another's large file. A file not begun by the command's deadline is left out, and the
+/// stop is said.
 pub fn scan(host: &Host, paths: &[(String, String)]) -> KernelImages {
     let real: Vec<PathBuf> = paths.iter().map(|(p, _)| host.fs_path(p)).collect();
-    // In batches, so that thousands of libraries (or a few of many GB) end at the command's
-    // deadline: the libraries not read by then are left out and the stop is said.
-    let batch = default_threads() * 4;
-    let mut results = Vec::with_capacity(real.len());
-    for (k, chunk) in real.chunks(batch).enumerate() {
-        let first = &paths[k * batch].0;
-        let place = first.rsplit_once('/').map_or(first.as_str(), |(d, _)| d);
-        if host.out_of_time(ScanKind::KernelImages, place) {
-            break;
-        }
-        let opts = cudoctor_fatbin::ScanOptions {
-            deadline: host.deadline(),
-            ..Default::default()
-        };
-        results.extend(cudoctor_fatbin::scan_many_with(
-            chunk,
-            default_threads(),
-            &opts,
-        ));
-    }
+    let opts = cudoctor_fatbin::ScanOptions {
+        deadline: host.deadline(),
+        ..Default::default()
+    };
+    let results = scan_queue(&real, &opts);
     // A library whose own scan the deadline ended (a section of gigabytes) is left out like
     // those never begun: not judged, and the stop is said.
     let budget_s = host.deadline().budget_s().unwrap_or(0.0);
@@ -240,6 +231,46 @@ pub fn scan(host: &Host, paths: &[(String, String)]) -> KernelImages {
         libraries,
     }
 }
+
+/// Each file's scan, in the order given, by up to [`default_threads`] workers pulling from one
+/// queue ordered by size, largest first (the longest scans start first, the shortest end the
+/// queue). A file whose turn comes after `opts.deadline` is not opened: it is
+/// [`cudoctor_fatbin::ScanError::Stopped`], as one whose scan the deadline ended.
+fn scan_queue(real: &[PathBuf], opts: &cudoctor_fatbin::ScanOptions) -> Vec<(PathBuf, ScanResult)> {
+    // One metadata call per file (the scan opens it anyway); an unreadable one sorts last and
+    // gets its error from the scan.
+    let mut order: Vec<(u64, usize)> = real
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (std::fs::metadata(p).map_or(0, |m| m.len()), i))
+        .collect();
+    order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let queue: Vec<&PathBuf> = order.iter().map(|&(_, i)| &real[i]).collect();
+    // A panic would be a bug in the scanner; it costs that file, not the others (`map` keeps
+    // it as that item's Err).
+    let scanned = cudoctor_types::ThreadBudget::process().map(&queue, default_threads(), |path| {
+        if opts.deadline.passed() {
+            return Err(ScanError::Stopped("not begun before the deadline".into()));
+        }
+        cudoctor_fatbin::scan_file_with(path, opts)
+    });
+    let mut by_index: Vec<Option<ScanResult>> = real.iter().map(|_| None).collect();
+    for (&(_, i), r) in order.iter().zip(scanned) {
+        by_index[i] = r.ok();
+    }
+    real.iter()
+        .zip(by_index)
+        .map(|(p, r)| {
+            let r = r.unwrap_or_else(|| {
+                Err(ScanError::Corrupt("the scanner failed on this file".into()))
+            });
+            (p.clone(), r)
+        })
+        .collect()
+}
+
+/// One file's kernel images, or why they could not be read.
+type ScanResult = Result<cudoctor_fatbin::FileImages, ScanError>;
 
 /// The kernel images of binaries a log names (absolute machine paths; `directory`: a build
 /// directory to look for CUDA libraries in), those that exist on this machine, labelled as
@@ -342,4 +373,50 @@ fn owner(env: &PythonEnv, module: &str) -> String {
         .max_by_key(|p| p.name.len())
         .map(|p| p.name.clone())
         .unwrap_or_else(|| module.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The queue hands back each file's result in the order given, whatever order the sizes
+    /// scanned them in; past the deadline no file is begun and each is said stopped.
+    #[test]
+    fn the_scan_queue_keeps_the_given_order_and_begins_nothing_past_the_deadline() {
+        let dir = std::env::temp_dir().join(format!("cudoctor-queue-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files: Vec<PathBuf> = [10usize, 3000, 0, 700]
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let p = dir.join(format!("lib{i}.so"));
+                std::fs::write(&p, vec![b'x'; n]).unwrap();
+                p
+            })
+            .chain(std::iter::once(dir.join("missing.so")))
+            .collect();
+        let now = scan_queue(&files, &cudoctor_fatbin::ScanOptions::default());
+        let late = scan_queue(
+            &files,
+            &cudoctor_fatbin::ScanOptions {
+                deadline: cudoctor_types::Deadline::after(std::time::Duration::ZERO),
+                ..Default::default()
+            },
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        let paths: Vec<&PathBuf> = now.iter().map(|(p, _)| p).collect();
+        assert_eq!(paths, files.iter().collect::<Vec<_>>());
+        // Not ELF: no kernel images, no error; the missing file's error is its own.
+        assert!(now[..4]
+            .iter()
+            .all(|(_, r)| r.as_ref().is_ok_and(|i| i.sass.is_empty())));
+        assert!(
+            matches!(now[4].1, Err(ScanError::Io { .. })),
+            "{:?}",
+            now[4].1
+        );
+        assert!(late
+            .iter()
+            .all(|(_, r)| matches!(r, Err(ScanError::Stopped(_)))));
+    }
 }

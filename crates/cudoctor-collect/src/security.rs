@@ -8,8 +8,8 @@ use std::io::Read;
 use std::time::{Duration, Instant};
 
 use cudoctor_snapshot::{
-    ApparmorFacts, Attempt, Confinement, Outcome, SecurityDenial, SecurityFacts, SecurityModule,
-    SelinuxFacts,
+    ApparmorFacts, Attempt, Confinement, DenialSource, Outcome, SecurityDenial, SecurityFacts,
+    SecurityModule, SelinuxFacts,
 };
 
 use crate::host::{CommandOutcome, Host};
@@ -28,20 +28,123 @@ const MAX_LINE: usize = 400;
 const SELINUX_ENFORCE: &str = "/sys/fs/selinux/enforce";
 const APPARMOR_DIR: &str = "/sys/kernel/security/apparmor";
 const APPARMOR_PROFILES: &str = "/sys/kernel/security/apparmor/profiles";
+/// auditd's log where its configuration does not name another (`log_file` in auditd.conf).
+const AUDIT_LOG: &str = "/var/log/audit/audit.log";
+const AUDITD_CONF: &str = "/etc/audit/auditd.conf";
+/// The most of auditd's log read, from its end (the newest records): auditd rotates its log
+/// at `max_log_file`, 8 MB by default, so a default log is read whole.
+const MAX_AUDIT_BYTES: u64 = 8 << 20;
 
 pub fn collect(host: &Host) -> SecurityFacts {
     let (text, attempt) = kernel_log(host);
-    let mut denials: Vec<SecurityDenial> = text.lines().filter_map(parse_denial).collect();
-    if denials.len() > MAX_DENIALS {
-        denials.drain(..denials.len() - MAX_DENIALS);
-    }
+    let (audit_text, audit_attempt) = audit_log(host);
+    let denials = merge_denials(
+        text.lines().filter_map(parse_denial).collect(),
+        audit_text
+            .lines()
+            .filter_map(parse_denial)
+            .map(|d| SecurityDenial {
+                source: DenialSource::AuditLog,
+                ..d
+            })
+            .collect(),
+    );
     SecurityFacts {
         selinux: selinux(host),
         apparmor: apparmor(host),
         confinement: confinement(host),
         denials,
         kernel_log: Some(attempt),
+        audit_log: Some(audit_attempt),
     }
+}
+
+/// The kernel log's denials, then auditd's not already there (one record reaches both when
+/// auditd starts late or its backlog overflows: the same `audit(TIME:SERIAL)` stamp), ordered
+/// by their stamps where every one has one, the newest [`MAX_DENIALS`] kept.
+fn merge_denials(kernel: Vec<SecurityDenial>, audit: Vec<SecurityDenial>) -> Vec<SecurityDenial> {
+    let seen: std::collections::HashSet<(u64, u64, u64)> =
+        kernel.iter().filter_map(|d| audit_stamp(&d.line)).collect();
+    let mut denials = kernel;
+    denials.extend(
+        audit
+            .into_iter()
+            .filter(|d| audit_stamp(&d.line).is_none_or(|s| !seen.contains(&s))),
+    );
+    if denials.iter().all(|d| audit_stamp(&d.line).is_some()) {
+        denials.sort_by_key(|d| audit_stamp(&d.line));
+    }
+    if denials.len() > MAX_DENIALS {
+        denials.drain(..denials.len() - MAX_DENIALS);
+    }
+    denials
+}
+
+/// `audit(1730072197.189:290)`: the record's seconds, milliseconds and serial number.
+fn audit_stamp(line: &str) -> Option<(u64, u64, u64)> {
+    let rest = &line[line.find("audit(")? + "audit(".len()..];
+    let (stamp, _) = rest.split_once(')')?;
+    let (time, serial) = stamp.split_once(':')?;
+    let (secs, millis) = time.split_once('.')?;
+    Some((
+        secs.parse().ok()?,
+        millis.parse().ok()?,
+        serial.parse().ok()?,
+    ))
+}
+
+/// The newest records of auditd's log: while auditd runs, SELinux and AppArmor denials are
+/// written there and not to the kernel log. The file named by auditd.conf's `log_file` where
+/// that is readable, else `/var/log/audit/audit.log`; its last [`MAX_AUDIT_BYTES`], the first
+/// line cut there dropped. Root's only on most systems (mode 0600 in a 0700 directory): a user
+/// who cannot read it is told so, which is no failure of the check.
+fn audit_log(host: &Host) -> (String, Attempt) {
+    let path = host
+        .read_text(AUDITD_CONF)
+        .ok()
+        .and_then(|conf| auditd_log_file(&conf))
+        .unwrap_or_else(|| AUDIT_LOG.to_string());
+    match cudoctor_types::regular_file::read_tail(&host.fs_path(&path), MAX_AUDIT_BYTES) {
+        Ok((bytes, cut)) => {
+            let mut text = String::from_utf8_lossy(&bytes).into_owned();
+            if cut {
+                let first = text.find('\n').map_or(text.len(), |i| i + 1);
+                text.drain(..first);
+            }
+            let note = if cut {
+                format!("its newest {} MiB only", MAX_AUDIT_BYTES >> 20)
+            } else {
+                String::new()
+            };
+            (text, Attempt::new(&path, Outcome::Ok, note))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (
+            String::new(),
+            Attempt::new(&path, Outcome::Absent, "no auditd log here"),
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => (
+            String::new(),
+            Attempt::new(
+                &path,
+                Outcome::Skipped,
+                "permission denied: auditd keeps its log for root (run cudoctor as root to read its denials)",
+            ),
+        ),
+        Err(e) => (
+            String::new(),
+            Attempt::new(&path, Outcome::Failed, e.to_string()),
+        ),
+    }
+}
+
+/// auditd.conf's `log_file = PATH` (an absolute path), the last one set.
+fn auditd_log_file(conf: &str) -> Option<String> {
+    conf.lines()
+        .filter_map(|l| {
+            let (key, value) = l.split_once('=')?;
+            (key.trim() == "log_file").then(|| value.trim().to_string())
+        })
+        .rfind(|v| v.starts_with('/'))
 }
 
 fn selinux(host: &Host) -> Option<SelinuxFacts> {
@@ -305,6 +408,7 @@ pub fn parse_denial(line: &str) -> Option<SecurityDenial> {
         access,
         permissive,
         line: kept,
+        source: DenialSource::KernelLog,
     })
 }
 
@@ -405,6 +509,150 @@ mod tests {
             .line
             .starts_with("audit: type=1400 audit(1716191113.203:186):"));
         assert!(denials.iter().all(|d| !d.permissive));
+    }
+
+    const AUDIT_FIXTURE: &str = include_str!("../../cudoctor/tests/fixtures/security/audit.log");
+
+    /// A `--root` tree holding `files` (machine path, content), removed when dropped.
+    struct Tree(std::path::PathBuf);
+    impl Tree {
+        fn new(name: &str, files: &[(&str, &str)]) -> Tree {
+            let dir = std::env::temp_dir().join(format!("cudoctor-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            for (path, text) in files {
+                let real = dir.join(path.trim_start_matches('/'));
+                std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+                std::fs::write(real, text).unwrap();
+            }
+            Tree(dir)
+        }
+        fn host(&self) -> Host {
+            Host::rooted(
+                self.0.clone(),
+                Default::default(),
+                std::time::Duration::from_secs(5),
+            )
+        }
+    }
+    impl Drop for Tree {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// auditd's log of real records (tests/fixtures/security/README.md): the denials naming
+    /// NVIDIA's files, AppArmor's in auditd's ENRICHED form among them, oldest first, each
+    /// marked as read there; the SYSCALL/PATH records and the /dev/dri and /proc denials not.
+    #[test]
+    fn denials_are_read_from_auditds_log() {
+        let tree = Tree::new("auditlog", &[(AUDIT_LOG, AUDIT_FIXTURE)]);
+        let facts = collect(&tree.host());
+        let attempt = facts.audit_log.as_ref().unwrap();
+        assert_eq!(
+            (attempt.source.as_str(), attempt.outcome),
+            (AUDIT_LOG, Outcome::Ok)
+        );
+        let got: Vec<(SecurityModule, &str, &str, DenialSource)> = facts
+            .denials
+            .iter()
+            .map(|d| (d.module, d.object.as_str(), d.access.as_str(), d.source))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    SecurityModule::Apparmor,
+                    "/usr/bin/nvidia-modprobe",
+                    "exec x",
+                    DenialSource::AuditLog
+                ),
+                (
+                    SecurityModule::Selinux,
+                    "/dev/nvidia-modeset",
+                    "getattr",
+                    DenialSource::AuditLog
+                ),
+                (
+                    SecurityModule::Selinux,
+                    "nvidia-modeset",
+                    "read write",
+                    DenialSource::AuditLog
+                ),
+            ]
+        );
+        assert_eq!(facts.denials[0].subject.as_deref(), Some("qtox"));
+        assert_eq!(facts.denials[0].process.as_deref(), Some("qtox"));
+    }
+
+    /// auditd.conf's `log_file` is the log read; no log at all is said as absent.
+    #[test]
+    fn auditd_conf_names_the_log_and_a_missing_log_is_absent() {
+        let tree = Tree::new(
+            "auditconf",
+            &[
+                (
+                    AUDITD_CONF,
+                    "# comment\nlog_file = /srv/audit/audit.log\nlog_format = ENRICHED\n",
+                ),
+                ("/srv/audit/audit.log", AUDIT_FIXTURE),
+            ],
+        );
+        let facts = collect(&tree.host());
+        assert_eq!(
+            facts.audit_log.as_ref().unwrap().source,
+            "/srv/audit/audit.log"
+        );
+        assert_eq!(facts.denials.len(), 3);
+        let empty = Tree::new("auditnone", &[("/etc/hostname", "x\n")]);
+        let facts = collect(&empty.host());
+        let attempt = facts.audit_log.unwrap();
+        assert_eq!(
+            (attempt.source.as_str(), attempt.outcome),
+            (AUDIT_LOG, Outcome::Absent)
+        );
+        assert!(facts.denials.is_empty());
+    }
+
+    /// One record in both logs (auditd started late) is one denial; the two logs' denials are
+    /// ordered by their stamps, the newest kept.
+    #[test]
+    fn a_record_in_both_logs_is_one_denial_in_time_order() {
+        let audit: Vec<SecurityDenial> = AUDIT_FIXTURE
+            .lines()
+            .filter_map(parse_denial)
+            .map(|d| SecurityDenial {
+                source: DenialSource::AuditLog,
+                ..d
+            })
+            .collect();
+        let kernel: Vec<SecurityDenial> = [
+            // The kernel log's form of the fixture's last record.
+            format!(
+                "audit: type=1400 {}",
+                AVC.strip_prefix("type=AVC msg=").unwrap()
+            ),
+            AA.to_string(),
+        ]
+        .iter()
+        .filter_map(|l| parse_denial(l))
+        .collect();
+        assert_eq!(audit_stamp(&kernel[0].line), Some((1730072197, 189, 290)));
+        let merged = merge_denials(kernel, audit);
+        let stamps: Vec<_> = merged
+            .iter()
+            .map(|d| audit_stamp(&d.line).unwrap())
+            .collect();
+        assert_eq!(
+            stamps,
+            [
+                (1666461161, 36, 2784),
+                (1716191113, 203, 186),
+                (1730072197, 188, 289),
+                (1730072197, 189, 290),
+            ]
+        );
+        // The record both logs hold is the kernel log's.
+        assert_eq!(merged[3].source, DenialSource::KernelLog);
     }
 
     #[test]

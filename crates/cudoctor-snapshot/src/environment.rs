@@ -28,6 +28,8 @@ const EXACT: &[&str] = &[
     "WORLD_SIZE",
     "NVCC_APPEND_FLAGS",
     "NVCC_PREPEND_FLAGS",
+    // Windows: setuptools and torch take the shell's environment as MSVC's when it is set.
+    "DISTUTILS_USE_SDK",
     // Which of its CUDA libraries bitsandbytes loads.
     "BNB_CUDA_VERSION",
     // Where install commands fetch from; credentials in them are redacted.

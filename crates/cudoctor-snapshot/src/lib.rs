@@ -75,7 +75,8 @@ pub use run::{
     OBSERVER_VERSION,
 };
 pub use security::{
-    ApparmorFacts, Confinement, SecurityDenial, SecurityFacts, SecurityModule, SelinuxFacts,
+    ApparmorFacts, Confinement, DenialSource, SecurityDenial, SecurityFacts, SecurityModule,
+    SelinuxFacts,
 };
 pub use stopped::{ScanKind, StopReason, StoppedEarly};
 pub use toolkit::{

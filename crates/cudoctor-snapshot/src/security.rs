@@ -21,6 +21,10 @@ pub struct SecurityFacts {
     /// Where the kernel log was read from, or why it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_log: Option<Attempt>,
+    /// auditd's log (where denials go instead of the kernel log while auditd runs): read, or
+    /// why not (absent, or root's only: said, not a failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit_log: Option<Attempt>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -88,7 +92,24 @@ pub enum SecurityModule {
     Apparmor,
 }
 
-/// One denial from the kernel log.
+/// Where a denial was read.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum DenialSource {
+    /// The kernel log (`/dev/kmsg`, the journal's kernel records, dmesg).
+    #[default]
+    KernelLog,
+    /// auditd's log (`/var/log/audit/audit.log`).
+    AuditLog,
+}
+
+impl DenialSource {
+    pub fn is_kernel_log(&self) -> bool {
+        *self == DenialSource::KernelLog
+    }
+}
+
+/// One denial from the kernel log or auditd's log.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct SecurityDenial {
     pub module: SecurityModule,
@@ -108,4 +129,7 @@ pub struct SecurityDenial {
     pub permissive: bool,
     /// The log line as read (cut to a few hundred characters).
     pub line: String,
+    /// The log it was read from.
+    #[serde(default, skip_serializing_if = "DenialSource::is_kernel_log")]
+    pub source: DenialSource,
 }

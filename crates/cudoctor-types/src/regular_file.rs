@@ -52,6 +52,22 @@ fn open_without_waiting(path: &Path) -> io::Result<File> {
     File::open(path)
 }
 
+/// The last `limit` bytes at most of the regular file at `path` ([`open`]): a log's newest
+/// records, whatever its size. The second value says whether the file was longer (the first
+/// bytes returned may then be the end of a cut line).
+pub fn read_tail(path: &Path, limit: u64) -> io::Result<(Vec<u8>, bool)> {
+    use std::io::{Seek as _, SeekFrom};
+    let (mut file, size) = open_sized(path)?;
+    let start = size.saturating_sub(limit);
+    if start > 0 {
+        file.seek(SeekFrom::Start(start))?;
+    }
+    let mut out = Vec::with_capacity(usize::try_from(size - start).unwrap_or(0));
+    // A log that grows while it is read is read up to the limit, not on.
+    file.take(limit).read_to_end(&mut out)?;
+    Ok((out, start > 0))
+}
+
 /// At most `limit` bytes of the regular file at `path` ([`open`]).
 /// The buffer is made the file's size at the start (one read for the whole, and one that
 /// finds the end), not grown from a few bytes; a file whose size says nothing (`/proc`) or
@@ -181,6 +197,23 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(short.unwrap(), b"0123");
         assert_eq!(whole.unwrap(), b"0123456789");
+    }
+
+    #[test]
+    fn read_tail_keeps_the_end_and_says_when_it_cut() {
+        let dir = std::env::temp_dir().join(format!("cudoctor-tail-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("log");
+        std::fs::write(&file, b"one\ntwo\nthree\n").unwrap();
+        let (cut, whole, fifo) = (
+            read_tail(&file, 8),
+            read_tail(&file, 100),
+            read_tail(Path::new("/dev/zero"), 8),
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(cut.unwrap(), (b"o\nthree\n".to_vec(), true));
+        assert_eq!(whole.unwrap(), (b"one\ntwo\nthree\n".to_vec(), false));
+        assert_eq!(fifo.unwrap_err().kind(), io::ErrorKind::InvalidInput);
     }
 
     #[test]

@@ -101,6 +101,100 @@ fn plt010_apparmor_denials_and_a_clean_log() {
     assert_eq!(code, 0);
 }
 
+/// With auditd running, denials are in its log and not in the kernel log: real records
+/// (fixtures/security/audit.log) are read there, named as such, and the confirm command greps
+/// that file.
+#[test]
+fn plt010_denials_from_auditds_log() {
+    let m = FakeMachine::h200();
+    m.file("/sys/module/apparmor/parameters/enabled", "Y\n");
+    m.file("/sys/kernel/security/apparmor/profiles", "qtox (enforce)\n");
+    m.file("/sys/fs/selinux/enforce", "1");
+    m.file("/var/log/audit/audit.log", &fixture("security/audit.log"));
+    let (v, code) = m.json();
+    let f = finding(&v, "PLT010").expect("PLT010");
+    assert_eq!(code, 1);
+    assert_eq!(
+        f["title"],
+        "AppArmor and SELinux denied access to NVIDIA files (3 denials in auditd's log)"
+    );
+    let evidence = f["evidence"].to_string();
+    assert!(
+        evidence.contains("exec x of /usr/bin/nvidia-modprobe denied for qtox under qtox"),
+        "{evidence}"
+    );
+    assert!(
+        evidence.contains("audit log: /var/log/audit/audit.log: ok"),
+        "{evidence}"
+    );
+    assert!(!evidence.contains("renderD128"), "{evidence}");
+    assert!(
+        fixes(&f)
+            .contains("sudo grep 'apparmor=\"DENIED\"' /var/log/audit/audit.log | grep -i nvidia"),
+        "{}",
+        fixes(&f)
+    );
+}
+
+/// auditd keeps its log for root (0600 in a 0700 directory): a user who cannot read it is told
+/// so, and nothing fails. Real: the log owned by a user outside a user namespace's map, read
+/// by the namespace's root (no override of another owner's permissions).
+#[test]
+fn plt010_auditds_log_closed_to_the_user_is_said_not_failed() {
+    let m = FakeMachine::h200();
+    m.file("/var/log/audit/audit.log", &fixture("security/audit.log"));
+    let probe = std::process::Command::new("unshare")
+        .args(["-Ur", "true"])
+        .output();
+    let chowned = std::process::Command::new("chown")
+        .args(["-R", "65534:65534"])
+        .arg(m.real("/var/log/audit"))
+        .status();
+    if !probe.is_ok_and(|o| o.status.success()) || !chowned.is_ok_and(|s| s.success()) {
+        cudoctor_testkit::skip_missing_tool(
+            "plt010_auditds_log_closed_to_the_user_is_said_not_failed",
+            "unshare -Ur and chown (root, user namespaces)",
+        );
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(
+        m.real("/var/log/audit"),
+        std::fs::Permissions::from_mode(0o700),
+    )
+    .unwrap();
+    let inner = m.command(&["check", "--format", "json"]);
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.arg("-Ur")
+        .arg(inner.get_program())
+        .args(inner.get_args());
+    cmd.env_clear();
+    for (k, v) in inner.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    let out = cmd.output().expect("unshare");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let audit = &v["snapshot"]["platform"]["security"]["audit_log"];
+    assert_eq!(audit["outcome"], "skipped", "{audit}");
+    assert!(
+        audit["detail"]
+            .as_str()
+            .unwrap()
+            .contains("permission denied"),
+        "{audit}"
+    );
+    assert!(finding(&v, "PLT010").is_none());
+    assert_eq!(out.status.code(), Some(0), "{}", v["findings"]);
+    // Given back to the user, so the tree can be removed.
+    let _ = std::process::Command::new("chown")
+        .args(["-R", "0:0"])
+        .arg(m.real("/var/log/audit"))
+        .status();
+}
+
 #[test]
 fn tk010_a_flag_newer_than_the_build_toolkit_and_acc010_silent_on_h200() {
     let mut m = FakeMachine::h200();

@@ -1,4 +1,4 @@
-use cudoctor_snapshot::{SecurityFacts, SecurityModule};
+use cudoctor_snapshot::{DenialSource, SecurityFacts, SecurityModule};
 
 use super::deep_support::probes;
 use crate::{Confidence, Context, Finding, Layer, Rule, Severity};
@@ -14,7 +14,9 @@ The Linux security modules: SELinux's mode (`/sys/fs/selinux/enforce`), AppArmor
 profiles (`/sys/kernel/security/apparmor/profiles`), the inspecting process's own label
 (`/proc/self/attr/apparmor/current`, `/proc/self/attr/current`: what a program started from the
 same shell inherits), and denials in the kernel log (`/dev/kmsg`, read without waiting, else
-the systemd journal's kernel records of this boot, else `dmesg`) that name NVIDIA's files: `/dev/nvidia*`, `/dev/char/195:*`, `/proc/driver/nvidia`,
+the systemd journal's kernel records of this boot, else `dmesg`) and in auditd's log (where
+denials go instead while auditd runs: `/var/log/audit/audit.log` or auditd.conf's `log_file`,
+its newest 8 MiB; root's only on most systems, which is said) that name NVIDIA's files: `/dev/nvidia*`, `/dev/char/195:*`, `/proc/driver/nvidia`,
 `libnvidia-*`, `libcuda*`, or a process called `nvidia-*`. Under `--root` only a plain-file
 `dev/kmsg` inside the root is read.
 
@@ -50,10 +52,11 @@ fn check(ctx: &Context) -> Vec<Finding> {
         let mut f = Finding::new(
             &RULE,
             format!(
-                "{} denied access to NVIDIA files ({} denial{} in the kernel log)",
+                "{} denied access to NVIDIA files ({} denial{} in {})",
                 modules_named(enforced.iter().map(|d| d.module)),
                 enforced.len(),
-                if enforced.len() == 1 { "" } else { "s" }
+                if enforced.len() == 1 { "" } else { "s" },
+                logs_named(enforced.iter().map(|d| d.source))
             ),
         );
         for d in enforced.iter().rev().take(5) {
@@ -176,9 +179,29 @@ fn modes(ctx: &Context, sec: &SecurityFacts) -> String {
 }
 
 fn log_source(sec: &SecurityFacts) -> String {
-    match &sec.kernel_log {
+    let kernel = match &sec.kernel_log {
         Some(a) => format!("kernel log: {a}"),
         None => "kernel log: not read".into(),
+    };
+    match &sec.audit_log {
+        Some(a) => format!("{kernel}; audit log: {a}"),
+        None => kernel,
+    }
+}
+
+/// "the kernel log", "auditd's log" or both.
+fn logs_named(sources: impl Iterator<Item = DenialSource>) -> &'static str {
+    let (mut kernel, mut audit) = (false, false);
+    for s in sources {
+        match s {
+            DenialSource::KernelLog => kernel = true,
+            DenialSource::AuditLog => audit = true,
+        }
+    }
+    match (kernel, audit) {
+        (true, true) => "the kernel log and auditd's log",
+        (false, true) => "auditd's log",
+        _ => "the kernel log",
     }
 }
 
@@ -208,11 +231,23 @@ fn with_fixes(
                     .as_ref()
                     .and_then(|c| c.apparmor_enforced_profile().map(str::to_string))
             });
+        let from_audit = sec
+            .denials
+            .iter()
+            .any(|d| d.module == SecurityModule::Apparmor && d.source == DenialSource::AuditLog);
         f = f
             .shell("sudo aa-status   # confirm which profiles are enforced")
-            .shell(
-                "sudo dmesg | grep 'apparmor=\"DENIED\"' | grep -i nvidia   # confirm the denials",
-            );
+            .shell(if from_audit {
+                format!(
+                    "sudo grep 'apparmor=\"DENIED\"' {} | grep -i nvidia   # confirm the denials",
+                    sec.audit_log
+                        .as_ref()
+                        .map_or("/var/log/audit/audit.log", |a| a.source.as_str())
+                )
+            } else {
+                "sudo dmesg | grep 'apparmor=\"DENIED\"' | grep -i nvidia   # confirm the denials"
+                    .to_string()
+            });
         if let Some(p) = profile {
             f = f.shell(format!(
                 "sudo aa-complain {}   # a test: log instead of deny for this profile; aa-enforce reverts it",
@@ -239,6 +274,7 @@ mod tests {
             access: "read write".into(),
             permissive: false,
             line: "avc: denied".into(),
+            source: Default::default(),
         }
     }
 
