@@ -513,13 +513,19 @@ fn claim<'a>(
 }
 
 /// Every claim on a path, by path and then by distribution (directory order): each relative
-/// path with the distributions that list it, in path order.
+/// path with the distributions that list it (each once, its first line), in path order.
 fn by_path<'a>(mut claims: Vec<(Cow<'a, str>, Owner<'a>)>) -> Vec<(Cow<'a, str>, Vec<Owner<'a>>)> {
     claims.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.dist.cmp(&b.1.dist)));
     let mut entries: Vec<(Cow<str>, Vec<Owner>)> = Vec::new();
     for (path, owner) in claims {
         match entries.last_mut() {
-            Some((p, owners)) if *p == path => owners.push(owner),
+            // A RECORD listing one path again says nothing more (a planted one may list it a
+            // million times): one claim per distribution.
+            Some((p, owners)) if *p == path => {
+                if owners.last().is_none_or(|o| o.dist != owner.dist) {
+                    owners.push(owner);
+                }
+            }
             _ => entries.push((path, vec![owner])),
         }
     }
