@@ -234,3 +234,84 @@ fn a_copy_left_by_a_sigkill_is_removed_by_the_next_verify_install() {
     );
     assert!(victim.join("keep").exists());
 }
+
+/// Mounts a FUSE file system that never answers (a hung network mount, as its reader sees it)
+/// at argv[1], runs argv[2:], prints `RC <code> SECONDS <s>`. Run inside `unshare -m`, so the
+/// mount ends with it.
+const HUNG_MOUNT: &str = r#"
+import ctypes, os, subprocess, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open("/dev/fuse", os.O_RDWR)
+opts = f"fd={fd},rootmode=40000,user_id=0,group_id=0".encode()
+if libc.mount(b"hung", sys.argv[1].encode(), b"fuse", 0, opts) != 0:
+    print("MOUNT-FAILED", ctypes.get_errno(), flush=True)
+    sys.exit(77)
+t = time.time()
+p = subprocess.Popen(sys.argv[2:])
+try:
+    rc = p.wait(timeout=90)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = "killed"
+print("RC", rc, "SECONDS", round(time.time() - t, 1), flush=True)
+"#;
+
+/// A read the kernel blocks in (a FUSE mount that never answers, standing for a hung NFS
+/// mount) under an environment's torch: `check --timeout 0.5` hung forever (the deadline is
+/// checked between reads, never inside one). Now a watchdog ends it with exit 2 and a message
+/// naming where it is blocked. Needs root, /dev/fuse and `unshare`: SKIPPED without them.
+#[test]
+fn a_read_blocked_in_the_kernel_ends_check_with_a_message() {
+    let test = "a_read_blocked_in_the_kernel_ends_check_with_a_message";
+    let root_user = fs::read_to_string("/proc/self/status")
+        .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:\t0\t")));
+    let unshare = std::process::Command::new("unshare")
+        .args(["-m", "--propagation", "private", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !root_user || !Path::new("/dev/fuse").exists() || !unshare {
+        cudoctor_testkit::skip_missing_tool(test, "root, /dev/fuse and unshare -m");
+        return;
+    }
+    let m = support::FakeMachine::h100_cu130();
+    let torch = m.real("/opt/venv/lib/python3.12/site-packages/torch");
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args([
+        "-m",
+        "--propagation",
+        "private",
+        "python3",
+        "-c",
+        HUNG_MOUNT,
+    ])
+    .arg(&torch)
+    .arg(BIN)
+    .args(["check", "--format", "json", "--timeout", "0.5", "--root"])
+    .arg(m.root())
+    .env_clear()
+    .env("PATH", "/usr/bin:/bin")
+    .env("VIRTUAL_ENV", "/opt/venv");
+    let r = run_bounded(cmd, None, Duration::from_secs(150), test);
+    if r.stdout.contains("MOUNT-FAILED") {
+        cudoctor_testkit::skip_missing_tool(test, "a FUSE mount (mount(2) refused)");
+        return;
+    }
+    let (code, secs) = r
+        .stdout
+        .lines()
+        .find_map(|l| {
+            let rest = l.strip_prefix("RC ")?;
+            let (code, secs) = rest.split_once(" SECONDS ")?;
+            Some((code.to_string(), secs.trim().parse::<f64>().ok()?))
+        })
+        .unwrap_or_else(|| panic!("{}\n{}", r.stdout, r.stderr));
+    assert_eq!(code, "2", "{}", r.stderr);
+    assert!(secs < 60.0, "{secs} s");
+    assert!(
+        r.stderr
+            .contains("reading this machine did not end: blocked at ")
+            && r.stderr.contains("site-packages/torch"),
+        "{}",
+        r.stderr
+    );
+}
