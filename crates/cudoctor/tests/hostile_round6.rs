@@ -315,3 +315,32 @@ fn a_read_blocked_in_the_kernel_ends_check_with_a_message() {
         r.stderr
     );
 }
+
+/// A refused `--kb` file (a link to a device, a missing directory, bytes that are not UTF-8)
+/// said its reason twice ("...: it is a device, not a regular file (nothing is read from it):
+/// it is a device, not a regular file (nothing is read from it)"): each reason once now.
+#[test]
+fn a_refused_input_says_its_reason_once() {
+    use std::os::unix::fs::symlink;
+    let dir = tempfile::tempdir().unwrap();
+    let device = dir.path().join("device");
+    fs::create_dir_all(&device).unwrap();
+    symlink("/dev/zero", device.join("drivers.toml")).unwrap();
+    let binary = dir.path().join("binary");
+    fs::create_dir_all(&binary).unwrap();
+    fs::write(binary.join("drivers.toml"), b"\xff\xfe").unwrap();
+    for (kb, reason) in [
+        ("device", "it is a device, not a regular file"),
+        ("missing", "No such file or directory"),
+        ("binary", "invalid utf-8"),
+    ] {
+        let r = bounded(
+            dir.path(),
+            &["check", "--root", "/nonexistent-root", "--kb", kb],
+            &[],
+            Duration::from_secs(30),
+        );
+        assert_eq!(r.code, Some(2), "{kb}: {}", r.stderr);
+        assert_eq!(r.stderr.matches(reason).count(), 1, "{kb}: {}", r.stderr);
+    }
+}
