@@ -25,6 +25,7 @@ pub mod scope;
 pub mod security;
 pub mod timings;
 pub mod toolkit;
+pub mod watchdog;
 pub mod windows;
 
 use std::sync::Mutex;
@@ -64,6 +65,11 @@ pub struct Options {
 
 /// Reads the machine behind `host`. Independent probes run on their own threads.
 pub fn collect(host: &Host, options: &Options, tool_version: &str) -> Snapshot {
+    // A read blocked in the kernel (a hung mount) ends cudoctor with a message, not a hang.
+    let _watchdog = host
+        .deadline()
+        .budget_s()
+        .map(|s| watchdog::arm(std::time::Duration::from_secs_f64(s)));
     let mut snap = Snapshot::new(
         tool_version,
         &cudoctor_types::os_text::from_path(host.root()),

@@ -216,6 +216,52 @@ static CHILDREN: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
 /// Whether this process is a child subreaper ([`become_subreaper`]).
 static SUBREAPER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// Whether a child of the runner is running now (it has its own time limit).
+pub fn children_running() -> bool {
+    !CHILDREN
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .is_empty()
+}
+
+/// Ends cudoctor at once with exit 2 and `message` (a cudoctor error): the running children's
+/// groups killed, the scratch directories removed, as when a signal ends it. For a collection
+/// that cannot end otherwise ([`crate::watchdog`]).
+pub fn abandon(message: &str) -> ! {
+    TERMINATING.store(true, std::sync::atomic::Ordering::SeqCst);
+    end_children_and_scratch();
+    let line = format!(
+        "cudoctor: error: {}\n",
+        cudoctor_types::inert::message(message)
+    );
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+    std::process::exit(2)
+}
+
+/// Kills the running children with their groups, then removes the scratch directories (a few
+/// tries: a child's last write may land between two).
+fn end_children_and_scratch() {
+    #[cfg(unix)]
+    {
+        let children: Vec<u32> = CHILDREN.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        for pid in children {
+            if let Some(pid) = Pid::from_raw(i32::try_from(pid).unwrap_or(0)) {
+                let _ = kill_process_group(pid, Signal::KILL);
+            }
+        }
+    }
+    let dirs = DOOMED.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    for _ in 0..3 {
+        for d in &dirs {
+            let _ = std::fs::remove_dir_all(d);
+        }
+        if dirs.iter().all(|d| !d.exists()) {
+            break;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn forget_child(id: u32) {
     let mut children = CHILDREN.lock().unwrap_or_else(|p| p.into_inner());
     children.retain(|&c| c != id);
@@ -255,23 +301,7 @@ pub fn remove_on_termination(dir: &std::path::Path) -> Doomed {
             thread::spawn(move || {
                 if let Some(sig) = signals.forever().next() {
                     TERMINATING.store(true, std::sync::atomic::Ordering::SeqCst);
-                    let children: Vec<u32> =
-                        CHILDREN.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                    for pid in children {
-                        if let Some(pid) = Pid::from_raw(i32::try_from(pid).unwrap_or(0)) {
-                            let _ = kill_process_group(pid, Signal::KILL);
-                        }
-                    }
-                    let dirs = DOOMED.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                    for _ in 0..3 {
-                        for d in &dirs {
-                            let _ = std::fs::remove_dir_all(d);
-                        }
-                        if dirs.iter().all(|d| !d.exists()) {
-                            break;
-                        }
-                        thread::sleep(Duration::from_millis(50));
-                    }
+                    end_children_and_scratch();
                     let _ = signal_hook::low_level::emulate_default_handler(sig);
                     std::process::exit(128 + sig);
                 }

@@ -47,7 +47,27 @@ const PREFIXES: &[&str] = &[
     "CUDA", "NCCL_", "NVIDIA_", "NV_", "CUDNN", "TORCH_", "PYTORCH_",
 ];
 
+use cudoctor_types::secret::redact_text;
 pub use cudoctor_types::secret::{is_secret, redact_url_credentials, REDACTED};
+
+/// Variables whose value is a list of paths: only the credentials of a URL are looked for
+/// there (a directory named like an API key stays as it is, so the paths stay judged).
+fn holds_paths(name: &str) -> bool {
+    matches!(
+        name,
+        "PATH"
+            | "LD_LIBRARY_PATH"
+            | "LIBRARY_PATH"
+            | "LD_PRELOAD"
+            | "PYTHONPATH"
+            | "PYTHONHOME"
+            | "VIRTUAL_ENV"
+            | "CONDA_PREFIX"
+            | "HOME"
+    ) || ["_HOME", "_PATH", "_ROOT", "_DIR"]
+        .iter()
+        .any(|s| name.ends_with(s))
+}
 
 /// True for a variable worth recording in a snapshot.
 pub fn relevant_variable(name: &str) -> bool {
@@ -55,15 +75,19 @@ pub fn relevant_variable(name: &str) -> bool {
 }
 
 /// The variables of `env` a snapshot records: the relevant ones, secrets redacted (kept by
-/// name, so a report can say they were set, never by value).
+/// name, so a report can say they were set, never by value). A value is looked at as free
+/// text is: the credentials of a URL, a token in its query (`?private_token=…`), a
+/// `--token=…` or `Bearer …` inside a flags variable, a word shaped as a known API key.
 pub fn recorded_env<'a>(env: impl IntoIterator<Item = (&'a String, &'a String)>) -> EnvVars {
     env.into_iter()
         .filter(|(k, _)| relevant_variable(k))
         .map(|(k, v)| {
             let v = if is_secret(k, v) {
                 REDACTED.to_string()
-            } else {
+            } else if holds_paths(k) {
                 redact_url_credentials(v)
+            } else {
+                redact_text(v)
             };
             (k.clone(), v)
         })
@@ -82,6 +106,39 @@ mod tests {
         assert!(relevant_variable("LD_LIBRARY_PATH"));
         assert!(!relevant_variable("AWS_SECRET_ACCESS_KEY"));
         assert!(!relevant_variable("GITHUB_TOKEN"));
+    }
+
+    /// Secrets where no variable name says so: a token in an index URL's query, an option or
+    /// a bearer header inside a CUDA or torch variable, a key-shaped word in NCCL's. These were
+    /// written as they were into JSON reports and saved snapshots.
+    #[test]
+    fn secrets_inside_values_are_redacted() {
+        let env: BTreeMap<String, String> = [
+            (
+                "PIP_INDEX_URL",
+                "https://idx.corp/simple/?private_token=SEKRIT1",
+            ),
+            (
+                "UV_EXTRA_INDEX_URL",
+                "https://idx.corp/simple?token=SEKRIT2&x=1",
+            ),
+            ("CUDA_LAUNCH_FLAGS", "--token=SEKRIT3 --verbose"),
+            ("TORCH_HUB_HEADERS", "Authorization: Bearer SEKRIT4"),
+            ("NCCL_DEBUG_SUBSYS", "hf_SEKRIT5aaaaaaaaaaaaaaaaaaaa"),
+            ("TORCH_CUDA_ARCH_LIST", "8.0;9.0+PTX"),
+            ("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True"),
+            ("PATH", "/opt/sk-learn-environment-2024/bin:/usr/bin"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let rec = recorded_env(&env);
+        let all = format!("{rec:?}");
+        assert!(!all.contains("SEKRIT"), "{all}");
+        assert_eq!(rec["TORCH_CUDA_ARCH_LIST"], "8.0;9.0+PTX");
+        assert_eq!(rec["PYTORCH_CUDA_ALLOC_CONF"], "expandable_segments:True");
+        assert_eq!(rec["PATH"], "/opt/sk-learn-environment-2024/bin:/usr/bin");
+        assert!(rec["PIP_INDEX_URL"].starts_with("https://idx.corp/simple/?private_token="));
     }
 
     #[test]

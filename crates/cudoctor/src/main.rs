@@ -36,7 +36,7 @@ fn main() -> ExitCode {
         Ok(Ok(Outcome::Healthy)) => ExitCode::SUCCESS,
         Ok(Ok(Outcome::ProblemsFound)) => ExitCode::from(1),
         Ok(Err(e)) => {
-            let message = format!("{e:#}");
+            let message = output::error_text(&e);
             output::note(&format!(
                 "cudoctor: error: {}\n",
                 cudoctor_types::inert::message(&message)

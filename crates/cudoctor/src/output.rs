@@ -34,6 +34,24 @@ pub fn report_width() -> usize {
     cudoctor_render::layout::terminal_width(columns.as_deref(), tty)
 }
 
+/// An error with its causes, `: ` between them as `{:#}` writes them, a cause left out when
+/// the text so far already ends with it (an error that quotes its source in its own message
+/// would otherwise say the reason twice).
+pub fn error_text(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !out.is_empty() && out.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
 pub fn knowledge_base(args: &MachineArgs) -> anyhow::Result<Kb> {
     match &args.kb {
         Some(dir) => Kb::from_dir(dir)

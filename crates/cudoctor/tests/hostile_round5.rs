@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use cudoctor_testkit::{run_bounded, Ran};
 
+mod support;
+
 const BIN: &str = env!("CARGO_BIN_EXE_cudoctor");
 
 /// Runs cudoctor in `dir` with `env` (nothing else inherited) and kills it after `limit`: a
@@ -228,71 +230,6 @@ fn a_record_naming_libraries_out_of_its_env_opens_none_of_them() {
 // what an installer writes (a package's files under the copy's site-packages), records its
 // `VIRTUAL_ENV`, and does what the test asks.
 
-/// The env at `dir/env`, a scratch `dir/tmp` (TMPDIR), a `dir/bin/uv` running `uv_body`.
-fn fw002_env(dir: &Path, uv_body: &str) -> std::path::PathBuf {
-    use std::os::unix::fs::{symlink, PermissionsExt};
-    let env = dir.join("env");
-    let sp = env.join("lib/python3.12/site-packages");
-    for d in [
-        "torch",
-        "torch-2.7.1.dist-info",
-        "torchvision",
-        "torchvision-0.23.0.dist-info",
-    ] {
-        fs::create_dir_all(sp.join(d)).unwrap();
-    }
-    fs::create_dir_all(env.join("bin")).unwrap();
-    fs::create_dir_all(dir.join("tmp")).unwrap();
-    fs::create_dir_all(dir.join("bin")).unwrap();
-    fs::write(
-        env.join("pyvenv.cfg"),
-        "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n",
-    )
-    .unwrap();
-    symlink("/usr/bin/python3", env.join("bin/python3")).unwrap();
-    symlink("python3", env.join("bin/python")).unwrap();
-    fs::write(
-        sp.join("torch/version.py"),
-        "__version__ = '2.7.1+cu126'\ncuda = '12.6'\n",
-    )
-    .unwrap();
-    fs::write(
-        sp.join("torch-2.7.1.dist-info/METADATA"),
-        "Metadata-Version: 2.1\nName: torch\nVersion: 2.7.1+cu126\n",
-    )
-    .unwrap();
-    fs::write(
-        sp.join("torch-2.7.1.dist-info/RECORD"),
-        "torch/version.py,,\n",
-    )
-    .unwrap();
-    fs::write(
-        sp.join("torchvision-0.23.0.dist-info/METADATA"),
-        "Metadata-Version: 2.1\nName: torchvision\nVersion: 0.23.0+cu126\nRequires-Dist: torch==2.8.0\n",
-    )
-    .unwrap();
-    fs::write(
-        sp.join("torchvision-0.23.0.dist-info/RECORD"),
-        "torchvision/__init__.py,,\n",
-    )
-    .unwrap();
-    fs::write(sp.join("torchvision/__init__.py"), "").unwrap();
-    for info in ["torch-2.7.1.dist-info", "torchvision-0.23.0.dist-info"] {
-        fs::write(sp.join(info).join("INSTALLER"), "uv\n").unwrap();
-    }
-    let uv = dir.join("bin/uv");
-    fs::write(
-        &uv,
-        format!(
-            "#!/bin/sh\necho \"$VIRTUAL_ENV\" > {}/uv-ran\nSP=\"$VIRTUAL_ENV/lib/python3.12/site-packages\"\n{uv_body}\n",
-            dir.display()
-        ),
-    )
-    .unwrap();
-    fs::set_permissions(&uv, fs::Permissions::from_mode(0o755)).unwrap();
-    env
-}
-
 /// `check --verify=install --python ENV --format json` with the test's PATH and TMPDIR.
 fn verify_install(dir: &Path, env: &Path) -> (Ran, serde_json::Value) {
     verify_install_with(dir, env, &[])
@@ -337,7 +274,7 @@ fn verify_install_with(dir: &Path, env: &Path, vars: &[(&str, &str)]) -> (Ran, s
 #[test]
 fn verify_install_never_writes_through_a_link_out_of_the_env() {
     let dir = tempfile::tempdir().unwrap();
-    let env = fw002_env(
+    let env = support::fw002_env(
         dir.path(),
         "echo pwned > \"$SP/planted/__init__.py\"\necho pwned > \"$SP/planted_file.py\"",
     );
@@ -370,7 +307,7 @@ fn verify_install_never_writes_through_a_link_out_of_the_env() {
 #[test]
 fn verify_install_points_links_inside_the_env_into_the_copy() {
     let dir = tempfile::tempdir().unwrap();
-    let env = fw002_env(
+    let env = support::fw002_env(
         dir.path(),
         "echo new > \"$SP/vision_link/new.py\"\nls \"$SP/torchvision\" > /dev/null",
     );
@@ -403,7 +340,7 @@ fn verify_install_points_links_inside_the_env_into_the_copy() {
 fn verify_install_passes_no_variable_that_installs_elsewhere() {
     let dir = tempfile::tempdir().unwrap();
     let seen = dir.path().join("uv-env");
-    let env = fw002_env(
+    let env = support::fw002_env(
         dir.path(),
         &format!(
             "echo \"[$PIP_TARGET][$PIP_USER][$UV_SYSTEM_PYTHON][$UV_PYTHON][$PYTHONUSERBASE]\" > {}",
@@ -438,7 +375,7 @@ fn verify_install_leaves_no_daemon_of_the_installer_behind() {
     }
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("daemon-pid");
-    let env = fw002_env(
+    let env = support::fw002_env(
         dir.path(),
         &format!(
             "/usr/bin/setsid /bin/sh -c 'echo $$ > {}; exec sleep 120' < /dev/null > /dev/null 2>&1 &\nsleep 1",
@@ -463,7 +400,7 @@ fn verify_install_removes_its_copy_when_interrupted() {
     use std::os::unix::process::ExitStatusExt;
     for signal in ["INT", "TERM"] {
         let dir = tempfile::tempdir().unwrap();
-        let env = fw002_env(
+        let env = support::fw002_env(
             dir.path(),
             &format!("echo $$ > {}/uv-pid\nexec sleep 60", dir.path().display()),
         );

@@ -202,7 +202,13 @@ fn sha256_of(
 }
 
 /// Largest RECORD read (torch's is about 2 MB); a longer one is read this far and said cut.
-const MAX_RECORD: u64 = 64 << 20;
+const MAX_RECORD: u64 = 16 << 20;
+
+/// Most RECORD text read for one environment, all its checked distributions together: each
+/// byte costs several in parsed claims, and a planted environment may hold any number of
+/// `nvidia-*` distributions (eight RECORDs of 64 MiB took 2.1 GB and 24 s of a `--timeout 2`
+/// check). The RECORDs past it are not read, and PLT040 says so.
+const MAX_RECORDS: u64 = 32 << 20;
 
 /// A RECORD's text, and whether it was cut at [`MAX_RECORD`] (then its last, partial line is
 /// dropped).
@@ -295,8 +301,13 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
         Hashing::Budget(b) => b,
         Hashing::Full => u64::MAX,
     };
+    let mut record_bytes = MAX_RECORDS;
     for sp in &env.site_packages {
-        check_site(host, env, sp, hashing, &mut budget, &mut report);
+        let budgets = Budgets {
+            hash: &mut budget,
+            record_bytes: &mut record_bytes,
+        };
+        check_site(host, env, sp, hashing, budgets, &mut report);
     }
     (!report.packages.is_empty() || !report.errors.is_empty()).then_some(report)
 }
@@ -304,28 +315,46 @@ pub fn check(host: &Host, env: &PythonEnv, hashing: Hashing) -> Option<WheelChec
 /// A checked distribution of a site directory: its name, version and dist-info folder.
 type Dist = (String, String, String);
 
-/// Checks the distributions of one site directory `sp` of `env`, hashing what the remaining
-/// `budget` allows.
+/// What is left of an environment's budgets as its site directories are checked in turn.
+struct Budgets<'b> {
+    /// Bytes that may still be hashed.
+    hash: &'b mut u64,
+    /// Bytes of RECORD text that may still be read ([`MAX_RECORDS`]).
+    record_bytes: &'b mut u64,
+}
+
+/// Checks the distributions of one site directory `sp` of `env`, hashing and reading what the
+/// remaining `budgets` allow.
 fn check_site(
     host: &Host,
     env: &PythonEnv,
     sp: &str,
     hashing: Hashing,
-    budget: &mut u64,
+    budgets: Budgets,
     report: &mut WheelCheck,
 ) {
+    let budget = budgets.hash;
     let dists = checked_dists(host, env, sp);
-    let texts = read_records(host, sp, &dists, report);
+    let caps = record_caps(host, sp, &dists, budgets.record_bytes);
+    let texts = read_records(host, sp, &dists, &caps, report);
     let roots = confinement_roots(env, sp);
     let read: Vec<&str> = texts
         .iter()
-        .map(|t| t.as_ref().map(|(t, _)| t.as_str()).unwrap_or_default())
+        .map(|t| match t {
+            Some(Ok((t, _))) => t.as_str(),
+            _ => "",
+        })
         .collect();
     let records = parse_all(&read);
     let mut claims: Vec<(Cow<str>, Owner)> = Vec::new();
     for (dist, ((name, version, _), (text, lines))) in
         dists.iter().zip(texts.iter().zip(records)).enumerate()
     {
+        let text = match text {
+            // Not read: the budget of RECORD text or of time was spent (said by PLT040).
+            None => continue,
+            Some(t) => t,
+        };
         if let Err(e) = text {
             report.errors.push(e.clone());
             continue;
@@ -384,27 +413,67 @@ fn checked_dists(host: &Host, env: &PythonEnv, sp: &str) -> Vec<Dist> {
         .collect()
 }
 
-/// The RECORDs of `dists`, read on the process's workers (a read each, pulled in turn); one
-/// cut at [`MAX_RECORD`] is reported.
+/// How far each RECORD of `dists` may be read, out of what is left of the environment's RECORD
+/// text (`left`, charged with each file's size as it is now), the smallest first: torch's and
+/// the real wheels' RECORDs are read whole before a planted giant takes the rest. `None` for
+/// those past it, which are not read (the stop is recorded for PLT040). A file that grows
+/// after this look is read no further than its size here (and said cut).
+fn record_caps(host: &Host, sp: &str, dists: &[Dist], left: &mut u64) -> Vec<Option<u64>> {
+    let sizes: Vec<u64> = dists
+        .iter()
+        .map(|(_, _, entry)| {
+            std::fs::metadata(host.fs_path(&format!("{sp}/{entry}/RECORD"))).map_or(0, |m| m.len())
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..dists.len()).collect();
+    order.sort_by_key(|&i| sizes[i]);
+    let mut caps = vec![None; dists.len()];
+    for i in order {
+        if *left == 0 {
+            host.stopped(
+                ScanKind::WheelFiles,
+                sp,
+                cudoctor_snapshot::StopReason::Bytes { limit: MAX_RECORDS },
+            );
+            break;
+        }
+        let cap = sizes[i].min(MAX_RECORD).min(*left);
+        *left -= cap;
+        caps[i] = Some(cap);
+    }
+    caps
+}
+
+/// The RECORDs of `dists`, each read no further than its cap, on the process's workers (a read
+/// each, pulled in turn); one cut there is reported. `None` for a RECORD not read: no cap, or
+/// the deadline passed first.
 fn read_records(
     host: &Host,
     sp: &str,
     dists: &[Dist],
+    caps: &[Option<u64>],
     report: &mut WheelCheck,
-) -> Vec<Result<(String, bool), String>> {
-    let texts: Vec<Result<(String, bool), String>> = ThreadBudget::process()
-        .map(dists, dists.len(), |(_, _, entry)| {
+) -> Vec<Option<Result<(String, bool), String>>> {
+    let jobs: Vec<(&Dist, Option<u64>)> = dists.iter().zip(caps.iter().copied()).collect();
+    let texts: Vec<Option<Result<(String, bool), String>>> = ThreadBudget::process()
+        .map(&jobs, jobs.len(), |((_, _, entry), cap)| {
+            let cap = (*cap)?;
+            if host.out_of_time(ScanKind::WheelFiles, sp) {
+                return None;
+            }
             let record = format!("{sp}/{entry}/RECORD");
-            read_record(host, &record, MAX_RECORD).map_err(|e| format!("{record}: {e}"))
+            Some(read_record(host, &record, cap).map_err(|e| format!("{record}: {e}")))
         })
         .into_iter()
-        .map(|r| r.unwrap_or_else(|_| Err("RECORD check failed".into())))
+        .map(|r| r.unwrap_or_else(|_| Some(Err("RECORD check failed".into()))))
         .collect();
-    for ((_, _, entry), text) in dists.iter().zip(&texts) {
-        if let Ok((_, true)) = text {
+    for (((_, _, entry), text), cap) in dists.iter().zip(&texts).zip(caps) {
+        if let (Some(Ok((_, true))), Some(cap)) = (text, cap) {
             report.errors.push(format!(
-                "{sp}/{entry}/RECORD: longer than {} MiB; the entries after that were not checked",
-                MAX_RECORD >> 20
+                "{sp}/{entry}/RECORD: longer than the {cap} bytes read of it (at most {} MiB \
+                 each, {} MiB for an environment's); the entries after that were not checked",
+                MAX_RECORD >> 20,
+                MAX_RECORDS >> 20
             ));
         }
     }
@@ -444,13 +513,19 @@ fn claim<'a>(
 }
 
 /// Every claim on a path, by path and then by distribution (directory order): each relative
-/// path with the distributions that list it, in path order.
+/// path with the distributions that list it (each once, its first line), in path order.
 fn by_path<'a>(mut claims: Vec<(Cow<'a, str>, Owner<'a>)>) -> Vec<(Cow<'a, str>, Vec<Owner<'a>>)> {
     claims.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.dist.cmp(&b.1.dist)));
     let mut entries: Vec<(Cow<str>, Vec<Owner>)> = Vec::new();
     for (path, owner) in claims {
         match entries.last_mut() {
-            Some((p, owners)) if *p == path => owners.push(owner),
+            // A RECORD listing one path again says nothing more (a planted one may list it a
+            // million times): one claim per distribution.
+            Some((p, owners)) if *p == path => {
+                if owners.last().is_none_or(|o| o.dist != owner.dist) {
+                    owners.push(owner);
+                }
+            }
             _ => entries.push((path, vec![owner])),
         }
     }
@@ -956,6 +1031,45 @@ mod tests {
         // Past the cap: the text ends at a whole line, and the cut is said.
         let (t, cut) = read_record(&host, &record, 1000).unwrap();
         assert!(cut && t.len() <= 1000 && t.ends_with('\n'));
+    }
+
+    /// Many `nvidia-*` distributions with large RECORDs: eight of 64 MiB took 2.1 GB and 24 s
+    /// of a `--timeout 2` check. The environment's RECORD text is now read to a total; the
+    /// RECORD it ends in is said cut, those after it are not read and the stop is recorded.
+    #[test]
+    fn the_records_of_an_environment_are_read_to_a_total_and_the_rest_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let (sp, mut env) = site(dir.path());
+        let line = "nvidia/x/lib/libx.so.1,sha256=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA,12\n";
+        let big = line.repeat((12 << 20) / line.len());
+        let first = dir.path().join("RECORD.big");
+        std::fs::write(&first, &big).unwrap();
+        for i in 0..6 {
+            let info = format!("{sp}/nvidia_x{i}_cu13-1.0.dist-info");
+            std::fs::create_dir_all(&info).unwrap();
+            std::fs::hard_link(&first, format!("{info}/RECORD")).unwrap();
+            env.packages.push(cudoctor_snapshot::Package {
+                name: format!("nvidia-x{i}-cu13"),
+                version: "1.0".into(),
+                location: sp.clone(),
+            });
+        }
+        let host = Host::real(std::time::Duration::from_secs(60));
+        let w = check(&host, &env, Hashing::default()).unwrap();
+        // torch and cuDNN (small), two whole big ones, and the one the total cut.
+        assert_eq!(w.packages.len(), 5, "{:?}", w.packages);
+        let cut: Vec<&String> = w
+            .errors
+            .iter()
+            .filter(|e| e.contains("longer than the"))
+            .collect();
+        assert_eq!(cut.len(), 1, "{:?}", w.errors);
+        let stops = host.stopped_early();
+        assert!(
+            stops.iter().any(|s| s.scan == ScanKind::WheelFiles
+                && s.why == cudoctor_snapshot::StopReason::Bytes { limit: MAX_RECORDS }),
+            "{stops:?}"
+        );
     }
 
     #[test]

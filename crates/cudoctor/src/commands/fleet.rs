@@ -60,7 +60,7 @@ fn files(paths: &[PathBuf], format: ReportFormat) -> anyhow::Result<Outcome> {
                         part.iter()
                             .map(|(path, name)| match read_snapshot(path) {
                                 Ok(snap) => Ok(NodeSummary::of(name, &snap, &analyse(&snap, kb))),
-                                Err(e) => Err(((*name).clone(), format!("{e:#}"))),
+                                Err(e) => Err(((*name).clone(), crate::output::error_text(&e))),
                             })
                             .collect::<Vec<_>>()
                     })
@@ -188,7 +188,10 @@ fn collect(args: &FleetCollectArgs) -> anyhow::Result<Outcome> {
                 builder.add_node(node, &snap, &analyse(&snap, &kb));
             }
             Err(e) => {
-                failures.insert(node.clone(), (FailureKind::Unreadable, format!("{e:#}")));
+                failures.insert(
+                    node.clone(),
+                    (FailureKind::Unreadable, crate::output::error_text(&e)),
+                );
             }
         }
     }
@@ -240,14 +243,20 @@ fn node(args: &FleetNodeArgs) -> anyhow::Result<Outcome> {
     let host = match host(&args.machine) {
         Ok(h) => h,
         Err(e) => {
-            crate::out!("{}", frames::encode_failure(&name, &format!("{e:#}")));
+            crate::out!(
+                "{}",
+                frames::encode_failure(&name, &crate::output::error_text(&e))
+            );
             return Err(e);
         }
     };
     let pythons = match crate::output::check_pythons(&host, &args.python) {
         Ok(p) => p,
         Err(e) => {
-            crate::out!("{}", frames::encode_failure(&name, &format!("{e:#}")));
+            crate::out!(
+                "{}",
+                frames::encode_failure(&name, &crate::output::error_text(&e))
+            );
             return Err(e);
         }
     };

@@ -37,7 +37,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<crate::Outcome> {
         Ok(paths) => crate::output::note(&format!("  reports: {}\n", paths.join(", "))),
         Err(e) => crate::output::note(&format!(
             "cudoctor run: error: {}\n",
-            cudoctor_types::inert::text(&format!("{e:#}"))
+            cudoctor_types::inert::text(&crate::output::error_text(&e))
         )),
     }
     exit_as(&exit)

@@ -431,17 +431,28 @@ fn in_copy(word: &str, prefix: &str, copy: &str) -> String {
 }
 
 /// A private temporary directory, removed (never through a link) when dropped, and when
-/// cudoctor is ended by SIGINT, SIGTERM or SIGHUP while it lives.
+/// cudoctor is ended by SIGINT, SIGTERM or SIGHUP while it lives. A SIGKILL cannot be caught:
+/// the directory holds a lock file whose lock its owner keeps while it lives (the kernel
+/// drops it when the owner dies), and the next `--verify=install` removes every scratch
+/// directory of the same user whose lock it can take ([`reclaim_left_copies`]).
 struct Scratch {
     dir: PathBuf,
     _doomed: cudoctor_collect::runner::Doomed,
+    /// Locked while this lives.
+    _owner: std::fs::File,
 }
+
+/// The prefix of a scratch directory's name in the temporary directory.
+const SCRATCH_PREFIX: &str = "cudoctor-verify-";
+
+/// The lock file of a scratch directory; the copy itself is made beside it.
+const OWNER_LOCK: &str = ".cudoctor-owner";
 
 impl Scratch {
     fn new() -> Result<Scratch, String> {
         let base = std::env::temp_dir();
         for n in 0..100u32 {
-            let dir = base.join(format!("cudoctor-verify-{}-{n}", std::process::id()));
+            let dir = base.join(format!("{SCRATCH_PREFIX}{}-{n}", std::process::id()));
             #[cfg_attr(not(unix), allow(unused_mut))]
             let mut b = std::fs::DirBuilder::new();
             #[cfg(unix)]
@@ -449,7 +460,24 @@ impl Scratch {
             match b.create(&dir) {
                 Ok(()) => {
                     let _doomed = cudoctor_collect::runner::remove_on_termination(&dir);
-                    return Ok(Scratch { dir, _doomed });
+                    let owner = std::fs::OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .open(dir.join(OWNER_LOCK))
+                        .and_then(|f| f.try_lock().map(|()| f).map_err(std::io::Error::other));
+                    let _owner = match owner {
+                        Ok(f) => f,
+                        Err(e) => {
+                            let _ = std::fs::remove_dir_all(&dir);
+                            return Err(format!("{}: {e}", dir.display()));
+                        }
+                    };
+                    reclaim_left_copies(&base, &dir);
+                    return Ok(Scratch {
+                        dir,
+                        _doomed,
+                        _owner,
+                    });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(format!("{}: {e}", base.display())),
@@ -463,6 +491,74 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// At most this many entries of the temporary directory are looked at for left copies.
+const RECLAIM_LOOK: usize = 100_000;
+
+/// Removes the scratch directories of `base` that a `--verify=install` killed by SIGKILL (or a
+/// crash, a power cut) left behind: named as ours, a real directory (never a link), owned by
+/// the same user as `mine` (just made), and either holding a lock file whose lock is free (its
+/// owner is dead, whatever its pid became) or, made by a cudoctor without one, named after a
+/// process that no longer exists. Nothing else is touched; a failure is no error.
+fn reclaim_left_copies(base: &Path, mine: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let Ok(me) = std::fs::symlink_metadata(mine) else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(base) else {
+            return;
+        };
+        for entry in entries.flatten().take(RECLAIM_LOOK) {
+            let name = entry.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(SCRATCH_PREFIX))
+                .and_then(|rest| rest.split_once('-'))
+                .and_then(|(pid, n)| n.parse::<u32>().ok().and(pid.parse::<u32>().ok()))
+            else {
+                continue;
+            };
+            let dir = entry.path();
+            if dir == mine {
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(&dir) else {
+                continue;
+            };
+            if !meta.file_type().is_dir() || meta.uid() != me.uid() {
+                continue;
+            }
+            let lock = dir.join(OWNER_LOCK);
+            let gone =
+                || Path::new("/proc/self").exists() && !Path::new(&format!("/proc/{pid}")).exists();
+            // Opened without waiting (a FIFO put there by the code the installer ran would
+            // block an open for reading).
+            let dead = match cudoctor_types::regular_file::open(&lock) {
+                // Free: its owner is gone, or has just made it and not yet locked it (the
+                // lock is taken at once, so a lock file minutes old is not that one).
+                Ok(file) => {
+                    file.try_lock().is_ok()
+                        && (gone()
+                            || std::fs::symlink_metadata(&lock)
+                                .and_then(|m| m.modified())
+                                .ok()
+                                .and_then(|t| t.elapsed().ok())
+                                .is_some_and(|age| age > Duration::from_secs(60)))
+                }
+                // An older cudoctor's copy, or one being made this instant: its process.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => gone(),
+                Err(_) => false,
+            };
+            if dead {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (base, mine);
 }
 
 /// What copying an environment may cost: a hostile one (a sparse file of a terabyte, millions

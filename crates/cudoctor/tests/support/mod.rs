@@ -992,3 +992,71 @@ pub fn build_redacted(line: &str) -> String {
     }
     line.to_string()
 }
+
+/// A venv whose torchvision belongs to another torch (FW002, fixed by `uv pip install ...`),
+/// installed by uv, for `check --verify=install`. PATH's `uv` is a script of the test standing
+/// for the installer: it records its `VIRTUAL_ENV` in `dir/uv-ran` and runs `uv_body` (`$SP`:
+/// the copy's site-packages).
+/// The env at `dir/env`, a scratch `dir/tmp` (TMPDIR), a `dir/bin/uv` running `uv_body`.
+pub fn fw002_env(dir: &Path, uv_body: &str) -> std::path::PathBuf {
+    let env = dir.join("env");
+    let sp = env.join("lib/python3.12/site-packages");
+    for d in [
+        "torch",
+        "torch-2.7.1.dist-info",
+        "torchvision",
+        "torchvision-0.23.0.dist-info",
+    ] {
+        fs::create_dir_all(sp.join(d)).unwrap();
+    }
+    fs::create_dir_all(env.join("bin")).unwrap();
+    fs::create_dir_all(dir.join("tmp")).unwrap();
+    fs::create_dir_all(dir.join("bin")).unwrap();
+    fs::write(
+        env.join("pyvenv.cfg"),
+        "home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.12.3\n",
+    )
+    .unwrap();
+    symlink("/usr/bin/python3", env.join("bin/python3")).unwrap();
+    symlink("python3", env.join("bin/python")).unwrap();
+    fs::write(
+        sp.join("torch/version.py"),
+        "__version__ = '2.7.1+cu126'\ncuda = '12.6'\n",
+    )
+    .unwrap();
+    fs::write(
+        sp.join("torch-2.7.1.dist-info/METADATA"),
+        "Metadata-Version: 2.1\nName: torch\nVersion: 2.7.1+cu126\n",
+    )
+    .unwrap();
+    fs::write(
+        sp.join("torch-2.7.1.dist-info/RECORD"),
+        "torch/version.py,,\n",
+    )
+    .unwrap();
+    fs::write(
+        sp.join("torchvision-0.23.0.dist-info/METADATA"),
+        "Metadata-Version: 2.1\nName: torchvision\nVersion: 0.23.0+cu126\nRequires-Dist: torch==2.8.0\n",
+    )
+    .unwrap();
+    fs::write(
+        sp.join("torchvision-0.23.0.dist-info/RECORD"),
+        "torchvision/__init__.py,,\n",
+    )
+    .unwrap();
+    fs::write(sp.join("torchvision/__init__.py"), "").unwrap();
+    for info in ["torch-2.7.1.dist-info", "torchvision-0.23.0.dist-info"] {
+        fs::write(sp.join(info).join("INSTALLER"), "uv\n").unwrap();
+    }
+    let uv = dir.join("bin/uv");
+    fs::write(
+        &uv,
+        format!(
+            "#!/bin/sh\necho \"$VIRTUAL_ENV\" > {}/uv-ran\nSP=\"$VIRTUAL_ENV/lib/python3.12/site-packages\"\n{uv_body}\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&uv, fs::Permissions::from_mode(0o755)).unwrap();
+    env
+}
