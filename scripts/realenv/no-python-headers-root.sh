@@ -29,57 +29,14 @@ if [ ! -x "$root/usr/bin/python3.11" ] || [ ! -x "$root/usr/bin/g++" ]; then
     # The interpreter alone (no python3.11-dev), the compilers an extension build runs.
     debootstrap --variant=minbase --include=python3.11,gcc,g++,ca-certificates bookworm "$root"
 fi
-cp /etc/resolv.conf "$root/etc/resolv.conf"
-# The host's certificate authorities (a machine behind an inspecting proxy adds its own).
-cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
 
-mounted=()
-bind() {
-    mkdir -p "$root$1"
-    if ! mountpoint -q "$root$1"; then
-        mount --bind "$1" "$root$1"
-        mounted+=("$root$1")
-    fi
-}
-cleanup() {
-    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount "${mounted[$i]}" || true; done
-}
-trap cleanup EXIT
-mkdir -p "$root/proc"
-if ! mountpoint -q "$root/proc"; then
-    mount -t proc proc "$root/proc"
-    mounted+=("$root/proc")
-fi
-bind /dev
-bind "$HOME"
-case "$repo/" in
-"$HOME"/*) ;;
-*) bind "$repo" ;;
-esac
-
-# Proxy, certificate and package-index settings pass through; nothing else of the host's.
-passed=()
-while IFS= read -r var; do passed+=("$var=${!var}"); done < <(compgen -e | grep -E '^(https?_proxy|HTTPS?_PROXY|no_proxy|NO_PROXY|SSL_CERT_FILE|SSL_CERT_DIR|UV_[A-Z_]+|PIP_[A-Z_]+)$' || true)
-in_root() {
-    chroot "$root" /usr/bin/env -i HOME="$HOME" "${passed[@]}" \
-        PATH="$HOME/.local/bin:$HOME/.cargo/bin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
-        DEBIAN_FRONTEND=noninteractive CUDOCTOR_REAL_BUILDS=1 "$@"
-}
-
-if [ "${1:-}" = "--" ]; then
-    shift
-    in_root "$@"
-    exit $?
-fi
-
+# shellcheck source=debian-root.sh
+. "$repo/scripts/realenv/debian-root.sh"
+root_env=(PATH="$HOME/.local/bin:$HOME/.cargo/bin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    DEBIAN_FRONTEND=noninteractive CUDOCTOR_REAL_BUILDS=1)
+enter_root
+run_given_command "$@"
 # The state the test starts from: the headers' packages absent (the test installs them).
 in_root apt-get purge -y -q python3.11-dev libpython3.11-dev >/dev/null 2>&1 || true
 echo "python in the root: $(in_root python3.11 -c 'import sys; print(sys.version.split()[0])'), Python.h: $(test -e "$root/usr/include/python3.11/Python.h" && echo present || echo absent)"
-test_bin=$(cd "$repo" && cargo test -p cudoctor --test real_build_readiness --no-run --message-format=json 2>/dev/null |
-    python3 -c 'import json,sys
-for l in sys.stdin:
-    m = json.loads(l)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "real_build_readiness":
-        print(m["executable"])')
-in_root "$test_bin" --nocapture --test-threads 1 \
-    a_debian_python_without_its_dev_package_fails_as_predicted_and_the_printed_package_builds
+run_real_build_test a_debian_python_without_its_dev_package_fails_as_predicted_and_the_printed_package_builds

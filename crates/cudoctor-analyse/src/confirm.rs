@@ -282,7 +282,11 @@ pub fn machine_check(
             contradictions: Vec::new(),
         };
     };
-    let judged_by: Vec<String> = j.confirmed_by.iter().map(|r| r.code.to_string()).collect();
+    let judged_by: Vec<cudoctor_report::RuleCode> = j
+        .confirmed_by
+        .iter()
+        .map(|r| cudoctor_report::RuleCode::of(*r))
+        .collect();
     let confirming: Vec<&Finding> = findings.iter().filter(|f| confirms(j, f)).collect();
     let mut evidence = Vec::new();
     let mut fixes: Vec<FixStep> = Vec::new();

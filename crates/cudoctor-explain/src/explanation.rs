@@ -109,8 +109,8 @@ pub struct MachineCheck {
     /// The findings of `check` that confirm the cause.
     #[serde(serialize_with = "serialize_judged_by")]
     pub findings: Vec<Finding>,
-    /// The finding codes that judge this cause (what was looked for).
-    pub judged_by: Vec<String>,
+    /// The rules that judge this cause (what was looked for), written as their codes.
+    pub judged_by: Vec<cudoctor_report::RuleCode>,
     pub evidence: Vec<String>,
     /// `check`'s fix for the confirming findings on this machine, step for step.
     pub fixes: Vec<FixStep>,
@@ -225,7 +225,7 @@ mod tests {
         let check = MachineCheck {
             verdict: Verdict::Consistent,
             findings: vec![f],
-            judged_by: vec!["LIB004".into()],
+            judged_by: vec![cudoctor_report::RuleCode::of(&RULE)],
             evidence: Vec::new(),
             fixes: Vec::new(),
             contradictions: Vec::new(),
@@ -235,5 +235,6 @@ mod tests {
             json["findings"],
             serde_json::json!([{"id": "LIB004-2", "code": "LIB004", "title": "libcudnn.so.9 is missing"}])
         );
+        assert_eq!(json["judged_by"], serde_json::json!(["LIB004"]));
     }
 }

@@ -89,14 +89,61 @@ impl TorchImport {
 
 /// Runs the steps over a process of `env`.
 pub fn import_torch(fs: &WinFs, mut env: LoaderEnv, input: &TorchImportInput) -> TorchImport {
+    let py = &input.python;
+    let dll_paths = dll_directories(fs, input);
+    env.app_dir = py
+        .executable
+        .parent()
+        .unwrap_or_else(|| py.exec_prefix.clone());
+    let original_path = env.path.clone();
+    let mut process = Process::new(fs, env);
+    // The interpreter's DLL (python3XY.dll beside python.exe) is loaded before any import.
+    let app_dir = process.env.app_dir.clone();
+    for name in fs.list(&app_dir) {
+        let n = name.to_ascii_lowercase();
+        if n.starts_with("python3") && n.ends_with(".dll") && n != "python3.dll" {
+            process.assume_loaded(app_dir.join(&name), Found::AppDir);
+        }
+    }
+    for d in &dll_paths {
+        process.add_dll_directory(d.clone());
+    }
+    let (runtime_checks, runtime_message) = check_runtime(&mut process);
+    let (patched_path, mut raised) =
+        load_torch_lib(fs, &mut process, input, &dll_paths, &original_path);
+    if raised.is_none() {
+        raised = load_torch_c(fs, &mut process, input);
+    }
+    if raised.is_none() {
+        for (package_dir, module) in &input.extensions {
+            process.add_dll_directory(package_dir.clone());
+            process.load_library(module.as_str(), TORCH_FLAGS);
+        }
+    }
+    TorchImport {
+        dll_dirs: dll_paths,
+        runtime_checks,
+        runtime_message,
+        patched_path,
+        raised,
+        loads: process.loads,
+        modules: process.modules,
+    }
+}
+
+/// `LoadLibraryExW`'s flags in steps 3 and 4: LOAD_LIBRARY_SEARCH_DEFAULT_DIRS |
+/// LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR.
+const TORCH_FLAGS: SearchMode = SearchMode::Flags { dll_load_dir: true };
+
+/// Step 1: the DLL directories torch adds, in order, those that exist.
+fn dll_directories(fs: &WinFs, input: &TorchImportInput) -> Vec<WinPath> {
     let program_files = input
         .env
         .get("PROGRAMFILES")
         .map_or_else(|| WinPath::new(r"C:\Program Files"), |p| WinPath::new(p));
     let py = &input.python;
-    let th_dll_path = input.torch_dir.join("lib");
     let mut candidates = vec![
-        th_dll_path.clone(),
+        input.torch_dir.join("lib"),
         py.exec_prefix.join("Library").join("bin"),
     ];
     if !py.exec_prefix.same_as(&py.base_exec_prefix) {
@@ -137,29 +184,16 @@ pub fn import_torch(fs: &WinFs, mut env: LoaderEnv, input: &TorchImportInput) ->
         }
     }
     dll_paths.extend(extra.into_iter().filter(|p| fs.is_dir(p)));
+    dll_paths
+}
 
-    env.app_dir = py
-        .executable
-        .parent()
-        .unwrap_or_else(|| py.exec_prefix.clone());
-    let original_path = env.path.clone();
-    let mut process = Process::new(fs, env);
-    // The interpreter's DLL (python3XY.dll beside python.exe) is loaded before any import.
-    let app_dir = process.env.app_dir.clone();
-    for name in fs.list(&app_dir) {
-        let n = name.to_ascii_lowercase();
-        if n.starts_with("python3") && n.ends_with(".dll") && n != "python3.dll" {
-            process.assume_loaded(app_dir.join(&name), Found::AppDir);
-        }
-    }
-    for d in &dll_paths {
-        process.add_dll_directory(d.clone());
-    }
+/// Step 2: the Visual C++ runtime's DLLs through `ctypes.CDLL`, up to the first that fails
+/// (then torch prints its message): the checks, and whether the message was printed.
+fn check_runtime(process: &mut Process) -> (Vec<RuntimeCheck>, bool) {
     let ctypes = SearchMode::Flags {
         dll_load_dir: false,
     };
     let mut runtime_checks = Vec::new();
-    let mut runtime_message = false;
     for dll in ["vcruntime140.dll", "msvcp140.dll", "vcruntime140_1.dll"] {
         let i = process.load_library(dll, ctypes);
         let loaded = process.loads[i].module.clone();
@@ -169,67 +203,63 @@ pub fn import_torch(fs: &WinFs, mut env: LoaderEnv, input: &TorchImportInput) ->
             loaded,
         });
         if failed {
-            runtime_message = true;
-            break;
+            return (runtime_checks, true);
         }
     }
+    (runtime_checks, false)
+}
 
-    let flags = SearchMode::Flags { dll_load_dir: true };
+/// Step 3: every `torch\lib\*.dll`, again through PATH patched with the DLL directories on
+/// error 126: PATH as patched (when it was), and the DLL whose load raised.
+fn load_torch_lib(
+    fs: &WinFs,
+    process: &mut Process,
+    input: &TorchImportInput,
+    dll_paths: &[WinPath],
+    original_path: &[WinPath],
+) -> (Option<Vec<WinPath>>, Option<(WinPath, LoadFailure)>) {
+    let th_dll_path = input.torch_dir.join("lib");
     let mut patched_path = None;
-    let mut raised = None;
     for name in fs.list(&th_dll_path) {
         if !name.to_ascii_lowercase().ends_with(".dll") {
             continue;
         }
         let dll = th_dll_path.join(&name);
-        let i = process.load_library(dll.as_str(), flags);
-        let error = process.loads[i].win32_error();
-        match error {
+        let i = process.load_library(dll.as_str(), TORCH_FLAGS);
+        match process.loads[i].win32_error() {
             None => continue,
             Some(e) if e != ERROR_MOD_NOT_FOUND => {
-                raised = process.loads[i].failures.first().map(|f| (dll, f.clone()));
-                break;
+                let raised = process.loads[i].failures.first().map(|f| (dll, f.clone()));
+                return (patched_path, raised);
             }
             Some(_) => {}
         }
         if patched_path.is_none() {
-            let mut path = dll_paths.clone();
+            let mut path = dll_paths.to_vec();
             path.extend(original_path.iter().cloned());
             process.env.path = path.clone();
             patched_path = Some(path);
         }
         let j = process.load_library(dll.as_str(), SearchMode::Standard);
         if let Some(f) = process.loads[j].failures.first() {
-            raised = Some((dll, f.clone()));
-            break;
+            return (patched_path, Some((dll, f.clone())));
         }
     }
-    if raised.is_none() {
-        let c_ext = fs.list(&input.torch_dir).into_iter().find(|n| {
-            let n = n.to_ascii_lowercase();
-            n.starts_with("_c.") && n.ends_with(".pyd")
-        });
-        if let Some(c_ext) = c_ext {
-            let pyd = input.torch_dir.join(&c_ext);
-            let i = process.load_library(pyd.as_str(), flags);
-            if let Some(f) = process.loads[i].failures.first() {
-                raised = Some((pyd, f.clone()));
-            }
-        }
-    }
-    if raised.is_none() {
-        for (package_dir, module) in &input.extensions {
-            process.add_dll_directory(package_dir.clone());
-            process.load_library(module.as_str(), flags);
-        }
-    }
-    TorchImport {
-        dll_dirs: dll_paths,
-        runtime_checks,
-        runtime_message,
-        patched_path,
-        raised,
-        loads: process.loads,
-        modules: process.modules,
-    }
+    (patched_path, None)
+}
+
+/// Step 4: `torch\_C.*.pyd`; the failure of its load, if any.
+fn load_torch_c(
+    fs: &WinFs,
+    process: &mut Process,
+    input: &TorchImportInput,
+) -> Option<(WinPath, LoadFailure)> {
+    let c_ext = fs.list(&input.torch_dir).into_iter().find(|n| {
+        let n = n.to_ascii_lowercase();
+        n.starts_with("_c.") && n.ends_with(".pyd")
+    })?;
+    let pyd = input.torch_dir.join(&c_ext);
+    let i = process.load_library(pyd.as_str(), TORCH_FLAGS);
+    let failure = process.loads[i].failures.first()?.clone();
+    Some((pyd, failure))
 }

@@ -221,10 +221,7 @@ pub fn plan(kb: &Kb, input: &PlanInput) -> Result<Plan, PlanError> {
             c.ok = false;
             c.findings.insert(
                 0,
-                format!(
-                    "whether its build runs on the GPU is not judged until the GPU is reachable ({}: {})",
-                    f.code, f.title
-                ),
+                crate::CurrentLine::GpuUnreachable(cudoctor_report::FindingRef::from(f)),
             );
         }
         plan.first = Some(f.clone());

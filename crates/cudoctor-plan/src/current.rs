@@ -3,7 +3,7 @@
 use cudoctor_kb::{CudaVersion, Kb, TorchVersion};
 
 use crate::fit::Fit;
-use crate::model::{CurrentEnv, CurrentVerdict, Plan, PlanInput, ResolvedGpu};
+use crate::model::{CurrentEnv, CurrentLine, CurrentVerdict, Plan, PlanInput, ResolvedGpu};
 use crate::remedy::Remedy;
 
 /// The build tag of an installed torch: its local version ("cu130", "cpu"), else the CUDA of
@@ -30,9 +30,9 @@ pub(crate) fn judge(
     let Ok(tv) = torch_text.parse::<TorchVersion>() else {
         return CurrentVerdict {
             ok: false,
-            findings: vec![format!(
+            findings: vec![CurrentLine::Problem(format!(
                 "torch {torch_text} is a pre-release or unreadable version: no table describes it"
-            )],
+            ))],
             changes: headline(plan),
         };
     };
@@ -51,20 +51,26 @@ pub(crate) fn judge(
     let mixed = frameworks_verdict(plan, &mut findings, &mut problems);
     let ok = problems.is_empty();
     let mut changes = Vec::new();
-    if !ok {
-        findings.extend(problems);
-        if let Some(m) = mixed {
-            changes.extend(m.steps.iter().map(|s| s.text().to_string()));
-        }
+    if let Some(m) = mixed.filter(|_| !ok) {
+        changes.extend(m.steps.iter().map(|s| s.text().to_string()));
     }
     if torch_problem {
         torch_changes(plan, &mut changes);
     }
     CurrentVerdict {
         ok,
-        findings,
+        findings: lines(findings, problems),
         changes,
     }
+}
+
+/// The verdict's lines: what is right, then the problems.
+fn lines(facts: Vec<String>, problems: Vec<String>) -> Vec<CurrentLine> {
+    facts
+        .into_iter()
+        .map(CurrentLine::Fact)
+        .chain(problems.into_iter().map(CurrentLine::Problem))
+        .collect()
 }
 
 /// The installed torch as the plan reads it: its version text, its release in the knowledge
@@ -92,11 +98,9 @@ fn without_torch(cur: &CurrentEnv, plan: &Plan) -> CurrentVerdict {
         // Other frameworks without torch: their one CUDA major is what this env needs.
         findings.push("torch is not installed here (the build above is for adding it)".into());
         let mixed = frameworks_verdict(plan, &mut findings, &mut problems);
-        let ok = problems.is_empty();
-        findings.extend(problems);
         return CurrentVerdict {
-            ok,
-            findings,
+            ok: problems.is_empty(),
+            findings: lines(findings, problems),
             changes: mixed
                 .map(|m| m.steps.iter().map(|s| s.text().to_string()).collect())
                 .unwrap_or_default(),
@@ -104,7 +108,7 @@ fn without_torch(cur: &CurrentEnv, plan: &Plan) -> CurrentVerdict {
     }
     CurrentVerdict {
         ok: false,
-        findings: vec!["torch is not installed".into()],
+        findings: vec![CurrentLine::Problem("torch is not installed".into())],
         changes: headline(plan),
     }
 }

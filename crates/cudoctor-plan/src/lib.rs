@@ -45,8 +45,9 @@ pub use frameworks::{
 };
 pub use install::{torch_index_url, Install};
 pub use model::{
-    parse_installer, Avoid, BuildInput, BuildPlan, Commands, CurrentEnv, CurrentVerdict,
-    DriverUpgrade, InstalledToolkit, Installer, Plan, PlanInput, ResolvedGpu, TargetEnv,
+    parse_installer, Avoid, BuildInput, BuildPlan, Commands, CurrentEnv, CurrentLine,
+    CurrentVerdict, DriverUpgrade, InstalledToolkit, Installer, Plan, PlanInput, ResolvedGpu,
+    TargetEnv,
 };
 pub use platform::{branch_of, driver_for_cuda, DriverFor};
 pub use remedy::{remedy, Remedy};

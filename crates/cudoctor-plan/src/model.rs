@@ -256,10 +256,47 @@ pub struct BuildPlan {
 pub struct CurrentVerdict {
     /// True when nothing needs to change.
     pub ok: bool,
-    /// What was found, good or bad.
-    pub findings: Vec<String>,
+    /// What was found, good or bad (the problems after what is right).
+    pub findings: Vec<CurrentLine>,
     /// What to change (empty when ok).
     pub changes: Vec<String>,
+}
+
+/// One line of the verdict on the current environment; written in the JSON as its sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CurrentLine {
+    /// What the plan found that needs no change (a build that fits, a note).
+    Fact(String),
+    /// What the plan found wrong: the verdict's changes address it.
+    Problem(String),
+    /// check's finding that the GPU is not reachable: whether the installed build runs on it
+    /// waits for that finding's fix.
+    GpuUnreachable(cudoctor_report::FindingRef),
+}
+
+impl CurrentLine {
+    pub fn is_problem(&self) -> bool {
+        !matches!(self, CurrentLine::Fact(_))
+    }
+}
+
+impl std::fmt::Display for CurrentLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CurrentLine::Fact(s) | CurrentLine::Problem(s) => f.write_str(s),
+            CurrentLine::GpuUnreachable(first) => write!(
+                f,
+                "whether its build runs on the GPU is not judged until the GPU is reachable ({}: {})",
+                first.code, first.title
+            ),
+        }
+    }
+}
+
+impl Serialize for CurrentLine {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// The answer: the build to install and why.

@@ -3,8 +3,8 @@
 
 use cudoctor_kb::{ComputeCapability, Kb, TorchVersion};
 use cudoctor_plan::{
-    parse_pip, plan, reverse, BuildInput, CurrentEnv, InstalledToolkit, Plan, PlanInput,
-    PYTORCH_INDEX,
+    parse_pip, plan, reverse, BuildInput, CurrentEnv, CurrentLine, InstalledToolkit, Plan,
+    PlanInput, PYTORCH_INDEX,
 };
 
 fn kb() -> &'static Kb {
@@ -358,7 +358,12 @@ fn current_env_problems_are_named_with_the_fix() {
     });
     let cur = plan(kb(), &i).unwrap().current.unwrap();
     assert!(!cur.ok);
-    assert!(cur.findings.iter().any(|f| f.contains("580")), "{cur:#?}");
+    assert!(
+        cur.findings
+            .iter()
+            .any(|f| f.is_problem() && f.to_string().contains("580")),
+        "{cur:#?}"
+    );
     assert!(cur.changes[0].contains("pip install"));
     // torchvision from another release and another variant.
     let mut i = base.clone();
@@ -370,7 +375,9 @@ fn current_env_problems_are_named_with_the_fix() {
     let cur = plan(kb(), &i).unwrap().current.unwrap();
     assert!(!cur.ok);
     assert!(
-        cur.findings.iter().any(|f| f.contains("0.20.1")),
+        cur.findings
+            .iter()
+            .any(|f| f.is_problem() && f.to_string().contains("0.20.1")),
         "{cur:#?}"
     );
     // A CPU wheel on a GPU machine.
@@ -381,7 +388,10 @@ fn current_env_problems_are_named_with_the_fix() {
     });
     let cur = plan(kb(), &i).unwrap().current.unwrap();
     assert!(!cur.ok);
-    assert!(cur.findings.iter().any(|f| f.contains("CPU-only")));
+    assert!(cur
+        .findings
+        .iter()
+        .any(|f| f.is_problem() && f.to_string().contains("CPU-only")));
 }
 
 #[test]
@@ -513,7 +523,14 @@ fn with_the_gpu_out_of_reach_the_plan_keeps_the_installed_cuda_torch() {
     );
     assert!(p.reasons[0].contains("PLT001"), "{:?}", p.reasons);
     let cur = p.current.unwrap();
-    assert!(cur.findings[0].contains("not judged until the GPU is reachable"));
+    assert!(
+        matches!(&cur.findings[0], CurrentLine::GpuUnreachable(f) if f.code == "PLT001"),
+        "{:?}",
+        cur.findings
+    );
+    assert!(cur.findings[0]
+        .to_string()
+        .contains("not judged until the GPU is reachable (PLT001: "));
     // A CPU torch there: no build is chosen (nothing says which CUDA build the GPU needs).
     i.current.as_mut().unwrap().torch = Some("2.15.0+cpu".into());
     i.current.as_mut().unwrap().torch_cuda = None;

@@ -302,7 +302,7 @@ fn current_env(out: &mut String, p: &Plan) {
             }
         );
         for f in &c.findings {
-            prose(out, "  - ", "    ", &line(f));
+            prose(out, "  - ", "    ", &line(&f.to_string()));
         }
     }
 }

@@ -10,7 +10,7 @@ pub mod rule;
 
 pub use finding::{Confidence, Finding, FindingRef, Layer, Severity, Subject};
 pub use fix::{CommandTarget, FixStep};
-pub use rule::{find_rule, Rule};
+pub use rule::{find_rule, Rule, RuleCode};
 
 #[cfg(test)]
 mod tests {
@@ -38,5 +38,9 @@ mod tests {
         }
         assert_eq!(FindingRef::from(&f).title, "no driver");
         assert!(find_rule(&[&RULE], "drv001").is_some());
+        assert_eq!(
+            serde_json::to_value([RuleCode::of(&RULE)]).unwrap(),
+            serde_json::json!(["DRV001"])
+        );
     }
 }

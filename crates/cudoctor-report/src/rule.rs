@@ -44,6 +44,35 @@ impl<Check> Rule<Check> {
     }
 }
 
+/// A rule named by its code, as another report refers to it (the rules an explanation's
+/// machine check looks for): made from the rule itself, so a renamed rule breaks the build;
+/// written as the code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(transparent)]
+pub struct RuleCode(&'static str);
+
+impl RuleCode {
+    pub fn of<Check>(rule: &Rule<Check>) -> RuleCode {
+        RuleCode(rule.code)
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        self.0
+    }
+}
+
+impl std::fmt::Display for RuleCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl<Check> From<&Rule<Check>> for RuleCode {
+    fn from(rule: &Rule<Check>) -> RuleCode {
+        RuleCode::of(rule)
+    }
+}
+
 /// The rule among `rules` with this code (any case) or name.
 pub fn find_rule<'r, Check>(rules: &[&'r Rule<Check>], code: &str) -> Option<&'r Rule<Check>> {
     rules

@@ -6,6 +6,10 @@
 //!   is skipped loudly — a `SKIPPED` line on stderr, past the harness's capture — and fails
 //!   instead where `CUDOCTOR_REQUIRE_TOOLS=1` (or `CUDOCTOR_REQUIRE_CUDA_TOOLS=1`), as in CI.
 //! - A test that is off unless asked for (network, a 1 GB log) says how to turn it on.
+//! - [`fake::FakeRoot`]: a machine laid out under a temp dir (driver, GPUs, toolkits, venvs)
+//!   for a `--root`.
+
+pub mod fake;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -358,6 +358,97 @@ print("BUILT", m.__file__)
     (o.status.success() && text.contains("BUILT"), text)
 }
 
+/// PATH without the environment: the system's directories.
+const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// Whether the real builds are asked for (`CUDOCTOR_REAL_BUILDS=1`); a reported skip of
+/// `what` when not.
+fn real_builds(what: &str) -> bool {
+    let on = std::env::var("CUDOCTOR_REAL_BUILDS").as_deref() == Ok("1");
+    if !on {
+        cudoctor_testkit::skip_opt_in(what, "CUDOCTOR_REAL_BUILDS=1");
+    }
+    on
+}
+
+/// Whether uv, which makes the test's environments, is here; a reported skip when not.
+fn has_uv(test: &str) -> bool {
+    let here = Command::new("uv").arg("--version").output().is_ok();
+    if !here {
+        cudoctor_testkit::skip_missing_tool(test, "uv");
+    }
+    here
+}
+
+/// The version of the CUDA 13 pip runtime (`nvidia-cuda-runtime`) of a torch environment; a
+/// reported skip when it has none.
+fn cuda_runtime(src_env: &Path) -> Option<String> {
+    let runtime = installed(&site_packages(src_env), "nvidia-cuda-runtime");
+    if runtime.is_none() {
+        cudoctor_testkit::skip_missing_input(
+            &format!(
+                "no nvidia-cuda-runtime (CUDA 13 pip layout) in {}",
+                src_env.display()
+            ),
+            "CUDOCTOR_REQUIRE_REAL_ENVS",
+        );
+    }
+    runtime
+}
+
+/// `uv pip install` of `wheels` into `env`.
+fn uv_install(env: &Path, wheels: &[String]) {
+    let o = Command::new("uv")
+        .args(["pip", "install", "--quiet", "--python"])
+        .arg(env.join("bin/python"))
+        .args(wheels)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "uv pip install {wheels:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A torch environment made for one build test, in a folder beside the real one (removed with
+/// it), with what its builds are run with.
+struct BuildEnv {
+    /// The folder holding the environment and the builds' output.
+    dir: tempfile::TempDir,
+    env: PathBuf,
+    /// CUDA_HOME: the pip toolkit (`site-packages/nvidia/cu13`).
+    home: PathBuf,
+    /// PATH with the environment's bin/ before the system's directories.
+    path: String,
+    /// TORCH_EXTENSIONS_DIR of the builds.
+    ext: PathBuf,
+}
+
+impl BuildEnv {
+    fn new(dir: tempfile::TempDir, env: PathBuf) -> Self {
+        let home = site_packages(&env).join("nvidia/cu13");
+        let path = format!("{}:{SYSTEM_PATH}", env.join("bin").display());
+        let ext = dir.path().join("torch_extensions");
+        BuildEnv {
+            dir,
+            env,
+            home,
+            path,
+            ext,
+        }
+    }
+
+    /// The `libcudart.so` link the pip runtime lacks (TK012's fix), made.
+    fn with_cudart_link(self) -> Self {
+        let lib = self.home.join("lib");
+        if !lib.join("libcudart.so").exists() {
+            std::os::unix::fs::symlink("libcudart.so.13", lib.join("libcudart.so")).unwrap();
+        }
+        self
+    }
+}
+
 /// The CUDA release of a wheel's version ("13.0" of "13.0.96"): NVIDIA numbers each piece's
 /// patch on its own.
 fn release_of(version: &str) -> String {
@@ -383,22 +474,13 @@ fn a_torch_env_without_ninja_and_the_cudart_link_is_predicted_and_fixed_as_the_b
     let Some(src_env) = torch_env() else {
         return;
     };
-    if Command::new("uv").arg("--version").output().is_err() {
-        cudoctor_testkit::skip_missing_tool(test, "uv");
+    if !has_uv(test) {
         return;
     }
-    let src_site = site_packages(&src_env);
-    let Some(runtime) = installed(&src_site, "nvidia-cuda-runtime") else {
-        cudoctor_testkit::skip_missing_input(
-            &format!(
-                "no nvidia-cuda-runtime (CUDA 13 pip layout) in {}",
-                src_env.display()
-            ),
-            "CUDOCTOR_REQUIRE_REAL_ENVS",
-        );
+    let Some(runtime) = cuda_runtime(&src_env) else {
         return;
     };
-    if installed(&src_site, "ninja").is_some() {
+    if installed(&site_packages(&src_env), "ninja").is_some() {
         cudoctor_testkit::skip_missing_input(
             &format!("{} already has ninja", src_env.display()),
             "CUDOCTOR_REQUIRE_REAL_ENVS",
@@ -409,19 +491,16 @@ fn a_torch_env_without_ninja_and_the_cudart_link_is_predicted_and_fixed_as_the_b
     // environment beside it (hard links: the files pip replaces are unlinked first, the
     // original stays as it was).
     let pieces = nvcc_wheels(&release_of(&runtime));
-    let (dir, env) = env_copy(&src_env, &pieces);
-    let home = site_packages(&env).join("nvidia/cu13");
+    let BuildEnv {
+        dir,
+        env,
+        home,
+        path: env_path,
+        ext,
+    } = env_copy(&src_env, &pieces);
     assert!(home.join("bin/nvcc").is_file());
-    let system_path = "/usr/local/bin:/usr/bin:/bin";
-    let env_path = format!("{}:{system_path}", env.join("bin").display());
-    let builds = std::env::var("CUDOCTOR_REAL_BUILDS").as_deref() == Ok("1");
-    if !builds {
-        cudoctor_testkit::skip_opt_in(
-            &format!("{test}: the real load_inline builds"),
-            "CUDOCTOR_REAL_BUILDS=1",
-        );
-    }
-    let ext = dir.path().join("torch_extensions");
+    let system_path = SYSTEM_PATH;
+    let builds = real_builds(&format!("{test}: the real load_inline builds"));
 
     // 1. No ninja, no libcudart.so.
     let f = build_findings(&env, &home, system_path);
@@ -477,13 +556,7 @@ fn a_torch_env_without_ninja_and_the_cudart_link_is_predicted_and_fixed_as_the_b
     .iter()
     .map(|p| format!("{p}=={other}"))
     .collect();
-    let o = Command::new("uv")
-        .args(["pip", "install", "--quiet", "--python"])
-        .arg(env.join("bin/python"))
-        .args(&pieces)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    uv_install(&env, &pieces);
     let f = build_findings(&env, &home, &env_path);
     assert_eq!(codes(&f), ["TK015 info"], "{f:?}");
     if builds {
@@ -524,9 +597,8 @@ fn a_torch_env_without_ninja_and_the_cudart_link_is_predicted_and_fixed_as_the_b
     }
 }
 
-/// A copy (hard links) of the real torch environment beside it, with `wheels` installed by uv:
-/// (the folder holding it, the copy).
-fn env_copy(src_env: &Path, wheels: &[String]) -> (tempfile::TempDir, PathBuf) {
+/// A copy (hard links) of the real torch environment beside it, with `wheels` installed by uv.
+fn env_copy(src_env: &Path, wheels: &[String]) -> BuildEnv {
     let dir = tempfile::tempdir_in(src_env.parent().unwrap()).expect("temp dir beside the env");
     let env = dir.path().join("env");
     let st = Command::new("cp")
@@ -536,18 +608,8 @@ fn env_copy(src_env: &Path, wheels: &[String]) -> (tempfile::TempDir, PathBuf) {
         .status()
         .unwrap();
     assert!(st.success(), "cp -al");
-    let o = Command::new("uv")
-        .args(["pip", "install", "--quiet", "--python"])
-        .arg(env.join("bin/python"))
-        .args(wheels)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "uv pip install {wheels:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    (dir, env)
+    uv_install(&env, wheels);
+    BuildEnv::new(dir, env)
 }
 
 /// NVIDIA's pip compiler of CUDA 13.1 (its `crt/host_config.h` accepts gcc up to 15) on a
@@ -560,11 +622,10 @@ fn env_copy(src_env: &Path, wheels: &[String]) -> (tempfile::TempDir, PathBuf) {
 #[test]
 fn a_gcc_newer_than_the_pip_nvcc_accepts_is_refused_as_predicted_and_the_fix_builds() {
     let test = "nvcc 13.1 refusing the host's newer gcc";
-    if std::env::var("CUDOCTOR_REAL_BUILDS").as_deref() != Ok("1") {
-        cudoctor_testkit::skip_opt_in(test, "CUDOCTOR_REAL_BUILDS=1");
+    if !real_builds(test) {
         return;
     }
-    let system_path = "/usr/local/bin:/usr/bin:/bin";
+    let system_path = SYSTEM_PATH;
     let Some(major) = gcc_major_of("gcc", system_path) else {
         cudoctor_testkit::skip_missing_tool(test, "no gcc on PATH");
         return;
@@ -581,8 +642,7 @@ fn a_gcc_newer_than_the_pip_nvcc_accepts_is_refused_as_predicted_and_the_fix_bui
     let Some(src_env) = torch_env() else {
         return;
     };
-    if Command::new("uv").arg("--version").output().is_err() {
-        cudoctor_testkit::skip_missing_tool(test, "uv");
+    if !has_uv(test) {
         return;
     }
     // Every piece of CUDA 13.1 (TK011 stays silent), ninja, the cudart link (TK012 silent).
@@ -596,16 +656,15 @@ fn a_gcc_newer_than_the_pip_nvcc_accepts_is_refused_as_predicted_and_the_fix_bui
     .map(|p| format!("{p}==13.1.*"))
     .chain(std::iter::once("ninja".to_string()))
     .collect();
-    let (dir, env) = env_copy(&src_env, &wheels);
-    let home = site_packages(&env).join("nvidia/cu13");
-    let lib = home.join("lib");
-    if !lib.join("libcudart.so").exists() {
-        std::os::unix::fs::symlink("libcudart.so.13", lib.join("libcudart.so")).unwrap();
-    }
+    let BuildEnv {
+        dir: _dir,
+        env,
+        home,
+        path: env_path,
+        ext,
+    } = env_copy(&src_env, &wheels).with_cudart_link();
     let header = std::fs::read_to_string(home.join("include/crt/host_config.h")).unwrap();
     assert!(header.contains("#if __GNUC__ > 15"), "CUDA 13.1's guard");
-    let env_path = format!("{}:{system_path}", env.join("bin").display());
-    let ext = dir.path().join("torch_extensions");
 
     // 1. gcc on PATH: refused, as predicted.
     let f = build_findings(&env, &home, &env_path);
@@ -736,42 +795,33 @@ fn predicted_of(v: &Value, code: &str) -> Vec<String> {
 #[test]
 fn no_compiler_and_no_cccl_are_predicted_as_the_build_fails_and_the_fixes_build() {
     let test = "no compiler, no CCCL";
-    if std::env::var("CUDOCTOR_REAL_BUILDS").as_deref() != Ok("1") {
-        cudoctor_testkit::skip_opt_in(test, "CUDOCTOR_REAL_BUILDS=1");
+    if !real_builds(test) {
         return;
     }
     let Some(src_env) = torch_env() else {
         return;
     };
-    if Command::new("uv").arg("--version").output().is_err() {
-        cudoctor_testkit::skip_missing_tool(test, "uv");
+    if !has_uv(test) {
         return;
     }
-    let src_site = site_packages(&src_env);
-    let Some(runtime) = installed(&src_site, "nvidia-cuda-runtime") else {
-        cudoctor_testkit::skip_missing_input(
-            &format!("no nvidia-cuda-runtime in {}", src_env.display()),
-            "CUDOCTOR_REQUIRE_REAL_ENVS",
-        );
+    let Some(runtime) = cuda_runtime(&src_env) else {
         return;
     };
     let release = release_of(&runtime);
     let mut wheels = nvcc_wheels(&release);
     wheels.push("ninja".to_string());
-    let (dir, env) = env_copy(&src_env, &wheels);
-    let home = site_packages(&env).join("nvidia/cu13");
-    let lib = home.join("lib");
-    if !lib.join("libcudart.so").exists() {
-        std::os::unix::fs::symlink("libcudart.so.13", lib.join("libcudart.so")).unwrap();
-    }
-    let system_path = "/usr/local/bin:/usr/bin:/bin";
+    let BuildEnv {
+        dir: _dir,
+        env,
+        home,
+        path: env_path,
+        ext,
+    } = env_copy(&src_env, &wheels).with_cudart_link();
     let env_bin = env.join("bin").display().to_string();
-    let env_path = format!("{env_bin}:{system_path}");
-    if gcc_major_of("gcc", system_path).is_none() || gcc_major_of("c++", system_path).is_none() {
+    if gcc_major_of("gcc", SYSTEM_PATH).is_none() || gcc_major_of("c++", SYSTEM_PATH).is_none() {
         cudoctor_testkit::skip_missing_tool(test, "gcc and c++ in /usr/bin");
         return;
     }
-    let ext = dir.path().join("torch_extensions");
 
     // 1. No compiler on PATH.
     let v = check_json(&env, &home, &env_bin, &[]);
@@ -880,7 +930,7 @@ fn headerless_debian_python() -> Option<PathBuf> {
 /// the real torch environment `src_env` (hard links of its site-packages entries), with
 /// NVIDIA's pip compiler of torch's release, ninja and the cudart link: nothing of the build
 /// layer but the headers left to say.
-fn venv_of(python: &Path, src_env: &Path, release: &str) -> (tempfile::TempDir, PathBuf) {
+fn venv_of(python: &Path, src_env: &Path, release: &str) -> BuildEnv {
     let dir = tempfile::tempdir_in(src_env.parent().unwrap()).expect("temp dir beside the env");
     let env = dir.path().join("env");
     let o = Command::new("uv")
@@ -911,22 +961,8 @@ fn venv_of(python: &Path, src_env: &Path, release: &str) -> (tempfile::TempDir, 
     }
     let mut wheels = nvcc_wheels(release);
     wheels.push("ninja".to_string());
-    let o = Command::new("uv")
-        .args(["pip", "install", "--quiet", "--python"])
-        .arg(env.join("bin/python"))
-        .args(&wheels)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "uv pip install {wheels:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let lib = site.join("nvidia/cu13/lib");
-    if !lib.join("libcudart.so").exists() {
-        std::os::unix::fs::symlink("libcudart.so.13", lib.join("libcudart.so")).unwrap();
-    }
-    (dir, env)
+    uv_install(&env, &wheels);
+    BuildEnv::new(dir, env).with_cudart_link()
 }
 
 /// Debian's Python without `python3.11-dev` (a slim image's, a fresh install's), in a venv
@@ -939,8 +975,7 @@ fn venv_of(python: &Path, src_env: &Path, release: &str) -> (tempfile::TempDir, 
 #[test]
 fn a_debian_python_without_its_dev_package_fails_as_predicted_and_the_printed_package_builds() {
     let test = "Debian's python3.11 without python3.11-dev";
-    if std::env::var("CUDOCTOR_REAL_BUILDS").as_deref() != Ok("1") {
-        cudoctor_testkit::skip_opt_in(test, "CUDOCTOR_REAL_BUILDS=1");
+    if !real_builds(test) {
         return;
     }
     let Some(python) = headerless_debian_python() else {
@@ -956,21 +991,19 @@ fn a_debian_python_without_its_dev_package_fails_as_predicted_and_the_printed_pa
         );
         return;
     }
-    if Command::new("uv").arg("--version").output().is_err() {
-        cudoctor_testkit::skip_missing_tool(test, "uv");
+    if !has_uv(test) {
         return;
     }
-    let Some(runtime) = installed(&site_packages(&src_env), "nvidia-cuda-runtime") else {
-        cudoctor_testkit::skip_missing_input(
-            &format!("no nvidia-cuda-runtime in {}", src_env.display()),
-            "CUDOCTOR_REQUIRE_REAL_ENVS",
-        );
+    let Some(runtime) = cuda_runtime(&src_env) else {
         return;
     };
-    let (dir, env) = venv_of(&python, &src_env, &release_of(&runtime));
-    let home = site_packages(&env).join("nvidia/cu13");
-    let env_path = format!("{}:/usr/local/bin:/usr/bin:/bin", env.join("bin").display());
-    let ext = dir.path().join("torch_extensions");
+    let BuildEnv {
+        dir: _dir,
+        env,
+        home,
+        path: env_path,
+        ext,
+    } = venv_of(&python, &src_env, &release_of(&runtime));
 
     // 1. Predicted: no Python.h, Debian's package of 3.11 as the fix.
     let v = check_json(&env, &home, &env_path, &[]);

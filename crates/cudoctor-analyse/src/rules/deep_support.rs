@@ -48,23 +48,7 @@ pub fn probes<'a>(ctx: &Context<'a>) -> Vec<ProbeView<'a>> {
         .collect()
 }
 
-pub fn ms(x: f64) -> String {
-    if x >= 100.0 {
-        format!("{x:.0} ms")
-    } else if x >= 1.0 {
-        format!("{x:.1} ms")
-    } else {
-        format!("{x:.3} ms")
-    }
-}
-
-pub fn mib(x: f64) -> String {
-    if x >= 1024.0 {
-        format!("{:.1} GiB", x / 1024.0)
-    } else {
-        format!("{x:.0} MiB")
-    }
-}
+pub use crate::views::units::{mib, ms};
 
 /// The first non-empty line of a (possibly long) error text, at most 300 characters.
 pub fn first_line(s: &str) -> String {

@@ -72,67 +72,64 @@ fn optional(framework: Framework, soname: &str) -> bool {
     })
 }
 
+/// The CUDA libraries a framework needs that resolve nowhere, in the two ways it asks for them.
+struct Nowhere<'a> {
+    /// Linked (DT_NEEDED) and in no installed wheel: a linked library some wheel has is left to
+    /// the framework, which may load it by path itself.
+    linked: Vec<&'a UnresolvedNeed>,
+    /// Opened by bare name: found only where the loader searches from the opening object, so
+    /// a wheel's copy elsewhere does not count.
+    opened: Vec<&'a UnresolvedNeed>,
+}
+
+impl<'a> Nowhere<'a> {
+    /// The libraries of `v` that resolve nowhere, those the framework documents as optional
+    /// left out; `None` when there are none.
+    fn of(v: &FrameworkView<'a>) -> Option<Self> {
+        let wanted = |u: &&UnresolvedNeed| !optional(v.build.framework, &u.soname);
+        let of_kind = |kind: NeedKind| v.build.unresolved.iter().filter(move |u| u.kind == kind);
+        let linked: Vec<&UnresolvedNeed> = of_kind(NeedKind::Linked)
+            .filter(|u| u.in_env.is_empty())
+            .filter(wanted)
+            .collect();
+        let opened: Vec<&UnresolvedNeed> = of_kind(NeedKind::OpenedByName).filter(wanted).collect();
+        (!linked.is_empty() || !opened.is_empty()).then_some(Nowhere { linked, opened })
+    }
+
+    fn all(&self) -> impl Iterator<Item = &'a UnresolvedNeed> + '_ {
+        self.linked.iter().chain(&self.opened).copied()
+    }
+
+    /// The sonames of the needs `keep` selects, sorted, each once.
+    fn sonames(&self, keep: impl Fn(&UnresolvedNeed) -> bool) -> Vec<&'a str> {
+        let mut sonames: Vec<&str> = self
+            .all()
+            .filter(|u| keep(u))
+            .map(|u| u.soname.as_str())
+            .collect();
+        sonames.sort();
+        sonames.dedup();
+        sonames
+    }
+
+    /// Every library is opened by name and torch's import in this environment loads one of
+    /// that soname: a program that imports torch first finds them.
+    fn only_with_torch(&self) -> bool {
+        self.linked.is_empty() && self.opened.iter().all(|u| preloaded(u).is_some())
+    }
+}
+
+/// The library of that soname torch's import in this environment loads (the collector marks
+/// it on the framework's own process, which `cudoctor libs` shows): a process that imports
+/// torch first has it, and a dlopen() by that name finds the loaded one.
+fn preloaded(u: &UnresolvedNeed) -> Option<&str> {
+    u.after_import.as_ref().map(|a| a.path.as_str())
+}
+
 fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
-    let wanted = |u: &&UnresolvedNeed| !optional(v.build.framework, &u.soname);
-    // A linked library some wheel has is left to the framework, which may load it by path
-    // itself; a library opened by bare name is found only where the loader searches from the
-    // opening object, so a wheel's copy elsewhere does not count.
-    let linked: Vec<&UnresolvedNeed> = v
-        .build
-        .unresolved
-        .iter()
-        .filter(|u| u.kind == NeedKind::Linked && u.in_env.is_empty())
-        .filter(wanted)
-        .collect();
-    let opened: Vec<&UnresolvedNeed> = v
-        .build
-        .unresolved
-        .iter()
-        .filter(|u| u.kind == NeedKind::OpenedByName)
-        .filter(wanted)
-        .collect();
-    if linked.is_empty() && opened.is_empty() {
-        return None;
-    }
-    let nowhere: Vec<&UnresolvedNeed> = linked.iter().chain(&opened).copied().collect();
-    let mut sonames: Vec<&str> = nowhere.iter().map(|u| u.soname.as_str()).collect();
-    sonames.sort();
-    sonames.dedup();
-    // torch's import in this environment loads a library of that soname (the collector marks
-    // it on the framework's own process, which `cudoctor libs` shows): a process that imports
-    // torch first has it, and a dlopen() by that name finds the loaded one.
-    fn preloaded(u: &UnresolvedNeed) -> Option<&str> {
-        u.after_import.as_ref().map(|a| a.path.as_str())
-    }
-    let only_with_torch = linked.is_empty() && opened.iter().all(|u| preloaded(u).is_some());
-    let copies: Vec<&str> = opened
-        .iter()
-        .flat_map(|u| u.in_env.iter().map(String::as_str))
-        .collect();
-    let name = v.build.framework.name();
-    let title = if only_with_torch {
-        format!(
-            "{name} {} finds {} only in a process that imported torch first ({})",
-            v.build.version,
-            sonames.join(", "),
-            v.env.prefix
-        )
-    } else if copies.is_empty() {
-        format!(
-            "{name} {} needs {} that nothing here provides ({})",
-            v.build.version,
-            sonames.join(", "),
-            v.env.prefix
-        )
-    } else {
-        format!(
-            "{name} {} cannot open {}: the installed wheel's copy is not where the loader looks ({})",
-            v.build.version,
-            sonames.join(", "),
-            v.env.prefix
-        )
-    };
-    let mut f = Finding::new(&RULE, title).about(Subject::Package {
+    let nowhere = Nowhere::of(&v)?;
+    let only_with_torch = nowhere.only_with_torch();
+    let mut f = Finding::new(&RULE, title(&v, &nowhere)).about(Subject::Package {
         env: v.env.prefix.clone(),
         name: v.build.package.clone(),
     });
@@ -150,13 +147,45 @@ fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
             env: v.env.prefix.clone(),
         });
     }
-    for u in &linked {
+    f = with_evidence(f, &nowhere);
+    f = f.cause(cause(&v, &nowhere));
+    f = with_install_fix(ctx, f, &v, &nowhere, major);
+    f = with_loader_path_fix(ctx, f, &v, &nowhere, major);
+    if v.build.framework == Framework::OnnxRuntime {
+        f = f.prose("then call onnxruntime.preload_dlls() before the first InferenceSession (or import torch first): the provider finds the nvidia wheels' libraries only once they are loaded");
+    }
+    Some(f)
+}
+
+/// The title: found only after torch's import, provided by nothing here, or installed where
+/// the loader does not look.
+fn title(v: &FrameworkView, nowhere: &Nowhere) -> String {
+    let name = v.build.framework.name();
+    let version = &v.build.version;
+    let sonames = nowhere.sonames(|_| true).join(", ");
+    let prefix = &v.env.prefix;
+    let has_copies = nowhere.opened.iter().any(|u| !u.in_env.is_empty());
+    if nowhere.only_with_torch() {
+        format!("{name} {version} finds {sonames} only in a process that imported torch first ({prefix})")
+    } else if !has_copies {
+        format!("{name} {version} needs {sonames} that nothing here provides ({prefix})")
+    } else {
+        format!(
+            "{name} {version} cannot open {sonames}: the installed wheel's copy is not where the loader looks ({prefix})"
+        )
+    }
+}
+
+/// Each library, how it is asked for and where it is not found; the copies the loader does not
+/// search; the library of that name torch's import loads.
+fn with_evidence(mut f: Finding, nowhere: &Nowhere) -> Finding {
+    for u in &nowhere.linked {
         f = f.evidence(format!(
             "{} needs {}: not on the loader's search path, and no installed wheel has it",
             u.needed_by, u.soname
         ));
     }
-    for u in &opened {
+    for u in &nowhere.opened {
         f = f.evidence(format!(
             "{} opens {} by name (dlopen): the loader finds it neither on that library's RPATH/RUNPATH, LD_LIBRARY_PATH, the loader's cache and default directories, nor loaded by the framework's own import",
             u.needed_by, u.soname
@@ -173,7 +202,13 @@ fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
             ));
         }
     }
-    f = f.cause(match v.build.framework {
+    f
+}
+
+/// What fails, in the framework's own terms.
+fn cause(v: &FrameworkView, nowhere: &Nowhere) -> String {
+    let opened = &nowhere.opened;
+    match v.build.framework {
         Framework::OnnxRuntime => "ONNX Runtime imports, but its CUDA provider cannot be loaded: sessions asking for CUDAExecutionProvider fall back to the CPU.".to_string(),
         fw if !opened.is_empty() => format!(
             "{} imports, and opens {} by name only when a GPU is first used; the loader never searches the nvidia wheels in site-packages on its own, so that use fails{}{}.",
@@ -184,103 +219,114 @@ fn judge(ctx: &Context, v: FrameworkView) -> Option<Finding> {
             } else {
                 ""
             },
-            if only_with_torch {
+            if nowhere.only_with_torch() {
                 " in a program that does not import torch first"
             } else {
                 ""
             }
         ),
         fw => format!("{} imports, and fails where it first needs these libraries (an ImportError or a backend that does not start).", fw.name()),
-    });
+    }
+}
+
+/// What to install: the libraries no wheel here has, through the framework's own extra where
+/// its metadata has one, else the nvidia wheels of those libraries for its CUDA major.
+fn with_install_fix(
+    ctx: &Context,
+    mut f: Finding,
+    v: &FrameworkView,
+    nowhere: &Nowhere,
+    major: Option<u32>,
+) -> Finding {
+    let missing = nowhere.sonames(|u| u.in_env.is_empty());
+    if missing.is_empty() {
+        return f;
+    }
     let target = ctx.target_env(v.env);
-    // What to install: the libraries no wheel here has.
-    let missing: Vec<&str> = {
-        let mut m: Vec<&str> = nowhere
+    let extras = cuda_extras(&v.build.needs);
+    let args: Vec<String> = if extras.is_empty() {
+        let mut pkgs: Vec<String> = missing
             .iter()
-            .filter(|u| u.in_env.is_empty())
-            .map(|u| u.soname.as_str())
+            .filter_map(|s| pip_package_for_cuda(cuda_library(s)?.family, major?))
             .collect();
-        m.sort();
-        m.dedup();
-        m
+        pkgs.sort();
+        pkgs.dedup();
+        pkgs
+    } else {
+        vec![format!("{}[{}]", v.build.package, extras.join(","))]
     };
-    if !missing.is_empty() {
-        let extras = cuda_extras(&v.build.needs);
-        let args: Vec<String> = if extras.is_empty() {
-            let mut pkgs: Vec<String> = missing
-                .iter()
-                .filter_map(|s| pip_package_for_cuda(cuda_library(s)?.family, major?))
-                .collect();
-            pkgs.sort();
-            pkgs.dedup();
-            pkgs
-        } else {
-            vec![format!("{}[{}]", v.build.package, extras.join(","))]
+    if args.is_empty() {
+        f = f.prose(format!(
+            "Install the packages that provide {} for CUDA {}",
+            missing.join(", "),
+            major.map_or("(unknown)".to_string(), |m| m.to_string())
+        ));
+    } else {
+        f = f.command(&target, cudoctor_plan::install::install(&target, &args));
+    }
+    f
+}
+
+/// A library opened by name loads once the loader searches the wheel's directory: that
+/// directory on LD_LIBRARY_PATH (the route CTranslate2's and faster-whisper's installation
+/// notes give), or torch imported first where it loads that library.
+fn with_loader_path_fix(
+    ctx: &Context,
+    mut f: Finding,
+    v: &FrameworkView,
+    nowhere: &Nowhere,
+    major: Option<u32>,
+) -> Finding {
+    let opened = &nowhere.opened;
+    if opened.is_empty() || ctx.target_env(v.env).windows {
+        return f;
+    }
+    let mut dirs: Vec<String> = Vec::new();
+    let mut unknown: Vec<&str> = Vec::new();
+    for u in opened {
+        let dir = match u.in_env.first() {
+            Some(copy) => copy.rsplit_once('/').map(|(d, _)| d.to_string()),
+            None => cuda_library(&u.soname)
+                .zip(major)
+                .and_then(|(l, m)| wheel_lib_dir(l.family, m))
+                .map(|rel| format!("{}/{rel}", v.build.location.trim_end_matches('/'))),
         };
-        if args.is_empty() {
-            f = f.prose(format!(
-                "Install the packages that provide {} for CUDA {}",
-                missing.join(", "),
-                major.map_or("(unknown)".to_string(), |m| m.to_string())
-            ));
-        } else {
-            f = f.command(&target, cudoctor_plan::install::install(&target, &args));
+        match dir {
+            Some(d) if !dirs.contains(&d) => dirs.push(d),
+            Some(_) => {}
+            None => unknown.push(&u.soname),
         }
     }
-    // A library opened by name loads once the loader searches the wheel's directory: that
-    // directory on LD_LIBRARY_PATH (the route CTranslate2's and faster-whisper's
-    // installation notes give), or torch imported first where it loads that library.
-    if !opened.is_empty() && !target.windows {
-        let mut dirs: Vec<String> = Vec::new();
-        let mut unknown: Vec<&str> = Vec::new();
-        for u in &opened {
-            let dir = match u.in_env.first() {
-                Some(copy) => copy.rsplit_once('/').map(|(d, _)| d.to_string()),
-                None => cuda_library(&u.soname)
-                    .zip(major)
-                    .and_then(|(l, m)| wheel_lib_dir(l.family, m))
-                    .map(|rel| format!("{}/{rel}", v.build.location.trim_end_matches('/'))),
-            };
-            match dir {
-                Some(d) if !dirs.contains(&d) => dirs.push(d),
-                Some(_) => {}
-                None => unknown.push(&u.soname),
-            }
-        }
-        if !dirs.is_empty() {
-            let current = ctx.snap.env.get("LD_LIBRARY_PATH").map(String::as_str);
-            let mut entries = dirs.clone();
-            entries.extend(
-                current
-                    .into_iter()
-                    .flat_map(|c| c.split(':'))
-                    .filter(|e| !e.is_empty() && !dirs.iter().any(|d| d == e))
-                    .map(str::to_string),
-            );
-            f = f.shell(format!(
-                "export LD_LIBRARY_PATH={}",
-                cudoctor_plan::quote(&entries.join(":"))
-            ));
-        }
-        if !unknown.is_empty() {
-            f = f.prose(format!(
-                "then add the directory of the installed {} to LD_LIBRARY_PATH",
-                unknown.join(", ")
-            ));
-        }
-        let preloads: Vec<&str> = opened.iter().copied().filter_map(preloaded).collect();
-        if !preloads.is_empty() {
-            f = f.prose(format!(
-                "or import torch before {} in the program: torch's import loads {}",
-                v.build.package,
-                preloads.join(", ")
-            ));
-        }
+    if !dirs.is_empty() {
+        let current = ctx.snap.env.get("LD_LIBRARY_PATH").map(String::as_str);
+        let mut entries = dirs.clone();
+        entries.extend(
+            current
+                .into_iter()
+                .flat_map(|c| c.split(':'))
+                .filter(|e| !e.is_empty() && !dirs.iter().any(|d| d == e))
+                .map(str::to_string),
+        );
+        f = f.shell(format!(
+            "export LD_LIBRARY_PATH={}",
+            cudoctor_plan::quote(&entries.join(":"))
+        ));
     }
-    if v.build.framework == Framework::OnnxRuntime {
-        f = f.prose("then call onnxruntime.preload_dlls() before the first InferenceSession (or import torch first): the provider finds the nvidia wheels' libraries only once they are loaded");
+    if !unknown.is_empty() {
+        f = f.prose(format!(
+            "then add the directory of the installed {} to LD_LIBRARY_PATH",
+            unknown.join(", ")
+        ));
     }
-    Some(f)
+    let preloads: Vec<&str> = opened.iter().copied().filter_map(preloaded).collect();
+    if !preloads.is_empty() {
+        f = f.prose(format!(
+            "or import torch before {} in the program: torch's import loads {}",
+            v.build.package,
+            preloads.join(", ")
+        ));
+    }
+    f
 }
 
 /// Where the nvidia wheel of `family` for CUDA `major` puts its library, under site-packages:

@@ -91,7 +91,7 @@ fn check(ctx: &Context) -> Vec<Finding> {
 fn finding(ctx: &Context, w: &WindowsFacts, env: &WindowsTorchEnv) -> Option<Finding> {
     let (dll, failure) = env.import.raised.as_ref()?;
     let version = env.torch_version.as_deref().unwrap_or("torch");
-    let mut f = Finding::new(
+    let f = Finding::new(
         &RULE,
         format!(
             "import torch fails in {}: {} cannot be loaded",
@@ -113,122 +113,150 @@ fn finding(ctx: &Context, w: &WindowsFacts, env: &WindowsTorchEnv) -> Option<Fin
         }
     ));
     let runtime_installed = runtime_versions(w);
-    let runtime_fix = |f: Finding| {
-        // The package ID of the Visual C++ 2015-2022 Redistributable (x64) in winget's own
-        // repository (microsoft/winget-pkgs: manifests/m/Microsoft/VCRedist/2015+/x64/, e.g.
-        // 14.38.33135.0, `PackageIdentifier: Microsoft.VCRedist.2015+.x64`).
-        f.powershell("winget install --id Microsoft.VCRedist.2015+.x64 --exact")
-            .prose("Or install https://aka.ms/vs/17/release/vc_redist.x64.exe (the Visual C++ Redistributable torch's own message names), then start Python again")
-    };
-    match failure {
+    Some(match failure {
         LoadFailure::NotFound { name, wanted_by } => {
             let by = wanted_by.as_ref().map_or_else(
                 || dll.file_name().to_string(),
                 |w| w.file_name().to_string(),
             );
-            f = f.evidence(format!(
+            let f = f.evidence(format!(
                 "{name}, imported by {by}, is in none of the directories searched"
             ));
             if is_vc_runtime(name) {
-                if runtime_installed.is_empty() {
-                    f = f.evidence("no msvcp140.dll in System32").cause(format!(
-                        "The Visual C++ runtime is not installed: {name} is part of it, and torch's DLLs import it. Python ships only its own vcruntime140.dll."
-                    ));
-                } else {
-                    f = f.evidence(format!("installed runtime: {runtime_installed}")).cause(format!(
-                        "The installed Visual C++ runtime is older than the one torch was built with: it has no {name}, which newer redistributables ship."
-                    ));
-                }
-                f = runtime_fix(f);
+                runtime_not_installed(f, name, &runtime_installed)
             } else {
-                // The environment as cudoctor-collect reads it, for its own record of the file
-                // (FW010 names it when its wheel's RECORD lists it, and is then the root: its
-                // reinstall puts the file back) and its installed torch.
-                let python_env = ctx.snap.python_envs.iter().find(|e| {
-                    e.windows
-                        && e.interpreter
-                            .as_deref()
-                            .is_some_and(|i| WinPath::new(i).same_as(&env.python))
-                });
-                if let Some(e) = python_env {
-                    f = f.about(crate::finding::Subject::MissingLibrary {
-                        env: e.prefix.clone(),
-                        soname: name.to_ascii_lowercase(),
-                    });
-                }
-                f = f.cause(if is_cuda_library(name) {
-                    format!(
-                        "{name} is a CUDA library this CUDA build of torch loads: torch's CUDA wheels (PyTorch's index) carry it in torch\\lib, and none of the directories searched has it (a torch install whose files are incomplete, or a torch\\lib mixed from two builds)."
-                    )
-                } else {
-                    format!(
-                        "{name} is missing: a file of this torch install (or of a package it needs) is not there."
-                    )
-                });
-                // The same torch again, from the index its local label names (a `+cu129`
-                // build from PyTorch's), written by the one command writer.
-                let installed = python_env
-                    .and_then(|e| e.package("torch"))
-                    .map(|p| p.version.as_str())
-                    .unwrap_or(version);
-                let target = python_env.map_or_else(
-                    || cudoctor_plan::TargetEnv {
-                        python: env.python.to_string(),
-                        windows: true,
-                        ..Default::default()
-                    },
-                    crate::context::target_env,
-                );
-                f = f.command(
-                    &target,
-                    target.install(&cudoctor_plan::Install::exact("torch", installed)),
-                );
-                if !installed.contains('+') {
-                    f = f.prose("If torch came from another index (a CUDA build), reinstall it from that index");
-                }
+                file_missing(ctx, f, env, name, version)
             }
         }
         LoadFailure::MissingProcedures {
             dll: from,
             names,
             wanted_by,
-        } => {
-            let shown: Vec<&str> = names.iter().take(3).map(String::as_str).collect();
-            f = f.evidence(format!(
-                "{} imports from {from} what it does not export: {}{}",
-                wanted_by.file_name(),
-                shown.join(", "),
-                if names.len() > 3 {
-                    format!(" and {} more", names.len() - 3)
-                } else {
-                    String::new()
-                }
-            ));
-            if is_vc_runtime(from.file_name()) {
-                if !runtime_installed.is_empty() {
-                    f = f.evidence(format!("installed runtime: {runtime_installed}"));
-                }
-                f = runtime_fix(f.cause(format!(
-                    "The {} loaded is older than the one torch was built with.",
-                    from.file_name()
-                )));
-            } else {
-                f = f
-                    .cause(format!(
-                        "{from} is another build than the one {} was linked with.",
-                        wanted_by.file_name()
-                    ))
-                    .prose("Make sure the DLL comes from this environment's own torch\\lib (see PLT021 for one found through PATH)");
-            }
-        }
-        LoadFailure::BadImage { path, reason } => {
-            f = f
-                .evidence(format!("{path}: {reason}"))
-                .cause("The loader found a file it cannot map: a DLL for another machine (32-bit, ARM64) or a damaged one.")
-                .prose("Remove or replace that file; reinstall the package it belongs to");
-        }
+        } => procedures_missing(f, from, names, wanted_by, &runtime_installed),
+        LoadFailure::BadImage { path, reason } => f
+            .evidence(format!("{path}: {reason}"))
+            .cause("The loader found a file it cannot map: a DLL for another machine (32-bit, ARM64) or a damaged one.")
+            .prose("Remove or replace that file; reinstall the package it belongs to"),
+    })
+}
+
+/// The fix for a Visual C++ runtime that is missing or too old: the redistributable.
+fn with_runtime_fix(f: Finding) -> Finding {
+    // The package ID of the Visual C++ 2015-2022 Redistributable (x64) in winget's own
+    // repository (microsoft/winget-pkgs: manifests/m/Microsoft/VCRedist/2015+/x64/, e.g.
+    // 14.38.33135.0, `PackageIdentifier: Microsoft.VCRedist.2015+.x64`).
+    f.powershell("winget install --id Microsoft.VCRedist.2015+.x64 --exact")
+        .prose("Or install https://aka.ms/vs/17/release/vc_redist.x64.exe (the Visual C++ Redistributable torch's own message names), then start Python again")
+}
+
+/// A DLL of the Visual C++ runtime is in none of the directories searched: the runtime is not
+/// installed, or the installed one is older than torch's build.
+fn runtime_not_installed(f: Finding, name: &str, runtime_installed: &str) -> Finding {
+    let f = if runtime_installed.is_empty() {
+        f.evidence("no msvcp140.dll in System32").cause(format!(
+            "The Visual C++ runtime is not installed: {name} is part of it, and torch's DLLs import it. Python ships only its own vcruntime140.dll."
+        ))
+    } else {
+        f.evidence(format!("installed runtime: {runtime_installed}")).cause(format!(
+            "The installed Visual C++ runtime is older than the one torch was built with: it has no {name}, which newer redistributables ship."
+        ))
+    };
+    with_runtime_fix(f)
+}
+
+/// Another DLL is in none of the directories searched: a file of torch's install (or of a
+/// package it needs) is missing; the fix reinstalls the same torch.
+fn file_missing(
+    ctx: &Context,
+    mut f: Finding,
+    env: &WindowsTorchEnv,
+    name: &str,
+    version: &str,
+) -> Finding {
+    // The environment as cudoctor-collect reads it, for its own record of the file
+    // (FW010 names it when its wheel's RECORD lists it, and is then the root: its
+    // reinstall puts the file back) and its installed torch.
+    let python_env = ctx.snap.python_envs.iter().find(|e| {
+        e.windows
+            && e.interpreter
+                .as_deref()
+                .is_some_and(|i| WinPath::new(i).same_as(&env.python))
+    });
+    if let Some(e) = python_env {
+        f = f.about(crate::finding::Subject::MissingLibrary {
+            env: e.prefix.clone(),
+            soname: name.to_ascii_lowercase(),
+        });
     }
-    Some(f)
+    f = f.cause(if is_cuda_library(name) {
+        format!(
+            "{name} is a CUDA library this CUDA build of torch loads: torch's CUDA wheels (PyTorch's index) carry it in torch\\lib, and none of the directories searched has it (a torch install whose files are incomplete, or a torch\\lib mixed from two builds)."
+        )
+    } else {
+        format!(
+            "{name} is missing: a file of this torch install (or of a package it needs) is not there."
+        )
+    });
+    // The same torch again, from the index its local label names (a `+cu129`
+    // build from PyTorch's), written by the one command writer.
+    let installed = python_env
+        .and_then(|e| e.package("torch"))
+        .map(|p| p.version.as_str())
+        .unwrap_or(version);
+    let target = python_env.map_or_else(
+        || cudoctor_plan::TargetEnv {
+            python: env.python.to_string(),
+            windows: true,
+            ..Default::default()
+        },
+        crate::context::target_env,
+    );
+    f = f.command(
+        &target,
+        target.install(&cudoctor_plan::Install::exact("torch", installed)),
+    );
+    if !installed.contains('+') {
+        f = f
+            .prose("If torch came from another index (a CUDA build), reinstall it from that index");
+    }
+    f
+}
+
+/// A DLL lacks functions another imports from it: an older Visual C++ runtime, or a DLL of
+/// another build.
+fn procedures_missing(
+    mut f: Finding,
+    from: &WinPath,
+    names: &[String],
+    wanted_by: &WinPath,
+    runtime_installed: &str,
+) -> Finding {
+    let shown: Vec<&str> = names.iter().take(3).map(String::as_str).collect();
+    f = f.evidence(format!(
+        "{} imports from {from} what it does not export: {}{}",
+        wanted_by.file_name(),
+        shown.join(", "),
+        if names.len() > 3 {
+            format!(" and {} more", names.len() - 3)
+        } else {
+            String::new()
+        }
+    ));
+    if is_vc_runtime(from.file_name()) {
+        if !runtime_installed.is_empty() {
+            f = f.evidence(format!("installed runtime: {runtime_installed}"));
+        }
+        with_runtime_fix(f.cause(format!(
+            "The {} loaded is older than the one torch was built with.",
+            from.file_name()
+        )))
+    } else {
+        f.cause(format!(
+            "{from} is another build than the one {} was linked with.",
+            wanted_by.file_name()
+        ))
+        .prose("Make sure the DLL comes from this environment's own torch\\lib (see PLT021 for one found through PATH)")
+    }
 }
 
 #[cfg(test)]

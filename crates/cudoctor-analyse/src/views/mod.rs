@@ -7,4 +7,5 @@ pub mod explained;
 pub mod paths;
 pub mod pci;
 pub mod pins;
+pub mod units;
 pub mod wheels;

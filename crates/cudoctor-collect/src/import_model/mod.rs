@@ -23,7 +23,7 @@ pub mod torch_init;
 use std::sync::OnceLock;
 
 use cudoctor_ldso::{LoadOptions, Process, ProcessEnv, SymbolCheck};
-use cudoctor_snapshot::{LoadStage, OpenedBy, Opener, PythonEnv, RuntimeDir};
+use cudoctor_snapshot::{LoadStage, OpenedBy, Opener, PythonEnv, RuntimeDir, TorchBuild};
 use serde::Deserialize;
 
 use crate::host::Host;
@@ -161,18 +161,47 @@ pub fn emulate<'e>(
         host: host.clone(),
         place: env.prefix.clone(),
     };
-    if let Some(python) = &env.interpreter {
-        // The interpreter's own exports (Py*) satisfy extensions' Python symbols.
-        if let Ok(objs) = run.process.load_executable(python, LoadOptions::default()) {
-            for o in objs {
-                run.brought_in.push((
-                    o.path,
-                    LoadStage::Import,
-                    opened(Opener::Interpreter, "python", false),
-                ));
-            }
+    load_interpreter(&mut run, env);
+    load_global_deps_and_preloads(host, &mut run, env, torch);
+    load_torch_c(host, &mut run, torch);
+    let later = load_companions(host, &mut run, env, torch);
+    load_extensions(&mut run, torch, extensions());
+    for stage in LoadStage::ALL {
+        for s in later.iter().filter(|s| s.stage == stage) {
+            run_step(&mut run, s, false);
+        }
+        for row in table().library_opens.iter().filter(|r| r.stage == stage) {
+            library_opens(&mut run, row);
         }
     }
+    Some(run)
+}
+
+/// Step 1: the interpreter, whose own exports (Py*) satisfy extensions' Python symbols.
+fn load_interpreter(run: &mut Emulated, env: &PythonEnv) {
+    let Some(python) = &env.interpreter else {
+        return;
+    };
+    if let Ok(objs) = run.process.load_executable(python, LoadOptions::default()) {
+        for o in objs {
+            run.brought_in.push((
+                o.path,
+                LoadStage::Import,
+                opened(Opener::Interpreter, "python", false),
+            ));
+        }
+    }
+}
+
+/// Step 2: `torch/__init__.py`'s `libtorch_global_deps.so` with RTLD_GLOBAL, and the
+/// preloading of the nvidia wheels' libraries the installed release performs after it (or,
+/// when it fails to load, before loading it again).
+fn load_global_deps_and_preloads(
+    host: &Host,
+    run: &mut Emulated,
+    env: &PythonEnv,
+    torch: &TorchBuild,
+) {
     let global_deps = format!("{}/lib/libtorch_global_deps.so", torch.path);
     let preload = host
         .read_text(&format!("{}/__init__.py", torch.path))
@@ -190,40 +219,39 @@ pub fn emulate<'e>(
         .as_deref()
         .and_then(|c| c.split('.').next())
         .map(str::to_string);
-    if host.is_file(&global_deps) {
-        let step = step(&global_deps, Opener::TorchGlobalDeps, "torch");
-        let failed = run_step(&mut run, &step, true);
-        if let Some(p) = &preload {
-            if failed {
-                // torch's OSError branch: preload everything, then try again.
-                preload_libs(
-                    host,
-                    &mut run,
-                    p,
-                    &p.on_failure,
-                    &search,
-                    cuda_major.as_deref(),
-                );
-                run_step(&mut run, &step, false);
-            } else {
-                let holds = p.condition.as_deref().is_none_or(|needle| {
-                    run.brought_in.iter().any(|(path, ..)| {
-                        maps_path(&run.process, path).is_some_and(|m| m.contains(needle))
-                    })
-                });
-                if holds {
-                    preload_libs(
-                        host,
-                        &mut run,
-                        p,
-                        &p.after_global_deps,
-                        &search,
-                        cuda_major.as_deref(),
-                    );
-                }
-            }
+    if !host.is_file(&global_deps) {
+        return;
+    }
+    let step = step(&global_deps, Opener::TorchGlobalDeps, "torch");
+    let failed = run_step(run, &step, true);
+    let Some(p) = &preload else {
+        return;
+    };
+    if failed {
+        // torch's OSError branch: preload everything, then try again.
+        preload_libs(host, run, p, &p.on_failure, &search, cuda_major.as_deref());
+        run_step(run, &step, false);
+    } else {
+        let holds = p.condition.as_deref().is_none_or(|needle| {
+            run.brought_in
+                .iter()
+                .any(|(path, ..)| maps_path(&run.process, path).is_some_and(|m| m.contains(needle)))
+        });
+        if holds {
+            preload_libs(
+                host,
+                run,
+                p,
+                &p.after_global_deps,
+                &search,
+                cuda_major.as_deref(),
+            );
         }
     }
+}
+
+/// Step 3: `from torch._C import *`.
+fn load_torch_c(host: &Host, run: &mut Emulated, torch: &TorchBuild) {
     for name in sorted(host.list_dir(&torch.path)) {
         if name.starts_with("_C") && name.ends_with(".so") {
             let s = step(
@@ -231,10 +259,20 @@ pub fn emulate<'e>(
                 Opener::PythonImport,
                 "torch",
             );
-            run_step(&mut run, &s, false);
+            run_step(run, &s, false);
         }
     }
-    // Steps of the later stages, run stage by stage once the import is complete.
+}
+
+/// Step 4, the companions of `package_loads.toml`: the files each imports, loaded now, and
+/// the steps of the later stages (files opened when a feature is used), returned to be run
+/// stage by stage once the import is complete.
+fn load_companions(
+    host: &Host,
+    run: &mut Emulated,
+    env: &PythonEnv,
+    torch: &TorchBuild,
+) -> Vec<Step> {
     let mut later: Vec<Step> = Vec::new();
     let installed = |name: &str| package_dir(host, env, name).is_some();
     for row in &table().package {
@@ -245,50 +283,70 @@ pub fn emulate<'e>(
             Some(s) if !row.imported_at_import_by.iter().any(|p| installed(p)) => s,
             _ => LoadStage::Import,
         };
-        let files = compiled_files(host, &dir, row);
-        let mut taken: Vec<String> = Vec::new();
-        for pat in &row.import {
-            let hits: Vec<&String> = files
-                .iter()
-                .filter(|f| path_glob(pat, f) && !taken.contains(f))
-                .collect();
-            for f in hits {
-                taken.push(f.clone());
-                let mut s = step(&format!("{dir}/{f}"), Opener::PackageLoader, &row.name);
-                s.symbols = true;
-                s.stage = import_stage;
-                if import_stage.is_import() {
-                    run_step(&mut run, &s, false);
-                } else {
-                    later.push(s);
-                }
+        for s in package_steps(host, &dir, row, import_stage) {
+            if s.stage.is_import() {
+                run_step(run, &s, false);
+            } else {
+                later.push(s);
             }
-        }
-        // The rest, named or not, only when used; named ones in the table's order first.
-        let mut rest: Vec<&String> = Vec::new();
-        for pat in &row.on_demand {
-            rest.extend(
-                files
-                    .iter()
-                    .filter(|f| path_glob(pat, f) && !taken.contains(f)),
-            );
-        }
-        rest.extend(files.iter().filter(|f| !taken.contains(f)));
-        for f in rest {
-            if taken.contains(f) {
-                continue;
-            }
-            taken.push(f.clone());
-            let mut s = step(&format!("{dir}/{f}"), Opener::PackageLoader, &row.name);
-            s.stage = LoadStage::OnDemand;
-            s.symbols = true;
-            later.push(s);
         }
         if row.name == "triton" {
             run.runtime_dirs.push(triton_cache(host, &torch.path));
         }
     }
-    for (path, package) in extensions() {
+    later
+}
+
+/// The steps of one package row, in order: the files its `import` patterns name, at
+/// `import_stage`; then the rest, named or not, only when used (named ones in the table's
+/// order first).
+fn package_steps(host: &Host, dir: &str, row: &PackageRow, import_stage: LoadStage) -> Vec<Step> {
+    let files = compiled_files(host, dir, row);
+    let mut steps: Vec<Step> = Vec::new();
+    let mut taken: Vec<String> = Vec::new();
+    for pat in &row.import {
+        let hits: Vec<&String> = files
+            .iter()
+            .filter(|f| path_glob(pat, f) && !taken.contains(f))
+            .collect();
+        for f in hits {
+            taken.push(f.clone());
+            let mut s = step(&format!("{dir}/{f}"), Opener::PackageLoader, &row.name);
+            s.symbols = true;
+            s.stage = import_stage;
+            steps.push(s);
+        }
+    }
+    let mut rest: Vec<&String> = Vec::new();
+    for pat in &row.on_demand {
+        rest.extend(
+            files
+                .iter()
+                .filter(|f| path_glob(pat, f) && !taken.contains(f)),
+        );
+    }
+    rest.extend(files.iter().filter(|f| !taken.contains(f)));
+    for f in rest {
+        if taken.contains(f) {
+            continue;
+        }
+        taken.push(f.clone());
+        let mut s = step(&format!("{dir}/{f}"), Opener::PackageLoader, &row.name);
+        s.stage = LoadStage::OnDemand;
+        s.symbols = true;
+        steps.push(s);
+    }
+    steps
+}
+
+/// Step 4, the rest: every other package's extension that links torch (those of a package
+/// the table lists were loaded as its rows say).
+fn load_extensions(
+    run: &mut Emulated,
+    torch: &TorchBuild,
+    extensions: &[(String, Option<String>)],
+) {
+    for (path, package) in extensions {
         let listed = package
             .as_deref()
             .is_some_and(|p| table().package.iter().any(|r| r.name == p));
@@ -301,17 +359,8 @@ pub fn emulate<'e>(
             package.as_deref().unwrap_or("?"),
         );
         s.symbols = true;
-        run_step(&mut run, &s, false);
+        run_step(run, &s, false);
     }
-    for stage in LoadStage::ALL {
-        for s in later.iter().filter(|s| s.stage == stage) {
-            run_step(&mut run, s, false);
-        }
-        for row in table().library_opens.iter().filter(|r| r.stage == stage) {
-            library_opens(&mut run, row);
-        }
-    }
-    Some(run)
 }
 
 fn opened(opener: Opener, by: &str, optional: bool) -> OpenedBy {

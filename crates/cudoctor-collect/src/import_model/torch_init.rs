@@ -44,51 +44,64 @@ pub fn parse(text: &str) -> Option<TorchPreload> {
         Some(i) => (&global[..i], &global[i..]),
         None => (global, ""),
     };
-    // 2.8+ keeps the table in `_preload_cuda_deps` (plus extra `_preload_cuda_lib` calls);
-    // 2.5-2.7 keep it in `_load_global_deps`'s OSError branch.
+    let table = preload_table(text, failure);
+    let dep_paths = function_body(text, "_get_cuda_dep_paths").unwrap_or("");
+    Some(TorchPreload {
+        after_global_deps: preloaded_by(success, &table),
+        condition: maps_condition(success),
+        on_failure: preloaded_by(failure, &table),
+        searches_cu_major_dir: dep_paths.contains("f\"cu{"),
+        searches_bare_folder: dep_paths
+            .contains("os.path.join(path, lib_folder, \"lib\", lib_name)"),
+    })
+}
+
+/// The table of libraries a bare `_preload_cuda_deps()` preloads: 2.8+ keeps it in
+/// `_preload_cuda_deps` (plus extra `_preload_cuda_lib` calls); 2.5-2.7 keep it in
+/// `_load_global_deps`'s OSError branch (`failure`).
+fn preload_table(text: &str, failure: &str) -> Vec<PreloadLib> {
     let preload_fn = function_body(text, "_preload_cuda_deps").unwrap_or("");
     let mut table = lib_table(preload_fn);
     if table.is_empty() {
         table = lib_table(failure);
     }
-    for call in calls(preload_fn, "_preload_cuda_lib(") {
-        let args = string_literals(call);
-        if args.len() >= 2 {
-            table.push(PreloadLib {
-                folder: args[0].clone(),
-                pattern: args[1].clone(),
-            });
+    table.extend(
+        calls(preload_fn, "_preload_cuda_lib(")
+            .into_iter()
+            .filter_map(folder_and_pattern),
+    );
+    table
+}
+
+/// What the `_preload_cuda_deps(...)` calls of `part` preload: the pair a call names, or the
+/// whole `table` for a call that names none.
+fn preloaded_by(part: &str, table: &[PreloadLib]) -> Vec<PreloadLib> {
+    let mut libs = Vec::new();
+    for call in calls(part, "_preload_cuda_deps(") {
+        match folder_and_pattern(call) {
+            Some(lib) => libs.push(lib),
+            None => libs.extend(table.iter().cloned()),
         }
     }
-    let table_for = |part: &str| -> Vec<PreloadLib> {
-        let mut libs = Vec::new();
-        for call in calls(part, "_preload_cuda_deps(") {
-            let args = string_literals(call);
-            if args.len() >= 2 {
-                libs.push(PreloadLib {
-                    folder: args[0].clone(),
-                    pattern: args[1].clone(),
-                });
-            } else {
-                libs.extend(table.iter().cloned());
-            }
-        }
-        libs
-    };
-    let condition = success.lines().find_map(|l| {
+    libs
+}
+
+/// A call's first two string arguments, as `(lib_folder, lib_name)`.
+fn folder_and_pattern(call: &str) -> Option<PreloadLib> {
+    let mut args = string_literals(call).into_iter();
+    let folder = args.next()?;
+    let pattern = args.next()?;
+    Some(PreloadLib { folder, pattern })
+}
+
+/// The substring of `if "..." not in _maps` in the successful branch: what
+/// `/proc/self/maps` must contain for the preloading after the global deps to run.
+fn maps_condition(success: &str) -> Option<String> {
+    success.lines().find_map(|l| {
         let l = l.trim();
         let rest = l.strip_prefix("if ")?;
         let (lit, tail) = first_literal(rest)?;
         tail.trim_start().starts_with("not in _maps").then_some(lit)
-    });
-    let dep_paths = function_body(text, "_get_cuda_dep_paths").unwrap_or("");
-    Some(TorchPreload {
-        after_global_deps: table_for(success),
-        condition,
-        on_failure: table_for(failure),
-        searches_cu_major_dir: dep_paths.contains("f\"cu{"),
-        searches_bare_folder: dep_paths
-            .contains("os.path.join(path, lib_folder, \"lib\", lib_name)"),
     })
 }
 

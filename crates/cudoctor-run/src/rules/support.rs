@@ -1,22 +1,7 @@
-//! Number formatting and test builders shared by the run rules.
+//! Number formatting and test builders shared by the run rules (times and sizes written as
+//! check's rules write them).
 
-pub fn mib(x: f64) -> String {
-    if x >= 1024.0 {
-        format!("{:.1} GiB", x / 1024.0)
-    } else {
-        format!("{x:.0} MiB")
-    }
-}
-
-pub fn ms(x: f64) -> String {
-    if x >= 100.0 {
-        format!("{x:.0} ms")
-    } else if x >= 1.0 {
-        format!("{x:.1} ms")
-    } else {
-        format!("{x:.3} ms")
-    }
-}
+pub use cudoctor_analyse::views::units::{mib, ms};
 
 /// The first non-empty line of a long text, at most 240 characters.
 pub fn first_line(s: &str) -> String {
