@@ -79,6 +79,9 @@ pub enum LoadCondition {
     /// At the top of a submodule that importing the package does not load (a backend's own
     /// module, reached only when that backend is chosen).
     BySubmodule,
+    /// A plugin its package opens only when that plugin is asked for (a file in a `plugins`
+    /// directory, or named `libplugin_*`: NIXL's GPUNetIO backend).
+    Plugin,
 }
 
 impl LoadCondition {
@@ -94,6 +97,7 @@ impl LoadCondition {
             LoadCondition::BySubmodule => {
                 "imported by a submodule that importing the package does not load"
             }
+            LoadCondition::Plugin => "a plugin, opened only when that plugin is asked for",
         }
     }
 }

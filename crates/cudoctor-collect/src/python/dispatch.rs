@@ -4,7 +4,8 @@
 //! them inside `try: ... except ImportError`, under `contextlib.suppress(ImportError)`, after an
 //! `importlib.util.find_spec` probe, under a capability check or inside the function of the
 //! feature that needs them. Only architecture-specific libraries are looked up (machine code
-//! for `a`/`f` targets alone, no PTX): a core module stays a core module.
+//! for `a`/`f` targets alone, no PTX): a core module stays a core module. Plugins (a file of a
+//! `plugins` directory or named `libplugin_*` inside a package) are optional whatever their code.
 
 use std::collections::BTreeMap;
 
@@ -31,6 +32,7 @@ pub fn architecture_specific(lib: &LibraryImages) -> bool {
 /// Marks the architecture-specific libraries of `images` that their package imports
 /// conditionally (`LibraryImages::loaded_if`).
 pub fn mark_optional(host: &Host, envs: &[PythonEnv], images: &mut KernelImages) {
+    mark_plugins(envs, images);
     // Per (site-packages, top-level package): the modules to look for.
     let mut wanted: BTreeMap<(String, String), Vec<(usize, String)>> = BTreeMap::new();
     // The package's other compiled modules with device code, judged with them where only
@@ -87,6 +89,39 @@ pub fn mark_optional(host: &Host, envs: &[PythonEnv], images: &mut KernelImages)
                 images.libraries[i].loaded_if = Some(c.clone());
             }
         }
+    }
+}
+
+/// Whether a library inside a Python package is a plugin its package opens only on request:
+/// a file of a `plugins` directory or named `libplugin_*` (NIXL's
+/// `nixl_cu13.libs/nixl/libplugin_GPUNETIO.so`, `.nixl_cu13.mesonpy.libs/plugins/...`).
+fn is_plugin(rest: &str) -> bool {
+    let mut parts = rest.split('/').rev();
+    let file = parts.next().unwrap_or("");
+    file.starts_with("libplugin_") || parts.any(|d| d == "plugins")
+}
+
+/// Marks the plugins among the libraries with device code inside the environments'
+/// site-packages (`LoadCondition::Plugin`): backends their package opens only when asked for.
+fn mark_plugins(envs: &[PythonEnv], images: &mut KernelImages) {
+    for lib in &mut images.libraries {
+        if lib.loaded_if.is_some() || (lib.sass.is_empty() && lib.ptx.is_empty()) {
+            continue;
+        }
+        let rest = envs.iter().flat_map(|e| &e.site_packages).find_map(|sp| {
+            lib.path
+                .strip_prefix(sp.trim_end_matches('/'))?
+                .strip_prefix('/')
+        });
+        let Some(rest) = rest.filter(|r| is_plugin(r)) else {
+            continue;
+        };
+        let module = rest.rsplit('/').next().unwrap_or(rest).to_string();
+        lib.loaded_if = Some(ConditionalLoad {
+            module,
+            how: LoadCondition::Plugin,
+            at: rest.to_string(),
+        });
     }
 }
 
@@ -559,6 +594,43 @@ mod tests {
         assert!(!architecture_specific(&lib(&["sm_80", "sm_90a"], &[])));
         assert!(!architecture_specific(&lib(&["sm_90a"], &["compute_90a"])));
         assert!(!architecture_specific(&lib(&[], &[])));
+    }
+
+    #[test]
+    fn plugins_inside_a_package_are_optional() {
+        let spm = "/v/lib/python3.11/site-packages".to_string();
+        let envs = vec![PythonEnv {
+            site_packages: vec![spm.clone()],
+            ..Default::default()
+        }];
+        // NIXL 1.5.1's files (sm_90 and newer only); a package's own library is no plugin.
+        let lib = |rest: &str| LibraryImages {
+            path: format!("{spm}/{rest}"),
+            sass: vec!["sm_90".into(), "sm_120".into()],
+            ..Default::default()
+        };
+        let mut images = KernelImages {
+            libraries: vec![
+                lib("nixl_cu13.libs/nixl/libplugin_GPUNETIO.so"),
+                lib(".nixl_cu13.mesonpy.libs/plugins/libplugin_GPUNETIO.so"),
+                lib("nixl_cu13.libs/libnixl.so"),
+            ],
+            ..Default::default()
+        };
+        images.libraries.push(LibraryImages {
+            path: "/usr/lib/plugins/libplugin_x.so".into(),
+            sass: vec!["sm_90".into()],
+            ..Default::default()
+        });
+        mark_plugins(&envs, &mut images);
+        let c = images.libraries[0].loaded_if.as_ref().unwrap();
+        assert_eq!(c.how, LoadCondition::Plugin);
+        assert_eq!(c.module, "libplugin_GPUNETIO.so");
+        assert_eq!(c.at, "nixl_cu13.libs/nixl/libplugin_GPUNETIO.so");
+        assert!(images.libraries[1].loaded_if.is_some());
+        assert_eq!(images.libraries[2].loaded_if, None);
+        // Outside every environment: not a package's plugin.
+        assert_eq!(images.libraries[3].loaded_if, None);
     }
 
     #[test]
