@@ -79,8 +79,9 @@ pub enum LoadCondition {
     /// At the top of a submodule that importing the package does not load (a backend's own
     /// module, reached only when that backend is chosen).
     BySubmodule,
-    /// A plugin its package opens only when that plugin is asked for (a file in a `plugins`
-    /// directory, or named `libplugin_*`: NIXL's GPUNetIO backend).
+    /// A plugin or a feature's library its package opens only when asked for (a file in a
+    /// `plugins` directory, named `libplugin_*`: NIXL's GPUNetIO backend; NCCL's
+    /// expert-parallel `libnccl_ep.so`).
     Plugin,
 }
 
@@ -97,7 +98,9 @@ impl LoadCondition {
             LoadCondition::BySubmodule => {
                 "imported by a submodule that importing the package does not load"
             }
-            LoadCondition::Plugin => "a plugin, opened only when that plugin is asked for",
+            LoadCondition::Plugin => {
+                "a plugin or a feature's library, opened only when that feature is asked for"
+            }
         }
     }
 }

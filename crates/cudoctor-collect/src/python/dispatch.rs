@@ -92,13 +92,27 @@ pub fn mark_optional(host: &Host, envs: &[PythonEnv], images: &mut KernelImages)
     }
 }
 
+/// Libraries that the packages shipping them open (dlopen) only when the feature that needs
+/// them is used, by file name.
+const ON_USE_LIBRARIES: &[&str] = &[
+    // NCCL's expert-parallel library (sm_90 and newer): Transformer Engine 2.20's
+    // `wheel_lib/libnccl_ep.so`, opened by `open_nccl_ep_library` when expert-parallel
+    // communication is asked for (`transformer_engine.require_nccl_ep()`), linked by nothing.
+    "libnccl_ep.so",
+];
+
 /// Whether a library inside a Python package is a plugin its package opens only on request:
 /// a file of a `plugins` directory or named `libplugin_*` (NIXL's
-/// `nixl_cu13.libs/nixl/libplugin_GPUNETIO.so`, `.nixl_cu13.mesonpy.libs/plugins/...`).
+/// `nixl_cu13.libs/nixl/libplugin_GPUNETIO.so`, `.nixl_cu13.mesonpy.libs/plugins/...`), or a
+/// feature's library of [`ON_USE_LIBRARIES`].
 fn is_plugin(rest: &str) -> bool {
     let mut parts = rest.split('/').rev();
     let file = parts.next().unwrap_or("");
-    file.starts_with("libplugin_") || parts.any(|d| d == "plugins")
+    file.starts_with("libplugin_")
+        || ON_USE_LIBRARIES
+            .iter()
+            .any(|l| file == *l || file.strip_prefix(l).is_some_and(|v| v.starts_with('.')))
+        || parts.any(|d| d == "plugins")
 }
 
 /// Marks the plugins among the libraries with device code inside the environments'
@@ -614,6 +628,8 @@ mod tests {
                 lib("nixl_cu13.libs/nixl/libplugin_GPUNETIO.so"),
                 lib(".nixl_cu13.mesonpy.libs/plugins/libplugin_GPUNETIO.so"),
                 lib("nixl_cu13.libs/libnixl.so"),
+                lib("transformer_engine/wheel_lib/libnccl_ep.so"),
+                lib("transformer_engine/wheel_lib/libtransformer_engine.so"),
             ],
             ..Default::default()
         };
@@ -629,8 +645,11 @@ mod tests {
         assert_eq!(c.at, "nixl_cu13.libs/nixl/libplugin_GPUNETIO.so");
         assert!(images.libraries[1].loaded_if.is_some());
         assert_eq!(images.libraries[2].loaded_if, None);
+        // Transformer Engine's NCCL EP library: opened on use; its core library is no plugin.
+        assert!(images.libraries[3].loaded_if.is_some());
+        assert_eq!(images.libraries[4].loaded_if, None);
         // Outside every environment: not a package's plugin.
-        assert_eq!(images.libraries[3].loaded_if, None);
+        assert_eq!(images.libraries[5].loaded_if, None);
     }
 
     #[test]
