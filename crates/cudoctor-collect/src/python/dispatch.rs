@@ -127,16 +127,50 @@ fn mark_plugins(envs: &[PythonEnv], images: &mut KernelImages) {
                 .strip_prefix(sp.trim_end_matches('/'))?
                 .strip_prefix('/')
         });
-        let Some(rest) = rest.filter(|r| is_plugin(r)) else {
+        let Some(rest) = rest else {
             continue;
         };
-        let module = rest.rsplit('/').next().unwrap_or(rest).to_string();
-        lib.loaded_if = Some(ConditionalLoad {
-            module,
-            how: LoadCondition::Plugin,
-            at: rest.to_string(),
-        });
+        if is_plugin(rest) {
+            let module = rest.rsplit('/').next().unwrap_or(rest).to_string();
+            lib.loaded_if = Some(ConditionalLoad {
+                module,
+                how: LoadCondition::Plugin,
+                at: rest.to_string(),
+            });
+        } else if let Some((module, at)) = gated_module(rest) {
+            lib.loaded_if = Some(ConditionalLoad {
+                module: module.to_string(),
+                how: LoadCondition::UnderCondition,
+                at: at.to_string(),
+            });
+        }
     }
+}
+
+/// Compiled modules whose package uses them only on the GPUs a capability check of its own
+/// admits, though importing them does not fail elsewhere (the library loads; only its kernels
+/// would): the module's file (relative to site-packages, up to its first dot), its dotted name,
+/// and where the check is. Each read from the package's source.
+const GATED_MODULES: &[(&str, &str, &str)] = &[
+    // sglang-kernel 0.4.10: FlashAttention 3 (SASS sm_80, sm_86, sm_90a). Only
+    // `sgl_kernel/flash_attn.py` imports it, and SGLang picks that backend only where
+    // `is_fa3_supported()` holds: a CUDA >= 12.3 torch on a GPU of major 8 or 9.
+    (
+        "sgl_kernel/flash_ops",
+        "sgl_kernel.flash_ops",
+        "sgl_kernel/flash_attn.py: is_fa3_supported() (compute capability 8.x or 9.x)",
+    ),
+];
+
+/// The module's name and its check, where `rest` (a path under site-packages) is one of
+/// [`GATED_MODULES`].
+fn gated_module(rest: &str) -> Option<(&'static str, &'static str)> {
+    let (dir, file) = rest.rsplit_once('/')?;
+    let stem = file.split('.').next()?;
+    GATED_MODULES
+        .iter()
+        .find(|(f, _, _)| f.rsplit_once('/') == Some((dir, stem)))
+        .map(|(_, m, at)| (*m, *at))
 }
 
 /// The site-packages directory holding `path` and the module's dotted name
@@ -650,6 +684,40 @@ mod tests {
         assert_eq!(images.libraries[4].loaded_if, None);
         // Outside every environment: not a package's plugin.
         assert_eq!(images.libraries[5].loaded_if, None);
+    }
+
+    #[test]
+    fn modules_behind_a_capability_check_of_their_package_are_optional() {
+        let spm = "/v/lib/python3.11/site-packages".to_string();
+        let envs = vec![PythonEnv {
+            site_packages: vec![spm.clone()],
+            ..Default::default()
+        }];
+        // sglang-kernel 0.4.10's files, as cuobjdump lists them.
+        let lib = |rest: &str, sass: &[&str]| LibraryImages {
+            path: format!("{spm}/{rest}"),
+            sass: sass.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        let mut images = KernelImages {
+            libraries: vec![
+                lib(
+                    "sgl_kernel/flash_ops.abi3.so",
+                    &["sm_80", "sm_86", "sm_90a"],
+                ),
+                lib(
+                    "sgl_kernel/sm90/common_ops.abi3.so",
+                    &["sm_80", "sm_90", "sm_120a"],
+                ),
+            ],
+            ..Default::default()
+        };
+        mark_plugins(&envs, &mut images);
+        let c = images.libraries[0].loaded_if.as_ref().unwrap();
+        assert_eq!(c.module, "sgl_kernel.flash_ops");
+        assert_eq!(c.how, LoadCondition::UnderCondition);
+        assert!(c.at.contains("is_fa3_supported"));
+        assert_eq!(images.libraries[1].loaded_if, None);
     }
 
     #[test]
