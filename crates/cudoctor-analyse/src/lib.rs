@@ -17,6 +17,7 @@ pub mod rule;
 mod rules;
 #[cfg(test)]
 pub(crate) mod testing;
+pub mod variants;
 pub mod views;
 pub mod what_if;
 

@@ -91,6 +91,22 @@ pub fn with_framework_libraries(
                 }
             }
         }
+        // The distributions that require NVIDIA's CUDA runtime or math library wheels
+        // (faiss-gpu: `nvidia-cuda-runtime-cu12`, `nvidia-cublas-cu12`): their own shared
+        // objects link those libraries, so they carry CUDA code whatever their name. Only
+        // files no other reading found (a framework's or a listed project's keep their owner).
+        for d in env
+            .declared
+            .iter()
+            .filter(|d| requires_cuda_libraries(&d.package, &d.requires))
+        {
+            for path in crate::python::frameworks::shared_objects(host, env, &d.package) {
+                if !at.contains_key(&path) && host.is_file(&path) {
+                    at.insert(path.clone(), out.len());
+                    out.push((path, d.package.clone()));
+                }
+            }
+        }
         for b in env
             .frameworks
             .iter()
@@ -105,6 +121,33 @@ pub fn with_framework_libraries(
         }
     }
     out
+}
+
+/// NVIDIA's wheels of the CUDA runtime and of the libraries code built with nvcc links.
+const CUDA_LIBRARY_WHEELS: &[&str] = &[
+    "nvidia-cuda-runtime",
+    "nvidia-cublas",
+    "nvidia-curand",
+    "nvidia-cufft",
+    "nvidia-cusparse",
+    "nvidia-cusolver",
+    "nvidia-cudnn",
+    "nvidia-nccl",
+];
+
+/// Whether distribution `package`, by its `Requires-Dist` lines, needs one of NVIDIA's CUDA
+/// library wheels outside an extra (an extra's requirement says nothing of the package's own
+/// files). NVIDIA's own wheels and torch are read otherwise.
+fn requires_cuda_libraries(package: &str, requires: &[String]) -> bool {
+    if package == "torch" || package.starts_with("nvidia-") {
+        return false;
+    }
+    requires.iter().any(|line| {
+        line.parse::<cudoctor_types::Requirement>().is_ok_and(|r| {
+            let base = cudoctor_types::without_cuda_variant(&r.name);
+            CUDA_LIBRARY_WHEELS.contains(&base) && r.marker_extras().is_empty()
+        })
+    })
 }
 
 /// Scans the [`candidates`] of the environments.
@@ -378,6 +421,7 @@ fn owner(env: &PythonEnv, module: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cudoctor_snapshot::{DeclaredRequirements, Package};
 
     /// The queue hands back each file's result in the order given, whatever order the sizes
     /// scanned them in; past the deadline no file is begun and each is said stopped.
@@ -418,5 +462,86 @@ mod tests {
         assert!(late
             .iter()
             .all(|(_, r)| matches!(r, Err(ScanError::Stopped(_)))));
+    }
+
+    /// faiss-gpu 1.15.1's wheel (the index's metadata): no CUDA tag in its name, its
+    /// `faiss/libfaiss.so` carries kernels up to sm_90 with compute_90 PTX.
+    const FAISS_GPU: &[&str] = &[
+        "numpy>=1.25",
+        "nvidia-cuda-runtime-cu12<13,>=12.6",
+        "nvidia-cublas-cu12<13,>=12.6",
+        "nvidia-curand-cu12<11,>=10.3.7",
+    ];
+
+    fn lines(l: &[&str]) -> Vec<String> {
+        l.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_package_requiring_cuda_library_wheels_carries_cuda_code() {
+        assert!(requires_cuda_libraries("faiss-gpu", &lines(FAISS_GPU)));
+        // CUDA 13's wheels have no suffix.
+        assert!(requires_cuda_libraries(
+            "pkg",
+            &lines(&["nvidia-cublas>=13"])
+        ));
+        // Only through an extra: the package's own files say nothing (tensorflow[and-cuda]).
+        assert!(!requires_cuda_libraries(
+            "tensorflow",
+            &lines(&["nvidia-cublas-cu12<13.0,>=12.5.3.2; extra == \"and-cuda\""])
+        ));
+        // NVML bindings are no CUDA library; NVIDIA's own wheels and torch are read otherwise.
+        assert!(!requires_cuda_libraries(
+            "gpustat",
+            &lines(&["nvidia-ml-py>=12.535.108"])
+        ));
+        assert!(!requires_cuda_libraries(
+            "nvidia-cudnn-cu12",
+            &lines(&["nvidia-cublas-cu12"])
+        ));
+        assert!(!requires_cuda_libraries("torch", &lines(FAISS_GPU)));
+    }
+
+    #[test]
+    fn the_shared_objects_of_such_a_package_are_scanned() {
+        let dir = tempfile::tempdir().unwrap();
+        let sp = "/v/lib/python3.11/site-packages";
+        let root = dir.path().join(sp.trim_start_matches('/'));
+        std::fs::create_dir_all(root.join("faiss")).unwrap();
+        std::fs::create_dir_all(root.join("faiss_gpu-1.15.1.dist-info")).unwrap();
+        std::fs::write(root.join("faiss/libfaiss.so"), b"\x7fELF").unwrap();
+        std::fs::write(
+            root.join("faiss_gpu-1.15.1.dist-info/RECORD"),
+            "faiss/__init__.py,,\nfaiss/libfaiss.so,,\n",
+        )
+        .unwrap();
+        let host = Host::rooted(
+            dir.path().to_path_buf(),
+            Default::default(),
+            std::time::Duration::from_secs(5),
+        );
+        let mut env = PythonEnv {
+            site_packages: vec![sp.into()],
+            packages: vec![Package {
+                name: "faiss-gpu".into(),
+                version: "1.15.1".into(),
+                location: sp.into(),
+            }],
+            declared: vec![DeclaredRequirements {
+                package: "faiss-gpu".into(),
+                version: "1.15.1".into(),
+                requires: lines(FAISS_GPU),
+                built_for_torch: None,
+            }],
+            ..Default::default()
+        };
+        let got = with_framework_libraries(&host, std::slice::from_ref(&env), &[]);
+        assert_eq!(
+            got,
+            vec![(format!("{sp}/faiss/libfaiss.so"), "faiss-gpu".to_string())]
+        );
+        // Without the requirement: a package like any other, not scanned.
+        env.declared.clear();
+        assert!(with_framework_libraries(&host, &[env], &[]).is_empty());
     }
 }

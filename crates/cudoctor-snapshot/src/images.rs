@@ -79,6 +79,10 @@ pub enum LoadCondition {
     /// At the top of a submodule that importing the package does not load (a backend's own
     /// module, reached only when that backend is chosen).
     BySubmodule,
+    /// A plugin or a feature's library its package opens only when asked for (a file in a
+    /// `plugins` directory, named `libplugin_*`: NIXL's GPUNetIO backend; NCCL's
+    /// expert-parallel `libnccl_ep.so`).
+    Plugin,
 }
 
 impl LoadCondition {
@@ -93,6 +97,9 @@ impl LoadCondition {
             LoadCondition::OnUse => "imported inside a function, when the feature is used",
             LoadCondition::BySubmodule => {
                 "imported by a submodule that importing the package does not load"
+            }
+            LoadCondition::Plugin => {
+                "a plugin or a feature's library, opened only when that feature is asked for"
             }
         }
     }

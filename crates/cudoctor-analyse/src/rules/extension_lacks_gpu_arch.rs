@@ -88,7 +88,8 @@ fn check(ctx: &Context) -> Vec<Finding> {
     };
     let torches: Vec<&cudoctor_snapshot::TorchBuild> =
         ctx.torch_envs().iter().map(|t| t.torch).collect();
-    let unloaded = ctx.bitsandbytes_unloaded();
+    let mut unloaded = ctx.bitsandbytes_unloaded();
+    unloaded.extend(ctx.unloaded_variants());
     // One finding per compute capability: eight identical GPUs are one problem.
     let by_cc = gpus_by_cc(&gpus);
     let mut found = Judged::default();
@@ -144,7 +145,8 @@ fn gpus_by_cc<'g, 'a>(
 
 /// Whether the library is an extension this rule judges. torch's own libraries are KRN001's;
 /// libraries without device code are not extensions; bitsandbytes' builds for other CUDA
-/// releases are never loaded; a stale JIT build is KRN006's; cuFFT's fat binary is a stub.
+/// releases and a package's builds for another torch release or CUDA major beside the one for
+/// torch's (`crate::variants`) are never loaded; a stale JIT build is KRN006's; cuFFT's fat binary is a stub.
 fn is_judged_extension(
     ctx: &Context,
     lib: &cudoctor_snapshot::LibraryImages,

@@ -4,7 +4,8 @@
 //! them inside `try: ... except ImportError`, under `contextlib.suppress(ImportError)`, after an
 //! `importlib.util.find_spec` probe, under a capability check or inside the function of the
 //! feature that needs them. Only architecture-specific libraries are looked up (machine code
-//! for `a`/`f` targets alone, no PTX): a core module stays a core module.
+//! for `a`/`f` targets alone, no PTX): a core module stays a core module. Plugins (a file of a
+//! `plugins` directory or named `libplugin_*` inside a package) are optional whatever their code.
 
 use std::collections::BTreeMap;
 
@@ -31,6 +32,7 @@ pub fn architecture_specific(lib: &LibraryImages) -> bool {
 /// Marks the architecture-specific libraries of `images` that their package imports
 /// conditionally (`LibraryImages::loaded_if`).
 pub fn mark_optional(host: &Host, envs: &[PythonEnv], images: &mut KernelImages) {
+    mark_plugins(envs, images);
     // Per (site-packages, top-level package): the modules to look for.
     let mut wanted: BTreeMap<(String, String), Vec<(usize, String)>> = BTreeMap::new();
     // The package's other compiled modules with device code, judged with them where only
@@ -88,6 +90,87 @@ pub fn mark_optional(host: &Host, envs: &[PythonEnv], images: &mut KernelImages)
             }
         }
     }
+}
+
+/// Libraries that the packages shipping them open (dlopen) only when the feature that needs
+/// them is used, by file name.
+const ON_USE_LIBRARIES: &[&str] = &[
+    // NCCL's expert-parallel library (sm_90 and newer): Transformer Engine 2.20's
+    // `wheel_lib/libnccl_ep.so`, opened by `open_nccl_ep_library` when expert-parallel
+    // communication is asked for (`transformer_engine.require_nccl_ep()`), linked by nothing.
+    "libnccl_ep.so",
+];
+
+/// Whether a library inside a Python package is a plugin its package opens only on request:
+/// a file of a `plugins` directory or named `libplugin_*` (NIXL's
+/// `nixl_cu13.libs/nixl/libplugin_GPUNETIO.so`, `.nixl_cu13.mesonpy.libs/plugins/...`), or a
+/// feature's library of [`ON_USE_LIBRARIES`].
+fn is_plugin(rest: &str) -> bool {
+    let mut parts = rest.split('/').rev();
+    let file = parts.next().unwrap_or("");
+    file.starts_with("libplugin_")
+        || ON_USE_LIBRARIES
+            .iter()
+            .any(|l| file == *l || file.strip_prefix(l).is_some_and(|v| v.starts_with('.')))
+        || parts.any(|d| d == "plugins")
+}
+
+/// Marks the plugins among the libraries with device code inside the environments'
+/// site-packages (`LoadCondition::Plugin`): backends their package opens only when asked for.
+fn mark_plugins(envs: &[PythonEnv], images: &mut KernelImages) {
+    for lib in &mut images.libraries {
+        if lib.loaded_if.is_some() || (lib.sass.is_empty() && lib.ptx.is_empty()) {
+            continue;
+        }
+        let rest = envs.iter().flat_map(|e| &e.site_packages).find_map(|sp| {
+            lib.path
+                .strip_prefix(sp.trim_end_matches('/'))?
+                .strip_prefix('/')
+        });
+        let Some(rest) = rest else {
+            continue;
+        };
+        if is_plugin(rest) {
+            let module = rest.rsplit('/').next().unwrap_or(rest).to_string();
+            lib.loaded_if = Some(ConditionalLoad {
+                module,
+                how: LoadCondition::Plugin,
+                at: rest.to_string(),
+            });
+        } else if let Some((module, at)) = gated_module(rest) {
+            lib.loaded_if = Some(ConditionalLoad {
+                module: module.to_string(),
+                how: LoadCondition::UnderCondition,
+                at: at.to_string(),
+            });
+        }
+    }
+}
+
+/// Compiled modules whose package uses them only on the GPUs a capability check of its own
+/// admits, though importing them does not fail elsewhere (the library loads; only its kernels
+/// would): the module's file (relative to site-packages, up to its first dot), its dotted name,
+/// and where the check is. Each read from the package's source.
+const GATED_MODULES: &[(&str, &str, &str)] = &[
+    // sglang-kernel 0.4.10: FlashAttention 3 (SASS sm_80, sm_86, sm_90a). Only
+    // `sgl_kernel/flash_attn.py` imports it, and SGLang picks that backend only where
+    // `is_fa3_supported()` holds: a CUDA >= 12.3 torch on a GPU of major 8 or 9.
+    (
+        "sgl_kernel/flash_ops",
+        "sgl_kernel.flash_ops",
+        "sgl_kernel/flash_attn.py: is_fa3_supported() (compute capability 8.x or 9.x)",
+    ),
+];
+
+/// The module's name and its check, where `rest` (a path under site-packages) is one of
+/// [`GATED_MODULES`].
+fn gated_module(rest: &str) -> Option<(&'static str, &'static str)> {
+    let (dir, file) = rest.rsplit_once('/')?;
+    let stem = file.split('.').next()?;
+    GATED_MODULES
+        .iter()
+        .find(|(f, _, _)| f.rsplit_once('/') == Some((dir, stem)))
+        .map(|(_, m, at)| (*m, *at))
 }
 
 /// The site-packages directory holding `path` and the module's dotted name
@@ -559,6 +642,82 @@ mod tests {
         assert!(!architecture_specific(&lib(&["sm_80", "sm_90a"], &[])));
         assert!(!architecture_specific(&lib(&["sm_90a"], &["compute_90a"])));
         assert!(!architecture_specific(&lib(&[], &[])));
+    }
+
+    #[test]
+    fn plugins_inside_a_package_are_optional() {
+        let spm = "/v/lib/python3.11/site-packages".to_string();
+        let envs = vec![PythonEnv {
+            site_packages: vec![spm.clone()],
+            ..Default::default()
+        }];
+        // NIXL 1.5.1's files (sm_90 and newer only); a package's own library is no plugin.
+        let lib = |rest: &str| LibraryImages {
+            path: format!("{spm}/{rest}"),
+            sass: vec!["sm_90".into(), "sm_120".into()],
+            ..Default::default()
+        };
+        let mut images = KernelImages {
+            libraries: vec![
+                lib("nixl_cu13.libs/nixl/libplugin_GPUNETIO.so"),
+                lib(".nixl_cu13.mesonpy.libs/plugins/libplugin_GPUNETIO.so"),
+                lib("nixl_cu13.libs/libnixl.so"),
+                lib("transformer_engine/wheel_lib/libnccl_ep.so"),
+                lib("transformer_engine/wheel_lib/libtransformer_engine.so"),
+            ],
+            ..Default::default()
+        };
+        images.libraries.push(LibraryImages {
+            path: "/usr/lib/plugins/libplugin_x.so".into(),
+            sass: vec!["sm_90".into()],
+            ..Default::default()
+        });
+        mark_plugins(&envs, &mut images);
+        let c = images.libraries[0].loaded_if.as_ref().unwrap();
+        assert_eq!(c.how, LoadCondition::Plugin);
+        assert_eq!(c.module, "libplugin_GPUNETIO.so");
+        assert_eq!(c.at, "nixl_cu13.libs/nixl/libplugin_GPUNETIO.so");
+        assert!(images.libraries[1].loaded_if.is_some());
+        assert_eq!(images.libraries[2].loaded_if, None);
+        // Transformer Engine's NCCL EP library: opened on use; its core library is no plugin.
+        assert!(images.libraries[3].loaded_if.is_some());
+        assert_eq!(images.libraries[4].loaded_if, None);
+        // Outside every environment: not a package's plugin.
+        assert_eq!(images.libraries[5].loaded_if, None);
+    }
+
+    #[test]
+    fn modules_behind_a_capability_check_of_their_package_are_optional() {
+        let spm = "/v/lib/python3.11/site-packages".to_string();
+        let envs = vec![PythonEnv {
+            site_packages: vec![spm.clone()],
+            ..Default::default()
+        }];
+        // sglang-kernel 0.4.10's files, as cuobjdump lists them.
+        let lib = |rest: &str, sass: &[&str]| LibraryImages {
+            path: format!("{spm}/{rest}"),
+            sass: sass.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        let mut images = KernelImages {
+            libraries: vec![
+                lib(
+                    "sgl_kernel/flash_ops.abi3.so",
+                    &["sm_80", "sm_86", "sm_90a"],
+                ),
+                lib(
+                    "sgl_kernel/sm90/common_ops.abi3.so",
+                    &["sm_80", "sm_90", "sm_120a"],
+                ),
+            ],
+            ..Default::default()
+        };
+        mark_plugins(&envs, &mut images);
+        let c = images.libraries[0].loaded_if.as_ref().unwrap();
+        assert_eq!(c.module, "sgl_kernel.flash_ops");
+        assert_eq!(c.how, LoadCondition::UnderCondition);
+        assert!(c.at.contains("is_fa3_supported"));
+        assert_eq!(images.libraries[1].loaded_if, None);
     }
 
     #[test]

@@ -109,6 +109,13 @@ pub fn is_interesting(name: &str) -> bool {
         || name.starts_with("jax-cuda")
         || name.starts_with("torch-")
         || super::frameworks::in_table(name)
+        || names_gpu(name)
+}
+
+/// A distribution named for its GPU build (`faiss-gpu`, `inference-gpu`): recorded, so that its
+/// `Requires-Dist` says whether it needs CUDA's library wheels (and its kernels are read).
+fn names_gpu(name: &str) -> bool {
+    name.ends_with("-gpu") || name.contains("-gpu-")
 }
 
 pub use cudoctor_types::normalise_name;
@@ -549,6 +556,10 @@ mod tests {
         assert!(!carries_cuda_code("transformers"));
         assert!(is_interesting("transformers"));
         assert!(!is_interesting("requests"));
+        // Named for its GPU build, no CUDA tag: recorded, so its requirements are read.
+        assert!(is_interesting("faiss-gpu"));
+        assert!(!carries_cuda_code("faiss-gpu"));
+        assert!(!is_interesting("gpustat"));
     }
 
     #[test]
