@@ -281,6 +281,17 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("is_sm90", Word::Subject(S::Attention), false),
     ("driver", Word::Subject(S::Driver), false),
     ("nvidia-smi", Word::Subject(S::Driver), false),
+    // CUDA's "system not yet initialized" (error 802, cudaErrorSystemNotReady): on NVSwitch
+    // machines the fabric manager, the driver's service that sets the switches up.
+    (
+        "system not yet initialized",
+        Word::Subject(S::Driver),
+        false,
+    ),
+    ("systemnotready", Word::Subject(S::Driver), false),
+    ("fabricmanager", Word::Subject(S::Driver), false),
+    ("fabric manager", Word::Subject(S::Driver), false),
+    ("fabric-manager", Word::Subject(S::Driver), false),
     ("驱动", Word::Subject(S::Driver), false),
     ("libcuda.so", Word::Subject(S::DriverLibrary), false),
     ("libcuda", Word::Subject(S::DriverLibrary), true),
@@ -534,6 +545,13 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("load failed", Word::Failure(F::CannotLoad), false),
     ("not loaded", Word::Failure(F::CannotLoad), false),
     ("dlopen", Word::Failure(F::CannotLoad), false),
+    // Paddle's loader: "The third-party dynamic library (cudnn64_7.dll) that Paddle depends
+    // on is not configured correctly" (the library could not be loaded from the search path).
+    (
+        "not configured correctly",
+        Word::Failure(F::CannotLoad),
+        false,
+    ),
     ("winerror 126", Word::Failure(F::CannotLoad), false),
     ("winerror 1114", Word::Failure(F::CannotLoad), false),
     ("failed with error 126", Word::Failure(F::CannotLoad), false),
@@ -564,6 +582,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("doesn't exist", Word::Failure(F::NotFound), false),
     ("not installed", Word::Failure(F::NotFound), false),
     ("is missing", Word::Failure(F::NotFound), false),
+    ("lack of", Word::Failure(F::NotFound), false),
     ("missing", Word::Failure(F::NotFound), false),
     ("not set", Word::Failure(F::NotFound), false),
     (
@@ -778,6 +797,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cannot use", Word::Failure(F::NotAvailable), false),
     ("can't use", Word::Failure(F::NotAvailable), false),
     ("not initialized", Word::Failure(F::NotAvailable), false),
+    ("not yet initialized", Word::Failure(F::NotAvailable), false),
+    ("systemnotready", Word::Failure(F::NotAvailable), false),
     (
         "no cuda gpus are available",
         Word::Failure(F::NotAvailable),
@@ -975,6 +996,11 @@ pub fn words(line: &str) -> Words {
         w.add_subject(s, line.len());
         w.add_failure(f);
     }
+    if w.has(S::WindowsDll) && !w.fails(F::CannotLoad) && !w.fails(F::UndefinedSymbol) {
+        if let Some(f) = windows_error_code(line) {
+            w.add_failure(f);
+        }
+    }
     if let Some((s, f)) = missing_attribute(line) {
         w.add_subject(s, line.len());
         w.add_failure(f);
@@ -998,7 +1024,6 @@ pub fn words(line: &str) -> Words {
 fn cuda_error_code(line: &str) -> Option<(Subject, Failure)> {
     find_ascii_ci(line, "cuda")?;
     let lower = line.to_ascii_lowercase();
-    let b = lower.as_bytes();
     // Caffe's and glog's check of a CUDA call: "Check failed: error == cudaSuccess (2 vs. 0)".
     if let Some(i) = lower.find("cudasuccess (") {
         let code: String = lower
@@ -1014,32 +1039,43 @@ fn cuda_error_code(line: &str) -> Option<(Subject, Failure)> {
             return Some(m);
         }
     }
+    error_numbers(&lower)
+        .into_iter()
+        .find_map(|code| cuda_code_meaning(&code))
+}
+
+/// The numbers a line gives as an error's code, in order: after "error", "failure",
+/// "returned", "code" or "status", spelt "error: 35", "error(35)", "error = 35", "error code
+/// 35", "error code is 126", "error #35"; never a version ("35.1") nor part of a word.
+fn error_numbers(lower: &str) -> Vec<String> {
+    let b = lower.as_bytes();
+    let mut out = Vec::new();
     for key in ["error", "failure", "returned", "code", "status"] {
         let mut from = 0;
         while let Some(i) = lower.get(from..).and_then(|r| r.find(key)) {
             let mut j = from + i + key.len();
             from = j;
-            // "error: 35", "error(35)", "error = 35", "error code 35", "error #35"
-            while b
-                .get(j)
-                .is_some_and(|c| matches!(c, b' ' | b':' | b'=' | b'(' | b'#'))
-            {
-                j += 1;
-            }
+            let skip = |j: &mut usize| {
+                while b
+                    .get(*j)
+                    .is_some_and(|c| matches!(c, b' ' | b':' | b'=' | b'(' | b'#'))
+                {
+                    *j += 1;
+                }
+            };
+            skip(&mut j);
             if lower.get(j..).is_some_and(|r| r.starts_with("code")) {
                 j += 4;
-                while b
-                    .get(j)
-                    .is_some_and(|c| matches!(c, b' ' | b':' | b'=' | b'('))
-                {
-                    j += 1;
-                }
+                skip(&mut j);
+            }
+            if lower.get(j..).is_some_and(|r| r.starts_with("is ")) {
+                j += 3;
+                skip(&mut j);
             }
             let start = j;
             while b.get(j).is_some_and(u8::is_ascii_digit) {
                 j += 1;
             }
-            // A number, not a version ("35.1") nor part of a word.
             if j == start
                 || b.get(j)
                     .is_some_and(|c| *c == b'.' && b.get(j + 1).is_some_and(u8::is_ascii_digit))
@@ -1047,12 +1083,28 @@ fn cuda_error_code(line: &str) -> Option<(Subject, Failure)> {
             {
                 continue;
             }
-            if let Some(m) = cuda_code_meaning(lower.get(start..j).unwrap_or_default()) {
-                return Some(m);
+            if let Some(n) = lower.get(start..j) {
+                out.push(n.to_string());
             }
         }
     }
-    None
+    out
+}
+
+/// What Windows' loader error number says of a DLL, on a line that names one ("The
+/// third-party dynamic library (cudnn64_7.dll) ... (error code is 126)", "LoadLibrary failed
+/// with error 126", "error 193"): 126 the module or one of its dependencies not found, 127 a
+/// procedure it imports not found, 193 a DLL of another architecture, 1114 its initialisation
+/// failed.
+fn windows_error_code(line: &str) -> Option<Failure> {
+    let lower = line.to_ascii_lowercase();
+    error_numbers(&lower)
+        .into_iter()
+        .find_map(|code| match code.as_str() {
+            "126" | "193" | "1114" => Some(F::CannotLoad),
+            "127" => Some(F::UndefinedSymbol),
+            _ => None,
+        })
 }
 
 /// What a CUDA error number names, for the numbers that name a cause of the stack.
@@ -1067,6 +1119,9 @@ fn cuda_code_meaning(code: &str) -> Option<(Subject, Failure)> {
         // start from (its UVM module missing, a resume from suspend), as torch's "CUDA unknown
         // error" says.
         "999" => (S::DriverLibrary, F::Failed),
+        // cudaErrorSystemNotReady: the driver is loaded but the system around the GPUs is
+        // not (on NVSwitch machines, the fabric manager not running or of another version).
+        "802" => (S::Driver, F::NotAvailable),
         _ => return None,
     })
 }
@@ -2129,6 +2184,36 @@ mod tests {
             None
         );
         assert_eq!(cuda_error_code("http error 100 from the proxy"), None);
+    }
+
+    #[test]
+    fn the_fabric_manager_and_windows_loader_numbers() {
+        // Error 802 in CUDA's words or number: the system around the GPUs is not up.
+        assert_eq!(
+            cat("my_test: CUDA failure common.cu:941 'system not yet initialized'"),
+            Some(Category::DriverMissing)
+        );
+        assert_eq!(
+            cat("RuntimeError: cuda runtime error (802) : at THCGeneral.cpp:50"),
+            Some(Category::DriverMissing)
+        );
+        // Windows' loader numbers said of a DLL, in any framework's wording.
+        assert_eq!(
+            cat("RuntimeError: The third-party dynamic library (cufft64_10.dll) that SomeLib depends on could not be used (error code is 126)"),
+            Some(Category::WindowsDll)
+        );
+        assert_eq!(
+            cat("The dynamic library (curand64_10.dll) that X depends on is not configured correctly."),
+            Some(Category::WindowsDll)
+        );
+        assert_eq!(
+            windows_error_code("error code is 126 in foo.dll"),
+            Some(F::CannotLoad)
+        );
+        assert_eq!(windows_error_code("error 127"), Some(F::UndefinedSymbol));
+        assert_eq!(windows_error_code("error 1260"), None);
+        // A number with no DLL on the line is not read as Windows'.
+        assert_eq!(cat("step failed with error code 126"), None);
     }
 
     #[test]
