@@ -127,6 +127,12 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("off the bus", Word::Subject(S::Hardware), false),
+    // NVIDIA's "GPU is lost" (nvidia-smi, NVML's GPU_IS_LOST): the card dropped out, as
+    // "掉卡" says in Chinese.
+    ("gpu is lost", Word::Subject(S::Hardware), false),
+    ("gpu lost", Word::Subject(S::Hardware), false),
+    ("gpu_is_lost", Word::Subject(S::Hardware), false),
+    ("掉卡", Word::Subject(S::Hardware), false),
     ("off of the bus", Word::Subject(S::Hardware), false),
     ("out of the bus", Word::Subject(S::Hardware), false),
     // The parts between the GPU and the machine that users name when the card drops out or the
@@ -432,6 +438,10 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("fallen off the bus", Word::Failure(F::Fault), false),
     ("off of the bus", Word::Failure(F::Fault), false),
     ("xid", Word::Failure(F::Fault), true),
+    ("gpu is lost", Word::Failure(F::Fault), false),
+    ("gpu lost", Word::Failure(F::Fault), false),
+    ("gpu_is_lost", Word::Failure(F::Fault), false),
+    ("掉卡", Word::Failure(F::Fault), false),
     ("uncorrectable", Word::Failure(F::Fault), false),
     ("ecc error", Word::Failure(F::Fault), false),
     ("remapping failure", Word::Failure(F::Fault), false),
