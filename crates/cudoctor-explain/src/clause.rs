@@ -384,6 +384,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("paddle", Word::Subject(S::Framework), false),
     ("onnxruntime", Word::Subject(S::Framework), false),
     ("cudaexecutionprovider", Word::Subject(S::Framework), false),
+    ("cpuexecutionprovider", Word::Subject(S::Framework), false),
     ("tensorrt", Word::Subject(S::Framework), false),
     ("vllm", Word::Subject(S::Framework), false),
     ("sglang", Word::Subject(S::Framework), false),
@@ -664,6 +665,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("doesn't support cuda", Word::Failure(F::TooOld), false),
     ("mismatch", Word::Failure(F::Mismatch), false),
     ("mis-match", Word::Failure(F::Mismatch), false),
+    ("unmatched", Word::Failure(F::Mismatch), false),
     ("incompatible", Word::Failure(F::Mismatch), false),
     ("not compatible", Word::Failure(F::Mismatch), false),
     ("does not match", Word::Failure(F::Mismatch), false),
@@ -850,6 +852,12 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("iris xe", Word::Failure(F::NotNvidia), false),
     ("integrated graphics", Word::Failure(F::NotNvidia), false),
     ("radeon", Word::Failure(F::NotNvidia), false),
+    ("intel card", Word::Failure(F::NotNvidia), false),
+    ("intel graphics", Word::Failure(F::NotNvidia), false),
+    ("intel显卡", Word::Failure(F::NotNvidia), false),
+    ("amd card", Word::Failure(F::NotNvidia), false),
+    ("amd显卡", Word::Failure(F::NotNvidia), false),
+    ("apple silicon", Word::Failure(F::NotNvidia), false),
     ("amd gpu", Word::Failure(F::NotNvidia), false),
     ("集成显卡", Word::Failure(F::NotNvidia), false),
     ("核显", Word::Failure(F::NotNvidia), false),
@@ -1011,6 +1019,13 @@ pub fn words(line: &str) -> Words {
             w.add_failure(f);
         }
     }
+    if let Some((s, f)) = cuda_identifier_undefined(line)
+        .or_else(|| providers_without_cuda(line))
+        .or_else(|| empty_toolkit_root(line))
+    {
+        w.add_subject(s, line.len());
+        w.add_failure(f);
+    }
     if let Some((s, f)) = missing_attribute(line) {
         w.add_subject(s, line.len());
         w.add_failure(f);
@@ -1164,6 +1179,107 @@ fn names_sm_arch(line: &str) -> bool {
         }
     }
     false
+}
+
+/// An identifier of CUDA's own headers that the compiler does not know ("identifier
+/// \"__shfl_down_sync\" is undefined", "'cudaHostRegisterReadOnly' was not declared in this
+/// scope", "use of undeclared identifier 'cuTensorMapEncodeTiled'"): CUDA's intrinsics
+/// (`__*_sync`, `__syncwarp`, ...) and API (`cuda*`, `cu[A-Z]*`, `CUDA_*`, `CU_*`, the
+/// libraries' `cublas*`, `cudnn*`...) come with the toolkit, so a toolkit older than the code
+/// compiles it (or an older one found first).
+fn cuda_identifier_undefined(line: &str) -> Option<(Subject, Failure)> {
+    if !(line.contains("identifier") || line.contains("declared")) {
+        return None;
+    }
+    let lower = line.to_ascii_lowercase();
+    let (at, after) = [
+        ("identifier \"", "\" is undefined"),
+        ("undeclared identifier '", "'"),
+        ("'", "' was not declared in this scope"),
+        ("‘", "’ was not declared in this scope"),
+    ]
+    .iter()
+    .find_map(|(open, close)| {
+        if *open == "'" || *open == "‘" {
+            // The quote that opens the name closes nothing before it.
+            let end = lower.find(close)?;
+            let start = lower.get(..end)?.rfind(open)? + open.len();
+            return Some((start, end));
+        }
+        let start = lower.find(open)? + open.len();
+        let end = start + lower.get(start..)?.find(close)?;
+        Some((start, end))
+    })?;
+    let name = line.get(at..after)?;
+    let intrinsic = name.starts_with("__")
+        && [
+            "_sync",
+            "syncwarp",
+            "activemask",
+            "ldg",
+            "nanosleep",
+            "hmul",
+            "hadd",
+            "half2",
+            "bfloat16",
+            "nv_bfloat",
+        ]
+        .iter()
+        .any(|k| name.contains(k));
+    let api = name.starts_with("cuda")
+        || name.starts_with("CUDA_")
+        || name.starts_with("CU_")
+        || name.starts_with("cublas")
+        || name.starts_with("cudnn")
+        || name.starts_with("cusparse")
+        || name.starts_with("nv_bfloat")
+        || (name.starts_with("cu") && name.chars().nth(2).is_some_and(|c| c.is_ascii_uppercase()));
+    (intrinsic || api).then_some((S::Toolkit, F::TooOld))
+}
+
+/// An execution-provider list without CUDA's (ONNX Runtime and the libraries built on it:
+/// "Available providers: ['AzureExecutionProvider', 'CPUExecutionProvider']", "Available
+/// providers: CPUExecutionProvider, . Fallback to cpu!"), or CUDA's said to be missing from it:
+/// the installed build has no CUDA provider.
+fn providers_without_cuda(line: &str) -> Option<(Subject, Failure)> {
+    if !line.contains("rovider") {
+        return None;
+    }
+    let lower = line.to_ascii_lowercase();
+    let listed = lower.contains("available provider") || lower.contains("available_provider");
+    if !listed {
+        return None;
+    }
+    let cuda = lower.contains("cudaexecutionprovider");
+    let missing = ["missing", "not in", "not found", "not available"]
+        .iter()
+        .any(|k| lower.contains(k));
+    let cpu_only = lower.contains("cpuexecutionprovider") && !cuda;
+    (cpu_only || (cuda && missing)).then_some((S::Framework, F::NotCompiled))
+}
+
+/// A toolkit file whose path begins at the root where `$CUDA_HOME/` should be
+/// (`'/lib64/libcudart.so'`, ` /bin/nvcc`): the build joined an empty CUDA_HOME to it.
+fn empty_toolkit_root(line: &str) -> Option<(Subject, Failure)> {
+    if !(line.contains("/lib64/") || line.contains("/bin/nvcc") || line.contains("/include/")) {
+        return None;
+    }
+    let b = line.as_bytes();
+    [
+        "/lib64/libcudart",
+        "/lib64/libcuda.",
+        "/bin/nvcc",
+        "/include/cuda_runtime",
+    ]
+    .iter()
+    .any(|p| {
+        line.match_indices(p).any(|(i, _)| {
+            i == 0
+                || b.get(i - 1)
+                    .is_some_and(|c| matches!(c, b'\'' | b'"' | b' ' | b'=' | b'`'))
+        })
+    })
+    .then_some((S::Toolkit, F::NotFound))
 }
 
 /// A compiled module that lacks an attribute its Python side uses ("module 'X' has no
@@ -2194,6 +2310,47 @@ mod tests {
             None
         );
         assert_eq!(cuda_error_code("http error 100 from the proxy"), None);
+    }
+
+    #[test]
+    fn what_a_build_names_and_lacks_in_its_own_words() {
+        // CUDA's own identifiers unknown to the compiler: the toolkit is older than the code.
+        for line in [
+            "kernel.cu(146): error: identifier \"__shfl_xor_sync\" is undefined",
+            "x.cu(11): error: identifier \"cudaHostRegisterReadOnly\" is undefined",
+            "a.cpp:3:5: error: 'cudaMallocAsync' was not declared in this scope",
+            "b.cu:9: error: use of undeclared identifier 'cuTensorMapEncodeTiled'",
+        ] {
+            assert_eq!(cat(line), Some(Category::ToolkitMismatch), "{line}");
+        }
+        // A program's own identifier is not the toolkit's.
+        assert_eq!(
+            cuda_identifier_undefined("m.cu(3): error: identifier \"my_helper\" is undefined"),
+            None
+        );
+        // A provider list without CUDA's: the package's CPU build.
+        assert_eq!(
+            cat("Available providers: ['AzureExecutionProvider', 'CPUExecutionProvider']"),
+            Some(Category::CpuOnlyWheel)
+        );
+        assert_eq!(
+            cat("Available providers: ['CUDAExecutionProvider', 'CPUExecutionProvider']"),
+            None
+        );
+        // An empty CUDA_HOME joined to a toolkit file.
+        assert_eq!(
+            cat("ninja: error: '/lib64/libcudart.so', needed by 'ext.so', missing"),
+            Some(Category::CudaHomeMissing)
+        );
+        assert_eq!(
+            cat("ninja: error: '/usr/local/cuda/lib64/libcudart.so', needed by 'ext.so', missing"),
+            Some(Category::LibraryPath)
+        );
+        // A header and a library of two majors.
+        assert_eq!(
+            cat("[cudnn init] libcudnn v7 with header v5 unmatched!"),
+            Some(Category::LibraryPath)
+        );
     }
 
     #[test]

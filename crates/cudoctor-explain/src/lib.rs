@@ -532,10 +532,15 @@ impl Engine {
         scanner::pick_clause(clauses)
             .filter(|c| self.clause_answers(c, winner, seen))
             .or_else(|| {
+                // An unresolved symbol whose owner its name tells, on the line the symptom
+                // signature read, whatever louder line the log has ("Unable to load nvcuda"
+                // above "libcuda.so.418.74: undefined symbol: cuCtxCreate_v3").
                 clauses.iter().find(|c| {
                     matches!(
                         c.clause.failure,
-                        clause::Failure::NotCompiled | clause::Failure::NotNvidia
+                        clause::Failure::NotCompiled
+                            | clause::Failure::NotNvidia
+                            | clause::Failure::UndefinedSymbol
                     ) && self.clause_answers(c, winner, seen)
                 })
             })
@@ -765,12 +770,16 @@ impl Engine {
             && c.clause.failure == clause::Failure::NotCompiled
             && c.clause.category == Category::CpuOnlyWheel
             && c.clause.severity <= clause::Severity::Plain;
-        // A machine whose GPU is not NVIDIA's has no CUDA driver to be too old or missing:
-        // what the driver's message says follows from that.
+        // A machine whose GPU is not NVIDIA's has no CUDA driver to be too old or missing, nor
+        // a GPU to give a container: what the driver's or the runtime's message says follows
+        // from that.
         let not_nvidia = c.clause.failure == clause::Failure::NotNvidia
             && matches!(
                 sig.category,
-                Category::DriverTooOld | Category::DriverMissing | Category::CpuOnlyWheel
+                Category::DriverTooOld
+                    | Category::DriverMissing
+                    | Category::CpuOnlyWheel
+                    | Category::Container
             );
         let outranks = (weak_signature && c.clause.severity <= clause::Severity::Error
             || earlier_fatal
@@ -969,7 +978,12 @@ fn head_as_one_clause(head: &str) -> Option<scanner::ClauseHit> {
 /// A driver that cannot be reached from inside a container or WSL is the runtime's doing: the
 /// devices or the driver's libraries were not given to it.
 fn in_container(mut e: Explanation, container_line: Option<u64>) -> Explanation {
-    if let (Category::DriverMissing, Some(line)) = (e.category, container_line) {
+    // A machine with no NVIDIA GPU has none to give a container either.
+    let not_nvidia = e
+        .matched
+        .first()
+        .is_some_and(|m| m.signature.ends_with("+not_nvidia"));
+    if let (Category::DriverMissing, Some(line), false) = (e.category, container_line, not_nvidia) {
         e.category = Category::Container;
         e.evidence.insert(
             0,

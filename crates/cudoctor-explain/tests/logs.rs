@@ -440,3 +440,15 @@ fn the_machine_s_state_told_in_prose_decides_a_gpu_failure_no_line_explains() {
     let log = "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\nafter resume from suspend";
     assert_eq!(explain_str(log).category, Category::DriverTooOld);
 }
+
+#[test]
+fn a_machine_without_an_nvidia_gpu_has_none_to_give_a_container() {
+    let log = "docker compose up\nError response from daemon: could not select device driver \"nvidia\" with capabilities: [[gpu]]\nI'm on an Apple silicon Mac";
+    assert_eq!(explain_str(log).category, Category::DriverMissing);
+}
+
+#[test]
+fn an_unresolved_driver_entry_point_outranks_a_louder_load_failure() {
+    let log = "level=DEBUG msg=\"Unable to load nvcuda\" library=/usr/lib/libcuda.so.418.74 error=\"wrong ELF class: ELFCLASS32\"\ndlerr: /usr/lib64/libcuda.so.418.74: undefined symbol: cuCtxCreate_v3";
+    assert_eq!(explain_str(log).category, Category::DriverTooOld);
+}
