@@ -198,7 +198,11 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("xformers", Word::Subject(S::Companion), false),
     ("nvcc", Word::Subject(S::Toolkit), true),
     ("ptxas", Word::Subject(S::Toolkit), false),
-    ("nvlink", Word::Subject(S::Toolkit), true),
+    // nvlink the device linker, by its own messages' heads (NVLink the interconnect is not a
+    // toolkit: "no NVLink", "NVLink topology").
+    ("nvlink error", Word::Subject(S::Toolkit), false),
+    ("nvlink fatal", Word::Subject(S::Toolkit), false),
+    ("nvlink warning", Word::Subject(S::Toolkit), false),
     ("cuda_home", Word::Subject(S::Toolkit), false),
     ("cuda_path", Word::Subject(S::Toolkit), false),
     ("cuda toolkit", Word::Subject(S::Toolkit), false),
@@ -219,6 +223,11 @@ const LEXICON: &[(&str, Word, bool)] = &[
     // version"; a build says what it is being compiled with.
     ("detected cuda version", Word::Subject(S::Toolkit), false),
     ("being compiled with", Word::Subject(S::Toolkit), false),
+    // The CUDA installed on the system beside a framework's own: the toolkit that builds
+    // extensions ("PyTorch CUDA version and system CUDA version not match"); torch's
+    // cpp_extension asks to "use the same CUDA versions" for the two.
+    ("system cuda", Word::Subject(S::Toolkit), false),
+    ("same cuda version", Word::Subject(S::Toolkit), false),
     ("cuda_nvcc_executable", Word::Subject(S::Toolkit), false),
     ("cuda toolset", Word::Subject(S::Toolkit), false),
     ("cmake_cuda_compiler", Word::Subject(S::Toolkit), false),
@@ -624,6 +633,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     // local installation version must be no lower than 8900").
     ("which is newer", Word::Failure(F::TooOld), false),
     ("no lower than", Word::Failure(F::TooOld), false),
+    ("or later, but", Word::Failure(F::TooOld), false),
+    ("or newer, but", Word::Failure(F::TooOld), false),
     ("below the minimum", Word::Failure(F::TooOld), false),
     ("lower than the minimum", Word::Failure(F::TooOld), false),
     ("must be at least", Word::Failure(F::TooOld), false),
@@ -671,6 +682,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("does not match", Word::Failure(F::Mismatch), false),
     ("doesn't match", Word::Failure(F::Mismatch), false),
     ("do not match", Word::Failure(F::Mismatch), false),
+    ("not match", Word::Failure(F::Mismatch), false),
     ("different cuda", Word::Failure(F::Mismatch), false),
     ("compiled with different", Word::Failure(F::Mismatch), false),
     (
@@ -753,6 +765,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("stuck", Word::Failure(F::Hang), true),
     ("freezes", Word::Failure(F::Hang), true),
     ("卡住", Word::Failure(F::Hang), false),
+    ("deadlock", Word::Failure(F::Hang), false),
+    ("dead lock", Word::Failure(F::Hang), false),
+    ("死锁", Word::Failure(F::Hang), false),
     ("卡死", Word::Failure(F::Hang), false),
     ("permission denied", Word::Failure(F::Denied), false),
     ("access denied", Word::Failure(F::Denied), false),
@@ -1019,6 +1034,9 @@ pub fn words(line: &str) -> Words {
             w.add_failure(f);
         }
     }
+    if w.fails(F::Hang) && !w.has(S::Nccl) && multi_gpu(line) {
+        w.add_subject(S::Nccl, line.len());
+    }
     if let Some((s, f)) = cuda_identifier_undefined(line)
         .or_else(|| providers_without_cuda(line))
         .or_else(|| empty_toolkit_root(line))
@@ -1179,6 +1197,27 @@ fn names_sm_arch(line: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether a line speaks of several GPUs working together ("two GPUs", "multi-GPU", 多卡,
+/// 两卡): a hang said of them is the collectives' (NCCL's) first suspect.
+fn multi_gpu(line: &str) -> bool {
+    const WORDS: [&str; 12] = [
+        "multi-gpu",
+        "multi gpu",
+        "multiple gpus",
+        "two gpus",
+        "2 gpus",
+        "多卡",
+        "两卡",
+        "双卡",
+        "两张卡",
+        "多张卡",
+        "多gpu",
+        "multi-node",
+    ];
+    let lower = line.to_ascii_lowercase();
+    WORDS.iter().any(|w| lower.contains(w))
 }
 
 /// An identifier of CUDA's own headers that the compiler does not know ("identifier
@@ -1556,6 +1595,12 @@ fn by_whose_it_is(line: &str, w: &Words) -> Option<Reading> {
         if w.has(S::WindowsDll) && !line.to_ascii_lowercase().contains(".dll") {
             return Some((Category::AbiMismatch, S::WindowsDll, F::UndefinedSymbol));
         }
+    }
+    // A driver requirement stated against the driver found, whatever runs it ("This container
+    // was built for NVIDIA Driver Release 545.23 or later, but version 535.104.05 was
+    // detected"): the driver is too old for the image.
+    if w.has(S::Driver) && w.fails(F::TooOld) && find_ascii_ci(line, "driver release").is_some() {
+        return Some((Category::DriverTooOld, S::Driver, F::TooOld));
     }
     // The driver's library found is the toolkit's link-time stub ("CUDA driver is a stub
     // library", `.../stubs/libcuda.so`): the loader's path puts the stub first.
@@ -2350,6 +2395,34 @@ mod tests {
         assert_eq!(
             cat("[cudnn init] libcudnn v7 with header v5 unmatched!"),
             Some(Category::LibraryPath)
+        );
+    }
+
+    #[test]
+    fn hangs_of_several_gpus_the_interconnect_and_a_driver_release() {
+        assert_eq!(cat("单卡正常，两卡就卡住不动"), Some(Category::Nccl));
+        assert_eq!(
+            cat("training on two GPUs hangs at the first step"),
+            Some(Category::Nccl)
+        );
+        assert_eq!(cat("training hangs at the first step"), None);
+        assert_eq!(
+            cat("ncclAllReduce enters a deadlock on two GPUs with no NVLink"),
+            Some(Category::Nccl)
+        );
+        // NVLink the interconnect is not the device linker.
+        assert_eq!(cat("error: no NVLink between the GPUs"), None);
+        assert_eq!(
+            cat("nvlink error   : Undefined reference to '_Z3foov' in 'a.o'"),
+            Some(Category::AbiMismatch)
+        );
+        assert_eq!(
+            cat("This container was built for NVIDIA Driver Release 545.23 or later, but version 535.104.05 was detected"),
+            Some(Category::DriverTooOld)
+        );
+        assert_eq!(
+            cat("PyTorch CUDA version and system CUDA version not match"),
+            Some(Category::ToolkitMismatch)
         );
     }
 
