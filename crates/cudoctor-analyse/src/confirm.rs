@@ -32,6 +32,8 @@ pub enum Needs {
     RuntimeProbe,
     /// An NCCL all-reduce was attempted across the GPUs (`check --deep` on several GPUs).
     AllReduce,
+    /// The C headers of an environment's Python were looked for.
+    PythonHeaders,
 }
 
 impl Needs {
@@ -50,6 +52,7 @@ impl Needs {
                 .as_ref()
                 .is_some_and(|d| d.results().next().is_some()),
             Needs::AllReduce => s.multigpu.as_ref().is_some_and(|m| !m.attempts.is_empty()),
+            Needs::PythonHeaders => s.python_envs.iter().any(|e| e.headers.is_some()),
         }
     }
 
@@ -64,6 +67,7 @@ impl Needs {
             Needs::Libraries => "the libraries torch's process loads",
             Needs::RuntimeProbe => "the runtime probe (check --deep)",
             Needs::AllReduce => "an NCCL all-reduce across the GPUs (check --deep)",
+            Needs::PythonHeaders => "the C headers of an environment's Python",
         }
     }
 }
@@ -181,6 +185,12 @@ pub const JUDGES: &[Judges] = &[
         ],
         Some(&[Needs::TorchCudaBuild]),
     ),
+    Judges {
+        category: Category::CudaHomeMissing,
+        check: Some(FactsCheck::PythonHeaders),
+        confirmed_by: &[&r::python_headers_missing::RULE],
+        refuted_when: Some(&[Needs::Toolkit, Needs::TorchCudaBuild, Needs::PythonHeaders]),
+    },
     judges!(
         Category::AbiMismatch,
         &[
@@ -600,10 +610,46 @@ mod tests {
                 "{cat}"
             );
         }
-        for check in [FactsCheck::VisibleDevices, FactsCheck::CudaInit] {
+        for check in [
+            FactsCheck::VisibleDevices,
+            FactsCheck::CudaInit,
+            FactsCheck::PythonHeaders,
+        ] {
             let j = judges_of(check.category(), Some(check));
             assert_eq!(j.and_then(|j| j.check), Some(check));
         }
+    }
+
+    /// "Python.h: No such file or directory" is judged by TK018: confirmed where the
+    /// environment's Python has no C headers, refuted where they were found.
+    #[test]
+    fn a_missing_python_h_is_judged_by_the_headers_rule() {
+        use cudoctor_snapshot::{PythonHeaders, PythonOrigin};
+        const LOG: &str =
+            "torch/csrc/python_headers.h:12:10: fatal error: Python.h: No such file or directory";
+        let with = |present: bool| {
+            let mut s = h200();
+            s.host.distro = Some("Debian GNU/Linux 12 (bookworm)".into());
+            for e in &mut s.python_envs {
+                e.headers = Some(PythonHeaders {
+                    version: "3.11".into(),
+                    base_prefix: "/usr".into(),
+                    base_from: "pyvenv.cfg: home = /usr/bin".into(),
+                    include_dir: "/usr/include/python3.11".into(),
+                    python_h: present,
+                    origin: PythonOrigin::Dpkg,
+                    origin_evidence: None,
+                });
+            }
+            s
+        };
+        let (e, _) = explained(LOG, &with(false));
+        assert_eq!(e.category, Category::CudaHomeMissing);
+        assert_eq!(verdict(&e), Verdict::Consistent, "{:?}", e.machine);
+        let m = e.machine.clone().unwrap_or_else(|| panic!("no check"));
+        assert_eq!(m.findings[0].code, "TK018");
+        let (e, _) = explained(LOG, &with(true));
+        assert_eq!(verdict(&e), Verdict::Contradicts, "{:?}", e.machine);
     }
 
     /// The machine the message came from: DRV004 confirms it, and explain's fix is check's.

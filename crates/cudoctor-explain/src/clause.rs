@@ -127,6 +127,12 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("off the bus", Word::Subject(S::Hardware), false),
+    // NVIDIA's "GPU is lost" (nvidia-smi, NVML's GPU_IS_LOST): the card dropped out, as
+    // "掉卡" says in Chinese.
+    ("gpu is lost", Word::Subject(S::Hardware), false),
+    ("gpu lost", Word::Subject(S::Hardware), false),
+    ("gpu_is_lost", Word::Subject(S::Hardware), false),
+    ("掉卡", Word::Subject(S::Hardware), false),
     ("off of the bus", Word::Subject(S::Hardware), false),
     ("out of the bus", Word::Subject(S::Hardware), false),
     // The parts between the GPU and the machine that users name when the card drops out or the
@@ -192,7 +198,11 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("xformers", Word::Subject(S::Companion), false),
     ("nvcc", Word::Subject(S::Toolkit), true),
     ("ptxas", Word::Subject(S::Toolkit), false),
-    ("nvlink", Word::Subject(S::Toolkit), true),
+    // nvlink the device linker, by its own messages' heads (NVLink the interconnect is not a
+    // toolkit: "no NVLink", "NVLink topology").
+    ("nvlink error", Word::Subject(S::Toolkit), false),
+    ("nvlink fatal", Word::Subject(S::Toolkit), false),
+    ("nvlink warning", Word::Subject(S::Toolkit), false),
     ("cuda_home", Word::Subject(S::Toolkit), false),
     ("cuda_path", Word::Subject(S::Toolkit), false),
     ("cuda toolkit", Word::Subject(S::Toolkit), false),
@@ -213,6 +223,11 @@ const LEXICON: &[(&str, Word, bool)] = &[
     // version"; a build says what it is being compiled with.
     ("detected cuda version", Word::Subject(S::Toolkit), false),
     ("being compiled with", Word::Subject(S::Toolkit), false),
+    // The CUDA installed on the system beside a framework's own: the toolkit that builds
+    // extensions ("PyTorch CUDA version and system CUDA version not match"); torch's
+    // cpp_extension asks to "use the same CUDA versions" for the two.
+    ("system cuda", Word::Subject(S::Toolkit), false),
+    ("same cuda version", Word::Subject(S::Toolkit), false),
     ("cuda_nvcc_executable", Word::Subject(S::Toolkit), false),
     ("cuda toolset", Word::Subject(S::Toolkit), false),
     ("cmake_cuda_compiler", Word::Subject(S::Toolkit), false),
@@ -281,6 +296,17 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("is_sm90", Word::Subject(S::Attention), false),
     ("driver", Word::Subject(S::Driver), false),
     ("nvidia-smi", Word::Subject(S::Driver), false),
+    // CUDA's "system not yet initialized" (error 802, cudaErrorSystemNotReady): on NVSwitch
+    // machines the fabric manager, the driver's service that sets the switches up.
+    (
+        "system not yet initialized",
+        Word::Subject(S::Driver),
+        false,
+    ),
+    ("systemnotready", Word::Subject(S::Driver), false),
+    ("fabricmanager", Word::Subject(S::Driver), false),
+    ("fabric manager", Word::Subject(S::Driver), false),
+    ("fabric-manager", Word::Subject(S::Driver), false),
     ("驱动", Word::Subject(S::Driver), false),
     ("libcuda.so", Word::Subject(S::DriverLibrary), false),
     ("libcuda", Word::Subject(S::DriverLibrary), true),
@@ -367,6 +393,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("paddle", Word::Subject(S::Framework), false),
     ("onnxruntime", Word::Subject(S::Framework), false),
     ("cudaexecutionprovider", Word::Subject(S::Framework), false),
+    ("cpuexecutionprovider", Word::Subject(S::Framework), false),
     ("tensorrt", Word::Subject(S::Framework), false),
     ("vllm", Word::Subject(S::Framework), false),
     ("sglang", Word::Subject(S::Framework), false),
@@ -421,6 +448,10 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("fallen off the bus", Word::Failure(F::Fault), false),
     ("off of the bus", Word::Failure(F::Fault), false),
     ("xid", Word::Failure(F::Fault), true),
+    ("gpu is lost", Word::Failure(F::Fault), false),
+    ("gpu lost", Word::Failure(F::Fault), false),
+    ("gpu_is_lost", Word::Failure(F::Fault), false),
+    ("掉卡", Word::Failure(F::Fault), false),
     ("uncorrectable", Word::Failure(F::Fault), false),
     ("ecc error", Word::Failure(F::Fault), false),
     ("remapping failure", Word::Failure(F::Fault), false),
@@ -534,6 +565,13 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("load failed", Word::Failure(F::CannotLoad), false),
     ("not loaded", Word::Failure(F::CannotLoad), false),
     ("dlopen", Word::Failure(F::CannotLoad), false),
+    // Paddle's loader: "The third-party dynamic library (cudnn64_7.dll) that Paddle depends
+    // on is not configured correctly" (the library could not be loaded from the search path).
+    (
+        "not configured correctly",
+        Word::Failure(F::CannotLoad),
+        false,
+    ),
     ("winerror 126", Word::Failure(F::CannotLoad), false),
     ("winerror 1114", Word::Failure(F::CannotLoad), false),
     ("failed with error 126", Word::Failure(F::CannotLoad), false),
@@ -564,6 +602,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("doesn't exist", Word::Failure(F::NotFound), false),
     ("not installed", Word::Failure(F::NotFound), false),
     ("is missing", Word::Failure(F::NotFound), false),
+    ("lack of", Word::Failure(F::NotFound), false),
     ("missing", Word::Failure(F::NotFound), false),
     ("not set", Word::Failure(F::NotFound), false),
     (
@@ -594,6 +633,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     // local installation version must be no lower than 8900").
     ("which is newer", Word::Failure(F::TooOld), false),
     ("no lower than", Word::Failure(F::TooOld), false),
+    ("or later, but", Word::Failure(F::TooOld), false),
+    ("or newer, but", Word::Failure(F::TooOld), false),
     ("below the minimum", Word::Failure(F::TooOld), false),
     ("lower than the minimum", Word::Failure(F::TooOld), false),
     ("must be at least", Word::Failure(F::TooOld), false),
@@ -635,11 +676,13 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("doesn't support cuda", Word::Failure(F::TooOld), false),
     ("mismatch", Word::Failure(F::Mismatch), false),
     ("mis-match", Word::Failure(F::Mismatch), false),
+    ("unmatched", Word::Failure(F::Mismatch), false),
     ("incompatible", Word::Failure(F::Mismatch), false),
     ("not compatible", Word::Failure(F::Mismatch), false),
     ("does not match", Word::Failure(F::Mismatch), false),
     ("doesn't match", Word::Failure(F::Mismatch), false),
     ("do not match", Word::Failure(F::Mismatch), false),
+    ("not match", Word::Failure(F::Mismatch), false),
     ("different cuda", Word::Failure(F::Mismatch), false),
     ("compiled with different", Word::Failure(F::Mismatch), false),
     (
@@ -722,6 +765,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("stuck", Word::Failure(F::Hang), true),
     ("freezes", Word::Failure(F::Hang), true),
     ("卡住", Word::Failure(F::Hang), false),
+    ("deadlock", Word::Failure(F::Hang), false),
+    ("dead lock", Word::Failure(F::Hang), false),
+    ("死锁", Word::Failure(F::Hang), false),
     ("卡死", Word::Failure(F::Hang), false),
     ("permission denied", Word::Failure(F::Denied), false),
     ("access denied", Word::Failure(F::Denied), false),
@@ -778,6 +824,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cannot use", Word::Failure(F::NotAvailable), false),
     ("can't use", Word::Failure(F::NotAvailable), false),
     ("not initialized", Word::Failure(F::NotAvailable), false),
+    ("not yet initialized", Word::Failure(F::NotAvailable), false),
+    ("systemnotready", Word::Failure(F::NotAvailable), false),
     (
         "no cuda gpus are available",
         Word::Failure(F::NotAvailable),
@@ -819,6 +867,12 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("iris xe", Word::Failure(F::NotNvidia), false),
     ("integrated graphics", Word::Failure(F::NotNvidia), false),
     ("radeon", Word::Failure(F::NotNvidia), false),
+    ("intel card", Word::Failure(F::NotNvidia), false),
+    ("intel graphics", Word::Failure(F::NotNvidia), false),
+    ("intel显卡", Word::Failure(F::NotNvidia), false),
+    ("amd card", Word::Failure(F::NotNvidia), false),
+    ("amd显卡", Word::Failure(F::NotNvidia), false),
+    ("apple silicon", Word::Failure(F::NotNvidia), false),
     ("amd gpu", Word::Failure(F::NotNvidia), false),
     ("集成显卡", Word::Failure(F::NotNvidia), false),
     ("核显", Word::Failure(F::NotNvidia), false),
@@ -975,6 +1029,21 @@ pub fn words(line: &str) -> Words {
         w.add_subject(s, line.len());
         w.add_failure(f);
     }
+    if w.has(S::WindowsDll) && !w.fails(F::CannotLoad) && !w.fails(F::UndefinedSymbol) {
+        if let Some(f) = windows_error_code(line) {
+            w.add_failure(f);
+        }
+    }
+    if w.fails(F::Hang) && !w.has(S::Nccl) && multi_gpu(line) {
+        w.add_subject(S::Nccl, line.len());
+    }
+    if let Some((s, f)) = cuda_identifier_undefined(line)
+        .or_else(|| providers_without_cuda(line))
+        .or_else(|| empty_toolkit_root(line))
+    {
+        w.add_subject(s, line.len());
+        w.add_failure(f);
+    }
     if let Some((s, f)) = missing_attribute(line) {
         w.add_subject(s, line.len());
         w.add_failure(f);
@@ -998,7 +1067,6 @@ pub fn words(line: &str) -> Words {
 fn cuda_error_code(line: &str) -> Option<(Subject, Failure)> {
     find_ascii_ci(line, "cuda")?;
     let lower = line.to_ascii_lowercase();
-    let b = lower.as_bytes();
     // Caffe's and glog's check of a CUDA call: "Check failed: error == cudaSuccess (2 vs. 0)".
     if let Some(i) = lower.find("cudasuccess (") {
         let code: String = lower
@@ -1014,32 +1082,43 @@ fn cuda_error_code(line: &str) -> Option<(Subject, Failure)> {
             return Some(m);
         }
     }
+    error_numbers(&lower)
+        .into_iter()
+        .find_map(|code| cuda_code_meaning(&code))
+}
+
+/// The numbers a line gives as an error's code, in order: after "error", "failure",
+/// "returned", "code" or "status", spelt "error: 35", "error(35)", "error = 35", "error code
+/// 35", "error code is 126", "error #35"; never a version ("35.1") nor part of a word.
+fn error_numbers(lower: &str) -> Vec<String> {
+    let b = lower.as_bytes();
+    let mut out = Vec::new();
     for key in ["error", "failure", "returned", "code", "status"] {
         let mut from = 0;
         while let Some(i) = lower.get(from..).and_then(|r| r.find(key)) {
             let mut j = from + i + key.len();
             from = j;
-            // "error: 35", "error(35)", "error = 35", "error code 35", "error #35"
-            while b
-                .get(j)
-                .is_some_and(|c| matches!(c, b' ' | b':' | b'=' | b'(' | b'#'))
-            {
-                j += 1;
-            }
+            let skip = |j: &mut usize| {
+                while b
+                    .get(*j)
+                    .is_some_and(|c| matches!(c, b' ' | b':' | b'=' | b'(' | b'#'))
+                {
+                    *j += 1;
+                }
+            };
+            skip(&mut j);
             if lower.get(j..).is_some_and(|r| r.starts_with("code")) {
                 j += 4;
-                while b
-                    .get(j)
-                    .is_some_and(|c| matches!(c, b' ' | b':' | b'=' | b'('))
-                {
-                    j += 1;
-                }
+                skip(&mut j);
+            }
+            if lower.get(j..).is_some_and(|r| r.starts_with("is ")) {
+                j += 3;
+                skip(&mut j);
             }
             let start = j;
             while b.get(j).is_some_and(u8::is_ascii_digit) {
                 j += 1;
             }
-            // A number, not a version ("35.1") nor part of a word.
             if j == start
                 || b.get(j)
                     .is_some_and(|c| *c == b'.' && b.get(j + 1).is_some_and(u8::is_ascii_digit))
@@ -1047,12 +1126,28 @@ fn cuda_error_code(line: &str) -> Option<(Subject, Failure)> {
             {
                 continue;
             }
-            if let Some(m) = cuda_code_meaning(lower.get(start..j).unwrap_or_default()) {
-                return Some(m);
+            if let Some(n) = lower.get(start..j) {
+                out.push(n.to_string());
             }
         }
     }
-    None
+    out
+}
+
+/// What Windows' loader error number says of a DLL, on a line that names one ("The
+/// third-party dynamic library (cudnn64_7.dll) ... (error code is 126)", "LoadLibrary failed
+/// with error 126", "error 193"): 126 the module or one of its dependencies not found, 127 a
+/// procedure it imports not found, 193 a DLL of another architecture, 1114 its initialisation
+/// failed.
+fn windows_error_code(line: &str) -> Option<Failure> {
+    let lower = line.to_ascii_lowercase();
+    error_numbers(&lower)
+        .into_iter()
+        .find_map(|code| match code.as_str() {
+            "126" | "193" | "1114" => Some(F::CannotLoad),
+            "127" => Some(F::UndefinedSymbol),
+            _ => None,
+        })
 }
 
 /// What a CUDA error number names, for the numbers that name a cause of the stack.
@@ -1067,6 +1162,9 @@ fn cuda_code_meaning(code: &str) -> Option<(Subject, Failure)> {
         // start from (its UVM module missing, a resume from suspend), as torch's "CUDA unknown
         // error" says.
         "999" => (S::DriverLibrary, F::Failed),
+        // cudaErrorSystemNotReady: the driver is loaded but the system around the GPUs is
+        // not (on NVSwitch machines, the fabric manager not running or of another version).
+        "802" => (S::Driver, F::NotAvailable),
         _ => return None,
     })
 }
@@ -1099,6 +1197,128 @@ fn names_sm_arch(line: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether a line speaks of several GPUs working together ("two GPUs", "multi-GPU", 多卡,
+/// 两卡): a hang said of them is the collectives' (NCCL's) first suspect.
+fn multi_gpu(line: &str) -> bool {
+    const WORDS: [&str; 12] = [
+        "multi-gpu",
+        "multi gpu",
+        "multiple gpus",
+        "two gpus",
+        "2 gpus",
+        "多卡",
+        "两卡",
+        "双卡",
+        "两张卡",
+        "多张卡",
+        "多gpu",
+        "multi-node",
+    ];
+    let lower = line.to_ascii_lowercase();
+    WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// An identifier of CUDA's own headers that the compiler does not know ("identifier
+/// \"__shfl_down_sync\" is undefined", "'cudaHostRegisterReadOnly' was not declared in this
+/// scope", "use of undeclared identifier 'cuTensorMapEncodeTiled'"): CUDA's intrinsics
+/// (`__*_sync`, `__syncwarp`, ...) and API (`cuda*`, `cu[A-Z]*`, `CUDA_*`, `CU_*`, the
+/// libraries' `cublas*`, `cudnn*`...) come with the toolkit, so a toolkit older than the code
+/// compiles it (or an older one found first).
+fn cuda_identifier_undefined(line: &str) -> Option<(Subject, Failure)> {
+    if !(line.contains("identifier") || line.contains("declared")) {
+        return None;
+    }
+    let lower = line.to_ascii_lowercase();
+    let (at, after) = [
+        ("identifier \"", "\" is undefined"),
+        ("undeclared identifier '", "'"),
+        ("'", "' was not declared in this scope"),
+        ("‘", "’ was not declared in this scope"),
+    ]
+    .iter()
+    .find_map(|(open, close)| {
+        if *open == "'" || *open == "‘" {
+            // The quote that opens the name closes nothing before it.
+            let end = lower.find(close)?;
+            let start = lower.get(..end)?.rfind(open)? + open.len();
+            return Some((start, end));
+        }
+        let start = lower.find(open)? + open.len();
+        let end = start + lower.get(start..)?.find(close)?;
+        Some((start, end))
+    })?;
+    let name = line.get(at..after)?;
+    let intrinsic = name.starts_with("__")
+        && [
+            "_sync",
+            "syncwarp",
+            "activemask",
+            "ldg",
+            "nanosleep",
+            "hmul",
+            "hadd",
+            "half2",
+            "bfloat16",
+            "nv_bfloat",
+        ]
+        .iter()
+        .any(|k| name.contains(k));
+    let api = name.starts_with("cuda")
+        || name.starts_with("CUDA_")
+        || name.starts_with("CU_")
+        || name.starts_with("cublas")
+        || name.starts_with("cudnn")
+        || name.starts_with("cusparse")
+        || name.starts_with("nv_bfloat")
+        || (name.starts_with("cu") && name.chars().nth(2).is_some_and(|c| c.is_ascii_uppercase()));
+    (intrinsic || api).then_some((S::Toolkit, F::TooOld))
+}
+
+/// An execution-provider list without CUDA's (ONNX Runtime and the libraries built on it:
+/// "Available providers: ['AzureExecutionProvider', 'CPUExecutionProvider']", "Available
+/// providers: CPUExecutionProvider, . Fallback to cpu!"), or CUDA's said to be missing from it:
+/// the installed build has no CUDA provider.
+fn providers_without_cuda(line: &str) -> Option<(Subject, Failure)> {
+    if !line.contains("rovider") {
+        return None;
+    }
+    let lower = line.to_ascii_lowercase();
+    let listed = lower.contains("available provider") || lower.contains("available_provider");
+    if !listed {
+        return None;
+    }
+    let cuda = lower.contains("cudaexecutionprovider");
+    let missing = ["missing", "not in", "not found", "not available"]
+        .iter()
+        .any(|k| lower.contains(k));
+    let cpu_only = lower.contains("cpuexecutionprovider") && !cuda;
+    (cpu_only || (cuda && missing)).then_some((S::Framework, F::NotCompiled))
+}
+
+/// A toolkit file whose path begins at the root where `$CUDA_HOME/` should be
+/// (`'/lib64/libcudart.so'`, ` /bin/nvcc`): the build joined an empty CUDA_HOME to it.
+fn empty_toolkit_root(line: &str) -> Option<(Subject, Failure)> {
+    if !(line.contains("/lib64/") || line.contains("/bin/nvcc") || line.contains("/include/")) {
+        return None;
+    }
+    let b = line.as_bytes();
+    [
+        "/lib64/libcudart",
+        "/lib64/libcuda.",
+        "/bin/nvcc",
+        "/include/cuda_runtime",
+    ]
+    .iter()
+    .any(|p| {
+        line.match_indices(p).any(|(i, _)| {
+            i == 0
+                || b.get(i - 1)
+                    .is_some_and(|c| matches!(c, b'\'' | b'"' | b' ' | b'=' | b'`'))
+        })
+    })
+    .then_some((S::Toolkit, F::NotFound))
 }
 
 /// A compiled module that lacks an attribute its Python side uses ("module 'X' has no
@@ -1375,6 +1595,12 @@ fn by_whose_it_is(line: &str, w: &Words) -> Option<Reading> {
         if w.has(S::WindowsDll) && !line.to_ascii_lowercase().contains(".dll") {
             return Some((Category::AbiMismatch, S::WindowsDll, F::UndefinedSymbol));
         }
+    }
+    // A driver requirement stated against the driver found, whatever runs it ("This container
+    // was built for NVIDIA Driver Release 545.23 or later, but version 535.104.05 was
+    // detected"): the driver is too old for the image.
+    if w.has(S::Driver) && w.fails(F::TooOld) && find_ascii_ci(line, "driver release").is_some() {
+        return Some((Category::DriverTooOld, S::Driver, F::TooOld));
     }
     // The driver's library found is the toolkit's link-time stub ("CUDA driver is a stub
     // library", `.../stubs/libcuda.so`): the loader's path puts the stub first.
@@ -2129,6 +2355,105 @@ mod tests {
             None
         );
         assert_eq!(cuda_error_code("http error 100 from the proxy"), None);
+    }
+
+    #[test]
+    fn what_a_build_names_and_lacks_in_its_own_words() {
+        // CUDA's own identifiers unknown to the compiler: the toolkit is older than the code.
+        for line in [
+            "kernel.cu(146): error: identifier \"__shfl_xor_sync\" is undefined",
+            "x.cu(11): error: identifier \"cudaHostRegisterReadOnly\" is undefined",
+            "a.cpp:3:5: error: 'cudaMallocAsync' was not declared in this scope",
+            "b.cu:9: error: use of undeclared identifier 'cuTensorMapEncodeTiled'",
+        ] {
+            assert_eq!(cat(line), Some(Category::ToolkitMismatch), "{line}");
+        }
+        // A program's own identifier is not the toolkit's.
+        assert_eq!(
+            cuda_identifier_undefined("m.cu(3): error: identifier \"my_helper\" is undefined"),
+            None
+        );
+        // A provider list without CUDA's: the package's CPU build.
+        assert_eq!(
+            cat("Available providers: ['AzureExecutionProvider', 'CPUExecutionProvider']"),
+            Some(Category::CpuOnlyWheel)
+        );
+        assert_eq!(
+            cat("Available providers: ['CUDAExecutionProvider', 'CPUExecutionProvider']"),
+            None
+        );
+        // An empty CUDA_HOME joined to a toolkit file.
+        assert_eq!(
+            cat("ninja: error: '/lib64/libcudart.so', needed by 'ext.so', missing"),
+            Some(Category::CudaHomeMissing)
+        );
+        assert_eq!(
+            cat("ninja: error: '/usr/local/cuda/lib64/libcudart.so', needed by 'ext.so', missing"),
+            Some(Category::LibraryPath)
+        );
+        // A header and a library of two majors.
+        assert_eq!(
+            cat("[cudnn init] libcudnn v7 with header v5 unmatched!"),
+            Some(Category::LibraryPath)
+        );
+    }
+
+    #[test]
+    fn hangs_of_several_gpus_the_interconnect_and_a_driver_release() {
+        assert_eq!(cat("单卡正常，两卡就卡住不动"), Some(Category::Nccl));
+        assert_eq!(
+            cat("training on two GPUs hangs at the first step"),
+            Some(Category::Nccl)
+        );
+        assert_eq!(cat("training hangs at the first step"), None);
+        assert_eq!(
+            cat("ncclAllReduce enters a deadlock on two GPUs with no NVLink"),
+            Some(Category::Nccl)
+        );
+        // NVLink the interconnect is not the device linker.
+        assert_eq!(cat("error: no NVLink between the GPUs"), None);
+        assert_eq!(
+            cat("nvlink error   : Undefined reference to '_Z3foov' in 'a.o'"),
+            Some(Category::AbiMismatch)
+        );
+        assert_eq!(
+            cat("This container was built for NVIDIA Driver Release 545.23 or later, but version 535.104.05 was detected"),
+            Some(Category::DriverTooOld)
+        );
+        assert_eq!(
+            cat("PyTorch CUDA version and system CUDA version not match"),
+            Some(Category::ToolkitMismatch)
+        );
+    }
+
+    #[test]
+    fn the_fabric_manager_and_windows_loader_numbers() {
+        // Error 802 in CUDA's words or number: the system around the GPUs is not up.
+        assert_eq!(
+            cat("my_test: CUDA failure common.cu:941 'system not yet initialized'"),
+            Some(Category::DriverMissing)
+        );
+        assert_eq!(
+            cat("RuntimeError: cuda runtime error (802) : at THCGeneral.cpp:50"),
+            Some(Category::DriverMissing)
+        );
+        // Windows' loader numbers said of a DLL, in any framework's wording.
+        assert_eq!(
+            cat("RuntimeError: The third-party dynamic library (cufft64_10.dll) that SomeLib depends on could not be used (error code is 126)"),
+            Some(Category::WindowsDll)
+        );
+        assert_eq!(
+            cat("The dynamic library (curand64_10.dll) that X depends on is not configured correctly."),
+            Some(Category::WindowsDll)
+        );
+        assert_eq!(
+            windows_error_code("error code is 126 in foo.dll"),
+            Some(F::CannotLoad)
+        );
+        assert_eq!(windows_error_code("error 127"), Some(F::UndefinedSymbol));
+        assert_eq!(windows_error_code("error 1260"), None);
+        // A number with no DLL on the line is not read as Windows'.
+        assert_eq!(cat("step failed with error code 126"), None);
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod explanation;
 pub mod family;
 pub mod fields;
 pub mod gate;
+pub mod host_state;
 pub mod libraries;
 mod message_remedy;
 pub mod named;
@@ -158,6 +159,8 @@ impl Engine {
     fn build(&self, mut outcome: ScanOutcome, target: Option<&TargetEnv>) -> Explanation {
         let xids = std::mem::take(&mut outcome.xids);
         let named = std::mem::take(&mut outcome.named);
+        let host = std::mem::take(&mut outcome.host);
+        let device_failure_line = outcome.device_failure_line;
         // A Windows log names its Python (a portable ComfyUI's python_embeded\python.exe):
         // without an environment given, fixes are PowerShell commands for that interpreter.
         let log_env = named.windows_target();
@@ -180,6 +183,7 @@ impl Engine {
         } else if let Some(shown) = stack_shown {
             e = self.with_stack_shown(e, shown, target);
         }
+        e = self.with_host_state(e, &host, device_failure_line, target);
         if windows_seen {
             e = self.with_windows_bitsandbytes(e);
         }
@@ -226,6 +230,99 @@ impl Engine {
         out.evidence.push(format!(
             "The log also shows {shown}: the GPU unseen by the framework is its build's doing, not a missing driver."
         ));
+        out.also_seen = e.also_seen;
+        out
+    }
+
+    /// What the log says of the machine's state decides a failure of the GPU that no line
+    /// explains (`host_state`): after a resume from suspend the driver's unified-memory module
+    /// is broken; with the card's clocks, voltage, power or cooling named, the fault is the
+    /// hardware's. Only an unknown answer with a GPU failure in the log, a symptom signature
+    /// (an illegal address, an unknown CUDA error) or a clause that read no more than "the GPU
+    /// failed or is not available" is answered again.
+    fn with_host_state(
+        &self,
+        e: Explanation,
+        host: &host_state::HostContext,
+        device_failure_line: Option<u64>,
+        target: Option<&TargetEnv>,
+    ) -> Explanation {
+        let symptom_signature = e
+            .signature
+            .as_deref()
+            .and_then(|id| self.db.signatures.iter().find(|s| s.id == id))
+            .is_some_and(|s| matches!(s.role, Role::Symptom | Role::Context));
+        let first = e
+            .matched
+            .first()
+            .map(|m| m.signature.as_str())
+            .unwrap_or("");
+        let symptom_clause = e.signature.is_none()
+            && (first.ends_with("+not_available")
+                || first.ends_with("+failed")
+                || first.ends_with("+fault"));
+        let unknown_failure = e.category == Category::Unknown && device_failure_line.is_some();
+        let (state, category, subject, failure, why, step) = if let Some(r) = &host.resumed {
+            let eligible = unknown_failure
+                || symptom_signature
+                || symptom_clause
+                || (e.signature.is_none()
+                    && matches!(e.category, Category::DriverMissing | Category::CpuOnlyWheel));
+            if !eligible {
+                return e;
+            }
+            (
+                r,
+                Category::DriverMissing,
+                clause::Subject::KernelModule,
+                clause::Failure::Failed,
+                "after a resume from suspend the driver's unified-memory module (nvidia_uvm) is often left in a state CUDA cannot initialise from",
+                "Close the programs that use the GPU, then reload the driver's unified-memory module ('sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm'), or reboot; on laptops and desktops that suspend, NVIDIA's suspend services (nvidia-suspend, nvidia-resume) keep the driver's state across it.",
+            )
+        } else if let Some(h) = &host.hardware {
+            if !(unknown_failure || symptom_signature || symptom_clause) {
+                return e;
+            }
+            (
+                h,
+                Category::GpuHardware,
+                clause::Subject::Hardware,
+                clause::Failure::Fault,
+                "the card's clocks, voltage, power or cooling (or a card that drops out) are named beside a GPU failure that no line explains: a card pushed past what it sustains faults in code that runs elsewhere",
+                "Return the card to its default clocks, voltage and power limit (undo overclocking or undervolting, or cap the power with 'nvidia-smi -pl'), check its power supply, risers and cooling, and run again; if it still faults, test the card in another machine.",
+            )
+        } else {
+            return e;
+        };
+        let hit = scanner::ClauseHit {
+            line_no: state.0,
+            text: state.1.clone(),
+            rank: None,
+            fields: BTreeMap::new(),
+            clause: clause::Clause {
+                category,
+                subject,
+                failure,
+                severity: clause::Severity::Plain,
+            },
+            count: 1,
+        };
+        let mut out = self.explained_by_clause(&hit, None, &[], e.stats.clone(), target);
+        out.confidence = out.confidence.min(0.5);
+        out.fix
+            .insert(0, cudoctor_plan::FixStep::Prose(step.to_string()));
+        out.evidence = vec![format!("Line {} says {why}.", state.0)];
+        if e.is_known() {
+            out.evidence.push(format!(
+                "Also read: {} (line {}), which follows from it.",
+                e.title,
+                e.matched.first().map_or(0, |m| m.line_no)
+            ));
+        } else if let Some(l) = device_failure_line {
+            out.evidence.push(format!(
+                "Line {l} says the GPU or CUDA failed, without a cause."
+            ));
+        }
         out.also_seen = e.also_seen;
         out
     }
@@ -435,10 +532,15 @@ impl Engine {
         scanner::pick_clause(clauses)
             .filter(|c| self.clause_answers(c, winner, seen))
             .or_else(|| {
+                // An unresolved symbol whose owner its name tells, on the line the symptom
+                // signature read, whatever louder line the log has ("Unable to load nvcuda"
+                // above "libcuda.so.418.74: undefined symbol: cuCtxCreate_v3").
                 clauses.iter().find(|c| {
                     matches!(
                         c.clause.failure,
-                        clause::Failure::NotCompiled | clause::Failure::NotNvidia
+                        clause::Failure::NotCompiled
+                            | clause::Failure::NotNvidia
+                            | clause::Failure::UndefinedSymbol
                     ) && self.clause_answers(c, winner, seen)
                 })
             })
@@ -668,12 +770,16 @@ impl Engine {
             && c.clause.failure == clause::Failure::NotCompiled
             && c.clause.category == Category::CpuOnlyWheel
             && c.clause.severity <= clause::Severity::Plain;
-        // A machine whose GPU is not NVIDIA's has no CUDA driver to be too old or missing:
-        // what the driver's message says follows from that.
+        // A machine whose GPU is not NVIDIA's has no CUDA driver to be too old or missing, nor
+        // a GPU to give a container: what the driver's or the runtime's message says follows
+        // from that.
         let not_nvidia = c.clause.failure == clause::Failure::NotNvidia
             && matches!(
                 sig.category,
-                Category::DriverTooOld | Category::DriverMissing | Category::CpuOnlyWheel
+                Category::DriverTooOld
+                    | Category::DriverMissing
+                    | Category::CpuOnlyWheel
+                    | Category::Container
             );
         let outranks = (weak_signature && c.clause.severity <= clause::Severity::Error
             || earlier_fatal
@@ -872,7 +978,12 @@ fn head_as_one_clause(head: &str) -> Option<scanner::ClauseHit> {
 /// A driver that cannot be reached from inside a container or WSL is the runtime's doing: the
 /// devices or the driver's libraries were not given to it.
 fn in_container(mut e: Explanation, container_line: Option<u64>) -> Explanation {
-    if let (Category::DriverMissing, Some(line)) = (e.category, container_line) {
+    // A machine with no NVIDIA GPU has none to give a container either.
+    let not_nvidia = e
+        .matched
+        .first()
+        .is_some_and(|m| m.signature.ends_with("+not_nvidia"));
+    if let (Category::DriverMissing, Some(line), false) = (e.category, container_line, not_nvidia) {
         e.category = Category::Container;
         e.evidence.insert(
             0,

@@ -324,6 +324,11 @@ pub struct ScanOutcome {
     pub xids: crate::xid::XidLog,
     /// The binaries the log names.
     pub named: crate::named::Named,
+    /// What the log says of the machine's state (a resume from suspend, the card's clocks or
+    /// power).
+    pub host: crate::host_state::HostContext,
+    /// The first line that says the GPU, the driver or CUDA failed, whatever it names.
+    pub device_failure_line: Option<u64>,
     /// The first lines of a short input, joined (bounded): a hand-typed report says its subject
     /// in one sentence and its failure in another.
     pub head: String,
@@ -497,6 +502,7 @@ impl State<'_> {
             }
         }
         self.out.named.feed(line_no, text);
+        self.out.host.feed(line_no, text);
         if line_no <= HEAD_LINES && self.out.head.len() + text.len() < HEAD_BYTES {
             self.out.head.push_str(&clause_text);
             self.out.head.push_str(" . ");
@@ -505,6 +511,19 @@ impl State<'_> {
             let words = clause::words(&clause_text);
             if self.out.container_line.is_none() && words.has(clause::Subject::Container) {
                 self.out.container_line = Some(line_no);
+            }
+            if self.out.device_failure_line.is_none()
+                && !words.failures.is_empty()
+                && [
+                    clause::Subject::Gpu,
+                    clause::Subject::Driver,
+                    clause::Subject::DriverLibrary,
+                    clause::Subject::Hardware,
+                ]
+                .iter()
+                .any(|s| words.has(*s))
+            {
+                self.out.device_failure_line = Some(line_no);
             }
             if words.has(clause::Subject::Hardware) {
                 self.out.xids.feed(line_no, &clause_text);

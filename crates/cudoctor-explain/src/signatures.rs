@@ -540,6 +540,9 @@ pub enum FactsCheck {
     /// CUDA's initialisation failed below a driver that still answers nvidia-smi (the
     /// nvidia_uvm module, /dev/nvidia-uvm): a working driver is no contradiction either.
     CudaInit,
+    /// A C/C++ extension build stopped at `Python.h`: the building Python's C headers are
+    /// missing, which the rule reading each environment's include directory sees.
+    PythonHeaders,
 }
 
 impl FactsCheck {
@@ -547,6 +550,7 @@ impl FactsCheck {
     pub fn category(self) -> Category {
         match self {
             FactsCheck::VisibleDevices | FactsCheck::CudaInit => Category::DriverMissing,
+            FactsCheck::PythonHeaders => Category::CudaHomeMissing,
         }
     }
 }

@@ -9,9 +9,9 @@
 //! measured the same way. The third and fourth files (`corpus/wave3.toml`, `corpus/wave4.toml`)
 //! are split by repository, each with its own seed fixed before its cases were read: a tuning
 //! half, whose misses are printed, and a test half, measured only. The fifth file
-//! (`corpus/wave5.toml`) is held out entirely: never split, never tuned on, never part of the
-//! other tests' material; it is measured per category and overall, and no case of it is ever
-//! named in the output. The figures are recorded in docs/explain-corpus.md.
+//! (`corpus/wave5.toml`) was held out entirely until its blind measurement (76.7 % on
+//! 2026-12-05); since then it is tuning material as a whole, its misses printed like a tuning
+//! half's, its floors kept as regressions. The figures are recorded in docs/explain-corpus.md.
 
 use cudoctor_explain::{explain_str, Category};
 use serde::Deserialize;
@@ -22,8 +22,8 @@ const PUBLIC: &str = include_str!("corpus/public.toml");
 const INDEPENDENT: &str = include_str!("corpus/independent.toml");
 const WAVE3: &str = include_str!("corpus/wave3.toml");
 const WAVE4: &str = include_str!("corpus/wave4.toml");
-/// The fifth corpus: held out entirely (docs/explain-corpus.md). It is not in `all_cases()`, so
-/// no other test runs it, prints it or tunes on it.
+/// The fifth corpus: held out until measured blind on 2026-12-05 (docs/explain-corpus.md), tuning
+/// material as a whole since.
 const WAVE5: &str = include_str!("corpus/wave5.toml");
 /// The fourth corpus's split: FNV-1a-64 of `"36:<owner>/<repo>"`, even = tuning. Fixed before
 /// any of its cases was read (docs/explain-corpus.md).
@@ -50,9 +50,9 @@ const MIN_WAVE4_TUNE_ACCURACY: f64 = 0.906;
 const MIN_WAVE4_TEST_ACCURACY: f64 = 0.763;
 const MAX_WAVE4_TEST_UNKNOWN: f64 = 0.118;
 const MAX_WAVE4_FALSE_ALARMS: u32 = 9;
-/// The fifth corpus (held out entirely): measured blind at 9222e18 before the session's
-/// reading work (270/361, unknown 40/310, false alarms 8 of 51) and after it (277/361, unknown
-/// 39/310, false alarms 7 of 51).
+/// The fifth corpus: measured blind at 9222e18 before the session's reading work (270/361,
+/// unknown 40/310, false alarms 8 of 51) and after it (277/361, unknown 39/310, false alarms 7
+/// of 51), when it was still held out; tuning material since, these floors are regressions.
 const MIN_WAVE5_ACCURACY: f64 = 0.767;
 const MAX_WAVE5_UNKNOWN: f64 = 0.126;
 const MAX_WAVE5_FALSE_ALARMS: u32 = 7;
@@ -100,6 +100,8 @@ enum Half {
     /// `wave4.toml`'s other half: measured blind, its misses never printed, its false alarms
     /// counted, not named.
     Wave4Test,
+    /// `wave5.toml` as a whole: held out until measured blind, tuning material since.
+    Wave5,
 }
 
 fn first() -> Vec<Case> {
@@ -214,6 +216,7 @@ fn all_cases() -> Vec<(Half, Case)> {
         let h = wave4_half(w4.split_seed, &c.source);
         out.push((h, c));
     }
+    out.extend(wave5().into_iter().map(|c| (Half::Wave5, c)));
     out
 }
 
@@ -262,6 +265,7 @@ fn corpus_is_well_formed_split_as_recorded_and_large_enough() {
                 Half::Independent => "independent",
                 Half::Wave3Tune | Half::Wave3Test => "wave3",
                 Half::Wave4Tune | Half::Wave4Test => "wave4",
+                Half::Wave5 => "wave5",
             };
             assert_eq!(
                 recorded, want,
@@ -401,6 +405,10 @@ struct Tally {
     dev_misses: Vec<String>,
     /// The fourth corpus's tuning-half misses (its test half's are never listed).
     wave4_tune_misses: Vec<String>,
+    wave5_unknown: u32,
+    wave5_positives: u32,
+    wave5_false_alarms: u32,
+    wave5_misses: Vec<String>,
 }
 
 fn tally() -> Tally {
@@ -417,6 +425,10 @@ fn tally() -> Tally {
         false_alarms: Vec::new(),
         dev_misses: Vec::new(),
         wave4_tune_misses: Vec::new(),
+        wave5_unknown: 0,
+        wave5_positives: 0,
+        wave5_false_alarms: 0,
+        wave5_misses: Vec::new(),
     };
     for (h, c) in all_cases() {
         let e = explain_str(&c.text);
@@ -433,6 +445,10 @@ fn tally() -> Tally {
             t.wave4_tune_cases += 1;
             t.wave4_tune_unknown += u32::from(e.category == Category::Unknown);
         }
+        if h == Half::Wave5 && !is_negative(&c) {
+            t.wave5_positives += 1;
+            t.wave5_unknown += u32::from(e.category == Category::Unknown);
+        }
         let entry = t.per.entry((h, c.expected.clone())).or_default();
         entry.1 += 1;
         if ok {
@@ -444,6 +460,8 @@ fn tally() -> Tally {
                 t.wave4_false_alarms.0 += 1;
             } else if is_negative(&c) && h == Half::Wave4Test {
                 t.wave4_false_alarms.1 += 1;
+            } else if is_negative(&c) && h == Half::Wave5 {
+                t.wave5_false_alarms += 1;
             } else if is_negative(&c) {
                 // A test half's cases are never named, only counted.
                 t.false_alarms.push(match h {
@@ -453,15 +471,18 @@ fn tally() -> Tally {
                     _ => format!("{} ({h:?} half)", c.id),
                 });
             }
-            if matches!(h, Half::Dev | Half::Wave3Tune | Half::Wave4Tune) {
-                let line = format!(
-                    "  {} expected {} got {} ({:?})",
-                    c.id, c.expected, e.category, e.signature
-                );
-                if h == Half::Wave4Tune {
+            let line = format!(
+                "  {} expected {} got {} ({:?})",
+                c.id, c.expected, e.category, e.signature
+            );
+            match h {
+                Half::Wave4Tune => {
                     t.wave4_tune_misses.push(line.clone());
+                    t.dev_misses.push(line);
                 }
-                t.dev_misses.push(line);
+                Half::Dev | Half::Wave3Tune => t.dev_misses.push(line),
+                Half::Wave5 => t.wave5_misses.push(line),
+                _ => {}
             }
         }
     }
@@ -688,7 +709,7 @@ fn tuning_half_misses_in_full() {
     // CORPUS_SHOW_EXPECTED=<category>: every tuning case of that expected category, right or not.
     let expected = std::env::var("CORPUS_SHOW_EXPECTED").unwrap_or_default();
     for (h, c) in all_cases() {
-        if !matches!(h, Half::Wave3Tune | Half::Wave4Tune) {
+        if !matches!(h, Half::Wave3Tune | Half::Wave4Tune | Half::Wave5) {
             continue;
         }
         let e = explain_str(&c.text);
@@ -719,7 +740,7 @@ fn tuning_half_misses_in_full() {
 /// case per thread, and no thread that another corpus file holds or a signature cites. Runs no
 /// explain, so it prints no figure.
 #[test]
-fn wave5_is_well_formed_and_held_out() {
+fn wave5_is_well_formed_and_new() {
     let address = |s: &str| s.trim_end_matches('/').to_lowercase();
     let mut earlier: BTreeSet<String> = BTreeSet::new();
     earlier.extend(first().into_iter().map(|c| address(&c.source)));
@@ -741,7 +762,11 @@ fn wave5_is_well_formed_and_held_out() {
             .iter()
             .flat_map(|s| s.sources.iter().map(|x| address(x))),
     );
-    let earlier_ids: BTreeSet<String> = all_cases().into_iter().map(|(_, c)| c.id).collect();
+    let earlier_ids: BTreeSet<String> = all_cases()
+        .into_iter()
+        .filter(|(h, _)| *h != Half::Wave5)
+        .map(|(_, c)| c.id)
+        .collect();
     let (mut ids, mut sources) = (BTreeSet::new(), BTreeSet::new());
     let cases = wave5();
     for c in &cases {
@@ -797,61 +822,39 @@ fn wave5_is_well_formed_and_held_out() {
     );
 }
 
-/// The fifth corpus measured blind: per category, overall, the share answered "unknown" (of
-/// the non-negatives) and the false alarms on negatives. No case is ever named here, right or
-/// wrong. Its floors are the first blind measurement after the reading work of 2026-12-05
-/// (docs/explain-corpus.md), so that a regression fails; the goal stays 90 % right, at most 5 %
+/// The fifth corpus, tuning material since its blind measurement (76.7 % on 2026-12-05): per
+/// category, overall, the share answered "unknown" (of the non-negatives), the false alarms on
+/// negatives and its misses. Its floors are regressions; the goal stays 90 % right, at most 5 %
 /// unknown and no false alarm: `cargo test -p cudoctor-explain --test corpus wave5_accuracy --
 /// --nocapture`.
 #[test]
-fn wave5_accuracy_held_out() {
-    let mut per: BTreeMap<String, (u32, u32)> = BTreeMap::new();
-    let (mut unknown, mut positives, mut false_alarms, mut negatives) = (0u32, 0u32, 0u32, 0u32);
-    for c in wave5() {
-        let got = explain_str(&c.text).category;
-        let ok = correct(&c, got);
-        let entry = per.entry(c.expected.clone()).or_default();
-        entry.1 += 1;
-        entry.0 += u32::from(ok);
-        if is_negative(&c) {
-            negatives += 1;
-            false_alarms += u32::from(!ok);
-        } else {
-            positives += 1;
-            unknown += u32::from(got == Category::Unknown);
-        }
+fn wave5_accuracy_as_tuning_material() {
+    let t = tally();
+    let (overall, _) = report(&t, Half::Wave5);
+    if !t.wave5_misses.is_empty() {
+        println!("wave5 misses:\n{}", t.wave5_misses.join("\n"));
     }
-    println!("wave5 (held out):");
-    println!("{:<26} {:>7} {:>9}", "category", "correct", "accuracy");
-    let (mut ok, mut total) = (0u32, 0u32);
-    for (cat, (good, all)) in &per {
-        ok += good;
-        total += all;
-        let acc = f64::from(*good) / f64::from(*all);
-        println!("{cat:<26} {good:>3}/{all:<3} {:>8.1}%", 100.0 * acc);
-    }
-    let rate = |a: u32, b: u32| 100.0 * f64::from(a) / f64::from(b.max(1));
+    let rate = |a: u32, b: u32| f64::from(a) / f64::from(b.max(1));
+    let unknown = rate(t.wave5_unknown, t.wave5_positives);
     println!(
-        "{:<26} {ok:>3}/{total:<3} {:>8.1}%",
-        "overall",
-        rate(ok, total)
+        "wave5 answered unknown: {}/{} ({:.1}%) of the non-negatives",
+        t.wave5_unknown,
+        t.wave5_positives,
+        100.0 * unknown
     );
-    println!(
-        "wave5 answered unknown: {unknown}/{positives} ({:.1}%) of the non-negatives",
-        rate(unknown, positives)
-    );
-    println!("wave5 false alarms on negatives: {false_alarms} of {negatives}");
-    assert!(total > 0, "wave5.toml holds no case");
+    println!("wave5 false alarms on negatives: {}", t.wave5_false_alarms);
+    assert!(t.wave5_positives > 0, "wave5.toml holds no case");
     assert!(
-        f64::from(ok) / f64::from(total) >= MIN_WAVE5_ACCURACY,
-        "wave5 fell below its floor"
+        overall >= MIN_WAVE5_ACCURACY,
+        "wave5 at {:.1}%, below its floor",
+        100.0 * overall
     );
     assert!(
-        f64::from(unknown) / f64::from(positives.max(1)) <= MAX_WAVE5_UNKNOWN,
+        unknown <= MAX_WAVE5_UNKNOWN,
         "wave5's unknown share rose above its ceiling"
     );
     assert!(
-        false_alarms <= MAX_WAVE5_FALSE_ALARMS,
+        t.wave5_false_alarms <= MAX_WAVE5_FALSE_ALARMS,
         "wave5's false alarms rose above its ceiling"
     );
 }

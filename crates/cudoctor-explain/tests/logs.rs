@@ -419,3 +419,36 @@ fn an_insufficient_driver_on_a_machine_whose_gpu_is_not_nvidia_s() {
     let log = "RuntimeError: CUDA driver version is insufficient for CUDA runtime version\nThis laptop has an integrated Intel GPU (Iris Xe) only.";
     assert_eq!(explain_str(log).category, Category::DriverMissing);
 }
+
+#[test]
+fn the_machine_s_state_told_in_prose_decides_a_gpu_failure_no_line_explains() {
+    // After a resume from suspend: the driver's unified-memory module.
+    let log = "RuntimeError: CUDA error: unknown error\nit only happens after the laptop wakes from suspend; a reboot fixes it";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::DriverMissing);
+    assert!(e
+        .fix
+        .iter()
+        .any(|f| format!("{f:?}").contains("nvidia_uvm")));
+    // The card's clocks named beside an illegal address: the hardware.
+    let log = "CUDA error: an illegal memory access was encountered\nthe card runs with +150 core clock and an undervolt";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+    // Neither without the state: the illegal address stays the program's.
+    let log = "CUDA error: an illegal memory access was encountered";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    // A cause that a line names is not answered again.
+    let log = "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\nafter resume from suspend";
+    assert_eq!(explain_str(log).category, Category::DriverTooOld);
+}
+
+#[test]
+fn a_machine_without_an_nvidia_gpu_has_none_to_give_a_container() {
+    let log = "docker compose up\nError response from daemon: could not select device driver \"nvidia\" with capabilities: [[gpu]]\nI'm on an Apple silicon Mac";
+    assert_eq!(explain_str(log).category, Category::DriverMissing);
+}
+
+#[test]
+fn an_unresolved_driver_entry_point_outranks_a_louder_load_failure() {
+    let log = "level=DEBUG msg=\"Unable to load nvcuda\" library=/usr/lib/libcuda.so.418.74 error=\"wrong ELF class: ELFCLASS32\"\ndlerr: /usr/lib64/libcuda.so.418.74: undefined symbol: cuCtxCreate_v3";
+    assert_eq!(explain_str(log).category, Category::DriverTooOld);
+}
