@@ -967,4 +967,4 @@ fn wave6_is_well_formed_and_held_out() {
 }
 
 /// The sixth corpus holds at least this many cases (it only grows).
-const WAVE6_MIN_CASES: usize = 147;
+const WAVE6_MIN_CASES: usize = 151;
