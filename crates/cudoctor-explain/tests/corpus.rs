@@ -25,6 +25,10 @@ const WAVE4: &str = include_str!("corpus/wave4.toml");
 /// The fifth corpus: held out until measured blind on 2026-12-05 (docs/explain-corpus.md), tuning
 /// material as a whole since.
 const WAVE5: &str = include_str!("corpus/wave5.toml");
+/// The sixth corpus: held out entirely like the fifth, gathered by a helper who never ran
+/// cudoctor on it (docs/explain-corpus.md). Only its form is tested here; its accuracy is
+/// measured blind by the lead engineer after it is merged.
+const WAVE6: &str = include_str!("corpus/wave6.toml");
 /// The fourth corpus's split: FNV-1a-64 of `"36:<owner>/<repo>"`, even = tuning. Fixed before
 /// any of its cases was read (docs/explain-corpus.md).
 const WAVE4_SEED: u64 = 36;
@@ -161,6 +165,13 @@ fn wave5() -> Vec<Case> {
     match toml::from_str::<FirstCorpus>(WAVE5) {
         Ok(c) => c.case,
         Err(e) => panic!("wave5.toml does not parse: {e}"),
+    }
+}
+
+fn wave6() -> Vec<Case> {
+    match toml::from_str::<FirstCorpus>(WAVE6) {
+        Ok(c) => c.case,
+        Err(e) => panic!("wave6.toml does not parse: {e}"),
     }
 }
 
@@ -739,9 +750,14 @@ fn tuning_half_misses_in_full() {
 /// The fifth corpus is well formed and new: known categories (never "unknown"), unique ids, one
 /// case per thread, and no thread that another corpus file holds or a signature cites. Runs no
 /// explain, so it prints no figure.
-#[test]
-fn wave5_is_well_formed_and_new() {
-    let address = |s: &str| s.trim_end_matches('/').to_lowercase();
+/// A thread's address as the held-out checks compare it.
+fn address(s: &str) -> String {
+    s.trim_end_matches('/').to_lowercase()
+}
+
+/// Every thread the corpus files before the fifth hold (the device observations included) or a
+/// signature cites.
+fn sources_before_wave5() -> BTreeSet<String> {
     let mut earlier: BTreeSet<String> = BTreeSet::new();
     earlier.extend(first().into_iter().map(|c| address(&c.source)));
     earlier.extend(public().case.into_iter().map(|c| address(&c.source)));
@@ -762,6 +778,12 @@ fn wave5_is_well_formed_and_new() {
             .iter()
             .flat_map(|s| s.sources.iter().map(|x| address(x))),
     );
+    earlier
+}
+
+#[test]
+fn wave5_is_well_formed_and_held_out() {
+    let earlier = sources_before_wave5();
     let earlier_ids: BTreeSet<String> = all_cases()
         .into_iter()
         .filter(|(h, _)| *h != Half::Wave5)
@@ -858,3 +880,94 @@ fn wave5_accuracy_as_tuning_material() {
         "wave5's false alarms rose above its ceiling"
     );
 }
+
+/// The sixth corpus is well formed and new: known categories (never "unknown"), unique ids
+/// (also against every other corpus file), one case per thread, a `# meta:` line per case, and
+/// no thread that another corpus file (the fifth included) holds or a signature cites. Runs no
+/// explain: it prints the counts per category, language and year, never a figure of accuracy.
+#[test]
+fn wave6_is_well_formed_and_held_out() {
+    let mut earlier = sources_before_wave5();
+    earlier.extend(wave5().into_iter().map(|c| address(&c.source)));
+    let mut earlier_ids: BTreeSet<String> = all_cases().into_iter().map(|(_, c)| c.id).collect();
+    earlier_ids.extend(wave5().into_iter().map(|c| c.id));
+    let (mut ids, mut sources) = (BTreeSet::new(), BTreeSet::new());
+    let mut per_category: BTreeMap<String, u32> = BTreeMap::new();
+    let cases = wave6();
+    for c in &cases {
+        assert!(
+            ids.insert(c.id.clone()),
+            "duplicate id {} in wave6.toml",
+            c.id
+        );
+        assert!(
+            !earlier_ids.contains(&c.id),
+            "{}: id already used by another corpus file",
+            c.id
+        );
+        assert!(c.half.is_none(), "{}: the sixth corpus has no halves", c.id);
+        assert!(
+            c.source.starts_with("https://"),
+            "{}: source must be a public thread",
+            c.id
+        );
+        assert!(
+            !c.established.trim().is_empty(),
+            "{}: say what the thread established",
+            c.id
+        );
+        assert!(!c.text.trim().is_empty(), "{}: empty text", c.id);
+        assert!(
+            Category::parse(&c.expected).is_some_and(|cat| cat != Category::Unknown),
+            "{}: unknown category {}",
+            c.id,
+            c.expected
+        );
+        assert!(
+            !earlier.contains(&address(&c.source)),
+            "{}: {} is already in another corpus or cited by a signature",
+            c.id,
+            c.source
+        );
+        assert!(
+            sources.insert(address(&c.source)),
+            "{}: {} twice in wave6.toml",
+            c.id,
+            c.source
+        );
+        *per_category.entry(c.expected.clone()).or_default() += 1;
+    }
+    // "# meta: YYYY-MM framework lang" above each case.
+    let metas: Vec<Vec<&str>> = WAVE6
+        .lines()
+        .filter_map(|l| l.strip_prefix("# meta: "))
+        .map(|m| m.split_whitespace().collect())
+        .collect();
+    assert_eq!(metas.len(), cases.len(), "one # meta: line per case");
+    let (mut per_language, mut per_year): (BTreeMap<&str, u32>, BTreeMap<&str, u32>) =
+        (BTreeMap::new(), BTreeMap::new());
+    for m in &metas {
+        assert!(
+            m.len() == 3 && m[0].len() == 7 && m[0].as_bytes()[4] == b'-',
+            "a # meta: line is `YYYY-MM framework lang`: {m:?}"
+        );
+        *per_language.entry(m[2]).or_default() += 1;
+        *per_year.entry(&m[0][..4]).or_default() += 1;
+    }
+    println!("wave6: {} cases", cases.len());
+    println!("by category: {per_category:?}");
+    println!("by language: {per_language:?}");
+    println!("by year: {per_year:?}");
+    assert!(
+        cases.len() >= WAVE6_MIN_CASES,
+        "only {} cases in wave6.toml",
+        cases.len()
+    );
+    assert!(
+        cases.iter().any(is_negative),
+        "the sixth corpus holds negatives"
+    );
+}
+
+/// The sixth corpus holds at least this many cases (it only grows).
+const WAVE6_MIN_CASES: usize = 151;
