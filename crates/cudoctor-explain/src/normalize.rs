@@ -36,7 +36,7 @@ impl Normalized<'_> {
 fn needs_work(line: &str) -> bool {
     let mut prev = 0u8;
     for &b in line.as_bytes() {
-        if b >= 0x80 || b == b'\\' || (b == b' ' && prev == b' ') {
+        if b >= 0x80 || b == b'\\' || (b == b' ' && prev == b' ') || (b == b's' && prev == b'%') {
             return true;
         }
         prev = b;
@@ -50,6 +50,8 @@ pub fn normalize(line: &str) -> Normalized<'_> {
         return Normalized::Same(line);
     }
     let mut out = Vec::new();
+    let formatted = format_percent_tuple(line);
+    let line = formatted.as_deref().unwrap_or(line);
     for piece in unescape_split(line) {
         let mapped = map_chars(&piece);
         let collapsed = collapse(&mapped);
@@ -59,6 +61,76 @@ pub fn normalize(line: &str) -> Normalized<'_> {
         }
     }
     Normalized::Rewritten(out)
+}
+
+/// A Python exception raised with its message's format and arguments apart, printed as a
+/// tuple (`RuntimeError: ('The detected CUDA version (%s) mismatches the version that was
+/// used to compile PyTorch (%s). ...', '11.3', '12.8')`): the message as it would read,
+/// each `%s`/`%d`/`%r` filled with the next argument. None when the line holds no such tuple.
+fn format_percent_tuple(line: &str) -> Option<String> {
+    let open = line.find("('").or_else(|| line.find("(\""))?;
+    let rest = line.get(open + 1..)?;
+    let (format, mut rest) = python_string(rest)?;
+    if !format.contains("%s") && !format.contains("%d") && !format.contains("%r") {
+        return None;
+    }
+    let mut args = Vec::new();
+    loop {
+        rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix(')') {
+            rest = r;
+            break;
+        }
+        rest = rest.strip_prefix(',')?.trim_start();
+        if rest.starts_with(')') {
+            continue;
+        }
+        if rest.starts_with('\'') || rest.starts_with('"') {
+            let (a, r) = python_string(rest)?;
+            args.push(a);
+            rest = r;
+        } else {
+            let end = rest.find([',', ')'])?;
+            args.push(rest.get(..end)?.trim().to_string());
+            rest = rest.get(end..)?;
+        }
+    }
+    let mut out = String::with_capacity(line.len());
+    out.push_str(line.get(..open)?);
+    let mut args = args.into_iter();
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek().copied()) {
+            ('%', Some('s' | 'd' | 'r' | 'i')) => {
+                chars.next();
+                out.push_str(&args.next().unwrap_or_default());
+            }
+            ('%', Some('%')) => {
+                chars.next();
+                out.push('%');
+            }
+            _ => out.push(c),
+        }
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// A Python string literal at the start of `s` (single or double quotes, backslash escapes
+/// kept as they are), and what follows it.
+fn python_string(s: &str) -> Option<(String, &str)> {
+    let quote = s.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let mut escaped = false;
+    for (i, c) in s.char_indices().skip(1) {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == quote {
+            return Some((s.get(1..i)?.to_string(), s.get(i + 1..)?));
+        }
+    }
+    None
 }
 
 /// Whether a line is serialised text (a traceback inside a JSON string or a Python repr): it
@@ -380,6 +452,15 @@ mod tests {
             one(r#""\u001b[31mERROR\u001b[0m x\nsecond\n""#),
             "\"ERROR x\nsecond\n\""
         );
+    }
+
+    #[test]
+    fn a_message_printed_with_its_arguments_apart_is_formatted() {
+        assert_eq!(
+            one("RuntimeError: ('The detected CUDA version (%s) mismatches the version that was used to compile PyTorch (%s).', '11.3', '12.8')"),
+            "RuntimeError: The detected CUDA version (11.3) mismatches the version that was used to compile PyTorch (12.8)."
+        );
+        assert_eq!(one("a 50%s share"), "a 50%s share");
     }
 
     #[test]
