@@ -7,6 +7,8 @@
 #![allow(dead_code)]
 
 use std::fs;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::Path;
 use std::process::{Command, Output};
 
 pub use cudoctor_testkit::fake::{FakeRoot, Gpu};
