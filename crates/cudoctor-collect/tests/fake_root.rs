@@ -1,5 +1,6 @@
 //! `collect()` over a machine laid out by cudoctor-testkit's `FakeRoot`, without the binary:
 //! what the end-to-end tests' fake machines hold is what the probes read.
+#![cfg(unix)]
 
 use std::time::Duration;
 

@@ -9,6 +9,8 @@
 //! - [`fake::FakeRoot`]: a machine laid out under a temp dir (driver, GPUs, toolkits, venvs)
 //!   for a `--root`.
 
+// Unix only: it lays out symbolic links and executable scripts.
+#[cfg(unix)]
 pub mod fake;
 
 use std::io::Write;
