@@ -1,7 +1,7 @@
 """cudoctor's runtime probe of one framework other than torch: can it use the GPU?
 
 Run by `cudoctor check --deep` as `python -I -c <this file> FRAMEWORK`, one process per framework
-(jax, cupy, onnxruntime, tensorflow, ctranslate2, numba_cuda), so a framework that crashes or hangs on import cannot take
+(jax, cupy, onnxruntime, tensorflow, ctranslate2, numba_cuda, paddle, ...: PROBES at the end), so a framework that crashes or hangs on import cannot take
 the others with it, and a timeout bounds each. It imports the framework, asks it which devices it
 uses, runs one tiny computation on its default device and checks the result, and keeps the
 framework's own words (exceptions, warnings, log records) when it falls back to the CPU.
@@ -79,6 +79,19 @@ class Messages(logging.Handler):
             self.add(lines[-1])
         if record.exc_info and record.exc_info[1] is not None:
             self.add(text(record.exc_info[1]))
+
+
+_CAUGHT = {"warnings": []}
+
+
+def warned(pattern):
+    """The first line of the first warning issued so far (in this probe) that `pattern` finds:
+    a framework that says why it has no GPU only in a warning at import."""
+    for w in _CAUGHT["warnings"]:
+        line = str(w.message).strip().split("\n")[0]
+        if re.search(pattern, line):
+            return line[:MAX_TEXT]
+    return None
 
 
 def timed_ok(fn):
@@ -266,13 +279,22 @@ def add_model():
 
 class NativeStderr:
     """Captures what native code writes to fd 2 inside the block (and writes it on to stderr):
-    ONNX Runtime's log lines, kept as "E: text" / "W: text" without colours and timestamps."""
+    the framework's own log lines that `pattern` matches (group 1 the severity letter, group 2
+    the text), kept as "E: text" / "W: text" without colours and timestamps."""
+
+    # ONNX Runtime: "[E:onnxruntime:Default, provider_bridge_ort.cc:2251 TryGetProviderInfo_CUDA] text".
+    ONNX_RUNTIME = r"\[([EWF]):onnxruntime:[^\]]*\]\s*(.*)$"
+    # glog (PaddlePaddle): "E1205 04:45:33.138350 20169 place.cc:443] text".
+    GLOG = r"^([EWF])\d{4} [\d:.]+\s+\d+ [^\]]+\]\s*(.*)$"
+
+    def __init__(self, pattern):
+        self.pattern = pattern
 
     def __enter__(self):
         import re
         import tempfile
 
-        self.re = re.compile(r"\[([EWF]):onnxruntime:[^\]]*\]\s*(.*)$")
+        self.re = re.compile(self.pattern)
         self.ansi = re.compile(r"\x1b\[[0-9;]*m")
         self.lines = []
         self.file = tempfile.TemporaryFile()
@@ -292,10 +314,14 @@ class NativeStderr:
         for line in self.ansi.sub("", raw).splitlines():
             m = self.re.search(line)
             if m and len(self.lines) < MAX_MESSAGES:
-                # "<source file>:<line> <function> [ONNXRuntimeError] : 1 : FAIL : <what>"
+                # ONNX Runtime's "<source file>:<line> <function> [ONNXRuntimeError] : 1 : FAIL : <what>"
                 what = m.group(2).strip().split(" : FAIL : ")[-1]
                 self.lines.append(("%s: %s" % (m.group(1), what))[:MAX_TEXT])
         return False
+
+    def errors(self):
+        """The texts of its error lines, in order."""
+        return [l[3:] for l in self.lines if l.startswith(("E: ", "F: "))]
 
 
 def probe_onnxruntime(report):
@@ -314,7 +340,7 @@ def probe_onnxruntime(report):
     wanted = [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider") if p in available]
     emit("stage", name="onnxruntime session")
     # ONNX Runtime says why a provider failed only in its own log, on fd 2.
-    with NativeStderr() as native:
+    with NativeStderr(NativeStderr.ONNX_RUNTIME) as native:
         session = ort.InferenceSession(add_model(), sess_options=options, providers=wanted)
     report["native_messages"] = native.lines
     used = list(session.get_providers())
@@ -322,8 +348,8 @@ def probe_onnxruntime(report):
     if "CUDAExecutionProvider" in available:
         report["platform"] = "cuda" if "CUDAExecutionProvider" in used else "cpu"
         if report["platform"] == "cpu":
-            errors = [l for l in native.lines if l.startswith("E: ")]
-            report["gpu_error"] = errors[0][3:] if errors else "the session asked for CUDAExecutionProvider and got %s" % used
+            errors = native.errors()
+            report["gpu_error"] = errors[0] if errors else "the session asked for CUDAExecutionProvider and got %s" % used
     x = np.arange(4, dtype=np.float32)
 
     def compute():
@@ -423,6 +449,54 @@ def probe_numba_cuda(report):
     report["computation_ok"], report["computation_ms"] = timed_ok(compute)
 
 
+# -- PaddlePaddle ---------------------------------------------------------------------------------
+
+
+def probe_paddle(report):
+    import paddle
+
+    report["version"] = paddle.__version__
+    emit("stage", name="paddle devices")
+    compiled = bool(paddle.device.is_compiled_with_cuda())
+    if compiled:
+        try:
+            # "12.6" on a CUDA build ("False" on a CPU build).
+            report["runtime"] = str(paddle.version.cuda())
+        except Exception:
+            pass
+    count = paddle.device.cuda.device_count() if compiled else 0
+    for i in range(count):
+        report["devices"].append(str(paddle.device.cuda.get_device_name(i)))
+    if count:
+        paddle.set_device("gpu:0")
+    elif compiled:
+        # A place on a GPU that is not there ends the process (Paddle logs "Cannot use GPU
+        # because there is no GPU detected on your machine." and exits): not asked. Its reason
+        # is the warning its import gave, when it gave one.
+        said = warned(r"GPU|CUDA")
+        report["gpu_error"] = said or "paddle.device.cuda.device_count() is 0"
+    else:
+        # A CPU build says why when a GPU place is asked for: an exception, and its own log
+        # line on fd 2 ("Cannot use GPU because you have installed CPU version PaddlePaddle.").
+        with NativeStderr(NativeStderr.GLOG) as native:
+            try:
+                paddle.CUDAPlace(0)
+                asked = "paddle.device.is_compiled_with_cuda() is False"
+            except Exception as e:
+                asked = text(e)
+        report["native_messages"] = native.lines
+        errors = native.errors()
+        report["gpu_error"] = errors[0] if errors else asked
+    # Its own name for the device it computes on: "gpu:0" or "cpu".
+    report["platform"] = str(paddle.device.get_device()).split(":")[0]
+
+    def compute():
+        x = paddle.reshape(paddle.arange(16, dtype="float32"), [4, 4])
+        return float(paddle.matmul(x, paddle.eye(4, dtype="float32")).sum().numpy()) == 120.0
+
+    emit("stage", name="paddle computation")
+    report["computation_ok"], report["computation_ms"] = timed_ok(compute)
+
 PROBES = {
     "jax": probe_jax,
     "cupy": probe_cupy,
@@ -430,6 +504,7 @@ PROBES = {
     "tensorflow": probe_tensorflow,
     "ctranslate2": probe_ctranslate2,
     "numba_cuda": probe_numba_cuda,
+    "paddle": probe_paddle,
 }
 
 
@@ -447,6 +522,8 @@ def main(argv):
     t = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        # The list the warnings module appends to, which probes read with warned().
+        _CAUGHT["warnings"] = caught
         emit("stage", name="import " + name)
         try:
             probe(report)

@@ -29,10 +29,10 @@ pub fn script_name(framework: Framework) -> Option<&'static str> {
         Framework::Tensorflow => Some("tensorflow"),
         Framework::CTranslate2 => Some("ctranslate2"),
         Framework::NumbaCuda => Some("numba_cuda"),
+        Framework::Paddle => Some("paddle"),
         Framework::Torch | Framework::Vllm | Framework::Sglang => None,
         // Read from their files only; no runtime probe yet.
-        Framework::Paddle
-        | Framework::TensorRt
+        Framework::TensorRt
         | Framework::Rapids
         | Framework::LlamaCpp
         | Framework::Dali
@@ -253,19 +253,110 @@ mod tests {
         );
     }
 
+    /// The framework probe's report of `framework`, run by the interpreter `python`.
+    fn probe_with(python: &std::path::Path, framework: &str) -> FrameworkProbeResult {
+        let out = std::process::Command::new(python)
+            .args([
+                "-I",
+                "-X",
+                "faulthandler",
+                "-c",
+                FRAMEWORK_PROBE_SCRIPT,
+                framework,
+            ])
+            .output()
+            .unwrap();
+        let mut o = Output::default();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            o.apply(line);
+        }
+        o.result.unwrap_or_else(|| {
+            panic!(
+                "no report from the {framework} probe ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+    }
+
+    /// PaddlePaddle's CPU build (make-envs.sh paddlepaddle-cpu) says in its own log why it has
+    /// no GPU when a GPU place is asked for, and computes on the CPU.
+    #[test]
+    fn paddles_cpu_build_says_so_in_its_own_words() {
+        let Some(python) = cudoctor_testkit::extended_realenv("paddlepaddle-cpu") else {
+            return;
+        };
+        let r = probe_with(&python, "paddle");
+        assert_eq!(r.error, None, "{r:?}");
+        assert_eq!(r.platform.as_deref(), Some("cpu"));
+        assert_eq!(
+            r.gpu_error.as_deref(),
+            Some("Cannot use GPU because you have installed CPU version PaddlePaddle.")
+        );
+        assert_eq!(r.runtime, None, "a CPU build has no CUDA runtime");
+        assert_eq!(r.computation_ok, Some(true));
+        assert!(!r.uses_gpu());
+    }
+
+    /// PaddlePaddle's CUDA build on this machine (no GPU, no driver; make-envs.sh
+    /// paddlepaddle-gpu): no device, the warning its import gave as its reason, the product
+    /// computed on the CPU, and the process alive (a GPU place asked for here ends it).
+    #[test]
+    fn paddles_cuda_build_without_a_gpu_gives_the_reason_its_import_gave() {
+        let Some(python) = cudoctor_testkit::extended_realenv("paddlepaddle-gpu") else {
+            return;
+        };
+        let r = probe_with(&python, "paddle");
+        assert_eq!(r.error, None, "{r:?}");
+        assert_eq!(r.platform.as_deref(), Some("cpu"));
+        assert!(r.devices.is_empty());
+        assert!(
+            r.runtime.as_deref().is_some_and(|v| v.contains('.')),
+            "{r:?}"
+        );
+        let said = r.gpu_error.as_deref().unwrap_or_default();
+        assert!(said.contains("CUDA device is not set properly"), "{said}");
+        assert_eq!(r.computation_ok, Some(true));
+    }
+
+    /// Every framework of the layer, for the tests that go through all of them.
+    const ALL: [Framework; 15] = [
+        Framework::Torch,
+        Framework::Jax,
+        Framework::Cupy,
+        Framework::Tensorflow,
+        Framework::OnnxRuntime,
+        Framework::Vllm,
+        Framework::Sglang,
+        Framework::Paddle,
+        Framework::TensorRt,
+        Framework::CTranslate2,
+        Framework::Rapids,
+        Framework::LlamaCpp,
+        Framework::NumbaCuda,
+        Framework::Dali,
+        Framework::TransformerEngine,
+    ];
+
     #[test]
     fn every_framework_with_a_probe_is_named_in_the_script() {
-        for f in [
-            Framework::Jax,
-            Framework::Cupy,
-            Framework::OnnxRuntime,
-            Framework::Tensorflow,
-        ] {
-            let name = script_name(f).unwrap();
+        let mut probed = 0;
+        for f in ALL {
+            let Some(name) = script_name(f) else {
+                continue;
+            };
             assert!(
-                FRAMEWORK_PROBE_SCRIPT.contains(&format!("\"{name}\": probe_{name}")),
+                FRAMEWORK_PROBE_SCRIPT.contains(&format!("\"{name}\": probe_{name},")),
                 "{name}"
             );
+            probed += 1;
         }
+        // The script's own table has one entry per framework probed, and no other.
+        let table = FRAMEWORK_PROBE_SCRIPT
+            .split("PROBES = {")
+            .nth(1)
+            .and_then(|t| t.split('}').next())
+            .unwrap();
+        assert_eq!(table.matches(": probe_").count(), probed, "{table}");
     }
 }
