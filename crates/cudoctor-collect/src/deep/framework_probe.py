@@ -497,6 +497,79 @@ def probe_paddle(report):
     emit("stage", name="paddle computation")
     report["computation_ok"], report["computation_ms"] = timed_ok(compute)
 
+
+# -- RAPIDS ---------------------------------------------------------------------------------------
+
+
+def probe_rapids(report):
+    # Every RAPIDS library allocates through RMM; cuDF is the one a probe can compute with.
+    import rmm
+    from rmm._cuda import gpu
+
+    try:
+        import cudf
+    except ModuleNotFoundError as e:
+        if e.name != "cudf":
+            raise
+        cudf = None
+    report["version"] = (cudf or rmm).__version__
+    emit("stage", name="rapids devices")
+    try:
+        report["runtime"] = _cuda_version(gpu.runtimeGetVersion())
+    except Exception:
+        pass
+    try:
+        count = gpu.getDeviceCount()
+    except Exception as e:
+        # RMM's own error: "cudaErrorInsufficientDriver: CUDA driver version is insufficient...".
+        report["platform"] = "none"
+        report["gpu_error"] = text(e)
+        return
+    report["platform"] = "cuda" if count else "none"
+    report["devices"] = [str(gpu.deviceGetName(i)) for i in range(count)]
+    if not count:
+        report["gpu_error"] = "rmm: the CUDA runtime counts 0 devices"
+        return
+    emit("stage", name="rapids computation")
+    if cudf is not None:
+
+        def compute():
+            return float(cudf.Series(list(range(16)), dtype="float32").sum()) == 120.0
+
+    else:
+        report["computation_skipped"] = "cuDF is not installed: 16 bytes through an RMM device buffer instead"
+
+        def compute():
+            data = bytes(range(16))
+            return bytes(rmm.DeviceBuffer.to_device(data).copy_to_host()) == data
+
+    report["computation_ok"], report["computation_ms"] = timed_ok(compute)
+
+
+# -- DALI -----------------------------------------------------------------------------------------
+
+
+def probe_dali(report):
+    import nvidia.dali as dali
+    from nvidia.dali import backend
+
+    report["version"] = dali.__version__
+    emit("stage", name="dali devices")
+    # Its own count: 0 where its CUDA runtime finds no device or no driver (it raises nothing).
+    count = backend.GetCUDADeviceCount()
+    report["platform"] = "cuda" if count else "none"
+    report["devices"] = ["cuda:%d" % i for i in range(count)]
+    report["computation_skipped"] = "a DALI pipeline is too heavy for a probe: its backend's CUDA device count stands for it"
+    if count:
+        return
+    try:
+        # Asking for the current device is what says why: "CUDA runtime API error
+        # cudaErrorInsufficientDriver (35): ...".
+        backend.GetCUDACurrentDevice()
+        report["gpu_error"] = "nvidia.dali.backend.GetCUDADeviceCount() is 0"
+    except Exception as e:
+        report["gpu_error"] = " ".join(text(e).split())
+
 PROBES = {
     "jax": probe_jax,
     "cupy": probe_cupy,
@@ -505,6 +578,8 @@ PROBES = {
     "ctranslate2": probe_ctranslate2,
     "numba_cuda": probe_numba_cuda,
     "paddle": probe_paddle,
+    "rapids": probe_rapids,
+    "dali": probe_dali,
 }
 
 

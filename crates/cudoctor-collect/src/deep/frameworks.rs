@@ -30,13 +30,11 @@ pub fn script_name(framework: Framework) -> Option<&'static str> {
         Framework::CTranslate2 => Some("ctranslate2"),
         Framework::NumbaCuda => Some("numba_cuda"),
         Framework::Paddle => Some("paddle"),
+        Framework::Rapids => Some("rapids"),
+        Framework::Dali => Some("dali"),
         Framework::Torch | Framework::Vllm | Framework::Sglang => None,
         // Read from their files only; no runtime probe yet.
-        Framework::TensorRt
-        | Framework::Rapids
-        | Framework::LlamaCpp
-        | Framework::Dali
-        | Framework::TransformerEngine => None,
+        Framework::TensorRt | Framework::LlamaCpp | Framework::TransformerEngine => None,
     }
 }
 
@@ -317,6 +315,49 @@ mod tests {
         let said = r.gpu_error.as_deref().unwrap_or_default();
         assert!(said.contains("CUDA device is not set properly"), "{said}");
         assert_eq!(r.computation_ok, Some(true));
+    }
+
+    /// RAPIDS (cudf-cu12, with RMM) on this machine: RMM's own CUDA error, the CUDA runtime of
+    /// its wheels, no device, and no computation tried.
+    #[test]
+    fn rapids_names_rmms_own_cuda_error() {
+        let Some(python) = cudoctor_testkit::extended_realenv("cudf-cu12") else {
+            return;
+        };
+        let r = probe_with(&python, "rapids");
+        assert_eq!(r.error, None, "{r:?}");
+        assert_eq!(r.platform.as_deref(), Some("none"));
+        assert_eq!(
+            r.runtime.as_deref(),
+            Some("12.9"),
+            "nvidia-cuda-runtime-cu12 12.9"
+        );
+        assert_eq!(
+            r.gpu_error.as_deref(),
+            Some("CUDARuntimeError: cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version")
+        );
+        assert_eq!(r.computation_ok, None);
+    }
+
+    /// DALI (nvidia-dali-cuda120) on this machine: its backend counts 0 devices without a word;
+    /// the current-device query gives its reason; the skipped pipeline is said.
+    #[test]
+    fn dali_counts_no_device_and_its_runtime_says_why() {
+        let Some(python) = cudoctor_testkit::extended_realenv("dali-cuda120") else {
+            return;
+        };
+        let r = probe_with(&python, "dali");
+        assert_eq!(r.error, None, "{r:?}");
+        assert_eq!(r.platform.as_deref(), Some("none"));
+        assert!(r.devices.is_empty());
+        assert_eq!(
+            r.gpu_error.as_deref(),
+            Some("RuntimeError: CUDA runtime API error cudaErrorInsufficientDriver (35): CUDA driver version is insufficient for CUDA runtime version")
+        );
+        assert!(r
+            .computation_skipped
+            .as_deref()
+            .is_some_and(|s| s.contains("pipeline")));
     }
 
     /// Every framework of the layer, for the tests that go through all of them.
