@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The session's merged work on the GPU machine in one call (under 10 minutes): check's speed
-# side by side and the observer paired (scripts/device/w5_speed.sh), then the healthy machine's
+# side by side and the observer paired (scripts/device/w7_speed.sh), then the healthy machine's
 # `check --deep` with its framework probes (ACC011's reading of a package API gap).
 # Binaries: .whl/cudoctor-before, .whl/cudoctor. Usage: OUT=DIR scripts/device/w7_final.sh
 set -u
@@ -28,11 +28,23 @@ for f in r.get("findings", []):
 for p in (r.get("snapshot") or {}).get("deep", {}).get("frameworks", []):
     res = p.get("result") or {}
     print(p.get("framework"), p.get("elapsed_s"), res.get("error"), res.get("api_gap"))
+# Every time the deep facts carry (the probes' own clocks), to see where the wall goes.
+def walk(node, path):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if isinstance(v, (int, float)) and (k.endswith("_s") or k.endswith("_ms") or "elapsed" in k):
+                print("time %s.%s = %s" % (path, k, v))
+            else:
+                walk(v, path + "." + k)
+    elif isinstance(node, list):
+        for i, v in enumerate(node[:20]):
+            walk(v, "%s[%d]" % (path, i))
+walk((r.get("snapshot") or {}).get("deep", {}), "deep")
 PY
 } > "$o/r.txt" 2>&1
 cat "$o/r.txt"
 left=$((570 - SECONDS))
 echo "== speed ($left s left)"
-OUT=$o/speed ROUNDS=${ROUNDS:-8} timeout "$left" "$here/w5_speed.sh" "$B" .whl/cudoctor-before "$PY" > "$o/speed.txt" 2>&1
+BUDGET=$((left - 10)) OUT=$o/speed ROUNDS=${ROUNDS:-8} timeout "$left" "$here/w7_speed.sh" "$B" .whl/cudoctor-before "$PY" > "$o/speed.txt" 2>&1
 echo "speed rc $?"; tail -60 "$o/speed.txt"
 echo "total ${SECONDS} s"

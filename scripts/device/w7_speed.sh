@@ -35,7 +35,7 @@ for name, f in (("perf_counter_ns", time.perf_counter_ns), ("perf_counter", time
     print("%s: %.0f ns per call (best of 5)" % (name, min(timeit.repeat(f, number=n, repeat=5)) / n * 1e9))
 ' 2>&1 | tee "$out/clock.txt"
 echo
-left=$((560 - SECONDS))
+left=$((${BUDGET:-560} - SECONDS))
 echo "== 4. the observer, paired ($left s left)"
 if [ $left -gt 120 ]; then
   OUT=$out/observer ROUNDS=${ROUNDS:-10} timeout $((left - 10)) "$here/observer_paired.sh" "$after" "$before" "$py" >"$out/observer.txt" 2>&1

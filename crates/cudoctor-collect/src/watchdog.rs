@@ -33,9 +33,25 @@ const TICK: Duration = Duration::from_millis(100);
 
 /// Starts the watchdog of a collection whose budget is `timeout`.
 pub fn arm(timeout: Duration) -> Armed {
+    arm_for(
+        "reading this machine".into(),
+        limit(timeout),
+        format!(" (--timeout {} s)", timeout.as_secs_f64()),
+    )
+}
+
+/// How long reading one input file named on the command line (a snapshot, a baseline, a
+/// knowledge-base file) may take: 64 MiB from the slowest disk take far less.
+pub const INPUT_LIMIT: Duration = Duration::from_secs(30);
+
+/// Starts the watchdog of reading the input file described by `what` ([`INPUT_LIMIT`]).
+pub fn arm_input(what: String) -> Armed {
+    arm_for(what, INPUT_LIMIT, String::new())
+}
+
+fn arm_for(what: String, limit: Duration, budget: String) -> Armed {
     let done = Arc::new(AtomicBool::new(false));
     let seen = done.clone();
-    let limit = limit(timeout);
     let spawned = thread::Builder::new()
         .name("cudoctor-watchdog".into())
         .spawn(move || {
@@ -53,17 +69,16 @@ pub fn arm(timeout: Duration) -> Armed {
                         format!("blocked at {}; ", blocked.join(", "))
                     };
                     crate::runner::abandon(&format!(
-                        "reading this machine did not end: {at}cudoctor's own reading ran past \
-                         {} s (--timeout {} s). A read the system does not answer (a hung \
-                         network mount, a FUSE file system) cannot be interrupted otherwise",
+                        "{what} did not end: {at}cudoctor's own reading ran past {} s{budget}. \
+                         A read the system does not answer (a hung network mount, a FUSE file \
+                         system) cannot be interrupted otherwise",
                         limit.as_secs(),
-                        timeout.as_secs_f64()
                     ));
                 }
             }
         });
     if spawned.is_err() {
-        // No watchdog thread: the collection runs without this last bound.
+        // No watchdog thread: the reading goes on without this last bound.
         done.store(true, Ordering::SeqCst);
     }
     Armed(done)

@@ -54,8 +54,14 @@ pub fn error_text(e: &anyhow::Error) -> String {
 
 pub fn knowledge_base(args: &MachineArgs) -> anyhow::Result<Kb> {
     match &args.kb {
-        Some(dir) => Kb::from_dir(dir)
-            .with_context(|| format!("reading the knowledge base in {}", dir.display())),
+        Some(dir) => {
+            let _watchdog = cudoctor_collect::watchdog::arm_input(format!(
+                "reading the knowledge base in {}",
+                dir.display()
+            ));
+            Kb::from_dir(dir)
+                .with_context(|| format!("reading the knowledge base in {}", dir.display()))
+        }
         None => match Kb::try_embedded() {
             Ok(kb) => Ok(kb.clone()),
             Err(e) => bail!("the built-in knowledge base is invalid: {e}"),
@@ -164,7 +170,11 @@ pub fn absolute_machine_path(p: &str) -> anyhow::Result<String> {
 /// Reads an input file named on the command line through the one opener
 /// ([`cudoctor_types::regular_file::read_input`]): a FIFO, a device, a directory or a file over
 /// `limit` bytes is refused at once with a message naming `what` (exit 2), never waited on.
+/// A read the kernel blocks in (a hung mount) ends cudoctor with a message
+/// ([`cudoctor_collect::watchdog`]).
 pub fn read_input(what: &str, path: &Path, limit: u64) -> anyhow::Result<Vec<u8>> {
+    let _watchdog =
+        cudoctor_collect::watchdog::arm_input(format!("reading {what} {}", path.display()));
     cudoctor_types::regular_file::read_input(path, limit)
         .map_err(|e| anyhow::anyhow!("cannot read {what} {}: {e}", path.display()))
 }

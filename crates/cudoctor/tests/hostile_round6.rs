@@ -256,13 +256,15 @@ except subprocess.TimeoutExpired:
 print("RC", rc, "SECONDS", round(time.time() - t, 1), flush=True)
 "#;
 
-/// A read the kernel blocks in (a FUSE mount that never answers, standing for a hung NFS
-/// mount) under an environment's torch: `check --timeout 0.5` hung forever (the deadline is
-/// checked between reads, never inside one). Now a watchdog ends it with exit 2 and a message
-/// naming where it is blocked. Needs root, /dev/fuse and `unshare`: SKIPPED without them.
-#[test]
-fn a_read_blocked_in_the_kernel_ends_check_with_a_message() {
-    let test = "a_read_blocked_in_the_kernel_ends_check_with_a_message";
+/// Runs cudoctor with `args` (and `env`) while a FUSE mount that never answers sits at
+/// `mount`: (its exit code, seconds, stderr). `None` (and SKIPPED said for `test`) without
+/// root, /dev/fuse or `unshare -m`.
+fn under_hung_mount(
+    test: &str,
+    mount: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Option<(String, f64, String)> {
     let root_user = fs::read_to_string("/proc/self/status")
         .is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:\t0\t")));
     let unshare = std::process::Command::new("unshare")
@@ -271,10 +273,8 @@ fn a_read_blocked_in_the_kernel_ends_check_with_a_message() {
         .is_ok_and(|s| s.success());
     if !root_user || !Path::new("/dev/fuse").exists() || !unshare {
         cudoctor_testkit::skip_missing_tool(test, "root, /dev/fuse and unshare -m");
-        return;
+        return None;
     }
-    let m = support::FakeMachine::h100_cu130();
-    let torch = m.real("/opt/venv/lib/python3.12/site-packages/torch");
     let mut cmd = std::process::Command::new("unshare");
     cmd.args([
         "-m",
@@ -284,17 +284,18 @@ fn a_read_blocked_in_the_kernel_ends_check_with_a_message() {
         "-c",
         HUNG_MOUNT,
     ])
-    .arg(&torch)
+    .arg(mount)
     .arg(BIN)
-    .args(["check", "--format", "json", "--timeout", "0.5", "--root"])
-    .arg(m.root())
+    .args(args)
     .env_clear()
-    .env("PATH", "/usr/bin:/bin")
-    .env("VIRTUAL_ENV", "/opt/venv");
+    .env("PATH", "/usr/bin:/bin");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
     let r = run_bounded(cmd, None, Duration::from_secs(150), test);
     if r.stdout.contains("MOUNT-FAILED") {
         cudoctor_testkit::skip_missing_tool(test, "a FUSE mount (mount(2) refused)");
-        return;
+        return None;
     }
     let (code, secs) = r
         .stdout
@@ -305,14 +306,63 @@ fn a_read_blocked_in_the_kernel_ends_check_with_a_message() {
             Some((code.to_string(), secs.trim().parse::<f64>().ok()?))
         })
         .unwrap_or_else(|| panic!("{}\n{}", r.stdout, r.stderr));
-    assert_eq!(code, "2", "{}", r.stderr);
+    Some((code, secs, r.stderr))
+}
+
+/// A read the kernel blocks in (a FUSE mount that never answers, standing for a hung NFS
+/// mount) under an environment's torch: `check --timeout 0.5` hung forever (the deadline is
+/// checked between reads, never inside one). Now a watchdog ends it with exit 2 and a message
+/// naming where it is blocked. Needs root, /dev/fuse and `unshare`: SKIPPED without them.
+#[test]
+fn a_read_blocked_in_the_kernel_ends_check_with_a_message() {
+    let m = support::FakeMachine::h100_cu130();
+    let torch = m.real("/opt/venv/lib/python3.12/site-packages/torch");
+    let root = m.root().display().to_string();
+    let Some((code, secs, stderr)) = under_hung_mount(
+        "a_read_blocked_in_the_kernel_ends_check_with_a_message",
+        &torch,
+        &[
+            "check",
+            "--format",
+            "json",
+            "--timeout",
+            "0.5",
+            "--root",
+            &root,
+        ],
+        &[("VIRTUAL_ENV", "/opt/venv")],
+    ) else {
+        return;
+    };
+    assert_eq!(code, "2", "{stderr}");
     assert!(secs < 60.0, "{secs} s");
     assert!(
-        r.stderr
-            .contains("reading this machine did not end: blocked at ")
-            && r.stderr.contains("site-packages/torch"),
-        "{}",
-        r.stderr
+        stderr.contains("reading this machine did not end: blocked at ")
+            && stderr.contains("site-packages/torch"),
+        "{stderr}"
+    );
+}
+
+/// The same for an input file named on the command line: a snapshot on a hung mount.
+#[test]
+fn a_snapshot_on_a_hung_mount_ends_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let mount = dir.path().join("hung");
+    fs::create_dir_all(&mount).unwrap();
+    let snapshot = mount.join("s.json").display().to_string();
+    let Some((code, secs, stderr)) = under_hung_mount(
+        "a_snapshot_on_a_hung_mount_ends_with_a_message",
+        &mount,
+        &["check", "--snapshot", &snapshot],
+        &[],
+    ) else {
+        return;
+    };
+    assert_eq!(code, "2", "{stderr}");
+    assert!(secs < 60.0, "{secs} s");
+    assert!(
+        stderr.contains("reading snapshot ") && stderr.contains("did not end: blocked at "),
+        "{stderr}"
     );
 }
 

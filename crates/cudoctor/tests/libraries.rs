@@ -29,24 +29,7 @@ fn lib004_an_extension_built_for_another_torch() {
     );
     assert_eq!(code, 1);
     // torch itself resolved its CUDA runtime through RPATH into the wheel.
-    let objects = &v["snapshot"]["loader"]["processes"][0]["objects"];
-    let c = objects
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| {
-            o["path"]
-                .as_str()
-                .unwrap()
-                .ends_with("_C.cpython-312-x86_64-linux-gnu.so")
-        })
-        .unwrap();
-    let cudart = c["needed"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["name"] == "libcudart.so.13")
-        .unwrap();
+    let cudart = support::needed_entry(&v, "_C.cpython-312-x86_64-linux-gnu.so", "libcudart.so.13");
     assert_eq!(cudart["via"], "rpath");
 }
 
@@ -149,30 +132,8 @@ fn driverless_torch() -> support::FakeMachine {
         Some("13.0"),
         &[("nvidia-cuda-runtime", "13.0.96"), ("vllm", "0.11.0")],
     );
-    gcc(
-        &m,
-        &format!("{SP}/nvidia/cu13/lib/libcudart.so.13"),
-        "int cudaGetDeviceCount(int *n) { *n = 1; return 0; }",
-        &["-Wl,-soname,libcudart.so.13"],
-    );
-    gcc(
-        &m,
-        &format!("{SP}/torch/lib/libc10.so"),
-        "void c10_present(void) {}",
-        &["-Wl,-soname,libc10.so"],
-    );
-    let lib = m.real(&format!("{SP}/torch/lib"));
-    gcc(
-        &m,
-        &format!("{SP}/torch/_C.cpython-312-x86_64-linux-gnu.so"),
-        "extern void c10_present(void); void init(void) { c10_present(); }",
-        &[
-            &format!("-L{}", lib.display()),
-            "-Wl,--no-as-needed",
-            "-lc10",
-            "-Wl,-rpath,$ORIGIN/lib",
-        ],
-    );
+    support::cudart13(&m, SP);
+    support::torch_c_with_c10(&m, SP);
     support::system_libc(&m, "/usr/lib/x86_64-linux-gnu");
     m
 }
@@ -240,24 +201,8 @@ fn lib004_an_extension_whose_metadata_names_another_torch_gets_a_matching_pair()
         r#"{"version": {"cuda": 1208, "hip": null, "torch": "2.7.1+cu126", "python": "3.9.23"}, "env": {}}"#,
     );
     m.file(&format!("{SP}/xformers/__init__.py"), "");
-    gcc(
-        &m,
-        &format!("{SP}/torch/lib/libc10.so"),
-        "void c10_present(void) {}",
-        &["-Wl,-soname,libc10.so"],
-    );
+    support::torch_c_with_c10(&m, SP);
     let lib = m.real(&format!("{SP}/torch/lib"));
-    gcc(
-        &m,
-        &format!("{SP}/torch/_C.cpython-312-x86_64-linux-gnu.so"),
-        "extern void c10_present(void); void init(void) { c10_present(); }",
-        &[
-            &format!("-L{}", lib.display()),
-            "-Wl,--no-as-needed",
-            "-lc10",
-            "-Wl,-rpath,$ORIGIN/lib",
-        ],
-    );
     gcc(
         &m,
         &format!("{SP}/xformers/_C.so"),

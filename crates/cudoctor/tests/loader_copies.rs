@@ -121,24 +121,11 @@ fn lib002_an_extension_brings_a_second_cuda_runtime() {
     );
     assert_eq!(code, 1);
     // The extension resolved its runtime through RUNPATH, torch through RPATH.
-    let objects = v["snapshot"]["loader"]["processes"][0]["objects"]
-        .as_array()
-        .unwrap();
-    let ext = objects
-        .iter()
-        .find(|o| {
-            o["path"]
-                .as_str()
-                .unwrap()
-                .ends_with("my_ext.cpython-312-x86_64-linux-gnu.so")
-        })
-        .unwrap_or_else(|| panic!("extension not loaded: {objects:#?}"));
-    let cudart = ext["needed"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["name"] == "libcudart.so.12")
-        .unwrap();
+    let cudart = support::needed_entry(
+        &v,
+        "my_ext.cpython-312-x86_64-linux-gnu.so",
+        "libcudart.so.12",
+    );
     assert_eq!(cudart["via"], "runpath");
 }
 

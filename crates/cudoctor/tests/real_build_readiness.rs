@@ -396,6 +396,17 @@ fn cuda_runtime(src_env: &Path) -> Option<String> {
     runtime
 }
 
+/// The real torch environment, with uv to copy it and its CUDA 13 pip runtime's version; a
+/// reported skip for the first that is missing.
+fn torch_env_and_runtime(test: &str) -> Option<(PathBuf, String)> {
+    let src_env = torch_env()?;
+    if !has_uv(test) {
+        return None;
+    }
+    let runtime = cuda_runtime(&src_env)?;
+    Some((src_env, runtime))
+}
+
 /// `uv pip install` of `wheels` into `env`.
 fn uv_install(env: &Path, wheels: &[String]) {
     let o = Command::new("uv")
@@ -471,13 +482,7 @@ fn nvcc_wheels(release: &str) -> Vec<String> {
 #[test]
 fn a_torch_env_without_ninja_and_the_cudart_link_is_predicted_and_fixed_as_the_build_says() {
     let test = "build readiness of a real torch env";
-    let Some(src_env) = torch_env() else {
-        return;
-    };
-    if !has_uv(test) {
-        return;
-    }
-    let Some(runtime) = cuda_runtime(&src_env) else {
+    let Some((src_env, runtime)) = torch_env_and_runtime(test) else {
         return;
     };
     if installed(&site_packages(&src_env), "ninja").is_some() {
@@ -798,13 +803,7 @@ fn no_compiler_and_no_cccl_are_predicted_as_the_build_fails_and_the_fixes_build(
     if !real_builds(test) {
         return;
     }
-    let Some(src_env) = torch_env() else {
-        return;
-    };
-    if !has_uv(test) {
-        return;
-    }
-    let Some(runtime) = cuda_runtime(&src_env) else {
+    let Some((src_env, runtime)) = torch_env_and_runtime(test) else {
         return;
     };
     let release = release_of(&runtime);
@@ -981,7 +980,7 @@ fn a_debian_python_without_its_dev_package_fails_as_predicted_and_the_printed_pa
     let Some(python) = headerless_debian_python() else {
         return;
     };
-    let Some(src_env) = torch_env() else {
+    let Some((src_env, runtime)) = torch_env_and_runtime(test) else {
         return;
     };
     if !src_env.join("lib/python3.11").is_dir() {
@@ -991,12 +990,6 @@ fn a_debian_python_without_its_dev_package_fails_as_predicted_and_the_printed_pa
         );
         return;
     }
-    if !has_uv(test) {
-        return;
-    }
-    let Some(runtime) = cuda_runtime(&src_env) else {
-        return;
-    };
     let BuildEnv {
         dir: _dir,
         env,

@@ -7,6 +7,8 @@
 #![allow(dead_code)]
 
 use std::fs;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::Path;
 use std::process::{Command, Output};
 
 pub use cudoctor_testkit::fake::{FakeRoot, Gpu};
@@ -187,7 +189,7 @@ pub fn findings(v: &serde_json::Value, code: &str) -> Vec<serde_json::Value> {
 }
 
 /// Builds a shared library with gcc at `machine_path` inside the fake machine.
-pub fn gcc(m: &FakeMachine, machine_path: &str, source: &str, args: &[&str]) {
+pub fn gcc(m: &FakeRoot, machine_path: &str, source: &str, args: &[&str]) {
     let dir = tempfile::tempdir().expect("temp dir");
     let src = dir.path().join("lib.c");
     fs::write(&src, source).expect("write source");
@@ -656,6 +658,64 @@ pub fn offered_formats(command: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// The CUDA 13 runtime wheel's `libcudart.so.13` under site-packages `sp` (gcc-built, one
+/// function: cudaGetDeviceCount).
+pub fn cudart13(m: &FakeRoot, sp: &str) {
+    gcc(
+        m,
+        &format!("{sp}/nvidia/cu13/lib/libcudart.so.13"),
+        "int cudaGetDeviceCount(int *n) { *n = 1; return 0; }",
+        &["-Wl,-soname,libcudart.so.13"],
+    );
+}
+
+/// torch's `libc10.so` under site-packages `sp` (gcc-built, one function: c10_present).
+pub fn libc10(m: &FakeRoot, sp: &str) {
+    gcc(
+        m,
+        &format!("{sp}/torch/lib/libc10.so"),
+        "void c10_present(void) {}",
+        &["-Wl,-soname,libc10.so"],
+    );
+}
+
+/// torch's libc10 and its `_C` linking it through `RPATH=$ORIGIN/lib`, as torch wheels do,
+/// under site-packages `sp` (gcc-built).
+pub fn torch_c_with_c10(m: &FakeRoot, sp: &str) {
+    libc10(m, sp);
+    let lib = m.real(&format!("{sp}/torch/lib"));
+    gcc(
+        m,
+        &format!("{sp}/torch/_C.cpython-312-x86_64-linux-gnu.so"),
+        "extern void c10_present(void); void init(void) { c10_present(); }",
+        &[
+            &format!("-L{}", lib.display()),
+            "-Wl,--no-as-needed",
+            "-lc10",
+            "-Wl,-rpath,$ORIGIN/lib",
+        ],
+    );
+}
+
+/// The `needed` entry `soname` of the object the loader mapped in its first process whose
+/// path ends with `object` (a check JSON report with its snapshot).
+pub fn needed_entry(v: &serde_json::Value, object: &str, soname: &str) -> serde_json::Value {
+    let objects = v["snapshot"]["loader"]["processes"][0]["objects"]
+        .as_array()
+        .expect("the loader's objects");
+    let o = objects
+        .iter()
+        .find(|o| o["path"].as_str().unwrap().ends_with(object))
+        .unwrap_or_else(|| panic!("{object} not loaded: {objects:#?}"));
+    o["needed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == soname)
+        .unwrap_or_else(|| panic!("{object} does not need {soname}: {o:#}"))
+        .clone()
+}
+
 /// An H100 machine with a venv at /opt/venv: torch's `_C` needing libc10 and the CUDA runtime
 /// through RPATH, as torch wheels do, and an extension built against another torch (it calls
 /// a c10 function this libc10 lacks). Real ELF files built with gcc.
@@ -663,18 +723,8 @@ pub fn torch_with_extension() -> FakeMachine {
     const SP: &str = "/opt/venv/lib/python3.12/site-packages";
     let mut m = FakeMachine::h100();
     m.torch("2.11.0+cu130", &[("nvidia-cuda-runtime", "13.0.96")]);
-    gcc(
-        &m,
-        &format!("{SP}/nvidia/cu13/lib/libcudart.so.13"),
-        "int cudaGetDeviceCount(int *n) { *n = 1; return 0; }",
-        &["-Wl,-soname,libcudart.so.13"],
-    );
-    gcc(
-        &m,
-        &format!("{SP}/torch/lib/libc10.so"),
-        "void c10_present(void) {}",
-        &["-Wl,-soname,libc10.so"],
-    );
+    cudart13(&m, SP);
+    libc10(&m, SP);
     let lib = m.real(&format!("{SP}/torch/lib"));
     let cudart = m.real(&format!("{SP}/nvidia/cu13/lib"));
     gcc(
