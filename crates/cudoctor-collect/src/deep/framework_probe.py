@@ -279,8 +279,9 @@ def add_model():
 
 class NativeStderr:
     """Captures what native code writes to fd 2 inside the block (and writes it on to stderr):
-    the framework's own log lines that `pattern` matches (group 1 the severity letter, group 2
-    the text), kept as "E: text" / "W: text" without colours and timestamps."""
+    the lines that `pattern` matches (group 1 the severity letter, empty for a line that has
+    none; group 2 the text), in `found` as (severity, text), and those with a severity in
+    `lines` as "E: text" / "W: text", without colours and timestamps."""
 
     # ONNX Runtime: "[E:onnxruntime:Default, provider_bridge_ort.cc:2251 TryGetProviderInfo_CUDA] text".
     ONNX_RUNTIME = r"\[([EWF]):onnxruntime:[^\]]*\]\s*(.*)$"
@@ -291,11 +292,11 @@ class NativeStderr:
         self.pattern = pattern
 
     def __enter__(self):
-        import re
         import tempfile
 
         self.re = re.compile(self.pattern)
         self.ansi = re.compile(r"\x1b\[[0-9;]*m")
+        self.found = []
         self.lines = []
         self.file = tempfile.TemporaryFile()
         sys.stderr.flush()
@@ -313,15 +314,17 @@ class NativeStderr:
         sys.stderr.write(raw)
         for line in self.ansi.sub("", raw).splitlines():
             m = self.re.search(line)
-            if m and len(self.lines) < MAX_MESSAGES:
+            if m and len(self.found) < MAX_MESSAGES:
                 # ONNX Runtime's "<source file>:<line> <function> [ONNXRuntimeError] : 1 : FAIL : <what>"
-                what = m.group(2).strip().split(" : FAIL : ")[-1]
-                self.lines.append(("%s: %s" % (m.group(1), what))[:MAX_TEXT])
+                what = m.group(2).strip().split(" : FAIL : ")[-1][:MAX_TEXT]
+                self.found.append((m.group(1), what))
+                if m.group(1):
+                    self.lines.append(("%s: %s" % (m.group(1), what))[:MAX_TEXT])
         return False
 
     def errors(self):
         """The texts of its error lines, in order."""
-        return [l[3:] for l in self.lines if l.startswith(("E: ", "F: "))]
+        return [t for sev, t in self.found if sev in ("E", "F")]
 
 
 def probe_onnxruntime(report):
@@ -570,6 +573,132 @@ def probe_dali(report):
     except Exception as e:
         report["gpu_error"] = " ".join(text(e).split())
 
+
+# -- TensorRT -------------------------------------------------------------------------------------
+
+
+def probe_tensorrt(report):
+    import tensorrt as trt
+
+    report["version"] = trt.__version__
+
+    class Logger(trt.ILogger):
+        """TensorRT's own log, kept: why a builder could not be made is written only there."""
+
+        def __init__(self):
+            trt.ILogger.__init__(self)
+            self.errors = []
+            self.lines = []
+
+        def log(self, severity, msg):
+            if severity in (trt.ILogger.Severity.INTERNAL_ERROR, trt.ILogger.Severity.ERROR):
+                self.errors.append(str(msg)[:MAX_TEXT])
+                self.lines.append(("E: %s" % msg)[:MAX_TEXT])
+            elif severity == trt.ILogger.Severity.WARNING:
+                self.lines.append(("W: %s" % msg)[:MAX_TEXT])
+
+    logger = Logger()
+    emit("stage", name="tensorrt builder")
+    # Making a builder initialises CUDA on the current device; building an engine would take
+    # seconds more and is left out.
+    report["computation_skipped"] = "building an engine takes seconds: a builder made on the GPU stands for it"
+    try:
+        builder = trt.Builder(logger)
+        failed = None if builder is not None else "tensorrt.Builder() returned None"
+    except Exception as e:
+        builder, failed = None, text(e)
+    report["native_messages"] = logger.lines[:MAX_MESSAGES]
+    if builder is None:
+        report["platform"] = "none"
+        report["gpu_error"] = logger.errors[0] if logger.errors else failed
+        return
+    report["platform"] = "cuda"
+    # A builder is made on the process's current device, device 0 of a fresh process.
+    report["devices"] = ["cuda:0"]
+
+
+# -- llama-cpp-python -----------------------------------------------------------------------------
+
+# ggml's CUDA back-end, when it starts: "ggml_cuda_init: found 1 CUDA devices:", then
+# "  Device 0: NVIDIA H200, compute capability 9.0, VMM: yes", or
+# "ggml_cuda_init: failed to initialize CUDA: <cudaGetErrorString>".
+_GGML_FOUND = re.compile(r"ggml_cuda_init: found (\d+) CUDA devices")
+_GGML_DEVICE = re.compile(r"^\s*Device (\d+): ([^,]+),")
+_GGML_FAILED = re.compile(r"ggml_cuda_init: failed to initialize CUDA: (.*)$")
+
+
+def probe_llama_cpp(report):
+    import llama_cpp
+
+    report["version"] = llama_cpp.__version__
+    emit("stage", name="llama_cpp offload")
+    # The GPU back-end starts when offload support is first asked for, and writes what it
+    # found to fd 2 (through llama-cpp-python's log callback or ggml's own).
+    with NativeStderr(r"^()(ggml_cuda_init: .*|\s*Device \d+: .*)$") as native:
+        offload = bool(llama_cpp.llama_supports_gpu_offload())
+    report["computation_skipped"] = "no model to run: llama_supports_gpu_offload() and the CUDA back-end's start-up log stand for it"
+    found = failed = None
+    for _, line in native.found:
+        m = _GGML_FOUND.search(line)
+        if m:
+            found = int(m.group(1))
+        m = _GGML_DEVICE.match(line)
+        if m:
+            report["devices"].append(m.group(2).strip())
+        m = _GGML_FAILED.search(line)
+        if m:
+            failed = m.group(1).strip()
+    if not offload:
+        report["platform"] = "cpu"
+        report["gpu_error"] = failed or "llama_cpp.llama_supports_gpu_offload() is False"
+    elif failed is not None or found == 0:
+        report["platform"] = "none"
+        report["gpu_error"] = failed or "ggml_cuda_init found 0 CUDA devices"
+    elif report["devices"]:
+        report["platform"] = "cuda"
+    else:
+        # Offload is supported, but the back-end said nothing of its devices here: not known.
+        report["platform"] = "unknown"
+
+
+# -- Transformer Engine ---------------------------------------------------------------------------
+
+
+def probe_transformer_engine(report):
+    import torch
+    import transformer_engine
+    import transformer_engine.pytorch as te
+
+    report["version"] = getattr(transformer_engine, "__version__", None)
+    emit("stage", name="transformer_engine devices")
+    if not torch.cuda.is_available():
+        report["platform"] = "none"
+        try:
+            # torch's own reason ("Found no NVIDIA driver on your system...").
+            torch.cuda.init()
+            report["gpu_error"] = "torch.cuda.is_available() is False"
+        except Exception as e:
+            report["gpu_error"] = " ".join(text(e).split())
+        report["computation_skipped"] = "torch sees no CUDA device: te.Linear was not run"
+        return
+    report["platform"] = "cuda"
+    report["runtime"] = torch.version.cuda
+    report["devices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    layer = te.Linear(16, 16, bias=True).cuda()
+    with torch.no_grad():
+        layer.weight.copy_(torch.eye(16))
+        layer.bias.zero_()
+    x = torch.arange(256, dtype=torch.float32, device="cuda").reshape(16, 16)
+
+    def compute():
+        with torch.no_grad():
+            y = layer(x)
+        torch.cuda.synchronize()
+        return bool(torch.equal(y.float().cpu(), x.cpu()))
+
+    emit("stage", name="transformer_engine computation")
+    report["computation_ok"], report["computation_ms"] = timed_ok(compute)
+
 PROBES = {
     "jax": probe_jax,
     "cupy": probe_cupy,
@@ -580,6 +709,9 @@ PROBES = {
     "paddle": probe_paddle,
     "rapids": probe_rapids,
     "dali": probe_dali,
+    "tensorrt": probe_tensorrt,
+    "llama_cpp": probe_llama_cpp,
+    "transformer_engine": probe_transformer_engine,
 }
 
 

@@ -20,7 +20,7 @@ const MAX_STDOUT: usize = 1 << 20;
 const MAX_STDERR: usize = 64 << 10;
 
 /// The script's name for a framework it probes; `None` for those it does not (torch has its own
-/// probe; vLLM and SGLang run on torch).
+/// probe; vLLM and SGLang run on torch; Transformer Engine is probed for its own layer).
 pub fn script_name(framework: Framework) -> Option<&'static str> {
     match framework {
         Framework::Jax => Some("jax"),
@@ -32,9 +32,10 @@ pub fn script_name(framework: Framework) -> Option<&'static str> {
         Framework::Paddle => Some("paddle"),
         Framework::Rapids => Some("rapids"),
         Framework::Dali => Some("dali"),
+        Framework::TensorRt => Some("tensorrt"),
+        Framework::LlamaCpp => Some("llama_cpp"),
+        Framework::TransformerEngine => Some("transformer_engine"),
         Framework::Torch | Framework::Vllm | Framework::Sglang => None,
-        // Read from their files only; no runtime probe yet.
-        Framework::TensorRt | Framework::LlamaCpp | Framework::TransformerEngine => None,
     }
 }
 
@@ -358,6 +359,162 @@ mod tests {
             .computation_skipped
             .as_deref()
             .is_some_and(|s| s.contains("pipeline")));
+    }
+
+    /// A venv whose site-packages holds `files` (path, text): stand-ins for a framework that
+    /// cannot be installed here (no wheel, or a wheel only on its maker's own index), which say
+    /// what the framework's API would, to check what the probe makes of it. Returns its python.
+    fn stub_env(dir: &std::path::Path, files: &[(&str, &str)]) -> std::path::PathBuf {
+        let venv = dir.join("venv");
+        let site = cudoctor_testkit::real_venv(&venv).join("site-packages");
+        for (rel, text) in files {
+            let path = site.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        venv.join("bin/python")
+    }
+
+    /// TensorRT writes why it cannot make a builder only to its logger, then its binding raises
+    /// a TypeError that says nothing: the logger's error is the reason kept.
+    #[test]
+    fn tensorrts_reason_is_its_loggers_error_not_the_bindings_exception() {
+        let dir = tempfile::tempdir().unwrap();
+        let stub = r#"
+__version__ = "10.0.0-stub"
+
+class ILogger:
+    class Severity:
+        INTERNAL_ERROR, ERROR, WARNING, INFO, VERBOSE = range(5)
+
+    def __init__(self):
+        pass
+
+class Builder:
+    def __init__(self, logger):
+        logger.log(ILogger.Severity.INFO, "stub info")
+        logger.log(ILogger.Severity.WARNING, "stub warning")
+        logger.log(ILogger.Severity.ERROR, "stub: CUDA initialization failure with error: 35")
+        raise TypeError("pybind11::init(): factory function returned nullptr")
+"#;
+        let python = stub_env(dir.path(), &[("tensorrt/__init__.py", stub)]);
+        let r = probe_with(&python, "tensorrt");
+        assert_eq!(r.error, None, "{r:?}");
+        assert_eq!(r.version.as_deref(), Some("10.0.0-stub"));
+        assert_eq!(r.platform.as_deref(), Some("none"));
+        assert_eq!(
+            r.gpu_error.as_deref(),
+            Some("stub: CUDA initialization failure with error: 35")
+        );
+        assert_eq!(
+            r.messages,
+            [
+                "W: stub warning",
+                "E: stub: CUDA initialization failure with error: 35"
+            ]
+        );
+        assert!(r.computation_skipped.is_some());
+        assert!(!r.uses_gpu());
+    }
+
+    /// llama-cpp-python without a model: its offload support, and what ggml's CUDA back-end
+    /// wrote when it started (the lines as ggml-cuda's ggml_cuda_init writes them).
+    #[test]
+    fn llama_cpps_offload_and_its_cuda_back_ends_own_lines_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let stub = r#"
+import os, sys
+
+__version__ = "0.3.16-stub"
+LOG = {
+    "failed": "ggml_cuda_init: failed to initialize CUDA: CUDA driver version is insufficient for CUDA runtime version\n",
+    "found": "ggml_cuda_init: found 1 CUDA devices (Total VRAM: 143771 MiB):\n"
+    "  Device 0: NVIDIA H200, compute capability 9.0, VMM: yes, VRAM: 143771 MiB\n",
+    "silent": "",
+    "cpu": "",
+}
+
+def llama_supports_gpu_offload():
+    sys.stderr.write(LOG[os.environ["STUB_CASE"]])
+    return os.environ["STUB_CASE"] != "cpu"
+"#;
+        let python = stub_env(dir.path(), &[("llama_cpp/__init__.py", stub)]);
+        let probe = |case: &str| {
+            let out = std::process::Command::new(&python)
+                .args(["-I", "-c", FRAMEWORK_PROBE_SCRIPT, "llama_cpp"])
+                .env("STUB_CASE", case)
+                .output()
+                .unwrap();
+            let mut o = Output::default();
+            for line in String::from_utf8_lossy(&out.stdout).lines() {
+                o.apply(line);
+            }
+            o.result.unwrap()
+        };
+        let failed = probe("failed");
+        assert_eq!(failed.error, None, "{failed:?}");
+        assert_eq!(failed.platform.as_deref(), Some("none"));
+        assert_eq!(
+            failed.gpu_error.as_deref(),
+            Some("CUDA driver version is insufficient for CUDA runtime version")
+        );
+        let found = probe("found");
+        assert_eq!(found.platform.as_deref(), Some("cuda"));
+        assert_eq!(found.devices, ["NVIDIA H200"]);
+        assert!(found.uses_gpu());
+        // Offload supported, and nothing said of its devices: not known, not "no GPU".
+        let silent = probe("silent");
+        assert_eq!(silent.platform.as_deref(), Some("unknown"));
+        assert_eq!(silent.gpu_error, None);
+        let cpu = probe("cpu");
+        assert_eq!(cpu.platform.as_deref(), Some("cpu"));
+        assert_eq!(
+            cpu.gpu_error.as_deref(),
+            Some("llama_cpp.llama_supports_gpu_offload() is False")
+        );
+        for r in [failed, found, silent, cpu] {
+            assert_eq!(r.error, None, "{r:?}");
+            assert_eq!(r.computation_ok, None);
+            assert!(r.computation_skipped.is_some());
+        }
+    }
+
+    /// Transformer Engine runs its layer only where torch has a GPU; without one, torch's own
+    /// reason is kept and the skipped layer is said.
+    #[test]
+    fn transformer_engine_without_a_gpu_keeps_torchs_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let cuda = r#"
+def is_available():
+    return False
+
+def init():
+    raise RuntimeError("stub: Found no NVIDIA driver on your system.\nPlease check.")
+"#;
+        let python = stub_env(
+            dir.path(),
+            &[
+                ("torch/__init__.py", "from . import cuda\n"),
+                ("torch/cuda.py", cuda),
+                (
+                    "transformer_engine/__init__.py",
+                    "__version__ = \"2.8.0-stub\"\n",
+                ),
+                ("transformer_engine/pytorch/__init__.py", ""),
+            ],
+        );
+        let r = probe_with(&python, "transformer_engine");
+        assert_eq!(r.error, None, "{r:?}");
+        assert_eq!(r.version.as_deref(), Some("2.8.0-stub"));
+        assert_eq!(r.platform.as_deref(), Some("none"));
+        assert_eq!(
+            r.gpu_error.as_deref(),
+            Some("RuntimeError: stub: Found no NVIDIA driver on your system. Please check.")
+        );
+        assert!(r
+            .computation_skipped
+            .as_deref()
+            .is_some_and(|s| s.contains("te.Linear")));
     }
 
     /// Every framework of the layer, for the tests that go through all of them.
