@@ -10,7 +10,7 @@ pub static RULE: Rule = Rule {
     layer: Layer::Acceleration,
     severity: Severity::Error,
     summary:
-        "A CUDA build of a framework other than torch (JAX, CuPy, ONNX Runtime, TensorFlow, CTranslate2, numba-cuda, PaddlePaddle, RAPIDS, DALI, TensorRT, llama-cpp-python, Transformer Engine) runs on the CPU, finds no GPU, fails, or crashes",
+        "A CUDA build of a framework other than torch runs on the CPU, finds no GPU, fails, or crashes",
     docs: r#"## What it checks
 With `--deep`, each framework other than torch that has a CUDA build installed is imported in
 its own child process (`python -I -X faulthandler`, with the deep timeout), asked for its
