@@ -74,9 +74,11 @@ spec_of() {
     # CTranslate2 beside a CUDA 12 torch, whose import loads nvidia-cublas-cu12's libcublas.so.12:
     # CTranslate2's own dlopen of that name finds it only in a process that imported torch first.
     ctranslate2-beside-torch-cu126) echo "venv|torch==2.7.1 ctranslate2==4.8.5" ;;
-    # PaddlePaddle's CPU build, and the CUDA 12 builds of RAPIDS cuDF, DALI and TensorRT: each
-    # framework's --deep probe, on a machine without a GPU, names the framework's own reason.
-    # (setuptools: paddle imports it at start-up, and a venv made by uv has none.)
+    # PaddlePaddle's CPU and CUDA builds, RAPIDS cuDF and DALI for CUDA 12: each framework's
+    # --deep probe, on a machine without a GPU, names the framework's own reason. (setuptools:
+    # paddle imports it at start-up, and a venv made by uv has none. TensorRT's libraries come
+    # only from NVIDIA's own index, and llama-cpp-python and Transformer Engine's torch extension
+    # only as source distributions: none of them here.)
     paddlepaddle-cpu) echo "venv|paddlepaddle setuptools" ;;
     paddlepaddle-gpu) echo "venv|paddlepaddle-gpu setuptools" ;;
     cudf-cu12) echo "venv|cudf-cu12" ;;
