@@ -1,7 +1,7 @@
 """cudoctor's runtime probe of one framework other than torch: can it use the GPU?
 
 Run by `cudoctor check --deep` as `python -I -c <this file> FRAMEWORK`, one process per framework
-(jax, cupy, onnxruntime, tensorflow, ctranslate2, numba_cuda, paddle, ...: PROBES at the end), so a framework that crashes or hangs on import cannot take
+(the names of PROBES, at the end), so a framework that crashes or hangs on import cannot take
 the others with it, and a timeout bounds each. It imports the framework, asks it which devices it
 uses, runs one tiny computation on its default device and checks the result, and keeps the
 framework's own words (exceptions, warnings, log records) when it falls back to the CPU.
@@ -283,7 +283,7 @@ class NativeStderr:
     none; group 2 the text), in `found` as (severity, text), and those with a severity in
     `lines` as "E: text" / "W: text", without colours and timestamps."""
 
-    # ONNX Runtime: "[E:onnxruntime:Default, provider_bridge_ort.cc:2251 TryGetProviderInfo_CUDA] text".
+    # ONNX Runtime: "[E:onnxruntime:Default, provider_bridge_ort.cc:2251 TryGetProviderInfo_CUDA] …".
     ONNX_RUNTIME = r"\[([EWF]):onnxruntime:[^\]]*\]\s*(.*)$"
     # glog (PaddlePaddle): "E1205 04:45:33.138350 20169 place.cc:443] text".
     GLOG = r"^([EWF])\d{4} [\d:.]+\s+\d+ [^\]]+\]\s*(.*)$"
@@ -562,7 +562,9 @@ def probe_dali(report):
     count = backend.GetCUDADeviceCount()
     report["platform"] = "cuda" if count else "none"
     report["devices"] = ["cuda:%d" % i for i in range(count)]
-    report["computation_skipped"] = "a DALI pipeline is too heavy for a probe: its backend's CUDA device count stands for it"
+    report["computation_skipped"] = (
+        "a DALI pipeline is too heavy for a probe: its backend's CUDA device count stands for it"
+    )
     if count:
         return
     try:
@@ -601,7 +603,9 @@ def probe_tensorrt(report):
     emit("stage", name="tensorrt builder")
     # Making a builder initialises CUDA on the current device; building an engine would take
     # seconds more and is left out.
-    report["computation_skipped"] = "building an engine takes seconds: a builder made on the GPU stands for it"
+    report["computation_skipped"] = (
+        "building an engine takes seconds: a builder made on the GPU stands for it"
+    )
     try:
         builder = trt.Builder(logger)
         failed = None if builder is not None else "tensorrt.Builder() returned None"
@@ -636,7 +640,10 @@ def probe_llama_cpp(report):
     # found to fd 2 (through llama-cpp-python's log callback or ggml's own).
     with NativeStderr(r"^()(ggml_cuda_init: .*|\s*Device \d+: .*)$") as native:
         offload = bool(llama_cpp.llama_supports_gpu_offload())
-    report["computation_skipped"] = "no model to run: llama_supports_gpu_offload() and the CUDA back-end's start-up log stand for it"
+    report["computation_skipped"] = (
+        "no model to run: llama_supports_gpu_offload() and the CUDA back-end's start-up log"
+        " stand for it"
+    )
     found = failed = None
     for _, line in native.found:
         m = _GGML_FOUND.search(line)
