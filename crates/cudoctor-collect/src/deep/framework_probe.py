@@ -504,35 +504,49 @@ def probe_paddle(report):
 # -- RAPIDS ---------------------------------------------------------------------------------------
 
 
-def probe_rapids(report):
-    # Every RAPIDS library allocates through RMM; cuDF is the one a probe can compute with.
-    import rmm
-    from rmm._cuda import gpu
+def _optional(name):
+    """The module `name`, or None when it (or a package above it) is not installed; any other
+    failure of its import is raised."""
+    import importlib
 
     try:
-        import cudf
+        return importlib.import_module(name)
     except ModuleNotFoundError as e:
-        if e.name != "cudf":
-            raise
-        cudf = None
+        if e.name and (name == e.name or name.startswith(e.name + ".")):
+            return None
+        raise
+
+
+def probe_rapids(report):
+    # Every RAPIDS Python library allocates through RMM; cuDF is the one a probe can compute
+    # with. Either may be absent (a RAPIDS C++ library wheel alone, kvikio): what is not
+    # installed is not asked.
+    rmm = _optional("rmm")
+    cudf = _optional("cudf")
+    gpu = _optional("rmm._cuda.gpu") if rmm else None
+    if rmm is None and cudf is None:
+        report["platform"] = "unknown"
+        report["computation_skipped"] = "neither RMM nor cuDF is installed: no RAPIDS API to ask"
+        return
     report["version"] = (cudf or rmm).__version__
     emit("stage", name="rapids devices")
-    try:
-        report["runtime"] = _cuda_version(gpu.runtimeGetVersion())
-    except Exception:
-        pass
-    try:
-        count = gpu.getDeviceCount()
-    except Exception as e:
-        # RMM's own error: "cudaErrorInsufficientDriver: CUDA driver version is insufficient...".
-        report["platform"] = "none"
-        report["gpu_error"] = text(e)
-        return
-    report["platform"] = "cuda" if count else "none"
-    report["devices"] = [str(gpu.deviceGetName(i)) for i in range(count)]
-    if not count:
-        report["gpu_error"] = "rmm: the CUDA runtime counts 0 devices"
-        return
+    if gpu is not None:
+        try:
+            report["runtime"] = _cuda_version(gpu.runtimeGetVersion())
+        except Exception:
+            pass
+        try:
+            count = gpu.getDeviceCount()
+        except Exception as e:
+            # RMM's own error: "cudaErrorInsufficientDriver: CUDA driver version is insufficient...".
+            report["platform"] = "none"
+            report["gpu_error"] = text(e)
+            return
+        report["platform"] = "cuda" if count else "none"
+        report["devices"] = [str(gpu.deviceGetName(i)) for i in range(count)]
+        if not count:
+            report["gpu_error"] = "rmm: the CUDA runtime counts 0 devices"
+            return
     emit("stage", name="rapids computation")
     if cudf is not None:
 
@@ -547,6 +561,11 @@ def probe_rapids(report):
             return bytes(rmm.DeviceBuffer.to_device(data).copy_to_host()) == data
 
     report["computation_ok"], report["computation_ms"] = timed_ok(compute)
+    if gpu is None:
+        # No device query in this RMM: the computation, which only runs on a GPU, answered; it
+        # ran on the current device, 0 in a fresh process.
+        report["platform"] = "cuda"
+        report["devices"] = ["cuda:0"]
 
 
 # -- DALI -----------------------------------------------------------------------------------------
@@ -558,13 +577,17 @@ def probe_dali(report):
 
     report["version"] = dali.__version__
     emit("stage", name="dali devices")
+    report["computation_skipped"] = (
+        "a DALI pipeline is too heavy for a probe: its backend's CUDA device count stands for it"
+    )
+    if not hasattr(backend, "GetCUDADeviceCount"):
+        # A DALI without the count: where it computes is not known without a pipeline.
+        report["platform"] = "unknown"
+        return
     # Its own count: 0 where its CUDA runtime finds no device or no driver (it raises nothing).
     count = backend.GetCUDADeviceCount()
     report["platform"] = "cuda" if count else "none"
     report["devices"] = ["cuda:%d" % i for i in range(count)]
-    report["computation_skipped"] = (
-        "a DALI pipeline is too heavy for a probe: its backend's CUDA device count stands for it"
-    )
     if count:
         return
     try:
@@ -672,7 +695,15 @@ def probe_llama_cpp(report):
 
 
 def probe_transformer_engine(report):
-    import torch
+    torch = _optional("torch")
+    if torch is None:
+        # Transformer Engine for JAX alone: its PyTorch layer is not what this env uses.
+        import transformer_engine
+
+        report["version"] = getattr(transformer_engine, "__version__", None)
+        report["platform"] = "unknown"
+        report["computation_skipped"] = "torch is not installed: te.Linear was not run"
+        return
     import transformer_engine
     import transformer_engine.pytorch as te
 

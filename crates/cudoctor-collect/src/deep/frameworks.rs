@@ -515,6 +515,21 @@ def init():
             .computation_skipped
             .as_deref()
             .is_some_and(|s| s.contains("te.Linear")));
+
+        // Transformer Engine without torch (its JAX layer alone): where it computes is not
+        // known to this probe, and no error is made of torch's absence.
+        let dir = tempfile::tempdir().unwrap();
+        let python = stub_env(
+            dir.path(),
+            &[(
+                "transformer_engine/__init__.py",
+                "__version__ = \"2.8.0-stub\"\n",
+            )],
+        );
+        let r = probe_with(&python, "transformer_engine");
+        assert_eq!(r.error, None, "{r:?}");
+        assert_eq!(r.platform.as_deref(), Some("unknown"));
+        assert!(r.computation_skipped.is_some());
     }
 
     /// Every framework of the layer, for the tests that go through all of them.
