@@ -22,10 +22,12 @@ devices (and a kernel it compiles) or the driver error it met, PaddlePaddle's de
 4x4 product on its device (its own log line or import warning when it has none), RAPIDS' device
 count through RMM and a cuDF sum, DALI's device count (no pipeline: too heavy for a probe),
 TensorRT's builder (its logger's error when it cannot make one), llama-cpp-python's GPU offload
-support and what its CUDA back-end logged at start-up (no model, so no computation; devices it
-did not name are unknown and not judged), and Transformer Engine's `te.Linear` on the GPU where
-torch has one (torch's reason where not). A computation a probe leaves out is said in the report
-(`computation_skipped`). `--deep-skip frameworks` leaves them out.
+support and what its CUDA back-end logged at start-up (no model, so no computation), and
+Transformer Engine's `te.Linear` on the GPU where torch has one (torch's reason where not). A
+computation a probe leaves out is said in the report (`computation_skipped`). Where a probe
+cannot tell where the framework computes without more than it may do (llama-cpp-python whose
+back-end named no device, RAPIDS without RMM or cuDF, Transformer Engine without torch), the
+platform is `unknown`, which is not judged. `--deep-skip frameworks` leaves them out.
 
 ## Why it matters
 These frameworks fall back to the CPU with a log line, not an error: JAX says "Falling back to
