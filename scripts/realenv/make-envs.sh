@@ -21,7 +21,8 @@ extended=(ssp-over-user jax-cuda12-beside-torch companion-wrong-release jax-cuda
   cupy-cuda12x-beside-torch onnxruntime-gpu sglang-beside-torch bnb-transformers xformers-matching
   nvcc-cu12 jax-cuda13 cuda13-frameworks-beside-torch cupy-cuda12x-beside-jax-cuda13
   xformers-other-torch vllm-stock sglang-stock tensorflow-and-cuda
-  companions-beside-torch-2.15 ctranslate2-numba-cuda ctranslate2-beside-torch-cu126)
+  companions-beside-torch-2.15 ctranslate2-numba-cuda ctranslate2-beside-torch-cu126
+  paddlepaddle-cpu paddlepaddle-gpu cudf-cu12 dali-cuda120)
 
 spec_of() {
   case "$1" in
@@ -73,6 +74,15 @@ spec_of() {
     # CTranslate2 beside a CUDA 12 torch, whose import loads nvidia-cublas-cu12's libcublas.so.12:
     # CTranslate2's own dlopen of that name finds it only in a process that imported torch first.
     ctranslate2-beside-torch-cu126) echo "venv|torch==2.7.1 ctranslate2==4.8.5" ;;
+    # PaddlePaddle's CPU and CUDA builds, RAPIDS cuDF and DALI for CUDA 12: each framework's
+    # --deep probe, on a machine without a GPU, names the framework's own reason. (setuptools:
+    # paddle imports it at start-up, and a venv made by uv has none. TensorRT's libraries come
+    # only from NVIDIA's own index, and llama-cpp-python and Transformer Engine's torch extension
+    # only as source distributions: none of them here.)
+    paddlepaddle-cpu) echo "venv|paddlepaddle setuptools" ;;
+    paddlepaddle-gpu) echo "venv|paddlepaddle-gpu setuptools" ;;
+    cudf-cu12) echo "venv|cudf-cu12" ;;
+    dali-cuda120) echo "venv|nvidia-dali-cuda120" ;;
     # A copy (hard links) of stock-cu126 with one wheel library deleted: registered, file gone.
     deleted-wheel-lib) echo "copy|stock-cu126|nvidia/cudnn/lib/libcudnn.so.9" ;;
     # Toolkits from NVIDIA's nvcc wheels: CUDA_HOME at another major's nvcc, and an nvcc that

@@ -119,8 +119,9 @@ pub struct FrameworkProbeResult {
     /// The framework's own version string.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// Where it computes: `cuda`/`gpu` (JAX's backend names), `cpu`, or `none` (CuPy without a
-    /// device).
+    /// Where it computes: `cuda`/`gpu` (JAX's and Paddle's names), `cpu`, `none` (CuPy without
+    /// a device), or `unknown` (a GPU build whose devices cannot be asked without a model:
+    /// llama-cpp-python).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub platform: Option<String>,
     /// GPU names as the framework reports them.
@@ -136,6 +137,10 @@ pub struct FrameworkProbeResult {
     pub computation_ok: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub computation_ms: Option<f64>,
+    /// Why no computation was run, and what stood for it (DALI's device count, TensorRT's
+    /// builder, llama-cpp-python's offload support without a model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub computation_skipped: Option<String>,
     /// Its warnings and log records (warning and above), first lines.
     pub messages: Vec<String>,
     /// ONNX Runtime: the providers the build offers, and those a session asking for CUDA got.

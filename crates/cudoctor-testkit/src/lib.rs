@@ -271,6 +271,38 @@ pub fn real_venv(at: &Path) -> PathBuf {
     lib_python(at)
 }
 
+/// The directory of the real-env tier's environments (scripts/realenv/make-envs.sh):
+/// CUDOCTOR_REALENV_DIR, else `cudoctor-realenv` under the user cache directory.
+pub fn realenv_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("CUDOCTOR_REALENV_DIR") {
+        return PathBuf::from(d);
+    }
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache")
+        })
+        .join("cudoctor-realenv")
+}
+
+/// The interpreter of the real-env tier's environment `name`, an extended one (`make-envs.sh
+/// --full`, or `make-envs.sh NAME`), or None after reporting the test SKIPPED (a failure under
+/// CUDOCTOR_REALENV_FULL=1).
+pub fn extended_realenv(name: &str) -> Option<PathBuf> {
+    let dir = realenv_dir().join(name);
+    if dir.join(".cudoctor-spec").exists() && dir.join("bin/python").exists() {
+        return Some(dir.join("bin/python"));
+    }
+    skip_missing_input(
+        &format!(
+            "real env {name} not found under {} (run scripts/realenv/make-envs.sh {name})",
+            realenv_dir().display()
+        ),
+        "CUDOCTOR_REALENV_FULL",
+    );
+    None
+}
+
 /// The `lib/pythonX.Y` directory of the venv at `venv`.
 pub fn lib_python(venv: &Path) -> PathBuf {
     std::fs::read_dir(venv.join("lib"))

@@ -2099,6 +2099,12 @@ fn framework_says(python: &Path, framework: &str, ships: &[&str]) -> (Option<i32
         "ctranslate2" => "import ctranslate2\nprint('cuda', ctranslate2.get_cuda_device_count())".to_string(),
         // numba's own reason, on one line, where it has no GPU.
         "numba_cuda" => "from numba import cuda\nif cuda.is_available():\n    print('cuda', len(cuda.gpus))\nelse:\n    try:\n        cuda.cudadrv.driver.driver.get_device_count()\n    except Exception as e:\n        print(' '.join(('%s: %s' % (type(e).__name__, e)).split()))".to_string(),
+        // Paddle's device count and the device it then computes on.
+        "paddle" => "import paddle\nprint(paddle.device.cuda.device_count(), paddle.device.get_device())".to_string(),
+        // RMM's own CUDA error, or its count.
+        "rapids" => "from rmm._cuda import gpu\ntry:\n    print('cuda', gpu.getDeviceCount())\nexcept Exception as e:\n    print('%s: %s' % (type(e).__name__, e))".to_string(),
+        // DALI's count, and why where it is 0.
+        "dali" => "from nvidia.dali import backend\nprint('cuda', backend.GetCUDADeviceCount())\ntry:\n    backend.GetCUDACurrentDevice()\nexcept Exception as e:\n    print(' '.join(('%s: %s' % (type(e).__name__, e)).split()))".to_string(),
         other => panic!("no ground truth for {other}"),
     };
     let mut cmd = Command::new(python);
@@ -2121,6 +2127,9 @@ fn each_frameworks_probe_says_what_the_framework_itself_says() {
         "onnxruntime-gpu",
         "cuda13-frameworks-beside-torch",
         "ctranslate2-numba-cuda",
+        "paddlepaddle-gpu",
+        "cudf-cu12",
+        "dali-cuda120",
     ] {
         let Some(python) = real_env(name) else {
             continue;
@@ -2141,7 +2150,18 @@ fn each_frameworks_probe_says_what_the_framework_itself_says() {
             .filter(|f| {
                 matches!(
                     *f,
-                    "jax" | "cupy" | "onnx_runtime" | "tensorflow" | "ctranslate2" | "numba_cuda"
+                    "jax"
+                        | "cupy"
+                        | "onnx_runtime"
+                        | "tensorflow"
+                        | "ctranslate2"
+                        | "numba_cuda"
+                        | "paddle"
+                        | "rapids"
+                        | "dali"
+                        | "tensorrt"
+                        | "llama_cpp"
+                        | "transformer_engine"
                 )
             })
             .collect();
@@ -2190,6 +2210,27 @@ fn each_frameworks_probe_says_what_the_framework_itself_says() {
                             format!("cuda {}", r["devices"].as_array().unwrap().len()),
                             "{name}"
                         ),
+                        "paddle" => assert_eq!(
+                            said,
+                            format!(
+                                "{} {}",
+                                r["devices"].as_array().unwrap().len(),
+                                r["platform"].as_str().unwrap()
+                            ),
+                            "{name}"
+                        ),
+                        "rapids" => {
+                            assert_eq!(said, r["gpu_error"].as_str().unwrap_or_default(), "{name}")
+                        }
+                        "dali" => {
+                            let (count, why) = said.split_once('\n').unwrap_or((&said, ""));
+                            assert_eq!(
+                                count,
+                                format!("cuda {}", r["devices"].as_array().unwrap().len()),
+                                "{name}"
+                            );
+                            assert_eq!(why, r["gpu_error"].as_str().unwrap_or_default(), "{name}");
+                        }
                         _ => {
                             // The library the provider lacks is the one ONNX Runtime names.
                             let lacks = said.split(':').next().unwrap_or_default();

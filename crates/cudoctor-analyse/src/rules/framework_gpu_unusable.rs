@@ -10,7 +10,7 @@ pub static RULE: Rule = Rule {
     layer: Layer::Acceleration,
     severity: Severity::Error,
     summary:
-        "A CUDA build of JAX, CuPy, ONNX Runtime, TensorFlow, CTranslate2 or numba-cuda runs on the CPU, finds no GPU, fails, or crashes",
+        "A CUDA build of a framework other than torch runs on the CPU, finds no GPU, fails, or crashes",
     docs: r#"## What it checks
 With `--deep`, each framework other than torch that has a CUDA build installed is imported in
 its own child process (`python -I -X faulthandler`, with the deep timeout), asked for its
@@ -18,8 +18,16 @@ devices, and given one tiny computation on its default device whose result is ch
 backend and devices, CuPy's device count (cuBLAS and an NVRTC-compiled reduction), an ONNX
 Runtime session asking for the CUDA provider (the providers it got, and ONNX Runtime's own log
 of why the CUDA provider failed), TensorFlow's GPUs, CTranslate2's CUDA device count, numba-cuda's
-devices (and a kernel it compiles) or the driver error it met. `--deep-skip frameworks` leaves
-them out.
+devices (and a kernel it compiles) or the driver error it met, PaddlePaddle's device count and a
+4x4 product on its device (its own log line or import warning when it has none), RAPIDS' device
+count through RMM and a cuDF sum, DALI's device count (no pipeline: too heavy for a probe),
+TensorRT's builder (its logger's error when it cannot make one), llama-cpp-python's GPU offload
+support and what its CUDA back-end logged at start-up (no model, so no computation), and
+Transformer Engine's `te.Linear` on the GPU where torch has one (torch's reason where not). A
+computation a probe leaves out is said in the report (`computation_skipped`). Where a probe
+cannot tell where the framework computes without more than it may do (llama-cpp-python whose
+back-end named no device, RAPIDS without RMM or cuDF, Transformer Engine without torch), the
+platform is `unknown`, which is not judged. `--deep-skip frameworks` leaves them out.
 
 ## Why it matters
 These frameworks fall back to the CPU with a log line, not an error: JAX says "Falling back to
@@ -111,7 +119,7 @@ fn judge(ctx: &Context, p: &FrameworkProbe) -> Option<Finding> {
                     .evidence(format!("a 4x4 float32 product on {} did not sum to 120", r.platform.as_deref().unwrap_or("its default device")))
                     .cause("A tiny known computation came out wrong: a broken library or a faulty GPU. Nothing this framework computes here can be trusted until it is found.")
                     .shell(reproduce)
-            } else if cuda_build && !r.uses_gpu() {
+            } else if cuda_build && !r.uses_gpu() && r.platform.as_deref() != Some("unknown") {
                 let why = r
                     .gpu_error
                     .clone()
@@ -141,6 +149,9 @@ fn judge(ctx: &Context, p: &FrameworkProbe) -> Option<Finding> {
                     ));
                 for m in r.messages.iter().filter(|m| **m != why).take(3) {
                     f = f.evidence(format!("{name} logged: {}", first_line(m)));
+                }
+                if let Some(skipped) = &r.computation_skipped {
+                    f = f.evidence(format!("not computed: {skipped}"));
                 }
                 f = f
                     .cause(format!("{name}'s CUDA build could not use a GPU in this process and fell back without an error: its programs run, far slower."))
@@ -244,16 +255,19 @@ fn reproduce_script(framework: cudoctor_snapshot::Framework) -> String {
         F::Cupy => "import cupy; print(cupy.cuda.runtime.getDeviceCount())",
         F::OnnxRuntime => "import onnxruntime as ort; print(ort.get_available_providers())",
         F::Tensorflow => "import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))",
-        F::Torch | F::Vllm | F::Sglang | F::TransformerEngine => {
-            "import torch; print(torch.cuda.is_available())"
+        F::Torch | F::Vllm | F::Sglang => "import torch; print(torch.cuda.is_available())",
+        F::TransformerEngine => {
+            "import torch, transformer_engine.pytorch; print(torch.cuda.is_available())"
         }
         F::Paddle => "import paddle; print(paddle.device.cuda.device_count())",
         F::TensorRt => "import tensorrt as trt; print(trt.Builder(trt.Logger()))",
         F::CTranslate2 => "import ctranslate2; print(ctranslate2.get_cuda_device_count())",
-        F::Rapids => "import rmm; print(rmm.mr.get_current_device_resource())",
+        F::Rapids => "from rmm._cuda import gpu; print(gpu.getDeviceCount())",
         F::LlamaCpp => "import llama_cpp; print(llama_cpp.llama_supports_gpu_offload())",
         F::NumbaCuda => "from numba import cuda; cuda.detect()",
-        F::Dali => "from nvidia.dali.backend import GetCudaVersion; print(GetCudaVersion())",
+        F::Dali => {
+            "from nvidia.dali import backend; print(backend.GetCUDADeviceCount(), backend.GetCUDACurrentDevice())"
+        }
     }
     .to_string()
 }
@@ -429,6 +443,83 @@ mod tests {
         });
         let f = run(&RULE, &with_probe(bare, true));
         assert!(format!("{:?}", f[0].fix).contains("cudoctor explain"));
+    }
+
+    /// A probe of `framework` in /opt/env, installed as `package`, that reported `result`.
+    fn reported(framework: Framework, package: &str, result: &str) -> FrameworkProbe {
+        FrameworkProbe {
+            framework,
+            package: package.into(),
+            interpreter: "/opt/env/bin/python".into(),
+            env_prefix: "/opt/env".into(),
+            ending: ProbeEnding::Reported,
+            result: Some(serde_json::from_str(result).unwrap()),
+            ..Default::default()
+        }
+    }
+
+    /// The reports the new probes wrote on a machine without a GPU or driver (the real-env tier's
+    /// paddlepaddle-gpu, cudf-cu12 and dali-cuda120): each CUDA build is an error titled by what
+    /// it did, with the framework's own words and what it did not compute.
+    #[test]
+    fn the_cuda_builds_without_a_gpu_are_judged_in_their_own_words() {
+        let cases = [
+            (
+                Framework::Paddle,
+                "paddlepaddle-gpu",
+                r#"{"framework": "paddle", "devices": [], "version": "2.6.2", "runtime": "11.8", "gpu_error": "You are using GPU version Paddle, but your CUDA device is not set properly. CPU device will be used by default.", "platform": "cpu", "computation_ok": true, "computation_ms": 0.188, "messages": ["You are using GPU version Paddle, but your CUDA device is not set properly. CPU device will be used by default."], "elapsed_ms": 827.1}"#,
+                "PaddlePaddle runs on the CPU in /opt/env, not on a GPU",
+                "PaddlePaddle says: You are using GPU version Paddle, but your CUDA device is not set properly.",
+            ),
+            (
+                Framework::Rapids,
+                "cudf-cu12",
+                r#"{"framework": "rapids", "devices": [], "version": "26.10.02", "runtime": "12.9", "platform": "none", "gpu_error": "CUDARuntimeError: cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version", "messages": [], "elapsed_ms": 3869.0}"#,
+                "RAPIDS finds no GPU in /opt/env",
+                "RAPIDS says: CUDARuntimeError: cudaErrorInsufficientDriver",
+            ),
+            (
+                Framework::Dali,
+                "nvidia-dali-cuda120",
+                r#"{"framework": "dali", "devices": [], "version": "2.4.0", "platform": "none", "computation_skipped": "a DALI pipeline is too heavy for a probe: its backend's CUDA device count stands for it", "gpu_error": "RuntimeError: CUDA runtime API error cudaErrorInsufficientDriver (35): CUDA driver version is insufficient for CUDA runtime version", "messages": [], "elapsed_ms": 1379.0}"#,
+                "DALI finds no GPU in /opt/env",
+                "not computed: a DALI pipeline is too heavy",
+            ),
+        ];
+        for (framework, package, result, title, evidence) in cases {
+            let f = run(
+                &RULE,
+                &with_probe(reported(framework, package, result), true),
+            );
+            assert_eq!(f.len(), 1, "{f:?}");
+            assert_eq!(f[0].title, title);
+            assert_eq!(f[0].severity, Severity::Error);
+            assert!(
+                f[0].evidence.iter().any(|e| e.starts_with(evidence)),
+                "{evidence}: {:?}",
+                f[0].evidence
+            );
+            // Its CPU build computing on the CPU is what it was installed for.
+            assert!(run(
+                &RULE,
+                &with_probe(reported(framework, package, result), false)
+            )
+            .is_empty());
+        }
+    }
+
+    /// llama-cpp-python with GPU offload whose CUDA back-end named no device (no model was
+    /// loaded): where it computes is not known, and nothing is claimed.
+    #[test]
+    fn a_platform_the_probe_could_not_know_is_not_judged() {
+        let unknown = r#"{"framework": "llama_cpp", "devices": [], "version": "0.3.16", "platform": "unknown", "computation_skipped": "no model to run", "messages": []}"#;
+        let p = reported(Framework::LlamaCpp, "llama-cpp-python", unknown);
+        assert!(run(&RULE, &with_probe(p, true)).is_empty());
+        let none = r#"{"framework": "llama_cpp", "devices": [], "version": "0.3.16", "platform": "none", "gpu_error": "CUDA driver version is insufficient for CUDA runtime version", "messages": []}"#;
+        let p = reported(Framework::LlamaCpp, "llama-cpp-python", none);
+        let f = run(&RULE, &with_probe(p, true));
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].title, "llama-cpp-python finds no GPU in /opt/env");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 """cudoctor's runtime probe of one framework other than torch: can it use the GPU?
 
 Run by `cudoctor check --deep` as `python -I -c <this file> FRAMEWORK`, one process per framework
-(jax, cupy, onnxruntime, tensorflow, ctranslate2, numba_cuda), so a framework that crashes or hangs on import cannot take
+(the names of PROBES, at the end), so a framework that crashes or hangs on import cannot take
 the others with it, and a timeout bounds each. It imports the framework, asks it which devices it
 uses, runs one tiny computation on its default device and checks the result, and keeps the
 framework's own words (exceptions, warnings, log records) when it falls back to the CPU.
@@ -79,6 +79,19 @@ class Messages(logging.Handler):
             self.add(lines[-1])
         if record.exc_info and record.exc_info[1] is not None:
             self.add(text(record.exc_info[1]))
+
+
+_CAUGHT = {"warnings": []}
+
+
+def warned(pattern):
+    """The first line of the first warning issued so far (in this probe) that `pattern` finds:
+    a framework that says why it has no GPU only in a warning at import."""
+    for w in _CAUGHT["warnings"]:
+        line = str(w.message).strip().split("\n")[0]
+        if re.search(pattern, line):
+            return line[:MAX_TEXT]
+    return None
 
 
 def timed_ok(fn):
@@ -266,14 +279,24 @@ def add_model():
 
 class NativeStderr:
     """Captures what native code writes to fd 2 inside the block (and writes it on to stderr):
-    ONNX Runtime's log lines, kept as "E: text" / "W: text" without colours and timestamps."""
+    the lines that `pattern` matches (group 1 the severity letter, empty for a line that has
+    none; group 2 the text), in `found` as (severity, text), and those with a severity in
+    `lines` as "E: text" / "W: text", without colours and timestamps."""
+
+    # ONNX Runtime: "[E:onnxruntime:Default, provider_bridge_ort.cc:2251 TryGetProviderInfo_CUDA] …".
+    ONNX_RUNTIME = r"\[([EWF]):onnxruntime:[^\]]*\]\s*(.*)$"
+    # glog (PaddlePaddle): "E1205 04:45:33.138350 20169 place.cc:443] text".
+    GLOG = r"^([EWF])\d{4} [\d:.]+\s+\d+ [^\]]+\]\s*(.*)$"
+
+    def __init__(self, pattern):
+        self.pattern = pattern
 
     def __enter__(self):
-        import re
         import tempfile
 
-        self.re = re.compile(r"\[([EWF]):onnxruntime:[^\]]*\]\s*(.*)$")
+        self.re = re.compile(self.pattern)
         self.ansi = re.compile(r"\x1b\[[0-9;]*m")
+        self.found = []
         self.lines = []
         self.file = tempfile.TemporaryFile()
         sys.stderr.flush()
@@ -291,11 +314,17 @@ class NativeStderr:
         sys.stderr.write(raw)
         for line in self.ansi.sub("", raw).splitlines():
             m = self.re.search(line)
-            if m and len(self.lines) < MAX_MESSAGES:
-                # "<source file>:<line> <function> [ONNXRuntimeError] : 1 : FAIL : <what>"
-                what = m.group(2).strip().split(" : FAIL : ")[-1]
-                self.lines.append(("%s: %s" % (m.group(1), what))[:MAX_TEXT])
+            if m and len(self.found) < MAX_MESSAGES:
+                # ONNX Runtime's "<source file>:<line> <function> [ONNXRuntimeError] : 1 : FAIL : <what>"
+                what = m.group(2).strip().split(" : FAIL : ")[-1][:MAX_TEXT]
+                self.found.append((m.group(1), what))
+                if m.group(1):
+                    self.lines.append(("%s: %s" % (m.group(1), what))[:MAX_TEXT])
         return False
+
+    def errors(self):
+        """The texts of its error lines, in order."""
+        return [t for sev, t in self.found if sev in ("E", "F")]
 
 
 def probe_onnxruntime(report):
@@ -314,7 +343,7 @@ def probe_onnxruntime(report):
     wanted = [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider") if p in available]
     emit("stage", name="onnxruntime session")
     # ONNX Runtime says why a provider failed only in its own log, on fd 2.
-    with NativeStderr() as native:
+    with NativeStderr(NativeStderr.ONNX_RUNTIME) as native:
         session = ort.InferenceSession(add_model(), sess_options=options, providers=wanted)
     report["native_messages"] = native.lines
     used = list(session.get_providers())
@@ -322,8 +351,8 @@ def probe_onnxruntime(report):
     if "CUDAExecutionProvider" in available:
         report["platform"] = "cuda" if "CUDAExecutionProvider" in used else "cpu"
         if report["platform"] == "cpu":
-            errors = [l for l in native.lines if l.startswith("E: ")]
-            report["gpu_error"] = errors[0][3:] if errors else "the session asked for CUDAExecutionProvider and got %s" % used
+            errors = native.errors()
+            report["gpu_error"] = errors[0] if errors else "the session asked for CUDAExecutionProvider and got %s" % used
     x = np.arange(4, dtype=np.float32)
 
     def compute():
@@ -423,6 +452,291 @@ def probe_numba_cuda(report):
     report["computation_ok"], report["computation_ms"] = timed_ok(compute)
 
 
+# -- PaddlePaddle ---------------------------------------------------------------------------------
+
+
+def probe_paddle(report):
+    import paddle
+
+    report["version"] = paddle.__version__
+    emit("stage", name="paddle devices")
+    compiled = bool(paddle.device.is_compiled_with_cuda())
+    if compiled:
+        try:
+            # "12.6" on a CUDA build ("False" on a CPU build).
+            report["runtime"] = str(paddle.version.cuda())
+        except Exception:
+            pass
+    count = paddle.device.cuda.device_count() if compiled else 0
+    for i in range(count):
+        report["devices"].append(str(paddle.device.cuda.get_device_name(i)))
+    if count:
+        paddle.set_device("gpu:0")
+    elif compiled:
+        # A place on a GPU that is not there ends the process (Paddle logs "Cannot use GPU
+        # because there is no GPU detected on your machine." and exits): not asked. Its reason
+        # is the warning its import gave, when it gave one.
+        said = warned(r"GPU|CUDA")
+        report["gpu_error"] = said or "paddle.device.cuda.device_count() is 0"
+    else:
+        # A CPU build says why when a GPU place is asked for: an exception, and its own log
+        # line on fd 2 ("Cannot use GPU because you have installed CPU version PaddlePaddle.").
+        with NativeStderr(NativeStderr.GLOG) as native:
+            try:
+                paddle.CUDAPlace(0)
+                asked = "paddle.device.is_compiled_with_cuda() is False"
+            except Exception as e:
+                asked = text(e)
+        report["native_messages"] = native.lines
+        errors = native.errors()
+        report["gpu_error"] = errors[0] if errors else asked
+    # Its own name for the device it computes on: "gpu:0" or "cpu".
+    report["platform"] = str(paddle.device.get_device()).split(":")[0]
+
+    def compute():
+        x = paddle.reshape(paddle.arange(16, dtype="float32"), [4, 4])
+        return float(paddle.matmul(x, paddle.eye(4, dtype="float32")).sum().numpy()) == 120.0
+
+    emit("stage", name="paddle computation")
+    report["computation_ok"], report["computation_ms"] = timed_ok(compute)
+
+
+# -- RAPIDS ---------------------------------------------------------------------------------------
+
+
+def _optional(name):
+    """The module `name`, or None when it (or a package above it) is not installed; any other
+    failure of its import is raised."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name and (name == e.name or name.startswith(e.name + ".")):
+            return None
+        raise
+
+
+def probe_rapids(report):
+    # Every RAPIDS Python library allocates through RMM; cuDF is the one a probe can compute
+    # with. Either may be absent (a RAPIDS C++ library wheel alone, kvikio): what is not
+    # installed is not asked.
+    rmm = _optional("rmm")
+    cudf = _optional("cudf")
+    gpu = _optional("rmm._cuda.gpu") if rmm else None
+    if rmm is None and cudf is None:
+        report["platform"] = "unknown"
+        report["computation_skipped"] = "neither RMM nor cuDF is installed: no RAPIDS API to ask"
+        return
+    report["version"] = (cudf or rmm).__version__
+    emit("stage", name="rapids devices")
+    if gpu is not None:
+        try:
+            report["runtime"] = _cuda_version(gpu.runtimeGetVersion())
+        except Exception:
+            pass
+        try:
+            count = gpu.getDeviceCount()
+        except Exception as e:
+            # RMM's own error: "cudaErrorInsufficientDriver: CUDA driver version is insufficient...".
+            report["platform"] = "none"
+            report["gpu_error"] = text(e)
+            return
+        report["platform"] = "cuda" if count else "none"
+        report["devices"] = [str(gpu.deviceGetName(i)) for i in range(count)]
+        if not count:
+            report["gpu_error"] = "rmm: the CUDA runtime counts 0 devices"
+            return
+    emit("stage", name="rapids computation")
+    if cudf is not None:
+
+        def compute():
+            return float(cudf.Series(list(range(16)), dtype="float32").sum()) == 120.0
+
+    else:
+        report["computation_skipped"] = "cuDF is not installed: 16 bytes through an RMM device buffer instead"
+
+        def compute():
+            data = bytes(range(16))
+            return bytes(rmm.DeviceBuffer.to_device(data).copy_to_host()) == data
+
+    report["computation_ok"], report["computation_ms"] = timed_ok(compute)
+    if gpu is None:
+        # No device query in this RMM: the computation, which only runs on a GPU, answered; it
+        # ran on the current device, 0 in a fresh process.
+        report["platform"] = "cuda"
+        report["devices"] = ["cuda:0"]
+
+
+# -- DALI -----------------------------------------------------------------------------------------
+
+
+def probe_dali(report):
+    import nvidia.dali as dali
+    from nvidia.dali import backend
+
+    report["version"] = dali.__version__
+    emit("stage", name="dali devices")
+    report["computation_skipped"] = (
+        "a DALI pipeline is too heavy for a probe: its backend's CUDA device count stands for it"
+    )
+    if not hasattr(backend, "GetCUDADeviceCount"):
+        # A DALI without the count: where it computes is not known without a pipeline.
+        report["platform"] = "unknown"
+        return
+    # Its own count: 0 where its CUDA runtime finds no device or no driver (it raises nothing).
+    count = backend.GetCUDADeviceCount()
+    report["platform"] = "cuda" if count else "none"
+    report["devices"] = ["cuda:%d" % i for i in range(count)]
+    if count:
+        return
+    try:
+        # Asking for the current device is what says why: "CUDA runtime API error
+        # cudaErrorInsufficientDriver (35): ...".
+        backend.GetCUDACurrentDevice()
+        report["gpu_error"] = "nvidia.dali.backend.GetCUDADeviceCount() is 0"
+    except Exception as e:
+        report["gpu_error"] = " ".join(text(e).split())
+
+
+# -- TensorRT -------------------------------------------------------------------------------------
+
+
+def probe_tensorrt(report):
+    import tensorrt as trt
+
+    report["version"] = trt.__version__
+
+    class Logger(trt.ILogger):
+        """TensorRT's own log, kept: why a builder could not be made is written only there."""
+
+        def __init__(self):
+            trt.ILogger.__init__(self)
+            self.errors = []
+            self.lines = []
+
+        def log(self, severity, msg):
+            if severity in (trt.ILogger.Severity.INTERNAL_ERROR, trt.ILogger.Severity.ERROR):
+                self.errors.append(str(msg)[:MAX_TEXT])
+                self.lines.append(("E: %s" % msg)[:MAX_TEXT])
+            elif severity == trt.ILogger.Severity.WARNING:
+                self.lines.append(("W: %s" % msg)[:MAX_TEXT])
+
+    logger = Logger()
+    emit("stage", name="tensorrt builder")
+    # Making a builder initialises CUDA on the current device; building an engine would take
+    # seconds more and is left out.
+    report["computation_skipped"] = (
+        "building an engine takes seconds: a builder made on the GPU stands for it"
+    )
+    try:
+        builder = trt.Builder(logger)
+        failed = None if builder is not None else "tensorrt.Builder() returned None"
+    except Exception as e:
+        builder, failed = None, text(e)
+    report["native_messages"] = logger.lines[:MAX_MESSAGES]
+    if builder is None:
+        report["platform"] = "none"
+        report["gpu_error"] = logger.errors[0] if logger.errors else failed
+        return
+    report["platform"] = "cuda"
+    # A builder is made on the process's current device, device 0 of a fresh process.
+    report["devices"] = ["cuda:0"]
+
+
+# -- llama-cpp-python -----------------------------------------------------------------------------
+
+# ggml's CUDA back-end, when it starts: "ggml_cuda_init: found 1 CUDA devices:", then
+# "  Device 0: NVIDIA H200, compute capability 9.0, VMM: yes", or
+# "ggml_cuda_init: failed to initialize CUDA: <cudaGetErrorString>".
+_GGML_FOUND = re.compile(r"ggml_cuda_init: found (\d+) CUDA devices")
+_GGML_DEVICE = re.compile(r"^\s*Device (\d+): ([^,]+),")
+_GGML_FAILED = re.compile(r"ggml_cuda_init: failed to initialize CUDA: (.*)$")
+
+
+def probe_llama_cpp(report):
+    import llama_cpp
+
+    report["version"] = llama_cpp.__version__
+    emit("stage", name="llama_cpp offload")
+    # The GPU back-end starts when offload support is first asked for, and writes what it
+    # found to fd 2 (through llama-cpp-python's log callback or ggml's own).
+    with NativeStderr(r"^()(ggml_cuda_init: .*|\s*Device \d+: .*)$") as native:
+        offload = bool(llama_cpp.llama_supports_gpu_offload())
+    report["computation_skipped"] = (
+        "no model to run: llama_supports_gpu_offload() and the CUDA back-end's start-up log"
+        " stand for it"
+    )
+    found = failed = None
+    for _, line in native.found:
+        m = _GGML_FOUND.search(line)
+        if m:
+            found = int(m.group(1))
+        m = _GGML_DEVICE.match(line)
+        if m:
+            report["devices"].append(m.group(2).strip())
+        m = _GGML_FAILED.search(line)
+        if m:
+            failed = m.group(1).strip()
+    if not offload:
+        report["platform"] = "cpu"
+        report["gpu_error"] = failed or "llama_cpp.llama_supports_gpu_offload() is False"
+    elif failed is not None or found == 0:
+        report["platform"] = "none"
+        report["gpu_error"] = failed or "ggml_cuda_init found 0 CUDA devices"
+    elif report["devices"]:
+        report["platform"] = "cuda"
+    else:
+        # Offload is supported, but the back-end said nothing of its devices here: not known.
+        report["platform"] = "unknown"
+
+
+# -- Transformer Engine ---------------------------------------------------------------------------
+
+
+def probe_transformer_engine(report):
+    torch = _optional("torch")
+    if torch is None:
+        # Transformer Engine for JAX alone: its PyTorch layer is not what this env uses.
+        import transformer_engine
+
+        report["version"] = getattr(transformer_engine, "__version__", None)
+        report["platform"] = "unknown"
+        report["computation_skipped"] = "torch is not installed: te.Linear was not run"
+        return
+    import transformer_engine
+    import transformer_engine.pytorch as te
+
+    report["version"] = getattr(transformer_engine, "__version__", None)
+    emit("stage", name="transformer_engine devices")
+    if not torch.cuda.is_available():
+        report["platform"] = "none"
+        try:
+            # torch's own reason ("Found no NVIDIA driver on your system...").
+            torch.cuda.init()
+            report["gpu_error"] = "torch.cuda.is_available() is False"
+        except Exception as e:
+            report["gpu_error"] = " ".join(text(e).split())
+        report["computation_skipped"] = "torch sees no CUDA device: te.Linear was not run"
+        return
+    report["platform"] = "cuda"
+    report["runtime"] = torch.version.cuda
+    report["devices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    layer = te.Linear(16, 16, bias=True).cuda()
+    with torch.no_grad():
+        layer.weight.copy_(torch.eye(16))
+        layer.bias.zero_()
+    x = torch.arange(256, dtype=torch.float32, device="cuda").reshape(16, 16)
+
+    def compute():
+        with torch.no_grad():
+            y = layer(x)
+        torch.cuda.synchronize()
+        return bool(torch.equal(y.float().cpu(), x.cpu()))
+
+    emit("stage", name="transformer_engine computation")
+    report["computation_ok"], report["computation_ms"] = timed_ok(compute)
+
 PROBES = {
     "jax": probe_jax,
     "cupy": probe_cupy,
@@ -430,6 +744,12 @@ PROBES = {
     "tensorflow": probe_tensorflow,
     "ctranslate2": probe_ctranslate2,
     "numba_cuda": probe_numba_cuda,
+    "paddle": probe_paddle,
+    "rapids": probe_rapids,
+    "dali": probe_dali,
+    "tensorrt": probe_tensorrt,
+    "llama_cpp": probe_llama_cpp,
+    "transformer_engine": probe_transformer_engine,
 }
 
 
@@ -447,6 +767,8 @@ def main(argv):
     t = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        # The list the warnings module appends to, which probes read with warned().
+        _CAUGHT["warnings"] = caught
         emit("stage", name="import " + name)
         try:
             probe(report)

@@ -326,10 +326,36 @@ fn framework_line(p: &FrameworkProbe) -> String {
         (Some(true), Some(ms)) => line.push_str(&format!("; computation right in {ms:.2} ms")),
         (Some(true), None) => line.push_str("; computation right"),
         (Some(false), _) => line.push_str("; computation WRONG"),
-        (None, _) => {}
+        (None, _) => {
+            if let Some(skipped) = &r.computation_skipped {
+                line.push_str(&format!("; not computed: {skipped}"));
+            }
+        }
     }
     if let Some(t) = p.elapsed_s {
         line.push_str(&format!(" (probe {t:.1} s)"));
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// DALI's report on a machine without a GPU (the real-env tier's dali-cuda120): no device,
+    /// its reason, and the computation it did not try said as such.
+    #[test]
+    fn a_framework_line_says_what_the_probe_did_not_compute() {
+        let p = FrameworkProbe {
+            framework: cudoctor_snapshot::Framework::Dali,
+            ending: ProbeEnding::Reported,
+            elapsed_s: Some(1.4),
+            result: Some(serde_json::from_str(r#"{"devices": [], "version": "2.4.0", "platform": "none", "computation_skipped": "a DALI pipeline is too heavy for a probe: its backend's CUDA device count stands for it", "gpu_error": "RuntimeError: CUDA runtime API error cudaErrorInsufficientDriver (35): CUDA driver version is insufficient for CUDA runtime version", "messages": []}"#).unwrap()),
+            ..Default::default()
+        };
+        assert_eq!(
+            framework_line(&p),
+            "2.4.0, no device (RuntimeError: CUDA runtime API error cudaErrorInsufficientDriver (35): CUDA driver version is insufficient for CUDA runtime version); not computed: a DALI pipeline is too heavy for a probe: its backend's CUDA device count stands for it (probe 1.4 s)"
+        );
+    }
 }
