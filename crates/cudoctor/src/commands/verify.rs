@@ -494,6 +494,7 @@ impl Drop for Scratch {
 }
 
 /// At most this many entries of the temporary directory are looked at for left copies.
+#[cfg(unix)]
 const RECLAIM_LOOK: usize = 100_000;
 
 /// Removes the scratch directories of `base` that a `--verify=install` killed by SIGKILL (or a
