@@ -1585,8 +1585,15 @@ fn by_whose_it_is(line: &str, w: &Words) -> Option<Reading> {
     // library's, NCCL's) decides by its owner, whatever file or DLL the line names.
     if w.fails(F::UndefinedSymbol) {
         let owner = symbol_category(line);
-        let s = w.subjects.first().copied().unwrap_or(S::Framework);
         if owner != Category::AbiMismatch {
+            // A line that names no subject of its own ("undefined symbol: cuGreenCtxDestroy")
+            // speaks of the symbol's owner: the driver's library for its `cu*` entry points,
+            // a CUDA library, NCCL. That makes it as specific as a named subject would.
+            let s = w
+                .subjects
+                .first()
+                .copied()
+                .unwrap_or_else(|| owner_subject(owner));
             return Some((owner, s, F::UndefinedSymbol));
         }
         // Windows: an import failed for a missing procedure and the line names no DLL, so
@@ -1651,6 +1658,16 @@ fn by_whose_it_is(line: &str, w: &Words) -> Option<Reading> {
         }
     }
     None
+}
+
+/// The subject that owns an unresolved symbol of `owner`'s category (see [`symbol_category`]).
+fn owner_subject(owner: Category) -> Subject {
+    match owner {
+        Category::DriverTooOld => S::DriverLibrary,
+        Category::Nccl => S::Nccl,
+        Category::LibraryPath => S::CudaLibrary,
+        _ => S::Framework,
+    }
 }
 
 /// The subjects below the framework that a failure names, most specific first: the kernel
@@ -2159,6 +2176,35 @@ mod tests {
             cat("torch.cuda.is_available() returns False"),
             Some(Category::DriverMissing)
         );
+    }
+
+    #[test]
+    fn an_unresolved_symbol_without_a_subject_word_speaks_of_its_owner() {
+        // The driver's entry point, a CUDA library's and NCCL's, each named bare in a title.
+        for (line, subject, category) in [
+            (
+                "[Bug] undefined symbol: cuMemCreateSomething",
+                S::DriverLibrary,
+                Category::DriverTooOld,
+            ),
+            (
+                "undefined symbol: cublasLtMatmulSomething, version 12",
+                S::CudaLibrary,
+                Category::LibraryPath,
+            ),
+            (
+                "undefined symbol: ncclCommSomething",
+                S::Nccl,
+                Category::Nccl,
+            ),
+        ] {
+            let c = read(line).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!((c.subject, c.category), (subject, category), "{line}");
+            assert!(c.is_specific(), "{line}");
+        }
+        // A framework's C++ symbol keeps the generic reading.
+        let c = read("undefined symbol: _ZN2at6detail10empty_cudaE").unwrap_or_else(|| panic!());
+        assert_eq!(c.category, Category::AbiMismatch);
     }
 
     #[test]
