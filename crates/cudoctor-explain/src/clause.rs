@@ -83,6 +83,18 @@ enum Word {
     /// mismatch" are a program's tensors disagreeing, not two versions. A failure word found
     /// only inside such phrases is not read.
     Cancel(Failure),
+    /// A phrase in which a subject word names something else: nvcc's banner "Cuda compiler
+    /// driver" is the compiler, not the NVIDIA driver. A subject found only inside such
+    /// phrases is not read.
+    NotSubject(Subject),
+    /// A phrase that says the parts the line names work ("the driver and CUDA are fine",
+    /// "显卡驱动没问题"): a generic failure word on the same line ("training errors out") is
+    /// said of something else.
+    Works,
+    /// A shell's refusal to run a command ("bash: X: command not found", "'X' is not
+    /// recognized as an internal or external command"): the failure is the command's, named
+    /// right before it, and says nothing of the stack unless that command is one of its tools.
+    Command,
 }
 
 /// How serious a line says it is, from its own wording: fatal lines outrank errors, errors
@@ -715,6 +727,25 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("type mismatch", Word::Cancel(F::Mismatch), false),
     ("length mismatch", Word::Cancel(F::Mismatch), false),
     ("dimension mismatch", Word::Cancel(F::Mismatch), false),
+    // nvcc's own banner ("nvcc: NVIDIA (R) Cuda compiler driver").
+    ("compiler driver", Word::NotSubject(S::Driver), false),
+    // What users say of the parts that work.
+    ("没问题", Word::Works, false),
+    ("没有问题", Word::Works, false),
+    ("都正常", Word::Works, false),
+    ("works fine", Word::Works, false),
+    ("working fine", Word::Works, false),
+    ("work fine", Word::Works, false),
+    ("works well", Word::Works, false),
+    ("is working fine", Word::Works, false),
+    ("no problem", Word::Works, false),
+    ("command not found", Word::Command, false),
+    (
+        "is not recognized as an internal or external command",
+        Word::Command,
+        false,
+    ),
+    ("不是内部或外部命令", Word::Command, false),
     ("不一致", Word::Failure(F::Mismatch), false),
     ("不兼容", Word::Failure(F::Mismatch), false),
     ("对不上", Word::Failure(F::Mismatch), false),
@@ -971,15 +1002,22 @@ pub fn words(line: &str) -> Words {
     let mut calls: Vec<(usize, &str, Failure)> = Vec::new();
     let mut failures: Vec<(Failure, usize, usize)> = Vec::new();
     let mut cancels: Vec<(Failure, usize, usize)> = Vec::new();
+    let mut subjects: Vec<(Subject, usize, usize)> = Vec::new();
+    let mut not_subjects: Vec<(Subject, usize, usize)> = Vec::new();
+    // Spans whose failure words are not the stack's: a shell's refusal of a command that is
+    // none of its tools.
+    let mut foreign: Vec<(usize, usize)> = Vec::new();
+    let mut works_at: Vec<usize> = Vec::new();
     // What the readers below need the line to hold, noted from the lexicon's own pass so
     // that an ordinary line costs them nothing: CUDA named (inside a word too, as in
     // `cudaGetDeviceCount`), a package with a CPU flavour.
-    let (mut saw_cuda, mut saw_flavour) = (false, false);
+    let (mut saw_cuda, mut saw_flavour, mut saw_arch) = (false, false, false);
     for m in lexicon().automaton.find_overlapping_iter(line) {
         let Some((text, word, whole)) = LEXICON.get(m.pattern().as_usize()) else {
             continue;
         };
         saw_cuda |= text.starts_with("cuda");
+        saw_arch |= matches!(*text, "sm_" | "compute_");
         saw_flavour |= CPU_FLAVOURS.iter().any(|f| f.starts_with(text));
         if text.ends_with(')') {
             if let Some((_, answer, failure)) = CALL_ANSWERS.iter().find(|(c, _, _)| c == text) {
@@ -994,15 +1032,40 @@ pub fn words(line: &str) -> Words {
             }
         }
         match *word {
-            Word::Subject(s) => w.add_subject(s, m.start()),
+            Word::Subject(s) => subjects.push((s, m.start(), m.end())),
             Word::Failure(f) => failures.push((f, m.start(), m.end())),
             Word::Cancel(f) => cancels.push((f, m.start(), m.end())),
+            Word::NotSubject(s) => not_subjects.push((s, m.start(), m.end())),
+            Word::Works => works_at.push(m.start()),
+            Word::Command => {
+                if !command_is_a_tool(line.get(..m.start()).unwrap_or_default()) {
+                    foreign.push((m.start(), m.end()));
+                }
+            }
+        }
+    }
+    // "Works" is said of the stack when one of its subjects is named right before it ("the
+    // driver and CUDA work fine", "显卡驱动,CUDA都没问题"), not of another card or program
+    // ("on the same machine a 3060 works fine").
+    let works = works_at.iter().any(|&at| {
+        subjects
+            .iter()
+            .any(|(_, _, end)| *end <= at && at - *end <= WORKS_REACH)
+    });
+    for (s, start, end) in subjects {
+        let cancelled = not_subjects
+            .iter()
+            .any(|(c, cs, ce)| *c == s && *cs <= start && end <= *ce);
+        if !cancelled {
+            w.add_subject(s, start);
         }
     }
     for (f, start, end) in failures {
         let cancelled = cancels
             .iter()
-            .any(|(c, cs, ce)| *c == f && *cs <= start && end <= *ce);
+            .any(|(c, cs, ce)| *c == f && *cs <= start && end <= *ce)
+            || foreign.iter().any(|(cs, ce)| *cs <= start && end <= *ce)
+            || (works && f == F::Failed);
         if !cancelled {
             w.add_failure(f);
         }
@@ -1021,8 +1084,22 @@ pub fn words(line: &str) -> Words {
             w.failures.push(failure);
         }
     }
+    // An architecture said to be missing from a build ("has no sm_60 kernels").
+    if saw_arch && arch_absent(line) {
+        w.add_failure(F::Unsupported);
+    }
     // An architecture matters only to a line that says something failed.
     if !w.failures.is_empty() && !w.has(S::GpuArch) && names_sm_arch(line) {
+        w.add_subject(S::GpuArch, line.len());
+    }
+    // A card named by its model in a line that says it is not supported ("1.3 no longer
+    // supporting Tesla K40m"): the model stands for its architecture. Attention kernels say
+    // which cards they run on themselves.
+    if w.fails(F::Unsupported)
+        && !w.has(S::GpuArch)
+        && !w.has(S::Attention)
+        && names_card_model(line)
+    {
         w.add_subject(S::GpuArch, line.len());
     }
     if let Some((s, f)) = saw_cuda.then(|| cuda_error_code(line)).flatten() {
@@ -1055,6 +1132,38 @@ pub fn words(line: &str) -> Words {
     w.subjects.sort();
     w.failures.sort();
     w
+}
+
+/// Bytes between a subject and the phrase that says it works, at most.
+const WORKS_REACH: usize = 16;
+
+/// Whether the command a shell refused, named at the end of `before` ("bash: nvcc:",
+/// "'nvidia-smi'"), is a tool of the stack (its name holds a subject word of the lexicon). A
+/// name that is not a command word (the shell's refusal quoted after prose) counts as one: the
+/// failure is then read as before.
+fn command_is_a_tool(before: &str) -> bool {
+    let quotes: &[char] = &['\'', '"', '`', '‘', '’'];
+    let rest = before
+        .trim_end()
+        .trim_end_matches(':')
+        .trim_end()
+        .trim_end_matches(quotes);
+    let name: String = rest
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_alphanumeric() || "._/+-".contains(*c))
+        .collect::<Vec<char>>()
+        .into_iter()
+        .rev()
+        .collect();
+    if name.is_empty() || !name.bytes().any(|b| b.is_ascii_alphabetic()) {
+        return true;
+    }
+    lexicon()
+        .automaton
+        .find_overlapping_iter(name.as_str())
+        .filter_map(|m| LEXICON.get(m.pattern().as_usize()))
+        .any(|(_, word, _)| matches!(word, Word::Subject(_)))
 }
 
 /// The number a line gives as CUDA's error code ("CUDA error 35", "Cuda error(35)", "CUDA
@@ -1197,6 +1306,30 @@ fn names_sm_arch(line: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether the line says an architecture is absent from a build: `sm_XX` or `compute_XX`
+/// right after "no", "without", "lacks" or "missing" ("the image's torch has no sm_60
+/// kernels", "built without sm_120").
+fn arch_absent(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let tokens: Vec<&str> = lower.split_whitespace().collect();
+    tokens.windows(2).any(|pair| {
+        let word = pair[0].trim_matches(|c: char| !c.is_ascii_alphanumeric());
+        let arch = pair[1].trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
+        matches!(word, "no" | "without" | "lacks" | "lacking" | "missing")
+            && (arch.starts_with("sm_") || arch.starts_with("compute_"))
+    })
+}
+
+/// Whether the line names an NVIDIA card by its model line (`Tesla K40m`, `GeForce GTX 1080`,
+/// `Quadro M2200`, `RTX 5090`, `TITAN V`).
+fn names_card_model(line: &str) -> bool {
+    [
+        "tesla ", "geforce", "quadro ", "rtx ", "rtx-", "gtx ", "gtx-", "titan ",
+    ]
+    .iter()
+    .any(|m| find_ascii_ci(line, m).is_some())
 }
 
 /// Whether a line speaks of several GPUs working together ("two GPUs", "multi-GPU", 多卡,
@@ -1848,6 +1981,16 @@ fn by_general_subject(line: &str, w: &Words) -> Option<Reading> {
     None
 }
 
+/// A subject a report names as part of its setup ("Docker version 24", "Driver Version: 535",
+/// "GPU: RTX 4090") as often as in its failure: a generic failure word elsewhere in a report is
+/// not said of it.
+pub fn is_setup_subject(s: Subject) -> bool {
+    matches!(
+        s,
+        S::Container | S::Driver | S::DriverLibrary | S::Gpu | S::Framework
+    )
+}
+
 impl Clause {
     /// A clause precise enough to outrank a signature's warning: a named subject with a named
     /// failure, not "the GPU is not available" nor a bare "failed".
@@ -2175,6 +2318,47 @@ mod tests {
         assert_eq!(
             cat("torch.cuda.is_available() returns False"),
             Some(Category::DriverMissing)
+        );
+    }
+
+    #[test]
+    fn phrases_whose_words_name_something_else() {
+        // nvcc's banner calls it a compiler driver: not the NVIDIA driver.
+        let w = words("nvcc: NVIDIA (R) Cuda compiler driver");
+        assert!(w.has(S::Toolkit) && !w.has(S::Driver));
+        assert!(words("the NVIDIA driver failed to load").has(S::Driver));
+        // A stack part said to work clears a generic failure on its line, and only then.
+        assert!(words("the driver and CUDA work fine, the job errors out")
+            .failures
+            .is_empty());
+        assert!(words("the driver errors out, another card works fine").fails(F::Failed));
+        // A shell's refusal is said of the command it names.
+        assert!(!words("bash: my-tool: command not found").fails(F::NotFound));
+        assert!(words("bash: nvcc: command not found").fails(F::NotFound));
+        assert!(
+            words("'nvcc' is not recognized as an internal or external command").fails(F::NotFound)
+        );
+    }
+
+    #[test]
+    fn an_architecture_named_absent_or_by_its_card_is_the_build_s() {
+        assert_eq!(
+            cat("the image's torch has no sm_61 kernels, so every op fails"),
+            Some(Category::NoKernelImage)
+        );
+        assert_eq!(
+            cat("Release 2.0 no longer supporting Tesla K20c?"),
+            Some(Category::NoKernelImage)
+        );
+        // Attention kernels say themselves which cards they run on.
+        assert_eq!(
+            cat("flash attention is not supported on Tesla V100"),
+            Some(Category::SdpaFallback)
+        );
+        // A card named without a failure of support is not an architecture's failure.
+        assert_ne!(
+            cat("GeForce RTX 3060 not found by the driver"),
+            Some(Category::NoKernelImage)
         );
     }
 

@@ -961,7 +961,15 @@ impl Engine {
 /// another. Across sentences a subject pairs only with a named failure: a generic "error"
 /// elsewhere in the report ("srun: error") says nothing of it.
 fn head_as_one_clause(head: &str) -> Option<scanner::ClauseHit> {
-    let c = clause::read(head)?;
+    let mut c = clause::read(head)?;
+    // A report lists its setup (the container it runs in, the driver's version, the GPU)
+    // beside its failure: a generic failure ("报错", "gpu failure") says nothing of those.
+    // A tool that acts (a compiler, NCCL) is what a generic failure is said of.
+    if c.failure == clause::Failure::Failed && clause::is_setup_subject(c.subject) {
+        let mut words = clause::words(head);
+        words.failures.retain(|f| *f != clause::Failure::Failed);
+        c = clause::from_words(head, &words)?;
+    }
     Some(scanner::ClauseHit {
         line_no: 1,
         text: scanner::shown(head),

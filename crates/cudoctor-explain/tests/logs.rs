@@ -452,3 +452,50 @@ fn an_unresolved_driver_entry_point_outranks_a_louder_load_failure() {
     let log = "level=DEBUG msg=\"Unable to load nvcuda\" library=/usr/lib/libcuda.so.418.74 error=\"wrong ELF class: ELFCLASS32\"\ndlerr: /usr/lib64/libcuda.so.418.74: undefined symbol: cuCtxCreate_v3";
     assert_eq!(explain_str(log).category, Category::DriverTooOld);
 }
+
+#[test]
+fn a_short_report_s_setup_is_not_what_its_generic_failure_is_said_of() {
+    // The setup (a container, the GPU) listed beside a failure that names nothing of it.
+    let report = "\
+[Bug]: the table parser gpu failure
+release 3.2, running with docker compose up -d
+";
+    assert_eq!(explain_str(report).category, Category::Unknown);
+    // A tool that acts is what a generic failure is said of: the host compiler here.
+    let build = "\
+Building my_ext on Windows with MSVC 2019 stops
+error C2872: 'std': ambiguous symbol
+";
+    assert_eq!(explain_str(build).category, Category::ToolkitMismatch);
+}
+
+#[test]
+fn a_report_that_says_the_stack_works_names_no_cause_of_it() {
+    let report = "\
+Inference works, only training errors out
+The driver and CUDA are no problem, the GUI and the web UI both run, training errors out.
+";
+    assert_eq!(explain_str(report).category, Category::Unknown);
+    // Said of another card, "works fine" clears nothing of this one.
+    let other =
+        "nvidia-smi exits with an error on this box, on the same rack another card works fine";
+    assert_eq!(explain_str(other).category, Category::DriverMissing);
+}
+
+#[test]
+fn a_shell_s_refusal_is_the_command_s_own() {
+    let report = "\
+after docker run --gpus all my-image, inside the container
+bash: pdf-tool: command not found
+";
+    assert_eq!(explain_str(report).category, Category::Unknown);
+    // The stack's own tools refused are read as before.
+    assert_eq!(
+        explain_str("bash: nvcc: command not found").category,
+        Category::CudaHomeMissing
+    );
+    assert_eq!(
+        explain_str("'nvidia-smi' is not recognized as an internal or external command,").category,
+        Category::DriverMissing
+    );
+}
