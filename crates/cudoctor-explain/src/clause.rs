@@ -1544,6 +1544,35 @@ pub fn mentions_any(line: &str) -> bool {
     lexicon().automaton.is_match(line)
 }
 
+/// Python's exceptions that a program raises about its own data: an index, a key, a value, a
+/// division. Raised last in a log and naming nothing of the stack, they are the program's
+/// failure, and a CUDA error before them is where it surfaced first (an index out of range
+/// reported by cuBLAS as an allocation failure). Errors about objects (`AttributeError`,
+/// `TypeError` on a `None`) are left out: they follow as often from a library that failed to
+/// load as from the program.
+const PROGRAM_ERRORS: [&str; 4] = ["IndexError", "KeyError", "ValueError", "ZeroDivisionError"];
+
+/// A Python exception a line begins with (`IndexError: ...`, `pkg.mod.ShapeError: ...`): its
+/// class without the module path, and its message.
+pub fn exception(line: &str) -> Option<(&str, &str)> {
+    let (head, message) = line.split_once(':').unwrap_or((line, ""));
+    if head.is_empty()
+        || head.contains(' ')
+        || !(head.ends_with("Error") || head.ends_with("Exception"))
+    {
+        return None;
+    }
+    Some((head.rsplit('.').next().unwrap_or(head), message.trim()))
+}
+
+/// Whether a line is a program's own exception with a message that names nothing of the
+/// stack (`IndexError: index out of range in self`, `KeyError: 'label'`), given its words.
+pub fn is_program_error(line: &str, w: &Words) -> bool {
+    exception(line).is_some_and(|(class, message)| {
+        PROGRAM_ERRORS.contains(&class) && !message.is_empty() && w.subjects.is_empty()
+    })
+}
+
 /// How serious the line says it is.
 pub fn severity(line: &str) -> Severity {
     let lower_has = |needle: &str| {

@@ -161,6 +161,7 @@ impl Engine {
         let named = std::mem::take(&mut outcome.named);
         let host = std::mem::take(&mut outcome.host);
         let device_failure_line = outcome.device_failure_line;
+        let last_exception = outcome.last_exception.take();
         // A Windows log names its Python (a portable ComfyUI's python_embeded\python.exe):
         // without an environment given, fixes are PowerShell commands for that interpreter.
         let log_env = named.windows_target();
@@ -184,6 +185,9 @@ impl Engine {
             e = self.with_stack_shown(e, shown, target);
         }
         e = self.with_host_state(e, &host, device_failure_line, target);
+        if let Some((line_no, text, true)) = last_exception {
+            e = with_program_error(e, line_no, text);
+        }
         if windows_seen {
             e = self.with_windows_bitsandbytes(e);
         }
@@ -981,6 +985,49 @@ fn head_as_one_clause(head: &str) -> Option<scanner::ClauseHit> {
         },
         count: 1,
     })
+}
+
+/// A log that ends on the program's own error (an index, a key, a value, an assertion of its
+/// own, naming nothing of the stack) after the line an environment cause was read from: the
+/// program failed, and the CUDA error before is where its fault surfaced first (an index out
+/// of range that cuBLAS reports as an allocation failure, an assertion on a tensor's shape).
+fn with_program_error(e: Explanation, line_no: u64, text: String) -> Explanation {
+    let answered_before = e.matched.first().is_some_and(|m| m.line_no < line_no);
+    if !e.is_known() || e.category == Category::NotEnvironment || !answered_before {
+        return e;
+    }
+    let read = e.matched.first().map_or(0, |m| m.line_no);
+    Explanation {
+        category: Category::NotEnvironment,
+        confidence: 0.5,
+        title: "The program's own error ends the log".to_string(),
+        cause: format!(
+            "The log ends on an error the program raises about its own values ({}), which names nothing of the CUDA stack. The error read earlier ({}) is most often where that fault surfaced first, not an installation problem.",
+            text, e.title
+        ),
+        fix: vec![cudoctor_plan::FixStep::Prose(
+            "Run the failing step once on the CPU or with CUDA_LAUNCH_BLOCKING=1: the program's error then shows at its own line (an index or label out of range, a shape, a key). Fix that first; if the CUDA error remains alone, explain that log again.".to_string(),
+        )],
+        fix_elsewhere: Vec::new(),
+        named_binaries: e.named_binaries,
+        matched: vec![MatchedLine {
+            line_no,
+            text,
+            rank: None,
+            signature: "clause:program+error".to_string(),
+        }],
+        fields: BTreeMap::new(),
+        signature: None,
+        evidence: vec![format!(
+            "Also read: {} (line {read}), before the program's error.",
+            e.title
+        )],
+        also_seen: e.also_seen,
+        looked_for: Vec::new(),
+        machine: None,
+        sources: Vec::new(),
+        stats: e.stats,
+    }
 }
 
 /// A driver that cannot be reached from inside a container or WSL is the runtime's doing: the

@@ -499,3 +499,36 @@ bash: pdf-tool: command not found
         Category::DriverMissing
     );
 }
+
+#[test]
+fn a_log_that_ends_on_the_program_s_own_data_error_is_the_program_s() {
+    // cuBLAS reports an embedding index out of range as a failed allocation; run on the CPU,
+    // the same step says what it is.
+    let log = "\
+RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`
+on the CPU the same batch gives:
+IndexError: index 50321 is out of bounds for dimension 0 with size 50257
+";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::NotEnvironment);
+    assert_eq!(e.matched.first().map(|m| m.line_no), Some(3));
+    // The program's error before the environment's is not the end of the log.
+    let log = "\
+KeyError: 'attention_mask'
+RuntimeError: CUDA error: no kernel image is available for execution on the device
+";
+    assert_eq!(explain_str(log).category, Category::NoKernelImage);
+    // An error about an object (a library that failed to load is a None) follows from the
+    // failure before it.
+    let log = "\
+OSError: libcudnn_ops.so.9: cannot open shared object file: No such file or directory
+AttributeError: 'NoneType' object has no attribute 'run'
+";
+    assert_eq!(explain_str(log).category, Category::LibraryPath);
+    // A program's exception whose message names the stack is read as the stack's.
+    let log = "\
+RuntimeError: CUDA error: out of memory
+ValueError: CUDA device 3 is out of range for this machine
+";
+    assert_ne!(explain_str(log).category, Category::NotEnvironment);
+}
