@@ -1587,7 +1587,10 @@ pub fn severity(line: &str) -> Severity {
     if line.contains("NCCL INFO")
         || line.contains("level=INFO")
         || line.starts_with("INFO")
-        || line.starts_with("I ")
+        // A logger's "I " before its timestamp; "I installed..." is a person writing.
+        || line
+            .strip_prefix("I ")
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
         || line.starts_with("[I ")
         || line.contains(" INFO ")
     {
@@ -2347,6 +2350,15 @@ mod tests {
         assert_eq!(
             cat("torch.cuda.is_available() returns False"),
             Some(Category::DriverMissing)
+        );
+    }
+
+    #[test]
+    fn a_person_s_i_is_not_a_logger_s_info() {
+        assert_eq!(severity("I 10:02:11.516 loaded 3 shards"), Severity::Info);
+        assert_ne!(
+            severity("I set it up on my board, but cuda.is_available() returns false"),
+            Severity::Info
         );
     }
 

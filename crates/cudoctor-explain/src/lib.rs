@@ -181,8 +181,8 @@ impl Engine {
         let mut e = self.build_from_lines(outcome, target, torch_variant.as_deref());
         if let Some((driver, build)) = newer_build {
             e = self.with_driver_ceiling(e, driver, build, target);
-        } else if let Some(shown) = stack_shown {
-            e = self.with_stack_shown(e, shown, target);
+        } else {
+            e = self.with_stack_shown(e, stack_shown, target);
         }
         e = self.with_host_state(e, &host, device_failure_line, target);
         if let Some((line_no, text, true)) = last_exception {
@@ -195,14 +195,17 @@ impl Engine {
         self.with_xids(e, &xids)
     }
 
-    /// A framework that does not see the GPU, in a log that shows the stack beneath it at work
-    /// (the driver's own header, the toolkit's compiler) or a Windows machine: the driver is not
-    /// what is missing, the framework's build is (a CPU build, the default install on Windows).
-    /// Only a clause that read no more than "the GPU is not available" is answered again.
+    /// A framework that does not see the GPU, with no line that names the driver failing: the
+    /// driver is not what is missing, the framework's build is (a CPU build, the default install
+    /// on Windows). A driver that fails says so in its own words (its library not loaded, NVML,
+    /// nvidia-smi), and a log that shows the stack beneath at work (the driver's own header, the
+    /// toolkit's compiler) rules it out. Only a clause that read no more than "the GPU is not
+    /// available" is answered again, and only outside a container (whose runtime is the first
+    /// suspect there, [`in_container`]).
     fn with_stack_shown(
         &self,
         e: Explanation,
-        shown: &str,
+        shown: Option<&str>,
         target: Option<&TargetEnv>,
     ) -> Explanation {
         let Some(first) = e.matched.first() else {
@@ -214,7 +217,16 @@ impl Engine {
                 first.signature.as_str(),
                 "clause:gpu+not_available" | "clause:framework+not_available"
             );
-        if !symptom {
+        // A CUDA call that returned an error ("CUDA error: all CUDA-capable devices are busy or
+        // unavailable") ran in a build with CUDA.
+        let lower = first.text.to_ascii_lowercase();
+        let cuda_call_failed = ["cuda error", "cudaerror", "cuda_error"]
+            .iter()
+            .any(|k| lower.contains(k));
+        // A program that reports at INFO level which GPUs it discovered (Ollama, llama.cpp's
+        // server) looks for them through the driver with its own bundled CUDA: no CPU wheel.
+        let discovery = clause::severity(&first.text) == clause::Severity::Info;
+        if !symptom || cuda_call_failed || discovery {
             return e;
         }
         let hit = scanner::ClauseHit {
@@ -231,9 +243,12 @@ impl Engine {
             count: 1,
         };
         let mut out = self.explained_by_clause(&hit, None, &[], e.stats.clone(), target);
-        out.evidence.push(format!(
-            "The log also shows {shown}: the GPU unseen by the framework is its build's doing, not a missing driver."
-        ));
+        out.evidence.push(match shown {
+            Some(shown) => format!(
+                "The log also shows {shown}: the GPU unseen by the framework is its build's doing, not a missing driver."
+            ),
+            None => "No line says the driver failed (its library, NVML or nvidia-smi): a framework that does not see the GPU is most often a build without CUDA; if `torch.version.cuda` (or the framework's own build info) names a CUDA version, the driver is the next suspect.".to_string(),
+        });
         out.also_seen = e.also_seen;
         out
     }

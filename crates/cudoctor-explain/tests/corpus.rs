@@ -776,7 +776,9 @@ fn tuning_half_misses_in_full() {
             e.category,
             e.signature,
             c.established,
-            e.matched.first().map(|m| (m.line_no, m.text.as_str())),
+            e.matched
+                .first()
+                .map(|m| (m.line_no, m.signature.as_str(), m.text.as_str())),
             c.text.chars().take(2500).collect::<String>()
         );
     }

@@ -324,9 +324,13 @@ fn a_gpu_unseen_beside_a_working_stack_is_the_builds_doing() {
     assert!(e.evidence.iter().any(|l| l.contains("Driver Version")));
     let windows = "win11, cuda 12.1 installed\ntorch.cuda.is_available() returns False\n";
     assert_eq!(explain_str(windows).category, Category::CpuOnlyWheel);
-    // Nothing shown of the stack: the driver stays the first suspect.
+    // Nothing shown of the stack and nothing said of the driver: the build is still the first
+    // suspect (in the tuning corpora, no report that said only this was the driver's).
     let bare = "torch.cuda.is_available() returns False\n";
-    assert_eq!(explain_str(bare).category, Category::DriverMissing);
+    assert_eq!(explain_str(bare).category, Category::CpuOnlyWheel);
+    // The driver named in its failure is the driver's.
+    let driver = "torch.cuda.is_available() returns False\nnvidia-smi: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\n";
+    assert_eq!(explain_str(driver).category, Category::DriverMissing);
     // The driver's branch gives the ceiling when the header's CUDA Version is not shown.
     let old = "Driver Version: 470.57.02\npip install cupy-cuda12x\ncupy not working on the GPU\n";
     assert_eq!(explain_str(old).category, Category::DriverTooOld);
@@ -531,4 +535,25 @@ RuntimeError: CUDA error: out of memory
 ValueError: CUDA device 3 is out of range for this machine
 ";
     assert_ne!(explain_str(log).category, Category::NotEnvironment);
+}
+
+#[test]
+fn a_gpu_unseen_with_no_word_of_the_driver_is_the_build_s() {
+    // The framework says only that it found no GPU: most often a build without CUDA.
+    let e = explain_str("WARNING:myapp.devices:No GPU found, falling back to the CPU");
+    assert_eq!(e.category, Category::CpuOnlyWheel);
+    let e = explain_str(
+        "installed the package on my laptop, but torch.cuda.is_available() returns False",
+    );
+    assert_eq!(e.category, Category::CpuOnlyWheel);
+    // The driver named in its own failure stays the driver's.
+    let e = explain_str("NVIDIA driver not loaded, the GPU is not available");
+    assert_eq!(e.category, Category::DriverMissing);
+    // A CUDA call that returned an error ran in a CUDA build.
+    let e =
+        explain_str("RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable");
+    assert_ne!(e.category, Category::CpuOnlyWheel);
+    // In a container, the runtime that did not give it the GPU.
+    let e = explain_str("inside the docker container torch.cuda.is_available() returns False");
+    assert_eq!(e.category, Category::Container);
 }
