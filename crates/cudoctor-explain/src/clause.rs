@@ -956,6 +956,8 @@ pub struct Words {
     pub failures: Vec<Failure>,
     /// Where each subject is first named (byte offset), in the order found.
     pub at: Vec<(Subject, usize)>,
+    /// Where each failure word of the lexicon ends (byte offset), in the order found.
+    pub failed_at: Vec<(Failure, usize)>,
 }
 
 impl Words {
@@ -1068,6 +1070,7 @@ pub fn words(line: &str) -> Words {
             || (works && f == F::Failed);
         if !cancelled {
             w.add_failure(f);
+            w.failed_at.push((f, end));
         }
     }
     for (end, answer, failure) in calls {
@@ -1774,6 +1777,11 @@ fn by_whose_it_is(line: &str, w: &Words) -> Option<Reading> {
     if w.has(S::Driver) && w.fails(F::TooOld) && find_ascii_ci(line, "driver release").is_some() {
         return Some((Category::DriverTooOld, S::Driver, F::TooOld));
     }
+    // A capability the driver is said to lack ("API call is not supported in the installed CUDA
+    // driver", "not supported by the driver"): the driver is older than what asks for it.
+    if w.fails(F::Unsupported) && unsupported_by_the_driver(line, w) {
+        return Some((Category::DriverTooOld, S::Driver, F::Unsupported));
+    }
     // The driver's library found is the toolkit's link-time stub ("CUDA driver is a stub
     // library", `.../stubs/libcuda.so`): the loader's path puts the stub first.
     if w.has(S::CudaLibrary) && (w.has(S::Driver) || w.has(S::DriverLibrary)) {
@@ -1823,6 +1831,26 @@ fn by_whose_it_is(line: &str, w: &Words) -> Option<Reading> {
         }
     }
     None
+}
+
+/// Bytes between "not supported in/by" and the driver it names, at most.
+const SUPPORTED_BY_REACH: usize = 32;
+
+/// Whether a line says something is not supported *in* or *by* the driver, the driver named
+/// right after the failure ("is not supported in the installed CUDA driver").
+fn unsupported_by_the_driver(line: &str, w: &Words) -> bool {
+    w.failed_at
+        .iter()
+        .filter(|(f, _)| *f == F::Unsupported)
+        .any(|(_, end)| {
+            let rest = line.get(*end..).unwrap_or_default();
+            let head = rest.trim_start().get(..3).unwrap_or_default();
+            let by = head.eq_ignore_ascii_case("in ") || head.eq_ignore_ascii_case("by ");
+            by && [S::Driver, S::DriverLibrary].iter().any(|s| {
+                w.first_at(*s)
+                    .is_some_and(|at| at > *end && at - *end <= SUPPORTED_BY_REACH)
+            })
+        })
 }
 
 /// The subject that owns an unresolved symbol of `owner`'s category (see [`symbol_category`]).
@@ -2350,6 +2378,19 @@ mod tests {
         assert_eq!(
             cat("torch.cuda.is_available() returns False"),
             Some(Category::DriverMissing)
+        );
+    }
+
+    #[test]
+    fn what_the_driver_does_not_support_it_is_too_old_for() {
+        assert_eq!(
+            cat("RuntimeError: [XX][ERROR] CUDA runtime error: operation not supported by the installed NVIDIA driver"),
+            Some(Category::DriverTooOld)
+        );
+        // The driver as the thing not supported is not the driver lacking something.
+        assert_ne!(
+            cat("Error: this tool only supports NVIDIA drivers of the 535 branch"),
+            Some(Category::DriverTooOld)
         );
     }
 
