@@ -1028,7 +1028,14 @@ pub fn words(line: &str) -> Words {
         }
         if *whole {
             let before = m.start().checked_sub(1).and_then(|i| bytes.get(i));
-            let after = bytes.get(m.end());
+            // A word with an index or a version run on ("GPU1", "cuda12") still stands alone.
+            let digits = bytes
+                .get(m.end()..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            let after = bytes.get(m.end() + digits);
             if before.is_some_and(|b| is_word_byte(*b)) || after.is_some_and(|b| is_word_byte(*b)) {
                 continue;
             }
@@ -2392,6 +2399,14 @@ mod tests {
             cat("Error: this tool only supports NVIDIA drivers of the 535 branch"),
             Some(Category::DriverTooOld)
         );
+    }
+
+    #[test]
+    fn a_word_with_its_index_run_on_still_stands_alone() {
+        assert!(words("ERROR: GPU3 stopped").has(S::Gpu));
+        assert!(words("cuda12 is not available").has(S::Gpu));
+        // A longer word is still another word.
+        assert!(!words("gpuburn finished").has(S::Gpu));
     }
 
     #[test]

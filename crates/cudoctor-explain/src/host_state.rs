@@ -46,6 +46,14 @@ const WORDS: &[(&str, State, bool)] = &[
     ("risers", State::Hardware, true),
     ("reseat", State::Hardware, false),
     ("overheat", State::Hardware, false),
+    // The card's cooling as users describe it ("running at maximum fan yet cold", "adjusting
+    // the fan curve").
+    ("fan curve", State::Hardware, false),
+    ("fan speed", State::Hardware, false),
+    ("maximum fan", State::Hardware, false),
+    ("max fan", State::Hardware, false),
+    ("power draw", State::Hardware, false),
+    ("风扇", State::Hardware, false),
     ("mining", State::Hardware, true),
     ("miner", State::Hardware, true),
     ("hashrate", State::Hardware, false),

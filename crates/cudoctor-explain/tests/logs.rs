@@ -557,3 +557,13 @@ fn a_gpu_unseen_with_no_word_of_the_driver_is_the_build_s() {
     let e = explain_str("inside the docker container torch.cuda.is_available() returns False");
     assert_eq!(e.category, Category::Container);
 }
+
+#[test]
+fn a_numbered_gpu_that_stops_beside_its_cooling_is_the_hardware_s() {
+    // "GPU2" is the GPU with its index; the fan named beside its failure is the card's cooling.
+    let log = "ERROR: GPU2 has stopped responding, restarting\nits fan was at full speed while the card stayed cold (fan speed 100%)";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+    // Without the cooling named, nothing decides what failed.
+    let log = "ERROR: GPU2 has stopped responding, restarting";
+    assert_ne!(explain_str(log).category, Category::GpuHardware);
+}
