@@ -204,6 +204,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("winerror 1114", Word::Subject(S::WindowsDll), false),
     ("loadlibrary", Word::Subject(S::WindowsDll), false),
     ("dll load failed", Word::Subject(S::WindowsDll), false),
+    // A DLL named as such, and Windows' own words for a DLL it could not load
+    // (ERROR_MOD_NOT_FOUND, WinError 126).
+    ("dll", Word::Subject(S::WindowsDll), true),
+    (
+        "specified module could not be found",
+        Word::Subject(S::WindowsDll),
+        false,
+    ),
     ("torchvision", Word::Subject(S::Companion), false),
     ("torchaudio", Word::Subject(S::Companion), false),
     ("torchtext", Word::Subject(S::Companion), false),
@@ -269,6 +277,10 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("host compiler", Word::Subject(S::HostCompiler), false),
     ("host_config.h", Word::Subject(S::HostCompiler), false),
     ("include/c++/", Word::Subject(S::HostCompiler), false),
+    // The C++ runtime's symbol-version tags, named only when a library asks for a version the
+    // loaded libstdc++ lacks ("version `GLIBCXX_3.4.30' not found").
+    ("glibcxx_3", Word::Subject(S::HostCompiler), false),
+    ("cxxabi_1", Word::Subject(S::HostCompiler), false),
     (
         "unexpected compiler version",
         Word::Subject(S::HostCompiler),
@@ -454,6 +466,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("爆显存", Word::Failure(F::OutOfMemory), false),
     ("显存爆", Word::Failure(F::OutOfMemory), false),
     ("显存溢出", Word::Failure(F::OutOfMemory), false),
+    // Overflow and burst said of the memory in either order ("溢出显存", "显存...增加到爆了").
+    ("溢出", Word::Failure(F::OutOfMemory), false),
+    ("爆了", Word::Failure(F::OutOfMemory), false),
     // XLA's and TensorFlow's status for an allocation that failed.
     ("resource exhausted", Word::Failure(F::OutOfMemory), false),
     ("resourceexhausted", Word::Failure(F::OutOfMemory), false),
@@ -557,6 +572,13 @@ const LEXICON: &[(&str, Word, bool)] = &[
         Word::Failure(F::UndefinedSymbol),
         false,
     ),
+    // The loader's symbol-version check ("symbol X version Y not defined in file
+    // libcudart.so.11.0 with link time reference").
+    (
+        "not defined in file",
+        Word::Failure(F::UndefinedSymbol),
+        false,
+    ),
     (
         "cannot open shared object",
         Word::Failure(F::CannotLoad),
@@ -569,6 +591,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("failed to load", Word::Failure(F::CannotLoad), false),
     ("unable to load", Word::Failure(F::CannotLoad), false),
     ("error loading", Word::Failure(F::CannotLoad), false),
+    // The dynamic loader's own heading ("error while loading shared libraries: libcudart.so.9.0").
+    ("error while loading", Word::Failure(F::CannotLoad), false),
     ("cannot dlopen", Word::Failure(F::CannotLoad), false),
     ("can not open", Word::Failure(F::CannotLoad), false),
     ("can't open", Word::Failure(F::CannotLoad), false),
@@ -604,6 +628,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("unable to locate", Word::Failure(F::NotFound), false),
     ("could be found", Word::Failure(F::NotFound), false),
     ("cannot be found", Word::Failure(F::NotFound), false),
+    ("could not be found", Word::Failure(F::NotFound), false),
     ("can't be found", Word::Failure(F::NotFound), false),
     (
         "identification is unknown",
@@ -787,6 +812,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ),
     ("不支持", Word::Failure(F::Unsupported), false),
     ("timed out", Word::Failure(F::Timeout), false),
+    // A socket's or a connection's timeout is the network failing between ranks or nodes,
+    // not a collective that waited for a rank.
+    ("socket timeout", Word::Cancel(F::Timeout), false),
+    ("socket timeout", Word::Failure(F::Failed), false),
+    ("connection timed out", Word::Cancel(F::Timeout), false),
+    ("connection timed out", Word::Failure(F::Failed), false),
+    ("connect timed out", Word::Cancel(F::Timeout), false),
+    ("connect timed out", Word::Failure(F::Failed), false),
     ("timeout", Word::Failure(F::Timeout), false),
     ("time out", Word::Failure(F::Timeout), false),
     ("超时", Word::Failure(F::Timeout), false),
@@ -1131,6 +1164,9 @@ pub fn words(line: &str) -> Words {
         w.add_subject(s, line.len());
         w.add_failure(f);
     }
+    if !w.fails(F::NotFound) && nothing_found(line) {
+        w.add_failure(F::NotFound);
+    }
     if let Some((s, f)) = missing_attribute(line) {
         w.add_subject(s, line.len());
         w.add_failure(f);
@@ -1340,6 +1376,25 @@ fn names_card_model(line: &str) -> bool {
     ]
     .iter()
     .any(|m| find_ascii_ci(line, m).is_some())
+}
+
+/// Bytes between "no" and "found" in "no <thing> found", at most.
+const NOTHING_FOUND_REACH: usize = 40;
+
+/// Whether the line says "no <thing> found" ("No CUDA toolkit found", "no libcudnn found in
+/// the path"): the lexicon's "not found" with its thing in between.
+fn nothing_found(line: &str) -> bool {
+    // std's substring search first: most lines a clause reads hold no "found".
+    let Some(found) = line.find(" found") else {
+        return false;
+    };
+    let lower = line.get(..found).unwrap_or_default().to_ascii_lowercase();
+    let b = lower.as_bytes();
+    lower.match_indices("no ").any(|(i, _)| {
+        (i == 0 || !b.get(i - 1).is_some_and(|c| is_word_byte(*c)))
+            && found - i <= NOTHING_FOUND_REACH
+            && !lower.get(i..).unwrap_or_default().contains(['.', ',', ';'])
+    })
 }
 
 /// Whether a line speaks of several GPUs working together ("two GPUs", "multi-GPU", 多卡,
@@ -1733,6 +1788,16 @@ pub fn category_of(line: &str, w: &Words) -> Option<Reading> {
     {
         return None;
     }
+    // A GPU said unavailable or failing on a line that chooses which GPUs are visible
+    // ("CUDA_VISIBLE_DEVICES set in the script is unavailable", "... has no effect"): the
+    // selection, a setting of the program, is what the line speaks of.
+    if w.failures
+        .iter()
+        .all(|f| matches!(f, F::NotAvailable | F::Failed))
+        && find_ascii_ci(line, "cuda_visible_devices").is_some()
+    {
+        return None;
+    }
     by_the_machine(w)
         .or_else(|| by_whose_it_is(line, w))
         .or_else(|| by_the_stack_below(w))
@@ -1815,6 +1880,14 @@ fn by_whose_it_is(line: &str, w: &Words) -> Option<Reading> {
                 return Some((Category::DriverTooOld, s, F::TooOld));
             }
         }
+    }
+    // A version of the C++ runtime that the loaded libstdc++ lacks: a library built with a newer
+    // compiler than the runtime the environment loads (a conda env's older libstdc++).
+    if w.has(S::HostCompiler)
+        && w.fails(F::NotFound)
+        && (find_ascii_ci(line, "glibcxx_3").is_some() || find_ascii_ci(line, "cxxabi_1").is_some())
+    {
+        return Some((Category::AbiMismatch, S::HostCompiler, F::NotFound));
     }
     if w.has(S::Toolkit) {
         // A toolkit component missing (libNVVM, nvcc): the toolkit, whatever file names it.
@@ -2275,7 +2348,16 @@ fn same_stem_other_ending(word: &str, domain: &str) -> bool {
         word.strip_suffix(ending).is_some_and(|w| w == stem)
             || domain.strip_suffix(ending).is_some_and(|d| d == word)
     };
-    inflected(domain, "s")
+    // A negation of the domain word ("unavailable", "incompatible", "unsupported") is its
+    // opposite, not a typo of it.
+    let negated = |a: &str, b: &str| {
+        ["un", "in", "im", "non"]
+            .iter()
+            .any(|p| a.strip_prefix(p).is_some_and(|rest| rest == b))
+    };
+    negated(word, domain)
+        || negated(domain, word)
+        || inflected(domain, "s")
         || inflected(domain, "es")
         || inflected(domain, "d")
         || inflected(domain, "ed")
@@ -2407,6 +2489,60 @@ mod tests {
         assert!(words("cuda12 is not available").has(S::Gpu));
         // A longer word is still another word.
         assert!(!words("gpuburn finished").has(S::Gpu));
+    }
+
+    #[test]
+    fn vocabulary_of_loaders_runtimes_and_reports() {
+        for (line, want) in [
+            (
+                "error while loading shared libraries: libcudart.so.10.1",
+                Some(Category::LibraryPath),
+            ),
+            (
+                "Import Error: DLL failed. The specified module could not be found.",
+                Some(Category::WindowsDll),
+            ),
+            (
+                "ImportError: /opt/env/lib/libstdc++.so.6: version `GLIBCXX_3.4.32' not found (required by /x/_ext.so)",
+                Some(Category::AbiMismatch),
+            ),
+            (
+                "libfoo.so: symbol cublasLtSomething version libcublasLt.so.12 not defined in file libcublasLt.so.12 with link time reference",
+                Some(Category::LibraryPath),
+            ),
+            ("训练几个小时后溢出显存", Some(Category::OutOfMemory)),
+            (
+                "setting up NCCL communicator failed: store->get('3') got error: Socket Timeout",
+                Some(Category::Nccl),
+            ),
+            ("No CUDA toolkit found on this machine", Some(Category::CudaHomeMissing)),
+            // The device selection is the program's setting.
+            (
+                "os.environ['CUDA_VISIBLE_DEVICES'] set late in the script: the GPU is unavailable",
+                None,
+            ),
+            // A collective's own timeout still names no cause.
+            (
+                "[E ProcessGroupNCCL.cpp:100] Watchdog caught collective operation timeout",
+                None,
+            ),
+        ] {
+            assert_eq!(cat(line), want, "{line}");
+        }
+        // "no ... found" reaches across a few words only, and not across a sentence.
+        assert!(!nothing_found("no. Then the build found it"));
+    }
+
+    #[test]
+    fn a_negation_is_not_a_typo_of_its_word() {
+        assert_eq!(
+            correct_typos("the GPU becomes unavailable in the container"),
+            None
+        );
+        assert_eq!(
+            correct_typos("the GPU is not availble").as_deref(),
+            Some("the GPU is not available")
+        );
     }
 
     #[test]
