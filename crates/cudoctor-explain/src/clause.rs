@@ -758,6 +758,12 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("没问题", Word::Works, false),
     ("没有问题", Word::Works, false),
     ("都正常", Word::Works, false),
+    ("能正常", Word::Works, false),
+    ("可以正常", Word::Works, false),
+    ("正常使用", Word::Works, false),
+    ("使用正常", Word::Works, false),
+    ("运行正常", Word::Works, false),
+    ("正常运行", Word::Works, false),
     ("works fine", Word::Works, false),
     ("working fine", Word::Works, false),
     ("work fine", Word::Works, false),
@@ -1616,6 +1622,19 @@ pub fn mentions_any(line: &str) -> bool {
 /// `TypeError` on a `None`) are left out: they follow as often from a library that failed to
 /// load as from the program.
 const PROGRAM_ERRORS: [&str; 4] = ["IndexError", "KeyError", "ValueError", "ZeroDivisionError"];
+
+/// Whether a line reports a CUDA call's own error ("CUDA error: ...", `cudaErrorNoDevice`,
+/// `CUDA_ERROR_NO_DEVICE`, "cuda runtime error (100)"): only a build with CUDA makes the call.
+pub fn reports_cuda_error(line: &str) -> bool {
+    [
+        "cuda error",
+        "cudaerror",
+        "cuda_error",
+        "cuda runtime error",
+    ]
+    .iter()
+    .any(|k| find_ascii_ci(line, k).is_some())
+}
 
 /// A Python exception a line begins with (`IndexError: ...`, `pkg.mod.ShapeError: ...`): its
 /// class without the module path, and its message.

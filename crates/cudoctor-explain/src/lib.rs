@@ -217,12 +217,9 @@ impl Engine {
                 first.signature.as_str(),
                 "clause:gpu+not_available" | "clause:framework+not_available"
             );
-        // A CUDA call that returned an error ("CUDA error: all CUDA-capable devices are busy or
-        // unavailable") ran in a build with CUDA.
-        let lower = first.text.to_ascii_lowercase();
-        let cuda_call_failed = ["cuda error", "cudaerror", "cuda_error"]
-            .iter()
-            .any(|k| lower.contains(k));
+        // A CUDA call that returned an error on this line ("CUDA error: all CUDA-capable devices
+        // are busy or unavailable") ran in a build with CUDA.
+        let cuda_call_failed = clause::reports_cuda_error(&first.text);
         // A program that reports at INFO level which GPUs it discovered (Ollama, llama.cpp's
         // server) looks for them through the driver with its own bundled CUDA: no CPU wheel.
         let discovery = clause::severity(&first.text) == clause::Severity::Info;
