@@ -2584,6 +2584,9 @@ mod tests {
             .failures
             .is_empty());
         assert!(words("the driver errors out, another card works fine").fails(F::Failed));
+        assert!(words("nvcc命令能正常执行,只是训练时报错")
+            .failures
+            .is_empty());
         // A shell's refusal is said of the command it names.
         assert!(!words("bash: my-tool: command not found").fails(F::NotFound));
         assert!(words("bash: nvcc: command not found").fails(F::NotFound));
