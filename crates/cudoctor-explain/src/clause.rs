@@ -542,6 +542,15 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("没有gpu版", Word::Failure(F::NotCompiled), false),
     ("不是gpu版", Word::Failure(F::NotCompiled), false),
     ("not the gpu version", Word::Failure(F::NotCompiled), false),
+    // A framework asking for its GPU build ("Please use PaddlePaddle with GPU version"): the
+    // one installed is not.
+    ("with gpu version", Word::Failure(F::NotCompiled), false),
+    (
+        "install the gpu version",
+        Word::Failure(F::NotCompiled),
+        false,
+    ),
+    ("install gpu version", Word::Failure(F::NotCompiled), false),
     ("no such operator", Word::Failure(F::Mismatch), false),
     ("undefined symbol", Word::Failure(F::UndefinedSymbol), false),
     (
@@ -1177,6 +1186,10 @@ pub fn words(line: &str) -> Words {
         w.add_subject(s, line.len());
         w.add_failure(f);
     }
+    if saw_cuda && (cuda_build_none(line) || choices_without_cuda(line)) {
+        w.add_subject(S::Framework, line.len());
+        w.add_failure(F::NotCompiled);
+    }
     if saw_flavour && cpu_flavour_installed(line) {
         w.add_subject(S::Framework, line.len());
         w.add_failure(F::NotCompiled);
@@ -1499,6 +1512,49 @@ fn providers_without_cuda(line: &str) -> Option<(Subject, Failure)> {
         .any(|k| lower.contains(k));
     let cpu_only = lower.contains("cpuexecutionprovider") && !cuda;
     (cpu_only || (cuda && missing)).then_some((S::Framework, F::NotCompiled))
+}
+
+/// Bytes between a framework's CUDA build field and the `None` it shows, at most.
+const BUILD_NONE_REACH: usize = 40;
+
+/// A framework that reports the CUDA it was built with as none (`torch.version.cuda` printed
+/// as `None`, collect_env's "CUDA used to build PyTorch: None", "CUDA version: None"), with no
+/// version printed between the field and its `None`: a build without CUDA.
+fn cuda_build_none(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    ["version.cuda", "cuda used to build", "cuda version:"]
+        .iter()
+        .any(|field| {
+            lower.match_indices(field).any(|(i, _)| {
+                let after = lower.get(i + field.len()..).unwrap_or_default();
+                let near = after
+                    .get(..BUILD_NONE_REACH.min(after.len()))
+                    .unwrap_or(after);
+                // `None` as the field's value: no version printed between them.
+                near.match_indices("none").any(|(j, _)| {
+                    let b = near.as_bytes();
+                    !(j > 0 && b.get(j - 1).is_some_and(|c| is_word_byte(*c)))
+                        && !b.get(j + 4).is_some_and(|c| is_word_byte(*c))
+                        && !near
+                            .get(..j)
+                            .unwrap_or_default()
+                            .bytes()
+                            .any(|c| c.is_ascii_digit())
+                })
+            })
+        })
+}
+
+/// A program's list of devices to choose from that holds the CPU and not CUDA ("invalid
+/// choice: 'cuda' (choose from 'cpu')"): the installed build offers no CUDA device.
+fn choices_without_cuda(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let Some(i) = lower.find("choose from") else {
+        return false;
+    };
+    let list = lower.get(i..).unwrap_or_default();
+    let list = list.split(')').next().unwrap_or(list);
+    list.contains("cpu") && !list.contains("cuda")
 }
 
 /// A toolkit file whose path begins at the root where `$CUDA_HOME/` should be
@@ -2550,6 +2606,26 @@ mod tests {
         }
         // "no ... found" reaches across a few words only, and not across a sentence.
         assert!(!nothing_found("no. Then the build found it"));
+    }
+
+    #[test]
+    fn a_build_that_says_it_has_no_cuda() {
+        for line in [
+            ">>> print(torch.cuda.is_available(), torch.version.cuda)  ->  False None",
+            "CUDA used to build PyTorch: None",
+            "main.py: error: argument --device: invalid choice: 'cuda' (choose from 'cpu')",
+            "安装之后还是提示 Please use MyFramework with GPU version",
+        ] {
+            assert_eq!(cat(line), Some(Category::CpuOnlyWheel), "{line}");
+        }
+        // A CUDA build says which.
+        assert_ne!(
+            cat("CUDA used to build PyTorch: 12.1, none of the GPUs failed"),
+            Some(Category::CpuOnlyWheel)
+        );
+        assert!(!choices_without_cuda(
+            "invalid choice: 'rocm' (choose from 'cpu', 'cuda')"
+        ));
     }
 
     #[test]
