@@ -1186,6 +1186,10 @@ pub fn words(line: &str) -> Words {
         w.add_subject(s, line.len());
         w.add_failure(f);
     }
+    if saw_cuda && !w.fails(F::TooOld) && cuda_below_requirement(line) {
+        w.add_subject(S::Gpu, line.len());
+        w.add_failure(F::TooOld);
+    }
     if saw_cuda && (cuda_build_none(line) || choices_without_cuda(line)) {
         w.add_subject(S::Framework, line.len());
         w.add_failure(F::NotCompiled);
@@ -1512,6 +1516,55 @@ fn providers_without_cuda(line: &str) -> Option<(Subject, Failure)> {
         .any(|k| lower.contains(k));
     let cpu_only = lower.contains("cpuexecutionprovider") && !cuda;
     (cpu_only || (cuda && missing)).then_some((S::Framework, F::NotCompiled))
+}
+
+/// The CUDA versions a line names, each with whether it is stated as a requirement
+/// (`CUDA >= 11.8`, `cuda>=12.4`) or as what is there (`CUDA 11.2`, `CUDA Version: 12.2`), as
+/// (major, minor).
+fn cuda_versions(line: &str) -> Vec<((u32, u32), bool)> {
+    let lower = line.to_ascii_lowercase();
+    let mut out = Vec::new();
+    for (i, _) in lower.match_indices("cuda") {
+        let b = lower.as_bytes();
+        if i > 0 && b.get(i - 1).is_some_and(|c| c.is_ascii_alphabetic()) {
+            continue;
+        }
+        let rest = lower.get(i + 4..).unwrap_or_default();
+        let rest = rest.strip_prefix(" version").unwrap_or(rest);
+        let rest = rest.trim_start_matches([' ', ':']);
+        let required = rest.starts_with(">=") || rest.starts_with('≥');
+        let rest = rest.trim_start_matches(['>', '=', '≥', ' ']);
+        let number: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let mut parts = number.split('.');
+        let (Some(major), minor) = (
+            parts.next().and_then(|m| m.parse::<u32>().ok()),
+            parts
+                .next()
+                .and_then(|m| m.parse::<u32>().ok())
+                .unwrap_or(0),
+        ) else {
+            continue;
+        };
+        // CUDA's majors run from 1 to the tens; a larger number is something else (a build
+        // number, a driver version).
+        if (1..=30).contains(&major) {
+            out.push(((major, minor), required));
+        }
+    }
+    out
+}
+
+/// Whether the line states a CUDA requirement ("CUDA >= 11.8") above a CUDA it names as there
+/// ("installed CUDA 11.2"): the CUDA the machine runs is too old for what asks for it.
+fn cuda_below_requirement(line: &str) -> bool {
+    let versions = cuda_versions(line);
+    let Some(required) = versions.iter().filter(|(_, r)| *r).map(|(v, _)| *v).max() else {
+        return false;
+    };
+    versions.iter().any(|(v, r)| !r && *v < required)
 }
 
 /// Bytes between a framework's CUDA build field and the `None` it shows, at most.
@@ -2606,6 +2659,27 @@ mod tests {
         }
         // "no ... found" reaches across a few words only, and not across a sentence.
         assert!(!nothing_found("no. Then the build found it"));
+    }
+
+    #[test]
+    fn a_cuda_below_the_requirement_the_line_states() {
+        assert!(cuda_below_requirement(
+            "the server has CUDA 11.4 installed; does this need CUDA >= 12.1?"
+        ));
+        assert_eq!(
+            cat("the server has CUDA 11.4 installed, the tool fails: it needs CUDA >= 12.1"),
+            Some(Category::DriverTooOld)
+        );
+        // A CUDA that meets the requirement, and a requirement alone, state nothing.
+        assert!(!cuda_below_requirement(
+            "CUDA 12.4 here, and it needs CUDA >= 12.1"
+        ));
+        assert!(!cuda_below_requirement("this release needs cuda>=12.1"));
+        // The toolkit named with it is the toolkit's.
+        assert_eq!(
+            cat("nvcc reports CUDA 11.4, this extension fails: it needs CUDA >= 12.1"),
+            Some(Category::ToolkitMismatch)
+        );
     }
 
     #[test]
