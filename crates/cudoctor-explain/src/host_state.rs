@@ -20,6 +20,11 @@ pub enum State {
     Resumed,
     /// The card's clocks, voltage, power or cooling, or a card that dropped out.
     Hardware,
+    /// One kind of fault of the code running on the GPU (an illegal address, an illegal
+    /// instruction, a launch failure...): one kind is a program's bug as often as not; several
+    /// kinds in one report are faults at random places, as a card that is failing or pushed
+    /// past what it sustains makes them.
+    Fault(u8),
 }
 
 /// The words, what each tells, and whether it must stand alone ("miner" in "determiner").
@@ -63,6 +68,24 @@ const WORDS: &[(&str, State, bool)] = &[
     ("电源", State::Hardware, false),
     ("过热", State::Hardware, false),
     ("掉卡", State::Hardware, false),
+    // The whole machine going down under GPU load: its power or cooling.
+    ("shut off", State::Hardware, false),
+    ("shuts off", State::Hardware, false),
+    ("powers off", State::Hardware, false),
+    ("crashing my os", State::Hardware, false),
+    ("crashes my os", State::Hardware, false),
+    ("blue screen", State::Hardware, false),
+    ("bsod", State::Hardware, true),
+    ("蓝屏", State::Hardware, false),
+    ("黑屏", State::Hardware, false),
+    ("illegal memory access", State::Fault(0), false),
+    ("illegaladdress", State::Fault(0), false),
+    ("illegal address", State::Fault(0), false),
+    ("unspecified launch failure", State::Fault(1), false),
+    ("illegal instruction", State::Fault(2), false),
+    ("invalid program counter", State::Fault(3), false),
+    ("misaligned address", State::Fault(4), false),
+    ("hardware stack error", State::Fault(5), false),
 ];
 
 fn automaton() -> Option<&'static AhoCorasick> {
@@ -82,16 +105,24 @@ pub fn literals() -> impl Iterator<Item = &'static str> {
     WORDS.iter().map(|(w, _, _)| *w)
 }
 
-/// The state a line tells, if any.
+/// The state a line tells first, if any.
 pub fn state_of(line: &str) -> Option<State> {
+    states_of(line).next()
+}
+
+/// Every state a line tells, in order.
+fn states_of(line: &str) -> impl Iterator<Item = State> + '_ {
     let b = line.as_bytes();
-    let word = |i: usize| b.get(i).is_some_and(|c| c.is_ascii_alphanumeric());
-    automaton()?.find_overlapping_iter(line).find_map(|m| {
-        let (_, state, whole) = WORDS.get(m.pattern().as_usize())?;
-        let before = m.start().checked_sub(1).is_some_and(word);
-        let alone = !before && !word(m.end());
-        (!whole || alone).then_some(*state)
-    })
+    let word = move |i: usize| b.get(i).is_some_and(|c| c.is_ascii_alphanumeric());
+    automaton()
+        .into_iter()
+        .flat_map(move |ac| ac.find_overlapping_iter(line))
+        .filter_map(move |m| {
+            let (_, state, whole) = WORDS.get(m.pattern().as_usize())?;
+            let before = m.start().checked_sub(1).is_some_and(word);
+            let alone = !before && !word(m.end());
+            (!whole || alone).then_some(*state)
+        })
 }
 
 /// The first line of each state a log tells.
@@ -99,6 +130,8 @@ pub fn state_of(line: &str) -> Option<State> {
 pub struct HostContext {
     pub resumed: Option<(u64, String)>,
     pub hardware: Option<(u64, String)>,
+    /// The kinds of fault seen ([`State::Fault`]), one bit each.
+    faults: u8,
 }
 
 impl HostContext {
@@ -106,13 +139,22 @@ impl HostContext {
         if self.resumed.is_some() && self.hardware.is_some() {
             return;
         }
-        let slot = match state_of(line) {
-            Some(State::Resumed) => &mut self.resumed,
-            Some(State::Hardware) => &mut self.hardware,
-            None => return,
-        };
-        if slot.is_none() {
-            *slot = Some((line_no, crate::scanner::shown(line)));
+        for state in states_of(line) {
+            let slot = match state {
+                State::Resumed => &mut self.resumed,
+                State::Hardware => &mut self.hardware,
+                State::Fault(kind) => {
+                    self.faults |= 1 << kind;
+                    // The second kind of fault is where the report shows faults at random.
+                    if self.faults.count_ones() < 2 {
+                        continue;
+                    }
+                    &mut self.hardware
+                }
+            };
+            if slot.is_none() {
+                *slot = Some((line_no, crate::scanner::shown(line)));
+            }
         }
     }
 }
@@ -120,6 +162,21 @@ impl HostContext {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn faults_of_several_kinds_are_the_hardware_s() {
+        let mut one = HostContext::default();
+        one.feed(1, "CUDA error: an illegal memory access was encountered");
+        one.feed(2, "CUDA error: an illegal memory access was encountered");
+        assert!(one.hardware.is_none());
+        let mut two = HostContext::default();
+        two.feed(1, "CUDA error: an illegal memory access was encountered");
+        two.feed(
+            5,
+            "then, another run: CUDA error: unspecified launch failure",
+        );
+        assert_eq!(two.hardware.map(|h| h.0), Some(5));
+    }
 
     #[test]
     fn states_in_their_words_and_not_inside_others() {

@@ -304,7 +304,7 @@ impl Engine {
                 Category::GpuHardware,
                 clause::Subject::Hardware,
                 clause::Failure::Fault,
-                "the card's clocks, voltage, power or cooling (or a card that drops out) are named beside a GPU failure that no line explains: a card pushed past what it sustains faults in code that runs elsewhere",
+                "the machine's hardware shows beside a GPU failure that no line explains (the card's clocks, voltage, power or cooling, a card that drops out, the machine going down, or faults of several kinds at random places): a card that is failing or pushed past what it sustains faults in code that runs elsewhere",
                 "Return the card to its default clocks, voltage and power limit (undo overclocking or undervolting, or cap the power with 'nvidia-smi -pl'), check its power supply, risers and cooling, and run again; if it still faults, test the card in another machine.",
             )
         } else {

@@ -567,3 +567,16 @@ fn a_numbered_gpu_that_stops_beside_its_cooling_is_the_hardware_s() {
     let log = "ERROR: GPU2 has stopped responding, restarting";
     assert_ne!(explain_str(log).category, Category::GpuHardware);
 }
+
+#[test]
+fn faults_of_several_kinds_or_a_machine_going_down_are_the_hardware_s() {
+    // One kind of fault, alone, stays the program's.
+    let log = "RuntimeError: CUDA error: an illegal memory access was encountered";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    // Several kinds at random places in one report: the card.
+    let log = "RuntimeError: CUDA error: an illegal memory access was encountered\nthe next run: RuntimeError: CUDA error: unspecified launch failure";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+    // The whole machine powering off under GPU load.
+    let log = "training on the GPU, the machine shuts off with an error after ten minutes";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+}
