@@ -529,6 +529,17 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("only use cpu", Word::Failure(F::NotCompiled), false),
     ("use cpu for", Word::Failure(F::NotCompiled), false),
     ("only uses cpu", Word::Failure(F::NotCompiled), false),
+    // The program said to run on the CPU, not the GPU: the GPU unused, a symptom (a build
+    // without CUDA, a container not given the GPU), not a cause of its own.
+    ("not using the gpu", Word::Failure(F::NotAvailable), false),
+    ("not using gpu", Word::Failure(F::NotAvailable), false),
+    ("not use the gpu", Word::Failure(F::NotAvailable), false),
+    ("doesn't use the gpu", Word::Failure(F::NotAvailable), false),
+    ("gpu does nothing", Word::Failure(F::NotAvailable), false),
+    ("runs on the cpu", Word::Failure(F::NotAvailable), false),
+    ("running on the cpu", Word::Failure(F::NotAvailable), false),
+    ("runs on cpu", Word::Failure(F::NotAvailable), false),
+    ("running on cpu", Word::Failure(F::NotAvailable), false),
     ("只能使用cpu", Word::Failure(F::NotCompiled), false),
     ("只能用cpu", Word::Failure(F::NotCompiled), false),
     ("只用cpu", Word::Failure(F::NotCompiled), false),

@@ -580,3 +580,13 @@ fn faults_of_several_kinds_or_a_machine_going_down_are_the_hardware_s() {
     let log = "training on the GPU, the machine shuts off with an error after ten minutes";
     assert_eq!(explain_str(log).category, Category::GpuHardware);
 }
+
+#[test]
+fn a_program_said_to_run_on_the_cpu_is_the_gpu_unused() {
+    // A symptom, read like "the GPU is not available": outside a container, the build.
+    let report = "the detector runs on the CPU at full load while the gpu does nothing";
+    assert_eq!(explain_str(report).category, Category::CpuOnlyWheel);
+    // In a container, the runtime that did not give it the GPU.
+    let report = "in the docker image: GPU not usable, running on CPU instead";
+    assert_eq!(explain_str(report).category, Category::Container);
+}
