@@ -1597,13 +1597,17 @@ fn cuda_build_none(line: &str) -> bool {
                 // `None` as the field's value: no version printed between them.
                 near.match_indices("none").any(|(j, _)| {
                     let b = near.as_bytes();
-                    !(j > 0 && b.get(j - 1).is_some_and(|c| is_word_byte(*c)))
-                        && !b.get(j + 4).is_some_and(|c| is_word_byte(*c))
-                        && !near
-                            .get(..j)
-                            .unwrap_or_default()
-                            .bytes()
-                            .any(|c| c.is_ascii_digit())
+                    let word_before = j
+                        .checked_sub(1)
+                        .and_then(|k| b.get(k))
+                        .is_some_and(|c| is_word_byte(*c));
+                    let word_after = b.get(j + 4).is_some_and(|c| is_word_byte(*c));
+                    let version_between = near
+                        .get(..j)
+                        .unwrap_or_default()
+                        .bytes()
+                        .any(|c| c.is_ascii_digit());
+                    !(word_before || word_after || version_between)
                 })
             })
         })
