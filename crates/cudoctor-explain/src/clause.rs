@@ -397,6 +397,18 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cuda runtime", Word::Subject(S::CudaLibrary), false),
     ("cudart", Word::Subject(S::CudaLibrary), false),
     ("dynamic library", Word::Subject(S::CudaLibrary), false),
+    // An execution provider's CUDA libraries, as ONNX Runtime names them when the provider
+    // cannot be created ("... to ensure all dependencies are met").
+    (
+        "all dependencies are met",
+        Word::Subject(S::CudaLibrary),
+        false,
+    ),
+    (
+        "all dependencies are met",
+        Word::Failure(F::CannotLoad),
+        false,
+    ),
     // The dynamic loader's cache: a library it cannot list is a library-path problem.
     ("ld.so.cache", Word::Subject(S::CudaLibrary), false),
     ("shared object", Word::Subject(S::CudaLibrary), false),
@@ -963,6 +975,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("amd card", Word::Failure(F::NotNvidia), false),
     ("amd显卡", Word::Failure(F::NotNvidia), false),
     ("apple silicon", Word::Failure(F::NotNvidia), false),
+    ("amd hardware", Word::Failure(F::NotNvidia), false),
     ("amd gpu", Word::Failure(F::NotNvidia), false),
     ("集成显卡", Word::Failure(F::NotNvidia), false),
     ("核显", Word::Failure(F::NotNvidia), false),
@@ -1041,6 +1054,20 @@ impl Words {
     /// Where the line first names `s`.
     fn first_at(&self, s: Subject) -> Option<usize> {
         self.at.iter().find(|(x, _)| *x == s).map(|(_, i)| *i)
+    }
+    /// Of `among`, the subject the line names last before it first says `f` (by where each
+    /// subject is first named).
+    fn nearest_before(&self, f: Failure, among: &[Subject]) -> Option<Subject> {
+        let end = self
+            .failed_at
+            .iter()
+            .find(|(x, _)| *x == f)
+            .map(|(_, e)| *e)?;
+        among
+            .iter()
+            .filter_map(|s| self.first_at(*s).filter(|at| *at < end).map(|at| (at, *s)))
+            .max()
+            .map(|(_, s)| s)
     }
     fn add_subject(&mut self, s: Subject, at: usize) {
         if !self.subjects.contains(&s) {
@@ -2202,7 +2229,12 @@ fn by_code_and_toolchain(w: &Words) -> Option<Reading> {
         return Some((Category::CudaHomeMissing, s, f));
     }
     if let Some((s, f)) = w.pick(S::Toolkit, &[F::Mismatch, F::TooOld, F::Unsupported]) {
-        return Some((Category::ToolkitMismatch, s, f));
+        // A CUDA library named between the toolkit and the failure is what the failure is said
+        // of ("installed with cudatoolkit=10.0 ... compiled with cuDNN 7.6, but cuDNN in your
+        // machine is 7.3, incompatible"): the library's version, read below.
+        if w.nearest_before(f, &[S::Toolkit, S::CudaLibrary]) != Some(S::CudaLibrary) {
+            return Some((Category::ToolkitMismatch, s, f));
+        }
     }
     None
 }
@@ -2715,6 +2747,22 @@ mod tests {
         assert!(!choices_without_cuda(
             "invalid choice: 'rocm' (choose from 'cpu', 'cuda')"
         ));
+    }
+
+    #[test]
+    fn a_failure_is_said_of_the_library_named_between_the_toolkit_and_it() {
+        assert_eq!(
+            cat("set up with cudatoolkit=11.0; built with cuDNN 8.9 but this machine's cuDNN is 8.2, incompatible"),
+            Some(Category::LibraryPath)
+        );
+        assert_eq!(
+            cat("cuDNN 8.9 installed; the CUDA toolkit 11.0 is incompatible with this build"),
+            Some(Category::ToolkitMismatch)
+        );
+        assert_eq!(
+            cat("all my AMD hardware, CPU and GPU, cannot run the CUDA kernels"),
+            Some(Category::DriverMissing)
+        );
     }
 
     #[test]

@@ -545,7 +545,26 @@ impl Engine {
         winner: Option<usize>,
         seen: &[scanner::SignatureSeen],
     ) -> Option<&'c scanner::ClauseHit> {
+        // A build without CUDA stated anywhere in the log ("pip install onnxruntime 1.5") is the
+        // cause of the CUDA libraries its CUDA half could not load or the GPU it does not see:
+        // a CPU package has no CUDA libraries to load.
+        let cpu_build = clauses.iter().find(|c| {
+            c.clause.category == Category::CpuOnlyWheel
+                && c.clause.failure == clause::Failure::NotCompiled
+                && c.clause.severity <= clause::Severity::Plain
+        });
         scanner::pick_clause(clauses)
+            .map(|c| match cpu_build {
+                Some(b)
+                    if matches!(
+                        c.clause.category,
+                        Category::LibraryPath | Category::DriverMissing
+                    ) && c.clause.failure != clause::Failure::UndefinedSymbol =>
+                {
+                    b
+                }
+                _ => c,
+            })
             .filter(|c| self.clause_answers(c, winner, seen))
             .or_else(|| {
                 // An unresolved symbol whose owner its name tells, on the line the symptom

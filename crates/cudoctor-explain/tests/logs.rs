@@ -590,3 +590,12 @@ fn a_program_said_to_run_on_the_cpu_is_the_gpu_unused() {
     let report = "in the docker image: GPU not usable, running on CPU instead";
     assert_eq!(explain_str(report).category, Category::Container);
 }
+
+#[test]
+fn a_provider_s_dependencies_unmet_are_its_libraries_unless_the_build_has_none() {
+    let log = "[E:onnxruntime:Default] Failed to create CUDAExecutionProvider. Please reference the requirements page to ensure all dependencies are met.";
+    assert_eq!(explain_str(log).category, Category::LibraryPath);
+    // The CPU package stated anywhere: it has no CUDA libraries to load.
+    let log = format!("{log}\n$ pip install onnxruntime 1.18");
+    assert_eq!(explain_str(&log).category, Category::CpuOnlyWheel);
+}
