@@ -179,6 +179,7 @@ impl Engine {
         let windows_seen = named.windows_seen();
         let named = named.finish();
         let mut e = self.build_from_lines(outcome, target, torch_variant.as_deref());
+        e = on_windows_dll(e);
         if let Some((driver, build)) = newer_build {
             e = self.with_driver_ceiling(e, driver, build, target);
         } else {
@@ -1059,6 +1060,34 @@ fn with_program_error(e: Explanation, line_no: u64, text: String) -> Explanation
         sources: Vec::new(),
         stats: e.stats,
     }
+}
+
+/// A library the loader could not load that is a Windows DLL (`cudart64_110.dll`,
+/// `cudnn64_8.dll`): Windows' DLL search path, not the Linux loader's, is what lacks it, and its
+/// fixes are Windows'.
+fn on_windows_dll(mut e: Explanation) -> Explanation {
+    let dll = e
+        .fields
+        .get("lib")
+        .is_some_and(|l| l.to_ascii_lowercase().ends_with(".dll"));
+    if e.category != Category::LibraryPath || !dll {
+        return e;
+    }
+    e.category = Category::WindowsDll;
+    e.evidence.insert(
+        0,
+        "The library is a Windows DLL: Windows looks for it on PATH and in the directories a program adds, not on LD_LIBRARY_PATH.".to_string(),
+    );
+    if let Some(f) = family::builtin().and_then(|f| f.by_category.get(&Category::WindowsDll)) {
+        let steps: Vec<cudoctor_plan::FixStep> = f
+            .fix
+            .iter()
+            .cloned()
+            .map(cudoctor_plan::FixStep::Prose)
+            .collect();
+        e.fix.splice(0..0, steps);
+    }
+    e
 }
 
 /// A driver that cannot be reached from inside a container or WSL is the runtime's doing: the

@@ -599,3 +599,13 @@ fn a_provider_s_dependencies_unmet_are_its_libraries_unless_the_build_has_none()
     let log = format!("{log}\n$ pip install onnxruntime 1.18");
     assert_eq!(explain_str(&log).category, Category::CpuOnlyWheel);
 }
+
+#[test]
+fn a_library_that_is_a_windows_dll_is_windows_search_path_s() {
+    let log = "2021-03-01 10:00:00: W tensorflow/stream_executor/platform/default/dso_loader.cc:60] Could not load dynamic library 'cudnn64_8.dll'; dlerror: cudnn64_8.dll not found";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::WindowsDll);
+    assert!(e.fix.iter().any(|f| format!("{f:?}").contains("PATH")));
+    let log = "2021-03-01 10:00:00: W tensorflow/stream_executor/platform/default/dso_loader.cc:60] Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file";
+    assert_eq!(explain_str(log).category, Category::LibraryPath);
+}
