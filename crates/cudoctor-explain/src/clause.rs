@@ -225,6 +225,10 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("nvlink warning", Word::Subject(S::Toolkit), false),
     ("cuda_home", Word::Subject(S::Toolkit), false),
     ("cuda_path", Word::Subject(S::Toolkit), false),
+    // The variables a build reads for cuDNN's root beside the toolkit's (CUDNN_HOME,
+    // CUDNN_ROOT_DIR): unset, the build finds no cuDNN to compile against.
+    ("cudnn_home", Word::Subject(S::Toolkit), false),
+    ("cudnn_root", Word::Subject(S::Toolkit), false),
     ("cuda toolkit", Word::Subject(S::Toolkit), false),
     ("cudatoolkit", Word::Subject(S::Toolkit), false),
     ("cuda-toolkit", Word::Subject(S::Toolkit), false),
@@ -2691,6 +2695,10 @@ mod tests {
                 Some(Category::Nccl),
             ),
             ("No CUDA toolkit found on this machine", Some(Category::CudaHomeMissing)),
+            (
+                "CMake Error: cannot find the cudnn library, set CUDNN_HOME to its root",
+                Some(Category::CudaHomeMissing),
+            ),
             // The device selection is the program's setting.
             (
                 "os.environ['CUDA_VISIBLE_DEVICES'] set late in the script: the GPU is unavailable",
