@@ -788,6 +788,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("type mismatch", Word::Cancel(F::Mismatch), false),
     ("length mismatch", Word::Cancel(F::Mismatch), false),
     ("dimension mismatch", Word::Cancel(F::Mismatch), false),
+    // A CUDA library's handle that could not be made ("cublas runtime error : library not
+    // initialized", CUBLAS_STATUS_NOT_INITIALIZED): memory run out or an earlier fault of the
+    // program as often as the library itself, so it names no cause.
+    (
+        "library not initialized",
+        Word::Cancel(F::NotAvailable),
+        false,
+    ),
     // nvcc's own banner ("nvcc: NVIDIA (R) Cuda compiler driver").
     ("compiler driver", Word::NotSubject(S::Driver), false),
     // What users say of the parts that work.
@@ -2702,6 +2710,11 @@ mod tests {
             // The device selection is the program's setting.
             (
                 "os.environ['CUDA_VISIBLE_DEVICES'] set late in the script: the GPU is unavailable",
+                None,
+            ),
+            // A library's handle not made names no cause.
+            (
+                "RuntimeError: cublas runtime error : library not initialized at THCGeneral.cpp:250",
                 None,
             ),
             // A collective's own timeout still names no cause.
