@@ -1617,6 +1617,27 @@ fn cuda_below_requirement(line: &str) -> bool {
     versions.iter().any(|(v, r)| !r && *v < required)
 }
 
+/// Whether the line gives the CUDA versions a program supports and then what the machine has
+/// ("yours is", "you have", "found"), newer in its major than every supported one.
+fn stack_newer_than_supported(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let Some(at) = ["yours is", "you have", "found"]
+        .iter()
+        .filter_map(|k| lower.find(k))
+        .min()
+    else {
+        return false;
+    };
+    let (before, after) = lower.split_at(at);
+    let supported: Vec<u32> = cuda_versions(before).iter().map(|((m, _), _)| *m).collect();
+    let Some(&max) = supported.iter().max() else {
+        return false;
+    };
+    cuda_versions(after)
+        .first()
+        .is_some_and(|((major, _), _)| *major > max)
+}
+
 /// Bytes between a framework's CUDA build field and the `None` it shows, at most.
 const BUILD_NONE_REACH: usize = 40;
 
@@ -1968,6 +1989,12 @@ pub fn category_of(line: &str, w: &Words) -> Option<Reading> {
         && (w.fails(F::Unsupported) || w.fails(F::TooOld))
         && (find_ascii_ci(line, "bf16").is_some() || find_ascii_ci(line, "bfloat16").is_some())
     {
+        return None;
+    }
+    // A program that supports only older CUDA than the machine has ("only supports drivers for
+    // CUDA 11.x or 12.x (yours is for CUDA 13.0)"): the program is behind the stack, which a
+    // release of the program catches up with; nothing of the machine is wrong or old.
+    if w.fails(F::Unsupported) && stack_newer_than_supported(line) {
         return None;
     }
     // A GPU said unavailable or failing on a line that chooses which GPUs are visible
@@ -2727,6 +2754,18 @@ mod tests {
         }
         // "no ... found" reaches across a few words only, and not across a sentence.
         assert!(!nothing_found("no. Then the build found it"));
+    }
+
+    #[test]
+    fn a_program_behind_a_newer_stack_is_the_program_s() {
+        assert_eq!(
+            cat("Error: this release of the tool only supports drivers for CUDA 11.x or 12.x (yours is for CUDA 13.0)"),
+            None
+        );
+        // Older than what it supports is the machine's.
+        assert!(!stack_newer_than_supported(
+            "only supports drivers for CUDA 12.x (yours is for CUDA 11.4)"
+        ));
     }
 
     #[test]
