@@ -18,6 +18,9 @@ use std::sync::OnceLock;
 pub enum State {
     /// The machine went to sleep and back (suspend, hibernate).
     Resumed,
+    /// The operating system or its kernel was upgraded (and the machine rebooted into it): a
+    /// driver module built for the kernel before is not loaded by the new one.
+    KernelUpdated,
     /// The card's clocks, voltage, power or cooling, or a card that dropped out.
     Hardware,
     /// One kind of fault of the code running on the GPU (an illegal address, an illegal
@@ -36,6 +39,16 @@ const WORDS: &[(&str, State, bool)] = &[
     ("hibernat", State::Resumed, false),
     ("睡眠", State::Resumed, false),
     ("休眠", State::Resumed, false),
+    ("kernel update", State::KernelUpdated, false),
+    ("kernel upgrade", State::KernelUpdated, false),
+    ("os upgrade", State::KernelUpdated, false),
+    ("os update", State::KernelUpdated, false),
+    ("unattended-upgrade", State::KernelUpdated, false),
+    ("unattended upgrade", State::KernelUpdated, false),
+    ("升级内核", State::KernelUpdated, false),
+    ("内核升级", State::KernelUpdated, false),
+    ("更新内核", State::KernelUpdated, false),
+    ("内核更新", State::KernelUpdated, false),
     ("待机", State::Resumed, false),
     ("overclock", State::Hardware, false),
     ("over-clock", State::Hardware, false),
@@ -130,19 +143,21 @@ fn states_of(line: &str) -> impl Iterator<Item = State> + '_ {
 pub struct HostContext {
     pub resumed: Option<(u64, String)>,
     pub hardware: Option<(u64, String)>,
+    pub kernel_updated: Option<(u64, String)>,
     /// The kinds of fault seen ([`State::Fault`]), one bit each.
     faults: u8,
 }
 
 impl HostContext {
     pub fn feed(&mut self, line_no: u64, line: &str) {
-        if self.resumed.is_some() && self.hardware.is_some() {
+        if self.resumed.is_some() && self.hardware.is_some() && self.kernel_updated.is_some() {
             return;
         }
         for state in states_of(line) {
             let slot = match state {
                 State::Resumed => &mut self.resumed,
                 State::Hardware => &mut self.hardware,
+                State::KernelUpdated => &mut self.kernel_updated,
                 State::Fault(kind) => {
                     self.faults |= 1 << kind;
                     // The second kind of fault is where the report shows faults at random.
@@ -162,6 +177,15 @@ impl HostContext {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kernel_upgrade_in_prose() {
+        assert_eq!(
+            state_of("the driver is gone after the OS upgrade and reboot"),
+            Some(State::KernelUpdated)
+        );
+        assert_eq!(state_of("升级内核之后驱动没了"), Some(State::KernelUpdated));
+    }
 
     #[test]
     fn faults_of_several_kinds_are_the_hardware_s() {

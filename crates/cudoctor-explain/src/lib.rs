@@ -296,6 +296,25 @@ impl Engine {
                 "after a resume from suspend the driver's unified-memory module (nvidia_uvm) is often left in a state CUDA cannot initialise from",
                 "Close the programs that use the GPU, then reload the driver's unified-memory module ('sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm'), or reboot; on laptops and desktops that suspend, NVIDIA's suspend services (nvidia-suspend, nvidia-resume) keep the driver's state across it.",
             )
+        } else if let Some(k) = &host.kernel_updated {
+            // The driver that cannot be reached after the kernel changed, on the host or seen
+            // from a container on it.
+            let driver_unreachable =
+                matches!(e.category, Category::DriverMissing | Category::Container)
+                    && (first.starts_with("clause:driver")
+                        || first.starts_with("clause:kernel_module")
+                        || e.signature.is_some());
+            if !(unknown_failure || driver_unreachable) {
+                return e;
+            }
+            (
+                k,
+                Category::DriverMissing,
+                clause::Subject::KernelModule,
+                clause::Failure::NotFound,
+                "the operating system or its kernel was upgraded: the driver's kernel module was built for the kernel before, and the new kernel has none until it is rebuilt",
+                "Rebuild the driver's kernel module for the running kernel: with the distribution's driver packages or DKMS ('sudo dkms autoinstall', or reinstall the driver package with the headers of the running kernel installed), with a runfile driver rerun its installer; then reboot or 'sudo modprobe nvidia'.",
+            )
         } else if let Some(h) = &host.hardware {
             if !(unknown_failure || symptom_signature || symptom_clause) {
                 return e;

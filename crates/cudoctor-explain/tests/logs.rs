@@ -609,3 +609,14 @@ fn a_library_that_is_a_windows_dll_is_windows_search_path_s() {
     let log = "2021-03-01 10:00:00: W tensorflow/stream_executor/platform/default/dso_loader.cc:60] Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file";
     assert_eq!(explain_str(log).category, Category::LibraryPath);
 }
+
+#[test]
+fn a_driver_lost_after_a_kernel_upgrade_is_its_module_not_rebuilt() {
+    let log = "installed the driver and docker with the nvidia runtime\nafter the kernel upgrade and a reboot:\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::DriverMissing);
+    assert!(e.fix.iter().any(|f| format!("{f:?}").contains("dkms")));
+    // A cause a line names is not answered again.
+    let log = "after the kernel upgrade:\nRuntimeError: CUDA error: no kernel image is available for execution on the device";
+    assert_eq!(explain_str(log).category, Category::NoKernelImage);
+}
