@@ -1159,6 +1159,15 @@ pub fn words(line: &str) -> Words {
             .iter()
             .any(|(_, _, end)| *end <= at && at - *end <= WORKS_REACH)
     });
+    // "没有" right before a subject ("没有nvcc编译器", "没有 CUDA 工具包") says it is missing.
+    if line.contains("没有")
+        && subjects.iter().any(|(_, start, _)| {
+            line.get(..*start)
+                .is_some_and(|before| before.trim_end().ends_with("没有"))
+        })
+    {
+        failures.push((F::NotFound, 0, 0));
+    }
     for (s, start, end) in subjects {
         let cancelled = not_subjects
             .iter()
@@ -2725,6 +2734,9 @@ mod tests {
                 Some(Category::LibraryPath),
             ),
             ("训练几个小时后溢出显存", Some(Category::OutOfMemory)),
+            ("启动时报没有nvcc编译器的错误", Some(Category::CudaHomeMissing)),
+            // "没有" before something else is not said of the subject.
+            ("nvcc 没有问题, 训练报错", None),
             (
                 "setting up NCCL communicator failed: store->get('3') got error: Socket Timeout",
                 Some(Category::Nccl),

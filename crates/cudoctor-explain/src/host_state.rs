@@ -81,6 +81,11 @@ const WORDS: &[(&str, State, bool)] = &[
     ("电源", State::Hardware, false),
     ("过热", State::Hardware, false),
     ("掉卡", State::Hardware, false),
+    // A card left unusable by its failure until the machine restarts.
+    ("until reboot", State::Hardware, false),
+    ("until a reboot", State::Hardware, false),
+    ("until i reboot", State::Hardware, false),
+    ("必须重启", State::Hardware, false),
     // The whole machine going down under GPU load: its power or cooling.
     ("shut off", State::Hardware, false),
     ("shuts off", State::Hardware, false),
@@ -185,6 +190,10 @@ mod tests {
             Some(State::KernelUpdated)
         );
         assert_eq!(state_of("升级内核之后驱动没了"), Some(State::KernelUpdated));
+        assert_eq!(
+            state_of("after that error the card is unusable until a reboot"),
+            Some(State::Hardware)
+        );
     }
 
     #[test]
