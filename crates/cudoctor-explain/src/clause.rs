@@ -516,7 +516,6 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cpu版", Word::Failure(F::NotCompiled), false),
     ("cpu 版", Word::Failure(F::NotCompiled), false),
     ("cpu的版本", Word::Failure(F::NotCompiled), false),
-    ("falling back to cpu", Word::Failure(F::NotCompiled), false),
     ("don't compiled with", Word::Failure(F::NotCompiled), false),
     ("wasn't compiled with", Word::Failure(F::NotCompiled), false),
     ("isn't compiled with", Word::Failure(F::NotCompiled), false),
@@ -556,6 +555,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("running on the cpu", Word::Failure(F::NotAvailable), false),
     ("runs on cpu", Word::Failure(F::NotAvailable), false),
     ("running on cpu", Word::Failure(F::NotAvailable), false),
+    ("falling back to cpu", Word::Failure(F::NotAvailable), false),
     ("只能使用cpu", Word::Failure(F::NotCompiled), false),
     ("只能用cpu", Word::Failure(F::NotCompiled), false),
     ("只用cpu", Word::Failure(F::NotCompiled), false),
@@ -2734,6 +2734,11 @@ mod tests {
                 Some(Category::LibraryPath),
             ),
             ("训练几个小时后溢出显存", Some(Category::OutOfMemory)),
+            // Falling back to the CPU is the symptom; the driver's failure beside it the cause.
+            (
+                "failed call to cuInit: CUDA_ERROR_UNKNOWN, falling back to CPU",
+                Some(Category::DriverMissing),
+            ),
             ("启动时报没有nvcc编译器的错误", Some(Category::CudaHomeMissing)),
             // "没有" before something else is not said of the subject.
             ("nvcc 没有问题, 训练报错", None),
