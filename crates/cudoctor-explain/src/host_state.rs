@@ -6,9 +6,12 @@
 //!
 //! - after a resume from suspend, the driver's unified-memory module (`nvidia_uvm`) is left in a
 //!   state CUDA cannot initialise from: reloading the module or rebooting restores it;
+//! - after an upgrade of the operating system or its kernel, the driver's kernel module built
+//!   for the kernel before is missing from the new one until it is rebuilt;
 //! - with the card overclocked, undervolted, short of power or too hot (or running a miner,
-//!   which users tune that way), the faults are the hardware's, however the program reports
-//!   them.
+//!   which users tune that way), the machine shutting off under GPU load, a card unusable until
+//!   a reboot, or faults of several kinds in one report, the faults are the hardware's, however
+//!   the program reports them.
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use std::sync::OnceLock;
@@ -39,6 +42,7 @@ const WORDS: &[(&str, State, bool)] = &[
     ("hibernat", State::Resumed, false),
     ("睡眠", State::Resumed, false),
     ("休眠", State::Resumed, false),
+    ("待机", State::Resumed, false),
     ("kernel update", State::KernelUpdated, false),
     ("kernel upgrade", State::KernelUpdated, false),
     ("os upgrade", State::KernelUpdated, false),
@@ -49,7 +53,6 @@ const WORDS: &[(&str, State, bool)] = &[
     ("内核升级", State::KernelUpdated, false),
     ("更新内核", State::KernelUpdated, false),
     ("内核更新", State::KernelUpdated, false),
-    ("待机", State::Resumed, false),
     ("overclock", State::Hardware, false),
     ("over-clock", State::Hardware, false),
     ("underclock", State::Hardware, false),

@@ -1038,10 +1038,10 @@ fn head_as_one_clause(head: &str) -> Option<scanner::ClauseHit> {
     })
 }
 
-/// A log that ends on the program's own error (an index, a key, a value, an assertion of its
-/// own, naming nothing of the stack) after the line an environment cause was read from: the
-/// program failed, and the CUDA error before is where its fault surfaced first (an index out
-/// of range that cuBLAS reports as an allocation failure, an assertion on a tensor's shape).
+/// A log that ends on the program's own error about its data (an index, a key, a value, a
+/// division: [`clause::is_program_error`], naming nothing of the stack) after the line an
+/// environment cause was read from: the program failed, and the CUDA error before is where its
+/// fault surfaced first (an index out of range that cuBLAS reports as an allocation failure).
 fn with_program_error(e: Explanation, line_no: u64, text: String) -> Explanation {
     let answered_before = e.matched.first().is_some_and(|m| m.line_no < line_no);
     if !e.is_known() || e.category == Category::NotEnvironment || !answered_before {
