@@ -83,6 +83,18 @@ enum Word {
     /// mismatch" are a program's tensors disagreeing, not two versions. A failure word found
     /// only inside such phrases is not read.
     Cancel(Failure),
+    /// A phrase in which a subject word names something else: nvcc's banner "Cuda compiler
+    /// driver" is the compiler, not the NVIDIA driver. A subject found only inside such
+    /// phrases is not read.
+    NotSubject(Subject),
+    /// A phrase that says the parts the line names work ("the driver and CUDA are fine",
+    /// "显卡驱动没问题"): a generic failure word on the same line ("training errors out") is
+    /// said of something else.
+    Works,
+    /// A shell's refusal to run a command ("bash: X: command not found", "'X' is not
+    /// recognized as an internal or external command"): the failure is the command's, named
+    /// right before it, and says nothing of the stack unless that command is one of its tools.
+    Command,
 }
 
 /// How serious a line says it is, from its own wording: fatal lines outrank errors, errors
@@ -192,6 +204,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("winerror 1114", Word::Subject(S::WindowsDll), false),
     ("loadlibrary", Word::Subject(S::WindowsDll), false),
     ("dll load failed", Word::Subject(S::WindowsDll), false),
+    // A DLL named as such, and Windows' own words for a DLL it could not load
+    // (ERROR_MOD_NOT_FOUND, WinError 126).
+    ("dll", Word::Subject(S::WindowsDll), true),
+    (
+        "specified module could not be found",
+        Word::Subject(S::WindowsDll),
+        false,
+    ),
     ("torchvision", Word::Subject(S::Companion), false),
     ("torchaudio", Word::Subject(S::Companion), false),
     ("torchtext", Word::Subject(S::Companion), false),
@@ -205,6 +225,10 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("nvlink warning", Word::Subject(S::Toolkit), false),
     ("cuda_home", Word::Subject(S::Toolkit), false),
     ("cuda_path", Word::Subject(S::Toolkit), false),
+    // The variables a build reads for cuDNN's root beside the toolkit's (CUDNN_HOME,
+    // CUDNN_ROOT_DIR): unset, the build finds no cuDNN to compile against.
+    ("cudnn_home", Word::Subject(S::Toolkit), false),
+    ("cudnn_root", Word::Subject(S::Toolkit), false),
     ("cuda toolkit", Word::Subject(S::Toolkit), false),
     ("cudatoolkit", Word::Subject(S::Toolkit), false),
     ("cuda-toolkit", Word::Subject(S::Toolkit), false),
@@ -257,6 +281,10 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("host compiler", Word::Subject(S::HostCompiler), false),
     ("host_config.h", Word::Subject(S::HostCompiler), false),
     ("include/c++/", Word::Subject(S::HostCompiler), false),
+    // The C++ runtime's symbol-version tags, named only when a library asks for a version the
+    // loaded libstdc++ lacks ("version `GLIBCXX_3.4.30' not found").
+    ("glibcxx_3", Word::Subject(S::HostCompiler), false),
+    ("cxxabi_1", Word::Subject(S::HostCompiler), false),
     (
         "unexpected compiler version",
         Word::Subject(S::HostCompiler),
@@ -373,6 +401,18 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cuda runtime", Word::Subject(S::CudaLibrary), false),
     ("cudart", Word::Subject(S::CudaLibrary), false),
     ("dynamic library", Word::Subject(S::CudaLibrary), false),
+    // An execution provider's CUDA libraries, as ONNX Runtime names them when the provider
+    // cannot be created ("... to ensure all dependencies are met").
+    (
+        "all dependencies are met",
+        Word::Subject(S::CudaLibrary),
+        false,
+    ),
+    (
+        "all dependencies are met",
+        Word::Failure(F::CannotLoad),
+        false,
+    ),
     // The dynamic loader's cache: a library it cannot list is a library-path problem.
     ("ld.so.cache", Word::Subject(S::CudaLibrary), false),
     ("shared object", Word::Subject(S::CudaLibrary), false),
@@ -442,6 +482,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("爆显存", Word::Failure(F::OutOfMemory), false),
     ("显存爆", Word::Failure(F::OutOfMemory), false),
     ("显存溢出", Word::Failure(F::OutOfMemory), false),
+    // Overflow and burst said of the memory in either order ("溢出显存", "显存...增加到爆了").
+    ("溢出", Word::Failure(F::OutOfMemory), false),
+    ("爆了", Word::Failure(F::OutOfMemory), false),
     // XLA's and TensorFlow's status for an allocation that failed.
     ("resource exhausted", Word::Failure(F::OutOfMemory), false),
     ("resourceexhausted", Word::Failure(F::OutOfMemory), false),
@@ -473,7 +516,6 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cpu版", Word::Failure(F::NotCompiled), false),
     ("cpu 版", Word::Failure(F::NotCompiled), false),
     ("cpu的版本", Word::Failure(F::NotCompiled), false),
-    ("falling back to cpu", Word::Failure(F::NotCompiled), false),
     ("don't compiled with", Word::Failure(F::NotCompiled), false),
     ("wasn't compiled with", Word::Failure(F::NotCompiled), false),
     ("isn't compiled with", Word::Failure(F::NotCompiled), false),
@@ -502,6 +544,18 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("only use cpu", Word::Failure(F::NotCompiled), false),
     ("use cpu for", Word::Failure(F::NotCompiled), false),
     ("only uses cpu", Word::Failure(F::NotCompiled), false),
+    // The program said to run on the CPU, not the GPU: the GPU unused, a symptom (a build
+    // without CUDA, a container not given the GPU), not a cause of its own.
+    ("not using the gpu", Word::Failure(F::NotAvailable), false),
+    ("not using gpu", Word::Failure(F::NotAvailable), false),
+    ("not use the gpu", Word::Failure(F::NotAvailable), false),
+    ("doesn't use the gpu", Word::Failure(F::NotAvailable), false),
+    ("gpu does nothing", Word::Failure(F::NotAvailable), false),
+    ("runs on the cpu", Word::Failure(F::NotAvailable), false),
+    ("running on the cpu", Word::Failure(F::NotAvailable), false),
+    ("runs on cpu", Word::Failure(F::NotAvailable), false),
+    ("running on cpu", Word::Failure(F::NotAvailable), false),
+    ("falling back to cpu", Word::Failure(F::NotAvailable), false),
     ("只能使用cpu", Word::Failure(F::NotCompiled), false),
     ("只能用cpu", Word::Failure(F::NotCompiled), false),
     ("只用cpu", Word::Failure(F::NotCompiled), false),
@@ -515,6 +569,15 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("没有gpu版", Word::Failure(F::NotCompiled), false),
     ("不是gpu版", Word::Failure(F::NotCompiled), false),
     ("not the gpu version", Word::Failure(F::NotCompiled), false),
+    // A framework asking for its GPU build ("Please use PaddlePaddle with GPU version"): the
+    // one installed is not.
+    ("with gpu version", Word::Failure(F::NotCompiled), false),
+    (
+        "install the gpu version",
+        Word::Failure(F::NotCompiled),
+        false,
+    ),
+    ("install gpu version", Word::Failure(F::NotCompiled), false),
     ("no such operator", Word::Failure(F::Mismatch), false),
     ("undefined symbol", Word::Failure(F::UndefinedSymbol), false),
     (
@@ -545,6 +608,13 @@ const LEXICON: &[(&str, Word, bool)] = &[
         Word::Failure(F::UndefinedSymbol),
         false,
     ),
+    // The loader's symbol-version check ("symbol X version Y not defined in file
+    // libcudart.so.11.0 with link time reference").
+    (
+        "not defined in file",
+        Word::Failure(F::UndefinedSymbol),
+        false,
+    ),
     (
         "cannot open shared object",
         Word::Failure(F::CannotLoad),
@@ -557,6 +627,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("failed to load", Word::Failure(F::CannotLoad), false),
     ("unable to load", Word::Failure(F::CannotLoad), false),
     ("error loading", Word::Failure(F::CannotLoad), false),
+    // The dynamic loader's own heading ("error while loading shared libraries: libcudart.so.9.0").
+    ("error while loading", Word::Failure(F::CannotLoad), false),
     ("cannot dlopen", Word::Failure(F::CannotLoad), false),
     ("can not open", Word::Failure(F::CannotLoad), false),
     ("can't open", Word::Failure(F::CannotLoad), false),
@@ -592,6 +664,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("unable to locate", Word::Failure(F::NotFound), false),
     ("could be found", Word::Failure(F::NotFound), false),
     ("cannot be found", Word::Failure(F::NotFound), false),
+    ("could not be found", Word::Failure(F::NotFound), false),
     ("can't be found", Word::Failure(F::NotFound), false),
     (
         "identification is unknown",
@@ -715,6 +788,39 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("type mismatch", Word::Cancel(F::Mismatch), false),
     ("length mismatch", Word::Cancel(F::Mismatch), false),
     ("dimension mismatch", Word::Cancel(F::Mismatch), false),
+    // A CUDA library's handle that could not be made ("cublas runtime error : library not
+    // initialized", CUBLAS_STATUS_NOT_INITIALIZED): memory run out or an earlier fault of the
+    // program as often as the library itself, so it names no cause.
+    (
+        "library not initialized",
+        Word::Cancel(F::NotAvailable),
+        false,
+    ),
+    // nvcc's own banner ("nvcc: NVIDIA (R) Cuda compiler driver").
+    ("compiler driver", Word::NotSubject(S::Driver), false),
+    // What users say of the parts that work.
+    ("没问题", Word::Works, false),
+    ("没有问题", Word::Works, false),
+    ("都正常", Word::Works, false),
+    ("能正常", Word::Works, false),
+    ("可以正常", Word::Works, false),
+    ("正常使用", Word::Works, false),
+    ("使用正常", Word::Works, false),
+    ("运行正常", Word::Works, false),
+    ("正常运行", Word::Works, false),
+    ("works fine", Word::Works, false),
+    ("working fine", Word::Works, false),
+    ("work fine", Word::Works, false),
+    ("works well", Word::Works, false),
+    ("is working fine", Word::Works, false),
+    ("no problem", Word::Works, false),
+    ("command not found", Word::Command, false),
+    (
+        "is not recognized as an internal or external command",
+        Word::Command,
+        false,
+    ),
+    ("不是内部或外部命令", Word::Command, false),
     ("不一致", Word::Failure(F::Mismatch), false),
     ("不兼容", Word::Failure(F::Mismatch), false),
     ("对不上", Word::Failure(F::Mismatch), false),
@@ -756,6 +862,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ),
     ("不支持", Word::Failure(F::Unsupported), false),
     ("timed out", Word::Failure(F::Timeout), false),
+    // A socket's or a connection's timeout is the network failing between ranks or nodes,
+    // not a collective that waited for a rank.
+    ("socket timeout", Word::Cancel(F::Timeout), false),
+    ("socket timeout", Word::Failure(F::Failed), false),
+    ("connection timed out", Word::Cancel(F::Timeout), false),
+    ("connection timed out", Word::Failure(F::Failed), false),
+    ("connect timed out", Word::Cancel(F::Timeout), false),
+    ("connect timed out", Word::Failure(F::Failed), false),
     ("timeout", Word::Failure(F::Timeout), false),
     ("time out", Word::Failure(F::Timeout), false),
     ("超时", Word::Failure(F::Timeout), false),
@@ -873,6 +987,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("amd card", Word::Failure(F::NotNvidia), false),
     ("amd显卡", Word::Failure(F::NotNvidia), false),
     ("apple silicon", Word::Failure(F::NotNvidia), false),
+    ("amd hardware", Word::Failure(F::NotNvidia), false),
     ("amd gpu", Word::Failure(F::NotNvidia), false),
     ("集成显卡", Word::Failure(F::NotNvidia), false),
     ("核显", Word::Failure(F::NotNvidia), false),
@@ -925,6 +1040,8 @@ pub struct Words {
     pub failures: Vec<Failure>,
     /// Where each subject is first named (byte offset), in the order found.
     pub at: Vec<(Subject, usize)>,
+    /// Where each failure word of the lexicon ends (byte offset), in the order found.
+    pub failed_at: Vec<(Failure, usize)>,
 }
 
 impl Words {
@@ -950,6 +1067,20 @@ impl Words {
     fn first_at(&self, s: Subject) -> Option<usize> {
         self.at.iter().find(|(x, _)| *x == s).map(|(_, i)| *i)
     }
+    /// Of `among`, the subject the line names last before it first says `f` (by where each
+    /// subject is first named).
+    fn nearest_before(&self, f: Failure, among: &[Subject]) -> Option<Subject> {
+        let end = self
+            .failed_at
+            .iter()
+            .find(|(x, _)| *x == f)
+            .map(|(_, e)| *e)?;
+        among
+            .iter()
+            .filter_map(|s| self.first_at(*s).filter(|at| *at < end).map(|at| (at, *s)))
+            .max()
+            .map(|(_, s)| s)
+    }
     fn add_subject(&mut self, s: Subject, at: usize) {
         if !self.subjects.contains(&s) {
             self.subjects.push(s);
@@ -971,15 +1102,22 @@ pub fn words(line: &str) -> Words {
     let mut calls: Vec<(usize, &str, Failure)> = Vec::new();
     let mut failures: Vec<(Failure, usize, usize)> = Vec::new();
     let mut cancels: Vec<(Failure, usize, usize)> = Vec::new();
+    let mut subjects: Vec<(Subject, usize, usize)> = Vec::new();
+    let mut not_subjects: Vec<(Subject, usize, usize)> = Vec::new();
+    // Spans whose failure words are not the stack's: a shell's refusal of a command that is
+    // none of its tools.
+    let mut foreign: Vec<(usize, usize)> = Vec::new();
+    let mut works_at: Vec<usize> = Vec::new();
     // What the readers below need the line to hold, noted from the lexicon's own pass so
     // that an ordinary line costs them nothing: CUDA named (inside a word too, as in
     // `cudaGetDeviceCount`), a package with a CPU flavour.
-    let (mut saw_cuda, mut saw_flavour) = (false, false);
+    let (mut saw_cuda, mut saw_flavour, mut saw_arch) = (false, false, false);
     for m in lexicon().automaton.find_overlapping_iter(line) {
         let Some((text, word, whole)) = LEXICON.get(m.pattern().as_usize()) else {
             continue;
         };
         saw_cuda |= text.starts_with("cuda");
+        saw_arch |= matches!(*text, "sm_" | "compute_");
         saw_flavour |= CPU_FLAVOURS.iter().any(|f| f.starts_with(text));
         if text.ends_with(')') {
             if let Some((_, answer, failure)) = CALL_ANSWERS.iter().find(|(c, _, _)| c == text) {
@@ -988,23 +1126,65 @@ pub fn words(line: &str) -> Words {
         }
         if *whole {
             let before = m.start().checked_sub(1).and_then(|i| bytes.get(i));
-            let after = bytes.get(m.end());
+            // A word with an index or a version run on ("GPU1", "cuda12") still stands alone.
+            let digits = bytes
+                .get(m.end()..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            let after = bytes.get(m.end() + digits);
             if before.is_some_and(|b| is_word_byte(*b)) || after.is_some_and(|b| is_word_byte(*b)) {
                 continue;
             }
         }
         match *word {
-            Word::Subject(s) => w.add_subject(s, m.start()),
+            Word::Subject(s) => subjects.push((s, m.start(), m.end())),
             Word::Failure(f) => failures.push((f, m.start(), m.end())),
             Word::Cancel(f) => cancels.push((f, m.start(), m.end())),
+            Word::NotSubject(s) => not_subjects.push((s, m.start(), m.end())),
+            Word::Works => works_at.push(m.start()),
+            Word::Command => {
+                if !command_is_a_tool(line.get(..m.start()).unwrap_or_default()) {
+                    foreign.push((m.start(), m.end()));
+                }
+            }
+        }
+    }
+    // "Works" is said of the stack when one of its subjects is named right before it ("the
+    // driver and CUDA work fine", "显卡驱动,CUDA都没问题"), not of another card or program
+    // ("on the same machine a 3060 works fine").
+    let works = works_at.iter().any(|&at| {
+        subjects
+            .iter()
+            .any(|(_, _, end)| *end <= at && at - *end <= WORKS_REACH)
+    });
+    // "没有" right before a subject ("没有nvcc编译器", "没有 CUDA 工具包") says it is missing.
+    if line.contains("没有")
+        && subjects.iter().any(|(_, start, _)| {
+            line.get(..*start)
+                .is_some_and(|before| before.trim_end().ends_with("没有"))
+        })
+    {
+        failures.push((F::NotFound, 0, 0));
+    }
+    for (s, start, end) in subjects {
+        let cancelled = not_subjects
+            .iter()
+            .any(|(c, cs, ce)| *c == s && *cs <= start && end <= *ce);
+        if !cancelled {
+            w.add_subject(s, start);
         }
     }
     for (f, start, end) in failures {
         let cancelled = cancels
             .iter()
-            .any(|(c, cs, ce)| *c == f && *cs <= start && end <= *ce);
+            .any(|(c, cs, ce)| *c == f && *cs <= start && end <= *ce)
+            || foreign.iter().any(|(cs, ce)| *cs <= start && end <= *ce)
+            || (works && f == F::Failed);
         if !cancelled {
             w.add_failure(f);
+            w.failed_at.push((f, end));
         }
     }
     for (end, answer, failure) in calls {
@@ -1021,8 +1201,22 @@ pub fn words(line: &str) -> Words {
             w.failures.push(failure);
         }
     }
+    // An architecture said to be missing from a build ("has no sm_60 kernels").
+    if saw_arch && arch_absent(line) {
+        w.add_failure(F::Unsupported);
+    }
     // An architecture matters only to a line that says something failed.
     if !w.failures.is_empty() && !w.has(S::GpuArch) && names_sm_arch(line) {
+        w.add_subject(S::GpuArch, line.len());
+    }
+    // A card named by its model in a line that says it is not supported ("1.3 no longer
+    // supporting Tesla K40m"): the model stands for its architecture. Attention kernels say
+    // which cards they run on themselves.
+    if w.fails(F::Unsupported)
+        && !w.has(S::GpuArch)
+        && !w.has(S::Attention)
+        && names_card_model(line)
+    {
         w.add_subject(S::GpuArch, line.len());
     }
     if let Some((s, f)) = saw_cuda.then(|| cuda_error_code(line)).flatten() {
@@ -1044,9 +1238,20 @@ pub fn words(line: &str) -> Words {
         w.add_subject(s, line.len());
         w.add_failure(f);
     }
+    if !w.fails(F::NotFound) && nothing_found(line) {
+        w.add_failure(F::NotFound);
+    }
     if let Some((s, f)) = missing_attribute(line) {
         w.add_subject(s, line.len());
         w.add_failure(f);
+    }
+    if saw_cuda && !w.fails(F::TooOld) && cuda_below_requirement(line) {
+        w.add_subject(S::Gpu, line.len());
+        w.add_failure(F::TooOld);
+    }
+    if saw_cuda && (cuda_build_none(line) || choices_without_cuda(line)) {
+        w.add_subject(S::Framework, line.len());
+        w.add_failure(F::NotCompiled);
     }
     if saw_flavour && cpu_flavour_installed(line) {
         w.add_subject(S::Framework, line.len());
@@ -1055,6 +1260,38 @@ pub fn words(line: &str) -> Words {
     w.subjects.sort();
     w.failures.sort();
     w
+}
+
+/// Bytes between a subject and the phrase that says it works, at most.
+const WORKS_REACH: usize = 16;
+
+/// Whether the command a shell refused, named at the end of `before` ("bash: nvcc:",
+/// "'nvidia-smi'"), is a tool of the stack (its name holds a subject word of the lexicon). A
+/// name that is not a command word (the shell's refusal quoted after prose) counts as one: the
+/// failure is then read as before.
+fn command_is_a_tool(before: &str) -> bool {
+    let quotes: &[char] = &['\'', '"', '`', '‘', '’'];
+    let rest = before
+        .trim_end()
+        .trim_end_matches(':')
+        .trim_end()
+        .trim_end_matches(quotes);
+    let name: String = rest
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_alphanumeric() || "._/+-".contains(*c))
+        .collect::<Vec<char>>()
+        .into_iter()
+        .rev()
+        .collect();
+    if name.is_empty() || !name.bytes().any(|b| b.is_ascii_alphabetic()) {
+        return true;
+    }
+    lexicon()
+        .automaton
+        .find_overlapping_iter(name.as_str())
+        .filter_map(|m| LEXICON.get(m.pattern().as_usize()))
+        .any(|(_, word, _)| matches!(word, Word::Subject(_)))
 }
 
 /// The number a line gives as CUDA's error code ("CUDA error 35", "Cuda error(35)", "CUDA
@@ -1199,6 +1436,49 @@ fn names_sm_arch(line: &str) -> bool {
     false
 }
 
+/// Whether the line says an architecture is absent from a build: `sm_XX` or `compute_XX`
+/// right after "no", "without", "lacks" or "missing" ("the image's torch has no sm_60
+/// kernels", "built without sm_120").
+fn arch_absent(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let tokens: Vec<&str> = lower.split_whitespace().collect();
+    tokens.windows(2).any(|pair| {
+        let word = pair[0].trim_matches(|c: char| !c.is_ascii_alphanumeric());
+        let arch = pair[1].trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
+        matches!(word, "no" | "without" | "lacks" | "lacking" | "missing")
+            && (arch.starts_with("sm_") || arch.starts_with("compute_"))
+    })
+}
+
+/// Whether the line names an NVIDIA card by its model line (`Tesla K40m`, `GeForce GTX 1080`,
+/// `Quadro M2200`, `RTX 5090`, `TITAN V`).
+fn names_card_model(line: &str) -> bool {
+    [
+        "tesla ", "geforce", "quadro ", "rtx ", "rtx-", "gtx ", "gtx-", "titan ",
+    ]
+    .iter()
+    .any(|m| find_ascii_ci(line, m).is_some())
+}
+
+/// Bytes between "no" and "found" in "no <thing> found", at most.
+const NOTHING_FOUND_REACH: usize = 40;
+
+/// Whether the line says "no <thing> found" ("No CUDA toolkit found", "no libcudnn found in
+/// the path"): the lexicon's "not found" with its thing in between.
+fn nothing_found(line: &str) -> bool {
+    // std's substring search first: most lines a clause reads hold no "found".
+    let Some(found) = line.find(" found") else {
+        return false;
+    };
+    let lower = line.get(..found).unwrap_or_default().to_ascii_lowercase();
+    let b = lower.as_bytes();
+    lower.match_indices("no ").any(|(i, _)| {
+        (i == 0 || !b.get(i - 1).is_some_and(|c| is_word_byte(*c)))
+            && found - i <= NOTHING_FOUND_REACH
+            && !lower.get(i..).unwrap_or_default().contains(['.', ',', ';'])
+    })
+}
+
 /// Whether a line speaks of several GPUs working together ("two GPUs", "multi-GPU", 多卡,
 /// 两卡): a hang said of them is the collectives' (NCCL's) first suspect.
 fn multi_gpu(line: &str) -> bool {
@@ -1295,6 +1575,123 @@ fn providers_without_cuda(line: &str) -> Option<(Subject, Failure)> {
         .any(|k| lower.contains(k));
     let cpu_only = lower.contains("cpuexecutionprovider") && !cuda;
     (cpu_only || (cuda && missing)).then_some((S::Framework, F::NotCompiled))
+}
+
+/// The CUDA versions a line names, each with whether it is stated as a requirement
+/// (`CUDA >= 11.8`, `cuda>=12.4`) or as what is there (`CUDA 11.2`, `CUDA Version: 12.2`), as
+/// (major, minor).
+fn cuda_versions(line: &str) -> Vec<((u32, u32), bool)> {
+    let lower = line.to_ascii_lowercase();
+    let mut out = Vec::new();
+    for (i, _) in lower.match_indices("cuda") {
+        let b = lower.as_bytes();
+        if i > 0 && b.get(i - 1).is_some_and(|c| c.is_ascii_alphabetic()) {
+            continue;
+        }
+        let rest = lower.get(i + 4..).unwrap_or_default();
+        let rest = rest.strip_prefix(" version").unwrap_or(rest);
+        let rest = rest.trim_start_matches([' ', ':']);
+        let required = rest.starts_with(">=") || rest.starts_with('≥');
+        let rest = rest.trim_start_matches(['>', '=', '≥', ' ']);
+        let number: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let mut parts = number.split('.');
+        let (Some(major), minor) = (
+            parts.next().and_then(|m| m.parse::<u32>().ok()),
+            parts
+                .next()
+                .and_then(|m| m.parse::<u32>().ok())
+                .unwrap_or(0),
+        ) else {
+            continue;
+        };
+        // CUDA's majors run from 1 to the tens; a larger number is something else (a build
+        // number, a driver version).
+        if (1..=30).contains(&major) {
+            out.push(((major, minor), required));
+        }
+    }
+    out
+}
+
+/// Whether the line states a CUDA requirement ("CUDA >= 11.8") above a CUDA it names as there
+/// ("installed CUDA 11.2"): the CUDA the machine runs is too old for what asks for it.
+fn cuda_below_requirement(line: &str) -> bool {
+    let versions = cuda_versions(line);
+    let Some(required) = versions.iter().filter(|(_, r)| *r).map(|(v, _)| *v).max() else {
+        return false;
+    };
+    versions.iter().any(|(v, r)| !r && *v < required)
+}
+
+/// Whether the line gives the CUDA versions a program supports and then what the machine has
+/// ("yours is", "you have", "found"), newer in its major than every supported one.
+fn stack_newer_than_supported(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let Some(at) = ["yours is", "you have", "found"]
+        .iter()
+        .filter_map(|k| lower.find(k))
+        .min()
+    else {
+        return false;
+    };
+    let (before, after) = lower.split_at(at);
+    let supported: Vec<u32> = cuda_versions(before).iter().map(|((m, _), _)| *m).collect();
+    let Some(&max) = supported.iter().max() else {
+        return false;
+    };
+    cuda_versions(after)
+        .first()
+        .is_some_and(|((major, _), _)| *major > max)
+}
+
+/// Bytes between a framework's CUDA build field and the `None` it shows, at most.
+const BUILD_NONE_REACH: usize = 40;
+
+/// A framework that reports the CUDA it was built with as none (`torch.version.cuda` printed
+/// as `None`, collect_env's "CUDA used to build PyTorch: None", "CUDA version: None"), with no
+/// version printed between the field and its `None`: a build without CUDA.
+fn cuda_build_none(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    ["version.cuda", "cuda used to build", "cuda version:"]
+        .iter()
+        .any(|field| {
+            lower.match_indices(field).any(|(i, _)| {
+                let after = lower.get(i + field.len()..).unwrap_or_default();
+                let near = after
+                    .get(..BUILD_NONE_REACH.min(after.len()))
+                    .unwrap_or(after);
+                // `None` as the field's value: no version printed between them.
+                near.match_indices("none").any(|(j, _)| {
+                    let b = near.as_bytes();
+                    let word_before = j
+                        .checked_sub(1)
+                        .and_then(|k| b.get(k))
+                        .is_some_and(|c| is_word_byte(*c));
+                    let word_after = b.get(j + 4).is_some_and(|c| is_word_byte(*c));
+                    let version_between = near
+                        .get(..j)
+                        .unwrap_or_default()
+                        .bytes()
+                        .any(|c| c.is_ascii_digit());
+                    !(word_before || word_after || version_between)
+                })
+            })
+        })
+}
+
+/// A program's list of devices to choose from that holds the CPU and not CUDA ("invalid
+/// choice: 'cuda' (choose from 'cpu')"): the installed build offers no CUDA device.
+fn choices_without_cuda(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let Some(i) = lower.find("choose from") else {
+        return false;
+    };
+    let list = lower.get(i..).unwrap_or_default();
+    let list = list.split(')').next().unwrap_or(list);
+    list.contains("cpu") && !list.contains("cuda")
 }
 
 /// A toolkit file whose path begins at the root where `$CUDA_HOME/` should be
@@ -1411,6 +1808,48 @@ pub fn mentions_any(line: &str) -> bool {
     lexicon().automaton.is_match(line)
 }
 
+/// Python's exceptions that a program raises about its own data: an index, a key, a value, a
+/// division. Raised last in a log and naming nothing of the stack, they are the program's
+/// failure, and a CUDA error before them is where it surfaced first (an index out of range
+/// reported by cuBLAS as an allocation failure). Errors about objects (`AttributeError`,
+/// `TypeError` on a `None`) are left out: they follow as often from a library that failed to
+/// load as from the program.
+const PROGRAM_ERRORS: [&str; 4] = ["IndexError", "KeyError", "ValueError", "ZeroDivisionError"];
+
+/// Whether a line reports a CUDA call's own error ("CUDA error: ...", `cudaErrorNoDevice`,
+/// `CUDA_ERROR_NO_DEVICE`, "cuda runtime error (100)"): only a build with CUDA makes the call.
+pub fn reports_cuda_error(line: &str) -> bool {
+    [
+        "cuda error",
+        "cudaerror",
+        "cuda_error",
+        "cuda runtime error",
+    ]
+    .iter()
+    .any(|k| find_ascii_ci(line, k).is_some())
+}
+
+/// A Python exception a line begins with (`IndexError: ...`, `pkg.mod.ShapeError: ...`): its
+/// class without the module path, and its message.
+pub fn exception(line: &str) -> Option<(&str, &str)> {
+    let (head, message) = line.split_once(':').unwrap_or((line, ""));
+    if head.is_empty()
+        || head.contains(' ')
+        || !(head.ends_with("Error") || head.ends_with("Exception"))
+    {
+        return None;
+    }
+    Some((head.rsplit('.').next().unwrap_or(head), message.trim()))
+}
+
+/// Whether a line is a program's own exception with a message that names nothing of the
+/// stack (`IndexError: index out of range in self`, `KeyError: 'label'`), given its words.
+pub fn is_program_error(line: &str, w: &Words) -> bool {
+    exception(line).is_some_and(|(class, message)| {
+        PROGRAM_ERRORS.contains(&class) && !message.is_empty() && w.subjects.is_empty()
+    })
+}
+
 /// How serious the line says it is.
 pub fn severity(line: &str) -> Severity {
     let lower_has = |needle: &str| {
@@ -1425,7 +1864,10 @@ pub fn severity(line: &str) -> Severity {
     if line.contains("NCCL INFO")
         || line.contains("level=INFO")
         || line.starts_with("INFO")
-        || line.starts_with("I ")
+        // A logger's "I " before its timestamp; "I installed..." is a person writing.
+        || line
+            .strip_prefix("I ")
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
         || line.starts_with("[I ")
         || line.contains(" INFO ")
     {
@@ -1558,6 +2000,22 @@ pub fn category_of(line: &str, w: &Words) -> Option<Reading> {
     {
         return None;
     }
+    // A program that supports only older CUDA than the machine has ("only supports drivers for
+    // CUDA 11.x or 12.x (yours is for CUDA 13.0)"): the program is behind the stack, which a
+    // release of the program catches up with; nothing of the machine is wrong or old.
+    if w.fails(F::Unsupported) && stack_newer_than_supported(line) {
+        return None;
+    }
+    // A GPU said unavailable or failing on a line that chooses which GPUs are visible
+    // ("CUDA_VISIBLE_DEVICES set in the script is unavailable", "... has no effect"): the
+    // selection, a setting of the program, is what the line speaks of.
+    if w.failures
+        .iter()
+        .all(|f| matches!(f, F::NotAvailable | F::Failed))
+        && find_ascii_ci(line, "cuda_visible_devices").is_some()
+    {
+        return None;
+    }
     by_the_machine(w)
         .or_else(|| by_whose_it_is(line, w))
         .or_else(|| by_the_stack_below(w))
@@ -1585,8 +2043,15 @@ fn by_whose_it_is(line: &str, w: &Words) -> Option<Reading> {
     // library's, NCCL's) decides by its owner, whatever file or DLL the line names.
     if w.fails(F::UndefinedSymbol) {
         let owner = symbol_category(line);
-        let s = w.subjects.first().copied().unwrap_or(S::Framework);
         if owner != Category::AbiMismatch {
+            // A line that names no subject of its own ("undefined symbol: cuGreenCtxDestroy")
+            // speaks of the symbol's owner: the driver's library for its `cu*` entry points,
+            // a CUDA library, NCCL. That makes it as specific as a named subject would.
+            let s = w
+                .subjects
+                .first()
+                .copied()
+                .unwrap_or_else(|| owner_subject(owner));
             return Some((owner, s, F::UndefinedSymbol));
         }
         // Windows: an import failed for a missing procedure and the line names no DLL, so
@@ -1601,6 +2066,11 @@ fn by_whose_it_is(line: &str, w: &Words) -> Option<Reading> {
     // detected"): the driver is too old for the image.
     if w.has(S::Driver) && w.fails(F::TooOld) && find_ascii_ci(line, "driver release").is_some() {
         return Some((Category::DriverTooOld, S::Driver, F::TooOld));
+    }
+    // A capability the driver is said to lack ("API call is not supported in the installed CUDA
+    // driver", "not supported by the driver"): the driver is older than what asks for it.
+    if w.fails(F::Unsupported) && unsupported_by_the_driver(line, w) {
+        return Some((Category::DriverTooOld, S::Driver, F::Unsupported));
     }
     // The driver's library found is the toolkit's link-time stub ("CUDA driver is a stub
     // library", `.../stubs/libcuda.so`): the loader's path puts the stub first.
@@ -1629,6 +2099,14 @@ fn by_whose_it_is(line: &str, w: &Words) -> Option<Reading> {
             }
         }
     }
+    // A version of the C++ runtime that the loaded libstdc++ lacks: a library built with a newer
+    // compiler than the runtime the environment loads (a conda env's older libstdc++).
+    if w.has(S::HostCompiler)
+        && w.fails(F::NotFound)
+        && (find_ascii_ci(line, "glibcxx_3").is_some() || find_ascii_ci(line, "cxxabi_1").is_some())
+    {
+        return Some((Category::AbiMismatch, S::HostCompiler, F::NotFound));
+    }
     if w.has(S::Toolkit) {
         // A toolkit component missing (libNVVM, nvcc): the toolkit, whatever file names it.
         if let Some((s, f)) = w.pick(S::Toolkit, &[F::NotFound]) {
@@ -1651,6 +2129,36 @@ fn by_whose_it_is(line: &str, w: &Words) -> Option<Reading> {
         }
     }
     None
+}
+
+/// Bytes between "not supported in/by" and the driver it names, at most.
+const SUPPORTED_BY_REACH: usize = 32;
+
+/// Whether a line says something is not supported *in* or *by* the driver, the driver named
+/// right after the failure ("is not supported in the installed CUDA driver").
+fn unsupported_by_the_driver(line: &str, w: &Words) -> bool {
+    w.failed_at
+        .iter()
+        .filter(|(f, _)| *f == F::Unsupported)
+        .any(|(_, end)| {
+            let rest = line.get(*end..).unwrap_or_default();
+            let head = rest.trim_start().get(..3).unwrap_or_default();
+            let by = head.eq_ignore_ascii_case("in ") || head.eq_ignore_ascii_case("by ");
+            by && [S::Driver, S::DriverLibrary].iter().any(|s| {
+                w.first_at(*s)
+                    .is_some_and(|at| at > *end && at - *end <= SUPPORTED_BY_REACH)
+            })
+        })
+}
+
+/// The subject that owns an unresolved symbol of `owner`'s category (see [`symbol_category`]).
+fn owner_subject(owner: Category) -> Subject {
+    match owner {
+        Category::DriverTooOld => S::DriverLibrary,
+        Category::Nccl => S::Nccl,
+        Category::LibraryPath => S::CudaLibrary,
+        _ => S::Framework,
+    }
 }
 
 /// The subjects below the framework that a failure names, most specific first: the kernel
@@ -1769,7 +2277,12 @@ fn by_code_and_toolchain(w: &Words) -> Option<Reading> {
         return Some((Category::CudaHomeMissing, s, f));
     }
     if let Some((s, f)) = w.pick(S::Toolkit, &[F::Mismatch, F::TooOld, F::Unsupported]) {
-        return Some((Category::ToolkitMismatch, s, f));
+        // A CUDA library named between the toolkit and the failure is what the failure is said
+        // of ("installed with cudatoolkit=10.0 ... compiled with cuDNN 7.6, but cuDNN in your
+        // machine is 7.3, incompatible"): the library's version, read below.
+        if w.nearest_before(f, &[S::Toolkit, S::CudaLibrary]) != Some(S::CudaLibrary) {
+            return Some((Category::ToolkitMismatch, s, f));
+        }
     }
     None
 }
@@ -1829,6 +2342,16 @@ fn by_general_subject(line: &str, w: &Words) -> Option<Reading> {
         return Some((Category::ToolkitMismatch, s, f));
     }
     None
+}
+
+/// A subject a report names as part of its setup ("Docker version 24", "Driver Version: 535",
+/// "GPU: RTX 4090") as often as in its failure: a generic failure word elsewhere in a report is
+/// not said of it.
+pub fn is_setup_subject(s: Subject) -> bool {
+    matches!(
+        s,
+        S::Container | S::Driver | S::DriverLibrary | S::Gpu | S::Framework
+    )
 }
 
 impl Clause {
@@ -2048,7 +2571,16 @@ fn same_stem_other_ending(word: &str, domain: &str) -> bool {
         word.strip_suffix(ending).is_some_and(|w| w == stem)
             || domain.strip_suffix(ending).is_some_and(|d| d == word)
     };
-    inflected(domain, "s")
+    // A negation of the domain word ("unavailable", "incompatible", "unsupported") is its
+    // opposite, not a typo of it.
+    let negated = |a: &str, b: &str| {
+        ["un", "in", "im", "non"]
+            .iter()
+            .any(|p| a.strip_prefix(p).is_some_and(|rest| rest == b))
+    };
+    negated(word, domain)
+        || negated(domain, word)
+        || inflected(domain, "s")
         || inflected(domain, "es")
         || inflected(domain, "d")
         || inflected(domain, "ed")
@@ -2159,6 +2691,249 @@ mod tests {
             cat("torch.cuda.is_available() returns False"),
             Some(Category::DriverMissing)
         );
+    }
+
+    #[test]
+    fn what_the_driver_does_not_support_it_is_too_old_for() {
+        assert_eq!(
+            cat("RuntimeError: [XX][ERROR] CUDA runtime error: operation not supported by the installed NVIDIA driver"),
+            Some(Category::DriverTooOld)
+        );
+        // The driver as the thing not supported is not the driver lacking something.
+        assert_ne!(
+            cat("Error: this tool only supports NVIDIA drivers of the 535 branch"),
+            Some(Category::DriverTooOld)
+        );
+    }
+
+    #[test]
+    fn a_word_with_its_index_run_on_still_stands_alone() {
+        assert!(words("ERROR: GPU3 stopped").has(S::Gpu));
+        assert!(words("cuda12 is not available").has(S::Gpu));
+        // A longer word is still another word.
+        assert!(!words("gpuburn finished").has(S::Gpu));
+    }
+
+    #[test]
+    fn vocabulary_of_loaders_runtimes_and_reports() {
+        for (line, want) in [
+            (
+                "error while loading shared libraries: libcudart.so.10.1",
+                Some(Category::LibraryPath),
+            ),
+            (
+                "Import Error: DLL failed. The specified module could not be found.",
+                Some(Category::WindowsDll),
+            ),
+            (
+                "ImportError: /opt/env/lib/libstdc++.so.6: version `GLIBCXX_3.4.32' not found (required by /x/_ext.so)",
+                Some(Category::AbiMismatch),
+            ),
+            (
+                "libfoo.so: symbol cublasLtSomething version libcublasLt.so.12 not defined in file libcublasLt.so.12 with link time reference",
+                Some(Category::LibraryPath),
+            ),
+            ("训练几个小时后溢出显存", Some(Category::OutOfMemory)),
+            // Falling back to the CPU is the symptom; the driver's failure beside it the cause.
+            (
+                "failed call to cuInit: CUDA_ERROR_UNKNOWN, falling back to CPU",
+                Some(Category::DriverMissing),
+            ),
+            ("启动时报没有nvcc编译器的错误", Some(Category::CudaHomeMissing)),
+            // "没有" before something else is not said of the subject.
+            ("nvcc 没有问题, 训练报错", None),
+            (
+                "setting up NCCL communicator failed: store->get('3') got error: Socket Timeout",
+                Some(Category::Nccl),
+            ),
+            ("No CUDA toolkit found on this machine", Some(Category::CudaHomeMissing)),
+            (
+                "CMake Error: cannot find the cudnn library, set CUDNN_HOME to its root",
+                Some(Category::CudaHomeMissing),
+            ),
+            // The device selection is the program's setting.
+            (
+                "os.environ['CUDA_VISIBLE_DEVICES'] set late in the script: the GPU is unavailable",
+                None,
+            ),
+            // A library's handle not made names no cause.
+            (
+                "RuntimeError: cublas runtime error : library not initialized at THCGeneral.cpp:250",
+                None,
+            ),
+            // A collective's own timeout still names no cause.
+            (
+                "[E ProcessGroupNCCL.cpp:100] Watchdog caught collective operation timeout",
+                None,
+            ),
+        ] {
+            assert_eq!(cat(line), want, "{line}");
+        }
+        // "no ... found" reaches across a few words only, and not across a sentence.
+        assert!(!nothing_found("no. Then the build found it"));
+    }
+
+    #[test]
+    fn a_program_behind_a_newer_stack_is_the_program_s() {
+        assert_eq!(
+            cat("Error: this release of the tool only supports drivers for CUDA 11.x or 12.x (yours is for CUDA 13.0)"),
+            None
+        );
+        // Older than what it supports is the machine's.
+        assert!(!stack_newer_than_supported(
+            "only supports drivers for CUDA 12.x (yours is for CUDA 11.4)"
+        ));
+    }
+
+    #[test]
+    fn a_cuda_below_the_requirement_the_line_states() {
+        assert!(cuda_below_requirement(
+            "the server has CUDA 11.4 installed; does this need CUDA >= 12.1?"
+        ));
+        assert_eq!(
+            cat("the server has CUDA 11.4 installed, the tool fails: it needs CUDA >= 12.1"),
+            Some(Category::DriverTooOld)
+        );
+        // A CUDA that meets the requirement, and a requirement alone, state nothing.
+        assert!(!cuda_below_requirement(
+            "CUDA 12.4 here, and it needs CUDA >= 12.1"
+        ));
+        assert!(!cuda_below_requirement("this release needs cuda>=12.1"));
+        // The toolkit named with it is the toolkit's.
+        assert_eq!(
+            cat("nvcc reports CUDA 11.4, this extension fails: it needs CUDA >= 12.1"),
+            Some(Category::ToolkitMismatch)
+        );
+    }
+
+    #[test]
+    fn a_build_that_says_it_has_no_cuda() {
+        for line in [
+            ">>> print(torch.cuda.is_available(), torch.version.cuda)  ->  False None",
+            "CUDA used to build PyTorch: None",
+            "main.py: error: argument --device: invalid choice: 'cuda' (choose from 'cpu')",
+            "安装之后还是提示 Please use MyFramework with GPU version",
+        ] {
+            assert_eq!(cat(line), Some(Category::CpuOnlyWheel), "{line}");
+        }
+        // A CUDA build says which.
+        assert_ne!(
+            cat("CUDA used to build PyTorch: 12.1, none of the GPUs failed"),
+            Some(Category::CpuOnlyWheel)
+        );
+        assert!(!choices_without_cuda(
+            "invalid choice: 'rocm' (choose from 'cpu', 'cuda')"
+        ));
+    }
+
+    #[test]
+    fn a_failure_is_said_of_the_library_named_between_the_toolkit_and_it() {
+        assert_eq!(
+            cat("set up with cudatoolkit=11.0; built with cuDNN 8.9 but this machine's cuDNN is 8.2, incompatible"),
+            Some(Category::LibraryPath)
+        );
+        assert_eq!(
+            cat("cuDNN 8.9 installed; the CUDA toolkit 11.0 is incompatible with this build"),
+            Some(Category::ToolkitMismatch)
+        );
+        assert_eq!(
+            cat("all my AMD hardware, CPU and GPU, cannot run the CUDA kernels"),
+            Some(Category::DriverMissing)
+        );
+    }
+
+    #[test]
+    fn a_negation_is_not_a_typo_of_its_word() {
+        assert_eq!(
+            correct_typos("the GPU becomes unavailable in the container"),
+            None
+        );
+        assert_eq!(
+            correct_typos("the GPU is not availble").as_deref(),
+            Some("the GPU is not available")
+        );
+    }
+
+    #[test]
+    fn a_person_s_i_is_not_a_logger_s_info() {
+        assert_eq!(severity("I 10:02:11.516 loaded 3 shards"), Severity::Info);
+        assert_ne!(
+            severity("I set it up on my board, but cuda.is_available() returns false"),
+            Severity::Info
+        );
+    }
+
+    #[test]
+    fn phrases_whose_words_name_something_else() {
+        // nvcc's banner calls it a compiler driver: not the NVIDIA driver.
+        let w = words("nvcc: NVIDIA (R) Cuda compiler driver");
+        assert!(w.has(S::Toolkit) && !w.has(S::Driver));
+        assert!(words("the NVIDIA driver failed to load").has(S::Driver));
+        // A stack part said to work clears a generic failure on its line, and only then.
+        assert!(words("the driver and CUDA work fine, the job errors out")
+            .failures
+            .is_empty());
+        assert!(words("the driver errors out, another card works fine").fails(F::Failed));
+        assert!(words("nvcc命令能正常执行,只是训练时报错")
+            .failures
+            .is_empty());
+        // A shell's refusal is said of the command it names.
+        assert!(!words("bash: my-tool: command not found").fails(F::NotFound));
+        assert!(words("bash: nvcc: command not found").fails(F::NotFound));
+        assert!(
+            words("'nvcc' is not recognized as an internal or external command").fails(F::NotFound)
+        );
+    }
+
+    #[test]
+    fn an_architecture_named_absent_or_by_its_card_is_the_build_s() {
+        assert_eq!(
+            cat("the image's torch has no sm_61 kernels, so every op fails"),
+            Some(Category::NoKernelImage)
+        );
+        assert_eq!(
+            cat("Release 2.0 no longer supporting Tesla K20c?"),
+            Some(Category::NoKernelImage)
+        );
+        // Attention kernels say themselves which cards they run on.
+        assert_eq!(
+            cat("flash attention is not supported on Tesla V100"),
+            Some(Category::SdpaFallback)
+        );
+        // A card named without a failure of support is not an architecture's failure.
+        assert_ne!(
+            cat("GeForce RTX 3060 not found by the driver"),
+            Some(Category::NoKernelImage)
+        );
+    }
+
+    #[test]
+    fn an_unresolved_symbol_without_a_subject_word_speaks_of_its_owner() {
+        // The driver's entry point, a CUDA library's and NCCL's, each named bare in a title.
+        for (line, subject, category) in [
+            (
+                "[Bug] undefined symbol: cuMemCreateSomething",
+                S::DriverLibrary,
+                Category::DriverTooOld,
+            ),
+            (
+                "undefined symbol: cublasLtMatmulSomething, version 12",
+                S::CudaLibrary,
+                Category::LibraryPath,
+            ),
+            (
+                "undefined symbol: ncclCommSomething",
+                S::Nccl,
+                Category::Nccl,
+            ),
+        ] {
+            let c = read(line).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!((c.subject, c.category), (subject, category), "{line}");
+            assert!(c.is_specific(), "{line}");
+        }
+        // A framework's C++ symbol keeps the generic reading.
+        let c = read("undefined symbol: _ZN2at6detail10empty_cudaE").unwrap_or_else(|| panic!());
+        assert_eq!(c.category, Category::AbiMismatch);
     }
 
     #[test]

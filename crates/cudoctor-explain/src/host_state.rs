@@ -6,9 +6,12 @@
 //!
 //! - after a resume from suspend, the driver's unified-memory module (`nvidia_uvm`) is left in a
 //!   state CUDA cannot initialise from: reloading the module or rebooting restores it;
+//! - after an upgrade of the operating system or its kernel, the driver's kernel module built
+//!   for the kernel before is missing from the new one until it is rebuilt;
 //! - with the card overclocked, undervolted, short of power or too hot (or running a miner,
-//!   which users tune that way), the faults are the hardware's, however the program reports
-//!   them.
+//!   which users tune that way), the machine shutting off under GPU load, a card unusable until
+//!   a reboot, or faults of several kinds in one report, the faults are the hardware's, however
+//!   the program reports them.
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use std::sync::OnceLock;
@@ -18,8 +21,16 @@ use std::sync::OnceLock;
 pub enum State {
     /// The machine went to sleep and back (suspend, hibernate).
     Resumed,
+    /// The operating system or its kernel was upgraded (and the machine rebooted into it): a
+    /// driver module built for the kernel before is not loaded by the new one.
+    KernelUpdated,
     /// The card's clocks, voltage, power or cooling, or a card that dropped out.
     Hardware,
+    /// One kind of fault of the code running on the GPU (an illegal address, an illegal
+    /// instruction, a launch failure...): one kind is a program's bug as often as not; several
+    /// kinds in one report are faults at random places, as a card that is failing or pushed
+    /// past what it sustains makes them.
+    Fault(u8),
 }
 
 /// The words, what each tells, and whether it must stand alone ("miner" in "determiner").
@@ -32,6 +43,16 @@ const WORDS: &[(&str, State, bool)] = &[
     ("睡眠", State::Resumed, false),
     ("休眠", State::Resumed, false),
     ("待机", State::Resumed, false),
+    ("kernel update", State::KernelUpdated, false),
+    ("kernel upgrade", State::KernelUpdated, false),
+    ("os upgrade", State::KernelUpdated, false),
+    ("os update", State::KernelUpdated, false),
+    ("unattended-upgrade", State::KernelUpdated, false),
+    ("unattended upgrade", State::KernelUpdated, false),
+    ("升级内核", State::KernelUpdated, false),
+    ("内核升级", State::KernelUpdated, false),
+    ("更新内核", State::KernelUpdated, false),
+    ("内核更新", State::KernelUpdated, false),
     ("overclock", State::Hardware, false),
     ("over-clock", State::Hardware, false),
     ("underclock", State::Hardware, false),
@@ -46,6 +67,14 @@ const WORDS: &[(&str, State, bool)] = &[
     ("risers", State::Hardware, true),
     ("reseat", State::Hardware, false),
     ("overheat", State::Hardware, false),
+    // The card's cooling as users describe it ("running at maximum fan yet cold", "adjusting
+    // the fan curve").
+    ("fan curve", State::Hardware, false),
+    ("fan speed", State::Hardware, false),
+    ("maximum fan", State::Hardware, false),
+    ("max fan", State::Hardware, false),
+    ("power draw", State::Hardware, false),
+    ("风扇", State::Hardware, false),
     ("mining", State::Hardware, true),
     ("miner", State::Hardware, true),
     ("hashrate", State::Hardware, false),
@@ -55,6 +84,29 @@ const WORDS: &[(&str, State, bool)] = &[
     ("电源", State::Hardware, false),
     ("过热", State::Hardware, false),
     ("掉卡", State::Hardware, false),
+    // A card left unusable by its failure until the machine restarts.
+    ("until reboot", State::Hardware, false),
+    ("until a reboot", State::Hardware, false),
+    ("until i reboot", State::Hardware, false),
+    ("必须重启", State::Hardware, false),
+    // The whole machine going down under GPU load: its power or cooling.
+    ("shut off", State::Hardware, false),
+    ("shuts off", State::Hardware, false),
+    ("powers off", State::Hardware, false),
+    ("crashing my os", State::Hardware, false),
+    ("crashes my os", State::Hardware, false),
+    ("blue screen", State::Hardware, false),
+    ("bsod", State::Hardware, true),
+    ("蓝屏", State::Hardware, false),
+    ("黑屏", State::Hardware, false),
+    ("illegal memory access", State::Fault(0), false),
+    ("illegaladdress", State::Fault(0), false),
+    ("illegal address", State::Fault(0), false),
+    ("unspecified launch failure", State::Fault(1), false),
+    ("illegal instruction", State::Fault(2), false),
+    ("invalid program counter", State::Fault(3), false),
+    ("misaligned address", State::Fault(4), false),
+    ("hardware stack error", State::Fault(5), false),
 ];
 
 fn automaton() -> Option<&'static AhoCorasick> {
@@ -74,16 +126,24 @@ pub fn literals() -> impl Iterator<Item = &'static str> {
     WORDS.iter().map(|(w, _, _)| *w)
 }
 
-/// The state a line tells, if any.
+/// The state a line tells first, if any.
 pub fn state_of(line: &str) -> Option<State> {
+    states_of(line).next()
+}
+
+/// Every state a line tells, in order.
+fn states_of(line: &str) -> impl Iterator<Item = State> + '_ {
     let b = line.as_bytes();
-    let word = |i: usize| b.get(i).is_some_and(|c| c.is_ascii_alphanumeric());
-    automaton()?.find_overlapping_iter(line).find_map(|m| {
-        let (_, state, whole) = WORDS.get(m.pattern().as_usize())?;
-        let before = m.start().checked_sub(1).is_some_and(word);
-        let alone = !before && !word(m.end());
-        (!whole || alone).then_some(*state)
-    })
+    let word = move |i: usize| b.get(i).is_some_and(|c| c.is_ascii_alphanumeric());
+    automaton()
+        .into_iter()
+        .flat_map(move |ac| ac.find_overlapping_iter(line))
+        .filter_map(move |m| {
+            let (_, state, whole) = WORDS.get(m.pattern().as_usize())?;
+            let before = m.start().checked_sub(1).is_some_and(word);
+            let alone = !before && !word(m.end());
+            (!whole || alone).then_some(*state)
+        })
 }
 
 /// The first line of each state a log tells.
@@ -91,20 +151,33 @@ pub fn state_of(line: &str) -> Option<State> {
 pub struct HostContext {
     pub resumed: Option<(u64, String)>,
     pub hardware: Option<(u64, String)>,
+    pub kernel_updated: Option<(u64, String)>,
+    /// The kinds of fault seen ([`State::Fault`]), one bit each.
+    faults: u8,
 }
 
 impl HostContext {
     pub fn feed(&mut self, line_no: u64, line: &str) {
-        if self.resumed.is_some() && self.hardware.is_some() {
+        if self.resumed.is_some() && self.hardware.is_some() && self.kernel_updated.is_some() {
             return;
         }
-        let slot = match state_of(line) {
-            Some(State::Resumed) => &mut self.resumed,
-            Some(State::Hardware) => &mut self.hardware,
-            None => return,
-        };
-        if slot.is_none() {
-            *slot = Some((line_no, crate::scanner::shown(line)));
+        for state in states_of(line) {
+            let slot = match state {
+                State::Resumed => &mut self.resumed,
+                State::Hardware => &mut self.hardware,
+                State::KernelUpdated => &mut self.kernel_updated,
+                State::Fault(kind) => {
+                    self.faults |= 1 << kind;
+                    // The second kind of fault is where the report shows faults at random.
+                    if self.faults.count_ones() < 2 {
+                        continue;
+                    }
+                    &mut self.hardware
+                }
+            };
+            if slot.is_none() {
+                *slot = Some((line_no, crate::scanner::shown(line)));
+            }
         }
     }
 }
@@ -112,6 +185,34 @@ impl HostContext {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kernel_upgrade_in_prose() {
+        assert_eq!(
+            state_of("the driver is gone after the OS upgrade and reboot"),
+            Some(State::KernelUpdated)
+        );
+        assert_eq!(state_of("升级内核之后驱动没了"), Some(State::KernelUpdated));
+        assert_eq!(
+            state_of("after that error the card is unusable until a reboot"),
+            Some(State::Hardware)
+        );
+    }
+
+    #[test]
+    fn faults_of_several_kinds_are_the_hardware_s() {
+        let mut one = HostContext::default();
+        one.feed(1, "CUDA error: an illegal memory access was encountered");
+        one.feed(2, "CUDA error: an illegal memory access was encountered");
+        assert!(one.hardware.is_none());
+        let mut two = HostContext::default();
+        two.feed(1, "CUDA error: an illegal memory access was encountered");
+        two.feed(
+            5,
+            "then, another run: CUDA error: unspecified launch failure",
+        );
+        assert_eq!(two.hardware.map(|h| h.0), Some(5));
+    }
 
     #[test]
     fn states_in_their_words_and_not_inside_others() {

@@ -161,6 +161,7 @@ impl Engine {
         let named = std::mem::take(&mut outcome.named);
         let host = std::mem::take(&mut outcome.host);
         let device_failure_line = outcome.device_failure_line;
+        let last_exception = outcome.last_exception.take();
         // A Windows log names its Python (a portable ComfyUI's python_embeded\python.exe):
         // without an environment given, fixes are PowerShell commands for that interpreter.
         let log_env = named.windows_target();
@@ -178,12 +179,16 @@ impl Engine {
         let windows_seen = named.windows_seen();
         let named = named.finish();
         let mut e = self.build_from_lines(outcome, target, torch_variant.as_deref());
+        e = on_windows_dll(e);
         if let Some((driver, build)) = newer_build {
             e = self.with_driver_ceiling(e, driver, build, target);
-        } else if let Some(shown) = stack_shown {
-            e = self.with_stack_shown(e, shown, target);
+        } else {
+            e = self.with_stack_shown(e, stack_shown, target);
         }
         e = self.with_host_state(e, &host, device_failure_line, target);
+        if let Some((line_no, text, true)) = last_exception {
+            e = with_program_error(e, line_no, text);
+        }
         if windows_seen {
             e = self.with_windows_bitsandbytes(e);
         }
@@ -191,14 +196,17 @@ impl Engine {
         self.with_xids(e, &xids)
     }
 
-    /// A framework that does not see the GPU, in a log that shows the stack beneath it at work
-    /// (the driver's own header, the toolkit's compiler) or a Windows machine: the driver is not
-    /// what is missing, the framework's build is (a CPU build, the default install on Windows).
-    /// Only a clause that read no more than "the GPU is not available" is answered again.
+    /// A framework that does not see the GPU, with no line that names the driver failing: the
+    /// driver is not what is missing, the framework's build is (a CPU build, the default install
+    /// on Windows). A driver that fails says so in its own words (its library not loaded, NVML,
+    /// nvidia-smi), and a log that shows the stack beneath at work (the driver's own header, the
+    /// toolkit's compiler) rules it out. Only a clause that read no more than "the GPU is not
+    /// available" is answered again, and only outside a container (whose runtime is the first
+    /// suspect there, [`in_container`]).
     fn with_stack_shown(
         &self,
         e: Explanation,
-        shown: &str,
+        shown: Option<&str>,
         target: Option<&TargetEnv>,
     ) -> Explanation {
         let Some(first) = e.matched.first() else {
@@ -210,7 +218,13 @@ impl Engine {
                 first.signature.as_str(),
                 "clause:gpu+not_available" | "clause:framework+not_available"
             );
-        if !symptom {
+        // A CUDA call that returned an error on this line ("CUDA error: all CUDA-capable devices
+        // are busy or unavailable") ran in a build with CUDA.
+        let cuda_call_failed = clause::reports_cuda_error(&first.text);
+        // A program that reports at INFO level which GPUs it discovered (Ollama, llama.cpp's
+        // server) looks for them through the driver with its own bundled CUDA: no CPU wheel.
+        let discovery = clause::severity(&first.text) == clause::Severity::Info;
+        if !symptom || cuda_call_failed || discovery {
             return e;
         }
         let hit = scanner::ClauseHit {
@@ -227,9 +241,12 @@ impl Engine {
             count: 1,
         };
         let mut out = self.explained_by_clause(&hit, None, &[], e.stats.clone(), target);
-        out.evidence.push(format!(
-            "The log also shows {shown}: the GPU unseen by the framework is its build's doing, not a missing driver."
-        ));
+        out.evidence.push(match shown {
+            Some(shown) => format!(
+                "The log also shows {shown}: the GPU unseen by the framework is its build's doing, not a missing driver."
+            ),
+            None => "No line says the driver failed (its library, NVML or nvidia-smi): a framework that does not see the GPU is most often a build without CUDA; if `torch.version.cuda` (or the framework's own build info) names a CUDA version, the driver is the next suspect.".to_string(),
+        });
         out.also_seen = e.also_seen;
         out
     }
@@ -279,6 +296,25 @@ impl Engine {
                 "after a resume from suspend the driver's unified-memory module (nvidia_uvm) is often left in a state CUDA cannot initialise from",
                 "Close the programs that use the GPU, then reload the driver's unified-memory module ('sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm'), or reboot; on laptops and desktops that suspend, NVIDIA's suspend services (nvidia-suspend, nvidia-resume) keep the driver's state across it.",
             )
+        } else if let Some(k) = &host.kernel_updated {
+            // The driver that cannot be reached after the kernel changed, on the host or seen
+            // from a container on it.
+            let driver_unreachable =
+                matches!(e.category, Category::DriverMissing | Category::Container)
+                    && (first.starts_with("clause:driver")
+                        || first.starts_with("clause:kernel_module")
+                        || e.signature.is_some());
+            if !(unknown_failure || driver_unreachable) {
+                return e;
+            }
+            (
+                k,
+                Category::DriverMissing,
+                clause::Subject::KernelModule,
+                clause::Failure::NotFound,
+                "the operating system or its kernel was upgraded: the driver's kernel module was built for the kernel before, and the new kernel has none until it is rebuilt",
+                "Rebuild the driver's kernel module for the running kernel: with the distribution's driver packages or DKMS ('sudo dkms autoinstall', or reinstall the driver package with the headers of the running kernel installed), with a runfile driver rerun its installer; then reboot or 'sudo modprobe nvidia'.",
+            )
         } else if let Some(h) = &host.hardware {
             if !(unknown_failure || symptom_signature || symptom_clause) {
                 return e;
@@ -288,7 +324,7 @@ impl Engine {
                 Category::GpuHardware,
                 clause::Subject::Hardware,
                 clause::Failure::Fault,
-                "the card's clocks, voltage, power or cooling (or a card that drops out) are named beside a GPU failure that no line explains: a card pushed past what it sustains faults in code that runs elsewhere",
+                "the machine's hardware shows beside a GPU failure that no line explains (the card's clocks, voltage, power or cooling, a card that drops out, the machine going down, or faults of several kinds at random places): a card that is failing or pushed past what it sustains faults in code that runs elsewhere",
                 "Return the card to its default clocks, voltage and power limit (undo overclocking or undervolting, or cap the power with 'nvidia-smi -pl'), check its power supply, risers and cooling, and run again; if it still faults, test the card in another machine.",
             )
         } else {
@@ -529,7 +565,26 @@ impl Engine {
         winner: Option<usize>,
         seen: &[scanner::SignatureSeen],
     ) -> Option<&'c scanner::ClauseHit> {
+        // A build without CUDA stated anywhere in the log ("pip install onnxruntime 1.5") is the
+        // cause of the CUDA libraries its CUDA half could not load or the GPU it does not see:
+        // a CPU package has no CUDA libraries to load.
+        let cpu_build = clauses.iter().find(|c| {
+            c.clause.category == Category::CpuOnlyWheel
+                && c.clause.failure == clause::Failure::NotCompiled
+                && c.clause.severity <= clause::Severity::Plain
+        });
         scanner::pick_clause(clauses)
+            .map(|c| match cpu_build {
+                Some(b)
+                    if matches!(
+                        c.clause.category,
+                        Category::LibraryPath | Category::DriverMissing
+                    ) && c.clause.failure != clause::Failure::UndefinedSymbol =>
+                {
+                    b
+                }
+                _ => c,
+            })
             .filter(|c| self.clause_answers(c, winner, seen))
             .or_else(|| {
                 // An unresolved symbol whose owner its name tells, on the line the symptom
@@ -961,7 +1016,15 @@ impl Engine {
 /// another. Across sentences a subject pairs only with a named failure: a generic "error"
 /// elsewhere in the report ("srun: error") says nothing of it.
 fn head_as_one_clause(head: &str) -> Option<scanner::ClauseHit> {
-    let c = clause::read(head)?;
+    let mut c = clause::read(head)?;
+    // A report lists its setup (the container it runs in, the driver's version, the GPU)
+    // beside its failure: a generic failure ("报错", "gpu failure") says nothing of those.
+    // A tool that acts (a compiler, NCCL) is what a generic failure is said of.
+    if c.failure == clause::Failure::Failed && clause::is_setup_subject(c.subject) {
+        let mut words = clause::words(head);
+        words.failures.retain(|f| *f != clause::Failure::Failed);
+        c = clause::from_words(head, &words)?;
+    }
     Some(scanner::ClauseHit {
         line_no: 1,
         text: scanner::shown(head),
@@ -973,6 +1036,77 @@ fn head_as_one_clause(head: &str) -> Option<scanner::ClauseHit> {
         },
         count: 1,
     })
+}
+
+/// A log that ends on the program's own error about its data (an index, a key, a value, a
+/// division: [`clause::is_program_error`], naming nothing of the stack) after the line an
+/// environment cause was read from: the program failed, and the CUDA error before is where its
+/// fault surfaced first (an index out of range that cuBLAS reports as an allocation failure).
+fn with_program_error(e: Explanation, line_no: u64, text: String) -> Explanation {
+    let answered_before = e.matched.first().is_some_and(|m| m.line_no < line_no);
+    if !e.is_known() || e.category == Category::NotEnvironment || !answered_before {
+        return e;
+    }
+    let read = e.matched.first().map_or(0, |m| m.line_no);
+    Explanation {
+        category: Category::NotEnvironment,
+        confidence: 0.5,
+        title: "The program's own error ends the log".to_string(),
+        cause: format!(
+            "The log ends on an error the program raises about its own values ({}), which names nothing of the CUDA stack. The error read earlier ({}) is most often where that fault surfaced first, not an installation problem.",
+            text, e.title
+        ),
+        fix: vec![cudoctor_plan::FixStep::Prose(
+            "Run the failing step once on the CPU or with CUDA_LAUNCH_BLOCKING=1: the program's error then shows at its own line (an index or label out of range, a shape, a key). Fix that first; if the CUDA error remains alone, explain that log again.".to_string(),
+        )],
+        fix_elsewhere: Vec::new(),
+        named_binaries: e.named_binaries,
+        matched: vec![MatchedLine {
+            line_no,
+            text,
+            rank: None,
+            signature: "clause:program+error".to_string(),
+        }],
+        fields: BTreeMap::new(),
+        signature: None,
+        evidence: vec![format!(
+            "Also read: {} (line {read}), before the program's error.",
+            e.title
+        )],
+        also_seen: e.also_seen,
+        looked_for: Vec::new(),
+        machine: None,
+        sources: Vec::new(),
+        stats: e.stats,
+    }
+}
+
+/// A library the loader could not load that is a Windows DLL (`cudart64_110.dll`,
+/// `cudnn64_8.dll`): Windows' DLL search path, not the Linux loader's, is what lacks it, and its
+/// fixes are Windows'.
+fn on_windows_dll(mut e: Explanation) -> Explanation {
+    let dll = e
+        .fields
+        .get("lib")
+        .is_some_and(|l| l.to_ascii_lowercase().ends_with(".dll"));
+    if e.category != Category::LibraryPath || !dll {
+        return e;
+    }
+    e.category = Category::WindowsDll;
+    e.evidence.insert(
+        0,
+        "The library is a Windows DLL: Windows looks for it on PATH and in the directories a program adds, not on LD_LIBRARY_PATH.".to_string(),
+    );
+    if let Some(f) = family::builtin().and_then(|f| f.by_category.get(&Category::WindowsDll)) {
+        let steps: Vec<cudoctor_plan::FixStep> = f
+            .fix
+            .iter()
+            .cloned()
+            .map(cudoctor_plan::FixStep::Prose)
+            .collect();
+        e.fix.splice(0..0, steps);
+    }
+    e
 }
 
 /// A driver that cannot be reached from inside a container or WSL is the runtime's doing: the

@@ -329,6 +329,9 @@ pub struct ScanOutcome {
     pub host: crate::host_state::HostContext,
     /// The first line that says the GPU, the driver or CUDA failed, whatever it names.
     pub device_failure_line: Option<u64>,
+    /// The last Python exception of the log (`SomeError: ...`): its line, its text, and whether
+    /// it is a program's own error that names nothing of the stack ([`clause::is_program_error`]).
+    pub last_exception: Option<(u64, String, bool)>,
     /// The first lines of a short input, joined (bounded): a hand-typed report says its subject
     /// in one sentence and its failure in another.
     pub head: String,
@@ -524,6 +527,12 @@ impl State<'_> {
                 .any(|s| words.has(*s))
             {
                 self.out.device_failure_line = Some(line_no);
+            }
+            if clause::exception(&clause_text).is_some() {
+                // A message a signature reads ("ValueError: No available memory for the cache
+                // blocks") is the stack's, whatever class raised it.
+                let program = own.is_empty() && clause::is_program_error(&clause_text, &words);
+                self.out.last_exception = Some((line_no, shown(&clause_text), program));
             }
             if words.has(clause::Subject::Hardware) {
                 self.out.xids.feed(line_no, &clause_text);

@@ -11,7 +11,9 @@
 //! half, whose misses are printed, and a test half, measured only. The fifth file
 //! (`corpus/wave5.toml`) was held out entirely until its blind measurement (76.7 % on
 //! 2026-12-05); since then it is tuning material as a whole, its misses printed like a tuning
-//! half's, its floors kept as regressions. The figures are recorded in docs/explain-corpus.md.
+//! half's, its floors kept as regressions. The sixth (`corpus/wave6.toml`) went the same way
+//! after its blind measurement (72.4 % on 2026-12-05). The figures are recorded in
+//! docs/explain-corpus.md.
 
 use cudoctor_explain::{explain_str, Category};
 use serde::Deserialize;
@@ -26,8 +28,8 @@ const WAVE4: &str = include_str!("corpus/wave4.toml");
 /// material as a whole since.
 const WAVE5: &str = include_str!("corpus/wave5.toml");
 /// The sixth corpus: held out entirely like the fifth, gathered by a helper who never ran
-/// cudoctor on it (docs/explain-corpus.md). Only its form is tested here; its accuracy is
-/// measured blind by the lead engineer after it is merged.
+/// cudoctor on it, measured blind on 2026-12-05 (docs/explain-corpus.md), tuning material as a
+/// whole since.
 const WAVE6: &str = include_str!("corpus/wave6.toml");
 /// The fourth corpus's split: FNV-1a-64 of `"36:<owner>/<repo>"`, even = tuning. Fixed before
 /// any of its cases was read (docs/explain-corpus.md).
@@ -57,14 +59,18 @@ const MAX_WAVE4_FALSE_ALARMS: u32 = 9;
 /// The fifth corpus: measured blind at 9222e18 before the session's reading work (270/361,
 /// unknown 40/310, false alarms 8 of 51) and after it (277/361, unknown 39/310, false alarms 7
 /// of 51), when it was still held out; tuning material since, these floors are regressions.
-const MIN_WAVE5_ACCURACY: f64 = 0.767;
-const MAX_WAVE5_UNKNOWN: f64 = 0.126;
-const MAX_WAVE5_FALSE_ALARMS: u32 = 7;
+/// Raised on 2026-12-05 to what the fifth reading session reached, tuned on it (331/361,
+/// unknown 9/310, false alarms 5 of 51).
+const MIN_WAVE5_ACCURACY: f64 = 0.916;
+const MAX_WAVE5_UNKNOWN: f64 = 0.030;
+const MAX_WAVE5_FALSE_ALARMS: u32 = 5;
 /// The sixth corpus's first blind measurement (2026-12-05, after the fifth's reading work was
-/// merged: 113/156, unknown 19/129, false alarms 9 of 27), kept as floors.
-const MIN_WAVE6_ACCURACY: f64 = 0.724;
-const MAX_WAVE6_UNKNOWN: f64 = 0.148;
-const MAX_WAVE6_FALSE_ALARMS: u32 = 9;
+/// merged: 113/156, unknown 19/129, false alarms 9 of 27), kept as floors; tuning material
+/// since, these floors are regressions. Raised on 2026-12-05 to what the fifth reading session
+/// reached, tuned on it (132/156, unknown 12/129, false alarms 5 of 27: not a blind figure).
+const MIN_WAVE6_ACCURACY: f64 = 0.846;
+const MAX_WAVE6_UNKNOWN: f64 = 0.094;
+const MAX_WAVE6_FALSE_ALARMS: u32 = 5;
 const MIN_OVERALL_ACCURACY: f64 = 0.90;
 const MIN_CATEGORY_ACCURACY: f64 = 0.80;
 
@@ -111,6 +117,8 @@ enum Half {
     Wave4Test,
     /// `wave5.toml` as a whole: held out until measured blind, tuning material since.
     Wave5,
+    /// `wave6.toml` as a whole: held out until measured blind, tuning material since.
+    Wave6,
 }
 
 fn first() -> Vec<Case> {
@@ -233,6 +241,7 @@ fn all_cases() -> Vec<(Half, Case)> {
         out.push((h, c));
     }
     out.extend(wave5().into_iter().map(|c| (Half::Wave5, c)));
+    out.extend(wave6().into_iter().map(|c| (Half::Wave6, c)));
     out
 }
 
@@ -282,6 +291,7 @@ fn corpus_is_well_formed_split_as_recorded_and_large_enough() {
                 Half::Wave3Tune | Half::Wave3Test => "wave3",
                 Half::Wave4Tune | Half::Wave4Test => "wave4",
                 Half::Wave5 => "wave5",
+                Half::Wave6 => "wave6",
             };
             assert_eq!(
                 recorded, want,
@@ -425,6 +435,11 @@ struct Tally {
     wave5_positives: u32,
     wave5_false_alarms: u32,
     wave5_misses: Vec<String>,
+    wave6_unknown: u32,
+    wave6_positives: u32,
+    wave6_negatives: u32,
+    wave6_false_alarms: u32,
+    wave6_misses: Vec<String>,
 }
 
 fn tally() -> Tally {
@@ -445,6 +460,11 @@ fn tally() -> Tally {
         wave5_positives: 0,
         wave5_false_alarms: 0,
         wave5_misses: Vec::new(),
+        wave6_unknown: 0,
+        wave6_positives: 0,
+        wave6_negatives: 0,
+        wave6_false_alarms: 0,
+        wave6_misses: Vec::new(),
     };
     for (h, c) in all_cases() {
         let e = explain_str(&c.text);
@@ -465,6 +485,13 @@ fn tally() -> Tally {
             t.wave5_positives += 1;
             t.wave5_unknown += u32::from(e.category == Category::Unknown);
         }
+        if h == Half::Wave6 && !is_negative(&c) {
+            t.wave6_positives += 1;
+            t.wave6_unknown += u32::from(e.category == Category::Unknown);
+        }
+        if h == Half::Wave6 && is_negative(&c) {
+            t.wave6_negatives += 1;
+        }
         let entry = t.per.entry((h, c.expected.clone())).or_default();
         entry.1 += 1;
         if ok {
@@ -478,6 +505,8 @@ fn tally() -> Tally {
                 t.wave4_false_alarms.1 += 1;
             } else if is_negative(&c) && h == Half::Wave5 {
                 t.wave5_false_alarms += 1;
+            } else if is_negative(&c) && h == Half::Wave6 {
+                t.wave6_false_alarms += 1;
             } else if is_negative(&c) {
                 // A test half's cases are never named, only counted.
                 t.false_alarms.push(match h {
@@ -498,6 +527,7 @@ fn tally() -> Tally {
                 }
                 Half::Dev | Half::Wave3Tune => t.dev_misses.push(line),
                 Half::Wave5 => t.wave5_misses.push(line),
+                Half::Wave6 => t.wave6_misses.push(line),
                 _ => {}
             }
         }
@@ -725,7 +755,10 @@ fn tuning_half_misses_in_full() {
     // CORPUS_SHOW_EXPECTED=<category>: every tuning case of that expected category, right or not.
     let expected = std::env::var("CORPUS_SHOW_EXPECTED").unwrap_or_default();
     for (h, c) in all_cases() {
-        if !matches!(h, Half::Wave3Tune | Half::Wave4Tune | Half::Wave5) {
+        if !matches!(
+            h,
+            Half::Wave3Tune | Half::Wave4Tune | Half::Wave5 | Half::Wave6
+        ) {
             continue;
         }
         let e = explain_str(&c.text);
@@ -746,7 +779,9 @@ fn tuning_half_misses_in_full() {
             e.category,
             e.signature,
             c.established,
-            e.matched.first().map(|m| (m.line_no, m.text.as_str())),
+            e.matched
+                .first()
+                .map(|m| (m.line_no, m.signature.as_str(), m.text.as_str())),
             c.text.chars().take(2500).collect::<String>()
         );
     }
@@ -791,7 +826,7 @@ fn wave5_is_well_formed_and_held_out() {
     let earlier = sources_before_wave5();
     let earlier_ids: BTreeSet<String> = all_cases()
         .into_iter()
-        .filter(|(h, _)| *h != Half::Wave5)
+        .filter(|(h, _)| !matches!(h, Half::Wave5 | Half::Wave6))
         .map(|(_, c)| c.id)
         .collect();
     let (mut ids, mut sources) = (BTreeSet::new(), BTreeSet::new());
@@ -894,8 +929,11 @@ fn wave5_accuracy_as_tuning_material() {
 fn wave6_is_well_formed_and_held_out() {
     let mut earlier = sources_before_wave5();
     earlier.extend(wave5().into_iter().map(|c| address(&c.source)));
-    let mut earlier_ids: BTreeSet<String> = all_cases().into_iter().map(|(_, c)| c.id).collect();
-    earlier_ids.extend(wave5().into_iter().map(|c| c.id));
+    let earlier_ids: BTreeSet<String> = all_cases()
+        .into_iter()
+        .filter(|(h, _)| *h != Half::Wave6)
+        .map(|(_, c)| c.id)
+        .collect();
     let (mut ids, mut sources) = (BTreeSet::new(), BTreeSet::new());
     let mut per_category: BTreeMap<String, u32> = BTreeMap::new();
     let cases = wave6();
@@ -977,60 +1015,43 @@ fn wave6_is_well_formed_and_held_out() {
 /// The sixth corpus holds at least this many cases (it only grows).
 const WAVE6_MIN_CASES: usize = 151;
 
-/// The sixth corpus measured blind: per category, overall, the share answered "unknown" (of
-/// the non-negatives) and the false alarms on negatives. No case is ever named here, right or
-/// wrong. Its floors are its first blind measurement (2026-12-05, docs/explain-corpus.md), so
-/// that a regression fails; the goal stays 90 % right, at most 5 % unknown and no false alarm:
+/// The sixth corpus, tuning material since its blind measurement: per category, overall, the
+/// share answered "unknown" (of the non-negatives), the false alarms on negatives and its
+/// misses. Measured blind on 2026-12-05 (docs/explain-corpus.md) it was 113/156 (72.4 %),
+/// unknown 19/129, false alarms 9 of 27; those figures were its first floors, which are only
+/// ever raised. The goal stays 90 % right, at most 5 % unknown and no false alarm:
 /// `cargo test -p cudoctor-explain --test corpus wave6_accuracy -- --nocapture`.
 #[test]
-fn wave6_accuracy_held_out() {
-    let mut per: BTreeMap<String, (u32, u32)> = BTreeMap::new();
-    let (mut unknown, mut positives, mut false_alarms, mut negatives) = (0u32, 0u32, 0u32, 0u32);
-    for c in wave6() {
-        let got = explain_str(&c.text).category;
-        let ok = correct(&c, got);
-        let entry = per.entry(c.expected.clone()).or_default();
-        entry.1 += 1;
-        entry.0 += u32::from(ok);
-        if is_negative(&c) {
-            negatives += 1;
-            false_alarms += u32::from(!ok);
-        } else {
-            positives += 1;
-            unknown += u32::from(got == Category::Unknown);
-        }
-    }
-    println!("wave6 (held out):");
-    println!("{:<26} {:>7} {:>9}", "category", "correct", "accuracy");
-    let (mut ok, mut total) = (0u32, 0u32);
-    for (cat, (good, all)) in &per {
-        ok += good;
-        total += all;
-        let acc = f64::from(*good) / f64::from(*all);
-        println!("{cat:<26} {good:>3}/{all:<3} {:>8.1}%", 100.0 * acc);
+fn wave6_accuracy_as_tuning_material() {
+    let t = tally();
+    let (overall, _) = report(&t, Half::Wave6);
+    if !t.wave6_misses.is_empty() {
+        println!("wave6 misses:\n{}", t.wave6_misses.join("\n"));
     }
     let rate = |a: u32, b: u32| f64::from(a) / f64::from(b.max(1));
+    let unknown = rate(t.wave6_unknown, t.wave6_positives);
     println!(
-        "{:<26} {ok:>3}/{total:<3} {:>8.1}%",
-        "overall",
-        100.0 * rate(ok, total)
+        "wave6 answered unknown: {}/{} ({:.1}%) of the non-negatives",
+        t.wave6_unknown,
+        t.wave6_positives,
+        100.0 * unknown
     );
     println!(
-        "wave6 answered unknown: {unknown}/{positives} ({:.1}%) of the non-negatives",
-        100.0 * rate(unknown, positives)
+        "wave6 false alarms on negatives: {} of {}",
+        t.wave6_false_alarms, t.wave6_negatives
     );
-    println!("wave6 false alarms on negatives: {false_alarms} of {negatives}");
-    assert!(total > 0, "wave6.toml holds no case");
+    assert!(t.wave6_positives > 0, "wave6.toml holds no case");
     assert!(
-        rate(ok, total) >= MIN_WAVE6_ACCURACY,
-        "wave6 fell below its floor"
+        overall >= MIN_WAVE6_ACCURACY,
+        "wave6 at {:.1}%, below its floor",
+        100.0 * overall
     );
     assert!(
-        rate(unknown, positives) <= MAX_WAVE6_UNKNOWN,
+        unknown <= MAX_WAVE6_UNKNOWN,
         "wave6's unknown share rose above its ceiling"
     );
     assert!(
-        false_alarms <= MAX_WAVE6_FALSE_ALARMS,
+        t.wave6_false_alarms <= MAX_WAVE6_FALSE_ALARMS,
         "wave6's false alarms rose above its ceiling"
     );
 }

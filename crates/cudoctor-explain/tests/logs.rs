@@ -324,9 +324,13 @@ fn a_gpu_unseen_beside_a_working_stack_is_the_builds_doing() {
     assert!(e.evidence.iter().any(|l| l.contains("Driver Version")));
     let windows = "win11, cuda 12.1 installed\ntorch.cuda.is_available() returns False\n";
     assert_eq!(explain_str(windows).category, Category::CpuOnlyWheel);
-    // Nothing shown of the stack: the driver stays the first suspect.
+    // Nothing shown of the stack and nothing said of the driver: the build is still the first
+    // suspect (in the tuning corpora, no report that said only this was the driver's).
     let bare = "torch.cuda.is_available() returns False\n";
-    assert_eq!(explain_str(bare).category, Category::DriverMissing);
+    assert_eq!(explain_str(bare).category, Category::CpuOnlyWheel);
+    // The driver named in its failure is the driver's.
+    let driver = "torch.cuda.is_available() returns False\nnvidia-smi: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver\n";
+    assert_eq!(explain_str(driver).category, Category::DriverMissing);
     // The driver's branch gives the ceiling when the header's CUDA Version is not shown.
     let old = "Driver Version: 470.57.02\npip install cupy-cuda12x\ncupy not working on the GPU\n";
     assert_eq!(explain_str(old).category, Category::DriverTooOld);
@@ -451,4 +455,168 @@ fn a_machine_without_an_nvidia_gpu_has_none_to_give_a_container() {
 fn an_unresolved_driver_entry_point_outranks_a_louder_load_failure() {
     let log = "level=DEBUG msg=\"Unable to load nvcuda\" library=/usr/lib/libcuda.so.418.74 error=\"wrong ELF class: ELFCLASS32\"\ndlerr: /usr/lib64/libcuda.so.418.74: undefined symbol: cuCtxCreate_v3";
     assert_eq!(explain_str(log).category, Category::DriverTooOld);
+}
+
+#[test]
+fn a_short_report_s_setup_is_not_what_its_generic_failure_is_said_of() {
+    // The setup (a container, the GPU) listed beside a failure that names nothing of it.
+    let report = "\
+[Bug]: the table parser gpu failure
+release 3.2, running with docker compose up -d
+";
+    assert_eq!(explain_str(report).category, Category::Unknown);
+    // A tool that acts is what a generic failure is said of: the host compiler here.
+    let build = "\
+Building my_ext on Windows with MSVC 2019 stops
+error C2872: 'std': ambiguous symbol
+";
+    assert_eq!(explain_str(build).category, Category::ToolkitMismatch);
+}
+
+#[test]
+fn a_report_that_says_the_stack_works_names_no_cause_of_it() {
+    let report = "\
+Inference works, only training errors out
+The driver and CUDA are no problem, the GUI and the web UI both run, training errors out.
+";
+    assert_eq!(explain_str(report).category, Category::Unknown);
+    // Said of another card, "works fine" clears nothing of this one.
+    let other =
+        "nvidia-smi exits with an error on this box, on the same rack another card works fine";
+    assert_eq!(explain_str(other).category, Category::DriverMissing);
+}
+
+#[test]
+fn a_shell_s_refusal_is_the_command_s_own() {
+    let report = "\
+after docker run --gpus all my-image, inside the container
+bash: pdf-tool: command not found
+";
+    assert_eq!(explain_str(report).category, Category::Unknown);
+    // The stack's own tools refused are read as before.
+    assert_eq!(
+        explain_str("bash: nvcc: command not found").category,
+        Category::CudaHomeMissing
+    );
+    assert_eq!(
+        explain_str("'nvidia-smi' is not recognized as an internal or external command,").category,
+        Category::DriverMissing
+    );
+}
+
+#[test]
+fn a_log_that_ends_on_the_program_s_own_data_error_is_the_program_s() {
+    // cuBLAS reports an embedding index out of range as a failed allocation; run on the CPU,
+    // the same step says what it is.
+    let log = "\
+RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`
+on the CPU the same batch gives:
+IndexError: index 50321 is out of bounds for dimension 0 with size 50257
+";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::NotEnvironment);
+    assert_eq!(e.matched.first().map(|m| m.line_no), Some(3));
+    // The program's error before the environment's is not the end of the log.
+    let log = "\
+KeyError: 'attention_mask'
+RuntimeError: CUDA error: no kernel image is available for execution on the device
+";
+    assert_eq!(explain_str(log).category, Category::NoKernelImage);
+    // An error about an object (a library that failed to load is a None) follows from the
+    // failure before it.
+    let log = "\
+OSError: libcudnn_ops.so.9: cannot open shared object file: No such file or directory
+AttributeError: 'NoneType' object has no attribute 'run'
+";
+    assert_eq!(explain_str(log).category, Category::LibraryPath);
+    // A program's exception whose message names the stack is read as the stack's.
+    let log = "\
+RuntimeError: CUDA error: out of memory
+ValueError: CUDA device 3 is out of range for this machine
+";
+    assert_ne!(explain_str(log).category, Category::NotEnvironment);
+}
+
+#[test]
+fn a_gpu_unseen_with_no_word_of_the_driver_is_the_build_s() {
+    // The framework says only that it found no GPU: most often a build without CUDA.
+    let e = explain_str("WARNING:myapp.devices:No GPU found, falling back to the CPU");
+    assert_eq!(e.category, Category::CpuOnlyWheel);
+    let e = explain_str(
+        "installed the package on my laptop, but torch.cuda.is_available() returns False",
+    );
+    assert_eq!(e.category, Category::CpuOnlyWheel);
+    // The driver named in its own failure stays the driver's.
+    let e = explain_str("NVIDIA driver not loaded, the GPU is not available");
+    assert_eq!(e.category, Category::DriverMissing);
+    // A CUDA call that returned an error ran in a CUDA build.
+    let e =
+        explain_str("RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable");
+    assert_ne!(e.category, Category::CpuOnlyWheel);
+    // In a container, the runtime that did not give it the GPU.
+    let e = explain_str("inside the docker container torch.cuda.is_available() returns False");
+    assert_eq!(e.category, Category::Container);
+}
+
+#[test]
+fn a_numbered_gpu_that_stops_beside_its_cooling_is_the_hardware_s() {
+    // "GPU2" is the GPU with its index; the fan named beside its failure is the card's cooling.
+    let log = "ERROR: GPU2 has stopped responding, restarting\nits fan was at full speed while the card stayed cold (fan speed 100%)";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+    // Without the cooling named, nothing decides what failed.
+    let log = "ERROR: GPU2 has stopped responding, restarting";
+    assert_ne!(explain_str(log).category, Category::GpuHardware);
+}
+
+#[test]
+fn faults_of_several_kinds_or_a_machine_going_down_are_the_hardware_s() {
+    // One kind of fault, alone, stays the program's.
+    let log = "RuntimeError: CUDA error: an illegal memory access was encountered";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    // Several kinds at random places in one report: the card.
+    let log = "RuntimeError: CUDA error: an illegal memory access was encountered\nthe next run: RuntimeError: CUDA error: unspecified launch failure";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+    // The whole machine powering off under GPU load.
+    let log = "training on the GPU, the machine shuts off with an error after ten minutes";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+}
+
+#[test]
+fn a_program_said_to_run_on_the_cpu_is_the_gpu_unused() {
+    // A symptom, read like "the GPU is not available": outside a container, the build.
+    let report = "the detector runs on the CPU at full load while the gpu does nothing";
+    assert_eq!(explain_str(report).category, Category::CpuOnlyWheel);
+    // In a container, the runtime that did not give it the GPU.
+    let report = "in the docker image: GPU not usable, running on CPU instead";
+    assert_eq!(explain_str(report).category, Category::Container);
+}
+
+#[test]
+fn a_provider_s_dependencies_unmet_are_its_libraries_unless_the_build_has_none() {
+    let log = "[E:onnxruntime:Default] Failed to create CUDAExecutionProvider. Please reference the requirements page to ensure all dependencies are met.";
+    assert_eq!(explain_str(log).category, Category::LibraryPath);
+    // The CPU package stated anywhere: it has no CUDA libraries to load.
+    let log = format!("{log}\n$ pip install onnxruntime 1.18");
+    assert_eq!(explain_str(&log).category, Category::CpuOnlyWheel);
+}
+
+#[test]
+fn a_library_that_is_a_windows_dll_is_windows_search_path_s() {
+    let log = "2021-03-01 10:00:00: W tensorflow/stream_executor/platform/default/dso_loader.cc:60] Could not load dynamic library 'cudnn64_8.dll'; dlerror: cudnn64_8.dll not found";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::WindowsDll);
+    assert!(e.fix.iter().any(|f| format!("{f:?}").contains("PATH")));
+    let log = "2021-03-01 10:00:00: W tensorflow/stream_executor/platform/default/dso_loader.cc:60] Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file";
+    assert_eq!(explain_str(log).category, Category::LibraryPath);
+}
+
+#[test]
+fn a_driver_lost_after_a_kernel_upgrade_is_its_module_not_rebuilt() {
+    let log = "installed the driver and docker with the nvidia runtime\nafter the kernel upgrade and a reboot:\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::DriverMissing);
+    assert!(e.fix.iter().any(|f| format!("{f:?}").contains("dkms")));
+    // A cause a line names is not answered again.
+    let log = "after the kernel upgrade:\nRuntimeError: CUDA error: no kernel image is available for execution on the device";
+    assert_eq!(explain_str(log).category, Category::NoKernelImage);
 }
