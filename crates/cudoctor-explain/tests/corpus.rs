@@ -31,6 +31,9 @@ const WAVE5: &str = include_str!("corpus/wave5.toml");
 /// cudoctor on it, measured blind on 2026-12-05 (docs/explain-corpus.md), tuning material as a
 /// whole since.
 const WAVE6: &str = include_str!("corpus/wave6.toml");
+/// The seventh corpus: held out entirely, gathered by a helper who never ran cudoctor on it and
+/// never read explain's reading code; only its form is checked until it is measured blind.
+const WAVE7: &str = include_str!("corpus/wave7.toml");
 /// The fourth corpus's split: FNV-1a-64 of `"36:<owner>/<repo>"`, even = tuning. Fixed before
 /// any of its cases was read (docs/explain-corpus.md).
 const WAVE4_SEED: u64 = 36;
@@ -185,6 +188,13 @@ fn wave6() -> Vec<Case> {
     match toml::from_str::<FirstCorpus>(WAVE6) {
         Ok(c) => c.case,
         Err(e) => panic!("wave6.toml does not parse: {e}"),
+    }
+}
+
+fn wave7() -> Vec<Case> {
+    match toml::from_str::<FirstCorpus>(WAVE7) {
+        Ok(c) => c.case,
+        Err(e) => panic!("wave7.toml does not parse: {e}"),
     }
 }
 
@@ -1055,3 +1065,100 @@ fn wave6_accuracy_as_tuning_material() {
         "wave6's false alarms rose above its ceiling"
     );
 }
+
+/// The seventh corpus is well formed and new: known categories (never "unknown"), unique ids
+/// (also against every other corpus file), one case per thread, a `# meta:` line per case, and
+/// no thread that another corpus file (the fifth and sixth included) holds or a signature cites.
+/// Runs no explain: it prints the counts per category, language and year, never a figure of
+/// accuracy, so that the corpus stays blind until it is measured.
+#[test]
+fn wave7_is_well_formed_and_held_out() {
+    let mut earlier = sources_before_wave5();
+    earlier.extend(wave5().into_iter().map(|c| address(&c.source)));
+    earlier.extend(wave6().into_iter().map(|c| address(&c.source)));
+    // The seventh corpus is not among all_cases(): every id there is another file's.
+    let earlier_ids: BTreeSet<String> = all_cases().into_iter().map(|(_, c)| c.id).collect();
+    let (mut ids, mut sources) = (BTreeSet::new(), BTreeSet::new());
+    let mut per_category: BTreeMap<String, u32> = BTreeMap::new();
+    let cases = wave7();
+    for c in &cases {
+        assert!(
+            ids.insert(c.id.clone()),
+            "duplicate id {} in wave7.toml",
+            c.id
+        );
+        assert!(
+            !earlier_ids.contains(&c.id),
+            "{}: id already used by another corpus file",
+            c.id
+        );
+        assert!(
+            c.half.is_none(),
+            "{}: the seventh corpus has no halves",
+            c.id
+        );
+        assert!(
+            c.source.starts_with("https://"),
+            "{}: source must be a public thread",
+            c.id
+        );
+        assert!(
+            !c.established.trim().is_empty(),
+            "{}: say what the thread established",
+            c.id
+        );
+        assert!(!c.text.trim().is_empty(), "{}: empty text", c.id);
+        assert!(
+            Category::parse(&c.expected).is_some_and(|cat| cat != Category::Unknown),
+            "{}: unknown category {}",
+            c.id,
+            c.expected
+        );
+        assert!(
+            !earlier.contains(&address(&c.source)),
+            "{}: {} is already in another corpus or cited by a signature",
+            c.id,
+            c.source
+        );
+        assert!(
+            sources.insert(address(&c.source)),
+            "{}: {} twice in wave7.toml",
+            c.id,
+            c.source
+        );
+        *per_category.entry(c.expected.clone()).or_default() += 1;
+    }
+    // "# meta: YYYY-MM framework lang" above each case.
+    let metas: Vec<Vec<&str>> = WAVE7
+        .lines()
+        .filter_map(|l| l.strip_prefix("# meta: "))
+        .map(|m| m.split_whitespace().collect())
+        .collect();
+    assert_eq!(metas.len(), cases.len(), "one # meta: line per case");
+    let (mut per_language, mut per_year): (BTreeMap<&str, u32>, BTreeMap<&str, u32>) =
+        (BTreeMap::new(), BTreeMap::new());
+    for m in &metas {
+        assert!(
+            m.len() == 3 && m[0].len() == 7 && m[0].as_bytes()[4] == b'-',
+            "a # meta: line is `YYYY-MM framework lang`: {m:?}"
+        );
+        *per_language.entry(m[2]).or_default() += 1;
+        *per_year.entry(&m[0][..4]).or_default() += 1;
+    }
+    println!("wave7: {} cases", cases.len());
+    println!("by category: {per_category:?}");
+    println!("by language: {per_language:?}");
+    println!("by year: {per_year:?}");
+    assert!(
+        cases.len() >= WAVE7_MIN_CASES,
+        "only {} cases in wave7.toml",
+        cases.len()
+    );
+    assert!(
+        cases.iter().any(is_negative),
+        "the seventh corpus holds negatives"
+    );
+}
+
+/// The seventh corpus holds at least this many cases (it only grows).
+const WAVE7_MIN_CASES: usize = 1;
