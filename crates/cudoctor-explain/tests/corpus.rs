@@ -12,8 +12,9 @@
 //! (`corpus/wave5.toml`) was held out entirely until its blind measurement (76.7 % on
 //! 2026-12-05); since then it is tuning material as a whole, its misses printed like a tuning
 //! half's, its floors kept as regressions. The sixth (`corpus/wave6.toml`) went the same way
-//! after its blind measurement (72.4 % on 2026-12-05). The figures are recorded in
-//! docs/explain-corpus.md.
+//! after its blind measurement (72.4 % on 2026-12-05). The seventh (`corpus/wave7.toml`) is held
+//! out entirely: only its form is checked, and it is not read by any accuracy test until it is
+//! measured blind. The figures are recorded in docs/explain-corpus.md.
 
 use cudoctor_explain::{explain_str, Category};
 use serde::Deserialize;
@@ -1161,4 +1162,4 @@ fn wave7_is_well_formed_and_held_out() {
 }
 
 /// The seventh corpus holds at least this many cases (it only grows).
-const WAVE7_MIN_CASES: usize = 1;
+const WAVE7_MIN_CASES: usize = 80;
