@@ -95,6 +95,10 @@ enum Word {
     /// recognized as an internal or external command"): the failure is the command's, named
     /// right before it, and says nothing of the stack unless that command is one of its tools.
     Command,
+    /// Python's words for a name a module lacks ("module 'X' has no attribute 'Y'", "cannot
+    /// import name 'Y' from 'X'"): read by [`api_gap`] and [`missing_attribute`], which name
+    /// whose gap it is; the words alone say nothing.
+    ApiGap,
 }
 
 /// How serious a line says it is, from its own wording: fatal lines outrank errors, errors
@@ -815,6 +819,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("is working fine", Word::Works, false),
     ("no problem", Word::Works, false),
     ("command not found", Word::Command, false),
+    // A name one package asks of another that the installed release lacks.
+    ("has no attribute", Word::ApiGap, false),
+    ("cannot import name", Word::ApiGap, false),
     (
         "is not recognized as an internal or external command",
         Word::Command,
@@ -1112,6 +1119,7 @@ pub fn words(line: &str) -> Words {
     // that an ordinary line costs them nothing: CUDA named (inside a word too, as in
     // `cudaGetDeviceCount`), a package with a CPU flavour.
     let (mut saw_cuda, mut saw_flavour, mut saw_arch) = (false, false, false);
+    let mut saw_gap = false;
     for m in lexicon().automaton.find_overlapping_iter(line) {
         let Some((text, word, whole)) = LEXICON.get(m.pattern().as_usize()) else {
             continue;
@@ -1149,6 +1157,7 @@ pub fn words(line: &str) -> Words {
                     foreign.push((m.start(), m.end()));
                 }
             }
+            Word::ApiGap => saw_gap = true,
         }
     }
     // "Works" is said of the stack when one of its subjects is named right before it ("the
@@ -1241,7 +1250,7 @@ pub fn words(line: &str) -> Words {
     if !w.fails(F::NotFound) && nothing_found(line) {
         w.add_failure(F::NotFound);
     }
-    if let Some((s, f)) = missing_attribute(line) {
+    if let Some((s, f)) = saw_gap.then(|| missing_attribute(line)).flatten() {
         w.add_subject(s, line.len());
         w.add_failure(f);
     }
@@ -1744,6 +1753,125 @@ fn missing_attribute(line: &str) -> Option<(Subject, Failure)> {
         return Some((S::Framework, F::NotCompiled));
     }
     None
+}
+
+/// Packages of the CUDA/ML stack and the libraries they build on, by their import name: a
+/// name one installed package asks of another of these that the other lacks is two releases
+/// that were not made for each other (numpy 2 without a name a numba release still uses,
+/// transformers older than the peft that imports from it).
+const STACK_PACKAGES: &[&str] = &[
+    "numpy",
+    "scipy",
+    "sympy",
+    "typing_extensions",
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "jax",
+    "jaxlib",
+    "tensorflow",
+    "keras",
+    "transformers",
+    "tokenizers",
+    "accelerate",
+    "diffusers",
+    "peft",
+    "huggingface_hub",
+    "safetensors",
+    "triton",
+    "xformers",
+    "flash_attn",
+    "bitsandbytes",
+    "deepspeed",
+    "vllm",
+    "numba",
+    "cupy",
+    "onnx",
+    "onnxruntime",
+    "tensorrt",
+    "cuda",
+    "pynvml",
+    "mmcv",
+    "paddle",
+];
+
+/// A name a module of the stack lacks, as Python says it ("AttributeError: module 'numpy' has
+/// no attribute 'row_stack'", "ImportError: cannot import name 'TypeIs' from
+/// 'typing_extensions'"): the module's top package and the name. Only a module named as a
+/// module: an object's missing attribute ("'Tensor' object has no attribute 'x'") is the
+/// program's, and a circular import ("from partially initialized module") is the program's
+/// own files.
+pub fn api_gap(line: &str) -> Option<(&str, &str)> {
+    fn quoted(s: &str) -> Option<(&str, usize)> {
+        let s0 = s.trim_start();
+        let q = s0
+            .chars()
+            .next()
+            .filter(|c| matches!(c, '\'' | '"' | '`'))?;
+        let body = s0.get(1..)?;
+        let end = body.find(q)?;
+        Some((body.get(..end)?, s.len() - s0.len() + 1 + end + 1))
+    }
+    let (module, name) = if let Some(at) = line.find("has no attribute") {
+        let before = line.get(..at)?.trim_end();
+        let start = before.rfind("module ")?;
+        let (module, used) = quoted(before.get(start + "module ".len()..)?)?;
+        // The module's quoted name ends right before "has no attribute".
+        if start + "module ".len() + used != before.len() {
+            return None;
+        }
+        let (name, _) = quoted(line.get(at + "has no attribute".len()..)?)?;
+        (module, name)
+    } else {
+        let at = line.find("cannot import name")?;
+        let rest = line.get(at + "cannot import name".len()..)?;
+        let (name, used) = quoted(rest)?;
+        let rest = rest.get(used..)?.trim_start().strip_prefix("from")?;
+        let (module, _) = quoted(rest)?;
+        (module, name)
+    };
+    let top = module.split('.').next().unwrap_or(module);
+    (STACK_PACKAGES.contains(&top) && !name.is_empty()).then_some((top, name))
+}
+
+/// The installed package a Python traceback frame runs in (`File ".../site-packages/numba_cuda/
+/// numba/cuda/np/arrayobj.py", line 12, in <module>`): the directory right below
+/// `site-packages` or `dist-packages`. `None` for any other line; `Some("")` for a frame of
+/// the program's own files, which is no installed package.
+pub fn frame_package(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix("File \"")?;
+    let path = rest.split('"').next().unwrap_or(rest);
+    // Python's own import machinery (`<frozen importlib._bootstrap>`) runs between the
+    // importer and the import: not a frame of anyone's code.
+    if path.starts_with('<') {
+        return None;
+    }
+    let Some(at) = path
+        .find("site-packages")
+        .or_else(|| path.find("dist-packages"))
+    else {
+        return Some("");
+    };
+    let below = path
+        .get(at + "site-packages".len()..)?
+        .trim_start_matches(['/', '\\']);
+    Some(below.split(['/', '\\']).next().unwrap_or_default())
+}
+
+/// What every frame line [`frame_package`] reads holds, for the scan's gate.
+pub fn frame_literals() -> impl Iterator<Item = &'static str> {
+    [".py\""].into_iter()
+}
+
+/// Whether the installed package a frame runs in is another than `module`'s: a frame of the
+/// package itself raises about its own internals, a program's own file about its own code.
+pub fn frame_of_another_package(frame: &str, module: &str) -> bool {
+    let package = frame
+        .trim_end_matches(".py")
+        .split('-')
+        .next()
+        .unwrap_or(frame);
+    !package.is_empty() && package != module
 }
 
 /// A package whose plain name is its CPU flavour, the CUDA flavour carrying a suffix
@@ -3278,6 +3406,50 @@ mod tests {
             cat("torch version mismatch between the two packages"),
             Some(Category::VersionSuffixMismatch)
         );
+    }
+
+    #[test]
+    fn a_name_a_stack_module_lacks_and_the_frame_that_asked() {
+        assert_eq!(
+            api_gap("AttributeError: module 'numpy.linalg' has no attribute 'oldname'"),
+            Some(("numpy", "oldname"))
+        );
+        assert_eq!(
+            api_gap("ImportError: cannot import name 'TypeIs' from 'typing_extensions' (/x/typing_extensions.py)"),
+            Some(("typing_extensions", "TypeIs"))
+        );
+        // An object's attribute, a module outside the stack, a circular import.
+        assert_eq!(
+            api_gap("AttributeError: 'NoneType' object has no attribute 'numpy'"),
+            None
+        );
+        assert_eq!(
+            api_gap("AttributeError: module 'mytools' has no attribute 'x'"),
+            None
+        );
+        assert_eq!(
+            api_gap(
+                "ImportError: cannot import name 'x' from partially initialized module 'torch'"
+            ),
+            None
+        );
+        assert_eq!(
+            frame_package(
+                r#"  File "/v/lib/python3.11/site-packages/numba_cuda/np/a.py", line 4, in <module>"#
+            ),
+            Some("numba_cuda")
+        );
+        assert_eq!(
+            frame_package(r#"File "train.py", line 4, in <module>"#),
+            Some("")
+        );
+        assert_eq!(
+            frame_package(r#"File "<frozen importlib._bootstrap>", line 1"#),
+            None
+        );
+        assert!(frame_of_another_package("numba_cuda", "numpy"));
+        assert!(!frame_of_another_package("numpy", "numpy"));
+        assert!(!frame_of_another_package("", "numpy"));
     }
 
     #[test]

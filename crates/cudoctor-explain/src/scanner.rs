@@ -350,6 +350,9 @@ struct State<'a> {
     prev: String,
     prev_candidate: bool,
     prev_hits: Vec<usize>,
+    /// The installed package the last Python traceback frame ran in (bounded; empty for the
+    /// program's own files), for the exception that follows ([`clause::frame_package`]).
+    frame: String,
     /// Hashes of quiet line bodies (bounded: cleared when full).
     quiet: std::collections::HashSet<u64>,
     /// Hashes of line bodies that trigger signatures, with those signatures (bounded).
@@ -454,6 +457,11 @@ impl State<'_> {
         self.out.nonblank_lines += 1;
         let (rank, text) = strip_rank_prefix(strip_log_prefix(segment));
         let text = strip_log_prefix(text);
+        // Before the repeat test: a traceback repeats its frames.
+        if let Some(package) = clause::frame_package(text) {
+            self.frame.clear();
+            self.frame.push_str(shorten_ref(package, 64));
+        }
         // Feed the windows of earlier triggers first: this line follows them.
         if !self.pending.is_empty() {
             let window_piece = shorten(text, WINDOW_LINE_BYTES);
@@ -538,9 +546,31 @@ impl State<'_> {
                 self.out.xids.feed(line_no, &clause_text);
                 loud = true;
             }
-            if let Some(c) = clause::from_words(&clause_text, &words) {
+            if let Some((module, name)) = clause::api_gap(&clause_text)
+                .filter(|(module, _)| clause::frame_of_another_package(&self.frame, module))
+            {
+                // One installed package asks another of the stack for a name its release
+                // lacks: the two releases were not made for each other.
+                let c = Clause {
+                    category: crate::category::Category::VersionSuffixMismatch,
+                    subject: clause::Subject::Companion,
+                    failure: clause::Failure::Mismatch,
+                    severity: clause::severity(&clause_text),
+                };
+                loud = true;
+                let caller = self.frame.clone();
+                self.record_clause(line_no, &clause_text, rank, c);
+                if let Some(hit) = self.out.clauses.iter_mut().find(|h| h.line_no == line_no) {
+                    hit.fields.insert("api_module".into(), module.to_string());
+                    hit.fields.insert("api_name".into(), name.to_string());
+                    hit.fields.insert("api_caller".into(), caller);
+                }
+            } else if let Some(c) = clause::from_words(&clause_text, &words) {
                 loud |= c.severity != Severity::Info;
                 self.record_clause(line_no, &clause_text, rank, c);
+            }
+            if clause::exception(&clause_text).is_some() {
+                self.frame.clear();
             }
         }
         // A message wrapped by a terminal or a web page continues on the next line: a long line
@@ -747,6 +777,7 @@ pub fn scan<R: BufRead>(
         prev: String::new(),
         prev_candidate: false,
         prev_hits: Vec::new(),
+        frame: String::new(),
         quiet: std::collections::HashSet::new(),
         hot: std::collections::HashMap::new(),
     };

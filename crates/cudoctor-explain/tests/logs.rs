@@ -620,3 +620,63 @@ fn a_driver_lost_after_a_kernel_upgrade_is_its_module_not_rebuilt() {
     let log = "after the kernel upgrade:\nRuntimeError: CUDA error: no kernel image is available for execution on the device";
     assert_eq!(explain_str(log).category, Category::NoKernelImage);
 }
+
+#[test]
+fn a_name_one_package_asks_of_another_is_two_releases_that_do_not_fit() {
+    // An installed package's frame raising about a module of the stack it imports.
+    let log = "\
+Traceback (most recent call last):
+  File \"/opt/app/run.py\", line 3, in <module>
+    import fastkernels
+  File \"/opt/venv/lib/python3.12/site-packages/fastkernels/linalg/stack.py\", line 40, in <module>
+    vstack_rows = np.row_stack
+AttributeError: module 'numpy' has no attribute 'row_stack'
+";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::VersionSuffixMismatch);
+    assert!(
+        e.title.contains("fastkernels") && e.title.contains("numpy"),
+        "{}",
+        e.title
+    );
+    assert!(
+        e.fix.iter().any(|f| format!("{f:?}").contains("numpy<X")),
+        "{:?}",
+        e.fix
+    );
+    // The same with an import, from a Windows path.
+    let log = "\
+  File \"C:\\Users\\me\\env\\Lib\\site-packages\\adapterlib\\__init__.py\", line 7, in <module>
+    from transformers import NewCache
+ImportError: cannot import name 'NewCache' from 'transformers' (C:\\Users\\me\\env\\Lib\\site-packages\\transformers\\__init__.py)
+";
+    assert_eq!(explain_str(log).category, Category::VersionSuffixMismatch);
+}
+
+#[test]
+fn a_gap_of_the_program_s_own_code_or_objects_is_not_a_package_pair() {
+    // The program's own file asks numpy for the name: no installed pair is named.
+    let own_file = "\
+  File \"/home/me/project/train.py\", line 12, in <module>
+    x = np.row_stack(parts)
+AttributeError: module 'numpy' has no attribute 'row_stack'
+";
+    assert_eq!(explain_str(own_file).category, Category::Unknown);
+    // A package raising about its own internals.
+    let own_package = "\
+  File \"/opt/venv/lib/python3.12/site-packages/torch/nn/modules/module.py\", line 9, in f
+AttributeError: module 'torch.nn' has no attribute 'Frobnicate'
+";
+    assert_eq!(explain_str(own_package).category, Category::Unknown);
+    // An object's attribute, and a module outside the stack.
+    let object = "\
+  File \"/opt/venv/lib/python3.12/site-packages/fastkernels/ops.py\", line 5, in g
+AttributeError: 'Tensor' object has no attribute 'row_stack'
+";
+    assert_eq!(explain_str(object).category, Category::Unknown);
+    let other = "\
+  File \"/opt/venv/lib/python3.12/site-packages/fastkernels/ops.py\", line 5, in g
+ImportError: cannot import name 'helper' from 'mytools' (/home/me/mytools.py)
+";
+    assert_eq!(explain_str(other).category, Category::Unknown);
+}
