@@ -1858,6 +1858,36 @@ pub fn frame_package(line: &str) -> Option<&str> {
     Some(below.split(['/', '\\']).next().unwrap_or_default())
 }
 
+/// Whether a message stops on the word that introduces a name ("please set environment
+/// variable", "set the variable:"): a terminal or a build's message wrapped it before the name,
+/// and the next line begins with it ([`begins_with_a_name`]).
+pub fn ends_before_a_name(line: &str) -> bool {
+    let end = line.trim_end_matches([' ', ':']);
+    let Some(start) = end.len().checked_sub("variable".len()) else {
+        return false;
+    };
+    end.get(start..)
+        .is_some_and(|w| w.eq_ignore_ascii_case("variable"))
+}
+
+/// Whether a line begins with an environment variable's name (`CUDNN_HOME to ...`, `CUDA_HOME.`):
+/// capitals, digits and underscores, at least two, then the end, a space or punctuation.
+pub fn begins_with_a_name(line: &str) -> bool {
+    let name = line
+        .bytes()
+        .take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_')
+        .count();
+    name >= 2
+        && line
+            .as_bytes()
+            .first()
+            .is_some_and(|b| b.is_ascii_uppercase() || *b == b'_')
+        && !line
+            .as_bytes()
+            .get(name)
+            .is_some_and(|b| b.is_ascii_alphanumeric())
+}
+
 /// What every frame line [`frame_package`] reads holds, for the scan's gate.
 pub fn frame_literals() -> impl Iterator<Item = &'static str> {
     [".py\""].into_iter()
@@ -3406,6 +3436,17 @@ mod tests {
             cat("torch version mismatch between the two packages"),
             Some(Category::VersionSuffixMismatch)
         );
+    }
+
+    #[test]
+    fn a_message_stopped_before_a_name_and_the_name() {
+        assert!(ends_before_a_name("please set environment variable"));
+        assert!(ends_before_a_name("Set the Variable: "));
+        assert!(!ends_before_a_name("variable not set"));
+        assert!(begins_with_a_name("CUDNN_HOME to the cudnn root"));
+        assert!(begins_with_a_name("CUDA_HOME."));
+        assert!(!begins_with_a_name("Could not find"));
+        assert!(!begins_with_a_name("A b"));
     }
 
     #[test]

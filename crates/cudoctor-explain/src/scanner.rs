@@ -353,6 +353,10 @@ struct State<'a> {
     /// The installed package the last Python traceback frame ran in (bounded; empty for the
     /// program's own files), for the exception that follows ([`clause::frame_package`]).
     frame: String,
+    /// A line whose message stops on the word that introduces a name ("please set environment
+    /// variable"), held back (bounded) with its line and rank: a terminal or a build wrapped it
+    /// before the name, which the next line begins with (`CUDNN_HOME to ...`).
+    held: Option<(u64, String, Option<u32>)>,
     /// Hashes of quiet line bodies (bounded: cleared when full).
     quiet: std::collections::HashSet<u64>,
     /// Hashes of line bodies that trigger signatures, with those signatures (bounded).
@@ -457,6 +461,10 @@ impl State<'_> {
         self.out.nonblank_lines += 1;
         let (rank, text) = strip_rank_prefix(strip_log_prefix(segment));
         let text = strip_log_prefix(text);
+        if let Some((held_no, held, held_rank)) = self.held.take() {
+            let joined = clause::begins_with_a_name(text).then(|| format!("{held} {text}"));
+            self.read_held(held_no, joined.as_deref().unwrap_or(&held), held_rank);
+        }
         // Before the repeat test: a traceback repeats its frames.
         if let Some(package) = clause::frame_package(text) {
             self.frame.clear();
@@ -565,6 +573,9 @@ impl State<'_> {
                     hit.fields.insert("api_name".into(), name.to_string());
                     hit.fields.insert("api_caller".into(), caller);
                 }
+            } else if clause::ends_before_a_name(&clause_text) {
+                loud = true;
+                self.held = Some((line_no, shorten(&clause_text, WINDOW_LINE_BYTES), rank));
             } else if let Some(c) = clause::from_words(&clause_text, &words) {
                 loud |= c.severity != Severity::Info;
                 self.record_clause(line_no, &clause_text, rank, c);
@@ -673,6 +684,10 @@ impl State<'_> {
     fn pass_over_normalized(&mut self, segment: &str) -> bool {
         let (_, text) = strip_rank_prefix(strip_log_prefix(segment));
         let text = strip_log_prefix(text);
+        // A held line is read with this one, or alone before it.
+        if self.held.is_some() {
+            return false;
+        }
         if self.prev.len() >= WRAP_MIN_CHARS && text.starts_with(|c: char| c.is_ascii_lowercase()) {
             return false;
         }
@@ -680,6 +695,13 @@ impl State<'_> {
         self.out.stats.passed_over_lines += 1;
         self.remember(text, false, Vec::new());
         true
+    }
+
+    /// Reads the clause of a held line (joined with the name it was wrapped before, or alone).
+    fn read_held(&mut self, line_no: u64, text: &str, rank: Option<u32>) {
+        if let Some(c) = clause::read(text) {
+            self.record_clause(line_no, text, rank, c);
+        }
     }
 
     /// Keeps this line as the previous one, for the next line's wrapped-message join.
@@ -778,6 +800,7 @@ pub fn scan<R: BufRead>(
         prev_candidate: false,
         prev_hits: Vec::new(),
         frame: String::new(),
+        held: None,
         quiet: std::collections::HashSet::new(),
         hot: std::collections::HashMap::new(),
     };
@@ -828,6 +851,9 @@ pub fn scan<R: BufRead>(
                 state.feed(line_no, trimmed);
             }
         }
+    }
+    if let Some((held_no, held, held_rank)) = state.held.take() {
+        state.read_held(held_no, &held, held_rank);
     }
     let State {
         db,

@@ -680,3 +680,22 @@ ImportError: cannot import name 'helper' from 'mytools' (/home/me/mytools.py)
 ";
     assert_eq!(explain_str(other).category, Category::Unknown);
 }
+
+#[test]
+fn a_message_wrapped_before_the_variable_it_names_is_read_whole() {
+    // A build's message broken before the name it asks for: the name says what to set.
+    let log = "\
+CMake Error at src/CMakeLists.txt:12 (message):
+  Could not locate the cudnn library files, please set environment variable
+  CUDNN_HOME to the directory cudnn was unpacked into.
+";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::CudaHomeMissing);
+    assert_eq!(e.matched.first().map(|m| m.line_no), Some(2));
+    // Not wrapped: the line is read alone, as before.
+    let alone = "\
+Could not locate the cudnn library files, please set environment variable
+make: *** [all] Error 2
+";
+    assert_ne!(explain_str(alone).category, Category::CudaHomeMissing);
+}
