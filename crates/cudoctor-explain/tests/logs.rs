@@ -699,3 +699,14 @@ make: *** [all] Error 2
 ";
     assert_ne!(explain_str(alone).category, Category::CudaHomeMissing);
 }
+
+#[test]
+fn a_query_field_nvidia_smi_does_not_know_is_a_driver_older_than_it() {
+    let log = "\
+$ nvidia-smi --query-gpu=memory.reserved --format=csv
+Field \"memory.reserved\" is not a valid field to query.
+";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::DriverTooOld);
+    assert!(e.cause.contains("memory.reserved"), "{}", e.cause);
+}
