@@ -710,3 +710,20 @@ Field \"memory.reserved\" is not a valid field to query.
     assert_eq!(e.category, Category::DriverTooOld);
     assert!(e.cause.contains("memory.reserved"), "{}", e.cause);
 }
+
+#[test]
+fn vllm_s_memory_profile_leaving_the_kv_cache_nothing_is_memory() {
+    // vLLM's profile, at INFO level, before the engine fails on it.
+    let log = "\
+INFO 01-02 10:00:00 worker.py:200] model weights take 13.50GiB; non_torch_memory takes 0.10GiB; PyTorch activation peak memory takes 2.00GiB; the rest of the memory reserved for KV Cache is -0.40GiB.
+INFO 01-02 10:00:00 executor_base.py:100] # cuda blocks: 0, # CPU blocks: 2048
+[rank0]: Traceback (most recent call last):
+";
+    assert_eq!(explain_str(log).category, Category::OutOfMemory);
+    // A positive reservation is the profile of a working engine.
+    let fine = "\
+INFO 01-02 10:00:00 worker.py:200] the rest of the memory reserved for KV Cache is 3.40GiB.
+INFO 01-02 10:00:00 executor_base.py:100] # cuda blocks: 1600, # CPU blocks: 2048
+";
+    assert_eq!(explain_str(fine).category, Category::Unknown);
+}
