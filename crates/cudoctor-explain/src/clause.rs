@@ -1180,7 +1180,8 @@ pub fn words(line: &str) -> Words {
     for (s, start, end) in subjects {
         let cancelled = not_subjects
             .iter()
-            .any(|(c, cs, ce)| *c == s && *cs <= start && end <= *ce);
+            .any(|(c, cs, ce)| *c == s && *cs <= start && end <= *ce)
+            || (s == S::CudaLibrary && in_image_tag(line, start));
         if !cancelled {
             w.add_subject(s, start);
         }
@@ -1269,6 +1270,27 @@ pub fn words(line: &str) -> Words {
     w.subjects.sort();
     w.failures.sort();
     w
+}
+
+/// Whether the word at `at` lies in the tag of a container image's name
+/// (`paddle/paddle:2.1.3-gpu-cuda11.2-cudnn8`, `nvidia/cuda:12.1.0-cudnn8-runtime`): the tag
+/// names what the image was built with, not a library a failure is said of.
+fn in_image_tag(line: &str, at: usize) -> bool {
+    let Some(before) = line.get(..at) else {
+        return false;
+    };
+    let token_start = before
+        .rfind(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`' | '=' | '('))
+        .map_or(0, |i| i + 1);
+    let token = before.get(token_start..).unwrap_or_default();
+    // A repository, a colon, then the tag up to the word: no URL, no path after the colon.
+    token.split_once(':').is_some_and(|(repo, tag)| {
+        repo.contains('/')
+            && !repo.contains("//")
+            && !tag.starts_with('/')
+            && !tag.contains('/')
+            && tag.starts_with(|c: char| c.is_ascii_alphanumeric())
+    })
 }
 
 /// Bytes between a subject and the phrase that says it works, at most.
@@ -3435,6 +3457,22 @@ mod tests {
         assert_eq!(
             cat("torch version mismatch between the two packages"),
             Some(Category::VersionSuffixMismatch)
+        );
+    }
+
+    #[test]
+    fn a_library_in_an_image_s_tag_is_what_the_image_was_built_with() {
+        let line = "docker run --gpus all myorg/trainer:1.4-cuda12.1-cudnn9 python x.py";
+        assert!(in_image_tag(line, line.find("cudnn9").unwrap()));
+        // A library file and a URL are not image tags.
+        let file = "OSError: /opt/lib/libcudnn.so.9: cannot open shared object file";
+        assert!(!in_image_tag(file, file.find("libcudnn").unwrap()));
+        let url = "see https://example.org/cudnn-install";
+        assert!(!in_image_tag(url, url.find("cudnn").unwrap()));
+        // Only the tag names no library the failure is said of; the runtime stays.
+        assert_eq!(
+            cat("pulled myorg/trainer:1.4-cuda12.1-cudnn9 with nvidia-docker, GPU not available"),
+            Some(Category::Container)
         );
     }
 
