@@ -1608,6 +1608,9 @@ fn providers_without_cuda(line: &str) -> Option<(Subject, Failure)> {
     (cpu_only || (cuda && missing)).then_some((S::Framework, F::NotCompiled))
 }
 
+/// Verbs that state what CUDA something asks for, right before the CUDA they name.
+const REQUIRING_VERBS: [&str; 5] = ["needs", "need", "requires", "require", "required"];
+
 /// The CUDA versions a line names, each with whether it is stated as a requirement
 /// (`CUDA >= 11.8`, `cuda>=12.4`) or as what is there (`CUDA 11.2`, `CUDA Version: 12.2`), as
 /// (major, minor).
@@ -1622,12 +1625,25 @@ fn cuda_versions(line: &str) -> Vec<((u32, u32), bool)> {
         let rest = lower.get(i + 4..).unwrap_or_default();
         let rest = rest.strip_prefix(" version").unwrap_or(rest);
         let rest = rest.trim_start_matches([' ', ':']);
-        let required = rest.starts_with(">=") || rest.starts_with('≥');
+        // Asked for by a verb right before ("needs CUDA 12.1", "requires CUDA 12.1").
+        let asked = lower
+            .get(..i)
+            .unwrap_or_default()
+            .split_whitespace()
+            .next_back()
+            .is_some_and(|w| REQUIRING_VERBS.contains(&w));
+        let mut required = asked || rest.starts_with(">=") || rest.starts_with('≥');
         let rest = rest.trim_start_matches(['>', '=', '≥', ' ']);
         let number: String = rest
             .chars()
             .take_while(|c| c.is_ascii_digit() || *c == '.')
             .collect();
+        // A floor said after the number ("CUDA 12.1 or later", "CUDA 12.1+").
+        let after = rest.get(number.len()..).unwrap_or_default();
+        required |= after.starts_with('+')
+            || [" or later", " or newer", " or higher", " or above"]
+                .iter()
+                .any(|k| after.starts_with(k));
         let mut parts = number.split('.');
         let (Some(major), minor) = (
             parts.next().and_then(|m| m.parse::<u32>().ok()),
@@ -2979,6 +2995,20 @@ mod tests {
             "CUDA 12.4 here, and it needs CUDA >= 12.1"
         ));
         assert!(!cuda_below_requirement("this release needs cuda>=12.1"));
+        // The requirement said in words: by a verb before it, or a floor after it.
+        assert_eq!(
+            cat("error: the driver here supports CUDA 11.4; the image requires CUDA 12.2"),
+            Some(Category::DriverTooOld)
+        );
+        assert!(cuda_below_requirement(
+            "driver supports CUDA 11.4, this image is for CUDA 12.1 or later"
+        ));
+        assert!(cuda_below_requirement(
+            "CUDA 11.4 found, CUDA 12.1+ expected"
+        ));
+        assert!(!cuda_below_requirement(
+            "CUDA 12.4 found, the image needs CUDA 12.1 or newer"
+        ));
         // The toolkit named with it is the toolkit's.
         assert_eq!(
             cat("nvcc reports CUDA 11.4, this extension fails: it needs CUDA >= 12.1"),
