@@ -727,3 +727,16 @@ INFO 01-02 10:00:00 executor_base.py:100] # cuda blocks: 1600, # CPU blocks: 204
 ";
     assert_eq!(explain_str(fine).category, Category::Unknown);
 }
+
+#[test]
+fn a_card_said_to_be_dead_is_its_hardware() {
+    let log = "\
+Since yesterday the render box is unusable: my GPU died, the screen goes black under load.
+";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+    // A process or a worker that died is not the card.
+    let worker = "\
+(raylet) A worker died or was killed while executing a task on the GPU node.
+";
+    assert_ne!(explain_str(worker).category, Category::GpuHardware);
+}
