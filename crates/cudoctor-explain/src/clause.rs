@@ -1202,6 +1202,19 @@ pub fn words(line: &str) -> Words {
     {
         failures.push((F::NotFound, 0, 0));
     }
+    // "no" right before a part of the stack that is installed or loaded ("nvidia-smi reports
+    // no driver", "there is no nvcc", "no NVIDIA driver loaded") says it is missing.
+    if subjects.iter().any(|(s, start, end)| {
+        NO_BEFORE_SUBJECTS.contains(s)
+            && line
+                .get(..*start)
+                .is_some_and(|before| no_right_before(before))
+            && !line
+                .get(*end..)
+                .is_some_and(|after| said_of_what_follows(after))
+    }) {
+        failures.push((F::NotFound, 0, 0));
+    }
     for (s, start, end) in subjects {
         let cancelled = not_subjects
             .iter()
@@ -1316,6 +1329,43 @@ fn in_image_tag(line: &str, at: usize) -> bool {
             && !tag.contains('/')
             && tag.starts_with(|c: char| c.is_ascii_alphanumeric())
     })
+}
+
+/// The parts of the stack a "no" right before says are missing (not the GPU or its memory:
+/// "no GPU memory leak", "no GPU usage" say other things).
+const NO_BEFORE_SUBJECTS: [Subject; 5] = [
+    S::Driver,
+    S::DriverLibrary,
+    S::KernelModule,
+    S::Toolkit,
+    S::CudaLibrary,
+];
+
+/// Whether the word after a subject makes it a modifier of what the "no" denies ("no driver
+/// errors", "no CUDA toolkit issues"): then the part itself is there.
+fn said_of_what_follows(after: &str) -> bool {
+    let next = after
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches(|c: char| !c.is_ascii_alphabetic())
+        .to_ascii_lowercase();
+    [
+        "error", "errors", "issue", "issues", "problem", "problems", "warning", "warnings",
+        "update", "updates", "change", "changes", "crash", "crashes", "message", "messages",
+    ]
+    .contains(&next.as_str())
+}
+
+/// Whether the text before a subject ends on the word "no", past the vendor's name ("no
+/// NVIDIA driver").
+fn no_right_before(before: &str) -> bool {
+    let mut words = before.split_whitespace().rev();
+    let mut last = words.next();
+    if last.is_some_and(|w| w.eq_ignore_ascii_case("nvidia")) {
+        last = words.next();
+    }
+    last.is_some_and(|w| w.eq_ignore_ascii_case("no"))
 }
 
 /// Bytes between a subject and the phrase that says it works, at most.
@@ -3529,6 +3579,21 @@ mod tests {
             cat("pulled myorg/trainer:1.4-cuda12.1-cudnn9 with nvidia-docker, GPU not available"),
             Some(Category::Container)
         );
+    }
+
+    #[test]
+    fn no_right_before_a_part_of_the_stack_is_it_missing() {
+        assert_eq!(
+            cat("lspci lists the card, but nvidia-smi says there is no NVIDIA driver"),
+            Some(Category::DriverMissing)
+        );
+        assert!(no_right_before("the tool finds no "));
+        assert!(!no_right_before("the tool finds a "));
+        // What the "no" denies follows the part: the part is there.
+        assert!(!words("there were no driver errors in the kernel log").fails(F::NotFound));
+        assert!(words("the kernel log says no driver was loaded").fails(F::NotFound));
+        assert!(said_of_what_follows(" issues at all"));
+        assert!(!said_of_what_follows(" installed on this host"));
     }
 
     #[test]
