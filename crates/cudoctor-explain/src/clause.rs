@@ -1206,12 +1206,8 @@ pub fn words(line: &str) -> Words {
     // no driver", "there is no nvcc", "no NVIDIA driver loaded") says it is missing.
     if subjects.iter().any(|(s, start, end)| {
         NO_BEFORE_SUBJECTS.contains(s)
-            && line
-                .get(..*start)
-                .is_some_and(|before| no_right_before(before))
-            && !line
-                .get(*end..)
-                .is_some_and(|after| said_of_what_follows(after))
+            && line.get(..*start).is_some_and(no_right_before)
+            && !line.get(*end..).is_some_and(said_of_what_follows)
     }) {
         failures.push((F::NotFound, 0, 0));
     }
