@@ -1074,6 +1074,9 @@ pub struct Words {
     pub at: Vec<(Subject, usize)>,
     /// Where each failure word of the lexicon ends (byte offset), in the order found.
     pub failed_at: Vec<(Failure, usize)>,
+    /// Whether the line holds Python's words for a name a module lacks, so that [`api_gap`]
+    /// is worth calling.
+    pub gap_words: bool,
 }
 
 impl Words {
@@ -1285,6 +1288,7 @@ pub fn words(line: &str) -> Words {
     if !w.fails(F::NotFound) && nothing_found(line) {
         w.add_failure(F::NotFound);
     }
+    w.gap_words = saw_gap;
     if let Some((s, f)) = saw_gap.then(|| missing_attribute(line)).flatten() {
         w.add_subject(s, line.len());
         w.add_failure(f);

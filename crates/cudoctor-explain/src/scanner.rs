@@ -544,7 +544,8 @@ impl State<'_> {
             {
                 self.out.device_failure_line = Some(line_no);
             }
-            if clause::exception(&clause_text).is_some() {
+            let is_exception = clause::exception(&clause_text).is_some();
+            if is_exception {
                 // A message a signature reads ("ValueError: No available memory for the cache
                 // blocks") is the stack's, whatever class raised it.
                 let program = own.is_empty() && clause::is_program_error(&clause_text, &words);
@@ -554,7 +555,10 @@ impl State<'_> {
                 self.out.xids.feed(line_no, &clause_text);
                 loud = true;
             }
-            if let Some((module, name)) = clause::api_gap(&clause_text)
+            if let Some((module, name)) = words
+                .gap_words
+                .then(|| clause::api_gap(&clause_text))
+                .flatten()
                 .filter(|(module, _)| clause::frame_of_another_package(&self.frame, module))
             {
                 // One installed package asks another of the stack for a name its release
@@ -580,7 +584,7 @@ impl State<'_> {
                 loud |= c.severity != Severity::Info;
                 self.record_clause(line_no, &clause_text, rank, c);
             }
-            if clause::exception(&clause_text).is_some() {
+            if is_exception {
                 self.frame.clear();
             }
         }
