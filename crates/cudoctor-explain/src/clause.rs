@@ -2006,15 +2006,25 @@ pub fn frame_literals() -> impl Iterator<Item = &'static str> {
     [".py\""].into_iter()
 }
 
-/// Whether the installed package a frame runs in is another than `module`'s: a frame of the
-/// package itself raises about its own internals, a program's own file about its own code.
-pub fn frame_of_another_package(frame: &str, module: &str) -> bool {
-    let package = frame
-        .trim_end_matches(".py")
-        .split('-')
-        .next()
-        .unwrap_or(frame);
-    !package.is_empty() && package != module
+/// The installed package that asked `module` for a name, from the traceback's frames (oldest
+/// first): the last frame outside `module`'s own package (a module's own `__getattr__` raises
+/// for the caller, as numpy's does for its removed names). `None` when that frame is the
+/// program's own file (its own code asked) or every frame is the module's (it raised about its
+/// own internals).
+pub fn caller_package<'a>(frames: &'a [String], module: &str) -> Option<&'a str> {
+    let caller = frames
+        .iter()
+        .rev()
+        .map(|f| package_name(f))
+        .find(|p| *p != module)?;
+    (!caller.is_empty()).then_some(caller)
+}
+
+/// A directory under site-packages as the package it holds (`numpy-1.26.4.dist-info`,
+/// `six.py`).
+fn package_name(dir: &str) -> &str {
+    let dir = dir.trim_end_matches(".py");
+    dir.split('-').next().unwrap_or(dir)
 }
 
 /// A package whose plain name is its CPU flavour, the CUDA flavour carrying a suffix
@@ -3646,9 +3656,19 @@ mod tests {
             frame_package(r#"File "<frozen importlib._bootstrap>", line 1"#),
             None
         );
-        assert!(frame_of_another_package("numba_cuda", "numpy"));
-        assert!(!frame_of_another_package("numpy", "numpy"));
-        assert!(!frame_of_another_package("", "numpy"));
+        let frames = |f: &[&str]| f.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // numpy's own __getattr__ raises for the package that asked.
+        assert_eq!(
+            caller_package(&frames(&["", "numba_cuda", "numpy"]), "numpy"),
+            Some("numba_cuda")
+        );
+        // The program's own file asked, or numpy raised about itself.
+        assert_eq!(
+            caller_package(&frames(&["numba_cuda", "", "numpy"]), "numpy"),
+            None
+        );
+        assert_eq!(caller_package(&frames(&["numpy", "numpy"]), "numpy"), None);
+        assert_eq!(caller_package(&frames(&[]), "numpy"), None);
     }
 
     #[test]

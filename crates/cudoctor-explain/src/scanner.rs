@@ -350,9 +350,10 @@ struct State<'a> {
     prev: String,
     prev_candidate: bool,
     prev_hits: Vec<usize>,
-    /// The installed package the last Python traceback frame ran in (bounded; empty for the
-    /// program's own files), for the exception that follows ([`clause::frame_package`]).
-    frame: String,
+    /// The installed packages the last Python traceback frames ran in, oldest first (the last
+    /// [`MAX_FRAMES`], each bounded; empty for the program's own files), for the exception that
+    /// follows ([`clause::frame_package`]).
+    frames: VecDeque<String>,
     /// A line whose message stops on the word that introduces a name ("please set environment
     /// variable"), held back (bounded) with its line and rank: a terminal or a build wrapped it
     /// before the name, which the next line begins with (`CUDNN_HOME to ...`).
@@ -362,6 +363,9 @@ struct State<'a> {
     /// Hashes of line bodies that trigger signatures, with those signatures (bounded).
     hot: std::collections::HashMap<u64, Vec<usize>>,
 }
+
+/// Traceback frames remembered for the exception that follows them.
+const MAX_FRAMES: usize = 8;
 
 /// Quiet line bodies remembered.
 const MAX_QUIET: usize = 1 << 16;
@@ -467,8 +471,10 @@ impl State<'_> {
         }
         // Before the repeat test: a traceback repeats its frames.
         if let Some(package) = clause::frame_package(text) {
-            self.frame.clear();
-            self.frame.push_str(shorten_ref(package, 64));
+            if self.frames.len() >= MAX_FRAMES {
+                self.frames.pop_front();
+            }
+            self.frames.push_back(shorten(package, 64));
         }
         // Feed the windows of earlier triggers first: this line follows them.
         if !self.pending.is_empty() {
@@ -555,12 +561,16 @@ impl State<'_> {
                 self.out.xids.feed(line_no, &clause_text);
                 loud = true;
             }
-            if let Some((module, name)) = words
+            let gap = words
                 .gap_words
                 .then(|| clause::api_gap(&clause_text))
                 .flatten()
-                .filter(|(module, _)| clause::frame_of_another_package(&self.frame, module))
-            {
+                .and_then(|(module, name)| {
+                    let frames = self.frames.make_contiguous();
+                    let caller = clause::caller_package(frames, module)?;
+                    Some((module, name, caller.to_string()))
+                });
+            if let Some((module, name, caller)) = gap {
                 // One installed package asks another of the stack for a name its release
                 // lacks: the two releases were not made for each other.
                 let c = Clause {
@@ -570,7 +580,6 @@ impl State<'_> {
                     severity: clause::severity(&clause_text),
                 };
                 loud = true;
-                let caller = self.frame.clone();
                 self.record_clause(line_no, &clause_text, rank, c);
                 if let Some(hit) = self.out.clauses.iter_mut().find(|h| h.line_no == line_no) {
                     hit.fields.insert("api_module".into(), module.to_string());
@@ -585,7 +594,7 @@ impl State<'_> {
                 self.record_clause(line_no, &clause_text, rank, c);
             }
             if is_exception {
-                self.frame.clear();
+                self.frames.clear();
             }
         }
         // A message wrapped by a terminal or a web page continues on the next line: a long line
@@ -803,7 +812,7 @@ pub fn scan<R: BufRead>(
         prev: String::new(),
         prev_candidate: false,
         prev_hits: Vec::new(),
-        frame: String::new(),
+        frames: VecDeque::new(),
         held: None,
         quiet: std::collections::HashSet::new(),
         hot: std::collections::HashMap::new(),

@@ -651,6 +651,17 @@ AttributeError: module 'numpy' has no attribute 'row_stack'
 ImportError: cannot import name 'NewCache' from 'transformers' (C:\\Users\\me\\env\\Lib\\site-packages\\transformers\\__init__.py)
 ";
     assert_eq!(explain_str(log).category, Category::VersionSuffixMismatch);
+    // The module's own __getattr__ raises last, for the package that asked.
+    let log = "\
+  File \"/srv/env/lib/python3.12/site-packages/fastkernels/linalg/stack.py\", line 40, in <module>
+    vstack_rows = np.row_stack
+  File \"/srv/env/lib/python3.12/site-packages/numpy/__init__.py\", line 700, in __getattr__
+    raise AttributeError(f\"module {__name__!r} has no attribute {attr!r}\")
+AttributeError: module 'numpy' has no attribute 'row_stack'
+";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::VersionSuffixMismatch);
+    assert!(e.title.contains("fastkernels"), "{}", e.title);
 }
 
 #[test]
