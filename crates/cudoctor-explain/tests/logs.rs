@@ -751,3 +751,25 @@ Since yesterday the render box is unusable: my GPU died, the screen goes black u
 ";
     assert_ne!(explain_str(worker).category, Category::GpuHardware);
 }
+
+#[test]
+fn a_module_built_against_another_numpy_is_an_abi_pair() {
+    let log = "\
+A module that was compiled using NumPy 1.x cannot be run in
+NumPy 2.1.0 as it may crash.
+Traceback (most recent call last):
+  File \"/srv/job/infer.py\", line 1, in <module>
+    import fastkernels
+AttributeError: _ARRAY_API not found
+";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::AbiMismatch);
+    assert_eq!(e.signature.as_deref(), Some("numpy-abi-mismatch"));
+    // Printed at import by a framework that runs on: a failure named later is the answer.
+    let later = "\
+A module that was compiled using NumPy 1.x cannot be run in
+NumPy 2.1.0 as it may crash.
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.06 GiB is free.
+";
+    assert_eq!(explain_str(later).category, Category::OutOfMemory);
+}
