@@ -847,6 +847,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     // A name one package asks of another that the installed release lacks.
     ("has no attribute", Word::ApiGap, false),
     ("cannot import name", Word::ApiGap, false),
+    ("No module named", Word::ApiGap, false),
     (
         "is not recognized as an internal or external command",
         Word::Command,
@@ -1935,13 +1936,27 @@ pub fn api_gap(line: &str) -> Option<(&str, &str)> {
         }
         let (name, _) = quoted(line.get(at + "has no attribute".len()..)?)?;
         (module, name)
-    } else {
-        let at = line.find("cannot import name")?;
+    } else if let Some(at) = line.find("cannot import name") {
         let rest = line.get(at + "cannot import name".len()..)?;
         let (name, used) = quoted(rest)?;
         let rest = rest.get(used..)?.trim_start().strip_prefix("from")?;
         let (module, _) = quoted(rest)?;
         (module, name)
+    } else {
+        // A submodule the installed release does not have ("No module named 'torch._six'",
+        // "'triton.ops'"), as a name its package lacks. Not a compiled part (`mmcv._ext`,
+        // `torch._C`, `*_cuda`): a package built without its compiled ops lacks those.
+        let at = line.find("No module named")?;
+        let (module, _) = quoted(line.get(at + "No module named".len()..)?)?;
+        let (package, name) = module.rsplit_once('.')?;
+        let compiled = ["_C", "_ext"].contains(&name)
+            || ["_cuda", "_ext", "_C", "_cpp", "_ops", "_kernels"]
+                .iter()
+                .any(|k| name.ends_with(k));
+        if compiled {
+            return None;
+        }
+        (package, name)
     };
     let top = module.split('.').next().unwrap_or(module);
     (STACK_PACKAGES.contains(&top) && !name.is_empty()).then_some((top, name))

@@ -773,3 +773,13 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 ha
 ";
     assert_eq!(explain_str(later).category, Category::OutOfMemory);
 }
+
+#[test]
+fn a_submodule_one_package_imports_from_another_release_is_the_pair() {
+    let log = "\
+  File \"/opt/venv/lib/python3.11/site-packages/oldtrainer/utils.py\", line 3, in <module>
+    from torch._six import inf
+ModuleNotFoundError: No module named 'torch._six'
+";
+    assert_eq!(explain_str(log).category, Category::VersionSuffixMismatch);
+}
