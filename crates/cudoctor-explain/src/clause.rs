@@ -1967,8 +1967,19 @@ pub fn api_gap(line: &str) -> Option<(&str, &str)> {
 /// `site-packages` or `dist-packages`. `None` for any other line; `Some("")` for a frame of
 /// the program's own files, which is no installed package.
 pub fn frame_package(line: &str) -> Option<&str> {
-    let rest = line.trim_start().strip_prefix("File \"")?;
-    let path = rest.split('"').next().unwrap_or(rest);
+    let rest = line.trim_start().strip_prefix("File ")?;
+    let path = match rest.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next().unwrap_or(quoted),
+        // IPython's and Jupyter's frames: `File ~/env/lib/python3.11/site-packages/x/y.py:40,
+        // in f`, the path unquoted with its line after a colon.
+        None => {
+            let path = rest.split_whitespace().next().unwrap_or_default();
+            let path = path
+                .trim_end_matches(',')
+                .trim_end_matches(|c: char| c.is_ascii_digit());
+            path.strip_suffix(':').filter(|p| p.ends_with(".py"))?
+        }
+    };
     // Python's own import machinery (`<frozen importlib._bootstrap>`) runs between the
     // importer and the import: not a frame of anyone's code.
     if path.starts_with('<') {
@@ -2018,7 +2029,8 @@ pub fn begins_with_a_name(line: &str) -> bool {
 
 /// What every frame line [`frame_package`] reads holds, for the scan's gate.
 pub fn frame_literals() -> impl Iterator<Item = &'static str> {
-    [".py\""].into_iter()
+    // A quoted frame's path ends `.py"`; an IPython frame's is named only by where it lies.
+    [".py\"", "site-packages", "dist-packages"].into_iter()
 }
 
 /// The installed package that asked `module` for a name, from the traceback's frames (oldest
