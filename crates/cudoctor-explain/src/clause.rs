@@ -2016,7 +2016,13 @@ pub fn begins_with_a_name(line: &str) -> bool {
         .bytes()
         .take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_')
         .count();
+    // A logger's level begins its own line, not a wrapped name.
+    let level = [
+        "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "FATAL", "NOTE", "TRACE",
+    ]
+    .contains(&line.get(..name).unwrap_or_default());
     name >= 2
+        && !level
         && line
             .as_bytes()
             .first()
@@ -3642,6 +3648,8 @@ mod tests {
         assert!(begins_with_a_name("CUDA_HOME."));
         assert!(!begins_with_a_name("Could not find"));
         assert!(!begins_with_a_name("A b"));
+        assert!(!begins_with_a_name("ERROR: the build failed"));
+        assert!(begins_with_a_name("PATH and restart the shell"));
     }
 
     #[test]
