@@ -95,6 +95,10 @@ enum Word {
     /// recognized as an internal or external command"): the failure is the command's, named
     /// right before it, and says nothing of the stack unless that command is one of its tools.
     Command,
+    /// Python's words for a name a module lacks ("module 'X' has no attribute 'Y'", "cannot
+    /// import name 'Y' from 'X'"): read by [`api_gap`] and [`missing_attribute`], which name
+    /// whose gap it is; the words alone say nothing.
+    ApiGap,
 }
 
 /// How serious a line says it is, from its own wording: fatal lines outrank errors, errors
@@ -494,6 +498,31 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("gpu is lost", Word::Failure(F::Fault), false),
     ("gpu lost", Word::Failure(F::Fault), false),
     ("gpu_is_lost", Word::Failure(F::Fault), false),
+    // The card itself said to be broken, in a report's own words ("my GPU is toast", "the
+    // card died", "显卡坏了"): said of the card, not of a process or a worker: the
+    // card's hardware, failing.
+    ("gpu is toast", Word::Failure(F::Fault), false),
+    ("gpu is dead", Word::Failure(F::Fault), false),
+    ("gpu died", Word::Failure(F::Fault), false),
+    ("gpu is dying", Word::Failure(F::Fault), false),
+    ("gpu is fried", Word::Failure(F::Fault), false),
+    ("card is toast", Word::Failure(F::Fault), false),
+    ("card is dead", Word::Failure(F::Fault), false),
+    ("card died", Word::Failure(F::Fault), false),
+    ("card is dying", Word::Failure(F::Fault), false),
+    ("card is fried", Word::Failure(F::Fault), false),
+    ("显卡坏了", Word::Failure(F::Fault), false),
+    ("gpu is toast", Word::Subject(S::Hardware), false),
+    ("gpu is dead", Word::Subject(S::Hardware), false),
+    ("gpu died", Word::Subject(S::Hardware), false),
+    ("gpu is dying", Word::Subject(S::Hardware), false),
+    ("gpu is fried", Word::Subject(S::Hardware), false),
+    ("card is toast", Word::Subject(S::Hardware), false),
+    ("card is dead", Word::Subject(S::Hardware), false),
+    ("card died", Word::Subject(S::Hardware), false),
+    ("card is dying", Word::Subject(S::Hardware), false),
+    ("card is fried", Word::Subject(S::Hardware), false),
+    ("显卡坏了", Word::Subject(S::Hardware), false),
     ("掉卡", Word::Failure(F::Fault), false),
     ("uncorrectable", Word::Failure(F::Fault), false),
     ("ecc error", Word::Failure(F::Fault), false),
@@ -815,6 +844,10 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("is working fine", Word::Works, false),
     ("no problem", Word::Works, false),
     ("command not found", Word::Command, false),
+    // A name one package asks of another that the installed release lacks.
+    ("has no attribute", Word::ApiGap, false),
+    ("cannot import name", Word::ApiGap, false),
+    ("No module named", Word::ApiGap, false),
     (
         "is not recognized as an internal or external command",
         Word::Command,
@@ -1042,6 +1075,9 @@ pub struct Words {
     pub at: Vec<(Subject, usize)>,
     /// Where each failure word of the lexicon ends (byte offset), in the order found.
     pub failed_at: Vec<(Failure, usize)>,
+    /// Whether the line holds Python's words for a name a module lacks, so that [`api_gap`]
+    /// is worth calling.
+    pub gap_words: bool,
 }
 
 impl Words {
@@ -1112,6 +1148,7 @@ pub fn words(line: &str) -> Words {
     // that an ordinary line costs them nothing: CUDA named (inside a word too, as in
     // `cudaGetDeviceCount`), a package with a CPU flavour.
     let (mut saw_cuda, mut saw_flavour, mut saw_arch) = (false, false, false);
+    let mut saw_gap = false;
     for m in lexicon().automaton.find_overlapping_iter(line) {
         let Some((text, word, whole)) = LEXICON.get(m.pattern().as_usize()) else {
             continue;
@@ -1149,6 +1186,7 @@ pub fn words(line: &str) -> Words {
                     foreign.push((m.start(), m.end()));
                 }
             }
+            Word::ApiGap => saw_gap = true,
         }
     }
     // "Works" is said of the stack when one of its subjects is named right before it ("the
@@ -1168,10 +1206,20 @@ pub fn words(line: &str) -> Words {
     {
         failures.push((F::NotFound, 0, 0));
     }
+    // "no" right before a part of the stack that is installed or loaded ("nvidia-smi reports
+    // no driver", "there is no nvcc", "no NVIDIA driver loaded") says it is missing.
+    if subjects.iter().any(|(s, start, end)| {
+        NO_BEFORE_SUBJECTS.contains(s)
+            && line.get(..*start).is_some_and(no_right_before)
+            && !line.get(*end..).is_some_and(said_of_what_follows)
+    }) {
+        failures.push((F::NotFound, 0, 0));
+    }
     for (s, start, end) in subjects {
         let cancelled = not_subjects
             .iter()
-            .any(|(c, cs, ce)| *c == s && *cs <= start && end <= *ce);
+            .any(|(c, cs, ce)| *c == s && *cs <= start && end <= *ce)
+            || (s == S::CudaLibrary && in_image_tag(line, start));
         if !cancelled {
             w.add_subject(s, start);
         }
@@ -1241,7 +1289,8 @@ pub fn words(line: &str) -> Words {
     if !w.fails(F::NotFound) && nothing_found(line) {
         w.add_failure(F::NotFound);
     }
-    if let Some((s, f)) = missing_attribute(line) {
+    w.gap_words = saw_gap;
+    if let Some((s, f)) = saw_gap.then(|| missing_attribute(line)).flatten() {
         w.add_subject(s, line.len());
         w.add_failure(f);
     }
@@ -1260,6 +1309,64 @@ pub fn words(line: &str) -> Words {
     w.subjects.sort();
     w.failures.sort();
     w
+}
+
+/// Whether the word at `at` lies in the tag of a container image's name
+/// (`paddle/paddle:2.1.3-gpu-cuda11.2-cudnn8`, `nvidia/cuda:12.1.0-cudnn8-runtime`): the tag
+/// names what the image was built with, not a library a failure is said of.
+fn in_image_tag(line: &str, at: usize) -> bool {
+    let Some(before) = line.get(..at) else {
+        return false;
+    };
+    let token_start = before
+        .rfind(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | '`' | '=' | '('))
+        .map_or(0, |i| i + 1);
+    let token = before.get(token_start..).unwrap_or_default();
+    // A repository, a colon, then the tag up to the word: no URL, no path after the colon.
+    token.split_once(':').is_some_and(|(repo, tag)| {
+        repo.contains('/')
+            && !repo.contains("//")
+            && !tag.starts_with('/')
+            && !tag.contains('/')
+            && tag.starts_with(|c: char| c.is_ascii_alphanumeric())
+    })
+}
+
+/// The parts of the stack a "no" right before says are missing (not the GPU or its memory:
+/// "no GPU memory leak", "no GPU usage" say other things).
+const NO_BEFORE_SUBJECTS: [Subject; 5] = [
+    S::Driver,
+    S::DriverLibrary,
+    S::KernelModule,
+    S::Toolkit,
+    S::CudaLibrary,
+];
+
+/// Whether the word after a subject makes it a modifier of what the "no" denies ("no driver
+/// errors", "no CUDA toolkit issues"): then the part itself is there.
+fn said_of_what_follows(after: &str) -> bool {
+    let next = after
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches(|c: char| !c.is_ascii_alphabetic())
+        .to_ascii_lowercase();
+    [
+        "error", "errors", "issue", "issues", "problem", "problems", "warning", "warnings",
+        "update", "updates", "change", "changes", "crash", "crashes", "message", "messages",
+    ]
+    .contains(&next.as_str())
+}
+
+/// Whether the text before a subject ends on the word "no", past the vendor's name ("no
+/// NVIDIA driver").
+fn no_right_before(before: &str) -> bool {
+    let mut words = before.split_whitespace().rev();
+    let mut last = words.next();
+    if last.is_some_and(|w| w.eq_ignore_ascii_case("nvidia")) {
+        last = words.next();
+    }
+    last.is_some_and(|w| w.eq_ignore_ascii_case("no"))
 }
 
 /// Bytes between a subject and the phrase that says it works, at most.
@@ -1577,6 +1684,9 @@ fn providers_without_cuda(line: &str) -> Option<(Subject, Failure)> {
     (cpu_only || (cuda && missing)).then_some((S::Framework, F::NotCompiled))
 }
 
+/// Verbs that state what CUDA something asks for, right before the CUDA they name.
+const REQUIRING_VERBS: [&str; 5] = ["needs", "need", "requires", "require", "required"];
+
 /// The CUDA versions a line names, each with whether it is stated as a requirement
 /// (`CUDA >= 11.8`, `cuda>=12.4`) or as what is there (`CUDA 11.2`, `CUDA Version: 12.2`), as
 /// (major, minor).
@@ -1591,12 +1701,25 @@ fn cuda_versions(line: &str) -> Vec<((u32, u32), bool)> {
         let rest = lower.get(i + 4..).unwrap_or_default();
         let rest = rest.strip_prefix(" version").unwrap_or(rest);
         let rest = rest.trim_start_matches([' ', ':']);
-        let required = rest.starts_with(">=") || rest.starts_with('≥');
+        // Asked for by a verb right before ("needs CUDA 12.1", "requires CUDA 12.1").
+        let asked = lower
+            .get(..i)
+            .unwrap_or_default()
+            .split_whitespace()
+            .next_back()
+            .is_some_and(|w| REQUIRING_VERBS.contains(&w));
+        let mut required = asked || rest.starts_with(">=") || rest.starts_with('≥');
         let rest = rest.trim_start_matches(['>', '=', '≥', ' ']);
         let number: String = rest
             .chars()
             .take_while(|c| c.is_ascii_digit() || *c == '.')
             .collect();
+        // A floor said after the number ("CUDA 12.1 or later", "CUDA 12.1+").
+        let after = rest.get(number.len()..).unwrap_or_default();
+        required |= after.starts_with('+')
+            || [" or later", " or newer", " or higher", " or above"]
+                .iter()
+                .any(|k| after.starts_with(k));
         let mut parts = number.split('.');
         let (Some(major), minor) = (
             parts.next().and_then(|m| m.parse::<u32>().ok()),
@@ -1744,6 +1867,197 @@ fn missing_attribute(line: &str) -> Option<(Subject, Failure)> {
         return Some((S::Framework, F::NotCompiled));
     }
     None
+}
+
+/// Packages of the CUDA/ML stack and the libraries they build on, by their import name: a
+/// name one installed package asks of another of these that the other lacks is two releases
+/// that were not made for each other (numpy 2 without a name a numba release still uses,
+/// transformers older than the peft that imports from it).
+const STACK_PACKAGES: &[&str] = &[
+    "numpy",
+    "scipy",
+    "sympy",
+    "typing_extensions",
+    "torch",
+    "torchvision",
+    "torchaudio",
+    "jax",
+    "jaxlib",
+    "tensorflow",
+    "keras",
+    "transformers",
+    "tokenizers",
+    "accelerate",
+    "diffusers",
+    "peft",
+    "huggingface_hub",
+    "safetensors",
+    "triton",
+    "xformers",
+    "flash_attn",
+    "bitsandbytes",
+    "deepspeed",
+    "vllm",
+    "numba",
+    "cupy",
+    "onnx",
+    "onnxruntime",
+    "tensorrt",
+    "cuda",
+    "pynvml",
+    "mmcv",
+    "paddle",
+];
+
+/// A name a module of the stack lacks, as Python says it ("AttributeError: module 'numpy' has
+/// no attribute 'row_stack'", "ImportError: cannot import name 'TypeIs' from
+/// 'typing_extensions'"): the module's top package and the name. Only a module named as a
+/// module: an object's missing attribute ("'Tensor' object has no attribute 'x'") is the
+/// program's, and a circular import ("from partially initialized module") is the program's
+/// own files.
+pub fn api_gap(line: &str) -> Option<(&str, &str)> {
+    fn quoted(s: &str) -> Option<(&str, usize)> {
+        let s0 = s.trim_start();
+        let q = s0
+            .chars()
+            .next()
+            .filter(|c| matches!(c, '\'' | '"' | '`'))?;
+        let body = s0.get(1..)?;
+        let end = body.find(q)?;
+        Some((body.get(..end)?, s.len() - s0.len() + 1 + end + 1))
+    }
+    let (module, name) = if let Some(at) = line.find("has no attribute") {
+        let before = line.get(..at)?.trim_end();
+        let start = before.rfind("module ")?;
+        let (module, used) = quoted(before.get(start + "module ".len()..)?)?;
+        // The module's quoted name ends right before "has no attribute".
+        if start + "module ".len() + used != before.len() {
+            return None;
+        }
+        let (name, _) = quoted(line.get(at + "has no attribute".len()..)?)?;
+        (module, name)
+    } else if let Some(at) = line.find("cannot import name") {
+        let rest = line.get(at + "cannot import name".len()..)?;
+        let (name, used) = quoted(rest)?;
+        let rest = rest.get(used..)?.trim_start().strip_prefix("from")?;
+        let (module, _) = quoted(rest)?;
+        (module, name)
+    } else {
+        // A submodule the installed release does not have ("No module named 'torch._six'",
+        // "'triton.ops'"), as a name its package lacks. Not a compiled part (`mmcv._ext`,
+        // `torch._C`, `*_cuda`): a package built without its compiled ops lacks those.
+        let at = line.find("No module named")?;
+        let (module, _) = quoted(line.get(at + "No module named".len()..)?)?;
+        let (package, name) = module.rsplit_once('.')?;
+        let compiled = ["_C", "_ext"].contains(&name)
+            || ["_cuda", "_ext", "_C", "_cpp", "_ops", "_kernels"]
+                .iter()
+                .any(|k| name.ends_with(k));
+        if compiled {
+            return None;
+        }
+        (package, name)
+    };
+    let top = module.split('.').next().unwrap_or(module);
+    (STACK_PACKAGES.contains(&top) && !name.is_empty()).then_some((top, name))
+}
+
+/// The installed package a Python traceback frame runs in (`File ".../site-packages/numba_cuda/
+/// numba/cuda/np/arrayobj.py", line 12, in <module>`): the directory right below
+/// `site-packages` or `dist-packages`. `None` for any other line; `Some("")` for a frame of
+/// the program's own files, which is no installed package.
+pub fn frame_package(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix("File ")?;
+    let path = match rest.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next().unwrap_or(quoted),
+        // IPython's and Jupyter's frames: `File ~/env/lib/python3.11/site-packages/x/y.py:40,
+        // in f`, the path unquoted with its line after a colon.
+        None => {
+            let path = rest.split_whitespace().next().unwrap_or_default();
+            let path = path
+                .trim_end_matches(',')
+                .trim_end_matches(|c: char| c.is_ascii_digit());
+            path.strip_suffix(':').filter(|p| p.ends_with(".py"))?
+        }
+    };
+    // Python's own import machinery (`<frozen importlib._bootstrap>`) runs between the
+    // importer and the import: not a frame of anyone's code.
+    if path.starts_with('<') {
+        return None;
+    }
+    let Some(at) = path
+        .find("site-packages")
+        .or_else(|| path.find("dist-packages"))
+    else {
+        return Some("");
+    };
+    let below = path
+        .get(at + "site-packages".len()..)?
+        .trim_start_matches(['/', '\\']);
+    Some(below.split(['/', '\\']).next().unwrap_or_default())
+}
+
+/// Whether a message stops on the word that introduces a name ("please set environment
+/// variable", "set the variable:"): a terminal or a build's message wrapped it before the name,
+/// and the next line begins with it ([`begins_with_a_name`]).
+pub fn ends_before_a_name(line: &str) -> bool {
+    let end = line.trim_end_matches([' ', ':']);
+    let Some(start) = end.len().checked_sub("variable".len()) else {
+        return false;
+    };
+    end.get(start..)
+        .is_some_and(|w| w.eq_ignore_ascii_case("variable"))
+}
+
+/// Whether a line begins with an environment variable's name (`CUDNN_HOME to ...`, `CUDA_HOME.`):
+/// capitals, digits and underscores, at least two, then the end, a space or punctuation.
+pub fn begins_with_a_name(line: &str) -> bool {
+    let name = line
+        .bytes()
+        .take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_')
+        .count();
+    // A logger's level begins its own line, not a wrapped name.
+    let level = [
+        "ERROR", "WARNING", "WARN", "INFO", "DEBUG", "FATAL", "NOTE", "TRACE",
+    ]
+    .contains(&line.get(..name).unwrap_or_default());
+    name >= 2
+        && !level
+        && line
+            .as_bytes()
+            .first()
+            .is_some_and(|b| b.is_ascii_uppercase() || *b == b'_')
+        && !line
+            .as_bytes()
+            .get(name)
+            .is_some_and(|b| b.is_ascii_alphanumeric())
+}
+
+/// What every frame line [`frame_package`] reads holds, for the scan's gate.
+pub fn frame_literals() -> impl Iterator<Item = &'static str> {
+    // A quoted frame's path ends `.py"`; an IPython frame's is named only by where it lies.
+    [".py\"", "site-packages", "dist-packages"].into_iter()
+}
+
+/// The installed package that asked `module` for a name, from the traceback's frames (oldest
+/// first): the last frame outside `module`'s own package (a module's own `__getattr__` raises
+/// for the caller, as numpy's does for its removed names). `None` when that frame is the
+/// program's own file (its own code asked) or every frame is the module's (it raised about its
+/// own internals).
+pub fn caller_package<'a>(frames: &'a [String], module: &str) -> Option<&'a str> {
+    let caller = frames
+        .iter()
+        .rev()
+        .map(|f| package_name(f))
+        .find(|p| *p != module)?;
+    (!caller.is_empty()).then_some(caller)
+}
+
+/// A directory under site-packages as the package it holds (`numpy-1.26.4.dist-info`,
+/// `six.py`).
+fn package_name(dir: &str) -> &str {
+    let dir = dir.trim_end_matches(".py");
+    dir.split('-').next().unwrap_or(dir)
 }
 
 /// A package whose plain name is its CPU flavour, the CUDA flavour carrying a suffix
@@ -2799,6 +3113,20 @@ mod tests {
             "CUDA 12.4 here, and it needs CUDA >= 12.1"
         ));
         assert!(!cuda_below_requirement("this release needs cuda>=12.1"));
+        // The requirement said in words: by a verb before it, or a floor after it.
+        assert_eq!(
+            cat("error: the driver here supports CUDA 11.4; the image requires CUDA 12.2"),
+            Some(Category::DriverTooOld)
+        );
+        assert!(cuda_below_requirement(
+            "driver supports CUDA 11.4, this image is for CUDA 12.1 or later"
+        ));
+        assert!(cuda_below_requirement(
+            "CUDA 11.4 found, CUDA 12.1+ expected"
+        ));
+        assert!(!cuda_below_requirement(
+            "CUDA 12.4 found, the image needs CUDA 12.1 or newer"
+        ));
         // The toolkit named with it is the toolkit's.
         assert_eq!(
             cat("nvcc reports CUDA 11.4, this extension fails: it needs CUDA >= 12.1"),
@@ -3278,6 +3606,104 @@ mod tests {
             cat("torch version mismatch between the two packages"),
             Some(Category::VersionSuffixMismatch)
         );
+    }
+
+    #[test]
+    fn a_library_in_an_image_s_tag_is_what_the_image_was_built_with() {
+        let line = "docker run --gpus all myorg/trainer:1.4-cuda12.1-cudnn9 python x.py";
+        assert!(in_image_tag(line, line.find("cudnn9").unwrap()));
+        // A library file and a URL are not image tags.
+        let file = "OSError: /opt/lib/libcudnn.so.9: cannot open shared object file";
+        assert!(!in_image_tag(file, file.find("libcudnn").unwrap()));
+        let url = "see https://example.org/cudnn-install";
+        assert!(!in_image_tag(url, url.find("cudnn").unwrap()));
+        // Only the tag names no library the failure is said of; the runtime stays.
+        assert_eq!(
+            cat("pulled myorg/trainer:1.4-cuda12.1-cudnn9 with nvidia-docker, GPU not available"),
+            Some(Category::Container)
+        );
+    }
+
+    #[test]
+    fn no_right_before_a_part_of_the_stack_is_it_missing() {
+        assert_eq!(
+            cat("lspci lists the card, but nvidia-smi says there is no NVIDIA driver"),
+            Some(Category::DriverMissing)
+        );
+        assert!(no_right_before("the tool finds no "));
+        assert!(!no_right_before("the tool finds a "));
+        // What the "no" denies follows the part: the part is there.
+        assert!(!words("there were no driver errors in the kernel log").fails(F::NotFound));
+        assert!(words("the kernel log says no driver was loaded").fails(F::NotFound));
+        assert!(said_of_what_follows(" issues at all"));
+        assert!(!said_of_what_follows(" installed on this host"));
+    }
+
+    #[test]
+    fn a_message_stopped_before_a_name_and_the_name() {
+        assert!(ends_before_a_name("please set environment variable"));
+        assert!(ends_before_a_name("Set the Variable: "));
+        assert!(!ends_before_a_name("variable not set"));
+        assert!(begins_with_a_name("CUDNN_HOME to the cudnn root"));
+        assert!(begins_with_a_name("CUDA_HOME."));
+        assert!(!begins_with_a_name("Could not find"));
+        assert!(!begins_with_a_name("A b"));
+        assert!(!begins_with_a_name("ERROR: the build failed"));
+        assert!(begins_with_a_name("PATH and restart the shell"));
+    }
+
+    #[test]
+    fn a_name_a_stack_module_lacks_and_the_frame_that_asked() {
+        assert_eq!(
+            api_gap("AttributeError: module 'numpy.linalg' has no attribute 'oldname'"),
+            Some(("numpy", "oldname"))
+        );
+        assert_eq!(
+            api_gap("ImportError: cannot import name 'TypeIs' from 'typing_extensions' (/x/typing_extensions.py)"),
+            Some(("typing_extensions", "TypeIs"))
+        );
+        // An object's attribute, a module outside the stack, a circular import.
+        assert_eq!(
+            api_gap("AttributeError: 'NoneType' object has no attribute 'numpy'"),
+            None
+        );
+        assert_eq!(
+            api_gap("AttributeError: module 'mytools' has no attribute 'x'"),
+            None
+        );
+        assert_eq!(
+            api_gap(
+                "ImportError: cannot import name 'x' from partially initialized module 'torch'"
+            ),
+            None
+        );
+        assert_eq!(
+            frame_package(
+                r#"  File "/v/lib/python3.11/site-packages/numba_cuda/np/a.py", line 4, in <module>"#
+            ),
+            Some("numba_cuda")
+        );
+        assert_eq!(
+            frame_package(r#"File "train.py", line 4, in <module>"#),
+            Some("")
+        );
+        assert_eq!(
+            frame_package(r#"File "<frozen importlib._bootstrap>", line 1"#),
+            None
+        );
+        let frames = |f: &[&str]| f.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // numpy's own __getattr__ raises for the package that asked.
+        assert_eq!(
+            caller_package(&frames(&["", "numba_cuda", "numpy"]), "numpy"),
+            Some("numba_cuda")
+        );
+        // The program's own file asked, or numpy raised about itself.
+        assert_eq!(
+            caller_package(&frames(&["numba_cuda", "", "numpy"]), "numpy"),
+            None
+        );
+        assert_eq!(caller_package(&frames(&["numpy", "numpy"]), "numpy"), None);
+        assert_eq!(caller_package(&frames(&[]), "numpy"), None);
     }
 
     #[test]

@@ -30,6 +30,7 @@ impl Gate {
             .iter()
             .map(String::as_str)
             .chain(crate::clause::lexicon_words().map(|w| -> &str { w }))
+            .chain(crate::clause::frame_literals().map(|w| -> &str { w }))
             .chain(crate::named::literals().map(|w| -> &str { w }))
             .chain(crate::host_state::literals().map(|w| -> &str { w }));
         let mut needles: Vec<Vec<u8>> = Vec::new();

@@ -853,8 +853,8 @@ impl Engine {
         stats: ScanStats,
         target: Option<&TargetEnv>,
     ) -> Explanation {
-        let (title, cause, fix) = family::builtin()
-            .and_then(|f| f.render(&c.clause, &c.fields))
+        let (title, cause, fix) = message_remedy::api_gap(&c.fields)
+            .or_else(|| family::builtin().and_then(|f| f.render(&c.clause, &c.fields)))
             .unwrap_or_else(|| (c.clause.category.to_string(), String::new(), Vec::new()));
         let mut fix: Vec<cudoctor_plan::FixStep> =
             fix.into_iter().map(cudoctor_plan::FixStep::Prose).collect();

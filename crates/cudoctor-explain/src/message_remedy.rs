@@ -61,3 +61,23 @@ fn keep_the_driver(
         target.step(target.install(&install)),
     ])
 }
+
+/// The title, cause and fix of a name one installed package asks of another that the other's
+/// release lacks (`clause::api_gap`, with the package whose frame raised): the two releases
+/// were not made for each other, so one of them is changed to the other's.
+pub(crate) fn api_gap(fields: &BTreeMap<String, String>) -> Option<(String, String, Vec<String>)> {
+    let module = fields.get("api_module")?;
+    let name = fields.get("api_name")?;
+    let caller = fields.get("api_caller")?;
+    Some((
+        format!("{caller} and {module} are releases that do not fit together"),
+        format!(
+            "{caller} uses '{name}' from {module}, and the installed {module} has no such name: {caller} was made for another {module} release (one that still had it, if {module} removed it, or a newer one that added it)."
+        ),
+        vec![
+            format!(
+                "See which {module} release {caller} was made for ('pip show {caller} {module}', its requirements or release notes), and align the two: upgrade {caller} to a release made for the installed {module}, or install the {module} release it needs (for a name {module} removed, pin {module} below the release that removed it, '{module}<X' with X that release)."
+            ),
+        ],
+    ))
+}

@@ -350,11 +350,22 @@ struct State<'a> {
     prev: String,
     prev_candidate: bool,
     prev_hits: Vec<usize>,
+    /// The installed packages the last Python traceback frames ran in, oldest first (the last
+    /// [`MAX_FRAMES`], each bounded; empty for the program's own files), for the exception that
+    /// follows ([`clause::frame_package`]).
+    frames: VecDeque<String>,
+    /// A line whose message stops on the word that introduces a name ("please set environment
+    /// variable"), held back (bounded) with its line and rank: a terminal or a build wrapped it
+    /// before the name, which the next line begins with (`CUDNN_HOME to ...`).
+    held: Option<(u64, String, Option<u32>)>,
     /// Hashes of quiet line bodies (bounded: cleared when full).
     quiet: std::collections::HashSet<u64>,
     /// Hashes of line bodies that trigger signatures, with those signatures (bounded).
     hot: std::collections::HashMap<u64, Vec<usize>>,
 }
+
+/// Traceback frames remembered for the exception that follows them.
+const MAX_FRAMES: usize = 8;
 
 /// Quiet line bodies remembered.
 const MAX_QUIET: usize = 1 << 16;
@@ -454,6 +465,17 @@ impl State<'_> {
         self.out.nonblank_lines += 1;
         let (rank, text) = strip_rank_prefix(strip_log_prefix(segment));
         let text = strip_log_prefix(text);
+        if let Some((held_no, held, held_rank)) = self.held.take() {
+            let joined = clause::begins_with_a_name(text).then(|| format!("{held} {text}"));
+            self.read_held(held_no, joined.as_deref().unwrap_or(&held), held_rank);
+        }
+        // Before the repeat test: a traceback repeats its frames.
+        if let Some(package) = clause::frame_package(text) {
+            if self.frames.len() >= MAX_FRAMES {
+                self.frames.pop_front();
+            }
+            self.frames.push_back(shorten(package, 64));
+        }
         // Feed the windows of earlier triggers first: this line follows them.
         if !self.pending.is_empty() {
             let window_piece = shorten(text, WINDOW_LINE_BYTES);
@@ -528,7 +550,8 @@ impl State<'_> {
             {
                 self.out.device_failure_line = Some(line_no);
             }
-            if clause::exception(&clause_text).is_some() {
+            let is_exception = clause::exception(&clause_text).is_some();
+            if is_exception {
                 // A message a signature reads ("ValueError: No available memory for the cache
                 // blocks") is the stack's, whatever class raised it.
                 let program = own.is_empty() && clause::is_program_error(&clause_text, &words);
@@ -538,9 +561,40 @@ impl State<'_> {
                 self.out.xids.feed(line_no, &clause_text);
                 loud = true;
             }
-            if let Some(c) = clause::from_words(&clause_text, &words) {
+            let gap = words
+                .gap_words
+                .then(|| clause::api_gap(&clause_text))
+                .flatten()
+                .and_then(|(module, name)| {
+                    let frames = self.frames.make_contiguous();
+                    let caller = clause::caller_package(frames, module)?;
+                    Some((module, name, caller.to_string()))
+                });
+            if let Some((module, name, caller)) = gap {
+                // One installed package asks another of the stack for a name its release
+                // lacks: the two releases were not made for each other.
+                let c = Clause {
+                    category: crate::category::Category::VersionSuffixMismatch,
+                    subject: clause::Subject::Companion,
+                    failure: clause::Failure::Mismatch,
+                    severity: clause::severity(&clause_text),
+                };
+                loud = true;
+                self.record_clause(line_no, &clause_text, rank, c);
+                if let Some(hit) = self.out.clauses.iter_mut().find(|h| h.line_no == line_no) {
+                    hit.fields.insert("api_module".into(), module.to_string());
+                    hit.fields.insert("api_name".into(), name.to_string());
+                    hit.fields.insert("api_caller".into(), caller);
+                }
+            } else if clause::ends_before_a_name(&clause_text) {
+                loud = true;
+                self.held = Some((line_no, shorten(&clause_text, WINDOW_LINE_BYTES), rank));
+            } else if let Some(c) = clause::from_words(&clause_text, &words) {
                 loud |= c.severity != Severity::Info;
                 self.record_clause(line_no, &clause_text, rank, c);
+            }
+            if is_exception {
+                self.frames.clear();
             }
         }
         // A message wrapped by a terminal or a web page continues on the next line: a long line
@@ -643,6 +697,10 @@ impl State<'_> {
     fn pass_over_normalized(&mut self, segment: &str) -> bool {
         let (_, text) = strip_rank_prefix(strip_log_prefix(segment));
         let text = strip_log_prefix(text);
+        // A held line is read with this one, or alone before it.
+        if self.held.is_some() {
+            return false;
+        }
         if self.prev.len() >= WRAP_MIN_CHARS && text.starts_with(|c: char| c.is_ascii_lowercase()) {
             return false;
         }
@@ -650,6 +708,13 @@ impl State<'_> {
         self.out.stats.passed_over_lines += 1;
         self.remember(text, false, Vec::new());
         true
+    }
+
+    /// Reads the clause of a held line (joined with the name it was wrapped before, or alone).
+    fn read_held(&mut self, line_no: u64, text: &str, rank: Option<u32>) {
+        if let Some(c) = clause::read(text) {
+            self.record_clause(line_no, text, rank, c);
+        }
     }
 
     /// Keeps this line as the previous one, for the next line's wrapped-message join.
@@ -747,6 +812,8 @@ pub fn scan<R: BufRead>(
         prev: String::new(),
         prev_candidate: false,
         prev_hits: Vec::new(),
+        frames: VecDeque::new(),
+        held: None,
         quiet: std::collections::HashSet::new(),
         hot: std::collections::HashMap::new(),
     };
@@ -797,6 +864,9 @@ pub fn scan<R: BufRead>(
                 state.feed(line_no, trimmed);
             }
         }
+    }
+    if let Some((held_no, held, held_rank)) = state.held.take() {
+        state.read_held(held_no, &held, held_rank);
     }
     let State {
         db,

@@ -620,3 +620,166 @@ fn a_driver_lost_after_a_kernel_upgrade_is_its_module_not_rebuilt() {
     let log = "after the kernel upgrade:\nRuntimeError: CUDA error: no kernel image is available for execution on the device";
     assert_eq!(explain_str(log).category, Category::NoKernelImage);
 }
+
+#[test]
+fn a_name_one_package_asks_of_another_is_two_releases_that_do_not_fit() {
+    // An installed package's frame raising about a module of the stack it imports.
+    let log = "\
+Traceback (most recent call last):
+  File \"/opt/app/run.py\", line 3, in <module>
+    import fastkernels
+  File \"/opt/venv/lib/python3.12/site-packages/fastkernels/linalg/stack.py\", line 40, in <module>
+    vstack_rows = np.row_stack
+AttributeError: module 'numpy' has no attribute 'row_stack'
+";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::VersionSuffixMismatch);
+    assert!(
+        e.title.contains("fastkernels") && e.title.contains("numpy"),
+        "{}",
+        e.title
+    );
+    assert!(
+        e.fix.iter().any(|f| format!("{f:?}").contains("numpy<X")),
+        "{:?}",
+        e.fix
+    );
+    // The same with an import, from a Windows path.
+    let log = "\
+  File \"C:\\Users\\me\\env\\Lib\\site-packages\\adapterlib\\__init__.py\", line 7, in <module>
+    from transformers import NewCache
+ImportError: cannot import name 'NewCache' from 'transformers' (C:\\Users\\me\\env\\Lib\\site-packages\\transformers\\__init__.py)
+";
+    assert_eq!(explain_str(log).category, Category::VersionSuffixMismatch);
+    // The module's own __getattr__ raises last, for the package that asked.
+    let log = "\
+  File \"/srv/env/lib/python3.12/site-packages/fastkernels/linalg/stack.py\", line 40, in <module>
+    vstack_rows = np.row_stack
+  File \"/srv/env/lib/python3.12/site-packages/numpy/__init__.py\", line 700, in __getattr__
+    raise AttributeError(f\"module {__name__!r} has no attribute {attr!r}\")
+AttributeError: module 'numpy' has no attribute 'row_stack'
+";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::VersionSuffixMismatch);
+    assert!(e.title.contains("fastkernels"), "{}", e.title);
+}
+
+#[test]
+fn a_gap_of_the_program_s_own_code_or_objects_is_not_a_package_pair() {
+    // The program's own file asks numpy for the name: no installed pair is named.
+    let own_file = "\
+  File \"/home/me/project/train.py\", line 12, in <module>
+    x = np.row_stack(parts)
+AttributeError: module 'numpy' has no attribute 'row_stack'
+";
+    assert_eq!(explain_str(own_file).category, Category::Unknown);
+    // A package raising about its own internals.
+    let own_package = "\
+  File \"/opt/venv/lib/python3.12/site-packages/torch/nn/modules/module.py\", line 9, in f
+AttributeError: module 'torch.nn' has no attribute 'Frobnicate'
+";
+    assert_eq!(explain_str(own_package).category, Category::Unknown);
+    // An object's attribute, and a module outside the stack.
+    let object = "\
+  File \"/opt/venv/lib/python3.12/site-packages/fastkernels/ops.py\", line 5, in g
+AttributeError: 'Tensor' object has no attribute 'row_stack'
+";
+    assert_eq!(explain_str(object).category, Category::Unknown);
+    let other = "\
+  File \"/opt/venv/lib/python3.12/site-packages/fastkernels/ops.py\", line 5, in g
+ImportError: cannot import name 'helper' from 'mytools' (/home/me/mytools.py)
+";
+    assert_eq!(explain_str(other).category, Category::Unknown);
+}
+
+#[test]
+fn a_message_wrapped_before_the_variable_it_names_is_read_whole() {
+    // A build's message broken before the name it asks for: the name says what to set.
+    let log = "\
+CMake Error at src/CMakeLists.txt:12 (message):
+  Could not locate the cudnn library files, please set environment variable
+  CUDNN_HOME to the directory cudnn was unpacked into.
+";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::CudaHomeMissing);
+    assert_eq!(e.matched.first().map(|m| m.line_no), Some(2));
+    // Not wrapped: the line is read alone, as before.
+    let alone = "\
+Could not locate the cudnn library files, please set environment variable
+make: *** [all] Error 2
+";
+    assert_ne!(explain_str(alone).category, Category::CudaHomeMissing);
+}
+
+#[test]
+fn a_query_field_nvidia_smi_does_not_know_is_a_driver_older_than_it() {
+    let log = "\
+$ nvidia-smi --query-gpu=memory.reserved --format=csv
+Field \"memory.reserved\" is not a valid field to query.
+";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::DriverTooOld);
+    assert!(e.cause.contains("memory.reserved"), "{}", e.cause);
+}
+
+#[test]
+fn vllm_s_memory_profile_leaving_the_kv_cache_nothing_is_memory() {
+    // vLLM's profile, at INFO level, before the engine fails on it.
+    let log = "\
+INFO 01-02 10:00:00 worker.py:200] model weights take 13.50GiB; non_torch_memory takes 0.10GiB; PyTorch activation peak memory takes 2.00GiB; the rest of the memory reserved for KV Cache is -0.40GiB.
+INFO 01-02 10:00:00 executor_base.py:100] # cuda blocks: 0, # CPU blocks: 2048
+[rank0]: Traceback (most recent call last):
+";
+    assert_eq!(explain_str(log).category, Category::OutOfMemory);
+    // A positive reservation is the profile of a working engine.
+    let fine = "\
+INFO 01-02 10:00:00 worker.py:200] the rest of the memory reserved for KV Cache is 3.40GiB.
+INFO 01-02 10:00:00 executor_base.py:100] # cuda blocks: 1600, # CPU blocks: 2048
+";
+    assert_eq!(explain_str(fine).category, Category::Unknown);
+}
+
+#[test]
+fn a_card_said_to_be_dead_is_its_hardware() {
+    let log = "\
+Since yesterday the render box is unusable: my GPU died, the screen goes black under load.
+";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+    // A process or a worker that died is not the card.
+    let worker = "\
+(raylet) A worker died or was killed while executing a task on the GPU node.
+";
+    assert_ne!(explain_str(worker).category, Category::GpuHardware);
+}
+
+#[test]
+fn a_module_built_against_another_numpy_is_an_abi_pair() {
+    let log = "\
+A module that was compiled using NumPy 1.x cannot be run in
+NumPy 2.1.0 as it may crash.
+Traceback (most recent call last):
+  File \"/srv/job/infer.py\", line 1, in <module>
+    import fastkernels
+AttributeError: _ARRAY_API not found
+";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::AbiMismatch);
+    assert_eq!(e.signature.as_deref(), Some("numpy-abi-mismatch"));
+    // Printed at import by a framework that runs on: a failure named later is the answer.
+    let later = "\
+A module that was compiled using NumPy 1.x cannot be run in
+NumPy 2.1.0 as it may crash.
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.06 GiB is free.
+";
+    assert_eq!(explain_str(later).category, Category::OutOfMemory);
+}
+
+#[test]
+fn a_submodule_one_package_imports_from_another_release_is_the_pair() {
+    let log = "\
+  File \"/opt/venv/lib/python3.11/site-packages/oldtrainer/utils.py\", line 3, in <module>
+    from torch._six import inf
+ModuleNotFoundError: No module named 'torch._six'
+";
+    assert_eq!(explain_str(log).category, Category::VersionSuffixMismatch);
+}
