@@ -13,8 +13,8 @@
 //! 2026-12-05); since then it is tuning material as a whole, its misses printed like a tuning
 //! half's, its floors kept as regressions. The sixth (`corpus/wave6.toml`) went the same way
 //! after its blind measurement (72.4 % on 2026-12-05). The seventh (`corpus/wave7.toml`) is held
-//! out entirely: only its form is checked, and it is not read by any accuracy test until it is
-//! measured blind. The figures are recorded in docs/explain-corpus.md.
+//! out entirely: it was measured blind on 2026-12-05 (64.7 %), and only its aggregate figures
+//! are printed; no case of it is named by any test. The figures are recorded in docs/explain-corpus.md.
 
 use cudoctor_explain::{explain_str, Category};
 use serde::Deserialize;
@@ -834,28 +834,29 @@ fn sources_before_wave5() -> BTreeSet<String> {
     earlier
 }
 
-#[test]
-fn wave5_is_well_formed_and_held_out() {
-    let earlier = sources_before_wave5();
-    let earlier_ids: BTreeSet<String> = all_cases()
-        .into_iter()
-        .filter(|(h, _)| !matches!(h, Half::Wave5 | Half::Wave6))
-        .map(|(_, c)| c.id)
-        .collect();
+/// Checks a held-out corpus file's form: ids unique (also against `earlier_ids`), no halves, a
+/// public source per case, unique in the file and not in `earlier`, what the thread established,
+/// a text, a known category (never "unknown"), at least `min_cases` cases and some negatives.
+/// With `meta` (the file's text), one `# meta: YYYY-MM framework lang` line per case, whose counts
+/// it prints with the categories'. Runs no explain: it never prints a figure of accuracy.
+fn assert_held_out_form(
+    file: &str,
+    cases: &[Case],
+    earlier: &BTreeSet<String>,
+    earlier_ids: &BTreeSet<String>,
+    min_cases: usize,
+    meta: Option<&str>,
+) {
     let (mut ids, mut sources) = (BTreeSet::new(), BTreeSet::new());
-    let cases = wave5();
-    for c in &cases {
-        assert!(
-            ids.insert(c.id.clone()),
-            "duplicate id {} in wave5.toml",
-            c.id
-        );
+    let mut per_category: BTreeMap<String, u32> = BTreeMap::new();
+    for c in cases {
+        assert!(ids.insert(c.id.clone()), "duplicate id {} in {file}", c.id);
         assert!(
             !earlier_ids.contains(&c.id),
             "{}: id already used by another corpus file",
             c.id
         );
-        assert!(c.half.is_none(), "{}: the fifth corpus has no halves", c.id);
+        assert!(c.half.is_none(), "{}: {file} has no halves", c.id);
         assert!(
             c.source.starts_with("https://"),
             "{}: source must be a public thread",
@@ -881,19 +882,58 @@ fn wave5_is_well_formed_and_held_out() {
         );
         assert!(
             sources.insert(address(&c.source)),
-            "{}: {} twice in wave5.toml",
+            "{}: {} twice in {file}",
             c.id,
             c.source
         );
+        *per_category.entry(c.expected.clone()).or_default() += 1;
     }
     assert!(
-        cases.len() >= 350,
-        "only {} cases in wave5.toml",
+        cases.len() >= min_cases,
+        "only {} cases in {file}",
         cases.len()
     );
-    assert!(
-        cases.iter().any(is_negative),
-        "the fifth corpus holds negatives"
+    assert!(cases.iter().any(is_negative), "{file} holds negatives");
+    let Some(text) = meta else {
+        return;
+    };
+    // "# meta: YYYY-MM framework lang" above each case.
+    let metas: Vec<Vec<&str>> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# meta: "))
+        .map(|m| m.split_whitespace().collect())
+        .collect();
+    assert_eq!(metas.len(), cases.len(), "one # meta: line per case");
+    let (mut per_language, mut per_year): (BTreeMap<&str, u32>, BTreeMap<&str, u32>) =
+        (BTreeMap::new(), BTreeMap::new());
+    for m in &metas {
+        assert!(
+            m.len() == 3 && m[0].len() == 7 && m[0].as_bytes()[4] == b'-',
+            "a # meta: line is `YYYY-MM framework lang`: {m:?}"
+        );
+        *per_language.entry(m[2]).or_default() += 1;
+        *per_year.entry(&m[0][..4]).or_default() += 1;
+    }
+    println!("{file}: {} cases", cases.len());
+    println!("by category: {per_category:?}");
+    println!("by language: {per_language:?}");
+    println!("by year: {per_year:?}");
+}
+
+#[test]
+fn wave5_is_well_formed_and_held_out() {
+    let earlier_ids: BTreeSet<String> = all_cases()
+        .into_iter()
+        .filter(|(h, _)| !matches!(h, Half::Wave5 | Half::Wave6))
+        .map(|(_, c)| c.id)
+        .collect();
+    assert_held_out_form(
+        "wave5.toml",
+        &wave5(),
+        &sources_before_wave5(),
+        &earlier_ids,
+        350,
+        None,
     );
 }
 
@@ -947,81 +987,13 @@ fn wave6_is_well_formed_and_held_out() {
         .filter(|(h, _)| *h != Half::Wave6)
         .map(|(_, c)| c.id)
         .collect();
-    let (mut ids, mut sources) = (BTreeSet::new(), BTreeSet::new());
-    let mut per_category: BTreeMap<String, u32> = BTreeMap::new();
-    let cases = wave6();
-    for c in &cases {
-        assert!(
-            ids.insert(c.id.clone()),
-            "duplicate id {} in wave6.toml",
-            c.id
-        );
-        assert!(
-            !earlier_ids.contains(&c.id),
-            "{}: id already used by another corpus file",
-            c.id
-        );
-        assert!(c.half.is_none(), "{}: the sixth corpus has no halves", c.id);
-        assert!(
-            c.source.starts_with("https://"),
-            "{}: source must be a public thread",
-            c.id
-        );
-        assert!(
-            !c.established.trim().is_empty(),
-            "{}: say what the thread established",
-            c.id
-        );
-        assert!(!c.text.trim().is_empty(), "{}: empty text", c.id);
-        assert!(
-            Category::parse(&c.expected).is_some_and(|cat| cat != Category::Unknown),
-            "{}: unknown category {}",
-            c.id,
-            c.expected
-        );
-        assert!(
-            !earlier.contains(&address(&c.source)),
-            "{}: {} is already in another corpus or cited by a signature",
-            c.id,
-            c.source
-        );
-        assert!(
-            sources.insert(address(&c.source)),
-            "{}: {} twice in wave6.toml",
-            c.id,
-            c.source
-        );
-        *per_category.entry(c.expected.clone()).or_default() += 1;
-    }
-    // "# meta: YYYY-MM framework lang" above each case.
-    let metas: Vec<Vec<&str>> = WAVE6
-        .lines()
-        .filter_map(|l| l.strip_prefix("# meta: "))
-        .map(|m| m.split_whitespace().collect())
-        .collect();
-    assert_eq!(metas.len(), cases.len(), "one # meta: line per case");
-    let (mut per_language, mut per_year): (BTreeMap<&str, u32>, BTreeMap<&str, u32>) =
-        (BTreeMap::new(), BTreeMap::new());
-    for m in &metas {
-        assert!(
-            m.len() == 3 && m[0].len() == 7 && m[0].as_bytes()[4] == b'-',
-            "a # meta: line is `YYYY-MM framework lang`: {m:?}"
-        );
-        *per_language.entry(m[2]).or_default() += 1;
-        *per_year.entry(&m[0][..4]).or_default() += 1;
-    }
-    println!("wave6: {} cases", cases.len());
-    println!("by category: {per_category:?}");
-    println!("by language: {per_language:?}");
-    println!("by year: {per_year:?}");
-    assert!(
-        cases.len() >= WAVE6_MIN_CASES,
-        "only {} cases in wave6.toml",
-        cases.len()
-    );
-    assert!(
-        cases.iter().any(is_negative),
-        "the sixth corpus holds negatives"
+    assert_held_out_form(
+        "wave6.toml",
+        &wave6(),
+        &earlier,
+        &earlier_ids,
+        WAVE6_MIN_CASES,
+        Some(WAVE6),
     );
 }
 
@@ -1081,87 +1053,77 @@ fn wave7_is_well_formed_and_held_out() {
     earlier.extend(wave6().into_iter().map(|c| address(&c.source)));
     // The seventh corpus is not among all_cases(): every id there is another file's.
     let earlier_ids: BTreeSet<String> = all_cases().into_iter().map(|(_, c)| c.id).collect();
-    let (mut ids, mut sources) = (BTreeSet::new(), BTreeSet::new());
-    let mut per_category: BTreeMap<String, u32> = BTreeMap::new();
-    let cases = wave7();
-    for c in &cases {
-        assert!(
-            ids.insert(c.id.clone()),
-            "duplicate id {} in wave7.toml",
-            c.id
-        );
-        assert!(
-            !earlier_ids.contains(&c.id),
-            "{}: id already used by another corpus file",
-            c.id
-        );
-        assert!(
-            c.half.is_none(),
-            "{}: the seventh corpus has no halves",
-            c.id
-        );
-        assert!(
-            c.source.starts_with("https://"),
-            "{}: source must be a public thread",
-            c.id
-        );
-        assert!(
-            !c.established.trim().is_empty(),
-            "{}: say what the thread established",
-            c.id
-        );
-        assert!(!c.text.trim().is_empty(), "{}: empty text", c.id);
-        assert!(
-            Category::parse(&c.expected).is_some_and(|cat| cat != Category::Unknown),
-            "{}: unknown category {}",
-            c.id,
-            c.expected
-        );
-        assert!(
-            !earlier.contains(&address(&c.source)),
-            "{}: {} is already in another corpus or cited by a signature",
-            c.id,
-            c.source
-        );
-        assert!(
-            sources.insert(address(&c.source)),
-            "{}: {} twice in wave7.toml",
-            c.id,
-            c.source
-        );
-        *per_category.entry(c.expected.clone()).or_default() += 1;
-    }
-    // "# meta: YYYY-MM framework lang" above each case.
-    let metas: Vec<Vec<&str>> = WAVE7
-        .lines()
-        .filter_map(|l| l.strip_prefix("# meta: "))
-        .map(|m| m.split_whitespace().collect())
-        .collect();
-    assert_eq!(metas.len(), cases.len(), "one # meta: line per case");
-    let (mut per_language, mut per_year): (BTreeMap<&str, u32>, BTreeMap<&str, u32>) =
-        (BTreeMap::new(), BTreeMap::new());
-    for m in &metas {
-        assert!(
-            m.len() == 3 && m[0].len() == 7 && m[0].as_bytes()[4] == b'-',
-            "a # meta: line is `YYYY-MM framework lang`: {m:?}"
-        );
-        *per_language.entry(m[2]).or_default() += 1;
-        *per_year.entry(&m[0][..4]).or_default() += 1;
-    }
-    println!("wave7: {} cases", cases.len());
-    println!("by category: {per_category:?}");
-    println!("by language: {per_language:?}");
-    println!("by year: {per_year:?}");
-    assert!(
-        cases.len() >= WAVE7_MIN_CASES,
-        "only {} cases in wave7.toml",
-        cases.len()
-    );
-    assert!(
-        cases.iter().any(is_negative),
-        "the seventh corpus holds negatives"
+    assert_held_out_form(
+        "wave7.toml",
+        &wave7(),
+        &earlier,
+        &earlier_ids,
+        WAVE7_MIN_CASES,
+        Some(WAVE7),
     );
 }
 
 /// The seventh corpus holds at least this many cases (it only grows).
 const WAVE7_MIN_CASES: usize = 100;
+
+/// The seventh corpus measured blind: per category, overall, the share answered "unknown" (of
+/// the non-negatives) and the false alarms on negatives. No case is ever named here, right or
+/// wrong: `cargo test -p cudoctor-explain --test corpus wave7_accuracy -- --nocapture`.
+#[test]
+fn wave7_accuracy_held_out() {
+    let mut per: BTreeMap<String, (u32, u32)> = BTreeMap::new();
+    let (mut unknown, mut positives, mut false_alarms, mut negatives) = (0u32, 0u32, 0u32, 0u32);
+    for c in wave7() {
+        let got = explain_str(&c.text).category;
+        let ok = correct(&c, got);
+        let entry = per.entry(c.expected.clone()).or_default();
+        entry.1 += 1;
+        entry.0 += u32::from(ok);
+        if is_negative(&c) {
+            negatives += 1;
+            false_alarms += u32::from(!ok);
+        } else {
+            positives += 1;
+            unknown += u32::from(got == Category::Unknown);
+        }
+    }
+    println!("wave7 (held out):");
+    println!("{:<26} {:>7} {:>9}", "category", "correct", "accuracy");
+    let (mut ok, mut total) = (0u32, 0u32);
+    for (cat, (good, all)) in &per {
+        ok += good;
+        total += all;
+        let acc = f64::from(*good) / f64::from(*all);
+        println!("{cat:<26} {good:>3}/{all:<3} {:>8.1}%", 100.0 * acc);
+    }
+    let rate = |a: u32, b: u32| f64::from(a) / f64::from(b.max(1));
+    println!(
+        "{:<26} {ok:>3}/{total:<3} {:>8.1}%",
+        "overall",
+        100.0 * rate(ok, total)
+    );
+    println!(
+        "wave7 answered unknown: {unknown}/{positives} ({:.1}%) of the non-negatives",
+        100.0 * rate(unknown, positives)
+    );
+    println!("wave7 false alarms on negatives: {false_alarms} of {negatives}");
+    assert!(total > 0, "wave7.toml holds no case");
+    assert!(
+        rate(ok, total) >= MIN_WAVE7_ACCURACY,
+        "wave7 fell below its floor"
+    );
+    assert!(
+        rate(unknown, positives) <= MAX_WAVE7_UNKNOWN,
+        "wave7's unknown share rose above its ceiling"
+    );
+    assert!(
+        false_alarms <= MAX_WAVE7_FALSE_ALARMS,
+        "wave7's false alarms rose above its ceiling"
+    );
+}
+
+/// The seventh corpus's first blind measurement (2026-12-05, after the fifth and sixth sessions
+/// on the reading: 66/102, unknown 18/86, false alarms 4 of 16), kept as floors.
+const MIN_WAVE7_ACCURACY: f64 = 0.647;
+const MAX_WAVE7_UNKNOWN: f64 = 0.21;
+const MAX_WAVE7_FALSE_ALARMS: u32 = 4;
