@@ -1104,7 +1104,7 @@ fn wave8_is_well_formed_and_held_out() {
 }
 
 /// The eighth corpus holds at least this many cases (it only grows).
-const WAVE8_MIN_CASES: usize = 90;
+const WAVE8_MIN_CASES: usize = 100;
 
 /// The seventh corpus measured blind: per category, overall, the share answered "unknown" (of
 /// the non-negatives) and the false alarms on negatives. No case is ever named here, right or
