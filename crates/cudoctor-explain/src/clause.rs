@@ -71,6 +71,11 @@ pub enum Failure {
     /// The machine's GPU is not NVIDIA's (an integrated Intel GPU, an AMD Radeon): no CUDA
     /// driver can serve it, whatever the message about the driver says.
     NotNvidia,
+    /// A program's own statement of the GPU it needs, made when it found none ("This program
+    /// needs a CUDA-Enabled GPU"): the machine shows it no such GPU. Unlike a framework's bare
+    /// "not available", the program checked for the device itself, so its build is not the
+    /// suspect.
+    Required,
     /// A generic failure word ("failed", "error").
     Failed,
 }
@@ -988,6 +993,33 @@ const LEXICON: &[(&str, Word, bool)] = &[
         Word::Failure(F::NotAvailable),
         false,
     ),
+    // A program that states the GPU it needs (Meshroom's "This program needs a CUDA-Enabled
+    // GPU", a renderer's "requires an NVIDIA GPU"). A CUDA *build* or version asked for ("needs
+    // a CUDA 12.8 build") names no GPU after the article and stays out.
+    (
+        "needs a cuda-enabled gpu",
+        Word::Failure(F::Required),
+        false,
+    ),
+    (
+        "requires a cuda-enabled gpu",
+        Word::Failure(F::Required),
+        false,
+    ),
+    (
+        "needs a cuda-capable gpu",
+        Word::Failure(F::Required),
+        false,
+    ),
+    (
+        "requires a cuda-capable gpu",
+        Word::Failure(F::Required),
+        false,
+    ),
+    ("needs a cuda gpu", Word::Failure(F::Required), false),
+    ("requires a cuda gpu", Word::Failure(F::Required), false),
+    ("needs an nvidia gpu", Word::Failure(F::Required), false),
+    ("requires an nvidia gpu", Word::Failure(F::Required), false),
     ("no gpu", Word::Failure(F::NotAvailable), false),
     ("no gpus", Word::Failure(F::NotAvailable), false),
     ("no usable gpu", Word::Failure(F::NotAvailable), false),
@@ -2644,7 +2676,7 @@ fn by_general_subject(line: &str, w: &Words) -> Option<Reading> {
     ) {
         return Some((Category::SdpaFallback, s, f));
     }
-    if let Some((s, f)) = w.pick(S::Gpu, &[F::NotAvailable]) {
+    if let Some((s, f)) = w.pick(S::Gpu, &[F::NotAvailable, F::Required]) {
         return Some((Category::DriverMissing, s, f));
     }
     // "CUDA version too low" (cuda版本低): the CUDA the driver runs, as nvidia-smi shows it.
@@ -2717,6 +2749,7 @@ pub fn failure_id(f: Failure) -> &'static str {
         Failure::Hang => "hang",
         Failure::Denied => "denied",
         Failure::NotAvailable => "not_available",
+        Failure::Required => "required",
         Failure::NotNvidia => "not_nvidia",
         Failure::Failed => "failed",
     }

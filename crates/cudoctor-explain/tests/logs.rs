@@ -783,3 +783,12 @@ ModuleNotFoundError: No module named 'torch._six'
 ";
     assert_eq!(explain_str(log).category, Category::VersionSuffixMismatch);
 }
+
+#[test]
+fn a_program_that_states_the_gpu_it_needs_has_none() {
+    let log = "[12:01:02.5][error] The solver requires a CUDA-capable GPU (compute capability 3.5 or higher).";
+    assert_eq!(explain_str(log).category, Category::DriverMissing);
+    // A CUDA build asked for names no GPU: not a missing GPU.
+    let log = "note: the RTX 5080 needs a CUDA 12.8 build of the library";
+    assert_ne!(explain_str(log).category, Category::DriverMissing);
+}
