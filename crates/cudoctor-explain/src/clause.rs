@@ -1030,6 +1030,16 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("not detected", Word::Failure(F::NotAvailable), false),
     ("not detect", Word::Failure(F::NotAvailable), false),
     ("not recognized", Word::Failure(F::NotAvailable), false),
+    // The GPU unrecognised in the active voice ("the node doesn't recognize the GPU").
+    ("n't recognize", Word::Failure(F::NotAvailable), false),
+    ("not recognize", Word::Failure(F::NotAvailable), false),
+    // A count of GPUs that is zero: a scheduler's or a device plugin's inventory
+    // ("nvidia.com/gpu: 0", "sees 0 GPUs", "0 graphics cards") where a GPU was expected.
+    ("0 gpus", Word::Failure(F::NotAvailable), true),
+    ("0 graphics cards", Word::Failure(F::NotAvailable), true),
+    ("zero gpus", Word::Failure(F::NotAvailable), true),
+    ("gpu: 0", Word::Failure(F::NotAvailable), true),
+    ("gpus: 0", Word::Failure(F::NotAvailable), true),
     ("found no nvidia", Word::Failure(F::NotAvailable), false),
     (
         "no devices were found",

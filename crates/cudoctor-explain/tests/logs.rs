@@ -792,3 +792,14 @@ fn a_program_that_states_the_gpu_it_needs_has_none() {
     let log = "note: the RTX 5080 needs a CUDA 12.8 build of the library";
     assert_ne!(explain_str(log).category, Category::DriverMissing);
 }
+
+#[test]
+fn a_cluster_that_counts_zero_gpus_or_does_not_recognize_one_is_the_runtime() {
+    let log = "after installing the operator, kubectl describe node shows nvidia.com/gpu: 0";
+    assert_eq!(explain_str(log).category, Category::Container);
+    let log = "my kubernetes worker doesn't recognize the GPU even though the driver is installed";
+    assert_eq!(explain_str(log).category, Category::Container);
+    // Ten GPUs are not zero.
+    let log = "the pod requests 10 GPUs and runs fine";
+    assert_ne!(explain_str(log).category, Category::Container);
+}
