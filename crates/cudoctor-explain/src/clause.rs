@@ -2159,6 +2159,26 @@ pub fn lexicon_words() -> impl Iterator<Item = &'static str> {
     LEXICON.iter().map(|(w, _, _)| *w)
 }
 
+/// Whether a line is a Dockerfile's `FROM` instruction naming an image (`FROM
+/// nvidia/cuda:12.4.1-runtime-ubuntu22.04`, `FROM ubuntu:22.04 AS build`): a report that
+/// quotes its Dockerfile runs in the container built from it. The instruction is upper case
+/// at the line's start and names an image by repository or tag, which English prose's "from"
+/// does not.
+pub fn is_dockerfile_from(line: &str) -> bool {
+    let Some(rest) = line.trim_start().strip_prefix("FROM ") else {
+        return false;
+    };
+    let image = rest
+        .split_whitespace()
+        .find(|w| !w.starts_with("--"))
+        .unwrap_or_default();
+    !image.is_empty()
+        && (image.contains(':') || image.contains('/'))
+        && image
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-/:@$".contains(&b))
+}
+
 /// Whether the line holds any word of the lexicon: the cheap first test.
 pub fn mentions_any(line: &str) -> bool {
     lexicon().automaton.is_match(line)

@@ -532,6 +532,9 @@ impl State<'_> {
             self.out.head.push_str(&clause_text);
             self.out.head.push_str(" . ");
         }
+        if self.out.container_line.is_none() && clause::is_dockerfile_from(text) {
+            self.out.container_line = Some(line_no);
+        }
         if clause::mentions_any(&clause_text) {
             let words = clause::words(&clause_text);
             if self.out.container_line.is_none() && words.has(clause::Subject::Container) {

@@ -803,3 +803,12 @@ fn a_cluster_that_counts_zero_gpus_or_does_not_recognize_one_is_the_runtime() {
     let log = "the pod requests 10 GPUs and runs fine";
     assert_ne!(explain_str(log).category, Category::Container);
 }
+
+#[test]
+fn a_report_that_quotes_its_dockerfile_runs_in_a_container() {
+    let log = "FROM --platform=linux/amd64 nvidia/cuda:12.2.0-runtime-ubuntu22.04\nRUN apt-get install -y my-encoder\nerror: the NVIDIA driver is not installed or not loaded";
+    assert_eq!(explain_str(log).category, Category::Container);
+    // Prose that begins with "From" is no instruction.
+    let log = "From what I see: the NVIDIA driver is not installed or not loaded";
+    assert_eq!(explain_str(log).category, Category::DriverMissing);
+}
