@@ -553,6 +553,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("don't compiled with", Word::Failure(F::NotCompiled), false),
     ("wasn't compiled with", Word::Failure(F::NotCompiled), false),
     ("isn't compiled with", Word::Failure(F::NotCompiled), false),
+    // A build that leaves something out in other words than "compiled": a prebuilt binary
+    // that "doesn't include sm_121" or "does not target" an architecture has no code for it.
+    ("doesn't include", Word::Failure(F::NotCompiled), false),
+    ("don't include", Word::Failure(F::NotCompiled), false),
+    ("does not include", Word::Failure(F::NotCompiled), false),
+    ("do not include", Word::Failure(F::NotCompiled), false),
+    ("doesn't target", Word::Failure(F::NotCompiled), false),
+    ("does not target", Word::Failure(F::NotCompiled), false),
     (
         "cuda-enabled jaxlib is not installed",
         Word::Failure(F::NotCompiled),

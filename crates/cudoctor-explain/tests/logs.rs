@@ -812,3 +812,11 @@ fn a_report_that_quotes_its_dockerfile_runs_in_a_container() {
     let log = "From what I see: the NVIDIA driver is not installed or not loaded";
     assert_eq!(explain_str(log).category, Category::DriverMissing);
 }
+
+#[test]
+fn a_prebuilt_binary_that_leaves_out_the_gpus_architecture_has_no_kernel_for_it() {
+    let log = "the release binaries don't include sm_89 in their list of architectures, so my RTX 4090 cannot run them";
+    assert_eq!(explain_str(log).category, Category::NoKernelImage);
+    let log = "the prebuilt package does not target compute capability 3.0";
+    assert_eq!(explain_str(log).category, Category::NoKernelImage);
+}
