@@ -79,6 +79,16 @@ const WORDS: &[(&str, State, bool)] = &[
     ("miner", State::Hardware, true),
     ("hashrate", State::Hardware, false),
     ("mh/s", State::Hardware, false),
+    // The mining programs by name: their users tune the cards past their defaults and run
+    // them on risers, as "mining" says of a report in words.
+    ("ethminer", State::Hardware, false),
+    ("lolminer", State::Hardware, false),
+    ("phoenixminer", State::Hardware, false),
+    ("nbminer", State::Hardware, false),
+    ("gminer", State::Hardware, true),
+    ("t-rex miner", State::Hardware, false),
+    ("nicehash", State::Hardware, false),
+    ("xmrig", State::Hardware, false),
     ("超频", State::Hardware, false),
     ("降压", State::Hardware, false),
     ("电源", State::Hardware, false),

@@ -820,3 +820,9 @@ fn a_prebuilt_binary_that_leaves_out_the_gpus_architecture_has_no_kernel_for_it(
     let log = "the prebuilt package does not target compute capability 3.0";
     assert_eq!(explain_str(log).category, Category::NoKernelImage);
 }
+
+#[test]
+fn a_mining_program_named_beside_an_unexplained_gpu_fault_is_the_hardware() {
+    let log = "lolMiner stops after an hour on my rig\nCUDA error in kernel 'search': unspecified launch failure";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+}
