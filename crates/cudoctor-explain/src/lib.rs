@@ -327,6 +327,19 @@ impl Engine {
                 "the machine's hardware shows beside a GPU failure that no line explains (the card's clocks, voltage, power or cooling, a card that drops out, the machine going down, or faults of several kinds at random places): a card that is failing or pushed past what it sustains faults in code that runs elsewhere",
                 "Return the card to its default clocks, voltage and power limit (undo overclocking or undervolting, or cap the power with 'nvidia-smi -pl'), check its power supply, risers and cooling, and run again; if it still faults, test the card in another machine.",
             )
+        } else if let Some(u) = &host.unknown_error {
+            // Only an answer that names no cause: a cause read elsewhere explains the error.
+            if !(e.category == Category::Unknown || symptom_signature) {
+                return e;
+            }
+            (
+                u,
+                Category::DriverMissing,
+                clause::Subject::KernelModule,
+                clause::Failure::Failed,
+                "CUDA's own \"unknown error\" with nothing else failing is most often the driver's unified-memory module (nvidia_uvm) not loaded or left broken: the display works without it, CUDA cannot initialise",
+                "Load the driver's unified-memory module ('sudo modprobe nvidia_uvm', or 'sudo nvidia-modprobe -u -c=0' on a host whose containers use the GPU, since a container cannot load it), or reboot; if it persists, reinstall the driver.",
+            )
         } else {
             return e;
         };

@@ -826,3 +826,12 @@ fn a_mining_program_named_beside_an_unexplained_gpu_fault_is_the_hardware() {
     let log = "lolMiner stops after an hour on my rig\nCUDA error in kernel 'search': unspecified launch failure";
     assert_eq!(explain_str(log).category, Category::GpuHardware);
 }
+
+#[test]
+fn cudas_unknown_error_alone_is_the_drivers_unified_memory_module() {
+    let log = "starting the renderer\nfailed to create context: CUDA_ERROR_UNKNOWN";
+    assert_eq!(explain_str(log).category, Category::DriverMissing);
+    // With the card's power named, the hardware decides.
+    let log = "the card is on a riser\nfailed to create context: CUDA_ERROR_UNKNOWN";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+}
