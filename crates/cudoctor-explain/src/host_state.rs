@@ -251,6 +251,12 @@ mod tests {
         );
         assert_eq!(state_of("显卡超频以后报错"), Some(State::Hardware));
         assert_eq!(state_of("determiner and determining tokens"), None);
-        assert_eq!(state_of("RuntimeError: CUDA error: unknown error"), None);
+        // CUDA's own unknown error is a state of the driver; an unknown error of anything else
+        // is not.
+        assert_eq!(
+            state_of("RuntimeError: CUDA error: unknown error"),
+            Some(State::UnknownError)
+        );
+        assert_eq!(state_of("the installer failed with an unknown error"), None);
     }
 }
