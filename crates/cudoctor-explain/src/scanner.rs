@@ -532,7 +532,12 @@ impl State<'_> {
             self.out.head.push_str(&clause_text);
             self.out.head.push_str(" . ");
         }
-        if self.out.container_line.is_none() && clause::is_dockerfile_from(text) {
+        // A Dockerfile is quoted in a report's first lines, which the gate always reads in full;
+        // looking there only keeps "FROM" (a common word) out of the gate's literals.
+        if line_no <= TYPED_LINES
+            && self.out.container_line.is_none()
+            && clause::is_dockerfile_from(text)
+        {
             self.out.container_line = Some(line_no);
         }
         if clause::mentions_any(&clause_text) {
