@@ -319,6 +319,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("算力", Word::Subject(S::GpuArch), false),
     ("flash attention", Word::Subject(S::Attention), false),
     ("flash_attn", Word::Subject(S::Attention), false),
+    // The package's name as pip spells it.
+    ("flash-attn", Word::Subject(S::Attention), false),
     ("flashattention", Word::Subject(S::Attention), false),
     ("flash-attention", Word::Subject(S::Attention), false),
     (
@@ -586,6 +588,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("only use cpu", Word::Failure(F::NotCompiled), false),
     ("use cpu for", Word::Failure(F::NotCompiled), false),
     ("only uses cpu", Word::Failure(F::NotCompiled), false),
+    // libtorch's (and its bindings') words for a CPU build: the CUDA half of ATen is absent.
+    ("without aten_cuda", Word::Failure(F::NotCompiled), false),
     // The program said to run on the CPU, not the GPU: the GPU unused, a symptom (a build
     // without CUDA, a container not given the GPU), not a cause of its own.
     ("not using the gpu", Word::Failure(F::NotAvailable), false),
@@ -597,6 +601,11 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("running on the cpu", Word::Failure(F::NotAvailable), false),
     ("runs on cpu", Word::Failure(F::NotAvailable), false),
     ("running on cpu", Word::Failure(F::NotAvailable), false),
+    // The same in Chinese ("the model ran on the CPU").
+    ("跑在了cpu上", Word::Failure(F::NotAvailable), false),
+    ("跑在cpu上", Word::Failure(F::NotAvailable), false),
+    ("在cpu上跑", Word::Failure(F::NotAvailable), false),
+    ("在cpu上运行", Word::Failure(F::NotAvailable), false),
     ("falling back to cpu", Word::Failure(F::NotAvailable), false),
     ("只能使用cpu", Word::Failure(F::NotCompiled), false),
     ("只能用cpu", Word::Failure(F::NotCompiled), false),

@@ -835,3 +835,16 @@ fn cudas_unknown_error_alone_is_the_drivers_unified_memory_module() {
     let log = "the card is on a riser\nfailed to create context: CUDA_ERROR_UNKNOWN";
     assert_eq!(explain_str(log).category, Category::GpuHardware);
 }
+
+#[test]
+fn other_words_for_the_fallbacks_and_builds_without_cuda() {
+    // pip's name of the package, beside "not installed": the attention fallback.
+    let log = "Notice: flash-attn is not installed, using the default attention implementation";
+    assert_eq!(explain_str(log).category, Category::SdpaFallback);
+    // libtorch's CPU build seen from C++ or Rust.
+    let log = "error: Cannot initialize CUDA without ATen_cuda library loaded";
+    assert_eq!(explain_str(log).category, Category::CpuOnlyWheel);
+    // A short report in Chinese: the model ran on the CPU, CUDA unused.
+    let log = "推理很慢，模型跑在了CPU上\nCUDA没有被使用";
+    assert_eq!(explain_str(log).category, Category::CpuOnlyWheel);
+}
