@@ -798,6 +798,18 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("upgrade the driver", Word::Failure(F::TooOld), false),
     ("does not support cuda", Word::Failure(F::TooOld), false),
     ("doesn't support cuda", Word::Failure(F::TooOld), false),
+    // A version the thing found falls short of ("Driver does not support the required NVENC API
+    // version. Required: 13.0 Found: 12.1"): too old for it, not a feature it lacks.
+    (
+        "does not support the required",
+        Word::Failure(F::TooOld),
+        false,
+    ),
+    (
+        "doesn't support the required",
+        Word::Failure(F::TooOld),
+        false,
+    ),
     ("mismatch", Word::Failure(F::Mismatch), false),
     ("mis-match", Word::Failure(F::Mismatch), false),
     ("unmatched", Word::Failure(F::Mismatch), false),

@@ -848,3 +848,13 @@ fn other_words_for_the_fallbacks_and_builds_without_cuda() {
     let log = "推理很慢，模型跑在了CPU上\nCUDA没有被使用";
     assert_eq!(explain_str(log).category, Category::CpuOnlyWheel);
 }
+
+#[test]
+fn a_driver_that_does_not_support_the_required_version_is_too_old() {
+    let log =
+        "Driver does not support the required video decode API version (required 12.2, found 11.4)";
+    assert_eq!(explain_str(log).category, Category::DriverTooOld);
+    // Even when the program runs in a container: the host's driver is the one found.
+    let log = "works on the host, but inside the docker container:\nDriver does not support the required video decode API version (required 12.2, found 11.4)";
+    assert_eq!(explain_str(log).category, Category::DriverTooOld);
+}
