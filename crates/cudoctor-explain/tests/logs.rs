@@ -858,3 +858,11 @@ fn a_driver_that_does_not_support_the_required_version_is_too_old() {
     let log = "works on the host, but inside the docker container:\nDriver does not support the required video decode API version (required 12.2, found 11.4)";
     assert_eq!(explain_str(log).category, Category::DriverTooOld);
 }
+
+#[test]
+fn a_card_said_to_be_failing_or_faulty_is_the_hardware() {
+    let log = "I think one of the node's GPUs is failing, the job dies on it every night";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+    let log = "replacing the faulty card fixed the training crashes";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+}
