@@ -2208,6 +2208,16 @@ pub fn lexicon_words() -> impl Iterator<Item = &'static str> {
     LEXICON.iter().map(|(w, _, _)| *w)
 }
 
+/// Whether a line names a container runtime that binds the host's NVIDIA driver only when
+/// asked (Singularity's and Apptainer's `--nv`, `--nvccli`). Docker's and Kubernetes' NVIDIA
+/// runtime binds it whenever it hands over a GPU, so a driver too old there is the host's.
+pub fn binds_driver_on_request(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    ["singularity", "apptainer"]
+        .iter()
+        .any(|r| lower.contains(r))
+}
+
 /// Whether a line is a Dockerfile's `FROM` instruction naming an image (`FROM
 /// nvidia/cuda:12.4.1-runtime-ubuntu22.04`, `FROM ubuntu:22.04 AS build`): a report that
 /// quotes its Dockerfile runs in the container built from it. The instruction is upper case

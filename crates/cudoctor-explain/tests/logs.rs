@@ -866,3 +866,13 @@ fn a_card_said_to_be_failing_or_faulty_is_the_hardware() {
     let log = "replacing the faulty card fixed the training crashes";
     assert_eq!(explain_str(log).category, Category::GpuHardware);
 }
+
+#[test]
+fn an_insufficient_driver_under_a_runtime_that_binds_it_on_request_is_the_runtime() {
+    let log = "apptainer exec my.sif python train.py\nRuntimeError: CUDA driver version is insufficient for CUDA runtime version";
+    assert_eq!(explain_str(log).category, Category::Container);
+    // Docker's NVIDIA runtime binds the host's driver whenever it gives a GPU: the host's
+    // driver is too old.
+    let log = "docker run --gpus all my/image\nRuntimeError: CUDA driver version is insufficient for CUDA runtime version";
+    assert_eq!(explain_str(log).category, Category::DriverTooOld);
+}
