@@ -71,6 +71,11 @@ pub enum Failure {
     /// The machine's GPU is not NVIDIA's (an integrated Intel GPU, an AMD Radeon): no CUDA
     /// driver can serve it, whatever the message about the driver says.
     NotNvidia,
+    /// A program's own statement of the GPU it needs, made when it found none ("This program
+    /// needs a CUDA-Enabled GPU"): the machine shows it no such GPU. Unlike a framework's bare
+    /// "not available", the program checked for the device itself, so its build is not the
+    /// suspect.
+    Required,
     /// A generic failure word ("failed", "error").
     Failed,
 }
@@ -314,6 +319,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("算力", Word::Subject(S::GpuArch), false),
     ("flash attention", Word::Subject(S::Attention), false),
     ("flash_attn", Word::Subject(S::Attention), false),
+    // The package's name as pip spells it.
+    ("flash-attn", Word::Subject(S::Attention), false),
     ("flashattention", Word::Subject(S::Attention), false),
     ("flash-attention", Word::Subject(S::Attention), false),
     (
@@ -511,6 +518,17 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("card died", Word::Failure(F::Fault), false),
     ("card is dying", Word::Failure(F::Fault), false),
     ("card is fried", Word::Failure(F::Fault), false),
+    // The same as a present state or an adjective ("one of the GPUs is failing", "a faulty
+    // card", "the defective GPU").
+    ("gpu is failing", Word::Failure(F::Fault), false),
+    ("gpus is failing", Word::Failure(F::Fault), false),
+    ("gpus are failing", Word::Failure(F::Fault), false),
+    ("card is failing", Word::Failure(F::Fault), false),
+    ("failing gpu", Word::Failure(F::Fault), false),
+    ("faulty gpu", Word::Failure(F::Fault), false),
+    ("faulty card", Word::Failure(F::Fault), false),
+    ("defective gpu", Word::Failure(F::Fault), false),
+    ("defective card", Word::Failure(F::Fault), false),
     ("显卡坏了", Word::Failure(F::Fault), false),
     ("gpu is toast", Word::Subject(S::Hardware), false),
     ("gpu is dead", Word::Subject(S::Hardware), false),
@@ -523,6 +541,15 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("card is dying", Word::Subject(S::Hardware), false),
     ("card is fried", Word::Subject(S::Hardware), false),
     ("显卡坏了", Word::Subject(S::Hardware), false),
+    ("gpu is failing", Word::Subject(S::Hardware), false),
+    ("gpus is failing", Word::Subject(S::Hardware), false),
+    ("gpus are failing", Word::Subject(S::Hardware), false),
+    ("card is failing", Word::Subject(S::Hardware), false),
+    ("failing gpu", Word::Subject(S::Hardware), false),
+    ("faulty gpu", Word::Subject(S::Hardware), false),
+    ("faulty card", Word::Subject(S::Hardware), false),
+    ("defective gpu", Word::Subject(S::Hardware), false),
+    ("defective card", Word::Subject(S::Hardware), false),
     ("掉卡", Word::Failure(F::Fault), false),
     ("uncorrectable", Word::Failure(F::Fault), false),
     ("ecc error", Word::Failure(F::Fault), false),
@@ -548,6 +575,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("don't compiled with", Word::Failure(F::NotCompiled), false),
     ("wasn't compiled with", Word::Failure(F::NotCompiled), false),
     ("isn't compiled with", Word::Failure(F::NotCompiled), false),
+    // A build that leaves something out in other words than "compiled": a prebuilt binary
+    // that "doesn't include sm_121" or "does not target" an architecture has no code for it.
+    ("doesn't include", Word::Failure(F::NotCompiled), false),
+    ("don't include", Word::Failure(F::NotCompiled), false),
+    ("does not include", Word::Failure(F::NotCompiled), false),
+    ("do not include", Word::Failure(F::NotCompiled), false),
+    ("doesn't target", Word::Failure(F::NotCompiled), false),
+    ("does not target", Word::Failure(F::NotCompiled), false),
     (
         "cuda-enabled jaxlib is not installed",
         Word::Failure(F::NotCompiled),
@@ -573,6 +608,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("only use cpu", Word::Failure(F::NotCompiled), false),
     ("use cpu for", Word::Failure(F::NotCompiled), false),
     ("only uses cpu", Word::Failure(F::NotCompiled), false),
+    // libtorch's (and its bindings') words for a CPU build: the CUDA half of ATen is absent.
+    ("without aten_cuda", Word::Failure(F::NotCompiled), false),
     // The program said to run on the CPU, not the GPU: the GPU unused, a symptom (a build
     // without CUDA, a container not given the GPU), not a cause of its own.
     ("not using the gpu", Word::Failure(F::NotAvailable), false),
@@ -584,6 +621,11 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("running on the cpu", Word::Failure(F::NotAvailable), false),
     ("runs on cpu", Word::Failure(F::NotAvailable), false),
     ("running on cpu", Word::Failure(F::NotAvailable), false),
+    // The same in Chinese ("the model ran on the CPU").
+    ("跑在了cpu上", Word::Failure(F::NotAvailable), false),
+    ("跑在cpu上", Word::Failure(F::NotAvailable), false),
+    ("在cpu上跑", Word::Failure(F::NotAvailable), false),
+    ("在cpu上运行", Word::Failure(F::NotAvailable), false),
     ("falling back to cpu", Word::Failure(F::NotAvailable), false),
     ("只能使用cpu", Word::Failure(F::NotCompiled), false),
     ("只能用cpu", Word::Failure(F::NotCompiled), false),
@@ -776,6 +818,18 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("upgrade the driver", Word::Failure(F::TooOld), false),
     ("does not support cuda", Word::Failure(F::TooOld), false),
     ("doesn't support cuda", Word::Failure(F::TooOld), false),
+    // A version the thing found falls short of ("Driver does not support the required NVENC API
+    // version. Required: 13.0 Found: 12.1"): too old for it, not a feature it lacks.
+    (
+        "does not support the required",
+        Word::Failure(F::TooOld),
+        false,
+    ),
+    (
+        "doesn't support the required",
+        Word::Failure(F::TooOld),
+        false,
+    ),
     ("mismatch", Word::Failure(F::Mismatch), false),
     ("mis-match", Word::Failure(F::Mismatch), false),
     ("unmatched", Word::Failure(F::Mismatch), false),
@@ -988,6 +1042,33 @@ const LEXICON: &[(&str, Word, bool)] = &[
         Word::Failure(F::NotAvailable),
         false,
     ),
+    // A program that states the GPU it needs (Meshroom's "This program needs a CUDA-Enabled
+    // GPU", a renderer's "requires an NVIDIA GPU"). A CUDA *build* or version asked for ("needs
+    // a CUDA 12.8 build") names no GPU after the article and stays out.
+    (
+        "needs a cuda-enabled gpu",
+        Word::Failure(F::Required),
+        false,
+    ),
+    (
+        "requires a cuda-enabled gpu",
+        Word::Failure(F::Required),
+        false,
+    ),
+    (
+        "needs a cuda-capable gpu",
+        Word::Failure(F::Required),
+        false,
+    ),
+    (
+        "requires a cuda-capable gpu",
+        Word::Failure(F::Required),
+        false,
+    ),
+    ("needs a cuda gpu", Word::Failure(F::Required), false),
+    ("requires a cuda gpu", Word::Failure(F::Required), false),
+    ("needs an nvidia gpu", Word::Failure(F::Required), false),
+    ("requires an nvidia gpu", Word::Failure(F::Required), false),
     ("no gpu", Word::Failure(F::NotAvailable), false),
     ("no gpus", Word::Failure(F::NotAvailable), false),
     ("no usable gpu", Word::Failure(F::NotAvailable), false),
@@ -998,6 +1079,16 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("not detected", Word::Failure(F::NotAvailable), false),
     ("not detect", Word::Failure(F::NotAvailable), false),
     ("not recognized", Word::Failure(F::NotAvailable), false),
+    // The GPU unrecognised in the active voice ("the node doesn't recognize the GPU").
+    ("n't recognize", Word::Failure(F::NotAvailable), false),
+    ("not recognize", Word::Failure(F::NotAvailable), false),
+    // A count of GPUs that is zero: a scheduler's or a device plugin's inventory
+    // ("nvidia.com/gpu: 0", "sees 0 GPUs", "0 graphics cards") where a GPU was expected.
+    ("0 gpus", Word::Failure(F::NotAvailable), true),
+    ("0 graphics cards", Word::Failure(F::NotAvailable), true),
+    ("zero gpus", Word::Failure(F::NotAvailable), true),
+    ("gpu: 0", Word::Failure(F::NotAvailable), true),
+    ("gpus: 0", Word::Failure(F::NotAvailable), true),
     ("found no nvidia", Word::Failure(F::NotAvailable), false),
     (
         "no devices were found",
@@ -2117,6 +2208,36 @@ pub fn lexicon_words() -> impl Iterator<Item = &'static str> {
     LEXICON.iter().map(|(w, _, _)| *w)
 }
 
+/// Whether a line names a container runtime that binds the host's NVIDIA driver only when
+/// asked (Singularity's and Apptainer's `--nv`, `--nvccli`). Docker's and Kubernetes' NVIDIA
+/// runtime binds it whenever it hands over a GPU, so a driver too old there is the host's.
+pub fn binds_driver_on_request(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    ["singularity", "apptainer"]
+        .iter()
+        .any(|r| lower.contains(r))
+}
+
+/// Whether a line is a Dockerfile's `FROM` instruction naming an image (`FROM
+/// nvidia/cuda:12.4.1-runtime-ubuntu22.04`, `FROM ubuntu:22.04 AS build`): a report that
+/// quotes its Dockerfile runs in the container built from it. The instruction is upper case
+/// at the line's start and names an image by repository or tag, which English prose's "from"
+/// does not.
+pub fn is_dockerfile_from(line: &str) -> bool {
+    let Some(rest) = line.trim_start().strip_prefix("FROM ") else {
+        return false;
+    };
+    let image = rest
+        .split_whitespace()
+        .find(|w| !w.starts_with("--"))
+        .unwrap_or_default();
+    !image.is_empty()
+        && (image.contains(':') || image.contains('/'))
+        && image
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-/:@$".contains(&b))
+}
+
 /// Whether the line holds any word of the lexicon: the cheap first test.
 pub fn mentions_any(line: &str) -> bool {
     lexicon().automaton.is_match(line)
@@ -2644,7 +2765,7 @@ fn by_general_subject(line: &str, w: &Words) -> Option<Reading> {
     ) {
         return Some((Category::SdpaFallback, s, f));
     }
-    if let Some((s, f)) = w.pick(S::Gpu, &[F::NotAvailable]) {
+    if let Some((s, f)) = w.pick(S::Gpu, &[F::NotAvailable, F::Required]) {
         return Some((Category::DriverMissing, s, f));
     }
     // "CUDA version too low" (cuda版本低): the CUDA the driver runs, as nvidia-smi shows it.
@@ -2717,6 +2838,7 @@ pub fn failure_id(f: Failure) -> &'static str {
         Failure::Hang => "hang",
         Failure::Denied => "denied",
         Failure::NotAvailable => "not_available",
+        Failure::Required => "required",
         Failure::NotNvidia => "not_nvidia",
         Failure::Failed => "failed",
     }

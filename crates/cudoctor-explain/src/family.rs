@@ -119,6 +119,7 @@ pub fn failure_words(f: Failure) -> &'static str {
         Failure::Hang => "hung",
         Failure::Denied => "denied access",
         Failure::NotAvailable => "not available",
+        Failure::Required => "requirement unmet",
         Failure::NotNvidia => "not an NVIDIA GPU",
         Failure::Failed => "failing",
     }

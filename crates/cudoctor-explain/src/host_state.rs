@@ -12,6 +12,8 @@
 //!   which users tune that way), the machine shutting off under GPU load, a card unusable until
 //!   a reboot, or faults of several kinds in one report, the faults are the hardware's, however
 //!   the program reports them.
+//! - with none of these, CUDA's own "unknown error" is the driver's unified-memory module not
+//!   loaded or left broken (a container cannot load it; the host must).
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
 use std::sync::OnceLock;
@@ -31,6 +33,10 @@ pub enum State {
     /// kinds in one report are faults at random places, as a card that is failing or pushed
     /// past what it sustains makes them.
     Fault(u8),
+    /// CUDA's own "unknown error" (`CUDA_ERROR_UNKNOWN`, `cudaErrorUnknown`): with nothing else
+    /// failing, the driver's unified-memory module (`nvidia_uvm`) not loaded or left broken,
+    /// the one part of the driver CUDA needs that the display does not.
+    UnknownError,
 }
 
 /// The words, what each tells, and whether it must stand alone ("miner" in "determiner").
@@ -79,6 +85,16 @@ const WORDS: &[(&str, State, bool)] = &[
     ("miner", State::Hardware, true),
     ("hashrate", State::Hardware, false),
     ("mh/s", State::Hardware, false),
+    // The mining programs by name: their users tune the cards past their defaults and run
+    // them on risers, as "mining" says of a report in words.
+    ("ethminer", State::Hardware, false),
+    ("lolminer", State::Hardware, false),
+    ("phoenixminer", State::Hardware, false),
+    ("nbminer", State::Hardware, false),
+    ("gminer", State::Hardware, true),
+    ("t-rex miner", State::Hardware, false),
+    ("nicehash", State::Hardware, false),
+    ("xmrig", State::Hardware, false),
     ("超频", State::Hardware, false),
     ("降压", State::Hardware, false),
     ("电源", State::Hardware, false),
@@ -107,6 +123,9 @@ const WORDS: &[(&str, State, bool)] = &[
     ("invalid program counter", State::Fault(3), false),
     ("misaligned address", State::Fault(4), false),
     ("hardware stack error", State::Fault(5), false),
+    ("cuda_error_unknown", State::UnknownError, false),
+    ("cudaerrorunknown", State::UnknownError, false),
+    ("cuda error: unknown error", State::UnknownError, false),
 ];
 
 fn automaton() -> Option<&'static AhoCorasick> {
@@ -152,6 +171,7 @@ pub struct HostContext {
     pub resumed: Option<(u64, String)>,
     pub hardware: Option<(u64, String)>,
     pub kernel_updated: Option<(u64, String)>,
+    pub unknown_error: Option<(u64, String)>,
     /// The kinds of fault seen ([`State::Fault`]), one bit each.
     faults: u8,
 }
@@ -166,6 +186,7 @@ impl HostContext {
                 State::Resumed => &mut self.resumed,
                 State::Hardware => &mut self.hardware,
                 State::KernelUpdated => &mut self.kernel_updated,
+                State::UnknownError => &mut self.unknown_error,
                 State::Fault(kind) => {
                     self.faults |= 1 << kind;
                     // The second kind of fault is where the report shows faults at random.
@@ -230,6 +251,12 @@ mod tests {
         );
         assert_eq!(state_of("显卡超频以后报错"), Some(State::Hardware));
         assert_eq!(state_of("determiner and determining tokens"), None);
-        assert_eq!(state_of("RuntimeError: CUDA error: unknown error"), None);
+        // CUDA's own unknown error is a state of the driver; an unknown error of anything else
+        // is not.
+        assert_eq!(
+            state_of("RuntimeError: CUDA error: unknown error"),
+            Some(State::UnknownError)
+        );
+        assert_eq!(state_of("the installer failed with an unknown error"), None);
     }
 }

@@ -327,6 +327,19 @@ impl Engine {
                 "the machine's hardware shows beside a GPU failure that no line explains (the card's clocks, voltage, power or cooling, a card that drops out, the machine going down, or faults of several kinds at random places): a card that is failing or pushed past what it sustains faults in code that runs elsewhere",
                 "Return the card to its default clocks, voltage and power limit (undo overclocking or undervolting, or cap the power with 'nvidia-smi -pl'), check its power supply, risers and cooling, and run again; if it still faults, test the card in another machine.",
             )
+        } else if let Some(u) = &host.unknown_error {
+            // Only an answer that names no cause: a cause read elsewhere explains the error.
+            if !(e.category == Category::Unknown || symptom_signature) {
+                return e;
+            }
+            (
+                u,
+                Category::DriverMissing,
+                clause::Subject::KernelModule,
+                clause::Failure::Failed,
+                "CUDA's own \"unknown error\" with nothing else failing is most often the driver's unified-memory module (nvidia_uvm) not loaded or left broken: the display works without it, CUDA cannot initialise",
+                "Load the driver's unified-memory module ('sudo modprobe nvidia_uvm', or 'sudo nvidia-modprobe -u -c=0' on a host whose containers use the GPU, since a container cannot load it), or reboot; if it persists, reinstall the driver.",
+            )
         } else {
             return e;
         };
@@ -529,6 +542,7 @@ impl Engine {
             seen,
             clauses,
             container_line,
+            driver_on_request_line,
             stats,
             nonblank_lines,
             head,
@@ -546,6 +560,7 @@ impl Engine {
         }
         if let Some(c) = self.answering_clause(&clauses, winner, &seen) {
             let e = self.explained_by_clause(c, winner, &seen, stats, target);
+            let e = bound_on_request(e, driver_on_request_line);
             return in_container(e, container_line);
         }
         let also_seen = self.also_seen(&seen, winner);
@@ -554,6 +569,7 @@ impl Engine {
             return self.unknown(&seen, stats, nonblank_lines, also_seen, target);
         };
         let e = self.explained_by_signature(win, &seen, also_seen, stats, target, torch_variant);
+        let e = bound_on_request(e, driver_on_request_line);
         in_container(e, container_line)
     }
 
@@ -1107,6 +1123,26 @@ fn on_windows_dll(mut e: Explanation) -> Explanation {
         e.fix.splice(0..0, steps);
     }
     e
+}
+
+/// Under a runtime that binds the host's driver only when asked (Singularity or Apptainer
+/// without `--nv`), the CUDA runtime that finds no driver library says the driver is
+/// "insufficient": with no driver version stated, that is a driver not bound in, which
+/// [`in_container`] then gives to the runtime. A version stated against the requirement is the
+/// host's own driver, too old.
+fn bound_on_request(mut e: Explanation, line: Option<u64>) -> Explanation {
+    let unversioned = !e.matched.iter().any(|m| states_a_version(&m.text));
+    if line.is_some() && e.category == Category::DriverTooOld && unversioned {
+        e.category = Category::DriverMissing;
+    }
+    e
+}
+
+/// Whether a line states a version number ("535.104", "12.1"): digits, a dot, digits.
+fn states_a_version(line: &str) -> bool {
+    line.as_bytes()
+        .windows(3)
+        .any(|w| w[0].is_ascii_digit() && w[1] == b'.' && w[2].is_ascii_digit())
 }
 
 /// A driver that cannot be reached from inside a container or WSL is the runtime's doing: the

@@ -320,6 +320,9 @@ pub struct ScanOutcome {
     /// The first line that speaks of a container, Kubernetes or WSL: a driver that cannot be
     /// reached there is the runtime's doing.
     pub container_line: Option<u64>,
+    /// The first line that names a runtime that binds the host's driver only when asked
+    /// (Singularity's and Apptainer's `--nv`): there a driver that looks too old may be none.
+    pub driver_on_request_line: Option<u64>,
     /// The kernel log's Xid events, per GPU.
     pub xids: crate::xid::XidLog,
     /// The binaries the log names.
@@ -532,10 +535,24 @@ impl State<'_> {
             self.out.head.push_str(&clause_text);
             self.out.head.push_str(" . ");
         }
+        // A Dockerfile is quoted in a report's first lines, which the gate always reads in full;
+        // looking there only keeps "FROM" (a common word) out of the gate's literals.
+        if line_no <= TYPED_LINES
+            && self.out.container_line.is_none()
+            && clause::is_dockerfile_from(text)
+        {
+            self.out.container_line = Some(line_no);
+        }
         if clause::mentions_any(&clause_text) {
             let words = clause::words(&clause_text);
             if self.out.container_line.is_none() && words.has(clause::Subject::Container) {
                 self.out.container_line = Some(line_no);
+            }
+            if self.out.driver_on_request_line.is_none()
+                && words.has(clause::Subject::Container)
+                && clause::binds_driver_on_request(&clause_text)
+            {
+                self.out.driver_on_request_line = Some(line_no);
             }
             if self.out.device_failure_line.is_none()
                 && !words.failures.is_empty()

@@ -12,11 +12,10 @@
 //! (`corpus/wave5.toml`) was held out entirely until its blind measurement (76.7 % on
 //! 2026-12-05); since then it is tuning material as a whole, its misses printed like a tuning
 //! half's, its floors kept as regressions. The sixth (`corpus/wave6.toml`) went the same way
-//! after its blind measurement (72.4 % on 2026-12-05). The seventh (`corpus/wave7.toml`) is held
-//! out entirely: it was measured blind on 2026-12-05 (64.7 %), and only its aggregate figures
-//! are printed; no case of it is named by any test. The eighth (`corpus/wave8.toml`) is held out
-//! entirely and not yet measured: only its form is checked. The figures are recorded in
-//! docs/explain-corpus.md.
+//! after its blind measurement (72.4 % on 2026-12-05), and the seventh (`corpus/wave7.toml`)
+//! after its own (64.7 % on 2026-12-05). The eighth (`corpus/wave8.toml`) is held out entirely:
+//! measured blind on 2026-12-05, only its aggregate figures are printed and no case of it is
+//! named by any test. The figures are recorded in docs/explain-corpus.md.
 
 use cudoctor_explain::{explain_str, Category};
 use serde::Deserialize;
@@ -35,7 +34,8 @@ const WAVE5: &str = include_str!("corpus/wave5.toml");
 /// whole since.
 const WAVE6: &str = include_str!("corpus/wave6.toml");
 /// The seventh corpus: held out entirely, gathered by a helper who never ran cudoctor on it and
-/// never read explain's reading code; only its form is checked until it is measured blind.
+/// never read explain's reading code, measured blind on 2026-12-05 (docs/explain-corpus.md),
+/// tuning material as a whole since.
 const WAVE7: &str = include_str!("corpus/wave7.toml");
 /// The eighth corpus: held out entirely, gathered after the seventh was measured by a helper who
 /// never ran cudoctor on it and never read explain's reading code; only its form is checked until
@@ -131,6 +131,8 @@ enum Half {
     Wave5,
     /// `wave6.toml` as a whole: held out until measured blind, tuning material since.
     Wave6,
+    /// `wave7.toml` as a whole: held out until measured blind, tuning material since.
+    Wave7,
 }
 
 fn first() -> Vec<Case> {
@@ -268,6 +270,7 @@ fn all_cases() -> Vec<(Half, Case)> {
     }
     out.extend(wave5().into_iter().map(|c| (Half::Wave5, c)));
     out.extend(wave6().into_iter().map(|c| (Half::Wave6, c)));
+    out.extend(wave7().into_iter().map(|c| (Half::Wave7, c)));
     out
 }
 
@@ -318,6 +321,7 @@ fn corpus_is_well_formed_split_as_recorded_and_large_enough() {
                 Half::Wave4Tune | Half::Wave4Test => "wave4",
                 Half::Wave5 => "wave5",
                 Half::Wave6 => "wave6",
+                Half::Wave7 => "wave7",
             };
             assert_eq!(
                 recorded, want,
@@ -466,6 +470,11 @@ struct Tally {
     wave6_negatives: u32,
     wave6_false_alarms: u32,
     wave6_misses: Vec<String>,
+    wave7_unknown: u32,
+    wave7_positives: u32,
+    wave7_negatives: u32,
+    wave7_false_alarms: u32,
+    wave7_misses: Vec<String>,
 }
 
 fn tally() -> Tally {
@@ -491,6 +500,11 @@ fn tally() -> Tally {
         wave6_negatives: 0,
         wave6_false_alarms: 0,
         wave6_misses: Vec::new(),
+        wave7_unknown: 0,
+        wave7_positives: 0,
+        wave7_negatives: 0,
+        wave7_false_alarms: 0,
+        wave7_misses: Vec::new(),
     };
     for (h, c) in all_cases() {
         let e = explain_str(&c.text);
@@ -518,6 +532,13 @@ fn tally() -> Tally {
         if h == Half::Wave6 && is_negative(&c) {
             t.wave6_negatives += 1;
         }
+        if h == Half::Wave7 && !is_negative(&c) {
+            t.wave7_positives += 1;
+            t.wave7_unknown += u32::from(e.category == Category::Unknown);
+        }
+        if h == Half::Wave7 && is_negative(&c) {
+            t.wave7_negatives += 1;
+        }
         let entry = t.per.entry((h, c.expected.clone())).or_default();
         entry.1 += 1;
         if ok {
@@ -533,6 +554,8 @@ fn tally() -> Tally {
                 t.wave5_false_alarms += 1;
             } else if is_negative(&c) && h == Half::Wave6 {
                 t.wave6_false_alarms += 1;
+            } else if is_negative(&c) && h == Half::Wave7 {
+                t.wave7_false_alarms += 1;
             } else if is_negative(&c) {
                 // A test half's cases are never named, only counted.
                 t.false_alarms.push(match h {
@@ -554,6 +577,7 @@ fn tally() -> Tally {
                 Half::Dev | Half::Wave3Tune => t.dev_misses.push(line),
                 Half::Wave5 => t.wave5_misses.push(line),
                 Half::Wave6 => t.wave6_misses.push(line),
+                Half::Wave7 => t.wave7_misses.push(line),
                 _ => {}
             }
         }
@@ -783,7 +807,7 @@ fn tuning_half_misses_in_full() {
     for (h, c) in all_cases() {
         if !matches!(
             h,
-            Half::Wave3Tune | Half::Wave4Tune | Half::Wave5 | Half::Wave6
+            Half::Wave3Tune | Half::Wave4Tune | Half::Wave5 | Half::Wave6 | Half::Wave7
         ) {
             continue;
         }
@@ -937,7 +961,7 @@ fn assert_held_out_form(
 fn wave5_is_well_formed_and_held_out() {
     let earlier_ids: BTreeSet<String> = all_cases()
         .into_iter()
-        .filter(|(h, _)| !matches!(h, Half::Wave5 | Half::Wave6))
+        .filter(|(h, _)| !matches!(h, Half::Wave5 | Half::Wave6 | Half::Wave7))
         .map(|(_, c)| c.id)
         .collect();
     assert_held_out_form(
@@ -997,7 +1021,7 @@ fn wave6_is_well_formed_and_held_out() {
     earlier.extend(wave5().into_iter().map(|c| address(&c.source)));
     let earlier_ids: BTreeSet<String> = all_cases()
         .into_iter()
-        .filter(|(h, _)| *h != Half::Wave6)
+        .filter(|(h, _)| !matches!(h, Half::Wave6 | Half::Wave7))
         .map(|(_, c)| c.id)
         .collect();
     assert_held_out_form(
@@ -1057,15 +1081,17 @@ fn wave6_accuracy_as_tuning_material() {
 /// The seventh corpus is well formed and new: known categories (never "unknown"), unique ids
 /// (also against every other corpus file), one case per thread, a `# meta:` line per case, and
 /// no thread that another corpus file (the fifth and sixth included) holds or a signature cites.
-/// Runs no explain: it prints the counts per category, language and year, never a figure of
-/// accuracy, so that the corpus stays blind until it is measured.
+/// Runs no explain: it prints the counts per category, language and year.
 #[test]
 fn wave7_is_well_formed_and_held_out() {
     let mut earlier = sources_before_wave5();
     earlier.extend(wave5().into_iter().map(|c| address(&c.source)));
     earlier.extend(wave6().into_iter().map(|c| address(&c.source)));
-    // The seventh corpus is not among all_cases(): every id there is another file's.
-    let earlier_ids: BTreeSet<String> = all_cases().into_iter().map(|(_, c)| c.id).collect();
+    let earlier_ids: BTreeSet<String> = all_cases()
+        .into_iter()
+        .filter(|(h, _)| *h != Half::Wave7)
+        .map(|(_, c)| c.id)
+        .collect();
     assert_held_out_form(
         "wave7.toml",
         &wave7(),
@@ -1106,67 +1132,55 @@ fn wave8_is_well_formed_and_held_out() {
 /// The eighth corpus holds at least this many cases (it only grows).
 const WAVE8_MIN_CASES: usize = 100;
 
-/// The seventh corpus measured blind: per category, overall, the share answered "unknown" (of
-/// the non-negatives) and the false alarms on negatives. No case is ever named here, right or
-/// wrong: `cargo test -p cudoctor-explain --test corpus wave7_accuracy -- --nocapture`.
+/// The seventh corpus, tuning material since its blind measurement: per category, overall, the
+/// share answered "unknown" (of the non-negatives), the false alarms on negatives and its
+/// misses. Measured blind on 2026-12-05 (docs/explain-corpus.md), after the fifth and sixth
+/// sessions on the reading, it was 66/102 (64.7 %), unknown 18/86, false alarms 4 of 16; those
+/// figures were its first floors, which are only ever raised. The goal stays 90 % right, at most
+/// 5 % unknown and no false alarm:
+/// `cargo test -p cudoctor-explain --test corpus wave7_accuracy -- --nocapture`.
 #[test]
-fn wave7_accuracy_held_out() {
-    let mut per: BTreeMap<String, (u32, u32)> = BTreeMap::new();
-    let (mut unknown, mut positives, mut false_alarms, mut negatives) = (0u32, 0u32, 0u32, 0u32);
-    for c in wave7() {
-        let got = explain_str(&c.text).category;
-        let ok = correct(&c, got);
-        let entry = per.entry(c.expected.clone()).or_default();
-        entry.1 += 1;
-        entry.0 += u32::from(ok);
-        if is_negative(&c) {
-            negatives += 1;
-            false_alarms += u32::from(!ok);
-        } else {
-            positives += 1;
-            unknown += u32::from(got == Category::Unknown);
-        }
-    }
-    println!("wave7 (held out):");
-    println!("{:<26} {:>7} {:>9}", "category", "correct", "accuracy");
-    let (mut ok, mut total) = (0u32, 0u32);
-    for (cat, (good, all)) in &per {
-        ok += good;
-        total += all;
-        let acc = f64::from(*good) / f64::from(*all);
-        println!("{cat:<26} {good:>3}/{all:<3} {:>8.1}%", 100.0 * acc);
+fn wave7_accuracy_as_tuning_material() {
+    let t = tally();
+    let (overall, _) = report(&t, Half::Wave7);
+    if !t.wave7_misses.is_empty() {
+        println!("wave7 misses:\n{}", t.wave7_misses.join("\n"));
     }
     let rate = |a: u32, b: u32| f64::from(a) / f64::from(b.max(1));
+    let unknown = rate(t.wave7_unknown, t.wave7_positives);
     println!(
-        "{:<26} {ok:>3}/{total:<3} {:>8.1}%",
-        "overall",
-        100.0 * rate(ok, total)
+        "wave7 answered unknown: {}/{} ({:.1}%) of the non-negatives",
+        t.wave7_unknown,
+        t.wave7_positives,
+        100.0 * unknown
     );
     println!(
-        "wave7 answered unknown: {unknown}/{positives} ({:.1}%) of the non-negatives",
-        100.0 * rate(unknown, positives)
+        "wave7 false alarms on negatives: {} of {}",
+        t.wave7_false_alarms, t.wave7_negatives
     );
-    println!("wave7 false alarms on negatives: {false_alarms} of {negatives}");
-    assert!(total > 0, "wave7.toml holds no case");
+    assert!(t.wave7_positives > 0, "wave7.toml holds no case");
     assert!(
-        rate(ok, total) >= MIN_WAVE7_ACCURACY,
-        "wave7 fell below its floor"
+        overall >= MIN_WAVE7_ACCURACY,
+        "wave7 at {:.1}%, below its floor",
+        100.0 * overall
     );
     assert!(
-        rate(unknown, positives) <= MAX_WAVE7_UNKNOWN,
+        unknown <= MAX_WAVE7_UNKNOWN,
         "wave7's unknown share rose above its ceiling"
     );
     assert!(
-        false_alarms <= MAX_WAVE7_FALSE_ALARMS,
+        t.wave7_false_alarms <= MAX_WAVE7_FALSE_ALARMS,
         "wave7's false alarms rose above its ceiling"
     );
 }
 
 /// The seventh corpus's first blind measurement (2026-12-05, after the fifth and sixth sessions
-/// on the reading: 66/102, unknown 18/86, false alarms 4 of 16), kept as floors.
-const MIN_WAVE7_ACCURACY: f64 = 0.647;
-const MAX_WAVE7_UNKNOWN: f64 = 0.21;
+/// on the reading: 66/102, unknown 18/86, false alarms 4 of 16), kept as floors; raised by the
+/// seventh session on the reading to what it reached (80/102, unknown 7/86).
+const MIN_WAVE7_ACCURACY: f64 = 0.784;
+const MAX_WAVE7_UNKNOWN: f64 = 0.082;
 const MAX_WAVE7_FALSE_ALARMS: u32 = 4;
+
 /// The eighth corpus measured blind: per category, overall, the share answered "unknown" (of
 /// the non-negatives) and the false alarms on negatives. No case is ever named here, right or
 /// wrong: `cargo test -p cudoctor-explain --test corpus wave8_accuracy -- --nocapture`.

@@ -783,3 +783,96 @@ ModuleNotFoundError: No module named 'torch._six'
 ";
     assert_eq!(explain_str(log).category, Category::VersionSuffixMismatch);
 }
+
+#[test]
+fn a_program_that_states_the_gpu_it_needs_has_none() {
+    let log = "[12:01:02.5][error] The solver requires a CUDA-capable GPU (compute capability 3.5 or higher).";
+    assert_eq!(explain_str(log).category, Category::DriverMissing);
+    // A CUDA build asked for names no GPU: not a missing GPU.
+    let log = "note: the RTX 5080 needs a CUDA 12.8 build of the library";
+    assert_ne!(explain_str(log).category, Category::DriverMissing);
+}
+
+#[test]
+fn a_cluster_that_counts_zero_gpus_or_does_not_recognize_one_is_the_runtime() {
+    let log = "after installing the operator, kubectl describe node shows nvidia.com/gpu: 0";
+    assert_eq!(explain_str(log).category, Category::Container);
+    let log = "my kubernetes worker doesn't recognize the GPU even though the driver is installed";
+    assert_eq!(explain_str(log).category, Category::Container);
+    // Ten GPUs are not zero.
+    let log = "the pod requests 10 GPUs and runs fine";
+    assert_ne!(explain_str(log).category, Category::Container);
+}
+
+#[test]
+fn a_report_that_quotes_its_dockerfile_runs_in_a_container() {
+    let log = "FROM --platform=linux/amd64 nvidia/cuda:12.2.0-runtime-ubuntu22.04\nRUN apt-get install -y my-encoder\nerror: the NVIDIA driver is not installed or not loaded";
+    assert_eq!(explain_str(log).category, Category::Container);
+    // Prose that begins with "From" is no instruction.
+    let log = "From what I see: the NVIDIA driver is not installed or not loaded";
+    assert_eq!(explain_str(log).category, Category::DriverMissing);
+}
+
+#[test]
+fn a_prebuilt_binary_that_leaves_out_the_gpus_architecture_has_no_kernel_for_it() {
+    let log = "the release binaries don't include sm_89 in their list of architectures, so my RTX 4090 cannot run them";
+    assert_eq!(explain_str(log).category, Category::NoKernelImage);
+    let log = "the prebuilt package does not target compute capability 3.0";
+    assert_eq!(explain_str(log).category, Category::NoKernelImage);
+}
+
+#[test]
+fn a_mining_program_named_beside_an_unexplained_gpu_fault_is_the_hardware() {
+    let log = "lolMiner stops after an hour on my rig\nCUDA error in kernel 'search': unspecified launch failure";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+}
+
+#[test]
+fn cudas_unknown_error_alone_is_the_drivers_unified_memory_module() {
+    let log = "starting the renderer\nfailed to create context: CUDA_ERROR_UNKNOWN";
+    assert_eq!(explain_str(log).category, Category::DriverMissing);
+    // With the card's power named, the hardware decides.
+    let log = "the card is on a riser\nfailed to create context: CUDA_ERROR_UNKNOWN";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+}
+
+#[test]
+fn other_words_for_the_fallbacks_and_builds_without_cuda() {
+    // pip's name of the package, beside "not installed": the attention fallback.
+    let log = "Notice: flash-attn is not installed, using the default attention implementation";
+    assert_eq!(explain_str(log).category, Category::SdpaFallback);
+    // libtorch's CPU build seen from C++ or Rust.
+    let log = "error: Cannot initialize CUDA without ATen_cuda library loaded";
+    assert_eq!(explain_str(log).category, Category::CpuOnlyWheel);
+    // A short report in Chinese: the model ran on the CPU, CUDA unused.
+    let log = "推理很慢，模型跑在了CPU上\nCUDA没有被使用";
+    assert_eq!(explain_str(log).category, Category::CpuOnlyWheel);
+}
+
+#[test]
+fn a_driver_that_does_not_support_the_required_version_is_too_old() {
+    let log =
+        "Driver does not support the required video decode API version (required 12.2, found 11.4)";
+    assert_eq!(explain_str(log).category, Category::DriverTooOld);
+    // Even when the program runs in a container: the host's driver is the one found.
+    let log = "works on the host, but inside the docker container:\nDriver does not support the required video decode API version (required 12.2, found 11.4)";
+    assert_eq!(explain_str(log).category, Category::DriverTooOld);
+}
+
+#[test]
+fn a_card_said_to_be_failing_or_faulty_is_the_hardware() {
+    let log = "I think one of the node's GPUs is failing, the job dies on it every night";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+    let log = "replacing the faulty card fixed the training crashes";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+}
+
+#[test]
+fn an_insufficient_driver_under_a_runtime_that_binds_it_on_request_is_the_runtime() {
+    let log = "apptainer exec my.sif python train.py\nRuntimeError: CUDA driver version is insufficient for CUDA runtime version";
+    assert_eq!(explain_str(log).category, Category::Container);
+    // Docker's NVIDIA runtime binds the host's driver whenever it gives a GPU: the host's
+    // driver is too old.
+    let log = "docker run --gpus all my/image\nRuntimeError: CUDA driver version is insufficient for CUDA runtime version";
+    assert_eq!(explain_str(log).category, Category::DriverTooOld);
+}
