@@ -238,6 +238,15 @@ pub const JUDGES: &[Judges] = &[
         ],
         None,
     ),
+    // Two installed packages whose APIs do not fit (a name one asks of the other's module): only
+    // `check --deep`'s framework probes import them and see it; a plain check finding nothing
+    // says nothing of it.
+    Judges {
+        category: Category::VersionSuffixMismatch,
+        check: Some(FactsCheck::PackageApiGap),
+        confirmed_by: &[&r::framework_gpu_unusable::RULE],
+        refuted_when: None,
+    },
     judges!(
         Category::VersionSuffixMismatch,
         &[&r::companion_mismatch::RULE],
@@ -384,11 +393,12 @@ pub fn machine_check(
 /// Adds the machine check of `snap` to `e`, with `findings` from `crate::analyse` on `snap`
 /// (the same findings `check` reports) and the winning signature's own check from `engine`.
 pub fn confirm(e: &mut Explanation, engine: &Engine, snap: &Snapshot, findings: &[Finding]) {
-    let check = e
-        .signature
-        .as_deref()
-        .and_then(|id| engine.signatures().by_id(id))
-        .and_then(|s| s.check);
+    let check = e.facts_check.or_else(|| {
+        e.signature
+            .as_deref()
+            .and_then(|id| engine.signatures().by_id(id))
+            .and_then(|s| s.check)
+    });
     let mut m = machine_check(e.category, check, snap, findings);
     let facts = message_facts(e.category, &e.fields);
     // The knowledge `check` judged the machine with (the engine's, e.g. a user's `--kb`).
@@ -614,10 +624,26 @@ mod tests {
             FactsCheck::VisibleDevices,
             FactsCheck::CudaInit,
             FactsCheck::PythonHeaders,
+            FactsCheck::PackageApiGap,
         ] {
             let j = judges_of(check.category(), Some(check));
             assert_eq!(j.and_then(|j| j.check), Some(check));
         }
+    }
+
+    /// A name one installed package asks of another's module (numba-cuda of numpy) is judged by
+    /// what imports them, `check --deep`'s framework probes (ACC011), never by the torch
+    /// companion pairs of the category's general check: a healthy H200 with torch neither
+    /// confirms nor contradicts it.
+    #[test]
+    fn an_api_gap_between_two_packages_is_judged_by_the_framework_probes() {
+        const LOG: &str = "  File \"/v/lib/python3.12/site-packages/numba_cuda/numba/cuda/np/arrayobj.py\", line 6860, in <module>\n    @overload(np.row_stack)\n  File \"/v/lib/python3.12/site-packages/numpy/__init__.py\", line 795, in __getattr__\n    raise AttributeError(f\"module {__name__!r} has no attribute {attr!r}\")\nAttributeError: module 'numpy' has no attribute 'row_stack'";
+        let (e, _) = explained(LOG, &h200());
+        assert_eq!(e.category, Category::VersionSuffixMismatch);
+        let m = e.machine.clone().unwrap_or_else(|| panic!("no check"));
+        let judged: Vec<&str> = m.judged_by.iter().map(|r| r.as_str()).collect();
+        assert_eq!(judged, ["ACC011"], "{m:?}");
+        assert_eq!(verdict(&e), Verdict::Inconclusive, "{m:?}");
     }
 
     /// "Python.h: No such file or directory" is judged by TK018: confirmed where the

@@ -142,6 +142,10 @@ pub struct Explanation {
     pub fields: BTreeMap<String, String>,
     /// The id of the winning signature; `None` when unknown.
     pub signature: Option<String>,
+    /// The machine check the answer asks for when it is not its signature's (or it has none):
+    /// an API gap between two installed packages read from the message's wording.
+    #[serde(skip)]
+    pub facts_check: Option<crate::FactsCheck>,
     /// Facts that support or qualify the answer (from the machine and from other log lines).
     pub evidence: Vec<String>,
     /// Other signatures that matched (earlier warnings, later symptoms).

@@ -508,6 +508,7 @@ impl Engine {
             matched,
             fields,
             signature: Some("nvrm-xid".to_string()),
+            facts_check: None,
             named_binaries: std::mem::take(&mut e.named_binaries),
             evidence,
             also_seen: e.also_seen,
@@ -660,6 +661,7 @@ impl Engine {
             matched,
             fields,
             signature: Some(sig.id.clone()),
+            facts_check: None,
             evidence,
             also_seen,
             looked_for: Vec::new(),
@@ -869,7 +871,9 @@ impl Engine {
         stats: ScanStats,
         target: Option<&TargetEnv>,
     ) -> Explanation {
-        let (title, cause, fix) = message_remedy::api_gap(&c.fields)
+        let gap = message_remedy::api_gap(&c.fields);
+        let api_gap = gap.is_some();
+        let (title, cause, fix) = gap
             .or_else(|| family::builtin().and_then(|f| f.render(&c.clause, &c.fields)))
             .unwrap_or_else(|| (c.clause.category.to_string(), String::new(), Vec::new()));
         let mut fix: Vec<cudoctor_plan::FixStep> =
@@ -920,6 +924,7 @@ impl Engine {
             }],
             fields: c.fields.clone(),
             signature: None,
+            facts_check: api_gap.then_some(FactsCheck::PackageApiGap),
             evidence,
             also_seen,
             looked_for: Vec::new(),
@@ -1018,6 +1023,7 @@ impl Engine {
             matched,
             fields,
             signature: None,
+            facts_check: None,
             evidence: Vec::new(),
             also_seen,
             looked_for,
@@ -1085,6 +1091,7 @@ fn with_program_error(e: Explanation, line_no: u64, text: String) -> Explanation
         }],
         fields: BTreeMap::new(),
         signature: None,
+        facts_check: None,
         evidence: vec![format!(
             "Also read: {} (line {read}), before the program's error.",
             e.title
@@ -1204,6 +1211,7 @@ pub fn explain_reader<R: BufRead>(r: R) -> Explanation {
             matched: Vec::new(),
             fields: BTreeMap::new(),
             signature: None,
+            facts_check: None,
             evidence: Vec::new(),
             also_seen: Vec::new(),
             looked_for: Vec::new(),

@@ -543,6 +543,11 @@ pub enum FactsCheck {
     /// A C/C++ extension build stopped at `Python.h`: the building Python's C headers are
     /// missing, which the rule reading each environment's include directory sees.
     PythonHeaders,
+    /// A module of one installed package lacks a name another installed package asks of it
+    /// (`module 'numpy' has no attribute 'row_stack'` raised under numba-cuda): two releases
+    /// that do not fit, which only `check --deep`'s framework probes see (ACC011), not the
+    /// torch companion pairs of the category's general check.
+    PackageApiGap,
 }
 
 impl FactsCheck {
@@ -551,6 +556,7 @@ impl FactsCheck {
         match self {
             FactsCheck::VisibleDevices | FactsCheck::CudaInit => Category::DriverMissing,
             FactsCheck::PythonHeaders => Category::CudaHomeMissing,
+            FactsCheck::PackageApiGap => Category::VersionSuffixMismatch,
         }
     }
 }
