@@ -148,27 +148,11 @@ impl ThreadBudget {
         s: &'scope thread::Scope<'scope, '_>,
         f: impl FnOnce() -> T + Send + 'scope,
     ) -> Started<'scope, T> {
-        if self.take(1) == 1 {
-            let permit = Permit(self);
-            // The work waits in a slot the thread empties, so that it is still here to run
-            // on the caller when the system refuses the thread.
-            let slot = Arc::new(Mutex::new(Some(f)));
-            let theirs = Arc::clone(&slot);
-            let spawned = thread::Builder::new().spawn_scoped(s, move || {
-                let _permit = permit;
-                let f = theirs.lock().ok().and_then(|mut f| f.take());
-                f.map(|f| f())
-            });
-            if let Ok(h) = spawned {
-                return Started::Spawned(h);
-            }
-            let f = slot.lock().ok().and_then(|mut f| f.take());
-            return Started::Done(match f {
-                Some(f) => catch_unwind(AssertUnwindSafe(f)),
-                None => Err(Box::new("the work was lost with its thread")),
-            });
+        match self.try_spawn(s, f) {
+            Ok(started) => started,
+            Err(Some(f)) => Started::Done(catch_unwind(AssertUnwindSafe(f))),
+            Err(None) => Started::Done(Err(Box::new("the work was lost with its thread"))),
         }
-        Started::Done(catch_unwind(AssertUnwindSafe(f)))
     }
 
     /// As [`ThreadBudget::spawn_or_run`], but with no thread free the work runs at
@@ -179,24 +163,37 @@ impl ThreadBudget {
         s: &'scope thread::Scope<'scope, '_>,
         f: impl FnOnce() -> T + Send + 'scope,
     ) -> Started<'scope, T> {
-        if self.take(1) == 1 {
-            let permit = Permit(self);
-            let slot = Arc::new(Mutex::new(Some(f)));
-            let theirs = Arc::clone(&slot);
-            let spawned = thread::Builder::new().spawn_scoped(s, move || {
-                let _permit = permit;
-                let f = theirs.lock().ok().and_then(|mut f| f.take());
-                f.map(|f| f())
-            });
-            if let Ok(h) = spawned {
-                return Started::Spawned(h);
-            }
-            return match slot.lock().ok().and_then(|mut f| f.take()) {
-                Some(f) => Started::Deferred(Box::new(f)),
-                None => Started::Done(Err(Box::new("the work was lost with its thread"))),
-            };
+        match self.try_spawn(s, f) {
+            Ok(started) => started,
+            Err(Some(f)) => Started::Deferred(Box::new(f)),
+            Err(None) => Started::Done(Err(Box::new("the work was lost with its thread"))),
         }
-        Started::Deferred(Box::new(f))
+    }
+
+    /// Starts `f` on a thread of its own when the budget has one free; otherwise gives `f`
+    /// back (`None` only if the system refused the thread and the work was lost with it).
+    fn try_spawn<'scope, T: Send + 'scope, F: FnOnce() -> T + Send + 'scope>(
+        &'scope self,
+        s: &'scope thread::Scope<'scope, '_>,
+        f: F,
+    ) -> Result<Started<'scope, T>, Option<F>> {
+        if self.take(1) != 1 {
+            return Err(Some(f));
+        }
+        let permit = Permit(self);
+        // The work waits in a slot the thread empties, so that it is still here to run on the
+        // caller when the system refuses the thread.
+        let slot = Arc::new(Mutex::new(Some(f)));
+        let theirs = Arc::clone(&slot);
+        let spawned = thread::Builder::new().spawn_scoped(s, move || {
+            let _permit = permit;
+            let f = theirs.lock().ok().and_then(|mut f| f.take());
+            f.map(|f| f())
+        });
+        match spawned {
+            Ok(h) => Ok(Started::Spawned(h)),
+            Err(_) => Err(slot.lock().ok().and_then(|mut f| f.take())),
+        }
     }
 }
 

@@ -17,13 +17,7 @@ mod support;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cudoctor");
 
-/// Runs cudoctor in `dir` with `env` (nothing else inherited) and kills it after `limit`: a
-/// command still running then fails the test.
-fn bounded(dir: &Path, args: &[&str], env: &[(&str, &str)], limit: Duration) -> Ran {
-    let mut cmd = cudoctor_testkit::bare_command(BIN, args, env);
-    cmd.current_dir(dir);
-    run_bounded(cmd, None, limit, &format!("{args:?}"))
-}
+use support::bounded;
 
 /// A root's `/dev/kmsg` (a file, as in a saved image) of 4 MB of short records: each line
 /// shifted the rest of the buffer, 26 s of a `--timeout 2` check before (quadratic).

@@ -12,17 +12,11 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use cudoctor_testkit::{run_bounded, Ran};
+use cudoctor_testkit::run_bounded;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cudoctor");
 
-/// Runs cudoctor in `dir` with `env` (nothing else inherited) and kills it after `limit`: a
-/// command still running then fails the test.
-fn bounded(dir: &Path, args: &[&str], env: &[(&str, &str)], limit: Duration) -> Ran {
-    let mut cmd = cudoctor_testkit::bare_command(BIN, args, env);
-    cmd.current_dir(dir);
-    run_bounded(cmd, None, limit, &format!("{args:?}"))
-}
+use support::bounded;
 
 /// Secrets where no variable's name says so: a token in an index URL's query, a `--token=` or
 /// a bearer header inside a CUDA or torch variable. They were written as they were into the

@@ -858,3 +858,16 @@ pub fn fw002_env(dir: &Path, uv_body: &str) -> std::path::PathBuf {
     fs::set_permissions(&uv, fs::Permissions::from_mode(0o755)).unwrap();
     env
 }
+
+/// Runs cudoctor in `dir` with `env` (nothing else inherited) and kills it after `limit`: a
+/// command still running then fails the test.
+pub fn bounded(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    limit: std::time::Duration,
+) -> cudoctor_testkit::Ran {
+    let mut cmd = cudoctor_testkit::bare_command(env!("CARGO_BIN_EXE_cudoctor"), args, env);
+    cmd.current_dir(dir);
+    cudoctor_testkit::run_bounded(cmd, None, limit, &format!("{args:?}"))
+}
