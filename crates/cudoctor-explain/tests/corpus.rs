@@ -1201,3 +1201,41 @@ fn wave8_accuracy_held_out() {
 const MIN_WAVE8_ACCURACY: f64 = 0.58;
 const MAX_WAVE8_UNKNOWN: f64 = 0.217;
 const MAX_WAVE8_FALSE_ALARMS: u32 = 7;
+
+/// The learned reader's weights (`data/learned.tsv`) are what training on the material that may
+/// be tuned on gives: the first corpus, the public dev half, wave3's and wave4's tuning halves
+/// and the fifth to seventh corpora, never a test half, the independent set or a held-out
+/// corpus. `CUDOCTOR_BLESS=1` rewrites the file after the corpora change.
+#[test]
+fn learned_weights_are_trained_from_the_tuning_corpora_only() {
+    use cudoctor_explain::learned;
+    let cases: Vec<(Category, String)> = all_cases()
+        .into_iter()
+        .filter(|(h, _)| {
+            matches!(
+                h,
+                Half::Dev
+                    | Half::Wave3Tune
+                    | Half::Wave4Tune
+                    | Half::Wave5
+                    | Half::Wave6
+                    | Half::Wave7
+            )
+        })
+        .filter_map(|(_, c)| Some((Category::parse(&c.expected)?, c.text)))
+        .filter(|(c, _)| *c != Category::Unknown)
+        .collect();
+    assert!(cases.len() > 1300, "{} tuning reports", cases.len());
+    let reports: Vec<(Category, &str)> = cases.iter().map(|(c, t)| (*c, t.as_str())).collect();
+    let trained = learned::train(&reports).to_tsv();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/learned.tsv");
+    if std::env::var_os("CUDOCTOR_BLESS").is_some() {
+        std::fs::write(path, &trained).expect("write learned.tsv");
+    }
+    assert!(
+        trained == learned::BUILTIN_TSV,
+        "data/learned.tsv is not what the tuning corpora train; rewrite it with CUDOCTOR_BLESS=1"
+    );
+    let model = learned::Model::from_tsv(learned::BUILTIN_TSV).expect("the built-in weights load");
+    assert_eq!(model.reports, cases.len());
+}
