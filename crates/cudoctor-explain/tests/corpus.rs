@@ -1151,7 +1151,7 @@ fn wave9_is_well_formed_and_held_out() {
 }
 
 /// The ninth corpus holds at least this many cases (it only grows).
-const WAVE9_MIN_CASES: usize = 149;
+const WAVE9_MIN_CASES: usize = 151;
 
 /// The seventh corpus, tuning material since its blind measurement: per category, overall, the
 /// share answered "unknown" (of the non-negatives), the false alarms on negatives and its
