@@ -21,7 +21,6 @@ pub mod family;
 pub mod fields;
 pub mod gate;
 pub mod host_state;
-pub mod learned;
 pub mod libraries;
 mod message_remedy;
 pub mod named;
@@ -163,7 +162,6 @@ impl Engine {
         let host = std::mem::take(&mut outcome.host);
         let device_failure_line = outcome.device_failure_line;
         let last_exception = outcome.last_exception.take();
-        let sample = std::mem::take(&mut outcome.sample);
         // A Windows log names its Python (a portable ComfyUI's python_embeded\python.exe):
         // without an environment given, fixes are PowerShell commands for that interpreter.
         let log_env = named.windows_target();
@@ -195,11 +193,7 @@ impl Engine {
             e = self.with_windows_bitsandbytes(e);
         }
         e.named_binaries = named;
-        let e = self.with_xids(e, &xids);
-        if e.category == Category::Unknown && !e.stats.looks_binary() {
-            return resembling(e, &sample);
-        }
-        e
+        self.with_xids(e, &xids)
     }
 
     /// A framework that does not see the GPU, with no line that names the driver failing: the
@@ -1038,83 +1032,6 @@ impl Engine {
             stats,
         }
     }
-}
-
-/// An unknown answer given what the report's words most resemble among the real reports explain
-/// was tuned on ([`learned`]), when the report says something failed and the resemblance is
-/// clear enough: a lead, said to be one, with the cause family's steps. A resemblance to program bugs leaves the answer unknown and says so.
-fn resembling(mut e: Explanation, sample: &str) -> Explanation {
-    let Some(model) = learned::builtin() else {
-        return e;
-    };
-    // Only a report that says something failed is compared: a healthy log (NCCL's INFO lines,
-    // an engine's memory profile) resembles the reports of its topic without being one.
-    let says_failure = sample.lines().any(|l| {
-        clause::severity(l) != clause::Severity::Info && !clause::words(l).failures.is_empty()
-    });
-    let Some(r) = model.resemblance(sample).filter(|_| says_failure) else {
-        return e;
-    };
-    let words = r
-        .words
-        .iter()
-        .map(|w| format!("'{w}'"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    if r.category == Category::NotEnvironment {
-        e.evidence.push(format!(
-            "The report's words are most like those of real reports whose cause was the program, its data or its configuration rather than the CUDA stack (probability {:.2}; words that weigh most: {words}).",
-            r.probability
-        ));
-        return e;
-    }
-    let Some(family) = family::builtin().and_then(|f| Some((f, f.by_category.get(&r.category)?)))
-    else {
-        return e;
-    };
-    let (families, family) = family;
-    let fill = |t: &str| template::render(t, &BTreeMap::new(), &families.defaults);
-    // The family's cause after its "the message says ...:" opening, which no line said here.
-    let why = family
-        .cause
-        .split_once(": ")
-        .map_or(family.cause.as_str(), |(_, why)| why);
-    let line = sample
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (model.weight_of(l, r.category), i, l))
-        .filter(|(w, _, l)| *w > 0.0 && !l.trim().is_empty())
-        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(&a.1)));
-    e.category = r.category;
-    e.confidence = (0.5 * r.probability as f32).min(0.35);
-    e.title = family.title.clone();
-    e.cause = format!(
-        "No line states a cause explain can read, but the report's words are most like those of real reports whose cause was this one: {}",
-        fill(why)
-    );
-    e.fix = family
-        .fix
-        .iter()
-        .map(|f| cudoctor_plan::FixStep::Prose(fill(f)))
-        .collect();
-    e.matched = line
-        .map(|(_, i, l)| MatchedLine {
-            line_no: i as u64 + 1,
-            text: scanner::shown(l.trim()),
-            rank: None,
-            signature: format!("learned:{}", r.category),
-        })
-        .into_iter()
-        .collect();
-    e.looked_for.clear();
-    e.evidence.insert(
-        0,
-        format!(
-            "A resemblance, not a reading: among {} real reports explain was tuned on, this one's words are most like those of this cause (probability {:.2}; words that weigh most: {words}). Treat it as the first thing to check ('cudoctor check' on the machine), not as the cause.",
-            model.reports, r.probability
-        ),
-    );
-    e
 }
 
 /// A short report's head read as one clause, its subject in one sentence and its failure in

@@ -338,9 +338,6 @@ pub struct ScanOutcome {
     /// The first lines of a short input, joined (bounded): a hand-typed report says its subject
     /// in one sentence and its failure in another.
     pub head: String,
-    /// The input's first lines as they came (bounded by [`crate::learned::SAMPLE_BYTES`]), for
-    /// the learned reader when no line states a cause.
-    pub sample: String,
     pub stats: ScanStats,
     /// Lines that were not blank after cleaning.
     pub nonblank_lines: u64,
@@ -856,10 +853,6 @@ pub fn scan<R: BufRead>(
             state.out.stats.truncated_lines += 1;
         }
         let raw = reader.line();
-        if state.out.sample.len() < crate::learned::SAMPLE_BYTES {
-            state.out.sample.push_str(&String::from_utf8_lossy(raw));
-            state.out.sample.push('\n');
-        }
         if line_no > TYPED_LINES && state.pending.is_empty() && gate_odds.worth_a_look() {
             let body = raw.trim_ascii();
             let passes = gate.passes_over(body);
