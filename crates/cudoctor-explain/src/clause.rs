@@ -1348,6 +1348,15 @@ pub fn words(line: &str) -> Words {
     if !w.failures.is_empty() && !w.has(S::GpuArch) && names_sm_arch(line) {
         w.add_subject(S::GpuArch, line.len());
     }
+    // An attention kernel that names the cards it requires ("FlashAttention backward for head
+    // dim 256 requires A100/A800 or H100/H800", "needs an Ampere GPU"): unsupported here.
+    if w.has(S::Attention)
+        && w.failures.iter().all(|f| *f == F::Failed)
+        && (find_ascii_ci(line, "requires").is_some() || find_ascii_ci(line, "needs ").is_some())
+        && (names_card_model(line) || names_sm_arch(line) || names_datacenter_card(line))
+    {
+        w.add_failure(F::Unsupported);
+    }
     // A card named by its model in a line that says it is not supported ("1.3 no longer
     // supporting Tesla K40m"): the model stands for its architecture. Attention kernels say
     // which cards they run on themselves.
@@ -1656,6 +1665,27 @@ fn names_card_model(line: &str) -> bool {
     ]
     .iter()
     .any(|m| find_ascii_ci(line, m).is_some())
+}
+
+/// Whether the line names a data-centre card or an architecture by name ("A100", "H800",
+/// "Ampere"), as attention kernels state what they require.
+fn names_datacenter_card(line: &str) -> bool {
+    let b = line.as_bytes();
+    let card = b.windows(4).enumerate().any(|(i, w)| {
+        matches!(w[0], b'A' | b'H' | b'L' | b'V')
+            && w[1..].iter().all(u8::is_ascii_digit)
+            && (i == 0 || !is_word_byte(b[i - 1]))
+    });
+    card || [
+        "ampere",
+        "hopper",
+        "ada lovelace",
+        "blackwell",
+        "turing",
+        "volta",
+    ]
+    .iter()
+    .any(|a| find_ascii_ci(line, a).is_some())
 }
 
 /// Bytes between "no" and "found" in "no <thing> found", at most.
@@ -2454,7 +2484,7 @@ pub fn category_of(line: &str, w: &Words) -> Option<Reading> {
     by_the_machine(w)
         .or_else(|| by_whose_it_is(line, w))
         .or_else(|| by_the_stack_below(w))
-        .or_else(|| by_code_and_toolchain(w))
+        .or_else(|| by_code_and_toolchain(line, w))
         .or_else(|| by_general_subject(line, w))
 }
 
@@ -2672,7 +2702,7 @@ fn by_the_stack_below(w: &Words) -> Option<Reading> {
 
 /// The code built for the GPU and the toolchain that builds it: PTX too new for the driver,
 /// no kernel image, a build without CUDA, the host compiler, the toolkit.
-fn by_code_and_toolchain(w: &Words) -> Option<Reading> {
+fn by_code_and_toolchain(line: &str, w: &Words) -> Option<Reading> {
     // PTX newer than the driver's JIT accepts ("ptxas application ptx input ... Unsupported
     // .version"): the driver, not a toolkit, compiles it.
     if w.has(S::DriverLibrary) && w.fails(F::Unsupported) {
@@ -2681,6 +2711,22 @@ fn by_code_and_toolchain(w: &Words) -> Option<Reading> {
     if w.has(S::Toolkit) && w.has(S::GpuArch) {
         if let Some(f) = w.first_failing(&[F::Unsupported]) {
             return Some((Category::ToolkitMismatch, S::Toolkit, f));
+        }
+    }
+    // An attention kernel that refuses this GPU ("FlashAttention is not supported on sm_75",
+    // "requires an Ampere or newer card"): the kernel says which cards it runs on, and attention
+    // falls back to another. A kernel image missing is a build without this GPU's code; a CUDA
+    // or nvcc it refuses is the toolkit's.
+    let names_a_gpu =
+        w.has(S::GpuArch) || w.has(S::Gpu) || names_card_model(line) || names_datacenter_card(line);
+    if w.has(S::Attention)
+        && names_a_gpu
+        && !w.has(S::Toolkit)
+        && find_ascii_ci(line, "kernel image").is_none()
+        && find_ascii_ci(line, "invalid device function").is_none()
+    {
+        if let Some(f) = w.first_failing(&[F::Unsupported, F::TooOld]) {
+            return Some((Category::SdpaFallback, S::Attention, f));
         }
     }
     if let Some((s, f)) = w.pick(
@@ -2761,7 +2807,13 @@ fn by_general_subject(line: &str, w: &Words) -> Option<Reading> {
     }
     if let Some((s, f)) = w.pick(
         S::Attention,
-        &[F::NotAvailable, F::NotCompiled, F::Unsupported, F::NotFound],
+        &[
+            F::NotAvailable,
+            F::NotCompiled,
+            F::Unsupported,
+            F::TooOld,
+            F::NotFound,
+        ],
     ) {
         return Some((Category::SdpaFallback, s, f));
     }
@@ -3349,6 +3401,21 @@ mod tests {
         assert_eq!(
             cat("flash attention is not supported on Tesla V100"),
             Some(Category::SdpaFallback)
+        );
+        // ... by architecture too, or by the cards they require: the kernel refuses this GPU,
+        // attention falls back; no build lacks code for it.
+        for line in [
+            "flash attention is not supported on sm_75, using the math kernel",
+            "this flash-attn kernel requires an Ampere or newer card",
+            "RuntimeError: FlashAttention backward with dropout requires A100 or H100",
+            "flash attention: your GPU is too old (sm_70), needs sm_80",
+        ] {
+            assert_eq!(cat(line), Some(Category::SdpaFallback), "{line}");
+        }
+        // A build of the kernel without this GPU's code is still no kernel image.
+        assert_eq!(
+            cat("flash_attn_2_cuda: no kernel image is available for execution on the device"),
+            Some(Category::NoKernelImage)
         );
         // A card named without a failure of support is not an architecture's failure.
         assert_ne!(
@@ -3963,9 +4030,11 @@ mod tests {
             cat("runner: GPU compute capability 3.5 is below the minimum 5.0"),
             Some(Category::NoKernelImage)
         );
+        // An attention kernel refusing the architecture: the corpora's threads answer it with
+        // attention's fallback (a card it does not run on), not a build to redo.
         assert_eq!(
             cat("ValueError: this GPU architecture does not support FlashAttention 2"),
-            Some(Category::NoKernelImage)
+            Some(Category::SdpaFallback)
         );
         assert_eq!(
             cat("Error: the current card does not support Flash Attention"),

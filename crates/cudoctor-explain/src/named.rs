@@ -164,6 +164,10 @@ pub struct Named {
     windows_seen: bool,
     /// The highest CUDA major of a framework build the log names ("+cu121", "cuda10.1的paddle").
     build_cuda_major: Option<u32>,
+    /// Every CUDA major the log states for the machine or its packages: a toolkit's path or
+    /// image tag (`/usr/local/cuda-11.8`, `cuda11.8.0`), nvcc's release, "CUDA 12.4", nvidia-smi's
+    /// "CUDA Version", a build's variant (`+cu121`, `cupy-cuda12x`).
+    stated_cuda: std::collections::BTreeSet<(u32, Option<u32>)>,
     /// Extension modules torch said it loads, for the extension cache's directories.
     modules: Vec<String>,
     roots: Vec<(u64, String)>,
@@ -187,6 +191,14 @@ impl Named {
         }
         if VERSION_LITERALS.iter().any(|l| line.contains(l)) {
             self.feed_cuda_versions(line);
+        }
+        // "CUDA" in any case: a lexicon word, so the scan's gate never passes over these lines.
+        if line
+            .as_bytes()
+            .windows(4)
+            .any(|w| w.eq_ignore_ascii_case(b"cuda"))
+        {
+            self.stated_cuda.extend(stated_cuda_versions(line));
         }
         if self.torch_variant.is_none() && line.contains("+cu") {
             self.torch_variant = windows_patterns()
@@ -307,9 +319,35 @@ impl Named {
                 .filter_map(|c| c.get(1).or_else(|| c.get(2)))
                 .filter_map(|m| m.as_str().parse::<u32>().ok()),
         );
+        self.stated_cuda.extend(majors.iter().map(|&m| (m, None)));
         if let Some(m) = majors.into_iter().max() {
             self.build_cuda_major = Some(self.build_cuda_major.map_or(m, |b| b.max(m)));
         }
+    }
+
+    /// The CUDA versions the log states (`11.8`, or `12` where no minor is said), when it states
+    /// some and none of them is served by a library of CUDA `wanted` (`(major, minor)`, the
+    /// minor only where the library's soname tells minors apart): the machine's or its
+    /// packages' CUDA, against the library a package asks for.
+    pub fn cuda_besides(&self, wanted: (u32, Option<u32>)) -> Option<Vec<String>> {
+        if self.stated_cuda.is_empty() || self.stated_cuda.iter().any(|&s| serves(wanted, s)) {
+            return None;
+        }
+        let mut out: Vec<String> = Vec::new();
+        for (major, minor) in &self.stated_cuda {
+            let v = minor.map_or(major.to_string(), |m| format!("{major}.{m}"));
+            // "11" beside "11.8" says nothing more.
+            if minor.is_none()
+                && self
+                    .stated_cuda
+                    .iter()
+                    .any(|(a, b)| a == major && b.is_some())
+            {
+                continue;
+            }
+            out.push(v);
+        }
+        Some(out)
     }
 
     /// The driver's CUDA major (nvidia-smi's header) and a newer CUDA major of a framework
@@ -396,9 +434,117 @@ impl Named {
     }
 }
 
+/// The CUDA versions `line` states in words, paths or tags ("CUDA 12.4", "cuda-11.8",
+/// `cuda11.8.0`, "CUDA Version: 12.4", "release 11.8", "cuda版本：11.2", "cuda 13 installed"),
+/// never a device index (`cuda:8`) or a library's soname (`libcudart.so.12`, which names what
+/// is asked for).
+pub fn stated_cuda_versions(line: &str) -> Vec<(u32, Option<u32>)> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some(re) = RE
+        .get_or_init(|| {
+            Regex::new(
+                r"(?i)(?:(?-u:\b)cuda(?:[ _-]?(?:version|toolkit|版本))?[\s:=：_-]{0,3}v?|Cuda compilation tools, release )(\d{1,2})\.(\d)|(?-u:\b)cuda[ _-]?(\d{1,2})(?:[^\d.:]|$)",
+            )
+            .ok()
+        })
+        .as_ref()
+    else {
+        return Vec::new();
+    };
+    re.captures_iter(line)
+        .filter_map(|c| {
+            let number = |i: usize| c.get(i).and_then(|m| m.as_str().parse::<u32>().ok());
+            match number(1) {
+                Some(major) => Some((major, number(2))),
+                None => Some((number(3)?, None)),
+            }
+        })
+        .filter(|(m, _)| (7..=14).contains(m))
+        .collect()
+}
+
+/// Whether a library of CUDA `wanted` serves a machine or package of CUDA `stated`: one major,
+/// and where both say a minor and the library's soname tells minors apart, the same one (NVRTC
+/// 11.2's soname stands for every later 11.x).
+fn serves(wanted: (u32, Option<u32>), stated: (u32, Option<u32>)) -> bool {
+    if wanted.0 != stated.0 {
+        return false;
+    }
+    match (wanted.1, stated.1) {
+        (Some(w), Some(s)) if wanted.0 == 11 && w == 2 => s >= 2,
+        (Some(w), Some(s)) => w == s,
+        _ => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cuda_versions_a_line_states_are_read_and_device_indices_and_sonames_are_not() {
+        for (line, versions) in [
+            (
+                "LD_LIBRARY_PATH: /usr/local/cuda-10.2/lib64",
+                vec![(10, Some(2))],
+            ),
+            (
+                "image modelscope:ubuntu20.04-cuda11.8.0-py38",
+                vec![(11, Some(8))],
+            ),
+            (
+                "Cuda compilation tools, release 11.8, V11.8.89",
+                vec![(11, Some(8))],
+            ),
+            (
+                "| NVIDIA-SMI 550.54   Driver Version: 550.54   CUDA Version: 12.4 |",
+                vec![(12, Some(4))],
+            ),
+            ("我的cuda版本：11.2", vec![(11, Some(2))]),
+            ("Runtime failure with cuda 13 installed", vec![(13, None)]),
+            (
+                "FROM nvidia/cuda:12.1.0-devel-ubuntu22.04",
+                vec![(12, Some(1))],
+            ),
+            ("x = x.to('cuda:8')", vec![]),
+            (
+                "ImportError: libcudart.so.12: cannot open shared object file",
+                vec![],
+            ),
+            ("CUDA error 35 at line 12", vec![]),
+        ] {
+            assert_eq!(stated_cuda_versions(line), versions, "{line}");
+        }
+        let mut n = Named::default();
+        n.feed(
+            1,
+            "ImportError: libcudart.so.12: cannot open shared object file",
+        );
+        n.feed(2, "nvcc: Cuda compilation tools, release 11.8, V11.8.89");
+        assert_eq!(n.cuda_besides((12, None)), Some(vec!["11.8".to_string()]));
+        assert_eq!(
+            n.cuda_besides((11, None)),
+            None,
+            "the log states the library's own major"
+        );
+        assert_eq!(
+            Named::default().cuda_besides((12, None)),
+            None,
+            "nothing stated"
+        );
+        // Before CUDA 11 a soname names the minor too; NVRTC 11.2's stands for every later 11.x.
+        let mut jetson = Named::default();
+        jetson.feed(1, "I have CUDA 10.2 installed");
+        assert_eq!(
+            jetson.cuda_besides((10, Some(0))),
+            Some(vec!["10.2".to_string()])
+        );
+        assert_eq!(jetson.cuda_besides((10, Some(2))), None);
+        let mut nvrtc = Named::default();
+        nvrtc.feed(1, "CUDA 11.4");
+        assert_eq!(nvrtc.cuda_besides((11, Some(2))), None);
+        assert!(nvrtc.cuda_besides((11, Some(1))).is_some());
+    }
 
     #[test]
     fn a_build_newer_than_the_drivers_cuda_is_seen() {

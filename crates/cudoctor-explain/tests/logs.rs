@@ -876,3 +876,32 @@ fn an_insufficient_driver_under_a_runtime_that_binds_it_on_request_is_the_runtim
     let log = "docker run --gpus all my/image\nRuntimeError: CUDA driver version is insufficient for CUDA runtime version";
     assert_eq!(explain_str(log).category, Category::DriverTooOld);
 }
+
+/// A CUDA library of one CUDA that the loader cannot find, in a log that states only another
+/// CUDA, was asked for by a package built for that other CUDA: the cause says so and the first
+/// fix is the package's build for the CUDA installed. The category stays the loader's.
+#[test]
+fn a_library_of_another_cuda_than_the_log_states_names_the_build_as_the_cause() {
+    let log = "\
+$ nvcc --version
+Cuda compilation tools, release 11.8, V11.8.89
+$ python app.py
+ImportError: libcublasLt.so.12: cannot open shared object file: No such file or directory
+";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::LibraryPath);
+    assert!(e.cause.contains("built for CUDA 12"), "{}", e.cause);
+    assert!(e.cause.contains("CUDA 11.8"), "{}", e.cause);
+    let first = format!("{:?}", e.fix.first());
+    assert!(first.contains("build for CUDA 11.8"), "{first}");
+    // Before CUDA 11 a soname names its minor: 10.0's runtime on a 10.2 machine is another CUDA.
+    let jetson = "libcudart.so.10.0: cannot open shared object file: No such file or directory\nJetPack with CUDA 10.2\n";
+    assert!(explain_str(jetson).cause.contains("built for CUDA 10.0"));
+    // The log's CUDA is the library's own (any 12.x for libcudart.so.12): nothing to add.
+    let same = "libcudart.so.12: cannot open shared object file: No such file or directory\nCUDA 12.4 installed\n";
+    assert!(!explain_str(same).cause.contains("built for CUDA"));
+    // cuFFT's soname follows its own version (libcufft.so.11 ships with CUDA 12).
+    let cufft =
+        "libcufft.so.11: cannot open shared object file: No such file or directory\nCUDA 12.4\n";
+    assert!(!explain_str(cufft).cause.contains("built for CUDA"));
+}
