@@ -1397,9 +1397,61 @@ pub fn words(line: &str) -> Words {
         w.add_subject(S::Framework, line.len());
         w.add_failure(F::NotCompiled);
     }
+    // A comparison whose found side is a version of zeros ("expecting 5.1.5 got 0.0.0") read
+    // no version at all: the file or answer it came from was unreadable (a corrupted plan, a
+    // header read in text mode, a query that failed), so nothing is too old or mismatched.
+    if (w.fails(F::Mismatch) || w.fails(F::TooOld)) && found_version_is_zero(line) {
+        w.failures.retain(|f| !matches!(f, F::Mismatch | F::TooOld));
+        w.failed_at
+            .retain(|(f, _)| !matches!(f, F::Mismatch | F::TooOld));
+    }
     w.subjects.sort();
     w.failures.sort();
     w
+}
+
+/// The words that introduce the version a comparison found.
+const FOUND_WORDS: [&str; 7] = ["got", "found", "version", "is", "detected", "=", ":"];
+
+/// Whether the line gives a version of two or three zeros ("0.0", "0.0.0", never an address
+/// such as "0.0.0.0" or a version such as "10.0.0") right after a word that introduces what
+/// was found ("got 0.0.0", "found version 0.0").
+fn found_version_is_zero(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    let mut from = 0;
+    while let Some(i) = line
+        .get(from..)
+        .and_then(|rest| rest.find("0.0"))
+        .map(|i| i + from)
+    {
+        from = i + 3;
+        let mut end = i + 3;
+        if bytes.get(end..end + 2) == Some(b".0") {
+            end += 2;
+        }
+        let before = i.checked_sub(1).and_then(|j| bytes.get(j));
+        let after = bytes.get(end);
+        let bounded = !before.is_some_and(|b| b.is_ascii_digit() || *b == b'.')
+            && !after.is_some_and(|b| {
+                b.is_ascii_digit()
+                    || *b == b'.' && bytes.get(end + 1).is_some_and(u8::is_ascii_digit)
+            });
+        let lead = line
+            .get(..i)
+            .unwrap_or_default()
+            .trim_end()
+            .to_ascii_lowercase();
+        let introduced = FOUND_WORDS.iter().any(|w| {
+            lead.strip_suffix(w).is_some_and(|rest| {
+                !w.starts_with(|c: char| c.is_ascii_alphabetic())
+                    || !rest.ends_with(|c: char| c.is_ascii_alphanumeric())
+            })
+        });
+        if bounded && introduced {
+            return true;
+        }
+    }
+    false
 }
 
 /// Whether the word at `at` lies in the tag of a container image's name

@@ -122,6 +122,13 @@ const WORDS: &[(&str, State, bool)] = &[
     ("illegal instruction", State::Fault(2), false),
     ("invalid program counter", State::Fault(3), false),
     ("misaligned address", State::Fault(4), false),
+    // The same faults by their codes' names (`cudaErrorMisalignedAddress`,
+    // `CUDA_ERROR_ILLEGAL_INSTRUCTION`).
+    ("misalignedaddress", State::Fault(4), false),
+    ("misaligned_address", State::Fault(4), false),
+    ("illegal_address", State::Fault(0), false),
+    ("illegalinstruction", State::Fault(2), false),
+    ("illegal_instruction", State::Fault(2), false),
     ("hardware stack error", State::Fault(5), false),
     ("cuda_error_unknown", State::UnknownError, false),
     ("cudaerrorunknown", State::UnknownError, false),
@@ -148,6 +155,12 @@ pub fn literals() -> impl Iterator<Item = &'static str> {
 /// The state a line tells first, if any.
 pub fn state_of(line: &str) -> Option<State> {
     states_of(line).next()
+}
+
+/// Whether a text names a fault of the code running on the GPU (an illegal or misaligned
+/// address, an illegal instruction, a launch failure).
+pub fn names_fault(text: &str) -> bool {
+    states_of(text).any(|s| matches!(s, State::Fault(_)))
 }
 
 /// Every state a line tells, in order.

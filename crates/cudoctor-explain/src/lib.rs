@@ -1042,7 +1042,12 @@ fn head_as_one_clause(head: &str) -> Option<scanner::ClauseHit> {
     // A report lists its setup (the container it runs in, the driver's version, the GPU)
     // beside its failure: a generic failure ("报错", "gpu failure") says nothing of those.
     // A tool that acts (a compiler, NCCL) is what a generic failure is said of.
-    if c.failure == clause::Failure::Failed && clause::is_setup_subject(c.subject) {
+    // A fault of the code running on the GPU named in the report (a misaligned address, an
+    // illegal access) is what its generic failure ("error when using X") is said of: the
+    // program's kernel faulted, and a tool the report names elsewhere with its version
+    // ("nccl 2.30.7 + cuda 13.1") is its setup, not what failed.
+    let fault = host_state::names_fault(head);
+    if c.failure == clause::Failure::Failed && (clause::is_setup_subject(c.subject) || fault) {
         let mut words = clause::words(head);
         words.failures.retain(|f| *f != clause::Failure::Failed);
         c = clause::from_words(head, &words)?;

@@ -876,3 +876,35 @@ fn an_insufficient_driver_under_a_runtime_that_binds_it_on_request_is_the_runtim
     let log = "docker run --gpus all my/image\nRuntimeError: CUDA driver version is insufficient for CUDA runtime version";
     assert_eq!(explain_str(log).category, Category::DriverTooOld);
 }
+
+#[test]
+fn a_found_version_of_zeros_is_no_version_to_compare() {
+    // A model file read wrongly reports the version it was written with as zeros: nothing is
+    // mismatched, the file is unreadable.
+    let log =
+        "[E] Serialized model is incompatible with this build of cuDNN: wanted 8.9.2, got 0.0.0";
+    assert!(matches!(
+        explain_str(log).category,
+        Category::Unknown | Category::NotEnvironment
+    ));
+    // A real version on the found side is still a mismatch, and an address is not a version.
+    let log =
+        "[E] Serialized model is incompatible with this build of cuDNN: wanted 8.9.2, got 8.6.0";
+    assert!(explain_str(log).is_known());
+    let log = "server listening on 0.0.0.0:8000\nRuntimeError: The NVIDIA driver on your system is too old (found version 11040).";
+    assert_eq!(explain_str(log).category, Category::DriverTooOld);
+}
+
+#[test]
+fn a_kernel_fault_is_what_a_report_s_generic_error_is_said_of() {
+    // The report's title names the program's fault; the library beside it, with its version,
+    // is its setup.
+    let log = "cudaErrorIllegalAddress error after enabling the custom allreduce\n\nnccl 2.21.5, cuda 12.4, 8x H100";
+    assert!(matches!(
+        explain_str(log).category,
+        Category::Unknown | Category::NotEnvironment
+    ));
+    // Without a fault named, a tool's generic failure is still the tool's.
+    let log = "allreduce error after enabling the custom kernel\n\nnccl 2.21.5 fails on two nodes";
+    assert_eq!(explain_str(log).category, Category::Nccl);
+}
