@@ -115,6 +115,16 @@ const WORDS: &[(&str, State, bool)] = &[
     ("bsod", State::Hardware, true),
     ("蓝屏", State::Hardware, false),
     ("黑屏", State::Hardware, false),
+    // The reporter's own conclusion that the hardware is at fault ("it IS a hardware issue",
+    // "100% a hardware related problem"), unless negated ([`negated`]).
+    ("hardware issue", State::Hardware, false),
+    ("hardware problem", State::Hardware, false),
+    ("hardware related", State::Hardware, false),
+    ("hardware-related", State::Hardware, false),
+    ("hardware fault", State::Hardware, false),
+    ("hardware failure", State::Hardware, false),
+    ("硬件问题", State::Hardware, false),
+    ("硬件故障", State::Hardware, false),
     ("illegal memory access", State::Fault(0), false),
     ("illegaladdress", State::Fault(0), false),
     ("illegal address", State::Fault(0), false),
@@ -171,11 +181,49 @@ fn states_of(line: &str) -> impl Iterator<Item = State> + '_ {
         .into_iter()
         .flat_map(move |ac| ac.find_overlapping_iter(line))
         .filter_map(move |m| {
-            let (_, state, whole) = WORDS.get(m.pattern().as_usize())?;
+            let (text, state, whole) = WORDS.get(m.pattern().as_usize())?;
             let before = m.start().checked_sub(1).is_some_and(word);
             let alone = !before && !word(m.end());
-            (!whole || alone).then_some(*state)
+            let denied = is_conclusion(text) && negated(line, m.start(), m.end());
+            ((!whole || alone) && !denied).then_some(*state)
         })
+}
+
+/// Whether a word states a conclusion about the hardware, which a report may deny or ask.
+fn is_conclusion(word: &str) -> bool {
+    word.starts_with("hardware") || word.starts_with("硬件")
+}
+
+/// How far before a conclusion its negation is looked for (bytes).
+const NEGATION_REACH: usize = 24;
+
+/// Whether a conclusion is denied ("not a hardware issue", "ruled out a hardware problem",
+/// "不是硬件问题") or only asked ("is this a hardware issue?").
+fn negated(line: &str, start: usize, end: usize) -> bool {
+    let mut from = start.saturating_sub(NEGATION_REACH);
+    while !line.is_char_boundary(from) {
+        from += 1;
+    }
+    let before = line.get(from..start).unwrap_or_default().to_lowercase();
+    let denied = [
+        "not ",
+        "no ",
+        "n't",
+        "rule out",
+        "ruled out",
+        "unlikely",
+        "不是",
+        "排除",
+    ]
+    .iter()
+    .any(|w| before.contains(w));
+    let asked = line
+        .get(end..)
+        .unwrap_or_default()
+        .split(['.', '!', '\n'])
+        .next()
+        .is_some_and(|rest| rest.contains('?') || rest.contains('？'));
+    denied || asked
 }
 
 /// The first line of each state a log tells.

@@ -30,6 +30,7 @@ pub mod render;
 pub mod scanner;
 pub mod signatures;
 pub mod template;
+pub mod testimony;
 pub mod xid;
 
 pub use category::Category;
@@ -160,6 +161,7 @@ impl Engine {
         let xids = std::mem::take(&mut outcome.xids);
         let named = std::mem::take(&mut outcome.named);
         let host = std::mem::take(&mut outcome.host);
+        let testimony = std::mem::take(&mut outcome.testimony).first;
         let device_failure_line = outcome.device_failure_line;
         let last_exception = outcome.last_exception.take();
         // A Windows log names its Python (a portable ComfyUI's python_embeded\python.exe):
@@ -188,6 +190,9 @@ impl Engine {
         e = self.with_host_state(e, &host, device_failure_line, target);
         if let Some((line_no, text, true)) = last_exception {
             e = with_program_error(e, line_no, text);
+        }
+        if let Some((line_no, text, t)) = testimony {
+            e = with_testimony(e, line_no, text, t);
         }
         if windows_seen {
             e = self.with_windows_bitsandbytes(e);
@@ -1099,6 +1104,66 @@ fn with_program_error(e: Explanation, line_no: u64, text: String) -> Explanation
         facts_check: None,
         evidence: vec![format!(
             "Also read: {} (line {read}), before the program's error.",
+            e.title
+        )],
+        also_seen: e.also_seen,
+        looked_for: Vec::new(),
+        machine: None,
+        sources: Vec::new(),
+        stats: e.stats,
+    }
+}
+
+/// An answer of the environment in a report that says, in prose, the fault is the program's
+/// ([`testimony`]: it is meant to work without a GPU, the failure came with a commit of its
+/// source, its requirements leave out what it imports): the reporter found the environment
+/// sound, and the error read is how the program's fault showed.
+fn with_testimony(
+    e: Explanation,
+    line_no: u64,
+    text: String,
+    t: testimony::Testimony,
+) -> Explanation {
+    if !e.is_known() || e.category == Category::NotEnvironment {
+        return e;
+    }
+    let (title, why, fix) = match t {
+        testimony::Testimony::WithoutGpuByDesign => (
+            "The program is meant to work without a GPU and does not",
+            "The report says the program should run or build on a machine without a GPU and fails there: that it asks for the GPU, the driver or CUDA on such a machine is the program's doing (GPU code enabled unconditionally), not a broken installation.",
+            "Make the GPU part optional in the program (a build feature or a runtime check that falls back to the CPU), or use the release that still runs without a GPU.",
+        ),
+        testimony::Testimony::ProgramRegression => (
+            "The failure came with a change of the program",
+            "The report locates the failure in the program's own history (it began with a commit): the machine did not change, so the error is how the program's change shows, not an installation problem.",
+            "Use the last release or commit that works and report the commit to the project; the environment needs no change.",
+        ),
+        testimony::Testimony::UndeclaredDependency => (
+            "A package the program imports is missing from its requirements",
+            "The report says the program imports a package its declared requirements leave out: an omission of the program's packaging, not a fault of the CUDA stack.",
+            "Install the missing package (or the project's extra that brings it), and report the omission so that the requirements declare it.",
+        ),
+    };
+    let read = e.matched.first().map_or(0, |m| m.line_no);
+    Explanation {
+        category: Category::NotEnvironment,
+        confidence: 0.45,
+        title: title.to_string(),
+        cause: why.to_string(),
+        fix: vec![cudoctor_plan::FixStep::Prose(fix.to_string())],
+        fix_elsewhere: Vec::new(),
+        named_binaries: e.named_binaries,
+        matched: vec![MatchedLine {
+            line_no,
+            text,
+            rank: None,
+            signature: "testimony:program".to_string(),
+        }],
+        fields: BTreeMap::new(),
+        signature: None,
+        facts_check: None,
+        evidence: vec![format!(
+            "Also read: {} (line {read}), which the report's own words above put down to the program.",
             e.title
         )],
         also_seen: e.also_seen,

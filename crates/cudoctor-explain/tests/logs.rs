@@ -908,3 +908,45 @@ fn a_kernel_fault_is_what_a_report_s_generic_error_is_said_of() {
     let log = "allreduce error after enabling the custom kernel\n\nnccl 2.21.5 fails on two nodes";
     assert_eq!(explain_str(log).category, Category::Nccl);
 }
+
+#[test]
+fn a_report_that_puts_the_fault_in_the_program_is_answered_so() {
+    // A program meant to run without a GPU that asks for the driver there.
+    let log = "Server mode does not start on hosts without a GPU since 2.3\nRuntimeError: Found no NVIDIA driver on your system.";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    // The same error, with nothing said of the setting, is the driver's.
+    let log = "Server mode does not start since 2.3\nRuntimeError: Found no NVIDIA driver on your system.";
+    assert_eq!(explain_str(log).category, Category::DriverMissing);
+    // A failure located in the program's history.
+    let log = "no kernel image is available for execution on the device\nIt works on every commit before 1a2b3c4d, so the new loader broke it.";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    // An import the project's requirements leave out.
+    let log = "ImportError: flash_attn is not installed\nflash_attn is imported by the model code but missing from requirements.txt";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    let log = "ImportError: flash_attn is not installed";
+    assert_eq!(explain_str(log).category, Category::SdpaFallback);
+}
+
+#[test]
+fn two_ranks_on_one_gpu_are_the_launcher_s_configuration() {
+    let log = "\
+torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid usage, NCCL version 2.19.3
+ncclInvalidUsage: This usually reflects invalid usage of NCCL library.
+Last error:
+Duplicate GPU detected : rank 3 and rank 2 both on CUDA device 41000";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    // NCCL's invalid usage for another reason stays NCCL's.
+    let log = "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid usage, NCCL version 2.19.3";
+    assert_eq!(explain_str(log).category, Category::Nccl);
+}
+
+#[test]
+fn the_reporter_s_conclusion_that_the_hardware_failed() {
+    let log = "CUDA error: unspecified launch failure after a few epochs\nSwapped cards around: it is definitely a hardware problem with the second card.";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+    // Denied or only asked, it concludes nothing.
+    let log = "CUDA error: unspecified launch failure after a few epochs\nIt is not a hardware problem, the card passes every stress test.";
+    assert_ne!(explain_str(log).category, Category::GpuHardware);
+    let log = "CUDA error: unspecified launch failure after a few epochs\nCould this be a hardware problem?";
+    assert_ne!(explain_str(log).category, Category::GpuHardware);
+}

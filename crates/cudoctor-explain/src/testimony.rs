@@ -1,0 +1,232 @@
+//! What a report says, in prose, of whose the failure is, beside its errors. Users who found
+//! the fault in the program say so in a few shapes, whatever the program:
+//!
+//! - the program is meant to work on a machine without a GPU, and does not ("unable to build
+//!   without CUDA", "not running on a server without GPU"): that it asks for a GPU there is its
+//!   own doing, whatever its error says of the missing driver or CUDA;
+//! - the failure came with a change of the program's source ("does not happen on commits
+//!   before 4c37636", "bisected it to commit ..."): the machine did not change;
+//! - the program imports a package its declared requirements leave out ("X is needed but not
+//!   specified in requirements"): the packaging's omission, not the user's environment.
+//!
+//! Alone these name no cause; beside an answer of the environment they say the reporter found
+//! the environment sound, and the answer becomes the program's. Statements that another program
+//! or the same stack elsewhere works are *not* read so: on the tuning corpora the reports of
+//! real environment faults say it as often ("works fine with the official image", "works
+//! normally with other CUDA applications"), since each program brings its own build.
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use std::sync::OnceLock;
+
+/// Whose fault the words of [`ANCHORS`] tell, once [`confirmed`] by the text around them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Testimony {
+    /// The program is meant to run (or build) on a machine without a GPU, and fails there.
+    WithoutGpuByDesign,
+    /// The failure began with a commit of the program's source.
+    ProgramRegression,
+    /// A package the program imports is missing from its declared requirements.
+    UndeclaredDependency,
+}
+
+/// The anchor words and what each tells.
+const ANCHORS: &[(&str, Testimony)] = &[
+    ("without gpu", Testimony::WithoutGpuByDesign),
+    ("without a gpu", Testimony::WithoutGpuByDesign),
+    ("without any gpu", Testimony::WithoutGpuByDesign),
+    ("without an nvidia", Testimony::WithoutGpuByDesign),
+    ("without nvidia", Testimony::WithoutGpuByDesign),
+    ("without cuda", Testimony::WithoutGpuByDesign),
+    ("without a cuda", Testimony::WithoutGpuByDesign),
+    ("没有gpu的", Testimony::WithoutGpuByDesign),
+    ("无gpu的", Testimony::WithoutGpuByDesign),
+    ("commits previous to", Testimony::ProgramRegression),
+    ("commits prior to", Testimony::ProgramRegression),
+    ("commits before", Testimony::ProgramRegression),
+    ("commit before", Testimony::ProgramRegression),
+    ("commit previous to", Testimony::ProgramRegression),
+    ("commit prior to", Testimony::ProgramRegression),
+    ("since commit", Testimony::ProgramRegression),
+    ("after commit", Testimony::ProgramRegression),
+    ("introduced by commit", Testimony::ProgramRegression),
+    ("introduced in commit", Testimony::ProgramRegression),
+    ("bisected", Testimony::ProgramRegression),
+    ("git bisect", Testimony::ProgramRegression),
+    (
+        "not specified in requirements",
+        Testimony::UndeclaredDependency,
+    ),
+    (
+        "not specified in the requirements",
+        Testimony::UndeclaredDependency,
+    ),
+    (
+        "not listed in requirements",
+        Testimony::UndeclaredDependency,
+    ),
+    (
+        "not listed in the requirements",
+        Testimony::UndeclaredDependency,
+    ),
+    (
+        "not declared in requirements",
+        Testimony::UndeclaredDependency,
+    ),
+    (
+        "not included in requirements",
+        Testimony::UndeclaredDependency,
+    ),
+    (
+        "not included in the requirements",
+        Testimony::UndeclaredDependency,
+    ),
+    ("missing from requirements", Testimony::UndeclaredDependency),
+    (
+        "missing from the requirements",
+        Testimony::UndeclaredDependency,
+    ),
+    ("not in requirements.txt", Testimony::UndeclaredDependency),
+    (
+        "missing from requirements.txt",
+        Testimony::UndeclaredDependency,
+    ),
+];
+
+/// How far before "without GPU" the failure to run or build is looked for (bytes).
+const WITHOUT_REACH: usize = 48;
+
+/// Words that say the program does not work in the setting named after them.
+const NOT_WORKING: &[&str] = &[
+    "unable to",
+    "can't",
+    "cannot",
+    "can not",
+    "not running",
+    "not run",
+    "not work",
+    "not build",
+    "not start",
+    "fails to",
+    "failed to",
+    "fail to",
+    "doesn't",
+    "does not",
+    "won't",
+    "no longer",
+    "broken",
+    "无法",
+    "不能",
+];
+
+/// Words that say the setting is a property of a build ("compiled without CUDA"): a package
+/// built so is an environment's CPU build, not a program meant for machines without a GPU.
+const BUILT_WITHOUT: &[&str] = &["compiled", "built", "compile", "编译"];
+
+fn automaton() -> Option<&'static AhoCorasick> {
+    static AC: OnceLock<Option<AhoCorasick>> = OnceLock::new();
+    AC.get_or_init(|| {
+        AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .match_kind(MatchKind::Standard)
+            .build(ANCHORS.iter().map(|(w, _)| *w))
+            .ok()
+    })
+    .as_ref()
+}
+
+/// Every anchor word (the scan's gate must not pass over their lines).
+pub fn literals() -> impl Iterator<Item = &'static str> {
+    ANCHORS.iter().map(|(w, _)| *w)
+}
+
+/// What the line testifies, if anything.
+pub fn testimony_of(line: &str) -> Option<Testimony> {
+    automaton()?
+        .find_overlapping_iter(line)
+        .filter_map(|m| {
+            let (anchor, t) = ANCHORS.get(m.pattern().as_usize())?;
+            let before = line.get(..m.start()).unwrap_or_default();
+            let after = line.get(m.end()..).unwrap_or_default();
+            confirmed(anchor, *t, before, after).then_some(*t)
+        })
+        .next()
+}
+
+/// Whether the text around an anchor makes it the testimony: "without GPU" after words that
+/// say the program does not run or build there (and not after "compiled"); a commit with
+/// its hash or a bisection; an undeclared requirement as said.
+fn confirmed(anchor: &str, t: Testimony, before: &str, after: &str) -> bool {
+    match t {
+        Testimony::WithoutGpuByDesign => {
+            let mut from = before.len().saturating_sub(WITHOUT_REACH);
+            while !before.is_char_boundary(from) {
+                from += 1;
+            }
+            let near = before.get(from..).unwrap_or_default().to_lowercase();
+            NOT_WORKING.iter().any(|w| near.contains(w))
+                && !BUILT_WITHOUT.iter().any(|w| near.contains(w))
+        }
+        Testimony::ProgramRegression => {
+            // A commit named by its hash (seven or more hex digits), or a bisection.
+            let hash = after
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .take(3)
+                .any(|w| w.len() >= 7 && w.bytes().all(|b| b.is_ascii_hexdigit()));
+            let rest = after.trim_start();
+            hash || anchor == "git bisect"
+                || anchor == "bisected" && (rest.starts_with("to ") || rest.starts_with("it to "))
+        }
+        Testimony::UndeclaredDependency => true,
+    }
+}
+
+/// The first line of each testimony a report gives.
+#[derive(Debug, Default, Clone)]
+pub struct Testimonies {
+    pub first: Option<(u64, String, Testimony)>,
+}
+
+impl Testimonies {
+    pub fn feed(&mut self, line_no: u64, line: &str) {
+        if self.first.is_some() {
+            return;
+        }
+        if let Some(t) = testimony_of(line) {
+            self.first = Some((line_no, crate::scanner::shown(line), t));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_meant_for_machines_without_a_gpu() {
+        assert_eq!(
+            testimony_of("Cannot start the app on a laptop without a GPU"),
+            Some(Testimony::WithoutGpuByDesign)
+        );
+        // A build's own property is the environment's CPU build.
+        assert_eq!(
+            testimony_of("The installed version of foo was compiled without GPU support"),
+            None
+        );
+        // Said without a failure of the program, it is no testimony.
+        assert_eq!(testimony_of("I ran it on a box without a GPU"), None);
+    }
+
+    #[test]
+    fn a_regression_located_in_the_program_s_history() {
+        assert_eq!(
+            testimony_of("It started after commit 9f3e2a1 of the server"),
+            Some(Testimony::ProgramRegression)
+        );
+        assert_eq!(
+            testimony_of("I bisected it to the change that reworked the loader"),
+            Some(Testimony::ProgramRegression)
+        );
+        assert_eq!(testimony_of("since commit of my changes it fails"), None);
+    }
+}
