@@ -266,6 +266,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cmake_cuda_compiler", Word::Subject(S::Toolkit), false),
     ("cmake_cuda_architectures", Word::Subject(S::Toolkit), false),
     ("cuda compilation tools", Word::Subject(S::Toolkit), false),
+    // The build of a package's CUDA half named by its switch (apex's and its forks'
+    // `--cuda_ext`): what fails there is nvcc's compile.
+    ("--cuda_ext", Word::Subject(S::Toolkit), false),
     ("nvvm", Word::Subject(S::Toolkit), false),
     ("cmake_cuda", Word::Subject(S::Toolkit), false),
     ("nvrtc: error", Word::Subject(S::Toolkit), false),

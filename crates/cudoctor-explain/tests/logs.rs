@@ -950,3 +950,14 @@ fn the_reporter_s_conclusion_that_the_hardware_failed() {
     let log = "CUDA error: unspecified launch failure after a few epochs\nCould this be a hardware problem?";
     assert_ne!(explain_str(log).category, Category::GpuHardware);
 }
+
+#[test]
+fn a_failed_build_of_a_package_s_cuda_half_is_the_toolchain_s() {
+    // The switch that builds a package's CUDA extensions, in the command that failed.
+    let log = "ERROR: Command \"python setup.py --cpp_ext --cuda_ext install\" failed with error code 1 in /tmp/pip-build/";
+    assert_eq!(explain_str(log).category, Category::ToolkitMismatch);
+    // Without it, a failed pip build names nothing of the stack.
+    let log =
+        "ERROR: Command \"python setup.py install\" failed with error code 1 in /tmp/pip-build/";
+    assert_eq!(explain_str(log).category, Category::Unknown);
+}
