@@ -1581,9 +1581,14 @@ fn cuda_error_code(line: &str) -> Option<(Subject, Failure)> {
 /// "returned", "code" or "status", spelt "error: 35", "error(35)", "error = 35", "error code
 /// 35", "error code is 126", "error #35"; never a version ("35.1") nor part of a word.
 fn error_numbers(lower: &str) -> Vec<String> {
+    numbers_after(lower, &["error", "failure", "returned", "code", "status"])
+}
+
+/// The numbers `lower` gives right after one of `keys`, spelt as [`error_numbers`] reads them.
+pub(crate) fn numbers_after(lower: &str, keys: &[&str]) -> Vec<String> {
     let b = lower.as_bytes();
     let mut out = Vec::new();
-    for key in ["error", "failure", "returned", "code", "status"] {
+    for key in keys {
         let mut from = 0;
         while let Some(i) = lower.get(from..).and_then(|r| r.find(key)) {
             let mut j = from + i + key.len();

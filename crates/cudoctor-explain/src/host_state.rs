@@ -189,6 +189,32 @@ fn states_of(line: &str) -> impl Iterator<Item = State> + '_ {
         })
 }
 
+/// The fault a CUDA error number names on a line that speaks of CUDA ("CUDA error 700",
+/// "CU result: 719"): the driver's and the runtime's codes for the kernel faults are the same
+/// numbers, so a report that gives one fault by its name and another by its number shows two
+/// kinds of fault as much as one that names both.
+fn fault_code(line: &str) -> Option<State> {
+    // Every code read here begins "70" or "71": most lines are left at that test.
+    if !(line.contains("70") || line.contains("71")) {
+        return None;
+    }
+    let lower = line.to_ascii_lowercase();
+    if !lower.contains("cu") {
+        return None;
+    }
+    crate::clause::numbers_after(&lower, &["error", "result", "code", "status"])
+        .iter()
+        .find_map(|n| match n.as_str() {
+            "700" => Some(State::Fault(0)),
+            "719" => Some(State::Fault(1)),
+            "715" => Some(State::Fault(2)),
+            "718" => Some(State::Fault(3)),
+            "716" => Some(State::Fault(4)),
+            "714" => Some(State::Fault(5)),
+            _ => None,
+        })
+}
+
 /// Whether a word states a conclusion about the hardware, which a report may deny or ask.
 fn is_conclusion(word: &str) -> bool {
     word.starts_with("hardware") || word.starts_with("硬件")
@@ -242,7 +268,7 @@ impl HostContext {
         if self.resumed.is_some() && self.hardware.is_some() && self.kernel_updated.is_some() {
             return;
         }
-        for state in states_of(line) {
+        for state in states_of(line).chain(fault_code(line)) {
             let slot = match state {
                 State::Resumed => &mut self.resumed,
                 State::Hardware => &mut self.hardware,

@@ -961,3 +961,13 @@ fn a_failed_build_of_a_package_s_cuda_half_is_the_toolchain_s() {
         "ERROR: Command \"python setup.py install\" failed with error code 1 in /tmp/pip-build/";
     assert_eq!(explain_str(log).category, Category::Unknown);
 }
+
+#[test]
+fn a_fault_given_by_its_cuda_number_counts_as_that_fault() {
+    // Two kinds of fault, one by name and one by number: faults at random places.
+    let log = "the solver keeps crashing at random steps\nCUDA error: an illegal instruction was encountered\nlater run: CUDA error 719";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+    // The same fault by name and by number is one kind: a program's bug as often as not.
+    let log = "the solver keeps crashing at random steps\nCUDA error: an illegal instruction was encountered\nlater run: CUDA error 715";
+    assert_ne!(explain_str(log).category, Category::GpuHardware);
+}
