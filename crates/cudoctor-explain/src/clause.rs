@@ -1400,6 +1400,9 @@ pub fn words(line: &str) -> Words {
         w.add_subject(S::Framework, line.len());
         w.add_failure(F::NotCompiled);
     }
+    if !w.fails(F::NotAvailable) && negation_apart_from_its_verb(line) {
+        w.add_failure(F::NotAvailable);
+    }
     // A comparison whose found side is a version of zeros ("expecting 5.1.5 got 0.0.0") read
     // no version at all: the file or answer it came from was unreadable (a corrupted plan, a
     // header read in text mode, a query that failed), so nothing is too old or mismatched.
@@ -1411,6 +1414,35 @@ pub fn words(line: &str) -> Words {
     w.subjects.sort();
     w.failures.sort();
     w
+}
+
+/// Negations that a verb of perception follows.
+const NEGATIONS: [&str; 6] = ["n't ", "not ", "cannot ", "unable to ", "不能", "无法"];
+/// The verbs by which a program or a machine sees a GPU (their stems).
+const PERCEIVING: [&str; 5] = ["recogni", "detect", "see", "find", "识别"];
+/// Words allowed between a negation and its verb (an inverted question's subject, an adverb).
+const NEGATION_GAP_WORDS: usize = 4;
+
+/// Whether a negation and its verb of perception stand apart, a few words between ("why
+/// doesn't my Kubernetes node recognize the GPU", "it does not always detect the card"): the
+/// lexicon reads them only side by side ("not detected", "n't recognize").
+fn negation_apart_from_its_verb(line: &str) -> bool {
+    if !(line.contains("n't") || line.contains("not") || line.contains("unable")) {
+        return false;
+    }
+    let lower = line.to_lowercase().replace('’', "'");
+    NEGATIONS.iter().any(|neg| {
+        lower.match_indices(neg).any(|(i, _)| {
+            let rest = lower.get(i + neg.len()..).unwrap_or_default();
+            // In the passive ("cannot be recognized") what is not seen is the subject, often
+            // a name the tool does not know (an architecture), not a GPU it fails to see.
+            rest.split_whitespace()
+                .take(NEGATION_GAP_WORDS + 1)
+                .take_while(|word| !matches!(*word, "be" | "been" | "being"))
+                .enumerate()
+                .any(|(k, word)| k > 0 && PERCEIVING.iter().any(|v| word.starts_with(v)))
+        })
+    })
 }
 
 /// The words that introduce the version a comparison found.

@@ -971,3 +971,15 @@ fn a_fault_given_by_its_cuda_number_counts_as_that_fault() {
     let log = "the solver keeps crashing at random steps\nCUDA error: an illegal instruction was encountered\nlater run: CUDA error 715";
     assert_ne!(explain_str(log).category, Category::GpuHardware);
 }
+
+#[test]
+fn a_negation_apart_from_its_verb_still_says_the_gpu_is_unseen() {
+    // An inverted question: the subject stands between the negation and its verb.
+    let log = "Why doesn't my Kubernetes worker ever detect the GPU after the driver install?";
+    assert_eq!(explain_str(log).category, Category::Container);
+    let log = "Why doesn't my laptop ever detect the GPU after the driver install?";
+    assert_eq!(explain_str(log).category, Category::DriverMissing);
+    // The passive says a name is unknown to a tool, not a GPU unseen.
+    let log = "the architecture sm_130 cannot be recognized by this nvcc";
+    assert_ne!(explain_str(log).category, Category::DriverMissing);
+}
