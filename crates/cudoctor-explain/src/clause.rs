@@ -1851,10 +1851,25 @@ fn cuda_identifier_undefined(line: &str) -> Option<(Subject, Failure)> {
 /// providers: CPUExecutionProvider, . Fallback to cpu!"), or CUDA's said to be missing from it:
 /// the installed build has no CUDA provider.
 fn providers_without_cuda(line: &str) -> Option<(Subject, Failure)> {
-    if !line.contains("rovider") {
+    if find_ascii_ci(line, "provider").is_none() {
         return None;
     }
     let lower = line.to_ascii_lowercase();
+    // In a user's words: the execution providers offered without CUDA among them ("execution
+    // providers: no cuda option"), what ONNX Runtime's CPU package offers.
+    if lower.contains("execution provider")
+        && [
+            "no cuda",
+            "not cuda",
+            "without cuda",
+            "cuda missing",
+            "cuda is missing",
+        ]
+        .iter()
+        .any(|k| lower.contains(k))
+    {
+        return Some((S::Framework, F::NotCompiled));
+    }
     let listed = lower.contains("available provider") || lower.contains("available_provider");
     if !listed {
         return None;

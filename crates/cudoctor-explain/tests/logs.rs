@@ -983,3 +983,12 @@ fn a_negation_apart_from_its_verb_still_says_the_gpu_is_unseen() {
     let log = "the architecture sm_130 cannot be recognized by this nvcc";
     assert_ne!(explain_str(log).category, Category::DriverMissing);
 }
+
+#[test]
+fn execution_providers_without_cuda_in_a_user_s_words_are_a_cpu_package() {
+    let log = "Why are the EXECUTION PROVIDERS without CUDA in the settings menu?";
+    assert_eq!(explain_str(log).category, Category::CpuOnlyWheel);
+    // Providers named with CUDA among them say nothing of a CPU package.
+    let log = "Execution providers: CUDA, TensorRT, CPU. Inference is slow.";
+    assert_ne!(explain_str(log).category, Category::CpuOnlyWheel);
+}
