@@ -1400,6 +1400,10 @@ pub fn words(line: &str) -> Words {
         w.add_subject(S::Framework, line.len());
         w.add_failure(F::NotCompiled);
     }
+    // A version's CPU variant typed with a hyphen ("torch=2.2.0-cpu"), as "+cpu" is written.
+    if !w.fails(F::NotCompiled) && version_with_cpu_suffix(line) {
+        w.add_failure(F::NotCompiled);
+    }
     if !w.fails(F::NotAvailable) && negation_apart_from_its_verb(line) {
         w.add_failure(F::NotAvailable);
     }
@@ -1414,6 +1418,20 @@ pub fn words(line: &str) -> Words {
     w.subjects.sort();
     w.failures.sort();
     w
+}
+
+/// Whether a version number runs into "-cpu" ("2.2.0-cpu"), the CPU variant's local version
+/// as users type it.
+fn version_with_cpu_suffix(line: &str) -> bool {
+    line.match_indices("-cpu").any(|(i, _)| {
+        let b = line.as_bytes();
+        let digit_before = i
+            .checked_sub(1)
+            .and_then(|j| b.get(j))
+            .is_some_and(u8::is_ascii_digit);
+        let word_after = b.get(i + 4).is_some_and(|c| c.is_ascii_alphanumeric());
+        digit_before && !word_after
+    })
 }
 
 /// Negations that a verb of perception follows.
