@@ -1400,6 +1400,13 @@ pub fn words(line: &str) -> Words {
         w.add_subject(S::Framework, line.len());
         w.add_failure(F::NotCompiled);
     }
+    // An import that fails after the framework was upgraded ("ImportError after upgrading to
+    // PyTorch 1.1.0"): an extension built against the release before, whose symbols the new
+    // one no longer exports, as the loader's "undefined symbol" says when it is shown.
+    if !w.fails(F::UndefinedSymbol) && import_fails_after_framework_upgrade(line) {
+        w.add_subject(S::Framework, line.len());
+        w.add_failure(F::UndefinedSymbol);
+    }
     // A version's CPU variant typed with a hyphen ("torch=2.2.0-cpu"), as "+cpu" is written.
     if !w.fails(F::NotCompiled) && version_with_cpu_suffix(line) {
         w.add_failure(F::NotCompiled);
@@ -1418,6 +1425,45 @@ pub fn words(line: &str) -> Words {
     w.subjects.sort();
     w.failures.sort();
     w
+}
+
+/// The words of an upgrade, then of the framework upgraded, a few bytes apart.
+const UPGRADES: [&str; 6] = [
+    "after upgrading",
+    "since upgrading",
+    "after updating",
+    "since updating",
+    "after the upgrade",
+    "after an upgrade",
+];
+const UPGRADED: [&str; 4] = ["torch", "tensorflow", "paddle", "jax"];
+/// The words of a failed import.
+const IMPORT_FAILS: [&str; 5] = [
+    "importerror",
+    "import error",
+    "cannot import",
+    "failed to import",
+    "dll load failed",
+];
+
+/// Whether a line says an import failed after the framework was upgraded.
+fn import_fails_after_framework_upgrade(line: &str) -> bool {
+    if find_ascii_ci(line, "after").is_none() && find_ascii_ci(line, "since").is_none() {
+        return false;
+    }
+    let lower = line.to_ascii_lowercase();
+    let upgraded = UPGRADES.iter().any(|u| {
+        lower.match_indices(u).any(|(i, _)| {
+            let near: String = lower
+                .get(i + u.len()..)
+                .unwrap_or_default()
+                .chars()
+                .take(16)
+                .collect();
+            UPGRADED.iter().any(|f| near.contains(f))
+        })
+    });
+    upgraded && IMPORT_FAILS.iter().any(|k| lower.contains(k))
 }
 
 /// Whether a version number runs into "-cpu" ("2.2.0-cpu"), the CPU variant's local version

@@ -1001,3 +1001,12 @@ fn a_cpu_variant_typed_with_a_hyphen_is_a_cpu_build() {
     let log = "pip resolved torch==2.4.1-cpus for me, is that why the GPU is never used?";
     assert_ne!(explain_str(log).category, Category::CpuOnlyWheel);
 }
+
+#[test]
+fn an_import_that_fails_after_the_framework_s_upgrade_is_an_extension_built_for_the_old_one() {
+    let log = "ImportError since updating to torch 2.3 when loading my_ext._C";
+    assert_eq!(explain_str(log).category, Category::AbiMismatch);
+    // The upgrade alone, with no import failing, says nothing.
+    let log = "Training got slower since updating to torch 2.3";
+    assert_ne!(explain_str(log).category, Category::AbiMismatch);
+}
