@@ -1407,6 +1407,13 @@ pub fn words(line: &str) -> Words {
         w.add_subject(S::Framework, line.len());
         w.add_failure(F::UndefinedSymbol);
     }
+    // A framework's GPU package that cannot be found for the machine ("I can not find the
+    // tensorflow-gpu for my CUDA", pip's "No matching distribution found for
+    // paddlepaddle-gpu"): only its CPU build exists there.
+    if w.fails(F::NotFound) && !w.fails(F::NotCompiled) && names_gpu_package(line) {
+        w.add_subject(S::Framework, line.len());
+        w.add_failure(F::NotCompiled);
+    }
     // A version's CPU variant typed with a hyphen ("torch=2.2.0-cpu"), as "+cpu" is written.
     if !w.fails(F::NotCompiled) && version_with_cpu_suffix(line) {
         w.add_failure(F::NotCompiled);
@@ -1464,6 +1471,23 @@ fn import_fails_after_framework_upgrade(line: &str) -> bool {
         })
     });
     upgraded && IMPORT_FAILS.iter().any(|k| lower.contains(k))
+}
+
+/// The frameworks published as a separate GPU package (`NAME-gpu`).
+const GPU_PACKAGES: [&str; 5] = [
+    "tensorflow-gpu",
+    "paddlepaddle-gpu",
+    "onnxruntime-gpu",
+    "faiss-gpu",
+    "mxnet-gpu",
+];
+
+/// Whether a line names a framework's GPU package.
+fn names_gpu_package(line: &str) -> bool {
+    find_ascii_ci(line, "-gpu").is_some()
+        && GPU_PACKAGES
+            .iter()
+            .any(|p| find_ascii_ci(line, p).is_some())
 }
 
 /// Whether a version number runs into "-cpu" ("2.2.0-cpu"), the CPU variant's local version

@@ -1010,3 +1010,12 @@ fn an_import_that_fails_after_the_framework_s_upgrade_is_an_extension_built_for_
     let log = "Training got slower since updating to torch 2.3";
     assert_ne!(explain_str(log).category, Category::AbiMismatch);
 }
+
+#[test]
+fn a_framework_s_gpu_package_not_found_for_the_machine_leaves_its_cpu_build() {
+    let log = "my CUDA is 12.1 but I can not find a tensorflow-gpu release for it on Windows";
+    assert_eq!(explain_str(log).category, Category::CpuOnlyWheel);
+    // Something else not found is no GPU build missing.
+    let log = "my CUDA is 12.1 but I can not find the tensorflow release notes for it on Windows";
+    assert_ne!(explain_str(log).category, Category::CpuOnlyWheel);
+}
