@@ -1939,9 +1939,7 @@ fn cuda_identifier_undefined(line: &str) -> Option<(Subject, Failure)> {
 /// providers: CPUExecutionProvider, . Fallback to cpu!"), or CUDA's said to be missing from it:
 /// the installed build has no CUDA provider.
 fn providers_without_cuda(line: &str) -> Option<(Subject, Failure)> {
-    if find_ascii_ci(line, "provider").is_none() {
-        return None;
-    }
+    find_ascii_ci(line, "provider")?;
     let lower = line.to_ascii_lowercase();
     // In a user's words: the execution providers offered without CUDA among them ("execution
     // providers: no cuda option"), what ONNX Runtime's CPU package offers.
