@@ -671,6 +671,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("winerror 127", Word::Failure(F::UndefinedSymbol), false),
+    // pybind11's type that another compiled module registers, not seen from this one ("(type
+    // not registered yet?)"): the two modules were built with different compilers or binding
+    // versions, so their type tables do not meet, an ABI mismatch between binaries.
+    (
+        "type not registered",
+        Word::Failure(F::UndefinedSymbol),
+        false,
+    ),
     // Windows' words for an unresolved import (WinError 127).
     (
         "specified procedure could not be found",

@@ -1019,3 +1019,12 @@ fn a_framework_s_gpu_package_not_found_for_the_machine_leaves_its_cpu_build() {
     let log = "my CUDA is 12.1 but I can not find the tensorflow release notes for it on Windows";
     assert_ne!(explain_str(log).category, Category::CpuOnlyWheel);
 }
+
+#[test]
+fn a_binding_type_no_module_registered_is_two_binaries_built_apart() {
+    let log = "ImportError: arg(): could not convert default argument 'grid: core::Grid' in function 'build_index' into a Python object (type not registered yet?)";
+    assert_eq!(explain_str(log).category, Category::AbiMismatch);
+    // A program passing the wrong type to a binding is its own error.
+    let log = "TypeError: build_index(): incompatible function arguments. The following argument types are supported";
+    assert_ne!(explain_str(log).category, Category::AbiMismatch);
+}
