@@ -2955,8 +2955,14 @@ fn by_general_subject(line: &str, w: &Words) -> Option<Reading> {
     }
     // Two pieces of one framework (jax and jaxlib, a TensorRT engine and its runtime) of
     // different versions.
+    // A serialized engine or plan that its runtime cannot read (its size or layout not what the
+    // runtime expects) was written by another release of that runtime, versions named or not.
     if let Some((s, f)) = w.pick(S::Framework, &[F::Mismatch]) {
-        if line.to_ascii_lowercase().contains("version") {
+        let lower = line.to_ascii_lowercase();
+        if ["version", "serialized engine", "engine plan"]
+            .iter()
+            .any(|k| lower.contains(k))
+        {
             return Some((Category::VersionSuffixMismatch, s, f));
         }
     }

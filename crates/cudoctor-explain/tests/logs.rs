@@ -1028,3 +1028,13 @@ fn a_binding_type_no_module_registered_is_two_binaries_built_apart() {
     let log = "TypeError: build_index(): incompatible function arguments. The following argument types are supported";
     assert_ne!(explain_str(log).category, Category::AbiMismatch);
 }
+
+#[test]
+fn a_serialized_engine_its_runtime_cannot_read_was_written_by_another_release() {
+    let log = "runtime.cpp:120: Assertion failed: layout mismatch between the serialized engine and this runtime";
+    assert_eq!(explain_str(log).category, Category::VersionSuffixMismatch);
+    // A mismatch of the program's own tensors stays the program's.
+    let log =
+        "RuntimeError: size mismatch for decoder.weight: copying a param with shape [10, 512]";
+    assert_ne!(explain_str(log).category, Category::VersionSuffixMismatch);
+}
