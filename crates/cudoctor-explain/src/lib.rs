@@ -1138,6 +1138,11 @@ fn with_testimony(
             "The report locates the failure in the program's own history (it began with a commit): the machine did not change, so the error is how the program's change shows, not an installation problem.",
             "Use the last release or commit that works and report the commit to the project; the environment needs no change.",
         ),
+        testimony::Testimony::BuildFileDefect => (
+            "The report finds a defect in the program's build files",
+            "The report locates the failure in the program's own build files (a flag, a path or an option written wrongly there): whatever the compiler or loader then says, it was given the wrong input, not a broken installation.",
+            "Correct the build file as the report says (or use the release where it is fixed) and build again; the toolkit and the driver need no change.",
+        ),
         testimony::Testimony::UndeclaredDependency => (
             "A package the program imports is missing from its requirements",
             "The report says the program imports a package its declared requirements leave out: an omission of the program's packaging, not a fault of the CUDA stack.",

@@ -7,7 +7,11 @@
 //! - the failure came with a change of the program's source ("does not happen on commits
 //!   before 4c37636", "bisected it to commit ..."): the machine did not change;
 //! - the program imports a package its declared requirements leave out ("X is needed but not
-//!   specified in requirements"): the packaging's omission, not the user's environment.
+//!   specified in requirements"): the packaging's omission, not the user's environment;
+//! - the report locates a defect in the program's own build files ("flag position incorrect in
+//!   build.ninja", "a typo in setup.py"): whatever the compiler then says, its input was wrong.
+//!   "Missing in setup.py" is left out: an architecture missing from a build's list is the
+//!   build's target, which the corpora label as the GPU's kernel image missing.
 //!
 //! Alone these name no cause; beside an answer of the environment they say the reporter found
 //! the environment sound, and the answer becomes the program's. Statements that another program
@@ -27,6 +31,8 @@ pub enum Testimony {
     ProgramRegression,
     /// A package the program imports is missing from its declared requirements.
     UndeclaredDependency,
+    /// A defect the report locates in the program's own build files.
+    BuildFileDefect,
 }
 
 /// The anchor words and what each tells.
@@ -90,7 +96,27 @@ const ANCHORS: &[(&str, Testimony)] = &[
         "missing from requirements.txt",
         Testimony::UndeclaredDependency,
     ),
+    ("incorrect in", Testimony::BuildFileDefect),
+    ("wrong in", Testimony::BuildFileDefect),
+    ("bug in", Testimony::BuildFileDefect),
+    ("typo in", Testimony::BuildFileDefect),
+    ("mistake in", Testimony::BuildFileDefect),
 ];
+
+/// A program's own build files, by name.
+const BUILD_FILES: [&str; 8] = [
+    "build.ninja",
+    "setup.py",
+    "cmakelists",
+    "makefile",
+    "pyproject.toml",
+    "build.sh",
+    "build script",
+    "meson.build",
+];
+
+/// How far after "incorrect in" the build file is looked for (bytes).
+const BUILD_FILE_REACH: usize = 24;
 
 /// How far before "without GPU" the failure to run or build is looked for (bytes).
 const WITHOUT_REACH: usize = 48;
@@ -178,6 +204,14 @@ fn confirmed(anchor: &str, t: Testimony, before: &str, after: &str) -> bool {
                 || anchor == "bisected" && (rest.starts_with("to ") || rest.starts_with("it to "))
         }
         Testimony::UndeclaredDependency => true,
+        Testimony::BuildFileDefect => {
+            let mut to = after.len().min(BUILD_FILE_REACH);
+            while !after.is_char_boundary(to) {
+                to -= 1;
+            }
+            let near = after.get(..to).unwrap_or_default().to_ascii_lowercase();
+            BUILD_FILES.iter().any(|f| near.contains(f))
+        }
     }
 }
 

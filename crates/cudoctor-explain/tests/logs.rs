@@ -925,6 +925,11 @@ fn a_report_that_puts_the_fault_in_the_program_is_answered_so() {
     assert_eq!(explain_str(log).category, Category::NotEnvironment);
     let log = "ImportError: flash_attn is not installed";
     assert_eq!(explain_str(log).category, Category::SdpaFallback);
+    // A defect located in the program's build files.
+    let log = "nvcc fatal : Value 'c++20' is not defined for option 'std'\nthe -std flag is wrong in CMakeLists.txt of the plugin";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    let log = "nvcc fatal : Value 'c++20' is not defined for option 'std'";
+    assert_ne!(explain_str(log).category, Category::NotEnvironment);
 }
 
 #[test]
