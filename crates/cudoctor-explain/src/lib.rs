@@ -1143,6 +1143,11 @@ fn with_testimony(
             "The report locates the failure in the program's own build files (a flag, a path or an option written wrongly there): whatever the compiler or loader then says, it was given the wrong input, not a broken installation.",
             "Correct the build file as the report says (or use the release where it is fixed) and build again; the toolkit and the driver need no change.",
         ),
+        testimony::Testimony::PublishedBuildBroken => (
+            "The report says the project's published build is broken",
+            "The report says the release, nightly or wheel as published is broken (a library it needs left out, a build step gone wrong): a packaging mistake of the project, which the error read shows, not a fault of the user's installation.",
+            "Install the previous release (or the next one, where the project fixed it), and follow the project's issue for the corrected build; the environment needs no change.",
+        ),
         testimony::Testimony::UndeclaredDependency => (
             "A package the program imports is missing from its requirements",
             "The report says the program imports a package its declared requirements leave out: an omission of the program's packaging, not a fault of the CUDA stack.",

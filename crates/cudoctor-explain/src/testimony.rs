@@ -11,7 +11,9 @@
 //! - the report locates a defect in the program's own build files ("flag position incorrect in
 //!   build.ninja", "a typo in setup.py"): whatever the compiler then says, its input was wrong.
 //!   "Missing in setup.py" is left out: an architecture missing from a build's list is the
-//!   build's target, which the corpora label as the GPU's kernel image missing.
+//!   build's target, which the corpora label as the GPU's kernel image missing;
+//! - the report says the published build itself is broken ("broken nightly pip install", "the
+//!   wheel is missing libnvrtc"): a packaging mistake of the project, not the user's setup.
 //!
 //! Alone these name no cause; beside an answer of the environment they say the reporter found
 //! the environment sound, and the answer becomes the program's. Statements that another program
@@ -33,6 +35,8 @@ pub enum Testimony {
     UndeclaredDependency,
     /// A defect the report locates in the program's own build files.
     BuildFileDefect,
+    /// The project's published build (a release, a nightly, a wheel) is said to be broken.
+    PublishedBuildBroken,
 }
 
 /// The anchor words and what each tells.
@@ -101,6 +105,15 @@ const ANCHORS: &[(&str, Testimony)] = &[
     ("bug in", Testimony::BuildFileDefect),
     ("typo in", Testimony::BuildFileDefect),
     ("mistake in", Testimony::BuildFileDefect),
+    ("broken nightly", Testimony::PublishedBuildBroken),
+    ("broken release", Testimony::PublishedBuildBroken),
+    ("broken wheel", Testimony::PublishedBuildBroken),
+    ("nightly is broken", Testimony::PublishedBuildBroken),
+    ("release is broken", Testimony::PublishedBuildBroken),
+    ("wheel is broken", Testimony::PublishedBuildBroken),
+    ("wheels are broken", Testimony::PublishedBuildBroken),
+    ("missing from the wheel", Testimony::PublishedBuildBroken),
+    ("wheel is missing", Testimony::PublishedBuildBroken),
 ];
 
 /// A program's own build files, by name.
@@ -203,7 +216,7 @@ fn confirmed(anchor: &str, t: Testimony, before: &str, after: &str) -> bool {
             hash || anchor == "git bisect"
                 || anchor == "bisected" && (rest.starts_with("to ") || rest.starts_with("it to "))
         }
-        Testimony::UndeclaredDependency => true,
+        Testimony::UndeclaredDependency | Testimony::PublishedBuildBroken => true,
         Testimony::BuildFileDefect => {
             let mut to = after.len().min(BUILD_FILE_REACH);
             while !after.is_char_boundary(to) {

@@ -930,6 +930,11 @@ fn a_report_that_puts_the_fault_in_the_program_is_answered_so() {
     assert_eq!(explain_str(log).category, Category::NotEnvironment);
     let log = "nvcc fatal : Value 'c++20' is not defined for option 'std'";
     assert_ne!(explain_str(log).category, Category::NotEnvironment);
+    // The project's published build said to be broken.
+    let log = "The 3.1 wheel is broken: OSError: libcufft.so.11: cannot open shared object file: No such file or directory";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    let log = "OSError: libcufft.so.11: cannot open shared object file: No such file or directory";
+    assert_ne!(explain_str(log).category, Category::NotEnvironment);
 }
 
 #[test]
