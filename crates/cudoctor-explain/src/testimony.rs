@@ -8,8 +8,9 @@
 //!   before 4c37636", "bisected it to commit ..."): the machine did not change;
 //! - the program imports a package its declared requirements leave out ("X is needed but not
 //!   specified in requirements"): the packaging's omission, not the user's environment;
-//! - the report locates a defect in the program's own build files ("flag position incorrect in
-//!   build.ninja", "a typo in setup.py"): whatever the compiler then says, its input was wrong.
+//! - the report locates a defect in the program's own build files or the flags its build sets
+//!   ("flag position incorrect in build.ninja", "a typo in setup.py", "which will incorrectly set
+//!   the nvcc parameter"): whatever the compiler then says, its input was wrong.
 //!   "Missing in setup.py" is left out: an architecture missing from a build's list is the
 //!   build's target, which the corpora label as the GPU's kernel image missing;
 //! - the report says the published build itself is broken ("broken nightly pip install", "the
@@ -105,6 +106,10 @@ const ANCHORS: &[(&str, Testimony)] = &[
     ("bug in", Testimony::BuildFileDefect),
     ("typo in", Testimony::BuildFileDefect),
     ("mistake in", Testimony::BuildFileDefect),
+    ("incorrectly set", Testimony::BuildFileDefect),
+    ("wrongly set", Testimony::BuildFileDefect),
+    ("incorrectly pass", Testimony::BuildFileDefect),
+    ("wrongly pass", Testimony::BuildFileDefect),
     ("broken nightly", Testimony::PublishedBuildBroken),
     ("broken release", Testimony::PublishedBuildBroken),
     ("broken wheel", Testimony::PublishedBuildBroken),
@@ -127,6 +132,9 @@ const BUILD_FILES: [&str; 8] = [
     "build script",
     "meson.build",
 ];
+
+/// What a build sets that a report may say it sets wrongly.
+const BUILD_FLAGS: [&str; 5] = ["parameter", "flag", "option", "argument", "-gencode"];
 
 /// How far after "incorrect in" the build file is looked for (bytes).
 const BUILD_FILE_REACH: usize = 24;
@@ -218,11 +226,16 @@ fn confirmed(anchor: &str, t: Testimony, before: &str, after: &str) -> bool {
         }
         Testimony::UndeclaredDependency | Testimony::PublishedBuildBroken => true,
         Testimony::BuildFileDefect => {
-            let mut to = after.len().min(BUILD_FILE_REACH);
+            let mut to = after.len().min(BUILD_FILE_REACH + 8);
             while !after.is_char_boundary(to) {
                 to -= 1;
             }
             let near = after.get(..to).unwrap_or_default().to_ascii_lowercase();
+            // "incorrectly set(s)/pass(es)": what is set must be a flag of the build, not the
+            // environment torch's own message speaks of ("an incorrectly set up environment").
+            if anchor.starts_with("incorrectly") || anchor.starts_with("wrongly") {
+                return BUILD_FLAGS.iter().any(|f| near.contains(f));
+            }
             BUILD_FILES.iter().any(|f| near.contains(f))
         }
     }

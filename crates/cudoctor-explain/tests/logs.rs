@@ -930,6 +930,12 @@ fn a_report_that_puts_the_fault_in_the_program_is_answered_so() {
     assert_eq!(explain_str(log).category, Category::NotEnvironment);
     let log = "nvcc fatal : Value 'c++20' is not defined for option 'std'";
     assert_ne!(explain_str(log).category, Category::NotEnvironment);
+    // A flag the program's build sets wrongly, and torch's own words for an environment that
+    // was set up wrongly, which say nothing of the program.
+    let log = "the arch parsing wrongly sets the -gencode flag to compute_20:\nnvcc fatal   : Unsupported gpu architecture 'compute_20'";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    let log = "UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start.";
+    assert_ne!(explain_str(log).category, Category::NotEnvironment);
     // The project's published build said to be broken.
     let log = "The 3.1 wheel is broken: OSError: libcufft.so.11: cannot open shared object file: No such file or directory";
     assert_eq!(explain_str(log).category, Category::NotEnvironment);
