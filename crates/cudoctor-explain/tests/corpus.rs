@@ -68,8 +68,8 @@ const MAX_WAVE3_FALSE_ALARMS: u32 = 2;
 /// reading then reached (tuning half 163/203, test half 176/254, unknown 32/212); raised on
 /// 2026-12-05 to what the fourth reading session reached (tuning half 184/203, test half
 /// 194/254, unknown 25/212, false alarms 1 + 8), and by the eighth session on the reading
-/// (tuning half 186/203, test half 198/254 and unknown 22/212 measured only, false alarms 1 + 7).
-const MIN_WAVE4_TUNE_ACCURACY: f64 = 0.916;
+/// (tuning half 188/203, test half 198/254 and unknown 22/212 measured only, false alarms 1 + 7).
+const MIN_WAVE4_TUNE_ACCURACY: f64 = 0.926;
 const MIN_WAVE4_TEST_ACCURACY: f64 = 0.779;
 const MAX_WAVE4_TEST_UNKNOWN: f64 = 0.104;
 const MAX_WAVE4_FALSE_ALARMS: u32 = 8;
@@ -78,20 +78,20 @@ const MAX_WAVE4_FALSE_ALARMS: u32 = 8;
 /// of 51), when it was still held out; tuning material since, these floors are regressions.
 /// Raised on 2026-12-05 to what the fifth reading session reached, tuned on it (331/361,
 /// unknown 9/310, false alarms 5 of 51), and again to what the sixth session reached (334/361,
-/// unknown 7/310, false alarms 5 of 51), and to what the eighth reached (339/361, unknown
-/// 6/310, false alarms 1 of 51).
-const MIN_WAVE5_ACCURACY: f64 = 0.939;
-const MAX_WAVE5_UNKNOWN: f64 = 0.0194;
+/// unknown 7/310, false alarms 5 of 51), and to what the eighth reached (340/361, unknown
+/// 5/310, false alarms 1 of 51).
+const MIN_WAVE5_ACCURACY: f64 = 0.941;
+const MAX_WAVE5_UNKNOWN: f64 = 0.0162;
 const MAX_WAVE5_FALSE_ALARMS: u32 = 1;
 /// The sixth corpus's first blind measurement (2026-12-05, after the fifth's reading work was
 /// merged: 113/156, unknown 19/129, false alarms 9 of 27), kept as floors; tuning material
 /// since, these floors are regressions. Raised on 2026-12-05 to what the fifth reading session
 /// reached, tuned on it (132/156, unknown 12/129, false alarms 5 of 27: not a blind figure), and
 /// again to what the sixth session reached (135/156, unknown 10/129, false alarms 5 of 27), and
-/// to what the eighth reached (136/156, unknown 10/129, false alarms 4 of 27).
-const MIN_WAVE6_ACCURACY: f64 = 0.871;
-const MAX_WAVE6_UNKNOWN: f64 = 0.078;
-const MAX_WAVE6_FALSE_ALARMS: u32 = 4;
+/// to what the eighth reached (139/156, unknown 8/129, false alarms 3 of 27).
+const MIN_WAVE6_ACCURACY: f64 = 0.891;
+const MAX_WAVE6_UNKNOWN: f64 = 0.063;
+const MAX_WAVE6_FALSE_ALARMS: u32 = 3;
 const MIN_OVERALL_ACCURACY: f64 = 0.90;
 const MIN_CATEGORY_ACCURACY: f64 = 0.80;
 
@@ -1181,10 +1181,10 @@ fn wave7_accuracy_as_tuning_material() {
 /// The seventh corpus's first blind measurement (2026-12-05, after the fifth and sixth sessions
 /// on the reading: 66/102, unknown 18/86, false alarms 4 of 16), kept as floors; raised by the
 /// seventh session on the reading to what it reached (80/102, unknown 7/86), and by the eighth
-/// to what it reached (82/102, unknown 6/86, false alarms 3 of 16).
-const MIN_WAVE7_ACCURACY: f64 = 0.803;
+/// to what it reached (84/102, unknown 6/86, false alarms 1 of 16).
+const MIN_WAVE7_ACCURACY: f64 = 0.823;
 const MAX_WAVE7_UNKNOWN: f64 = 0.07;
-const MAX_WAVE7_FALSE_ALARMS: u32 = 3;
+const MAX_WAVE7_FALSE_ALARMS: u32 = 1;
 
 /// The eighth corpus measured blind: per category, overall, the share answered "unknown" (of
 /// the non-negatives) and the false alarms on negatives. No case is ever named here, right or
