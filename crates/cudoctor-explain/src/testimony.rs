@@ -165,6 +165,11 @@ const NOT_WORKING: &[&str] = &[
     "不能",
 ];
 
+/// The verbs of a program run, built or installed somewhere (their stems).
+const RUN_VERBS: [&str; 7] = [
+    "run", "build", "work", "start", "install", "deploy", "compil",
+];
+
 /// Words that say the setting is a property of a build ("compiled without CUDA"): a package
 /// built so is an environment's CPU build, not a program meant for machines without a GPU.
 const BUILT_WITHOUT: &[&str] = &["compiled", "built", "compile", "编译"];
@@ -210,8 +215,26 @@ fn confirmed(anchor: &str, t: Testimony, before: &str, after: &str) -> bool {
                 from += 1;
             }
             let near = before.get(from..).unwrap_or_default().to_lowercase();
-            NOT_WORKING.iter().any(|w| near.contains(w))
-                && !BUILT_WITHOUT.iter().any(|w| near.contains(w))
+            if BUILT_WITHOUT.iter().any(|w| near.contains(w)) {
+                return false;
+            }
+            // The negation governs "without GPU" in one clause: a verb of running or building
+            // (in the negation, "not running", or right after it, "unable to build"), then at
+            // most a place ("on a server"); a clause break between ("can't use the GPU, running
+            // without GPU") makes "without GPU" a fallback the program took, not a setting.
+            NOT_WORKING.iter().any(|w| {
+                near.rfind(w).is_some_and(|i| {
+                    let between = near.get(i + w.len()..).unwrap_or_default();
+                    let words: Vec<&str> = between.split_whitespace().collect();
+                    let verb_in_negation = RUN_VERBS.iter().any(|v| w.ends_with(v));
+                    let verb_next = words
+                        .first()
+                        .is_some_and(|first| RUN_VERBS.iter().any(|v| first.starts_with(v)));
+                    !between.contains([',', '.', ';', ':'])
+                        && words.len() <= 6
+                        && (verb_in_negation || verb_next || w.chars().any(|c| !c.is_ascii()))
+                })
+            })
         }
         Testimony::ProgramRegression => {
             // A commit named by its hash (seven or more hex digits), or a bisection.
@@ -275,6 +298,15 @@ mod tests {
         );
         // Said without a failure of the program, it is no testimony.
         assert_eq!(testimony_of("I ran it on a box without a GPU"), None);
+        // A fallback the program took after failing is no setting of the user's.
+        assert_eq!(
+            testimony_of("It can't use the card, so it is running without GPU acceleration"),
+            None
+        );
+        assert_eq!(
+            testimony_of("Unable to build without CUDA"),
+            Some(Testimony::WithoutGpuByDesign)
+        );
     }
 
     #[test]
