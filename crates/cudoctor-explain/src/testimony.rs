@@ -14,7 +14,9 @@
 //!   "Missing in setup.py" is left out: an architecture missing from a build's list is the
 //!   build's target, which the corpora label as the GPU's kernel image missing;
 //! - the report says the published build itself is broken ("broken nightly pip install", "the
-//!   wheel is missing libnvrtc"): a packaging mistake of the project, not the user's setup.
+//!   3.1 wheel is broken"): a packaging mistake of the project, not the user's setup. What a
+//!   wheel is said to miss is left out: "kernels missing from the wheel" is the GPU's
+//!   architecture left out of the build, "the wheel is missing CUDA" a CPU build.
 //!
 //! Alone these name no cause; beside an answer of the environment they say the reporter found
 //! the environment sound, and the answer becomes the program's. Statements that another program
@@ -117,8 +119,6 @@ const ANCHORS: &[(&str, Testimony)] = &[
     ("release is broken", Testimony::PublishedBuildBroken),
     ("wheel is broken", Testimony::PublishedBuildBroken),
     ("wheels are broken", Testimony::PublishedBuildBroken),
-    ("missing from the wheel", Testimony::PublishedBuildBroken),
-    ("wheel is missing", Testimony::PublishedBuildBroken),
 ];
 
 /// A program's own build files, by name.
