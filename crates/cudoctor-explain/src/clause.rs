@@ -1516,6 +1516,18 @@ fn version_with_cpu_suffix(line: &str) -> bool {
 const NEGATIONS: [&str; 6] = ["n't ", "not ", "cannot ", "unable to ", "不能", "无法"];
 /// The verbs by which a program or a machine sees a GPU (their stems).
 const PERCEIVING: [&str; 5] = ["recogni", "detect", "see", "find", "识别"];
+/// Whether a word is a verb of perception: "recogni..." and "detect..." by their stems; "see"
+/// and "find" only as themselves and their inflections ("seem", "seen as", "findings" are
+/// not).
+fn perceives(word: &str) -> bool {
+    let w = word.trim_matches(|c: char| !c.is_alphanumeric());
+    PERCEIVING.iter().any(|v| match *v {
+        "see" => matches!(w, "see" | "sees" | "seeing"),
+        "find" => matches!(w, "find" | "finds" | "finding"),
+        _ => w.starts_with(v),
+    })
+}
+
 /// Words allowed between a negation and its verb (an inverted question's subject, an adverb).
 const NEGATION_GAP_WORDS: usize = 4;
 
@@ -1536,7 +1548,7 @@ fn negation_apart_from_its_verb(line: &str) -> bool {
                 .take(NEGATION_GAP_WORDS + 1)
                 .take_while(|word| !matches!(*word, "be" | "been" | "being"))
                 .enumerate()
-                .any(|(k, word)| k > 0 && PERCEIVING.iter().any(|v| word.starts_with(v)))
+                .any(|(k, word)| k > 0 && perceives(word))
         })
     })
 }

@@ -995,6 +995,9 @@ fn a_negation_apart_from_its_verb_still_says_the_gpu_is_unseen() {
     assert_eq!(explain_str(log).category, Category::Container);
     let log = "Why doesn't my laptop ever detect the GPU after the driver install?";
     assert_eq!(explain_str(log).category, Category::DriverMissing);
+    // "seem" is no "see".
+    let log = "my laptop does not really seem to like the GPU driver update";
+    assert_ne!(explain_str(log).category, Category::DriverMissing);
     // The passive says a name is unknown to a tool, not a GPU unseen.
     let log = "the architecture sm_130 cannot be recognized by this nvcc";
     assert_ne!(explain_str(log).category, Category::DriverMissing);
