@@ -224,13 +224,16 @@ fn is_conclusion(word: &str) -> bool {
 const NEGATION_REACH: usize = 24;
 
 /// Whether a conclusion is denied ("not a hardware issue", "ruled out a hardware problem",
-/// "不是硬件问题") or only asked ("is this a hardware issue?").
+/// "不是硬件问题"), only supposed ("might be a hardware issue") or only asked ("is this a
+/// hardware issue?").
 fn negated(line: &str, start: usize, end: usize) -> bool {
     let mut from = start.saturating_sub(NEGATION_REACH);
     while !line.is_char_boundary(from) {
         from += 1;
     }
     let before = line.get(from..start).unwrap_or_default().to_lowercase();
+    // Denied, or only supposed ("if it is a hardware problem", "might be a hardware issue"):
+    // a conclusion is what the reporter states.
     let denied = [
         "not ",
         "no ",
@@ -238,8 +241,17 @@ fn negated(line: &str, start: usize, end: usize) -> bool {
         "rule out",
         "ruled out",
         "unlikely",
+        "if ",
+        "whether",
+        "might",
+        "could be",
+        "may be",
+        "maybe",
+        "perhaps",
         "不是",
         "排除",
+        "是否",
+        "可能",
     ]
     .iter()
     .any(|w| before.contains(w));

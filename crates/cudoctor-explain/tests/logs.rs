@@ -965,6 +965,8 @@ fn the_reporter_s_conclusion_that_the_hardware_failed() {
     assert_ne!(explain_str(log).category, Category::GpuHardware);
     let log = "CUDA error: unspecified launch failure after a few epochs\nCould this be a hardware problem?";
     assert_ne!(explain_str(log).category, Category::GpuHardware);
+    let log = "CUDA error: unspecified launch failure after a few epochs\nI wonder if it might be a hardware problem";
+    assert_ne!(explain_str(log).category, Category::GpuHardware);
 }
 
 #[test]
