@@ -232,7 +232,8 @@ fn confirmed(anchor: &str, t: Testimony, before: &str, after: &str) -> bool {
                         .is_some_and(|first| RUN_VERBS.iter().any(|v| first.starts_with(v)));
                     !between.contains([',', '.', ';', ':'])
                         && words.len() <= 6
-                        && (verb_in_negation || verb_next || w.chars().any(|c| !c.is_ascii()))
+                        // A Chinese negation ("无法", "不能"): its verb is not a word apart.
+                        && (verb_in_negation || verb_next || !w.is_ascii())
                 })
             })
         }
