@@ -37,6 +37,11 @@ pub enum State {
     /// failing, the driver's unified-memory module (`nvidia_uvm`) not loaded or left broken,
     /// the one part of the driver CUDA needs that the display does not.
     UnknownError,
+    /// CUDA that works only once the host has used the GPU ("doesn't work in containers until
+    /// after use in host OS", "only after I run nvidia-smi"): the driver's unified-memory module
+    /// and its device files are created on demand by the host's first CUDA or nvidia-smi call,
+    /// which a container or an unprivileged service cannot make.
+    LoadedOnDemand,
 }
 
 /// The words, what each tells, and whether it must stand alone ("miner" in "determiner").
@@ -140,6 +145,27 @@ const WORDS: &[(&str, State, bool)] = &[
     ("illegalinstruction", State::Fault(2), false),
     ("illegal_instruction", State::Fault(2), false),
     ("hardware stack error", State::Fault(5), false),
+    ("until after use in host", State::LoadedOnDemand, false),
+    ("until after use on the host", State::LoadedOnDemand, false),
+    (
+        "until after using it on the host",
+        State::LoadedOnDemand,
+        false,
+    ),
+    ("until i run nvidia-smi", State::LoadedOnDemand, false),
+    ("until i ran nvidia-smi", State::LoadedOnDemand, false),
+    ("until running nvidia-smi", State::LoadedOnDemand, false),
+    (
+        "only after running nvidia-smi",
+        State::LoadedOnDemand,
+        false,
+    ),
+    ("only after i run nvidia-smi", State::LoadedOnDemand, false),
+    (
+        "after running nvidia-smi on the host",
+        State::LoadedOnDemand,
+        false,
+    ),
     ("cuda_error_unknown", State::UnknownError, false),
     ("cudaerrorunknown", State::UnknownError, false),
     ("cuda error: unknown error", State::UnknownError, false),
@@ -271,6 +297,7 @@ pub struct HostContext {
     pub hardware: Option<(u64, String)>,
     pub kernel_updated: Option<(u64, String)>,
     pub unknown_error: Option<(u64, String)>,
+    pub loaded_on_demand: Option<(u64, String)>,
     /// The kinds of fault seen ([`State::Fault`]), one bit each.
     faults: u8,
 }
@@ -286,6 +313,7 @@ impl HostContext {
                 State::Hardware => &mut self.hardware,
                 State::KernelUpdated => &mut self.kernel_updated,
                 State::UnknownError => &mut self.unknown_error,
+                State::LoadedOnDemand => &mut self.loaded_on_demand,
                 State::Fault(kind) => {
                     self.faults |= 1 << kind;
                     // The second kind of fault is where the report shows faults at random.

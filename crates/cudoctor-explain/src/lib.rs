@@ -332,6 +332,19 @@ impl Engine {
                 "the machine's hardware shows beside a GPU failure that no line explains (the card's clocks, voltage, power or cooling, a card that drops out, the machine going down, or faults of several kinds at random places): a card that is failing or pushed past what it sustains faults in code that runs elsewhere",
                 "Return the card to its default clocks, voltage and power limit (undo overclocking or undervolting, or cap the power with 'nvidia-smi -pl'), check its power supply, risers and cooling, and run again; if it still faults, test the card in another machine.",
             )
+        } else if let Some(d) = &host.loaded_on_demand {
+            // Only an answer that names no cause, or a symptom of the GPU unavailable.
+            if !(e.category == Category::Unknown || symptom_signature || symptom_clause) {
+                return e;
+            }
+            (
+                d,
+                Category::DriverMissing,
+                clause::Subject::KernelModule,
+                clause::Failure::NotFound,
+                "CUDA works only once the host has used the GPU: the driver's unified-memory module (nvidia_uvm) and its device files are created on demand by the host's first CUDA or nvidia-smi call, which a container or an unprivileged service cannot make",
+                "Load the driver's modules and create their device files at boot ('sudo nvidia-modprobe -u -c=0', or 'nvidia-smi' in a boot script or a systemd unit; the driver's nvidia-persistenced keeps them), then start the container or service.",
+            )
         } else if let Some(u) = &host.unknown_error {
             // Only an answer that names no cause: a cause read elsewhere explains the error.
             if !(e.category == Category::Unknown || symptom_signature) {

@@ -1059,3 +1059,12 @@ fn a_serialized_engine_its_runtime_cannot_read_was_written_by_another_release() 
         "RuntimeError: size mismatch for decoder.weight: copying a param with shape [10, 512]";
     assert_ne!(explain_str(log).category, Category::VersionSuffixMismatch);
 }
+
+#[test]
+fn cuda_that_works_only_once_the_host_used_the_gpu_is_the_driver_s_modules_loaded_on_demand() {
+    let log = "After a reboot the render service fails to start CUDA.\nIt works only after running nvidia-smi once, every time.";
+    assert_eq!(explain_str(log).category, Category::DriverMissing);
+    // Running nvidia-smi, said of nothing failing, is no such state.
+    let log = "I checked by running nvidia-smi on the host, it shows both cards.";
+    assert_eq!(explain_str(log).category, Category::Unknown);
+}
