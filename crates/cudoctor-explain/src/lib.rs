@@ -1129,8 +1129,9 @@ fn with_program_error(e: Explanation, line_no: u64, text: String) -> Explanation
 
 /// An answer of the environment in a report that says, in prose, the fault is the program's
 /// ([`testimony`]: it is meant to work without a GPU, the failure came with a commit of its
-/// source, its requirements leave out what it imports): the reporter found the environment
-/// sound, and the error read is how the program's fault showed.
+/// source, its build files or flags are wrong, its published build is broken, its requirements
+/// leave out what it imports): the reporter found the environment sound, and the error read is
+/// how the program's fault showed.
 fn with_testimony(
     e: Explanation,
     line_no: u64,
@@ -1186,7 +1187,7 @@ fn with_testimony(
         signature: None,
         facts_check: None,
         evidence: vec![format!(
-            "Also read: {} (line {read}), which the report's own words above put down to the program.",
+            "Also read: {} (line {read}), which the report's own words (line {line_no}) put down to the program.",
             e.title
         )],
         also_seen: e.also_seen,
