@@ -266,6 +266,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cmake_cuda_compiler", Word::Subject(S::Toolkit), false),
     ("cmake_cuda_architectures", Word::Subject(S::Toolkit), false),
     ("cuda compilation tools", Word::Subject(S::Toolkit), false),
+    // The build of a package's CUDA half named by its switch (apex's and its forks'
+    // `--cuda_ext`): what fails there is nvcc's compile.
+    ("--cuda_ext", Word::Subject(S::Toolkit), false),
     ("nvvm", Word::Subject(S::Toolkit), false),
     ("cmake_cuda", Word::Subject(S::Toolkit), false),
     ("nvrtc: error", Word::Subject(S::Toolkit), false),
@@ -668,6 +671,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("winerror 127", Word::Failure(F::UndefinedSymbol), false),
+    // pybind11's type that another compiled module registers, not seen from this one ("(type
+    // not registered yet?)"): the two modules were built with different compilers or binding
+    // versions, so their type tables do not meet, an ABI mismatch between binaries.
+    (
+        "type not registered",
+        Word::Failure(F::UndefinedSymbol),
+        false,
+    ),
     // Windows' words for an unresolved import (WinError 127).
     (
         "specified procedure could not be found",
@@ -1406,9 +1417,193 @@ pub fn words(line: &str) -> Words {
         w.add_subject(S::Framework, line.len());
         w.add_failure(F::NotCompiled);
     }
+    // An import that fails after the framework was upgraded ("ImportError after upgrading to
+    // PyTorch 1.1.0"): an extension built against the release before, whose symbols the new
+    // one no longer exports, as the loader's "undefined symbol" says when it is shown.
+    if !w.fails(F::UndefinedSymbol) && import_fails_after_framework_upgrade(line) {
+        w.add_subject(S::Framework, line.len());
+        w.add_failure(F::UndefinedSymbol);
+    }
+    // A framework's GPU package that cannot be found for the machine ("I can not find the
+    // tensorflow-gpu for my CUDA", pip's "No matching distribution found for
+    // paddlepaddle-gpu"): only its CPU build exists there.
+    if w.fails(F::NotFound) && !w.fails(F::NotCompiled) && names_gpu_package(line) {
+        w.add_subject(S::Framework, line.len());
+        w.add_failure(F::NotCompiled);
+    }
+    // A version's CPU variant typed with a hyphen ("torch=2.2.0-cpu"), as "+cpu" is written.
+    if !w.fails(F::NotCompiled) && version_with_cpu_suffix(line) {
+        w.add_failure(F::NotCompiled);
+    }
+    if !w.fails(F::NotAvailable) && negation_apart_from_its_verb(line) {
+        w.add_failure(F::NotAvailable);
+    }
+    // A comparison whose found side is a version of zeros ("expecting 5.1.5 got 0.0.0") read
+    // no version at all: the file or answer it came from was unreadable (a corrupted plan, a
+    // header read in text mode, a query that failed), so nothing is too old or mismatched.
+    if (w.fails(F::Mismatch) || w.fails(F::TooOld)) && found_version_is_zero(line) {
+        w.failures.retain(|f| !matches!(f, F::Mismatch | F::TooOld));
+        w.failed_at
+            .retain(|(f, _)| !matches!(f, F::Mismatch | F::TooOld));
+    }
     w.subjects.sort();
     w.failures.sort();
     w
+}
+
+/// The words of an upgrade, then of the framework upgraded, a few bytes apart.
+const UPGRADES: [&str; 6] = [
+    "after upgrading",
+    "since upgrading",
+    "after updating",
+    "since updating",
+    "after the upgrade",
+    "after an upgrade",
+];
+const UPGRADED: [&str; 4] = ["torch", "tensorflow", "paddle", "jax"];
+/// The words of a failed import.
+const IMPORT_FAILS: [&str; 5] = [
+    "importerror",
+    "import error",
+    "cannot import",
+    "failed to import",
+    "dll load failed",
+];
+
+/// Whether a line says an import failed after the framework was upgraded.
+fn import_fails_after_framework_upgrade(line: &str) -> bool {
+    if find_ascii_ci(line, "after").is_none() && find_ascii_ci(line, "since").is_none() {
+        return false;
+    }
+    let lower = line.to_ascii_lowercase();
+    let upgraded = UPGRADES.iter().any(|u| {
+        lower.match_indices(u).any(|(i, _)| {
+            let near: String = lower
+                .get(i + u.len()..)
+                .unwrap_or_default()
+                .chars()
+                .take(16)
+                .collect();
+            UPGRADED.iter().any(|f| near.contains(f))
+        })
+    });
+    upgraded && IMPORT_FAILS.iter().any(|k| lower.contains(k))
+}
+
+/// The frameworks published as a separate GPU package (`NAME-gpu`).
+const GPU_PACKAGES: [&str; 5] = [
+    "tensorflow-gpu",
+    "paddlepaddle-gpu",
+    "onnxruntime-gpu",
+    "faiss-gpu",
+    "mxnet-gpu",
+];
+
+/// Whether a line names a framework's GPU package.
+fn names_gpu_package(line: &str) -> bool {
+    find_ascii_ci(line, "-gpu").is_some()
+        && GPU_PACKAGES
+            .iter()
+            .any(|p| find_ascii_ci(line, p).is_some())
+}
+
+/// Whether a version number runs into "-cpu" ("2.2.0-cpu"), the CPU variant's local version
+/// as users type it.
+fn version_with_cpu_suffix(line: &str) -> bool {
+    line.match_indices("-cpu").any(|(i, _)| {
+        let b = line.as_bytes();
+        let digit_before = i
+            .checked_sub(1)
+            .and_then(|j| b.get(j))
+            .is_some_and(u8::is_ascii_digit);
+        let word_after = b.get(i + 4).is_some_and(|c| c.is_ascii_alphanumeric());
+        digit_before && !word_after
+    })
+}
+
+/// Negations that a verb of perception follows.
+const NEGATIONS: [&str; 6] = ["n't ", "not ", "cannot ", "unable to ", "不能", "无法"];
+/// The verbs by which a program or a machine sees a GPU (their stems).
+const PERCEIVING: [&str; 5] = ["recogni", "detect", "see", "find", "识别"];
+/// Whether a word is a verb of perception: "recogni..." and "detect..." by their stems; "see"
+/// and "find" only as themselves and their inflections ("seem", "seen as", "findings" are
+/// not).
+fn perceives(word: &str) -> bool {
+    let w = word.trim_matches(|c: char| !c.is_alphanumeric());
+    PERCEIVING.iter().any(|v| match *v {
+        "see" => matches!(w, "see" | "sees" | "seeing"),
+        "find" => matches!(w, "find" | "finds" | "finding"),
+        _ => w.starts_with(v),
+    })
+}
+
+/// Words allowed between a negation and its verb (an inverted question's subject, an adverb).
+const NEGATION_GAP_WORDS: usize = 4;
+
+/// Whether a negation and its verb of perception stand apart, a few words between ("why
+/// doesn't my Kubernetes node recognize the GPU", "it does not always detect the card"): the
+/// lexicon reads them only side by side ("not detected", "n't recognize").
+fn negation_apart_from_its_verb(line: &str) -> bool {
+    if !(line.contains("n't") || line.contains("not") || line.contains("unable")) {
+        return false;
+    }
+    let lower = line.to_lowercase().replace('’', "'");
+    NEGATIONS.iter().any(|neg| {
+        lower.match_indices(neg).any(|(i, _)| {
+            let rest = lower.get(i + neg.len()..).unwrap_or_default();
+            // In the passive ("cannot be recognized") what is not seen is the subject, often
+            // a name the tool does not know (an architecture), not a GPU it fails to see.
+            rest.split_whitespace()
+                .take(NEGATION_GAP_WORDS + 1)
+                .take_while(|word| !matches!(*word, "be" | "been" | "being"))
+                .enumerate()
+                .any(|(k, word)| k > 0 && perceives(word))
+        })
+    })
+}
+
+/// The words that introduce the version a comparison found.
+const FOUND_WORDS: [&str; 7] = ["got", "found", "version", "is", "detected", "=", ":"];
+
+/// Whether the line gives a version of two or three zeros ("0.0", "0.0.0", never an address
+/// such as "0.0.0.0" or a version such as "10.0.0") right after a word that introduces what
+/// was found ("got 0.0.0", "found version 0.0").
+fn found_version_is_zero(line: &str) -> bool {
+    let bytes = line.as_bytes();
+    let mut from = 0;
+    while let Some(i) = line
+        .get(from..)
+        .and_then(|rest| rest.find("0.0"))
+        .map(|i| i + from)
+    {
+        from = i + 3;
+        let mut end = i + 3;
+        if bytes.get(end..end + 2) == Some(b".0") {
+            end += 2;
+        }
+        let before = i.checked_sub(1).and_then(|j| bytes.get(j));
+        let after = bytes.get(end);
+        let bounded = !before.is_some_and(|b| b.is_ascii_digit() || *b == b'.')
+            && !after.is_some_and(|b| {
+                b.is_ascii_digit()
+                    || *b == b'.' && bytes.get(end + 1).is_some_and(u8::is_ascii_digit)
+            });
+        let lead = line
+            .get(..i)
+            .unwrap_or_default()
+            .trim_end()
+            .to_ascii_lowercase();
+        let introduced = FOUND_WORDS.iter().any(|w| {
+            lead.strip_suffix(w).is_some_and(|rest| {
+                !w.starts_with(|c: char| c.is_ascii_alphabetic())
+                    || !rest.ends_with(|c: char| c.is_ascii_alphanumeric())
+            })
+        });
+        if bounded && introduced {
+            return true;
+        }
+    }
+    false
 }
 
 /// Whether the word at `at` lies in the tag of a container image's name
@@ -1535,9 +1730,14 @@ fn cuda_error_code(line: &str) -> Option<(Subject, Failure)> {
 /// "returned", "code" or "status", spelt "error: 35", "error(35)", "error = 35", "error code
 /// 35", "error code is 126", "error #35"; never a version ("35.1") nor part of a word.
 fn error_numbers(lower: &str) -> Vec<String> {
+    numbers_after(lower, &["error", "failure", "returned", "code", "status"])
+}
+
+/// The numbers `lower` gives right after one of `keys`, spelt as [`error_numbers`] reads them.
+pub(crate) fn numbers_after(lower: &str, keys: &[&str]) -> Vec<String> {
     let b = lower.as_bytes();
     let mut out = Vec::new();
-    for key in ["error", "failure", "returned", "code", "status"] {
+    for key in keys {
         let mut from = 0;
         while let Some(i) = lower.get(from..).and_then(|r| r.find(key)) {
             let mut j = from + i + key.len();
@@ -1789,10 +1989,23 @@ fn cuda_identifier_undefined(line: &str) -> Option<(Subject, Failure)> {
 /// providers: CPUExecutionProvider, . Fallback to cpu!"), or CUDA's said to be missing from it:
 /// the installed build has no CUDA provider.
 fn providers_without_cuda(line: &str) -> Option<(Subject, Failure)> {
-    if !line.contains("rovider") {
-        return None;
-    }
+    find_ascii_ci(line, "provider")?;
     let lower = line.to_ascii_lowercase();
+    // In a user's words: the execution providers offered without CUDA among them ("execution
+    // providers: no cuda option"), what ONNX Runtime's CPU package offers.
+    if lower.contains("execution provider")
+        && [
+            "no cuda",
+            "not cuda",
+            "without cuda",
+            "cuda missing",
+            "cuda is missing",
+        ]
+        .iter()
+        .any(|k| lower.contains(k))
+    {
+        return Some((S::Framework, F::NotCompiled));
+    }
     let listed = lower.contains("available provider") || lower.contains("available_provider");
     if !listed {
         return None;
@@ -2800,8 +3013,14 @@ fn by_general_subject(line: &str, w: &Words) -> Option<Reading> {
     }
     // Two pieces of one framework (jax and jaxlib, a TensorRT engine and its runtime) of
     // different versions.
+    // A serialized engine or plan that its runtime cannot read (its size or layout not what the
+    // runtime expects) was written by another release of that runtime, versions named or not.
     if let Some((s, f)) = w.pick(S::Framework, &[F::Mismatch]) {
-        if line.to_ascii_lowercase().contains("version") {
+        let lower = line.to_ascii_lowercase();
+        if ["version", "serialized engine", "engine plan"]
+            .iter()
+            .any(|k| lower.contains(k))
+        {
             return Some((Category::VersionSuffixMismatch, s, f));
         }
     }

@@ -37,6 +37,11 @@ pub enum State {
     /// failing, the driver's unified-memory module (`nvidia_uvm`) not loaded or left broken,
     /// the one part of the driver CUDA needs that the display does not.
     UnknownError,
+    /// CUDA that works only once the host has used the GPU ("doesn't work in containers until
+    /// after use in host OS", "only after I run nvidia-smi"): the driver's unified-memory module
+    /// and its device files are created on demand by the host's first CUDA or nvidia-smi call,
+    /// which a container or an unprivileged service cannot make.
+    LoadedOnDemand,
 }
 
 /// The words, what each tells, and whether it must stand alone ("miner" in "determiner").
@@ -115,6 +120,16 @@ const WORDS: &[(&str, State, bool)] = &[
     ("bsod", State::Hardware, true),
     ("蓝屏", State::Hardware, false),
     ("黑屏", State::Hardware, false),
+    // The reporter's own conclusion that the hardware is at fault ("it IS a hardware issue",
+    // "100% a hardware related problem"), unless negated ([`negated`]).
+    ("hardware issue", State::Hardware, false),
+    ("hardware problem", State::Hardware, false),
+    ("hardware related", State::Hardware, false),
+    ("hardware-related", State::Hardware, false),
+    ("hardware fault", State::Hardware, false),
+    ("hardware failure", State::Hardware, false),
+    ("硬件问题", State::Hardware, false),
+    ("硬件故障", State::Hardware, false),
     ("illegal memory access", State::Fault(0), false),
     ("illegaladdress", State::Fault(0), false),
     ("illegal address", State::Fault(0), false),
@@ -122,7 +137,35 @@ const WORDS: &[(&str, State, bool)] = &[
     ("illegal instruction", State::Fault(2), false),
     ("invalid program counter", State::Fault(3), false),
     ("misaligned address", State::Fault(4), false),
+    // The same faults by their codes' names (`cudaErrorMisalignedAddress`,
+    // `CUDA_ERROR_ILLEGAL_INSTRUCTION`).
+    ("misalignedaddress", State::Fault(4), false),
+    ("misaligned_address", State::Fault(4), false),
+    ("illegal_address", State::Fault(0), false),
+    ("illegalinstruction", State::Fault(2), false),
+    ("illegal_instruction", State::Fault(2), false),
     ("hardware stack error", State::Fault(5), false),
+    ("until after use in host", State::LoadedOnDemand, false),
+    ("until after use on the host", State::LoadedOnDemand, false),
+    (
+        "until after using it on the host",
+        State::LoadedOnDemand,
+        false,
+    ),
+    ("until i run nvidia-smi", State::LoadedOnDemand, false),
+    ("until i ran nvidia-smi", State::LoadedOnDemand, false),
+    ("until running nvidia-smi", State::LoadedOnDemand, false),
+    (
+        "only after running nvidia-smi",
+        State::LoadedOnDemand,
+        false,
+    ),
+    ("only after i run nvidia-smi", State::LoadedOnDemand, false),
+    (
+        "after running nvidia-smi on the host",
+        State::LoadedOnDemand,
+        false,
+    ),
     ("cuda_error_unknown", State::UnknownError, false),
     ("cudaerrorunknown", State::UnknownError, false),
     ("cuda error: unknown error", State::UnknownError, false),
@@ -150,6 +193,12 @@ pub fn state_of(line: &str) -> Option<State> {
     states_of(line).next()
 }
 
+/// Whether a text names a fault of the code running on the GPU (an illegal or misaligned
+/// address, an illegal instruction, a launch failure).
+pub fn names_fault(text: &str) -> bool {
+    states_of(text).any(|s| matches!(s, State::Fault(_)))
+}
+
 /// Every state a line tells, in order.
 fn states_of(line: &str) -> impl Iterator<Item = State> + '_ {
     let b = line.as_bytes();
@@ -158,11 +207,87 @@ fn states_of(line: &str) -> impl Iterator<Item = State> + '_ {
         .into_iter()
         .flat_map(move |ac| ac.find_overlapping_iter(line))
         .filter_map(move |m| {
-            let (_, state, whole) = WORDS.get(m.pattern().as_usize())?;
+            let (text, state, whole) = WORDS.get(m.pattern().as_usize())?;
             let before = m.start().checked_sub(1).is_some_and(word);
             let alone = !before && !word(m.end());
-            (!whole || alone).then_some(*state)
+            let denied = is_conclusion(text) && negated(line, m.start(), m.end());
+            ((!whole || alone) && !denied).then_some(*state)
         })
+}
+
+/// The fault a CUDA error number names on a line that speaks of CUDA ("CUDA error 700",
+/// "CU result: 719"): the driver's and the runtime's codes for the kernel faults are the same
+/// numbers, so a report that gives one fault by its name and another by its number shows two
+/// kinds of fault as much as one that names both.
+fn fault_code(line: &str) -> Option<State> {
+    // Every code read here begins "70" or "71": most lines are left at that test.
+    if !(line.contains("70") || line.contains("71")) {
+        return None;
+    }
+    let lower = line.to_ascii_lowercase();
+    if !lower.contains("cu") {
+        return None;
+    }
+    crate::clause::numbers_after(&lower, &["error", "result", "code", "status"])
+        .iter()
+        .find_map(|n| match n.as_str() {
+            "700" => Some(State::Fault(0)),
+            "719" => Some(State::Fault(1)),
+            "715" => Some(State::Fault(2)),
+            "718" => Some(State::Fault(3)),
+            "716" => Some(State::Fault(4)),
+            "714" => Some(State::Fault(5)),
+            _ => None,
+        })
+}
+
+/// Whether a word states a conclusion about the hardware, which a report may deny or ask.
+fn is_conclusion(word: &str) -> bool {
+    word.starts_with("hardware") || word.starts_with("硬件")
+}
+
+/// How far before a conclusion its negation is looked for (bytes).
+const NEGATION_REACH: usize = 24;
+
+/// Whether a conclusion is denied ("not a hardware issue", "ruled out a hardware problem",
+/// "不是硬件问题"), only supposed ("might be a hardware issue") or only asked ("is this a
+/// hardware issue?").
+fn negated(line: &str, start: usize, end: usize) -> bool {
+    let mut from = start.saturating_sub(NEGATION_REACH);
+    while !line.is_char_boundary(from) {
+        from += 1;
+    }
+    let before = line.get(from..start).unwrap_or_default().to_lowercase();
+    // Denied, or only supposed ("if it is a hardware problem", "might be a hardware issue"):
+    // a conclusion is what the reporter states.
+    let denied = [
+        "not ",
+        "no ",
+        "n't",
+        "rule out",
+        "ruled out",
+        "unlikely",
+        "if ",
+        "whether",
+        "might",
+        "could be",
+        "may be",
+        "maybe",
+        "perhaps",
+        "不是",
+        "排除",
+        "是否",
+        "可能",
+    ]
+    .iter()
+    .any(|w| before.contains(w));
+    let asked = line
+        .get(end..)
+        .unwrap_or_default()
+        .split(['.', '!', '\n'])
+        .next()
+        .is_some_and(|rest| rest.contains('?') || rest.contains('？'));
+    denied || asked
 }
 
 /// The first line of each state a log tells.
@@ -172,6 +297,7 @@ pub struct HostContext {
     pub hardware: Option<(u64, String)>,
     pub kernel_updated: Option<(u64, String)>,
     pub unknown_error: Option<(u64, String)>,
+    pub loaded_on_demand: Option<(u64, String)>,
     /// The kinds of fault seen ([`State::Fault`]), one bit each.
     faults: u8,
 }
@@ -181,12 +307,13 @@ impl HostContext {
         if self.resumed.is_some() && self.hardware.is_some() && self.kernel_updated.is_some() {
             return;
         }
-        for state in states_of(line) {
+        for state in states_of(line).chain(fault_code(line)) {
             let slot = match state {
                 State::Resumed => &mut self.resumed,
                 State::Hardware => &mut self.hardware,
                 State::KernelUpdated => &mut self.kernel_updated,
                 State::UnknownError => &mut self.unknown_error,
+                State::LoadedOnDemand => &mut self.loaded_on_demand,
                 State::Fault(kind) => {
                     self.faults |= 1 << kind;
                     // The second kind of fault is where the report shows faults at random.

@@ -30,6 +30,7 @@ pub mod render;
 pub mod scanner;
 pub mod signatures;
 pub mod template;
+pub mod testimony;
 pub mod xid;
 
 pub use category::Category;
@@ -160,6 +161,7 @@ impl Engine {
         let xids = std::mem::take(&mut outcome.xids);
         let named = std::mem::take(&mut outcome.named);
         let host = std::mem::take(&mut outcome.host);
+        let testimony = std::mem::take(&mut outcome.testimony).first;
         let device_failure_line = outcome.device_failure_line;
         let last_exception = outcome.last_exception.take();
         // A Windows log names its Python (a portable ComfyUI's python_embeded\python.exe):
@@ -189,6 +191,9 @@ impl Engine {
         e = self.with_host_state(e, &host, device_failure_line, target);
         if let Some((line_no, text, true)) = last_exception {
             e = with_program_error(e, line_no, text);
+        }
+        if let Some((line_no, text, t)) = testimony {
+            e = with_testimony(e, line_no, text, t);
         }
         if windows_seen {
             e = self.with_windows_bitsandbytes(e);
@@ -327,6 +332,19 @@ impl Engine {
                 clause::Failure::Fault,
                 "the machine's hardware shows beside a GPU failure that no line explains (the card's clocks, voltage, power or cooling, a card that drops out, the machine going down, or faults of several kinds at random places): a card that is failing or pushed past what it sustains faults in code that runs elsewhere",
                 "Return the card to its default clocks, voltage and power limit (undo overclocking or undervolting, or cap the power with 'nvidia-smi -pl'), check its power supply, risers and cooling, and run again; if it still faults, test the card in another machine.",
+            )
+        } else if let Some(d) = &host.loaded_on_demand {
+            // Only an answer that names no cause, or a symptom of the GPU unavailable.
+            if !(e.category == Category::Unknown || symptom_signature || symptom_clause) {
+                return e;
+            }
+            (
+                d,
+                Category::DriverMissing,
+                clause::Subject::KernelModule,
+                clause::Failure::NotFound,
+                "CUDA works only once the host has used the GPU: the driver's unified-memory module (nvidia_uvm) and its device files are created on demand by the host's first CUDA or nvidia-smi call, which a container or an unprivileged service cannot make",
+                "Load the driver's modules and create their device files at boot ('sudo nvidia-modprobe -u -c=0', or 'nvidia-smi' in a boot script or a systemd unit; the driver's nvidia-persistenced keeps them), then start the container or service.",
             )
         } else if let Some(u) = &host.unknown_error {
             // Only an answer that names no cause: a cause read elsewhere explains the error.
@@ -1043,7 +1061,12 @@ fn head_as_one_clause(head: &str) -> Option<scanner::ClauseHit> {
     // A report lists its setup (the container it runs in, the driver's version, the GPU)
     // beside its failure: a generic failure ("报错", "gpu failure") says nothing of those.
     // A tool that acts (a compiler, NCCL) is what a generic failure is said of.
-    if c.failure == clause::Failure::Failed && clause::is_setup_subject(c.subject) {
+    // A fault of the code running on the GPU named in the report (a misaligned address, an
+    // illegal access) is what its generic failure ("error when using X") is said of: the
+    // program's kernel faulted, and a tool the report names elsewhere with its version
+    // ("nccl 2.30.7 + cuda 13.1") is its setup, not what failed.
+    let fault = host_state::names_fault(head);
+    if c.failure == clause::Failure::Failed && (clause::is_setup_subject(c.subject) || fault) {
         let mut words = clause::words(head);
         words.failures.retain(|f| *f != clause::Failure::Failed);
         c = clause::from_words(head, &words)?;
@@ -1095,6 +1118,77 @@ fn with_program_error(e: Explanation, line_no: u64, text: String) -> Explanation
         facts_check: None,
         evidence: vec![format!(
             "Also read: {} (line {read}), before the program's error.",
+            e.title
+        )],
+        also_seen: e.also_seen,
+        looked_for: Vec::new(),
+        machine: None,
+        sources: Vec::new(),
+        stats: e.stats,
+    }
+}
+
+/// An answer of the environment in a report that says, in prose, the fault is the program's
+/// ([`testimony`]: it is meant to work without a GPU, the failure came with a commit of its
+/// source, its build files or flags are wrong, its published build is broken, its requirements
+/// leave out what it imports): the reporter found the environment sound, and the error read is
+/// how the program's fault showed.
+fn with_testimony(
+    e: Explanation,
+    line_no: u64,
+    text: String,
+    t: testimony::Testimony,
+) -> Explanation {
+    if !e.is_known() || e.category == Category::NotEnvironment {
+        return e;
+    }
+    let (title, why, fix) = match t {
+        testimony::Testimony::WithoutGpuByDesign => (
+            "The program is meant to work without a GPU and does not",
+            "The report says the program should run or build on a machine without a GPU and fails there: that it asks for the GPU, the driver or CUDA on such a machine is the program's doing (GPU code enabled unconditionally), not a broken installation.",
+            "Make the GPU part optional in the program (a build feature or a runtime check that falls back to the CPU), or use the release that still runs without a GPU.",
+        ),
+        testimony::Testimony::ProgramRegression => (
+            "The failure came with a change of the program",
+            "The report locates the failure in the program's own history (it began with a commit): the machine did not change, so the error is how the program's change shows, not an installation problem.",
+            "Use the last release or commit that works and report the commit to the project; the environment needs no change.",
+        ),
+        testimony::Testimony::BuildFileDefect => (
+            "The report finds a defect in the program's build files",
+            "The report locates the failure in the program's own build files (a flag, a path or an option written wrongly there): whatever the compiler or loader then says, it was given the wrong input, not a broken installation.",
+            "Correct the build file as the report says (or use the release where it is fixed) and build again; the toolkit and the driver need no change.",
+        ),
+        testimony::Testimony::PublishedBuildBroken => (
+            "The report says the project's published build is broken",
+            "The report says the release, nightly or wheel as published is broken (a library it needs left out, a build step gone wrong): a packaging mistake of the project, which the error read shows, not a fault of the user's installation.",
+            "Install the previous release (or the next one, where the project fixed it), and follow the project's issue for the corrected build; the environment needs no change.",
+        ),
+        testimony::Testimony::UndeclaredDependency => (
+            "A package the program imports is missing from its requirements",
+            "The report says the program imports a package its declared requirements leave out: an omission of the program's packaging, not a fault of the CUDA stack.",
+            "Install the missing package (or the project's extra that brings it), and report the omission so that the requirements declare it.",
+        ),
+    };
+    let read = e.matched.first().map_or(0, |m| m.line_no);
+    Explanation {
+        category: Category::NotEnvironment,
+        confidence: 0.45,
+        title: title.to_string(),
+        cause: why.to_string(),
+        fix: vec![cudoctor_plan::FixStep::Prose(fix.to_string())],
+        fix_elsewhere: Vec::new(),
+        named_binaries: e.named_binaries,
+        matched: vec![MatchedLine {
+            line_no,
+            text,
+            rank: None,
+            signature: "testimony:program".to_string(),
+        }],
+        fields: BTreeMap::new(),
+        signature: None,
+        facts_check: None,
+        evidence: vec![format!(
+            "Also read: {} (line {read}), which the report's own words (line {line_no}) put down to the program.",
             e.title
         )],
         also_seen: e.also_seen,

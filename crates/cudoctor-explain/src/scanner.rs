@@ -330,6 +330,8 @@ pub struct ScanOutcome {
     /// What the log says of the machine's state (a resume from suspend, the card's clocks or
     /// power).
     pub host: crate::host_state::HostContext,
+    /// What the report says, in prose, of whose the fault is ([`crate::testimony`]).
+    pub testimony: crate::testimony::Testimonies,
     /// The first line that says the GPU, the driver or CUDA failed, whatever it names.
     pub device_failure_line: Option<u64>,
     /// The last Python exception of the log (`SomeError: ...`): its line, its text, and whether
@@ -531,6 +533,7 @@ impl State<'_> {
         }
         self.out.named.feed(line_no, text);
         self.out.host.feed(line_no, text);
+        self.out.testimony.feed(line_no, text);
         if line_no <= HEAD_LINES && self.out.head.len() + text.len() < HEAD_BYTES {
             self.out.head.push_str(&clause_text);
             self.out.head.push_str(" . ");

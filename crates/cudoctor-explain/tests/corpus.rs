@@ -54,10 +54,12 @@ const WAVE4_SEED: u64 = 36;
 /// 90 % / 5 % / no-false-alarm goal it is measured against: they catch a regression, and the
 /// document says how far the goal still is.
 const MAX_WAVE3_UNKNOWN: f64 = 0.084;
-/// The third corpus's test half: at least this share right.
-const MIN_WAVE3_ACCURACY: f64 = 0.788;
-/// Negatives of the third corpus (both halves) given an environment cause, at most.
-const MAX_WAVE3_FALSE_ALARMS: u32 = 6;
+/// The third corpus's test half: at least this share right (raised by the eighth session on the
+/// reading to the 270/331 it measured there, which it never read).
+const MIN_WAVE3_ACCURACY: f64 = 0.815;
+/// Negatives of the third corpus (both halves) given an environment cause, at most (2 after the
+/// eighth session on the reading).
+const MAX_WAVE3_FALSE_ALARMS: u32 = 2;
 /// The fourth corpus's floors: the figures measured blind when it was gathered
 /// (docs/explain-corpus.md), so that a regression fails; the goal stays 90 % right, at most 5 %
 /// unknown and no false alarm.
@@ -65,28 +67,31 @@ const MAX_WAVE3_FALSE_ALARMS: u32 = 6;
 /// test half unknown 35/212, false alarms 5 + 10; raised the same night to what explain's
 /// reading then reached (tuning half 163/203, test half 176/254, unknown 32/212); raised on
 /// 2026-12-05 to what the fourth reading session reached (tuning half 184/203, test half
-/// 194/254, unknown 25/212, false alarms 1 + 8).
-const MIN_WAVE4_TUNE_ACCURACY: f64 = 0.906;
-const MIN_WAVE4_TEST_ACCURACY: f64 = 0.763;
-const MAX_WAVE4_TEST_UNKNOWN: f64 = 0.118;
-const MAX_WAVE4_FALSE_ALARMS: u32 = 9;
+/// 194/254, unknown 25/212, false alarms 1 + 8), and by the eighth session on the reading
+/// (tuning half 188/203, test half 198/254 and unknown 22/212 measured only, false alarms 1 + 7).
+const MIN_WAVE4_TUNE_ACCURACY: f64 = 0.926;
+const MIN_WAVE4_TEST_ACCURACY: f64 = 0.779;
+const MAX_WAVE4_TEST_UNKNOWN: f64 = 0.104;
+const MAX_WAVE4_FALSE_ALARMS: u32 = 8;
 /// The fifth corpus: measured blind at 9222e18 before the session's reading work (270/361,
 /// unknown 40/310, false alarms 8 of 51) and after it (277/361, unknown 39/310, false alarms 7
 /// of 51), when it was still held out; tuning material since, these floors are regressions.
 /// Raised on 2026-12-05 to what the fifth reading session reached, tuned on it (331/361,
 /// unknown 9/310, false alarms 5 of 51), and again to what the sixth session reached (334/361,
-/// unknown 7/310, false alarms 5 of 51).
-const MIN_WAVE5_ACCURACY: f64 = 0.925;
-const MAX_WAVE5_UNKNOWN: f64 = 0.023;
-const MAX_WAVE5_FALSE_ALARMS: u32 = 5;
+/// unknown 7/310, false alarms 5 of 51), and to what the eighth reached (340/361, unknown
+/// 5/310, false alarms 1 of 51).
+const MIN_WAVE5_ACCURACY: f64 = 0.941;
+const MAX_WAVE5_UNKNOWN: f64 = 0.0162;
+const MAX_WAVE5_FALSE_ALARMS: u32 = 1;
 /// The sixth corpus's first blind measurement (2026-12-05, after the fifth's reading work was
 /// merged: 113/156, unknown 19/129, false alarms 9 of 27), kept as floors; tuning material
 /// since, these floors are regressions. Raised on 2026-12-05 to what the fifth reading session
 /// reached, tuned on it (132/156, unknown 12/129, false alarms 5 of 27: not a blind figure), and
-/// again to what the sixth session reached (135/156, unknown 10/129, false alarms 5 of 27).
-const MIN_WAVE6_ACCURACY: f64 = 0.865;
-const MAX_WAVE6_UNKNOWN: f64 = 0.078;
-const MAX_WAVE6_FALSE_ALARMS: u32 = 5;
+/// again to what the sixth session reached (135/156, unknown 10/129, false alarms 5 of 27), and
+/// to what the eighth reached (139/156, unknown 8/129, false alarms 3 of 27).
+const MIN_WAVE6_ACCURACY: f64 = 0.891;
+const MAX_WAVE6_UNKNOWN: f64 = 0.063;
+const MAX_WAVE6_FALSE_ALARMS: u32 = 3;
 const MIN_OVERALL_ACCURACY: f64 = 0.90;
 const MIN_CATEGORY_ACCURACY: f64 = 0.80;
 
@@ -1175,10 +1180,11 @@ fn wave7_accuracy_as_tuning_material() {
 
 /// The seventh corpus's first blind measurement (2026-12-05, after the fifth and sixth sessions
 /// on the reading: 66/102, unknown 18/86, false alarms 4 of 16), kept as floors; raised by the
-/// seventh session on the reading to what it reached (80/102, unknown 7/86).
-const MIN_WAVE7_ACCURACY: f64 = 0.784;
-const MAX_WAVE7_UNKNOWN: f64 = 0.082;
-const MAX_WAVE7_FALSE_ALARMS: u32 = 4;
+/// seventh session on the reading to what it reached (80/102, unknown 7/86), and by the eighth
+/// to what it reached (85/102, unknown 5/86, false alarms 1 of 16).
+const MIN_WAVE7_ACCURACY: f64 = 0.833;
+const MAX_WAVE7_UNKNOWN: f64 = 0.059;
+const MAX_WAVE7_FALSE_ALARMS: u32 = 1;
 
 /// The eighth corpus measured blind: per category, overall, the share answered "unknown" (of
 /// the non-negatives) and the false alarms on negatives. No case is ever named here, right or

@@ -905,3 +905,195 @@ ImportError: libcublasLt.so.12: cannot open shared object file: No such file or 
         "libcufft.so.11: cannot open shared object file: No such file or directory\nCUDA 12.4\n";
     assert!(!explain_str(cufft).cause.contains("built for CUDA"));
 }
+
+#[test]
+fn a_found_version_of_zeros_is_no_version_to_compare() {
+    // A model file read wrongly reports the version it was written with as zeros: nothing is
+    // mismatched, the file is unreadable.
+    let log =
+        "[E] Serialized model is incompatible with this build of cuDNN: wanted 8.9.2, got 0.0.0";
+    assert!(matches!(
+        explain_str(log).category,
+        Category::Unknown | Category::NotEnvironment
+    ));
+    // A real version on the found side is still a mismatch, and an address is not a version.
+    let log =
+        "[E] Serialized model is incompatible with this build of cuDNN: wanted 8.9.2, got 8.6.0";
+    assert!(explain_str(log).is_known());
+    let log = "server listening on 0.0.0.0:8000\nRuntimeError: The NVIDIA driver on your system is too old (found version 11040).";
+    assert_eq!(explain_str(log).category, Category::DriverTooOld);
+}
+
+#[test]
+fn a_kernel_fault_is_what_a_report_s_generic_error_is_said_of() {
+    // The report's title names the program's fault; the library beside it, with its version,
+    // is its setup.
+    let log = "cudaErrorIllegalAddress error after enabling the custom allreduce\n\nnccl 2.21.5, cuda 12.4, 8x H100";
+    assert!(matches!(
+        explain_str(log).category,
+        Category::Unknown | Category::NotEnvironment
+    ));
+    // Without a fault named, a tool's generic failure is still the tool's.
+    let log = "allreduce error after enabling the custom kernel\n\nnccl 2.21.5 fails on two nodes";
+    assert_eq!(explain_str(log).category, Category::Nccl);
+}
+
+#[test]
+fn a_report_that_puts_the_fault_in_the_program_is_answered_so() {
+    // A program meant to run without a GPU that asks for the driver there.
+    let log = "Server mode does not start on hosts without a GPU since 2.3\nRuntimeError: Found no NVIDIA driver on your system.";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    // The same error, with nothing said of the setting, is the driver's.
+    let log = "Server mode does not start since 2.3\nRuntimeError: Found no NVIDIA driver on your system.";
+    assert_eq!(explain_str(log).category, Category::DriverMissing);
+    // A failure located in the program's history.
+    let log = "no kernel image is available for execution on the device\nIt works on every commit before 1a2b3c4d, so the new loader broke it.";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    // An import the project's requirements leave out.
+    let log = "ImportError: flash_attn is not installed\nflash_attn is imported by the model code but missing from requirements.txt";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    let log = "ImportError: flash_attn is not installed";
+    assert_eq!(explain_str(log).category, Category::SdpaFallback);
+    // A defect located in the program's build files.
+    let log = "nvcc fatal : Value 'c++20' is not defined for option 'std'\nthe -std flag is wrong in CMakeLists.txt of the plugin";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    let log = "nvcc fatal : Value 'c++20' is not defined for option 'std'";
+    assert_ne!(explain_str(log).category, Category::NotEnvironment);
+    // A flag the program's build sets wrongly, and torch's own words for an environment that
+    // was set up wrongly, which say nothing of the program.
+    let log = "the arch parsing wrongly sets the -gencode flag to compute_20:\nnvcc fatal   : Unsupported gpu architecture 'compute_20'";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    let log = "UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start.";
+    assert_ne!(explain_str(log).category, Category::NotEnvironment);
+    // The project's published build said to be broken.
+    let log = "The 3.1 wheel is broken: OSError: libcufft.so.11: cannot open shared object file: No such file or directory";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    let log = "OSError: libcufft.so.11: cannot open shared object file: No such file or directory";
+    assert_ne!(explain_str(log).category, Category::NotEnvironment);
+}
+
+#[test]
+fn two_ranks_on_one_gpu_are_the_launcher_s_configuration() {
+    let log = "\
+torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid usage, NCCL version 2.19.3
+ncclInvalidUsage: This usually reflects invalid usage of NCCL library.
+Last error:
+Duplicate GPU detected : rank 3 and rank 2 both on CUDA device 41000";
+    assert_eq!(explain_str(log).category, Category::NotEnvironment);
+    // NCCL's invalid usage for another reason stays NCCL's.
+    let log = "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, invalid usage, NCCL version 2.19.3";
+    assert_eq!(explain_str(log).category, Category::Nccl);
+}
+
+#[test]
+fn the_reporter_s_conclusion_that_the_hardware_failed() {
+    let log = "CUDA error: unspecified launch failure after a few epochs\nSwapped cards around: it is definitely a hardware problem with the second card.";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+    // Denied or only asked, it concludes nothing.
+    let log = "CUDA error: unspecified launch failure after a few epochs\nIt is not a hardware problem, the card passes every stress test.";
+    assert_ne!(explain_str(log).category, Category::GpuHardware);
+    let log = "CUDA error: unspecified launch failure after a few epochs\nCould this be a hardware problem?";
+    assert_ne!(explain_str(log).category, Category::GpuHardware);
+    let log = "CUDA error: unspecified launch failure after a few epochs\nI wonder if it might be a hardware problem";
+    assert_ne!(explain_str(log).category, Category::GpuHardware);
+}
+
+#[test]
+fn a_failed_build_of_a_package_s_cuda_half_is_the_toolchain_s() {
+    // The switch that builds a package's CUDA extensions, in the command that failed.
+    let log = "ERROR: Command \"python setup.py --cpp_ext --cuda_ext install\" failed with error code 1 in /tmp/pip-build/";
+    assert_eq!(explain_str(log).category, Category::ToolkitMismatch);
+    // Without it, a failed pip build names nothing of the stack.
+    let log =
+        "ERROR: Command \"python setup.py install\" failed with error code 1 in /tmp/pip-build/";
+    assert_eq!(explain_str(log).category, Category::Unknown);
+}
+
+#[test]
+fn a_fault_given_by_its_cuda_number_counts_as_that_fault() {
+    // Two kinds of fault, one by name and one by number: faults at random places.
+    let log = "the solver keeps crashing at random steps\nCUDA error: an illegal instruction was encountered\nlater run: CUDA error 719";
+    assert_eq!(explain_str(log).category, Category::GpuHardware);
+    // The same fault by name and by number is one kind: a program's bug as often as not.
+    let log = "the solver keeps crashing at random steps\nCUDA error: an illegal instruction was encountered\nlater run: CUDA error 715";
+    assert_ne!(explain_str(log).category, Category::GpuHardware);
+}
+
+#[test]
+fn a_negation_apart_from_its_verb_still_says_the_gpu_is_unseen() {
+    // An inverted question: the subject stands between the negation and its verb.
+    let log = "Why doesn't my Kubernetes worker ever detect the GPU after the driver install?";
+    assert_eq!(explain_str(log).category, Category::Container);
+    let log = "Why doesn't my laptop ever detect the GPU after the driver install?";
+    assert_eq!(explain_str(log).category, Category::DriverMissing);
+    // "seem" is no "see".
+    let log = "my laptop does not really seem to like the GPU driver update";
+    assert_ne!(explain_str(log).category, Category::DriverMissing);
+    // The passive says a name is unknown to a tool, not a GPU unseen.
+    let log = "the architecture sm_130 cannot be recognized by this nvcc";
+    assert_ne!(explain_str(log).category, Category::DriverMissing);
+}
+
+#[test]
+fn execution_providers_without_cuda_in_a_user_s_words_are_a_cpu_package() {
+    let log = "Why are the EXECUTION PROVIDERS without CUDA in the settings menu?";
+    assert_eq!(explain_str(log).category, Category::CpuOnlyWheel);
+    // Providers named with CUDA among them say nothing of a CPU package.
+    let log = "Execution providers: CUDA, TensorRT, CPU. Inference is slow.";
+    assert_ne!(explain_str(log).category, Category::CpuOnlyWheel);
+}
+
+#[test]
+fn a_cpu_variant_typed_with_a_hyphen_is_a_cpu_build() {
+    let log = "pip resolved torch==2.4.1-cpu for me, is that why the GPU is never used?";
+    assert_eq!(explain_str(log).category, Category::CpuOnlyWheel);
+    // A word that goes on after "-cpu" is no variant.
+    let log = "pip resolved torch==2.4.1-cpus for me, is that why the GPU is never used?";
+    assert_ne!(explain_str(log).category, Category::CpuOnlyWheel);
+}
+
+#[test]
+fn an_import_that_fails_after_the_framework_s_upgrade_is_an_extension_built_for_the_old_one() {
+    let log = "ImportError since updating to torch 2.3 when loading my_ext._C";
+    assert_eq!(explain_str(log).category, Category::AbiMismatch);
+    // The upgrade alone, with no import failing, says nothing.
+    let log = "Training got slower since updating to torch 2.3";
+    assert_ne!(explain_str(log).category, Category::AbiMismatch);
+}
+
+#[test]
+fn a_framework_s_gpu_package_not_found_for_the_machine_leaves_its_cpu_build() {
+    let log = "my CUDA is 12.1 but I can not find a tensorflow-gpu release for it on Windows";
+    assert_eq!(explain_str(log).category, Category::CpuOnlyWheel);
+    // Something else not found is no GPU build missing.
+    let log = "my CUDA is 12.1 but I can not find the tensorflow release notes for it on Windows";
+    assert_ne!(explain_str(log).category, Category::CpuOnlyWheel);
+}
+
+#[test]
+fn a_binding_type_no_module_registered_is_two_binaries_built_apart() {
+    let log = "ImportError: arg(): could not convert default argument 'grid: core::Grid' in function 'build_index' into a Python object (type not registered yet?)";
+    assert_eq!(explain_str(log).category, Category::AbiMismatch);
+    // A program passing the wrong type to a binding is its own error.
+    let log = "TypeError: build_index(): incompatible function arguments. The following argument types are supported";
+    assert_ne!(explain_str(log).category, Category::AbiMismatch);
+}
+
+#[test]
+fn a_serialized_engine_its_runtime_cannot_read_was_written_by_another_release() {
+    let log = "runtime.cpp:120: Assertion failed: layout mismatch between the serialized engine and this runtime";
+    assert_eq!(explain_str(log).category, Category::VersionSuffixMismatch);
+    // A mismatch of the program's own tensors stays the program's.
+    let log =
+        "RuntimeError: size mismatch for decoder.weight: copying a param with shape [10, 512]";
+    assert_ne!(explain_str(log).category, Category::VersionSuffixMismatch);
+}
+
+#[test]
+fn cuda_that_works_only_once_the_host_used_the_gpu_is_the_driver_s_modules_loaded_on_demand() {
+    let log = "After a reboot the render service fails to start CUDA.\nIt works only after running nvidia-smi once, every time.";
+    assert_eq!(explain_str(log).category, Category::DriverMissing);
+    // Running nvidia-smi, said of nothing failing, is no such state.
+    let log = "I checked by running nvidia-smi on the host, it shows both cards.";
+    assert_eq!(explain_str(log).category, Category::Unknown);
+}
