@@ -1193,7 +1193,7 @@ fn wave10_is_well_formed_and_held_out() {
 }
 
 /// The tenth corpus holds at least this many cases (it only grows).
-const WAVE10_MIN_CASES: usize = 112;
+const WAVE10_MIN_CASES: usize = 116;
 
 /// The seventh corpus, tuning material since its blind measurement: per category, overall, the
 /// share answered "unknown" (of the non-negatives), the false alarms on negatives and its
