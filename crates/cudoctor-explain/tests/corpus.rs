@@ -45,6 +45,10 @@ const WAVE8: &str = include_str!("corpus/wave8.toml");
 /// never ran cudoctor on it and never read explain's reading code; only its form is checked until
 /// it is measured blind.
 const WAVE9: &str = include_str!("corpus/wave9.toml");
+/// The tenth corpus: held out entirely, gathered after the ninth was measured by a helper who
+/// never ran cudoctor on it and never read explain's reading code; only its form is checked until
+/// it is measured blind.
+const WAVE10: &str = include_str!("corpus/wave10.toml");
 /// The fourth corpus's split: FNV-1a-64 of `"36:<owner>/<repo>"`, even = tuning. Fixed before
 /// any of its cases was read (docs/explain-corpus.md).
 const WAVE4_SEED: u64 = 36;
@@ -229,6 +233,13 @@ fn wave9() -> Vec<Case> {
     match toml::from_str::<FirstCorpus>(WAVE9) {
         Ok(c) => c.case,
         Err(e) => panic!("wave9.toml does not parse: {e}"),
+    }
+}
+
+fn wave10() -> Vec<Case> {
+    match toml::from_str::<FirstCorpus>(WAVE10) {
+        Ok(c) => c.case,
+        Err(e) => panic!("wave10.toml does not parse: {e}"),
     }
 }
 
@@ -1158,6 +1169,37 @@ fn wave9_is_well_formed_and_held_out() {
 /// The ninth corpus holds at least this many cases (it only grows).
 const WAVE9_MIN_CASES: usize = 151;
 
+/// The tenth corpus is well formed and new: known categories (never "unknown"), unique ids (also
+/// against every other corpus file, the seventh to ninth included), one case per thread, a
+/// `# meta:` line per case, and no thread that another corpus file (the fifth to ninth included)
+/// holds or a signature cites. Runs no explain: it prints the counts per category, language and
+/// year, never a figure of accuracy, so that the corpus stays blind until it is measured.
+#[test]
+fn wave10_is_well_formed_and_held_out() {
+    let mut earlier = sources_before_wave5();
+    earlier.extend(wave5().into_iter().map(|c| address(&c.source)));
+    earlier.extend(wave6().into_iter().map(|c| address(&c.source)));
+    earlier.extend(wave7().into_iter().map(|c| address(&c.source)));
+    earlier.extend(wave8().into_iter().map(|c| address(&c.source)));
+    earlier.extend(wave9().into_iter().map(|c| address(&c.source)));
+    // Neither the eighth, the ninth nor the tenth corpus is among all_cases().
+    let mut earlier_ids: BTreeSet<String> = all_cases().into_iter().map(|(_, c)| c.id).collect();
+    earlier_ids.extend(wave7().into_iter().map(|c| c.id));
+    earlier_ids.extend(wave8().into_iter().map(|c| c.id));
+    earlier_ids.extend(wave9().into_iter().map(|c| c.id));
+    assert_held_out_form(
+        "wave10.toml",
+        &wave10(),
+        &earlier,
+        &earlier_ids,
+        WAVE10_MIN_CASES,
+        Some(WAVE10),
+    );
+}
+
+/// The tenth corpus holds at least this many cases (it only grows).
+const WAVE10_MIN_CASES: usize = 116;
+
 /// The seventh corpus, tuning material since its blind measurement: per category, overall, the
 /// share answered "unknown" (of the non-negatives), the false alarms on negatives and its
 /// misses. Measured blind on 2026-12-05 (docs/explain-corpus.md), after the fifth and sixth
@@ -1210,6 +1252,19 @@ fn wave9_accuracy_held_out() {
         MIN_WAVE9_ACCURACY,
         MAX_WAVE9_UNKNOWN,
         MAX_WAVE9_FALSE_ALARMS,
+    );
+}
+
+/// The tenth corpus, held out (docs/explain-corpus.md): its aggregate figures only, never a
+/// case, held to its first blind measurement.
+#[test]
+fn wave10_accuracy_held_out() {
+    assert_held_out_floors(
+        "wave10",
+        &wave10(),
+        MIN_WAVE10_ACCURACY,
+        MAX_WAVE10_UNKNOWN,
+        MAX_WAVE10_FALSE_ALARMS,
     );
 }
 
@@ -1280,7 +1335,13 @@ const MIN_WAVE8_ACCURACY: f64 = 0.58;
 const MAX_WAVE8_UNKNOWN: f64 = 0.217;
 const MAX_WAVE8_FALSE_ALARMS: u32 = 7;
 /// The ninth corpus's first blind measurement (2026-12-05, second day, on 71e152a's reader):
-/// 101/151, unknown 18/127, false alarms 8 of 24.
-const MIN_WAVE9_ACCURACY: f64 = 0.668;
-const MAX_WAVE9_UNKNOWN: f64 = 0.142;
+/// 101/151, unknown 18/127, false alarms 8 of 24; raised the same day to 104/151, unknown
+/// 16/127 after the attention rule (not blind for that class, docs/explain-corpus.md).
+const MIN_WAVE9_ACCURACY: f64 = 0.688;
+const MAX_WAVE9_UNKNOWN: f64 = 0.126;
 const MAX_WAVE9_FALSE_ALARMS: u32 = 8;
+/// The tenth corpus's first blind measurement (2026-12-05, second day, on f91e82e's reader):
+/// 73/116, unknown 22/94, false alarms 7 of 22.
+const MIN_WAVE10_ACCURACY: f64 = 0.629;
+const MAX_WAVE10_UNKNOWN: f64 = 0.235;
+const MAX_WAVE10_FALSE_ALARMS: u32 = 7;
