@@ -15,7 +15,7 @@
 //! - with none of these, CUDA's own "unknown error" is the driver's unified-memory module not
 //!   loaded or left broken (a container cannot load it; the host must).
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::AhoCorasick;
 use std::sync::OnceLock;
 
 /// What the words of [`WORDS`] tell of the machine.
@@ -173,14 +173,8 @@ const WORDS: &[(&str, State, bool)] = &[
 
 fn automaton() -> Option<&'static AhoCorasick> {
     static AC: OnceLock<Option<AhoCorasick>> = OnceLock::new();
-    AC.get_or_init(|| {
-        AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            .build(WORDS.iter().map(|(w, _, _)| *w))
-            .ok()
-    })
-    .as_ref()
+    AC.get_or_init(|| crate::words_automaton(WORDS.iter().map(|(w, _, _)| *w)))
+        .as_ref()
 }
 
 /// Every word [`HostContext::feed`] looks for (the scan's gate must not pass over their lines).

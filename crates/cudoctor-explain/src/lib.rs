@@ -49,6 +49,18 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, Cursor};
 use std::sync::OnceLock;
 
+/// An automaton over a reader's words, compared ASCII case-insensitively as every reader compares
+/// them, reporting every match (overlapping words each count).
+pub(crate) fn words_automaton<'a>(
+    words: impl IntoIterator<Item = &'a str>,
+) -> Option<aho_corasick::AhoCorasick> {
+    aho_corasick::AhoCorasickBuilder::new()
+        .ascii_case_insensitive(true)
+        .match_kind(aho_corasick::MatchKind::Standard)
+        .build(words)
+        .ok()
+}
+
 /// Lines shown in `matched`.
 const MAX_MATCHED: usize = 10;
 /// Entries in `also_seen`.

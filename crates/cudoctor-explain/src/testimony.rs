@@ -24,7 +24,7 @@
 //! real environment faults say it as often ("works fine with the official image", "works
 //! normally with other CUDA applications"), since each program brings its own build.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use aho_corasick::AhoCorasick;
 use std::sync::OnceLock;
 
 /// Whose fault the words of [`ANCHORS`] tell, once [`confirmed`] by the text around them.
@@ -176,14 +176,8 @@ const BUILT_WITHOUT: &[&str] = &["compiled", "built", "compile", "编译"];
 
 fn automaton() -> Option<&'static AhoCorasick> {
     static AC: OnceLock<Option<AhoCorasick>> = OnceLock::new();
-    AC.get_or_init(|| {
-        AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            .build(ANCHORS.iter().map(|(w, _)| *w))
-            .ok()
-    })
-    .as_ref()
+    AC.get_or_init(|| crate::words_automaton(ANCHORS.iter().map(|(w, _)| *w)))
+        .as_ref()
 }
 
 /// Every anchor word (the scan's gate must not pass over their lines).
