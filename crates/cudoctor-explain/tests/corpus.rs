@@ -1242,7 +1242,7 @@ fn wave11_is_well_formed_and_held_out() {
 }
 
 /// The eleventh corpus holds at least this many cases (it only grows).
-const WAVE11_MIN_CASES: usize = 84;
+const WAVE11_MIN_CASES: usize = 85;
 
 /// The seventh corpus, tuning material since its blind measurement: per category, overall, the
 /// share answered "unknown" (of the non-negatives), the false alarms on negatives and its
