@@ -2440,7 +2440,7 @@ const CALL_ANSWERS: [(&str, &str, Failure); 4] = [
 ];
 
 /// Where `needle` (ASCII) first occurs in `hay`, compared ASCII case-insensitively.
-fn find_ascii_ci(hay: &str, needle: &str) -> Option<usize> {
+pub(crate) fn find_ascii_ci(hay: &str, needle: &str) -> Option<usize> {
     hay.as_bytes()
         .windows(needle.len())
         .position(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
@@ -2530,11 +2530,7 @@ pub fn is_program_error(line: &str, w: &Words) -> bool {
 
 /// How serious the line says it is.
 pub fn severity(line: &str) -> Severity {
-    let lower_has = |needle: &str| {
-        line.as_bytes()
-            .windows(needle.len())
-            .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
-    };
+    let lower_has = |needle: &str| find_ascii_ci(line, needle).is_some();
     // A Python exception line: "SomeError: ..." / "pkg.mod.SomeException: ...".
     let head = line.split(':').next().unwrap_or_default();
     let exception_head = !head.contains(' ')

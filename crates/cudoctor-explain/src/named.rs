@@ -183,21 +183,15 @@ impl Named {
         if !self.windows_seen
             && (line.contains("indows") || line.contains("in10") || line.contains("in11"))
         {
-            self.windows_seen = WINDOWS_WORDS.iter().any(|w| {
-                line.as_bytes()
-                    .windows(w.len())
-                    .any(|b| b.eq_ignore_ascii_case(w.as_bytes()))
-            });
+            self.windows_seen = WINDOWS_WORDS
+                .iter()
+                .any(|w| crate::clause::find_ascii_ci(line, w).is_some());
         }
         if VERSION_LITERALS.iter().any(|l| line.contains(l)) {
             self.feed_cuda_versions(line);
         }
         // "CUDA" in any case: a lexicon word, so the scan's gate never passes over these lines.
-        if line
-            .as_bytes()
-            .windows(4)
-            .any(|w| w.eq_ignore_ascii_case(b"cuda"))
-        {
+        if crate::clause::find_ascii_ci(line, "cuda").is_some() {
             self.stated_cuda.extend(stated_cuda_versions(line));
         }
         if self.torch_variant.is_none() && line.contains("+cu") {
