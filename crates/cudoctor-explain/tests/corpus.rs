@@ -205,52 +205,32 @@ fn wave4() -> PublicCorpus {
     }
 }
 
-fn wave5() -> Vec<Case> {
-    match toml::from_str::<FirstCorpus>(WAVE5) {
-        Ok(c) => c.case,
-        Err(e) => panic!("wave5.toml does not parse: {e}"),
+/// The corpora gathered as wholes after the fourth (no halves), in the order they were
+/// gathered: their number, file, text, and whether each case carries a `# meta:` line.
+const WHOLES: [(u8, &str, &str, bool); 7] = [
+    (5, "wave5.toml", WAVE5, false),
+    (6, "wave6.toml", WAVE6, true),
+    (7, "wave7.toml", WAVE7, true),
+    (8, "wave8.toml", WAVE8, true),
+    (9, "wave9.toml", WAVE9, true),
+    (10, "wave10.toml", WAVE10, true),
+    (11, "wave11.toml", WAVE11, true),
+];
+
+/// The entry of [`WHOLES`] of the `n`th corpus.
+fn whole_entry(n: u8) -> (u8, &'static str, &'static str, bool) {
+    match WHOLES.iter().find(|w| w.0 == n) {
+        Some(w) => *w,
+        None => panic!("no corpus wave{n}"),
     }
 }
 
-fn wave6() -> Vec<Case> {
-    match toml::from_str::<FirstCorpus>(WAVE6) {
+/// The cases of the `n`th corpus, one of [`WHOLES`].
+fn whole(n: u8) -> Vec<Case> {
+    let (_, file, text, _) = whole_entry(n);
+    match toml::from_str::<FirstCorpus>(text) {
         Ok(c) => c.case,
-        Err(e) => panic!("wave6.toml does not parse: {e}"),
-    }
-}
-
-fn wave7() -> Vec<Case> {
-    match toml::from_str::<FirstCorpus>(WAVE7) {
-        Ok(c) => c.case,
-        Err(e) => panic!("wave7.toml does not parse: {e}"),
-    }
-}
-
-fn wave8() -> Vec<Case> {
-    match toml::from_str::<FirstCorpus>(WAVE8) {
-        Ok(c) => c.case,
-        Err(e) => panic!("wave8.toml does not parse: {e}"),
-    }
-}
-
-fn wave9() -> Vec<Case> {
-    match toml::from_str::<FirstCorpus>(WAVE9) {
-        Ok(c) => c.case,
-        Err(e) => panic!("wave9.toml does not parse: {e}"),
-    }
-}
-
-fn wave10() -> Vec<Case> {
-    match toml::from_str::<FirstCorpus>(WAVE10) {
-        Ok(c) => c.case,
-        Err(e) => panic!("wave10.toml does not parse: {e}"),
-    }
-}
-
-fn wave11() -> Vec<Case> {
-    match toml::from_str::<FirstCorpus>(WAVE11) {
-        Ok(c) => c.case,
-        Err(e) => panic!("wave11.toml does not parse: {e}"),
+        Err(e) => panic!("{file} does not parse: {e}"),
     }
 }
 
@@ -306,9 +286,9 @@ fn all_cases() -> Vec<(Half, Case)> {
         let h = wave4_half(w4.split_seed, &c.source);
         out.push((h, c));
     }
-    out.extend(wave5().into_iter().map(|c| (Half::Wave5, c)));
-    out.extend(wave6().into_iter().map(|c| (Half::Wave6, c)));
-    out.extend(wave7().into_iter().map(|c| (Half::Wave7, c)));
+    out.extend(whole(5).into_iter().map(|c| (Half::Wave5, c)));
+    out.extend(whole(6).into_iter().map(|c| (Half::Wave6, c)));
+    out.extend(whole(7).into_iter().map(|c| (Half::Wave7, c)));
     out
 }
 
@@ -853,9 +833,6 @@ fn tuning_half_misses_in_full() {
     }
 }
 
-/// The fifth corpus is well formed and new: known categories (never "unknown"), unique ids, one
-/// case per thread, and no thread that another corpus file holds or a signature cites. Runs no
-/// explain, so it prints no figure.
 /// A thread's address as the held-out checks compare it.
 fn address(s: &str) -> String {
     s.trim_end_matches('/').to_lowercase()
@@ -973,21 +950,39 @@ fn assert_held_out_form(
     println!("by year: {per_year:?}");
 }
 
-#[test]
-fn wave5_is_well_formed_and_held_out() {
-    let earlier_ids: BTreeSet<String> = all_cases()
+/// The `n`th corpus (one of [`WHOLES`]) is well formed and new ([`assert_held_out_form`]):
+/// its ids against every corpus file split into halves and every whole gathered before it,
+/// its threads against those, the device observations and the signatures' citations.
+fn assert_whole_is_new(n: u8, min_cases: usize) {
+    let mut sources = sources_before_wave5();
+    let mut ids: BTreeSet<String> = all_cases()
         .into_iter()
-        .filter(|(h, _)| !matches!(h, Half::Wave5 | Half::Wave6 | Half::Wave7))
+        .filter(|(h, _)| !is_whole(*h))
         .map(|(_, c)| c.id)
         .collect();
+    for &(m, ..) in WHOLES.iter().filter(|w| w.0 < n) {
+        for c in whole(m) {
+            sources.insert(address(&c.source));
+            ids.insert(c.id);
+        }
+    }
+    let (_, file, text, meta) = whole_entry(n);
     assert_held_out_form(
-        "wave5.toml",
-        &wave5(),
-        &sources_before_wave5(),
-        &earlier_ids,
-        350,
-        None,
+        file,
+        &whole(n),
+        &sources,
+        &ids,
+        min_cases,
+        meta.then_some(text),
     );
+}
+
+/// The fifth corpus is well formed and new: known categories (never "unknown"), unique ids, one
+/// case per thread, and no thread that another corpus file holds or a signature cites. Runs no
+/// explain, so it prints no figure.
+#[test]
+fn wave5_is_well_formed_and_held_out() {
+    assert_whole_is_new(5, 350);
 }
 
 /// A corpus tuned on as a whole after its blind measurement: prints its per-category figures,
@@ -1058,21 +1053,7 @@ fn wave5_accuracy_as_tuning_material() {
 /// explain: it prints the counts per category, language and year, never a figure of accuracy.
 #[test]
 fn wave6_is_well_formed_and_held_out() {
-    let mut earlier = sources_before_wave5();
-    earlier.extend(wave5().into_iter().map(|c| address(&c.source)));
-    let earlier_ids: BTreeSet<String> = all_cases()
-        .into_iter()
-        .filter(|(h, _)| !matches!(h, Half::Wave6 | Half::Wave7))
-        .map(|(_, c)| c.id)
-        .collect();
-    assert_held_out_form(
-        "wave6.toml",
-        &wave6(),
-        &earlier,
-        &earlier_ids,
-        WAVE6_MIN_CASES,
-        Some(WAVE6),
-    );
+    assert_whole_is_new(6, WAVE6_MIN_CASES);
 }
 
 /// The sixth corpus holds at least this many cases (it only grows).
@@ -1103,22 +1084,7 @@ fn wave6_accuracy_as_tuning_material() {
 /// Runs no explain: it prints the counts per category, language and year.
 #[test]
 fn wave7_is_well_formed_and_held_out() {
-    let mut earlier = sources_before_wave5();
-    earlier.extend(wave5().into_iter().map(|c| address(&c.source)));
-    earlier.extend(wave6().into_iter().map(|c| address(&c.source)));
-    let earlier_ids: BTreeSet<String> = all_cases()
-        .into_iter()
-        .filter(|(h, _)| *h != Half::Wave7)
-        .map(|(_, c)| c.id)
-        .collect();
-    assert_held_out_form(
-        "wave7.toml",
-        &wave7(),
-        &earlier,
-        &earlier_ids,
-        WAVE7_MIN_CASES,
-        Some(WAVE7),
-    );
+    assert_whole_is_new(7, WAVE7_MIN_CASES);
 }
 
 /// The seventh corpus holds at least this many cases (it only grows).
@@ -1131,21 +1097,7 @@ const WAVE7_MIN_CASES: usize = 100;
 /// never a figure of accuracy, so that the corpus stays blind until it is measured.
 #[test]
 fn wave8_is_well_formed_and_held_out() {
-    let mut earlier = sources_before_wave5();
-    earlier.extend(wave5().into_iter().map(|c| address(&c.source)));
-    earlier.extend(wave6().into_iter().map(|c| address(&c.source)));
-    earlier.extend(wave7().into_iter().map(|c| address(&c.source)));
-    // Neither the seventh nor the eighth corpus is among all_cases().
-    let mut earlier_ids: BTreeSet<String> = all_cases().into_iter().map(|(_, c)| c.id).collect();
-    earlier_ids.extend(wave7().into_iter().map(|c| c.id));
-    assert_held_out_form(
-        "wave8.toml",
-        &wave8(),
-        &earlier,
-        &earlier_ids,
-        WAVE8_MIN_CASES,
-        Some(WAVE8),
-    );
+    assert_whole_is_new(8, WAVE8_MIN_CASES);
 }
 
 /// The eighth corpus holds at least this many cases (it only grows).
@@ -1158,23 +1110,7 @@ const WAVE8_MIN_CASES: usize = 100;
 /// year, never a figure of accuracy, so that the corpus stays blind until it is measured.
 #[test]
 fn wave9_is_well_formed_and_held_out() {
-    let mut earlier = sources_before_wave5();
-    earlier.extend(wave5().into_iter().map(|c| address(&c.source)));
-    earlier.extend(wave6().into_iter().map(|c| address(&c.source)));
-    earlier.extend(wave7().into_iter().map(|c| address(&c.source)));
-    earlier.extend(wave8().into_iter().map(|c| address(&c.source)));
-    // Neither the eighth nor the ninth corpus is among all_cases().
-    let mut earlier_ids: BTreeSet<String> = all_cases().into_iter().map(|(_, c)| c.id).collect();
-    earlier_ids.extend(wave7().into_iter().map(|c| c.id));
-    earlier_ids.extend(wave8().into_iter().map(|c| c.id));
-    assert_held_out_form(
-        "wave9.toml",
-        &wave9(),
-        &earlier,
-        &earlier_ids,
-        WAVE9_MIN_CASES,
-        Some(WAVE9),
-    );
+    assert_whole_is_new(9, WAVE9_MIN_CASES);
 }
 
 /// The ninth corpus holds at least this many cases (it only grows).
@@ -1187,25 +1123,7 @@ const WAVE9_MIN_CASES: usize = 151;
 /// year, never a figure of accuracy, so that the corpus stays blind until it is measured.
 #[test]
 fn wave10_is_well_formed_and_held_out() {
-    let mut earlier = sources_before_wave5();
-    earlier.extend(wave5().into_iter().map(|c| address(&c.source)));
-    earlier.extend(wave6().into_iter().map(|c| address(&c.source)));
-    earlier.extend(wave7().into_iter().map(|c| address(&c.source)));
-    earlier.extend(wave8().into_iter().map(|c| address(&c.source)));
-    earlier.extend(wave9().into_iter().map(|c| address(&c.source)));
-    // Neither the eighth, the ninth nor the tenth corpus is among all_cases().
-    let mut earlier_ids: BTreeSet<String> = all_cases().into_iter().map(|(_, c)| c.id).collect();
-    earlier_ids.extend(wave7().into_iter().map(|c| c.id));
-    earlier_ids.extend(wave8().into_iter().map(|c| c.id));
-    earlier_ids.extend(wave9().into_iter().map(|c| c.id));
-    assert_held_out_form(
-        "wave10.toml",
-        &wave10(),
-        &earlier,
-        &earlier_ids,
-        WAVE10_MIN_CASES,
-        Some(WAVE10),
-    );
+    assert_whole_is_new(10, WAVE10_MIN_CASES);
 }
 
 /// The tenth corpus holds at least this many cases (it only grows).
@@ -1218,27 +1136,7 @@ const WAVE10_MIN_CASES: usize = 116;
 /// year, never a figure of accuracy, so that the corpus stays blind until it is measured.
 #[test]
 fn wave11_is_well_formed_and_held_out() {
-    let mut earlier = sources_before_wave5();
-    earlier.extend(wave5().into_iter().map(|c| address(&c.source)));
-    earlier.extend(wave6().into_iter().map(|c| address(&c.source)));
-    earlier.extend(wave7().into_iter().map(|c| address(&c.source)));
-    earlier.extend(wave8().into_iter().map(|c| address(&c.source)));
-    earlier.extend(wave9().into_iter().map(|c| address(&c.source)));
-    earlier.extend(wave10().into_iter().map(|c| address(&c.source)));
-    // Neither the eighth, the ninth, the tenth nor the eleventh corpus is among all_cases().
-    let mut earlier_ids: BTreeSet<String> = all_cases().into_iter().map(|(_, c)| c.id).collect();
-    earlier_ids.extend(wave7().into_iter().map(|c| c.id));
-    earlier_ids.extend(wave8().into_iter().map(|c| c.id));
-    earlier_ids.extend(wave9().into_iter().map(|c| c.id));
-    earlier_ids.extend(wave10().into_iter().map(|c| c.id));
-    assert_held_out_form(
-        "wave11.toml",
-        &wave11(),
-        &earlier,
-        &earlier_ids,
-        WAVE11_MIN_CASES,
-        Some(WAVE11),
-    );
+    assert_whole_is_new(11, WAVE11_MIN_CASES);
 }
 
 /// The eleventh corpus holds at least this many cases (it only grows).
@@ -1279,7 +1177,7 @@ const MAX_WAVE7_FALSE_ALARMS: u32 = 1;
 fn wave8_accuracy_held_out() {
     assert_held_out_floors(
         "wave8",
-        &wave8(),
+        &whole(8),
         MIN_WAVE8_ACCURACY,
         MAX_WAVE8_UNKNOWN,
         MAX_WAVE8_FALSE_ALARMS,
@@ -1292,7 +1190,7 @@ fn wave8_accuracy_held_out() {
 fn wave9_accuracy_held_out() {
     assert_held_out_floors(
         "wave9",
-        &wave9(),
+        &whole(9),
         MIN_WAVE9_ACCURACY,
         MAX_WAVE9_UNKNOWN,
         MAX_WAVE9_FALSE_ALARMS,
@@ -1305,7 +1203,7 @@ fn wave9_accuracy_held_out() {
 fn wave10_accuracy_held_out() {
     assert_held_out_floors(
         "wave10",
-        &wave10(),
+        &whole(10),
         MIN_WAVE10_ACCURACY,
         MAX_WAVE10_UNKNOWN,
         MAX_WAVE10_FALSE_ALARMS,
