@@ -6,6 +6,7 @@ them.
 
 usage: nccl_info_log.py OUT [SIZE_MB]
 """
+import argparse
 import random
 import re
 import sys
@@ -16,8 +17,12 @@ PREFIX = re.compile(r"^(?:\[\d+\] )?([\w.-]+):(\d+):(\d+) \[(\d+)\] (NCCL INFO .
 
 
 def main() -> None:
-    out = Path(sys.argv[1])
-    size = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    # argparse, so that "--help" prints this and is never taken for the file to write.
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", metavar="OUT", type=Path)
+    parser.add_argument("size", metavar="SIZE_MB", type=int, nargs="?", default=200)
+    args = parser.parse_args()
+    out, size = args.out, args.size
     bodies = []
     for f in sorted(CORPUS.glob("*.toml")):
         for line in f.read_text().splitlines():

@@ -9,13 +9,18 @@ progress bar (block characters, so not plain ASCII) and checkpoint saves. Unlike
 repeated, nothing repeats, so explain's cache of repeated lines does not help: each line is read.
 Seeded: the same file every run.
 """
-import random
+import argparse
 import sys
+import random
 
 
 def main() -> None:
-    out_path = sys.argv[1]
-    size = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    # argparse, so that "--help" prints this and is never taken for the file to write.
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out_path", metavar="OUT")
+    parser.add_argument("size", metavar="SIZE_MB", type=int, nargs="?", default=200)
+    args = parser.parse_args()
+    out_path, size = args.out_path, args.size
     rnd = random.Random(1)
     step = 0
     with open(out_path, "w", encoding="utf-8") as out:
