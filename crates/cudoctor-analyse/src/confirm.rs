@@ -247,6 +247,20 @@ pub const JUDGES: &[Judges] = &[
         confirmed_by: &[&r::framework_gpu_unusable::RULE],
         refuted_when: None,
     },
+    // A package that asks for another CUDA's, cuDNN's or TensorRT's library: the loader's
+    // rules see it where that package is one whose libraries they resolve; their silence says
+    // nothing, since the package may be one they do not (onnxruntime in another env, a binary).
+    Judges {
+        category: Category::VersionSuffixMismatch,
+        check: Some(FactsCheck::BuiltForAnotherVersion),
+        confirmed_by: &[
+            &r::missing_library::RULE,
+            &r::mixed_cuda_majors::RULE,
+            &r::framework_library_nowhere::RULE,
+            &r::loaded_cuda_libraries::RULE,
+        ],
+        refuted_when: None,
+    },
     judges!(
         Category::VersionSuffixMismatch,
         &[&r::companion_mismatch::RULE],
@@ -625,6 +639,7 @@ mod tests {
             FactsCheck::CudaInit,
             FactsCheck::PythonHeaders,
             FactsCheck::PackageApiGap,
+            FactsCheck::BuiltForAnotherVersion,
         ] {
             let j = judges_of(check.category(), Some(check));
             assert_eq!(j.and_then(|j| j.check), Some(check));

@@ -14,6 +14,7 @@
 //! assert_eq!(e.fields.get("found_cuda").map(String::as_str), Some("11.4"));
 //! ```
 
+pub mod another_build;
 pub mod category;
 pub mod clause;
 pub mod explanation;
@@ -193,7 +194,10 @@ impl Engine {
         let windows_seen = named.windows_seen();
         let mut e = self.build_from_lines(outcome, target, torch_variant.as_deref());
         e = on_windows_dll(e);
-        e = of_another_cuda(e, |wanted| named.cuda_besides(wanted));
+        e = another_build::of_another_build(e, |family, wanted| match family {
+            another_build::LibraryFamily::Cuda => named.cuda_besides(wanted),
+            _ => named.family_besides(family, wanted.0),
+        });
         let named = named.finish();
         if let Some((driver, build)) = newer_build {
             e = self.with_driver_ceiling(e, driver, build, target);
@@ -1237,93 +1241,6 @@ fn on_windows_dll(mut e: Explanation) -> Explanation {
         e.fix.splice(0..0, steps);
     }
     e
-}
-
-/// A CUDA library of one major that the loader cannot find (`libcudart.so.12`) in a log that
-/// states only another CUDA (`/usr/local/cuda-11.8`, nvcc's release 11.8, "CUDA 13 installed",
-/// nvidia-smi's "CUDA Version: 12.4"): the package that asks for it was built for that other
-/// CUDA, and the first fix is its build for this one, not a library path. `others` gives the
-/// versions the log states, when none of them is the library's own.
-fn of_another_cuda(
-    mut e: Explanation,
-    others: impl Fn((u32, Option<u32>)) -> Option<Vec<String>>,
-) -> Explanation {
-    if e.category != Category::LibraryPath {
-        return e;
-    }
-    let Some((lib, wanted)) = ["lib", "library"]
-        .iter()
-        .filter_map(|k| e.fields.get(*k))
-        .find_map(|l| Some((l.clone(), cuda_library_version(l)?)))
-    else {
-        return e;
-    };
-    let Some(others) = others(wanted) else {
-        return e;
-    };
-    let built = wanted
-        .1
-        .map_or(wanted.0.to_string(), |m| format!("{}.{m}", wanted.0));
-    let stated = others
-        .iter()
-        .map(|v| format!("CUDA {v}"))
-        .collect::<Vec<_>>()
-        .join(" and ");
-    // The category stays the loader's: the library is what is missing, and the rules that
-    // judge a missing library (`confirm`) are the ones that see it on a machine. What the log's
-    // versions add is why, and so which fix.
-    e.title = "A package was built for another CUDA than the one installed".to_string();
-    e.cause = format!(
-        "The loader cannot find {lib}, a library of CUDA {built}: the package that asks for it was built for CUDA {built}, while the log shows {stated}. Another CUDA's libraries do not stand in for these (the number after .so is the version the package was linked against), so no library path makes this build work without CUDA {built}'s libraries."
-    );
-    let mut fix = vec![
-        cudoctor_plan::FixStep::Prose(format!(
-            "Install the failing package's build for {stated} (onnxruntime-gpu, CuPy, PaddlePaddle, TensorFlow and torch publish builds per CUDA; 'cudoctor plan' chooses torch's) instead of adding CUDA {built}'s libraries."
-        )),
-        cudoctor_plan::FixStep::Prose(format!(
-            "If CUDA {built} is what you want, install its runtime libraries (the CUDA {built} toolkit, or for CUDA 11 and later the nvidia-*-cu{} wheels) and make them findable: 'cudoctor check' shows which CUDA each package loads.",
-            wanted.0
-        )),
-    ];
-    fix.extend(e.fix.drain(..).take(1));
-    e.fix = fix;
-    e.evidence.insert(
-        0,
-        format!(
-            "The log states {stated} and never CUDA {built}, whose {lib} the package asks for."
-        ),
-    );
-    e
-}
-
-/// The CUDA version a CUDA library's soname carries (`libcudart.so.12` -> 12,
-/// `libcudart.so.10.0` -> 10.0 since sonames before CUDA 11 name the minor, `libnvrtc.so.11.2`
-/// -> 11.2); None for libraries whose soname follows a version of their own rather than
-/// CUDA's (cuFFT, cuRAND and cuSOLVER: libcufft.so.11 and libcusolver.so.11 ship with CUDA 12,
-/// libcurand.so.10 with CUDA 10 to 12; cuDNN, NCCL, NVML, libcuda) and for Windows DLLs.
-fn cuda_library_version(lib: &str) -> Option<(u32, Option<u32>)> {
-    const SONAME_IS_CUDAS: &[&str] = &[
-        "libcudart",
-        "libcublas",
-        "libcublaslt",
-        "libnvblas",
-        "libnvrtc",
-        "libnvjitlink",
-        "libcusparse",
-        "libcupti",
-    ];
-    let lower = lib.to_ascii_lowercase();
-    let (stem, version) = lower.split_once(".so.")?;
-    if !SONAME_IS_CUDAS.contains(&stem) {
-        return None;
-    }
-    let mut parts = version.split('.');
-    let major: u32 = parts.next()?.parse().ok()?;
-    let minor: Option<u32> = parts.next().and_then(|m| m.parse().ok());
-    // From CUDA 11 a soname's minor is the same for the whole major, but NVRTC's (11.0, 11.1,
-    // then 11.2 for the rest of 11.x).
-    let minor = minor.filter(|_| major <= 10 || (stem == "libnvrtc" && major == 11));
-    (7..=14).contains(&major).then_some((major, minor))
 }
 
 /// Under a runtime that binds the host's driver only when asked (Singularity or Apptainer

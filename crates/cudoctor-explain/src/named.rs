@@ -73,6 +73,7 @@ pub fn literals() -> impl Iterator<Item = &'static str> {
     LITERALS
         .into_iter()
         .chain(VERSION_LITERALS)
+        .chain(crate::another_build::FAMILY_LITERALS)
         .chain(WINDOWS_WORDS)
         .chain([WINDOWS_PATH])
 }
@@ -168,6 +169,8 @@ pub struct Named {
     /// image tag (`/usr/local/cuda-11.8`, `cuda11.8.0`), nvcc's release, "CUDA 12.4", nvidia-smi's
     /// "CUDA Version", a build's variant (`+cu121`, `cupy-cuda12x`).
     stated_cuda: std::collections::BTreeSet<(u32, Option<u32>)>,
+    /// Every cuDNN and TensorRT major the log shows (sonames, packages, words).
+    family_versions: std::collections::BTreeSet<(crate::another_build::LibraryFamily, u32)>,
     /// Extension modules torch said it loads, for the extension cache's directories.
     modules: Vec<String>,
     roots: Vec<(u64, String)>,
@@ -193,6 +196,13 @@ impl Named {
         // "CUDA" in any case: a lexicon word, so the scan's gate never passes over these lines.
         if crate::clause::find_ascii_ci(line, "cuda").is_some() {
             self.stated_cuda.extend(stated_cuda_versions(line));
+        }
+        if crate::another_build::FAMILY_LITERALS
+            .iter()
+            .any(|l| line.contains(l))
+        {
+            self.family_versions
+                .extend(crate::another_build::stated_family_versions(line));
         }
         if self.torch_variant.is_none() && line.contains("+cu") {
             self.torch_variant = windows_patterns()
@@ -342,6 +352,22 @@ impl Named {
             out.push(v);
         }
         Some(out)
+    }
+
+    /// The other majors of a cuDNN or TensorRT library the log shows, when a package asks for
+    /// `wanted`: those it shows besides the one asked for (the asked-for soname is itself shown).
+    pub fn family_besides(
+        &self,
+        family: crate::another_build::LibraryFamily,
+        wanted: u32,
+    ) -> Option<Vec<String>> {
+        let others: Vec<String> = self
+            .family_versions
+            .iter()
+            .filter(|(f, m)| *f == family && *m != wanted)
+            .map(|(_, m)| m.to_string())
+            .collect();
+        (!others.is_empty()).then_some(others)
     }
 
     /// The driver's CUDA major (nvidia-smi's header) and a newer CUDA major of a framework

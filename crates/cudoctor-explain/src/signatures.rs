@@ -548,6 +548,10 @@ pub enum FactsCheck {
     /// that do not fit, which only `check --deep`'s framework probes see (ACC011), not the
     /// torch companion pairs of the category's general check.
     PackageApiGap,
+    /// A package asks for a library of another CUDA, cuDNN or TensorRT than the one the log
+    /// shows (`libcublasLt.so.12` beside CUDA 11.8): built for another version, which the
+    /// loader's rules see on a machine (the libraries each package loads, and where).
+    BuiltForAnotherVersion,
 }
 
 impl FactsCheck {
@@ -556,7 +560,9 @@ impl FactsCheck {
         match self {
             FactsCheck::VisibleDevices | FactsCheck::CudaInit => Category::DriverMissing,
             FactsCheck::PythonHeaders => Category::CudaHomeMissing,
-            FactsCheck::PackageApiGap => Category::VersionSuffixMismatch,
+            FactsCheck::PackageApiGap | FactsCheck::BuiltForAnotherVersion => {
+                Category::VersionSuffixMismatch
+            }
         }
     }
 }

@@ -1210,6 +1210,19 @@ fn wave10_accuracy_held_out() {
     );
 }
 
+/// The eleventh corpus, held out (docs/explain-corpus.md): its aggregate figures only, never
+/// a case, held to its first blind measurement.
+#[test]
+fn wave11_accuracy_held_out() {
+    assert_held_out_floors(
+        "wave11",
+        &whole(11),
+        MIN_WAVE11_ACCURACY,
+        MAX_WAVE11_UNKNOWN,
+        MAX_WAVE11_FALSE_ALARMS,
+    );
+}
+
 /// A held-out corpus's aggregate figures (per category, overall, the unknown share of the
 /// non-negatives, the false alarms on negatives), never a case, held to `(minimum accuracy,
 /// maximum unknown share, maximum false alarms)`.
@@ -1273,13 +1286,15 @@ fn assert_held_out_floors(
 
 /// The eighth corpus's first blind measurement (2026-12-05, 40b9db2: 58/100, unknown 18/83,
 /// false alarms 7 of 17), kept as floors.
-const MIN_WAVE8_ACCURACY: f64 = 0.58;
+/// Raised to 59/100 on the third day (the category decision for another CUDA's build).
+const MIN_WAVE8_ACCURACY: f64 = 0.59;
 const MAX_WAVE8_UNKNOWN: f64 = 0.217;
 const MAX_WAVE8_FALSE_ALARMS: u32 = 7;
 /// The ninth corpus's first blind measurement (2026-12-05, second day, on 71e152a's reader):
 /// 101/151, unknown 18/127, false alarms 8 of 24; raised the same day to 104/151, unknown
-/// 16/127 after the attention rule (not blind for that class, docs/explain-corpus.md).
-const MIN_WAVE9_ACCURACY: f64 = 0.688;
+/// 16/127 after the attention rule (not blind for that class, docs/explain-corpus.md), and on
+/// the third day to 108/151 by the category decision for a package built for another CUDA.
+const MIN_WAVE9_ACCURACY: f64 = 0.715;
 const MAX_WAVE9_UNKNOWN: f64 = 0.126;
 const MAX_WAVE9_FALSE_ALARMS: u32 = 8;
 /// The tenth corpus's first blind measurement (2026-12-05, second day, on f91e82e's reader):
@@ -1287,3 +1302,8 @@ const MAX_WAVE9_FALSE_ALARMS: u32 = 8;
 const MIN_WAVE10_ACCURACY: f64 = 0.629;
 const MAX_WAVE10_UNKNOWN: f64 = 0.235;
 const MAX_WAVE10_FALSE_ALARMS: u32 = 7;
+/// The eleventh corpus's first blind measurement (2026-12-05, third day, on f331d3c's reader,
+/// before any work of the day): 51/85, unknown 14/69, false alarms 4 of 16.
+const MIN_WAVE11_ACCURACY: f64 = 0.6;
+const MAX_WAVE11_UNKNOWN: f64 = 0.203;
+const MAX_WAVE11_FALSE_ALARMS: u32 = 4;

@@ -879,7 +879,8 @@ fn an_insufficient_driver_under_a_runtime_that_binds_it_on_request_is_the_runtim
 
 /// A CUDA library of one CUDA that the loader cannot find, in a log that states only another
 /// CUDA, was asked for by a package built for that other CUDA: the cause says so and the first
-/// fix is the package's build for the CUDA installed. The category stays the loader's.
+/// fix is the package's build for the CUDA installed. The category is the build's (a package
+/// built for another CUDA variant), not the loader path's.
 #[test]
 fn a_library_of_another_cuda_than_the_log_states_names_the_build_as_the_cause() {
     let log = "\
@@ -889,7 +890,7 @@ $ python app.py
 ImportError: libcublasLt.so.12: cannot open shared object file: No such file or directory
 ";
     let e = explain_str(log);
-    assert_eq!(e.category, Category::LibraryPath);
+    assert_eq!(e.category, Category::VersionSuffixMismatch);
     assert!(e.cause.contains("built for CUDA 12"), "{}", e.cause);
     assert!(e.cause.contains("CUDA 11.8"), "{}", e.cause);
     let first = format!("{:?}", e.fix.first());
@@ -904,6 +905,29 @@ ImportError: libcublasLt.so.12: cannot open shared object file: No such file or 
     let cufft =
         "libcufft.so.11: cannot open shared object file: No such file or directory\nCUDA 12.4\n";
     assert!(!explain_str(cufft).cause.contains("built for CUDA"));
+    assert_eq!(explain_str(cufft).category, Category::LibraryPath);
+}
+
+/// cuDNN's sonames carry cuDNN's own major: a package asking for `libcudnn*.so.8` where the log
+/// shows cuDNN 9 (ldconfig's list, a package, words) was built for cuDNN 8.
+#[test]
+fn a_cudnn_library_of_another_major_than_the_log_shows_is_a_build_for_another_cudnn() {
+    let log = "\
+Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file: No such file or directory
+$ ldconfig -p | grep libcudnn
+        libcudnn_ops.so.9 (libc6,x86-64) => /lib/x86_64-linux-gnu/libcudnn_ops.so.9
+";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::VersionSuffixMismatch);
+    assert!(e.cause.contains("built for cuDNN 8"), "{}", e.cause);
+    assert!(e.cause.contains("cuDNN 9"), "{}", e.cause);
+    let words = "OSError: libcudnn.so.8: cannot open shared object file: No such file or directory\nI installed cuDNN 9.1 from the NVIDIA repository\n";
+    assert_eq!(explain_str(words).category, Category::VersionSuffixMismatch);
+    // Only the asked-for major shown: the loader's path, nothing of another build.
+    let alone = "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory\n";
+    let e = explain_str(alone);
+    assert_eq!(e.category, Category::LibraryPath);
+    assert!(!e.cause.contains("built for cuDNN"), "{}", e.cause);
 }
 
 #[test]

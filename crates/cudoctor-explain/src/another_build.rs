@@ -1,0 +1,240 @@
+//! A package built for another version of a library family than the one installed: the loader
+//! cannot find `libcublasLt.so.12` where the log states only CUDA 11.8, or `libcudnn.so.8`
+//! where it shows `libcudnn.so.9`. The number after `.so` is the version the package was
+//! linked against, so no library path helps: the package's build for the installed version
+//! does (the category's definition: a package built for another CUDA variant).
+
+use crate::{Category, Explanation, FactsCheck};
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// A family of libraries whose sonames carry a version of their own, shown in logs as
+/// sonames, package names and words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LibraryFamily {
+    /// The CUDA runtime and the toolkit libraries whose soname is CUDA's version.
+    Cuda,
+    /// cuDNN (`libcudnn.so.8`, `libcudnn_ops_infer.so.8`, `libcudnn_ops.so.9`).
+    Cudnn,
+    /// TensorRT (`libnvinfer.so.8`, `libnvinfer_plugin.so.10`).
+    TensorRt,
+}
+
+impl LibraryFamily {
+    pub fn name(self) -> &'static str {
+        match self {
+            LibraryFamily::Cuda => "CUDA",
+            LibraryFamily::Cudnn => "cuDNN",
+            LibraryFamily::TensorRt => "TensorRT",
+        }
+    }
+
+    /// Where the family's libraries come from, for the fix that installs the wanted version.
+    fn install_hint(self, major: u32) -> String {
+        match self {
+            LibraryFamily::Cuda => format!(
+                "the CUDA {major} toolkit, or for CUDA 11 and later the nvidia-*-cu{major} wheels"
+            ),
+            LibraryFamily::Cudnn => format!(
+                "cuDNN {major}: the nvidia-cudnn-cu11/cu12 wheel of that major, or the distribution's libcudnn{major} package"
+            ),
+            LibraryFamily::TensorRt => format!("TensorRT {major}'s libraries"),
+        }
+    }
+}
+
+/// The family and version a library's soname carries: `libcudart.so.12` -> CUDA 12,
+/// `libcudart.so.10.0` -> CUDA 10.0 (sonames before CUDA 11 name the minor), `libnvrtc.so.11.2`
+/// -> CUDA 11.2, `libcudnn_ops_infer.so.8` -> cuDNN 8, `libnvinfer.so.10` -> TensorRT 10. None
+/// for libraries whose soname follows a version unrelated to a release (cuFFT, cuRAND and
+/// cuSOLVER: libcufft.so.11 and libcusolver.so.11 ship with CUDA 12, libcurand.so.10 with CUDA
+/// 10 to 12; NCCL, NVML, libcuda) and for Windows DLLs.
+pub fn library_version(lib: &str) -> Option<(LibraryFamily, u32, Option<u32>)> {
+    const SONAME_IS_CUDAS: &[&str] = &[
+        "libcudart",
+        "libcublas",
+        "libcublaslt",
+        "libnvblas",
+        "libnvrtc",
+        "libnvjitlink",
+        "libcusparse",
+        "libcupti",
+    ];
+    let lower = lib.to_ascii_lowercase();
+    let (stem, version) = lower.split_once(".so.")?;
+    let mut parts = version.split('.');
+    let major: u32 = parts.next()?.parse().ok()?;
+    let minor: Option<u32> = parts.next().and_then(|m| m.parse().ok());
+    if SONAME_IS_CUDAS.contains(&stem) {
+        // From CUDA 11 a soname's minor is the same for the whole major, but NVRTC's (11.0,
+        // 11.1, then 11.2 for the rest of 11.x).
+        let minor = minor.filter(|_| major <= 10 || (stem == "libnvrtc" && major == 11));
+        return (7..=14)
+            .contains(&major)
+            .then_some((LibraryFamily::Cuda, major, minor));
+    }
+    let family = if stem == "libcudnn" || stem.starts_with("libcudnn_") {
+        LibraryFamily::Cudnn
+    } else if stem == "libnvinfer" || stem.starts_with("libnvinfer_") {
+        LibraryFamily::TensorRt
+    } else {
+        return None;
+    };
+    (5..=12).contains(&major).then_some((family, major, None))
+}
+
+/// What a line holds for [`stated_family_versions`] to find something in it.
+pub const FAMILY_LITERALS: [&str; 5] = ["cudnn", "cuDNN", "CUDNN", "libnvinfer", "TensorRT"];
+
+/// The cuDNN and TensorRT majors a line shows: sonames (`libcudnn.so.9`), distribution packages
+/// (`libcudnn8`, `libcudnn9-cuda-12`), words ("cuDNN 9.1", "cudnn版本 8.9"), torch's encoded
+/// `torch.backends.cudnn.version()` (`8902`, `90100`) and "TensorRT 10.0".
+pub fn stated_family_versions(line: &str) -> Vec<(LibraryFamily, u32)> {
+    static RE: OnceLock<Option<[Regex; 2]>> = OnceLock::new();
+    let Some([soname, words]) = RE
+        .get_or_init(|| {
+            Some([
+                Regex::new(r"(?i)(?-u:\b)(lib(?:cudnn|nvinfer)\w*\.so\.\d+(?:\.\d+)?)").ok()?,
+                Regex::new(
+                    r"(?i)(?:(?-u:\b)(cudnn|tensorrt)(?:[ _-]?(?:version|版本))?[\s:=：_-]{0,3}v?|(?-u:\b)lib(cudnn))(\d{1,6})(?:[.\d]*)(?-u:\b)",
+                )
+                .ok()?,
+            ])
+        })
+        .as_ref()
+    else {
+        return Vec::new();
+    };
+    let mut out: Vec<(LibraryFamily, u32)> = soname
+        .captures_iter(line)
+        .filter_map(|c| library_version(c.get(1)?.as_str()))
+        .filter(|(f, _, _)| *f != LibraryFamily::Cuda)
+        .map(|(f, major, _)| (f, major))
+        .collect();
+    for c in words.captures_iter(line) {
+        let Some(word) = c.get(1).or_else(|| c.get(2)) else {
+            continue;
+        };
+        let family = if word.as_str().eq_ignore_ascii_case("tensorrt") {
+            LibraryFamily::TensorRt
+        } else {
+            LibraryFamily::Cudnn
+        };
+        let Some(n) = c.get(3).and_then(|m| m.as_str().parse::<u32>().ok()) else {
+            continue;
+        };
+        // torch's cuDNN number: 8902 is 8.9.2, 90100 is 9.1.0.
+        let major = match n {
+            10_000.. => n / 10_000,
+            1_000.. => n / 1_000,
+            _ => n,
+        };
+        if (5..=12).contains(&major) {
+            out.push((family, major));
+        }
+    }
+    out
+}
+
+/// The explanation of a missing library rewritten as a package built for another version of
+/// its family, when `others` gives the versions the log shows of that family and none of them
+/// is the one asked for. The category becomes the build's (version_suffix_mismatch), judged on
+/// a machine by the loader's rules ([`FactsCheck::BuiltForAnotherVersion`]).
+pub fn of_another_build(
+    mut e: Explanation,
+    others: impl Fn(LibraryFamily, (u32, Option<u32>)) -> Option<Vec<String>>,
+) -> Explanation {
+    if e.category != Category::LibraryPath {
+        return e;
+    }
+    let Some((lib, (family, major, minor))) = ["lib", "library"]
+        .iter()
+        .filter_map(|k| e.fields.get(*k))
+        .find_map(|l| Some((l.clone(), library_version(l)?)))
+    else {
+        return e;
+    };
+    let Some(others) = others(family, (major, minor)) else {
+        return e;
+    };
+    let name = family.name();
+    let built = minor.map_or(major.to_string(), |m| format!("{major}.{m}"));
+    let stated = others
+        .iter()
+        .map(|v| format!("{name} {v}"))
+        .collect::<Vec<_>>()
+        .join(" and ");
+    e.category = Category::VersionSuffixMismatch;
+    e.facts_check = Some(FactsCheck::BuiltForAnotherVersion);
+    e.title = format!("A package was built for another {name} than the one installed");
+    e.cause = format!(
+        "The loader cannot find {lib}, a library of {name} {built}: the package that asks for it was built for {name} {built}, while the log shows {stated}. Another {name}'s libraries do not stand in for these (the number after .so is the version the package was linked against), so no library path makes this build work without {name} {built}'s libraries."
+    );
+    let mut fix = vec![
+        cudoctor_plan::FixStep::Prose(format!(
+            "Install the failing package's build for {stated} (onnxruntime-gpu, CuPy, PaddlePaddle, TensorFlow and torch publish builds per CUDA and cuDNN; 'cudoctor plan' chooses torch's) instead of adding {name} {built}'s libraries."
+        )),
+        cudoctor_plan::FixStep::Prose(format!(
+            "If {name} {built} is what you want, install its libraries ({}) and make them findable: 'cudoctor check' shows which libraries each package loads.",
+            family.install_hint(major)
+        )),
+    ];
+    fix.extend(e.fix.drain(..).take(1));
+    e.fix = fix;
+    e.evidence.insert(
+        0,
+        format!(
+            "The log shows {stated} and never {name} {built}, whose {lib} the package asks for."
+        ),
+    );
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sonames_name_their_family_and_version() {
+        use LibraryFamily::*;
+        for (lib, want) in [
+            ("libcudart.so.12", Some((Cuda, 12, None))),
+            ("libcudart.so.10.0", Some((Cuda, 10, Some(0)))),
+            ("libnvrtc.so.11.2", Some((Cuda, 11, Some(2)))),
+            ("libcublasLt.so.12.4.5", Some((Cuda, 12, None))),
+            ("libcudnn_ops_infer.so.8", Some((Cudnn, 8, None))),
+            ("libcudnn.so.9.1.0", Some((Cudnn, 9, None))),
+            ("libnvinfer.so.10", Some((TensorRt, 10, None))),
+            ("libcufft.so.11", None),
+            ("libnccl.so.2", None),
+            ("cudnn64_8.dll", None),
+        ] {
+            assert_eq!(library_version(lib), want, "{lib}");
+        }
+    }
+
+    #[test]
+    fn a_line_shows_cudnn_and_tensorrt_majors_in_every_form() {
+        use LibraryFamily::*;
+        for (line, want) in [
+            (
+                "libcudnn_ops.so.9 (libc6,x86-64) => /lib/x86_64-linux-gnu/libcudnn_ops.so.9",
+                vec![(Cudnn, 9), (Cudnn, 9)],
+            ),
+            (
+                "apt install libcudnn8=8.9.7.29-1+cuda12.2",
+                vec![(Cudnn, 8)],
+            ),
+            ("ii  libcudnn9-cuda-12  9.1.0.70-1", vec![(Cudnn, 9)]),
+            ("I have cuDNN 9.1 installed", vec![(Cudnn, 9)]),
+            ("cudnn版本 8.9", vec![(Cudnn, 8)]),
+            ("torch.backends.cudnn.version(): 90100", vec![]),
+            ("cuDNN version: 8902", vec![(Cudnn, 8)]),
+            ("TensorRT 10.0.1 is installed", vec![(TensorRt, 10)]),
+            ("cudnn_ops_infer64_8.dll not found", vec![]),
+            ("CUDNN_STATUS_NOT_INITIALIZED", vec![]),
+        ] {
+            assert_eq!(stated_family_versions(line), want, "{line}");
+        }
+    }
+}
