@@ -83,7 +83,12 @@ pub struct Judges {
     /// The facts with which these rules' silence refutes the cause; `None` when silence says
     /// nothing (an out-of-memory error depends on the workload, not the machine).
     pub refuted_when: Option<&'static [Needs]>,
+    /// Why the rules' silence says nothing, when `refuted_when` is `None` (the end of a sentence).
+    pub silence: &'static str,
 }
+
+/// Why silence says nothing, for most causes: they depend on what the program does.
+const PROGRAM_DEPENDENT: &str = "which depends on the program's own work";
 
 /// A [`Judges`] of a category, without a narrower check (a struct literal, so that the rules'
 /// list lives as long as the table).
@@ -94,6 +99,7 @@ macro_rules! judges {
             check: None,
             confirmed_by: $confirmed_by,
             refuted_when: $refuted_when,
+            silence: PROGRAM_DEPENDENT,
         }
     };
 }
@@ -136,6 +142,7 @@ pub const JUDGES: &[Judges] = &[
             &r::security_module_blocks_gpu::RULE,
         ],
         refuted_when: Some(&[Needs::Driver, Needs::Gpus]),
+        silence: PROGRAM_DEPENDENT,
     },
     Judges {
         category: Category::DriverMissing,
@@ -149,6 +156,7 @@ pub const JUDGES: &[Judges] = &[
             &r::security_module_blocks_gpu::RULE,
         ],
         refuted_when: Some(&[Needs::Driver, Needs::RuntimeProbe]),
+        silence: PROGRAM_DEPENDENT,
     },
     judges!(
         Category::CpuOnlyWheel,
@@ -190,6 +198,7 @@ pub const JUDGES: &[Judges] = &[
         check: Some(FactsCheck::PythonHeaders),
         confirmed_by: &[&r::python_headers_missing::RULE],
         refuted_when: Some(&[Needs::Toolkit, Needs::TorchCudaBuild, Needs::PythonHeaders]),
+        silence: PROGRAM_DEPENDENT,
     },
     judges!(
         Category::AbiMismatch,
@@ -246,6 +255,7 @@ pub const JUDGES: &[Judges] = &[
         check: Some(FactsCheck::PackageApiGap),
         confirmed_by: &[&r::framework_gpu_unusable::RULE],
         refuted_when: None,
+        silence: PROGRAM_DEPENDENT,
     },
     // A package that asks for another CUDA's, cuDNN's or TensorRT's library: the loader's
     // rules see it where that package is one whose libraries they resolve; their silence says
@@ -260,6 +270,7 @@ pub const JUDGES: &[Judges] = &[
             &r::loaded_cuda_libraries::RULE,
         ],
         refuted_when: None,
+        silence: "since these rules read the environments cudoctor inspects, and the failing package may live elsewhere (another env, a container, a binary)",
     },
     judges!(
         Category::VersionSuffixMismatch,
@@ -361,7 +372,10 @@ pub fn machine_check(
         .collect::<Vec<_>>()
         .join(", ");
     let Some(needs) = j.refuted_when else {
-        evidence.push(format!("check finds nothing of {codes} here; that does not rule this cause out, which depends on the program's own work."));
+        evidence.push(format!(
+            "check finds nothing of {codes} here; that does not rule this cause out, {}.",
+            j.silence
+        ));
         return MachineCheck {
             verdict: Verdict::Inconclusive,
             findings: Vec::new(),
@@ -659,6 +673,24 @@ mod tests {
         let judged: Vec<&str> = m.judged_by.iter().map(|r| r.as_str()).collect();
         assert_eq!(judged, ["ACC011"], "{m:?}");
         assert_eq!(verdict(&e), Verdict::Inconclusive, "{m:?}");
+    }
+
+    /// A package that asks for another cuDNN's library than the log shows was built for
+    /// another version: judged by the loader's rules, and a healthy H200 whose torch loads its
+    /// own cuDNN neither confirms nor contradicts it (the package may live elsewhere).
+    #[test]
+    fn a_package_built_for_another_cudnn_is_judged_by_the_loader_rules_and_never_refuted() {
+        const LOG: &str = "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file: No such file or directory\n$ ldconfig -p | grep libcudnn\n        libcudnn_ops.so.9 (libc6,x86-64) => /lib/x86_64-linux-gnu/libcudnn_ops.so.9";
+        let (e, _) = explained(LOG, &h200());
+        assert_eq!(e.category, Category::VersionSuffixMismatch);
+        let m = e.machine.clone().unwrap_or_else(|| panic!("no check"));
+        let judged: Vec<&str> = m.judged_by.iter().map(|r| r.as_str()).collect();
+        assert!(judged.contains(&"LIB001"), "{m:?}");
+        assert_eq!(verdict(&e), Verdict::Inconclusive, "{m:?}");
+        assert!(
+            m.evidence.iter().any(|l| l.contains("may live elsewhere")),
+            "{m:?}"
+        );
     }
 
     /// "Python.h: No such file or directory" is judged by TK018: confirmed where the
