@@ -4,8 +4,10 @@
 //! their silence can refute it; the fix is the confirming findings' own (`check`'s, chosen by
 //! `cudoctor_plan::remedy` where a build changes), step for step.
 
+use cudoctor_explain::another_build::{self, LibraryFamily, SeenIn};
 use cudoctor_explain::{Category, Engine, Explanation, FactsCheck, MachineCheck, Verdict};
 use cudoctor_snapshot::Snapshot;
+use std::collections::BTreeSet;
 
 use crate::finding::{Finding, FixStep, Severity};
 use crate::rule::Rule;
@@ -421,6 +423,15 @@ pub fn machine_check(
 /// Adds the machine check of `snap` to `e`, with `findings` from `crate::analyse` on `snap`
 /// (the same findings `check` reports) and the winning signature's own check from `engine`.
 pub fn confirm(e: &mut Explanation, engine: &Engine, snap: &Snapshot, findings: &[Finding]) {
+    // A missing library of a version this machine has none of, while it has others of the
+    // family: the package asking for it was built for another version (the log alone may not
+    // say which CUDA or cuDNN is installed; the machine does).
+    if e.category == Category::LibraryPath {
+        let have = machine_library_versions(snap);
+        *e = another_build::of_another_build(e.clone(), SeenIn::Machine, |family, wanted| {
+            versions_besides(&have, family, wanted)
+        });
+    }
     let check = e.facts_check.or_else(|| {
         e.signature
             .as_deref()
@@ -443,6 +454,61 @@ pub fn confirm(e: &mut Explanation, engine: &Engine, snap: &Snapshot, findings: 
         m.contradictions.extend(differs);
     }
     e.with_machine(m);
+}
+
+/// The versions of each library family this machine has: the CUDA libraries of the loader's
+/// cache, every library the inspected environments' processes load, and the toolkits' CUDA.
+fn machine_library_versions(snap: &Snapshot) -> BTreeSet<(LibraryFamily, u32, Option<u32>)> {
+    let mut have = BTreeSet::new();
+    let mut add = |name: &str| {
+        let base = name.rsplit('/').next().unwrap_or(name);
+        if let Some(v) = another_build::library_version(base) {
+            have.insert(v);
+        }
+    };
+    if let Some(loader) = &snap.loader {
+        for c in &loader.cache_copies {
+            add(&c.name);
+        }
+        for p in &loader.processes {
+            for o in &p.objects {
+                add(o.soname.as_deref().unwrap_or(&o.path));
+            }
+        }
+    }
+    for t in &snap.toolkit.toolkits {
+        let Some(v) = t.version.as_deref() else {
+            continue;
+        };
+        let mut parts = v.split('.').map(|p| p.parse::<u32>().ok());
+        if let (Some(Some(major)), minor) = (parts.next(), parts.next().flatten()) {
+            // Toolkits before CUDA 11 name their runtime by minor too (libcudart.so.10.2).
+            have.insert((LibraryFamily::Cuda, major, minor.filter(|_| major <= 10)));
+        }
+    }
+    have
+}
+
+/// The versions of `family` this machine has, when it has some and none that serves `wanted`.
+fn versions_besides(
+    have: &BTreeSet<(LibraryFamily, u32, Option<u32>)>,
+    family: LibraryFamily,
+    wanted: (u32, Option<u32>),
+) -> Option<Vec<String>> {
+    let of_family: Vec<(u32, Option<u32>)> = have
+        .iter()
+        .filter(|(f, _, _)| *f == family)
+        .map(|&(_, major, minor)| (major, minor))
+        .collect();
+    if of_family.is_empty() || of_family.iter().any(|&v| another_build::serves(wanted, v)) {
+        return None;
+    }
+    let mut out: Vec<String> = of_family
+        .iter()
+        .map(|(major, minor)| minor.map_or(major.to_string(), |m| format!("{major}.{m}")))
+        .collect();
+    out.dedup();
+    Some(out)
 }
 
 /// Binaries the log names that this machine's judgement did not include (not on this machine,
@@ -691,6 +757,25 @@ mod tests {
             m.evidence.iter().any(|l| l.contains("may live elsewhere")),
             "{m:?}"
         );
+    }
+
+    /// A bare missing CUDA runtime of a CUDA this machine has none of, while it has another:
+    /// the machine says what the log does not, that the package was built for another CUDA.
+    /// One of the CUDA this machine has is a library path's matter, as before.
+    #[test]
+    fn a_missing_library_of_a_cuda_the_machine_lacks_is_a_build_for_another_cuda() {
+        let (e, _) = explained(
+            "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+            &h200(),
+        );
+        assert_eq!(e.category, Category::VersionSuffixMismatch, "{}", e.cause);
+        assert!(e.cause.contains("this machine has CUDA"), "{}", e.cause);
+        assert!(e.cause.contains("built for CUDA 11"), "{}", e.cause);
+        let (e, _) = explained(
+            "ImportError: libcudart.so.13: cannot open shared object file: No such file or directory",
+            &h200(),
+        );
+        assert_eq!(e.category, Category::LibraryPath, "{}", e.cause);
     }
 
     /// "Python.h: No such file or directory" is judged by TK018: confirmed where the

@@ -83,6 +83,20 @@ pub fn library_version(lib: &str) -> Option<(LibraryFamily, u32, Option<u32>)> {
     (5..=12).contains(&major).then_some((family, major, None))
 }
 
+/// Whether a library of CUDA `wanted` serves a machine or package of CUDA `stated`: one major,
+/// and where both say a minor and the library's soname tells minors apart, the same one (NVRTC
+/// 11.2's soname stands for every later 11.x).
+pub fn serves(wanted: (u32, Option<u32>), stated: (u32, Option<u32>)) -> bool {
+    if wanted.0 != stated.0 {
+        return false;
+    }
+    match (wanted.1, stated.1) {
+        (Some(w), Some(s)) if wanted.0 == 11 && w == 2 => s >= 2,
+        (Some(w), Some(s)) => w == s,
+        _ => true,
+    }
+}
+
 /// What a line holds for [`stated_family_versions`] to find something in it.
 pub const FAMILY_LITERALS: [&str; 5] = ["cudnn", "cuDNN", "CUDNN", "libnvinfer", "TensorRT"];
 
@@ -136,12 +150,23 @@ pub fn stated_family_versions(line: &str) -> Vec<(LibraryFamily, u32)> {
     out
 }
 
+/// Where the versions a package was not built for were seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeenIn {
+    /// The log states them (paths, tags, nvcc, sonames, words).
+    Log,
+    /// This machine has them (the loader's cache, the libraries its environments load, its
+    /// toolkits), and none of the version asked for.
+    Machine,
+}
+
 /// The explanation of a missing library rewritten as a package built for another version of
-/// its family, when `others` gives the versions the log shows of that family and none of them
-/// is the one asked for. The category becomes the build's (version_suffix_mismatch), judged on
+/// its family, when `others` gives the versions the log shows (or the machine has) of that
+/// family and none of them is the one asked for. The category becomes the build's (version_suffix_mismatch), judged on
 /// a machine by the loader's rules ([`FactsCheck::BuiltForAnotherVersion`]).
 pub fn of_another_build(
     mut e: Explanation,
+    seen_in: SeenIn,
     others: impl Fn(LibraryFamily, (u32, Option<u32>)) -> Option<Vec<String>>,
 ) -> Explanation {
     if e.category != Category::LibraryPath {
@@ -164,11 +189,15 @@ pub fn of_another_build(
         .map(|v| format!("{name} {v}"))
         .collect::<Vec<_>>()
         .join(" and ");
+    let shows = match seen_in {
+        SeenIn::Log => "the log shows",
+        SeenIn::Machine => "this machine has",
+    };
     e.category = Category::VersionSuffixMismatch;
     e.facts_check = Some(FactsCheck::BuiltForAnotherVersion);
     e.title = format!("A package was built for another {name} than the one installed");
     e.cause = format!(
-        "The loader cannot find {lib}, a library of {name} {built}: the package that asks for it was built for {name} {built}, while the log shows {stated}. Another {name}'s libraries do not stand in for these (the number after .so is the version the package was linked against), so no library path makes this build work without {name} {built}'s libraries."
+        "The loader cannot find {lib}, a library of {name} {built}: the package that asks for it was built for {name} {built}, while {shows} {stated}. Another {name}'s libraries do not stand in for these (the number after .so is the version the package was linked against), so no library path makes this build work without {name} {built}'s libraries."
     );
     let mut fix = vec![
         cudoctor_plan::FixStep::Prose(format!(

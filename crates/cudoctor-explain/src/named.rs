@@ -334,7 +334,12 @@ impl Named {
     /// minor only where the library's soname tells minors apart): the machine's or its
     /// packages' CUDA, against the library a package asks for.
     pub fn cuda_besides(&self, wanted: (u32, Option<u32>)) -> Option<Vec<String>> {
-        if self.stated_cuda.is_empty() || self.stated_cuda.iter().any(|&s| serves(wanted, s)) {
+        if self.stated_cuda.is_empty()
+            || self
+                .stated_cuda
+                .iter()
+                .any(|&s| crate::another_build::serves(wanted, s))
+        {
             return None;
         }
         let mut out: Vec<String> = Vec::new();
@@ -481,20 +486,6 @@ pub fn stated_cuda_versions(line: &str) -> Vec<(u32, Option<u32>)> {
         })
         .filter(|(m, _)| (7..=14).contains(m))
         .collect()
-}
-
-/// Whether a library of CUDA `wanted` serves a machine or package of CUDA `stated`: one major,
-/// and where both say a minor and the library's soname tells minors apart, the same one (NVRTC
-/// 11.2's soname stands for every later 11.x).
-fn serves(wanted: (u32, Option<u32>), stated: (u32, Option<u32>)) -> bool {
-    if wanted.0 != stated.0 {
-        return false;
-    }
-    match (wanted.1, stated.1) {
-        (Some(w), Some(s)) if wanted.0 == 11 && w == 2 => s >= 2,
-        (Some(w), Some(s)) => w == s,
-        _ => true,
-    }
 }
 
 #[cfg(test)]
