@@ -1159,7 +1159,7 @@ fn wave12_is_well_formed_and_held_out() {
 }
 
 /// The twelfth corpus holds at least this many cases (it only grows).
-const WAVE12_MIN_CASES: usize = 101;
+const WAVE12_MIN_CASES: usize = 105;
 
 /// The seventh corpus, tuning material since its blind measurement: per category, overall, the
 /// share answered "unknown" (of the non-negatives), the false alarms on negatives and its
