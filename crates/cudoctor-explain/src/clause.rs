@@ -892,6 +892,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ),
     // nvcc's own banner ("nvcc: NVIDIA (R) Cuda compiler driver").
     ("compiler driver", Word::NotSubject(S::Driver), false),
+    // The driver *API*, the interface a call went through, in its callers' framings
+    // ("checkCudaErrors() Driver API error = 0046", CuPy's `cupy_backends.cuda.api.driver.
+    // CUDADriverError: CUDA_ERROR_X`, cuDNN's `..._EXECUTION_FAILED_CUDA_DRIVER`): the status
+    // that follows says what failed, the interface's name does not say the driver did.
+    ("driver api", Word::NotSubject(S::Driver), false),
+    ("api.driver", Word::NotSubject(S::Driver), false),
+    ("cudadrivererror", Word::NotSubject(S::Driver), false),
+    ("failed_cuda_driver", Word::NotSubject(S::Driver), false),
     // What users say of the parts that work.
     ("没问题", Word::Works, false),
     ("没有问题", Word::Works, false),
