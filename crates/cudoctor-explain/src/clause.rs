@@ -993,6 +993,20 @@ const LEXICON: &[(&str, Word, bool)] = &[
         Word::Cancel(F::NotAvailable),
         false,
     ),
+    // "sm_" inside an identifier ("asm_compiler.cc", XLA's assembler in a log line's prefix)
+    // is no architecture.
+    ("asm_", Word::NotSubject(S::GpuArch), false),
+    // torch's advice when an extension builds without an architecture list ("TORCH_CUDA_ARCH_
+    // LIST is not set, all archs for visible cards are included"): a default taken, not a
+    // variable missing.
+    ("is not set, all archs", Word::Cancel(F::NotFound), false),
+    // A library's hint text for its status ("The cuDNN library was not initialized properly"):
+    // the handle's creation failed, which memory run out does as often as the library.
+    (
+        "library was not initialized",
+        Word::Cancel(F::NotAvailable),
+        false,
+    ),
     // nvcc's own banner ("nvcc: NVIDIA (R) Cuda compiler driver").
     ("compiler driver", Word::NotSubject(S::Driver), false),
     // The driver *API*, the interface a call went through, in its callers' framings
