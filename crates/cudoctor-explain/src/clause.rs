@@ -798,6 +798,26 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cannot load", Word::Failure(F::CannotLoad), false),
     ("can't load", Word::Failure(F::CannotLoad), false),
     ("failed to load", Word::Failure(F::CannotLoad), false),
+    // ONNX Runtime's "CUDA_PATH is set but CUDA wasnt able to be loaded".
+    (
+        "wasnt able to be loaded",
+        Word::Failure(F::CannotLoad),
+        false,
+    ),
+    (
+        "wasn't able to be loaded",
+        Word::Failure(F::CannotLoad),
+        false,
+    ),
+    (
+        "was not able to be loaded",
+        Word::Failure(F::CannotLoad),
+        false,
+    ),
+    // A tool that could not be started ("Couldn't invoke ptxas --version"): not where it is
+    // looked for.
+    ("couldn't invoke", Word::Failure(F::NotFound), false),
+    ("could not invoke", Word::Failure(F::NotFound), false),
     ("unable to load", Word::Failure(F::CannotLoad), false),
     ("cannot dlopen", Word::Failure(F::CannotLoad), false),
     ("error loading", Word::Failure(F::CannotLoad), false),
