@@ -457,6 +457,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("stubs/libcuda", Word::Subject(S::CudaLibrary), false),
     // The toolkit's link-time stub of the driver's library, loaded at run time.
     ("stub library", Word::Subject(S::CudaLibrary), false),
+    // The same by its status name (CUDA_ERROR_STUB_LIBRARY, cudaErrorStubLibrary).
+    ("stub_library", Word::Subject(S::CudaLibrary), false),
+    ("stublibrary", Word::Subject(S::CudaLibrary), false),
     ("cuda lib", Word::Subject(S::CudaLibrary), true),
     ("cudnn", Word::Subject(S::CudaLibrary), false),
     ("cublas", Word::Subject(S::CudaLibrary), false),
@@ -1034,7 +1037,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     // CUDADriverError: CUDA_ERROR_X`, cuDNN's `..._EXECUTION_FAILED_CUDA_DRIVER`): the status
     // that follows says what failed, the interface's name does not say the driver did.
     ("driver api", Word::NotSubject(S::Driver), false),
-    ("api.driver", Word::NotSubject(S::Driver), false),
+    // A Python module of a driver API's bindings (`cupy_backends.cuda.api.driver`,
+    // `numba.cuda.cudadrv.driver`, `cuda.bindings.driver`, `pycuda.driver`): a dotted path.
+    (".driver.", Word::NotSubject(S::Driver), false),
     ("cudadrivererror", Word::NotSubject(S::Driver), false),
     ("failed_cuda_driver", Word::NotSubject(S::Driver), false),
     // TensorFlow's lazy loader of the CUDA libraries, by its file's name in the log's prefix
@@ -2902,7 +2907,10 @@ fn by_whose_it_is(line: &str, w: &Words) -> Option<Reading> {
     // library", `.../stubs/libcuda.so`): the loader's path puts the stub first.
     if w.has(S::CudaLibrary) && (w.has(S::Driver) || w.has(S::DriverLibrary)) {
         let lower = line.to_ascii_lowercase();
-        if lower.contains("stub library") {
+        if ["stub library", "stub_library", "stublibrary"]
+            .iter()
+            .any(|w| lower.contains(w))
+        {
             let f = w.failures.first().copied().unwrap_or(F::Failed);
             return Some((Category::LibraryPath, S::CudaLibrary, f));
         }

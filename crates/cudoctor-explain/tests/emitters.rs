@@ -30,6 +30,7 @@ const EMITTERS: &[(&str, &str)] = &[
     ("cupy", include_str!("emitters/cupy.toml")),
     ("onnxruntime", include_str!("emitters/onnxruntime.toml")),
     ("paddle", include_str!("emitters/paddle.toml")),
+    ("numba", include_str!("emitters/numba.toml")),
 ];
 
 #[derive(Deserialize)]
