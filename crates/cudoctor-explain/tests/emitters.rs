@@ -31,6 +31,7 @@ const EMITTERS: &[(&str, &str)] = &[
     ("onnxruntime", include_str!("emitters/onnxruntime.toml")),
     ("paddle", include_str!("emitters/paddle.toml")),
     ("numba", include_str!("emitters/numba.toml")),
+    ("ggml", include_str!("emitters/ggml.toml")),
 ];
 
 #[derive(Deserialize)]
