@@ -32,6 +32,7 @@ const EMITTERS: &[(&str, &str)] = &[
     ("paddle", include_str!("emitters/paddle.toml")),
     ("numba", include_str!("emitters/numba.toml")),
     ("ggml", include_str!("emitters/ggml.toml")),
+    ("cupy_libs", include_str!("emitters/cupy_libs.toml")),
 ];
 
 #[derive(Deserialize)]
