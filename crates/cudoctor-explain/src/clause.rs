@@ -234,6 +234,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("nvlink warning", Word::Subject(S::Toolkit), false),
     ("cuda_home", Word::Subject(S::Toolkit), false),
     ("cuda_path", Word::Subject(S::Toolkit), false),
+    // The toolkit's libdevice (nvvm/libdevice/libdevice.10.bc), which XLA and NVRTC-based
+    // compilers link into every kernel: not found, the toolkit is not where they look.
+    ("libdevice", Word::Subject(S::Toolkit), false),
     // The variables a build reads for cuDNN's root beside the toolkit's (CUDNN_HOME,
     // CUDNN_ROOT_DIR): unset, the build finds no cuDNN to compile against.
     ("cudnn_home", Word::Subject(S::Toolkit), false),
@@ -373,6 +376,47 @@ const LEXICON: &[(&str, Word, bool)] = &[
         Word::Subject(S::DriverLibrary),
         false,
     ),
+    // The same refusal by its status names, in the runtime's and the driver's spellings.
+    (
+        "cudaerrorinvalidkernelimage",
+        Word::Subject(S::DriverLibrary),
+        false,
+    ),
+    (
+        "cudaerrorinvalidkernelimage",
+        Word::Failure(F::Unsupported),
+        false,
+    ),
+    (
+        "cuda_error_invalid_image",
+        Word::Subject(S::DriverLibrary),
+        false,
+    ),
+    (
+        "cuda_error_invalid_image",
+        Word::Failure(F::Unsupported),
+        false,
+    ),
+    (
+        "cudaerrorinvalidsource",
+        Word::Subject(S::DriverLibrary),
+        false,
+    ),
+    (
+        "cudaerrorinvalidsource",
+        Word::Failure(F::Unsupported),
+        false,
+    ),
+    (
+        "cuda_error_invalid_source",
+        Word::Subject(S::DriverLibrary),
+        false,
+    ),
+    (
+        "cuda_error_invalid_source",
+        Word::Failure(F::Unsupported),
+        false,
+    ),
     ("kernel module", Word::Subject(S::KernelModule), false),
     ("nvidia module", Word::Subject(S::KernelModule), false),
     ("lsmod", Word::Subject(S::KernelModule), true),
@@ -399,12 +443,23 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("libnccl", Word::Subject(S::CudaLibrary), false),
     ("libnvinfer", Word::Subject(S::CudaLibrary), false),
     ("libcupti", Word::Subject(S::CudaLibrary), false),
+    // TensorFlow's name for the CUDA libraries it loads ("Cannot dlopen some GPU libraries").
+    ("gpu libraries", Word::Subject(S::CudaLibrary), false),
+    // TensorRT's libraries as TensorFlow's TF-TRT looks for them.
+    (
+        "could not find tensorrt",
+        Word::Subject(S::CudaLibrary),
+        false,
+    ),
     ("libnvtoolsext", Word::Subject(S::CudaLibrary), false),
     ("libcusparselt", Word::Subject(S::CudaLibrary), false),
     ("libcufile", Word::Subject(S::CudaLibrary), false),
     ("stubs/libcuda", Word::Subject(S::CudaLibrary), false),
     // The toolkit's link-time stub of the driver's library, loaded at run time.
     ("stub library", Word::Subject(S::CudaLibrary), false),
+    // The same by its status name (CUDA_ERROR_STUB_LIBRARY, cudaErrorStubLibrary).
+    ("stub_library", Word::Subject(S::CudaLibrary), false),
+    ("stublibrary", Word::Subject(S::CudaLibrary), false),
     ("cuda lib", Word::Subject(S::CudaLibrary), true),
     ("cudnn", Word::Subject(S::CudaLibrary), false),
     ("cublas", Word::Subject(S::CudaLibrary), false),
@@ -430,6 +485,28 @@ const LEXICON: &[(&str, Word, bool)] = &[
     // The dynamic loader's cache: a library it cannot list is a library-path problem.
     ("ld.so.cache", Word::Subject(S::CudaLibrary), false),
     ("shared object", Word::Subject(S::CudaLibrary), false),
+    // CUDA's "shared object symbol not found" by its status names: a library the loader found
+    // lacks the symbol, so another version of it was loaded.
+    (
+        "cudaerrorsharedobjectsymbolnotfound",
+        Word::Subject(S::CudaLibrary),
+        false,
+    ),
+    (
+        "cudaerrorsharedobjectsymbolnotfound",
+        Word::Failure(F::CannotLoad),
+        false,
+    ),
+    (
+        "cuda_error_shared_object_symbol_not_found",
+        Word::Subject(S::CudaLibrary),
+        false,
+    ),
+    (
+        "cuda_error_shared_object_symbol_not_found",
+        Word::Failure(F::CannotLoad),
+        false,
+    ),
     // The linker's flag for a CUDA library (`ld: cannot find -lcudart`, `-lcuda`, `-lcublas`).
     ("-lcu", Word::Subject(S::CudaLibrary), false),
     // torch's own CUDA libraries, which an extension built for a CUDA torch links.
@@ -562,6 +639,23 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("not built with", Word::Failure(F::NotCompiled), false),
     ("compiled without", Word::Failure(F::NotCompiled), false),
     ("built without", Word::Failure(F::NotCompiled), false),
+    // c10's "PyTorch is not linked with support for cuda devices"; Paddle's "PaddlePaddle should
+    // compile with GPU" (said of a build that was not).
+    (
+        "not linked with support for",
+        Word::Failure(F::NotCompiled),
+        false,
+    ),
+    (
+        "should compile with gpu",
+        Word::Failure(F::NotCompiled),
+        false,
+    ),
+    (
+        "should compile with cuda",
+        Word::Failure(F::NotCompiled),
+        false,
+    ),
     (
         "not compiled with cuda",
         Word::Failure(F::NotCompiled),
@@ -707,7 +801,28 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cannot load", Word::Failure(F::CannotLoad), false),
     ("can't load", Word::Failure(F::CannotLoad), false),
     ("failed to load", Word::Failure(F::CannotLoad), false),
+    // ONNX Runtime's "CUDA_PATH is set but CUDA wasnt able to be loaded".
+    (
+        "wasnt able to be loaded",
+        Word::Failure(F::CannotLoad),
+        false,
+    ),
+    (
+        "wasn't able to be loaded",
+        Word::Failure(F::CannotLoad),
+        false,
+    ),
+    (
+        "was not able to be loaded",
+        Word::Failure(F::CannotLoad),
+        false,
+    ),
+    // A tool that could not be started ("Couldn't invoke ptxas --version"): not where it is
+    // looked for.
+    ("couldn't invoke", Word::Failure(F::NotFound), false),
+    ("could not invoke", Word::Failure(F::NotFound), false),
     ("unable to load", Word::Failure(F::CannotLoad), false),
+    ("cannot dlopen", Word::Failure(F::CannotLoad), false),
     ("error loading", Word::Failure(F::CannotLoad), false),
     // The dynamic loader's own heading ("error while loading shared libraries: libcudart.so.9.0").
     ("error while loading", Word::Failure(F::CannotLoad), false),
@@ -736,6 +851,17 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cannot find", Word::Failure(F::NotFound), false),
     ("can't find", Word::Failure(F::NotFound), false),
     ("could not find", Word::Failure(F::NotFound), false),
+    // CuPy's "CUDA path could not be detected": the toolkit's root, not found.
+    (
+        "cuda path could not be detected",
+        Word::Subject(S::Toolkit),
+        false,
+    ),
+    (
+        "cuda path could not be detected",
+        Word::Failure(F::NotFound),
+        false,
+    ),
     ("couldn't find", Word::Failure(F::NotFound), false),
     ("unable to find", Word::Failure(F::NotFound), false),
     ("failed to find", Word::Failure(F::NotFound), false),
@@ -890,8 +1016,36 @@ const LEXICON: &[(&str, Word, bool)] = &[
         Word::Cancel(F::NotAvailable),
         false,
     ),
+    // "sm_" inside an identifier ("asm_compiler.cc", XLA's assembler in a log line's prefix)
+    // is no architecture.
+    ("asm_", Word::NotSubject(S::GpuArch), false),
+    // torch's advice when an extension builds without an architecture list ("TORCH_CUDA_ARCH_
+    // LIST is not set, all archs for visible cards are included"): a default taken, not a
+    // variable missing.
+    ("is not set, all archs", Word::Cancel(F::NotFound), false),
+    // A library's hint text for its status ("The cuDNN library was not initialized properly"):
+    // the handle's creation failed, which memory run out does as often as the library.
+    (
+        "library was not initialized",
+        Word::Cancel(F::NotAvailable),
+        false,
+    ),
     // nvcc's own banner ("nvcc: NVIDIA (R) Cuda compiler driver").
     ("compiler driver", Word::NotSubject(S::Driver), false),
+    // The driver *API*, the interface a call went through, in its callers' framings
+    // ("checkCudaErrors() Driver API error = 0046", CuPy's `cupy_backends.cuda.api.driver.
+    // CUDADriverError: CUDA_ERROR_X`, cuDNN's `..._EXECUTION_FAILED_CUDA_DRIVER`): the status
+    // that follows says what failed, the interface's name does not say the driver did.
+    ("driver api", Word::NotSubject(S::Driver), false),
+    // A Python module of a driver API's bindings (`cupy_backends.cuda.api.driver`,
+    // `numba.cuda.cudadrv.driver`, `cuda.bindings.driver`, `pycuda.driver`): a dotted path.
+    (".driver.", Word::NotSubject(S::Driver), false),
+    ("cudadrivererror", Word::NotSubject(S::Driver), false),
+    ("failed_cuda_driver", Word::NotSubject(S::Driver), false),
+    // TensorFlow's lazy loader of the CUDA libraries, by its file's name in the log's prefix
+    // ("cudart_stub.cc:28] Could not find cuda drivers on your machine"): where the line was
+    // printed, not what it found missing.
+    ("cudart_stub", Word::NotSubject(S::CudaLibrary), false),
     // What users say of the parts that work.
     ("没问题", Word::Works, false),
     ("没有问题", Word::Works, false),
@@ -1796,8 +1950,11 @@ fn windows_error_code(line: &str) -> Option<Failure> {
 
 /// What a CUDA error number names, for the numbers that name a cause of the stack.
 fn cuda_code_meaning(code: &str) -> Option<(Subject, Failure)> {
-    Some(match code {
+    // Printed zero-padded by some checks ("Driver API error = 0034").
+    Some(match code.trim_start_matches('0') {
         "35" => (S::Driver, F::TooOld),
+        // cudaErrorCallRequiresNewerDriver: an API call the installed driver does not have.
+        "36" => (S::Driver, F::TooOld),
         "100" => (S::Gpu, F::NotAvailable),
         "209" => (S::GpuArch, F::Unsupported),
         "222" => (S::DriverLibrary, F::Unsupported),
@@ -2750,7 +2907,10 @@ fn by_whose_it_is(line: &str, w: &Words) -> Option<Reading> {
     // library", `.../stubs/libcuda.so`): the loader's path puts the stub first.
     if w.has(S::CudaLibrary) && (w.has(S::Driver) || w.has(S::DriverLibrary)) {
         let lower = line.to_ascii_lowercase();
-        if lower.contains("stub library") {
+        if ["stub library", "stub_library", "stublibrary"]
+            .iter()
+            .any(|w| lower.contains(w))
+        {
             let f = w.failures.first().copied().unwrap_or(F::Failed);
             return Some((Category::LibraryPath, S::CudaLibrary, f));
         }

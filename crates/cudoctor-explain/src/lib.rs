@@ -891,9 +891,24 @@ impl Engine {
                     | Category::CpuOnlyWheel
                     | Category::Container
             );
+        // A status that blames the program's call (a bad parameter, a kernel fault) after a
+        // line that states a cause of the stack (a library of another version loaded, a driver
+        // too old), or a version mismatch stated on its line before the status, whatever its
+        // severity: the call failed because the stack is wrong, as a cuDNN older than the build
+        // reports its own parameters as bad.
+        let stack_before_program_symptom = sig.role == Role::Symptom
+            && sig.category == Category::NotEnvironment
+            && (c.line_no < hit.line_no
+                || c.line_no == hit.line_no
+                    && matches!(
+                        c.clause.failure,
+                        clause::Failure::Mismatch | clause::Failure::TooOld
+                    )
+                    && said_before_the_status(sig, &hit.text, c));
         let outranks = (weak_signature && c.clause.severity <= clause::Severity::Error
             || earlier_fatal
-            || symbol_owner)
+            || symbol_owner
+            || stack_before_program_symptom)
             && c.clause.is_specific();
         (outranks || build_states_cause || not_nvidia) && c.clause.category != sig.category
     }
@@ -1100,6 +1115,25 @@ fn head_as_one_clause(head: &str) -> Option<scanner::ClauseHit> {
         },
         count: 1,
     })
+}
+
+/// Whether a clause read from a signature's line is said by the words before the signature's
+/// match ("... CUDNN version in your machine is 7.3, which may cause serious incompatible bug.
+/// [Hint: CUDNN_STATUS_BAD_PARAM]"), not by the status's own name (`..._VERSION_MISMATCH`,
+/// "incompatible driver context").
+fn said_before_the_status(sig: &signatures::Signature, line: &str, c: &scanner::ClauseHit) -> bool {
+    let Some(start) = sig
+        .patterns
+        .iter()
+        .filter_map(|re| re.find(line))
+        .map(|m| m.start())
+        .min()
+    else {
+        return false;
+    };
+    let head = line.get(..start).unwrap_or_default();
+    clause::from_words(head, &clause::words(head))
+        .is_some_and(|h| h.category == c.clause.category && h.failure == c.clause.failure)
 }
 
 /// A log that ends on the program's own error about its data (an index, a key, a value, a
