@@ -1331,9 +1331,10 @@ const MAX_WAVE9_UNKNOWN: f64 = 0.126;
 const MAX_WAVE9_FALSE_ALARMS: u32 = 8;
 /// The tenth corpus's first blind measurement (2026-12-05, second day, on f91e82e's reader):
 /// 73/116, unknown 22/94, false alarms 7 of 22.
-const MIN_WAVE10_ACCURACY: f64 = 0.629;
+/// Raised on the third session to 75/116 (the emitters' vocabulary, measured blind).
+const MIN_WAVE10_ACCURACY: f64 = 0.646;
 const MAX_WAVE10_UNKNOWN: f64 = 0.235;
-const MAX_WAVE10_FALSE_ALARMS: u32 = 7;
+const MAX_WAVE10_FALSE_ALARMS: u32 = 6;
 /// The eleventh corpus's first blind measurement (2026-12-05, third day, on f331d3c's reader,
 /// before any work of the day): 51/85, unknown 14/69, false alarms 4 of 16.
 const MIN_WAVE11_ACCURACY: f64 = 0.6;
