@@ -892,18 +892,22 @@ impl Engine {
                     | Category::Container
             );
         // A status that blames the program's call (a bad parameter, a kernel fault) after a
-        // line that states a cause of the stack (a library of another version loaded, a driver
-        // too old), or a version mismatch stated on its line before the status, whatever its
+        // version mismatch of the stack (a library of another version loaded, a driver too old)
+        // stated on an earlier line or on its own line before the status, whatever its
         // severity: the call failed because the stack is wrong, as a cuDNN older than the build
-        // reports its own parameters as bad.
+        // reports its own parameters as bad. Other causes count only from a line that is not a
+        // warning: a missing optional library warned of (TensorRT's plugins on a healthy
+        // machine) faults no kernel that runs.
+        let states_version = matches!(
+            c.clause.failure,
+            clause::Failure::Mismatch | clause::Failure::TooOld
+        );
         let stack_before_program_symptom = sig.role == Role::Symptom
             && sig.category == Category::NotEnvironment
             && (c.line_no < hit.line_no
+                && (states_version || c.clause.severity <= clause::Severity::Plain)
                 || c.line_no == hit.line_no
-                    && matches!(
-                        c.clause.failure,
-                        clause::Failure::Mismatch | clause::Failure::TooOld
-                    )
+                    && states_version
                     && said_before_the_status(sig, &hit.text, c));
         let outranks = (weak_signature && c.clause.severity <= clause::Severity::Error
             || earlier_fatal

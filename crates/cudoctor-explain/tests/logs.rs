@@ -1121,3 +1121,21 @@ fn cuda_that_works_only_once_the_host_used_the_gpu_is_the_driver_s_modules_loade
     let log = "I checked by running nvidia-smi on the host, it shows both cards.";
     assert_eq!(explain_str(log).category, Category::Unknown);
 }
+
+/// A kernel fault or a library's refusal of the program's input after a warning that an
+/// optional library is missing (TensorRT's plugin, which TensorFlow and torch warn of on healthy
+/// machines) is the program's: a missing library stops a program from loading, it does not
+/// fault a kernel that runs. A version mismatch stated before the status still outranks it.
+#[test]
+fn a_missing_optional_library_warned_of_does_not_outrank_a_kernel_fault() {
+    for status in [
+        "RuntimeError: CUDA error: misaligned address",
+        "RuntimeError: cuDNN error: CUDNN_STATUS_BAD_PARAM",
+    ] {
+        let log = format!("UserWarning: Plugin libnvinfer.so.8 not found\n{status}\n");
+        let e = explain_str(&log);
+        assert_eq!(e.category, Category::NotEnvironment, "{log}\n{}", e.cause);
+    }
+    let mismatch = "UserWarning: cuDNN version incompatibility: PyTorch was compiled against (8, 9, 2) but found runtime version (8, 5, 0).\nRuntimeError: cuDNN error: CUDNN_STATUS_BAD_PARAM\n";
+    assert_ne!(explain_str(mismatch).category, Category::NotEnvironment);
+}
