@@ -771,6 +771,14 @@ mod tests {
         assert_eq!(e.category, Category::VersionSuffixMismatch, "{}", e.cause);
         assert!(e.cause.contains("this machine has CUDA"), "{}", e.cause);
         assert!(e.cause.contains("built for CUDA 11"), "{}", e.cause);
+        // What the machine has is said as the machine's, not as the log's.
+        assert!(
+            e.evidence
+                .iter()
+                .any(|l| l.starts_with("This machine has CUDA")),
+            "{:?}",
+            e.evidence
+        );
         let (e, _) = explained(
             "ImportError: libcudart.so.13: cannot open shared object file: No such file or directory",
             &h200(),

@@ -97,8 +97,16 @@ pub fn serves(wanted: (u32, Option<u32>), stated: (u32, Option<u32>)) -> bool {
     }
 }
 
-/// What a line holds for [`stated_family_versions`] to find something in it.
-pub const FAMILY_LITERALS: [&str; 5] = ["cudnn", "cuDNN", "CUDNN", "libnvinfer", "TensorRT"];
+/// What a line holds for [`stated_family_versions`] to find something in it (pip's package
+/// name `tensorrt` in lower case).
+pub const FAMILY_LITERALS: [&str; 6] = [
+    "cudnn",
+    "cuDNN",
+    "CUDNN",
+    "libnvinfer",
+    "TensorRT",
+    "tensorrt",
+];
 
 /// The cuDNN and TensorRT majors a line shows: sonames (`libcudnn.so.9`), distribution packages
 /// (`libcudnn8`, `libcudnn9-cuda-12`), words ("cuDNN 9.1", "cudnn版本 8.9"), torch's encoded
@@ -110,7 +118,7 @@ pub fn stated_family_versions(line: &str) -> Vec<(LibraryFamily, u32)> {
             Some([
                 Regex::new(r"(?i)(?-u:\b)(lib(?:cudnn|nvinfer)\w*\.so\.\d+(?:\.\d+)?)").ok()?,
                 Regex::new(
-                    r"(?i)(?:(?-u:\b)(cudnn|tensorrt)(?:[ _-]?(?:version|版本))?[\s:=：_-]{0,3}v?|(?-u:\b)lib(cudnn))(\d{1,6})(?:[.\d]*)(?-u:\b)",
+                    r"(?i)(?:(?-u:\b)(cudnn|tensorrt)(?:[ _-]?(?:version|版本)|\.version\(\))?[\s:=：_-]{0,3}v?|(?-u:\b)lib(cudnn))(\d{1,6})(?:[.\d]*)(?-u:\b)",
                 )
                 .ok()?,
             ])
@@ -210,12 +218,17 @@ pub fn of_another_build(
     ];
     fix.extend(e.fix.drain(..).take(1));
     e.fix = fix;
-    e.evidence.insert(
-        0,
-        format!(
-            "The log shows {stated} and never {name} {built}, whose {lib} the package asks for."
+    // The log's words may name the asked-for version too ("onnxruntime 1.18 needs cuDNN 8",
+    // "cuDNN 8.9 and 9.1 installed"), so its evidence says what it shows, not what it never does.
+    let evidence = match seen_in {
+        SeenIn::Log => {
+            format!("The log shows {stated}; the package asks for {lib}, of {name} {built}.")
+        }
+        SeenIn::Machine => format!(
+            "This machine has {stated} and no {name} {built}, whose {lib} the package asks for."
         ),
-    );
+    };
+    e.evidence.insert(0, evidence);
     e
 }
 
@@ -257,9 +270,14 @@ mod tests {
             ("ii  libcudnn9-cuda-12  9.1.0.70-1", vec![(Cudnn, 9)]),
             ("I have cuDNN 9.1 installed", vec![(Cudnn, 9)]),
             ("cudnn版本 8.9", vec![(Cudnn, 8)]),
-            ("torch.backends.cudnn.version(): 90100", vec![]),
+            ("torch.backends.cudnn.version(): 90100", vec![(Cudnn, 9)]),
             ("cuDNN version: 8902", vec![(Cudnn, 8)]),
             ("TensorRT 10.0.1 is installed", vec![(TensorRt, 10)]),
+            (
+                "Successfully installed tensorrt-10.0.1",
+                vec![(TensorRt, 10)],
+            ),
+            ("tensorrt_llm-0.9.0", vec![]),
             ("cudnn_ops_infer64_8.dll not found", vec![]),
             ("CUDNN_STATUS_NOT_INITIALIZED", vec![]),
         ] {

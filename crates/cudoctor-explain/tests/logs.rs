@@ -1139,3 +1139,23 @@ fn a_missing_optional_library_warned_of_does_not_outrank_a_kernel_fault() {
     let mismatch = "UserWarning: cuDNN version incompatibility: PyTorch was compiled against (8, 9, 2) but found runtime version (8, 5, 0).\nRuntimeError: cuDNN error: CUDNN_STATUS_BAD_PARAM\n";
     assert_ne!(explain_str(mismatch).category, Category::NotEnvironment);
 }
+
+/// A log that states the asked-for cuDNN besides another ("cuDNN 8.9.2 and 9.1 installed", the
+/// distribution's `libcudnn8`) does show it: the evidence says what the log shows, never that
+/// it does not show the version asked for.
+#[test]
+fn the_evidence_of_a_build_for_another_cudnn_never_denies_what_the_log_states() {
+    const MISSING: &str = "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory";
+    for shown in [
+        "I have cuDNN 8.9.2 and cuDNN 9.1 installed",
+        "libcudnn8 is already the newest version (8.9.7.29-1+cuda12.2).\nlibcudnn.so.9 => /usr/lib/x86_64-linux-gnu/libcudnn.so.9",
+    ] {
+        let log = format!("{shown}\n{MISSING}\n");
+        let e = explain_str(&log);
+        assert!(
+            e.evidence.iter().all(|l| !l.contains("never cuDNN 8")),
+            "{log}\n{:?}",
+            e.evidence
+        );
+    }
+}
