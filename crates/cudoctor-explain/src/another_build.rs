@@ -29,15 +29,22 @@ impl LibraryFamily {
         }
     }
 
-    /// Where the family's libraries come from, for the fix that installs the wanted version.
-    fn install_hint(self, major: u32) -> String {
+    /// Where the family's libraries of version `built` (major `major`) come from, for the fix
+    /// that installs it: NVIDIA's wheels exist from CUDA 11 and cuDNN 8, and cuDNN 9's
+    /// distribution packages name the CUDA they are built for.
+    fn install_hint(self, built: &str, major: u32) -> String {
         match self {
-            LibraryFamily::Cuda => format!(
-                "the CUDA {major} toolkit, or for CUDA 11 and later the nvidia-*-cu{major} wheels"
+            LibraryFamily::Cuda if major >= 11 => {
+                format!("the CUDA {built} toolkit, or the nvidia-*-cu{major} wheels")
+            }
+            LibraryFamily::Cuda => format!("the CUDA {built} toolkit"),
+            LibraryFamily::Cudnn if major >= 9 => format!(
+                "cuDNN {major}: the nvidia-cudnn-cu12 (or -cu11) wheel of that major, or the distribution's libcudnn{major}-cuda-12 (or -cuda-11) package"
             ),
-            LibraryFamily::Cudnn => format!(
-                "cuDNN {major}: the nvidia-cudnn-cu11/cu12 wheel of that major, or the distribution's libcudnn{major} package"
+            LibraryFamily::Cudnn if major == 8 => format!(
+                "cuDNN {major}: the nvidia-cudnn-cu12 (or -cu11) wheel of that major, or the distribution's libcudnn{major} package"
             ),
+            LibraryFamily::Cudnn => format!("cuDNN {major}, from NVIDIA's cuDNN archive"),
             LibraryFamily::TensorRt => format!("TensorRT {major}'s libraries"),
         }
     }
@@ -213,7 +220,7 @@ pub fn of_another_build(
         )),
         cudoctor_plan::FixStep::Prose(format!(
             "If {name} {built} is what you want, install its libraries ({}) and make them findable: 'cudoctor check' shows which libraries each package loads.",
-            family.install_hint(major)
+            family.install_hint(&built, major)
         )),
     ];
     fix.extend(e.fix.drain(..).take(1));
@@ -253,6 +260,22 @@ mod tests {
         ] {
             assert_eq!(library_version(lib), want, "{lib}");
         }
+    }
+
+    /// The fix names only wheels and packages that exist: none before CUDA 11 or cuDNN 8, and
+    /// cuDNN 9's packages by the CUDA they are built for.
+    #[test]
+    fn install_hints_name_wheels_and_packages_that_exist() {
+        use LibraryFamily::*;
+        assert_eq!(
+            Cuda.install_hint("10.0", 10),
+            "the CUDA 10.0 toolkit",
+            "no nvidia-*-cu10 wheels exist"
+        );
+        assert!(Cuda.install_hint("12", 12).contains("nvidia-*-cu12"));
+        assert!(Cudnn.install_hint("9", 9).contains("libcudnn9-cuda-12"));
+        assert!(Cudnn.install_hint("8", 8).contains("libcudnn8 package"));
+        assert!(!Cudnn.install_hint("7", 7).contains("wheel"));
     }
 
     #[test]
