@@ -1159,3 +1159,14 @@ fn the_evidence_of_a_build_for_another_cudnn_never_denies_what_the_log_states() 
         );
     }
 }
+
+/// ONNX Runtime's arena prints the same failure under its CPU provider as under its CUDA one: a
+/// CPU session that ran out of host memory is not told the GPU is full.
+#[test]
+fn onnxruntime_s_arena_failure_does_not_claim_the_gpu_is_full() {
+    let log = "onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running MatMul node. Name:'MatMul_1' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:376 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 1073741824\n";
+    let e = explain_str(log);
+    assert_eq!(e.category, Category::OutOfMemory);
+    assert!(!e.cause.contains("the GPU is full"), "{}", e.cause);
+    assert!(e.cause.contains("host"), "{}", e.cause);
+}
