@@ -461,8 +461,7 @@ pub fn confirm(e: &mut Explanation, engine: &Engine, snap: &Snapshot, findings: 
 fn machine_library_versions(snap: &Snapshot) -> BTreeSet<(LibraryFamily, u32, Option<u32>)> {
     let mut have = BTreeSet::new();
     let mut add = |name: &str| {
-        let base = name.rsplit('/').next().unwrap_or(name);
-        if let Some(v) = another_build::library_version(base) {
+        if let Some(v) = another_build::library_version(name) {
             have.insert(v);
         }
     };

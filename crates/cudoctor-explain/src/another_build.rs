@@ -55,34 +55,34 @@ impl LibraryFamily {
 /// -> CUDA 11.2, `libcudnn_ops_infer.so.8` -> cuDNN 8, `libnvinfer.so.10` -> TensorRT 10. None
 /// for libraries whose soname follows a version unrelated to a release (cuFFT, cuRAND and
 /// cuSOLVER: libcufft.so.11 and libcusolver.so.11 ship with CUDA 12, libcurand.so.10 with CUDA
-/// 10 to 12; NCCL, NVML, libcuda) and for Windows DLLs.
+/// 10 to 12; NCCL, NVML, libcuda) and for Windows DLLs. A path is read by its file name.
 pub fn library_version(lib: &str) -> Option<(LibraryFamily, u32, Option<u32>)> {
     const SONAME_IS_CUDAS: &[&str] = &[
-        "libcudart",
-        "libcublas",
-        "libcublaslt",
-        "libnvblas",
-        "libnvrtc",
-        "libnvjitlink",
-        "libcusparse",
-        "libcupti",
+        "cudart",
+        "cublas",
+        "cublaslt",
+        "nvblas",
+        "nvrtc",
+        "nvjitlink",
+        "cusparse",
+        "cupti",
     ];
     let lower = lib.to_ascii_lowercase();
-    let (stem, version) = lower.split_once(".so.")?;
-    let mut parts = version.split('.');
+    let (stem, version) = cudoctor_ldso::families::split_soname(&lower)?;
+    let mut parts = version?.split('.');
     let major: u32 = parts.next()?.parse().ok()?;
     let minor: Option<u32> = parts.next().and_then(|m| m.parse().ok());
     if SONAME_IS_CUDAS.contains(&stem) {
         // From CUDA 11 a soname's minor is the same for the whole major, but NVRTC's (11.0,
         // 11.1, then 11.2 for the rest of 11.x).
-        let minor = minor.filter(|_| major <= 10 || (stem == "libnvrtc" && major == 11));
+        let minor = minor.filter(|_| major <= 10 || (stem == "nvrtc" && major == 11));
         return (7..=14)
             .contains(&major)
             .then_some((LibraryFamily::Cuda, major, minor));
     }
-    let family = if stem == "libcudnn" || stem.starts_with("libcudnn_") {
+    let family = if stem == "cudnn" || stem.starts_with("cudnn_") {
         LibraryFamily::Cudnn
-    } else if stem == "libnvinfer" || stem.starts_with("libnvinfer_") {
+    } else if stem == "nvinfer" || stem.starts_with("nvinfer_") {
         LibraryFamily::TensorRt
     } else {
         return None;
@@ -253,6 +253,11 @@ mod tests {
             ("libcublasLt.so.12.4.5", Some((Cuda, 12, None))),
             ("libcudnn_ops_infer.so.8", Some((Cudnn, 8, None))),
             ("libcudnn.so.9.1.0", Some((Cudnn, 9, None))),
+            (
+                "/usr/local/cuda/lib64/libcudart.so.11.0",
+                Some((Cuda, 11, None)),
+            ),
+            ("libcudart.so", None),
             ("libnvinfer.so.10", Some((TensorRt, 10, None))),
             ("libcufft.so.11", None),
             ("libnccl.so.2", None),
