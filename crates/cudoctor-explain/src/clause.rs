@@ -1854,9 +1854,10 @@ fn command_is_a_tool(before: &str) -> bool {
 /// initialization failure with error: 35", "cudaGetDeviceCount returned 100", "error code
 /// 209"), read as what it means: the same fact in the runtime's and the driver API's shared
 /// numbering, written by programs that print the number and not the name. Only the codes that
-/// name a cause of the stack: 35 (the driver older than the runtime), 100 (no device), 209 (no
-/// kernel image for the GPU), 222 (PTX newer than the driver's JIT), 34 (the toolkit's stub
-/// in place of the driver's library), 999 (the driver cannot start).
+/// name a cause of the stack: 35 (the driver older than the runtime), 36 (a call the driver is
+/// too old to have), 100 (no device), 209 (no kernel image for the GPU), 222 (PTX newer than the
+/// driver's JIT), 34 (the toolkit's stub in place of the driver's library), 999 (the driver
+/// cannot start); zero-padded as the CUDA samples' checks print them ("error = 0035").
 fn cuda_error_code(line: &str) -> Option<(Subject, Failure)> {
     find_ascii_ci(line, "cuda")?;
     let lower = line.to_ascii_lowercase();
