@@ -29,6 +29,16 @@ impl LibraryFamily {
         }
     }
 
+    /// Which packages publish a build per version of the family, for the fix that installs
+    /// the failing package's build for the version installed.
+    fn builds_by(self) -> &'static str {
+        match self {
+            LibraryFamily::Cuda => "onnxruntime-gpu, CuPy, PaddlePaddle, TensorFlow and torch publish builds per CUDA; 'cudoctor plan' chooses torch's",
+            LibraryFamily::Cudnn => "onnxruntime-gpu, PaddlePaddle, TensorFlow and torch publish builds per cuDNN; 'cudoctor plan' chooses torch's",
+            LibraryFamily::TensorRt => "onnxruntime-gpu, TensorFlow and Torch-TensorRT publish builds per TensorRT",
+        }
+    }
+
     /// Where the family's libraries of version `built` (major `major`) come from, for the fix
     /// that installs it: NVIDIA's wheels exist from CUDA 11 and cuDNN 8, and cuDNN 9's
     /// distribution packages name the CUDA they are built for.
@@ -216,7 +226,8 @@ pub fn of_another_build(
     );
     let mut fix = vec![
         cudoctor_plan::FixStep::Prose(format!(
-            "Install the failing package's build for {stated} (onnxruntime-gpu, CuPy, PaddlePaddle, TensorFlow and torch publish builds per CUDA and cuDNN; 'cudoctor plan' chooses torch's) instead of adding {name} {built}'s libraries."
+            "Install the failing package's build for {stated} ({}) instead of adding {name} {built}'s libraries.",
+            family.builds_by()
         )),
         cudoctor_plan::FixStep::Prose(format!(
             "If {name} {built} is what you want, install its libraries ({}) and make them findable: 'cudoctor check' shows which libraries each package loads.",
