@@ -1170,3 +1170,19 @@ fn onnxruntime_s_arena_failure_does_not_claim_the_gpu_is_full() {
     assert!(!e.cause.contains("the GPU is full"), "{}", e.cause);
     assert!(e.cause.contains("host"), "{}", e.cause);
 }
+
+/// An invalid device ordinal is a GPU index the process does not see (a hard-coded device, more
+/// ranks than GPUs, CUDA_VISIBLE_DEVICES): the fix says so, not to rerun for the call's arguments.
+#[test]
+fn an_invalid_device_ordinal_is_told_as_a_gpu_index_the_process_does_not_see() {
+    for log in [
+        "RuntimeError: CUDA error: invalid device ordinal\nCUDA kernel errors might be asynchronously reported at some other API call\n",
+        "cupy_backends.cuda.api.driver.CUDADriverError: CUDA_ERROR_INVALID_DEVICE: invalid device ordinal\n",
+    ] {
+        let e = explain_str(log);
+        assert_eq!(e.category, Category::NotEnvironment, "{log}");
+        assert!(e.cause.contains("CUDA_VISIBLE_DEVICES"), "{}", e.cause);
+        let fix = format!("{:?}", e.fix);
+        assert!(!fix.contains("CUDA_LAUNCH_BLOCKING"), "{fix}");
+    }
+}
