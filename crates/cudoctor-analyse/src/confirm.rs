@@ -82,15 +82,31 @@ pub struct Judges {
     pub check: Option<FactsCheck>,
     /// Codes whose findings (above info) confirm the cause.
     pub confirmed_by: &'static [&'static Rule],
-    /// The facts with which these rules' silence refutes the cause; `None` when silence says
-    /// nothing (an out-of-memory error depends on the workload, not the machine).
-    pub refuted_when: Option<&'static [Needs]>,
-    /// Why the rules' silence says nothing, when `refuted_when` is `None` (the end of a sentence).
-    pub silence: &'static str,
+    /// What these rules' silence says of the cause.
+    pub silence: Silence,
 }
 
-/// Why silence says nothing, for most causes: they depend on what the program does.
-const PROGRAM_DEPENDENT: &str = "which depends on the program's own work";
+/// What the judging rules' silence (no finding above info) says of a cause.
+#[derive(Debug, Clone, Copy)]
+pub enum Silence {
+    /// It refutes the cause where the snapshot holds these facts.
+    Refutes(&'static [Needs]),
+    /// It says nothing, for this reason (the end of a sentence: "that does not rule this cause
+    /// out, ...").
+    SaysNothing(&'static str),
+}
+
+impl Silence {
+    /// From the facts with which silence refutes the cause; `None` when silence says nothing
+    /// because the cause depends on the program (an out-of-memory error depends on the
+    /// workload, not the machine).
+    const fn refuted_when(needs: Option<&'static [Needs]>) -> Silence {
+        match needs {
+            Some(needs) => Silence::Refutes(needs),
+            None => Silence::SaysNothing("which depends on the program's own work"),
+        }
+    }
+}
 
 /// A [`Judges`] of a category, without a narrower check (a struct literal, so that the rules'
 /// list lives as long as the table).
@@ -100,8 +116,7 @@ macro_rules! judges {
             category: $category,
             check: None,
             confirmed_by: $confirmed_by,
-            refuted_when: $refuted_when,
-            silence: PROGRAM_DEPENDENT,
+            silence: Silence::refuted_when($refuted_when),
         }
     };
 }
@@ -143,8 +158,7 @@ pub const JUDGES: &[Judges] = &[
             &r::container_without_gpu::RULE,
             &r::security_module_blocks_gpu::RULE,
         ],
-        refuted_when: Some(&[Needs::Driver, Needs::Gpus]),
-        silence: PROGRAM_DEPENDENT,
+        silence: Silence::Refutes(&[Needs::Driver, Needs::Gpus]),
     },
     Judges {
         category: Category::DriverMissing,
@@ -157,8 +171,7 @@ pub const JUDGES: &[Judges] = &[
             &r::driver_libraries_fail::RULE,
             &r::security_module_blocks_gpu::RULE,
         ],
-        refuted_when: Some(&[Needs::Driver, Needs::RuntimeProbe]),
-        silence: PROGRAM_DEPENDENT,
+        silence: Silence::Refutes(&[Needs::Driver, Needs::RuntimeProbe]),
     },
     judges!(
         Category::CpuOnlyWheel,
@@ -199,8 +212,7 @@ pub const JUDGES: &[Judges] = &[
         category: Category::CudaHomeMissing,
         check: Some(FactsCheck::PythonHeaders),
         confirmed_by: &[&r::python_headers_missing::RULE],
-        refuted_when: Some(&[Needs::Toolkit, Needs::TorchCudaBuild, Needs::PythonHeaders]),
-        silence: PROGRAM_DEPENDENT,
+        silence: Silence::Refutes(&[Needs::Toolkit, Needs::TorchCudaBuild, Needs::PythonHeaders]),
     },
     judges!(
         Category::AbiMismatch,
@@ -256,8 +268,9 @@ pub const JUDGES: &[Judges] = &[
         category: Category::VersionSuffixMismatch,
         check: Some(FactsCheck::PackageApiGap),
         confirmed_by: &[&r::framework_gpu_unusable::RULE],
-        refuted_when: None,
-        silence: PROGRAM_DEPENDENT,
+        silence: Silence::SaysNothing(
+            "since only `check --deep`'s framework probes import the packages and see their APIs",
+        ),
     },
     // A package that asks for another CUDA's, cuDNN's or TensorRT's library: the loader's
     // rules see it where that package is one whose libraries they resolve; their silence says
@@ -271,8 +284,9 @@ pub const JUDGES: &[Judges] = &[
             &r::framework_library_nowhere::RULE,
             &r::loaded_cuda_libraries::RULE,
         ],
-        refuted_when: None,
-        silence: "since these rules read the environments cudoctor inspects, and the failing package may live elsewhere (another env, a container, a binary)",
+        silence: Silence::SaysNothing(
+            "since these rules read the environments cudoctor inspects, and the failing package may live elsewhere (another env, a container, a binary)",
+        ),
     },
     judges!(
         Category::VersionSuffixMismatch,
@@ -373,19 +387,21 @@ pub fn machine_check(
         .map(|r| r.code)
         .collect::<Vec<_>>()
         .join(", ");
-    let Some(needs) = j.refuted_when else {
-        evidence.push(format!(
-            "check finds nothing of {codes} here; that does not rule this cause out, {}.",
-            j.silence
-        ));
-        return MachineCheck {
-            verdict: Verdict::Inconclusive,
-            findings: Vec::new(),
-            judged_by,
-            evidence,
-            fixes,
-            contradictions: Vec::new(),
-        };
+    let needs = match j.silence {
+        Silence::Refutes(needs) => needs,
+        Silence::SaysNothing(why) => {
+            evidence.push(format!(
+                "check finds nothing of {codes} here; that does not rule this cause out, {why}."
+            ));
+            return MachineCheck {
+                verdict: Verdict::Inconclusive,
+                findings: Vec::new(),
+                judged_by,
+                evidence,
+                fixes,
+                contradictions: Vec::new(),
+            };
+        }
     };
     let missing: Vec<&str> = needs
         .iter()
