@@ -195,10 +195,7 @@ impl Engine {
         let mut e = self.build_from_lines(outcome, target, torch_variant.as_deref());
         e = on_windows_dll(e);
         e = another_build::of_another_build(e, another_build::SeenIn::Log, |family, wanted| {
-            match family {
-                another_build::LibraryFamily::Cuda => named.cuda_besides(wanted),
-                _ => named.family_besides(family, wanted.0),
-            }
+            named.versions_besides(family, wanted)
         });
         let named = named.finish();
         if let Some((driver, build)) = newer_build {

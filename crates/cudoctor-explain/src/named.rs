@@ -359,6 +359,20 @@ impl Named {
         Some(out)
     }
 
+    /// The versions of `family` the log shows besides the one a package asks for (`wanted`,
+    /// a major and, for CUDA, the minor its soname tells apart): [`Named::cuda_besides`] for
+    /// CUDA, [`Named::family_besides`] for cuDNN and TensorRT.
+    pub fn versions_besides(
+        &self,
+        family: crate::another_build::LibraryFamily,
+        wanted: (u32, Option<u32>),
+    ) -> Option<Vec<String>> {
+        match family {
+            crate::another_build::LibraryFamily::Cuda => self.cuda_besides(wanted),
+            _ => self.family_besides(family, wanted.0),
+        }
+    }
+
     /// The other majors of a cuDNN or TensorRT library the log shows, when a package asks for
     /// `wanted`: those it shows besides the one asked for (the asked-for soname is itself shown).
     pub fn family_besides(
