@@ -515,15 +515,7 @@ fn versions_besides(
         .filter(|(f, _, _)| *f == family)
         .map(|&(_, major, minor)| (major, minor))
         .collect();
-    if of_family.is_empty() || of_family.iter().any(|&v| another_build::serves(wanted, v)) {
-        return None;
-    }
-    let mut out: Vec<String> = of_family
-        .iter()
-        .map(|(major, minor)| minor.map_or(major.to_string(), |m| format!("{major}.{m}")))
-        .collect();
-    out.dedup();
-    Some(out)
+    another_build::versions_besides(&of_family, wanted)
 }
 
 /// Binaries the log names that this machine's judgement did not include (not on this machine,

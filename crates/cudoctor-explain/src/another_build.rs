@@ -114,6 +114,26 @@ pub fn serves(wanted: (u32, Option<u32>), stated: (u32, Option<u32>)) -> bool {
     }
 }
 
+/// The versions in `have` (a family's `(major, minor)`, in order) besides a package's
+/// `wanted` one, as the cause states them: `None` when `have` is empty or one of them serves
+/// `wanted`; a bare major beside the same major with its minor ("11" beside "11.8") is left out.
+pub fn versions_besides(
+    have: &[(u32, Option<u32>)],
+    wanted: (u32, Option<u32>),
+) -> Option<Vec<String>> {
+    if have.is_empty() || have.iter().any(|&v| serves(wanted, v)) {
+        return None;
+    }
+    let said = have
+        .iter()
+        .filter(|(major, minor)| {
+            minor.is_some() || !have.iter().any(|(a, b)| a == major && b.is_some())
+        })
+        .map(|(major, minor)| minor.map_or(major.to_string(), |m| format!("{major}.{m}")))
+        .collect();
+    Some(said)
+}
+
 /// What a line holds for [`stated_family_versions`] to find something in it (pip's package
 /// name `tensorrt` in lower case).
 pub const FAMILY_LITERALS: [&str; 6] = [

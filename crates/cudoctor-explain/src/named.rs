@@ -333,30 +333,9 @@ impl Named {
     /// some and none of them is served by a library of CUDA `wanted` (`(major, minor)`, the
     /// minor only where the library's soname tells minors apart): the machine's or its
     /// packages' CUDA, against the library a package asks for.
-    pub fn cuda_besides(&self, wanted: (u32, Option<u32>)) -> Option<Vec<String>> {
-        if self.stated_cuda.is_empty()
-            || self
-                .stated_cuda
-                .iter()
-                .any(|&s| crate::another_build::serves(wanted, s))
-        {
-            return None;
-        }
-        let mut out: Vec<String> = Vec::new();
-        for (major, minor) in &self.stated_cuda {
-            let v = minor.map_or(major.to_string(), |m| format!("{major}.{m}"));
-            // "11" beside "11.8" says nothing more.
-            if minor.is_none()
-                && self
-                    .stated_cuda
-                    .iter()
-                    .any(|(a, b)| a == major && b.is_some())
-            {
-                continue;
-            }
-            out.push(v);
-        }
-        Some(out)
+    fn cuda_besides(&self, wanted: (u32, Option<u32>)) -> Option<Vec<String>> {
+        let stated: Vec<(u32, Option<u32>)> = self.stated_cuda.iter().copied().collect();
+        crate::another_build::versions_besides(&stated, wanted)
     }
 
     /// The versions of `family` the log shows besides the one a package asks for (`wanted`,
@@ -375,7 +354,7 @@ impl Named {
 
     /// The other majors of a cuDNN or TensorRT library the log shows, when a package asks for
     /// `wanted`: those it shows besides the one asked for (the asked-for soname is itself shown).
-    pub fn family_besides(
+    fn family_besides(
         &self,
         family: crate::another_build::LibraryFamily,
         wanted: u32,
