@@ -2068,6 +2068,10 @@ fn nothing_found(line: &str) -> bool {
 /// Whether a line speaks of several GPUs working together ("two GPUs", "multi-GPU", 多卡,
 /// 两卡): a hang said of them is the collectives' (NCCL's) first suspect.
 fn multi_gpu(line: &str) -> bool {
+    multi_gpu_by_phrase(line) || crate::prose::several_gpus_in(line)
+}
+
+fn multi_gpu_by_phrase(line: &str) -> bool {
     const WORDS: [&str; 12] = [
         "multi-gpu",
         "multi gpu",
@@ -3278,6 +3282,28 @@ pub fn read(line: &str) -> Option<Clause> {
         return None;
     }
     from_words(line, &words(line))
+}
+
+/// The clause of the first sentence of a short report whose prose says what failed
+/// ([`crate::prose`]), read with that sentence's own words: a construction the lexicon's
+/// phrases do not list ("can't see my RTX 5090"), never paired with a subject of another
+/// sentence.
+pub fn read_prose(text: &str) -> Option<Clause> {
+    crate::prose::sentences(text).find_map(|sentence| {
+        let readings = crate::prose::read(sentence);
+        if readings.is_empty() {
+            return None;
+        }
+        let mut w = words(sentence);
+        for r in readings {
+            w.add_subject(r.subject, sentence.len());
+            w.add_failure(r.failure);
+            w.failed_at.push((r.failure, sentence.len()));
+        }
+        w.subjects.sort();
+        w.failures.sort();
+        from_words(sentence, &w)
+    })
 }
 
 /// The clause `line` states with the words `w` read from it.

@@ -27,6 +27,7 @@ mod message_remedy;
 pub mod named;
 pub mod normalize;
 pub mod prefilter;
+pub mod prose;
 pub mod render;
 pub mod scanner;
 pub mod signatures;
@@ -1091,7 +1092,7 @@ impl Engine {
 /// another. Across sentences a subject pairs only with a named failure: a generic "error"
 /// elsewhere in the report ("srun: error") says nothing of it.
 fn head_as_one_clause(head: &str) -> Option<scanner::ClauseHit> {
-    let mut c = clause::read(head)?;
+    let mut c = clause::read(head).or_else(|| clause::read_prose(head))?;
     // A report lists its setup (the container it runs in, the driver's version, the GPU)
     // beside its failure: a generic failure ("报错", "gpu failure") says nothing of those.
     // A tool that acts (a compiler, NCCL) is what a generic failure is said of.

@@ -1071,8 +1071,9 @@ fn execution_providers_without_cuda_in_a_user_s_words_are_a_cpu_package() {
 fn a_cpu_variant_typed_with_a_hyphen_is_a_cpu_build() {
     let log = "pip resolved torch==2.4.1-cpu for me, is that why the GPU is never used?";
     assert_eq!(explain_str(log).category, Category::CpuOnlyWheel);
-    // A word that goes on after "-cpu" is no variant.
-    let log = "pip resolved torch==2.4.1-cpus for me, is that why the GPU is never used?";
+    // A word that goes on after "-cpu" is no variant (and the question alone, without "the
+    // GPU is never used", names no failure).
+    let log = "pip resolved torch==2.4.1-cpus for me, is that the right one?";
     assert_ne!(explain_str(log).category, Category::CpuOnlyWheel);
 }
 

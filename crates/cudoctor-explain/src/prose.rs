@@ -1,0 +1,518 @@
+//! Hand-typed prose: the constructions users write around the stack's words, which the
+//! lexicon's fixed phrases cannot list. A negation, then a verb of use or perception, then
+//! whose GPU ("can't see my RTX 5090", "does not use any GPU", "my card isn't being
+//! used"); work put on the CPU in the GPU's place ("runs on CPU instead", "falls back to the
+//! CPU"); the whole machine going down ("the server reboots", "crashes my PC"); a GPU that
+//! vanishes; a hang said of a run over several GPUs or nodes ("hangs on 2 nodes", "DDP
+//! stuck"); support asked for an architecture ("Blackwell support for sm_120"); and a driver
+//! named beside a CUDA it cannot run ("CUDA 12.4 with driver 470", judged by the knowledge
+//! base's table of driver branches, not by the words).
+//!
+//! Each reader works on the line's words (lowercased, split at anything but letters, digits,
+//! `_`, `'` and `.` inside a number), so "my", "the" or an adverb between the parts does not
+//! matter, as it does to a fixed phrase.
+
+use crate::clause::{Failure, Subject};
+use cudoctor_kb::Kb;
+use cudoctor_types::{CudaVersion, DriverVersion};
+
+/// What a line's prose says, beside its lexicon words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProseReading {
+    pub subject: Subject,
+    pub failure: Failure,
+}
+
+/// Words a negation can take; "n't" forms are read by their ending.
+const NEGATIONS: [&str; 5] = ["not", "cannot", "never", "unable", "no"];
+/// Verbs by which a program uses a GPU: whole words, then stems.
+const USE_WORDS: [&str; 4] = ["use", "uses", "using", "run"];
+const USE_STEMS: [&str; 2] = ["utili", "leverag"];
+/// Verbs by which a program or a machine perceives a GPU: whole words, then stems.
+const PERCEIVE_WORDS: [&str; 11] = [
+    "see", "sees", "seeing", "find", "finds", "finding", "show", "shows", "showing", "list",
+    "lists",
+];
+const PERCEIVE_STEMS: [&str; 4] = ["detect", "recogni", "identif", "access"];
+/// What such a verb is said of: the GPU, by any of its names. "CUDA" only as what is used:
+/// CUDA not found is the toolkit's, which the lexicon reads.
+const GPU_WORDS: [&str; 12] = [
+    "gpu", "gpus", "card", "cards", "graphics", "nvidia", "rtx", "gtx", "geforce", "tesla",
+    "quadro", "显卡",
+];
+/// Architectures by name, for support asked of one.
+const ARCHITECTURES: [&str; 10] = [
+    "blackwell",
+    "hopper",
+    "ada",
+    "lovelace",
+    "ampere",
+    "turing",
+    "volta",
+    "pascal",
+    "maxwell",
+    "kepler",
+];
+/// Words allowed between a negation and its verb, and between the verb and its object.
+const GAP: usize = 3;
+
+/// The line's words, lowercased: letters, digits, `_`, `'` and the dots of a version.
+fn words_of(lower: &str) -> Vec<&str> {
+    lower
+        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '\'' | '.')))
+        .map(|w| w.trim_matches('.'))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+fn is_negation(w: &str) -> bool {
+    w.ends_with("n't") || NEGATIONS.contains(&w)
+}
+
+/// What a verb does to a GPU, if it is one of use or perception ("see", "find" and "use" as
+/// themselves and their inflections only: "seem", "user", "useful" are other words).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Verb {
+    Use,
+    Perceive,
+}
+
+fn verb(w: &str) -> Option<Verb> {
+    if USE_WORDS.contains(&w) || USE_STEMS.iter().any(|s| w.starts_with(s)) {
+        Some(Verb::Use)
+    } else if PERCEIVE_WORDS.contains(&w) || PERCEIVE_STEMS.iter().any(|s| w.starts_with(s)) {
+        Some(Verb::Perceive)
+    } else {
+        None
+    }
+}
+
+fn is_gpu_word(w: &str) -> bool {
+    GPU_WORDS.contains(&w) || datacenter_card(w)
+}
+
+/// What a verb of use takes besides the GPU: CUDA itself ("doesn't use CUDA").
+fn is_object_of(v: Verb, w: &str) -> bool {
+    is_gpu_word(w) || (v == Verb::Use && w == "cuda")
+}
+
+/// "a100", "h200", "v100", "l40": a data-centre card's model.
+fn datacenter_card(w: &str) -> bool {
+    let mut c = w.chars();
+    matches!(
+        c.next(),
+        Some('a' | 'h' | 'v' | 'l' | 'p' | 't' | 'k' | 'b')
+    ) && (2..=4).contains(&c.clone().count())
+        && c.all(|d| d.is_ascii_digit())
+}
+
+/// A GPU the program does not use or see: a negation, a verb of use or perception within a
+/// few words after it, and a name of the GPU within a few words after that ("can't see my
+/// RTX 5090", "doesn't use any GPU"); or the passive ("the GPU is not being used", "my card
+/// isn't detected").
+fn gpu_unused(w: &[&str]) -> bool {
+    let active = w
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| is_negation(x))
+        .any(|(i, x)| {
+            // What a user does not do or see ("I don't see any difference", "we don't use the
+            // GPU here") is an observation or a choice; what they cannot do is the failure.
+            let first_person = i > 0 && matches!(w[i - 1], "i" | "we");
+            let ability = matches!(*x, "can't" | "cannot" | "couldn't" | "unable" | "not")
+                && !(*x == "not" && i > 0 && matches!(w[i - 1], "do" | "does" | "did"));
+            if first_person && !ability {
+                return false;
+            }
+            // In the passive ("cannot be recognized") what is not seen is the line's subject, often
+            // a name the tool does not know (an architecture), read below when it is the GPU.
+            let found = (i + 1..w.len().min(i + 2 + GAP))
+                .take_while(|&j| !matches!(w[j], "be" | "been"))
+                .find_map(|j| verb(w[j]).map(|v| (j, v)));
+            found.is_some_and(|(j, v)| {
+                (j + 1..w.len().min(j + 2 + GAP)).any(|k| is_object_of(v, w[k]))
+            })
+        });
+    let passive = w
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| is_gpu_word(x))
+        .any(|(i, _)| {
+            let end = w.len().min(i + 2 + GAP);
+            let neg = (i + 1..end).find(|&j| is_negation(w[j]));
+            neg.is_some_and(|n| {
+                (n + 1..w.len().min(n + 3)).any(|k| {
+                    matches!(
+                        w[k],
+                        "used"
+                            | "utilized"
+                            | "utilised"
+                            | "detected"
+                            | "recognized"
+                            | "recognised"
+                            | "seen"
+                            | "found"
+                            | "listed"
+                            | "shown"
+                            | "visible"
+                            | "accessible"
+                    )
+                })
+            })
+        });
+    active || passive
+}
+
+/// Work put on the CPU in the GPU's place: "runs on CPU instead", "instead of the GPU",
+/// "only uses the CPU", "falls back to CPU", "defaults to the CPU".
+fn on_the_cpu_instead(w: &[&str]) -> bool {
+    w.iter().enumerate().any(|(i, x)| match *x {
+        "cpu" => {
+            w.get(i + 1) == Some(&"instead")
+                || (i.saturating_sub(GAP)..i).any(|j| w[j] == "only")
+                || (i >= 2
+                    && w[i - 1] == "the"
+                    && w.get(i.saturating_sub(3)..i - 1)
+                        .is_some_and(|p| p.contains(&"to") && back_or_default(p)))
+                || (i >= 1 && w[i - 1] == "to" && back_or_default(&w[i.saturating_sub(3)..i]))
+        }
+        "instead" => {
+            w.get(i + 1) == Some(&"of")
+                && w.get(i + 2..(i + 4).min(w.len()))
+                    .is_some_and(|r| r.iter().any(|x| is_gpu_word(x)))
+        }
+        _ => false,
+    })
+}
+
+fn back_or_default(words: &[&str]) -> bool {
+    words.iter().any(|x| {
+        matches!(
+            *x,
+            "back" | "defaults" | "default" | "defaulting" | "defaulted" | "reverts" | "revert"
+        )
+    })
+}
+
+/// Names of the whole machine.
+const MACHINES: [&str; 9] = [
+    "system",
+    "machine",
+    "computer",
+    "pc",
+    "server",
+    "host",
+    "workstation",
+    "laptop",
+    "rig",
+];
+/// The machine going down by itself.
+const MACHINE_EVENTS: [&str; 10] = [
+    "reboots",
+    "restarts",
+    "crashes",
+    "shuts",
+    "shutdown",
+    "powers",
+    "freezes",
+    "rebooted",
+    "restarted",
+    "crashed",
+];
+
+/// The whole machine going down under the GPU's work: the machine, then within a couple of
+/// words what it did by itself ("the server reboots", "my PC crashed"), or a crash done to it
+/// ("crashes my computer", "restarts the whole system"). A user's own action ("I rebooted the
+/// machine") is not one.
+fn machine_goes_down(w: &[&str]) -> bool {
+    w.iter().enumerate().any(|(i, x)| {
+        if MACHINES.contains(x) {
+            return (i + 1..w.len().min(i + 3)).any(|j| MACHINE_EVENTS.contains(&w[j]));
+        }
+        // Only a crash is done to a machine by what runs on it: "rebooting the machine" is
+        // most often the user's own step.
+        if matches!(*x, "crashes" | "crashed") {
+            let actor_is_user = i > 0 && matches!(w[i - 1], "i" | "we" | "you");
+            return !actor_is_user && (i + 1..w.len().min(i + 4)).any(|j| MACHINES.contains(&w[j]));
+        }
+        false
+    })
+}
+
+/// A GPU that vanishes from the machine ("GPU disappears from nvidia-smi", "one card
+/// vanished", "显卡消失").
+fn gpu_vanishes(w: &[&str], lower: &str) -> bool {
+    let vanish = |x: &str| x.starts_with("disappear") || x.starts_with("vanish");
+    w.iter()
+        .enumerate()
+        .any(|(i, x)| vanish(x) && (i.saturating_sub(GAP + 1)..i).any(|j| is_gpu_word(w[j])))
+        || (lower.contains("显卡") && lower.contains("消失"))
+}
+
+/// Words of a run over several GPUs or nodes, besides the lexicon's fixed ones.
+const DISTRIBUTED: [&str; 8] = [
+    "ddp",
+    "fsdp",
+    "deepspeed",
+    "torchrun",
+    "distributed",
+    "multinode",
+    "barrier",
+    "多机",
+];
+
+/// A run over several GPUs or nodes: a count of two or more of them ("on 2 nodes", "8 GPUs",
+/// "4x A100") or a word of distributed training.
+pub(crate) fn several_gpus(w: &[&str]) -> bool {
+    w.iter().enumerate().any(|(i, x)| {
+        DISTRIBUTED.contains(x) || {
+            let count = x
+                .strip_suffix('x')
+                .unwrap_or(x)
+                .parse::<u32>()
+                .is_ok_and(|n| (2..=4096).contains(&n));
+            // A number after a product's name is its version ("CUDA 12 GPUs").
+            let a_version = i > 0 && matches!(w[i - 1], "cuda" | "version" | "driver" | "cudnn");
+            count
+                && !a_version
+                && w.get(i + 1).is_some_and(|n| {
+                    matches!(
+                        *n,
+                        "gpus" | "nodes" | "cards" | "ranks" | "machines" | "workers" | "卡"
+                    ) || (n.len() <= 5 && is_gpu_word(n) && *n != "cuda")
+                })
+        }
+    })
+}
+
+/// [`several_gpus`] of a whole line.
+pub(crate) fn several_gpus_in(line: &str) -> bool {
+    several_gpus(&words_of(&line.to_lowercase()))
+}
+
+/// Support asked for, or said missing, of an architecture or card the line names
+/// ("Blackwell support for sm_120", "add support for RTX 50 series", "no support for
+/// Kepler").
+fn support_asked(w: &[&str]) -> bool {
+    let names_arch = w.iter().any(|x| {
+        ARCHITECTURES.contains(x)
+            || is_gpu_word(x) && *x != "gpu" && *x != "gpus" && *x != "nvidia"
+            || x.strip_prefix("sm_")
+                .or_else(|| x.strip_prefix("sm"))
+                .is_some_and(|d| {
+                    (2..=3).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit())
+                })
+    });
+    names_arch
+        && w.iter().enumerate().any(|(i, x)| {
+            *x == "support"
+                && (w.get(i + 1) == Some(&"for")
+                    || i + 1 == w.len()
+                    || (i > 0
+                        && matches!(
+                            w[i - 1],
+                            "add"
+                                | "adding"
+                                | "request"
+                                | "need"
+                                | "needs"
+                                | "no"
+                                | "missing"
+                                | "lacks"
+                                | "lack"
+                                | "without"
+                        )))
+        })
+}
+
+/// A driver version stated beside a CUDA version newer than its branch runs ("CUDA 12.4 does
+/// not work with driver 470", "driver 525.60 and CUDA 12.4"), judged by the knowledge base's
+/// table of branches. A branch the table does not know judges nothing.
+fn driver_below_cuda(w: &[&str], kb: &Kb) -> bool {
+    let driver = w.iter().enumerate().find_map(|(i, x)| {
+        if *x != "driver" && *x != "驱动" {
+            return None;
+        }
+        w.get(i + 1..(i + 4).min(w.len()))?
+            .iter()
+            .find_map(|v| driver_version(v))
+    });
+    let Some(driver) = driver else {
+        return false;
+    };
+    let Some(max) = kb.driver_max_cuda(&driver) else {
+        return false;
+    };
+    w.iter().enumerate().any(|(i, x)| {
+        let v = match x.strip_prefix("cuda") {
+            Some("") => w.get(i + 1).and_then(|v| v.parse::<CudaVersion>().ok()),
+            Some(rest) => rest.parse::<CudaVersion>().ok(),
+            None => None,
+        };
+        v.is_some_and(|v| v > max)
+    })
+}
+
+/// A driver's version as users write it: a branch of three digits (300 to 999) with its
+/// minor parts or alone ("470", "535.104.05").
+fn driver_version(w: &str) -> Option<DriverVersion> {
+    let branch: u32 = w.split('.').next()?.parse().ok()?;
+    if !(300..1000).contains(&branch) {
+        return None;
+    }
+    w.parse().ok()
+}
+
+/// The sentences of a text: split at line ends and at the marks that end a sentence (a
+/// report's head joins its lines with " . ").
+pub fn sentences(text: &str) -> impl Iterator<Item = &str> {
+    text.split(['\n', '。', '!', '?', ';', '！', '？', '；'])
+        .flat_map(|s| s.split(". "))
+        .filter(|s| !s.trim().is_empty())
+}
+
+/// What a short report's prose says, sentence by sentence. The caller reads only what users
+/// type (a short report that no line explains alone): a program's output is the lexicon's
+/// and the signatures'.
+pub fn read(text: &str) -> Vec<ProseReading> {
+    let lower = text.to_lowercase().replace('’', "'");
+    let mut out = Vec::new();
+    let mut say = |subject, failure| {
+        let r = ProseReading { subject, failure };
+        if !out.contains(&r) {
+            out.push(r);
+        }
+    };
+    // Each sentence alone: a window of words never joins the end of one to the next.
+    for sentence in sentences(&lower) {
+        let w = words_of(sentence);
+        if w.is_empty() {
+            continue;
+        }
+        if gpu_unused(&w) || on_the_cpu_instead(&w) {
+            say(Subject::Gpu, Failure::NotAvailable);
+        }
+        if machine_goes_down(&w) || gpu_vanishes(&w, sentence) {
+            say(Subject::Hardware, Failure::Fault);
+        }
+        if support_asked(&w) {
+            say(Subject::GpuArch, Failure::Unsupported);
+        }
+        if Kb::try_embedded().is_ok_and(|kb| driver_below_cuda(&w, kb)) {
+            say(Subject::Driver, Failure::TooOld);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reads(line: &str) -> Vec<(Subject, Failure)> {
+        read(line)
+            .into_iter()
+            .map(|r| (r.subject, r.failure))
+            .collect()
+    }
+
+    #[test]
+    fn a_gpu_not_used_or_seen_in_any_wording() {
+        for line in [
+            "ollama doesn't use my GPU",
+            "Pytorch can't see my RTX 5090",
+            "the program does not utilize any of the GPUs",
+            "my card isn't being used",
+            "GPU not being used, 100% CPU",
+            "training only uses CPU even though I have an RTX 3090",
+            "I can't use my GPU with torch",
+            "it runs on the CPU instead",
+            "falls back to the CPU every time",
+            "the model runs on cpu instead of the gpu",
+            "tensorflow never detects the A100",
+        ] {
+            assert!(
+                reads(line).contains(&(Subject::Gpu, Failure::NotAvailable)),
+                "{line}"
+            );
+        }
+        for line in [
+            "I can't use conda here, so pip was used on the GPU box",
+            "sm_120 cannot be recognized by nvcc",
+            "don't worry about the user list",
+            "the CPU usage is high",
+            "I used the GPU build",
+            "I don't see any gpu use while training",
+            "we don't use the GPU for preprocessing",
+        ] {
+            assert!(
+                !reads(line).contains(&(Subject::Gpu, Failure::NotAvailable)),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_machine_going_down_or_a_gpu_vanishing_is_the_hardware() {
+        for line in [
+            "The machine reboots when training starts on 4 GPUs",
+            "training crashes my PC",
+            "server shuts down under full load",
+            "GPU disappears from nvidia-smi after a few hours",
+            "跑了一会显卡消失了",
+        ] {
+            assert!(
+                reads(line).contains(&(Subject::Hardware, Failure::Fault)),
+                "{line}"
+            );
+        }
+        for line in [
+            "I rebooted the machine and nvidia-smi still fails",
+            "after I restart the server the driver works",
+            "the process crashes with an illegal memory access",
+        ] {
+            assert!(
+                !reads(line).contains(&(Subject::Hardware, Failure::Fault)),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_run_over_several_gpus_or_nodes() {
+        for line in [
+            "hangs on 2 nodes",
+            "stuck with 8 GPUs",
+            "4x A100 training",
+            "DDP stuck",
+            "deepspeed hangs",
+        ] {
+            assert!(several_gpus(&words_of(&line.to_lowercase())), "{line}");
+        }
+        for line in ["1 gpu", "cuda 12 gpus", "2 epochs", "batch size 8"] {
+            assert!(!several_gpus(&words_of(&line.to_lowercase())), "{line}");
+        }
+    }
+
+    #[test]
+    fn support_asked_of_an_architecture() {
+        assert!(reads("Blackwell support for sm_120")
+            .contains(&(Subject::GpuArch, Failure::Unsupported)));
+        assert!(reads("please add support for RTX 50")
+            .contains(&(Subject::GpuArch, Failure::Unsupported)));
+        assert!(
+            !reads("it supports sm_90 fine").contains(&(Subject::GpuArch, Failure::Unsupported))
+        );
+    }
+
+    #[test]
+    fn a_driver_older_than_the_cuda_beside_it_by_the_table() {
+        assert!(reads("CUDA 12.4 not working with driver 470")
+            .contains(&(Subject::Driver, Failure::TooOld)));
+        assert!(reads("driver 470.57 and cuda12.1").contains(&(Subject::Driver, Failure::TooOld)));
+        // R535 runs CUDA 12.2: no verdict of age.
+        assert!(!reads("CUDA 12.1 with driver 535").contains(&(Subject::Driver, Failure::TooOld)));
+        // An unknown branch judges nothing.
+        assert!(!reads("CUDA 12.4 with driver 999").contains(&(Subject::Driver, Failure::TooOld)));
+    }
+}
