@@ -65,30 +65,87 @@ impl LibraryFamily {
 /// -> CUDA 11.2, `libcudnn_ops_infer.so.8` -> cuDNN 8, `libnvinfer.so.10` -> TensorRT 10. None
 /// for libraries whose soname follows a version unrelated to a release (cuFFT, cuRAND and
 /// cuSOLVER: libcufft.so.11 and libcusolver.so.11 ship with CUDA 12, libcurand.so.10 with CUDA
-/// 10 to 12; NCCL, NVML, libcuda) and for Windows DLLs. A path is read by its file name.
+/// 10 to 12; NCCL, NVML, libcuda). Windows DLLs carry the same versions in their names
+/// ([`dll_version`]). A path is read by its file name.
 pub fn library_version(lib: &str) -> Option<(LibraryFamily, u32, Option<u32>)> {
-    const SONAME_IS_CUDAS: &[&str] = &[
-        "cudart",
-        "cublas",
-        "cublaslt",
-        "nvblas",
-        "nvrtc",
-        "nvjitlink",
-        "cusparse",
-        "cupti",
-    ];
+    let lower = lib.to_ascii_lowercase();
+    let file = lower.rsplit(['/', '\\']).next().unwrap_or(&lower);
+    if let Some(stem) = file.strip_suffix(".dll") {
+        return dll_version(stem);
+    }
+    soname_version(lib)
+}
+
+/// The libraries whose soname's (and DLL name's) number is CUDA's version.
+const SONAME_IS_CUDAS: &[&str] = &[
+    "cudart",
+    "cublas",
+    "cublaslt",
+    "nvblas",
+    "nvrtc",
+    "nvjitlink",
+    "cusparse",
+    "cupti",
+];
+
+/// From CUDA 11 a library's minor is the same for the whole major, but NVRTC's (11.0, 11.1,
+/// then 11.2 for the rest of 11.x): the CUDA version a library of `stem` stands for.
+fn cuda_library_version(
+    stem: &str,
+    major: u32,
+    minor: Option<u32>,
+) -> Option<(LibraryFamily, u32, Option<u32>)> {
+    let minor = minor.filter(|_| major <= 10 || (stem == "nvrtc" && major == 11));
+    (7..=14)
+        .contains(&major)
+        .then_some((LibraryFamily::Cuda, major, minor))
+}
+
+/// The family and version a Windows DLL's name carries (its stem, lowercased, without
+/// `.dll`): `cudart64_110` -> CUDA 11 (the name of every 11.x runtime), `cudart64_101` -> CUDA
+/// 10.1, `cudart64_92` -> CUDA 9.2, `cublasLt64_12` -> CUDA 12, `nvrtc64_112_0` -> CUDA 11.2,
+/// `cudnn_ops_infer64_8` -> cuDNN 8, `nvinfer_10` -> TensorRT 10 (TensorRT 8's `nvinfer.dll`
+/// names no version). The installation guides for Windows list these names
+/// (data/libraries.toml).
+fn dll_version(stem: &str) -> Option<(LibraryFamily, u32, Option<u32>)> {
+    // NVRTC and nvJitLink add "_0" after their version.
+    let stem = stem.strip_suffix("_0").unwrap_or(stem);
+    let (head, digits) = stem.rsplit_once('_')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u32 = digits.parse().ok()?;
+    let base = head.strip_suffix("64").unwrap_or(head);
+    if SONAME_IS_CUDAS.contains(&base) {
+        // Three digits are major and minor (110, 101, 112); two are a major from CUDA 10's
+        // cuBLAS on (10, 11, 12), or major and minor before it (80, 92).
+        let (major, minor) = match (digits.len(), n) {
+            (3, _) => (n / 10, Some(n % 10)),
+            (2, 10..=14) => (n, None),
+            (2, 70..=99) => (n / 10, Some(n % 10)),
+            _ => return None,
+        };
+        return cuda_library_version(base, major, minor);
+    }
+    let family = if base == "cudnn" || base.starts_with("cudnn_") {
+        LibraryFamily::Cudnn
+    } else if base == "nvinfer" || base.starts_with("nvinfer_") {
+        LibraryFamily::TensorRt
+    } else {
+        return None;
+    };
+    (5..=12).contains(&n).then_some((family, n, None))
+}
+
+/// [`library_version`] of a soname.
+fn soname_version(lib: &str) -> Option<(LibraryFamily, u32, Option<u32>)> {
     let lower = lib.to_ascii_lowercase();
     let (stem, version) = cudoctor_ldso::families::split_soname(&lower)?;
     let mut parts = version?.split('.');
     let major: u32 = parts.next()?.parse().ok()?;
     let minor: Option<u32> = parts.next().and_then(|m| m.parse().ok());
     if SONAME_IS_CUDAS.contains(&stem) {
-        // From CUDA 11 a soname's minor is the same for the whole major, but NVRTC's (11.0,
-        // 11.1, then 11.2 for the rest of 11.x).
-        let minor = minor.filter(|_| major <= 10 || (stem == "nvrtc" && major == 11));
-        return (7..=14)
-            .contains(&major)
-            .then_some((LibraryFamily::Cuda, major, minor));
+        return cuda_library_version(stem, major, minor);
     }
     let family = if stem == "cudnn" || stem.starts_with("cudnn_") {
         LibraryFamily::Cudnn
@@ -214,7 +271,7 @@ pub fn of_another_build(
     seen_in: SeenIn,
     others: impl Fn(LibraryFamily, (u32, Option<u32>)) -> Option<Vec<String>>,
 ) -> Explanation {
-    if e.category != Category::LibraryPath {
+    if !matches!(e.category, Category::LibraryPath | Category::WindowsDll) {
         return e;
     }
     let Some((lib, (family, major, minor))) = ["lib", "library"]
@@ -242,7 +299,7 @@ pub fn of_another_build(
     e.facts_check = Some(FactsCheck::BuiltForAnotherVersion);
     e.title = format!("A package was built for another {name} than the one installed");
     e.cause = format!(
-        "The loader cannot find {lib}, a library of {name} {built}: the package that asks for it was built for {name} {built}, while {shows} {stated}. Another {name}'s libraries do not stand in for these (the number after .so is the version the package was linked against), so no library path makes this build work without {name} {built}'s libraries."
+        "The loader cannot find {lib}, a library of {name} {built}: the package that asks for it was built for {name} {built}, while {shows} {stated}. Another {name}'s libraries do not stand in for these (the number in a library's name is the version the package was linked against), so no library path makes this build work without {name} {built}'s libraries."
     );
     let mut fix = vec![
         cudoctor_plan::FixStep::Prose(format!(
@@ -292,7 +349,25 @@ mod tests {
             ("libnvinfer.so.10", Some((TensorRt, 10, None))),
             ("libcufft.so.11", None),
             ("libnccl.so.2", None),
-            ("cudnn64_8.dll", None),
+            ("cudnn64_8.dll", Some((Cudnn, 8, None))),
+            ("cudnn_ops_infer64_8.dll", Some((Cudnn, 8, None))),
+            ("cudart64_110.dll", Some((Cuda, 11, None))),
+            ("cudart64_101.dll", Some((Cuda, 10, Some(1)))),
+            ("cudart64_92.dll", Some((Cuda, 9, Some(2)))),
+            ("cudart64_12.dll", Some((Cuda, 12, None))),
+            ("cublasLt64_12.dll", Some((Cuda, 12, None))),
+            ("cublas64_10.dll", Some((Cuda, 10, None))),
+            ("nvrtc64_112_0.dll", Some((Cuda, 11, Some(2)))),
+            ("nvrtc64_120_0.dll", Some((Cuda, 12, None))),
+            (
+                r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v11.8\bin\cudart64_110.dll",
+                Some((Cuda, 11, None)),
+            ),
+            ("nvinfer_10.dll", Some((TensorRt, 10, None))),
+            ("nvinfer.dll", None),
+            ("cufft64_11.dll", None),
+            ("cupti64_2023.1.1.dll", None),
+            ("nvcuda.dll", None),
         ] {
             assert_eq!(library_version(lib), want, "{lib}");
         }
