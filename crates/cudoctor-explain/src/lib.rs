@@ -21,6 +21,7 @@ pub mod explanation;
 pub mod family;
 pub mod fields;
 pub mod gate;
+pub mod gpu_ran;
 pub mod host_state;
 pub mod libraries;
 mod message_remedy;
@@ -177,6 +178,7 @@ impl Engine {
         let host = std::mem::take(&mut outcome.host);
         let testimony = std::mem::take(&mut outcome.testimony).first;
         let device_failure_line = outcome.device_failure_line;
+        let gpu_ran = std::mem::take(&mut outcome.gpu_ran);
         let last_exception = outcome.last_exception.take();
         // A Windows log names its Python (a portable ComfyUI's python_embeded\python.exe):
         // without an environment given, fixes are PowerShell commands for that interpreter.
@@ -211,6 +213,7 @@ impl Engine {
         if let Some((line_no, text, t)) = testimony {
             e = with_testimony(e, line_no, text, t);
         }
+        e = gpu_ran::after_gpu_ran(e, &gpu_ran);
         if windows_seen {
             e = self.with_windows_bitsandbytes(e);
         }

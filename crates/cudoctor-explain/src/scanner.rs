@@ -334,6 +334,8 @@ pub struct ScanOutcome {
     pub testimony: crate::testimony::Testimonies,
     /// The first line that says the GPU, the driver or CUDA failed, whatever it names.
     pub device_failure_line: Option<u64>,
+    /// Where the log's start shows the GPU in use and the run going on.
+    pub gpu_ran: crate::gpu_ran::GpuRan,
     /// The last Python exception of the log (`SomeError: ...`): its line, its text, and whether
     /// it is a program's own error that names nothing of the stack ([`clause::is_program_error`]).
     pub last_exception: Option<(u64, String, bool)>,
@@ -470,6 +472,7 @@ impl State<'_> {
         self.out.nonblank_lines += 1;
         let (rank, text) = strip_rank_prefix(strip_log_prefix(segment));
         let text = strip_log_prefix(text);
+        self.out.gpu_ran.feed(line_no, text);
         if let Some((held_no, held, held_rank)) = self.held.take() {
             let joined = clause::begins_with_a_name(text).then(|| format!("{held} {text}"));
             self.read_held(held_no, joined.as_deref().unwrap_or(&held), held_rank);
@@ -695,12 +698,12 @@ impl State<'_> {
 
     /// Reads a line the gate passed over (no reader finds anything in it), unless it may
     /// continue the previous line's wrapped message: then `false`, and it is read in full.
-    fn pass_over(&mut self, segment: &str) -> bool {
+    fn pass_over(&mut self, line_no: u64, segment: &str) -> bool {
         // The line as the readers would see it: on a line the gate passes, normalisation only
         // collapses runs of spaces, into one segment (anything else is read in full). Most
         // such lines have no run to collapse: they are taken as they are, without the call.
         if !segment.contains("  ") {
-            return self.pass_over_normalized(segment);
+            return self.pass_over_normalized(line_no, segment);
         }
         let normalized = normalize(segment);
         let segment = match &normalized {
@@ -710,11 +713,11 @@ impl State<'_> {
                 _ => return false,
             },
         };
-        self.pass_over_normalized(segment)
+        self.pass_over_normalized(line_no, segment)
     }
 
     /// [`Self::pass_over`] of a line as the readers see it.
-    fn pass_over_normalized(&mut self, segment: &str) -> bool {
+    fn pass_over_normalized(&mut self, line_no: u64, segment: &str) -> bool {
         let (_, text) = strip_rank_prefix(strip_log_prefix(segment));
         let text = strip_log_prefix(text);
         // A held line is read with this one, or alone before it.
@@ -726,6 +729,7 @@ impl State<'_> {
         }
         self.out.nonblank_lines += 1;
         self.out.stats.passed_over_lines += 1;
+        self.out.gpu_ran.feed(line_no, text);
         self.remember(text, false, Vec::new());
         true
     }
@@ -863,7 +867,7 @@ pub fn scan<R: BufRead>(
             if passes {
                 // Printable ASCII (the gate's bytes say so), so valid UTF-8.
                 let text = std::str::from_utf8(body).unwrap_or_default();
-                if text.is_empty() || state.pass_over(text) {
+                if text.is_empty() || state.pass_over(line_no, text) {
                     continue;
                 }
             }
