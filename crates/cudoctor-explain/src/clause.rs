@@ -1528,7 +1528,7 @@ pub fn words(line: &str) -> Words {
     if w.fails(F::Unsupported)
         && !w.has(S::GpuArch)
         && !w.has(S::Attention)
-        && names_card_model(line)
+        && (names_card_model(line) || names_datacenter_card(line))
     {
         w.add_subject(S::GpuArch, line.len());
     }
@@ -2029,10 +2029,22 @@ fn names_card_model(line: &str) -> bool {
 /// "Ampere"), as attention kernels state what they require.
 fn names_datacenter_card(line: &str) -> bool {
     let b = line.as_bytes();
-    let card = b.windows(4).enumerate().any(|(i, w)| {
-        matches!(w[0], b'A' | b'H' | b'L' | b'V')
-            && w[1..].iter().all(u8::is_ascii_digit)
-            && (i == 0 || !is_word_byte(b[i - 1]))
+    let card = b.iter().enumerate().any(|(i, &c)| {
+        if i > 0 && is_word_byte(b[i - 1]) {
+            return false;
+        }
+        let digits = b[i + 1..].iter().take_while(|d| d.is_ascii_digit()).count();
+        let ends = b
+            .get(i + 1 + digits)
+            .is_none_or(|n| !n.is_ascii_alphanumeric());
+        // A100, H200, L40, V100, B200, P100, K80; T4 and L4 the one-digit models ("T5" is a
+        // language model).
+        ends && match c {
+            b'T' | b'L' if digits == 1 => b[i + 1] == b'4',
+            b'A' | b'H' | b'L' | b'V' | b'B' | b'P' => (2..=3).contains(&digits),
+            b'K' => digits == 2,
+            _ => false,
+        }
     });
     card || [
         "ampere",
@@ -3532,6 +3544,24 @@ mod tests {
 
     fn cat(line: &str) -> Option<Category> {
         read(line).map(|c| c.category)
+    }
+
+    #[test]
+    fn a_data_centre_card_said_unsupported_is_its_architecture() {
+        for line in [
+            "P100 not supported anymore in torch 2.6",
+            "K80 is no longer supported",
+            "the T4 is not supported by this build",
+        ] {
+            assert_eq!(cat(line), Some(Category::NoKernelImage), "{line}");
+        }
+        // A model named like a card, and a data type a card lacks, are not the installation.
+        for line in [
+            "T5 is not supported by vLLM",
+            "bf16 is not supported on V100",
+        ] {
+            assert_ne!(cat(line), Some(Category::NoKernelImage), "{line}");
+        }
     }
 
     #[test]

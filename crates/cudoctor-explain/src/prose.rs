@@ -293,36 +293,60 @@ pub(crate) fn several_gpus_in(line: &str) -> bool {
 /// Support asked for, or said missing, of an architecture or card the line names
 /// ("Blackwell support for sm_120", "add support for RTX 50 series", "no support for
 /// Kepler").
-fn support_asked(w: &[&str]) -> bool {
-    let names_arch = w.iter().any(|x| {
+fn support_asked(w: &[&str], question: bool) -> bool {
+    let names_arch = w.iter().enumerate().any(|(i, x)| {
         ARCHITECTURES.contains(x)
-            || is_gpu_word(x) && *x != "gpu" && *x != "gpus" && *x != "nvidia"
+            || is_gpu_word(x) && !matches!(*x, "gpu" | "gpus" | "nvidia")
+            || (*x == "capability"
+                && w.get(i + 1)
+                    .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit())))
             || x.strip_prefix("sm_")
                 .or_else(|| x.strip_prefix("sm"))
                 .is_some_and(|d| {
                     (2..=3).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit())
                 })
     });
-    names_arch
-        && w.iter().enumerate().any(|(i, x)| {
-            *x == "support"
-                && (w.get(i + 1) == Some(&"for")
-                    || i + 1 == w.len()
-                    || (i > 0
-                        && matches!(
-                            w[i - 1],
-                            "add"
-                                | "adding"
-                                | "request"
-                                | "need"
-                                | "needs"
-                                | "no"
-                                | "missing"
-                                | "lacks"
-                                | "lack"
-                                | "without"
-                        )))
-        })
+    // Asked whether the card is supported, works or has a build ("Does it work on a GTX
+    // 1060?", "Is there a build for sm_61?").
+    let asked = question
+        && w.iter().any(|x| {
+            matches!(
+                *x,
+                "support"
+                    | "supports"
+                    | "supported"
+                    | "build"
+                    | "builds"
+                    | "wheel"
+                    | "work"
+                    | "works"
+                    | "run"
+                    | "runs"
+            )
+        });
+    let said = w.iter().enumerate().any(|(i, x)| {
+        *x == "support"
+            && (matches!(
+                w.get(i + 1).copied(),
+                Some("for" | "dropped" | "removed" | "ended") | None
+            ) || (i > 0
+                && matches!(
+                    w[i - 1],
+                    "add"
+                        | "adding"
+                        | "request"
+                        | "need"
+                        | "needs"
+                        | "no"
+                        | "missing"
+                        | "lacks"
+                        | "lack"
+                        | "without"
+                        | "please"
+                        | "dropped"
+                )))
+    });
+    names_arch && (asked || said)
 }
 
 /// A driver version stated beside a CUDA version newer than its branch runs ("CUDA 12.4 does
@@ -366,7 +390,8 @@ fn driver_version(w: &str) -> Option<DriverVersion> {
 /// The sentences of a text: split at line ends and at the marks that end a sentence (a
 /// report's head joins its lines with " . ").
 pub fn sentences(text: &str) -> impl Iterator<Item = &str> {
-    text.split(['\n', '。', '!', '?', ';', '！', '？', '；'])
+    // A question keeps its mark: asking whether a GPU is supported says it may not be.
+    text.split_inclusive(['\n', '。', '!', '?', ';', '！', '？', '；'])
         .flat_map(|s| s.split(". "))
         .filter(|s| !s.trim().is_empty())
 }
@@ -395,7 +420,8 @@ pub fn read(text: &str) -> Vec<ProseReading> {
         if machine_goes_down(&w) || gpu_vanishes(&w, sentence) {
             say(Subject::Hardware, Failure::Fault);
         }
-        if support_asked(&w) {
+        let question = sentence.trim_end().ends_with(['?', '？']);
+        if support_asked(&w, question) {
             say(Subject::GpuArch, Failure::Unsupported);
         }
         if Kb::try_embedded().is_ok_and(|kb| driver_below_cuda(&w, kb)) {
@@ -503,6 +529,25 @@ mod tests {
         assert!(
             !reads("it supports sm_90 fine").contains(&(Subject::GpuArch, Failure::Unsupported))
         );
+        for line in [
+            "Please support Pascal GPUs",
+            "old GPU (Maxwell) support dropped?",
+            "Is there a build for sm_61?",
+            "Does it work on a GTX 1060?",
+            "does tensorflow support compute capability 3.0?",
+        ] {
+            assert!(
+                reads(line).contains(&(Subject::GpuArch, Failure::Unsupported)),
+                "{line}"
+            );
+        }
+        // A question that names no GPU, or a statement that one works, asks nothing of support.
+        for line in ["Does it work on Windows?", "It works on my GTX 1060."] {
+            assert!(
+                !reads(line).contains(&(Subject::GpuArch, Failure::Unsupported)),
+                "{line}"
+            );
+        }
     }
 
     #[test]
