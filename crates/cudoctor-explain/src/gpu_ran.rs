@@ -187,9 +187,7 @@ mod tests {
 
     #[test]
     fn a_slow_path_warning_stays_a_finding_though_the_gpu_ran() {
-        let log = format!(
-            "/site-packages/torch/nn/functional.py:5504: UserWarning: 1Torch was not compiled with flash attention. (Triggered internally at ../aten/src/ATen/native/transformers/cuda/sdp_utils.cpp:455.)\nUsing device: cuda\nepoch 1 loss 0.5\n"
-        );
-        assert_eq!(explain_str(&log).category, Category::SdpaFallback);
+        let log = "/site-packages/torch/nn/functional.py:5504: UserWarning: 1Torch was not compiled with flash attention. (Triggered internally at ../aten/src/ATen/native/transformers/cuda/sdp_utils.cpp:455.)\nUsing device: cuda\nepoch 1 loss 0.5\n";
+        assert_eq!(explain_str(log).category, Category::SdpaFallback);
     }
 }
