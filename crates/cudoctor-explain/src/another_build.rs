@@ -127,14 +127,7 @@ fn dll_version(stem: &str) -> Option<(LibraryFamily, u32, Option<u32>)> {
         };
         return cuda_library_version(base, major, minor);
     }
-    let family = if base == "cudnn" || base.starts_with("cudnn_") {
-        LibraryFamily::Cudnn
-    } else if base == "nvinfer" || base.starts_with("nvinfer_") {
-        LibraryFamily::TensorRt
-    } else {
-        return None;
-    };
-    (5..=12).contains(&n).then_some((family, n, None))
+    major_of_own_family(base, n)
 }
 
 /// [`library_version`] of a soname.
@@ -147,6 +140,12 @@ fn soname_version(lib: &str) -> Option<(LibraryFamily, u32, Option<u32>)> {
     if SONAME_IS_CUDAS.contains(&stem) {
         return cuda_library_version(stem, major, minor);
     }
+    major_of_own_family(stem, major)
+}
+
+/// A cuDNN or TensorRT library (`cudnn`, `cudnn_ops_infer`, `nvinfer`, `nvinfer_plugin`),
+/// whose soname or DLL name carries the family's own major.
+fn major_of_own_family(stem: &str, major: u32) -> Option<(LibraryFamily, u32, Option<u32>)> {
     let family = if stem == "cudnn" || stem.starts_with("cudnn_") {
         LibraryFamily::Cudnn
     } else if stem == "nvinfer" || stem.starts_with("nvinfer_") {
