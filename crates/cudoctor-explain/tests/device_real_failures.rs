@@ -16,7 +16,7 @@ macro_rules! log {
 }
 
 /// Each log with the category its construction gives.
-const KNOWN: [(&str, &str, Category); 10] = [
+const KNOWN: [(&str, &str, Category); 11] = [
     // A JIT extension built with TORCH_CUDA_ARCH_LIST=8.0, launched on sm_90.
     (
         "torch_ext_sm80",
@@ -39,6 +39,12 @@ const KNOWN: [(&str, &str, Category); 10] = [
     (
         "cupy_kernel_syntax",
         log!("cupy_kernel_syntax"),
+        Category::NotEnvironment,
+    ),
+    // CuPy given -arch=sm_80 beside its own -gencode and --ptx: nvcc refuses the combination.
+    (
+        "cupy_sm80_cubin",
+        log!("cupy_sm80_cubin"),
         Category::NotEnvironment,
     ),
     // Two ranks of torchrun on one GPU: the launch's own setup.
