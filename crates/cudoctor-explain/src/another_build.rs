@@ -73,7 +73,7 @@ pub fn library_version(lib: &str) -> Option<(LibraryFamily, u32, Option<u32>)> {
     if let Some(stem) = file.strip_suffix(".dll") {
         return dll_version(stem);
     }
-    soname_version(lib)
+    soname_version(&lower)
 }
 
 /// The libraries whose soname's (and DLL name's) number is CUDA's version.
@@ -130,10 +130,9 @@ fn dll_version(stem: &str) -> Option<(LibraryFamily, u32, Option<u32>)> {
     major_of_own_family(base, n)
 }
 
-/// [`library_version`] of a soname.
-fn soname_version(lib: &str) -> Option<(LibraryFamily, u32, Option<u32>)> {
-    let lower = lib.to_ascii_lowercase();
-    let (stem, version) = cudoctor_ldso::families::split_soname(&lower)?;
+/// [`library_version`] of a soname (or its path), lowercased.
+fn soname_version(lower: &str) -> Option<(LibraryFamily, u32, Option<u32>)> {
+    let (stem, version) = cudoctor_ldso::families::split_soname(lower)?;
     let mut parts = version?.split('.');
     let major: u32 = parts.next()?.parse().ok()?;
     let minor: Option<u32> = parts.next().and_then(|m| m.parse().ok());

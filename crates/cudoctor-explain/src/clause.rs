@@ -3302,7 +3302,7 @@ pub fn read(line: &str) -> Option<Clause> {
 /// sentence.
 pub fn read_prose(text: &str) -> Option<Clause> {
     crate::prose::sentences(text).find_map(|sentence| {
-        let readings = crate::prose::read(sentence);
+        let readings = crate::prose::read_sentence(sentence);
         if readings.is_empty() {
             return None;
         }

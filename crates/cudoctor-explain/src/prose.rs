@@ -396,37 +396,30 @@ pub fn sentences(text: &str) -> impl Iterator<Item = &str> {
         .filter(|s| !s.trim().is_empty())
 }
 
-/// What a short report's prose says, sentence by sentence. The caller reads only what users
-/// type (a short report that no line explains alone): a program's output is the lexicon's
-/// and the signatures'.
-pub fn read(text: &str) -> Vec<ProseReading> {
-    let lower = text.to_lowercase().replace('’', "'");
+/// What one sentence of a short report's prose says ([`sentences`] splits a report: a window
+/// of words never joins the end of one sentence to the next). The caller reads only what users
+/// type (a short report that no line explains alone): a program's output is the lexicon's and
+/// the signatures'.
+pub fn read_sentence(sentence: &str) -> Vec<ProseReading> {
+    let lower = sentence.to_lowercase().replace('’', "'");
+    let w = words_of(&lower);
     let mut out = Vec::new();
-    let mut say = |subject, failure| {
-        let r = ProseReading { subject, failure };
-        if !out.contains(&r) {
-            out.push(r);
-        }
-    };
-    // Each sentence alone: a window of words never joins the end of one to the next.
-    for sentence in sentences(&lower) {
-        let w = words_of(sentence);
-        if w.is_empty() {
-            continue;
-        }
-        if gpu_unused(&w) || on_the_cpu_instead(&w) {
-            say(Subject::Gpu, Failure::NotAvailable);
-        }
-        if machine_goes_down(&w) || gpu_vanishes(&w, sentence) {
-            say(Subject::Hardware, Failure::Fault);
-        }
-        let question = sentence.trim_end().ends_with(['?', '？']);
-        if support_asked(&w, question) {
-            say(Subject::GpuArch, Failure::Unsupported);
-        }
-        if Kb::try_embedded().is_ok_and(|kb| driver_below_cuda(&w, kb)) {
-            say(Subject::Driver, Failure::TooOld);
-        }
+    if w.is_empty() {
+        return out;
+    }
+    let mut say = |subject, failure| out.push(ProseReading { subject, failure });
+    if gpu_unused(&w) || on_the_cpu_instead(&w) {
+        say(Subject::Gpu, Failure::NotAvailable);
+    }
+    if machine_goes_down(&w) || gpu_vanishes(&w, &lower) {
+        say(Subject::Hardware, Failure::Fault);
+    }
+    let question = lower.trim_end().ends_with(['?', '？']);
+    if support_asked(&w, question) {
+        say(Subject::GpuArch, Failure::Unsupported);
+    }
+    if Kb::try_embedded().is_ok_and(|kb| driver_below_cuda(&w, kb)) {
+        say(Subject::Driver, Failure::TooOld);
     }
     out
 }
@@ -436,7 +429,7 @@ mod tests {
     use super::*;
 
     fn reads(line: &str) -> Vec<(Subject, Failure)> {
-        read(line)
+        read_sentence(line)
             .into_iter()
             .map(|r| (r.subject, r.failure))
             .collect()
