@@ -42,11 +42,12 @@ impl Gate {
                 None => return Gate::default(),
             }
         }
+        needles.extend((0u8..0x20).chain([0x7f, b'\\']).map(|b| vec![b]));
         needles.extend(
-            (0u8..0x20)
-                .chain(0x7f..=0xff)
-                .chain([b'\\'])
-                .map(|b| vec![b]),
+            crate::normalize::rewritten_chars()
+                .chain(unicode_spaces())
+                .chain(FOLDING_TO_ASCII)
+                .map(|c| c.to_string().into_bytes()),
         );
         let automaton = AhoCorasick::builder()
             .ascii_case_insensitive(true)
@@ -57,12 +58,26 @@ impl Gate {
     }
 
     /// Whether `body` (a line without its surrounding ASCII whitespace) can be passed over:
-    /// printable ASCII, nothing for normalisation to rewrite but runs of spaces, no literal any
-    /// reader looks for.
+    /// UTF-8 without control bytes, nothing for normalisation to rewrite but runs of spaces, no
+    /// literal any reader looks for.
     pub fn passes_over(&self, body: &[u8]) -> bool {
         self.automaton.as_ref().is_some_and(|ac| !ac.is_match(body))
+            && (body.is_ascii() || std::str::from_utf8(body).is_ok())
     }
 }
+
+/// The characters other than ASCII's that `str::trim` removes from a line's ends: a line
+/// that begins or ends with one is trimmed otherwise when read in full.
+fn unicode_spaces() -> impl Iterator<Item = char> {
+    (0x80u32..=0x3000)
+        .filter_map(char::from_u32)
+        .filter(|c| c.is_whitespace())
+}
+
+/// The characters that a case-insensitive regex matches to an ASCII letter (Unicode's simple
+/// case folding: the Kelvin sign to `k`, the long s to `s`), so that a signature's `(?i)`
+/// literal can match a line whose ASCII-only needles do not.
+const FOLDING_TO_ASCII: [char; 2] = ['\u{212A}', '\u{017F}'];
 
 /// What a line holds, however its runs of spaces are spelt, if it holds `literal` once they
 /// are collapsed: one of the literal's space-free pieces with a space on each side where the
@@ -106,7 +121,13 @@ mod tests {
             b"cuda ERROR: x",
             b"loading /opt/ext/foo.so",
             b"the job failed",
-            b"step 1 \xe2\x96\x88\xe2\x96\x88",
+            // What normalisation rewrites: a typographic quote, a full-width letter, a no-break
+            // space; a Kelvin sign a case-insensitive regex reads as `k`; bytes not UTF-8.
+            "it\u{2019}s".as_bytes(),
+            "\u{FF23}UDA".as_bytes(),
+            "a\u{00A0}b".as_bytes(),
+            "\u{212A}ernel".as_bytes(),
+            b"step 1 \xe2\x96",
             b"C:\\\\Users\\\\me",
             b"no  kernel   image",
             b"a\tb",
@@ -114,6 +135,15 @@ mod tests {
         ] {
             assert!(!g.passes_over(line), "{}", String::from_utf8_lossy(line));
         }
+    }
+
+    /// A progress bar's blocks and text in other scripts are read as they are: normalisation
+    /// leaves them, and a literal of another script is a needle of its own.
+    #[test]
+    fn characters_normalisation_keeps_are_passed_over() {
+        let g = gate();
+        assert!(g.passes_over(" 88%|██████▍   | 5/15 [00:05<00:23, 8.75it/s]".as_bytes()));
+        assert!(g.passes_over("第 3 轮训练完成".as_bytes()));
     }
 
     #[test]

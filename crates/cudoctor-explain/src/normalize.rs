@@ -229,6 +229,57 @@ fn skip_escaped_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     }
 }
 
+/// What normalisation makes of a character it rewrites.
+#[derive(Debug, Clone, Copy)]
+enum Rewrite {
+    /// Replaced by these ASCII characters (a typographic quote by `'`, a border by a space).
+    To(&'static str),
+    /// Removed (zero-width characters).
+    Drop,
+    /// A full-width form, replaced by its ASCII character.
+    FullWidth,
+}
+
+/// Every character [`map_chars`] rewrites, by inclusive range: typographic quotes and dashes,
+/// the ellipsis, Unicode spaces and zero-width characters, CJK punctuation, full-width ASCII
+/// forms, and the box drawing and arrows of rich tracebacks (borders, not text). The scan's
+/// gate reads the same table ([`rewritten_chars`]): a line holding none of these needs no
+/// rewriting but its runs of spaces.
+const REWRITES: &[(char, char, Rewrite)] = &[
+    ('\u{2018}', '\u{201B}', Rewrite::To("'")),
+    ('\u{2032}', '\u{2032}', Rewrite::To("'")),
+    ('\u{00B4}', '\u{00B4}', Rewrite::To("'")),
+    ('\u{201C}', '\u{201F}', Rewrite::To("\"")),
+    ('\u{2033}', '\u{2033}', Rewrite::To("\"")),
+    ('\u{00AB}', '\u{00AB}', Rewrite::To("\"")),
+    ('\u{00BB}', '\u{00BB}', Rewrite::To("\"")),
+    ('\u{300C}', '\u{300F}', Rewrite::To("\"")),
+    ('\u{2010}', '\u{2015}', Rewrite::To("-")),
+    ('\u{2212}', '\u{2212}', Rewrite::To("-")),
+    ('\u{FE58}', '\u{FE58}', Rewrite::To("-")),
+    ('\u{FE63}', '\u{FE63}', Rewrite::To("-")),
+    ('\u{2026}', '\u{2026}', Rewrite::To("...")),
+    ('\u{00A0}', '\u{00A0}', Rewrite::To(" ")),
+    ('\u{2000}', '\u{200A}', Rewrite::To(" ")),
+    ('\u{202F}', '\u{202F}', Rewrite::To(" ")),
+    ('\u{205F}', '\u{205F}', Rewrite::To(" ")),
+    ('\u{3000}', '\u{3000}', Rewrite::To(" ")),
+    ('\u{200B}', '\u{200D}', Rewrite::Drop),
+    ('\u{2060}', '\u{2060}', Rewrite::Drop),
+    ('\u{FEFF}', '\u{FEFF}', Rewrite::Drop),
+    ('\u{3002}', '\u{3002}', Rewrite::To(".")),
+    ('\u{3001}', '\u{3001}', Rewrite::To(",")),
+    ('\u{FF01}', '\u{FF5E}', Rewrite::FullWidth),
+    ('\u{2500}', '\u{257F}', Rewrite::To(" ")),
+    ('\u{2770}', '\u{2775}', Rewrite::To(" ")),
+];
+
+/// Every character normalisation rewrites (for the scan's gate, which must not pass over a
+/// line whose rewriting could bring a literal into being).
+pub fn rewritten_chars() -> impl Iterator<Item = char> {
+    REWRITES.iter().flat_map(|&(first, last, _)| first..=last)
+}
+
 /// Typographic and full-width characters to the ASCII the messages are printed in.
 fn map_chars(s: &str) -> Cow<'_, str> {
     if s.is_ascii() {
@@ -236,29 +287,22 @@ fn map_chars(s: &str) -> Cow<'_, str> {
     }
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        match c {
-            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '\u{00B4}' => {
-                out.push('\'')
-            }
-            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{00AB}'
-            | '\u{00BB}' | '\u{300C}' | '\u{300D}' | '\u{300E}' | '\u{300F}' => out.push('"'),
-            '\u{2010}'..='\u{2015}' | '\u{2212}' | '\u{FE58}' | '\u{FE63}' => out.push('-'),
-            '\u{2026}' => out.push_str("..."),
-            '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => {
-                out.push(' ')
-            }
-            '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' => {}
-            '\u{3002}' => out.push('.'),
-            '\u{3001}' => out.push(','),
-            // Full-width ASCII forms (！ to ～).
-            '\u{FF01}'..='\u{FF5E}' => {
+        if c.is_ascii() {
+            out.push(c);
+            continue;
+        }
+        match REWRITES
+            .iter()
+            .find(|(first, last, _)| (*first..=*last).contains(&c))
+        {
+            Some((_, _, Rewrite::To(t))) => out.push_str(t),
+            Some((_, _, Rewrite::Drop)) => {}
+            Some((_, _, Rewrite::FullWidth)) => {
                 if let Some(a) = char::from_u32(c as u32 - 0xFEE0) {
                     out.push(a);
                 }
             }
-            // Box drawing and the arrows of rich tracebacks: borders, not text.
-            '\u{2500}'..='\u{257F}' | '\u{2770}'..='\u{2775}' => out.push(' '),
-            _ => out.push(c),
+            None => out.push(c),
         }
     }
     Cow::Owned(out)

@@ -865,7 +865,7 @@ pub fn scan<R: BufRead>(
             let passes = gate.passes_over(body);
             gate_odds.saw(passes);
             if passes {
-                // Printable ASCII (the gate's bytes say so), so valid UTF-8.
+                // UTF-8 without control bytes (the gate says so).
                 let text = std::str::from_utf8(body).unwrap_or_default();
                 if text.is_empty() || state.pass_over(line_no, text) {
                     continue;
