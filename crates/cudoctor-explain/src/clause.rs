@@ -49,6 +49,9 @@ pub enum Subject {
     Gpu,
     /// GPU memory.
     Memory,
+    /// Where the program put its values: the devices of its tensors and arrays
+    /// ([`crate::placement`]).
+    Placement,
 }
 
 /// What a clause says went wrong.
@@ -76,6 +79,8 @@ pub enum Failure {
     /// "not available", the program checked for the device itself, so its build is not the
     /// suspect.
     Required,
+    /// Values one operation was given are on different devices ([`crate::placement`]).
+    Misplaced,
     /// A generic failure word ("failed", "error").
     Failed,
 }
@@ -1309,7 +1314,7 @@ fn lexicon() -> &'static Lexicon {
         let automaton = AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
-            .build(LEXICON.iter().map(|(w, _, _)| *w))
+            .build(lexicon_words())
             .unwrap_or_else(|_| {
                 // The lexicon is a constant; the unit tests build it.
                 AhoCorasick::new(["\u{0}never\u{0}"]).unwrap_or_else(|_| unreachable!())
@@ -1404,9 +1409,11 @@ pub fn words(line: &str) -> Words {
     // that an ordinary line costs them nothing: CUDA named (inside a word too, as in
     // `cudaGetDeviceCount`), a package with a CPU flavour.
     let (mut saw_cuda, mut saw_flavour, mut saw_arch) = (false, false, false);
-    let mut saw_gap = false;
+    let (mut saw_gap, mut saw_placement) = (false, false);
     for m in lexicon().automaton.find_overlapping_iter(line) {
+        // Past the lexicon's own words come the relations of placements.
         let Some((text, word, whole)) = LEXICON.get(m.pattern().as_usize()) else {
+            saw_placement = true;
             continue;
         };
         saw_cuda |= text.starts_with("cuda");
@@ -1555,6 +1562,10 @@ pub fn words(line: &str) -> Words {
         w.add_failure(F::NotFound);
     }
     w.gap_words = saw_gap;
+    if saw_placement && crate::placement::mixes_devices(line) {
+        w.add_subject(S::Placement, line.len());
+        w.add_failure(F::Misplaced);
+    }
     if let Some((s, f)) = saw_gap.then(|| missing_attribute(line)).flatten() {
         w.add_subject(s, line.len());
         w.add_failure(f);
@@ -2622,7 +2633,10 @@ pub(crate) fn find_ascii_ci(hay: &str, needle: &str) -> Option<usize> {
 
 /// Every word of the lexicon (for the scan's gate, which must see whatever a clause could).
 pub fn lexicon_words() -> impl Iterator<Item = &'static str> {
-    LEXICON.iter().map(|(w, _, _)| *w)
+    LEXICON
+        .iter()
+        .map(|(w, _, _)| *w)
+        .chain(crate::placement::relation_words())
 }
 
 /// Whether a line names a container runtime that binds the host's NVIDIA driver only when
@@ -2835,6 +2849,11 @@ pub type Reading = (Category, Subject, Failure);
 /// The category a line's words name, with the subject and failure that decided it. The table
 /// reads from the most specific subject to the most general.
 pub fn category_of(line: &str, w: &Words) -> Option<Reading> {
+    // Values of one operation on different devices: the program placed them, and the GPU the
+    // line names holds some of them.
+    if w.fails(F::Misplaced) {
+        return Some((Category::NotEnvironment, S::Placement, F::Misplaced));
+    }
     // The machine's GPU is not NVIDIA's: nothing of the CUDA stack can run on it.
     if w.fails(F::NotNvidia) {
         let s = w.subjects.first().copied().unwrap_or(S::Gpu);
@@ -3263,6 +3282,7 @@ pub fn subject_id(s: Subject) -> &'static str {
         Subject::Framework => "framework",
         Subject::Gpu => "gpu",
         Subject::Memory => "memory",
+        Subject::Placement => "placement",
     }
 }
 
@@ -3284,6 +3304,7 @@ pub fn failure_id(f: Failure) -> &'static str {
         Failure::NotAvailable => "not_available",
         Failure::Required => "required",
         Failure::NotNvidia => "not_nvidia",
+        Failure::Misplaced => "misplaced",
         Failure::Failed => "failed",
     }
 }
@@ -3997,14 +4018,71 @@ mod tests {
     }
 
     #[test]
-    fn program_bugs_name_no_family() {
+    fn program_bugs_name_no_family_of_the_environment() {
         for line in [
             "RuntimeError: CUDA error: device-side assert triggered",
             "RuntimeError: size mismatch for fc.weight: copying a param with shape torch.Size([10, 512])",
-            "RuntimeError: Expected all tensors to be on the same device, but found at least two devices",
             "RuntimeError: CUDA error: an illegal memory access was encountered",
         ] {
             assert_eq!(cat(line), None, "{line}");
+        }
+        // Values on different devices are read as what they are: the program's placement.
+        assert_eq!(
+            cat("RuntimeError: Expected all tensors to be on the same device, but found at least two devices"),
+            Some(Category::NotEnvironment)
+        );
+    }
+
+    /// The family of the negatives is written for the placement clause alone: no other pair
+    /// of a subject and a failure reads as a negative.
+    #[test]
+    fn only_placements_read_as_the_program_s() {
+        let subjects = [
+            S::Hardware,
+            S::Nccl,
+            S::Container,
+            S::WindowsDll,
+            S::Companion,
+            S::Toolkit,
+            S::HostCompiler,
+            S::GpuArch,
+            S::Attention,
+            S::Driver,
+            S::DriverLibrary,
+            S::KernelModule,
+            S::CudaLibrary,
+            S::Framework,
+            S::Gpu,
+            S::Memory,
+            S::Placement,
+        ];
+        let failures = [
+            F::OutOfMemory,
+            F::Fault,
+            F::NotCompiled,
+            F::UndefinedSymbol,
+            F::CannotLoad,
+            F::NotFound,
+            F::TooOld,
+            F::Mismatch,
+            F::Unsupported,
+            F::Timeout,
+            F::Hang,
+            F::Denied,
+            F::NotAvailable,
+            F::NotNvidia,
+            F::Required,
+            F::Misplaced,
+            F::Failed,
+        ];
+        for s in subjects {
+            for f in failures {
+                let mut w = Words::default();
+                w.add_subject(s, 0);
+                w.add_failure(f);
+                let negative = category_of("", &w).is_some_and(|r| r.0 == Category::NotEnvironment);
+                assert_eq!(negative, f == F::Misplaced, "{s:?} {f:?}");
+            }
         }
     }
 

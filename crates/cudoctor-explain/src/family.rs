@@ -100,6 +100,7 @@ pub fn subject_words(s: Subject) -> &'static str {
         Subject::Framework => "framework",
         Subject::Gpu => "GPU",
         Subject::Memory => "GPU memory",
+        Subject::Placement => "program's values",
     }
 }
 
@@ -121,6 +122,7 @@ pub fn failure_words(f: Failure) -> &'static str {
         Failure::NotAvailable => "not available",
         Failure::Required => "requirement unmet",
         Failure::NotNvidia => "not an NVIDIA GPU",
+        Failure::Misplaced => "on different devices",
         Failure::Failed => "failing",
     }
 }
@@ -130,10 +132,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_category_but_unknown_and_negatives_has_a_family() {
+    fn every_category_but_unknown_has_a_family() {
         let f = Families::from_toml(BUILTIN_TOML).unwrap_or_else(|e| panic!("{e}"));
         for c in Category::ALL {
-            let expected = !matches!(c, Category::Unknown | Category::NotEnvironment);
+            let expected = c != Category::Unknown;
             assert_eq!(f.by_category.contains_key(&c), expected, "{c}");
         }
         for fam in f.by_category.values() {

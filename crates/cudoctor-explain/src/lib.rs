@@ -27,6 +27,7 @@ pub mod libraries;
 mod message_remedy;
 pub mod named;
 pub mod normalize;
+pub mod placement;
 pub mod prefilter;
 pub mod prose;
 pub mod render;

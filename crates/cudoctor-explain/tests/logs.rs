@@ -1187,3 +1187,27 @@ fn an_invalid_device_ordinal_is_told_as_a_gpu_index_the_process_does_not_see() {
         assert!(!fix.contains("CUDA_LAUNCH_BLOCKING"), "{fix}");
     }
 }
+
+/// A traceback that ends on values of one operation on different devices, in any framework's
+/// words, is the program's placement; the answer names the line and says the GPU works.
+#[test]
+fn values_on_different_devices_are_the_program_s_placement() {
+    for last in [
+        "RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same",
+        "ValueError: Received incompatible devices for jitted computation. Got argument x of main with shape float32[3] and device ids [0] on platform GPU and argument y of main with shape float32[3] and device ids [0] on platform CPU",
+        "ValueError: Array device must be same as the current device: array device = 1 while current = 0",
+    ] {
+        let log = format!(
+            "Traceback (most recent call last):\n  File \"train.py\", line 40, in <module>\n    out = model(x)\n{last}\n"
+        );
+        let e = explain_str(&log);
+        assert_eq!(e.category, Category::NotEnvironment, "{last}");
+        assert_eq!(e.matched.first().map(|m| m.line_no), Some(4), "{last}");
+        assert!(e.cause.contains("on different devices"), "{}", e.cause);
+    }
+    // A GPU the framework cannot use, said beside the CPU it falls back to, is not a placement.
+    let e = explain_str(
+        "RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map your storages to the CPU.\n",
+    );
+    assert_ne!(e.category, Category::NotEnvironment);
+}
