@@ -367,13 +367,60 @@ fn driver_below_cuda(w: &[&str], kb: &Kb) -> bool {
     let Some(max) = kb.driver_max_cuda(&driver) else {
         return false;
     };
-    w.iter().enumerate().any(|(i, x)| {
-        let v = match x.strip_prefix("cuda") {
-            Some("") => w.get(i + 1).and_then(|v| v.parse::<CudaVersion>().ok()),
-            Some(rest) => rest.parse::<CudaVersion>().ok(),
-            None => None,
-        };
-        v.is_some_and(|v| v > max)
+    stated_builds(w).any(|v| v > max)
+}
+
+/// A card named by its model beside a CUDA that cannot build code for it ("RTX5080 with
+/// cudatoolkit=11.8", "cu118 on my RTX 5090", "a K80 and CUDA 12.1"), judged by the knowledge
+/// base: the card's compute capability is of a newer major than the highest architecture that
+/// CUDA's nvcc compiles for (machine code of a lower major does not run on it), or below the
+/// lowest. A build of that CUDA holds no machine code for the card. The "CUDA Version" that
+/// nvidia-smi prints is the driver's ceiling, not a build: it is not read.
+fn cuda_cannot_build_for_card(w: &[&str], kb: &Kb) -> bool {
+    // "rtx5080" as the table writes it, "rtx 5080".
+    let spaced: Vec<String> = w
+        .iter()
+        .map(
+            |x| match ["rtx", "gtx"].iter().find_map(|p| x.strip_prefix(p)) {
+                Some(rest) if rest.starts_with(|c: char| c.is_ascii_digit()) => {
+                    format!("{} {rest}", &x[..3])
+                }
+                _ => x.to_string(),
+            },
+        )
+        .collect();
+    let Some(card) = kb.gpu(&spaced.join(" ")) else {
+        return false;
+    };
+    stated_builds(w).any(|v| {
+        kb.nvcc_arch_range(v).is_some_and(|r| {
+            r.lowest.is_some_and(|low| card.cc < low)
+                || r.highest.is_some_and(|high| high.major < card.cc.major)
+        })
+    })
+}
+
+/// The CUDA versions a sentence's words give a build or a toolkit: a wheel's tag (`cu118`),
+/// "cuda 11.8", "cuda11.8", "cudatoolkit=11.8.0", "CUDA Toolkit 12.4"; never "CUDA Version"
+/// (nvidia-smi's header, the driver's ceiling).
+fn stated_builds<'a>(w: &'a [&'a str]) -> impl Iterator<Item = CudaVersion> + 'a {
+    w.iter().enumerate().filter_map(|(i, x)| {
+        if let Some(digits) = x.strip_prefix("cu") {
+            if (2..=3).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) {
+                return CudaVersion::from_tag(x).ok();
+            }
+        }
+        let rest = x
+            .strip_prefix("cudatoolkit")
+            .or_else(|| x.strip_prefix("cuda"))?;
+        if !rest.is_empty() {
+            return rest.parse().ok();
+        }
+        let mut j = i + 1;
+        if w.get(j) == Some(&"toolkit") {
+            j += 1;
+        }
+        w.get(j)?.parse().ok()
     })
 }
 
@@ -418,8 +465,13 @@ pub fn read_sentence(sentence: &str) -> Vec<ProseReading> {
     if support_asked(&w, question) {
         say(Subject::GpuArch, Failure::Unsupported);
     }
-    if Kb::try_embedded().is_ok_and(|kb| driver_below_cuda(&w, kb)) {
-        say(Subject::Driver, Failure::TooOld);
+    if let Ok(kb) = Kb::try_embedded() {
+        if driver_below_cuda(&w, kb) {
+            say(Subject::Driver, Failure::TooOld);
+        }
+        if cuda_cannot_build_for_card(&w, kb) {
+            say(Subject::GpuArch, Failure::Unsupported);
+        }
     }
     out
 }
@@ -552,5 +604,33 @@ mod tests {
         assert!(!reads("CUDA 12.1 with driver 535").contains(&(Subject::Driver, Failure::TooOld)));
         // An unknown branch judges nothing.
         assert!(!reads("CUDA 12.4 with driver 999").contains(&(Subject::Driver, Failure::TooOld)));
+        // A wheel's tag is a CUDA too.
+        assert!(reads("torch 2.1.0+cu121 with driver 470")
+            .contains(&(Subject::Driver, Failure::TooOld)));
+    }
+
+    #[test]
+    fn a_card_beside_a_cuda_that_cannot_build_for_it_by_the_table() {
+        let arch = (Subject::GpuArch, Failure::Unsupported);
+        for line in [
+            "RTX5080 does not work with cudatoolkit=11.8.0",
+            "torch 2.4.1+cu124 on my RTX 5090",
+            "Tesla K80 with CUDA 12.1",
+            "GeForce RTX 4090 and cuda 10.2",
+        ] {
+            assert!(reads(line).contains(&arch), "{line}");
+        }
+        for line in [
+            // CUDA 12.8 compiles for sm_120; CUDA 11.7's sm_86 code runs on an sm_89 card.
+            "RTX 5090 with CUDA 12.8",
+            "RTX 4090 with CUDA 11.7",
+            // nvidia-smi's "CUDA Version" is the driver's, not a build's.
+            "RTX 5090 CUDA Version: 12.4",
+            // No card named, or a CUDA the table does not know.
+            "cudatoolkit=11.8.0 is too old",
+            "RTX 5090 with CUDA 99.1",
+        ] {
+            assert!(!reads(line).contains(&arch), "{line}");
+        }
     }
 }
