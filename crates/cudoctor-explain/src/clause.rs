@@ -52,6 +52,8 @@ pub enum Subject {
     /// Where the program put its values: the devices of its tensors and arrays
     /// ([`crate::placement`]).
     Placement,
+    /// Which GPUs the program selects for itself (CUDA_VISIBLE_DEVICES set in its code).
+    Selection,
 }
 
 /// What a clause says went wrong.
@@ -81,6 +83,9 @@ pub enum Failure {
     Required,
     /// Values one operation was given are on different devices ([`crate::placement`]).
     Misplaced,
+    /// A setting the program made does not take effect ("os.environ['CUDA_VISIBLE_DEVICES']
+    /// has no effect").
+    Ignored,
     /// A generic failure word ("failed", "error").
     Failed,
 }
@@ -1562,6 +1567,10 @@ pub fn words(line: &str) -> Words {
         w.add_failure(F::NotFound);
     }
     w.gap_words = saw_gap;
+    if saw_cuda && selection_ignored(line) {
+        w.add_subject(S::Selection, line.len());
+        w.add_failure(F::Ignored);
+    }
     if saw_placement && crate::placement::mixes_devices(line) {
         w.add_subject(S::Placement, line.len());
         w.add_failure(F::Misplaced);
@@ -1614,6 +1623,40 @@ pub fn words(line: &str) -> Words {
     w.subjects.sort();
     w.failures.sort();
     w
+}
+
+/// What users say of a setting that does not take effect.
+const NO_EFFECT: [&str; 10] = [
+    "no effect",
+    "not take effect",
+    "n't take effect",
+    "not work",
+    "n't work",
+    "not honoured",
+    "not honored",
+    "not respected",
+    "is ignored",
+    "does nothing",
+];
+
+/// A selection of GPUs that the program makes in its own code (`os.environ`, or a setting it
+/// makes in its script) and that does not take effect ("os.environ['CUDA_VISIBLE_DEVICES']
+/// has no effect", "setting CUDA_VISIBLE_DEVICES in my code does not work"): CUDA reads the
+/// variable once, when it starts, so one set after that is ignored. The program's order of
+/// steps, not the installation. A variable set on the command line is the user's shell, and a
+/// framework's own warning about the variable ("changing env variable CUDA_VISIBLE_DEVICES
+/// after program start") says no such thing.
+fn selection_ignored(line: &str) -> bool {
+    let Some(at) = find_ascii_ci(line, "cuda_visible_devices") else {
+        return false;
+    };
+    let set_in_code = ["os.environ", "environ[", "setting ", "set "]
+        .iter()
+        .any(|k| find_ascii_ci(line, k).is_some());
+    let shell = line
+        .get(at + "cuda_visible_devices".len()..)
+        .is_some_and(|r| r.starts_with('=') && !line.contains("environ"));
+    set_in_code && !shell && NO_EFFECT.iter().any(|k| find_ascii_ci(line, k).is_some())
 }
 
 /// The words of an upgrade, then of the framework upgraded, a few bytes apart.
@@ -2883,6 +2926,10 @@ pub fn category_of(line: &str, w: &Words) -> Option<Reading> {
     {
         return None;
     }
+    // The program's own selection of GPUs that does not take effect: set after CUDA started.
+    if w.fails(F::Ignored) {
+        return Some((Category::NotEnvironment, S::Selection, F::Ignored));
+    }
     by_the_machine(w)
         .or_else(|| by_whose_it_is(line, w))
         .or_else(|| by_the_stack_below(w))
@@ -3283,6 +3330,7 @@ pub fn subject_id(s: Subject) -> &'static str {
         Subject::Gpu => "gpu",
         Subject::Memory => "memory",
         Subject::Placement => "placement",
+        Subject::Selection => "selection",
     }
 }
 
@@ -3305,6 +3353,7 @@ pub fn failure_id(f: Failure) -> &'static str {
         Failure::Required => "required",
         Failure::NotNvidia => "not_nvidia",
         Failure::Misplaced => "misplaced",
+        Failure::Ignored => "ignored",
         Failure::Failed => "failed",
     }
 }
@@ -4033,8 +4082,25 @@ mod tests {
         );
     }
 
-    /// The family of the negatives is written for the placement clause alone: no other pair
-    /// of a subject and a failure reads as a negative.
+    #[test]
+    fn a_selection_of_gpus_set_in_code_without_effect_is_the_program_s() {
+        for line in [
+            "[1.12] os.environ[\"CUDA_VISIBLE_DEVICES\"] has no effect",
+            "setting CUDA_VISIBLE_DEVICES in my code does not work, it always uses GPU 0",
+        ] {
+            assert_eq!(cat(line), Some(Category::NotEnvironment), "{line}");
+        }
+        for line in [
+            // The shell's setting, and the framework's own warning about the variable.
+            "CUDA_VISIBLE_DEVICES=1 python train.py does not work: No CUDA GPUs are available",
+            "UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. Setting the available devices to be zero.",
+        ] {
+            assert_ne!(cat(line), Some(Category::NotEnvironment), "{line}");
+        }
+    }
+
+    /// The family of the negatives is written for the program's choices of devices (where its
+    /// values are, which GPUs it selects): no other failure reads as a negative.
     #[test]
     fn only_placements_read_as_the_program_s() {
         let subjects = [
@@ -4055,6 +4121,7 @@ mod tests {
             S::Gpu,
             S::Memory,
             S::Placement,
+            S::Selection,
         ];
         let failures = [
             F::OutOfMemory,
@@ -4073,6 +4140,7 @@ mod tests {
             F::NotNvidia,
             F::Required,
             F::Misplaced,
+            F::Ignored,
             F::Failed,
         ];
         for s in subjects {
@@ -4081,7 +4149,11 @@ mod tests {
                 w.add_subject(s, 0);
                 w.add_failure(f);
                 let negative = category_of("", &w).is_some_and(|r| r.0 == Category::NotEnvironment);
-                assert_eq!(negative, f == F::Misplaced, "{s:?} {f:?}");
+                assert_eq!(
+                    negative,
+                    matches!(f, F::Misplaced | F::Ignored),
+                    "{s:?} {f:?}"
+                );
             }
         }
     }

@@ -23,15 +23,21 @@ struct RawFamilies {
 #[serde(deny_unknown_fields)]
 pub struct Family {
     pub category: String,
+    /// The one subject (its id, `clause::subject_id`) these texts are for, where a category's
+    /// clauses speak of things too different for one text; none for the category's own texts.
+    #[serde(default)]
+    pub subject: Option<String>,
     pub title: String,
     pub cause: String,
     pub fix: Vec<String>,
 }
 
-/// Every family, by category, and the placeholders' defaults.
+/// Every family, by category (and by subject where a family names one), and the placeholders'
+/// defaults.
 #[derive(Debug)]
 pub struct Families {
     pub by_category: BTreeMap<Category, Family>,
+    pub by_subject: BTreeMap<(Category, String), Family>,
     pub defaults: BTreeMap<String, String>,
 }
 
@@ -42,15 +48,21 @@ impl Families {
             return Err(format!("families: unknown schema {}", raw.schema));
         }
         let mut by_category = BTreeMap::new();
+        let mut by_subject = BTreeMap::new();
         for f in raw.family {
             let c = Category::parse(&f.category)
                 .ok_or_else(|| format!("families: unknown category {}", f.category))?;
-            if by_category.insert(c, f).is_some() {
+            let twice = match f.subject.clone() {
+                Some(s) => by_subject.insert((c, s), f).is_some(),
+                None => by_category.insert(c, f).is_some(),
+            };
+            if twice {
                 return Err(format!("families: {c} twice"));
             }
         }
         Ok(Families {
             by_category,
+            by_subject,
             defaults: raw.defaults,
         })
     }
@@ -61,7 +73,13 @@ impl Families {
         clause: &Clause,
         fields: &BTreeMap<String, String>,
     ) -> Option<(String, String, Vec<String>)> {
-        let f = self.by_category.get(&clause.category)?;
+        let f = self
+            .by_subject
+            .get(&(
+                clause.category,
+                crate::clause::subject_id(clause.subject).to_string(),
+            ))
+            .or_else(|| self.by_category.get(&clause.category))?;
         let mut all = fields.clone();
         all.insert("subject".into(), subject_words(clause.subject).into());
         all.insert("failure".into(), failure_words(clause.failure).into());
@@ -101,6 +119,7 @@ pub fn subject_words(s: Subject) -> &'static str {
         Subject::Gpu => "GPU",
         Subject::Memory => "GPU memory",
         Subject::Placement => "program's values",
+        Subject::Selection => "program's selection of GPUs (CUDA_VISIBLE_DEVICES set in its code)",
     }
 }
 
@@ -123,6 +142,7 @@ pub fn failure_words(f: Failure) -> &'static str {
         Failure::Required => "requirement unmet",
         Failure::NotNvidia => "not an NVIDIA GPU",
         Failure::Misplaced => "on different devices",
+        Failure::Ignored => "without effect",
         Failure::Failed => "failing",
     }
 }
@@ -132,13 +152,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_category_but_unknown_has_a_family() {
+    fn every_category_but_unknown_and_negatives_has_a_family() {
         let f = Families::from_toml(BUILTIN_TOML).unwrap_or_else(|e| panic!("{e}"));
         for c in Category::ALL {
-            let expected = c != Category::Unknown;
+            let expected = !matches!(c, Category::Unknown | Category::NotEnvironment);
             assert_eq!(f.by_category.contains_key(&c), expected, "{c}");
         }
-        for fam in f.by_category.values() {
+        // A negative is read only of the program's own choices of devices, each with its texts.
+        for subject in [Subject::Placement, Subject::Selection] {
+            let key = (
+                Category::NotEnvironment,
+                crate::clause::subject_id(subject).to_string(),
+            );
+            assert!(f.by_subject.contains_key(&key), "{subject:?}");
+        }
+        for fam in f.by_category.values().chain(f.by_subject.values()) {
             for t in std::iter::once(&fam.cause).chain(fam.fix.iter()) {
                 for p in template::placeholders(t) {
                     assert!(
