@@ -1344,6 +1344,9 @@ pub struct Words {
     /// Whether the line holds Python's words for a name a module lacks, so that [`api_gap`]
     /// is worth calling.
     pub gap_words: bool,
+    /// Whether the line names the GPU only as the card ("gpu", "显卡"), never as CUDA: what it
+    /// says of the GPU's age is the card's architecture, not the CUDA the driver runs.
+    pub gpu_as_card: bool,
 }
 
 impl Words {
@@ -1415,6 +1418,8 @@ pub fn words(line: &str) -> Words {
     // `cudaGetDeviceCount`), a package with a CPU flavour.
     let (mut saw_cuda, mut saw_flavour, mut saw_arch) = (false, false, false);
     let (mut saw_gap, mut saw_placement) = (false, false);
+    // How the line names the GPU: as the card, or as CUDA.
+    let (mut gpu_as_card, mut gpu_as_cuda) = (false, false);
     for m in lexicon().automaton.find_overlapping_iter(line) {
         // Past the lexicon's own words come the relations of placements.
         let Some((text, word, whole)) = LEXICON.get(m.pattern().as_usize()) else {
@@ -1444,6 +1449,14 @@ pub fn words(line: &str) -> Words {
             }
         }
         match *word {
+            Word::Subject(S::Gpu) => {
+                if matches!(*text, "gpu" | "gpus" | "显卡") {
+                    gpu_as_card = true;
+                } else {
+                    gpu_as_cuda = true;
+                }
+                subjects.push((S::Gpu, m.start(), m.end()));
+            }
             Word::Subject(s) => subjects.push((s, m.start(), m.end())),
             Word::Failure(f) => failures.push((f, m.start(), m.end())),
             Word::Cancel(f) => cancels.push((f, m.start(), m.end())),
@@ -1567,6 +1580,7 @@ pub fn words(line: &str) -> Words {
         w.add_failure(F::NotFound);
     }
     w.gap_words = saw_gap;
+    w.gpu_as_card = gpu_as_card && !gpu_as_cuda;
     if saw_cuda && selection_ignored(line) {
         w.add_subject(S::Selection, line.len());
         w.add_failure(F::Ignored);
@@ -3278,6 +3292,13 @@ fn by_general_subject(line: &str, w: &Words) -> Option<Reading> {
     if let Some((s, f)) = w.pick(S::Gpu, &[F::NotAvailable, F::Required]) {
         return Some((Category::DriverMissing, s, f));
     }
+    // The card too old ("GPU too old for this version of pytorch", "显卡太老"): its
+    // architecture, which the framework's build no longer holds code for.
+    if w.gpu_as_card {
+        if let Some((_, f)) = w.pick(S::Gpu, &[F::TooOld]) {
+            return Some((Category::NoKernelImage, S::GpuArch, f));
+        }
+    }
     // "CUDA version too low" (cuda版本低): the CUDA the driver runs, as nvidia-smi shows it.
     if let Some((s, f)) = w.pick(S::Gpu, &[F::TooOld]) {
         return Some((Category::DriverTooOld, s, f));
@@ -4080,6 +4101,25 @@ mod tests {
             cat("RuntimeError: Expected all tensors to be on the same device, but found at least two devices"),
             Some(Category::NotEnvironment)
         );
+    }
+
+    #[test]
+    fn a_card_too_old_is_its_architecture_and_cuda_too_old_the_driver_s() {
+        for line in [
+            "GPU too old for this version of pytorch",
+            "is my gpu too old?",
+            "显卡太老了",
+        ] {
+            assert_eq!(cat(line), Some(Category::NoKernelImage), "{line}");
+        }
+        for line in [
+            "CUDA version too old",
+            "your GPU driver is too old",
+            "cuda版本低",
+            "the GPU's CUDA is too old",
+        ] {
+            assert_eq!(cat(line), Some(Category::DriverTooOld), "{line}");
+        }
     }
 
     #[test]
