@@ -1215,7 +1215,7 @@ fn wave15_is_well_formed_and_held_out() {
 }
 
 /// The fifteenth corpus holds at least this many cases (it only grows).
-const WAVE15_MIN_CASES: usize = 61;
+const WAVE15_MIN_CASES: usize = 100;
 
 /// The seventh corpus, tuning material since its blind measurement: per category, overall, the
 /// share answered "unknown" (of the non-negatives), the false alarms on negatives and its
