@@ -2096,34 +2096,47 @@ fn names_card_model(line: &str) -> bool {
 /// Whether the line names a data-centre card or an architecture by name ("A100", "H800",
 /// "Ampere"), as attention kernels state what they require.
 fn names_datacenter_card(line: &str) -> bool {
-    let b = line.as_bytes();
-    let card = b.iter().enumerate().any(|(i, &c)| {
-        if i > 0 && is_word_byte(b[i - 1]) {
-            return false;
-        }
-        let digits = b[i + 1..].iter().take_while(|d| d.is_ascii_digit()).count();
-        let ends = b
-            .get(i + 1 + digits)
-            .is_none_or(|n| !n.is_ascii_alphanumeric());
-        // A100, H200, L40, V100, B200, P100, K80; T4 and L4 the one-digit models ("T5" is a
-        // language model).
-        ends && match c {
-            b'T' | b'L' if digits == 1 => b[i + 1] == b'4',
-            b'A' | b'H' | b'L' | b'V' | b'B' | b'P' => (2..=3).contains(&digits),
-            b'K' => digits == 2,
-            _ => false,
-        }
-    });
-    card || [
-        "ampere",
-        "hopper",
-        "ada lovelace",
-        "blackwell",
-        "turing",
-        "volta",
-    ]
-    .iter()
-    .any(|a| find_ascii_ci(line, a).is_some())
+    line.split(|c: char| !c.is_ascii_alphanumeric())
+        .any(is_datacenter_model)
+        || [
+            "ampere",
+            "hopper",
+            "ada lovelace",
+            "blackwell",
+            "turing",
+            "volta",
+        ]
+        .iter()
+        .any(|a| find_ascii_ci(line, a).is_some())
+}
+
+/// Whether a word is a data-centre or workstation card's model, in either case: A100, H200,
+/// L40, V100, B200, P100 (a letter and two or three digits), K80 (two), the RTX A4000 to A6000
+/// (four), and the one-digit T4 and L4 ("T5" is a language model, "H264" a video codec). A
+/// lower-case "v" and two digits is a version ("v17.10"), not a V-series card.
+pub fn is_datacenter_model(word: &str) -> bool {
+    let mut chars = word.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    let letter = first.to_ascii_uppercase();
+    let digits = chars.as_str();
+    if digits.is_empty() || !digits.bytes().all(|d| d.is_ascii_digit()) {
+        return false;
+    }
+    if first == 'v' && digits.len() != 3 {
+        return false;
+    }
+    if letter == 'H' && matches!(digits, "264" | "265") {
+        return false;
+    }
+    match (letter, digits.len()) {
+        ('T' | 'L', 1) => digits == "4",
+        ('A' | 'H' | 'L' | 'V' | 'B' | 'P', 2..=3) => true,
+        ('A', 4) => true,
+        ('K', 2) => true,
+        _ => false,
+    }
 }
 
 /// Bytes between "no" and "found" in "no <thing> found", at most.
@@ -3635,6 +3648,21 @@ mod tests {
 
     fn cat(line: &str) -> Option<Category> {
         read(line).map(|c| c.category)
+    }
+
+    #[test]
+    fn data_centre_models_in_either_case() {
+        for w in [
+            "A100", "a100", "H200", "L40", "V100", "v100", "B200", "P100", "K80", "T4", "l4",
+            "A6000",
+        ] {
+            assert!(is_datacenter_model(w), "{w}");
+        }
+        for w in [
+            "T5", "H264", "h265", "A1", "K800", "V1000", "RTX", "4090", "", "A100s",
+        ] {
+            assert!(!is_datacenter_model(w), "{w}");
+        }
     }
 
     #[test]

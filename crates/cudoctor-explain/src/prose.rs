@@ -88,22 +88,12 @@ fn verb(w: &str) -> Option<Verb> {
 }
 
 fn is_gpu_word(w: &str) -> bool {
-    GPU_WORDS.contains(&w) || datacenter_card(w)
+    GPU_WORDS.contains(&w) || crate::clause::is_datacenter_model(w)
 }
 
 /// What a verb of use takes besides the GPU: CUDA itself ("doesn't use CUDA").
 fn is_object_of(v: Verb, w: &str) -> bool {
     is_gpu_word(w) || (v == Verb::Use && w == "cuda")
-}
-
-/// "a100", "h200", "v100", "l40": a data-centre card's model.
-fn datacenter_card(w: &str) -> bool {
-    let mut c = w.chars();
-    matches!(
-        c.next(),
-        Some('a' | 'h' | 'v' | 'l' | 'p' | 't' | 'k' | 'b')
-    ) && (2..=4).contains(&c.clone().count())
-        && c.all(|d| d.is_ascii_digit())
 }
 
 /// A GPU the program does not use or see: a negation, a verb of use or perception within a
