@@ -54,6 +54,10 @@ pub enum Subject {
     Placement,
     /// Which GPUs the program selects for itself (CUDA_VISIBLE_DEVICES set in its code).
     Selection,
+    /// A shared library outside the CUDA stack (the system's libGL, libsndfile, OpenMP), named
+    /// where the loader's words alone would make it a CUDA library
+    /// ([`crate::libraries::of_the_stack`]).
+    OtherLibrary,
 }
 
 /// What a clause says went wrong.
@@ -1581,6 +1585,13 @@ pub fn words(line: &str) -> Words {
     }
     w.gap_words = saw_gap;
     w.gpu_as_card = gpu_as_card && !gpu_as_cuda;
+    // The loader's words ("cannot open shared object file") said of a library outside the
+    // stack, on a line that names nothing of the stack: the library is the system's.
+    if w.has(S::CudaLibrary) && loads_only_a_library_outside_the_stack(line) {
+        w.subjects.retain(|s| *s != S::CudaLibrary);
+        w.at.retain(|(s, _)| *s != S::CudaLibrary);
+        w.add_subject(S::OtherLibrary, line.len());
+    }
     if saw_cuda && selection_ignored(line) {
         w.add_subject(S::Selection, line.len());
         w.add_failure(F::Ignored);
@@ -1637,6 +1648,15 @@ pub fn words(line: &str) -> Words {
     w.subjects.sort();
     w.failures.sort();
     w
+}
+
+/// Whether the only library a line names is outside the CUDA stack and the line names nothing
+/// of the stack besides ("ImportError: libGL.so.1: cannot open shared object file").
+fn loads_only_a_library_outside_the_stack(line: &str) -> bool {
+    !crate::libraries::names_the_stack(line)
+        && fields(line)
+            .get("library")
+            .is_some_and(|lib| !crate::libraries::of_the_stack(lib))
 }
 
 /// What users say of a setting that does not take effect.
@@ -2957,6 +2977,13 @@ pub fn category_of(line: &str, w: &Words) -> Option<Reading> {
     if w.fails(F::Ignored) {
         return Some((Category::NotEnvironment, S::Selection, F::Ignored));
     }
+    // A library outside the stack that cannot be loaded: the system's, not CUDA's.
+    if let Some((s, f)) = w.pick(
+        S::OtherLibrary,
+        &[F::CannotLoad, F::NotFound, F::UndefinedSymbol, F::Failed],
+    ) {
+        return Some((Category::NotEnvironment, s, f));
+    }
     by_the_machine(w)
         .or_else(|| by_whose_it_is(line, w))
         .or_else(|| by_the_stack_below(w))
@@ -3365,6 +3392,7 @@ pub fn subject_id(s: Subject) -> &'static str {
         Subject::Memory => "memory",
         Subject::Placement => "placement",
         Subject::Selection => "selection",
+        Subject::OtherLibrary => "other_library",
     }
 }
 
@@ -3452,7 +3480,7 @@ pub fn fields(line: &str) -> std::collections::BTreeMap<String, String> {
         .get_or_init(|| {
             Some([
                 regex::Regex::new(
-                    r"(?i)\b(lib[a-z0-9_+-]+\.so(?:\.[0-9]+)*|[a-z0-9_]+\.dll)\b",
+                    r"(?i)\b(lib[a-z0-9_+-]+(?:\.[0-9]+)*\.so(?:\.[0-9]+)*|[a-z0-9_]+\.dll)\b",
                 )
                 .ok()?,
                 regex::Regex::new(r"(?i)\b(?:sm|compute)_?([0-9]{2,3}[af]?)\b").ok()?,
@@ -4151,6 +4179,26 @@ mod tests {
     }
 
     #[test]
+    fn a_library_outside_the_stack_is_not_a_cuda_library() {
+        for line in [
+            "ImportError: libGL.so.1: cannot open shared object file: No such file or directory",
+            "OSError: libsndfile.so.1: cannot open shared object file: No such file or directory",
+            "error while loading shared libraries: libgomp.so.1: cannot open shared object file",
+            "python: error while loading shared libraries: libpython3.8.so.1.0: cannot open shared object file: No such file or directory",
+        ] {
+            assert_eq!(cat(line), Some(Category::NotEnvironment), "{line}");
+        }
+        for line in [
+            "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory",
+            "OSError: libtorch_cuda.so: cannot open shared object file: No such file or directory",
+            // A library of the stack's own directory is the stack's.
+            "ImportError: /usr/local/cuda/lib64/libfoo.so.1: cannot open shared object file",
+        ] {
+            assert_eq!(cat(line), Some(Category::LibraryPath), "{line}");
+        }
+    }
+
+    #[test]
     fn a_selection_of_gpus_set_in_code_without_effect_is_the_program_s() {
         for line in [
             "[1.12] os.environ[\"CUDA_VISIBLE_DEVICES\"] has no effect",
@@ -4167,8 +4215,9 @@ mod tests {
         }
     }
 
-    /// The family of the negatives is written for the program's choices of devices (where its
-    /// values are, which GPUs it selects): no other failure reads as a negative.
+    /// The negatives' families are written for the program's choices of devices (where its
+    /// values are, which GPUs it selects) and a library outside the stack: nothing else reads
+    /// as a negative.
     #[test]
     fn only_placements_read_as_the_program_s() {
         let subjects = [
@@ -4190,6 +4239,7 @@ mod tests {
             S::Memory,
             S::Placement,
             S::Selection,
+            S::OtherLibrary,
         ];
         let failures = [
             F::OutOfMemory,
@@ -4217,11 +4267,13 @@ mod tests {
                 w.add_subject(s, 0);
                 w.add_failure(f);
                 let negative = category_of("", &w).is_some_and(|r| r.0 == Category::NotEnvironment);
-                assert_eq!(
-                    negative,
-                    matches!(f, F::Misplaced | F::Ignored),
-                    "{s:?} {f:?}"
-                );
+                let own_choice = matches!(f, F::Misplaced | F::Ignored);
+                let system_library = s == S::OtherLibrary
+                    && matches!(
+                        f,
+                        F::CannotLoad | F::NotFound | F::UndefinedSymbol | F::Failed
+                    );
+                assert_eq!(negative, own_choice || system_library, "{s:?} {f:?}");
             }
         }
     }

@@ -120,6 +120,7 @@ pub fn subject_words(s: Subject) -> &'static str {
         Subject::Memory => "GPU memory",
         Subject::Placement => "program's values",
         Subject::Selection => "program's selection of GPUs (CUDA_VISIBLE_DEVICES set in its code)",
+        Subject::OtherLibrary => "library outside the CUDA stack",
     }
 }
 
@@ -159,7 +160,11 @@ mod tests {
             assert_eq!(f.by_category.contains_key(&c), expected, "{c}");
         }
         // A negative is read only of the program's own choices of devices, each with its texts.
-        for subject in [Subject::Placement, Subject::Selection] {
+        for subject in [
+            Subject::Placement,
+            Subject::Selection,
+            Subject::OtherLibrary,
+        ] {
             let key = (
                 Category::NotEnvironment,
                 crate::clause::subject_id(subject).to_string(),

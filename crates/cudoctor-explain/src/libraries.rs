@@ -65,6 +65,69 @@ pub fn provider(file_name: &str) -> Option<String> {
     Some(row.provider.replace("{major}", major))
 }
 
+/// Pieces of the names of the libraries the CUDA stack ships or loads: NVIDIA's (the driver's,
+/// CUDA's, its math libraries', cuDNN's, NCCL's and its network transports', TensorRT's) and the
+/// CUDA halves of the frameworks and their kernel libraries. Lower case.
+const STACK_NAME_PIECES: [&str; 41] = [
+    "cuda",
+    "cudnn",
+    "cublas",
+    "cufft",
+    "curand",
+    "cusolver",
+    "cusparse",
+    "cupti",
+    "cufile",
+    "nvrtc",
+    "nvjitlink",
+    "nvtoolsext",
+    "nvjpeg",
+    "npp",
+    "nccl",
+    "nvidia",
+    "nvml",
+    "nvinfer",
+    "nvonnxparser",
+    "tensorrt",
+    "nvshmem",
+    "nvcomp",
+    "ibverbs",
+    "rdmacm",
+    "mlx5",
+    "torch",
+    "c10",
+    "caffe2",
+    "tensorflow",
+    "xla",
+    "jax",
+    "paddle",
+    "mxnet",
+    "onnxruntime",
+    "triton",
+    "cutlass",
+    "flash",
+    "xformers",
+    "bitsandbytes",
+    "cupy",
+    "rmm",
+];
+
+/// Whether a library file (a soname, a DLL or a path to one) is of the CUDA stack: a row of the
+/// table, or a name holding a piece of the stack's libraries' names. A library outside it (the
+/// system's libGL, libsndfile, OpenMP, OpenSSL) missing is not a fault of CUDA, its libraries or
+/// a framework's CUDA build.
+pub fn of_the_stack(file: &str) -> bool {
+    let lower = file.to_ascii_lowercase();
+    let name = lower.rsplit(['/', '\\']).next().unwrap_or(&lower);
+    provider(name).is_some() || STACK_NAME_PIECES.iter().any(|p| name.contains(p))
+}
+
+/// Whether a line holds a piece of the stack's libraries' names anywhere (a path, a package).
+pub fn names_the_stack(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    STACK_NAME_PIECES.iter().any(|p| lower.contains(p))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +156,33 @@ mod tests {
         assert!(p("libcufft.so.10").contains("math"));
         assert!(!p("libcufft.so.10").contains("CUDA 10"));
         assert_eq!(provider("libfoo.so.1"), None);
+    }
+
+    #[test]
+    fn libraries_of_the_stack_and_outside_it() {
+        for lib in [
+            "libcudart.so.12",
+            "libtorch_cuda.so",
+            "libc10_cuda.so",
+            "libnvinfer_plugin.so.8",
+            "libnccl-net.so",
+            "libibverbs.so.1",
+            "libtensorflow_framework.so.2",
+            "/opt/conda/lib/libcudnn_ops_infer.so.8",
+            "cublasLt64_12.dll",
+            "libonnxruntime_providers_cuda.so",
+        ] {
+            assert!(of_the_stack(lib), "{lib}");
+        }
+        for lib in [
+            "libGL.so.1",
+            "libsndfile.so.1",
+            "libgomp.so.1",
+            "libssl.so.1.1",
+            "libX11.so.6",
+            "/usr/lib/x86_64-linux-gnu/libavcodec.so.58",
+        ] {
+            assert!(!of_the_stack(lib), "{lib}");
+        }
     }
 }
