@@ -275,6 +275,57 @@ pub(crate) fn several_gpus(w: &[&str]) -> bool {
     })
 }
 
+/// Words that say a run works.
+const WORKS: [&str; 6] = ["works", "worked", "working", "work", "fine", "runs"];
+/// Words that set one case against another.
+const CONTRASTS: [&str; 5] = ["but", "while", "whereas", "however", "yet"];
+/// Words that say a run fails.
+const FAILS: [&str; 12] = [
+    "fails", "failed", "fail", "crashes", "crashed", "crash", "hangs", "hang", "stuck", "errors",
+    "error", "breaks",
+];
+/// Names of a container and of what runs one.
+const CONTAINERS: [&str; 12] = [
+    "docker",
+    "container",
+    "containers",
+    "pod",
+    "pods",
+    "kubernetes",
+    "k8s",
+    "compose",
+    "podman",
+    "singularity",
+    "apptainer",
+    "wsl",
+];
+
+/// A case that works set against one that fails, in one sentence ("works on the host but not
+/// in docker", "crashes with 8 GPUs but works with 1"): what the failing case alone names is
+/// where the fault is. A container there and not on the working side is the container's
+/// runtime (the host's driver and the program are the same on both sides); several GPUs or
+/// nodes there, against one, is the communication between them. None when the sentence sets
+/// no working case against a failing one, or the failing side names neither.
+fn fails_only_there(w: &[&str]) -> Option<Subject> {
+    let at = w.iter().position(|x| CONTRASTS.contains(x))?;
+    let (a, b) = (&w[..at], &w[at + 1..]);
+    let works = |side: &[&str]| side.iter().any(|x| WORKS.contains(x));
+    let fails = |side: &[&str]| side.iter().any(|x| FAILS.contains(x) || is_negation(x));
+    let (working, failing) = match (works(a) && !fails(a), works(b) && !fails(b)) {
+        (true, false) if fails(b) || b.first().is_some_and(|x| is_negation(x)) => (a, b),
+        (false, true) if fails(a) => (b, a),
+        _ => return None,
+    };
+    let containers = |side: &[&str]| side.iter().any(|x| CONTAINERS.contains(x));
+    if containers(failing) && !containers(working) {
+        return Some(Subject::Container);
+    }
+    if several_gpus(failing) && !several_gpus(working) {
+        return Some(Subject::Nccl);
+    }
+    None
+}
+
 /// [`several_gpus`] of a whole line.
 pub(crate) fn several_gpus_in(line: &str) -> bool {
     several_gpus(&words_of(&line.to_lowercase()))
@@ -451,6 +502,11 @@ pub fn read_sentence(sentence: &str) -> Vec<ProseReading> {
     if machine_goes_down(&w) || gpu_vanishes(&w, &lower) {
         say(Subject::Hardware, Failure::Fault);
     }
+    match fails_only_there(&w) {
+        Some(Subject::Container) => say(Subject::Container, Failure::NotAvailable),
+        Some(s) => say(s, Failure::Failed),
+        None => {}
+    }
     let question = lower.trim_end().ends_with(['?', '？']);
     if support_asked(&w, question) {
         say(Subject::GpuArch, Failure::Unsupported);
@@ -597,6 +653,43 @@ mod tests {
         // A wheel's tag is a CUDA too.
         assert!(reads("torch 2.1.0+cu121 with driver 470")
             .contains(&(Subject::Driver, Failure::TooOld)));
+    }
+
+    #[test]
+    fn what_only_the_failing_case_names() {
+        for line in [
+            "nvidia-smi works on the host but not inside docker",
+            "training runs fine on bare metal, however in the k8s pod it fails",
+            "it crashes in the container but works on the host",
+        ] {
+            assert!(
+                reads(line).contains(&(Subject::Container, Failure::NotAvailable)),
+                "{line}"
+            );
+        }
+        for line in [
+            "vllm crashes with 8 GPUs but works with 1",
+            "works on one GPU but hangs on 2 nodes",
+        ] {
+            assert!(
+                reads(line).contains(&(Subject::Nccl, Failure::Failed)),
+                "{line}"
+            );
+        }
+        for line in [
+            // Both sides in a container, or nothing named on the failing side.
+            "works in docker on my laptop but not in docker on the server",
+            "it works on linux but crashes on windows",
+            // No working case.
+            "fails on the host and also in docker",
+        ] {
+            let r = reads(line);
+            assert!(
+                !r.contains(&(Subject::Container, Failure::NotAvailable))
+                    && !r.contains(&(Subject::Nccl, Failure::Failed)),
+                "{line}"
+            );
+        }
     }
 
     #[test]
