@@ -166,6 +166,41 @@ impl Explanation {
     pub fn is_known(&self) -> bool {
         self.category != Category::Unknown
     }
+
+    /// This answer said as another, read from what the log shows besides it (the GPU in use
+    /// after a warning, the program's own error after a CUDA one): the new category, texts,
+    /// fix and evidence; the lines it matched, its fields, what else was seen, the log's
+    /// binaries and the scan's figures kept. What belonged to the answer replaced (its
+    /// signature, its sources, its machine check) goes.
+    pub fn said_instead(
+        self,
+        category: Category,
+        confidence: f32,
+        title: String,
+        cause: String,
+        fix: Vec<FixStep>,
+        evidence: Vec<String>,
+    ) -> Explanation {
+        Explanation {
+            category,
+            confidence,
+            title,
+            cause,
+            fix,
+            fix_elsewhere: Vec::new(),
+            named_binaries: self.named_binaries,
+            matched: self.matched,
+            fields: self.fields,
+            signature: None,
+            facts_check: None,
+            evidence,
+            also_seen: self.also_seen,
+            looked_for: Vec::new(),
+            machine: None,
+            sources: Vec::new(),
+            stats: self.stats,
+        }
+    }
 }
 
 impl Explanation {

@@ -102,15 +102,14 @@ pub fn after_gpu_ran(e: Explanation, ran: &GpuRan) -> Explanation {
     let Some(((gpu_no, gpu_text), progress_no)) = ran.after(m.line_no) else {
         return e;
     };
-    let mut also_seen = vec![AlsoSeen {
+    let warning = AlsoSeen {
         signature: e.signature.clone().unwrap_or_else(|| m.signature.clone()),
         category: e.category,
         role: Role::Warning,
         line_no: m.line_no,
         text: m.text.clone(),
         count: 1,
-    }];
-    also_seen.extend(e.also_seen);
+    };
     let mut fix = vec![cudoctor_plan::FixStep::Prose(
         "Nothing needs fixing for the GPU to work: the run went on with it.".to_string(),
     )];
@@ -123,28 +122,20 @@ pub fn after_gpu_ran(e: Explanation, ran: &GpuRan) -> Explanation {
             f.text()
         )));
     }
-    Explanation {
-        category: Category::Unknown,
-        confidence: 0.0,
-        title: "Only a warning, and the GPU ran after it".to_string(),
-        cause: format!(
-            "Line {} is a warning, not a failure ({}). Line {gpu_no} shows the framework using the GPU and line {progress_no} the run going on after it: whatever the warning names was optional for this run, and nothing in the log failed.",
-            m.line_no, e.title
-        ),
+    let cause = format!(
+        "Line {} is a warning, not a failure ({}). Line {gpu_no} shows the framework using the GPU and line {progress_no} the run going on after it: whatever the warning names was optional for this run, and nothing in the log failed.",
+        m.line_no, e.title
+    );
+    let mut e = e.said_instead(
+        Category::Unknown,
+        0.0,
+        "Only a warning, and the GPU ran after it".to_string(),
+        cause,
         fix,
-        fix_elsewhere: Vec::new(),
-        matched: e.matched,
-        fields: e.fields,
-        signature: None,
-        facts_check: None,
-        evidence: vec![format!("The GPU in use, line {gpu_no}: {gpu_text}")],
-        also_seen,
-        looked_for: Vec::new(),
-        machine: None,
-        sources: Vec::new(),
-        named_binaries: e.named_binaries,
-        stats: e.stats,
-    }
+        vec![format!("The GPU in use, line {gpu_no}: {gpu_text}")],
+    );
+    e.also_seen.insert(0, warning);
+    e
 }
 
 #[cfg(test)]

@@ -1152,38 +1152,32 @@ fn with_program_error(e: Explanation, line_no: u64, text: String) -> Explanation
         return e;
     }
     let read = e.matched.first().map_or(0, |m| m.line_no);
-    Explanation {
-        category: Category::NotEnvironment,
-        confidence: 0.5,
-        title: "The program's own error ends the log".to_string(),
-        cause: format!(
-            "The log ends on an error the program raises about its own values ({}), which names nothing of the CUDA stack. The error read earlier ({}) is most often where that fault surfaced first, not an installation problem.",
-            text, e.title
-        ),
-        fix: vec![cudoctor_plan::FixStep::Prose(
+    let cause = format!(
+        "The log ends on an error the program raises about its own values ({}), which names nothing of the CUDA stack. The error read earlier ({}) is most often where that fault surfaced first, not an installation problem.",
+        text, e.title
+    );
+    let evidence = vec![format!(
+        "Also read: {} (line {read}), before the program's error.",
+        e.title
+    )];
+    let mut e = e.said_instead(
+        Category::NotEnvironment,
+        0.5,
+        "The program's own error ends the log".to_string(),
+        cause,
+        vec![cudoctor_plan::FixStep::Prose(
             "Run the failing step once on the CPU or with CUDA_LAUNCH_BLOCKING=1: the program's error then shows at its own line (an index or label out of range, a shape, a key). Fix that first; if the CUDA error remains alone, explain that log again.".to_string(),
         )],
-        fix_elsewhere: Vec::new(),
-        named_binaries: e.named_binaries,
-        matched: vec![MatchedLine {
-            line_no,
-            text,
-            rank: None,
-            signature: "clause:program+error".to_string(),
-        }],
-        fields: BTreeMap::new(),
-        signature: None,
-        facts_check: None,
-        evidence: vec![format!(
-            "Also read: {} (line {read}), before the program's error.",
-            e.title
-        )],
-        also_seen: e.also_seen,
-        looked_for: Vec::new(),
-        machine: None,
-        sources: Vec::new(),
-        stats: e.stats,
-    }
+        evidence,
+    );
+    e.matched = vec![MatchedLine {
+        line_no,
+        text,
+        rank: None,
+        signature: "clause:program+error".to_string(),
+    }];
+    e.fields = BTreeMap::new();
+    e
 }
 
 /// An answer of the environment in a report that says, in prose, the fault is the program's
