@@ -4219,7 +4219,7 @@ mod tests {
     /// values are, which GPUs it selects) and a library outside the stack: nothing else reads
     /// as a negative.
     #[test]
-    fn only_placements_read_as_the_program_s() {
+    fn only_the_program_s_choices_and_system_libraries_read_as_negatives() {
         let subjects = [
             S::Hardware,
             S::Nccl,

@@ -159,7 +159,8 @@ mod tests {
             let expected = !matches!(c, Category::Unknown | Category::NotEnvironment);
             assert_eq!(f.by_category.contains_key(&c), expected, "{c}");
         }
-        // A negative is read only of the program's own choices of devices, each with its texts.
+        // A negative is read only of the program's own choices of devices and of a library
+        // outside the stack, each with its texts.
         for subject in [
             Subject::Placement,
             Subject::Selection,

@@ -117,9 +117,8 @@ const STACK_NAME_PIECES: [&str; 41] = [
 /// system's libGL, libsndfile, OpenMP, OpenSSL) missing is not a fault of CUDA, its libraries or
 /// a framework's CUDA build.
 pub fn of_the_stack(file: &str) -> bool {
-    let lower = file.to_ascii_lowercase();
-    let name = lower.rsplit(['/', '\\']).next().unwrap_or(&lower);
-    provider(name).is_some() || STACK_NAME_PIECES.iter().any(|p| name.contains(p))
+    let name = file.rsplit(['/', '\\']).next().unwrap_or(file);
+    provider(name).is_some() || names_the_stack(name)
 }
 
 /// Whether a line holds a piece of the stack's libraries' names anywhere (a path, a package).

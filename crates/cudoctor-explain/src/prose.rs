@@ -312,7 +312,7 @@ fn fails_only_there(w: &[&str]) -> Option<Subject> {
     let works = |side: &[&str]| side.iter().any(|x| WORKS.contains(x));
     let fails = |side: &[&str]| side.iter().any(|x| FAILS.contains(x) || is_negation(x));
     let (working, failing) = match (works(a) && !fails(a), works(b) && !fails(b)) {
-        (true, false) if fails(b) || b.first().is_some_and(|x| is_negation(x)) => (a, b),
+        (true, false) if fails(b) => (a, b),
         (false, true) if fails(a) => (b, a),
         _ => return None,
     };
