@@ -6,6 +6,7 @@ pub mod build_tools;
 pub mod cccl;
 pub mod deep;
 pub mod discovery;
+pub mod disk;
 pub mod driver;
 pub mod health;
 pub mod host;

@@ -84,6 +84,13 @@ pub fn skip_missing_input(missing: &str, var: &str) {
     ));
 }
 
+/// A test cannot run because the machine lacks a resource no install provides (free disk for
+/// a copy of a multi-gigabyte environment): reported as skipped with both figures, under every
+/// requirement switch too. The caller checks the shortage itself before calling it.
+pub fn skip_short_of(test: &str, shortage: &str) {
+    loud(&format!("*** SKIPPED {test}: {shortage} ***"));
+}
+
 /// A test that is off unless asked for: reported as skipped with how to turn it on.
 pub fn skip_opt_in(test: &str, how: &str) {
     loud(&format!("*** SKIPPED {test}: off unless {how} ***"));

@@ -2862,6 +2862,20 @@ fn fingerprint(dir: &Path) -> BTreeSet<String> {
     out
 }
 
+/// The bytes free on `dir`'s file system, as `df` reports them.
+fn free_bytes(dir: &Path) -> u64 {
+    let out = Command::new("df")
+        .args(["-B1", "--output=avail"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .nth(1)
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("df's output: {out:?}"))
+}
+
 /// `--verify=install` runs the printed reinstall of the damaged wheel in a temporary copy of
 /// the env and checks the copy: "verified in a copy of the environment", the copy deleted, and
 /// the env itself not changed in any file. Needs uv and the index (or uv's cache of the wheel).
@@ -2885,6 +2899,29 @@ fn verify_install_repairs_a_copy_and_leaves_the_env_as_it_was() {
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     let v = verification("deleted-wheel-lib", &json, "FW010");
     assert_eq!(v["method"], "install", "{v:#}");
+    // The copy (gigabytes) and the installer's downloads need free disk, which no install
+    // provides: a shortage cudoctor reports is skipped when the disk's own figure confirms it.
+    let note = v["note"].as_str().unwrap_or_default();
+    if v["status"] == "not_verified"
+        && (note.starts_with("not enough free space for a copy")
+            || note.contains("No space left on device"))
+    {
+        let env_bytes: u64 = before
+            .iter()
+            .filter_map(|line| line.rsplit(' ').nth(2)?.parse::<u64>().ok())
+            .sum();
+        let free = free_bytes(scratch.path());
+        assert!(
+            free < env_bytes + (3 << 30),
+            "cudoctor reported no room, but {} has {free} bytes free for an env of {env_bytes}: {v:#}",
+            scratch.path().display()
+        );
+        cudoctor_testkit::skip_short_of(
+            "verify_install_repairs_a_copy_and_leaves_the_env_as_it_was",
+            &format!("{free} bytes free on the temporary directory's disk, for a copy of {env_bytes} bytes and the installer's downloads ({note})"),
+        );
+        return;
+    }
     assert_eq!(v["status"], "verified", "{v:#}");
     assert_eq!(fingerprint(prefix), before, "the env changed");
     assert_eq!(

@@ -575,12 +575,28 @@ const COPY_BUDGET: CopyBudget = CopyBudget {
     time: Duration::from_secs(600),
 };
 
-/// The environment at `from` copied to `to` (see [`copy_tree`]), within [`COPY_BUDGET`].
+/// What the installer may write beside the copy (the wheels it downloads, unpacked in its
+/// cache, often on the same disk), kept free on top of the copy itself: the copy never fills
+/// the user's disk, and an install that would run out of room is not started.
+const INSTALLER_ROOM: u64 = 2 << 30;
+
+/// The environment at `from` copied to `to` (see [`copy_tree`]), within [`COPY_BUDGET`] and
+/// the free space of `to`'s file system.
 fn copy_env(from: &Path, to: &Path) -> Result<(), String> {
-    copy_env_within(from, to, COPY_BUDGET)
+    let free = to
+        .parent()
+        .and_then(cudoctor_collect::disk::available_bytes);
+    copy_env_within(from, to, COPY_BUDGET, free)
 }
 
-fn copy_env_within(from: &Path, to: &Path, budget: CopyBudget) -> Result<(), String> {
+/// As [`copy_env`], with the free bytes of `to`'s file system given (`None`: not known, not
+/// checked).
+fn copy_env_within(
+    from: &Path,
+    to: &Path,
+    budget: CopyBudget,
+    free: Option<u64>,
+) -> Result<(), String> {
     // The environment's real place: links are judged against it.
     let root = std::fs::canonicalize(from).map_err(|e| format!("{}: {e}", from.display()))?;
     let mut job = CopyJob {
@@ -591,7 +607,26 @@ fn copy_env_within(from: &Path, to: &Path, budget: CopyBudget) -> Result<(), Str
         budget,
     };
     let src = job.root.clone();
+    if let Some(free) = free {
+        let size = job.size_of(&src)?;
+        let needed = size.saturating_add(INSTALLER_ROOM);
+        if free < needed {
+            return Err(format!(
+                "not enough free space for a copy: the environment's files take {}, and {} more is kept for the installer's downloads; the disk of {} has {} free (TMPDIR set to a directory on a disk with room lets the copy be made there; not installed in a copy)",
+                gib(size),
+                gib(INSTALLER_ROOM),
+                // The temporary directory the scratch directory was made in.
+                to.parent().and_then(Path::parent).unwrap_or(to).display(),
+                gib(free)
+            ));
+        }
+    }
     job.copy_tree(&src, to)
+}
+
+/// Bytes as GiB with one decimal.
+fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / f64::from(1u32 << 30))
 }
 
 struct CopyJob {
@@ -620,6 +655,34 @@ impl CopyJob {
             ));
         }
         Ok(())
+    }
+
+    /// The bytes of the regular files under `from`, as [`Self::copy_tree`] would copy them (links
+    /// not followed); within the budget's time and bytes.
+    fn size_of(&self, from: &Path) -> Result<u64, String> {
+        let err = |p: &Path, e: std::io::Error| format!("reading {}: {e}", p.display());
+        let mut total = 0u64;
+        let mut stack = vec![from.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).map_err(|e| err(&dir, e))? {
+                self.out_of_time()?;
+                let entry = entry.map_err(|e| err(&dir, e))?;
+                let meta =
+                    std::fs::symlink_metadata(entry.path()).map_err(|e| err(&entry.path(), e))?;
+                if meta.is_dir() {
+                    stack.push(entry.path());
+                } else if meta.is_file() {
+                    total = total.saturating_add(meta.len());
+                }
+            }
+            if total > self.budget.bytes {
+                return Err(format!(
+                    "the environment is larger than the {} GiB a copy may take (not installed in a copy)",
+                    self.budget.bytes >> 30
+                ));
+            }
+        }
+        Ok(total)
     }
 
     /// `from` copied to `to`: directories made, files copied (never hard-linked: an installer
@@ -860,7 +923,7 @@ mod tests {
         symlink("lib", env.join("lib64")).unwrap();
         symlink(dir.path().join("nothing"), env.join("lib/dangling")).unwrap();
         let copy = dir.path().join("copy");
-        copy_env(&env, &copy).unwrap();
+        copy_env_within(&env, &copy, COPY_BUDGET, None).unwrap();
         let link = |p: &str| std::fs::read_link(copy.join(p)).unwrap();
         assert_eq!(link("bin/python3"), outside.join("python3.12"));
         // `python -> python3` resolves out of the env through python3: kept as it was, it
@@ -872,7 +935,7 @@ mod tests {
         // A directory out of the environment under the interpreter's name is refused.
         symlink(&outside, env.join("bin/python3.")).unwrap();
         let again = dir.path().join("again");
-        let e = copy_env(&env, &again).unwrap_err();
+        let e = copy_env_within(&env, &again, COPY_BUDGET, None).unwrap_err();
         assert!(e.contains("is a link out of the environment"), "{e}");
         // A budget of bytes or time spent ends the copy with a message.
         std::fs::remove_file(env.join("bin/python3.")).unwrap();
@@ -884,6 +947,7 @@ mod tests {
                 bytes: 1024,
                 time: Duration::from_secs(60),
             },
+            None,
         )
         .unwrap_err();
         assert!(e.contains("larger than the 0 GiB"), "{e}");
@@ -894,9 +958,32 @@ mod tests {
                 bytes: 1 << 30,
                 time: Duration::ZERO,
             },
+            None,
         )
         .unwrap_err();
         assert!(e.contains("took more than 0 s"), "{e}");
+    }
+
+    /// A disk without room for the environment's files and the installer's downloads: no copy
+    /// is begun, and the message gives both figures and the way out (TMPDIR).
+    #[test]
+    fn a_copy_the_disk_has_no_room_for_is_not_begun() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = dir.path().join("env");
+        std::fs::create_dir_all(env.join("lib")).unwrap();
+        std::fs::write(env.join("lib/a.so"), vec![1u8; 3 << 20]).unwrap();
+        let copy = dir.path().join("copy");
+        let e = copy_env_within(&env, &copy, COPY_BUDGET, Some(INSTALLER_ROOM)).unwrap_err();
+        assert!(e.starts_with("not enough free space for a copy"), "{e}");
+        assert!(e.contains("take 0.0 GiB") && e.contains("TMPDIR"), "{e}");
+        assert!(!copy.exists());
+        // Room for both: copied.
+        let room = INSTALLER_ROOM + (3 << 20);
+        copy_env_within(&env, &copy, COPY_BUDGET, Some(room)).unwrap();
+        assert_eq!(
+            std::fs::metadata(copy.join("lib/a.so")).unwrap().len(),
+            3 << 20
+        );
     }
 
     #[test]
