@@ -69,6 +69,7 @@ const WAVE14: &str = include_str!("corpus/wave14.toml");
 /// ran cudoctor on it and never read explain's reading code; only its form is checked until it is
 /// measured blind.
 const WAVE15: &str = include_str!("corpus/wave15.toml");
+const WAVE16: &str = include_str!("corpus/wave16.toml");
 /// The fourth corpus's split: FNV-1a-64 of `"36:<owner>/<repo>"`, even = tuning. Fixed before
 /// any of its cases was read (docs/explain-corpus.md).
 const WAVE4_SEED: u64 = 36;
@@ -223,7 +224,7 @@ fn wave4() -> PublicCorpus {
 
 /// The corpora gathered as wholes after the fourth (no halves), in the order they were
 /// gathered: their number, file, text, and whether each case carries a `# meta:` line.
-const WHOLES: [(u8, &str, &str, bool); 11] = [
+const WHOLES: [(u8, &str, &str, bool); 12] = [
     (5, "wave5.toml", WAVE5, false),
     (6, "wave6.toml", WAVE6, true),
     (7, "wave7.toml", WAVE7, true),
@@ -235,6 +236,7 @@ const WHOLES: [(u8, &str, &str, bool); 11] = [
     (13, "wave13.toml", WAVE13, true),
     (14, "wave14.toml", WAVE14, true),
     (15, "wave15.toml", WAVE15, true),
+    (16, "wave16.toml", WAVE16, true),
 ];
 
 /// The entry of [`WHOLES`] of the `n`th corpus.
@@ -1216,6 +1218,15 @@ fn wave15_is_well_formed_and_held_out() {
 
 /// The fifteenth corpus holds at least this many cases (it only grows).
 const WAVE15_MIN_CASES: usize = 100;
+
+/// The sixteenth corpus is well formed and new (see wave15's).
+#[test]
+fn wave16_is_well_formed_and_held_out() {
+    assert_whole_is_new(16, WAVE16_MIN_CASES);
+}
+
+/// The sixteenth corpus holds at least this many cases (it only grows).
+const WAVE16_MIN_CASES: usize = 11;
 
 /// The seventh corpus, tuning material since its blind measurement: per category, overall, the
 /// share answered "unknown" (of the non-negatives), the false alarms on negatives and its
