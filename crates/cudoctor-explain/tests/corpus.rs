@@ -1226,7 +1226,7 @@ fn wave16_is_well_formed_and_held_out() {
 }
 
 /// The sixteenth corpus holds at least this many cases (it only grows).
-const WAVE16_MIN_CASES: usize = 110;
+const WAVE16_MIN_CASES: usize = 111;
 
 /// The seventh corpus, tuning material since its blind measurement: per category, overall, the
 /// share answered "unknown" (of the non-negatives), the false alarms on negatives and its
