@@ -33,7 +33,8 @@ impl Gate {
             .chain(crate::clause::frame_literals().map(|w| -> &str { w }))
             .chain(crate::named::literals().map(|w| -> &str { w }))
             .chain(crate::host_state::literals().map(|w| -> &str { w }))
-            .chain(crate::testimony::literals().map(|w| -> &str { w }));
+            .chain(crate::testimony::literals().map(|w| -> &str { w }))
+            .chain(crate::scanner::LITERALS.iter().copied());
         let mut needles: Vec<Vec<u8>> = Vec::new();
         for word in words {
             match space_free_needle(word) {

@@ -1104,6 +1104,9 @@ fn head_as_one_clause(head: &str) -> Option<scanner::ClauseHit> {
     // illegal access) is what its generic failure ("error when using X") is said of: the
     // program's kernel faulted, and a tool the report names elsewhere with its version
     // ("nccl 2.30.7 + cuda 13.1") is its setup, not what failed.
+    if head.split(" . ").any(scanner::names_an_attention_operator) {
+        c = scanner::refused_by_attention(c);
+    }
     let fault = host_state::names_fault(head);
     if c.failure == clause::Failure::Failed && (clause::is_setup_subject(c.subject) || fault) {
         let mut words = clause::words(head);

@@ -299,6 +299,36 @@ pub struct ClauseHit {
     pub count: u64,
 }
 
+/// What the scanner itself looks for in a line, for the gate: an exception naming an attention
+/// operator (`State::of_the_attention_operator`).
+pub const LITERALS: [&str; 1] = ["attention"];
+
+/// Whether `line` is an exception whose message names an attention operator (xFormers'
+/// `memory_efficient_attention_forward`, FlashAttention's): the reasons listed under it are
+/// said of that operator.
+pub fn names_an_attention_operator(line: &str) -> bool {
+    clause::exception(line)
+        .is_some_and(|(_, message)| clause::find_ascii_ci(message, "attention").is_some())
+}
+
+/// A clause of a GPU refused, read under an attention operator's exception: the operator
+/// refuses the GPU, attention falls back to another kernel, and the GPU's other code is not in
+/// question.
+pub fn refused_by_attention(c: Clause) -> Clause {
+    if c.category != crate::category::Category::NoKernelImage {
+        return c;
+    }
+    Clause {
+        category: crate::category::Category::SdpaFallback,
+        subject: clause::Subject::Attention,
+        ..c
+    }
+}
+
+/// Lines after an exception that may list its reasons (xFormers lists one per kernel it tried,
+/// each with the inputs it refused: a few dozen lines).
+const REASON_LINES: u64 = 60;
+
 /// Lines from the start of the input that are also read with their typos corrected: hand-typed
 /// text is short, and a log's own lines are machine-written.
 const TYPED_LINES: u64 = 64;
@@ -365,6 +395,11 @@ struct State<'a> {
     /// variable"), held back (bounded) with its line and rank: a terminal or a build wrapped it
     /// before the name, which the next line begins with (`CUDNN_HOME to ...`).
     held: Option<(u64, String, Option<u32>)>,
+    /// The line of the last exception that names an attention operator ("No operator found for
+    /// `memory_efficient_attention_forward`"), while no other exception has followed: the
+    /// reasons listed under it ("requires device with capability > (8, 0) but your GPU has
+    /// capability (7, 5)") are said of that operator, not of every kernel the GPU runs.
+    attention_exception: Option<u64>,
     /// Hashes of quiet line bodies (bounded: cleared when full).
     quiet: std::collections::HashSet<u64>,
     /// Hashes of line bodies that trigger signatures, with those signatures (bounded).
@@ -453,6 +488,20 @@ impl State<'_> {
             clause,
             count: 1,
         });
+    }
+
+    /// A GPU refused on a line listed under an attention operator's exception (within
+    /// [`REASON_LINES`]) is refused by that operator: attention falls back to another kernel,
+    /// and the GPU's other code is not in question.
+    fn of_the_attention_operator(&self, line_no: u64, c: Clause) -> Clause {
+        let under = self
+            .attention_exception
+            .is_some_and(|at| at < line_no && line_no - at <= REASON_LINES);
+        if under {
+            refused_by_attention(c)
+        } else {
+            c
+        }
     }
 
     /// Feeds one cleaned, non-empty segment of line `line_no`: normalised (quotes, full-width
@@ -549,6 +598,10 @@ impl State<'_> {
         {
             self.out.container_line = Some(line_no);
         }
+        if clause::exception(&clause_text).is_some() {
+            // The line alone says no cause, so it is no clause of its own.
+            self.attention_exception = names_an_attention_operator(&clause_text).then_some(line_no);
+        }
         if clause::mentions_any(&clause_text) {
             let words = clause::words(&clause_text);
             if self.out.container_line.is_none() && words.has(clause::Subject::Container) {
@@ -613,6 +666,7 @@ impl State<'_> {
                 loud = true;
                 self.held = Some((line_no, shorten(&clause_text, WINDOW_LINE_BYTES), rank));
             } else if let Some(c) = clause::from_words(&clause_text, &words) {
+                let c = self.of_the_attention_operator(line_no, c);
                 loud |= c.severity != Severity::Info;
                 self.record_clause(line_no, &clause_text, rank, c);
             }
@@ -838,6 +892,7 @@ pub fn scan<R: BufRead>(
         prev_hits: Vec::new(),
         frames: VecDeque::new(),
         held: None,
+        attention_exception: None,
         quiet: std::collections::HashSet::new(),
         hot: std::collections::HashMap::new(),
     };
@@ -1082,5 +1137,26 @@ mod tests {
             strip_rank_prefix("[WARNING] plain"),
             (None, "[WARNING] plain")
         );
+    }
+
+    /// A GPU refused in the reasons listed under an attention operator's exception is that
+    /// operator's refusal (attention falls back), in a long log and in a short report alike;
+    /// the same refusal without the operator above it is the GPU's code, and an operator's
+    /// exception far above it (another block) lends it nothing.
+    #[test]
+    fn a_gpu_refused_under_an_attention_operator_is_its_fallback() {
+        use crate::{explain_str, Category};
+        let block = "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n     query : shape=(2, 1024, 8, 64) (torch.float16)\n`fa2F@2.5.7` is not supported because:\n    requires device with capability > (8, 0) but your GPU has capability (7, 0) (too old)\n";
+        assert_eq!(explain_str(block).category, Category::SdpaFallback);
+        let long = format!("{}{block}", "step 1 loss 0.5\n".repeat(40));
+        assert_eq!(explain_str(&long).category, Category::SdpaFallback);
+        let alone = "requires device with capability > (8, 0) but your GPU has capability (7, 0) (too old)\n";
+        assert_eq!(explain_str(alone).category, Category::NoKernelImage);
+        let far = format!(
+            "{}{}{alone}",
+            block.lines().next().unwrap_or_default(),
+            "\nstep 1 loss 0.5".repeat(80) + "\n"
+        );
+        assert_eq!(explain_str(&far).category, Category::NoKernelImage);
     }
 }
