@@ -333,6 +333,8 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("torch_cuda_arch_list", Word::Subject(S::GpuArch), false),
     ("gpu-architecture", Word::Subject(S::GpuArch), false),
     ("incompatible device", Word::Subject(S::GpuArch), false),
+    // Kokkos' "likely mismatch of architecture" between the build's and the GPU's.
+    ("mismatch of architecture", Word::Subject(S::GpuArch), false),
     ("supports this gpu", Word::Subject(S::GpuArch), false),
     ("gpu is too old", Word::Subject(S::GpuArch), false),
     ("unknown cuda arch", Word::Subject(S::GpuArch), false),
@@ -576,6 +578,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("显存", Word::Subject(S::Memory), false),
     // --- failures ---
     ("out of memory", Word::Failure(F::OutOfMemory), false),
+    // The words in another order, as typed by hand ("out of CUDA memory").
+    ("out of cuda memory", Word::Failure(F::OutOfMemory), false),
+    ("out of gpu memory", Word::Failure(F::OutOfMemory), false),
     ("outofmemoryerror", Word::Failure(F::OutOfMemory), false),
     (
         "cuda_error_out_of_memory",
@@ -2113,6 +2118,12 @@ fn names_card_model(line: &str) -> bool {
     .any(|m| find_ascii_ci(line, m).is_some())
 }
 
+/// Whether a word is a GeForce card's number without its series (`4090`, `3060`, `1080`):
+/// four digits, the generation, a zero, the tier from 5 to 9, a zero.
+fn is_geforce_number(word: &str) -> bool {
+    matches!(word.as_bytes(), [b'1'..=b'5', b'0', b'5'..=b'9', b'0'])
+}
+
 /// Whether the line names a data-centre card or an architecture by name ("A100", "H800",
 /// "Ampere"), as attention kernels state what they require.
 fn names_datacenter_card(line: &str) -> bool {
@@ -2185,7 +2196,7 @@ fn multi_gpu(line: &str) -> bool {
 }
 
 fn multi_gpu_by_phrase(line: &str) -> bool {
-    const WORDS: [&str; 12] = [
+    const WORDS: [&str; 18] = [
         "multi-gpu",
         "multi gpu",
         "multiple gpus",
@@ -2198,9 +2209,28 @@ fn multi_gpu_by_phrase(line: &str) -> bool {
         "多张卡",
         "多gpu",
         "multi-node",
+        // A model split over GPUs (vLLM's and SGLang's `--tensor-parallel-size`, DeepSpeed's
+        // and Megatron's pipeline stages) runs its collectives between them.
+        "tensor-parallel",
+        "tensor_parallel",
+        "tensor parallel",
+        "pipeline-parallel",
+        "pipeline_parallel",
+        "pipeline parallel",
     ];
     let lower = line.to_ascii_lowercase();
-    WORDS.iter().any(|w| lower.contains(w))
+    // "with multiple 4090s", "on multiple A100", "multiple RTX 3090": several cards of a model.
+    let several_cards = lower.match_indices("multiple ").any(|(i, w)| {
+        let rest = &line[i + w.len()..];
+        let next = rest
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .next()
+            .unwrap_or_default();
+        names_card_model(rest.get(..8).unwrap_or(rest))
+            || is_datacenter_model(next)
+            || is_geforce_number(next.trim_end_matches(['s', 'S']))
+    });
+    several_cards || WORDS.iter().any(|w| lower.contains(w))
 }
 
 /// An identifier of CUDA's own headers that the compiler does not know ("identifier
