@@ -2987,6 +2987,11 @@ pub fn category_of(line: &str, w: &Words) -> Option<Reading> {
     {
         return None;
     }
+    // A program's own check of the driver, by the versions it states: the one installed is
+    // below the one it requires.
+    if w.has(S::Driver) && crate::stated_driver::installed_below_required(line) {
+        return Some((Category::DriverTooOld, S::Driver, F::TooOld));
+    }
     // A program that supports only older CUDA than the machine has ("only supports drivers for
     // CUDA 11.x or 12.x (yours is for CUDA 13.0)"): the program is behind the stack, which a
     // release of the program catches up with; nothing of the machine is wrong or old.

@@ -33,6 +33,7 @@ pub mod prose;
 pub mod render;
 pub mod scanner;
 pub mod signatures;
+pub mod stated_driver;
 pub mod template;
 pub mod testimony;
 pub mod xid;

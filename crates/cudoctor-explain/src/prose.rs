@@ -467,7 +467,7 @@ fn stated_builds<'a>(w: &'a [&'a str]) -> impl Iterator<Item = CudaVersion> + 'a
 
 /// A driver's version as users write it: a branch of three digits (300 to 999) with its
 /// minor parts or alone ("470", "535.104.05").
-fn driver_version(w: &str) -> Option<DriverVersion> {
+pub(crate) fn driver_version(w: &str) -> Option<DriverVersion> {
     let branch: u32 = w.split('.').next()?.parse().ok()?;
     if !(300..1000).contains(&branch) {
         return None;
