@@ -196,6 +196,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("device-plugin", Word::Subject(S::Container), false),
     ("cdi", Word::Subject(S::Container), true),
     ("--gpus", Word::Subject(S::Container), false),
+    ("--gpu=all", Word::Subject(S::Container), false),
     ("podman", Word::Subject(S::Container), false),
     ("pod", Word::Subject(S::Container), true),
     ("pods", Word::Subject(S::Container), true),
@@ -447,6 +448,10 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("内核模块", Word::Subject(S::KernelModule), false),
     ("kernel headers", Word::Subject(S::KernelModule), false),
     ("module build", Word::Subject(S::KernelModule), false),
+    // The loader's search path, said of the CUDA libraries ("CUDA missing from
+    // LD_LIBRARY_PATH", "had to run ldconfig on /usr/local/cuda/lib64").
+    ("ld_library_path", Word::Subject(S::CudaLibrary), false),
+    ("ldconfig", Word::Subject(S::CudaLibrary), false),
     ("libcudart", Word::Subject(S::CudaLibrary), false),
     ("libcublas", Word::Subject(S::CudaLibrary), false),
     ("libcudnn", Word::Subject(S::CudaLibrary), false),
@@ -1263,6 +1268,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("not detected", Word::Failure(F::NotAvailable), false),
     ("not detect", Word::Failure(F::NotAvailable), false),
     ("not recognized", Word::Failure(F::NotAvailable), false),
+    // Typed without the apostrophe.
+    ("isnt recognized", Word::Failure(F::NotAvailable), false),
+    ("isnt detected", Word::Failure(F::NotAvailable), false),
     // The GPU unrecognised in the active voice ("the node doesn't recognize the GPU").
     ("n't recognize", Word::Failure(F::NotAvailable), false),
     ("not recognize", Word::Failure(F::NotAvailable), false),
@@ -1306,6 +1314,14 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("无法使用", Word::Failure(F::NotAvailable), false),
     ("调用不了", Word::Failure(F::NotAvailable), false),
     ("failed", Word::Failure(F::Failed), false),
+    // What users type when something does not do its job, without saying how.
+    ("not working", Word::Failure(F::Failed), false),
+    ("don't work", Word::Failure(F::Failed), false),
+    ("dont work", Word::Failure(F::Failed), false),
+    ("doesn't work", Word::Failure(F::Failed), false),
+    ("doesnt work", Word::Failure(F::Failed), false),
+    ("does not work", Word::Failure(F::Failed), false),
+    ("isn't working", Word::Failure(F::Failed), false),
     ("failure", Word::Failure(F::Failed), false),
     ("error", Word::Failure(F::Failed), false),
     ("cannot", Word::Failure(F::Failed), false),
