@@ -3003,9 +3003,12 @@ pub fn category_of(line: &str, w: &Words) -> Option<Reading> {
     {
         return None;
     }
-    // A program's own check of the driver, by the versions it states: the one installed is
-    // below the one it requires.
-    if w.has(S::Driver) && crate::stated_driver::installed_below_required(line) {
+    // A program's own check of the driver, by the versions it states (the one installed is
+    // below the one it requires), or a driver stated beside a CUDA newer than its branch runs.
+    if w.has(S::Driver)
+        && (crate::stated_driver::installed_below_required(line)
+            || crate::prose::driver_below_cuda_in(line))
+    {
         return Some((Category::DriverTooOld, S::Driver, F::TooOld));
     }
     // A program that supports only older CUDA than the machine has ("only supports drivers for

@@ -1198,6 +1198,19 @@ fn with_testimony(
     if !e.is_known() || e.category == Category::NotEnvironment {
         return e;
     }
+    // A CPU run fails for lack of CUDA only where the program still asks for it: other
+    // failures (memory, a fault) are not what the CPU setting speaks of.
+    if t == testimony::Testimony::CpuAsked
+        && !matches!(
+            e.category,
+            Category::CpuOnlyWheel
+                | Category::DriverMissing
+                | Category::WindowsDll
+                | Category::LibraryPath
+        )
+    {
+        return e;
+    }
     let (title, why, fix) = match t {
         testimony::Testimony::WithoutGpuByDesign => (
             "The program is meant to work without a GPU and does not",
@@ -1218,6 +1231,16 @@ fn with_testimony(
             "The report says the project's published build is broken",
             "The report says the release, nightly or wheel as published is broken (a library it needs left out, a build step gone wrong): a packaging mistake of the project, which the error read shows, not a fault of the user's installation.",
             "Install the previous release (or the next one, where the project fixed it), and follow the project's issue for the corrected build; the environment needs no change.",
+        ),
+        testimony::Testimony::CpuAsked => (
+            "The program asks for CUDA although it was told to run on the CPU",
+            "The report runs the program on the CPU (its CPU option, a CPU device) and it still fails for lack of CUDA: the program, or code it loads, asks for the GPU regardless (a device or a CUDA kernel loader chosen unconditionally). A CPU run needs no CUDA, so nothing of the installation is at fault.",
+            "Find where the program still selects CUDA (a device written as 'cuda', .cuda() calls, a CUDA extension loaded at import) and make it follow the CPU setting, or use the release that does; nothing needs installing for a CPU run.",
+        ),
+        testimony::Testimony::HardCoded => (
+            "The report finds the failing value hard-coded in the program",
+            "The report says the program hard-codes what fails (a library's file name, a device, a path): on a setup other than the one it was written for that value is wrong, which is the program's to fix, not the installation's.",
+            "Use the release where the value follows the installed stack (or patch the program to look it up), rather than changing the environment to match the hard-coded value.",
         ),
         testimony::Testimony::UndeclaredDependency => (
             "A package the program imports is missing from its requirements",

@@ -390,6 +390,14 @@ fn support_asked(w: &[&str], question: bool) -> bool {
     names_arch && (asked || said)
 }
 
+/// [`driver_below_cuda`] of one line, for the line reader: a program's or a user's line that
+/// states both versions.
+pub(crate) fn driver_below_cuda_in(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    let w = words_of(&lower);
+    Kb::try_embedded().is_ok_and(|kb| driver_below_cuda(&w, kb))
+}
+
 /// A driver version stated beside a CUDA version newer than its branch runs ("CUDA 12.4 does
 /// not work with driver 470", "driver 525.60 and CUDA 12.4"), judged by the knowledge base's
 /// table of branches. A branch the table does not know judges nothing.

@@ -40,6 +40,11 @@ pub enum Testimony {
     BuildFileDefect,
     /// The project's published build (a release, a nightly, a wheel) is said to be broken.
     PublishedBuildBroken,
+    /// The program was told to run on the CPU (its CPU option, a CPU device) and still fails
+    /// for lack of CUDA: it asks for the GPU regardless.
+    CpuAsked,
+    /// The report finds the failing value hard-coded in the program (a soname, a device).
+    HardCoded,
 }
 
 /// The anchor words and what each tells.
@@ -112,6 +117,25 @@ const ANCHORS: &[(&str, Testimony)] = &[
     ("wrongly set", Testimony::BuildFileDefect),
     ("incorrectly pass", Testimony::BuildFileDefect),
     ("wrongly pass", Testimony::BuildFileDefect),
+    // A release of the program that works where the next fails ("5.1.0 works fine on the same
+    // system", "3.14 is fine"): confirmed by the version right before it.
+    ("works fine", Testimony::ProgramRegression),
+    ("worked fine", Testimony::ProgramRegression),
+    ("was fine", Testimony::ProgramRegression),
+    ("is fine", Testimony::ProgramRegression),
+    ("--cpu", Testimony::CpuAsked),
+    ("device='cpu'", Testimony::CpuAsked),
+    ("device=\"cpu\"", Testimony::CpuAsked),
+    ("device=cpu", Testimony::CpuAsked),
+    ("cpu mode", Testimony::CpuAsked),
+    ("使用cpu", Testimony::CpuAsked),
+    ("用cpu", Testimony::CpuAsked),
+    ("cpu模式", Testimony::CpuAsked),
+    ("hardcodes", Testimony::HardCoded),
+    ("hard-codes", Testimony::HardCoded),
+    ("hardcoded", Testimony::HardCoded),
+    ("hard-coded", Testimony::HardCoded),
+    ("hard coded", Testimony::HardCoded),
     ("broken nightly", Testimony::PublishedBuildBroken),
     ("broken release", Testimony::PublishedBuildBroken),
     ("broken wheel", Testimony::PublishedBuildBroken),
@@ -198,6 +222,86 @@ pub fn testimony_of(line: &str) -> Option<Testimony> {
         .next()
 }
 
+/// Words that say a run still fails: after the CPU was asked for, the failure is the program's.
+const STILL_FAILS: [&str; 8] = [
+    "still",
+    "even",
+    "还是",
+    "仍然",
+    "依然",
+    "doesn't work",
+    "does not work",
+    "not working",
+];
+
+/// Words right after a CPU setting that make it a build of the package, or a run that works.
+const CPU_RUN_WORKS: [&str; 11] = [
+    "版",
+    "version",
+    "build",
+    "wheel",
+    "package",
+    "无问题",
+    "没问题",
+    "正常",
+    "works",
+    "fine",
+    "no problem",
+];
+
+/// How far around a CPU setting its failure is looked for (bytes).
+const CPU_REACH: usize = 80;
+
+/// The stack's names: a version of one of them that works is the environment's, not a release
+/// of the program.
+const STACK_NAMES: [&str; 12] = [
+    "cuda",
+    "driver",
+    "nvidia",
+    "torch",
+    "pytorch",
+    "tensorflow",
+    "jax",
+    "cudnn",
+    "nccl",
+    "toolkit",
+    "python",
+    "gcc",
+];
+
+/// Whether `before` ends with a version ("5.1.0 ", "v3.14 ") that is not a version of the
+/// stack's ("CUDA 11.8 works fine" is the environment's).
+fn release_before(before: &str) -> bool {
+    let mut words = before.split_whitespace().rev();
+    let Some(version) = words.next() else {
+        return false;
+    };
+    let v = version.trim_start_matches(['v', 'V']);
+    let is_version = v.contains('.')
+        && v.split('.')
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let owner = words.next().unwrap_or_default().to_ascii_lowercase();
+    is_version && !STACK_NAMES.iter().any(|n| owner.contains(n))
+}
+
+/// The last `n` bytes of `s` (at a character boundary).
+fn tail(s: &str, n: usize) -> &str {
+    let mut from = s.len().saturating_sub(n);
+    while !s.is_char_boundary(from) {
+        from += 1;
+    }
+    s.get(from..).unwrap_or_default()
+}
+
+/// The first `n` bytes of `s` (at a character boundary).
+fn head(s: &str, n: usize) -> &str {
+    let mut to = s.len().min(n);
+    while !s.is_char_boundary(to) {
+        to -= 1;
+    }
+    s.get(..to).unwrap_or_default()
+}
+
 /// Whether the text around an anchor makes it the testimony: "without GPU" after words that
 /// say the program does not run or build there (and not after "compiled"); a commit with
 /// its hash or a bisection; an undeclared requirement as said.
@@ -230,6 +334,28 @@ fn confirmed(anchor: &str, t: Testimony, before: &str, after: &str) -> bool {
                         && (verb_in_negation || verb_next || !w.is_ascii())
                 })
             })
+        }
+        Testimony::ProgramRegression if anchor.ends_with("fine") => release_before(before),
+        Testimony::CpuAsked => {
+            // Told to run on the CPU, and still failing: said before or after the setting. A
+            // CPU build ("使用CPU版的paddle") is the package, and a CPU run that works ("使用cpu无问题")
+            // is no failure of it.
+            let next = head(after, 12).to_lowercase();
+            if CPU_RUN_WORKS.iter().any(|w| next.contains(w)) {
+                return false;
+            }
+            let near = |text: &str| {
+                let lower = text.to_lowercase();
+                STILL_FAILS.iter().any(|w| lower.contains(w))
+            };
+            near(tail(before, CPU_REACH)) || near(head(after, CPU_REACH))
+        }
+        Testimony::HardCoded => {
+            // What is hard-coded is a library, a device or a path the failure names.
+            let near = head(after, CPU_REACH).to_ascii_lowercase();
+            [".so", ".dll", "cuda", "device", "path", "/usr/"]
+                .iter()
+                .any(|w| near.contains(w))
         }
         Testimony::ProgramRegression => {
             // A commit named by its hash (seven or more hex digits), or a bisection.
@@ -315,5 +441,56 @@ mod tests {
             Some(Testimony::ProgramRegression)
         );
         assert_eq!(testimony_of("since commit of my changes it fails"), None);
+    }
+
+    #[test]
+    fn a_release_of_the_program_that_works_where_the_next_fails() {
+        for line in [
+            "4.2.0 works fine on the same machine",
+            "v3.14 is fine, 3.15 fails",
+            "the tool 0.45.0 was fine",
+        ] {
+            assert_eq!(
+                testimony_of(line),
+                Some(Testimony::ProgramRegression),
+                "{line}"
+            );
+        }
+        // A version of the stack that works is the environment's; no version, no release.
+        for line in [
+            "CUDA 11.8 works fine, 12.1 fails",
+            "driver 535.104 is fine",
+            "everything else works fine",
+        ] {
+            assert_eq!(testimony_of(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_cpu_run_that_still_asks_for_cuda() {
+        for line in [
+            "I run it with --cpu but it doesn't work, Torch not compiled with CUDA enabled",
+            "已经改成使用CPU执行，结果还是报错",
+            "even with device='cpu' it looks for nvcuda.dll",
+        ] {
+            assert_eq!(testimony_of(line), Some(Testimony::CpuAsked), "{line}");
+        }
+        // A CPU build of the package, a CPU run that works, or a CPU option with no failure.
+        for line in [
+            "使用CPU版的paddle报错, still",
+            "使用cpu无问题，勾选CUDA加速报错",
+            "you can pass --cpu to run without a GPU",
+        ] {
+            assert_eq!(testimony_of(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_value_hard_coded_in_the_program() {
+        assert_eq!(
+            testimony_of("the preload fails because it hardcodes `libcudart.so.12`"),
+            Some(Testimony::HardCoded)
+        );
+        assert_eq!(testimony_of("the answer is hard-coded in the test"), None);
     }
 }
