@@ -197,7 +197,7 @@ const MACHINES: [&str; 9] = [
     "rig",
 ];
 /// The machine going down by itself.
-const MACHINE_EVENTS: [&str; 10] = [
+const MACHINE_EVENTS: [&str; 13] = [
     "reboots",
     "restarts",
     "crashes",
@@ -208,6 +208,10 @@ const MACHINE_EVENTS: [&str; 10] = [
     "rebooted",
     "restarted",
     "crashed",
+    // "cold boots", "turns off", "cuts off": a reset of the machine, not a user's start.
+    "boots",
+    "turns",
+    "cuts",
 ];
 
 /// The whole machine going down under the GPU's work: the machine, then within a couple of
@@ -217,7 +221,11 @@ const MACHINE_EVENTS: [&str; 10] = [
 fn machine_goes_down(w: &[&str]) -> bool {
     w.iter().enumerate().any(|(i, x)| {
         if MACHINES.contains(x) {
-            return (i + 1..w.len().min(i + 3)).any(|j| MACHINE_EVENTS.contains(&w[j]));
+            return (i + 1..w.len().min(i + 3)).any(|j| {
+                MACHINE_EVENTS.contains(&w[j])
+                    // "turns" and "cuts" only with "off".
+                    && (!matches!(w[j], "turns" | "cuts") || w.get(j + 1) == Some(&"off"))
+            });
         }
         // Only a crash is done to a machine by what runs on it: "rebooting the machine" is
         // most often the user's own step.
@@ -229,6 +237,17 @@ fn machine_goes_down(w: &[&str]) -> bool {
     })
 }
 
+/// A card the report calls defective or faulty, its model between ("one of those defective
+/// RTX2080 Ti cards", "a faulty 3090"), and the machine going down in Chinese ("电脑就会重启").
+fn card_called_defective(w: &[&str]) -> bool {
+    w.iter().enumerate().any(|(i, x)| {
+        matches!(*x, "defective" | "faulty")
+            && w[i + 1..w.len().min(i + 5)]
+                .iter()
+                .any(|y| is_gpu_word(y) || y.starts_with("card") || y.starts_with("rtx"))
+    })
+}
+
 /// A GPU that vanishes from the machine ("GPU disappears from nvidia-smi", "one card
 /// vanished", "显卡消失").
 fn gpu_vanishes(w: &[&str], lower: &str) -> bool {
@@ -237,6 +256,10 @@ fn gpu_vanishes(w: &[&str], lower: &str) -> bool {
         .enumerate()
         .any(|(i, x)| vanish(x) && (i.saturating_sub(GAP + 1)..i).any(|j| is_gpu_word(w[j])))
         || (lower.contains("显卡") && lower.contains("消失"))
+        || (["电脑", "机器", "服务器", "主机"]
+            .iter()
+            .any(|m| lower.contains(m))
+            && ["重启", "关机", "断电"].iter().any(|e| lower.contains(e)))
 }
 
 /// Words of a run over several GPUs or nodes, besides the lexicon's fixed ones.
@@ -507,7 +530,7 @@ pub fn read_sentence(sentence: &str) -> Vec<ProseReading> {
     if gpu_unused(&w) || on_the_cpu_instead(&w) {
         say(Subject::Gpu, Failure::NotAvailable);
     }
-    if machine_goes_down(&w) || gpu_vanishes(&w, &lower) {
+    if machine_goes_down(&w) || gpu_vanishes(&w, &lower) || card_called_defective(&w) {
         say(Subject::Hardware, Failure::Fault);
     }
     match fails_only_there(&w) {
@@ -585,6 +608,10 @@ mod tests {
             "server shuts down under full load",
             "GPU disappears from nvidia-smi after a few hours",
             "跑了一会显卡消失了",
+            "PC cold boots during the example on the GPU",
+            "the system turns off under GPU load",
+            "一运行train.py过一会电脑就会重启",
+            "might have one of those defective RTX2080 Ti cards",
         ] {
             assert!(
                 reads(line).contains(&(Subject::Hardware, Failure::Fault)),
@@ -595,6 +622,8 @@ mod tests {
             "I rebooted the machine and nvidia-smi still fails",
             "after I restart the server the driver works",
             "the process crashes with an illegal memory access",
+            "the system turns it into a list",
+            "a defective cable to the monitor",
         ] {
             assert!(
                 !reads(line).contains(&(Subject::Hardware, Failure::Fault)),
