@@ -1256,11 +1256,13 @@ const MIN_WAVE7_ACCURACY: f64 = 0.833;
 const MAX_WAVE7_UNKNOWN: f64 = 0.059;
 const MAX_WAVE7_FALSE_ALARMS: u32 = 1;
 
-/// The eighth corpus measured blind: per category, overall, the share answered "unknown" (of
-/// the non-negatives) and the false alarms on negatives. No case is ever named here, right or
-/// wrong: `cargo test -p cudoctor-explain --test corpus wave8_accuracy -- --nocapture`.
+/// The eighth corpus, measured blind from 2026-12-05 to the sixth session on the reading, which
+/// made the eighth to eleventh tuning material (their blind figures stand in
+/// docs/explain-corpus.md): per category, overall, the share answered "unknown" (of the
+/// non-negatives) and the false alarms on negatives:
+/// `cargo test -p cudoctor-explain --test corpus wave8_accuracy -- --nocapture`.
 #[test]
-fn wave8_accuracy_held_out() {
+fn wave8_accuracy_as_tuning_material() {
     assert_held_out_floors(
         "wave8",
         &whole(8),
@@ -1270,10 +1272,10 @@ fn wave8_accuracy_held_out() {
     );
 }
 
-/// The ninth corpus, held out (docs/explain-corpus.md): its aggregate figures only, never a
-/// case, held to its first blind measurement.
+/// The ninth corpus, tuning material since the sixth session on the reading (its blind
+/// figures stand in docs/explain-corpus.md), held to its floors.
 #[test]
-fn wave9_accuracy_held_out() {
+fn wave9_accuracy_as_tuning_material() {
     assert_held_out_floors(
         "wave9",
         &whole(9),
@@ -1283,10 +1285,10 @@ fn wave9_accuracy_held_out() {
     );
 }
 
-/// The tenth corpus, held out (docs/explain-corpus.md): its aggregate figures only, never a
-/// case, held to its first blind measurement.
+/// The tenth corpus, tuning material since the sixth session on the reading (its blind
+/// figures stand in docs/explain-corpus.md), held to its floors.
 #[test]
-fn wave10_accuracy_held_out() {
+fn wave10_accuracy_as_tuning_material() {
     assert_held_out_floors(
         "wave10",
         &whole(10),
@@ -1296,10 +1298,10 @@ fn wave10_accuracy_held_out() {
     );
 }
 
-/// The eleventh corpus, held out (docs/explain-corpus.md): its aggregate figures only, never
-/// a case, held to its first blind measurement.
+/// The eleventh corpus, tuning material since the sixth session on the reading (its blind
+/// figures stand in docs/explain-corpus.md), held to its floors.
 #[test]
-fn wave11_accuracy_held_out() {
+fn wave11_accuracy_as_tuning_material() {
     assert_held_out_floors(
         "wave11",
         &whole(11),
@@ -1358,6 +1360,19 @@ fn wave15_accuracy_held_out() {
         MIN_WAVE15_ACCURACY,
         MAX_WAVE15_UNKNOWN,
         MAX_WAVE15_FALSE_ALARMS,
+    );
+}
+
+/// The sixteenth corpus, held out (docs/explain-corpus.md): its aggregate figures only, never
+/// a case, held to its first blind measurement.
+#[test]
+fn wave16_accuracy_held_out() {
+    assert_held_out_floors(
+        "wave16",
+        &whole(16),
+        MIN_WAVE16_ACCURACY,
+        MAX_WAVE16_UNKNOWN,
+        MAX_WAVE16_FALSE_ALARMS,
     );
 }
 
@@ -1426,28 +1441,34 @@ fn assert_held_out_floors(
 /// false alarms 7 of 17), kept as floors.
 /// Raised to 59/100 on the third day (the category decision for another CUDA's build), and to
 /// 60/100, unknown 16/83, by the fourth session's prose reading (measured blind).
-const MIN_WAVE8_ACCURACY: f64 = 0.6;
-const MAX_WAVE8_UNKNOWN: f64 = 0.193;
-const MAX_WAVE8_FALSE_ALARMS: u32 = 7;
+/// Tuning material from the sixth session, which raised it to 66/100, unknown 14/83, false
+/// alarms 5 of 17.
+const MIN_WAVE8_ACCURACY: f64 = 0.66;
+const MAX_WAVE8_UNKNOWN: f64 = 0.169;
+const MAX_WAVE8_FALSE_ALARMS: u32 = 5;
 /// The ninth corpus's first blind measurement (2026-12-05, second day, on 71e152a's reader):
 /// 101/151, unknown 18/127, false alarms 8 of 24; raised the same day to 104/151, unknown
 /// 16/127 after the attention rule (not blind for that class, docs/explain-corpus.md), and on
 /// the third day to 108/151 by the category decision for a package built for another CUDA.
-const MIN_WAVE9_ACCURACY: f64 = 0.715;
-/// Unknown 15/127 after the fourth session's reading of support asked of a GPU.
-const MAX_WAVE9_UNKNOWN: f64 = 0.119;
-const MAX_WAVE9_FALSE_ALARMS: u32 = 8;
+/// Unknown 15/127 after the fourth session's reading of support asked of a GPU. Tuning
+/// material from the sixth session, which raised it to 114/151, unknown 14/127, false alarms 4
+/// of 24.
+const MIN_WAVE9_ACCURACY: f64 = 0.754;
+const MAX_WAVE9_UNKNOWN: f64 = 0.111;
+const MAX_WAVE9_FALSE_ALARMS: u32 = 4;
 /// The tenth corpus's first blind measurement (2026-12-05, second day, on f91e82e's reader):
 /// 73/116, unknown 22/94, false alarms 7 of 22.
 /// Raised on the third session to 75/116 (the emitters' vocabulary, measured blind).
-const MIN_WAVE10_ACCURACY: f64 = 0.646;
-const MAX_WAVE10_UNKNOWN: f64 = 0.235;
+/// Tuning material from the sixth session, which raised it to 78/116, unknown 18/94.
+const MIN_WAVE10_ACCURACY: f64 = 0.672;
+const MAX_WAVE10_UNKNOWN: f64 = 0.192;
 const MAX_WAVE10_FALSE_ALARMS: u32 = 6;
 /// The eleventh corpus's first blind measurement (2026-12-05, third day, on f331d3c's reader,
 /// before any work of the day): 51/85, unknown 14/69, false alarms 4 of 16; 53/85, unknown
 /// 13/69, after the fourth session's prose reading (measured blind).
-const MIN_WAVE11_ACCURACY: f64 = 0.623;
-const MAX_WAVE11_UNKNOWN: f64 = 0.189;
+/// Tuning material from the sixth session, which raised it to 65/85, unknown 9/69.
+const MIN_WAVE11_ACCURACY: f64 = 0.764;
+const MAX_WAVE11_UNKNOWN: f64 = 0.131;
 const MAX_WAVE11_FALSE_ALARMS: u32 = 4;
 /// The twelfth corpus's first blind measurement (2026-12-05, third session, on f331d3c's reader
 /// and again on 5a6a5fc's, with the day's category decision and machine reading: the same figures): 59/105,
@@ -1476,3 +1497,10 @@ const MAX_WAVE14_FALSE_ALARMS: u32 = 7;
 const MIN_WAVE15_ACCURACY: f64 = 0.68;
 const MAX_WAVE15_UNKNOWN: f64 = 0.112;
 const MAX_WAVE15_FALSE_ALARMS: u32 = 6;
+
+/// The sixteenth corpus's first blind measurement (2026-12-05, sixth session, gathered at the
+/// session's start and measured on its starting reader, 8af5f3e): 73/111, unknown 14/90,
+/// false alarms 6 of 21; 75/111 on the session's final reader.
+const MIN_WAVE16_ACCURACY: f64 = 0.657;
+const MAX_WAVE16_UNKNOWN: f64 = 0.156;
+const MAX_WAVE16_FALSE_ALARMS: u32 = 6;
