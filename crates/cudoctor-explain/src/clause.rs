@@ -1328,6 +1328,7 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("unable to", Word::Failure(F::Failed), false),
     // Kubernetes' state of a pod that keeps failing at start.
     ("crashloopbackoff", Word::Failure(F::Failed), false),
+    ("connection refused", Word::Failure(F::Failed), false),
     ("couldn't communicate", Word::Failure(F::Failed), false),
     ("失败", Word::Failure(F::Failed), false),
     ("报错", Word::Failure(F::Failed), false),
@@ -3509,6 +3510,16 @@ pub fn from_words(line: &str, w: &Words) -> Option<Clause> {
     if is_stack_frame(line) {
         return None;
     }
+    // A framework's CPU package named beside its GPU package ("both onnxruntime and
+    // onnxruntime-gpu"): the two install into one directory, and the CPU build's files win.
+    if w.has(S::Framework) && cpu_package_beside_gpu_package(line) {
+        return Some(Clause {
+            category: Category::CpuOnlyWheel,
+            subject: S::Framework,
+            failure: F::NotCompiled,
+            severity: severity(line),
+        });
+    }
     // An unresolved symbol needs no subject word: its name says whose it is.
     if w.failures.is_empty()
         || (w.subjects.is_empty() && !w.fails(F::UndefinedSymbol) && !w.fails(F::NotNvidia))
@@ -3521,6 +3532,53 @@ pub fn from_words(line: &str, w: &Words) -> Option<Clause> {
         subject,
         failure,
         severity: severity(line),
+    })
+}
+
+/// The frameworks published as a CPU package and a GPU package of the same import name (pip's
+/// `onnxruntime` and `onnxruntime-gpu`, `tensorflow` and `tensorflow-gpu` before 2.1,
+/// `paddlepaddle` and `paddlepaddle-gpu`, `faiss-cpu` and `faiss-gpu`, `mxnet` and `mxnet-cu*`
+/// aside): installed together, one overwrites the other's files.
+const CPU_GPU_PACKAGES: [&str; 4] = ["onnxruntime", "tensorflow", "paddlepaddle", "faiss"];
+
+/// Whether a line names a framework's CPU package and its GPU package together.
+fn cpu_package_beside_gpu_package(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    CPU_GPU_PACKAGES.iter().any(|name| {
+        let gpu = [format!("{name}-gpu"), format!("{name}_gpu")];
+        if !gpu.iter().any(|g| lower.contains(g.as_str())) {
+            return false;
+        }
+        // The CPU package: the name as a package of its own (listed with its version, beside
+        // the GPU package, "both X"), not the GPU package's first half nor the framework's
+        // name in a sentence ("onnxruntime InferenceSession").
+        lower.match_indices(name).any(|(i, _)| {
+            let listed = {
+                let rest = lower[i + name.len()..].trim_start();
+                rest.starts_with("==")
+                    || rest.starts_with(|c: char| c.is_ascii_digit())
+                    || rest.starts_with("and ")
+                    || rest.starts_with('-') && !rest.starts_with("-gpu")
+                    || rest.starts_with('_') && !rest.starts_with("_gpu")
+                    || lower[..i].trim_end().ends_with("both")
+            };
+            if !listed {
+                return false;
+            }
+            // A package's name in a sentence or a list, not a module path ("onnxruntime.capi",
+            // ".../onnxruntime/capi"), which the GPU package installs too.
+            let before_ok = i == 0
+                || matches!(
+                    lower.as_bytes()[i - 1],
+                    b' ' | b',' | b'(' | b'\'' | b'"' | b'`'
+                );
+            let rest = &lower[i + name.len()..];
+            let after_ok = rest.is_empty()
+                || rest.starts_with([' ', ',', ')', '\'', '"', '=', '<', '>', '~', ';', '`'])
+                || rest.starts_with("-cpu")
+                || rest.starts_with("_cpu");
+            before_ok && after_ok
+        })
     })
 }
 
@@ -4828,5 +4886,25 @@ mod tests {
             cat("电脑是核显，没有独立显卡"),
             Some(Category::DriverMissing)
         );
+    }
+
+    /// A framework's CPU package named beside its GPU package is the CPU build's files winning;
+    /// the GPU package alone, or a module path of the package, is not.
+    #[test]
+    fn a_cpu_package_beside_its_gpu_package() {
+        for line in [
+            "Do not install both onnxruntime and onnxruntime-gpu",
+            "pip list: onnxruntime==1.16.0 onnxruntime-gpu==1.16.0",
+            "faiss-cpu and faiss-gpu are both installed",
+        ] {
+            assert_eq!(cat(line), Some(Category::CpuOnlyWheel), "{line}");
+        }
+        for line in [
+            "I installed onnxruntime-gpu 1.16",
+            "onnxruntime-gpu: onnxruntime/capi/onnxruntime_pybind11_state.so cannot open",
+            "tensorflow-gpu is deprecated",
+        ] {
+            assert_ne!(cat(line), Some(Category::CpuOnlyWheel), "{line}");
+        }
     }
 }

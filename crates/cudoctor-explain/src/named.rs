@@ -454,7 +454,8 @@ impl Named {
 
 /// The CUDA versions `line` states in words, paths or tags ("CUDA 12.4", "cuda-11.8",
 /// `cuda11.8.0`, "CUDA Version: 12.4", "release 11.8", "cuda版本：11.2", "cuda 13 installed",
-/// "my cuda version is 12.2", "torch.version.cuda: '12.1'", "CUDA toolkit version 12.1"),
+/// "my cuda version is 12.2", "torch.version.cuda: '12.1'", "CUDA toolkit version 12.1",
+/// "cuda环境是10.2"),
 /// never a device index (`cuda:8`) or a library's soname (`libcudart.so.12`, which names what
 /// is asked for).
 pub fn stated_cuda_versions(line: &str) -> Vec<(u32, Option<u32>)> {
@@ -462,7 +463,7 @@ pub fn stated_cuda_versions(line: &str) -> Vec<(u32, Option<u32>)> {
     let Some(re) = RE
         .get_or_init(|| {
             Regex::new(
-                r#"(?i)(?:(?-u:\b)cuda(?:[ _-]?(?:toolkit|runtime))?(?:[ _-]?(?:version|版本))?(?:\s*(?:is|was|==|=|:|：|是|为)\s*|[\s_-]){0,3}['"]?v?|Cuda compilation tools, release )(\d{1,2})\.(\d)|(?-u:\b)cuda[ _-]?(\d{1,2})(?:[^\d.:]|$)"#,
+                r#"(?i)(?:(?-u:\b)cuda(?:[ _-]?(?:toolkit|runtime))?(?:[ _-]?(?:version|版本|环境))?(?:\s*(?:is|was|==|=|:|：|是|为|时)\s*|[\s_-]){0,3}['"]?v?|Cuda compilation tools, release )(\d{1,2})\.(\d)|(?-u:\b)cuda[ _-]?(\d{1,2})(?:[^\d.:]|$)"#,
             )
             .ok()
         })
@@ -512,6 +513,9 @@ mod tests {
             ("CUDA toolkit version 12.1", vec![(12, Some(1))]),
             ("Installed CUDA is 12.3", vec![(12, Some(3))]),
             ("CUDA 版本是 12.1", vec![(12, Some(1))]),
+            // "CUDA environment", and 时 typed for 是 (both "shi").
+            ("我的cuda环境是10.2", vec![(10, Some(2))]),
+            ("我的cuda环境时10.2.89", vec![(10, Some(2))]),
             ("cuda_version = \"12.4\"", vec![(12, Some(4))]),
             ("CUDA is 2.5x faster than the CPU", vec![]),
             (
