@@ -308,11 +308,7 @@ fn head(s: &str, n: usize) -> &str {
 fn confirmed(anchor: &str, t: Testimony, before: &str, after: &str) -> bool {
     match t {
         Testimony::WithoutGpuByDesign => {
-            let mut from = before.len().saturating_sub(WITHOUT_REACH);
-            while !before.is_char_boundary(from) {
-                from += 1;
-            }
-            let near = before.get(from..).unwrap_or_default().to_lowercase();
+            let near = tail(before, WITHOUT_REACH).to_lowercase();
             if BUILT_WITHOUT.iter().any(|w| near.contains(w)) {
                 return false;
             }
@@ -370,11 +366,7 @@ fn confirmed(anchor: &str, t: Testimony, before: &str, after: &str) -> bool {
         }
         Testimony::UndeclaredDependency | Testimony::PublishedBuildBroken => true,
         Testimony::BuildFileDefect => {
-            let mut to = after.len().min(BUILD_FILE_REACH + 8);
-            while !after.is_char_boundary(to) {
-                to -= 1;
-            }
-            let near = after.get(..to).unwrap_or_default().to_ascii_lowercase();
+            let near = head(after, BUILD_FILE_REACH + 8).to_ascii_lowercase();
             // "incorrectly set(s)/pass(es)": what is set must be a flag of the build, not the
             // environment torch's own message speaks of ("an incorrectly set up environment").
             if anchor.starts_with("incorrectly") || anchor.starts_with("wrongly") {
