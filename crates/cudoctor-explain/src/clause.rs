@@ -2243,7 +2243,7 @@ fn multi_gpu_by_phrase(line: &str) -> bool {
             .split(|c: char| !c.is_ascii_alphanumeric())
             .next()
             .unwrap_or_default();
-        names_card_model(rest.get(..8).unwrap_or(rest))
+        names_card_model(crate::scanner::shorten_ref(rest, 8))
             || is_datacenter_model(next)
             || is_geforce_number(next.trim_end_matches(['s', 'S']))
     });
@@ -3006,11 +3006,15 @@ pub fn category_of(line: &str, w: &Words) -> Option<Reading> {
     }
     // A program's own check of the driver, by the versions it states (the one installed is
     // below the one it requires), or a driver stated beside a CUDA newer than its branch runs.
-    if w.has(S::Driver)
-        && (crate::stated_driver::installed_below_required(line)
-            || crate::prose::driver_below_cuda_in(line))
-    {
-        return Some((Category::DriverTooOld, S::Driver, F::TooOld));
+    if w.has(S::Driver) {
+        let lower = line.to_lowercase();
+        let words = crate::prose::words_of(&lower);
+        if crate::stated_driver::installed_below_required(&words)
+            || cudoctor_kb::Kb::try_embedded()
+                .is_ok_and(|kb| crate::prose::driver_below_cuda(&words, kb))
+        {
+            return Some((Category::DriverTooOld, S::Driver, F::TooOld));
+        }
     }
     // A program that supports only older CUDA than the machine has ("only supports drivers for
     // CUDA 11.x or 12.x (yours is for CUDA 13.0)"): the program is behind the stack, which a
@@ -3549,35 +3553,29 @@ fn cpu_package_beside_gpu_package(line: &str) -> bool {
         if !gpu.iter().any(|g| lower.contains(g.as_str())) {
             return false;
         }
-        // The CPU package: the name as a package of its own (listed with its version, beside
-        // the GPU package, "both X"), not the GPU package's first half nor the framework's
-        // name in a sentence ("onnxruntime InferenceSession").
+        // The CPU package: the name as a package of its own ("faiss-cpu", or the name ending
+        // there and listed with its version, beside the GPU package, or after "both"), not the
+        // GPU package's first half, a module path ("onnxruntime.capi", ".../onnxruntime/capi",
+        // which the GPU package installs too) nor the framework's name in a sentence
+        // ("onnxruntime InferenceSession").
         lower.match_indices(name).any(|(i, _)| {
-            let listed = {
-                let rest = lower[i + name.len()..].trim_start();
-                rest.starts_with("==")
-                    || rest.starts_with(|c: char| c.is_ascii_digit())
-                    || rest.starts_with("and ")
-                    || rest.starts_with('-') && !rest.starts_with("-gpu")
-                    || rest.starts_with('_') && !rest.starts_with("_gpu")
-                    || lower[..i].trim_end().ends_with("both")
-            };
-            if !listed {
-                return false;
-            }
-            // A package's name in a sentence or a list, not a module path ("onnxruntime.capi",
-            // ".../onnxruntime/capi"), which the GPU package installs too.
             let before_ok = i == 0
                 || matches!(
                     lower.as_bytes()[i - 1],
                     b' ' | b',' | b'(' | b'\'' | b'"' | b'`'
                 );
             let rest = &lower[i + name.len()..];
-            let after_ok = rest.is_empty()
-                || rest.starts_with([' ', ',', ')', '\'', '"', '=', '<', '>', '~', ';', '`'])
-                || rest.starts_with("-cpu")
-                || rest.starts_with("_cpu");
-            before_ok && after_ok
+            let cpu_suffix = rest.starts_with("-cpu") || rest.starts_with("_cpu");
+            let ends_there = rest.is_empty()
+                || rest.starts_with([' ', ',', ')', '\'', '"', '=', '<', '>', '~', ';', '`']);
+            let listed = {
+                let next = rest.trim_start();
+                next.starts_with("==")
+                    || next.starts_with(|c: char| c.is_ascii_digit())
+                    || next.starts_with("and ")
+                    || lower[..i].trim_end().ends_with("both")
+            };
+            before_ok && (cpu_suffix || ends_there && listed)
         })
     })
 }

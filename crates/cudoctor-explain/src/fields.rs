@@ -188,14 +188,7 @@ fn symbol_owner(symbol: &str) -> &'static str {
 }
 
 fn bounded(s: &str) -> String {
-    if s.len() <= MAX_TEXT {
-        return s.to_string();
-    }
-    let mut end = MAX_TEXT;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
+    crate::scanner::shorten(s, MAX_TEXT)
 }
 
 /// 11040 -> "11.4"; 9000 -> "9.0"; 12080 -> "12.8" (CUDA encodes 1000*major + 10*minor).

@@ -247,11 +247,8 @@ const NEGATION_REACH: usize = 24;
 /// "不是硬件问题"), only supposed ("might be a hardware issue") or only asked ("is this a
 /// hardware issue?").
 fn negated(line: &str, start: usize, end: usize) -> bool {
-    let mut from = start.saturating_sub(NEGATION_REACH);
-    while !line.is_char_boundary(from) {
-        from += 1;
-    }
-    let before = line.get(from..start).unwrap_or_default().to_lowercase();
+    let before = crate::scanner::tail_ref(line.get(..start).unwrap_or_default(), NEGATION_REACH)
+        .to_lowercase();
     // Denied, or only supposed ("if it is a hardware problem", "might be a hardware issue"):
     // a conclusion is what the reporter states.
     let denied = [

@@ -57,7 +57,7 @@ const ARCHITECTURES: [&str; 10] = [
 const GAP: usize = 3;
 
 /// The line's words, lowercased: letters, digits, `_`, `'` and the dots of a version.
-fn words_of(lower: &str) -> Vec<&str> {
+pub(crate) fn words_of(lower: &str) -> Vec<&str> {
     lower
         .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '\'' | '.')))
         .map(|w| w.trim_matches('.'))
@@ -413,18 +413,10 @@ fn support_asked(w: &[&str], question: bool) -> bool {
     names_arch && (asked || said)
 }
 
-/// [`driver_below_cuda`] of one line, for the line reader: a program's or a user's line that
-/// states both versions.
-pub(crate) fn driver_below_cuda_in(line: &str) -> bool {
-    let lower = line.to_lowercase();
-    let w = words_of(&lower);
-    Kb::try_embedded().is_ok_and(|kb| driver_below_cuda(&w, kb))
-}
-
 /// A driver version stated beside a CUDA version newer than its branch runs ("CUDA 12.4 does
 /// not work with driver 470", "driver 525.60 and CUDA 12.4"), judged by the knowledge base's
 /// table of branches. A branch the table does not know judges nothing.
-fn driver_below_cuda(w: &[&str], kb: &Kb) -> bool {
+pub(crate) fn driver_below_cuda(w: &[&str], kb: &Kb) -> bool {
     let driver = w.iter().enumerate().find_map(|(i, x)| {
         if *x != "driver" && *x != "驱动" {
             return None;

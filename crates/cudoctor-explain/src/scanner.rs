@@ -248,7 +248,7 @@ pub(crate) fn shown(line: &str) -> String {
     )
 }
 
-fn shorten(s: &str, max: usize) -> String {
+pub(crate) fn shorten(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }
@@ -307,8 +307,12 @@ pub const LITERALS: [&str; 1] = ["attention"];
 /// `memory_efficient_attention_forward`, FlashAttention's): the reasons listed under it are
 /// said of that operator.
 pub fn names_an_attention_operator(line: &str) -> bool {
-    clause::exception(line)
-        .is_some_and(|(_, message)| clause::find_ascii_ci(message, "attention").is_some())
+    clause::exception(line).is_some_and(|(_, message)| message_names_attention(message))
+}
+
+/// Whether an exception's message names an attention operator.
+fn message_names_attention(message: &str) -> bool {
+    clause::find_ascii_ci(message, "attention").is_some()
 }
 
 /// A clause of a GPU refused, read under an attention operator's exception: the operator
@@ -598,9 +602,10 @@ impl State<'_> {
         {
             self.out.container_line = Some(line_no);
         }
-        if clause::exception(&clause_text).is_some() {
+        let exception = clause::exception(&clause_text);
+        if let Some((_, message)) = exception {
             // The line alone says no cause, so it is no clause of its own.
-            self.attention_exception = names_an_attention_operator(&clause_text).then_some(line_no);
+            self.attention_exception = message_names_attention(message).then_some(line_no);
         }
         if clause::mentions_any(&clause_text) {
             let words = clause::words(&clause_text);
@@ -626,7 +631,7 @@ impl State<'_> {
             {
                 self.out.device_failure_line = Some(line_no);
             }
-            let is_exception = clause::exception(&clause_text).is_some();
+            let is_exception = exception.is_some();
             if is_exception {
                 // A message a signature reads ("ValueError: No available memory for the cache
                 // blocks") is the stack's, whatever class raised it.
@@ -807,7 +812,7 @@ impl State<'_> {
 }
 
 /// The last `max` bytes of `s` (or fewer, at a character boundary).
-fn tail_ref(s: &str, max: usize) -> &str {
+pub(crate) fn tail_ref(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
     }
@@ -819,7 +824,7 @@ fn tail_ref(s: &str, max: usize) -> &str {
 }
 
 /// `s` cut to at most `max` bytes at a character boundary, without an ellipsis.
-fn shorten_ref(s: &str, max: usize) -> &str {
+pub(crate) fn shorten_ref(s: &str, max: usize) -> &str {
     if s.len() <= max {
         return s;
     }

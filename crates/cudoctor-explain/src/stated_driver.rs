@@ -17,18 +17,12 @@ const REQUIRED: [&str; 7] = [
 /// How many words after its word a version may come ("Installed driver version: 535.18").
 const REACH: usize = 6;
 
-/// Whether the line states an installed driver older than the one it states as required.
-pub fn installed_below_required(line: &str) -> bool {
-    let lower = line.to_ascii_lowercase();
-    if !lower.contains("driver") {
+/// Whether a line's words ([`crate::prose::words_of`], lowercased) state an installed driver
+/// older than the one they state as required.
+pub fn installed_below_required(words: &[&str]) -> bool {
+    if !words.iter().any(|w| w.contains("driver")) {
         return false;
     }
-    let words: Vec<&str> = lower
-        .split(|c: char| {
-            c.is_whitespace() || matches!(c, ':' | ',' | ';' | '(' | ')' | '[' | ']' | '=')
-        })
-        .filter(|w| !w.is_empty())
-        .collect();
     // Each version belongs to the nearest word before it that says whose it is.
     let (mut installed, mut required) = (None, None);
     let mut last_key: Option<(bool, usize)> = None;
@@ -37,7 +31,7 @@ pub fn installed_below_required(line: &str) -> bool {
             last_key = Some((true, i));
         } else if REQUIRED.contains(w) {
             last_key = Some((false, i));
-        } else if let Some(v) = driver_version(w.trim_end_matches('.')) {
+        } else if let Some(v) = driver_version(w) {
             match last_key {
                 Some((true, k)) if i - k <= REACH => {
                     installed.get_or_insert(v);
@@ -59,6 +53,11 @@ pub fn installed_below_required(line: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn below(line: &str) -> bool {
+        let lower = line.to_lowercase();
+        installed_below_required(&crate::prose::words_of(&lower))
+    }
+
     #[test]
     fn an_installed_driver_below_the_stated_minimum() {
         for line in [
@@ -66,7 +65,7 @@ mod tests {
             "This program requires driver 525.60 or newer; the current driver version is 470.82.",
             "Installed driver version: 470.57, minimum required: 515.43",
         ] {
-            assert!(installed_below_required(line), "{line}");
+            assert!(below(line), "{line}");
         }
         for line in [
             // At or above the minimum, a version not read, no driver on the line.
@@ -75,7 +74,7 @@ mod tests {
             "requires at least 8 GB, installed 4 GB",
             "minimum CUDA 12.1, installed CUDA 11.8",
         ] {
-            assert!(!installed_below_required(line), "{line}");
+            assert!(!below(line), "{line}");
         }
     }
 }

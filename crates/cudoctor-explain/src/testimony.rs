@@ -24,6 +24,7 @@
 //! real environment faults say it as often ("works fine with the official image", "works
 //! normally with other CUDA applications"), since each program brings its own build.
 
+use crate::scanner::{shorten_ref, tail_ref};
 use aho_corasick::AhoCorasick;
 use std::sync::OnceLock;
 
@@ -249,8 +250,9 @@ const CPU_RUN_WORKS: [&str; 11] = [
     "no problem",
 ];
 
-/// How far around a CPU setting its failure is looked for (bytes).
-const CPU_REACH: usize = 80;
+/// How far around a CPU setting its failure, and after "hard-coded" what is hard-coded, are
+/// looked for (bytes).
+const NEAR_REACH: usize = 80;
 
 /// The stack's names: a version of one of them that works is the environment's, not a release
 /// of the program.
@@ -284,31 +286,13 @@ fn release_before(before: &str) -> bool {
     is_version && !STACK_NAMES.iter().any(|n| owner.contains(n))
 }
 
-/// The last `n` bytes of `s` (at a character boundary).
-fn tail(s: &str, n: usize) -> &str {
-    let mut from = s.len().saturating_sub(n);
-    while !s.is_char_boundary(from) {
-        from += 1;
-    }
-    s.get(from..).unwrap_or_default()
-}
-
-/// The first `n` bytes of `s` (at a character boundary).
-fn head(s: &str, n: usize) -> &str {
-    let mut to = s.len().min(n);
-    while !s.is_char_boundary(to) {
-        to -= 1;
-    }
-    s.get(..to).unwrap_or_default()
-}
-
 /// Whether the text around an anchor makes it the testimony: "without GPU" after words that
 /// say the program does not run or build there (and not after "compiled"); a commit with
 /// its hash or a bisection; an undeclared requirement as said.
 fn confirmed(anchor: &str, t: Testimony, before: &str, after: &str) -> bool {
     match t {
         Testimony::WithoutGpuByDesign => {
-            let near = tail(before, WITHOUT_REACH).to_lowercase();
+            let near = tail_ref(before, WITHOUT_REACH).to_lowercase();
             if BUILT_WITHOUT.iter().any(|w| near.contains(w)) {
                 return false;
             }
@@ -336,7 +320,7 @@ fn confirmed(anchor: &str, t: Testimony, before: &str, after: &str) -> bool {
             // Told to run on the CPU, and still failing: said before or after the setting. A
             // CPU build ("使用CPU版的paddle") is the package, and a CPU run that works ("使用cpu无问题")
             // is no failure of it.
-            let next = head(after, 12).to_lowercase();
+            let next = shorten_ref(after, 12).to_lowercase();
             if CPU_RUN_WORKS.iter().any(|w| next.contains(w)) {
                 return false;
             }
@@ -344,11 +328,11 @@ fn confirmed(anchor: &str, t: Testimony, before: &str, after: &str) -> bool {
                 let lower = text.to_lowercase();
                 STILL_FAILS.iter().any(|w| lower.contains(w))
             };
-            near(tail(before, CPU_REACH)) || near(head(after, CPU_REACH))
+            near(tail_ref(before, NEAR_REACH)) || near(shorten_ref(after, NEAR_REACH))
         }
         Testimony::HardCoded => {
             // What is hard-coded is a library, a device or a path the failure names.
-            let near = head(after, CPU_REACH).to_ascii_lowercase();
+            let near = shorten_ref(after, NEAR_REACH).to_ascii_lowercase();
             [".so", ".dll", "cuda", "device", "path", "/usr/"]
                 .iter()
                 .any(|w| near.contains(w))
@@ -366,7 +350,7 @@ fn confirmed(anchor: &str, t: Testimony, before: &str, after: &str) -> bool {
         }
         Testimony::UndeclaredDependency | Testimony::PublishedBuildBroken => true,
         Testimony::BuildFileDefect => {
-            let near = head(after, BUILD_FILE_REACH + 8).to_ascii_lowercase();
+            let near = shorten_ref(after, BUILD_FILE_REACH + 8).to_ascii_lowercase();
             // "incorrectly set(s)/pass(es)": what is set must be a flag of the build, not the
             // environment torch's own message speaks of ("an incorrectly set up environment").
             if anchor.starts_with("incorrectly") || anchor.starts_with("wrongly") {

@@ -657,6 +657,16 @@ impl CopyJob {
         Ok(())
     }
 
+    /// The environment is larger than the budget allows, as found at file `at` (while copying)
+    /// or by measuring it first.
+    fn over_budget(&self, at: Option<&Path>) -> String {
+        let at = at.map_or(String::new(), |p| format!("at {}; ", p.display()));
+        format!(
+            "the environment is larger than the {} GiB a copy may take ({at}not installed in a copy)",
+            self.budget.bytes >> 30
+        )
+    }
+
     /// The bytes of the regular files under `from`, as [`Self::copy_tree`] would copy them (links
     /// not followed); within the budget's time and bytes.
     fn size_of(&self, from: &Path) -> Result<u64, String> {
@@ -676,10 +686,7 @@ impl CopyJob {
                 }
             }
             if total > self.budget.bytes {
-                return Err(format!(
-                    "the environment is larger than the {} GiB a copy may take (not installed in a copy)",
-                    self.budget.bytes >> 30
-                ));
+                return Err(self.over_budget(None));
             }
         }
         Ok(total)
@@ -767,11 +774,7 @@ impl CopyJob {
         let err = |p: &Path, e: std::io::Error| format!("copying {}: {e}", p.display());
         let size = meta.len();
         if size > self.bytes_left {
-            return Err(format!(
-                "the environment is larger than the {} GiB a copy may take (at {}; not installed in a copy)",
-                self.budget.bytes >> 30,
-                src.display()
-            ));
+            return Err(self.over_budget(Some(src)));
         }
         // A sparse file (holes the copy would write as data): none in a wheel's files.
         #[cfg(unix)]
