@@ -15,6 +15,7 @@
 //! ```
 
 pub mod another_build;
+pub mod card_build;
 pub mod category;
 pub mod clause;
 pub mod explanation;
@@ -178,6 +179,7 @@ impl Engine {
         let xids = std::mem::take(&mut outcome.xids);
         let named = std::mem::take(&mut outcome.named);
         let host = std::mem::take(&mut outcome.host);
+        let cards = std::mem::take(&mut outcome.cards);
         let testimony = std::mem::take(&mut outcome.testimony).first;
         let device_failure_line = outcome.device_failure_line;
         let gpu_ran = std::mem::take(&mut outcome.gpu_ran);
@@ -209,6 +211,7 @@ impl Engine {
             e = self.with_stack_shown(e, stack_shown, target);
         }
         e = self.with_host_state(e, &host, device_failure_line, target);
+        e = self.with_card_builds(e, &cards, device_failure_line, target);
         if let Some((line_no, text, true)) = last_exception {
             e = with_program_error(e, line_no, text);
         }
@@ -291,20 +294,12 @@ impl Engine {
         device_failure_line: Option<u64>,
         target: Option<&TargetEnv>,
     ) -> Explanation {
-        let symptom_signature = e
-            .signature
-            .as_deref()
-            .and_then(|id| self.db.signatures.iter().find(|s| s.id == id))
-            .is_some_and(|s| matches!(s.role, Role::Symptom | Role::Context));
+        let (symptom_signature, symptom_clause) = self.symptom_of(&e);
         let first = e
             .matched
             .first()
             .map(|m| m.signature.as_str())
             .unwrap_or("");
-        let symptom_clause = e.signature.is_none()
-            && (first.ends_with("+not_available")
-                || first.ends_with("+failed")
-                || first.ends_with("+fault"));
         let unknown_failure = e.category == Category::Unknown && device_failure_line.is_some();
         let (state, category, subject, failure, why, step) = if let Some(r) = &host.resumed {
             let eligible = unknown_failure
@@ -401,6 +396,83 @@ impl Engine {
         out.fix
             .insert(0, cudoctor_plan::FixStep::Prose(step.to_string()));
         out.evidence = vec![format!("Line {} says {why}.", state.0)];
+        if e.is_known() {
+            out.evidence.push(format!(
+                "Also read: {} (line {}), which follows from it.",
+                e.title,
+                e.matched.first().map_or(0, |m| m.line_no)
+            ));
+        } else if let Some(l) = device_failure_line {
+            out.evidence.push(format!(
+                "Line {l} says the GPU or CUDA failed, without a cause."
+            ));
+        }
+        out.also_seen = e.also_seen;
+        out
+    }
+
+    /// Whether an answer is a symptom rather than a cause: a signature of a symptom or a
+    /// context (an illegal address, an unknown CUDA error), or a clause that read no more than
+    /// "the GPU failed, faulted or is not available".
+    fn symptom_of(&self, e: &Explanation) -> (bool, bool) {
+        let signature = e
+            .signature
+            .as_deref()
+            .and_then(|id| self.db.signatures.iter().find(|s| s.id == id))
+            .is_some_and(|s| matches!(s.role, Role::Symptom | Role::Context));
+        let first = e
+            .matched
+            .first()
+            .map(|m| m.signature.as_str())
+            .unwrap_or("");
+        let clause = e.signature.is_none()
+            && (first.ends_with("+not_available")
+                || first.ends_with("+failed")
+                || first.ends_with("+fault"));
+        (signature, clause)
+    }
+
+    /// The card the report names judged against the builds it names ([`card_build`]): a
+    /// build without the card's code decides a failure that no line explains (an unknown
+    /// answer where the log says something failed, or a symptom).
+    fn with_card_builds(
+        &self,
+        e: Explanation,
+        cards: &card_build::CardsAndBuilds,
+        device_failure_line: Option<u64>,
+        target: Option<&TargetEnv>,
+    ) -> Explanation {
+        // A fault (an illegal address, the card off the bus) is not how a missing kernel
+        // image shows.
+        let symptom_signature = self.symptom_of(&e).0;
+        let symptom_clause = e.signature.is_none()
+            && e.matched.first().is_some_and(|m| {
+                m.signature.ends_with("+failed") || m.signature.ends_with("+not_available")
+            });
+        if !(e.category == Category::Unknown || symptom_signature || symptom_clause) {
+            return e;
+        }
+        let Some(v) = cards.judge(&self.kb) else {
+            return e;
+        };
+        let hit = scanner::ClauseHit {
+            line_no: v.line_no,
+            text: v.line.clone(),
+            rank: None,
+            fields: BTreeMap::new(),
+            clause: clause::Clause {
+                category: Category::NoKernelImage,
+                subject: clause::Subject::GpuArch,
+                failure: clause::Failure::Unsupported,
+                severity: clause::Severity::Plain,
+            },
+            count: 1,
+        };
+        let mut out = self.explained_by_clause(&hit, None, &[], e.stats.clone(), target);
+        out.confidence = out.confidence.min(0.4);
+        out.cause = v.cause();
+        out.fix.insert(0, cudoctor_plan::FixStep::Prose(v.step()));
+        out.evidence = vec![format!("Line {}: {}", v.line_no, v.cause())];
         if e.is_known() {
             out.evidence.push(format!(
                 "Also read: {} (line {}), which follows from it.",

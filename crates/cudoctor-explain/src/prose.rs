@@ -441,33 +441,16 @@ pub(crate) fn driver_below_cuda(w: &[&str], kb: &Kb) -> bool {
 /// lowest. A build of that CUDA holds no machine code for the card. The "CUDA Version" that
 /// nvidia-smi prints is the driver's ceiling, not a build: it is not read.
 fn cuda_cannot_build_for_card(w: &[&str], kb: &Kb) -> bool {
-    // "rtx5080" as the table writes it, "rtx 5080".
-    let spaced: Vec<String> = w
-        .iter()
-        .map(
-            |x| match ["rtx", "gtx"].iter().find_map(|p| x.strip_prefix(p)) {
-                Some(rest) if rest.starts_with(|c: char| c.is_ascii_digit()) => {
-                    format!("{} {rest}", &x[..3])
-                }
-                _ => x.to_string(),
-            },
-        )
-        .collect();
-    let Some(card) = kb.gpu(&spaced.join(" ")) else {
+    let Some(card) = crate::card_build::card_model(kb, &w.join(" ")) else {
         return false;
     };
-    stated_builds(w).any(|v| {
-        kb.nvcc_arch_range(v).is_some_and(|r| {
-            r.lowest.is_some_and(|low| card.cc < low)
-                || r.highest.is_some_and(|high| high.major < card.cc.major)
-        })
-    })
+    stated_builds(w).any(|v| crate::card_build::cuda_runs_on(kb, v, card.cc) == Some(false))
 }
 
 /// The CUDA versions a sentence's words give a build or a toolkit: a wheel's tag (`cu118`),
 /// "cuda 11.8", "cuda11.8", "cudatoolkit=11.8.0", "CUDA Toolkit 12.4"; never "CUDA Version"
 /// (nvidia-smi's header, the driver's ceiling).
-fn stated_builds<'a>(w: &'a [&'a str]) -> impl Iterator<Item = CudaVersion> + 'a {
+pub(crate) fn stated_builds<'a>(w: &'a [&'a str]) -> impl Iterator<Item = CudaVersion> + 'a {
     w.iter().enumerate().filter_map(|(i, x)| {
         if let Some(digits) = x.strip_prefix("cu") {
             if (2..=3).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) {

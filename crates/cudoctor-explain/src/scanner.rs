@@ -364,6 +364,8 @@ pub struct ScanOutcome {
     /// What the log says of the machine's state (a resume from suspend, the card's clocks or
     /// power).
     pub host: crate::host_state::HostContext,
+    /// The cards and builds the report's setup names ([`crate::card_build`]).
+    pub cards: crate::card_build::CardsAndBuilds,
     /// What the report says, in prose, of whose the fault is ([`crate::testimony`]).
     pub testimony: crate::testimony::Testimonies,
     /// The first line that says the GPU, the driver or CUDA failed, whatever it names.
@@ -589,6 +591,7 @@ impl State<'_> {
         }
         self.out.named.feed(line_no, text);
         self.out.host.feed(line_no, text);
+        self.out.cards.feed(line_no, text);
         self.out.testimony.feed(line_no, text);
         if line_no <= HEAD_LINES && self.out.head.len() + text.len() < HEAD_BYTES {
             self.out.head.push_str(&clause_text);

@@ -1,0 +1,375 @@
+//! The card a report names, judged against the builds it names: "RTX 3090" beside
+//! "pytorch=1.4.0", "GPU Compute Capability: 8.6 ... Runtime API Version: 10.2", "RTX5080" beside
+//! "cudatoolkit=11.8.0". The knowledge base knows each card's compute capability, the
+//! architectures each CUDA's nvcc compiles for and the arch lists of torch's builds; a build that
+//! holds no code the card can run fails on it whatever the message says ("CUDNN_STATUS_EXECUTION_FAILED",
+//! "RVC not working", an empty result). A card of an architecture that part of today's builds
+//! still lack (one that only a CUDA newer than the oldest build of the newest torch compiles
+//! for: the RTX 50 series while the newest torch the tables list in full still ships CUDA 12.6
+//! builds) is judged the same way when
+//! the report states no build that holds its code.
+//!
+//! Read only where nothing else answers (an unknown answer or a symptom): what a line says of
+//! its own cause outranks a judgement of the setup the report lists.
+
+use cudoctor_kb::Kb;
+use cudoctor_types::{ComputeCapability, CudaVersion};
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// Lines a report's setup is read from: its environment section comes first, and a long log's
+/// later lines are its run.
+const SETUP_LINES: u64 = 400;
+/// Card lines kept.
+const MAX_CARD_LINES: usize = 8;
+/// Builds kept.
+const MAX_BUILDS: usize = 16;
+
+/// The words that name a card by its model or its capability (the gate passes lines that hold
+/// them).
+pub const LITERALS: [&str; 7] = [
+    "rtx",
+    "gtx",
+    "tesla",
+    "quadro",
+    "titan",
+    "geforce",
+    "capability",
+];
+
+/// A build the report names.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Build {
+    /// A CUDA the code was built with: a wheel's tag (`cu118`), "cudatoolkit=11.8", "CUDA
+    /// Toolkit 12.4", a runtime's version ("Runtime API Version: 10.2").
+    Cuda(CudaVersion),
+    /// A torch release, with its variant when the report gives it (`1.7.0+cu110`).
+    Torch(String, Option<String>),
+}
+
+/// What the report's setup names: its cards and its builds.
+#[derive(Debug, Default)]
+pub struct CardsAndBuilds {
+    /// Lines that name a card by its model, with their numbers.
+    card_lines: Vec<(u64, String)>,
+    /// Compute capabilities a line states ("Compute Capability: 8.6", "cuda capability 12.1"),
+    /// with the line.
+    stated_cc: Vec<(u64, String, ComputeCapability)>,
+    builds: Vec<Build>,
+}
+
+fn patterns() -> Option<&'static [Regex; 3]> {
+    static RE: OnceLock<Option<[Regex; 3]>> = OnceLock::new();
+    RE.get_or_init(|| {
+        Some([
+            Regex::new(r"(?i)capability[^0-9\n]{0,12}(\d{1,2})\.(\d)(?:[^.\d]|$)").ok()?,
+            Regex::new(r"(?i)runtime api version[:\s]{0,3}(\d{1,2}\.\d)").ok()?,
+            // "torch 1.4.0", "pytorch=1.4.0", "torch==2.0.1+cu117", "PyTorch version: 1.7.0+cu110".
+            Regex::new(
+                r"(?i)(?-u:\b)(?:py)?torch(?:[ _-]?version)?[\s:=]{0,3}v?(\d\.\d{1,2}(?:\.\d{1,2})?)(?:\+(cu\d{2,3}))?",
+            )
+            .ok()?,
+        ])
+    })
+    .as_ref()
+}
+
+impl CardsAndBuilds {
+    pub fn feed(&mut self, line_no: u64, line: &str) {
+        let card_words = LITERALS[..6]
+            .iter()
+            .any(|w| crate::clause::find_ascii_ci(line, w).is_some());
+        if line_no > SETUP_LINES && !card_words {
+            return;
+        }
+        let Some([capability, runtime, torch]) = patterns() else {
+            return;
+        };
+        if card_words && self.card_lines.len() < MAX_CARD_LINES {
+            self.card_lines.push((line_no, crate::scanner::shown(line)));
+        }
+        for c in capability.captures_iter(line) {
+            let cc = format!(
+                "{}.{}",
+                c.get(1).map_or("", |m| m.as_str()),
+                c.get(2).map_or("", |m| m.as_str())
+            );
+            if let Ok(cc) = cc.parse() {
+                if self.stated_cc.len() < MAX_CARD_LINES {
+                    self.stated_cc
+                        .push((line_no, crate::scanner::shown(line), cc));
+                }
+            }
+        }
+        let lower = line.to_lowercase();
+        let words = crate::prose::words_of(&lower);
+        let mut found: Vec<Build> = crate::prose::stated_builds(&words)
+            .map(Build::Cuda)
+            .collect();
+        found.extend(
+            runtime
+                .captures_iter(line)
+                .filter_map(|c| c.get(1)?.as_str().parse().ok())
+                .map(Build::Cuda),
+        );
+        found.extend(torch.captures_iter(line).filter_map(|c| {
+            Some(Build::Torch(
+                c.get(1)?.as_str().to_string(),
+                c.get(2).map(|m| m.as_str().to_ascii_lowercase()),
+            ))
+        }));
+        for b in found {
+            if self.builds.len() < MAX_BUILDS && !self.builds.contains(&b) {
+                self.builds.push(b);
+            }
+        }
+    }
+
+    /// The one card the report names (its line, its name as the table writes it, its
+    /// capability); None when it names none, or cards of different capabilities (a report that
+    /// compares two cards says which one fails in words this does not read).
+    fn card(&self, kb: &Kb) -> Option<(u64, &str, String, ComputeCapability)> {
+        let mut cards: Vec<(u64, &str, String, ComputeCapability)> = self
+            .card_lines
+            .iter()
+            .filter_map(|(n, line)| {
+                let model = card_model(kb, line)?;
+                Some((*n, line.as_str(), model.names.first()?.clone(), model.cc))
+            })
+            .collect();
+        cards.extend(self.stated_cc.iter().map(|(n, line, cc)| {
+            (
+                *n,
+                line.as_str(),
+                format!("a GPU of compute capability {cc}"),
+                *cc,
+            )
+        }));
+        let first = cards.first()?.clone();
+        cards
+            .iter()
+            .all(|(_, _, _, cc)| *cc == first.3)
+            .then_some(first)
+    }
+
+    /// The judgement of the card against the builds, when the report names one card.
+    pub fn judge(&self, kb: &Kb) -> Option<CardVerdict> {
+        let (line_no, line, card, cc) = self.card(kb)?;
+        let line = line.to_string();
+        let runs: Vec<(String, Option<bool>)> = self
+            .builds
+            .iter()
+            .map(|b| (describe(b), build_runs_on(kb, b, cc)))
+            .collect();
+        if runs.iter().any(|(_, r)| *r == Some(true)) {
+            return None;
+        }
+        let without: Vec<String> = runs
+            .iter()
+            .filter(|(_, r)| *r == Some(false))
+            .map(|(d, _)| d.clone())
+            .collect();
+        if !without.is_empty() {
+            return Some(CardVerdict {
+                line_no,
+                line,
+                card,
+                cc,
+                builds_without: without,
+                newer_than_builds: None,
+            });
+        }
+        let first = first_cuda_for(kb, cc)?;
+        // The newest torch whose builds the table lists in full.
+        let oldest_current = kb
+            .torch_releases()
+            .iter()
+            .rfind(|r| !r.variants_incomplete)?
+            .variants
+            .iter()
+            .map(|v| v.cuda)
+            .min()?;
+        (first > oldest_current).then_some(CardVerdict {
+            line_no,
+            line,
+            card,
+            cc,
+            builds_without: Vec::new(),
+            newer_than_builds: Some(first),
+        })
+    }
+}
+
+/// What the report's card and builds say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardVerdict {
+    /// The line that names the card, and its text.
+    pub line_no: u64,
+    pub line: String,
+    pub card: String,
+    pub cc: ComputeCapability,
+    /// The builds the report names that hold no code the card runs.
+    pub builds_without: Vec<String>,
+    /// When the report names no build: the first CUDA that compiles for the card, newer than
+    /// builds still made today.
+    pub newer_than_builds: Option<CudaVersion>,
+}
+
+impl CardVerdict {
+    /// Why the card cannot run the report's code, as a sentence.
+    pub fn cause(&self) -> String {
+        match self.newer_than_builds {
+            None => format!(
+                "The report names {} (compute capability {}) and {}, which holds no code that runs on it: a build without the card's architecture fails there however the failure shows (\"no kernel image\", an execution failure, an empty result).",
+                self.card,
+                self.cc,
+                self.builds_without.join(" and ")
+            ),
+            Some(first) => format!(
+                "The report names {} (compute capability {}), whose code only CUDA {first} and newer compile, and no build that holds it: builds made with an older CUDA (still published for many packages) have no kernels for this card. The report does not say which build it runs, so this is the likely cause, not a certain one.",
+                self.card, self.cc
+            ),
+        }
+    }
+
+    /// The step that fixes it.
+    pub fn step(&self) -> String {
+        let cuda = self
+            .newer_than_builds
+            .map_or(String::new(), |c| format!(" (made with CUDA {c} or newer)"));
+        format!(
+            "Install the package's build that holds code for compute capability {}{cuda}: for torch, 'cudoctor plan' names it; for extensions built here, rebuild with TORCH_CUDA_ARCH_LIST=\"{}\" after clearing their build directory.",
+            self.cc, self.cc
+        )
+    }
+}
+
+fn describe(b: &Build) -> String {
+    match b {
+        Build::Cuda(v) => format!("a build of CUDA {v}"),
+        Build::Torch(v, Some(variant)) => format!("torch {v}+{variant}"),
+        Build::Torch(v, None) => format!("torch {v} (every CUDA build of it)"),
+    }
+}
+
+/// The card a line names by its model: "rtx5080" as the table writes it ("rtx 5080"), and the
+/// model's number before its series ("5090 rtx").
+pub(crate) fn card_model<'k>(kb: &'k Kb, line: &str) -> Option<&'k cudoctor_kb::GpuModel> {
+    let lower = line.to_lowercase();
+    let words = crate::prose::words_of(&lower);
+    let mut spaced: Vec<String> = Vec::with_capacity(words.len() + 2);
+    for (i, x) in words.iter().enumerate() {
+        let series = |w: &str| matches!(w, "rtx" | "gtx");
+        let number = |w: &str| (3..=4).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_digit());
+        match ["rtx", "gtx"].iter().find_map(|p| x.strip_prefix(p)) {
+            Some(rest) if rest.starts_with(|c: char| c.is_ascii_digit()) => {
+                spaced.push(x[..3].to_string());
+                spaced.push(rest.to_string());
+            }
+            _ if number(x) && words.get(i + 1).is_some_and(|w| series(w)) => {
+                spaced.push(words[i + 1].to_string());
+                spaced.push(x.to_string());
+            }
+            _ if series(x) && i > 0 && number(words[i - 1]) => {}
+            _ => spaced.push(x.to_string()),
+        }
+    }
+    kb.gpu(&spaced.join(" "))
+}
+
+/// Whether a build of CUDA `cuda` can hold code for `cc`: its nvcc compiles for the card's
+/// major (machine code of a lower major does not run on it) and not only above it. None where
+/// the table does not know the range's end that decides.
+pub(crate) fn cuda_runs_on(kb: &Kb, cuda: CudaVersion, cc: ComputeCapability) -> Option<bool> {
+    let r = kb.nvcc_arch_range(cuda)?;
+    if r.lowest.is_some_and(|low| cc < low) {
+        return Some(false);
+    }
+    let high = r.highest?;
+    Some(high.major >= cc.major)
+}
+
+/// Whether a build holds code that runs on `cc`; None when the tables do not say.
+fn build_runs_on(kb: &Kb, b: &Build, cc: ComputeCapability) -> Option<bool> {
+    match b {
+        Build::Cuda(v) => cuda_runs_on(kb, *v, cc),
+        Build::Torch(v, variant) => {
+            let release = kb.torch(v)?;
+            let judged: Vec<Option<bool>> = release
+                .variants
+                .iter()
+                .filter(|x| variant.as_ref().is_none_or(|t| *t == x.tag))
+                .map(|x| x.covers(cc).or_else(|| cuda_runs_on(kb, x.cuda, cc)))
+                .collect();
+            if judged.is_empty() {
+                None
+            } else if judged.contains(&Some(true)) {
+                Some(true)
+            } else if judged.iter().all(|j| *j == Some(false)) {
+                Some(false)
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// The first CUDA whose nvcc compiles code for `cc`.
+fn first_cuda_for(kb: &Kb, cc: ComputeCapability) -> Option<CudaVersion> {
+    kb.nvcc_ranges()
+        .iter()
+        .filter(|r| r.highest.is_some_and(|h| h >= cc) && r.lowest.is_none_or(|l| l <= cc))
+        .map(|r| r.from)
+        .min()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdict(text: &str) -> Option<CardVerdict> {
+        let mut c = CardsAndBuilds::default();
+        for (i, line) in text.lines().enumerate() {
+            c.feed(i as u64 + 1, line);
+        }
+        c.judge(Kb::embedded())
+    }
+
+    #[test]
+    fn a_card_beside_builds_that_lack_its_code_is_judged_by_the_tables() {
+        for text in [
+            "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED\npytorch=1.10.0+cu102\nMy card is an RTX 3090",
+            "W0617 device_context.cc:404] Please NOTE: device: 0, GPU Compute Capability: 8.6, Driver API Version: 11.2, Runtime API Version: 10.2",
+            "cudatoolkit=11.8.0 is not supported for NVIDIA RTX5080",
+            "I run a Tesla K80 with torch==2.4.0+cu124",
+        ] {
+            let v = verdict(text).unwrap_or_else(|| panic!("no verdict: {text}"));
+            assert!(!v.builds_without.is_empty(), "{text}: {v:?}");
+            assert_eq!(v.newer_than_builds, None);
+        }
+    }
+
+    #[test]
+    fn a_card_of_an_architecture_todays_builds_still_lack_is_judged_without_a_build() {
+        let v = verdict("RVC not working with 5090 rtx\nI have an RTX 5090").unwrap();
+        assert!(v.builds_without.is_empty());
+        assert!(v.newer_than_builds.is_some());
+        assert_eq!(v.cc.to_string(), "12.0");
+    }
+
+    #[test]
+    fn a_build_that_holds_the_cards_code_or_a_card_of_long_supported_architecture_judges_nothing() {
+        for text in [
+            "RTX 5090 with torch 2.7.0+cu128 fails",
+            "RTX 3090, CUDA 11.8, it crashes",
+            "My RTX 4090 does not work",
+            "torch 1.4.0 on my machine",
+            // A torch older than the tables judges nothing.
+            "RTX 3090 with pytorch=1.4.0",
+            // Two cards of different architectures: which one fails is not read here.
+            "works on the RTX 3090, fails on the Tesla K80 with cu118",
+        ] {
+            assert_eq!(verdict(text), None, "{text}");
+        }
+    }
+}
