@@ -118,6 +118,9 @@ enum Word {
     /// import name 'Y' from 'X'"): read by [`api_gap`] and [`missing_attribute`], which name
     /// whose gap it is; the words alone say nothing.
     ApiGap,
+    /// A name of CUDA's error enumerations as a binding spells it (the lexicon's last rows): the
+    /// subject and failure it stands for.
+    Code(Subject, Failure),
 }
 
 /// How serious a line says it is, from its own wording: fatal lines outrank errors, errors
@@ -1333,6 +1336,114 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("失败", Word::Failure(F::Failed), false),
     ("报错", Word::Failure(F::Failed), false),
     ("错误", Word::Failure(F::Failed), false),
+    // CUDA's error enumerations (the driver API's CUresult, the runtime's cudaError_t) by the
+    // names bindings print, case and underscores aside: C and CuPy write
+    // `CUDA_ERROR_NO_BINARY_FOR_GPU`, the runtime `cudaErrorInvalidPtx`, Rust's cust and
+    // rustacuda `NoBinaryForGpu`, CUDA.NET and ManagedCuda `ErrorInvalidPtx`, CUDA.jl
+    // `ERROR_NO_BINARY_FOR_GPU`. Each stands for what the canonical name's reading says (the
+    // emitters' tables test both). `CUDA_ERROR_INVALID_PTX` ("a PTX JIT compilation failed") is
+    // read as PTX the driver cannot compile for this GPU: in every report of it in the material
+    // but one, the PTX was built for a newer architecture than the GPU's (the other: PTX newer than
+    // the driver), so the answer says both.
+    (
+        "nobinaryforgpu",
+        Word::Code(S::GpuArch, F::Unsupported),
+        false,
+    ),
+    (
+        "no_binary_for_gpu",
+        Word::Code(S::GpuArch, F::Unsupported),
+        false,
+    ),
+    ("invalidptx", Word::Code(S::GpuArch, F::Unsupported), false),
+    ("invalid_ptx", Word::Code(S::GpuArch, F::Unsupported), false),
+    (
+        "ptx jit compilation failed",
+        Word::Code(S::GpuArch, F::Unsupported),
+        false,
+    ),
+    (
+        "unsupportedptxversion",
+        Word::Code(S::DriverLibrary, F::Unsupported),
+        false,
+    ),
+    (
+        "insufficientdriver",
+        Word::Code(S::Driver, F::TooOld),
+        false,
+    ),
+    ("errornodevice", Word::Code(S::Gpu, F::NotAvailable), false),
+    (
+        "systemdrivermismatch",
+        Word::Code(S::DriverLibrary, F::Mismatch),
+        false,
+    ),
+    (
+        "compatnotsupportedondevice",
+        Word::Code(S::Driver, F::TooOld),
+        false,
+    ),
+    (
+        "errorstublibrary",
+        Word::Code(S::CudaLibrary, F::CannotLoad),
+        false,
+    ),
+    ("eccuncorrectable", Word::Code(S::Hardware, F::Fault), false),
+    (
+        "nvlinkuncorrectable",
+        Word::Code(S::Hardware, F::Fault),
+        false,
+    ),
+    (
+        "jitcompilernotfound",
+        Word::Code(S::CudaLibrary, F::NotFound),
+        false,
+    ),
+    (
+        "unsupported_ptx_version",
+        Word::Code(S::DriverLibrary, F::Unsupported),
+        false,
+    ),
+    (
+        "insufficient_driver",
+        Word::Code(S::Driver, F::TooOld),
+        false,
+    ),
+    (
+        "error_no_device",
+        Word::Code(S::Gpu, F::NotAvailable),
+        false,
+    ),
+    (
+        "system_driver_mismatch",
+        Word::Code(S::DriverLibrary, F::Mismatch),
+        false,
+    ),
+    (
+        "compat_not_supported_on_device",
+        Word::Code(S::Driver, F::TooOld),
+        false,
+    ),
+    (
+        "error_stub_library",
+        Word::Code(S::CudaLibrary, F::CannotLoad),
+        false,
+    ),
+    (
+        "ecc_uncorrectable",
+        Word::Code(S::Hardware, F::Fault),
+        false,
+    ),
+    (
+        "nvlink_uncorrectable",
+        Word::Code(S::Hardware, F::Fault),
+        false,
+    ),
+    (
+        "jit_compiler_not_found",
+        Word::Code(S::CudaLibrary, F::NotFound),
+        false,
+    ),
 ];
 
 struct Lexicon {
@@ -1494,6 +1605,10 @@ pub fn words(line: &str) -> Words {
                 }
             }
             Word::ApiGap => saw_gap = true,
+            Word::Code(s, f) => {
+                subjects.push((s, m.start(), m.end()));
+                failures.push((f, m.start(), m.end()));
+            }
         }
     }
     // "Works" is said of the stack when one of its subjects is named right before it ("the
@@ -3786,6 +3901,44 @@ mod tests {
 
     fn cat(line: &str) -> Option<Category> {
         read(line).map(|c| c.category)
+    }
+
+    #[test]
+    fn cuda_error_names_as_bindings_spell_them_read_as_the_canonical_names() {
+        for (line, want) in [
+            (
+                "called `Result::unwrap()` on an `Err` value: Cuda(NoBinaryForGpu)",
+                Category::NoKernelImage,
+            ),
+            (
+                "Cudafy.Host.CudafyHostException: CUDA.NET exception: ErrorInvalidPtx",
+                Category::NoKernelImage,
+            ),
+            ("Error: InvalidPtx", Category::NoKernelImage),
+            (
+                "CUDA error 'a PTX JIT compilation failed' in func 'get_device_bus_id_str'",
+                Category::NoKernelImage,
+            ),
+            (
+                "ERROR: CUDA error: ERROR_UNSUPPORTED_PTX_VERSION",
+                Category::DriverTooOld,
+            ),
+            ("CudaError::InsufficientDriver", Category::DriverTooOld),
+            (
+                "cudaErrorNoDevice returned by cudaGetDeviceCount",
+                Category::DriverMissing,
+            ),
+            (
+                "DriverError(CUDA_ERROR_ECC_UNCORRECTABLE)",
+                Category::GpuHardware,
+            ),
+        ] {
+            assert_eq!(cat(line), Some(want), "{line}");
+        }
+        // The words inside other identifiers or prose are not the names.
+        for line in ["invalid image name: ErrImagePull", "the ptx file is valid"] {
+            assert_ne!(cat(line), Some(Category::NoKernelImage), "{line}");
+        }
     }
 
     #[test]
