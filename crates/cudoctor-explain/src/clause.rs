@@ -1443,7 +1443,34 @@ const LEXICON: &[(&str, Word, bool)] = &[
         "jit_compiler_not_found",
         Word::Code(S::CudaLibrary, F::NotFound),
         false,
+    ), // A build without the CUDA half, in its own words: TensorFlow's device placement finding no
+    // GPU device ("Device mapping: no known devices", a CPU package or a build without
+    // --config=cuda; libraries it failed to load say so on lines of their own), MXNet's "Please
+    // compile with CUDA enabled", mmcv's dispatcher finding no CUDA implementation of an op
+    // ("hard_voxelize_forward_impl: implementation for device cuda:0 not found").
+    (
+        "no known devices",
+        Word::Code(S::Framework, F::NotCompiled),
+        false,
     ),
+    (
+        "compile with cuda enabled",
+        Word::Code(S::Framework, F::NotCompiled),
+        false,
+    ),
+    (
+        "implementation for device cuda",
+        Word::Code(S::Framework, F::NotCompiled),
+        false,
+    ),
+    // FFmpeg built without NVIDIA's codecs and filters: "No such filter: 'scale_cuda'",
+    // "Unknown encoder 'h264_nvenc'", "Unknown decoder 'h264_cuvid'".
+    ("_nvenc", Word::Subject(S::Framework), false),
+    ("_cuvid", Word::Subject(S::Framework), false),
+    ("scale_cuda", Word::Subject(S::Framework), false),
+    ("no such filter", Word::Failure(F::NotCompiled), false),
+    ("unknown encoder", Word::Failure(F::NotCompiled), false),
+    ("unknown decoder", Word::Failure(F::NotCompiled), false),
 ];
 
 struct Lexicon {
@@ -1765,6 +1792,11 @@ pub fn words(line: &str) -> Words {
     // paddlepaddle-gpu"): only its CPU build exists there.
     if w.fails(F::NotFound) && !w.fails(F::NotCompiled) && names_gpu_package(line) {
         w.add_subject(S::Framework, line.len());
+        w.add_failure(F::NotCompiled);
+    }
+    // A package list's row of a framework whose build string is a CPU one (conda's
+    // `cpu_generic_py311h8354fdb_2`, `py3.11_cpu_0`, `cpu_mkl_py310...`).
+    if w.has(S::Framework) && !w.fails(F::NotCompiled) && cpu_build_listed(line) {
         w.add_failure(F::NotCompiled);
     }
     // A version's CPU variant typed with a hyphen ("torch=2.2.0-cpu"), as "+cpu" is written.
@@ -2867,6 +2899,38 @@ fn cpu_flavour_installed(line: &str) -> bool {
     })
 }
 
+/// The packages whose builds with and without CUDA conda lists under one name.
+const FRAMEWORK_PACKAGES: [&str; 9] = [
+    "pytorch",
+    "torch",
+    "libtorch",
+    "tensorflow",
+    "tensorflow-base",
+    "jaxlib",
+    "paddlepaddle",
+    "mxnet",
+    "onnxruntime",
+];
+
+/// Whether a line is a package list's row (`name version build [channel]`, as `conda list`
+/// prints it) of a framework whose build string names a CPU build: a part `cpu` between its
+/// underscores (`py3.11_cpu_0`) or a first part that starts with it (`cpu_generic_...`).
+fn cpu_build_listed(line: &str) -> bool {
+    let mut t = line.split_whitespace();
+    let (Some(name), Some(version), Some(build)) = (t.next(), t.next(), t.next()) else {
+        return false;
+    };
+    FRAMEWORK_PACKAGES
+        .iter()
+        .any(|p| name.eq_ignore_ascii_case(p))
+        && version.starts_with(|c: char| c.is_ascii_digit())
+        && build
+            .to_ascii_lowercase()
+            .split('_')
+            .enumerate()
+            .any(|(i, part)| part == "cpu" || (i == 0 && part.starts_with("cpu")))
+}
+
 /// A call a user pastes with the answer it gave, and the failure that answer states: the
 /// GPU not available, the build without CUDA, no GPU listed.
 const CALL_ANSWERS: [(&str, &str, Failure); 4] = [
@@ -3938,6 +4002,27 @@ mod tests {
         // The words inside other identifiers or prose are not the names.
         for line in ["invalid image name: ErrImagePull", "the ptx file is valid"] {
             assert_ne!(cat(line), Some(Category::NoKernelImage), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_build_without_cuda_in_the_words_of_its_own_tools() {
+        for line in [
+            "pytorch                   2.1.0           cpu_generic_py311h8354fdb_2    conda-forge",
+            "pytorch                   2.5.1           py3.11_cpu_0    pytorch",
+            "I tensorflow/core/common_runtime/direct_session.cc:45] Device mapping: no known devices.",
+            "mxnet.base.MXNetError: [10:23:36] src/storage/storage.cc:50: Please compile with CUDA enabled",
+            "RuntimeError: hard_voxelize_forward_impl: implementation for device cuda:0 not found.",
+            "[AVFilterGraph @ 0x55] No such filter: 'scale_cuda'",
+            "Unknown encoder 'h264_nvenc'",
+        ] {
+            assert_eq!(cat(line), Some(Category::CpuOnlyWheel), "{line}");
+        }
+        for line in [
+            "pytorch                   2.5.1           py3.11_cuda12.1_cudnn9_0    pytorch",
+            "No such filter: 'scale'",
+        ] {
+            assert_ne!(cat(line), Some(Category::CpuOnlyWheel), "{line}");
         }
     }
 
