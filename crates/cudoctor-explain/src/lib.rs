@@ -15,7 +15,6 @@
 //! ```
 
 pub mod another_build;
-pub mod card_build;
 pub mod category;
 pub mod clause;
 pub mod explanation;
@@ -33,6 +32,7 @@ pub mod prefilter;
 pub mod prose;
 pub mod render;
 pub mod scanner;
+pub mod setup;
 pub mod signatures;
 pub mod stated_driver;
 pub mod template;
@@ -211,7 +211,7 @@ impl Engine {
             e = self.with_stack_shown(e, stack_shown, target);
         }
         e = self.with_host_state(e, &host, device_failure_line, target);
-        e = self.with_card_builds(e, &cards, device_failure_line, target);
+        e = self.with_setup(e, &cards, device_failure_line, target);
         if let Some((line_no, text, true)) = last_exception {
             e = with_program_error(e, line_no, text);
         }
@@ -435,10 +435,10 @@ impl Engine {
     /// The card the report names judged against the builds it names ([`card_build`]): a
     /// build without the card's code decides a failure that no line explains (an unknown
     /// answer where the log says something failed, or a symptom).
-    fn with_card_builds(
+    fn with_setup(
         &self,
         e: Explanation,
-        cards: &card_build::CardsAndBuilds,
+        cards: &setup::Setup,
         device_failure_line: Option<u64>,
         target: Option<&TargetEnv>,
     ) -> Explanation {
@@ -452,27 +452,52 @@ impl Engine {
         if !(e.category == Category::Unknown || symptom_signature || symptom_clause) {
             return e;
         }
-        let Some(v) = cards.judge(&self.kb) else {
-            return e;
-        };
+        // A driver that cannot run the builds or drive the card comes first: no code runs.
+        let (line_no, line, category, subject, failure, cause, step) =
+            if let Some(d) = cards.judge_driver(&self.kb) {
+                let (s, f) = (clause::Subject::Driver, clause::Failure::TooOld);
+                (
+                    d.line_no,
+                    d.line,
+                    Category::DriverTooOld,
+                    s,
+                    f,
+                    d.cause,
+                    d.step,
+                )
+            } else if let Some(v) = cards.judge(&self.kb) {
+                let (s, f) = (clause::Subject::GpuArch, clause::Failure::Unsupported);
+                let (cause, step) = (v.cause(), v.step());
+                (
+                    v.line_no,
+                    v.line,
+                    Category::NoKernelImage,
+                    s,
+                    f,
+                    cause,
+                    step,
+                )
+            } else {
+                return e;
+            };
         let hit = scanner::ClauseHit {
-            line_no: v.line_no,
-            text: v.line.clone(),
+            line_no,
+            text: line,
             rank: None,
             fields: BTreeMap::new(),
             clause: clause::Clause {
-                category: Category::NoKernelImage,
-                subject: clause::Subject::GpuArch,
-                failure: clause::Failure::Unsupported,
+                category,
+                subject,
+                failure,
                 severity: clause::Severity::Plain,
             },
             count: 1,
         };
         let mut out = self.explained_by_clause(&hit, None, &[], e.stats.clone(), target);
         out.confidence = out.confidence.min(0.4);
-        out.cause = v.cause();
-        out.fix.insert(0, cudoctor_plan::FixStep::Prose(v.step()));
-        out.evidence = vec![format!("Line {}: {}", v.line_no, v.cause())];
+        out.evidence = vec![format!("Line {line_no}: {cause}")];
+        out.cause = cause;
+        out.fix.insert(0, cudoctor_plan::FixStep::Prose(step));
         if e.is_known() {
             out.evidence.push(format!(
                 "Also read: {} (line {}), which follows from it.",

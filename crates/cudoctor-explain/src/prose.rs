@@ -417,21 +417,31 @@ fn support_asked(w: &[&str], question: bool) -> bool {
 /// not work with driver 470", "driver 525.60 and CUDA 12.4"), judged by the knowledge base's
 /// table of branches. A branch the table does not know judges nothing.
 pub(crate) fn driver_below_cuda(w: &[&str], kb: &Kb) -> bool {
-    let driver = w.iter().enumerate().find_map(|(i, x)| {
-        if *x != "driver" && *x != "驱动" {
-            return None;
-        }
-        w.get(i + 1..(i + 4).min(w.len()))?
-            .iter()
-            .find_map(|v| driver_version(v))
-    });
-    let Some(driver) = driver else {
+    let Some(driver) = stated_driver(w) else {
         return false;
     };
     let Some(max) = kb.driver_max_cuda(&driver) else {
         return false;
     };
     stated_builds(w).any(|v| v > max)
+}
+
+/// The driver's version the words state first ([`stated_drivers`]).
+pub(crate) fn stated_driver(w: &[&str]) -> Option<DriverVersion> {
+    stated_drivers(w).next()
+}
+
+/// The drivers' versions the words state: "driver" or "驱动" and, within three words, a
+/// version of a driver's branch ("driver 470", "Driver Version: 535.104.05").
+pub(crate) fn stated_drivers<'a>(w: &'a [&'a str]) -> impl Iterator<Item = DriverVersion> + 'a {
+    w.iter().enumerate().filter_map(|(i, x)| {
+        if *x != "driver" && *x != "驱动" {
+            return None;
+        }
+        w.get(i + 1..(i + 4).min(w.len()))?
+            .iter()
+            .find_map(|v| driver_version(v))
+    })
 }
 
 /// A card named by its model beside a CUDA that cannot build code for it ("RTX5080 with
@@ -441,10 +451,10 @@ pub(crate) fn driver_below_cuda(w: &[&str], kb: &Kb) -> bool {
 /// lowest. A build of that CUDA holds no machine code for the card. The "CUDA Version" that
 /// nvidia-smi prints is the driver's ceiling, not a build: it is not read.
 fn cuda_cannot_build_for_card(w: &[&str], kb: &Kb) -> bool {
-    let Some(card) = crate::card_build::card_model(kb, &w.join(" ")) else {
+    let Some(card) = crate::setup::card_model(kb, &w.join(" ")) else {
         return false;
     };
-    stated_builds(w).any(|v| crate::card_build::cuda_runs_on(kb, v, card.cc) == Some(false))
+    stated_builds(w).any(|v| crate::setup::cuda_runs_on(kb, v, card.cc) == Some(false))
 }
 
 /// The CUDA versions a sentence's words give a build or a toolkit: a wheel's tag (`cu118`),

@@ -365,7 +365,7 @@ pub struct ScanOutcome {
     /// power).
     pub host: crate::host_state::HostContext,
     /// The cards and builds the report's setup names ([`crate::card_build`]).
-    pub cards: crate::card_build::CardsAndBuilds,
+    pub cards: crate::setup::Setup,
     /// What the report says, in prose, of whose the fault is ([`crate::testimony`]).
     pub testimony: crate::testimony::Testimonies,
     /// The first line that says the GPU, the driver or CUDA failed, whatever it names.

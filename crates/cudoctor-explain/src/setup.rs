@@ -1,4 +1,5 @@
-//! The card a report names, judged against the builds it names: "RTX 3090" beside
+//! The setup a report lists, judged by the knowledge base's tables. The card it names against
+//! the builds it names: "RTX 3090" beside
 //! "pytorch=1.4.0", "GPU Compute Capability: 8.6 ... Runtime API Version: 10.2", "RTX5080" beside
 //! "cudatoolkit=11.8.0". The knowledge base knows each card's compute capability, the
 //! architectures each CUDA's nvcc compiles for and the arch lists of torch's builds; a build that
@@ -9,11 +10,15 @@
 //! builds) is judged the same way when
 //! the report states no build that holds its code.
 //!
+//! The driver it names ("Driver Version: 470.82", "driver 525") against those builds (a build of
+//! a CUDA the driver cannot run even through minor-version compatibility) and against the card
+//! (a driver of a branch older than the first that drives it: an RTX 5090 on R550).
+//!
 //! Read only where nothing else answers (an unknown answer or a symptom): what a line says of
 //! its own cause outranks a judgement of the setup the report lists.
 
 use cudoctor_kb::Kb;
-use cudoctor_types::{ComputeCapability, CudaVersion};
+use cudoctor_types::{ComputeCapability, CudaVersion, DriverVersion};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -49,13 +54,15 @@ enum Build {
 
 /// What the report's setup names: its cards and its builds.
 #[derive(Debug, Default)]
-pub struct CardsAndBuilds {
+pub struct Setup {
     /// Lines that name a card by its model, with their numbers.
     card_lines: Vec<(u64, String)>,
     /// Compute capabilities a line states ("Compute Capability: 8.6", "cuda capability 12.1"),
     /// with the line.
     stated_cc: Vec<(u64, String, ComputeCapability)>,
     builds: Vec<Build>,
+    /// Driver versions a line states, with the line.
+    drivers: Vec<(u64, String, DriverVersion)>,
 }
 
 fn patterns() -> Option<&'static [Regex; 3]> {
@@ -74,7 +81,7 @@ fn patterns() -> Option<&'static [Regex; 3]> {
     .as_ref()
 }
 
-impl CardsAndBuilds {
+impl Setup {
     pub fn feed(&mut self, line_no: u64, line: &str) {
         let card_words = LITERALS[..6]
             .iter()
@@ -123,6 +130,80 @@ impl CardsAndBuilds {
                 self.builds.push(b);
             }
         }
+        for d in crate::prose::stated_drivers(&words) {
+            if self.drivers.len() < MAX_CARD_LINES && !self.drivers.iter().any(|x| x.2 == d) {
+                self.drivers.push((line_no, crate::scanner::shown(line), d));
+            }
+        }
+    }
+
+    /// The one driver the report names; None when it names none or several.
+    fn driver(&self) -> Option<&(u64, String, DriverVersion)> {
+        match self.drivers.as_slice() {
+            [one] => Some(one),
+            _ => None,
+        }
+    }
+
+    /// The CUDA versions of the builds the report names (a torch release without its variant
+    /// stands for none: its variants differ).
+    fn build_cudas(&self, kb: &Kb) -> Vec<(String, CudaVersion)> {
+        self.builds
+            .iter()
+            .filter_map(|b| match b {
+                Build::Cuda(v) => Some((describe(b), *v)),
+                Build::Torch(v, Some(tag)) => Some((
+                    describe(b),
+                    kb.torch(v)?
+                        .variant(tag)
+                        .map(|x| x.cuda)
+                        .or_else(|| CudaVersion::from_tag(tag).ok())?,
+                )),
+                Build::Torch(_, None) => None,
+            })
+            .collect()
+    }
+
+    /// The driver the report names judged against its builds and its card: a build of a CUDA
+    /// the driver cannot run at all, or a card of a newer generation than the driver's branch.
+    pub fn judge_driver(&self, kb: &Kb) -> Option<DriverVerdict> {
+        let (line_no, line, driver) = self.driver()?;
+        let too_new: Vec<(String, CudaVersion)> = self
+            .build_cudas(kb)
+            .into_iter()
+            .filter(|(_, v)| {
+                kb.driver_support(driver, *v).runs() == Some(false)
+                    && kb
+                        .least_driver_for(cudoctor_kb::Platform::LinuxX86_64, *v)
+                        .is_none_or(|needed| below_as_written(driver, &needed))
+            })
+            .collect();
+        if let Some((build, cuda)) = too_new.first() {
+            let needed = kb.least_driver_for(cudoctor_kb::Platform::LinuxX86_64, *cuda);
+            return Some(DriverVerdict {
+                line_no: *line_no,
+                line: line.clone(),
+                cause: format!(
+                    "The report names driver {driver} and {build}: a build of CUDA {cuda} needs a driver of at least {}, and this driver runs no CUDA that new, not even through minor-version compatibility.",
+                    needed.as_ref().map_or("a newer branch".to_string(), |d| d.to_string())
+                ),
+                step: format!(
+                    "Install a driver that runs CUDA {cuda} ({}), or install the package's build for a CUDA this driver runs.",
+                    needed.map_or("a newer branch".to_string(), |d| format!("{d} or newer"))
+                ),
+            });
+        }
+        let (_, _, card, _) = self.card(kb)?;
+        let model = kb.gpus().iter().find(|m| m.names.first() == Some(&card))?;
+        let first = model.first_branch?;
+        (driver.branch() < first).then(|| DriverVerdict {
+            line_no: *line_no,
+            line: line.clone(),
+            cause: format!(
+                "The report names {card} and driver {driver}: the first driver branch that drives the {card} is R{first}, so this driver does not see the card."
+            ),
+            step: format!("Install a driver of branch R{first} or newer for the {card}."),
+        })
     }
 
     /// The one card the report names (its line, its name as the table writes it, its
@@ -153,7 +234,7 @@ impl CardsAndBuilds {
     }
 
     /// The judgement of the card against the builds, when the report names one card.
-    pub fn judge(&self, kb: &Kb) -> Option<CardVerdict> {
+    pub fn judge(&self, kb: &Kb) -> Option<SetupVerdict> {
         let (line_no, line, card, cc) = self.card(kb)?;
         let line = line.to_string();
         let runs: Vec<(String, Option<bool>)> = self
@@ -170,7 +251,7 @@ impl CardsAndBuilds {
             .map(|(d, _)| d.clone())
             .collect();
         if !without.is_empty() {
-            return Some(CardVerdict {
+            return Some(SetupVerdict {
                 line_no,
                 line,
                 card,
@@ -189,7 +270,7 @@ impl CardsAndBuilds {
             .iter()
             .map(|v| v.cuda)
             .min()?;
-        (first > oldest_current).then_some(CardVerdict {
+        (first > oldest_current).then_some(SetupVerdict {
             line_no,
             line,
             card,
@@ -200,9 +281,19 @@ impl CardsAndBuilds {
     }
 }
 
+/// What the report's driver says beside its builds or its card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DriverVerdict {
+    /// The line that names the driver, and its text.
+    pub line_no: u64,
+    pub line: String,
+    pub cause: String,
+    pub step: String,
+}
+
 /// What the report's card and builds say.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CardVerdict {
+pub struct SetupVerdict {
     /// The line that names the card, and its text.
     pub line_no: u64,
     pub line: String,
@@ -215,7 +306,7 @@ pub struct CardVerdict {
     pub newer_than_builds: Option<CudaVersion>,
 }
 
-impl CardVerdict {
+impl SetupVerdict {
     /// Why the card cannot run the report's code, as a sentence.
     pub fn cause(&self) -> String {
         match self.newer_than_builds {
@@ -242,6 +333,14 @@ impl CardVerdict {
             self.cc, self.cc
         )
     }
+}
+
+/// Whether a driver version as the report writes it is below `needed` whatever its unwritten
+/// parts: "525.60" is not below 525.60.13 (it may be that release).
+fn below_as_written(driver: &DriverVersion, needed: &DriverVersion) -> bool {
+    let written = driver.components();
+    let needed = needed.components();
+    written < needed.get(..written.len()).unwrap_or(needed)
 }
 
 fn describe(b: &Build) -> String {
@@ -327,8 +426,8 @@ fn first_cuda_for(kb: &Kb, cc: ComputeCapability) -> Option<CudaVersion> {
 mod tests {
     use super::*;
 
-    fn verdict(text: &str) -> Option<CardVerdict> {
-        let mut c = CardsAndBuilds::default();
+    fn verdict(text: &str) -> Option<SetupVerdict> {
+        let mut c = Setup::default();
         for (i, line) in text.lines().enumerate() {
             c.feed(i as u64 + 1, line);
         }
@@ -355,6 +454,35 @@ mod tests {
         assert!(v.builds_without.is_empty());
         assert!(v.newer_than_builds.is_some());
         assert_eq!(v.cc.to_string(), "12.0");
+    }
+
+    fn driver_verdict(text: &str) -> Option<DriverVerdict> {
+        let mut c = Setup::default();
+        for (i, line) in text.lines().enumerate() {
+            c.feed(i as u64 + 1, line);
+        }
+        c.judge_driver(Kb::embedded())
+    }
+
+    #[test]
+    fn a_driver_below_the_builds_or_the_card_it_is_named_with() {
+        for text in [
+            "Driver Version: 470.82.01\ntorch 2.4.0+cu124 fails at import",
+            "NVIDIA driver 418\nI installed cudatoolkit=11.8",
+            "RTX 5090\nnvidia driver 550.54",
+        ] {
+            assert!(driver_verdict(text).is_some(), "{text}");
+        }
+        for text in [
+            "Driver Version: 535.104.05\ntorch 2.4.0+cu124",
+            // Minor-version compatibility runs 12.x builds on R525 and newer.
+            "driver 525.60\ncu124",
+            "RTX 5090 on driver 570.86",
+            // Two drivers: which one runs is not read here.
+            "driver 470 on one node, driver 550 on the other, cu121",
+        ] {
+            assert_eq!(driver_verdict(text), None, "{text}");
+        }
     }
 
     #[test]
