@@ -1471,6 +1471,24 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("no such filter", Word::Failure(F::NotCompiled), false),
     ("unknown encoder", Word::Failure(F::NotCompiled), false),
     ("unknown decoder", Word::Failure(F::NotCompiled), false),
+    // The toolkit not found where a build looks for it, in the build tools' words: nvcc without
+    // its toolkit's libdevice (a distribution's /usr/bin/nvcc), CMake's compiler search, Rust's
+    // find_cuda_helper.
+    (
+        "path to libdevice",
+        Word::Code(S::Toolkit, F::NotFound),
+        false,
+    ),
+    (
+        "cuda compiler - notfound",
+        Word::Code(S::Toolkit, F::NotFound),
+        false,
+    ),
+    (
+        "could not find a cuda installation",
+        Word::Code(S::Toolkit, F::NotFound),
+        false,
+    ),
 ];
 
 struct Lexicon {
@@ -4002,6 +4020,18 @@ mod tests {
         // The words inside other identifiers or prose are not the names.
         for line in ["invalid image name: ErrImagePull", "the ptx file is valid"] {
             assert_ne!(cat(line), Some(Category::NoKernelImage), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_toolkit_not_found_in_the_build_tools_words() {
+        for line in [
+            "nvcc fatal   : Path to libdevice library not specified",
+            "nvvl build error: path to libdevice not specified",
+            "-- Looking for a CUDA compiler - NOTFOUND",
+            "thread 'main' panicked at 'Could not find a cuda installation', find_cuda_helper-0.2.0/src/lib.rs:12:13",
+        ] {
+            assert_eq!(cat(line), Some(Category::CudaHomeMissing), "{line}");
         }
     }
 
