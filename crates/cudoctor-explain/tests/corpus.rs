@@ -1525,8 +1525,8 @@ const MAX_WAVE11_FALSE_ALARMS: u32 = 4;
 /// unknown 19/87, false alarms 7 of 18.
 /// Tuning material since the seventh session; its floors are the figures of that session's
 /// reader.
-const MIN_WAVE12_ACCURACY: f64 = 0.58;
-const MAX_WAVE12_UNKNOWN: f64 = 0.196;
+const MIN_WAVE12_ACCURACY: f64 = 0.619;
+const MAX_WAVE12_UNKNOWN: f64 = 0.161;
 const MAX_WAVE12_FALSE_ALARMS: u32 = 7;
 /// The thirteenth corpus's first blind measurement (2026-12-05, fourth session, on 8ffb1c0's
 /// reader, before any work of the session): 49/100, unknown 21/80, false alarms 10 of 20; then
@@ -1534,8 +1534,8 @@ const MAX_WAVE12_FALSE_ALARMS: u32 = 7;
 /// gatherer never saw.
 /// Tuning material since the seventh session; its floors are the figures of that session's
 /// reader.
-const MIN_WAVE13_ACCURACY: f64 = 0.53;
-const MAX_WAVE13_UNKNOWN: f64 = 0.225;
+const MIN_WAVE13_ACCURACY: f64 = 0.59;
+const MAX_WAVE13_UNKNOWN: f64 = 0.188;
 const MAX_WAVE13_FALSE_ALARMS: u32 = 10;
 
 /// The fourteenth corpus's first blind measurement (2026-12-05, fifth session, on the reader
@@ -1543,8 +1543,8 @@ const MAX_WAVE13_FALSE_ALARMS: u32 = 10;
 /// 62/100, unknown 18/79, false alarms 7 of 21.
 /// Tuning material since the seventh session; its floors are the figures of that session's
 /// reader.
-const MIN_WAVE14_ACCURACY: f64 = 0.67;
-const MAX_WAVE14_UNKNOWN: f64 = 0.178;
+const MIN_WAVE14_ACCURACY: f64 = 0.70;
+const MAX_WAVE14_UNKNOWN: f64 = 0.152;
 const MAX_WAVE14_FALSE_ALARMS: u32 = 6;
 
 /// The fifteenth corpus's first blind measurement (2026-12-05, fifth session, gathered while
