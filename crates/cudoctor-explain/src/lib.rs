@@ -465,6 +465,9 @@ impl Engine {
                     d.cause,
                     d.step,
                 )
+            } else if let Some((n, line, cause, step)) = cards.judge_companions(&self.kb) {
+                let (s, f) = (clause::Subject::Companion, clause::Failure::Mismatch);
+                (n, line, Category::VersionSuffixMismatch, s, f, cause, step)
             } else if let Some(v) = cards.judge(&self.kb) {
                 let (s, f) = (clause::Subject::GpuArch, clause::Failure::Unsupported);
                 let (cause, step) = (v.cause(), v.step());

@@ -50,6 +50,8 @@ enum Build {
     Cuda(CudaVersion),
     /// A torch release, with its variant when the report gives it (`1.7.0+cu110`).
     Torch(String, Option<String>),
+    /// A companion of torch (`torchvision`, `torchaudio`), its release and variant.
+    Companion(&'static str, String, Option<String>),
 }
 
 /// What the report's setup names: its cards and its builds.
@@ -63,10 +65,12 @@ pub struct Setup {
     builds: Vec<Build>,
     /// Driver versions a line states, with the line.
     drivers: Vec<(u64, String, DriverVersion)>,
+    /// The first line that names a companion of torch.
+    companion_line: Option<(u64, String)>,
 }
 
-fn patterns() -> Option<&'static [Regex; 3]> {
-    static RE: OnceLock<Option<[Regex; 3]>> = OnceLock::new();
+fn patterns() -> Option<&'static [Regex; 4]> {
+    static RE: OnceLock<Option<[Regex; 4]>> = OnceLock::new();
     RE.get_or_init(|| {
         Some([
             Regex::new(r"(?i)capability[^0-9\n]{0,12}(\d{1,2})\.(\d)(?:[^.\d]|$)").ok()?,
@@ -74,6 +78,11 @@ fn patterns() -> Option<&'static [Regex; 3]> {
             // "torch 1.4.0", "pytorch=1.4.0", "torch==2.0.1+cu117", "PyTorch version: 1.7.0+cu110".
             Regex::new(
                 r"(?i)(?-u:\b)(?:py)?torch(?:[ _-]?version)?[\s:=]{0,3}v?(\d\.\d{1,2}(?:\.\d{1,2})?)(?:\+(cu\d{2,3}))?",
+            )
+            .ok()?,
+            // "torchvision 0.15.2", "torchvision==0.16.0+cu118", "torchaudio: 2.1.0".
+            Regex::new(
+                r"(?i)(?-u:\b)torch(vision|audio)(?:[ _-]?version)?[\s:=]{0,3}v?(\d\.\d{1,2}(?:\.\d{1,2})?)(?:\+(cu\d{2,3}|cpu))?",
             )
             .ok()?,
         ])
@@ -89,7 +98,7 @@ impl Setup {
         if line_no > SETUP_LINES && !card_words {
             return;
         }
-        let Some([capability, runtime, torch]) = patterns() else {
+        let Some([capability, runtime, torch, companion]) = patterns() else {
             return;
         };
         if card_words && self.card_lines.len() < MAX_CARD_LINES {
@@ -123,6 +132,21 @@ impl Setup {
             Some(Build::Torch(
                 c.get(1)?.as_str().to_string(),
                 c.get(2).map(|m| m.as_str().to_ascii_lowercase()),
+            ))
+        }));
+        if self.companion_line.is_none() && companion.is_match(line) {
+            self.companion_line = Some((line_no, crate::scanner::shown(line)));
+        }
+        found.extend(companion.captures_iter(line).filter_map(|c| {
+            let name = if c.get(1)?.as_str().eq_ignore_ascii_case("vision") {
+                "torchvision"
+            } else {
+                "torchaudio"
+            };
+            Some(Build::Companion(
+                name,
+                c.get(2)?.as_str().to_string(),
+                c.get(3).map(|m| m.as_str().to_ascii_lowercase()),
             ))
         }));
         for b in found {
@@ -159,7 +183,7 @@ impl Setup {
                         .map(|x| x.cuda)
                         .or_else(|| CudaVersion::from_tag(tag).ok())?,
                 )),
-                Build::Torch(_, None) => None,
+                Build::Torch(_, None) | Build::Companion(..) => None,
             })
             .collect()
     }
@@ -281,6 +305,78 @@ impl Setup {
     }
 }
 
+impl Setup {
+    /// The one torch release the report names and a companion it names beside it that was
+    /// built for another torch (the knowledge base's pairs, compared by release series) or for
+    /// another CUDA variant: the companion's compiled operators do not load or run with this
+    /// torch ("Could not run 'torchvision::nms' with arguments from the 'CUDA' backend").
+    pub fn judge_companions(&self, kb: &Kb) -> Option<(u64, String, String, String)> {
+        let (line_no, line) = self.companion_line.clone()?;
+        let torches: Vec<(&String, &Option<String>)> = self
+            .builds
+            .iter()
+            .filter_map(|b| match b {
+                Build::Torch(v, variant) => Some((v, variant)),
+                _ => None,
+            })
+            .collect();
+        let [(torch, torch_variant)] = torches.as_slice() else {
+            return None;
+        };
+        let release = kb.torch(torch)?;
+        self.builds.iter().find_map(|b| {
+            let Build::Companion(name, v, variant) = b else {
+                return None;
+            };
+            let paired = if *name == "torchvision" {
+                release.torchvision.as_deref()
+            } else {
+                release.torchaudio.as_deref()
+            };
+            let other_release = paired.is_some_and(|p| series(p) != series(v));
+            let other_variant = matches!((torch_variant, variant), (Some(a), Some(b)) if a != b);
+            if !(other_release || other_variant) {
+                return None;
+            }
+            let torch_named = match torch_variant {
+                Some(t) => format!("torch {torch}+{t}"),
+                None => format!("torch {torch}"),
+            };
+            let why = if other_release {
+                format!(
+                    "{} is not the release built for {torch_named} ({name} {} is)",
+                    describe(b),
+                    paired.unwrap_or_default()
+                )
+            } else {
+                format!("{} is built for another CUDA variant than {torch_named}", describe(b))
+            };
+            let want = match (paired, torch_variant) {
+                (Some(p), Some(t)) => format!("{name}=={p}+{t}"),
+                (Some(p), None) => format!("{name}=={p}"),
+                (None, _) => format!("the {name} release built for {torch_named}"),
+            };
+            Some((
+                line_no,
+                line.clone(),
+                format!(
+                    "The report names {torch_named} and {}: {why}, so its compiled operators do not load or run with this torch.",
+                    describe(b)
+                ),
+                format!("Install {want} from the same index as torch (one command for torch and its companions keeps them paired)."),
+            ))
+        })
+    }
+}
+
+/// A release's series ("0.16" of "0.16.1").
+fn series(v: &str) -> &str {
+    match v.match_indices('.').nth(1) {
+        Some((i, _)) => &v[..i],
+        None => v,
+    }
+}
+
 /// What the report's driver says beside its builds or its card.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DriverVerdict {
@@ -345,6 +441,8 @@ fn below_as_written(driver: &DriverVersion, needed: &DriverVersion) -> bool {
 
 fn describe(b: &Build) -> String {
     match b {
+        Build::Companion(name, v, Some(variant)) => format!("{name} {v}+{variant}"),
+        Build::Companion(name, v, None) => format!("{name} {v}"),
         Build::Cuda(v) => format!("a build of CUDA {v}"),
         Build::Torch(v, Some(variant)) => format!("torch {v}+{variant}"),
         Build::Torch(v, None) => format!("torch {v} (every CUDA build of it)"),
@@ -391,6 +489,7 @@ pub(crate) fn cuda_runs_on(kb: &Kb, cuda: CudaVersion, cc: ComputeCapability) ->
 /// Whether a build holds code that runs on `cc`; None when the tables do not say.
 fn build_runs_on(kb: &Kb, b: &Build, cc: ComputeCapability) -> Option<bool> {
     match b {
+        Build::Companion(..) => None,
         Build::Cuda(v) => cuda_runs_on(kb, *v, cc),
         Build::Torch(v, variant) => {
             let release = kb.torch(v)?;
@@ -482,6 +581,30 @@ mod tests {
             "driver 470 on one node, driver 550 on the other, cu121",
         ] {
             assert_eq!(driver_verdict(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_companion_built_for_another_torch_or_variant() {
+        let judge = |text: &str| {
+            let mut c = Setup::default();
+            for (i, line) in text.lines().enumerate() {
+                c.feed(i as u64 + 1, line);
+            }
+            c.judge_companions(Kb::embedded())
+        };
+        for text in [
+            "torch 2.1.0\ntorchvision 0.15.2",
+            "torch==2.1.0+cu121\ntorchvision==0.16.0+cu118",
+        ] {
+            assert!(judge(text).is_some(), "{text}");
+        }
+        for text in [
+            "torch 2.1.0\ntorchvision 0.16.0",
+            "torch 2.1.1+cu121, torchvision 0.16.1+cu121",
+            "torchvision 0.15.2 alone",
+        ] {
+            assert_eq!(judge(text), None, "{text}");
         }
     }
 
