@@ -396,19 +396,7 @@ impl Engine {
         out.fix
             .insert(0, cudoctor_plan::FixStep::Prose(step.to_string()));
         out.evidence = vec![format!("Line {} says {why}.", state.0)];
-        if e.is_known() {
-            out.evidence.push(format!(
-                "Also read: {} (line {}), which follows from it.",
-                e.title,
-                e.matched.first().map_or(0, |m| m.line_no)
-            ));
-        } else if let Some(l) = device_failure_line {
-            out.evidence.push(format!(
-                "Line {l} says the GPU or CUDA failed, without a cause."
-            ));
-        }
-        out.also_seen = e.also_seen;
-        out
+        answered_again(out, e, device_failure_line)
     }
 
     /// Whether an answer is a symptom rather than a cause: a signature of a symptom or a
@@ -501,19 +489,7 @@ impl Engine {
         out.evidence = vec![format!("Line {line_no}: {cause}")];
         out.cause = cause;
         out.fix.insert(0, cudoctor_plan::FixStep::Prose(step));
-        if e.is_known() {
-            out.evidence.push(format!(
-                "Also read: {} (line {}), which follows from it.",
-                e.title,
-                e.matched.first().map_or(0, |m| m.line_no)
-            ));
-        } else if let Some(l) = device_failure_line {
-            out.evidence.push(format!(
-                "Line {l} says the GPU or CUDA failed, without a cause."
-            ));
-        }
-        out.also_seen = e.also_seen;
-        out
+        answered_again(out, e, device_failure_line)
     }
 
     /// bitsandbytes' CUDA setup (the messages of its releases before 0.43, which had no Windows
@@ -1191,6 +1167,29 @@ impl Engine {
             stats,
         }
     }
+}
+
+/// A cause read from what the report says of its machine or setup (`out`) in place of the
+/// answer its lines gave (`e`): what that answer read becomes evidence that follows from it,
+/// or the line that says the GPU failed without a cause, and what else the log showed stays.
+fn answered_again(
+    mut out: Explanation,
+    e: Explanation,
+    device_failure_line: Option<u64>,
+) -> Explanation {
+    if e.is_known() {
+        out.evidence.push(format!(
+            "Also read: {} (line {}), which follows from it.",
+            e.title,
+            e.matched.first().map_or(0, |m| m.line_no)
+        ));
+    } else if let Some(l) = device_failure_line {
+        out.evidence.push(format!(
+            "Line {l} says the GPU or CUDA failed, without a cause."
+        ));
+    }
+    out.also_seen = e.also_seen;
+    out
 }
 
 /// A short report's head read as one clause, its subject in one sentence and its failure in
