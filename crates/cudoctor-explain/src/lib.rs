@@ -378,9 +378,29 @@ impl Engine {
         } else {
             return e;
         };
+        let reading = (category, subject, failure);
+        let mut out = self.explained_by_reading(state.0, state.1.clone(), reading, &e, target);
+        out.confidence = out.confidence.min(0.5);
+        out.fix
+            .insert(0, cudoctor_plan::FixStep::Prose(step.to_string()));
+        out.evidence = vec![format!("Line {} says {why}.", state.0)];
+        answered_again(out, e, device_failure_line)
+    }
+
+    /// The explanation of a cause read from what a report says of its machine or setup, on
+    /// line `line_no` (`text`), in place of `e`: explained as a plain clause of that reading
+    /// would be.
+    fn explained_by_reading(
+        &self,
+        line_no: u64,
+        text: String,
+        (category, subject, failure): (Category, clause::Subject, clause::Failure),
+        e: &Explanation,
+        target: Option<&TargetEnv>,
+    ) -> Explanation {
         let hit = scanner::ClauseHit {
-            line_no: state.0,
-            text: state.1.clone(),
+            line_no,
+            text,
             rank: None,
             fields: BTreeMap::new(),
             clause: clause::Clause {
@@ -391,12 +411,7 @@ impl Engine {
             },
             count: 1,
         };
-        let mut out = self.explained_by_clause(&hit, None, &[], e.stats.clone(), target);
-        out.confidence = out.confidence.min(0.5);
-        out.fix
-            .insert(0, cudoctor_plan::FixStep::Prose(step.to_string()));
-        out.evidence = vec![format!("Line {} says {why}.", state.0)];
-        answered_again(out, e, device_failure_line)
+        self.explained_by_clause(&hit, None, &[], e.stats.clone(), target)
     }
 
     /// Whether an answer is a symptom rather than a cause: a signature of a symptom or a
@@ -420,9 +435,9 @@ impl Engine {
         (signature, clause)
     }
 
-    /// The card the report names judged against the builds it names ([`card_build`]): a
-    /// build without the card's code decides a failure that no line explains (an unknown
-    /// answer where the log says something failed, or a symptom).
+    /// The setup the report lists judged by the knowledge base's tables ([`setup`]: its driver
+    /// against its builds and card, torch's companions against torch, its card against its
+    /// builds) decides a failure that no line explains (an unknown answer or a symptom).
     fn with_setup(
         &self,
         e: Explanation,
@@ -440,51 +455,20 @@ impl Engine {
         if !(e.category == Category::Unknown || symptom_signature || symptom_clause) {
             return e;
         }
-        // A driver that cannot run the builds or drive the card comes first: no code runs.
-        let (line_no, line, category, subject, failure, cause, step) =
-            if let Some(d) = cards.judge_driver(&self.kb) {
-                let (s, f) = (clause::Subject::Driver, clause::Failure::TooOld);
-                (
-                    d.line_no,
-                    d.line,
-                    Category::DriverTooOld,
-                    s,
-                    f,
-                    d.cause,
-                    d.step,
-                )
-            } else if let Some((n, line, cause, step)) = cards.judge_companions(&self.kb) {
-                let (s, f) = (clause::Subject::Companion, clause::Failure::Mismatch);
-                (n, line, Category::VersionSuffixMismatch, s, f, cause, step)
-            } else if let Some(v) = cards.judge(&self.kb) {
-                let (s, f) = (clause::Subject::GpuArch, clause::Failure::Unsupported);
-                let (cause, step) = (v.cause(), v.step());
-                (
-                    v.line_no,
-                    v.line,
-                    Category::NoKernelImage,
-                    s,
-                    f,
-                    cause,
-                    step,
-                )
-            } else {
-                return e;
-            };
-        let hit = scanner::ClauseHit {
+        let Some(setup::Verdict {
             line_no,
-            text: line,
-            rank: None,
-            fields: BTreeMap::new(),
-            clause: clause::Clause {
-                category,
-                subject,
-                failure,
-                severity: clause::Severity::Plain,
-            },
-            count: 1,
+            line,
+            category,
+            subject,
+            failure,
+            cause,
+            step,
+        }) = cards.verdict(&self.kb)
+        else {
+            return e;
         };
-        let mut out = self.explained_by_clause(&hit, None, &[], e.stats.clone(), target);
+        let reading = (category, subject, failure);
+        let mut out = self.explained_by_reading(line_no, line, reading, &e, target);
         out.confidence = out.confidence.min(0.4);
         out.evidence = vec![format!("Line {line_no}: {cause}")];
         out.cause = cause;

@@ -364,7 +364,7 @@ pub struct ScanOutcome {
     /// What the log says of the machine's state (a resume from suspend, the card's clocks or
     /// power).
     pub host: crate::host_state::HostContext,
-    /// The cards and builds the report's setup names ([`crate::card_build`]).
+    /// The cards, builds and drivers the report's setup names ([`crate::setup`]).
     pub cards: crate::setup::Setup,
     /// What the report says, in prose, of whose the fault is ([`crate::testimony`]).
     pub testimony: crate::testimony::Testimonies,

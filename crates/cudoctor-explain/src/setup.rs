@@ -1,23 +1,25 @@
 //! The setup a report lists, judged by the knowledge base's tables. The card it names against
-//! the builds it names: "RTX 3090" beside
-//! "pytorch=1.4.0", "GPU Compute Capability: 8.6 ... Runtime API Version: 10.2", "RTX5080" beside
-//! "cudatoolkit=11.8.0". The knowledge base knows each card's compute capability, the
-//! architectures each CUDA's nvcc compiles for and the arch lists of torch's builds; a build that
-//! holds no code the card can run fails on it whatever the message says ("CUDNN_STATUS_EXECUTION_FAILED",
-//! "RVC not working", an empty result). A card of an architecture that part of today's builds
-//! still lack (one that only a CUDA newer than the oldest build of the newest torch compiles
-//! for: the RTX 50 series while the newest torch the tables list in full still ships CUDA 12.6
-//! builds) is judged the same way when
-//! the report states no build that holds its code.
+//! the builds it names: "RTX 3090" beside "pytorch=1.10.0+cu102", "GPU Compute Capability: 8.6
+//! ... Runtime API Version: 10.2", "RTX5080" beside "cudatoolkit=11.8.0". The knowledge base
+//! knows each card's compute capability, the architectures each CUDA's nvcc compiles for and the
+//! arch lists of torch's builds; a build that holds no code the card can run fails on it whatever
+//! the message says ("CUDNN_STATUS_EXECUTION_FAILED", "RVC not working", an empty result). A card
+//! of an architecture that part of today's builds still lack (one that only a CUDA newer than the
+//! oldest build of the newest torch compiles for: the RTX 50 series while the newest torch the
+//! tables list in full still ships CUDA 12.6 builds) is judged the same way when the report
+//! states no build that holds its code.
 //!
 //! The driver it names ("Driver Version: 470.82", "driver 525") against those builds (a build of
 //! a CUDA the driver cannot run even through minor-version compatibility) and against the card
-//! (a driver of a branch older than the first that drives it: an RTX 5090 on R550).
+//! (a driver of a branch older than the first that drives it: an RTX 5090 on R550). A
+//! torchvision or torchaudio beside torch that is not the release paired with it.
 //!
 //! Read only where nothing else answers (an unknown answer or a symptom): what a line says of
 //! its own cause outranks a judgement of the setup the report lists.
 
-use cudoctor_kb::Kb;
+use crate::clause::{Failure, Subject};
+use crate::Category;
+use cudoctor_kb::{GpuModel, Kb};
 use cudoctor_types::{ComputeCapability, CudaVersion, DriverVersion};
 use regex::Regex;
 use std::sync::OnceLock;
@@ -190,23 +192,21 @@ impl Setup {
 
     /// The driver the report names judged against its builds and its card: a build of a CUDA
     /// the driver cannot run at all, or a card of a newer generation than the driver's branch.
-    pub fn judge_driver(&self, kb: &Kb) -> Option<DriverVerdict> {
+    fn judge_driver(&self, kb: &Kb) -> Option<Verdict> {
         let (line_no, line, driver) = self.driver()?;
-        let too_new: Vec<(String, CudaVersion)> = self
-            .build_cudas(kb)
-            .into_iter()
-            .filter(|(_, v)| {
-                kb.driver_support(driver, *v).runs() == Some(false)
-                    && kb
-                        .least_driver_for(cudoctor_kb::Platform::LinuxX86_64, *v)
-                        .is_none_or(|needed| below_as_written(driver, &needed))
-            })
-            .collect();
-        if let Some((build, cuda)) = too_new.first() {
-            let needed = kb.least_driver_for(cudoctor_kb::Platform::LinuxX86_64, *cuda);
-            return Some(DriverVerdict {
+        let too_new = self.build_cudas(kb).into_iter().find_map(|(build, cuda)| {
+            let needed = kb.least_driver_for(cudoctor_kb::Platform::LinuxX86_64, cuda);
+            let below = kb.driver_support(driver, cuda).runs() == Some(false)
+                && needed.as_ref().is_none_or(|n| below_as_written(driver, n));
+            below.then_some((build, cuda, needed))
+        });
+        if let Some((build, cuda, needed)) = too_new {
+            return Some(Verdict {
                 line_no: *line_no,
                 line: line.clone(),
+                category: Category::DriverTooOld,
+                subject: Subject::Driver,
+                failure: Failure::TooOld,
                 cause: format!(
                     "The report names driver {driver} and {build}: a build of CUDA {cuda} needs a driver of at least {}, and this driver runs no CUDA that new, not even through minor-version compatibility.",
                     needed.as_ref().map_or("a newer branch".to_string(), |d| d.to_string())
@@ -217,12 +217,15 @@ impl Setup {
                 ),
             });
         }
-        let (_, _, card, _) = self.card(kb)?;
-        let model = kb.gpus().iter().find(|m| m.names.first() == Some(&card))?;
-        let first = model.first_branch?;
-        (driver.branch() < first).then(|| DriverVerdict {
+        let card = self.card(kb)?;
+        let first = card.model?.first_branch?;
+        let card = card.name;
+        (driver.branch() < first).then(|| Verdict {
             line_no: *line_no,
             line: line.clone(),
+            category: Category::DriverTooOld,
+            subject: Subject::Driver,
+            failure: Failure::TooOld,
             cause: format!(
                 "The report names {card} and driver {driver}: the first driver branch that drives the {card} is R{first}, so this driver does not see the card."
             ),
@@ -230,36 +233,67 @@ impl Setup {
         })
     }
 
-    /// The one card the report names (its line, its name as the table writes it, its
-    /// capability); None when it names none, or cards of different capabilities (a report that
-    /// compares two cards says which one fails in words this does not read).
-    fn card(&self, kb: &Kb) -> Option<(u64, &str, String, ComputeCapability)> {
-        let mut cards: Vec<(u64, &str, String, ComputeCapability)> = self
+    /// The one card the report names; None when it names none, or cards of different
+    /// capabilities (a report that compares two cards says which one fails in words this does
+    /// not read).
+    fn card<'k>(&self, kb: &'k Kb) -> Option<NamedCard<'_, 'k>> {
+        let mut cards: Vec<NamedCard<'_, 'k>> = self
             .card_lines
             .iter()
             .filter_map(|(n, line)| {
                 let model = card_model(kb, line)?;
-                Some((*n, line.as_str(), model.names.first()?.clone(), model.cc))
+                Some(NamedCard {
+                    line_no: *n,
+                    line,
+                    name: model.names.first()?.clone(),
+                    cc: model.cc,
+                    model: Some(model),
+                })
             })
             .collect();
-        cards.extend(self.stated_cc.iter().map(|(n, line, cc)| {
-            (
-                *n,
-                line.as_str(),
-                format!("a GPU of compute capability {cc}"),
-                *cc,
-            )
+        cards.extend(self.stated_cc.iter().map(|(n, line, cc)| NamedCard {
+            line_no: *n,
+            line,
+            name: format!("a GPU of compute capability {cc}"),
+            cc: *cc,
+            model: None,
         }));
-        let first = cards.first()?.clone();
+        let first = cards.first()?.cc;
         cards
             .iter()
-            .all(|(_, _, _, cc)| *cc == first.3)
-            .then_some(first)
+            .all(|c| c.cc == first)
+            .then(|| cards.swap_remove(0))
+    }
+
+    /// The setup's verdict: a driver that cannot run the builds or drive the card first (no
+    /// code runs), then a companion built for another torch, then a card without code in the
+    /// builds.
+    pub fn verdict(&self, kb: &Kb) -> Option<Verdict> {
+        self.judge_driver(kb)
+            .or_else(|| self.judge_companions(kb))
+            .or_else(|| {
+                let v = self.judge(kb)?;
+                Some(Verdict {
+                    cause: v.cause(),
+                    step: v.step(),
+                    line_no: v.line_no,
+                    line: v.line,
+                    category: Category::NoKernelImage,
+                    subject: Subject::GpuArch,
+                    failure: Failure::Unsupported,
+                })
+            })
     }
 
     /// The judgement of the card against the builds, when the report names one card.
-    pub fn judge(&self, kb: &Kb) -> Option<SetupVerdict> {
-        let (line_no, line, card, cc) = self.card(kb)?;
+    fn judge(&self, kb: &Kb) -> Option<CardVerdict> {
+        let NamedCard {
+            line_no,
+            line,
+            name: card,
+            cc,
+            ..
+        } = self.card(kb)?;
         let line = line.to_string();
         let runs: Vec<(String, Option<bool>)> = self
             .builds
@@ -275,7 +309,7 @@ impl Setup {
             .map(|(d, _)| d.clone())
             .collect();
         if !without.is_empty() {
-            return Some(SetupVerdict {
+            return Some(CardVerdict {
                 line_no,
                 line,
                 card,
@@ -294,7 +328,7 @@ impl Setup {
             .iter()
             .map(|v| v.cuda)
             .min()?;
-        (first > oldest_current).then_some(SetupVerdict {
+        (first > oldest_current).then_some(CardVerdict {
             line_no,
             line,
             card,
@@ -303,14 +337,12 @@ impl Setup {
             newer_than_builds: Some(first),
         })
     }
-}
 
-impl Setup {
     /// The one torch release the report names and a companion it names beside it that was
     /// built for another torch (the knowledge base's pairs, compared by release series) or for
     /// another CUDA variant: the companion's compiled operators do not load or run with this
     /// torch ("Could not run 'torchvision::nms' with arguments from the 'CUDA' backend").
-    pub fn judge_companions(&self, kb: &Kb) -> Option<(u64, String, String, String)> {
+    fn judge_companions(&self, kb: &Kb) -> Option<Verdict> {
         let (line_no, line) = self.companion_line.clone()?;
         let torches: Vec<(&String, &Option<String>)> = self
             .builds
@@ -356,15 +388,18 @@ impl Setup {
                 (Some(p), None) => format!("{name}=={p}"),
                 (None, _) => format!("the {name} release built for {torch_named}"),
             };
-            Some((
+            Some(Verdict {
                 line_no,
-                line.clone(),
-                format!(
+                line: line.clone(),
+                category: Category::VersionSuffixMismatch,
+                subject: Subject::Companion,
+                failure: Failure::Mismatch,
+                cause: format!(
                     "The report names {torch_named} and {}: {why}, so its compiled operators do not load or run with this torch.",
                     describe(b)
                 ),
-                format!("Install {want} from the same index as torch (one command for torch and its companions keeps them paired)."),
-            ))
+                step: format!("Install {want} from the same index as torch (one command for torch and its companions keeps them paired)."),
+            })
         })
     }
 }
@@ -377,19 +412,32 @@ fn series(v: &str) -> &str {
     }
 }
 
-/// What the report's driver says beside its builds or its card.
+/// A card the report names: its line, its name as the table writes it (or its stated
+/// capability), its capability and, when named by model, the table's row.
+struct NamedCard<'a, 'k> {
+    line_no: u64,
+    line: &'a str,
+    name: String,
+    cc: ComputeCapability,
+    model: Option<&'k GpuModel>,
+}
+
+/// What the report's setup says: the line it is read from, the category, the clause it stands
+/// for, why, and the step that mends it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DriverVerdict {
-    /// The line that names the driver, and its text.
+pub struct Verdict {
     pub line_no: u64,
     pub line: String,
+    pub category: Category,
+    pub subject: Subject,
+    pub failure: Failure,
     pub cause: String,
     pub step: String,
 }
 
 /// What the report's card and builds say.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SetupVerdict {
+pub struct CardVerdict {
     /// The line that names the card, and its text.
     pub line_no: u64,
     pub line: String,
@@ -402,7 +450,7 @@ pub struct SetupVerdict {
     pub newer_than_builds: Option<CudaVersion>,
 }
 
-impl SetupVerdict {
+impl CardVerdict {
     /// Why the card cannot run the report's code, as a sentence.
     pub fn cause(&self) -> String {
         match self.newer_than_builds {
@@ -451,7 +499,7 @@ fn describe(b: &Build) -> String {
 
 /// The card a line names by its model: "rtx5080" as the table writes it ("rtx 5080"), and the
 /// model's number before its series ("5090 rtx").
-pub(crate) fn card_model<'k>(kb: &'k Kb, line: &str) -> Option<&'k cudoctor_kb::GpuModel> {
+pub(crate) fn card_model<'k>(kb: &'k Kb, line: &str) -> Option<&'k GpuModel> {
     let lower = line.to_lowercase();
     let words = crate::prose::words_of(&lower);
     let mut spaced: Vec<String> = Vec::with_capacity(words.len() + 2);
@@ -525,7 +573,7 @@ fn first_cuda_for(kb: &Kb, cc: ComputeCapability) -> Option<CudaVersion> {
 mod tests {
     use super::*;
 
-    fn verdict(text: &str) -> Option<SetupVerdict> {
+    fn verdict(text: &str) -> Option<CardVerdict> {
         let mut c = Setup::default();
         for (i, line) in text.lines().enumerate() {
             c.feed(i as u64 + 1, line);
@@ -555,7 +603,7 @@ mod tests {
         assert_eq!(v.cc.to_string(), "12.0");
     }
 
-    fn driver_verdict(text: &str) -> Option<DriverVerdict> {
+    fn driver_verdict(text: &str) -> Option<Verdict> {
         let mut c = Setup::default();
         for (i, line) in text.lines().enumerate() {
             c.feed(i as u64 + 1, line);
