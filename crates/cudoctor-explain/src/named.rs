@@ -166,9 +166,12 @@ pub struct Named {
     /// The highest CUDA major of a framework build the log names ("+cu121", "cuda10.1的paddle").
     build_cuda_major: Option<u32>,
     /// Every CUDA major the log states for the machine or its packages: a toolkit's path or
-    /// image tag (`/usr/local/cuda-11.8`, `cuda11.8.0`), nvcc's release, "CUDA 12.4", nvidia-smi's
-    /// "CUDA Version", a build's variant (`+cu121`, `cupy-cuda12x`).
+    /// image tag (`/usr/local/cuda-11.8`, `cuda11.8.0`), nvcc's release, "CUDA 12.4", a build's
+    /// variant (`+cu121`, `cupy-cuda12x`).
     stated_cuda: std::collections::BTreeSet<(u32, Option<u32>)>,
+    /// The driver's ceilings the log states (nvidia-smi's "CUDA Version"), the machine's CUDA
+    /// where nothing installed is stated.
+    ceiling_cuda: std::collections::BTreeSet<(u32, Option<u32>)>,
     /// Every cuDNN and TensorRT major the log shows (sonames, packages, words).
     family_versions: std::collections::BTreeSet<(crate::another_build::LibraryFamily, u32)>,
     /// Extension modules torch said it loads, for the extension cache's directories.
@@ -195,7 +198,17 @@ impl Named {
         }
         // "CUDA" in any case: a lexicon word, so the scan's gate never passes over these lines.
         if crate::clause::find_ascii_ci(line, "cuda").is_some() {
-            self.stated_cuda.extend(stated_cuda_versions(line));
+            for (version, role) in stated_cuda_versions(line) {
+                match role {
+                    CudaRole::Installed => {
+                        self.stated_cuda.insert(version);
+                    }
+                    CudaRole::DriverCeiling => {
+                        self.ceiling_cuda.insert(version);
+                    }
+                    CudaRole::Wanted => {}
+                }
+            }
         }
         if crate::another_build::FAMILY_LITERALS
             .iter()
@@ -334,7 +347,12 @@ impl Named {
     /// minor only where the library's soname tells minors apart): the machine's or its
     /// packages' CUDA, against the library a package asks for.
     fn cuda_besides(&self, wanted: (u32, Option<u32>)) -> Option<Vec<String>> {
-        let stated: Vec<(u32, Option<u32>)> = self.stated_cuda.iter().copied().collect();
+        let installed = if self.stated_cuda.is_empty() {
+            &self.ceiling_cuda
+        } else {
+            &self.stated_cuda
+        };
+        let stated: Vec<(u32, Option<u32>)> = installed.iter().copied().collect();
         crate::another_build::versions_besides(&stated, wanted)
     }
 
@@ -453,12 +471,12 @@ impl Named {
 }
 
 /// The CUDA versions `line` states in words, paths or tags ("CUDA 12.4", "cuda-11.8",
-/// `cuda11.8.0`, "CUDA Version: 12.4", "release 11.8", "cuda版本：11.2", "cuda 13 installed",
+/// `cuda11.8.0`, "release 11.8", "cuda版本：11.2", "cuda 13 installed",
 /// "my cuda version is 12.2", "torch.version.cuda: '12.1'", "CUDA toolkit version 12.1",
 /// "cuda环境是10.2"),
 /// never a device index (`cuda:8`) or a library's soname (`libcudart.so.12`, which names what
-/// is asked for).
-pub fn stated_cuda_versions(line: &str) -> Vec<(u32, Option<u32>)> {
+/// is asked for), each with what it stands for ([`CudaRole`]).
+pub fn stated_cuda_versions(line: &str) -> Vec<((u32, Option<u32>), CudaRole)> {
     static RE: OnceLock<Option<Regex>> = OnceLock::new();
     let Some(re) = RE
         .get_or_init(|| {
@@ -473,14 +491,103 @@ pub fn stated_cuda_versions(line: &str) -> Vec<(u32, Option<u32>)> {
     };
     re.captures_iter(line)
         .filter_map(|c| {
+            let all = c.get(0)?;
+            let end = c.get(2).or(c.get(1)).or(c.get(3))?.end();
             let number = |i: usize| c.get(i).and_then(|m| m.as_str().parse::<u32>().ok());
-            match number(1) {
-                Some(major) => Some((major, number(2))),
-                None => Some((number(3)?, None)),
-            }
+            let version = match number(1) {
+                Some(major) => (major, number(2)),
+                None => (number(3)?, None),
+            };
+            let before = &line[..all.start()];
+            // nvidia-smi's header: "Driver Version: 550.54   CUDA Version: 12.4", or the two
+            // copied into prose with a comma between.
+            let smi_header = all.as_str().to_ascii_lowercase().starts_with("cuda version")
+                && CEILING_WORDS
+                    .iter()
+                    .any(|w| crate::clause::find_ascii_ci(before, w).is_some());
+            let role = if smi_header {
+                CudaRole::DriverCeiling
+            } else {
+                stated_role(before, &line[end..])
+            };
+            Some((version, role))
         })
-        .filter(|(m, _)| (7..=14).contains(m))
+        .filter(|((m, _), _)| (7..=14).contains(m))
         .collect()
+}
+
+/// Words after which a sentence gives a CUDA it wants, not one it has: a package's requirement
+/// ("needs CUDA 12", "built for cuda 11.8"), advice ("should use CUDA 11").
+const WANTED_WORDS: &[&str] = &[
+    "need",
+    "require",
+    "expect",
+    "looking for",
+    "look for",
+    "built for",
+    "built with",
+    "built against",
+    "compiled for",
+    "compiled with",
+    "compiled against",
+    "should",
+    "must",
+    "want",
+    "instead of",
+    "upgrade to",
+    "downgrade to",
+    "recommend",
+    "works with",
+    "需要",
+    "要求",
+    "应该",
+];
+
+/// Words after which a CUDA version is the driver's ceiling.
+const CEILING_WORDS: &[&str] = &["driver version", "nvidia-smi", "驱动"];
+
+/// What a CUDA version a line states stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CudaRole {
+    /// The machine or a package has it: a toolkit, an image, a build, "I have CUDA 11.8".
+    Installed,
+    /// The driver's ceiling (nvidia-smi's "CUDA Version"): no library of it need be installed,
+    /// so it stands for the machine's CUDA only where nothing installed is stated.
+    DriverCeiling,
+    /// A requirement, a question or advice: what someone wants, not what is there.
+    Wanted,
+}
+
+/// What the sentence around a stated CUDA (`before` it, `after` it, on one line) makes of it:
+/// a requirement word in the same sentence before it or a question ("should we still be using
+/// CUDA 11?") make it wanted; the driver's words before it make it the driver's ceiling.
+fn stated_role(before: &str, after: &str) -> CudaRole {
+    let sentence_start = before
+        .char_indices()
+        .filter(|&(_, c)| matches!(c, ';' | '!' | '?' | '(' | '。' | '，' | '；' | '？'))
+        .last()
+        .map_or(0, |(i, c)| i + c.len_utf8())
+        .max(before.rfind(". ").map_or(0, |i| i + 2))
+        .max(before.rfind(", ").map_or(0, |i| i + 2));
+    let own = before[sentence_start..].to_lowercase();
+    if CEILING_WORDS.iter().any(|w| own.contains(w)) {
+        return CudaRole::DriverCeiling;
+    }
+    let wanted = WANTED_WORDS.iter().any(|w| own.contains(w));
+    // The sentence ends at the first stop that is not a decimal point ("CUDA 11.8?").
+    let bytes = after.as_bytes();
+    let sentence_end = after
+        .char_indices()
+        .find(|&(i, c)| {
+            matches!(c, ';' | '!' | '(' | ',' | '\n' | '。' | '，' | '；' | '？')
+                || (c == '.' && !bytes.get(i + 1).is_some_and(u8::is_ascii_digit))
+        })
+        .map_or(after.len(), |(i, _)| i);
+    if wanted || after[..sentence_end].contains('?') || after[sentence_end..].starts_with('？') {
+        CudaRole::Wanted
+    } else {
+        CudaRole::Installed
+    }
 }
 
 #[cfg(test)]
@@ -504,8 +611,22 @@ mod tests {
             ),
             (
                 "| NVIDIA-SMI 550.54   Driver Version: 550.54   CUDA Version: 12.4 |",
-                vec![(12, Some(4))],
+                vec![],
             ),
+            // What a package wants, a question and advice are not what the machine has.
+            ("the version of cTranslate2 used needs CUDA 12", vec![]),
+            ("For TFJS should we still be using CUDA 11?", vec![]),
+            (
+                "onnxruntime 1.19 is built for CUDA 12.2, I have CUDA 11.8",
+                vec![(11, Some(8))],
+            ),
+            ("Is CUDA 11.8 supported?", vec![]),
+            ("这个包需要cuda 12.1", vec![]),
+            (
+                "错误log如下，我的cuda环境时10.2.89，怎么适配10.2.89的cuda？",
+                vec![(10, Some(2))],
+            ),
+            ("是否需要更换cuda10.0？", vec![]),
             ("我的cuda版本：11.2", vec![(11, Some(2))]),
             ("Runtime failure with cuda 13 installed", vec![(13, None)]),
             ("my cuda version is 12.2", vec![(12, Some(2))]),
@@ -529,8 +650,36 @@ mod tests {
             ),
             ("CUDA error 35 at line 12", vec![]),
         ] {
-            assert_eq!(stated_cuda_versions(line), versions, "{line}");
+            let installed: Vec<_> = stated_cuda_versions(line)
+                .into_iter()
+                .filter(|(_, role)| *role == CudaRole::Installed)
+                .map(|(v, _)| v)
+                .collect();
+            assert_eq!(installed, versions, "{line}");
         }
+        assert_eq!(
+            stated_cuda_versions(
+                "| NVIDIA-SMI 550.54   Driver Version: 550.54   CUDA Version: 12.4 |"
+            ),
+            vec![((12, Some(4)), CudaRole::DriverCeiling)]
+        );
+        // The driver's ceiling stands for the machine's CUDA only where nothing installed is said.
+        let mut smi_only = Named::default();
+        smi_only.feed(1, "Driver Version: 550.90.07, CUDA Version: 12.4");
+        assert_eq!(
+            smi_only.cuda_besides((11, None)),
+            Some(vec!["12.4".to_string()])
+        );
+        let mut conda = Named::default();
+        conda.feed(1, "Driver Version: 550.107.02, CUDA Version: 12.4");
+        conda.feed(
+            2,
+            "conda install pytorch==2.0.0 pytorch-cuda=11.7 -c pytorch -c nvidia",
+        );
+        assert_eq!(
+            conda.cuda_besides((12, None)),
+            Some(vec!["11.7".to_string()])
+        );
         let mut n = Named::default();
         n.feed(
             1,
