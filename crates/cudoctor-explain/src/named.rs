@@ -565,7 +565,7 @@ fn stated_role(before: &str, after: &str) -> CudaRole {
     let sentence_start = before
         .char_indices()
         .filter(|&(_, c)| matches!(c, ';' | '!' | '?' | '(' | '。' | '，' | '；' | '？'))
-        .last()
+        .next_back()
         .map_or(0, |(i, c)| i + c.len_utf8())
         .max(before.rfind(". ").map_or(0, |i| i + 2))
         .max(before.rfind(", ").map_or(0, |i| i + 2));
