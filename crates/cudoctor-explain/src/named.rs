@@ -501,7 +501,10 @@ pub fn stated_cuda_versions(line: &str) -> Vec<((u32, Option<u32>), CudaRole)> {
             let before = &line[..all.start()];
             // nvidia-smi's header: "Driver Version: 550.54   CUDA Version: 12.4", or the two
             // copied into prose with a comma between.
-            let smi_header = all.as_str().to_ascii_lowercase().starts_with("cuda version")
+            let smi_header = all
+                .as_str()
+                .to_ascii_lowercase()
+                .starts_with("cuda version")
                 && CEILING_WORDS
                     .iter()
                     .any(|w| crate::clause::find_ascii_ci(before, w).is_some());
@@ -564,8 +567,7 @@ pub enum CudaRole {
 fn stated_role(before: &str, after: &str) -> CudaRole {
     let sentence_start = before
         .char_indices()
-        .filter(|&(_, c)| matches!(c, ';' | '!' | '?' | '(' | '。' | '，' | '；' | '？'))
-        .next_back()
+        .rfind(|&(_, c)| matches!(c, ';' | '!' | '?' | '(' | '。' | '，' | '；' | '？'))
         .map_or(0, |(i, c)| i + c.len_utf8())
         .max(before.rfind(". ").map_or(0, |i| i + 2))
         .max(before.rfind(", ").map_or(0, |i| i + 2));
