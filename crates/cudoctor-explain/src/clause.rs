@@ -1824,6 +1824,9 @@ pub fn words(line: &str) -> Words {
     if !w.fails(F::NotAvailable) && negation_apart_from_its_verb(line) {
         w.add_failure(F::NotAvailable);
     }
+    if !w.fails(F::CannotLoad) && negated_loading(line) {
+        w.add_failure(F::CannotLoad);
+    }
     // A comparison whose found side is a version of zeros ("expecting 5.1.5 got 0.0.0") read
     // no version at all: the file or answer it came from was unreadable (a corrupted plan, a
     // header read in text mode, a query that failed), so nothing is too old or mismatched.
@@ -1950,8 +1953,11 @@ fn version_with_cpu_suffix(line: &str) -> bool {
     })
 }
 
-/// Negations that a verb of perception follows.
-const NEGATIONS: [&str; 6] = ["n't ", "not ", "cannot ", "unable to ", "不能", "无法"];
+/// Negations that a verb follows, with the apostrophe users leave out ("dont", "couldnt").
+const NEGATIONS: [&str; 15] = [
+    "n't ", "not ", "cannot ", "unable to ", "failed to ", "fails to ", "fail to ", "dont ",
+    "cant ", "couldnt ", "doesnt ", "didnt ", "wont ", "不能", "无法",
+];
 /// The verbs by which a program or a machine sees a GPU (their stems).
 const PERCEIVING: [&str; 5] = ["recogni", "detect", "see", "find", "识别"];
 /// Whether a word is a verb of perception: "recogni..." and "detect..." by their stems; "see"
@@ -1966,29 +1972,62 @@ fn perceives(word: &str) -> bool {
     })
 }
 
+/// Whether a word is a verb by which a loader takes a library in ("load", "open", "dlopen" and
+/// their inflections).
+fn loads(word: &str) -> bool {
+    let w = word.trim_matches(|c: char| !c.is_alphanumeric());
+    matches!(
+        w,
+        "load" | "loads" | "loaded" | "loading" | "open" | "opens" | "opened" | "opening" | "dlopen"
+    )
+}
+
 /// Words allowed between a negation and its verb (an inverted question's subject, an adverb).
 const NEGATION_GAP_WORDS: usize = 4;
+
+/// The verb a negation governs, a few words after it at most: `verb` decides which words are
+/// the verb; `side_by_side` whether the verb right after the negation counts (the lexicon
+/// already reads the phrases it holds); `passive` whether the passive counts ("cannot be
+/// opened"): a library that cannot be loaded is the subject either way, while in "cannot be
+/// recognized" what is not seen is often a name the tool does not know, not a GPU.
+fn negated_verb(line: &str, verb: fn(&str) -> bool, side_by_side: bool, passive: bool) -> bool {
+    let lower = line.to_lowercase().replace('’', "'");
+    NEGATIONS.iter().any(|neg| {
+        lower.match_indices(neg).any(|(i, _)| {
+            let rest = lower.get(i + neg.len()..).unwrap_or_default();
+            rest.split_whitespace()
+                .filter(|word| !(passive && matches!(*word, "be" | "been" | "being")))
+                .take(NEGATION_GAP_WORDS + 1)
+                .take_while(|word| passive || !matches!(*word, "be" | "been" | "being"))
+                .enumerate()
+                .any(|(k, word)| (side_by_side || k > 0) && verb(word))
+        })
+    })
+}
+
+/// Whether the line may hold a negation ([`NEGATIONS`]), before it is lowered and searched.
+fn may_negate(line: &str) -> bool {
+    line.contains("n't")
+        || line.contains("not")
+        || line.contains("unable")
+        || line.contains("ail")
+        || line.contains("nt ")
+        || line.contains("不能")
+        || line.contains("无法")
+}
 
 /// Whether a negation and its verb of perception stand apart, a few words between ("why
 /// doesn't my Kubernetes node recognize the GPU", "it does not always detect the card"): the
 /// lexicon reads them only side by side ("not detected", "n't recognize").
 fn negation_apart_from_its_verb(line: &str) -> bool {
-    if !(line.contains("n't") || line.contains("not") || line.contains("unable")) {
-        return false;
-    }
-    let lower = line.to_lowercase().replace('’', "'");
-    NEGATIONS.iter().any(|neg| {
-        lower.match_indices(neg).any(|(i, _)| {
-            let rest = lower.get(i + neg.len()..).unwrap_or_default();
-            // In the passive ("cannot be recognized") what is not seen is the subject, often
-            // a name the tool does not know (an architecture), not a GPU it fails to see.
-            rest.split_whitespace()
-                .take(NEGATION_GAP_WORDS + 1)
-                .take_while(|word| !matches!(*word, "be" | "been" | "being"))
-                .enumerate()
-                .any(|(k, word)| k > 0 && perceives(word))
-        })
-    })
+    may_negate(line) && negated_verb(line, perceives, false, false)
+}
+
+/// Whether the line says something could not be loaded in words the lexicon does not hold
+/// ("Couldn't open CUDA library libcudnn.so", "libcudnn.so.8 and libcusolver.so.10 dont
+/// load", "could not be opened").
+fn negated_loading(line: &str) -> bool {
+    may_negate(line) && negated_verb(line, loads, true, true)
 }
 
 /// The words that introduce the version a comparison found.
@@ -3417,10 +3456,15 @@ fn by_the_stack_below(w: &Words) -> Option<Reading> {
         };
         return Some((Category::CpuOnlyWheel, s, F::NotCompiled));
     }
-    if let Some((s, f)) = w.pick(
-        S::WindowsDll,
-        &[F::CannotLoad, F::UndefinedSymbol, F::NotFound],
-    ) {
+    // The driver's own DLL (nvcuda.dll, nvml.dll) not loaded is the driver missing, which the
+    // general subjects read.
+    if let Some((s, f)) = w
+        .pick(
+            S::WindowsDll,
+            &[F::CannotLoad, F::UndefinedSymbol, F::NotFound],
+        )
+        .filter(|_| !w.has(S::DriverLibrary))
+    {
         return Some((Category::WindowsDll, s, f));
     }
     if let Some((s, f)) = w.pick(S::CudaLibrary, &[F::CannotLoad, F::NotFound]) {
