@@ -1955,8 +1955,21 @@ fn version_with_cpu_suffix(line: &str) -> bool {
 
 /// Negations that a verb follows, with the apostrophe users leave out ("dont", "couldnt").
 const NEGATIONS: [&str; 15] = [
-    "n't ", "not ", "cannot ", "unable to ", "failed to ", "fails to ", "fail to ", "dont ",
-    "cant ", "couldnt ", "doesnt ", "didnt ", "wont ", "不能", "无法",
+    "n't ",
+    "not ",
+    "cannot ",
+    "unable to ",
+    "failed to ",
+    "fails to ",
+    "fail to ",
+    "dont ",
+    "cant ",
+    "couldnt ",
+    "doesnt ",
+    "didnt ",
+    "wont ",
+    "不能",
+    "无法",
 ];
 /// The verbs by which a program or a machine sees a GPU (their stems).
 const PERCEIVING: [&str; 5] = ["recogni", "detect", "see", "find", "识别"];
@@ -1978,7 +1991,15 @@ fn loads(word: &str) -> bool {
     let w = word.trim_matches(|c: char| !c.is_alphanumeric());
     matches!(
         w,
-        "load" | "loads" | "loaded" | "loading" | "open" | "opens" | "opened" | "opening" | "dlopen"
+        "load"
+            | "loads"
+            | "loaded"
+            | "loading"
+            | "open"
+            | "opens"
+            | "opened"
+            | "opening"
+            | "dlopen"
     )
 }
 

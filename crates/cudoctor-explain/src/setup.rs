@@ -54,6 +54,9 @@ enum Build {
     Torch(String, Option<String>),
     /// A companion of torch (`torchvision`, `torchaudio`), its release and variant.
     Companion(&'static str, String, Option<String>),
+    /// Code that says which cards it runs on: "the 't' kernel requires 5.0 capability", "The
+    /// minimum required Cuda capability is 3.5", "compute capability 8.0 or higher".
+    NeedsCapability(ComputeCapability),
 }
 
 /// What the report's setup names: its cards and its builds.
@@ -71,15 +74,48 @@ pub struct Setup {
     companion_line: Option<(u64, String)>,
 }
 
+/// The compute capabilities a line states as required, with where each is said: the number
+/// before "capability" after a word of requirement ("requires 5.0 capability"), after it
+/// ("minimum required Cuda capability is 3.5"), or with "or higher" ("compute capability 8.0
+/// or higher").
+fn required_capabilities(line: &str) -> Vec<(std::ops::Range<usize>, ComputeCapability)> {
+    static RE: OnceLock<Option<[Regex; 3]>> = OnceLock::new();
+    let Some(res) = RE
+        .get_or_init(|| {
+            Some([
+                Regex::new(r"(?i)(?:requires?|required|minimum|at least|needs?)[^\n.!;]{0,24}?(\d{1,2})\.(\d)\s*(?:\+|or (?:higher|above|newer|later))?\s*(?:(?:cuda|compute)\s+)?capability").ok()?,
+                Regex::new(r"(?i)(?:requires?|required|minimum|at least|needs?)[^\n.!;]{0,24}?capability[^0-9\n]{0,12}(\d{1,2})\.(\d)").ok()?,
+                Regex::new(r"(?i)capability[^0-9\n]{0,12}(\d{1,2})\.(\d)\s*(?:\+|or (?:higher|above|newer|later))").ok()?,
+            ])
+        })
+        .as_ref()
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for re in res {
+        for c in re.captures_iter(line) {
+            let (Some(all), Some(major), Some(minor)) = (c.get(0), c.get(1), c.get(2)) else {
+                continue;
+            };
+            if let Ok(cc) = format!("{}.{}", major.as_str(), minor.as_str()).parse() {
+                out.push((all.range(), cc));
+            }
+        }
+    }
+    out
+}
+
 fn patterns() -> Option<&'static [Regex; 4]> {
     static RE: OnceLock<Option<[Regex; 4]>> = OnceLock::new();
     RE.get_or_init(|| {
         Some([
             Regex::new(r"(?i)capability[^0-9\n]{0,12}(\d{1,2})\.(\d)(?:[^.\d]|$)").ok()?,
             Regex::new(r"(?i)runtime api version[:\s]{0,3}(\d{1,2}\.\d)").ok()?,
-            // "torch 1.4.0", "pytorch=1.4.0", "torch==2.0.1+cu117", "PyTorch version: 1.7.0+cu110".
+            // "torch 1.4.0", "pytorch=1.4.0", "torch==2.0.1+cu117", "PyTorch version: 1.7.0+cu110",
+            // a wheel's or its metadata's name ("torch-2.8.0+cu129.dist-info").
             Regex::new(
-                r"(?i)(?-u:\b)(?:py)?torch(?:[ _-]?version)?[\s:=]{0,3}v?(\d\.\d{1,2}(?:\.\d{1,2})?)(?:\+(cu\d{2,3}))?",
+                r"(?i)(?-u:\b)(?:py)?torch(?:[ _-]?version)?[\s:=-]{0,3}v?(\d\.\d{1,2}(?:\.\d{1,2})?)(?:\+(cu\d{2,3}))?",
             )
             .ok()?,
             // "torchvision 0.15.2", "torchvision==0.16.0+cu118", "torchaudio: 2.1.0".
@@ -106,7 +142,20 @@ impl Setup {
         if card_words && self.card_lines.len() < MAX_CARD_LINES {
             self.card_lines.push((line_no, crate::scanner::shown(line)));
         }
+        let required = if crate::clause::find_ascii_ci(line, "capability").is_some() {
+            required_capabilities(line)
+        } else {
+            Vec::new()
+        };
         for c in capability.captures_iter(line) {
+            // A capability the line requires is not the card's.
+            if c.get(0).is_some_and(|m| {
+                required
+                    .iter()
+                    .any(|(r, _)| r.start < m.end() && m.start() < r.end)
+            }) {
+                continue;
+            }
             let cc = format!(
                 "{}.{}",
                 c.get(1).map_or("", |m| m.as_str()),
@@ -124,6 +173,7 @@ impl Setup {
         let mut found: Vec<Build> = crate::prose::stated_builds(&words)
             .map(Build::Cuda)
             .collect();
+        found.extend(required.iter().map(|(_, cc)| Build::NeedsCapability(*cc)));
         found.extend(
             runtime
                 .captures_iter(line)
@@ -151,6 +201,16 @@ impl Setup {
                 c.get(3).map(|m| m.as_str().to_ascii_lowercase()),
             ))
         }));
+        // A torch wheel's tag (`+cu128`) is that wheel's CUDA, not another build beside it: the
+        // wheel's own arch list judges it, where a bare CUDA would be judged by its nvcc.
+        let tags: Vec<CudaVersion> = found
+            .iter()
+            .filter_map(|b| match b {
+                Build::Torch(_, Some(tag)) => CudaVersion::from_tag(tag).ok(),
+                _ => None,
+            })
+            .collect();
+        found.retain(|b| !matches!(b, Build::Cuda(v) if tags.contains(v)));
         for b in found {
             if self.builds.len() < MAX_BUILDS && !self.builds.contains(&b) {
                 self.builds.push(b);
@@ -185,7 +245,7 @@ impl Setup {
                         .map(|x| x.cuda)
                         .or_else(|| CudaVersion::from_tag(tag).ok())?,
                 )),
-                Build::Torch(_, None) | Build::Companion(..) => None,
+                Build::Torch(_, None) | Build::Companion(..) | Build::NeedsCapability(_) => None,
             })
             .collect()
     }
@@ -492,6 +552,7 @@ fn describe(b: &Build) -> String {
         Build::Companion(name, v, Some(variant)) => format!("{name} {v}+{variant}"),
         Build::Companion(name, v, None) => format!("{name} {v}"),
         Build::Cuda(v) => format!("a build of CUDA {v}"),
+        Build::NeedsCapability(cc) => format!("code that needs compute capability {cc} or higher"),
         Build::Torch(v, Some(variant)) => format!("torch {v}+{variant}"),
         Build::Torch(v, None) => format!("torch {v} (every CUDA build of it)"),
     }
@@ -538,6 +599,7 @@ pub(crate) fn cuda_runs_on(kb: &Kb, cuda: CudaVersion, cc: ComputeCapability) ->
 fn build_runs_on(kb: &Kb, b: &Build, cc: ComputeCapability) -> Option<bool> {
     match b {
         Build::Companion(..) => None,
+        Build::NeedsCapability(needed) => Some(cc >= *needed),
         Build::Cuda(v) => cuda_runs_on(kb, *v, cc),
         Build::Torch(v, variant) => {
             let release = kb.torch(v)?;
@@ -588,6 +650,10 @@ mod tests {
             "W0617 device_context.cc:404] Please NOTE: device: 0, GPU Compute Capability: 8.6, Driver API Version: 11.2, Runtime API Version: 10.2",
             "cudatoolkit=11.8.0 is not supported for NVIDIA RTX5080",
             "I run a Tesla K80 with torch==2.4.0+cu124",
+            "CUDA error on GTX 1070\ntorch==2.8.0+cu128",
+            "Runtime Error with Nvidia Tesla K80\nGPU #0: FATAL: the 't' kernel requires 5.0 capability!",
+            "Ignoring visible gpu device (device: 0, name: GeForce GTX 680, pci bus id: 0000:01:00.0, compute capability: 3.0) with Cuda compute capability 3.0. The minimum required Cuda capability is 3.5.",
+            "CUDA error NVIDIA GeForce GTX 1070\nF:\\ComfyUI_windows_portable\\python_embeded\\Lib\\site-packages\\torch-2.8.0+cu129.dist-info",
         ] {
             let v = verdict(text).unwrap_or_else(|| panic!("no verdict: {text}"));
             assert!(!v.builds_without.is_empty(), "{text}: {v:?}");
