@@ -250,6 +250,19 @@ pub fn stated_family_versions(line: &str) -> Vec<(LibraryFamily, u32)> {
     out
 }
 
+/// The library files a line names (`libcublasLt.so.12`, `cublas64_13.dll`, a path to one), by
+/// their file names.
+fn library_files(line: &str) -> Vec<String> {
+    line.split(|c: char| c.is_whitespace() || "`'\"(),;<>=".contains(c))
+        .map(|w| w.trim_end_matches([':', '.']))
+        .filter(|w| {
+            let lower = w.to_ascii_lowercase();
+            (lower.ends_with(".dll") && lower.len() > 4) || lower.contains(".so.")
+        })
+        .map(|w| w.rsplit(['/', '\\']).next().unwrap_or(w).to_string())
+        .collect()
+}
+
 /// Where the versions a package was not built for were seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SeenIn {
@@ -272,10 +285,19 @@ pub fn of_another_build(
     if !matches!(e.category, Category::LibraryPath | Category::WindowsDll) {
         return e;
     }
+    // The library the message names, else one its line names beside it: a module that fails
+    // to load names itself first, and the library it asks for after ("fails to load
+    // ggml-cuda.dll ... it searches for cublas64_13.dll").
+    let on_line = e
+        .matched
+        .first()
+        .map(|m| library_files(&m.text))
+        .unwrap_or_default();
     let Some((lib, (family, major, minor))) = ["lib", "library"]
         .iter()
-        .filter_map(|k| e.fields.get(*k))
-        .find_map(|l| Some((l.clone(), library_version(l)?)))
+        .filter_map(|k| e.fields.get(*k).cloned())
+        .chain(on_line)
+        .find_map(|l| Some((l.clone(), library_version(&l)?)))
     else {
         return e;
     };
@@ -328,6 +350,21 @@ pub fn of_another_build(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_library_files_a_line_names() {
+        assert_eq!(
+            library_files(
+                "module fails to load .dll `ggml-cuda.dll`, and it searches for `cublas64_13.dll`"
+            ),
+            ["ggml-cuda.dll", "cublas64_13.dll"]
+        );
+        assert_eq!(
+            library_files("OSError: /opt/x/lib/libcublasLt.so.12: cannot open shared object file"),
+            ["libcublasLt.so.12"]
+        );
+        assert!(library_files("import torch failed.").is_empty());
+    }
 
     #[test]
     fn sonames_name_their_family_and_version() {

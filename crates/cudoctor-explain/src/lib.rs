@@ -180,7 +180,7 @@ impl Engine {
         let named = std::mem::take(&mut outcome.named);
         let host = std::mem::take(&mut outcome.host);
         let cards = std::mem::take(&mut outcome.cards);
-        let testimony = std::mem::take(&mut outcome.testimony).first;
+        let testimonies = std::mem::take(&mut outcome.testimony).each;
         let device_failure_line = outcome.device_failure_line;
         let gpu_ran = std::mem::take(&mut outcome.gpu_ran);
         let last_exception = outcome.last_exception.take();
@@ -215,7 +215,7 @@ impl Engine {
         if let Some((line_no, text, true)) = last_exception {
             e = with_program_error(e, line_no, text);
         }
-        if let Some((line_no, text, t)) = testimony {
+        for (line_no, text, t) in testimonies {
             e = with_testimony(e, line_no, text, t);
         }
         e = gpu_ran::after_gpu_ran(e, &gpu_ran);
@@ -1283,6 +1283,10 @@ fn with_testimony(
     }
     // A CPU run fails for lack of CUDA only where the program still asks for it: other
     // failures (memory, a fault) are not what the CPU setting speaks of.
+    // A leak speaks only of memory: the program holds what it should free.
+    if t == testimony::Testimony::MemoryLeak && e.category != Category::OutOfMemory {
+        return e;
+    }
     if t == testimony::Testimony::CpuAsked
         && !matches!(
             e.category,
@@ -1324,6 +1328,11 @@ fn with_testimony(
             "The report finds the failing value hard-coded in the program",
             "The report says the program hard-codes what fails (a library's file name, a device, a path): on a setup other than the one it was written for that value is wrong, which is the program's to fix, not the installation's.",
             "Use the release where the value follows the installed stack (or patch the program to look it up), rather than changing the environment to match the hard-coded value.",
+        ),
+        testimony::Testimony::MemoryLeak => (
+            "The program's GPU memory leaks while it runs",
+            "The report finds the GPU memory growing while the program runs (a leak across steps, epochs or calls) until an allocation fails: the program keeps what it should free (tensors kept with their graphs, results gathered on the GPU, caches that grow), so the card is not too small and nothing of the installation is at fault.",
+            "Find what the loop keeps: accumulate losses and metrics as Python numbers (loss.item()) or detached tensors, run evaluation under torch.no_grad(), move gathered outputs to the CPU, and watch torch.cuda.memory_allocated() per step; torch.cuda.empty_cache() returns only cached memory, not what the program still references.",
         ),
         testimony::Testimony::UndeclaredDependency => (
             "A package the program imports is missing from its requirements",

@@ -16,7 +16,13 @@
 //! - the report says the published build itself is broken ("broken nightly pip install", "the
 //!   3.1 wheel is broken"): a packaging mistake of the project, not the user's setup. What a
 //!   wheel is said to miss is left out: "kernels missing from the wheel" is the GPU's
-//!   architecture left out of the build, "the wheel is missing CUDA" a CPU build.
+//!   architecture left out of the build, "the wheel is missing CUDA" a CPU build;
+//! - the report finds the GPU's memory leaking while the program runs ("memory leak during
+//!   training", "显存泄漏", confirmed by the run that leaks: a step, an epoch, training,
+//!   inference, or memory that keeps growing): an out-of-memory that follows is the program
+//!   holding what it should free, not a card too small or memory held by another process.
+//!   Memory left behind after a failure ("失败之后的内存泄漏") is not this: that is memory held
+//!   by a process, which the out-of-memory answer already covers.
 //!
 //! Alone these name no cause; beside an answer of the environment they say the reporter found
 //! the environment sound, and the answer becomes the program's. Statements that another program
@@ -46,6 +52,9 @@ pub enum Testimony {
     CpuAsked,
     /// The report finds the failing value hard-coded in the program (a soname, a device).
     HardCoded,
+    /// The report finds the program's GPU memory leaking while it runs: an out-of-memory is
+    /// the program's.
+    MemoryLeak,
 }
 
 /// The anchor words and what each tells.
@@ -137,6 +146,16 @@ const ANCHORS: &[(&str, Testimony)] = &[
     ("hardcoded", Testimony::HardCoded),
     ("hard-coded", Testimony::HardCoded),
     ("hard coded", Testimony::HardCoded),
+    ("memory leak", Testimony::MemoryLeak),
+    ("memory leakage", Testimony::MemoryLeak),
+    ("leaks memory", Testimony::MemoryLeak),
+    ("leaking memory", Testimony::MemoryLeak),
+    ("memory is leaking", Testimony::MemoryLeak),
+    ("memory keeps leaking", Testimony::MemoryLeak),
+    ("显存泄漏", Testimony::MemoryLeak),
+    ("显存泄露", Testimony::MemoryLeak),
+    ("内存泄漏", Testimony::MemoryLeak),
+    ("内存泄露", Testimony::MemoryLeak),
     ("broken nightly", Testimony::PublishedBuildBroken),
     ("broken release", Testimony::PublishedBuildBroken),
     ("broken wheel", Testimony::PublishedBuildBroken),
@@ -254,6 +273,31 @@ const CPU_RUN_WORKS: [&str; 11] = [
 /// looked for (bytes).
 const NEAR_REACH: usize = 80;
 
+/// Words of a run that goes on (or of memory that grows with it): a leak said with one of them
+/// is the program's while it runs.
+const RUN_GOES_ON: [&str; 20] = [
+    "training",
+    "train",
+    "epoch",
+    "iteration",
+    "step",
+    "batch",
+    "inference",
+    "loop",
+    "over time",
+    "increas",
+    "grow",
+    "keeps",
+    "each call",
+    "every call",
+    "训练",
+    "推理",
+    "增长",
+    "增加",
+    "持续",
+    "迭代",
+];
+
 /// The stack's names: a version of one of them that works is the environment's, not a release
 /// of the program.
 const STACK_NAMES: [&str; 12] = [
@@ -349,6 +393,20 @@ fn confirmed(anchor: &str, t: Testimony, before: &str, after: &str) -> bool {
                 || anchor == "bisected" && (rest.starts_with("to ") || rest.starts_with("it to "))
         }
         Testimony::UndeclaredDependency | Testimony::PublishedBuildBroken => true,
+        Testimony::MemoryLeak => {
+            let near = format!(
+                "{} {}",
+                tail_ref(before, NEAR_REACH),
+                shorten_ref(after, NEAR_REACH)
+            )
+            .to_lowercase();
+            // Memory left behind after a failure or held by another process is no leak of the
+            // running program's.
+            let left_behind = ["之后", "after the", "after a", "zombie", "another process"]
+                .iter()
+                .any(|w| near.contains(w));
+            !left_behind && RUN_GOES_ON.iter().any(|w| near.contains(w))
+        }
         Testimony::BuildFileDefect => {
             let near = shorten_ref(after, BUILD_FILE_REACH + 8).to_ascii_lowercase();
             // "incorrectly set(s)/pass(es)": what is set must be a flag of the build, not the
@@ -361,19 +419,21 @@ fn confirmed(anchor: &str, t: Testimony, before: &str, after: &str) -> bool {
     }
 }
 
-/// The first line of each testimony a report gives.
+/// The first line of each testimony a report gives, in the order they come: each speaks of
+/// some answers only (a leak of memory, a CPU run of a missing CUDA), so one must not hide the
+/// next.
 #[derive(Debug, Default, Clone)]
 pub struct Testimonies {
-    pub first: Option<(u64, String, Testimony)>,
+    pub each: Vec<(u64, String, Testimony)>,
 }
 
 impl Testimonies {
     pub fn feed(&mut self, line_no: u64, line: &str) {
-        if self.first.is_some() {
+        let Some(t) = testimony_of(line) else {
             return;
-        }
-        if let Some(t) = testimony_of(line) {
-            self.first = Some((line_no, crate::scanner::shown(line), t));
+        };
+        if !self.each.iter().any(|(_, _, seen)| *seen == t) {
+            self.each.push((line_no, crate::scanner::shown(line), t));
         }
     }
 }
@@ -456,6 +516,24 @@ mod tests {
             "使用CPU版的paddle报错, still",
             "使用cpu无问题，勾选CUDA加速报错",
             "you can pass --cpu to run without a GPU",
+        ] {
+            assert_eq!(testimony_of(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_leak_of_the_running_program() {
+        for line in [
+            "Memory leak during training, CUDA out of memory after 2 epochs",
+            "GPU memory leakage: usage keeps increasing every iteration",
+            "疑似显存泄漏，训练过程中显存持续增长",
+        ] {
+            assert_eq!(testimony_of(line), Some(Testimony::MemoryLeak), "{line}");
+        }
+        // Memory left behind by a failed run, or a leak said of nothing that runs.
+        for line in [
+            "应该是运行 run_trian.sh 报上面的失败之后的内存泄漏",
+            "is there a memory leak?",
         ] {
             assert_eq!(testimony_of(line), None, "{line}");
         }
