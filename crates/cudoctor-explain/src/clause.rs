@@ -597,6 +597,34 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ),
     ("oom", Word::Failure(F::OutOfMemory), true),
     ("显存不足", Word::Failure(F::OutOfMemory), false),
+    // Memory said to be short, in other words ("not enough GPU memory", "gpu内存不足", "显存不够",
+    // vLLM's "Free memory on device ... is less than desired GPU memory utilization").
+    ("显存不够", Word::Failure(F::OutOfMemory), false),
+    ("内存不足", Word::Failure(F::OutOfMemory), false),
+    ("内存不够", Word::Failure(F::OutOfMemory), false),
+    ("gpu内存", Word::Subject(S::Memory), false),
+    ("gpu 内存", Word::Subject(S::Memory), false),
+    ("not enough memory", Word::Failure(F::OutOfMemory), false),
+    (
+        "not enough gpu memory",
+        Word::Failure(F::OutOfMemory),
+        false,
+    ),
+    ("not enough vram", Word::Failure(F::OutOfMemory), false),
+    ("insufficient memory", Word::Failure(F::OutOfMemory), false),
+    (
+        "insufficient gpu memory",
+        Word::Failure(F::OutOfMemory),
+        false,
+    ),
+    ("insufficient vram", Word::Failure(F::OutOfMemory), false),
+    (
+        "less than desired gpu memory",
+        Word::Code(S::Memory, F::OutOfMemory),
+        false,
+    ),
+    // "of" left out, as typed by hand ("why does it out memory?").
+    ("out memory", Word::Code(S::Memory, F::OutOfMemory), true),
     ("爆显存", Word::Failure(F::OutOfMemory), false),
     ("显存爆", Word::Failure(F::OutOfMemory), false),
     ("显存溢出", Word::Failure(F::OutOfMemory), false),
@@ -1765,6 +1793,9 @@ pub fn words(line: &str) -> Words {
     if !w.fails(F::NotFound) && nothing_found(line) {
         w.add_failure(F::NotFound);
     }
+    if w.fails(F::NotFound) && named_function_not_found(line).is_some() {
+        w.add_failure(F::UndefinedSymbol);
+    }
     w.gap_words = saw_gap;
     w.gpu_as_card = gpu_as_card && !gpu_as_cuda;
     // The loader's words ("cannot open shared object file") said of a library outside the
@@ -2553,15 +2584,36 @@ fn providers_without_cuda(line: &str) -> Option<(Subject, Failure)> {
     {
         return Some((S::Framework, F::NotCompiled));
     }
-    let listed = lower.contains("available provider") || lower.contains("available_provider");
-    if !listed {
-        return None;
+    // "only `CPUExecutionProvider` is available": the CPU package's one provider.
+    if let Some(i) = lower.find("cpuexecutionprovider") {
+        let before = lower
+            .get(..i)
+            .unwrap_or_default()
+            .trim_end_matches(|c: char| !c.is_alphanumeric());
+        if before
+            .split_whitespace()
+            .next_back()
+            .is_some_and(|w| w.trim_matches(|c: char| !c.is_alphanumeric()) == "only")
+        {
+            return Some((S::Framework, F::NotCompiled));
+        }
     }
+    let listed = ["available provider", "available_provider"]
+        .iter()
+        .find_map(|k| lower.find(k));
+    let Some(listed) = listed else {
+        return None;
+    };
     let cuda = lower.contains("cudaexecutionprovider");
     let missing = ["missing", "not in", "not found", "not available"]
         .iter()
         .any(|k| lower.contains(k));
-    let cpu_only = lower.contains("cpuexecutionprovider") && !cuda;
+    // The providers listed as available are those after the words ("['CUDAExecutionProvider']
+    // does not contain a subset of available providers ['CPUExecutionProvider']"): CUDA asked
+    // for before them is not among them.
+    let offered = lower.get(listed..).unwrap_or_default();
+    let cpu_only =
+        offered.contains("cpuexecutionprovider") && !offered.contains("cudaexecutionprovider");
     (cpu_only || (cuda && missing)).then_some((S::Framework, F::NotCompiled))
 }
 
@@ -3178,6 +3230,7 @@ fn symbol_category(line: &str) -> Category {
             .next()
             .unwrap_or_default()
     })
+    .or_else(|| named_function_not_found(line))
     .unwrap_or_default();
     if lower.contains("/stubs/") || lower.contains("\\stubs\\") {
         // The toolkit's link-time stub loaded at run time in place of the real library.
@@ -3220,6 +3273,23 @@ fn symbol_category(line: &str) -> Category {
         return Category::LibraryPath;
     }
     Category::AbiMismatch
+}
+
+/// The function a line says was not found, by name: a program that resolves an entry point
+/// itself (`cuGetProcAddress`, `dlsym`) says so in its own words ("Function \"cuMemAllocAsync\"
+/// not found", "symbol cuCtxCreate_v4 not found", "entry point cuTensorMapEncodeTiled was not
+/// found"), the same fact as the loader's "undefined symbol".
+fn named_function_not_found(line: &str) -> Option<&str> {
+    static RE: OnceLock<Option<regex::Regex>> = OnceLock::new();
+    let re = RE
+        .get_or_init(|| {
+            regex::Regex::new(
+                r#"(?i)(?-u:\b)(?:function|symbol|entry point)\s+["'`]?([A-Za-z_]\w{2,})["'`]?\s+(?:was\s+|is\s+)?(?:not found|could not be found|missing)"#,
+            )
+            .ok()
+        })
+        .as_ref()?;
+    Some(re.captures(line)?.get(1)?.as_str())
 }
 
 /// A frame of a C++ or Python stack trace ("frame #3: c10d::ProcessGroupNCCL::watchdogHandler()
@@ -5153,6 +5223,42 @@ mod tests {
             cat("RuntimeError: ('The detected CUDA version (%s) mismatches the version that was used to compile PyTorch (%s).', '11.3', '12.8')"),
             Some(Category::ToolkitMismatch)
         );
+    }
+
+    #[test]
+    fn memory_said_to_be_short_in_other_words() {
+        for line in [
+            "readme上面的，应该是gpu内存不足",
+            "vLLM v0.9.1 Free Memory on device on startup is less than desired GPU memory utilization",
+            "请问一下为什么会out memory？",
+            "RuntimeError: not enough GPU memory to load the model",
+        ] {
+            assert_eq!(cat(line), Some(Category::OutOfMemory), "{line}");
+        }
+        // Memory of the host, or the words inside others.
+        assert_eq!(cat("the paging file: without memory of the past"), None);
+    }
+
+    #[test]
+    fn an_entry_point_named_as_not_found_is_an_unresolved_symbol() {
+        assert_eq!(
+            cat("RuntimeError: Function \"cuMemAllocAsync\" not found"),
+            Some(Category::DriverTooOld)
+        );
+        assert_eq!(
+            cat("symbol cuTensorMapEncodeTiled was not found in libcuda"),
+            Some(Category::DriverTooOld)
+        );
+    }
+
+    #[test]
+    fn onnx_runtime_offering_only_its_cpu_provider() {
+        for line in [
+            "ValueError: ['CUDAExecutionProvider'] does not contain a subset of available providers ['CPUExecutionProvider']",
+            "If you install `onnxruntime-gpu` first and then `onnxruntime`, you will notice that only `CPUExecutionProvider` is available.",
+        ] {
+            assert_eq!(cat(line), Some(Category::CpuOnlyWheel), "{line}");
+        }
     }
 
     #[test]
