@@ -2600,10 +2600,7 @@ fn providers_without_cuda(line: &str) -> Option<(Subject, Failure)> {
     }
     let listed = ["available provider", "available_provider"]
         .iter()
-        .find_map(|k| lower.find(k));
-    let Some(listed) = listed else {
-        return None;
-    };
+        .find_map(|k| lower.find(k))?;
     let cuda = lower.contains("cudaexecutionprovider");
     let missing = ["missing", "not in", "not found", "not available"]
         .iter()
