@@ -271,6 +271,10 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("cudnn.h", Word::Subject(S::Toolkit), false),
     ("findcuda", Word::Subject(S::Toolkit), false),
     ("cudatoolkit_root", Word::Subject(S::Toolkit), false),
+    // CMake's CUDA compiler detection ("Couldn't find CUDA library root") and a makefile's
+    // variable for the toolkit ("CUDA variable is not defined").
+    ("cuda library root", Word::Subject(S::Toolkit), false),
+    ("cuda variable", Word::Subject(S::Toolkit), false),
     // CMake's FindCUDA variables and Visual Studio's CUDA toolset.
     ("cuda_toolkit_root", Word::Subject(S::Toolkit), false),
     // torch's cpp_extension calls the toolkit that builds an extension "the detected CUDA
@@ -941,6 +945,22 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("lack of", Word::Failure(F::NotFound), false),
     ("missing", Word::Failure(F::NotFound), false),
     ("not set", Word::Failure(F::NotFound), false),
+    // A variable a build reads, undefined ("CUDA variable is not defined, aborting build", "not
+    // defined environment variable:CUDNN_ROOT_DIR"), and a program not on the search path.
+    ("variable is not defined", Word::Failure(F::NotFound), false),
+    (
+        "not defined environment variable",
+        Word::Failure(F::NotFound),
+        false,
+    ),
+    ("could not be located", Word::Failure(F::NotFound), false),
+    ("not in path", Word::Failure(F::NotFound), false),
+    ("not on path", Word::Failure(F::NotFound), false),
+    ("not in your path", Word::Failure(F::NotFound), false),
+    ("not on your path", Word::Failure(F::NotFound), false),
+    ("not in the path", Word::Failure(F::NotFound), false),
+    ("not on the path", Word::Failure(F::NotFound), false),
+    ("not in $path", Word::Failure(F::NotFound), false),
     (
         "no cuda runtime is found",
         Word::Failure(F::NotFound),
@@ -1078,6 +1098,12 @@ const LEXICON: &[(&str, Word, bool)] = &[
     // LIST is not set, all archs for visible cards are included"): a default taken, not a
     // variable missing.
     ("is not set, all archs", Word::Cancel(F::NotFound), false),
+    // Windows' missing procedure, which the lexicon reads as an unresolved symbol.
+    (
+        "could not be located in the dynamic link library",
+        Word::Cancel(F::NotFound),
+        false,
+    ),
     // A library's hint text for its status ("The cuDNN library was not initialized properly"):
     // the handle's creation failed, which memory run out does as often as the library.
     (
@@ -5220,6 +5246,18 @@ mod tests {
             cat("RuntimeError: ('The detected CUDA version (%s) mismatches the version that was used to compile PyTorch (%s).', '11.3', '12.8')"),
             Some(Category::ToolkitMismatch)
         );
+    }
+
+    #[test]
+    fn a_toolkit_its_build_cannot_locate() {
+        for line in [
+            "OSError: The nvcc binary could not be located in your $PATH. Either add it to your path, or set $CUDAHOME",
+            "CMakeDetermineCUDACompiler.cmake:227 (message): Couldn't find CUDA library root",
+            "legion/runtime/runtime.mk:287: *** CUDA variable is not defined, aborting build.  Stop.",
+            "CMake Error at source/tnn/device/cuda/CMakeLists.txt:13 (message): not defined environment variable:CUDNN_ROOT_DIR",
+        ] {
+            assert_eq!(cat(line), Some(Category::CudaHomeMissing), "{line}");
+        }
     }
 
     #[test]
