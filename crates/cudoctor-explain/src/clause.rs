@@ -1158,6 +1158,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("不兼容", Word::Failure(F::Mismatch), false),
     ("对不上", Word::Failure(F::Mismatch), false),
     ("unsupported", Word::Failure(F::Unsupported), false),
+    // A compiler given an option it does not have yet ("nvcc fatal : Unknown option
+    // '-generate-dependencies-with-compile'"): the option is newer than the compiler.
+    ("unknown option", Word::Failure(F::Unsupported), false),
     ("not supported", Word::Failure(F::Unsupported), false),
     ("only supported on", Word::Failure(F::Unsupported), false),
     ("no longer support", Word::Failure(F::Unsupported), false),
@@ -1770,6 +1773,16 @@ pub fn words(line: &str) -> Words {
             w.failures.push(failure);
         }
     }
+    // Support denied in a user's words ("didn't support V100", "doesn't actually support
+    // sm_75"), which the lexicon reads only side by side with its own negations.
+    if !w.fails(F::Unsupported) && negated_support(line) {
+        w.add_failure(F::Unsupported);
+    }
+    // An attention kernel said not to work on a card ("xFormers does not work on RTX 50s"):
+    // attention kernels are built for some architectures only, so the card is what it refuses.
+    if w.has(S::Attention) && !w.fails(F::Unsupported) && works_not_on_a_card(line) {
+        w.add_failure(F::Unsupported);
+    }
     // An architecture said to be missing from a build ("has no sm_60 kernels").
     if saw_arch && arch_absent(line) {
         w.add_failure(F::Unsupported);
@@ -2106,6 +2119,38 @@ fn negation_apart_from_its_verb(line: &str) -> bool {
 /// load", "could not be opened").
 fn negated_loading(line: &str) -> bool {
     may_negate(line) && negated_verb(line, loads, true, true)
+}
+
+/// Whether a word is the verb of support ("support", "supports", "supported").
+fn supports(word: &str) -> bool {
+    let w = word.trim_matches(|c: char| !c.is_alphanumeric());
+    matches!(w, "support" | "supports" | "supported" | "supporting")
+}
+
+/// Whether the line denies support in words the lexicon does not hold ("didn't support",
+/// "doesn't actually support", "won't be supported").
+fn negated_support(line: &str) -> bool {
+    may_negate(line) && negated_verb(line, supports, true, true)
+}
+
+/// Whether the line says something does not work or run on a card it names after the verb
+/// ("does not work on RTX 50s", "doesn't run on the V100").
+fn works_not_on_a_card(line: &str) -> bool {
+    let lower = line.to_lowercase().replace('’', "'");
+    [
+        "not work on",
+        "n't work on",
+        "not run on",
+        "n't run on",
+        "not working on",
+    ]
+    .iter()
+    .filter_map(|k| lower.find(k).map(|i| i + k.len()))
+    .any(|end| {
+        let rest = lower.get(end..).unwrap_or_default();
+        let near: String = rest.chars().take(40).collect();
+        names_card_model(&near) || names_sm_arch(&near) || names_datacenter_card(&near)
+    })
 }
 
 /// The words that introduce the version a comparison found.
@@ -5245,6 +5290,21 @@ mod tests {
         assert_eq!(
             cat("RuntimeError: ('The detected CUDA version (%s) mismatches the version that was used to compile PyTorch (%s).', '11.3', '12.8')"),
             Some(Category::ToolkitMismatch)
+        );
+    }
+
+    #[test]
+    fn an_attention_kernel_said_not_to_support_a_card() {
+        for line in [
+            "FlashAttention does not work on RTX 50s",
+            "Flash attention 2 didn't support V100, and it just throws error on V100 gpus.",
+        ] {
+            assert_eq!(cat(line), Some(Category::SdpaFallback), "{line}");
+        }
+        // Support denied a card by a build that is no attention kernel: its kernel image.
+        assert_eq!(
+            cat("only to find out that the wheel doesn't actually support sm_75"),
+            Some(Category::NoKernelImage)
         );
     }
 
