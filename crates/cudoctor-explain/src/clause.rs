@@ -3183,6 +3183,54 @@ pub fn is_dockerfile_from(line: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"._-/:@$".contains(&b))
 }
 
+/// Whether the line is a container's own: a shell prompt in one (`root@098b49afe624:/#`, the
+/// host name Docker gives a container being its 12-hex-digit id) or a line of Docker Compose's
+/// log, prefixed by its service (`qna-transformers_1  | `, `api-1  | `).
+pub fn is_container_line(line: &str) -> bool {
+    let t = line.trim_start_matches(['>', ' ']);
+    if let Some(at) = t.find('@') {
+        let user = t.get(..at).unwrap_or_default();
+        let host = t.get(at + 1..).unwrap_or_default();
+        if !user.is_empty()
+            && user
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            && host.len() > 12
+            && host.as_bytes().get(12) == Some(&b':')
+            && host
+                .bytes()
+                .take(12)
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        {
+            return true;
+        }
+    }
+    // Compose: the service, a separator and its index, spaces, then the bar.
+    let Some((service, rest)) = line.split_once(" |") else {
+        return false;
+    };
+    let service = service.trim_end();
+    let Some(index_at) = service.rfind(['_', '-']) else {
+        return false;
+    };
+    let (name, index) = (
+        service.get(..index_at).unwrap_or_default(),
+        service.get(index_at + 1..).unwrap_or_default(),
+    );
+    !name.is_empty()
+        && name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphanumeric())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+        && !index.is_empty()
+        && index.len() <= 2
+        && index.bytes().all(|b| b.is_ascii_digit())
+        && (rest.is_empty() || rest.starts_with(' '))
+}
+
 /// Whether the line holds any word of the lexicon: the cheap first test.
 pub fn mentions_any(line: &str) -> bool {
     lexicon().automaton.is_match(line)
@@ -5291,6 +5339,24 @@ mod tests {
             cat("RuntimeError: ('The detected CUDA version (%s) mismatches the version that was used to compile PyTorch (%s).', '11.3', '12.8')"),
             Some(Category::ToolkitMismatch)
         );
+    }
+
+    #[test]
+    fn a_container_s_own_lines() {
+        for line in [
+            "root@098b49afe624:/# nvidia-smi",
+            "qna-transformers_1  |     torch._C._cuda_init()",
+            "api-1  | RuntimeError: Found no NVIDIA driver on your system.",
+        ] {
+            assert!(is_container_line(line), "{line}");
+        }
+        for line in [
+            "root@my-workstation:~# nvidia-smi",
+            "| NVIDIA-SMI 535.104  Driver Version: 535.104 |",
+            "a + b | c",
+        ] {
+            assert!(!is_container_line(line), "{line}");
+        }
     }
 
     #[test]

@@ -601,7 +601,7 @@ impl State<'_> {
         // looking there only keeps "FROM" (a common word) out of the gate's literals.
         if line_no <= TYPED_LINES
             && self.out.container_line.is_none()
-            && clause::is_dockerfile_from(text)
+            && (clause::is_dockerfile_from(text) || clause::is_container_line(text))
         {
             self.out.container_line = Some(line_no);
         }
