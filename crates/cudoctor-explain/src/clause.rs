@@ -1047,6 +1047,10 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("unmatched", Word::Failure(F::Mismatch), false),
     ("incompatible", Word::Failure(F::Mismatch), false),
     ("not compatible", Word::Failure(F::Mismatch), false),
+    // Two packages' versions said to conflict ("torch=2.0.1和xformers版本冲突").
+    ("conflicts with", Word::Failure(F::Mismatch), false),
+    ("conflict with", Word::Failure(F::Mismatch), false),
+    ("版本冲突", Word::Failure(F::Mismatch), false),
     ("does not match", Word::Failure(F::Mismatch), false),
     ("doesn't match", Word::Failure(F::Mismatch), false),
     ("do not match", Word::Failure(F::Mismatch), false),
@@ -5339,6 +5343,16 @@ mod tests {
             cat("RuntimeError: ('The detected CUDA version (%s) mismatches the version that was used to compile PyTorch (%s).', '11.3', '12.8')"),
             Some(Category::ToolkitMismatch)
         );
+    }
+
+    #[test]
+    fn packages_whose_versions_conflict() {
+        for line in [
+            "torch=2.0.1和xformers版本冲突",
+            "torchvision 0.16.0 conflicts with torch 2.0.1",
+        ] {
+            assert_eq!(cat(line), Some(Category::VersionSuffixMismatch), "{line}");
+        }
     }
 
     #[test]
