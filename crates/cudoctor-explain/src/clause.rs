@@ -1663,6 +1663,9 @@ pub fn words(line: &str) -> Words {
     let (mut saw_gap, mut saw_placement) = (false, false);
     // How the line names the GPU: as the card, or as CUDA.
     let (mut gpu_as_card, mut gpu_as_cuda) = (false, false);
+    // The line lowered for the readings of negations, made once and only if one needs it.
+    let lowered_line = std::cell::OnceCell::new();
+    let lower = || lowered_line.get_or_init(|| lowered(line)).as_str();
     for m in lexicon().automaton.find_overlapping_iter(line) {
         // Past the lexicon's own words come the relations of placements.
         let Some((text, word, whole)) = LEXICON.get(m.pattern().as_usize()) else {
@@ -1779,12 +1782,12 @@ pub fn words(line: &str) -> Words {
     }
     // Support denied in a user's words ("didn't support V100", "doesn't actually support
     // sm_75"), which the lexicon reads only side by side with its own negations.
-    if !w.fails(F::Unsupported) && negated_support(line) {
+    if !w.fails(F::Unsupported) && may_negate(line) && negated_support(lower()) {
         w.add_failure(F::Unsupported);
     }
     // An attention kernel said not to work on a card ("xFormers does not work on RTX 50s"):
     // attention kernels are built for some architectures only, so the card is what it refuses.
-    if w.has(S::Attention) && !w.fails(F::Unsupported) && works_not_on_a_card(line) {
+    if w.has(S::Attention) && !w.fails(F::Unsupported) && works_not_on_a_card(lower()) {
         w.add_failure(F::Unsupported);
     }
     // An architecture said to be missing from a build ("has no sm_60 kernels").
@@ -1895,10 +1898,10 @@ pub fn words(line: &str) -> Words {
     if !w.fails(F::NotCompiled) && version_with_cpu_suffix(line) {
         w.add_failure(F::NotCompiled);
     }
-    if !w.fails(F::NotAvailable) && negation_apart_from_its_verb(line) {
+    if !w.fails(F::NotAvailable) && may_negate(line) && negation_apart_from_its_verb(lower()) {
         w.add_failure(F::NotAvailable);
     }
-    if !w.fails(F::CannotLoad) && negated_loading(line) {
+    if !w.fails(F::CannotLoad) && may_negate(line) && negated_loading(lower()) {
         w.add_failure(F::CannotLoad);
     }
     // A comparison whose found side is a version of zeros ("expecting 5.1.5 got 0.0.0") read
@@ -2085,8 +2088,8 @@ const NEGATION_GAP_WORDS: usize = 4;
 /// already reads the phrases it holds); `passive` whether the passive counts ("cannot be
 /// opened"): a library that cannot be loaded is the subject either way, while in "cannot be
 /// recognized" what is not seen is often a name the tool does not know, not a GPU.
-fn negated_verb(line: &str, verb: fn(&str) -> bool, side_by_side: bool, passive: bool) -> bool {
-    let lower = line.to_lowercase().replace('’', "'");
+/// `lower` is the line as [`lowered`] gives it.
+fn negated_verb(lower: &str, verb: fn(&str) -> bool, side_by_side: bool, passive: bool) -> bool {
     NEGATIONS.iter().any(|neg| {
         lower.match_indices(neg).any(|(i, _)| {
             let rest = lower.get(i + neg.len()..).unwrap_or_default();
@@ -2098,6 +2101,12 @@ fn negated_verb(line: &str, verb: fn(&str) -> bool, side_by_side: bool, passive:
                 .any(|(k, word)| (side_by_side || k > 0) && verb(word))
         })
     })
+}
+
+/// A line in lower case with its typographic apostrophes straightened ("doesn’t"), as the
+/// readings of negations below search it; [`words`] makes it once per line.
+fn lowered(line: &str) -> String {
+    line.to_lowercase().replace('’', "'")
 }
 
 /// Whether the line may hold a negation ([`NEGATIONS`]), before it is lowered and searched.
@@ -2114,15 +2123,15 @@ fn may_negate(line: &str) -> bool {
 /// Whether a negation and its verb of perception stand apart, a few words between ("why
 /// doesn't my Kubernetes node recognize the GPU", "it does not always detect the card"): the
 /// lexicon reads them only side by side ("not detected", "n't recognize").
-fn negation_apart_from_its_verb(line: &str) -> bool {
-    may_negate(line) && negated_verb(line, perceives, false, false)
+fn negation_apart_from_its_verb(lower: &str) -> bool {
+    negated_verb(lower, perceives, false, false)
 }
 
 /// Whether the line says something could not be loaded in words the lexicon does not hold
 /// ("Couldn't open CUDA library libcudnn.so", "libcudnn.so.8 and libcusolver.so.10 dont
 /// load", "could not be opened").
-fn negated_loading(line: &str) -> bool {
-    may_negate(line) && negated_verb(line, loads, true, true)
+fn negated_loading(lower: &str) -> bool {
+    negated_verb(lower, loads, true, true)
 }
 
 /// Whether a word is the verb of support ("support", "supports", "supported").
@@ -2133,14 +2142,13 @@ fn supports(word: &str) -> bool {
 
 /// Whether the line denies support in words the lexicon does not hold ("didn't support",
 /// "doesn't actually support", "won't be supported").
-fn negated_support(line: &str) -> bool {
-    may_negate(line) && negated_verb(line, supports, true, true)
+fn negated_support(lower: &str) -> bool {
+    negated_verb(lower, supports, true, true)
 }
 
 /// Whether the line says something does not work or run on a card it names after the verb
 /// ("does not work on RTX 50s", "doesn't run on the V100").
-fn works_not_on_a_card(line: &str) -> bool {
-    let lower = line.to_lowercase().replace('’', "'");
+fn works_not_on_a_card(lower: &str) -> bool {
     [
         "not work on",
         "n't work on",
@@ -3674,7 +3682,7 @@ fn by_the_stack_below(w: &Words) -> Option<Reading> {
             S::WindowsDll,
             &[F::CannotLoad, F::UndefinedSymbol, F::NotFound],
         )
-        .filter(|_| std::env::var_os("NOFILT").is_some() || !w.has(S::DriverLibrary))
+        .filter(|_| !w.has(S::DriverLibrary))
     {
         return Some((Category::WindowsDll, s, f));
     }

@@ -1281,12 +1281,12 @@ fn with_testimony(
     if !e.is_known() || e.category == Category::NotEnvironment {
         return e;
     }
-    // A CPU run fails for lack of CUDA only where the program still asks for it: other
-    // failures (memory, a fault) are not what the CPU setting speaks of.
     // A leak speaks only of memory: the program holds what it should free.
     if t == testimony::Testimony::MemoryLeak && e.category != Category::OutOfMemory {
         return e;
     }
+    // A CPU run fails for lack of CUDA only where the program still asks for it: other
+    // failures (memory, a fault) are not what the CPU setting speaks of.
     if t == testimony::Testimony::CpuAsked
         && !matches!(
             e.category,

@@ -597,8 +597,9 @@ impl State<'_> {
             self.out.head.push_str(&clause_text);
             self.out.head.push_str(" . ");
         }
-        // A Dockerfile is quoted in a report's first lines, which the gate always reads in full;
-        // looking there only keeps "FROM" (a common word) out of the gate's literals.
+        // A Dockerfile, a container's shell prompt or Docker Compose's log is quoted in a
+        // report's first lines, which the gate always reads in full; looking there only keeps
+        // "FROM" and the prompt's shapes out of the gate's literals.
         if line_no <= TYPED_LINES
             && self.out.container_line.is_none()
             && (clause::is_dockerfile_from(text) || clause::is_container_line(text))

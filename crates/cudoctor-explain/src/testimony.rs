@@ -147,7 +147,6 @@ const ANCHORS: &[(&str, Testimony)] = &[
     ("hard-coded", Testimony::HardCoded),
     ("hard coded", Testimony::HardCoded),
     ("memory leak", Testimony::MemoryLeak),
-    ("memory leakage", Testimony::MemoryLeak),
     ("leaks memory", Testimony::MemoryLeak),
     ("leaking memory", Testimony::MemoryLeak),
     ("memory is leaking", Testimony::MemoryLeak),
