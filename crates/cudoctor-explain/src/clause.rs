@@ -824,6 +824,13 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("winerror 127", Word::Failure(F::UndefinedSymbol), false),
+    // Windows' own dialog in Chinese: "无法定位程序输入点 X 于动态链接库 Y.dll 上".
+    (
+        "无法定位程序输入点",
+        Word::Failure(F::UndefinedSymbol),
+        false,
+    ),
+    ("无法定位输入点", Word::Failure(F::UndefinedSymbol), false),
     // pybind11's type that another compiled module registers, not seen from this one ("(type
     // not registered yet?)"): the two modules were built with different compilers or binding
     // versions, so their type tables do not meet, an ABI mismatch between binaries.
@@ -3680,7 +3687,12 @@ fn by_the_stack_below(w: &Words) -> Option<Reading> {
     if let Some((s, f)) = w
         .pick(
             S::WindowsDll,
-            &[F::CannotLoad, F::UndefinedSymbol, F::NotFound],
+            &[
+                F::CannotLoad,
+                F::UndefinedSymbol,
+                F::NotFound,
+                F::NotAvailable,
+            ],
         )
         .filter(|_| !w.has(S::DriverLibrary))
     {

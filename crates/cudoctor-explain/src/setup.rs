@@ -34,13 +34,15 @@ const MAX_BUILDS: usize = 16;
 
 /// The words that name a card by its model or its capability (the gate passes lines that hold
 /// them).
-pub const LITERALS: [&str; 7] = [
+pub const LITERALS: [&str; 8] = [
     "rtx",
     "gtx",
     "tesla",
     "quadro",
     "titan",
     "geforce",
+    // "N卡50系列": NVIDIA's cards, as Chinese reports name them.
+    "n卡",
     "capability",
 ];
 
@@ -130,7 +132,7 @@ fn patterns() -> Option<&'static [Regex; 4]> {
 
 impl Setup {
     pub fn feed(&mut self, line_no: u64, line: &str) {
-        let card_words = LITERALS[..6]
+        let card_words = LITERALS[..7]
             .iter()
             .any(|w| crate::clause::find_ascii_ci(line, w).is_some());
         if line_no > SETUP_LINES && !card_words {
@@ -301,11 +303,14 @@ impl Setup {
             .card_lines
             .iter()
             .filter_map(|(n, line)| {
-                let model = card_model(kb, line)?;
+                let (name, model) = match card_model(kb, line) {
+                    Some(model) => (model.names.first()?.clone(), model),
+                    None => card_generation(kb, line)?,
+                };
                 Some(NamedCard {
                     line_no: *n,
                     line,
-                    name: model.names.first()?.clone(),
+                    name,
                     cc: model.cc,
                     model: Some(model),
                 })
@@ -583,6 +588,38 @@ pub(crate) fn card_model<'k>(kb: &'k Kb, line: &str) -> Option<&'k GpuModel> {
     kb.gpu(&spaced.join(" "))
 }
 
+/// The GeForce generation a line names by its series ("RTX 50 series", "RTX 50xx", "rtx50系",
+/// "N卡50系列", "RTX 5000-series"): its name and the table's model standing for it, when the
+/// generation's models share one capability ([`Kb::gpu_generation`]).
+fn card_generation<'k>(kb: &'k Kb, line: &str) -> Option<(String, &'k GpuModel)> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let re = RE
+        .get_or_init(|| {
+            Regex::new(
+                r"(?i)(rtx|gtx|geforce|n卡)\s*-?\s*([1-9]0|16)(?:xx|x0|00\s*-?\s*series|\s*-?\s*series|\s*系)",
+            )
+            .ok()
+        })
+        .as_ref()?;
+    let c = re.captures(line)?;
+    let generation: u32 = c.get(2)?.as_str().parse().ok()?;
+    let named = c.get(1)?.as_str().to_ascii_lowercase();
+    let series = match named.as_str() {
+        "rtx" | "gtx" => named,
+        _ if generation >= 20 => "rtx".to_string(),
+        _ => "gtx".to_string(),
+    };
+    let model = kb.gpu_generation(&series, generation)?;
+    let article = if series == "rtx" { "an" } else { "a" };
+    Some((
+        format!(
+            "{article} {} {generation} series card",
+            series.to_ascii_uppercase()
+        ),
+        model,
+    ))
+}
+
 /// Whether a build of CUDA `cuda` can hold code for `cc`: its nvcc compiles for the card's
 /// major (machine code of a lower major does not run on it) and not only above it. None where
 /// the table does not know the range's end that decides.
@@ -667,6 +704,24 @@ mod tests {
         assert!(v.builds_without.is_empty());
         assert!(v.newer_than_builds.is_some());
         assert_eq!(v.cc.to_string(), "12.0");
+    }
+
+    #[test]
+    fn a_generation_named_by_its_series_is_judged_as_its_cards() {
+        for text in [
+            "Doesn't work on RTX 50xx Series",
+            "N卡50系列的兼容性问题",
+            "rtx50系笔记本运行paddle3.0出现乘法除法结果数值错误",
+            "crashes on the RTX 50-series",
+        ] {
+            let v = verdict(text).unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(v.cc.to_string(), "12.0", "{text}");
+            assert_eq!(v.card, "an RTX 50 series card", "{text}");
+        }
+        // A generation whose builds today hold its code judges nothing alone; a workstation
+        // card of the same digits is no generation.
+        assert!(verdict("fails on my RTX 30 series card").is_none());
+        assert!(verdict("RTX 5000 Ada: fails").is_none_or(|v| v.cc.to_string() == "8.9"));
     }
 
     fn driver_verdict(text: &str) -> Option<Verdict> {

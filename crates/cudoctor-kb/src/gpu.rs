@@ -83,9 +83,54 @@ pub fn find<'a>(models: &'a [GpuModel], reported: &str) -> Option<&'a GpuModel> 
     best.map(|(_, m)| m)
 }
 
+/// The models of one GeForce generation a person names by its series and the model numbers'
+/// first two digits ("RTX 50 series", "RTX 50xx": `("rtx", 50)`): the rows named like the
+/// generation's cards ("RTX 5090", "RTX 5070 Ti": four digits, the third from 1 to 9, the fourth
+/// 0), so that a workstation card of the same digits ("RTX 5000 Ada") is not one of them. The
+/// first such model, when every one of them has the same capability; None otherwise.
+pub fn find_generation<'a>(
+    models: &'a [GpuModel],
+    series: &str,
+    generation: u32,
+) -> Option<&'a GpuModel> {
+    let prefix = generation.to_string();
+    let of_generation = |name: &String| {
+        let words = name_words(name);
+        let [first, number, ..] = words.as_slice() else {
+            return false;
+        };
+        let b = number.as_bytes();
+        first == series
+            && b.len() == 4
+            && number.starts_with(&prefix)
+            && prefix.len() == 2
+            && (b'1'..=b'9').contains(&b[2])
+            && b[3] == b'0'
+    };
+    let mut found = models.iter().filter(|m| m.names.iter().any(of_generation));
+    let first = found.next()?;
+    found.all(|m| m.cc == first.cc).then_some(first)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_generation_named_by_its_series_is_one_capability_or_none() {
+        let kb = crate::Kb::embedded();
+        let rtx50 = find_generation(&kb.gpus, "rtx", 50).expect("the RTX 50 series");
+        assert_eq!(rtx50.cc, ComputeCapability::new(12, 0));
+        let rtx40 = find_generation(&kb.gpus, "rtx", 40).expect("the RTX 40 series");
+        assert_eq!(rtx40.cc, ComputeCapability::new(8, 9));
+        // The RTX 30 series spans 8.6 only; the RTX 20 series 7.5.
+        assert_eq!(
+            find_generation(&kb.gpus, "rtx", 20).map(|m| m.cc),
+            Some(ComputeCapability::new(7, 5))
+        );
+        assert!(find_generation(&kb.gpus, "rtx", 90).is_none());
+        assert!(find_generation(&kb.gpus, "rtx", 5).is_none());
+    }
 
     #[test]
     fn one_reading_of_a_named_gpu() {

@@ -448,6 +448,12 @@ impl Kb {
         gpu::find(&self.gpus, name)
     }
 
+    /// A GeForce generation named by its series and first digits ("RTX 50 series": `("rtx",
+    /// 50)`), when its models share one capability ([`gpu::find_generation`]).
+    pub fn gpu_generation(&self, series: &str, generation: u32) -> Option<&GpuModel> {
+        gpu::find_generation(&self.gpus, series, generation)
+    }
+
     /// The one reading of a GPU a person names (`--gpu`, a plan input): a compute capability
     /// in any spelling [`ComputeCapability`] parses ("sm_90", "SM_90", "9.0", "90"), else a
     /// product name this table knows ("RTX 4090", "NVIDIA H200").
