@@ -76,6 +76,10 @@ const WAVE17: &str = include_str!("corpus/wave17.toml");
 const WAVE18: &str = include_str!("corpus/wave18.toml");
 const WAVE19: &str = include_str!("corpus/wave19.toml");
 const WAVE20: &str = include_str!("corpus/wave20.toml");
+/// The twenty-first and twenty-second corpora (2026-12-06, ninth session): held out like the
+/// eighteenth to twentieth.
+const WAVE21: &str = include_str!("corpus/wave21.toml");
+const WAVE22: &str = include_str!("corpus/wave22.toml");
 /// The fourth corpus's split: FNV-1a-64 of `"36:<owner>/<repo>"`, even = tuning. Fixed before
 /// any of its cases was read (docs/explain-corpus.md).
 const WAVE4_SEED: u64 = 36;
@@ -230,7 +234,7 @@ fn wave4() -> PublicCorpus {
 
 /// The corpora gathered as wholes after the fourth (no halves), in the order they were
 /// gathered: their number, file, text, and whether each case carries a `# meta:` line.
-const WHOLES: [(u8, &str, &str, bool); 16] = [
+const WHOLES: [(u8, &str, &str, bool); 18] = [
     (5, "wave5.toml", WAVE5, false),
     (6, "wave6.toml", WAVE6, true),
     (7, "wave7.toml", WAVE7, true),
@@ -247,6 +251,8 @@ const WHOLES: [(u8, &str, &str, bool); 16] = [
     (18, "wave18.toml", WAVE18, true),
     (19, "wave19.toml", WAVE19, true),
     (20, "wave20.toml", WAVE20, true),
+    (21, "wave21.toml", WAVE21, true),
+    (22, "wave22.toml", WAVE22, true),
 ];
 
 /// The entry of [`WHOLES`] of the `n`th corpus.
@@ -1274,6 +1280,24 @@ fn wave20_is_well_formed_and_held_out() {
 /// The twentieth corpus holds at least this many cases (it only grows).
 const WAVE20_MIN_CASES: usize = 107;
 
+/// The twenty-first corpus is well formed and new (see wave15's).
+#[test]
+fn wave21_is_well_formed_and_held_out() {
+    assert_whole_is_new(21, WAVE21_MIN_CASES);
+}
+
+/// The twenty-first corpus holds at least this many cases (it only grows).
+const WAVE21_MIN_CASES: usize = 105;
+
+/// The twenty-second corpus is well formed and new (see wave15's).
+#[test]
+fn wave22_is_well_formed_and_held_out() {
+    assert_whole_is_new(22, WAVE22_MIN_CASES);
+}
+
+/// The twenty-second corpus holds at least this many cases (it only grows).
+const WAVE22_MIN_CASES: usize = 106;
+
 /// The seventh corpus, tuning material since its blind measurement: per category, overall, the
 /// share answered "unknown" (of the non-negatives), the false alarms on negatives and its
 /// misses. Measured blind on 2026-12-05 (docs/explain-corpus.md), after the fifth and sixth
@@ -1474,6 +1498,32 @@ fn wave20_accuracy_held_out() {
     );
 }
 
+/// The twenty-first corpus, held out (docs/explain-corpus.md): its aggregate figures only,
+/// never a case, held to its first blind measurement.
+#[test]
+fn wave21_accuracy_held_out() {
+    assert_held_out_floors(
+        "wave21",
+        &whole(21),
+        MIN_WAVE21_ACCURACY,
+        MAX_WAVE21_UNKNOWN,
+        MAX_WAVE21_FALSE_ALARMS,
+    );
+}
+
+/// The twenty-second corpus, held out (docs/explain-corpus.md): its aggregate figures only,
+/// never a case, held to its first blind measurement.
+#[test]
+fn wave22_accuracy_held_out() {
+    assert_held_out_floors(
+        "wave22",
+        &whole(22),
+        MIN_WAVE22_ACCURACY,
+        MAX_WAVE22_UNKNOWN,
+        MAX_WAVE22_FALSE_ALARMS,
+    );
+}
+
 /// A held-out corpus's aggregate figures (per category, overall, the unknown share of the
 /// non-negatives, the false alarms on negatives), never a case, held to `(minimum accuracy,
 /// maximum unknown share, maximum false alarms)`.
@@ -1641,3 +1691,17 @@ const MAX_WAVE19_FALSE_ALARMS: u32 = 4;
 const MIN_WAVE20_ACCURACY: f64 = 0.682;
 const MAX_WAVE20_UNKNOWN: f64 = 0.095;
 const MAX_WAVE20_FALSE_ALARMS: u32 = 8;
+
+/// The twenty-first corpus's first blind measurement (2026-12-06, ninth session, gathered at the
+/// session's start from the PyTorch ecosystem's and LLM stacks' trackers and measured on its
+/// starting reader, 2696bff): 72/105, unknown 15/82, false alarms 5 of 23.
+const MIN_WAVE21_ACCURACY: f64 = 0.685;
+const MAX_WAVE21_UNKNOWN: f64 = 0.183;
+const MAX_WAVE21_FALSE_ALARMS: u32 = 5;
+
+/// The twenty-second corpus's first blind measurement (2026-12-06, ninth session, gathered at
+/// the session's start from every other tracker and measured on its starting reader, 2696bff):
+/// 74/106, unknown 7/84, false alarms 8 of 22.
+const MIN_WAVE22_ACCURACY: f64 = 0.698;
+const MAX_WAVE22_UNKNOWN: f64 = 0.084;
+const MAX_WAVE22_FALSE_ALARMS: u32 = 8;
