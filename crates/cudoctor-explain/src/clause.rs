@@ -328,6 +328,12 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("sm_", Word::Subject(S::GpuArch), false),
+    // TensorRT's code of an SM it has no kernels for ("Unsupported SM: 0x809", sm_89).
+    ("sm: 0x", Word::Subject(S::GpuArch), false),
+    // OpenCV's build settings of the architectures it compiles ("Please check CUDA_ARCH_PTX or
+    // CUDA_ARCH_BIN").
+    ("cuda_arch_bin", Word::Subject(S::GpuArch), false),
+    ("cuda_arch_ptx", Word::Subject(S::GpuArch), false),
     ("compute_", Word::Subject(S::GpuArch), false),
     ("compute capability", Word::Subject(S::GpuArch), false),
     ("cuda capability", Word::Subject(S::GpuArch), false),
@@ -696,6 +702,13 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("unknown error", Word::Failure(F::Fault), false),
     ("not compiled with", Word::Failure(F::NotCompiled), false),
     ("not built with", Word::Failure(F::NotCompiled), false),
+    // OpenCV's refusal of a device its CUDA build holds no code for ("OpenCV was not built to
+    // work with the selected device").
+    (
+        "not built to work with",
+        Word::Failure(F::Unsupported),
+        false,
+    ),
     ("compiled without", Word::Failure(F::NotCompiled), false),
     ("built without", Word::Failure(F::NotCompiled), false),
     // c10's "PyTorch is not linked with support for cuda devices"; Paddle's "PaddlePaddle should

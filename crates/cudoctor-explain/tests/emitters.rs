@@ -33,6 +33,8 @@ const EMITTERS: &[(&str, &str)] = &[
     ("numba", include_str!("emitters/numba.toml")),
     ("ggml", include_str!("emitters/ggml.toml")),
     ("cupy_libs", include_str!("emitters/cupy_libs.toml")),
+    ("opencv", include_str!("emitters/opencv.toml")),
+    ("tensorrt", include_str!("emitters/tensorrt.toml")),
 ];
 
 #[derive(Deserialize)]
