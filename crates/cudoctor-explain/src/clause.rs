@@ -1087,6 +1087,11 @@ const LEXICON: &[(&str, Word, bool)] = &[
     // A package that says what it was built for ("xFormers was built for: PyTorch 2.0.1+cu118
     // ... (you have 2.1.0+cu121)").
     ("was built for", Word::Failure(F::Mismatch), false),
+    // The same said of code and the device it meets ("running kernels compiled for compute
+    // capability 7.0 on device with compute capability 5.0", "Binary was compiled for sm_80").
+    ("was compiled for", Word::Failure(F::Mismatch), false),
+    ("were compiled for", Word::Failure(F::Mismatch), false),
+    ("kernels compiled for", Word::Failure(F::Mismatch), false),
     // One piece of a framework that requires another version of its other piece ("jaxlib is
     // version 0.4.1, but this version of jax requires version >= 0.4.7").
     ("but this version of", Word::Failure(F::Mismatch), false),

@@ -1211,3 +1211,19 @@ fn values_on_different_devices_are_the_program_s_placement() {
     );
     assert_ne!(e.category, Category::NotEnvironment);
 }
+
+/// Code said to be compiled for one architecture and run on a device of another, in any
+/// program's words, is a build without the device's code; TensorRT's SM code and OpenCV's
+/// refusal of the device say the same.
+#[test]
+fn code_compiled_for_another_architecture_than_the_device() {
+    for log in [
+        "Kokkos::Cuda::initialize ERROR: running kernels compiled for compute capability 0.0 (< 5.0) on device with compute capability 5.0 (>=5.0), this would give incorrect results!",
+        "The program was compiled for compute capability 8.6 but the device has compute capability 7.5",
+        "Binary was compiled for sm_80 but this GPU is sm_75",
+        "[F] [TRT] Assertion failed: Unsupported SM: 0x809",
+        "error: (-216:No CUDA support) OpenCV was not built to work with the selected device. Please check CUDA_ARCH_PTX or CUDA_ARCH_BIN in your build configuration.",
+    ] {
+        assert_eq!(explain_str(log).category, Category::NoKernelImage, "{log}");
+    }
+}
