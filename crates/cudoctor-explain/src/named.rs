@@ -396,10 +396,18 @@ impl Named {
         branch_ceiling: impl Fn(&str) -> Option<u32>,
     ) -> Option<(u32, u32)> {
         let build = self.build_cuda_major?;
+        // nvidia-smi's header where the log shows nvidia-smi, else the highest CUDA the log's
+        // words give the driver ("my driver only supports CUDA 11.4", "the CUDA 12.1 driver").
+        let from_smi = || {
+            self.driver_cuda_major
+                .or_else(|| branch_ceiling(self.driver_version.as_deref()?))
+        };
         let driver = self
-            .driver_cuda_major
-            .or_else(|| branch_ceiling(self.driver_version.as_deref()?))?;
-        (self.smi_seen && build > driver).then_some((driver, build))
+            .smi_seen
+            .then(from_smi)
+            .flatten()
+            .or_else(|| self.ceiling_cuda.iter().map(|v| v.0).max())?;
+        (build > driver).then_some((driver, build))
     }
 
     /// What the log shows of the machine's CUDA stack besides a framework: the driver's own
@@ -575,6 +583,19 @@ fn stated_role(before: &str, after: &str) -> CudaRole {
     if CEILING_WORDS.iter().any(|w| own.contains(w)) {
         return CudaRole::DriverCeiling;
     }
+    // The driver said to support it ("my driver only supports CUDA 11.4", "驱动最高支持"), or the
+    // version naming a driver ("the CUDA 12.1 driver").
+    let driver_supports = own.contains("driver")
+        && ["support", "up to", "maximum", "max "]
+            .iter()
+            .any(|w| own.contains(w));
+    let names_a_driver = after
+        .trim_start()
+        .get(..6)
+        .is_some_and(|w| w.eq_ignore_ascii_case("driver"));
+    if driver_supports || names_a_driver {
+        return CudaRole::DriverCeiling;
+    }
     let wanted = WANTED_WORDS.iter().any(|w| own.contains(w));
     // The sentence ends at the first stop that is not a decimal point ("CUDA 11.8?").
     let bytes = after.as_bytes();
@@ -665,6 +686,22 @@ mod tests {
             ),
             vec![((12, Some(4)), CudaRole::DriverCeiling)]
         );
+        // The driver said in words to support it, or a version that names a driver.
+        for line in [
+            "my driver only supports CUDA 11.4",
+            "the nodes run the CUDA 12.1 driver",
+        ] {
+            assert!(
+                stated_cuda_versions(line)
+                    .iter()
+                    .all(|(_, role)| *role == CudaRole::DriverCeiling),
+                "{line}"
+            );
+        }
+        let mut words_only = Named::default();
+        words_only.feed(1, "my driver only supports CUDA 11.4");
+        words_only.feed(2, "pip install torch==2.1.0+cu121");
+        assert_eq!(words_only.build_newer_than_driver(|_| None), Some((11, 12)));
         // The driver's ceiling stands for the machine's CUDA only where nothing installed is said.
         let mut smi_only = Named::default();
         smi_only.feed(1, "Driver Version: 550.90.07, CUDA Version: 12.4");
