@@ -183,12 +183,32 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("overheat", Word::Subject(S::Hardware), false),
     ("err!", Word::Subject(S::Hardware), false),
     ("err!", Word::Failure(F::Fault), false),
+    // DCGM's health watch of the card's temperature ("Detected clocks event due to thermal
+    // violation in GPU 2. Verify that the cooling on this machine is functional").
+    ("thermal violation", Word::Subject(S::Hardware), false),
+    ("thermal violation", Word::Failure(F::Fault), false),
     ("nccl", Word::Subject(S::Nccl), false),
     ("processgroupnccl", Word::Subject(S::Nccl), false),
     ("collective operation", Word::Subject(S::Nccl), false),
     ("allreduce", Word::Subject(S::Nccl), false),
     ("all_reduce", Word::Subject(S::Nccl), false),
     ("all-reduce", Word::Subject(S::Nccl), false),
+    // The GPUs' own path to each other, which collectives take: two GPUs the topology gives no
+    // peer-to-peer access (GeForce cards, IOMMU/ACS redirecting it), as the corpora label it.
+    (
+        "peer access is not supported",
+        Word::Subject(S::Nccl),
+        false,
+    ),
+    (
+        "peer access is not supported",
+        Word::Failure(F::Unsupported),
+        false,
+    ),
+    // NCCL's bootstrap finding no network interface to use ("Bootstrap : no socket interface
+    // found", NCCL_SOCKET_IFNAME naming none).
+    ("no socket interface", Word::Subject(S::Nccl), false),
+    ("no socket interface", Word::Failure(F::Failed), false),
     ("docker", Word::Subject(S::Container), false),
     ("container", Word::Subject(S::Container), false),
     ("kubernetes", Word::Subject(S::Container), false),
@@ -1439,6 +1459,17 @@ const LEXICON: &[(&str, Word, bool)] = &[
     (
         "no_binary_for_gpu",
         Word::Code(S::GpuArch, F::Unsupported),
+        false,
+    ),
+    // Peer access the topology does not give two GPUs: the multi-GPU path, as its string reads.
+    (
+        "peeraccessunsupported",
+        Word::Code(S::Nccl, F::Unsupported),
+        false,
+    ),
+    (
+        "peer_access_unsupported",
+        Word::Code(S::Nccl, F::Unsupported),
         false,
     ),
     ("invalidptx", Word::Code(S::GpuArch, F::Unsupported), false),
