@@ -1122,6 +1122,12 @@ const LEXICON: &[(&str, Word, bool)] = &[
         false,
     ),
     ("stubs/libcuda", Word::Failure(F::Mismatch), false),
+    // A library's link-time stub loaded where the real one should be (CuPy's "You are running
+    // using the stub version of nvrtc").
+    ("stub version of", Word::Failure(F::Mismatch), false),
+    // TensorFlow's cuDNN call that failed to launch: in every report of it in the material, a
+    // cuDNN of another version than the one TensorFlow was built for.
+    ("cudnn launch failure", Word::Failure(F::Mismatch), false),
     ("不匹配", Word::Failure(F::Mismatch), false),
     ("不对应", Word::Failure(F::Mismatch), false),
     ("对应不上", Word::Failure(F::Mismatch), false),
