@@ -627,6 +627,18 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ),
     ("oom", Word::Failure(F::OutOfMemory), true),
     ("显存不足", Word::Failure(F::OutOfMemory), false),
+    // ggml's buffer on a CUDA device that could not be allocated ("unable to allocate CUDA0
+    // buffer", "failed to allocate CUDA1 buffer of size ...").
+    (
+        "unable to allocate cuda",
+        Word::Failure(F::OutOfMemory),
+        false,
+    ),
+    (
+        "failed to allocate cuda",
+        Word::Failure(F::OutOfMemory),
+        false,
+    ),
     // Memory said to be short, in other words ("not enough GPU memory", "gpu内存不足", "显存不够",
     // vLLM's "Free memory on device ... is less than desired GPU memory utilization").
     ("显存不够", Word::Failure(F::OutOfMemory), false),
