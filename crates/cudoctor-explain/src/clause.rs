@@ -193,18 +193,6 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("allreduce", Word::Subject(S::Nccl), false),
     ("all_reduce", Word::Subject(S::Nccl), false),
     ("all-reduce", Word::Subject(S::Nccl), false),
-    // The GPUs' own path to each other, which collectives take: two GPUs the topology gives no
-    // peer-to-peer access (GeForce cards, IOMMU/ACS redirecting it), as the corpora label it.
-    (
-        "peer access is not supported",
-        Word::Subject(S::Nccl),
-        false,
-    ),
-    (
-        "peer access is not supported",
-        Word::Failure(F::Unsupported),
-        false,
-    ),
     // NCCL's bootstrap finding no network interface to use ("Bootstrap : no socket interface
     // found", NCCL_SOCKET_IFNAME naming none).
     ("no socket interface", Word::Subject(S::Nccl), false),
@@ -1477,17 +1465,6 @@ const LEXICON: &[(&str, Word, bool)] = &[
     (
         "no_binary_for_gpu",
         Word::Code(S::GpuArch, F::Unsupported),
-        false,
-    ),
-    // Peer access the topology does not give two GPUs: the multi-GPU path, as its string reads.
-    (
-        "peeraccessunsupported",
-        Word::Code(S::Nccl, F::Unsupported),
-        false,
-    ),
-    (
-        "peer_access_unsupported",
-        Word::Code(S::Nccl, F::Unsupported),
         false,
     ),
     ("invalidptx", Word::Code(S::GpuArch, F::Unsupported), false),
