@@ -82,8 +82,14 @@ step "building cudoctor.exe"
 cargo build --target "$target" --quiet -p cudoctor
 exe="${CARGO_TARGET_DIR:-$root/target}/$target/debug/cudoctor.exe"
 [ -f "$exe" ] || fail "no $exe after the build"
-linux_bin="${CUDOCTOR_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/cudoctor}"
-[ -x "$linux_bin" ] || cargo build --quiet -p cudoctor
+# The Linux build is built here too (a no-op when it is current), so that both name the same
+# commit: a debug binary left from an earlier commit would name another.
+if [ -n "${CUDOCTOR_BIN:-}" ]; then
+  linux_bin="$CUDOCTOR_BIN"
+else
+  cargo build --quiet -p cudoctor
+  linux_bin="${CARGO_TARGET_DIR:-$root/target}/debug/cudoctor"
+fi
 
 export WINEPREFIX="${CUDOCTOR_WINEPREFIX:-$HOME/.cache/cudoctor-wine}"
 export WINEDEBUG=-all
