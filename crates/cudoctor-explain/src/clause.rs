@@ -1854,18 +1854,14 @@ pub fn words(line: &str) -> Words {
     if w.has(S::Attention)
         && w.failures.iter().all(|f| *f == F::Failed)
         && (find_ascii_ci(line, "requires").is_some() || find_ascii_ci(line, "needs ").is_some())
-        && (names_card_model(line) || names_sm_arch(line) || names_datacenter_card(line))
+        && names_a_gpu(line)
     {
         w.add_failure(F::Unsupported);
     }
     // A card named by its model in a line that says it is not supported ("1.3 no longer
     // supporting Tesla K40m"): the model stands for its architecture. Attention kernels say
     // which cards they run on themselves.
-    if w.fails(F::Unsupported)
-        && !w.has(S::GpuArch)
-        && !w.has(S::Attention)
-        && (names_card_model(line) || names_datacenter_card(line))
-    {
+    if w.fails(F::Unsupported) && !w.has(S::GpuArch) && !w.has(S::Attention) && names_card(line) {
         w.add_subject(S::GpuArch, line.len());
     }
     if let Some((s, f)) = saw_cuda.then(|| cuda_error_code(line)).flatten() {
@@ -2212,7 +2208,7 @@ fn works_not_on_a_card(lower: &str) -> bool {
     .any(|end| {
         let rest = lower.get(end..).unwrap_or_default();
         let near: String = rest.chars().take(40).collect();
-        names_card_model(&near) || names_sm_arch(&near) || names_datacenter_card(&near)
+        names_a_gpu(&near)
     })
 }
 
@@ -2513,6 +2509,17 @@ fn arch_absent(line: &str) -> bool {
         matches!(word, "no" | "without" | "lacks" | "lacking" | "missing")
             && (arch.starts_with("sm_") || arch.starts_with("compute_"))
     })
+}
+
+/// Whether the text names a card, by its model line or as a data-centre card or architecture
+/// ([`names_card_model`], [`names_datacenter_card`]).
+fn names_card(text: &str) -> bool {
+    names_card_model(text) || names_datacenter_card(text)
+}
+
+/// Whether the text names a GPU: a card ([`names_card`]) or an architecture as `sm_XX`.
+fn names_a_gpu(text: &str) -> bool {
+    names_card(text) || names_sm_arch(text)
 }
 
 /// Whether the line names an NVIDIA card by its model line (`Tesla K40m`, `GeForce GTX 1080`,
@@ -3798,8 +3805,7 @@ fn by_code_and_toolchain(line: &str, w: &Words) -> Option<Reading> {
     // "requires an Ampere or newer card"): the kernel says which cards it runs on, and attention
     // falls back to another. A kernel image missing is a build without this GPU's code; a CUDA
     // or nvcc it refuses is the toolkit's.
-    let names_a_gpu =
-        w.has(S::GpuArch) || w.has(S::Gpu) || names_card_model(line) || names_datacenter_card(line);
+    let names_a_gpu = w.has(S::GpuArch) || w.has(S::Gpu) || names_card(line);
     if w.has(S::Attention)
         && names_a_gpu
         && !w.has(S::Toolkit)

@@ -132,7 +132,8 @@ fn patterns() -> Option<&'static [Regex; 4]> {
 
 impl Setup {
     pub fn feed(&mut self, line_no: u64, line: &str) {
-        let card_words = LITERALS[..7]
+        // Every literal but the last ("capability") names a card.
+        let card_words = LITERALS[..LITERALS.len() - 1]
             .iter()
             .any(|w| crate::clause::find_ascii_ci(line, w).is_some());
         if line_no > SETUP_LINES && !card_words {

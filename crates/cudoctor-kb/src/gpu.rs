@@ -94,6 +94,9 @@ pub fn find_generation<'a>(
     generation: u32,
 ) -> Option<&'a GpuModel> {
     let prefix = generation.to_string();
+    if prefix.len() != 2 {
+        return None;
+    }
     let of_generation = |name: &String| {
         let words = name_words(name);
         let [first, number, ..] = words.as_slice() else {
@@ -103,7 +106,6 @@ pub fn find_generation<'a>(
         first == series
             && b.len() == 4
             && number.starts_with(&prefix)
-            && prefix.len() == 2
             && (b'1'..=b'9').contains(&b[2])
             && b[3] == b'0'
     };
