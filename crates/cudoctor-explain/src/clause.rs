@@ -602,6 +602,11 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("resourceexhausted", Word::Subject(S::Memory), false),
     ("resource exhausted", Word::Subject(S::Memory), false),
     ("显存", Word::Subject(S::Memory), false),
+    // The device allocators' own names: CUDA's (`cudaMalloc failed: out of memory`), the
+    // driver API's and RAPIDS' memory manager (`RMM failure ... maximum pool size exceeded`).
+    ("cudamalloc", Word::Subject(S::Memory), false),
+    ("cumemalloc", Word::Subject(S::Memory), false),
+    ("rmm", Word::Subject(S::Memory), true),
     // --- failures ---
     ("out of memory", Word::Failure(F::OutOfMemory), false),
     // The words in another order, as typed by hand ("out of CUDA memory").
@@ -635,6 +640,46 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("gpu内存", Word::Subject(S::Memory), false),
     ("gpu 内存", Word::Subject(S::Memory), false),
     ("not enough memory", Word::Failure(F::OutOfMemory), false),
+    // What is needed said to exceed what is free ("6.30 GiB KV cache is needed, which is
+    // larger than the available KV cache memory", "Need: 2.3GB free, Have: 1.1GB free"), an
+    // allocator's pool at its cap, an allocation refused in Paddle's words ("Cannot malloc 49
+    // MB GPU memory"), and a search for a batch size that every size failed.
+    (
+        "larger than the available",
+        Word::Failure(F::OutOfMemory),
+        false,
+    ),
+    (
+        "exceeds the available",
+        Word::Failure(F::OutOfMemory),
+        false,
+    ),
+    (
+        "more than the available",
+        Word::Failure(F::OutOfMemory),
+        false,
+    ),
+    (
+        "maximum pool size exceeded",
+        Word::Failure(F::OutOfMemory),
+        false,
+    ),
+    ("cannot malloc", Word::Failure(F::OutOfMemory), false),
+    (
+        "make sure you have enough gpu",
+        Word::Failure(F::OutOfMemory),
+        false,
+    ),
+    (
+        "no executable batch size",
+        Word::Failure(F::OutOfMemory),
+        false,
+    ),
+    (
+        "insufficient space in device",
+        Word::Failure(F::OutOfMemory),
+        false,
+    ),
     (
         "not enough gpu memory",
         Word::Failure(F::OutOfMemory),
@@ -792,6 +837,45 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("paddlepaddle==", Word::Failure(F::NotCompiled), false),
     // mmcv's lite flavour ships no compiled ops (`mmcv-full` / mmcv 2's CUDA build does).
     ("mmcv._ext", Word::Failure(F::NotCompiled), false),
+    // A package's CUDA part said absent in its own words: apex's ops ("requires cuda
+    // extensions", "installed without --cuda_ext"), a quantizer's kernels ("could not import
+    // the C++/CUDA dependencies", "kernels are not properly installed", "extension is not
+    // installed"), mmcv's lite build ("You should install mmcv-full").
+    (
+        "requires cuda extensions",
+        Word::Code(S::Framework, F::NotCompiled),
+        false,
+    ),
+    (
+        "without --cuda_ext",
+        Word::Code(S::Framework, F::NotCompiled),
+        false,
+    ),
+    (
+        "without --cpp_ext",
+        Word::Code(S::Framework, F::NotCompiled),
+        false,
+    ),
+    (
+        "c++/cuda dependencies",
+        Word::Code(S::Framework, F::NotCompiled),
+        false,
+    ),
+    (
+        "kernels are not properly installed",
+        Word::Code(S::Framework, F::NotCompiled),
+        false,
+    ),
+    (
+        "extension is not installed",
+        Word::Code(S::Framework, F::NotCompiled),
+        false,
+    ),
+    (
+        "install ``mmcv-full``",
+        Word::Code(S::Framework, F::NotCompiled),
+        false,
+    ),
     // The program says it runs on the CPU (it found no GPU it could use).
     ("only cpu", Word::Failure(F::NotCompiled), false),
     ("only use cpu", Word::Failure(F::NotCompiled), false),
@@ -1022,6 +1106,37 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("未安装", Word::Failure(F::NotFound), false),
     ("too old", Word::Failure(F::TooOld), false),
     ("insufficient", Word::Failure(F::TooOld), false),
+    // "Insufficient" said of permissions or power is not a version too old: NVML's
+    // `Insufficient Permissions` is access denied, its `Insufficient External Power` the
+    // card's power connectors (the hardware).
+    ("insufficient permission", Word::Cancel(F::TooOld), false),
+    ("insufficient permission", Word::Failure(F::Denied), false),
+    (
+        "insufficient external power",
+        Word::Cancel(F::TooOld),
+        false,
+    ),
+    (
+        "insufficient external power",
+        Word::Code(S::Hardware, F::Fault),
+        false,
+    ),
+    // A driver entry point the driver's library lacks ("Driver missing function:
+    // cuDeviceGetUuid", numba's words): the symbol is unresolved, so the driver is older than
+    // the caller.
+    ("missing function", Word::Failure(F::UndefinedSymbol), false),
+    // A build made without its CUDA half, in MXNet's and other CMake projects' words ("Compile
+    // with USE_CUDA=1 to enable GPU usage", "GPU support is disabled").
+    (
+        "use_cuda=1",
+        Word::Code(S::Framework, F::NotCompiled),
+        false,
+    ),
+    (
+        "gpu support is disabled",
+        Word::Code(S::Gpu, F::NotCompiled),
+        false,
+    ),
     ("older than", Word::Failure(F::TooOld), false),
     ("outdated", Word::Failure(F::TooOld), false),
     // A requirement stated against what was found, in the frameworks' own words ("Found CUDA
@@ -3020,17 +3135,69 @@ pub fn api_gap(line: &str) -> Option<(&str, &str)> {
         let at = line.find("No module named")?;
         let (module, _) = quoted(line.get(at + "No module named".len()..)?)?;
         let (package, name) = module.rsplit_once('.')?;
-        let compiled = ["_C", "_ext"].contains(&name)
-            || ["_cuda", "_ext", "_C", "_cpp", "_ops", "_kernels"]
-                .iter()
-                .any(|k| name.ends_with(k));
-        if compiled {
+        if is_compiled_part(name) {
             return None;
         }
         (package, name)
     };
     let top = module.split('.').next().unwrap_or(module);
     (STACK_PACKAGES.contains(&top) && !name.is_empty()).then_some((top, name))
+}
+
+/// Whether the line names a package's library built for one CUDA by a tag in its file name
+/// (`libbitsandbytes_cuda122.so`, `..._cuda118_nocublaslt.so`, `xyz_cu121.dll`).
+fn names_cuda_tagged_library(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    ["_cuda", "_cu"].iter().any(|tag| {
+        lower.match_indices(tag).any(|(i, _)| {
+            let rest = &lower[i + tag.len()..];
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            let tail = &rest[digits..];
+            let file_end = tail
+                .find(|c: char| c.is_whitespace() || matches!(c, '\'' | '"' | ')' | ','))
+                .unwrap_or(tail.len());
+            let tail = &tail[..file_end];
+            let stem = lower[..i]
+                .rsplit(['/', '\\', ' ', '\''])
+                .next()
+                .unwrap_or_default();
+            (2..=3).contains(&digits)
+                && ((stem.starts_with("lib") && (tail.ends_with(".so") || tail.contains(".so.")))
+                    || tail.ends_with(".dll"))
+        })
+    })
+}
+
+/// Whether a module's last name is that of a compiled part (`_C`, `_ext`, `awq_ext`,
+/// `exllamav2_kernels`, `autogptq_marlin_cuda`, apex's `amp_C`), which a build without its
+/// compiled ops lacks.
+fn is_compiled_part(name: &str) -> bool {
+    ["_cuda", "_ext", "_C", "_cpp", "_ops", "_kernels"]
+        .iter()
+        .any(|k| name.ends_with(k))
+}
+
+/// A package's compiled part that Python cannot find ("No module named 'awq_ext'", "'mmcv._ext'",
+/// "'exllamav2_kernels'"): the package was built or installed without its CUDA ops. torch's
+/// own `torch._C` missing is a broken install or a source tree on the path, not a build
+/// choice.
+fn compiled_part_missing(line: &str) -> bool {
+    let Some(at) = line.find("No module named") else {
+        return false;
+    };
+    let rest = line[at + "No module named".len()..].trim_start();
+    let Some(q) = rest
+        .chars()
+        .next()
+        .filter(|c| matches!(c, '\'' | '"' | '`'))
+    else {
+        return false;
+    };
+    let Some(module) = rest[1..].split(q).next() else {
+        return false;
+    };
+    let name = module.rsplit('.').next().unwrap_or(module);
+    !module.starts_with("torch.") && is_compiled_part(name)
 }
 
 /// The installed package a Python traceback frame runs in (`File ".../site-packages/numba_cuda/
@@ -3406,6 +3573,7 @@ fn symbol_category(line: &str) -> Category {
         "symbol not found:",
         "symbol lookup for",
         "procedure entry point",
+        "missing function:",
     ]
     .iter()
     .find_map(|k| lower.find(k).map(|i| i + k.len()))
@@ -3509,13 +3677,10 @@ pub fn category_of(line: &str, w: &Words) -> Option<Reading> {
         let s = w.subjects.first().copied().unwrap_or(S::Gpu);
         return Some((Category::DriverMissing, s, F::NotNvidia));
     }
-    // bf16 asked of a GPU older than Ampere ("this GPU does not support bfloat16"): the
-    // program's dtype, not the installation (the signatures answer it where they know it).
-    if (w.has(S::GpuArch) || w.has(S::Gpu))
-        && (w.fails(F::Unsupported) || w.fails(F::TooOld))
-        && (find_ascii_ci(line, "bf16").is_some() || find_ascii_ci(line, "bfloat16").is_some())
-    {
-        return None;
+    // bf16 asked of a GPU older than Ampere ("this GPU does not support bfloat16"), an
+    // attention kernel refusing the card, a quantization method's minimum capability.
+    if let Some(reading) = by_a_stated_floor(line, w) {
+        return reading;
     }
     // A program's own check of the driver, by the versions it states (the one installed is
     // below the one it requires), or a driver stated beside a CUDA newer than its branch runs.
@@ -3556,15 +3721,55 @@ pub fn category_of(line: &str, w: &Words) -> Option<Reading> {
     ) {
         return Some((Category::NotEnvironment, s, f));
     }
-    by_the_machine(w)
+    if compiled_part_missing(line) {
+        return Some((Category::CpuOnlyWheel, S::Framework, F::NotCompiled));
+    }
+    // A package's library for one CUDA, named by its tag (`libbitsandbytes_cuda122.so`), not
+    // found: the package has no build for the CUDA it detected.
+    if (w.fails(F::NotFound) || w.fails(F::CannotLoad)) && names_cuda_tagged_library(line) {
+        return Some((Category::VersionSuffixMismatch, S::Framework, F::NotFound));
+    }
+    by_the_machine(line, w)
         .or_else(|| by_whose_it_is(line, w))
         .or_else(|| by_the_stack_below(w))
         .or_else(|| by_code_and_toolchain(line, w))
         .or_else(|| by_general_subject(line, w))
 }
 
+/// A floor the line states for the GPU ([`crate::floor`]): an attention kernel refusing the
+/// card, a dtype it lacks, or other kernels without code for it. `Some(None)` is a reading
+/// that names no environment cause (the program's dtype or inputs).
+fn by_a_stated_floor(line: &str, w: &Words) -> Option<Option<Reading>> {
+    // A toolkit's or compiler's own floors are theirs ("CUDA 12 requires compute capability
+    // 5.0 or later", nvcc's `compute_35`): read below by their subjects.
+    // Nor is a program's statement of the GPU it needs at all ("requires a CUDA-capable GPU
+    // (compute capability 3.5 or higher)"): it found none.
+    if w.has(S::Toolkit) || w.has(S::HostCompiler) || w.fails(F::Required) {
+        return None;
+    }
+    let lower = lowered(line);
+    let unsupported = w.fails(F::Unsupported) || w.fails(F::TooOld);
+    // The program's dtype or inputs name no environment cause; the line leaves the report to
+    // its other lines (the signatures answer bf16 on a GPU older than Ampere where they know it).
+    if w.has(S::Attention) && crate::floor::attention_refuses_inputs(&lower) {
+        return Some(None);
+    }
+    let gpu_named = w.has(S::GpuArch) || w.has(S::Gpu);
+    match crate::floor::floor_of(&lower, !w.failures.is_empty()) {
+        Some(crate::floor::Floor::Attention) => {
+            Some(Some((Category::SdpaFallback, S::Attention, F::Unsupported)))
+        }
+        Some(crate::floor::Floor::Dtype) => Some(None),
+        Some(crate::floor::Floor::Kernels) => {
+            Some(Some((Category::NoKernelImage, S::GpuArch, F::Unsupported)))
+        }
+        None if crate::floor::dtype_refused(&lower, unsupported, gpu_named) => Some(None),
+        None => None,
+    }
+}
+
 /// The machine itself failing: its GPU hardware, or memory run out.
-fn by_the_machine(w: &Words) -> Option<Reading> {
+fn by_the_machine(line: &str, w: &Words) -> Option<Reading> {
     if let Some((s, f)) = w.pick(S::Hardware, &[F::Fault, F::Failed, F::Timeout]) {
         return Some((Category::GpuHardware, s, f));
     }
@@ -3572,7 +3777,64 @@ fn by_the_machine(w: &Words) -> Option<Reading> {
         let s = if w.has(S::Memory) { S::Memory } else { S::Gpu };
         return Some((Category::OutOfMemory, s, F::OutOfMemory));
     }
+    // Memory run out on a line that names nothing else ("Got an OOM, unloading all loaded
+    // models", "Not enough memory to handle 4096 prefill tokens"): a report of the CUDA stack
+    // speaks of the GPU's memory unless the line says the host's.
+    if w.fails(F::OutOfMemory)
+        && w.subjects.is_empty()
+        && !names_host_memory(line)
+        && !supposes(line)
+    {
+        return Some((Category::OutOfMemory, S::Memory, F::OutOfMemory));
+    }
     None
+}
+
+/// Whether a line supposes what it says rather than reports it ("FP32 will cause Out of
+/// Memory", "if you get OOM").
+fn supposes(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    [" will ", " would ", " might ", " may ", " could ", "if "]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
+/// Whether a line speaks of the host's memory or disk, not the GPU's ("RAM", "swap", the OOM
+/// killer, Python's `MemoryError` without a device allocator, "Cannot allocate memory").
+fn names_host_memory(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let word = |w: &str| {
+        lower.match_indices(w).any(|(i, _)| {
+            let before = lower[..i].bytes().next_back();
+            let after = lower.as_bytes().get(i + w.len());
+            !before.is_some_and(|b| b.is_ascii_alphanumeric())
+                && !after.is_some_and(|b| b.is_ascii_alphanumeric())
+        })
+    };
+    [
+        "ram",
+        "swap",
+        "disk",
+        "heap",
+        "host",
+        "cpu",
+        "system memory",
+        "killed",
+    ]
+    .iter()
+    .any(|w| word(w))
+        || [
+            "oom-kill",
+            "oom_kill",
+            "oom killer",
+            "cannot allocate memory",
+            "shared memory",
+            "/dev/shm",
+            "java",
+        ]
+        .iter()
+        .any(|w| lower.contains(w))
+        || (lower.contains("memoryerror") && !lower.contains("rmm"))
 }
 
 /// A line whose names say whose the failure is, before its subjects do: an unresolved symbol's
@@ -3587,10 +3849,12 @@ fn by_whose_it_is(line: &str, w: &Words) -> Option<Reading> {
             // A line that names no subject of its own ("undefined symbol: cuGreenCtxDestroy")
             // speaks of the symbol's owner: the driver's library for its `cu*` entry points,
             // a CUDA library, NCCL. That makes it as specific as a named subject would.
+            // An allocator's name in the symbol (`cuMemAlloc_v2`) is the symbol, not memory.
             let s = w
                 .subjects
-                .first()
+                .iter()
                 .copied()
+                .find(|s| *s != S::Memory)
                 .unwrap_or_else(|| owner_subject(owner));
             return Some((owner, s, F::UndefinedSymbol));
         }
@@ -4046,9 +4310,15 @@ pub fn from_words(line: &str, w: &Words) -> Option<Clause> {
             severity: severity(line),
         });
     }
-    // An unresolved symbol needs no subject word: its name says whose it is.
+    // An unresolved symbol needs no subject word: its name says whose it is; nor does memory
+    // run out, which is the GPU's unless the line says the host's, nor a package's compiled
+    // part that Python cannot find.
     if w.failures.is_empty()
-        || (w.subjects.is_empty() && !w.fails(F::UndefinedSymbol) && !w.fails(F::NotNvidia))
+        || (w.subjects.is_empty()
+            && !w.fails(F::UndefinedSymbol)
+            && !w.fails(F::NotNvidia)
+            && !w.fails(F::OutOfMemory)
+            && !compiled_part_missing(line))
     {
         return None;
     }
@@ -5587,6 +5857,86 @@ mod tests {
             "tensorflow-gpu is deprecated",
         ] {
             assert_ne!(cat(line), Some(Category::CpuOnlyWheel), "{line}");
+        }
+    }
+
+    #[test]
+    fn memory_run_out_needs_no_subject_word_unless_the_line_says_the_host_s() {
+        for line in [
+            "Got an OOM, unloading all loaded models.",
+            "RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`",
+            "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 5120.00 MiB on device 0: cudaMalloc failed: out of memory",
+            "MemoryError: std::bad_alloc: out_of_memory: RMM failure at: pool_memory_resource.hpp:196: Maximum pool size exceeded",
+        ] {
+            assert_eq!(cat(line), Some(Category::OutOfMemory), "{line}");
+        }
+        for line in [
+            "MemoryError: Unable to allocate 3.2 GiB for an array (out of memory)",
+            "the job ran out of memory and was killed by the OOM killer",
+            "FP32 will cause Out of Memory on the V100",
+            "out of memory: not enough RAM to load the dataset",
+        ] {
+            assert_ne!(cat(line), Some(Category::OutOfMemory), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_package_s_compiled_part_missing_is_a_build_without_it() {
+        for line in [
+            "ModuleNotFoundError: External AWQ kernels are not properly installed.No module named 'awq_ext'",
+            "ValueError: Trying to use the exllama v2 backend, but could not import the C++/CUDA dependencies with the following error: No module named 'exllamav2_kernels'",
+            "ModuleNotFoundError: No module named 'amp_C'",
+            "RuntimeError: apex.optimizers.FusedAdam requires cuda extensions",
+        ] {
+            assert_eq!(cat(line), Some(Category::CpuOnlyWheel), "{line}");
+        }
+        // torch's own compiled module missing is a broken install, and a plain submodule a
+        // release lacks is the pair of versions.
+        assert_ne!(
+            cat("ModuleNotFoundError: No module named 'torch._C'"),
+            Some(Category::CpuOnlyWheel)
+        );
+        assert_ne!(
+            cat("ModuleNotFoundError: No module named 'torch._six'"),
+            Some(Category::CpuOnlyWheel)
+        );
+    }
+
+    #[test]
+    fn a_package_s_library_for_one_cuda_not_found_is_a_build_for_another() {
+        for line in [
+            "CUDA SETUP: Required library version not found: libbitsandbytes_cuda122.so. Maybe you need to compile it from source?",
+            "No compatible CUDA library found (tried: libbitsandbytes_cuda131.so).",
+        ] {
+            assert_eq!(cat(line), Some(Category::VersionSuffixMismatch), "{line}");
+        }
+        assert_ne!(
+            cat("OSError: libcudart.so.12: cannot open shared object file: No such file or directory"),
+            Some(Category::VersionSuffixMismatch)
+        );
+    }
+
+    #[test]
+    fn a_stated_capability_floor_names_whose_kernels_refuse_the_gpu() {
+        for (line, want) in [
+            ("ValueError: The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current capability: 70.", Some(Category::NoKernelImage)),
+            ("AssertionError: FlashAttention v3 Backend requires SM>=80 and SM<=90. Please use `--attention-backend flashinfer`.", Some(Category::SdpaFallback)),
+            // The program's dtype: no environment cause on this line.
+            ("RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.", None),
+            ("RuntimeError: FlashAttention only support fp16 and bf16 data type", None),
+            // A floor on CUDA's version is the toolkit's, and a program that needs a GPU at
+            // all found none.
+            ("Failed to get device capability: SM 12.x requires CUDA >= 12.9", None),
+        ] {
+            let got = cat(line);
+            if want.is_none() {
+                assert!(
+                    !matches!(got, Some(Category::NoKernelImage | Category::SdpaFallback)),
+                    "{line}: {got:?}"
+                );
+            } else {
+                assert_eq!(got, want, "{line}");
+            }
         }
     }
 }

@@ -20,6 +20,7 @@ pub mod clause;
 pub mod explanation;
 pub mod family;
 pub mod fields;
+pub mod floor;
 pub mod gate;
 pub mod gpu_ran;
 pub mod host_state;

@@ -37,6 +37,82 @@ const EMITTERS: &[(&str, &str)] = &[
     ("tensorrt", include_str!("emitters/tensorrt.toml")),
 ];
 
+/// The ecosystem's files: the messages of 32 more projects (torch's extension builder,
+/// Triton, bitsandbytes, DeepSpeed, FlashAttention, xFormers, apex, mmcv, vLLM, SGLang, TGI,
+/// TensorRT-LLM, transformers, Ollama, CTranslate2, the container toolkit, Kubernetes' device
+/// plugin, the driver's installer, NVML, CMake and nvcc, WSL, MXNet, RAPIDS, CUDA.jl, ...),
+/// gathered from their sources in one pass (2026-12-06) and labelled by category.rs and the
+/// label conventions before explain read them. Explain reads them through the same general
+/// reading; the messages it still reads wrong are printed, and a floor keeps what it reads.
+const ECOSYSTEM: &[(&str, &str)] = &[
+    ("apex", include_str!("emitters/apex.toml")),
+    ("autogptq_awq", include_str!("emitters/autogptq_awq.toml")),
+    ("bitsandbytes", include_str!("emitters/bitsandbytes.toml")),
+    ("cmake_nvcc", include_str!("emitters/cmake_nvcc.toml")),
+    ("comfyui", include_str!("emitters/comfyui.toml")),
+    ("ctranslate2", include_str!("emitters/ctranslate2.toml")),
+    ("cudf_rapids", include_str!("emitters/cudf_rapids.toml")),
+    ("deepspeed", include_str!("emitters/deepspeed.toml")),
+    ("exllama", include_str!("emitters/exllama.toml")),
+    ("flash_attn", include_str!("emitters/flash_attn.toml")),
+    ("julia_cuda", include_str!("emitters/julia_cuda.toml")),
+    (
+        "kubernetes_gpu",
+        include_str!("emitters/kubernetes_gpu.toml"),
+    ),
+    (
+        "llama_cpp_python",
+        include_str!("emitters/llama_cpp_python.toml"),
+    ),
+    ("mmcv", include_str!("emitters/mmcv.toml")),
+    ("mxnet", include_str!("emitters/mxnet.toml")),
+    (
+        "nvidia_container",
+        include_str!("emitters/nvidia_container.toml"),
+    ),
+    (
+        "nvidia_driver_install",
+        include_str!("emitters/nvidia_driver_install.toml"),
+    ),
+    ("nvml", include_str!("emitters/nvml.toml")),
+    ("ollama", include_str!("emitters/ollama.toml")),
+    (
+        "onnxruntime_more",
+        include_str!("emitters/onnxruntime_more.toml"),
+    ),
+    ("sglang", include_str!("emitters/sglang.toml")),
+    (
+        "tensorflow_more",
+        include_str!("emitters/tensorflow_more.toml"),
+    ),
+    ("tensorrt_llm", include_str!("emitters/tensorrt_llm.toml")),
+    (
+        "text_generation_inference",
+        include_str!("emitters/text_generation_inference.toml"),
+    ),
+    (
+        "torch_extensions",
+        include_str!("emitters/torch_extensions.toml"),
+    ),
+    ("torch_more", include_str!("emitters/torch_more.toml")),
+    (
+        "torchvision_torchaudio",
+        include_str!("emitters/torchvision_torchaudio.toml"),
+    ),
+    (
+        "transformers_accelerate",
+        include_str!("emitters/transformers_accelerate.toml"),
+    ),
+    ("triton", include_str!("emitters/triton.toml")),
+    ("vllm", include_str!("emitters/vllm.toml")),
+    ("wsl", include_str!("emitters/wsl.toml")),
+    ("xformers", include_str!("emitters/xformers.toml")),
+];
+
+/// The share of the ecosystem's rows explain must read right (it read 415 of 629 before the
+/// pass that added them, 66 %).
+const ECOSYSTEM_FLOOR: f64 = 0.75;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
@@ -60,16 +136,17 @@ fn rows(name: &str, text: &str) -> Vec<Row> {
 }
 
 /// Whether explain's answer is right for a row: the expected category, or for a message that
-/// cannot name a cause, no confident cause.
+/// cannot name a cause, no confident cause; a message of the program's own error may be left
+/// unknown (as the corpora score a negative).
 fn right(expected: Category, got: Category) -> bool {
     got == expected
-        || (expected == Category::Unknown
+        || (matches!(expected, Category::Unknown | Category::NotEnvironment)
             && matches!(got, Category::Unknown | Category::NotEnvironment))
 }
 
 #[test]
 fn every_row_is_well_formed() {
-    for (name, text) in EMITTERS {
+    for (name, text) in EMITTERS.iter().chain(ECOSYSTEM) {
         let rows = rows(name, text);
         assert!(!rows.is_empty(), "{name}: no rows");
         let mut seen = BTreeSet::new();
@@ -129,5 +206,38 @@ fn explain_reads_every_emitters_message() {
         misses.len(),
         total.1,
         misses.join("\n")
+    );
+}
+
+#[test]
+fn explain_reads_the_ecosystem_s_messages() {
+    let mut misses = Vec::new();
+    let mut total = (0, 0);
+    for (name, text) in ECOSYSTEM {
+        let rows = rows(name, text);
+        let mut ok = 0;
+        for r in &rows {
+            let expected = Category::parse(&r.expected).unwrap_or(Category::Unknown);
+            let got = explain_str(&r.message).category;
+            if right(expected, got) {
+                ok += 1;
+            } else {
+                misses.push(format!(
+                    "  {name}: expected {expected}, got {got}: {:?}",
+                    r.message
+                ));
+            }
+        }
+        println!("{name:<26} {ok:>4}/{:<4}", rows.len());
+        total = (total.0 + ok, total.1 + rows.len());
+    }
+    println!("{:<26} {:>4}/{:<4}", "all", total.0, total.1);
+    println!("read wrong:\n{}", misses.join("\n"));
+    let share = total.0 as f64 / total.1 as f64;
+    assert!(
+        share >= ECOSYSTEM_FLOOR,
+        "{} of {} rows read right ({share:.3}), below the floor {ECOSYSTEM_FLOOR}",
+        total.0,
+        total.1
     );
 }
