@@ -109,8 +109,8 @@ const ECOSYSTEM: &[(&str, &str)] = &[
     ("xformers", include_str!("emitters/xformers.toml")),
 ];
 
-/// The share of the ecosystem's rows explain must read right (it read 415 of 629 before the
-/// pass that added them, 66 %).
+/// The share of the ecosystem's rows explain must read right: it read 415 of 629 (66 %) before
+/// the pass that added them, 477 (75.8 %) after.
 const ECOSYSTEM_FLOOR: f64 = 0.75;
 
 #[derive(Deserialize)]
@@ -177,11 +177,13 @@ fn every_row_is_well_formed() {
     }
 }
 
-#[test]
-fn explain_reads_every_emitters_message() {
+/// Explain's answers to every row of `files`: how many it reads right of how many, and a line
+/// per row it reads wrong. Prints each file's figure.
+fn read_rows(files: &[(&str, &str)]) -> (usize, usize, Vec<String>) {
+    let width = files.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
     let mut misses = Vec::new();
     let mut total = (0, 0);
-    for (name, text) in EMITTERS {
+    for (name, text) in files {
         let rows = rows(name, text);
         let mut ok = 0;
         for r in &rows {
@@ -196,48 +198,31 @@ fn explain_reads_every_emitters_message() {
                 ));
             }
         }
-        println!("{name:<12} {ok:>4}/{:<4}", rows.len());
+        println!("{name:<width$} {ok:>4}/{:<4}", rows.len());
         total = (total.0 + ok, total.1 + rows.len());
     }
-    println!("{:<12} {:>4}/{:<4}", "all", total.0, total.1);
+    println!("{:<width$} {:>4}/{:<4}", "all", total.0, total.1);
+    (total.0, total.1, misses)
+}
+
+#[test]
+fn explain_reads_every_emitters_message() {
+    let (_, total, misses) = read_rows(EMITTERS);
     assert!(
         misses.is_empty(),
-        "{} of {} rows read wrong:\n{}",
+        "{} of {total} rows read wrong:\n{}",
         misses.len(),
-        total.1,
         misses.join("\n")
     );
 }
 
 #[test]
 fn explain_reads_the_ecosystem_s_messages() {
-    let mut misses = Vec::new();
-    let mut total = (0, 0);
-    for (name, text) in ECOSYSTEM {
-        let rows = rows(name, text);
-        let mut ok = 0;
-        for r in &rows {
-            let expected = Category::parse(&r.expected).unwrap_or(Category::Unknown);
-            let got = explain_str(&r.message).category;
-            if right(expected, got) {
-                ok += 1;
-            } else {
-                misses.push(format!(
-                    "  {name}: expected {expected}, got {got}: {:?}",
-                    r.message
-                ));
-            }
-        }
-        println!("{name:<26} {ok:>4}/{:<4}", rows.len());
-        total = (total.0 + ok, total.1 + rows.len());
-    }
-    println!("{:<26} {:>4}/{:<4}", "all", total.0, total.1);
+    let (read, total, misses) = read_rows(ECOSYSTEM);
     println!("read wrong:\n{}", misses.join("\n"));
-    let share = total.0 as f64 / total.1 as f64;
+    let share = read as f64 / total as f64;
     assert!(
         share >= ECOSYSTEM_FLOOR,
-        "{} of {} rows read right ({share:.3}), below the floor {ECOSYSTEM_FLOOR}",
-        total.0,
-        total.1
+        "{read} of {total} rows read right ({share:.3}), below the floor {ECOSYSTEM_FLOOR}"
     );
 }
