@@ -3780,29 +3780,27 @@ fn by_the_machine(line: &str, w: &Words) -> Option<Reading> {
     // Memory run out on a line that names nothing else ("Got an OOM, unloading all loaded
     // models", "Not enough memory to handle 4096 prefill tokens"): a report of the CUDA stack
     // speaks of the GPU's memory unless the line says the host's.
-    if w.fails(F::OutOfMemory)
-        && w.subjects.is_empty()
-        && !names_host_memory(line)
-        && !supposes(line)
-    {
-        return Some((Category::OutOfMemory, S::Memory, F::OutOfMemory));
+    if w.fails(F::OutOfMemory) && w.subjects.is_empty() {
+        let lower = line.to_ascii_lowercase();
+        if !names_host_memory(&lower) && !supposes(&lower) {
+            return Some((Category::OutOfMemory, S::Memory, F::OutOfMemory));
+        }
     }
     None
 }
 
-/// Whether a line supposes what it says rather than reports it ("FP32 will cause Out of
-/// Memory", "if you get OOM").
-fn supposes(line: &str) -> bool {
-    let lower = line.to_ascii_lowercase();
+/// Whether a lowered line supposes what it says rather than reports it ("FP32 will cause Out
+/// of Memory", "if you get OOM").
+fn supposes(lower: &str) -> bool {
     [" will ", " would ", " might ", " may ", " could ", "if "]
         .iter()
         .any(|w| lower.contains(w))
 }
 
-/// Whether a line speaks of the host's memory or disk, not the GPU's ("RAM", "swap", the OOM
-/// killer, Python's `MemoryError` without a device allocator, "Cannot allocate memory").
-fn names_host_memory(line: &str) -> bool {
-    let lower = line.to_ascii_lowercase();
+/// Whether a lowered line speaks of the host's memory or disk, not the GPU's ("RAM", "swap",
+/// the OOM killer, Python's `MemoryError` without a device allocator, "Cannot allocate
+/// memory").
+fn names_host_memory(lower: &str) -> bool {
     let word = |w: &str| {
         lower.match_indices(w).any(|(i, _)| {
             let before = lower[..i].bytes().next_back();

@@ -5,8 +5,9 @@
 //!
 //! What the floor belongs to decides the cause, not the GPU: an attention kernel refusing the
 //! card is attention falling back (sdpa_fallback), a number format the card lacks (bf16, fp8,
-//! fp16 compute) is the program's dtype (not_environment), and any other kernel (a quantization
-//! method, an inference op, a library's kernels) has no code for the card (no_kernel_image).
+//! fp16 compute) is the program's dtype (no environment cause: the line leaves the report to
+//! its other lines), and any other kernel (a quantization method, an inference op, a library's
+//! kernels) has no code for the card (no_kernel_image).
 
 /// Whose floor a line states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,13 +236,8 @@ fn states_generation_floor(lower: &str) -> bool {
                 return false;
             }
             let after: String = lower[i + g.len()..].chars().take(40).collect();
-            let before: String = {
-                let b = &lower[..i];
-                let start = b.char_indices().rev().nth(14).map(|(j, _)| j).unwrap_or(0);
-                b[start..].to_string()
-            };
             OR_NEWER.iter().any(|w| after.contains(w))
-                || REQUIRING.iter().any(|w| before.ends_with(w))
+                || REQUIRING.iter().any(|w| lower[..i].ends_with(w))
         })
     })
 }
