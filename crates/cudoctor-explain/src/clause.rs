@@ -3420,6 +3420,20 @@ pub fn is_dockerfile_from(line: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"._-/:@$".contains(&b))
 }
 
+/// The lexicon's words for WSL: the Linux of a Windows machine, whose driver libraries Windows
+/// places in `/usr/lib/wsl/lib`; no container runtime stands between it and the driver.
+const WSL_WORDS: [&str; 5] = ["/usr/lib/wsl", "microsoft-standard", "@desktop-", "wsl2", "wsl"];
+
+/// Whether a line that speaks of a container, Kubernetes or WSL names something besides WSL
+/// (Docker Desktop on WSL2 is Docker's).
+pub fn names_container_beside_wsl(line: &str) -> bool {
+    let mut lower = line.to_lowercase();
+    for w in WSL_WORDS {
+        lower = lower.replace(w, " ");
+    }
+    words(&lower).has(S::Container)
+}
+
 /// Whether the line is a container's own: a shell prompt in one (`root@098b49afe624:/#`, the
 /// host name Docker gives a container being its 12-hex-digit id) or a line of Docker Compose's
 /// log, prefixed by its service (`qna-transformers_1  | `, `api-1  | `).

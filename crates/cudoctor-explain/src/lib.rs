@@ -644,6 +644,7 @@ impl Engine {
             seen,
             clauses,
             container_line,
+            runtime_line,
             driver_on_request_line,
             stats,
             nonblank_lines,
@@ -663,7 +664,7 @@ impl Engine {
         if let Some(c) = self.answering_clause(&clauses, winner, &seen) {
             let e = self.explained_by_clause(c, winner, &seen, stats, target);
             let e = bound_on_request(e, driver_on_request_line);
-            return in_container(e, container_line);
+            return in_container(e, container_line, runtime_line);
         }
         let also_seen = self.also_seen(&seen, winner);
 
@@ -672,7 +673,7 @@ impl Engine {
         };
         let e = self.explained_by_signature(win, &seen, also_seen, stats, target, torch_variant);
         let e = bound_on_request(e, driver_on_request_line);
-        in_container(e, container_line)
+        in_container(e, container_line, runtime_line)
     }
 
     /// The clause that answers, or else a build without CUDA stated anywhere in the log when
@@ -1419,26 +1420,64 @@ fn states_a_version(line: &str) -> bool {
         .any(|w| w[0].is_ascii_digit() && w[1] == b'.' && w[2].is_ascii_digit())
 }
 
-/// A driver that cannot be reached from inside a container or WSL is the runtime's doing: the
-/// devices or the driver's libraries were not given to it.
-fn in_container(mut e: Explanation, container_line: Option<u64>) -> Explanation {
+/// A driver that cannot be reached from inside a container is the runtime's doing: the devices
+/// or the driver's libraries were not given to it. Under WSL alone (no runtime named) Windows
+/// gives the driver's libraries in `/usr/lib/wsl/lib`, and a program that finds none, or a
+/// Linux driver's `libcuda` first, is the loader's: the corpora's WSL threads were fixed on the
+/// loader path (`LD_LIBRARY_PATH`, the linker cache, a Linux driver removed), unless the
+/// driver's own tools fail there too.
+fn in_container(
+    mut e: Explanation,
+    container_line: Option<u64>,
+    runtime_line: Option<u64>,
+) -> Explanation {
     // A machine with no NVIDIA GPU has none to give a container either.
     let not_nvidia = e
         .matched
         .first()
         .is_some_and(|m| m.signature.ends_with("+not_nvidia"));
-    if let (Category::DriverMissing, Some(line), false) = (e.category, container_line, not_nvidia) {
-        e.category = Category::Container;
+    let reached_from = matches!(e.category, Category::DriverMissing | Category::Container);
+    let (true, Some(line), false) = (reached_from, container_line, not_nvidia) else {
+        return e;
+    };
+    // nvidia-smi and NVML come with the Windows driver in /usr/lib/wsl/lib: when they fail too,
+    // the WSL machine itself has no GPU access (WSL 1, a Windows build without GPU
+    // paravirtualisation), which no loader path reaches.
+    let drivers_own_tool_fails = e.matched.iter().any(|m| {
+        let t = m.text.to_ascii_lowercase();
+        t.contains("nvidia-smi") || t.contains("nvml")
+    });
+    if runtime_line.is_none() && !drivers_own_tool_fails {
+        e.category = Category::LibraryPath;
         e.evidence.insert(
             0,
             format!(
-                "The log runs inside a container, Kubernetes pod or WSL (line {line}): a driver that cannot be reached there was not given to it by the runtime."
+                "The log runs under WSL (line {line}): Windows gives WSL the driver's libraries in /usr/lib/wsl/lib, so a driver the program cannot reach there is a loader that does not search that directory or finds another libcuda first."
             ),
         );
-        if let Some(f) = family::builtin().and_then(|f| f.by_category.get(&Category::Container)) {
-            e.fix
-                .extend(f.fix.iter().cloned().map(cudoctor_plan::FixStep::Prose));
-        }
+        e.fix.extend(
+            [
+                "Check which libcuda the loader finds: `ldconfig -p | grep libcuda` should list /usr/lib/wsl/lib/libcuda.so.1 first.",
+                "If it lists another copy (a Linux NVIDIA driver or a CUDA toolkit's driver package installed inside WSL), remove that package: under WSL the Windows driver is the only driver, and NVIDIA's WSL guide says to install no Linux driver there.",
+                "If /usr/lib/wsl/lib is missing from the list, add it: `export LD_LIBRARY_PATH=/usr/lib/wsl/lib:$LD_LIBRARY_PATH` (or run `sudo ldconfig`), then start the program again.",
+            ]
+            .map(|s| cudoctor_plan::FixStep::Prose(s.to_string())),
+        );
+        return e;
+    }
+    if e.category == Category::Container {
+        return e;
+    }
+    e.category = Category::Container;
+    e.evidence.insert(
+        0,
+        format!(
+            "The log runs inside a container, Kubernetes pod or WSL (line {line}): a driver that cannot be reached there was not given to it by the runtime."
+        ),
+    );
+    if let Some(f) = family::builtin().and_then(|f| f.by_category.get(&Category::Container)) {
+        e.fix
+            .extend(f.fix.iter().cloned().map(cudoctor_plan::FixStep::Prose));
     }
     e
 }

@@ -354,6 +354,10 @@ pub struct ScanOutcome {
     /// The first line that speaks of a container, Kubernetes or WSL: a driver that cannot be
     /// reached there is the runtime's doing.
     pub container_line: Option<u64>,
+    /// The first line that names a container runtime, Kubernetes or a container's own shape
+    /// (a prompt, Compose's log), not only WSL: under WSL alone a driver that cannot be
+    /// reached is the loader's (its libraries live in `/usr/lib/wsl/lib`).
+    pub runtime_line: Option<u64>,
     /// The first line that names a runtime that binds the host's driver only when asked
     /// (Singularity's and Apptainer's `--nv`): there a driver that looks too old may be none.
     pub driver_on_request_line: Option<u64>,
@@ -605,6 +609,7 @@ impl State<'_> {
             && (clause::is_dockerfile_from(text) || clause::is_container_line(text))
         {
             self.out.container_line = Some(line_no);
+            self.out.runtime_line = Some(line_no);
         }
         let exception = clause::exception(&clause_text);
         if let Some((_, message)) = exception {
@@ -615,6 +620,12 @@ impl State<'_> {
             let words = clause::words(&clause_text);
             if self.out.container_line.is_none() && words.has(clause::Subject::Container) {
                 self.out.container_line = Some(line_no);
+            }
+            if self.out.runtime_line.is_none()
+                && words.has(clause::Subject::Container)
+                && clause::names_container_beside_wsl(&clause_text)
+            {
+                self.out.runtime_line = Some(line_no);
             }
             if self.out.driver_on_request_line.is_none()
                 && words.has(clause::Subject::Container)

@@ -274,7 +274,7 @@ const NEAR_REACH: usize = 80;
 
 /// Words of a run that goes on (or of memory that grows with it): a leak said with one of them
 /// is the program's while it runs.
-const RUN_GOES_ON: [&str; 20] = [
+const RUN_GOES_ON: [&str; 25] = [
     "training",
     "train",
     "epoch",
@@ -295,6 +295,11 @@ const RUN_GOES_ON: [&str; 20] = [
     "增加",
     "持续",
     "迭代",
+    "during",
+    "evaluat",
+    "validat",
+    "验证",
+    "测试",
 ];
 
 /// The stack's names: a version of one of them that works is the environment's, not a release
@@ -526,6 +531,8 @@ mod tests {
             "Memory leak during training, CUDA out of memory after 2 epochs",
             "GPU memory leakage: usage keeps increasing every iteration",
             "疑似显存泄漏，训练过程中显存持续增长",
+            "There appears to be a memory leak during the validation routine",
+            "GPU memory leakage during evaluation",
         ] {
             assert_eq!(testimony_of(line), Some(Testimony::MemoryLeak), "{line}");
         }

@@ -452,6 +452,26 @@ fn a_machine_without_an_nvidia_gpu_has_none_to_give_a_container() {
 }
 
 #[test]
+fn under_wsl_alone_a_driver_the_program_cannot_reach_is_the_loader_s() {
+    // WSL's driver libraries live in /usr/lib/wsl/lib: a program that finds no device there
+    // has a loader that does not search it (or finds a Linux driver's libcuda first).
+    for log in [
+        "Running on WSL2 Ubuntu\nnumba.cuda.cudadrv.driver.CudaAPIError: [100] Call to cuInit results in CUDA_ERROR_NO_DEVICE",
+        "CUDA not found on WSL",
+    ] {
+        let e = explain_str(log);
+        assert_eq!(e.category, Category::LibraryPath, "{log}");
+        assert!(e.evidence.iter().any(|x| x.contains("/usr/lib/wsl/lib")), "{log}");
+    }
+    // The driver's own tools failing there too: the WSL machine has no GPU access.
+    let log = "me@DESKTOP-930EG0A:~$ nvidia-smi\nNVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.";
+    assert_eq!(explain_str(log).category, Category::Container);
+    // A container runtime named beside WSL: the runtime's.
+    let log = "docker run --gpus all on Docker Desktop with WSL2\nCall to cuInit results in CUDA_ERROR_NO_DEVICE";
+    assert_eq!(explain_str(log).category, Category::Container);
+}
+
+#[test]
 fn an_unresolved_driver_entry_point_outranks_a_louder_load_failure() {
     let log = "level=DEBUG msg=\"Unable to load nvcuda\" library=/usr/lib/libcuda.so.418.74 error=\"wrong ELF class: ELFCLASS32\"\ndlerr: /usr/lib64/libcuda.so.418.74: undefined symbol: cuCtxCreate_v3";
     assert_eq!(explain_str(log).category, Category::DriverTooOld);
