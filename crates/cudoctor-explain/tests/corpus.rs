@@ -84,6 +84,10 @@ const WAVE22: &str = include_str!("corpus/wave22.toml");
 /// eighteenth to twenty-second.
 const WAVE23: &str = include_str!("corpus/wave23.toml");
 const WAVE24: &str = include_str!("corpus/wave24.toml");
+/// The twenty-fifth and twenty-sixth corpora (2026-12-06, eleventh session): held out like the
+/// twenty-third and twenty-fourth.
+const WAVE25: &str = include_str!("corpus/wave25.toml");
+const WAVE26: &str = include_str!("corpus/wave26.toml");
 /// The fourth corpus's split: FNV-1a-64 of `"36:<owner>/<repo>"`, even = tuning. Fixed before
 /// any of its cases was read (docs/explain-corpus.md).
 const WAVE4_SEED: u64 = 36;
@@ -238,7 +242,7 @@ fn wave4() -> PublicCorpus {
 
 /// The corpora gathered as wholes after the fourth (no halves), in the order they were
 /// gathered: their number, file, text, and whether each case carries a `# meta:` line.
-const WHOLES: [(u8, &str, &str, bool); 20] = [
+const WHOLES: [(u8, &str, &str, bool); 22] = [
     (5, "wave5.toml", WAVE5, false),
     (6, "wave6.toml", WAVE6, true),
     (7, "wave7.toml", WAVE7, true),
@@ -259,6 +263,8 @@ const WHOLES: [(u8, &str, &str, bool); 20] = [
     (22, "wave22.toml", WAVE22, true),
     (23, "wave23.toml", WAVE23, true),
     (24, "wave24.toml", WAVE24, true),
+    (25, "wave25.toml", WAVE25, true),
+    (26, "wave26.toml", WAVE26, true),
 ];
 
 /// The entry of [`WHOLES`] of the `n`th corpus.
@@ -1322,6 +1328,24 @@ fn wave24_is_well_formed_and_held_out() {
 /// The twenty-fourth corpus holds at least this many cases (it only grows).
 const WAVE24_MIN_CASES: usize = 106;
 
+/// The twenty-fifth corpus is well formed and new (see wave15's).
+#[test]
+fn wave25_is_well_formed_and_held_out() {
+    assert_whole_is_new(25, WAVE25_MIN_CASES);
+}
+
+/// The twenty-fifth corpus holds at least this many cases (it only grows).
+const WAVE25_MIN_CASES: usize = 105;
+
+/// The twenty-sixth corpus is well formed and new (see wave15's).
+#[test]
+fn wave26_is_well_formed_and_held_out() {
+    assert_whole_is_new(26, WAVE26_MIN_CASES);
+}
+
+/// The twenty-sixth corpus holds at least this many cases (it only grows).
+const WAVE26_MIN_CASES: usize = 105;
+
 /// The seventh corpus, tuning material since its blind measurement: per category, overall, the
 /// share answered "unknown" (of the non-negatives), the false alarms on negatives and its
 /// misses. Measured blind on 2026-12-05 (docs/explain-corpus.md), after the fifth and sixth
@@ -1574,6 +1598,32 @@ fn wave24_accuracy_held_out() {
     );
 }
 
+/// The twenty-fifth corpus, held out (docs/explain-corpus.md): its aggregate figures only,
+/// never a case, held to its first blind measurement.
+#[test]
+fn wave25_accuracy_held_out() {
+    assert_held_out_floors(
+        "wave25",
+        &whole(25),
+        MIN_WAVE25_ACCURACY,
+        MAX_WAVE25_UNKNOWN,
+        MAX_WAVE25_FALSE_ALARMS,
+    );
+}
+
+/// The twenty-sixth corpus, held out (docs/explain-corpus.md): its aggregate figures only,
+/// never a case, held to its first blind measurement.
+#[test]
+fn wave26_accuracy_held_out() {
+    assert_held_out_floors(
+        "wave26",
+        &whole(26),
+        MIN_WAVE26_ACCURACY,
+        MAX_WAVE26_UNKNOWN,
+        MAX_WAVE26_FALSE_ALARMS,
+    );
+}
+
 /// A held-out corpus's aggregate figures (per category, overall, the unknown share of the
 /// non-negatives, the false alarms on negatives), never a case, held to `(minimum accuracy,
 /// maximum unknown share, maximum false alarms)`.
@@ -1784,3 +1834,18 @@ const MAX_WAVE23_FALSE_ALARMS: u32 = 5;
 const MIN_WAVE24_ACCURACY: f64 = 0.584;
 const MAX_WAVE24_UNKNOWN: f64 = 0.143;
 const MAX_WAVE24_FALSE_ALARMS: u32 = 14;
+
+/// The twenty-fifth corpus's first blind measurement (2026-12-06, eleventh session, gathered
+/// at the session's start by a helper who never ran cudoctor, from the PyTorch ecosystem's and
+/// LLM stacks' trackers, and measured on its starting reader, 8027753): 72/105, unknown 9/83,
+/// false alarms 9 of 22.
+const MIN_WAVE25_ACCURACY: f64 = 0.685;
+const MAX_WAVE25_UNKNOWN: f64 = 0.109;
+const MAX_WAVE25_FALSE_ALARMS: u32 = 9;
+
+/// The twenty-sixth corpus's first blind measurement (2026-12-06, eleventh session, gathered
+/// like the twenty-fifth from every other tracker, measured on 8027753): 69/105, unknown
+/// 13/83, false alarms 7 of 22.
+const MIN_WAVE26_ACCURACY: f64 = 0.657;
+const MAX_WAVE26_UNKNOWN: f64 = 0.157;
+const MAX_WAVE26_FALSE_ALARMS: u32 = 7;
