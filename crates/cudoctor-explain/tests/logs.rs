@@ -452,6 +452,23 @@ fn a_machine_without_an_nvidia_gpu_has_none_to_give_a_container() {
 }
 
 #[test]
+fn torch_s_own_check_of_the_gpu_against_its_build_in_each_release_s_words() {
+    for log in [
+        "UserWarning: Found GPU0 NVIDIA GeForce RTX 5090 which is of compute capability (CC) 12.0.\nThe following list shows the CCs this version of PyTorch was built for and the hardware CCs it supports:\n- 9.0 which supports hardware CC >=9.0,<10.0",
+        "Your installed torch==2.13.0+cu126 does not include kernels for this GPU. Reinstall the same version against a CUDA build that does, e.g.:",
+        "No published PyTorch CUDA builds for release 2.13.0+cu130 support this GPU.",
+        "Found GPU0 NVIDIA GeForce GTX 770 which is of cuda capability 3.0.\n    PyTorch no longer supports this GPU because it is too old.",
+    ] {
+        let e = explain_str(log);
+        assert_eq!(e.category, Category::NoKernelImage, "{log}");
+        assert_eq!(e.matched[0].signature, "torch-gpu-not-in-build", "{log}");
+    }
+    // The older range form warned of a GPU of the build's newest major, which runs its code.
+    let log = "Found GPU0 NVIDIA GB10 which is of cuda capability 12.1.\n    Minimum and Maximum cuda capability supported by this version of PyTorch is\n    (8.0) - (12.0)";
+    assert_ne!(explain_str(log).category, Category::NoKernelImage);
+}
+
+#[test]
 fn under_wsl_alone_a_driver_the_program_cannot_reach_is_the_loader_s() {
     // WSL's driver libraries live in /usr/lib/wsl/lib: a program that finds no device there
     // has a loader that does not search it (or finds a Linux driver's libcuda first).
