@@ -3422,7 +3422,13 @@ pub fn is_dockerfile_from(line: &str) -> bool {
 
 /// The lexicon's words for WSL: the Linux of a Windows machine, whose driver libraries Windows
 /// places in `/usr/lib/wsl/lib`; no container runtime stands between it and the driver.
-const WSL_WORDS: [&str; 5] = ["/usr/lib/wsl", "microsoft-standard", "@desktop-", "wsl2", "wsl"];
+const WSL_WORDS: [&str; 5] = [
+    "/usr/lib/wsl",
+    "microsoft-standard",
+    "@desktop-",
+    "wsl2",
+    "wsl",
+];
 
 /// Whether a line that speaks of a container, Kubernetes or WSL names something besides WSL
 /// (Docker Desktop on WSL2 is Docker's).

@@ -35,6 +35,7 @@ impl Gate {
             .chain(crate::host_state::literals().map(|w| -> &str { w }))
             .chain(crate::testimony::literals().map(|w| -> &str { w }))
             .chain(crate::setup::LITERALS.iter().copied())
+            .chain(crate::setup::CARD_CONTEXT.iter().copied())
             .chain(crate::scanner::LITERALS.iter().copied());
         let mut needles: Vec<Vec<u8>> = Vec::new();
         for word in words {

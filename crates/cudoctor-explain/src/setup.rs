@@ -46,6 +46,10 @@ pub const LITERALS: [&str; 8] = [
     "capability",
 ];
 
+/// Words of a graphics card that make a model's number beside them the card's ([`card_model`]);
+/// the gate passes lines that hold them.
+pub const CARD_CONTEXT: [&str; 4] = ["gpu", "显卡", "card", "graphics"];
+
 /// A build the report names.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum Build {
@@ -142,7 +146,20 @@ impl Setup {
         let Some([capability, runtime, torch, companion]) = patterns() else {
             return;
         };
-        if card_words && self.card_lines.len() < MAX_CARD_LINES {
+        // A GeForce card named by its number beside a word of a graphics card ("5090显卡",
+        // "GPU: 3090"): kept only where the table knows the model, so that the lines that
+        // merely speak of a GPU do not crowd out the ones that name one.
+        let named_by_number = !card_words
+            && line_no <= SETUP_LINES
+            && line.bytes().any(|b| b.is_ascii_digit())
+            && CARD_CONTEXT
+                .iter()
+                .any(|w| crate::clause::find_ascii_ci(line, w).is_some())
+            && {
+                let (spelled, by_number) = spelled_as_the_table(line);
+                by_number && Kb::embedded().gpu(&spelled).is_some()
+            };
+        if (card_words || named_by_number) && self.card_lines.len() < MAX_CARD_LINES {
             self.card_lines.push((line_no, crate::scanner::shown(line)));
         }
         let required = if crate::clause::find_ascii_ci(line, "capability").is_some() {
@@ -384,6 +401,16 @@ impl Setup {
                 newer_than_builds: None,
             });
         }
+        // A build the report states that the tables cannot judge may hold the card's code:
+        // the report is not one that "states no build".
+        if self
+            .builds
+            .iter()
+            .zip(&runs)
+            .any(|(b, (_, r))| !matches!(b, Build::Companion(..)) && r.is_none())
+        {
+            return None;
+        }
         let first = first_cuda_for(kb, cc)?;
         // The newest torch whose builds the table lists in full.
         let oldest_current = kb
@@ -564,12 +591,24 @@ fn describe(b: &Build) -> String {
     }
 }
 
-/// The card a line names by its model: "rtx5080" as the table writes it ("rtx 5080"), and the
-/// model's number before its series ("5090 rtx").
+/// The card a line names by its model: "rtx5080" as the table writes it ("rtx 5080"), the
+/// model's number before its series ("5090 rtx"), and a GeForce model's number without its
+/// series where a word of a graphics card stands beside it ("5090显卡", "5060ti", "GPU: 3090",
+/// "3080 Ti"): the series follows from the number (GTX up to the 16 series, RTX from the 20).
 pub(crate) fn card_model<'k>(kb: &'k Kb, line: &str) -> Option<&'k GpuModel> {
+    kb.gpu(&spelled_as_the_table(line).0)
+}
+
+/// A line's words spelt as the table writes models ([`card_model`]), and whether a GeForce
+/// model was named by its number alone there.
+fn spelled_as_the_table(line: &str) -> (String, bool) {
     let lower = line.to_lowercase();
-    let words = crate::prose::words_of(&lower);
+    let words: Vec<&str> = crate::prose::words_of(&lower)
+        .into_iter()
+        .flat_map(split_model_number)
+        .collect();
     let mut spaced: Vec<String> = Vec::with_capacity(words.len() + 2);
+    let mut by_number = false;
     for (i, x) in words.iter().enumerate() {
         let series = |w: &str| matches!(w, "rtx" | "gtx");
         let number = |w: &str| (3..=4).contains(&w.len()) && w.bytes().all(|b| b.is_ascii_digit());
@@ -583,10 +622,57 @@ pub(crate) fn card_model<'k>(kb: &'k Kb, line: &str) -> Option<&'k GpuModel> {
                 spaced.push(x.to_string());
             }
             _ if series(x) && i > 0 && number(words[i - 1]) => {}
-            _ => spaced.push(x.to_string()),
+            _ => {
+                // Chinese runs on without spaces: "显卡是不是不支持" is one word.
+                let beside_card_word = words.get(i + 1).is_some_and(|w| {
+                    CARD_AFTER.contains(w) || w.starts_with("显卡") || w.starts_with('卡')
+                }) || i > 0
+                    && words.get(i - 1).is_some_and(|w| CARD_BEFORE.contains(w));
+                let unnamed_series = i == 0 || !words.get(i - 1).is_some_and(|w| series(w));
+                match geforce_series(x) {
+                    Some(s) if beside_card_word && unnamed_series => {
+                        by_number = true;
+                        spaced.push(s.to_string());
+                        spaced.push(x.to_string());
+                    }
+                    _ => spaced.push(x.to_string()),
+                }
+            }
         }
     }
-    kb.gpu(&spaced.join(" "))
+    (spaced.join(" "), by_number)
+}
+
+/// Words right after a GeForce model's number that make it the card's ("3090 Ti", "5090显卡").
+const CARD_AFTER: [&str; 6] = ["ti", "super", "gpu", "card", "laptop", "graphics"];
+/// Words right before it that do ("GPU: 3090", "显卡4090", "GeForce 1080").
+const CARD_BEFORE: [&str; 5] = ["gpu", "显卡", "card", "geforce", "nvidia"];
+
+/// A word that glues a model's number to what follows it, split in two ("5060ti" -> "5060",
+/// "ti"; "5090显卡" -> "5090", "显卡"); other words as they are.
+fn split_model_number(w: &str) -> Vec<&str> {
+    let digits = w.bytes().take_while(u8::is_ascii_digit).count();
+    match w.split_at_checked(digits) {
+        Some((number, rest)) if digits == 4 && !rest.is_empty() && !rest.starts_with('.') => {
+            vec![number, rest]
+        }
+        _ => vec![w],
+    }
+}
+
+/// The GeForce series of a model's number as the cards are numbered: four digits ending in 0,
+/// the first two a generation (GTX 9, 10 and 16 series written 9x0 in three digits are left
+/// out); the 20 to 50 series are RTX.
+fn geforce_series(number: &str) -> Option<&'static str> {
+    let b = number.as_bytes();
+    if b.len() != 4 || !b.iter().all(u8::is_ascii_digit) || b[3] != b'0' || b[2] == b'0' {
+        return None;
+    }
+    match number.get(..2)? {
+        "10" | "16" => Some("gtx"),
+        "20" | "30" | "40" | "50" => Some("rtx"),
+        _ => None,
+    }
 }
 
 /// The GeForce generation a line names by its series ("RTX 50 series", "RTX 50xx", "rtx50系",
@@ -679,6 +765,35 @@ mod tests {
             c.feed(i as u64 + 1, line);
         }
         c.judge(Kb::embedded())
+    }
+
+    #[test]
+    fn a_geforce_card_named_by_its_number_beside_a_card_word() {
+        let kb = Kb::embedded();
+        for (line, cc) in [
+            ("5090显卡是不是不支持？", ComputeCapability::new(12, 0)),
+            (
+                "台式机：win11+5060ti+显卡驱动576.52",
+                ComputeCapability::new(12, 0),
+            ),
+            ("GPU: 3090", ComputeCapability::new(8, 6)),
+            ("my 1080 Ti", ComputeCapability::new(6, 1)),
+        ] {
+            assert_eq!(card_model(kb, line).map(|m| m.cc), Some(cc), "{line}");
+        }
+        // A number without a card word, a resolution, a port: no card.
+        for line in [
+            "listening on port 5000",
+            "resolution 1080 x 1920",
+            "took 3090 ms",
+        ] {
+            assert!(card_model(kb, line).is_none(), "{line}");
+        }
+        // Such a card with nothing else stated is judged like one named with its series.
+        let v = verdict("5090显卡是不是不支持？").expect("a verdict");
+        assert!(v.newer_than_builds.is_some());
+        // A build the tables cannot judge may hold its code: no verdict.
+        assert!(verdict("GPU: RTX 5090\ntorch 2.14.0.dev20260809+cu134").is_none());
     }
 
     #[test]

