@@ -1318,6 +1318,9 @@ const LEXICON: &[(&str, Word, bool)] = &[
     ("has no attribute", Word::ApiGap, false),
     ("cannot import name", Word::ApiGap, false),
     ("No module named", Word::ApiGap, false),
+    // A name its own module never got ("NameError: name '_C' is not defined"): a package's
+    // compiled part whose guarded import failed ([`compiled_part_skipped`]).
+    ("NameError: name", Word::ApiGap, false),
     (
         "is not recognized as an internal or external command",
         Word::Command,
@@ -3102,16 +3105,6 @@ const STACK_PACKAGES: &[&str] = &[
 /// program's, and a circular import ("from partially initialized module") is the program's
 /// own files.
 pub fn api_gap(line: &str) -> Option<(&str, &str)> {
-    fn quoted(s: &str) -> Option<(&str, usize)> {
-        let s0 = s.trim_start();
-        let q = s0
-            .chars()
-            .next()
-            .filter(|c| matches!(c, '\'' | '"' | '`'))?;
-        let body = s0.get(1..)?;
-        let end = body.find(q)?;
-        Some((body.get(..end)?, s.len() - s0.len() + 1 + end + 1))
-    }
     let (module, name) = if let Some(at) = line.find("has no attribute") {
         let before = line.get(..at)?.trim_end();
         let start = before.rfind("module ")?;
@@ -3198,6 +3191,46 @@ fn compiled_part_missing(line: &str) -> bool {
     };
     let name = module.rsplit('.').next().unwrap_or(module);
     !module.starts_with("torch.") && is_compiled_part(name)
+}
+
+/// The quoted name at the start of `s` (after spaces), and the bytes of `s` it and its quotes
+/// take: `'_C' is not defined` -> `("_C", 4)`.
+fn quoted(s: &str) -> Option<(&str, usize)> {
+    let s0 = s.trim_start();
+    let q = s0
+        .chars()
+        .next()
+        .filter(|c| matches!(c, '\'' | '"' | '`'))?;
+    let body = s0.get(1..)?;
+    let end = body.find(q)?;
+    Some((body.get(..end)?, s.len() - s0.len() + 1 + end + 1))
+}
+
+/// A package's compiled part that its own code imported and did not get ("NameError: name
+/// '_C' is not defined", "cannot import name '_C' from 'groundingdino'"): the package guards
+/// the import and goes on without it, which source-built packages do when their setup.py
+/// skipped the CUDA extension because it found no CUDA toolkit (no `CUDA_HOME`, no nvcc) at
+/// install time. torch's own `_C` is a broken install, not this.
+fn compiled_part_skipped(line: &str) -> bool {
+    if let Some(at) = line.find("NameError: name ") {
+        let rest = &line[at + "NameError: name ".len()..];
+        return quoted(rest).is_some_and(|(name, used)| {
+            is_compiled_part(name) && rest[used..].trim_start().starts_with("is not defined")
+        });
+    }
+    let Some(at) = line.find("cannot import name") else {
+        return false;
+    };
+    let rest = &line[at + "cannot import name".len()..];
+    let Some((name, used)) = quoted(rest) else {
+        return false;
+    };
+    let module = rest[used..]
+        .trim_start()
+        .strip_prefix("from")
+        .and_then(quoted)
+        .map(|(m, _)| m);
+    is_compiled_part(name) && module.is_some_and(|m| !m.starts_with("torch"))
 }
 
 /// The installed package a Python traceback frame runs in (`File ".../site-packages/numba_cuda/
@@ -4328,6 +4361,14 @@ pub fn from_words(line: &str, w: &Words) -> Option<Clause> {
             severity: severity(line),
         });
     }
+    if compiled_part_skipped(line) {
+        return Some(Clause {
+            category: Category::CudaHomeMissing,
+            subject: S::Toolkit,
+            failure: F::NotFound,
+            severity: severity(line),
+        });
+    }
     // An unresolved symbol needs no subject word: its name says whose it is; nor does memory
     // run out, which is the GPU's unless the line says the host's, nor a package's compiled
     // part that Python cannot find.
@@ -4596,6 +4637,22 @@ mod tests {
 
     fn cat(line: &str) -> Option<Category> {
         read(line).map(|c| c.category)
+    }
+
+    #[test]
+    fn a_compiled_part_its_own_package_went_on_without_is_a_build_that_found_no_toolkit() {
+        for line in [
+            "NameError: name '_C' is not defined",
+            "ImportError: cannot import name '_C' from 'groundingdino' (unknown location)",
+        ] {
+            assert_eq!(cat(line), Some(Category::CudaHomeMissing), "{line}");
+        }
+        // torch's own compiled part, and a name that is no compiled part.
+        assert_ne!(
+            cat("ImportError: cannot import name '_C' from 'torch'"),
+            Some(Category::CudaHomeMissing)
+        );
+        assert_eq!(cat("NameError: name 'model' is not defined"), None);
     }
 
     #[test]
