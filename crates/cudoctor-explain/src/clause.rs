@@ -2490,6 +2490,22 @@ fn cuda_error_code(line: &str) -> Option<(Subject, Failure)> {
             return Some(m);
         }
     }
+    // 2 is memory allocation in both numberings (cudaErrorMemoryAllocation,
+    // CUDA_ERROR_OUT_OF_MEMORY), read only right after "CUDA error": a make's "Error 2" on a
+    // line that names a .cu file is a build's exit, not CUDA's.
+    if let Some(i) = lower.find("cuda error") {
+        let rest =
+            lower[i + "cuda error".len()..].trim_start_matches([' ', ':', '!', '#', '(', '=']);
+        let rest = rest
+            .strip_prefix("code")
+            .map_or(rest, |r| r.trim_start_matches([' ', ':', '=']));
+        if rest
+            .strip_prefix('2')
+            .is_some_and(|r| !r.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+        {
+            return Some((S::Memory, F::OutOfMemory));
+        }
+    }
     error_numbers(&lower)
         .into_iter()
         .find_map(|code| cuda_code_meaning(&code))
@@ -4637,6 +4653,25 @@ mod tests {
 
     fn cat(line: &str) -> Option<Category> {
         read(line).map(|c| c.category)
+    }
+
+    #[test]
+    fn cuda_error_two_is_memory_only_right_after_cuda_error() {
+        for line in [
+            "CUDA error! 2",
+            "CUDA error 2 at kernel.cu:45",
+            "cuda error code: 2",
+        ] {
+            assert_eq!(cat(line), Some(Category::OutOfMemory), "{line}");
+        }
+        // A make's exit on a CUDA source, and other numbers.
+        for line in [
+            "make[2]: *** [CMakeFiles/x.dir/cuda_kernel.cu.o] Error 2",
+            "CUDA error: 20",
+            "CUDA error 2.5 seconds later",
+        ] {
+            assert_ne!(cat(line), Some(Category::OutOfMemory), "{line}");
+        }
     }
 
     #[test]

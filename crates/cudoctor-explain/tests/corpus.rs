@@ -1814,9 +1814,9 @@ const MAX_WAVE20_FALSE_ALARMS: u32 = 9;
 /// starting reader, 2696bff): 72/105, unknown 15/82, false alarms 5 of 23; 74/105, unknown
 /// 13/82, on the session's final reader.
 /// Tuning material since the eleventh session; its floors are that session's figures
-/// (77/105, unknown 13/82, false alarms 3).
-const MIN_WAVE21_ACCURACY: f64 = 0.733;
-const MAX_WAVE21_UNKNOWN: f64 = 0.159;
+/// (78/105, unknown 12/82, false alarms 3).
+const MIN_WAVE21_ACCURACY: f64 = 0.742;
+const MAX_WAVE21_UNKNOWN: f64 = 0.147;
 const MAX_WAVE21_FALSE_ALARMS: u32 = 3;
 
 /// The twenty-second corpus's first blind measurement (2026-12-06, ninth session, gathered at
@@ -1825,9 +1825,9 @@ const MAX_WAVE21_FALSE_ALARMS: u32 = 3;
 /// tenth session's final reader: memory run out without a subject word answers one more, a
 /// stated capability floor one more negative (measured blind, the cases unread).
 /// Tuning material since the eleventh session; its floors are that session's figures
-/// (75/106, unknown 6/84, false alarms 9).
-const MIN_WAVE22_ACCURACY: f64 = 0.707;
-const MAX_WAVE22_UNKNOWN: f64 = 0.072;
+/// (76/106, unknown 5/84, false alarms 9).
+const MIN_WAVE22_ACCURACY: f64 = 0.716;
+const MAX_WAVE22_UNKNOWN: f64 = 0.06;
 const MAX_WAVE22_FALSE_ALARMS: u32 = 9;
 
 /// The twenty-third corpus's first blind measurement (2026-12-06, tenth session, gathered at the

@@ -452,6 +452,16 @@ fn a_machine_without_an_nvidia_gpu_has_none_to_give_a_container() {
 }
 
 #[test]
+fn a_device_map_that_sends_layers_to_disk_is_a_model_larger_than_the_gpu_s_memory() {
+    for log in [
+        "ValueError: We need an `offload_dir` to dispatch this model according to this `device_map`, the following submodules need to be offloaded: model.layers.26",
+        "ValueError: We need an `offload_dir`to dispatch this model according to this`device_map`",
+    ] {
+        assert_eq!(explain_str(log).category, Category::OutOfMemory, "{log}");
+    }
+}
+
+#[test]
 fn torch_s_own_check_of_the_gpu_against_its_build_in_each_release_s_words() {
     for log in [
         "UserWarning: Found GPU0 NVIDIA GeForce RTX 5090 which is of compute capability (CC) 12.0.\nThe following list shows the CCs this version of PyTorch was built for and the hardware CCs it supports:\n- 9.0 which supports hardware CC >=9.0,<10.0",
