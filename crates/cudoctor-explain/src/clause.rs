@@ -3131,11 +3131,8 @@ pub fn api_gap(line: &str) -> Option<(&str, &str)> {
         }
         let (name, _) = quoted(line.get(at + "has no attribute".len()..)?)?;
         (module, name)
-    } else if let Some(at) = line.find("cannot import name") {
-        let rest = line.get(at + "cannot import name".len()..)?;
-        let (name, used) = quoted(rest)?;
-        let rest = rest.get(used..)?.trim_start().strip_prefix("from")?;
-        let (module, _) = quoted(rest)?;
+    } else if line.contains("cannot import name") {
+        let (name, module) = cannot_import(line)?;
         (module, name)
     } else {
         // A submodule the installed release does not have ("No module named 'torch._six'",
@@ -3234,19 +3231,17 @@ fn compiled_part_skipped(line: &str) -> bool {
             is_compiled_part(name) && rest[used..].trim_start().starts_with("is not defined")
         });
     }
-    let Some(at) = line.find("cannot import name") else {
-        return false;
-    };
-    let rest = &line[at + "cannot import name".len()..];
-    let Some((name, used)) = quoted(rest) else {
-        return false;
-    };
-    let module = rest[used..]
-        .trim_start()
-        .strip_prefix("from")
-        .and_then(quoted)
-        .map(|(m, _)| m);
-    is_compiled_part(name) && module.is_some_and(|m| !m.starts_with("torch"))
+    cannot_import(line)
+        .is_some_and(|(name, module)| is_compiled_part(name) && !module.starts_with("torch"))
+}
+
+/// The name and the module of Python's "cannot import name 'X' from 'Y'".
+fn cannot_import(line: &str) -> Option<(&str, &str)> {
+    let at = line.find("cannot import name")?;
+    let rest = line.get(at + "cannot import name".len()..)?;
+    let (name, used) = quoted(rest)?;
+    let rest = rest.get(used..)?.trim_start().strip_prefix("from")?;
+    Some((name, quoted(rest)?.0))
 }
 
 /// The installed package a Python traceback frame runs in (`File ".../site-packages/numba_cuda/
